@@ -1,0 +1,34 @@
+# Two entry points (see README): `make demo` and `make test`.
+# Each creates .venv on first use and installs the project (its compiled
+# kernels are built by the package build) with what it needs.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.mbfmu-installed
+
+.PHONY: demo test test-all kernels bench clean
+
+$(STAMP): pyproject.toml setup.py
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip setuptools wheel
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+# Rebuild the C kernels in place when their sources changed since install.
+kernels: $(STAMP)
+	$(PY) setup.py --quiet build_ext --inplace
+
+demo: kernels
+	$(PY) -m mbfmu demo
+
+test: kernels
+	$(PY) -m pytest -n 2 -m "not slow" $(PYTEST_ARGS)
+
+test-all: kernels
+	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
+
+bench: kernels
+	$(PY) benchmarks/dynamics.py
+
+clean:
+	rm -rf build $(VENV) mbfmu/dynamics/*.so

@@ -1,0 +1,106 @@
+"""Signal specifications: the one description of a plant's ports.
+
+A :class:`Signal` names one scalar: an input, an output, a tunable parameter or
+a state. One list of them per plant feeds the FMU's model variables, the
+python-control system's signal names and the co-simulation master's
+connections, so a name is spelled in exactly one place.
+
+Vector quantities follow FMI's structured naming convention with 1-based
+indices: ``q[1]``, ``tau[3]``, ``tip_position[2]`` (see :func:`vector`).
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from .errors import InputError, UnknownNameError
+
+KINDS = ("input", "output", "parameter", "state")
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[1-9][0-9]*\])?$")
+
+
+@dataclass(frozen=True)
+class Signal:
+    """One named scalar port of a plant.
+
+    Parameters
+    ----------
+    name : str
+        FMI-structured name, e.g. ``"q[2]"`` or ``"kinetic_energy"``.
+    unit : str
+        SI unit symbol as FMI writes it (``"rad"``, ``"N.m"``, ``"m/s2"``);
+        ``"1"`` for dimensionless.
+    description : str
+        One line for humans; becomes the FMU variable's description.
+    start : float
+        Start value (inputs and parameters: default; outputs: value before the
+        first step).
+    min, max : float or None
+        Physical range; ``None`` where unbounded.
+    kind : str
+        One of ``"input"``, ``"output"``, ``"parameter"``, ``"state"``.
+    """
+
+    name: str
+    unit: str = "1"
+    description: str = ""
+    start: float = 0.0
+    min: float | None = None
+    max: float | None = None
+    kind: str = "output"
+
+    def __post_init__(self) -> None:
+        if not _NAME.match(self.name):
+            raise InputError(f"signal name {self.name!r} is not an FMI structured name like 'x' or 'q[1]'")
+        if self.kind not in KINDS:
+            raise InputError(f"signal {self.name!r}: kind {self.kind!r} is not one of {KINDS}")
+        if not math.isfinite(self.start):
+            raise InputError(f"signal {self.name!r}: start value {self.start!r} is not finite")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise InputError(f"signal {self.name!r}: min {self.min} > max {self.max}")
+
+    def check(self, value: float) -> float:
+        """Return ``value`` as float, or raise naming this signal if it is
+        NaN, infinite or outside ``[min, max]``."""
+        v = float(value)
+        if not math.isfinite(v):
+            raise InputError(f"{self.kind} {self.name!r} = {value!r} is not finite")
+        if self.min is not None and v < self.min:
+            raise InputError(f"{self.kind} {self.name!r} = {v} is below its minimum {self.min} {self.unit}")
+        if self.max is not None and v > self.max:
+            raise InputError(f"{self.kind} {self.name!r} = {v} is above its maximum {self.max} {self.unit}")
+        return v
+
+
+def vector(base: str, n: int, kind: str, unit: str = "1", description: str = "",
+           start: float | Sequence[float] = 0.0, min: float | None = None,
+           max: float | None = None) -> tuple[Signal, ...]:
+    """Signals ``base[1] .. base[n]`` (FMI's 1-based structured names).
+
+    ``description`` may contain ``{i}`` for the 1-based index.
+    """
+    starts = [start] * n if isinstance(start, (int, float)) else list(start)
+    if len(starts) != n:
+        raise InputError(f"vector {base!r}: {len(starts)} start values for {n} elements")
+    return tuple(
+        Signal(f"{base}[{i + 1}]", unit, description.format(i=i + 1), float(starts[i]), min, max, kind)
+        for i in range(n)
+    )
+
+
+def names(signals: Iterable[Signal]) -> list[str]:
+    """The names of ``signals`` in order."""
+    return [s.name for s in signals]
+
+
+def index_of(signals: Sequence[Signal], name: str, what: str = "signal") -> int:
+    """Position of ``name`` in ``signals``; raises :class:`UnknownNameError`
+    listing the known names when it is absent."""
+    for i, s in enumerate(signals):
+        if s.name == name:
+            return i
+    known = ", ".join(s.name for s in signals) or "none"
+    raise UnknownNameError(f"unknown {what} {name!r}; known: {known}")

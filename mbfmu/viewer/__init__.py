@@ -1,0 +1,1 @@
+"""mbfmu.viewer"""
