@@ -1,0 +1,25 @@
+"""mbfmu.dynamics: the multibody dynamics engine.
+
+Model/Data split: a :class:`Model` is an immutable description (bodies, joints,
+spatial inertias, the parent array, gravity, force elements) packed once into
+the compiled kernels; algorithms are free functions named like the math that
+take the model first and return numpy arrays. Conventions (spatial vectors
+[angular; linear], frame names, quaternions (w, x, y, z)) are stated once in
+:mod:`mbfmu.dynamics.spatial`.
+"""
+from .algorithms import (Kinematics, aba, body_accelerations, body_jacobian, body_velocities,
+                         center_of_mass, coriolis_matrix, coriolis_torques, crba, forward_kinematics,
+                         frame_jacobian, gravity_torques, kinetic_energy, minv, momentum,
+                         nonlinear_effects, point_jacobian, point_position, potential_energy, rnea)
+from .joints import (Fixed, FreeFlyer, Joint, Planar, Prismatic, Revolute, Spherical, Universal,
+                     make_joint)
+from .model import Body, JointForce, Model, ModelBuilder, Spring
+
+__all__ = [
+    "Body", "Fixed", "FreeFlyer", "Joint", "JointForce", "Kinematics", "Model", "ModelBuilder",
+    "Planar", "Prismatic", "Revolute", "Spherical", "Spring", "Universal", "aba",
+    "body_accelerations", "body_jacobian", "body_velocities", "center_of_mass", "coriolis_matrix",
+    "coriolis_torques", "crba", "forward_kinematics", "frame_jacobian", "gravity_torques",
+    "kinetic_energy", "make_joint", "minv", "momentum", "nonlinear_effects", "point_jacobian",
+    "point_position", "potential_energy", "rnea",
+]

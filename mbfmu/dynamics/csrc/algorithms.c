@@ -1,0 +1,666 @@
+/*
+ * O(N) recursive multibody algorithms on the flat model of mb.h.
+ *
+ * rnea:  recursive Newton-Euler inverse dynamics (Luh, Walker, Paul 1980;
+ *        the outward/inward passes of seed 004; RBDA Table 5.1).
+ * crba:  composite-rigid-body joint-space inertia (RBDA Table 6.2).
+ * aba:   articulated-body forward dynamics (RBDA Table 7.1).
+ * minv:  M^-1 b by the articulated-body passes with zero velocity and gravity.
+ * momentum / sweep: generalized momenta p = M qd and the canonical-variable
+ *        equations of seed 001, dp/dt = tau + S^T (F - v x* H) + Sring^T H,
+ *        with H the subtree momentum and F the subtree's applied forces.
+ * Symbols follow RBDA: Xup, S, vJ, cJ, c, IA, pA, U, D, u.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#include "mb.h"
+#include "spatial.h"
+
+#define B6(p, i) ((p) + 6 * (i))
+#define B36(p, i) ((p) + 36 * (i))
+#define B9(p, i) ((p) + 9 * (i))
+#define B3(p, i) ((p) + 3 * (i))
+
+int mb_alloc_workspace(mb_model *m) {
+    int nb = m->nb;
+    m->E = calloc((size_t)nb * 9, sizeof(double));
+    m->r = calloc((size_t)nb * 3, sizeof(double));
+    m->RW = calloc((size_t)nb * 9, sizeof(double));
+    m->pW = calloc((size_t)nb * 3, sizeof(double));
+    m->S = calloc((size_t)nb * 36, sizeof(double));
+    m->Sr = calloc((size_t)nb * 36, sizeof(double));
+    m->cJ = calloc((size_t)nb * 6, sizeof(double));
+    m->v = calloc((size_t)nb * 6, sizeof(double));
+    m->c = calloc((size_t)nb * 6, sizeof(double));
+    m->a = calloc((size_t)nb * 6, sizeof(double));
+    m->f = calloc((size_t)nb * 6, sizeof(double));
+    m->IA = calloc((size_t)nb * 36, sizeof(double));
+    m->pA = calloc((size_t)nb * 6, sizeof(double));
+    m->U = calloc((size_t)nb * 36, sizeof(double));
+    m->Dinv = calloc((size_t)nb * 36, sizeof(double));
+    m->uu = calloc((size_t)nb * 6, sizeof(double));
+    m->fext = calloc((size_t)nb * 6, sizeof(double));
+    m->tau = calloc((size_t)m->nv + 1, sizeof(double));
+    m->work = calloc((size_t)8 * (m->nq + m->nv) + 8, sizeof(double));
+    if (!m->E || !m->r || !m->RW || !m->pW || !m->S || !m->Sr || !m->cJ || !m->v || !m->c ||
+        !m->a || !m->f || !m->IA || !m->pA || !m->U || !m->Dinv || !m->uu || !m->fext ||
+        !m->tau || !m->work)
+        return -1;
+    /* the world body */
+    m->RW[0] = m->RW[4] = m->RW[8] = 1.0;
+    return 0;
+}
+
+void mb_free(mb_model *m) {
+    if (!m) return;
+    void *p[] = {m->parent, m->jtype, m->iq, m->iv, m->nqi, m->nvi, m->axis1, m->axis2,
+                 m->Rtree, m->ptree, m->Ibody, m->dof_force, m->springs, m->E, m->r, m->RW, m->pW,
+                 m->S, m->Sr, m->cJ, m->v, m->c, m->a, m->f, m->IA, m->pA, m->U, m->Dinv,
+                 m->uu, m->fext, m->tau, m->work};
+    for (size_t k = 0; k < sizeof(p) / sizeof(p[0]); ++k) free(p[k]);
+    free(m);
+}
+
+/* ------------------------------------------------------------------ joints */
+
+/* Joint transform (R_J, p_J), motion subspace S (columns, body frame) and its
+ * apparent derivative Sr = dS/dt for joint i at (q, qd); qd may be NULL. */
+static void jcalc(mb_model *m, int i, const double *q, const double *qd,
+                  double *RJ, double *pJ) {
+    const double *a1 = B3(m->axis1, i), *a2 = B3(m->axis2, i);
+    double *S = B36(m->S, i), *Sr = B36(m->Sr, i);
+    const double *qi = q + m->iq[i];
+    int nvi = m->nvi[i];
+    memset(S, 0, 36 * sizeof(double));
+    memset(Sr, 0, 36 * sizeof(double));
+    pJ[0] = pJ[1] = pJ[2] = 0.0;
+    switch (m->jtype[i]) {
+    default: /* MB_FIXED */
+        RJ[0] = RJ[4] = RJ[8] = 1.0;
+        RJ[1] = RJ[2] = RJ[3] = RJ[5] = RJ[6] = RJ[7] = 0.0;
+        break;
+    case MB_REVOLUTE:
+        axis_rot(a1, qi[0], RJ);
+        S[0] = a1[0]; S[1] = a1[1]; S[2] = a1[2];
+        break;
+    case MB_PRISMATIC:
+        RJ[0] = RJ[4] = RJ[8] = 1.0;
+        RJ[1] = RJ[2] = RJ[3] = RJ[5] = RJ[6] = RJ[7] = 0.0;
+        pJ[0] = a1[0] * qi[0]; pJ[1] = a1[1] * qi[0]; pJ[2] = a1[2] * qi[0];
+        S[3] = a1[0]; S[4] = a1[1]; S[5] = a1[2];
+        break;
+    case MB_SPHERICAL:
+        quat_rot(qi, RJ);
+        S[0] = 1.0; S[6 + 1] = 1.0; S[12 + 2] = 1.0;
+        break;
+    case MB_FREE:
+        pJ[0] = qi[0]; pJ[1] = qi[1]; pJ[2] = qi[2];
+        quat_rot(qi + 3, RJ);
+        for (int k = 0; k < 6; ++k) S[6 * k + k] = 1.0;
+        break;
+    case MB_UNIVERSAL: {
+        double R1[9], R2[9], b[3], bxa2[3];
+        axis_rot(a1, qi[0], R1);
+        axis_rot(a2, qi[1], R2);
+        mm3(R1, R2, RJ);
+        mtv3(R2, a1, b); /* a1 seen in the body frame */
+        S[0] = b[0]; S[1] = b[1]; S[2] = b[2];
+        S[6] = a2[0]; S[7] = a2[1]; S[8] = a2[2];
+        if (qd) {
+            double q2d = qd[m->iv[i] + 1];
+            cross3(b, a2, bxa2);
+            Sr[0] = q2d * bxa2[0]; Sr[1] = q2d * bxa2[1]; Sr[2] = q2d * bxa2[2];
+        }
+        break;
+    }
+    case MB_PLANAR: {
+        double th = qi[2], s = sin(th), c = cos(th);
+        RJ[0] = c; RJ[1] = -s; RJ[2] = 0; RJ[3] = s; RJ[4] = c; RJ[5] = 0;
+        RJ[6] = 0; RJ[7] = 0; RJ[8] = 1;
+        pJ[0] = qi[0]; pJ[1] = qi[1];
+        S[3] = c; S[4] = -s;            /* R^T e_x */
+        S[6 + 3] = s; S[6 + 4] = c;     /* R^T e_y */
+        S[12 + 2] = 1.0;                /* e_z */
+        if (qd) {
+            double thd = qd[m->iv[i] + 2];
+            Sr[3] = -s * thd; Sr[4] = -c * thd;
+            Sr[6 + 3] = c * thd; Sr[6 + 4] = -s * thd;
+        }
+        break;
+    }
+    }
+    (void)nvi;
+}
+
+/* Xup, world pose, S (and with qd: v, vJ, cJ, c) for every body. */
+void mb_kinematics(mb_model *m, const double *q, const double *qd) {
+    for (int i = 1; i < m->nb; ++i) {
+        double RJ[9], pJ[3], Rpi[9], tmp[3];
+        int p = m->parent[i];
+        jcalc(m, i, q, qd, RJ, pJ);
+        /* R_PI = Rtree R_J, r = ptree + Rtree p_J */
+        const double *Rt = B9(m->Rtree, i), *pt = B3(m->ptree, i);
+        mm3(Rt, RJ, Rpi);
+        double *E = B9(m->E, i), *r = B3(m->r, i);
+        for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b) E[3 * a + b] = Rpi[3 * b + a];
+        mv3(Rt, pJ, tmp);
+        r[0] = pt[0] + tmp[0]; r[1] = pt[1] + tmp[1]; r[2] = pt[2] + tmp[2];
+        /* world pose */
+        const double *RWp = B9(m->RW, p), *pWp = B3(m->pW, p);
+        mm3(RWp, Rpi, B9(m->RW, i));
+        mv3(RWp, r, tmp);
+        double *pw = B3(m->pW, i);
+        pw[0] = pWp[0] + tmp[0]; pw[1] = pWp[1] + tmp[1]; pw[2] = pWp[2] + tmp[2];
+        if (qd) {
+            double vJ[6] = {0, 0, 0, 0, 0, 0}, vx[6];
+            const double *S = B36(m->S, i), *Sr = B36(m->Sr, i);
+            const double *qdi = qd + m->iv[i];
+            double *cJ = B6(m->cJ, i), *v = B6(m->v, i), *c = B6(m->c, i);
+            for (int k = 0; k < 6; ++k) cJ[k] = 0.0;
+            for (int j = 0; j < m->nvi[i]; ++j)
+                for (int k = 0; k < 6; ++k) {
+                    vJ[k] += S[6 * j + k] * qdi[j];
+                    cJ[k] += Sr[6 * j + k] * qdi[j];
+                }
+            if (p > 0) {
+                Xmv(E, r, B6(m->v, p), v);
+                for (int k = 0; k < 6; ++k) v[k] += vJ[k];
+            } else {
+                for (int k = 0; k < 6; ++k) v[k] = vJ[k];
+            }
+            crm(v, vJ, vx);
+            for (int k = 0; k < 6; ++k) c[k] = cJ[k] + vx[k];
+        }
+    }
+}
+
+/* spatial acceleration of the world: -g, so that gravity acts on every body */
+static void base_acc(const mb_model *m, int with_gravity, double *a0) {
+    a0[0] = a0[1] = a0[2] = 0.0;
+    a0[3] = with_gravity ? -m->g[0] : 0.0;
+    a0[4] = with_gravity ? -m->g[1] : 0.0;
+    a0[5] = with_gravity ? -m->g[2] : 0.0;
+}
+
+/* ------------------------------------------------------------------ RNEA */
+void mb_rnea(mb_model *m, const double *q, const double *qd, const double *qdd,
+             const double *fext, int with_gravity, double *tau) {
+    double a0[6];
+    base_acc(m, with_gravity, a0);
+    mb_kinematics(m, q, qd);
+    if (!qd) {
+        memset(m->v, 0, (size_t)m->nb * 6 * sizeof(double));
+        memset(m->c, 0, (size_t)m->nb * 6 * sizeof(double));
+    }
+    for (int i = 1; i < m->nb; ++i) {
+        int p = m->parent[i];
+        const double *E = B9(m->E, i), *r = B3(m->r, i), *S = B36(m->S, i);
+        double *a = B6(m->a, i), *f = B6(m->f, i), *v = B6(m->v, i);
+        Xmv(E, r, p > 0 ? B6(m->a, p) : a0, a);
+        const double *c = B6(m->c, i);
+        for (int k = 0; k < 6; ++k) a[k] += c[k];
+        if (qdd)
+            for (int j = 0; j < m->nvi[i]; ++j) {
+                double qj = qdd[m->iv[i] + j];
+                for (int k = 0; k < 6; ++k) a[k] += S[6 * j + k] * qj;
+            }
+        double Iv[6], vxIv[6];
+        const double *I = B36(m->Ibody, i);
+        mv6(I, a, f);
+        mv6(I, v, Iv);
+        crf(v, Iv, vxIv);
+        for (int k = 0; k < 6; ++k) f[k] += vxIv[k];
+        if (fext)
+            for (int k = 0; k < 6; ++k) f[k] -= fext[6 * i + k];
+    }
+    for (int i = m->nb - 1; i > 0; --i) {
+        const double *S = B36(m->S, i), *f = B6(m->f, i);
+        for (int j = 0; j < m->nvi[i]; ++j) tau[m->iv[i] + j] = dot6(S + 6 * j, f);
+        int p = m->parent[i];
+        if (p > 0) XTf_add(B9(m->E, i), B3(m->r, i), f, B6(m->f, p));
+    }
+}
+
+/* ------------------------------------------------------------------ CRBA */
+void mb_crba(mb_model *m, const double *q, double *M) {
+    int nv = m->nv;
+    mb_kinematics(m, q, NULL);
+    memcpy(m->IA, m->Ibody, (size_t)m->nb * 36 * sizeof(double));
+    memset(M, 0, (size_t)nv * nv * sizeof(double));
+    for (int i = m->nb - 1; i > 0; --i) {
+        int p = m->parent[i], nvi = m->nvi[i], iv = m->iv[i];
+        const double *Ic = B36(m->IA, i), *S = B36(m->S, i);
+        double F[36], Ft[6];
+        if (nvi > 0) {
+            for (int j = 0; j < nvi; ++j) mv6(Ic, S + 6 * j, F + 6 * j);
+            for (int j = 0; j < nvi; ++j)
+                for (int k = 0; k < nvi; ++k) M[(iv + j) * nv + iv + k] = dot6(S + 6 * j, F + 6 * k);
+            int jb = i;
+            while (m->parent[jb] > 0) {
+                for (int k = 0; k < nvi; ++k) {
+                    XTf(B9(m->E, jb), B3(m->r, jb), F + 6 * k, Ft);
+                    memcpy(F + 6 * k, Ft, sizeof Ft);
+                }
+                jb = m->parent[jb];
+                const double *Sj = B36(m->S, jb);
+                int ivj = m->iv[jb];
+                for (int a = 0; a < m->nvi[jb]; ++a)
+                    for (int k = 0; k < nvi; ++k) {
+                        double val = dot6(Sj + 6 * a, F + 6 * k);
+                        M[(ivj + a) * nv + iv + k] = val;
+                        M[(iv + k) * nv + ivj + a] = val;
+                    }
+            }
+        }
+        if (p > 0) XTIX_add(B9(m->E, i), B3(m->r, i), Ic, B36(m->IA, p));
+    }
+}
+
+/* ------------------------------------------------------------------ ABA */
+
+/* In-place inverse of a symmetric positive definite n x n block (stride 6) by
+ * Cholesky; returns 0, or -1 when not positive definite. */
+static int spd_inverse(const double *D, double *Dinv, int n) {
+    double L[36] = {0}, Linv[36] = {0};
+    double scale = 0.0;
+    for (int k = 0; k < n; ++k) scale = fmax(scale, fabs(D[6 * k + k]));
+    for (int j = 0; j < n; ++j) {
+        double s = D[6 * j + j];
+        for (int k = 0; k < j; ++k) s -= L[6 * j + k] * L[6 * j + k];
+        if (!(s > 1e-14 * scale) || !(s > 0.0)) return -1;
+        L[6 * j + j] = sqrt(s);
+        for (int i = j + 1; i < n; ++i) {
+            double t = D[6 * i + j];
+            for (int k = 0; k < j; ++k) t -= L[6 * i + k] * L[6 * j + k];
+            L[6 * i + j] = t / L[6 * j + j];
+        }
+    }
+    for (int j = 0; j < n; ++j) {
+        Linv[6 * j + j] = 1.0 / L[6 * j + j];
+        for (int i = j + 1; i < n; ++i) {
+            double t = 0.0;
+            for (int k = j; k < i; ++k) t -= L[6 * i + k] * Linv[6 * k + j];
+            Linv[6 * i + j] = t / L[6 * i + i];
+        }
+    }
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+            double t = 0.0;
+            for (int k = (i > j ? i : j); k < n; ++k) t += Linv[6 * k + i] * Linv[6 * k + j];
+            Dinv[6 * i + j] = t;
+        }
+    return 0;
+}
+
+/* Backward pass: articulated inertias and bias forces; pA must hold the
+ * rigid-body bias forces and c the velocity-product accelerations. */
+static int aba_backward(mb_model *m, const double *tau) {
+    memcpy(m->IA, m->Ibody, (size_t)m->nb * 36 * sizeof(double));
+    for (int i = m->nb - 1; i > 0; --i) {
+        int p = m->parent[i], nvi = m->nvi[i], iv = m->iv[i];
+        double *IA = B36(m->IA, i), *pA = B6(m->pA, i), *U = B36(m->U, i);
+        double *Dinv = B36(m->Dinv, i), *u = B6(m->uu, i);
+        const double *S = B36(m->S, i), *c = B6(m->c, i);
+        double Ia[36], pa[6], D[36];
+        memcpy(Ia, IA, sizeof Ia);
+        if (nvi > 0) {
+            for (int j = 0; j < nvi; ++j) mv6(IA, S + 6 * j, U + 6 * j);
+            for (int j = 0; j < nvi; ++j) {
+                for (int k = 0; k < nvi; ++k) D[6 * j + k] = dot6(S + 6 * j, U + 6 * k);
+                u[j] = tau[iv + j] - dot6(S + 6 * j, pA);
+            }
+            if (spd_inverse(D, Dinv, nvi) != 0) return -i;
+            /* Ia = IA - U Dinv U^T,  pa = pA + Ia c + U Dinv u */
+            double UD[36], Du[6];
+            for (int k = 0; k < 6; ++k)
+                for (int j = 0; j < nvi; ++j) {
+                    double t = 0.0;
+                    for (int l = 0; l < nvi; ++l) t += U[6 * l + k] * Dinv[6 * l + j];
+                    UD[6 * j + k] = t; /* column j of U Dinv */
+                }
+            for (int a = 0; a < 6; ++a)
+                for (int b = 0; b < 6; ++b) {
+                    double t = 0.0;
+                    for (int j = 0; j < nvi; ++j) t += UD[6 * j + a] * U[6 * j + b];
+                    Ia[6 * a + b] -= t;
+                }
+            for (int j = 0; j < nvi; ++j) Du[j] = u[j];
+            mv6(Ia, c, pa);
+            for (int k = 0; k < 6; ++k) {
+                double t = 0.0;
+                for (int j = 0; j < nvi; ++j) t += UD[6 * j + k] * Du[j];
+                pa[k] += pA[k] + t;
+            }
+        } else {
+            mv6(Ia, c, pa);
+            for (int k = 0; k < 6; ++k) pa[k] += pA[k];
+        }
+        if (p > 0) {
+            XTIX_add(B9(m->E, i), B3(m->r, i), Ia, B36(m->IA, p));
+            XTf_add(B9(m->E, i), B3(m->r, i), pa, B6(m->pA, p));
+        }
+    }
+    return 0;
+}
+
+static void aba_forward(mb_model *m, const double *a0, double *qdd) {
+    for (int i = 1; i < m->nb; ++i) {
+        int p = m->parent[i], nvi = m->nvi[i], iv = m->iv[i];
+        double *a = B6(m->a, i);
+        const double *c = B6(m->c, i), *S = B36(m->S, i), *U = B36(m->U, i);
+        const double *Dinv = B36(m->Dinv, i), *u = B6(m->uu, i);
+        Xmv(B9(m->E, i), B3(m->r, i), p > 0 ? B6(m->a, p) : a0, a);
+        for (int k = 0; k < 6; ++k) a[k] += c[k];
+        if (nvi > 0) {
+            double t[6];
+            for (int j = 0; j < nvi; ++j) t[j] = u[j] - dot6(U + 6 * j, a);
+            for (int j = 0; j < nvi; ++j) {
+                double s = 0.0;
+                for (int k = 0; k < nvi; ++k) s += Dinv[6 * j + k] * t[k];
+                qdd[iv + j] = s;
+                for (int k = 0; k < 6; ++k) a[k] += S[6 * j + k] * s;
+            }
+        }
+    }
+}
+
+/* pA = v x* I v - fext (rigid-body bias forces) for every body */
+static void bias_forces(mb_model *m, const double *fext) {
+    for (int i = 1; i < m->nb; ++i) {
+        double Iv[6];
+        const double *v = B6(m->v, i);
+        double *pA = B6(m->pA, i);
+        mv6(B36(m->Ibody, i), v, Iv);
+        crf(v, Iv, pA);
+        if (fext)
+            for (int k = 0; k < 6; ++k) pA[k] -= fext[6 * i + k];
+    }
+}
+
+int mb_aba(mb_model *m, const double *q, const double *qd, const double *tau,
+           const double *fext, int with_gravity, double *qdd) {
+    double a0[6];
+    mb_kinematics(m, q, qd);
+    bias_forces(m, fext);
+    int err = aba_backward(m, tau);
+    if (err) return err;
+    base_acc(m, with_gravity, a0);
+    aba_forward(m, a0, qdd);
+    return 0;
+}
+
+int mb_minv(mb_model *m, const double *q, const double *b, double *x) {
+    double a0[6] = {0, 0, 0, 0, 0, 0};
+    mb_kinematics(m, q, NULL);
+    memset(m->pA, 0, (size_t)m->nb * 6 * sizeof(double));
+    memset(m->c, 0, (size_t)m->nb * 6 * sizeof(double));
+    int err = aba_backward(m, b);
+    if (err) return err;
+    aba_forward(m, a0, x);
+    return 0;
+}
+
+/* ------------------------------------------------------- canonical variables */
+
+/* subtree momenta H_i = sum over the subtree of I_j v_j, in body-i coordinates,
+ * into m->f; needs v from mb_kinematics */
+static void subtree_momenta(mb_model *m) {
+    for (int i = 1; i < m->nb; ++i) mv6(B36(m->Ibody, i), B6(m->v, i), B6(m->f, i));
+    for (int i = m->nb - 1; i > 0; --i) {
+        int p = m->parent[i];
+        if (p > 0) XTf_add(B9(m->E, i), B3(m->r, i), B6(m->f, i), B6(m->f, p));
+    }
+}
+
+void mb_momentum(mb_model *m, const double *q, const double *qd, double *p) {
+    mb_kinematics(m, q, qd);
+    subtree_momenta(m);
+    for (int i = 1; i < m->nb; ++i) {
+        const double *S = B36(m->S, i), *H = B6(m->f, i);
+        for (int j = 0; j < m->nvi[i]; ++j) p[m->iv[i] + j] = dot6(S + 6 * j, H);
+    }
+}
+
+int mb_sweep(mb_model *m, const double *q, const double *p, const double *tau,
+             const double *fext, double *qd, double *qdot, double *pdot) {
+    int err = mb_minv(m, q, p, qd);
+    if (err) return err;
+    mb_kinematics(m, q, qd);
+    subtree_momenta(m); /* H in m->f */
+    /* F_i: gravity and external forces on the subtree, in body-i coordinates,
+     * accumulated in m->pA; gravity seen in body coordinates via m->a */
+    double a0[6];
+    base_acc(m, 1, a0);
+    for (int k = 3; k < 6; ++k) a0[k] = -a0[k]; /* [0; g] */
+    for (int i = 1; i < m->nb; ++i) {
+        int par = m->parent[i];
+        double *ag = B6(m->a, i);
+        Xmv(B9(m->E, i), B3(m->r, i), par > 0 ? B6(m->a, par) : a0, ag);
+        mv6(B36(m->Ibody, i), ag, B6(m->pA, i));
+        if (fext)
+            for (int k = 0; k < 6; ++k) m->pA[6 * i + k] += fext[6 * i + k];
+    }
+    for (int i = m->nb - 1; i > 0; --i) {
+        int par = m->parent[i];
+        if (par > 0) XTf_add(B9(m->E, i), B3(m->r, i), B6(m->pA, i), B6(m->pA, par));
+    }
+    for (int i = 1; i < m->nb; ++i) {
+        const double *S = B36(m->S, i), *Sr = B36(m->Sr, i);
+        const double *H = B6(m->f, i), *F = B6(m->pA, i), *v = B6(m->v, i);
+        double vxH[6], G[6];
+        crf(v, H, vxH);
+        for (int k = 0; k < 6; ++k) G[k] = F[k] - vxH[k];
+        for (int j = 0; j < m->nvi[i]; ++j) {
+            int iv = m->iv[i] + j;
+            pdot[iv] = tau[iv] + dot6(S + 6 * j, G) + dot6(Sr + 6 * j, H);
+        }
+    }
+    mb_qdot(m, q, qd, qdot);
+    return 0;
+}
+
+/* ------------------------------------------------- configuration manifold */
+
+static void quat_rate(const double *e, const double *w, double *ed) {
+    ed[0] = -0.5 * (e[1] * w[0] + e[2] * w[1] + e[3] * w[2]);
+    ed[1] = 0.5 * (e[0] * w[0] + e[2] * w[2] - e[3] * w[1]);
+    ed[2] = 0.5 * (e[0] * w[1] + e[3] * w[0] - e[1] * w[2]);
+    ed[3] = 0.5 * (e[0] * w[2] + e[1] * w[1] - e[2] * w[0]);
+}
+
+void mb_qdot(const mb_model *m, const double *q, const double *qd, double *qdot) {
+    for (int i = 1; i < m->nb; ++i) {
+        const double *qi = q + m->iq[i], *vi = qd + m->iv[i];
+        double *o = qdot + m->iq[i];
+        switch (m->jtype[i]) {
+        case MB_SPHERICAL:
+            quat_rate(qi, vi, o);
+            break;
+        case MB_FREE: {
+            double R[9];
+            quat_rot(qi + 3, R);
+            mv3(R, vi + 3, o);
+            quat_rate(qi + 3, vi, o + 3);
+            break;
+        }
+        default:
+            for (int k = 0; k < m->nvi[i]; ++k) o[k] = vi[k];
+        }
+    }
+}
+
+/* e <- e (x) exp(w dt / 2) */
+static void quat_step(double *e, const double *w, double dt) {
+    double th = sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) * dt;
+    double c = cos(0.5 * th), s = th > 1e-12 ? sin(0.5 * th) / th * dt : 0.5 * dt;
+    double d[4] = {c, s * w[0], s * w[1], s * w[2]};
+    double r[4];
+    r[0] = e[0] * d[0] - e[1] * d[1] - e[2] * d[2] - e[3] * d[3];
+    r[1] = e[0] * d[1] + e[1] * d[0] + e[2] * d[3] - e[3] * d[2];
+    r[2] = e[0] * d[2] - e[1] * d[3] + e[2] * d[0] + e[3] * d[1];
+    r[3] = e[0] * d[3] + e[1] * d[2] - e[2] * d[1] + e[3] * d[0];
+    memcpy(e, r, sizeof r);
+}
+
+void mb_integrate(const mb_model *m, double *q, const double *qd, double dt) {
+    for (int i = 1; i < m->nb; ++i) {
+        double *qi = q + m->iq[i];
+        const double *vi = qd + m->iv[i];
+        switch (m->jtype[i]) {
+        case MB_SPHERICAL:
+            quat_step(qi, vi, dt);
+            break;
+        case MB_FREE: {
+            /* first-order: position with the rotation at the start of the step */
+            double R[9], d[3];
+            quat_rot(qi + 3, R);
+            mv3(R, vi + 3, d);
+            for (int k = 0; k < 3; ++k) qi[k] += d[k] * dt;
+            quat_step(qi + 3, vi, dt);
+            break;
+        }
+        default:
+            for (int k = 0; k < m->nvi[i]; ++k) qi[k] += vi[k] * dt;
+        }
+    }
+}
+
+void mb_normalize(const mb_model *m, double *q) {
+    for (int i = 1; i < m->nb; ++i) {
+        double *e = NULL;
+        if (m->jtype[i] == MB_SPHERICAL) e = q + m->iq[i];
+        else if (m->jtype[i] == MB_FREE) e = q + m->iq[i] + 3;
+        if (!e) continue;
+        double n = sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3]);
+        if (n > 0) for (int k = 0; k < 4; ++k) e[k] /= n;
+    }
+}
+
+/* ------------------------------------------------------------ force elements */
+
+/* rotation vector (log map) of a unit quaternion, |result| <= pi */
+static void quat_log(const double *e, double *phi) {
+    double w = e[0], s = sqrt(e[1] * e[1] + e[2] * e[2] + e[3] * e[3]);
+    double sign = w < 0 ? -1.0 : 1.0; /* shortest rotation */
+    double ang = 2.0 * atan2(s, fabs(w));
+    double k = s > 1e-12 ? sign * ang / s : 2.0 * sign;
+    phi[0] = k * e[1]; phi[1] = k * e[2]; phi[2] = k * e[3];
+}
+
+void mb_passive_forces(mb_model *m, const double *q, const double *qd, double *tau, double *fext) {
+    if (m->has_dof_force) {
+        for (int i = 1; i < m->nb; ++i) {
+            int nvi = m->nvi[i], iv = m->iv[i], t = m->jtype[i];
+            if (nvi == 0 || t == MB_FREE) continue;
+            double disp[6];
+            if (t == MB_SPHERICAL) quat_log(q + m->iq[i], disp);
+            else for (int k = 0; k < nvi; ++k) disp[k] = q[m->iq[i] + k];
+            for (int k = 0; k < nvi; ++k) {
+                const double *P = m->dof_force + DF_N * (iv + k);
+                double d = disp[k], w = qd[iv + k];
+                double t_el = -P[DF_K] * (d - P[DF_Q0]) - P[DF_D] * w;
+                if (d < P[DF_LO]) {
+                    double fl = P[DF_KLIM] * (P[DF_LO] - d) - P[DF_DLIM] * w;
+                    if (fl > 0) t_el += fl;
+                } else if (d > P[DF_HI]) {
+                    double fl = P[DF_KLIM] * (d - P[DF_HI]) + P[DF_DLIM] * w;
+                    if (fl > 0) t_el -= fl;
+                }
+                tau[iv + k] += t_el;
+            }
+        }
+    }
+    for (int s = 0; s < m->ns; ++s) {
+        const double *P = m->springs + SP_N * s;
+        int ba = (int)P[SP_BA], bb = (int)P[SP_BB];
+        const double *pa = P + SP_PAX, *pb = P + SP_PBX;
+        double Pa[3], Pb[3], Va[3], Vb[3], t[3], t2[3];
+        /* world points and world velocities of the two attachment points */
+        mv3(B9(m->RW, ba), pa, t);
+        for (int k = 0; k < 3; ++k) Pa[k] = m->pW[3 * ba + k] + t[k];
+        mv3(B9(m->RW, bb), pb, t);
+        for (int k = 0; k < 3; ++k) Pb[k] = m->pW[3 * bb + k] + t[k];
+        const double *va = B6(m->v, ba), *vb = B6(m->v, bb);
+        cross3(va, pa, t);
+        for (int k = 0; k < 3; ++k) t[k] += va[3 + k];
+        mv3(B9(m->RW, ba), t, Va);
+        cross3(vb, pb, t);
+        for (int k = 0; k < 3; ++k) t[k] += vb[3 + k];
+        mv3(B9(m->RW, bb), t, Vb);
+        double d[3] = {Pb[0] - Pa[0], Pb[1] - Pa[1], Pb[2] - Pa[2]};
+        double L = sqrt(dot3(d, d));
+        if (L < 1e-12) continue;
+        double u[3] = {d[0] / L, d[1] / L, d[2] / L};
+        double Ld = (Vb[0] - Va[0]) * u[0] + (Vb[1] - Va[1]) * u[1] + (Vb[2] - Va[2]) * u[2];
+        double F = P[SP_K] * (L - P[SP_L0]) + P[SP_D] * Ld; /* tension */
+        double Fw[3] = {F * u[0], F * u[1], F * u[2]};     /* on a, towards b */
+        if (ba > 0) {
+            double *fe = B6(fext, ba);
+            mtv3(B9(m->RW, ba), Fw, t);
+            cross3(pa, t, t2);
+            for (int k = 0; k < 3; ++k) { fe[k] += t2[k]; fe[3 + k] += t[k]; }
+        }
+        if (bb > 0) {
+            double *fe = B6(fext, bb);
+            mtv3(B9(m->RW, bb), Fw, t);
+            for (int k = 0; k < 3; ++k) t[k] = -t[k];
+            cross3(pb, t, t2);
+            for (int k = 0; k < 3; ++k) { fe[k] += t2[k]; fe[3 + k] += t[k]; }
+        }
+    }
+}
+
+int mb_rhs(mb_model *m, const double *q, const double *qd, const double *tau,
+           const double *fext, double *qdot, double *qdd) {
+    double a0[6];
+    int nb = m->nb;
+    mb_kinematics(m, q, qd);
+    memcpy(m->tau, tau, (size_t)m->nv * sizeof(double));
+    if (fext) memcpy(m->fext, fext, (size_t)nb * 6 * sizeof(double));
+    else memset(m->fext, 0, (size_t)nb * 6 * sizeof(double));
+    mb_passive_forces(m, q, qd, m->tau, m->fext);
+    bias_forces(m, m->fext);
+    int err = aba_backward(m, m->tau);
+    if (err) return err;
+    base_acc(m, 1, a0);
+    aba_forward(m, a0, qdd);
+    mb_qdot(m, q, qd, qdot);
+    return 0;
+}
+
+int mb_rk4(mb_model *m, double *q, double *qd, const double *tau, const double *fext,
+           double h, int n) {
+    int nq = m->nq, nv = m->nv, err;
+    double *w = m->work;
+    double *q0 = w, *v0 = q0 + nq, *qt = v0 + nv, *vt = qt + nq;
+    double *kq = vt + nv, *kv = kq + nq, *sq = kv + nv, *sv = sq + nq;
+    for (int step = 0; step < n; ++step) {
+        memcpy(q0, q, nq * sizeof(double));
+        memcpy(v0, qd, nv * sizeof(double));
+        memset(sq, 0, nq * sizeof(double));
+        memset(sv, 0, nv * sizeof(double));
+        static const double cstage[4] = {0.0, 0.5, 0.5, 1.0};
+        static const double wstage[4] = {1.0, 2.0, 2.0, 1.0};
+        for (int s = 0; s < 4; ++s) {
+            if (s == 0) {
+                memcpy(qt, q0, nq * sizeof(double));
+                memcpy(vt, v0, nv * sizeof(double));
+            } else {
+                double hc = h * cstage[s];
+                for (int k = 0; k < nq; ++k) qt[k] = q0[k] + hc * kq[k];
+                for (int k = 0; k < nv; ++k) vt[k] = v0[k] + hc * kv[k];
+            }
+            err = mb_rhs(m, qt, vt, tau, fext, kq, kv);
+            if (err) return err;
+            for (int k = 0; k < nq; ++k) sq[k] += wstage[s] * kq[k];
+            for (int k = 0; k < nv; ++k) sv[k] += wstage[s] * kv[k];
+        }
+        for (int k = 0; k < nq; ++k) q[k] = q0[k] + h / 6.0 * sq[k];
+        for (int k = 0; k < nv; ++k) qd[k] = v0[k] + h / 6.0 * sv[k];
+        mb_normalize(m, q);
+    }
+    return 0;
+}

@@ -1,0 +1,547 @@
+/*
+ * CPython binding of the dynamics kernels: mbfmu.dynamics._kernels.
+ *
+ * Every entry point validates its arguments once (sizes, finiteness) and
+ * raises mbfmu.errors.InputError naming the offending coordinate, then hands
+ * flat arrays to the kernels in algorithms.c. A model handle is a capsule made
+ * by new_model(); mbfmu.dynamics.model.Model owns it.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <numpy/arrayobject.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mb.h"
+
+static PyObject *InputError = NULL;      /* mbfmu.errors.InputError */
+static PyObject *SimulationError = NULL; /* mbfmu.errors.SimulationError */
+static PyObject *ModelError = NULL;      /* mbfmu.errors.ModelError */
+
+typedef struct {
+    mb_model *m;
+    PyObject *q_names;    /* tuple (nq) of "joint[k]" labels */
+    PyObject *v_names;    /* tuple (nv) */
+    PyObject *body_names; /* tuple (nb) */
+} handle_t;
+
+static const char *CAPSULE = "mbfmu.dynamics.model";
+
+static void handle_free(PyObject *cap) {
+    handle_t *h = PyCapsule_GetPointer(cap, CAPSULE);
+    if (!h) return;
+    mb_free(h->m);
+    Py_XDECREF(h->q_names);
+    Py_XDECREF(h->v_names);
+    Py_XDECREF(h->body_names);
+    free(h);
+}
+
+static handle_t *get_handle(PyObject *cap) {
+    handle_t *h = PyCapsule_GetPointer(cap, CAPSULE);
+    if (!h) PyErr_SetString(PyExc_TypeError, "expected an mbfmu model handle (Model._h)");
+    return h;
+}
+
+/* Convert obj to a C-contiguous float64 array with n elements (any shape
+ * whose size is n), finite. labels: tuple of names for messages or NULL.
+ * Returns a new reference or NULL with InputError set. */
+static PyArrayObject *as_vector(PyObject *obj, npy_intp n, const char *arg, PyObject *labels) {
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(obj, NPY_DOUBLE, 0, 0,
+                                                         NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
+    if (!a) {
+        PyErr_Clear();
+        PyErr_Format(InputError, "%s: cannot be read as an array of floats", arg);
+        return NULL;
+    }
+    if (PyArray_SIZE(a) != n) {
+        PyErr_Format(InputError, "%s has %zd values, expected %zd", arg, (Py_ssize_t)PyArray_SIZE(a),
+                     (Py_ssize_t)n);
+        Py_DECREF(a);
+        return NULL;
+    }
+    const double *d = (const double *)PyArray_DATA(a);
+    for (npy_intp k = 0; k < n; ++k) {
+        if (!isfinite(d[k])) {
+            const char *what = isnan(d[k]) ? "nan" : (d[k] > 0 ? "inf" : "-inf");
+            if (labels && PyTuple_Check(labels) && k < PyTuple_GET_SIZE(labels))
+                PyErr_Format(InputError, "%s[%zd] (%S) is %s: inputs must be finite", arg,
+                             (Py_ssize_t)k, PyTuple_GET_ITEM(labels, k), what);
+            else
+                PyErr_Format(InputError, "%s[%zd] is %s: inputs must be finite", arg, (Py_ssize_t)k,
+                             what);
+            Py_DECREF(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
+static PyArrayObject *as_fext(PyObject *obj, handle_t *h) {
+    if (obj == NULL || obj == Py_None) return NULL;
+    return as_vector(obj, (npy_intp)h->m->nb * 6, "f_ext (nbodies x 6, body frame)", NULL);
+}
+
+static PyObject *new_vector(npy_intp n) { return PyArray_SimpleNew(1, &n, NPY_DOUBLE); }
+
+static PyObject *raise_singular(handle_t *h, int err) {
+    int body = -err;
+    PyObject *name = (body >= 0 && body < PyTuple_GET_SIZE(h->body_names))
+                         ? PyTuple_GET_ITEM(h->body_names, body) : Py_None;
+    PyErr_Format(SimulationError,
+                 "the articulated inertia seen by the joint of body %d (%S) is singular: "
+                 "that joint moves no mass (add mass or inertia to the bodies it carries)",
+                 body, name);
+    return NULL;
+}
+
+#define D(a) ((double *)PyArray_DATA(a))
+
+/* -------------------------------------------------------------- new_model */
+static int copy_int(PyObject *obj, int n, int **out, const char *arg) {
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(obj, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
+    if (!a) return -1;
+    if (PyArray_SIZE(a) != n) {
+        PyErr_Format(ModelError, "%s has %zd entries, expected %d", arg, (Py_ssize_t)PyArray_SIZE(a), n);
+        Py_DECREF(a);
+        return -1;
+    }
+    *out = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    memcpy(*out, PyArray_DATA(a), sizeof(int) * (size_t)n);
+    Py_DECREF(a);
+    return 0;
+}
+
+static int copy_dbl(PyObject *obj, npy_intp n, double **out, const char *arg) {
+    PyArrayObject *a = as_vector(obj, n, arg, NULL);
+    if (!a) return -1;
+    *out = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    memcpy(*out, PyArray_DATA(a), sizeof(double) * (size_t)n);
+    Py_DECREF(a);
+    return 0;
+}
+
+static PyObject *py_new_model(PyObject *self, PyObject *args) {
+    PyObject *parent, *jtype, *nqi, *nvi, *axis1, *axis2, *Rtree, *ptree, *inertia, *grav;
+    PyObject *dof_force, *springs, *q_names, *v_names, *body_names;
+    int nb, ns;
+    if (!PyArg_ParseTuple(args, "iOOOOOOOOOOOiOO!O!O!", &nb, &parent, &jtype, &nqi, &nvi, &axis1,
+                          &axis2, &Rtree, &ptree, &inertia, &grav, &dof_force, &ns, &springs,
+                          &PyTuple_Type, &q_names, &PyTuple_Type, &v_names, &PyTuple_Type,
+                          &body_names))
+        return NULL;
+    mb_model *m = calloc(1, sizeof(mb_model));
+    if (!m) return PyErr_NoMemory();
+    m->nb = nb;
+    m->ns = ns;
+    double *g = NULL;
+    if (copy_int(parent, nb, &m->parent, "parent") || copy_int(jtype, nb, &m->jtype, "jtype") ||
+        copy_int(nqi, nb, &m->nqi, "nqi") || copy_int(nvi, nb, &m->nvi, "nvi") ||
+        copy_dbl(axis1, (npy_intp)nb * 3, &m->axis1, "axis1") ||
+        copy_dbl(axis2, (npy_intp)nb * 3, &m->axis2, "axis2") ||
+        copy_dbl(Rtree, (npy_intp)nb * 9, &m->Rtree, "Rtree") ||
+        copy_dbl(ptree, (npy_intp)nb * 3, &m->ptree, "ptree") ||
+        copy_dbl(inertia, (npy_intp)nb * 36, &m->Ibody, "inertia") ||
+        copy_dbl(grav, 3, &g, "gravity")) {
+        mb_free(m);
+        free(g);
+        return NULL;
+    }
+    memcpy(m->g, g, sizeof m->g);
+    free(g);
+    m->iq = malloc(sizeof(int) * (size_t)nb);
+    m->iv = malloc(sizeof(int) * (size_t)nb);
+    int nq = 0, nv = 0;
+    for (int i = 0; i < nb; ++i) {
+        m->iq[i] = nq;
+        m->iv[i] = nv;
+        nq += m->nqi[i];
+        nv += m->nvi[i];
+        if (i > 0 && (m->parent[i] < 0 || m->parent[i] >= i)) {
+            PyErr_Format(ModelError, "body %d: parent %d is not an earlier body", i, m->parent[i]);
+            mb_free(m);
+            return NULL;
+        }
+    }
+    m->nq = nq;
+    m->nv = nv;
+    if (copy_dbl(dof_force, (npy_intp)nv * DF_N, &m->dof_force, "dof_force") ||
+        copy_dbl(springs, (npy_intp)ns * SP_N, &m->springs, "springs")) {
+        mb_free(m);
+        return NULL;
+    }
+    m->has_dof_force = 0;
+    for (int k = 0; k < nv; ++k) {
+        const double *P = m->dof_force + DF_N * k;
+        if (P[DF_K] != 0 || P[DF_D] != 0 || fabs(P[DF_LO]) < 1e299 || fabs(P[DF_HI]) < 1e299)
+            m->has_dof_force = 1;
+    }
+    /* limits may be +-inf: copy_dbl refused non-finite values, so the Python
+     * side encodes "no limit" as +-1e300 */
+    if (mb_alloc_workspace(m)) {
+        mb_free(m);
+        return PyErr_NoMemory();
+    }
+    handle_t *h = calloc(1, sizeof(handle_t));
+    h->m = m;
+    Py_INCREF(q_names); h->q_names = q_names;
+    Py_INCREF(v_names); h->v_names = v_names;
+    Py_INCREF(body_names); h->body_names = body_names;
+    return PyCapsule_New(h, CAPSULE, handle_free);
+}
+
+static PyObject *py_set_gravity(PyObject *self, PyObject *args) {
+    PyObject *cap, *g;
+    if (!PyArg_ParseTuple(args, "OO", &cap, &g)) return NULL;
+    handle_t *h = get_handle(cap);
+    if (!h) return NULL;
+    PyArrayObject *a = as_vector(g, 3, "gravity", NULL);
+    if (!a) return NULL;
+    memcpy(h->m->g, PyArray_DATA(a), 3 * sizeof(double));
+    Py_DECREF(a);
+    Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------ algorithms */
+
+/* parse (handle, q[, v[, w]]) with the right sizes; fills arrays (new refs) */
+typedef struct {
+    handle_t *h;
+    PyArrayObject *q, *v, *w, *fext;
+} call_t;
+
+static void call_clear(call_t *c) {
+    Py_XDECREF(c->q);
+    Py_XDECREF(c->v);
+    Py_XDECREF(c->w);
+    Py_XDECREF(c->fext);
+}
+
+/* kinds: 'q' (nq), 'v' (nv); wname names the third vector */
+static int call_parse(call_t *c, PyObject *cap, PyObject *q, PyObject *v, const char *vname,
+                      PyObject *w, const char *wname, PyObject *fext) {
+    memset(c, 0, sizeof *c);
+    c->h = get_handle(cap);
+    if (!c->h) return -1;
+    mb_model *m = c->h->m;
+    c->q = as_vector(q, m->nq, "q", c->h->q_names);
+    if (!c->q) return -1;
+    if (v) {
+        c->v = as_vector(v, m->nv, vname, c->h->v_names);
+        if (!c->v) return -1;
+    }
+    if (w) {
+        c->w = as_vector(w, m->nv, wname, c->h->v_names);
+        if (!c->w) return -1;
+    }
+    if (fext && fext != Py_None) {
+        c->fext = as_fext(fext, c->h);
+        if (!c->fext) return -1;
+    }
+    return 0;
+}
+
+static PyObject *py_rnea(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *a, *fext = Py_None;
+    int grav = 1;
+    if (!PyArg_ParseTuple(args, "OOOO|Op", &cap, &q, &v, &a, &fext, &grav)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", a, "a", fext)) { call_clear(&c); return NULL; }
+    PyObject *out = new_vector(c.h->m->nv);
+    if (out) mb_rnea(c.h->m, D(c.q), D(c.v), D(c.w), c.fext ? D(c.fext) : NULL, grav,
+                     D((PyArrayObject *)out));
+    call_clear(&c);
+    return out;
+}
+
+static PyObject *py_crba(PyObject *self, PyObject *args) {
+    PyObject *cap, *q;
+    if (!PyArg_ParseTuple(args, "OO", &cap, &q)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, NULL, NULL, NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    npy_intp dims[2] = {c.h->m->nv, c.h->m->nv};
+    PyObject *out = PyArray_SimpleNew(2, dims, NPY_DOUBLE);
+    if (out) mb_crba(c.h->m, D(c.q), D((PyArrayObject *)out));
+    call_clear(&c);
+    return out;
+}
+
+static PyObject *py_aba(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *tau, *fext = Py_None;
+    int grav = 1;
+    if (!PyArg_ParseTuple(args, "OOOO|Op", &cap, &q, &v, &tau, &fext, &grav)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", tau, "tau", fext)) { call_clear(&c); return NULL; }
+    PyObject *out = new_vector(c.h->m->nv);
+    if (out) {
+        int err = mb_aba(c.h->m, D(c.q), D(c.v), D(c.w), c.fext ? D(c.fext) : NULL, grav,
+                         D((PyArrayObject *)out));
+        if (err) { Py_DECREF(out); out = raise_singular(c.h, err); }
+    }
+    call_clear(&c);
+    return out;
+}
+
+static PyObject *py_minv(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *b;
+    if (!PyArg_ParseTuple(args, "OOO", &cap, &q, &b)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, b, "b", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    PyObject *out = new_vector(c.h->m->nv);
+    if (out) {
+        int err = mb_minv(c.h->m, D(c.q), D(c.v), D((PyArrayObject *)out));
+        if (err) { Py_DECREF(out); out = raise_singular(c.h, err); }
+    }
+    call_clear(&c);
+    return out;
+}
+
+static PyObject *py_momentum(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v;
+    if (!PyArg_ParseTuple(args, "OOO", &cap, &q, &v)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    PyObject *out = new_vector(c.h->m->nv);
+    if (out) mb_momentum(c.h->m, D(c.q), D(c.v), D((PyArrayObject *)out));
+    call_clear(&c);
+    return out;
+}
+
+static PyObject *py_sweep(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *p, *tau, *fext = Py_None;
+    if (!PyArg_ParseTuple(args, "OOOO|O", &cap, &q, &p, &tau, &fext)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, p, "p", tau, "tau", fext)) { call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    PyObject *v = new_vector(m->nv), *qdot = new_vector(m->nq), *pdot = new_vector(m->nv);
+    PyObject *res = NULL;
+    if (v && qdot && pdot) {
+        int err = mb_sweep(m, D(c.q), D(c.v), D(c.w), c.fext ? D(c.fext) : NULL,
+                           D((PyArrayObject *)v), D((PyArrayObject *)qdot), D((PyArrayObject *)pdot));
+        if (err) raise_singular(c.h, err);
+        else res = PyTuple_Pack(3, qdot, pdot, v);
+    }
+    Py_XDECREF(v); Py_XDECREF(qdot); Py_XDECREF(pdot);
+    call_clear(&c);
+    return res;
+}
+
+/* (R (nb,3,3), p (nb,3), v (nb,6) or None, c-free) after kinematics */
+static PyObject *py_kinematics(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v = Py_None;
+    if (!PyArg_ParseTuple(args, "OO|O", &cap, &q, &v)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v == Py_None ? NULL : v, "v", NULL, NULL, NULL)) {
+        call_clear(&c);
+        return NULL;
+    }
+    mb_model *m = c.h->m;
+    mb_kinematics(m, D(c.q), c.v ? D(c.v) : NULL);
+    npy_intp dR[3] = {m->nb, 3, 3}, dp[2] = {m->nb, 3}, dv[2] = {m->nb, 6};
+    PyObject *R = PyArray_SimpleNew(3, dR, NPY_DOUBLE), *P = PyArray_SimpleNew(2, dp, NPY_DOUBLE);
+    memcpy(PyArray_DATA((PyArrayObject *)R), m->RW, sizeof(double) * 9 * m->nb);
+    memcpy(PyArray_DATA((PyArrayObject *)P), m->pW, sizeof(double) * 3 * m->nb);
+    PyObject *V;
+    if (c.v) {
+        V = PyArray_SimpleNew(2, dv, NPY_DOUBLE);
+        double *vd = PyArray_DATA((PyArrayObject *)V);
+        memset(vd, 0, 6 * sizeof(double));
+        memcpy(vd + 6, m->v + 6, sizeof(double) * 6 * (m->nb - 1));
+    } else {
+        Py_INCREF(Py_None);
+        V = Py_None;
+    }
+    call_clear(&c);
+    PyObject *res = PyTuple_Pack(3, R, P, V);
+    Py_DECREF(R); Py_DECREF(P); Py_DECREF(V);
+    return res;
+}
+
+/* body accelerations (nb, 6), body frame, with gravity excluded, for (q, v, a) */
+static PyObject *py_body_accelerations(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *a;
+    if (!PyArg_ParseTuple(args, "OOOO", &cap, &q, &v, &a)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", a, "a", NULL)) { call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    double *tau = m->tau;
+    mb_rnea(m, D(c.q), D(c.v), D(c.w), NULL, 0, tau);
+    npy_intp dv[2] = {m->nb, 6};
+    PyObject *A = PyArray_SimpleNew(2, dv, NPY_DOUBLE);
+    double *ad = PyArray_DATA((PyArrayObject *)A);
+    memset(ad, 0, 6 * sizeof(double));
+    memcpy(ad + 6, m->a + 6, sizeof(double) * 6 * (m->nb - 1));
+    call_clear(&c);
+    return A;
+}
+
+/* (S, Sring) each (nb, 6, 6): column k of joint i's motion subspace at [i, k] */
+static PyObject *py_subspaces(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v;
+    if (!PyArg_ParseTuple(args, "OOO", &cap, &q, &v)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    mb_kinematics(m, D(c.q), D(c.v));
+    npy_intp d[3] = {m->nb, 6, 6};
+    PyObject *S = PyArray_SimpleNew(3, d, NPY_DOUBLE), *Sr = PyArray_SimpleNew(3, d, NPY_DOUBLE);
+    memcpy(PyArray_DATA((PyArrayObject *)S), m->S, sizeof(double) * 36 * m->nb);
+    memcpy(PyArray_DATA((PyArrayObject *)Sr), m->Sr, sizeof(double) * 36 * m->nb);
+    memset(PyArray_DATA((PyArrayObject *)S), 0, sizeof(double) * 36);
+    memset(PyArray_DATA((PyArrayObject *)Sr), 0, sizeof(double) * 36);
+    call_clear(&c);
+    PyObject *res = PyTuple_Pack(2, S, Sr);
+    Py_DECREF(S); Py_DECREF(Sr);
+    return res;
+}
+
+static PyObject *py_qdot(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v;
+    if (!PyArg_ParseTuple(args, "OOO", &cap, &q, &v)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    PyObject *out = new_vector(c.h->m->nq);
+    if (out) mb_qdot(c.h->m, D(c.q), D(c.v), D((PyArrayObject *)out));
+    call_clear(&c);
+    return out;
+}
+
+static PyObject *py_integrate(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v;
+    double dt;
+    if (!PyArg_ParseTuple(args, "OOOd", &cap, &q, &v, &dt)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    PyObject *out = new_vector(c.h->m->nq);
+    if (out) {
+        memcpy(D((PyArrayObject *)out), D(c.q), sizeof(double) * c.h->m->nq);
+        mb_integrate(c.h->m, D((PyArrayObject *)out), D(c.v), dt);
+    }
+    call_clear(&c);
+    return out;
+}
+
+static PyObject *py_normalize(PyObject *self, PyObject *args) {
+    PyObject *cap, *q;
+    if (!PyArg_ParseTuple(args, "OO", &cap, &q)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, NULL, NULL, NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    PyObject *out = new_vector(c.h->m->nq);
+    if (out) {
+        memcpy(D((PyArrayObject *)out), D(c.q), sizeof(double) * c.h->m->nq);
+        mb_normalize(c.h->m, D((PyArrayObject *)out));
+    }
+    call_clear(&c);
+    return out;
+}
+
+static PyObject *py_passive_forces(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v;
+    if (!PyArg_ParseTuple(args, "OOO", &cap, &q, &v)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    npy_intp df[2] = {m->nb, 6};
+    PyObject *tau = new_vector(m->nv), *F = PyArray_ZEROS(2, df, NPY_DOUBLE, 0);
+    memset(D((PyArrayObject *)tau), 0, sizeof(double) * m->nv);
+    mb_kinematics(m, D(c.q), D(c.v));
+    mb_passive_forces(m, D(c.q), D(c.v), D((PyArrayObject *)tau), D((PyArrayObject *)F));
+    call_clear(&c);
+    PyObject *res = PyTuple_Pack(2, tau, F);
+    Py_DECREF(tau); Py_DECREF(F);
+    return res;
+}
+
+static PyObject *py_rhs(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *tau, *fext = Py_None;
+    if (!PyArg_ParseTuple(args, "OOOO|O", &cap, &q, &v, &tau, &fext)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", tau, "tau", fext)) { call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    PyObject *qdot = new_vector(m->nq), *vdot = new_vector(m->nv), *res = NULL;
+    int err = mb_rhs(m, D(c.q), D(c.v), D(c.w), c.fext ? D(c.fext) : NULL,
+                     D((PyArrayObject *)qdot), D((PyArrayObject *)vdot));
+    if (err) raise_singular(c.h, err);
+    else res = PyTuple_Pack(2, qdot, vdot);
+    Py_DECREF(qdot); Py_DECREF(vdot);
+    call_clear(&c);
+    return res;
+}
+
+static PyObject *py_rk4(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *tau, *fext = Py_None;
+    double h;
+    int n;
+    if (!PyArg_ParseTuple(args, "OOOOdi|O", &cap, &q, &v, &tau, &h, &n, &fext)) return NULL;
+    if (!(h > 0) || !isfinite(h) || n < 0) {
+        PyErr_Format(InputError, "rk4: step %g s and count %d must be positive", h, n);
+        return NULL;
+    }
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", tau, "tau", fext)) { call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    PyObject *qo = new_vector(m->nq), *vo = new_vector(m->nv), *res = NULL;
+    memcpy(D((PyArrayObject *)qo), D(c.q), sizeof(double) * m->nq);
+    memcpy(D((PyArrayObject *)vo), D(c.v), sizeof(double) * m->nv);
+    int err = mb_rk4(m, D((PyArrayObject *)qo), D((PyArrayObject *)vo), D(c.w),
+                     c.fext ? D(c.fext) : NULL, h, n);
+    if (err) raise_singular(c.h, err);
+    else {
+        int ok = 1;
+        const double *a = D((PyArrayObject *)qo), *b = D((PyArrayObject *)vo);
+        for (int k = 0; k < m->nq && ok; ++k) ok = isfinite(a[k]);
+        for (int k = 0; k < m->nv && ok; ++k) ok = isfinite(b[k]);
+        if (!ok)
+            PyErr_Format(SimulationError, "rk4: the state became non-finite within %d steps of %g s "
+                         "(unstable: reduce the step)", n, h);
+        else res = PyTuple_Pack(2, qo, vo);
+    }
+    Py_DECREF(qo); Py_DECREF(vo);
+    call_clear(&c);
+    return res;
+}
+
+static PyObject *py_sizes(PyObject *self, PyObject *args) {
+    PyObject *cap;
+    if (!PyArg_ParseTuple(args, "O", &cap)) return NULL;
+    handle_t *h = get_handle(cap);
+    if (!h) return NULL;
+    return Py_BuildValue("(iii)", h->m->nb, h->m->nq, h->m->nv);
+}
+
+static PyMethodDef methods[] = {
+    {"new_model", py_new_model, METH_VARARGS, "Pack a model into a kernel handle."},
+    {"set_gravity", py_set_gravity, METH_VARARGS, "Set gravity (3,), m/s^2."},
+    {"sizes", py_sizes, METH_VARARGS, "(nb, nq, nv) of a handle."},
+    {"rnea", py_rnea, METH_VARARGS, "rnea(h, q, v, a, fext=None, gravity=True) -> tau"},
+    {"crba", py_crba, METH_VARARGS, "crba(h, q) -> M"},
+    {"aba", py_aba, METH_VARARGS, "aba(h, q, v, tau, fext=None, gravity=True) -> a"},
+    {"minv", py_minv, METH_VARARGS, "minv(h, q, b) -> M^-1 b"},
+    {"momentum", py_momentum, METH_VARARGS, "momentum(h, q, v) -> p = M v"},
+    {"sweep", py_sweep, METH_VARARGS, "sweep(h, q, p, tau, fext=None) -> (qdot, pdot, v)"},
+    {"kinematics", py_kinematics, METH_VARARGS, "kinematics(h, q, v=None) -> (R, p, v)"},
+    {"body_accelerations", py_body_accelerations, METH_VARARGS, "body accelerations (nb,6)"},
+    {"subspaces", py_subspaces, METH_VARARGS, "subspaces(h, q, v) -> (S, Sring)"},
+    {"qdot", py_qdot, METH_VARARGS, "qdot(h, q, v) -> dq/dt"},
+    {"integrate", py_integrate, METH_VARARGS, "integrate(h, q, v, dt) -> q (+) v dt"},
+    {"normalize", py_normalize, METH_VARARGS, "normalize(h, q) -> q with unit quaternions"},
+    {"passive_forces", py_passive_forces, METH_VARARGS, "(tau, fext) of the force elements"},
+    {"rhs", py_rhs, METH_VARARGS, "rhs(h, q, v, tau, fext=None) -> (qdot, vdot)"},
+    {"rk4", py_rk4, METH_VARARGS, "rk4(h, q, v, tau, dt, n, fext=None) -> (q, v)"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_kernels",
+                                    "Compiled dynamics kernels of mbfmu.", -1, methods};
+
+PyMODINIT_FUNC PyInit__kernels(void) {
+    import_array();
+    PyObject *errors = PyImport_ImportModule("mbfmu.errors");
+    if (!errors) return NULL;
+    InputError = PyObject_GetAttrString(errors, "InputError");
+    SimulationError = PyObject_GetAttrString(errors, "SimulationError");
+    ModelError = PyObject_GetAttrString(errors, "ModelError");
+    Py_DECREF(errors);
+    if (!InputError || !SimulationError || !ModelError) return NULL;
+    return PyModule_Create(&moddef);
+}

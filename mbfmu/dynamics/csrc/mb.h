@@ -1,0 +1,112 @@
+/*
+ * mbfmu dynamics kernels: model layout and algorithm entry points.
+ *
+ * Conventions (the same as mbfmu.dynamics.spatial):
+ *   - spatial vectors are ordered [angular; linear]; motion m = [w; v],
+ *     force f = [n; f]; all 6x6 matrices are row-major;
+ *   - body 0 is the world; bodies 1..nb-1 each have one joint to parent[i] < i;
+ *   - the body frame coincides with the joint's child frame;
+ *   - Xup[i] = ^iX_parent is stored as (E, r): E = R_PI^T (rotation from parent
+ *     to body coordinates), r = origin of body i in parent coordinates, so
+ *     ^iX_p = [E 0; -E r~ E] (Featherstone, RBDA 2008, sec. 2.8);
+ *   - quaternions are scalar first (w, x, y, z);
+ *   - free-joint configuration is (x, y, z, w, qx, qy, qz), velocity is the
+ *     body-frame spatial velocity [w_B; v_B].
+ * All units SI.
+ */
+#ifndef MBFMU_MB_H
+#define MBFMU_MB_H
+
+enum mb_joint_type {
+    MB_FIXED = 0,
+    MB_REVOLUTE = 1,
+    MB_PRISMATIC = 2,
+    MB_SPHERICAL = 3,
+    MB_FREE = 4,
+    MB_UNIVERSAL = 5,
+    MB_PLANAR = 6
+};
+
+/* Per-velocity-coordinate joint force element parameters (columns of dof_force). */
+enum { DF_K = 0, DF_D, DF_Q0, DF_LO, DF_HI, DF_KLIM, DF_DLIM, DF_N };
+/* Point-to-point spring-damper parameters (columns of springs). */
+enum { SP_BA = 0, SP_PAX, SP_PAY, SP_PAZ, SP_BB, SP_PBX, SP_PBY, SP_PBZ, SP_K, SP_D, SP_L0, SP_N };
+
+typedef struct {
+    /* ---- description (immutable after creation) ---- */
+    int nb;          /* number of bodies including the world body 0 */
+    int nq, nv;      /* configuration and velocity sizes */
+    int ns;          /* number of point-to-point springs */
+    int *parent;     /* (nb) parent body, -1 for the world */
+    int *jtype;      /* (nb) enum mb_joint_type */
+    int *iq, *iv;    /* (nb) first configuration / velocity index of the joint */
+    int *nqi, *nvi;  /* (nb) configuration / velocity size of the joint */
+    double *axis1;   /* (nb, 3) joint axis (revolute, prismatic, universal 1st) */
+    double *axis2;   /* (nb, 3) universal joint 2nd axis */
+    double *Rtree;   /* (nb, 3, 3) rotation of the joint frame in the parent frame */
+    double *ptree;   /* (nb, 3) origin of the joint frame in the parent frame, m */
+    double *Ibody;   /* (nb, 6, 6) spatial inertia about the body origin, body frame */
+    double g[3];     /* gravity, world frame, m/s^2 */
+    double *dof_force; /* (nv, DF_N) joint spring/damper/limit per velocity coordinate */
+    double *springs;   /* (ns, SP_N) point-to-point spring-dampers */
+    int has_dof_force; /* any nonzero joint force element */
+
+    /* ---- workspace (overwritten by every call) ---- */
+    double *E, *r;     /* (nb,3,3), (nb,3) Xup */
+    double *RW, *pW;   /* (nb,3,3), (nb,3) world pose R_WB, p_WB */
+    double *S;         /* (nb,6,6) motion subspace, column k at S + 36 i + 6 k */
+    double *Sr;        /* (nb,6,6) apparent derivative of S (S-ring times 1), same layout */
+    double *cJ;        /* (nb,6) S-ring qd */
+    double *v, *c, *a, *f; /* (nb,6) */
+    double *IA;        /* (nb,6,6) articulated / composite inertia */
+    double *pA;        /* (nb,6) bias force */
+    double *U;         /* (nb,6,6) IA S, column k at U + 36 i + 6 k */
+    double *Dinv;      /* (nb,6,6) inverse of S^T IA S (nvi x nvi, row-major, stride 6) */
+    double *uu;        /* (nb,6) tau - S^T pA */
+    double *fext;      /* (nb,6) external + spring forces on each body, body frame */
+    double *tau;       /* (nv) total generalized force */
+    double *work;      /* scratch, 8 (nq + nv) */
+} mb_model;
+
+/* model lifetime (binding.c fills the description, mb_alloc_workspace the rest) */
+int mb_alloc_workspace(mb_model *m);
+void mb_free(mb_model *m);
+
+/* kinematics: Xup, S, cJ for all joints; world poses; with qd != NULL body
+ * velocities v and c = cJ + v x vJ. */
+void mb_kinematics(mb_model *m, const double *q, const double *qd);
+
+/* qdd == NULL means zero. fext (nb,6) body-frame, may be NULL. tau out (nv). */
+void mb_rnea(mb_model *m, const double *q, const double *qd, const double *qdd,
+             const double *fext, int with_gravity, double *tau);
+void mb_crba(mb_model *m, const double *q, double *M);
+/* returns 0, or -(i) with i the body whose articulated joint inertia is singular */
+int mb_aba(mb_model *m, const double *q, const double *qd, const double *tau,
+           const double *fext, int with_gravity, double *qdd);
+/* x = M(q)^-1 b in O(N); returns as mb_aba */
+int mb_minv(mb_model *m, const double *q, const double *b, double *x);
+/* generalized momentum p = M(q) qd in O(N) */
+void mb_momentum(mb_model *m, const double *q, const double *qd, double *p);
+/* canonical sweep: from (q, p, tau) give qd (nv), dq/dt (nq) and dp/dt (nv) */
+int mb_sweep(mb_model *m, const double *q, const double *p, const double *tau,
+             const double *fext, double *qd, double *qdot, double *pdot);
+
+/* configuration rate dq/dt (nq) from velocity qd (nv) */
+void mb_qdot(const mb_model *m, const double *q, const double *qd, double *qdot);
+/* q <- q (+) qd dt on the configuration manifold (exact quaternion exponential) */
+void mb_integrate(const mb_model *m, double *q, const double *qd, double dt);
+/* renormalize quaternions in place */
+void mb_normalize(const mb_model *m, double *q);
+
+/* passive forces: joint springs/dampers/limits into tau (added), spring-damper
+ * forces into fext (added, body frame). Needs mb_kinematics(q, qd) first. */
+void mb_passive_forces(mb_model *m, const double *q, const double *qd, double *tau, double *fext);
+/* whole right-hand side with passive forces: dq/dt (nq), dv/dt (nv) */
+int mb_rhs(mb_model *m, const double *q, const double *qd, const double *tau,
+           const double *fext, double *qdot, double *qdd);
+/* n classical RK4 steps of size h on x = [q; v]; quaternions renormalized
+ * after each step. Returns 0 or the mb_aba error code. */
+int mb_rk4(mb_model *m, double *q, double *qd, const double *tau, const double *fext,
+           double h, int n);
+
+#endif
