@@ -1,0 +1,91 @@
+"""The plant library: find, load and list plants.
+
+Each plant lives in one file of the top-level ``models/`` folder, which ships
+inside the package as ``mbfmu.models``. A model file defines a
+:class:`~mbfmu.plant.Plant` subclass and names it in a module attribute
+``PLANT``; its constructor takes the plant's parameters as keyword arguments
+(SI units). ``load_plant`` also accepts the path of any such file, or a
+``"package.module:ClassName"`` reference.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import pkgutil
+import sys
+from pathlib import Path
+
+from .errors import ModelError, UnknownNameError
+from .plant import Plant
+
+
+def list_plants() -> list[str]:
+    """Names of the plants in the library, sorted."""
+    import mbfmu.models as pkg
+    return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_"))
+
+
+def plant_class(name_or_path: str) -> type[Plant]:
+    """The Plant subclass behind a library name, a model file path or a
+    ``module:Class`` reference."""
+    spec = str(name_or_path)
+    if spec.endswith(".py") or "/" in spec or "\\" in spec:
+        path = Path(spec)
+        if not path.is_file():
+            raise UnknownNameError(f"model file {spec!r} does not exist")
+        mod_name = f"mbfmu_user_model_{path.stem}"
+        loader_spec = importlib.util.spec_from_file_location(mod_name, path)
+        module = importlib.util.module_from_spec(loader_spec)
+        sys.modules[mod_name] = module
+        loader_spec.loader.exec_module(module)
+    elif ":" in spec:
+        mod, _, attr = spec.partition(":")
+        try:
+            cls = getattr(importlib.import_module(mod), attr)
+        except (ImportError, AttributeError) as exc:
+            raise UnknownNameError(f"cannot import plant class {spec!r}: {exc}") from None
+        return _check_class(cls, spec)
+    else:
+        if spec not in list_plants():
+            raise UnknownNameError(f"unknown plant {spec!r}; the library has: {', '.join(list_plants())}")
+        module = importlib.import_module(f"mbfmu.models.{spec}")
+    cls = getattr(module, "PLANT", None)
+    if cls is None:
+        raise ModelError(f"model file {spec!r} defines no PLANT (the Plant subclass to load)")
+    return _check_class(cls, spec)
+
+
+def _check_class(cls, spec: str) -> type[Plant]:
+    if not (isinstance(cls, type) and issubclass(cls, Plant)):
+        raise ModelError(f"{spec!r} is not a Plant subclass")
+    return cls
+
+
+def load_plant(name_or_path: str, **parameters) -> Plant:
+    """A plant from the library by name (``"rigid_arm"``), from a model file
+    path, or from ``"module:Class"``, built with ``parameters`` (SI units)."""
+    return plant_class(name_or_path)(**parameters)
+
+
+def describe(plant: Plant) -> str:
+    """Text block for ``mbfmu list``: inputs, outputs, parameters with units."""
+    lines = [f"{plant.name}: {plant.description.strip().splitlines()[0] if plant.description else ''}"]
+    for title, sigs in (("inputs", plant.inputs), ("outputs", plant.outputs), ("parameters", plant.parameters)):
+        lines.append(f"  {title}:")
+        for s in sigs:
+            val = f" = {s.start:g}" if title == "parameters" else ""
+            lines.append(f"    {s.name:<24} [{s.unit}]{val}  {s.description}")
+    return "\n".join(lines)
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("list", help="list the plants with their inputs, outputs and parameters")
+    p.add_argument("names", nargs="*", help="plants to show (all by default)")
+    p.set_defaults(func=_cmd_list)
+
+
+def _cmd_list(args) -> int:
+    for name in args.names or list_plants():
+        print(describe(load_plant(name)))
+        print()
+    return 0

@@ -1,0 +1,201 @@
+"""A plant built on a :class:`~mbfmu.dynamics.Model`: the common machinery.
+
+:class:`MultibodyPlant` turns a model into a :class:`~mbfmu.plant.Plant`:
+
+* state ``x = [q; v]`` (states ``q[1..nq]`` and ``v[1..nv]``, units from the
+  joint types), or ``x = [q; p]`` with generalized momenta ``p = M(q) v``
+  when ``canonical=True`` (seed 001's canonical variables);
+* inputs map linearly to generalized forces, ``tau = B u`` (``input_matrix``);
+* subclasses add state-dependent forces that the kernels do not model
+  (contact, motors with feedback, belts) by overriding :meth:`applied_forces`,
+  and define their outputs in :meth:`outputs_at`;
+* :meth:`advance` runs the compiled RK4 loop when no Python-level force is
+  present (``applied_forces`` not overridden), else an RK4 loop in Python.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .dynamics import _kernels
+from .dynamics.algorithms import forward_kinematics, kinetic_energy, momentum, potential_energy
+from .dynamics.joints import FREE, PRISMATIC, SPHERICAL
+from .dynamics.model import Model
+from .errors import InputError, SimulationError
+from .plant import Plant
+from .signals import Signal
+
+
+def _state_signals(model: Model, x0: np.ndarray, canonical: bool) -> tuple[Signal, ...]:
+    """Signals q[1..nq], then v[1..nv] (or p[1..nv]) with units and joint labels."""
+    q_units, v_units, p_units = [], [], []
+    for j in model.joints[1:]:
+        if j.code == PRISMATIC:
+            q_units += ["m"]; v_units += ["m/s"]; p_units += ["N.s"]
+        elif j.code == SPHERICAL:
+            q_units += ["1"] * 4; v_units += ["rad/s"] * 3; p_units += ["N.m.s"] * 3
+        elif j.code == FREE:
+            q_units += ["m"] * 3 + ["1"] * 4
+            v_units += ["rad/s"] * 3 + ["m/s"] * 3
+            p_units += ["N.m.s"] * 3 + ["N.s"] * 3
+        elif j.code == 6:  # planar
+            q_units += ["m", "m", "rad"]; v_units += ["m/s", "m/s", "rad/s"]
+            p_units += ["N.s", "N.s", "N.m.s"]
+        else:
+            q_units += ["rad"] * j.nq; v_units += ["rad/s"] * j.nv; p_units += ["N.m.s"] * j.nv
+    sig = [Signal(f"q[{k + 1}]", q_units[k], f"configuration coordinate {model.q_names[k]}",
+                  float(x0[k]), kind="state") for k in range(model.nq)]
+    base, units, what = ("p", p_units, "generalized momentum") if canonical else \
+        ("v", v_units, "velocity coordinate")
+    sig += [Signal(f"{base}[{k + 1}]", units[k], f"{what} {model.v_names[k]}",
+                   float(x0[model.nq + k]), kind="state") for k in range(model.nv)]
+    return tuple(sig)
+
+
+class MultibodyPlant(Plant):
+    """Plant whose dynamics is a multibody model.
+
+    Parameters
+    ----------
+    model : Model
+    input_matrix : ndarray (nv, nu)
+        Generalized forces per unit input: ``tau = input_matrix @ u``.
+    q0, v0 : array_like, optional
+        Initial configuration and velocity (default: neutral, zero).
+    canonical : bool
+        Integrate in canonical variables (q, p) instead of (q, v).
+
+    Subclasses set ``name``, ``inputs``, ``outputs``, ``parameters`` and
+    implement :meth:`outputs_at`; they call ``super().__init__`` with the model.
+    """
+
+    def __init__(self, model: Model, input_matrix: np.ndarray, q0=None, v0=None,
+                 canonical: bool = False):
+        self.model = model
+        self.canonical = bool(canonical)
+        B = np.asarray(input_matrix, dtype=float)
+        if B.ndim != 2 or B.shape[0] != model.nv:
+            raise InputError(f"input_matrix must have shape (nv={model.nv}, nu), got {B.shape}")
+        self.input_matrix = B
+        q = model.neutral() if q0 is None else np.asarray(q0, float).reshape(-1)
+        v = np.zeros(model.nv) if v0 is None else np.asarray(v0, float).reshape(-1)
+        if q.size != model.nq or v.size != model.nv:
+            raise InputError(f"initial q has {q.size} values (nq={model.nq}), v has {v.size} (nv={model.nv})")
+        q = _kernels.normalize(model._h, q)
+        second = _kernels.momentum(model._h, q, v) if self.canonical else v
+        self.states = _state_signals(model, np.concatenate([q, second]), self.canonical)
+        self._python_forces = type(self).applied_forces is not MultibodyPlant.applied_forces
+
+    # ---- state helpers ----------------------------------------------------
+    def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(q, v)`` from a state (converting momenta when canonical)."""
+        nq = self.model.nq
+        q = x[:nq]
+        if self.canonical:
+            return q, _kernels.minv(self.model._h, q, x[nq:])
+        return q, x[nq:]
+
+    def state_from(self, q, v) -> np.ndarray:
+        """State vector for configuration ``q`` and velocity ``v``."""
+        q = np.asarray(q, float)
+        v = np.asarray(v, float)
+        second = _kernels.momentum(self.model._h, q, v) if self.canonical else v
+        return np.concatenate([q, second])
+
+    # ---- forces -------------------------------------------------------------
+    def applied_forces(self, t: float, q: np.ndarray, v: np.ndarray, u: np.ndarray):
+        """Extra generalized forces (nv,) and body wrenches (nbodies, 6, body
+        frame, [n; f]) at time ``t``; ``None`` for either means none.
+        Override for contact, feedback motors, belts."""
+        return None, None
+
+    def generalized_forces(self, t, q, v, u):
+        """``(tau, f_ext)`` for the kernels: ``B u`` plus :meth:`applied_forces`."""
+        tau = self.input_matrix @ u if u.size else np.zeros(self.model.nv)
+        f_ext = None
+        if self._python_forces:
+            extra_tau, f_ext = self.applied_forces(t, q, v, u)
+            if extra_tau is not None:
+                tau = tau + extra_tau
+        return tau, f_ext
+
+    # ---- Plant interface ----------------------------------------------------
+    def derivatives(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """dx/dt: ``[dq/dt; dv/dt]``, or ``[dq/dt; dp/dt]`` in canonical variables."""
+        u = np.asarray(u, float)
+        h = self.model._h
+        nq = self.model.nq
+        q = x[:nq]
+        if self.canonical:
+            v = _kernels.minv(h, q, x[nq:])
+            tau, f_ext = self.generalized_forces(t, q, v, u)
+            tau_p, f_p = _kernels.passive_forces(h, q, v)
+            f_all = f_p if f_ext is None else f_p + f_ext
+            qdot, pdot, _ = _kernels.sweep(h, q, x[nq:], tau + tau_p, f_all)
+            return np.concatenate([qdot, pdot])
+        v = x[nq:]
+        tau, f_ext = self.generalized_forces(t, q, v, u)
+        qdot, vdot = _kernels.rhs(h, q, v, tau, f_ext)
+        return np.concatenate([qdot, vdot])
+
+    def normalize_state(self, x: np.ndarray) -> np.ndarray:
+        if not self.model.has_quaternions:
+            return x
+        nq = self.model.nq
+        x = np.array(x)
+        x[:nq] = _kernels.normalize(self.model._h, x[:nq])
+        return x
+
+    def advance(self, t: float, x: np.ndarray, u: np.ndarray, dt: float) -> np.ndarray:
+        """State at ``t + dt``: RK4 with ``ceil(dt / internal_step)`` sub-steps,
+        run in compiled code when the plant has no Python-level forces."""
+        if self._python_forces or self.canonical:
+            return super().advance(t, x, u, dt)
+        n = max(1, int(np.ceil(dt / self.internal_step - 1e-9)))
+        nq = self.model.nq
+        tau = self.input_matrix @ np.asarray(u, float) if len(u) else np.zeros(self.model.nv)
+        q, v = _kernels.rk4(self.model._h, x[:nq], x[nq:], tau, dt / n, n)
+        return np.concatenate([q, v])
+
+    def poses(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """World rotation (nbodies, 3, 3) and origin (nbodies, 3, m) of each body."""
+        kin = forward_kinematics(self.model, x[:self.model.nq])
+        return kin.R_WB, kin.p_WB
+
+    # ---- diagnostics --------------------------------------------------------
+    def energies(self, x: np.ndarray) -> tuple[float, float]:
+        """Kinetic and potential energy (J) of state ``x`` (springs included)."""
+        q, v = self.split(x)
+        return kinetic_energy(self.model, q, v), potential_energy(self.model, q)
+
+    def momenta(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Total linear (kg m/s) and angular momentum about the world origin
+        (kg m^2/s), world frame."""
+        q, v = self.split(x)
+        return momentum(self.model, q, v)
+
+
+def check_positive(values: dict[str, float], plant: str) -> None:
+    """Raise InputError naming the first parameter that is not a finite,
+    strictly positive number."""
+    for name, val in values.items():
+        try:
+            f = float(val)
+        except (TypeError, ValueError):
+            raise InputError(f"plant {plant!r}: parameter {name!r} = {val!r} is not a number") from None
+        if not np.isfinite(f) or f <= 0:
+            raise InputError(f"plant {plant!r}: parameter {name!r} = {val!r} must be finite and > 0")
+
+
+def parameter_signals(values: dict[str, tuple[float, str, str]],
+                      ranges: dict[str, tuple[float | None, float | None]] | None = None
+                      ) -> tuple[Signal, ...]:
+    """Parameter signals from ``{name: (value, unit, description)}``."""
+    ranges = ranges or {}
+    return tuple(Signal(k, unit, desc, float(val), *ranges.get(k, (None, None)), kind="parameter")
+                 for k, (val, unit, desc) in values.items())
+
+
+def raise_if_nonfinite(x: np.ndarray, plant: str, t: float) -> None:
+    if not np.all(np.isfinite(x)):
+        raise SimulationError(f"plant {plant!r}: state became non-finite at t = {t} s")
+
