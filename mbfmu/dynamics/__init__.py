@@ -14,6 +14,7 @@ from .algorithms import (Kinematics, aba, body_accelerations, body_jacobian, bod
 from .joints import (Fixed, FreeFlyer, Joint, Planar, Prismatic, Revolute, Spherical, Universal,
                      make_joint)
 from .model import Body, JointForce, Model, ModelBuilder, Spring
+from .dh import DHRow, dh_forward_kinematics, dh_transform, from_dh
 
 __all__ = [
     "Body", "Fixed", "FreeFlyer", "Joint", "JointForce", "Kinematics", "Model", "ModelBuilder",

@@ -126,18 +126,32 @@ def _ancestors(model: Model, body: int) -> list[int]:
     return out
 
 
+def _world_jacobian(model: Model, q, body: int, p_WP: np.ndarray | None, R, p, S) -> np.ndarray:
+    """Rows [w; v_P] in world coordinates for the point at world position p_WP
+    (the body origin when None)."""
+    P = p[body] if p_WP is None else p_WP
+    J = np.zeros((6, model.nv))
+    for j in _ancestors(model, body):
+        n = model.joints[j].nv
+        if n == 0:
+            continue
+        w = R[j] @ S[j, :n, :3].T
+        u = R[j] @ S[j, :n, 3:].T
+        sl = slice(model.idx_v[j], model.idx_v[j] + n)
+        J[:3, sl] = w
+        J[3:, sl] = u + np.cross(w.T, P - p[j]).T
+    return J
+
+
 def body_jacobian(model: Model, q, body: int | str) -> np.ndarray:
     """Body Jacobian (6, nv): ``v_B = J v`` with ``v_B`` the body's spatial
     velocity [w; v] in its own frame (origin at the body frame)."""
     i = model.body_index(body)
     S, _ = _kernels.subspaces(model._h, q, np.zeros(model.nv))
     R, p, _ = _kernels.kinematics(model._h, q)
-    X_iW = _X_motion(R[i], p[i])
-    J = np.zeros((6, model.nv))
-    for j in _ancestors(model, i):
-        X_Wj = np.linalg.inv(_X_motion(R[j], p[j]))
-        n = model.joints[j].nv
-        J[:, model.idx_v[j]:model.idx_v[j] + n] = X_iW @ X_Wj @ S[j, :n].T
+    J = _world_jacobian(model, q, i, None, R, p, S)
+    J[:3] = R[i].T @ J[:3]
+    J[3:] = R[i].T @ J[3:]
     return J
 
 
@@ -146,14 +160,9 @@ def frame_jacobian(model: Model, q, body: int | str, p_BF=(0.0, 0.0, 0.0)) -> np
     frame), world-aligned: rows are [w_W; v_F,W], the angular velocity and the
     velocity of F's origin, both in world coordinates."""
     i = model.body_index(body)
-    R, _, _ = _kernels.kinematics(model._h, q)
-    Jb = body_jacobian(model, q, i)
-    Rw = R[i]
-    J = np.empty_like(Jb)
-    J[:3] = Rw @ Jb[:3]
-    r = np.asarray(p_BF, float)
-    J[3:] = Rw @ (Jb[3:] - skew(r) @ Jb[:3])
-    return J
+    S, _ = _kernels.subspaces(model._h, q, np.zeros(model.nv))
+    R, p, _ = _kernels.kinematics(model._h, q)
+    return _world_jacobian(model, q, i, p[i] + R[i] @ np.asarray(p_BF, float), R, p, S)
 
 
 def point_jacobian(model: Model, q, body: int | str, p_BP=(0.0, 0.0, 0.0)) -> np.ndarray:

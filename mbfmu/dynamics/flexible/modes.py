@@ -1,0 +1,178 @@
+"""Euler-Bernoulli mode shapes for assumed-modes beams (seed 002).
+
+Shapes are functions of the station ``x`` in [0, L] along the beam, with
+derivatives up to the second. Bending shapes are normalized so that
+``integral_0^L phi_i^2 dx = L`` and ``phi_i(L) > 0``; the clamped-free ones are
+the exact cantilever eigenfunctions, so with uniform mass their modal mass is
+``rho A L`` and modal stiffness ``EI lambda_i^4 L`` (diagonal).
+
+Formulas (e.g. Meirovitch, *Fundamentals of Vibrations*, 2001, sec. 8.6):
+
+* clamped-free: ``cos(lL) cosh(lL) = -1``,
+  ``phi = cosh(lx) - cos(lx) - s (sinh(lx) - sin(lx))``,
+  ``s = (cosh lL + cos lL) / (sinh lL + sin lL)``, evaluated in a form that
+  avoids the cancellation of the growing exponentials;
+* pinned-free (elastic modes about a hinge at x = 0): ``tan(lL) = tanh(lL)``,
+  ``phi = sin(lx) + (sin lL / sinh lL) sinh(lx)``;
+* axial and torsion, fixed-free: ``phi = sin((2i - 1) pi x / (2 L))``.
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+from scipy.optimize import brentq
+
+from ...errors import ModelError
+
+
+@lru_cache(maxsize=None)
+def clamped_free_roots(n: int) -> tuple[float, ...]:
+    """First ``n`` roots of ``cos(x) cosh(x) + 1 = 0`` (1.8751, 4.6941, 7.8548, ...)."""
+    f = lambda x: math.cos(x) + 1.0 / math.cosh(x)  # same roots, bounded
+    return tuple(brentq(f, (i - 0.5) * math.pi - 1.0 if i > 1 else 1.0, (i - 0.5) * math.pi + 1.0,
+                        xtol=1e-15) for i in range(1, n + 1))
+
+
+@lru_cache(maxsize=None)
+def pinned_free_roots(n: int) -> tuple[float, ...]:
+    """First ``n`` positive roots of ``tan(x) = tanh(x)`` (3.9266, 7.0686, ...)."""
+    f = lambda x: math.sin(x) * math.cosh(x) - math.cos(x) * math.sinh(x)
+    g = lambda x: f(x) / math.cosh(x)
+    return tuple(brentq(g, (i + 0.25) * math.pi - 0.5, (i + 0.25) * math.pi + 0.5, xtol=1e-15)
+                 for i in range(1, n + 1))
+
+
+def _clamped_free(lam_L: float, xi: np.ndarray, d: int) -> np.ndarray:
+    """d-th derivative (w.r.t. xi = x/L, times 1/lam_L^d) of the unnormalized
+    clamped-free shape, stable for large lam_L."""
+    b = lam_L
+    z = b * xi
+    s_num_m = -math.exp(-b) + math.sin(b) - math.cos(b)  # (sinh+sin) - (cosh+cos) times... see below
+    # 1 - s = (sinh b + sin b - cosh b - cos b) / (sinh b + sin b)
+    den = math.sinh(b) + math.sin(b)
+    one_m_s = s_num_m / den
+    one_p_s = 2.0 - one_m_s
+    s = 1.0 - one_m_s
+    # cosh z - s sinh z = 0.5 (1 - s) e^z + 0.5 (1 + s) e^-z ; its derivatives alternate
+    ez = np.exp(z - b) * math.exp(b) if b < 700 else np.exp(z)
+    ez_term = 0.5 * one_m_s * ez
+    emz_term = 0.5 * one_p_s * np.exp(-z)
+    if d == 0:
+        hyp = ez_term + emz_term
+        trig = -np.cos(z) + s * np.sin(z)
+    elif d == 1:
+        hyp = ez_term - emz_term
+        trig = np.sin(z) + s * np.cos(z)
+    elif d == 2:
+        hyp = ez_term + emz_term
+        trig = np.cos(z) - s * np.sin(z)
+    else:
+        raise ValueError(d)
+    return hyp + trig
+
+
+def _pinned_free(lam_L: float, xi: np.ndarray, d: int) -> np.ndarray:
+    b = lam_L
+    z = b * xi
+    r = math.sin(b) / math.sinh(b)
+    # r sinh(z) stays bounded: r ~ 2 sin(b) e^-b
+    if d == 0:
+        return np.sin(z) + r * np.sinh(z)
+    if d == 1:
+        return np.cos(z) + r * np.cosh(z)
+    if d == 2:
+        return -np.sin(z) + r * np.sinh(z)
+    raise ValueError(d)
+
+
+class BendingModes:
+    """Transverse bending shapes of one beam in one plane.
+
+    Parameters
+    ----------
+    n : int
+        Number of modes (>= 1).
+    length : float
+        L, m.
+    boundary : str
+        ``"clamped"`` (clamped-free) or ``"pinned"`` (pinned-free elastic modes).
+    """
+
+    def __init__(self, n: int, length: float, boundary: str = "clamped"):
+        if not isinstance(n, (int, np.integer)) or n < 1:
+            raise ModelError(f"bending modes: n = {n!r} must be an integer >= 1")
+        if boundary not in ("clamped", "pinned"):
+            raise ModelError(f"bending modes: boundary {boundary!r} must be 'clamped' or 'pinned'")
+        self.n = int(n)
+        self.length = float(length)
+        self.boundary = boundary
+        roots = clamped_free_roots(self.n) if boundary == "clamped" else pinned_free_roots(self.n)
+        self.lambda_L = np.array(roots)
+        self._shape = _clamped_free if boundary == "clamped" else _pinned_free
+        # normalization: integral phi^2 = L, phi(L) > 0 (Gauss-Legendre, exact to rounding)
+        xg, wg = np.polynomial.legendre.leggauss(200)
+        xi = 0.5 * (xg + 1.0)
+        self._scale = np.empty(self.n)
+        for i, b in enumerate(self.lambda_L):
+            raw = self._shape(b, xi, 0)
+            norm = math.sqrt(0.5 * float(wg @ raw ** 2))
+            tip = float(self._shape(b, np.array([1.0]), 0)[0])
+            self._scale[i] = math.copysign(1.0 / norm, tip)
+
+    @property
+    def lambdas(self) -> np.ndarray:
+        """Wave numbers lambda_i (1/m)."""
+        return self.lambda_L / self.length
+
+    def values(self, x, derivative: int = 0) -> np.ndarray:
+        """``d^k phi_i / dx^k`` at stations ``x`` (m), shape (len(x), n)."""
+        x = np.atleast_1d(np.asarray(x, float))
+        xi = x / self.length
+        out = np.empty((x.size, self.n))
+        for i, b in enumerate(self.lambda_L):
+            out[:, i] = self._scale[i] * self._shape(b, xi, derivative) * (b / self.length) ** derivative
+        return out
+
+    def stiffness(self, EI: float) -> np.ndarray:
+        """Modal stiffness ``EI integral phi_i'' phi_j''`` (n, n), N/m."""
+        return np.diag(EI * self.lambdas ** 4 * self.length)
+
+    def slope_products(self, x) -> np.ndarray:
+        """``H_ij(x) = integral_0^x phi_i' phi_j' ds`` at stations ``x`` (m),
+        shape (len(x), n, n): the foreshortening coefficients (1/m)."""
+        x = np.atleast_1d(np.asarray(x, float))
+        xg, wg = np.polynomial.legendre.leggauss(max(40, 8 * self.n))
+        out = np.empty((x.size, self.n, self.n))
+        for k, xk in enumerate(x):
+            s = 0.5 * xk * (xg + 1.0)
+            d = self.values(s, 1)
+            out[k] = 0.5 * xk * (d.T * wg) @ d
+        return out
+
+
+class SineModes:
+    """Fixed-free axial or torsion shapes ``sin((2i-1) pi x / (2L))``."""
+
+    def __init__(self, n: int, length: float):
+        if not isinstance(n, (int, np.integer)) or n < 1:
+            raise ModelError(f"axial/torsion modes: n = {n!r} must be an integer >= 1")
+        self.n = int(n)
+        self.length = float(length)
+        self.k = (2 * np.arange(1, self.n + 1) - 1) * math.pi / (2.0 * self.length)
+
+    def values(self, x, derivative: int = 0) -> np.ndarray:
+        x = np.atleast_1d(np.asarray(x, float))
+        z = np.outer(x, self.k)
+        if derivative == 0:
+            return np.sin(z)
+        if derivative == 1:
+            return self.k * np.cos(z)
+        if derivative == 2:
+            return -self.k ** 2 * np.sin(z)
+        raise ValueError(derivative)
+
+    def stiffness(self, EA_or_GJ: float) -> np.ndarray:
+        """``EA integral phi_i' phi_j'`` (n, n) = diag(EA k_i^2 L / 2)."""
+        return np.diag(EA_or_GJ * self.k ** 2 * self.length / 2.0)

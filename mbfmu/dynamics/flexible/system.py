@@ -1,0 +1,631 @@
+"""Assumed-modes beams in a floating frame of reference, inside an engine tree.
+
+Formulation
+-----------
+A beam's rigid motion is that of its *floating frame* B (an ordinary body
+with an ordinary joint). Its deformation is a sum of mode shapes (seed 002,
+``u = Phi_a q_a + Phi_b q_b + e Phi_phi q_phi``): axial ``u(x)``, transverse
+``v(x)`` (along y), ``w(x)`` (along z) and twist ``theta(x)``. The distributed
+mass is represented by cross-sections at Gauss-Legendre stations ``x_k``
+(mass ``rho A w_k``, rotary inertia ``rho w_k diag(Iy + Iz, Iy, Iz)``); with
+enough stations the quadrature of the mode-shape products is exact to
+rounding, so the kinetic energy is the Euler-Bernoulli one.
+
+Each section, and the deformed tip frame that carries child bodies, is
+placed on B by a chain of *virtual* one-degree-of-freedom joints of the
+engine (prismatic along x, y, z; revolute about z, y, x at the tip, about x
+for the twist) whose coordinates ``c`` are known functions of the modal
+coordinates:
+
+* ``c = phi(x_k) . q`` (linear) for transverse, axial and twist motion, and
+  for the tip rotations ``v'(L)``, ``-w'(L)``, ``theta(L)``;
+* with geometric stiffening the axial coordinate also carries the
+  foreshortening of the bent beam,
+  ``- 1/2 q^T H(x_k) q``, ``H_ij(x) = integral_0^x phi_i' phi_j' ds``
+  (the nonlinear kinematics of Kane, Ryan & Banerjee 1987).
+
+The virtual tree is an ordinary rigid multibody tree, so its equations come
+from the engine's kernels: with ``c_dot = G(q) v`` and
+``c_ddot = G v_dot + gamma``, the generalized equations are the projection
+
+    (G^T M_v G) v_dot = tau + G^T (tau_passive - rnea_v(c, c_dot, gamma))
+                        - K q_f - D q_f_dot
+
+with ``M_v`` from ``crba`` and the velocity-product and gravity terms from
+``rnea`` of the virtual tree. This is ``M = sum J^T M_body J`` over the
+bodies and sections, with the full inertia coupling between rigid motion and
+deformation and the deformation-induced Coriolis terms exact, and the
+kinetic energy ``1/2 v^T M v`` conserved in the absence of damping and input.
+It costs a dense ``nv x nv`` solve per evaluation (not the O(N) recursion of
+the rigid kernels).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve
+
+from ...errors import InputError, ModelError, SimulationError
+from .. import _kernels
+from ..algorithms import forward_kinematics, point_jacobian, potential_energy
+from ..joints import Fixed, Joint, Prismatic, Revolute
+from ..model import JointForce, Model, ModelBuilder, check_vector
+from .beam import BeamProperties
+from .modes import BendingModes, SineModes
+
+_X, _Y, _Z = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class ModeSet:
+    """Which assumed modes a beam carries.
+
+    Parameters
+    ----------
+    bending_y, bending_z : int
+        Number of bending modes with deflection along y and along z.
+    axial, torsion : int
+        Number of fixed-free axial and torsion modes.
+    boundary : str
+        ``"clamped"`` (clamped-free bending shapes, the floating frame is
+        tangent to the beam at the root) or ``"pinned"`` (pinned-free elastic
+        shapes).
+    """
+
+    bending_y: int = 3
+    bending_z: int = 0
+    axial: int = 0
+    torsion: int = 0
+    boundary: str = "clamped"
+
+    def __post_init__(self):
+        for name in ("bending_y", "bending_z", "axial", "torsion"):
+            val = getattr(self, name)
+            if not isinstance(val, (int, np.integer)) or val < 0:
+                raise ModelError(f"mode set: {name} = {val!r} must be an integer >= 0")
+        if self.bending_y + self.bending_z + self.axial + self.torsion == 0:
+            raise ModelError("mode set: a flexible beam needs at least one mode")
+        if self.boundary not in ("clamped", "pinned"):
+            raise ModelError(f"mode set: boundary {self.boundary!r} must be 'clamped' or 'pinned'")
+
+    @property
+    def size(self) -> int:
+        return self.bending_y + self.bending_z + self.axial + self.torsion
+
+
+@dataclass
+class ModalBeam:
+    """One assumed-modes beam of a :class:`FlexibleSystem` (read-only after build).
+
+    Attributes
+    ----------
+    name : str
+    body : int
+        Index of the floating frame body in ``FlexibleSystem.model``.
+    beam : BeamProperties
+    modes : ModeSet
+    stiffening : bool
+    offset : int
+        Index of the beam's first modal coordinate in the generalized
+        coordinates.
+    shapes : dict
+        ``"y"``, ``"z"``: BendingModes; ``"axial"``, ``"torsion"``: SineModes.
+    slices : dict
+        Slices of the beam's own modal vector for each shape family.
+    K, D : ndarray (n, n)
+        Modal stiffness and damping.
+    modal_mass : ndarray (n, n)
+        ``integral rho A phi_i phi_j dx`` (axial/bending), ``rho Ip`` (twist).
+    """
+
+    name: str
+    body: int
+    beam: BeamProperties
+    modes: ModeSet
+    stiffening: bool
+    offset: int = 0
+    shapes: dict = field(default_factory=dict)
+    slices: dict = field(default_factory=dict)
+    K: np.ndarray | None = None
+    D: np.ndarray | None = None
+    modal_mass: np.ndarray | None = None
+
+    @property
+    def n(self) -> int:
+        return self.modes.size
+
+    def coordinates(self, q: np.ndarray) -> np.ndarray:
+        """This beam's modal coordinates from the generalized coordinates."""
+        return np.asarray(q)[self.offset:self.offset + self.n]
+
+    def deflection(self, qf: np.ndarray, s) -> np.ndarray:
+        """Displacement of the centroid line at stations ``s`` (m) in the
+        floating frame, relative to the undeformed position ``(s, 0, 0)``;
+        shape (len(s), 3), m. Includes the foreshortening when stiffening."""
+        s = np.atleast_1d(np.asarray(s, float))
+        if np.any(s < -1e-12) or np.any(s > self.beam.length * (1 + 1e-12)):
+            raise InputError(f"beam {self.name!r}: stations must lie in [0, {self.beam.length}] m")
+        out = np.zeros((s.size, 3))
+        for key, col in (("axial", 0), ("y", 1), ("z", 2)):
+            if key in self.shapes:
+                out[:, col] += self.shapes[key].values(s) @ qf[self.slices[key]]
+        if self.stiffening:
+            for key in ("y", "z"):
+                if key in self.shapes:
+                    H = self.shapes[key].slope_products(s)
+                    qb = qf[self.slices[key]]
+                    out[:, 0] -= 0.5 * np.einsum("kij,i,j->k", H, qb, qb)
+        return out
+
+    def twist(self, qf: np.ndarray, s) -> np.ndarray:
+        """Twist angle at stations ``s`` (rad)."""
+        s = np.atleast_1d(np.asarray(s, float))
+        if "torsion" not in self.shapes:
+            return np.zeros(s.size)
+        return self.shapes["torsion"].values(s) @ qf[self.slices["torsion"]]
+
+    def curvature(self, qf: np.ndarray, s, direction: str = "y") -> np.ndarray:
+        """Bending curvature ``v''`` (direction y) or ``w''`` (z) at ``s``, 1/m."""
+        s = np.atleast_1d(np.asarray(s, float))
+        if direction not in self.shapes:
+            return np.zeros(s.size)
+        return self.shapes[direction].values(s, 2) @ qf[self.slices[direction]]
+
+    def root_strain(self, qf: np.ndarray, direction: str = "y") -> float:
+        """Axial bending strain at the root on the outer fibre at +y (or +z), 1:
+        ``-c v''(0)`` (tension positive)."""
+        c = self.beam.c_y if direction == "y" else self.beam.c_z
+        return float(-c * self.curvature(qf, [0.0], direction)[0])
+
+
+class FlexibleSystemBuilder:
+    """Build a tree of rigid bodies and assumed-modes beams.
+
+    Same calls as :class:`~mbfmu.dynamics.ModelBuilder` (``add_body``,
+    ``add_joint_force``, ``add_spring``) plus :meth:`add_beam`. A beam's
+    deformed tip frame is the parent ``"<beam name>.tip"``.
+
+    Example
+    -------
+    >>> from mbfmu.dynamics import Revolute
+    >>> from mbfmu.dynamics.flexible import BeamProperties, FlexibleSystemBuilder, ModeSet
+    >>> beam = BeamProperties.rectangular(1.0, 0.01, 0.05, E=70e9, density=2700)
+    >>> b = FlexibleSystemBuilder(gravity=(0, 0, 0))
+    >>> link = b.add_beam("link", "world", Revolute(axis=(0, 0, 1)), beam, ModeSet(bending_y=3),
+    ...                   mass=0.5, inertia=(1e-3, 1e-3, 2e-3))
+    >>> tip_mass = b.add_body("payload", "link.tip", Fixed(), mass=0.2)
+    >>> system = b.build()
+    >>> system.nv
+    4
+    """
+
+    def __init__(self, gravity: Sequence[float] = (0.0, 0.0, -9.81), name: str = "flexible"):
+        self._vb = ModelBuilder(gravity, name)
+        self._beams: list[ModalBeam] = []
+        self._beam_index: dict[str, int] = {}
+        self._tip_body: dict[str, int] = {}
+        # virtual deformation joints: (virtual body, beam index, kind, station)
+        self._virtual: list[tuple[int, int, str, float]] = []
+        self._real: list[int] = []
+
+    # ---- rigid bodies -------------------------------------------------------
+    def _parent(self, parent: int | str) -> int:
+        if isinstance(parent, str) and parent.endswith(".tip") and parent[:-4] in self._beam_index:
+            name = parent[:-4]
+            if name not in self._tip_body:
+                self._tip_body[name] = self._add_tip_chain(self._beams[self._beam_index[name]])
+            return self._tip_body[name]
+        return self._vb.body_index(parent)
+
+    def add_body(self, name: str, parent: int | str, joint: Joint, mass: float = 0.0,
+                 com: Sequence[float] = (0.0, 0.0, 0.0), inertia=np.zeros((3, 3)),
+                 R_PJ: np.ndarray | None = None, p_PJ: Sequence[float] = (0.0, 0.0, 0.0),
+                 joint_name: str | None = None) -> int:
+        """Add a rigid body (arguments as :meth:`ModelBuilder.add_body`);
+        ``parent`` may be ``"<beam>.tip"``. Returns its index in the model."""
+        i = self._vb.add_body(name, self._parent(parent), joint, mass, com, inertia, R_PJ, p_PJ,
+                              joint_name)
+        self._real.append(i)
+        return i
+
+    def add_joint_force(self, body: int | str, force: JointForce) -> None:
+        """Spring/damper/limit on the joint of a rigid body or a beam's frame."""
+        i = self._vb.body_index(body)
+        if i not in self._real:
+            raise ModelError(f"joint force on {body!r}: only rigid bodies and beam frames have joints")
+        self._vb.add_joint_force(i, force)
+
+    def add_spring(self, body_a, point_a, body_b, point_b, stiffness, damping=0.0,
+                   rest_length=0.0, name="") -> None:
+        """Point-to-point spring-damper between two bodies (see ModelBuilder)."""
+        self._vb.add_spring(self._parent(body_a), point_a, self._parent(body_b), point_b, stiffness,
+                            damping, rest_length, name)
+
+    # ---- beams ----------------------------------------------------------------
+    def add_beam(self, name: str, parent: int | str, joint: Joint, beam: BeamProperties,
+                 modes: ModeSet = ModeSet(), stiffening: bool = True, mass: float = 0.0,
+                 com: Sequence[float] = (0.0, 0.0, 0.0), inertia=np.zeros((3, 3)),
+                 R_PJ: np.ndarray | None = None, p_PJ: Sequence[float] = (0.0, 0.0, 0.0),
+                 n_sections: int | None = None) -> int:
+        """Add an assumed-modes beam whose floating frame moves with ``joint``.
+
+        Parameters
+        ----------
+        name : str
+            Beam name; the floating frame body gets this name and the tip
+            frame is the parent ``"<name>.tip"``.
+        parent, joint, R_PJ, p_PJ
+            As for a rigid body: the floating frame is the joint's child frame
+            (beam root at its origin, beam along its x axis).
+        beam : BeamProperties
+        modes : ModeSet
+        stiffening : bool
+            Include the foreshortening (geometric/centrifugal stiffening).
+        mass, com, inertia
+            Rigid mass carried by the floating frame itself (a hub, a motor
+            rotor), kg, m, kg m^2.
+        n_sections : int, optional
+            Number of Gauss-Legendre mass stations (default ``3 n + 6`` with
+            n the largest mode count of one family).
+
+        Returns
+        -------
+        int
+            Index of the floating frame body.
+        """
+        if not isinstance(beam, BeamProperties):
+            raise ModelError(f"beam {name!r}: beam must be BeamProperties")
+        if not isinstance(modes, ModeSet):
+            raise ModelError(f"beam {name!r}: modes must be a ModeSet")
+        if name in self._beam_index:
+            raise ModelError(f"beam {name!r} is defined twice")
+        nmax = max(modes.bending_y, modes.bending_z, modes.axial, modes.torsion)
+        ns = 3 * nmax + 6 if n_sections is None else n_sections
+        if not isinstance(ns, (int, np.integer)) or ns < 2:
+            raise ModelError(f"beam {name!r}: n_sections = {n_sections!r} must be an integer >= 2")
+        B = self.add_body(name, parent, joint, mass, com, inertia, R_PJ, p_PJ)
+        L = beam.length
+        rec = ModalBeam(name, B, beam, modes, bool(stiffening))
+        k = 0
+        blocks_K, blocks_M = [], []
+        for key, n, make, stiff in (
+                ("y", modes.bending_y, lambda n: BendingModes(n, L, modes.boundary), beam.EIz),
+                ("z", modes.bending_z, lambda n: BendingModes(n, L, modes.boundary), beam.EIy),
+                ("axial", modes.axial, lambda n: SineModes(n, L), beam.EA),
+                ("torsion", modes.torsion, lambda n: SineModes(n, L), beam.GJ)):
+            if n == 0:
+                continue
+            shp = make(n)
+            rec.shapes[key] = shp
+            rec.slices[key] = slice(k, k + n)
+            k += n
+            blocks_K.append(shp.stiffness(stiff))
+            xg, wg = np.polynomial.legendre.leggauss(200)
+            xs = 0.5 * L * (xg + 1)
+            P = shp.values(xs)
+            mu = beam.polar_inertia_per_length if key == "torsion" else beam.mass_per_length
+            blocks_M.append(0.5 * L * mu * (P.T * wg) @ P)
+        rec.K = _block_diag(blocks_K)
+        rec.modal_mass = _block_diag(blocks_M)
+        dirs = tuple(d for d in ("y", "z") if d in rec.shapes) or ("y", "z")
+        rec.D = beam.stiffness_damping_factor(dirs) * rec.K
+        bi = len(self._beams)
+        self._beams.append(rec)
+        self._beam_index[name] = bi
+
+        xg, wg = np.polynomial.legendre.leggauss(ns)
+        xs, ws = 0.5 * L * (xg + 1), 0.5 * L * wg
+        rho = beam.density
+        for j, (x, w) in enumerate(zip(xs, ws)):
+            chain = self._translation_kinds(rec)
+            if "torsion" in rec.shapes:
+                chain.append(("rx", Revolute(axis=_X)))
+            body = B
+            place = (x, 0.0, 0.0)
+            for c, (kind, jt) in enumerate(chain):
+                last = c == len(chain) - 1
+                m = beam.mass_per_length * w if last else 0.0
+                I = rho * w * np.diag([beam.Iy + beam.Iz, beam.Iy, beam.Iz]) if last else np.zeros((3, 3))
+                body = self._vb.add_body(f"{name}.s{j}.{kind}", body, jt, mass=m, inertia=I, p_PJ=place)
+                self._virtual.append((body, bi, kind, x))
+                place = (0.0, 0.0, 0.0)
+        return B
+
+    def _translation_kinds(self, rec: ModalBeam) -> list:
+        chain = []
+        if "axial" in rec.shapes or (rec.stiffening and ("y" in rec.shapes or "z" in rec.shapes)):
+            chain.append(("px", Prismatic(axis=_X)))
+        if "y" in rec.shapes:
+            chain.append(("py", Prismatic(axis=_Y)))
+        if "z" in rec.shapes:
+            chain.append(("pz", Prismatic(axis=_Z)))
+        return chain
+
+    def _add_tip_chain(self, rec: ModalBeam) -> int:
+        bi = self._beam_index[rec.name]
+        chain = self._translation_kinds(rec)
+        if "y" in rec.shapes:
+            chain.append(("rz", Revolute(axis=_Z)))
+        if "z" in rec.shapes:
+            chain.append(("ry", Revolute(axis=_Y)))
+        if "torsion" in rec.shapes:
+            chain.append(("rx", Revolute(axis=_X)))
+        body = rec.body
+        place = (rec.beam.length, 0.0, 0.0)
+        for kind, jt in chain:
+            body = self._vb.add_body(f"{rec.name}.tip.{kind}", body, jt, p_PJ=place)
+            self._virtual.append((body, bi, kind, rec.beam.length))
+            place = (0.0, 0.0, 0.0)
+        return body
+
+    def build(self) -> "FlexibleSystem":
+        """Validate and pack."""
+        return FlexibleSystem(self._vb.build(), self._beams, self._virtual, self._real)
+
+
+def _block_diag(blocks):
+    n = sum(b.shape[0] for b in blocks)
+    out = np.zeros((n, n))
+    k = 0
+    for b in blocks:
+        m = b.shape[0]
+        out[k:k + m, k:k + m] = b
+        k += m
+    return out
+
+
+class FlexibleSystem:
+    """Equations of motion of a tree with assumed-modes beams.
+
+    Generalized coordinates ``q = [q_r; q_f]``: the coordinates of the rigid
+    joints (in body order, as the engine stores them, quaternions included)
+    then the modal coordinates of each beam in the order the beams were
+    added; velocities ``v = [v_r; q_f_dot]``.
+
+    Attributes
+    ----------
+    model : Model
+        The virtual engine tree (rigid bodies, floating frames, sections, tip
+        chains); body indices of poses and geometry refer to it.
+    beams : tuple of ModalBeam
+    nq, nv, nf : int
+        Sizes of q, v and of the modal coordinates.
+    """
+
+    def __init__(self, model: Model, beams, virtual, real):
+        self.model = model
+        self.beams = tuple(beams)
+        self._beam_by_name = {b.name: b for b in self.beams}
+        h = model
+        real = sorted(real)
+        self.real_bodies = tuple(real)
+        rq, rv = [], []
+        for i in real:
+            j = h.joints[i]
+            rq += list(range(h.idx_q[i], h.idx_q[i] + j.nq))
+            rv += list(range(h.idx_v[i], h.idx_v[i] + j.nv))
+        self._vq_rigid = np.array(rq, dtype=int)
+        self._vv_rigid = np.array(rv, dtype=int)
+        self.nq_rigid, self.nv_rigid = len(rq), len(rv)
+        off = 0
+        for b in self.beams:
+            b.offset = self.nq_rigid + off
+            off += b.n
+        self.nf = off
+        self.nq = self.nq_rigid + self.nf
+        self.nv = self.nv_rigid + self.nf
+        # virtual deformation joints: linear rows over q_f and quadratic terms
+        nd = len(virtual)
+        self._vq_def = np.array([h.idx_q[v[0]] for v in virtual], dtype=int)
+        self._vv_def = np.array([h.idx_v[v[0]] for v in virtual], dtype=int)
+        Gf = np.zeros((nd, self.nf))
+        quad_rows, quad_H = [], []
+        for r, (body, bi, kind, x) in enumerate(virtual):
+            b = self.beams[bi]
+            o = b.offset - self.nq_rigid
+            if kind == "px":
+                if "axial" in b.shapes:
+                    sl = b.slices["axial"]
+                    Gf[r, o + sl.start:o + sl.stop] = b.shapes["axial"].values([x])[0]
+                if b.stiffening:
+                    H = np.zeros((self.nf, self.nf))
+                    for key in ("y", "z"):
+                        if key in b.shapes:
+                            sl = b.slices[key]
+                            s = slice(o + sl.start, o + sl.stop)
+                            H[s, s] = b.shapes[key].slope_products([x])[0]
+                    quad_rows.append(r)
+                    quad_H.append(H)
+            elif kind in ("py", "pz"):
+                key = kind[1]
+                sl = b.slices[key]
+                Gf[r, o + sl.start:o + sl.stop] = b.shapes[key].values([x])[0]
+            elif kind == "rz":
+                sl = b.slices["y"]
+                Gf[r, o + sl.start:o + sl.stop] = b.shapes["y"].values([x], 1)[0]
+            elif kind == "ry":
+                sl = b.slices["z"]
+                Gf[r, o + sl.start:o + sl.stop] = -b.shapes["z"].values([x], 1)[0]
+            elif kind == "rx":
+                sl = b.slices["torsion"]
+                Gf[r, o + sl.start:o + sl.stop] = b.shapes["torsion"].values([x])[0]
+        self._Gf = Gf
+        self._quad_rows = np.array(quad_rows, dtype=int)
+        self._quad_H = np.array(quad_H).reshape(-1, self.nf, self.nf)
+        self.K = np.zeros((self.nf, self.nf))
+        self.D = np.zeros((self.nf, self.nf))
+        for b in self.beams:
+            s = slice(b.offset - self.nq_rigid, b.offset - self.nq_rigid + b.n)
+            self.K[s, s] = b.K
+            self.D[s, s] = b.D
+        self._G = np.zeros((model.nv, self.nv))
+        self._G[self._vv_rigid, np.arange(self.nv_rigid)] = 1.0
+        self._has_passive = bool(model.joint_forces) or bool(model.springs)
+
+    # ---- sizes and state helpers ------------------------------------------
+    def beam(self, name: str) -> ModalBeam:
+        """The beam called ``name``."""
+        try:
+            return self._beam_by_name[name]
+        except KeyError:
+            raise InputError(f"no beam {name!r}; beams: {', '.join(self._beam_by_name)}") from None
+
+    def neutral(self) -> np.ndarray:
+        """Neutral generalized configuration (zero deformation)."""
+        return np.concatenate([self.model.neutral()[self._vq_rigid], np.zeros(self.nf)])
+
+    def virtual_state(self, q: np.ndarray, v: np.ndarray | None = None):
+        """Virtual-tree configuration ``c`` (and ``c_dot``, ``G``, ``gamma``).
+
+        Returns
+        -------
+        c : ndarray (model.nq,)
+        c_dot : ndarray (model.nv,) or None
+        G : ndarray (model.nv, nv)
+            ``c_dot = G v``.
+        gamma : ndarray (model.nv,) or None
+            ``c_ddot = G v_dot + gamma``.
+        """
+        qf = q[self.nq_rigid:]
+        c = np.zeros(self.model.nq)
+        c[self._vq_rigid] = q[:self.nq_rigid]
+        cdef = self._Gf @ qf
+        Gdef = self._Gf.copy()
+        if self._quad_rows.size:
+            Hq = self._quad_H @ qf  # (nquad, nf)
+            cdef[self._quad_rows] -= 0.5 * Hq @ qf
+            Gdef[self._quad_rows] -= Hq
+        c[self._vq_def] = cdef
+        G = self._G.copy()
+        G[self._vv_def, self.nv_rigid:] = Gdef
+        if v is None:
+            return c, None, G, None
+        cd = G @ v
+        gamma = np.zeros(self.model.nv)
+        if self._quad_rows.size:
+            vf = v[self.nv_rigid:]
+            gamma[self._vv_def[self._quad_rows]] = -np.einsum("kij,i,j->k", self._quad_H, vf, vf)
+        return c, cd, G, gamma
+
+    # ---- equations of motion ---------------------------------------------------
+    def mass_matrix(self, q) -> np.ndarray:
+        """Generalized mass matrix ``G^T M_v G`` (nv, nv)."""
+        q = check_vector(q, self.nq, "q")
+        c, _, G, _ = self.virtual_state(q)
+        return G.T @ _kernels.crba(self.model._h, c) @ G
+
+    def generalized_forces(self, q, v, tau=None, f_ext=None) -> np.ndarray:
+        """``F`` with ``M(q) v_dot = F``: inputs ``tau`` (nv,), body wrenches
+        ``f_ext`` (model.nbodies, 6, body frame), joint springs and point
+        springs, gravity, velocity products, modal stiffness and damping."""
+        c, cd, G, gamma = self.virtual_state(q, v)
+        return self._forces(q, v, c, cd, G, gamma, tau, f_ext)
+
+    def _forces(self, q, v, c, cd, G, gamma, tau, f_ext):
+        h = self.model._h
+        fe = None if f_ext is None else np.array(f_ext, float)
+        if self._has_passive:
+            tau_p, f_p = _kernels.passive_forces(h, c, cd)
+            fe = f_p if fe is None else fe + f_p
+            bias = _kernels.rnea(h, c, cd, gamma, fe) - tau_p
+        else:
+            bias = _kernels.rnea(h, c, cd, gamma, fe)
+        F = -(G.T @ bias)
+        if tau is not None:
+            F += tau
+        qf, vf = q[self.nq_rigid:], v[self.nv_rigid:]
+        F[self.nv_rigid:] -= self.K @ qf + self.D @ vf
+        return F
+
+    def accelerations(self, q, v, tau=None, f_ext=None, prescribed=None) -> np.ndarray:
+        """Generalized accelerations ``v_dot``.
+
+        ``prescribed = (indices, accelerations)`` imposes the accelerations of
+        some velocity coordinates (driven joints); the others follow.
+        """
+        c, cd, G, gamma = self.virtual_state(q, v)
+        M = G.T @ _kernels.crba(self.model._h, c) @ G
+        F = self._forces(q, v, c, cd, G, gamma, tau, f_ext)
+        return solve_prescribed(M, F, prescribed)
+
+    def qdot(self, q, v) -> np.ndarray:
+        """Configuration rate (quaternion rates for ball and free joints)."""
+        c, cd, _, _ = self.virtual_state(q, v)
+        out = np.empty(self.nq)
+        out[:self.nq_rigid] = _kernels.qdot(self.model._h, c, cd)[self._vq_rigid]
+        out[self.nq_rigid:] = v[self.nv_rigid:]
+        return out
+
+    def rhs(self, t: float, x: np.ndarray, tau=None, f_ext=None, prescribed=None) -> np.ndarray:
+        """``d/dt [q; v]`` for the state ``x = [q; v]``."""
+        q, v = x[:self.nq], x[self.nq:]
+        return np.concatenate([self.qdot(q, v), self.accelerations(q, v, tau, f_ext, prescribed)])
+
+    # ---- kinematics and energy ---------------------------------------------------
+    def poses(self, q) -> tuple[np.ndarray, np.ndarray]:
+        """World rotation and origin of every body of :attr:`model`."""
+        c, _, _, _ = self.virtual_state(np.asarray(q, float))
+        kin = forward_kinematics(self.model, c)
+        return kin.R_WB, kin.p_WB
+
+    def point_position(self, q, body: int | str, p_BP=(0.0, 0.0, 0.0)) -> np.ndarray:
+        """World position of a point fixed on ``body`` (m)."""
+        R, p = self.poses(q)
+        i = self.model.body_index(body)
+        return p[i] + R[i] @ np.asarray(p_BP, float)
+
+    def point_jacobian(self, q, body: int | str, p_BP=(0.0, 0.0, 0.0)) -> np.ndarray:
+        """(3, nv) world velocity Jacobian of a point fixed on ``body``."""
+        c, _, G, _ = self.virtual_state(np.asarray(q, float))
+        return point_jacobian(self.model, c, body, p_BP) @ G
+
+    def kinetic_energy(self, q, v) -> float:
+        """``1/2 v^T M v``, J."""
+        v = np.asarray(v, float)
+        return 0.5 * float(v @ self.mass_matrix(q) @ v)
+
+    def potential_energy(self, q) -> float:
+        """Gravity, joint and point springs, and strain energy ``1/2 q_f^T K q_f``, J."""
+        q = np.asarray(q, float)
+        c, _, _, _ = self.virtual_state(q)
+        qf = q[self.nq_rigid:]
+        return potential_energy(self.model, c) + 0.5 * float(qf @ self.K @ qf)
+
+    def tip_frame(self, q, beam: str) -> tuple[np.ndarray, np.ndarray]:
+        """World rotation and position of the deformed tip frame of ``beam``
+        (computed from the mode shapes; does not need a tip chain)."""
+        b = self.beam(beam)
+        R, p = self.poses(q)
+        qf = b.coordinates(q)
+        L = b.beam.length
+        d = b.deflection(qf, [L])[0]
+        from ..spatial import rot_x, rot_y, rot_z
+        Rt = np.eye(3)
+        if "y" in b.shapes:
+            Rt = Rt @ rot_z(float(b.shapes["y"].values([L], 1)[0] @ qf[b.slices["y"]]))
+        if "z" in b.shapes:
+            Rt = Rt @ rot_y(-float(b.shapes["z"].values([L], 1)[0] @ qf[b.slices["z"]]))
+        if "torsion" in b.shapes:
+            Rt = Rt @ rot_x(float(b.twist(qf, [L])[0]))
+        return R[b.body] @ Rt, p[b.body] + R[b.body] @ (np.array([L, 0, 0]) + d)
+
+
+def solve_prescribed(M: np.ndarray, F: np.ndarray, prescribed=None) -> np.ndarray:
+    """Solve ``M a = F`` with some accelerations imposed:
+    ``prescribed = (indices, values)``."""
+    if prescribed is None:
+        try:
+            return cho_solve(cho_factor(M), F)
+        except np.linalg.LinAlgError:
+            raise SimulationError("mass matrix is not positive definite") from None
+    idx, acc = prescribed
+    idx = np.atleast_1d(np.asarray(idx, int))
+    acc = np.atleast_1d(np.asarray(acc, float))
+    free = np.setdiff1d(np.arange(M.shape[0]), idx)
+    a = np.empty(M.shape[0])
+    a[idx] = acc
+    rhs = F[free] - M[np.ix_(free, idx)] @ acc
+    a[free] = cho_solve(cho_factor(M[np.ix_(free, free)]), rhs)
+    return a
