@@ -1,0 +1,106 @@
+"""The layers of ARCHITECTURE.md hold: each package module imports only what
+its layer may import (parsed from the source, so a violation in an unexercised
+code path is caught too)."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "mbfmu"
+
+THIRD_PARTY_HEAVY = {"fmpy", "pythonfmu", "control", "matplotlib"}
+
+# layer prefix -> (allowed mbfmu prefixes, forbidden third-party top-level names)
+RULES = {
+    "mbfmu.errors": ((), THIRD_PARTY_HEAVY | {"numpy", "scipy"}),
+    "mbfmu.dynamics": (("mbfmu.errors", "mbfmu.dynamics"), THIRD_PARTY_HEAVY),
+    "mbfmu.signals": (("mbfmu.errors",), THIRD_PARTY_HEAVY),
+    "mbfmu.plant": (("mbfmu.errors", "mbfmu.signals"), THIRD_PARTY_HEAVY),
+    "mbfmu.multibody_plant": (("mbfmu.errors", "mbfmu.signals", "mbfmu.plant", "mbfmu.dynamics"),
+                              THIRD_PARTY_HEAVY),
+    "mbfmu.fmu": (("mbfmu.errors", "mbfmu.signals", "mbfmu.plant", "mbfmu.library", "mbfmu.fmu",
+                   "mbfmu.models"), {"fmpy", "control", "matplotlib"}),
+    "mbfmu.cosim": (("mbfmu.errors", "mbfmu.signals", "mbfmu.cosim"), {"pythonfmu", "matplotlib"}),
+}
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports(path: Path, module: str) -> set[str]:
+    tree = ast.parse(path.read_text(), str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                name = ".".join(base + ([node.module] if node.module else []))
+                if node.module is None:
+                    found.update(f"{name}.{a.name}" for a in node.names)
+                else:
+                    found.add(name)
+            else:
+                found.add(node.module)
+    return found
+
+
+def _rule_for(module: str):
+    best = None
+    for prefix in RULES:
+        if module == prefix or module.startswith(prefix + "."):
+            if best is None or len(prefix) > len(best):
+                best = prefix
+    return best
+
+
+MODULES = sorted(p for p in PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_module_imports_respect_its_layer(path):
+    module = _module_name(path)
+    rule = _rule_for(module)
+    if rule is None:
+        return  # cli, demo, library, control, viewer: may import any layer below them
+    allowed, forbidden = RULES[rule]
+    bad = []
+    for name in _imports(path, module):
+        top = name.split(".")[0]
+        if top == "mbfmu":
+            if name.rpartition(".")[2].startswith("__"):
+                continue  # package metadata such as mbfmu.__version__
+            if name != "mbfmu" and not any(name == a or name.startswith(a + ".") for a in allowed):
+                bad.append(name)
+        elif top in forbidden:
+            bad.append(name)
+    assert not bad, f"{module} ({rule} layer) imports {sorted(bad)}"
+
+
+def test_only_the_cosim_layer_imports_fmpy():
+    offenders = []
+    for path in MODULES:
+        module = _module_name(path)
+        if module.startswith("mbfmu.cosim"):
+            continue
+        if any(n.split(".")[0] == "fmpy" for n in _imports(path, module)):
+            offenders.append(module)
+    assert not offenders, f"fmpy imported outside mbfmu.cosim: {offenders}"
+
+
+def test_rules_see_every_layer():
+    """The walk really parses the package (a renamed folder would silently
+    make the rules vacuous)."""
+    names = {_module_name(p) for p in MODULES}
+    assert "mbfmu.dynamics.algorithms" in names and "mbfmu.plant" in names
