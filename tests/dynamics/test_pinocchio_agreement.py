@@ -93,3 +93,39 @@ def test_free_flyer_and_spherical_match_pinocchio():
     M_ref = pin.crba(pm, pd, q_pin)
     M_ref = np.triu(M_ref) + np.triu(M_ref, 1).T
     assert np.allclose(crba(model, q)[np.ix_(perm, perm)], M_ref, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_kinematics_jacobians_com_energy_match_pinocchio(seed):
+    """World poses, joint Jacobians (world-aligned at the body origin), centre
+    of mass, kinetic and potential energy and centroidal-free momentum."""
+    from mbfmu.dynamics import (center_of_mass, forward_kinematics, frame_jacobian, kinetic_energy,
+                                momentum, potential_energy)
+    rng = np.random.default_rng(1000 + seed)
+    text = random_urdf(rng, int(rng.integers(3, 20)))
+    model = load_urdf(text)
+    pm = pin.buildModelFromXML(text)
+    pd = pm.createData()
+    q = rng.uniform(-np.pi, np.pi, model.nq)
+    v = rng.normal(size=model.nv)
+    pin.forwardKinematics(pm, pd, q, v)
+    pin.computeJointJacobians(pm, pd, q)
+    kin = forward_kinematics(model, q)
+    # pinocchio joint k is the k-th non-root body of mbfmu (the root link is welded)
+    for k in range(1, pm.njoints):
+        i = model.body_index(model.bodies[k].name)
+        assert np.allclose(kin.R_WB[i], pd.oMi[k].rotation, atol=1e-10)
+        assert np.allclose(kin.p_WB[i], pd.oMi[k].translation, atol=1e-10)
+        J_ref = pin.getJointJacobian(pm, pd, k, pin.LOCAL_WORLD_ALIGNED)  # [v; w]
+        J = frame_jacobian(model, q, i)                                     # [w; v]
+        assert np.allclose(J[:3], J_ref[3:], atol=1e-10)
+        assert np.allclose(J[3:], J_ref[:3], atol=1e-10)
+    assert np.allclose(center_of_mass(model, q), pin.centerOfMass(pm, pd, q), atol=1e-10)
+    assert kinetic_energy(model, q, v) == pytest.approx(pin.computeKineticEnergy(pm, pd, q, v), rel=1e-10)
+    assert potential_energy(model, q) == pytest.approx(pin.computePotentialEnergy(pm, pd, q), rel=1e-9, abs=1e-9)
+    L, H = momentum(model, q, v)
+    pin.ccrba(pm, pd, q, v)
+    h_g = pd.hg  # centroidal momentum about the centre of mass
+    assert np.allclose(L, h_g.linear, atol=1e-9)
+    c = pin.centerOfMass(pm, pd, q)
+    assert np.allclose(H, h_g.angular + np.cross(c, h_g.linear), atol=1e-9)
