@@ -81,8 +81,9 @@ def bench_algorithms(sizes, budget):
     return rows
 
 
-def import_time() -> float:
-    code = "import time; t = time.perf_counter(); import mbfmu.dynamics; print(time.perf_counter() - t)"
+def import_time(module: str = "mbfmu.dynamics") -> float:
+    """Best of 5 wall times (s) of importing ``module`` in a fresh interpreter."""
+    code = f"import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
     times = [float(subprocess.check_output([sys.executable, "-c", code], text=True)) for _ in range(5)]
     return min(times)
 
@@ -147,7 +148,9 @@ def main() -> None:
         print(f"{label:<11} {name:<7} {a:10.2f} {b:10.2f} {r:7.2f}")
     aba_t = {label: a for label, name, a, b, r in rows if name == "aba"}
     print(f"aba growth t(300)/t(30): {aba_t['chain 300'] / aba_t['chain 30']:.2f} (linear: 10)")
-    print(f"import mbfmu.dynamics in a fresh process: {import_time() * 1e3:.0f} ms")
+    print(f"import mbfmu.dynamics in a fresh process: {import_time() * 1e3:.0f} ms "
+          f"(of which numpy alone: {import_time('numpy') * 1e3:.0f} ms; pinocchio: "
+          f"{import_time('pinocchio') * 1e3:.0f} ms)")
     t_c, t_ours, t_pin, diff = bench_pendulum()
     print("10 s of a free 10-link pendulum, RK4 at 1 ms (10,000 steps):")
     print(f"  mbfmu compiled loop (_kernels.rk4)      {t_c:8.3f} s  ratio to pin Python loop {t_c / t_pin:.3f}")
