@@ -1,1 +1,49 @@
-"""mbfmu.control"""
+"""mbfmu.control: linear models of plants and FMUs, and controllers that
+speak python-control.
+
+=========================  ==================================================
+``linearize``               exact continuous-time model of a plant
+                            (:mod:`~mbfmu.control.linearize`)
+``trim``                    equilibrium for given inputs (Newton, exact Jacobian)
+``linearize_fmu``, ``era``  discrete model of any FMU with state save/restore
+                            (:mod:`~mbfmu.cosim.fmu_linearize`: it drives FMUs,
+                            so it lives in the co-simulation layer)
+``pid``                     discrete PID, derivative filter, anti-windup
+``lqr_servo``, ``lqg_servo``  LQR with integral action; with a Kalman filter
+``kalman_filter``           steady-state discrete Kalman filter
+``computed_torque``         inverse-dynamics control of a rigid tree (rnea)
+``simulate_loop``           plant + discrete controller, zero-order hold
+=========================  ==================================================
+
+Every controller is a discrete-time python-control system (``StateSpace`` or
+``NonlinearIOSystem``, sample time ``dt``) with named signals, so the
+co-simulation master can use it as a unit. Names are imported lazily (this
+package imports python-control, which is slow to import).
+"""
+from __future__ import annotations
+
+import importlib
+
+_LAZY = {
+    "linearize": "linearize", "trim": "linearize", "operating_state": "linearize",
+    "Linearization": "linearize",
+    "linearize_fmu": "mbfmu.cosim.fmu_linearize", "era": "mbfmu.cosim.fmu_linearize",
+    "pid": "pid",
+    "lqr_servo": "lqr", "lqg_servo": "lqr", "dlqr_gain": "lqr",
+    "kalman_filter": "kalman", "kalman_gain": "kalman",
+    "computed_torque": "computed_torque",
+    "simulate_loop": "sampled", "step_system": "sampled",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str):
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'mbfmu.control' has no attribute {name!r}") from None
+    full = module if module.startswith("mbfmu.") else f"{__name__}.{module}"
+    value = getattr(importlib.import_module(full), name)
+    globals()[name] = value
+    return value

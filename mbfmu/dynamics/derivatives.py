@@ -263,7 +263,7 @@ def _jcalc(joint, axes, q_i: np.ndarray, dq_i: _Tan, v_i: _Tan, D: int):
         s, c = _sin(th), _cos(th)
         zero = _const(0.0, D)
         one = _const(1.0, D)
-        R = _mat3([[c, -s, zero], [s, c, zero], [zero, zero, one]])
+        R = _mat([[c, -s, zero], [s, c, zero], [zero, zero, one]])
         p = _stack([_vec1(dq_i[0] + q_i[0]), _vec1(dq_i[1] + q_i[1]), _vec1(zero)])
         S = _mat([[zero, zero, zero], [zero, zero, zero], [zero, zero, one],
                   [c, s, zero], [-s, c, zero], [zero, zero, zero]])
@@ -287,9 +287,6 @@ def _mat(rows) -> _Tan:
     val = np.array([[e.val for e in row] for row in rows])
     dot = np.stack([np.stack([e.dot for e in row], axis=-1) for row in rows], axis=-2)
     return _Tan(val, dot)
-
-
-_mat3 = _mat
 
 
 def _X_motion(E: _Tan, r: _Tan) -> _Tan:

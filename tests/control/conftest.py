@@ -1,0 +1,20 @@
+"""Fixtures of the control tests."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+
+
+@pytest.fixture(scope="session")
+def two_mass_fmu(tmp_path_factory):
+    out = tmp_path_factory.mktemp("era_fmu")
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    subprocess.run([sys.executable, "-m", "pythonfmu", "build", "-f", str(HERE / "fmus" / "two_mass.py"),
+                    "-d", str(out), "--handle-state"], check=True, capture_output=True, env=env)
+    return next(out.glob("*.fmu"))

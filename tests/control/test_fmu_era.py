@@ -1,0 +1,66 @@
+"""ERA linearization of a third-party FMU (mbfmu.cosim.fmu_linearize):
+a two-mass chain built here with pythonfmu; its exact ZOH discretization is
+known, so the recovered poles and Markov parameters can be checked."""
+from __future__ import annotations
+
+import control
+import numpy as np
+import pytest
+
+from mbfmu.cosim.fmu_linearize import era, linearize_fmu
+from mbfmu.errors import InputError
+
+M1, M2, K1, K2, C1, C2 = 1.0, 0.5, 40.0, 20.0, 0.4, 0.2
+
+
+def _two_mass_ss():
+    """Continuous model of fmus/two_mass.py: x = [x1, v1, x2, v2]; outputs x1, x2, a2."""
+    A = np.array([[0, 1, 0, 0],
+                  [-(K1 + K2) / M1, -(C1 + C2) / M1, K2 / M1, C2 / M1],
+                  [0, 0, 0, 1],
+                  [K2 / M2, C2 / M2, -K2 / M2, -C2 / M2]])
+    B = np.array([[0], [0], [0], [1 / M2]])
+    C = np.vstack([[1, 0, 0, 0], [0, 0, 1, 0], A[3]])
+    D = np.array([[0], [0], [1 / M2]])
+    return control.ss(A, B, C, D)
+
+
+def test_era_recovers_the_poles_and_markov_parameters_of_a_known_linear_fmu(two_mass_fmu):
+    h = 0.05
+    sys_d = linearize_fmu(two_mass_fmu, step=h, t0=1.0, u0=[2.0], n_markov=60)
+    assert sys_d.dt == h and sys_d.nstates == 4
+    assert sys_d.input_labels == ["F"] and sys_d.output_labels == ["x1", "x2", "a2"]
+    ref = control.c2d(_two_mass_ss(), h, "zoh")
+    p_era = np.sort_complex(sys_d.poles())
+    p_ref = np.sort_complex(np.exp(_two_mass_ss().poles() * h))
+    assert np.abs(p_era - p_ref).max() < 1e-6
+    # Markov parameters C A^(k-1) B and the feedthrough D
+    assert np.allclose(sys_d.D, ref.D, atol=1e-9)
+    for k in (1, 2, 5, 20):
+        Yk = sys_d.C @ np.linalg.matrix_power(sys_d.A, k - 1) @ sys_d.B
+        Yr = ref.C @ np.linalg.matrix_power(ref.A, k - 1) @ ref.B
+        assert np.abs(Yk - Yr).max() < 1e-6 * np.abs(Yr).max() + 1e-12
+    info = sys_d.linearization
+    assert info.method == "ERA" and info.t0 == 1.0
+    assert info.hankel_singular_values[4] < 1e-7 * info.hankel_singular_values[0]
+
+
+def test_era_of_a_synthetic_system_is_exact():
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(5, 5))
+    A -= (np.linalg.eigvals(A).real.max() + 0.5) * np.eye(5)  # stable
+    sysc = control.ss(A, rng.normal(size=(5, 2)), rng.normal(size=(2, 5)), rng.normal(size=(2, 2)))
+    d = control.c2d(sysc, 0.1)
+    Y = np.array([d.D] + [d.C @ np.linalg.matrix_power(d.A, k - 1) @ d.B for k in range(1, 41)])
+    A, B, C, D, s = era(Y)
+    assert A.shape == (5, 5)
+    assert np.allclose(np.sort_complex(np.linalg.eigvals(A)), np.sort_complex(d.poles()), atol=1e-8)
+
+
+def test_bad_fmu_arguments_are_named(two_mass_fmu, tmp_path):
+    with pytest.raises(InputError, match="does not exist"):
+        linearize_fmu(tmp_path / "nope.fmu")
+    with pytest.raises(InputError, match="no real inputs"):
+        linearize_fmu(two_mass_fmu, step=0.05, inputs=["G"])
+    with pytest.raises(InputError, match="whole number"):
+        linearize_fmu(two_mass_fmu, step=0.05, t0=0.01)
