@@ -24,6 +24,7 @@ import numpy as np
 from ..errors import InputError, SimulationError
 from . import _kernels
 from .algorithms import body_accelerations, crba, frame_jacobian, nonlinear_effects
+from .integrators import rk4_step
 from .model import Model
 
 
@@ -226,12 +227,7 @@ class ConstrainedModel:
 
         x = np.concatenate([q, v])
         for k in range(n):
-            t = k * h
-            k1 = f(t, x)
-            k2 = f(t + h / 2, x + h / 2 * k1)
-            k3 = f(t + h / 2, x + h / 2 * k2)
-            k4 = f(t + h, x + h * k3)
-            x = x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+            x = rk4_step(f, k * h, x, h)
             if project:
                 qn, vn = self.project(x[:nv], x[nv:], (k + 1) * h)
                 x = np.concatenate([qn, vn])
