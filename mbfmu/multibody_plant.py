@@ -87,12 +87,15 @@ class MultibodyPlant(Plant):
 
     # ---- state helpers ----------------------------------------------------
     def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(q, v)`` from a state (converting momenta when canonical)."""
-        nq = self.model.nq
+        """``(q, v)`` from a state (converting momenta when canonical).
+
+        Plants may append states of their own after ``[q; v]`` (latches,
+        injury-criterion bookkeeping); they are ignored here."""
+        nq, nv = self.model.nq, self.model.nv
         q = x[:nq]
         if self.canonical:
-            return q, _kernels.minv(self.model._h, q, x[nq:])
-        return q, x[nq:]
+            return q, _kernels.minv(self.model._h, q, x[nq:nq + nv])
+        return q, x[nq:nq + nv]
 
     def state_from(self, q, v) -> np.ndarray:
         """State vector for configuration ``q`` and velocity ``v``."""

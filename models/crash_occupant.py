@@ -1,0 +1,594 @@
+"""Belted occupant on a crash sled: the human-body test case of seed 000.
+
+A 13-segment multibody human (pelvis, lumbar spine/abdomen, thorax, neck,
+head, upper and lower arms, thighs, legs) sits on a seat fixed to a sled,
+restrained by a lap-and-shoulder belt, and is thrown forward by a crash pulse.
+
+Frame and pulse
+---------------
+The model is written in the **sled frame** (x forward, y left, z up, origin
+on the floor below the hip point). The sled only translates, so its frame is
+inertial up to a uniform acceleration ``a_s(t)`` along x: every body gets the
+d'Alembert force ``-m a_s x`` at its centre of mass, exactly like an extra,
+time-varying gravity. Seat, floor and belt anchors are fixed in this frame.
+The sled acceleration is the input ``sled_acceleration`` (m/s2, along the
+sled's forward x; a frontal crash is negative) plus an optional built-in
+half-sine pulse of peak deceleration ``pulse_peak`` (m/s2) and duration
+``pulse_duration`` (s) starting at ``pulse_start``. The default built-in pulse,
+20 g for 107 ms, is a change of speed of 48 km/h, the FMVSS 208 sled-test
+severity; set ``pulse_peak = 0`` to drive the sled only through the input.
+
+Body
+----
+Segment masses, centre-of-mass positions and radii of gyration: de Leva (1996),
+"Adjustments to Zatsiorsky-Seluyanov's segment inertia parameters", J.
+Biomech. 29(9):1223-1230, male table, scaled to 78 kg and 1.75 m (the Hybrid
+III 50th-percentile male's 77.7 kg); the head is the Hybrid III 50th head
+(4.54 kg, 49 CFR 572 Subpart E) and the neck the rest of de Leva's head+neck
+fraction; forearm+hand and shank+foot are merged (the foot's mass at the
+ankle). The seated posture (torso reclined 20 deg, thighs 10 deg up, knees
+about 115 deg) is each ball joint's neutral position; joints have linear
+passive stiffness and damping about it and stiff one-sided range limits
+(representative values, see ``_JOINTS``). Arm, neck and head springs are
+preloaded to hold that posture against gravity (muscle tone); trunk and legs
+rest on seat, floor and belt, with contacts preloaded near their static
+values, so the initial state is close to (not exactly at) equilibrium.
+
+Seat, floor, belt
+-----------------
+Contact spheres on the buttocks and thighs press on the seat pan (tilted 10
+deg, front up), spheres on the back of pelvis, lumbar and thorax on the seat
+back, heel and toe spheres on the floor: compliant (linear spring, damper
+fading in over 2 mm), with regularized Coulomb friction (``models/_contact``).
+The belt is four tension-only spring-damper segments from the sled anchors to
+points on the body: outboard lap anchor -> left pelvis, buckle -> right
+pelvis, D-ring -> left clavicle, buckle -> lower right chest. A segment's
+stiffness is the webbing's ``belt_stiffness`` (N per unit strain) over its
+free length (plus the webbing spooled in the retractor for the shoulder belt);
+its rest length is its initial length plus ``belt_slack`` (negative: pre-tension).
+
+Outputs
+-------
+Accelerations are what a triaxial accelerometer at the segment's centre of
+mass reads (specific force: inertial acceleration minus gravity, so +9.81
+m/s2 along z at rest), components along the sled axes, m/s2. They depend
+directly on the sled acceleration input (declared feedthrough). HIC15 (head
+resultant in g, time in s, the standard definition) is computed over the run
+so far from plant state, so it survives FMU state save/restore:
+
+* ``hic_integral`` = integral of the head resultant (g.s) is an ODE state;
+* ``hic_history[1..31]`` holds ``hic_integral`` at the last 31 instants of a
+  0.5 ms grid (15 ms) and ``hic15_max`` the running maximum (output
+  ``hic15``); :meth:`advance` stops its RK4 sub-steps on that grid and, at
+  each grid instant, shifts the history and updates the maximum over all
+  windows of up to 15 ms ending there, ``(t2 - t1) [(I(t2) - I(t1)) /
+  (t2 - t1)]^2.5``. These are discrete states (zero derivative), updated
+  only by :meth:`advance`; windows are resolved to the 0.5 ms grid (HIC15
+  from 10 kHz data would use 0.1 ms; the difference here is a few percent).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mbfmu.dynamics import FreeFlyer, JointForce, Model, ModelBuilder, Spherical, _kernels
+from mbfmu.dynamics.algorithms import gravity_torques, kinetic_energy, potential_energy
+from mbfmu.errors import InputError
+from mbfmu.multibody_plant import MultibodyPlant, check_positive, parameter_signals, raise_if_nonfinite
+from mbfmu.plant import Shape
+from mbfmu.signals import Signal, vector
+
+from mbfmu.models._contact import (CableSet, cross, SpherePlaneSet, cable_energy, cable_forces, cable_lengths,
+                       point_forces_to_fext, sphere_plane_energy, sphere_plane_forces)
+
+G = 9.80665  # m/s2, standard gravity (also the unit "g")
+
+HIC_WINDOW = 0.015   # s, HIC15
+HIC_SAMPLE = 5e-4    # s, grid of the HIC history
+_NHIST = int(round(HIC_WINDOW / HIC_SAMPLE)) + 1
+
+# de Leva (1996) male: mass fraction, segment length (m, for a 1.741 m
+# stature), CM position (fraction of length from the end nearer the pelvis:
+# de Leva's trunk values are measured from the upper end, so 1 - his value),
+# radii of gyration (sagittal, transverse, longitudinal; fraction of length).
+# Head: the vertex-C7 definition; upper trunk: the C7-xiphoid definition
+# (both from the lower half of de Leva's Table 4), matching the joints here.
+_DE_LEVA = {
+    "head_neck": (0.0694, 0.2429, 0.5002, (0.303, 0.315, 0.261)),
+    "upper_trunk": (0.1596, 0.2421, 0.4934, (0.505, 0.320, 0.465)),
+    "mid_trunk": (0.1633, 0.2155, 0.5498, (0.482, 0.383, 0.468)),
+    "lower_trunk": (0.1117, 0.1457, 0.3885, (0.615, 0.551, 0.587)),
+    "upper_arm": (0.0271, 0.2817, 0.5772, (0.285, 0.269, 0.158)),
+    "forearm": (0.0162, 0.2689, 0.4574, (0.276, 0.265, 0.121)),
+    "hand": (0.0061, 0.0862, 0.7900, (0.628, 0.513, 0.401)),
+    "thigh": (0.1416, 0.4222, 0.4095, (0.329, 0.329, 0.149)),
+    "shank": (0.0433, 0.4340, 0.4459, (0.255, 0.249, 0.103)),
+    "foot": (0.0137, 0.2581, 0.4415, (0.257, 0.245, 0.124)),
+}
+_DE_LEVA_STATURE = 1.741
+_HYBRID3_HEAD = 4.54  # kg
+
+# Passive joint properties about the seated posture, per rotation-vector
+# component (local x: forward, y: lateral, z: along the segment):
+# stiffness N.m/rad, damping N.m.s/rad, range (rad, +/- about x, y, z; y
+# flexion range is (extension, flexion)), limit stiffness N.m/rad, limit damping.
+# Representative of multibody occupant models (order of magnitude of measured
+# passive joint moments), not fitted to one data set.
+_JOINTS = {
+    "lumbar": (300.0, 10.0, (0.35, (-0.35, 0.6), 0.3), 3000.0, 30.0),
+    "thorax": (300.0, 10.0, (0.35, (-0.35, 0.6), 0.3), 3000.0, 30.0),
+    "neck": (30.0, 1.0, (0.5, (-0.6, 0.7), 0.8), 2000.0, 2.0),
+    "head": (20.0, 0.5, (0.3, (-0.4, 0.4), 0.8), 2000.0, 2.0),
+    "upper_arm": (5.0, 2.0, (1.5, (-1.5, 1.5), 1.5), 200.0, 2.0),
+    "lower_arm": (5.0, 0.5, (0.3, (-1.2, 1.2), 0.5), 200.0, 2.0),
+    "thigh": (30.0, 3.0, (0.5, (-1.0, 1.0), 0.5), 500.0, 5.0),
+    "leg": (30.0, 3.0, (0.2, (-1.2, 1.2), 0.2), 500.0, 5.0),
+}
+
+# webbing length beyond the anchor-to-body span that stretches with a belt
+# segment (spooled on the retractor for the shoulder belt, around the pelvis
+# for the lap belt), m
+_SHOULDER_WEBBING = 1.2
+_LAP_WEBBING = 0.3
+
+_TORSO_RECLINE = math.radians(20.0)
+_PAN_TILT = math.radians(10.0)
+_H_POINT = np.array([0.0, 0.0, 0.40])
+
+
+def _frame(d, hint) -> np.ndarray:
+    """Rotation whose z axis is ``d`` and x axis is ``hint`` made orthogonal."""
+    z = np.asarray(d, float) / np.linalg.norm(d)
+    x = np.asarray(hint, float) - np.dot(hint, z) * z
+    x /= np.linalg.norm(x)
+    return np.column_stack([x, cross(z, x), z])
+
+
+def _segment(name: str, mass: float, scale: float, along=1.0):
+    """(mass, CM distance from the proximal joint, inertia diag) for one de Leva segment."""
+    frac, length, cm, radii = _DE_LEVA[name]
+    L = length * scale
+    I = mass * (np.array(radii) * L) ** 2
+    return mass, cm * L * along, I
+
+
+def _merge(a, b, offset_b: float):
+    """Combine two coaxial segments (mass, cm, I_diag); b's cm shifted by offset_b along z."""
+    ma, ca, Ia = a
+    mb, cb, Ib = b
+    m = ma + mb
+    c = (ma * ca + mb * (cb + offset_b)) / m
+    da, db = ca - c, cb + offset_b - c
+    I = Ia + Ib + np.array([ma * da * da + mb * db * db] * 2 + [0.0])
+    return m, c, I
+
+
+class CrashOccupant(MultibodyPlant):
+    """Belted 13-segment occupant on a crash sled (see the module docstring).
+
+    Parameters
+    ----------
+    body_mass : float
+        Total mass, kg (segment masses scale with it).
+    stature : float
+        m (segment inertias scale with it; the seated geometry is fixed).
+    seat_stiffness, seat_damping : float
+        Per contact sphere on seat pan and seat back, N/m and N.s/m.
+    floor_stiffness : float
+        Per heel/toe sphere, N/m (damping as the seat).
+    seat_friction, floor_friction : float
+        Coulomb coefficients.
+    belt_stiffness : float
+        Webbing force per unit strain, N.
+    belt_damping : float
+        Per belt segment, N.s/m.
+    belt_slack : float
+        Slack added to each belt segment's initial length, m (negative:
+        pre-tension).
+    pulse_peak : float
+        Peak deceleration of the built-in half-sine pulse, m/s2 (0: none).
+    pulse_duration : float
+        s.
+    pulse_start : float
+        s.
+    """
+
+    name = "crash_occupant"
+    description = ("Belted 13-segment human occupant (ball joints with stiffness, damping and range "
+                   "limits, de Leva 1996 / Hybrid III 50th masses) on a crash sled: seat and floor "
+                   "contact, lap-and-shoulder belt, head/chest accelerations, belt forces, HIC15.")
+    default_step = 1e-3
+    default_stop_time = 0.25
+    internal_step = 2.5e-4
+
+    def __init__(self, body_mass: float = 78.0, stature: float = 1.75,
+                 seat_stiffness: float = 4.0e4, seat_damping: float = 1.0e3,
+                 floor_stiffness: float = 5.0e4, seat_friction: float = 0.5,
+                 floor_friction: float = 0.6, belt_stiffness: float = 1.5e5,
+                 belt_damping: float = 1.0e3, belt_slack: float = 0.03,
+                 pulse_peak: float = 20 * G, pulse_duration: float = 0.107,
+                 pulse_start: float = 0.0):
+        check_positive(dict(body_mass=body_mass, stature=stature, seat_stiffness=seat_stiffness,
+                            floor_stiffness=floor_stiffness, belt_stiffness=belt_stiffness,
+                            pulse_duration=pulse_duration), self.name)
+        for key, val in dict(seat_damping=seat_damping, seat_friction=seat_friction,
+                             floor_friction=floor_friction, belt_damping=belt_damping,
+                             pulse_peak=pulse_peak, pulse_start=pulse_start).items():
+            if not (isinstance(val, (int, float, np.floating)) and math.isfinite(val) and val >= 0):
+                raise InputError(f"plant 'crash_occupant': parameter {key!r} = {val!r} must be "
+                                 "finite and >= 0")
+        slack_ok = isinstance(belt_slack, (int, float, np.floating)) and math.isfinite(belt_slack)
+        if not (slack_ok and -0.05 <= belt_slack <= 0.2):
+            raise InputError(f"plant 'crash_occupant': parameter 'belt_slack' = {belt_slack!r} must be "
+                             "between -0.05 and 0.2 m")
+        if not 30.0 <= body_mass <= 200.0 or not 1.2 <= stature <= 2.2:
+            raise InputError("plant 'crash_occupant': body_mass must be 30-200 kg and stature 1.2-2.2 m "
+                             "(the seated geometry is that of an adult)")
+        self.pulse = (float(pulse_peak), float(pulse_duration), float(pulse_start))
+
+        model, self._contacts, self._belts, shapes = self._build(
+            body_mass, stature, seat_stiffness, seat_damping, floor_stiffness, seat_friction,
+            floor_friction, belt_stiffness, belt_damping, belt_slack)
+        super().__init__(model, np.zeros((model.nv, 1)))
+        self.geometry = tuple(shapes)
+        self._masses = np.array([0.0] + [b.mass for b in model.bodies])
+        self._coms = np.array([np.zeros(3)] + [b.com for b in model.bodies])
+        self._head = model.body_index("head")
+        self._chest = model.body_index("thorax")
+        R0, p0, _ = _kernels.kinematics(model._h, model.neutral())
+        self._head_x0 = float((p0[self._head] + R0[self._head] @ self._coms[self._head])[0])
+        self._nmech = model.nq + model.nv
+
+        self.states = self.states + (
+            Signal("hic_integral", "1", "integral of the head resultant acceleration, g.s", 0.0,
+                   kind="state"),) + vector(
+            "hic_history", _NHIST, "state", "1",
+            "hic_integral at the grid instant {i} of the last 15 ms (oldest first), g.s") + (
+            Signal("hic15_max", "1", "running maximum HIC15", 0.0, kind="state"),)
+        self.inputs = (Signal("sled_acceleration", "m/s2",
+                              "sled acceleration along its forward x axis (frontal crash: negative); "
+                              "added to the built-in pulse", 0.0, -1000.0, 1000.0, kind="input"),)
+        nbelt = len(self._belts.body)
+        self.outputs = (
+            vector("head_acceleration", 3, "output", "m/s2",
+                   "head CG accelerometer (specific force), sled axis {i}")
+            + (Signal("head_acceleration_resultant", "m/s2", "magnitude of head_acceleration"),)
+            + vector("chest_acceleration", 3, "output", "m/s2",
+                     "thorax CG accelerometer (specific force), sled axis {i}")
+            + (Signal("chest_acceleration_resultant", "m/s2", "magnitude of chest_acceleration"),)
+            + vector("belt_force", nbelt, "output", "N",
+                     "belt segment {i} tension (lap outboard, lap inboard, shoulder upper, "
+                     "shoulder lower)")
+            + (Signal("head_excursion", "m", "forward displacement of the head CG relative to the sled"),
+               Signal("hic15", "1", "HIC15 over the run so far (head resultant in g, time in s)"),
+               Signal("sled_acceleration_total", "m/s2", "input plus built-in pulse, sled x"),
+               Signal("kinetic_energy", "J", "kinetic energy relative to the sled"),
+               Signal("potential_energy", "J",
+                      "gravity, joint springs and limits, contact and belt elastic energy")))
+        acc = tuple(s.name for s in self.outputs if "acceleration" in s.name)
+        self.feedthrough = {name: ("sled_acceleration",) for name in acc}
+        self.parameters = parameter_signals(dict(
+            body_mass=(body_mass, "kg", "occupant mass"),
+            stature=(stature, "m", "occupant stature (scales segment inertias)"),
+            seat_stiffness=(seat_stiffness, "N/m", "stiffness per seat contact sphere"),
+            seat_damping=(seat_damping, "N.s/m", "damping per contact sphere"),
+            floor_stiffness=(floor_stiffness, "N/m", "stiffness per heel/toe sphere"),
+            seat_friction=(seat_friction, "1", "seat friction coefficient"),
+            floor_friction=(floor_friction, "1", "floor friction coefficient"),
+            belt_stiffness=(belt_stiffness, "N", "belt webbing force per unit strain"),
+            belt_damping=(belt_damping, "N.s/m", "damping per belt segment"),
+            belt_slack=(belt_slack, "m", "slack per belt segment (negative: pre-tension)"),
+            pulse_peak=(pulse_peak, "m/s2", "peak deceleration of the built-in half-sine pulse"),
+            pulse_duration=(pulse_duration, "s", "duration of the built-in pulse"),
+            pulse_start=(pulse_start, "s", "start of the built-in pulse"),
+        ), {"belt_slack": (-0.05, 0.2), "body_mass": (30.0, 200.0), "stature": (1.2, 2.2)})
+
+    # ---- construction ----------------------------------------------------------
+    def _build(self, body_mass, stature, k_seat, c_seat, k_floor, mu_seat, mu_floor, EA, c_belt, slack):
+        mscale = body_mass / 78.0
+        lscale = stature / _DE_LEVA_STATURE
+
+        def seg(name, along=1.0):
+            return _segment(name, _DE_LEVA[name][0] * 78.0 * mscale, lscale, along)
+
+        # seated posture in the sled frame
+        u = np.array([-math.sin(_TORSO_RECLINE), 0.0, math.cos(_TORSO_RECLINE)])  # spine, upward
+        fwd_t = np.array([math.cos(_TORSO_RECLINE), 0.0, math.sin(_TORSO_RECLINE)])
+        R_trunk = _frame(u, fwd_t)
+        H = _H_POINT
+        L_pelvis, L_lumbar, L_thorax, L_neck = 0.10, 0.19, 0.245, 0.10
+        d_thigh = np.array([math.cos(_PAN_TILT), 0.0, math.sin(_PAN_TILT)])
+        n_pan = np.array([-math.sin(_PAN_TILT), 0.0, math.cos(_PAN_TILT)])
+        L_thigh = _DE_LEVA["thigh"][1] * lscale
+        L_shank = _DE_LEVA["shank"][1] * lscale
+        ankle_z = 0.08
+        c7 = H + (L_pelvis + L_lumbar + L_thorax) * u
+
+        b = ModelBuilder(gravity=(0.0, 0.0, -9.81), name="crash_occupant")
+        poses: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        shapes: list[Shape] = []
+
+        def add(name, parent, R_WB, o_W, mass_cm_I, joint_key, length, radius, color="#d9a27a"):
+            m, cm, Idiag = mass_cm_I
+            if parent == "world":
+                R_PJ, p_PJ, joint = R_WB, o_W, FreeFlyer()
+            else:
+                R_WP, o_P = poses[parent]
+                R_PJ, p_PJ, joint = R_WP.T @ R_WB, R_WP.T @ (o_W - o_P), Spherical()
+            com = (0.0, 0.0, cm) if np.ndim(cm) == 0 else cm
+            i = b.add_body(name, parent, joint, m, com, np.diag(Idiag), R_PJ=R_PJ, p_PJ=p_PJ)
+            poses[name] = (R_WB, o_W)
+            if joint_key is not None:
+                k, c, rng, kl, cl = _JOINTS[joint_key]
+                lo = np.array([-rng[0], rng[1][0], -rng[2]])
+                hi = np.array([rng[0], rng[1][1], rng[2]])
+                b.add_joint_force(i, JointForce(stiffness=k, damping=c, lower=lo, upper=hi,
+                                                limit_stiffness=kl, limit_damping=cl))
+            if length > 0:
+                shapes.append(Shape(i, "capsule", (radius, length), p=np.array([0.0, 0.0, length / 2]),
+                                    color=color, name=name))
+            return i
+
+        # trunk: de Leva lower/middle/upper trunk on pelvis/lumbar/thorax
+        add("pelvis", "world", R_trunk, H,
+            seg("lower_trunk", L_pelvis / (_DE_LEVA["lower_trunk"][1] * lscale)), None, L_pelvis, 0.13)
+        add("lumbar", "pelvis", R_trunk, H + L_pelvis * u,
+            seg("mid_trunk", L_lumbar / (_DE_LEVA["mid_trunk"][1] * lscale)), "lumbar", L_lumbar, 0.12)
+        add("thorax", "lumbar", R_trunk, H + (L_pelvis + L_lumbar) * u,
+            seg("upper_trunk", L_thorax / (_DE_LEVA["upper_trunk"][1] * lscale)), "thorax", L_thorax, 0.14)
+        # neck and head: de Leva head+neck mass, the head that of the Hybrid III 50th
+        m_hn = _DE_LEVA["head_neck"][0] * 78.0 * mscale
+        m_head = _HYBRID3_HEAD * mscale
+        m_neck = m_hn - m_head
+        R_up = _frame((0.0, 0.0, 1.0), (1.0, 0.0, 0.0))
+        I_neck = m_neck * np.array([(3 * 0.05 ** 2 + L_neck ** 2) / 12] * 2 + [0.5 * 0.05 ** 2])
+        add("neck", "thorax", R_up, c7, (m_neck, L_neck / 2, I_neck), "neck", L_neck, 0.05)
+        _, _, I_hn = seg("head_neck")
+        head = add("head", "neck", R_up, c7 + L_neck * np.array([0, 0, 1.0]),
+                   (m_head, np.array([0.02, 0.0, 0.05]), I_hn * m_head / m_hn), "head", 0.0, 0.0)
+        shapes.append(Shape(head, "sphere", (0.10,), p=np.array([0.02, 0.0, 0.06]), color="#d9a27a",
+                            name="head"))
+        # arms: upper arm down and slightly forward, forearm+hand forward onto the lap
+        d_ua = np.array([0.25, 0.0, -0.97])
+        d_fa = np.array([0.85, 0.0, -0.25])
+        L_ua = _DE_LEVA["upper_arm"][1] * lscale
+        L_fa = _DE_LEVA["forearm"][1] * lscale
+        lower_arm = _merge(seg("forearm"), seg("hand"), L_fa)
+        for side, sy in (("left", 1.0), ("right", -1.0)):
+            shoulder = c7 - 0.05 * u + np.array([0.0, sy * 0.18, 0.0])
+            add(f"upper_arm_{side}", "thorax", _frame(d_ua, (1.0, 0, 0.25)), shoulder, seg("upper_arm"),
+                "upper_arm", L_ua, 0.045)
+            elbow = shoulder + L_ua * d_ua / np.linalg.norm(d_ua)
+            add(f"lower_arm_{side}", f"upper_arm_{side}", _frame(d_fa, (0.25, 0, 0.85)), elbow, lower_arm,
+                "lower_arm", L_fa + 0.08 * lscale, 0.035)
+        # legs: thighs along the pan, shank+foot down to the floor
+        m_foot, _, I_foot = seg("foot")
+        leg = _merge(seg("shank"), (m_foot, 0.0, I_foot), L_shank)  # foot mass lumped at the ankle
+        for side, sy in (("left", 1.0), ("right", -1.0)):
+            hip = H + np.array([0.0, sy * 0.085, 0.0])
+            add(f"thigh_{side}", "pelvis", _frame(d_thigh, n_pan), hip, seg("thigh"), "thigh", L_thigh, 0.075)
+            knee = hip + L_thigh * d_thigh
+            drop = knee[2] - ankle_z
+            d_leg = np.array([math.sqrt(max(L_shank ** 2 - drop ** 2, 1e-6)), 0.0, -drop])
+            add(f"leg_{side}", f"thigh_{side}", _frame(d_leg, (1.0, 0, 0.3)), knee, leg, "leg", L_shank, 0.05)
+        model = b.build()
+        # The arms, neck and head hang from the thorax: their springs are
+        # preloaded (rest offset) to hold the seated posture against gravity,
+        # as muscle tone does; trunk and legs rest on seat, floor and belt.
+        hold = gravity_torques(model, model.neutral())
+        forces = dict(model.joint_forces)
+        for name in ("neck", "head", "upper_arm_left", "upper_arm_right", "lower_arm_left",
+                     "lower_arm_right"):
+            i = model.body_index(name)
+            jf = forces[i]
+            k = np.broadcast_to(jf.stiffness, (3,))
+            sl = slice(model.idx_v[i], model.idx_v[i] + 3)
+            forces[i] = JointForce(stiffness=jf.stiffness, damping=jf.damping, rest=hold[sl] / k,
+                                   lower=jf.lower, upper=jf.upper, limit_stiffness=jf.limit_stiffness,
+                                   limit_damping=jf.limit_damping)
+        model = Model(model.bodies, model.gravity, forces, model.springs, model.name)
+
+        # ---- contacts (sphere centres given in the sled frame at the seated posture)
+        n_back = fwd_t  # seat back normal, pointing forward (the back is parallel to the spine)
+        pan_offset = float(n_pan @ H) - 0.13 + 0.003      # thigh spheres: 0.07 m below the axis, r 0.06
+        back_offset = float(n_back @ H) - 0.17 + 0.0015   # back spheres: 0.10 m behind the spine, r 0.07
+        spheres = []  # (body, centre in sled frame, radius, normal, offset, k, mu)
+        for side, sy in (("left", 1.0), ("right", -1.0)):
+            hip = H + np.array([0.0, sy * 0.085, 0.0])
+            spheres.append(("pelvis", H - 0.03 * d_thigh - 0.08 * n_pan + np.array([0, sy * 0.07, 0]),
+                            0.05, n_pan, pan_offset, k_seat, mu_seat))
+            for s in (0.15, 0.30):
+                spheres.append((f"thigh_{side}", hip + s * d_thigh - 0.07 * n_pan, 0.06, n_pan, pan_offset,
+                                k_seat, mu_seat))
+            R_leg, knee = poses[f"leg_{side}"]
+            ankle = knee + L_shank * R_leg[:, 2]
+            for dx in (-0.03, 0.15):
+                spheres.append((f"leg_{side}", ankle + np.array([dx, 0.0, -0.05]), 0.03,
+                                np.array([0.0, 0.0, 1.0]), 0.0006, k_floor, mu_floor))
+        for name, s in (("pelvis", 0.05), ("lumbar", 0.10), ("thorax", 0.12)):
+            R_WB, o = poses[name]
+            spheres.append((name, o + s * u - 0.10 * n_back, 0.07, n_back, back_offset, k_seat, mu_seat))
+        body = np.array([model.body_index(s[0]) for s in spheres])
+        centers = np.array([poses[s[0]][0].T @ (s[1] - poses[s[0]][1]) for s in spheres])
+        contacts = SpherePlaneSet(
+            body=body, center=centers, radius=np.array([s[2] for s in spheres]),
+            normal=np.array([s[3] for s in spheres]), offset=np.array([s[4] for s in spheres]),
+            stiffness=np.array([s[5] for s in spheres], float),
+            damping=np.full(len(spheres), float(c_seat)), friction=np.array([s[6] for s in spheres], float))
+
+        # ---- belt: anchors in the sled frame, attachment points on pelvis / thorax
+        R_th, o_th = poses["thorax"]
+        buckle = np.array([0.0, -0.22, 0.33])
+        belt = [  # (anchor, body, point in sled frame, extra webbing length in the retractor)
+            (np.array([-0.10, 0.25, 0.30]), "pelvis", H + 0.09 * fwd_t + np.array([0, 0.14, -0.02]),
+             _LAP_WEBBING),
+            (buckle, "pelvis", H + 0.09 * fwd_t + np.array([0, -0.14, -0.02]), _LAP_WEBBING),
+            (np.array([-0.30, 0.28, 1.00]), "thorax", c7 - 0.06 * u + 0.10 * fwd_t + np.array([0, 0.10, 0]),
+             _SHOULDER_WEBBING),
+            (buckle, "thorax", o_th + 0.05 * u + 0.12 * fwd_t + np.array([0, -0.10, 0]), 0.0),
+        ]
+        bb = np.array([model.body_index(x[1]) for x in belt])
+        pts = np.array([poses[x[1]][0].T @ (x[2] - poses[x[1]][1]) for x in belt])
+        anchors = np.array([x[0] for x in belt])
+        L0 = np.array([np.linalg.norm(x[0] - x[2]) for x in belt])
+        extra = np.array([x[3] for x in belt])
+        belts = CableSet(anchor=anchors, body=bb, point=pts, rest_length=L0 + slack,
+                         stiffness=EA / (L0 + extra), damping=np.full(len(belt), float(c_belt)))
+
+        # ---- ground shapes: seat pan, seat back, floor, belt anchors
+        shapes.append(Shape(0, "box", (0.5, 0.5, 0.08), R=_frame(n_pan, d_thigh),
+                            p=H + 0.12 * d_thigh + (pan_offset - n_pan @ H - 0.04) * n_pan + np.zeros(3),
+                            color="#444444", name="seat pan"))
+        shapes.append(Shape(0, "box", (0.08, 0.5, 0.65), R=_frame(u, n_back),
+                            p=H + 0.30 * u + (back_offset - n_back @ H - 0.04) * n_back, color="#444444",
+                            name="seat back"))
+        shapes.append(Shape(0, "box", (1.4, 0.9, 0.02), p=np.array([0.2, 0.0, -0.01]), color="#777777",
+                            name="floor"))
+        for k, a in enumerate(anchors):
+            shapes.append(Shape(0, "sphere", (0.02,), p=a, color="#c03030", name=f"belt anchor {k + 1}"))
+        return model, contacts, belts, shapes
+
+    # ---- forces -----------------------------------------------------------------
+    def sled_acceleration(self, t: float, u) -> float:
+        """Total sled acceleration along x at time ``t`` (input plus pulse), m/s2."""
+        peak, T, t0 = self.pulse
+        a = float(u[0]) if len(u) else 0.0
+        if peak > 0 and t0 <= t <= t0 + T:
+            a -= peak * math.sin(math.pi * (t - t0) / T)
+        return a
+
+    def _forces(self, t, q, v, u):
+        """``(f_ext, belt tensions, kinematics)`` at one instant."""
+        R, p, vel = _kernels.kinematics(self.model._h, q, v)
+        nb = self.model.nbodies
+        Fc, rc, _ = sphere_plane_forces(self._contacts, R, p, vel)
+        f_ext = point_forces_to_fext(nb, R, self._contacts.body, rc, Fc)
+        Fb, T = cable_forces(self._belts, R, p, vel)
+        point_forces_to_fext(nb, R, self._belts.body, self._belts.point, Fb, out=f_ext)
+        a_s = self.sled_acceleration(t, u)
+        if a_s != 0.0:
+            F = np.zeros((nb, 3))
+            F[:, 0] = -self._masses * a_s  # d'Alembert force of the sled's acceleration
+            f_B = np.einsum("nji,nj->ni", R, F)
+            f_ext[:, 3:] += f_B
+            f_ext[:, :3] += cross(self._coms, f_B)
+        return f_ext, T, (R, p, vel), a_s
+
+    def applied_forces(self, t, q, v, u):
+        return None, self._forces(t, q, v, u)[0]
+
+    def _accelerometers(self, q, v, vdot, kin, a_s, bodies=None):
+        """Specific force at the CG of ``bodies`` (default head, thorax), sled
+        axes, m/s2 (n, 3)."""
+        R, p, vel = kin
+        idx = np.array((self._head, self._chest) if bodies is None else bodies)
+        acc = _kernels.body_accelerations(self.model._h, q, v, vdot)[idx]
+        w, vo, dw, dvo = vel[idx, :3], vel[idx, 3:], acc[:, :3], acc[:, 3:]
+        c = self._coms[idx]
+        a_B = dvo + cross(w, vo) + cross(dw, c) + cross(w, cross(w, c))
+        return np.einsum("nij,nj->ni", R[idx], a_B) + np.array([a_s, 0.0, 9.81])
+
+    def _mech_rates(self, t, q, v, u):
+        f_ext, T, kin, a_s = self._forces(t, q, v, u)
+        qdot, vdot = _kernels.rhs(self.model._h, q, v, np.zeros(self.model.nv), f_ext)
+        return qdot, vdot, T, kin, a_s
+
+    def derivatives(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """``[dq/dt; dv/dt; head resultant in g; 0 ...]`` (the HIC history and
+        maximum change only at the grid instants, in :meth:`advance`)."""
+        nq, nv = self.model.nq, self.model.nv
+        q, v = x[:nq], x[nq:nq + nv]
+        qdot, vdot, _, kin, a_s = self._mech_rates(t, q, v, np.asarray(u, float))
+        head = self._accelerometers(q, v, vdot, kin, a_s, (self._head,))[0]
+        return np.concatenate([qdot, vdot, [np.linalg.norm(head) / G], np.zeros(_NHIST + 1)])
+
+    # ---- integration with the HIC bookkeeping --------------------------------------
+    def _rk4(self, t, x, u, h):
+        k1 = self.derivatives(t, x, u)
+        k2 = self.derivatives(t + h / 2, x + h / 2 * k1, u)
+        k3 = self.derivatives(t + h / 2, x + h / 2 * k2, u)
+        k4 = self.derivatives(t + h, x + h * k3, u)
+        return self.normalize_state(x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4))
+
+    def _record_hic(self, x: np.ndarray) -> None:
+        """Shift the history, append the current integral, update the maximum (in place)."""
+        i0 = self._nmech
+        hist = x[i0 + 1:i0 + 1 + _NHIST]
+        hist[:-1] = hist[1:].copy()
+        hist[-1] = x[i0]
+        dt = HIC_SAMPLE * np.arange(_NHIST - 1, 0, -1)
+        dI = np.maximum(hist[-1] - hist[:-1], 0.0)
+        x[i0 + 1 + _NHIST] = max(x[i0 + 1 + _NHIST], float(np.max(dt * (dI / dt) ** 2.5)))
+
+    def advance(self, t: float, x: np.ndarray, u: np.ndarray, dt: float) -> np.ndarray:
+        """RK4 with sub-steps of at most ``internal_step`` that stop at every
+        instant of the 0.5 ms HIC grid, where the HIC history is updated."""
+        u = np.asarray(u, float)
+        x = np.array(x, float)
+        t_end = t + dt
+        tk = t
+        eps = 1e-9 * HIC_SAMPLE
+        while tk < t_end - eps:
+            nxt = (math.floor(tk / HIC_SAMPLE + 1e-6) + 1) * HIC_SAMPLE
+            seg_end = min(nxt, t_end)
+            n = max(1, int(math.ceil((seg_end - tk) / self.internal_step - 1e-6)))
+            h = (seg_end - tk) / n
+            for _ in range(n):
+                x = self._rk4(tk, x, u, h)
+                tk += h
+            tk = seg_end
+            if abs(seg_end - nxt) <= eps:
+                self._record_hic(x)
+        raise_if_nonfinite(x, self.name, t_end)
+        return x
+
+    # ---- outputs -----------------------------------------------------------------
+    def outputs_at(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
+        nq, nv = self.model.nq, self.model.nv
+        q, v = x[:nq], x[nq:nq + nv]
+        u = np.asarray(u, float)
+        qdot, vdot, T, kin, a_s = self._mech_rates(t, q, v, u)
+        acc = self._accelerometers(q, v, vdot, kin, a_s)
+        R, p, _ = kin
+        head_x = float((p[self._head] + R[self._head] @ self._coms[self._head])[0])
+        pe = (potential_energy(self.model, q) + sphere_plane_energy(self._contacts, R, p)
+              + cable_energy(self._belts, R, p))
+        return np.concatenate([
+            acc[0], [np.linalg.norm(acc[0])], acc[1], [np.linalg.norm(acc[1])], T,
+            [head_x - self._head_x0, x[self._nmech + 1 + _NHIST], a_s,
+             kinetic_energy(self.model, q, v), pe]])
+
+    def belt_lengths(self, x: np.ndarray) -> np.ndarray:
+        """Current belt segment lengths, m."""
+        R, p, _ = _kernels.kinematics(self.model._h, x[:self.model.nq])
+        return cable_lengths(self._belts, R, p)
+
+
+def hic15(time: np.ndarray, resultant_g: np.ndarray, window: float = HIC_WINDOW) -> float:
+    """HIC over windows up to ``window`` (s) from a sampled head resultant (g):
+    ``max (t2 - t1) [1/(t2 - t1) int_t1^t2 a dt]^2.5`` over sample instants,
+    with the trapezoidal integral. For checking a recorded run."""
+    t = np.asarray(time, float)
+    a = np.asarray(resultant_g, float)
+    integral = np.concatenate([[0.0], np.cumsum(0.5 * (a[1:] + a[:-1]) * np.diff(t))])
+    return hic_from_integral(t, integral, window)
+
+
+def hic_from_integral(time: np.ndarray, integral: np.ndarray, window: float = HIC_WINDOW) -> float:
+    """HIC over windows up to ``window`` (s) whose ends are sample instants,
+    from the running integral of the head resultant (g.s) at those instants."""
+    t = np.asarray(time, float)
+    I = np.asarray(integral, float)
+    best = 0.0
+    for i in range(len(t)):
+        j = np.searchsorted(t, t[i] + window + 1e-12, side="right")
+        if j <= i + 1:
+            continue
+        dt = t[i + 1:j] - t[i]
+        dI = np.maximum(I[i + 1:j] - I[i], 0.0)
+        best = max(best, float(np.max(dt * (dI / dt) ** 2.5)))
+    return best
+
+
+PLANT = CrashOccupant
