@@ -1,1 +1,22 @@
-"""mbfmu.fmu"""
+"""FMU export: every plant as an FMI 2.0 co-simulation FMU (pythonfmu).
+
+* :func:`build_fmu` (:mod:`mbfmu.fmu.builder`): plant -> ``fmus/<name>.fmu``;
+* :class:`PlantSlave` (:mod:`mbfmu.fmu.slave`): the generic slave inside;
+* ``resources/shim.c``: the FMU's binary, loading libpython for hosts that
+  are not Python and forwarding to pythonfmu's export library;
+* ``mbfmu build`` (:mod:`mbfmu.fmu.cli`).
+"""
+from __future__ import annotations
+
+import importlib
+
+_LAZY = {"build_fmu": "mbfmu.fmu.builder", "PlantSlave": "mbfmu.fmu.slave", "PlantRef": "mbfmu.fmu.plantref"}
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'mbfmu.fmu' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,229 @@
+"""Benchmark of the co-simulation master (issue 7).
+
+1. Master overhead per macro step per unit: a chain of trivial C FMUs
+   (``y = k u + w + b``), mbfmu's Jacobi master against a bare hand-written
+   fmpy loop doing the same calls.
+2. A 10 s closed-loop run at 1 ms: pythonfmu pendulum plant + pythonfmu PD
+   controller FMU, run by
+   - mbfmu (Jacobi; FMUs as they declare themselves, and with the fact that
+     pythonfmu outputs do not depend on inputs at a communication point),
+   - a bare hand-written fmpy loop (the floor for a Python master),
+   - libcosim (libcosimpy, C++), from the SSP file mbfmu writes,
+   - the same system simulated monolithically in Python (same RK4, no FMUs).
+   Ratios to the bare loop are printed.
+
+Run: ``.venv/bin/python benchmarks/cosim.py`` (about a minute on 2 cores).
+"""
+from __future__ import annotations
+
+import math
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "cosim"))
+
+from fmu_build import build_c_fmu, build_python_fmu  # noqa: E402
+
+from mbfmu.cosim import FmuUnit, System, simulate, write_ssp  # noqa: E402
+
+REPEAT = 5
+STOP, H = 10.0, 1e-3
+N = int(round(STOP / H))
+
+
+def best(fn, repeat=REPEAT):
+    times, out = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), out
+
+
+# ----------------------------------------------------------------------------- helpers
+def raw(path, name, values=None):
+    from fmpy import extract, read_model_description
+    from fmpy.fmi2 import FMU2Slave
+    md = read_model_description(str(path))
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    fmu = FMU2Slave(guid=md.guid, unzipDirectory=extract(str(path)), modelIdentifier=md.coSimulation.modelIdentifier,
+                    instanceName=name)
+    fmu.instantiate()
+    fmu.setupExperiment(startTime=0.0)
+    for k, v in (values or {}).items():
+        fmu.setReal([vr[k]], [v])
+    fmu.enterInitializationMode()
+    fmu.exitInitializationMode()
+    return fmu, vr
+
+
+# ----------------------------------------------------------------------------- 1. overhead
+def overhead(gain_fmu, n_units=8, steps=5000):
+    h = 1e-3
+    stop = steps * h
+
+    def master():
+        units = [FmuUnit(gain_fmu, f"g{i}") for i in range(n_units)]
+        s = System(units, [(f"g{i}.y", f"g{i + 1}.u") for i in range(n_units - 1)])
+        t0 = time.perf_counter()
+        r = simulate(s, stop, h, progress=False)
+        return time.perf_counter() - t0, r
+
+    def bare():
+        fmus = [raw(gain_fmu, f"g{i}") for i in range(n_units)]
+        t0 = time.perf_counter()
+        u_vr, y_vr = [fmus[0][1]["u"]], [fmus[0][1]["y"]]
+        rows = []
+        for k in range(steps):
+            t = k * h
+            for f, _ in fmus:
+                f.doStep(t, h)
+            for i in range(n_units - 1):
+                fmus[i + 1][0].setReal(u_vr, fmus[i][0].getReal(y_vr))
+            rows.append([f.getReal(y_vr)[0] for f, _ in fmus])
+        dt = time.perf_counter() - t0
+        for f, _ in fmus:
+            f.terminate()
+            f.freeInstance()
+        return dt, rows
+
+    tm, tb = math.inf, math.inf
+    for _ in range(REPEAT):  # interleaved, best of REPEAT: the machine is shared
+        tm = min(tm, master()[0])
+        tb = min(tb, bare()[0])
+    per = 1e6 / (steps * n_units)
+    return {"units": n_units, "steps": steps, "master_us": tm * per, "bare_us": tb * per}
+
+
+# ----------------------------------------------------------------------------- 2. closed loop
+def closed_loop_mbfmu(plant, ctrl, declared=True):
+    ft = None if declared else {"theta": [], "omega": []}
+    ftc = None if declared else {"tau": []}
+    s = System([FmuUnit(plant, "plant", feedthrough=ft), FmuUnit(ctrl, "ctrl", values={"ref": 0.2}, feedthrough=ftc)],
+               [("plant.theta", "ctrl.theta"), ("plant.omega", "ctrl.omega"), ("ctrl.tau", "plant.tau")])
+    t0 = time.perf_counter()
+    r = simulate(s, STOP, H, progress=False)
+    return time.perf_counter() - t0, r
+
+
+def closed_loop_bare(plant, ctrl):
+    p, pv = raw(plant, "plant")
+    c, cv = raw(ctrl, "ctrl", {"ref": 0.2})
+    y_vr, u_vr = [pv["theta"], pv["omega"]], [cv["theta"], cv["omega"]]
+    tau_c, tau_p = [cv["tau"]], [pv["tau"]]
+    t0 = time.perf_counter()
+    c.setReal(u_vr, p.getReal(y_vr))
+    p.setReal(tau_p, c.getReal(tau_c))
+    rows = []
+    for k in range(N):
+        t = k * H
+        p.doStep(t, H)
+        c.doStep(t, H)
+        y = p.getReal(y_vr)
+        tau = c.getReal(tau_c)
+        c.setReal(u_vr, y)
+        p.setReal(tau_p, tau)
+        rows.append((t + H, y[0], y[1], tau[0]))
+    dt = time.perf_counter() - t0
+    for f in (p, c):
+        f.terminate()
+        f.freeInstance()
+    return dt, np.array(rows)
+
+
+def closed_loop_libcosim(ssp_path):
+    from libcosimpy.CosimExecution import CosimExecution
+    from libcosimpy.CosimLogging import CosimLogLevel, log_output_level
+    from libcosimpy.CosimObserver import CosimObserver
+    log_output_level(CosimLogLevel.ERROR)
+    ex = CosimExecution.from_ssp_file(str(ssp_path), step_size=int(H * 1e9))
+    obs = CosimObserver.create_last_value()
+    ex.add_observer(obs)
+    idx = ex.slave_index_from_instance_name("plant")
+    vr = {v.name.decode(): v.reference for v in ex.slave_variables(idx)}
+    t0 = time.perf_counter()
+    ok = ex.simulate_until(int(STOP * 1e9))
+    dt = time.perf_counter() - t0
+    theta = obs.last_real_values(idx, [vr["theta"]])[0]
+    return dt, (ok, theta)
+
+
+def closed_loop_monolithic():
+    """The same system in plain Python: PD sampled every 1 ms from the states of the
+    previous step (Jacobi semantics), RK4 with 10 sub-steps as in the plant FMU."""
+    g, L, m, c, kp, kd, ref = 9.81, 1.0, 1.0, 0.5, 20.0, 4.0, 0.2
+    th, om = 0.5, 0.0
+    tau = 0.0  # the controller's output before its first step
+    rows = []
+    t0 = time.perf_counter()
+    n, h = 10, H / 10
+
+    def f(th, om, tau):
+        return om, -g / L * math.sin(th) - c * om + tau / (m * L * L)
+    for k in range(N):
+        tau_next = kp * (ref - th) - kd * om
+        for _ in range(n):
+            a1, b1 = f(th, om, tau)
+            a2, b2 = f(th + h / 2 * a1, om + h / 2 * b1, tau)
+            a3, b3 = f(th + h / 2 * a2, om + h / 2 * b2, tau)
+            a4, b4 = f(th + h * a3, om + h * b3, tau)
+            th += h / 6 * (a1 + 2 * a2 + 2 * a3 + a4)
+            om += h / 6 * (b1 + 2 * b2 + 2 * b3 + b4)
+        tau = tau_next
+        rows.append((th, om, tau))
+    return time.perf_counter() - t0, np.array(rows)
+
+
+def main() -> None:
+    work = Path(tempfile.mkdtemp(prefix="mbfmu_bench_"))
+    gain = build_c_fmu("gain", work)
+    plant = build_python_fmu("pendulum", work / "p")
+    ctrl = build_python_fmu("pd", work / "c")
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+
+    o = overhead(gain)
+    print(f"\n1. per macro step per unit ({o['units']} trivial C FMUs in a chain, {o['steps']} steps):")
+    print(f"   mbfmu master   {o['master_us']:.2f} us")
+    print(f"   bare fmpy loop {o['bare_us']:.2f} us   ratio {o['master_us'] / o['bare_us']:.2f}")
+
+    t_decl = t_nf = t_bare = math.inf
+    for _ in range(REPEAT):  # interleaved, best of REPEAT: the machine is shared
+        t_decl = min(t_decl, closed_loop_mbfmu(plant, ctrl, True)[0])
+        dt, r_nf = closed_loop_mbfmu(plant, ctrl, False)
+        t_nf = min(t_nf, dt)
+        dt, rows = closed_loop_bare(plant, ctrl)
+        t_bare = min(t_bare, dt)
+    assert np.array_equal(r_nf["plant.theta"][1:], rows[:, 1]), "mbfmu and the bare loop disagree"
+    ssp = write_ssp(System([FmuUnit(plant, "plant"), FmuUnit(ctrl, "ctrl", values={"ref": 0.2})],
+                           [("plant.theta", "ctrl.theta"), ("plant.omega", "ctrl.omega"), ("ctrl.tau", "plant.tau")]),
+                    work / "loop.ssp", stop_time=STOP, step=H)
+    try:
+        lc = [closed_loop_libcosim(ssp) for _ in range(REPEAT)]
+        t_lc = min(x[0] for x in lc)
+        lc_theta = lc[0][1][1]
+    except Exception as exc:  # pragma: no cover - libcosimpy optional
+        t_lc, lc_theta = math.nan, f"failed: {exc}"
+    mono = [closed_loop_monolithic() for _ in range(REPEAT)]
+    t_mono = min(x[0] for x in mono)
+    print(f"\n2. closed loop pendulum + PD (pythonfmu FMUs), {STOP:g} s at {H:g} s = {N} steps:")
+    print(f"   bare fmpy loop                         {t_bare:.3f} s   1.00")
+    print(f"   mbfmu Jacobi (no feedthrough declared) {t_nf:.3f} s   {t_nf / t_bare:.2f}")
+    print(f"   mbfmu Jacobi (FMI default: loop check) {t_decl:.3f} s   {t_decl / t_bare:.2f}")
+    print(f"   libcosim (libcosimpy, from mbfmu SSP)  {t_lc:.3f} s   {t_lc / t_bare:.2f}")
+    print(f"   monolithic plain Python (no FMUs)      {t_mono:.3f} s   {t_mono / t_bare:.2f}")
+    print(f"   final theta: mbfmu {r_nf['plant.theta'][-1]:.15f}, bare {rows[-1, 1]:.15f}, "
+          f"libcosim {lc_theta if isinstance(lc_theta, str) else f'{lc_theta:.15f}'}, monolithic {mono[0][1][-1, 0]:.15f}")
+    print(f"   mbfmu summary: {r_nf.summary}")
+    print("   (mbfmu times include instantiating and initializing the FMUs; the bare loop's and libcosim's do not)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,372 @@
+"""The FMU unit: any FMI 2.0 co-simulation FMU, run through fmpy.
+
+Names are resolved to value references once; the hot path (:meth:`FmuUnit.push`,
+:meth:`FmuUnit.pull`, :meth:`FmuUnit.do_step`) calls the FMU's C functions
+directly with pre-allocated ctypes arrays, checking each status. A failing
+call raises :class:`~mbfmu.errors.CosimError` naming the unit, the time and
+the FMU's own log messages.
+"""
+from __future__ import annotations
+
+import atexit
+import collections
+import ctypes
+import itertools
+import shutil
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from ..errors import CosimError, InputError
+from .units import Unit, Variable
+
+
+def _status_error(unit: "Unit", what: str, status: int, t: float | None = None) -> CosimError:
+    label = {1: "warning", 2: "discard", 3: "error", 4: "fatal", 5: "pending"}.get(status, str(status))
+    at = "" if t is None else f" at t = {t!r} s"
+    log = unit.log_text()
+    return CosimError(f"unit {unit.name!r}: {what} returned {label}{at}" + (f"; unit log:\n{log}" if log else "; the unit logged nothing"))
+
+
+_CTYPE = {"Real": ctypes.c_double, "Integer": ctypes.c_int, "Boolean": ctypes.c_int}
+
+# FMU log messages. fmpy's native logger proxy (which formats printf-style
+# messages) forwards to ONE process-wide Python logger, the last one registered.
+# So all FMU units share one logger that lives as long as the process, and
+# messages are routed to their unit by the componentEnvironment key.
+_LOGS: dict[int, "collections.deque[str]"] = {}
+_LOG_KEYS = itertools.count(1)
+_LOGGER: Any = None
+
+
+def _route_log(env: Any, instance: bytes, status: int, category: bytes, message: bytes) -> None:
+    log = _LOGS.get(env or 0)
+    if log is None:
+        return
+    label = ["OK", "WARNING", "DISCARD", "ERROR", "FATAL", "PENDING"][status] if 0 <= status < 6 else str(status)
+    cat = category.decode("utf-8", "replace") if category else ""
+    log.append(f"[{label}] [{cat}] {message.decode('utf-8', 'replace') if message else ''}")
+
+
+def _callbacks(key: int) -> Any:
+    """An ``fmi2CallbackFunctions`` struct logging to the unit registered under ``key``."""
+    global _LOGGER
+    from fmpy import calloc, free
+    from fmpy.fmi2 import (fmi2CallbackAllocateMemoryTYPE, fmi2CallbackFreeMemoryTYPE, fmi2CallbackFunctions,
+                           fmi2CallbackLoggerTYPE)
+    if _LOGGER is None:
+        _LOGGER = fmi2CallbackLoggerTYPE(_route_log)
+    cb = fmi2CallbackFunctions()
+    cb.logger = _LOGGER
+    cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
+    cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
+    cb.componentEnvironment = key
+    try:
+        from fmpy.logging import addLoggerProxy
+        addLoggerProxy(ctypes.byref(cb))
+    except Exception:  # pragma: no cover - only the formatting of variadic messages is lost
+        pass
+    return cb
+
+
+class FmuUnit(Unit):
+    """Any FMI 2.0 co-simulation FMU, run through fmpy.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.fmu`` file.
+    name : str, optional
+        Unit name in the system (default: the FMU's model name).
+    values : mapping, optional
+        Parameters and start values by variable name.
+    step : float, optional
+        The unit's own step [s]; must divide the macro step.
+    feedthrough : mapping, optional
+        Overrides the output dependencies declared in the FMU's
+        ``ModelStructure`` (where an output declares none, FMI 2.0 says it
+        depends on every input).
+
+    Notes
+    -----
+    Values are set after ``fmi2Instantiate`` and before
+    ``fmi2EnterInitializationMode``. The FMU is extracted once, here, and
+    instantiated anew for every run.
+    """
+
+    def __init__(self, path: str | Path, name: str | None = None, values: Mapping[str, Any] | None = None,
+                 step: float | None = None, feedthrough: Mapping[str, Iterable[str]] | None = None) -> None:
+        from fmpy import extract, read_model_description
+
+        self.path = Path(path)
+        if not self.path.exists():
+            raise InputError(f"FMU file {str(self.path)!r} does not exist")
+        try:
+            md = read_model_description(str(self.path), validate=False)
+        except Exception as exc:  # fmpy raises plain Exception for bad archives
+            raise InputError(f"{str(self.path)!r} is not a readable FMU: {exc}") from exc
+        if md.fmiVersion != "2.0" or md.coSimulation is None:
+            raise InputError(f"{str(self.path)!r}: only FMI 2.0 co-simulation FMUs are supported "
+                             f"(fmiVersion {md.fmiVersion}, coSimulation {'yes' if md.coSimulation else 'no'})")
+        self.md = md
+        variables = []
+        for v in md.modelVariables:
+            start = v.start
+            if start is not None and v.type in ("Real", "Integer", "Boolean", "Enumeration"):
+                start = float(start in ("true", "1", True)) if v.type == "Boolean" else float(start)
+            typ = "Integer" if v.type == "Enumeration" else v.type
+            variables.append(Variable(v.name, v.causality, typ, v.unit or (v.declaredType.unit if v.declaredType is not None else None),
+                                      start, v.valueReference))
+        declared: dict[str, tuple[str, ...]] = {}
+        inputs = [v.name for v in variables if v.causality == "input"]
+        for o in md.outputs:
+            if o.dependencies is None:
+                declared[o.variable.name] = tuple(inputs)
+            else:
+                declared[o.variable.name] = tuple(d.name for d in o.dependencies if d.causality == "input")
+        for v in variables:
+            if v.causality == "output" and v.name not in declared:
+                declared[v.name] = tuple(inputs)
+        if feedthrough is not None:
+            declared.update({k: tuple(v) for k, v in feedthrough.items()})
+        super().__init__(name or md.modelName, variables, declared, step)
+        cs = md.coSimulation
+        self.can_rollback = bool(cs.canGetAndSetFMUstate)
+        self.can_interpolate_inputs = bool(cs.canInterpolateInputs)
+        self.model_identifier = cs.modelIdentifier
+        for k, val in (values or {}).items():
+            self.set(k, val)
+        self._unzipdir = extract(str(self.path))
+        # removed at exit, not when the unit goes: Python FMUs (pythonfmu) import
+        # modules from their extracted resources, which must stay readable
+        atexit.register(shutil.rmtree, self._unzipdir, True)
+        self._fmu = None
+        self.log: collections.deque[str] = collections.deque(maxlen=200)
+        self._bufs()
+
+    def _bufs(self) -> None:
+        """Buffers: ``u`` and ``y`` are ctypes double arrays in input/output order
+        (Integer and Boolean values are held as doubles)."""
+        var = self.variables
+        n_in, n_out = len(self.inputs), len(self.outputs)
+        self._n_in, self._n_out = n_in, n_out
+        self.u = (ctypes.c_double * max(n_in, 1))()
+        self.y = (ctypes.c_double * max(n_out, 1))()
+        self._out_vr = (ctypes.c_uint * max(n_out, 1))(*[var[n].vr for n in self.outputs])
+        self._real_out = all(var[n].type == "Real" for n in self.outputs)
+        self._out_groups = [(typ, [j for j, n in enumerate(self.outputs) if var[n].type == typ])
+                            for typ in ("Real", "Integer", "Boolean")]
+        self.connect_inputs(range(n_in))
+
+    def connect_inputs(self, driven: Iterable[int]) -> None:
+        """Push only the inputs at positions ``driven`` (the connected ones; the
+        others keep the values set before initialization)."""
+        var = self.variables
+        driven = sorted(set(driven))
+        self._all_real_in = driven == list(range(self._n_in)) and all(var[n].type == "Real" for n in self.inputs)
+        self._in_vr = (ctypes.c_uint * max(self._n_in, 1))(*[var[n].vr for n in self.inputs])
+        self._in_groups = []
+        for typ in ("Real", "Integer", "Boolean"):
+            idx = [j for j in driven if var[self.inputs[j]].type == typ]
+            if idx:
+                ct = ctypes.c_double if typ == "Real" else ctypes.c_int
+                self._in_groups.append((typ, idx, (ctypes.c_uint * len(idx))(*[var[self.inputs[j]].vr for j in idx]),
+                                        (ct * len(idx))()))
+        real = next((g for g in self._in_groups if g[0] == "Real"), None)
+        self._der_idx = real[1] if real else []
+        self._der_vr = real[2] if real else None
+        nd = max(len(self._der_idx), 1)
+        self._d_order1 = (ctypes.c_int * nd)(*([1] * len(self._der_idx)))
+        self._d_order2 = (ctypes.c_int * nd)(*([2] * len(self._der_idx)))
+        self._d_buf = (ctypes.c_double * nd)()
+
+    @property
+    def plant_ref(self) -> dict[str, Any] | None:
+        """The plant reference of an FMU built by ``mbfmu build`` (``{"kind",
+        "target", "class_name", "parameters"}``), or ``None``.
+
+        Read from ``resources/mbfmu_plant.json`` or, failing that, from the
+        ``plant_ref = {...}`` literal of the generated slave script (parsed as
+        a literal, never executed), so results can name the plant behind
+        each unit without this layer importing :mod:`mbfmu.fmu`.
+        """
+        import ast
+        import json
+        res = Path(self._unzipdir) / "resources"
+        try:
+            js = res / "mbfmu_plant.json"
+            if js.is_file():
+                ref = json.loads(js.read_text())
+                return ref if isinstance(ref, dict) and "kind" in ref else None
+            for py in sorted(res.glob("*.py")):
+                for line in py.read_text(errors="replace").splitlines():
+                    if line.strip().startswith("plant_ref = "):
+                        ref = ast.literal_eval(line.split("=", 1)[1].strip())
+                        if isinstance(ref, dict) and "kind" in ref:
+                            return ref
+        except (OSError, ValueError, SyntaxError):
+            return None
+        return None
+
+    # -- set-up --------------------------------------------------------------------
+    def log_text(self) -> str:
+        return "\n".join(self.log)
+
+    def setup(self, t0: float, stop_time: float, step: float) -> None:
+        from fmpy.fmi2 import FMU2Slave
+
+        self.terminate()
+        self.log.clear()
+        self._log_key = next(_LOG_KEYS)
+        _LOGS[self._log_key] = self.log
+        cb = _callbacks(self._log_key)
+        self._callbacks = cb  # must outlive the instance
+        try:
+            fmu = FMU2Slave(guid=self.md.guid, unzipDirectory=self._unzipdir, modelIdentifier=self.model_identifier,
+                            instanceName=self.name)
+            fmu.instantiate(callbacks=cb, loggingOn=True)
+        except Exception as exc:
+            raise CosimError(f"unit {self.name!r}: cannot instantiate {self.path.name}: {exc}"
+                             + (f"; unit log:\n{self.log_text()}" if self.log else "")) from exc
+        self._fmu = fmu
+        f = fmu._functions
+        self._c = fmu.component
+        self._doStep, self._getReal, self._setReal = f["fmi2DoStep"], f["fmi2GetReal"], f["fmi2SetReal"]
+        self._set = {"Real": f["fmi2SetReal"], "Integer": f["fmi2SetInteger"], "Boolean": f["fmi2SetBoolean"]}
+        self._get = {"Real": f["fmi2GetReal"], "Integer": f["fmi2GetInteger"], "Boolean": f["fmi2GetBoolean"]}
+        self._setDer = f.get("fmi2SetRealInputDerivatives")
+        self._no_prior = 0 if self.will_roll_back else 1  # fmi2DoStep's noSetFMUStatePriorToCurrentPoint
+        try:
+            fmu.setupExperiment(startTime=t0, stopTime=stop_time)
+            self._set_values(self.values)
+            fmu.enterInitializationMode()
+            fmu.exitInitializationMode()
+        except Exception as exc:
+            raise CosimError(f"unit {self.name!r}: initialization failed: {exc}"
+                             + (f"; unit log:\n{self.log_text()}" if self.log else "")) from exc
+        for j, n in enumerate(self.inputs):  # the buffer starts at the values set, else the start values
+            start = self.values.get(n, self.variables[n].start)
+            self.u[j] = float(start) if start is not None else 0.0
+        self.pull()
+
+    def _set_values(self, values: Mapping[str, Any]) -> None:
+        fmu = self._fmu
+        for n, val in values.items():
+            v = self.variables[n]
+            if v.type == "Real":
+                fmu.setReal([v.vr], [float(val)])
+            elif v.type == "Integer":
+                fmu.setInteger([v.vr], [int(val)])
+            elif v.type == "Boolean":
+                fmu.setBoolean([v.vr], [bool(val)])
+            else:
+                fmu.setString([v.vr], [str(val)])
+
+    def terminate(self) -> None:
+        if self._fmu is not None:
+            fmu, self._fmu = self._fmu, None
+            try:
+                fmu.terminate()
+            except Exception:
+                pass
+            try:
+                fmu.freeInstance()
+            except Exception:
+                pass
+            _LOGS.pop(self._log_key, None)
+
+    def __del__(self) -> None:
+        try:
+            self.terminate()
+        except Exception:
+            pass
+
+    # -- hot path -----------------------------------------------------------------
+    def push(self) -> None:
+        u = self.u
+        if self._all_real_in:
+            s = self._setReal(self._c, self._in_vr, self._n_in, u)
+            if s > 1:
+                raise _status_error(self, "fmi2SetReal", s)
+            return
+        for typ, idx, vr, buf in self._in_groups:
+            if typ == "Real":
+                for m, j in enumerate(idx):
+                    buf[m] = u[j]
+            else:
+                for m, j in enumerate(idx):
+                    buf[m] = int(round(u[j]))
+            s = self._set[typ](self._c, vr, len(idx), buf)
+            if s > 1:
+                raise _status_error(self, f"fmi2Set{typ}", s)
+
+    def push_derivatives(self, d1: Sequence[float], d2: Sequence[float]) -> None:
+        """First and second time derivatives of the connected Real inputs."""
+        n = len(self._der_idx)
+        if not n:
+            return
+        for order, d, buf in ((1, d1, self._d_order1), (2, d2, self._d_order2)):
+            if d is None:
+                continue
+            for m, j in enumerate(self._der_idx):
+                self._d_buf[m] = d[j]
+            s = self._setDer(self._c, self._der_vr, n, buf, self._d_buf)
+            if s > 1:
+                raise _status_error(self, f"fmi2SetRealInputDerivatives (order {order})", s)
+
+    def pull(self) -> None:
+        if self._real_out:
+            s = self._getReal(self._c, self._out_vr, self._n_out, self.y)
+            if s > 1:
+                raise _status_error(self, "fmi2GetReal", s)
+            return
+        y = self.y
+        for typ, idx in self._out_groups:
+            if not idx:
+                continue
+            vr = (ctypes.c_uint * len(idx))(*[self._out_vr[j] for j in idx])
+            buf = ((ctypes.c_double if typ == "Real" else ctypes.c_int) * len(idx))()
+            s = self._get[typ](self._c, vr, len(idx), buf)
+            if s > 1:
+                raise _status_error(self, f"fmi2Get{typ}", s)
+            for m, j in enumerate(idx):
+                y[j] = float(buf[m])
+
+    def do_step(self, t: float, h: float) -> None:
+        s = self._doStep(self._c, t, h, self._no_prior)
+        if s > 1:
+            raise _status_error(self, f"fmi2DoStep(h = {h!r} s)", s, t)
+
+    def getter(self, names: Sequence[str]) -> Callable[[], Sequence[float]]:
+        vs = [self.variable(n) for n in names]
+        bad = [v.name for v in vs if v.type not in _CTYPE]
+        if bad:
+            raise InputError(f"unit {self.name!r}: cannot record non-numeric variables {bad}")
+        if all(v.type == "Real" for v in vs):
+            vr = (ctypes.c_uint * len(vs))(*[v.vr for v in vs])
+            buf = (ctypes.c_double * len(vs))()
+            n = len(vs)
+
+            def get() -> Sequence[float]:
+                self._getReal(self._c, vr, n, buf)
+                return buf
+            return get
+
+        def get_mixed() -> list[float]:
+            out = []
+            for v in vs:
+                g = {"Real": self._fmu.getReal, "Integer": self._fmu.getInteger, "Boolean": self._fmu.getBoolean}[v.type]
+                out.append(float(g([v.vr])[0]))
+            return out
+        return get_mixed
+
+    # -- rollback -----------------------------------------------------------------
+    def get_state(self) -> Any:
+        if not self.can_rollback:
+            return super().get_state()
+        return self._fmu.getFMUstate()
+
+    def set_state(self, state: Any) -> None:
+        self._fmu.setFMUstate(state)
+
+    def free_state(self, state: Any) -> None:
+        self._fmu.freeFMUstate(state)

@@ -1,0 +1,606 @@
+"""Master algorithms: fixed-step Jacobi and Gauss-Seidel, iterative and adaptive Jacobi.
+
+Semantics (each reproduced by a plain loop in the tests):
+
+* **Exchange** at a communication point ``t``: every unit's outputs are read;
+  then, in the order derived from the declared output dependencies
+  (:func:`~mbfmu.cosim.system.exchange_order`), each unit's inputs are set from
+  its sources and, if it has direct feedthrough, its outputs are read again.
+  Groups of units forming an algebraic loop are solved there by fixed-point
+  (Gauss-Seidel) iteration, with a Newton fallback (finite-difference
+  Jacobian) when the iteration does not contract (:mod:`.loops`); FMI 2.0
+  allows setting inputs and reading outputs between steps, so this needs
+  no rollback.
+* **Initial propagation**: one exchange at the start time before the first
+  step (as libcosim, OMSimulator, PyFMI and MasterSim do).
+* **Jacobi**: every unit steps ``[t_n, t_n + H]`` with the inputs of the
+  exchange at ``t_n``; then the exchange at ``t_{n+1}``.
+* **Gauss-Seidel**: units step one after the other in ``order``; just
+  before its step a unit's inputs are set from the current outputs of its
+  sources (already advanced to ``t_{n+1}`` when they came earlier); then the
+  exchange at ``t_{n+1}``.
+* **Time** is counted in steps: ``t_n = t_0 + n (t_end - t_0) / N`` (the
+  nearest double to the decimal grid point, 0.3 rather than 3 * 0.1) and the
+  last point is the stop time exactly; a 10 s run at 1 ms takes exactly 10,000 steps.
+* **Input extrapolation** (Jacobi, order 0, 1 or 2): the polynomial through
+  the last ``order + 1`` exchanged values of each connection. With order 2
+  and units that all roll back, the first step is taken twice (constant
+  inputs, then the linear interpolation of the result) so the start-up does
+  not spoil third order. Units that can interpolate inputs
+  (``canInterpolateInputs``) get the value and its derivatives; others get
+  the polynomial's mean over their step, which is second-order accurate at
+  most. Only the connected inputs are set.
+* **Multi-rate**: a unit with its own step ``h = H / m`` makes ``m`` steps per
+  macro step (extrapolated inputs evaluated per sub-step).
+* **Iterative** (Jacobi, ``iterative=True``): each step is rolled back and
+  repeated until the linearly interpolated inputs agree with the outputs
+  they produce at ``t_{n+1}``; refused when a unit cannot roll back.
+* **Adaptive** (Jacobi): the error estimate is the difference between the
+  exchanged value at ``t_{n+1}`` and its extrapolation over the step, scaled
+  by ``atol + rtol |y|``; a step with estimate above 1 is rolled back
+  (``getFMUstate``/``setFMUstate``) and repeated with a smaller step; the next
+  step is ``H (0.9 / err)^(1/(order+1))`` clipped to [0.2, 5] times the last
+  (and not larger than the last right after a rejection).
+"""
+from __future__ import annotations
+
+import math
+import time as _time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import CosimError, InputError
+from .recording import Result, RunSummary, make_array
+from .loops import solve_loop
+from .system import System, exchange_order, self_loops
+from .units import Unit
+
+ALGORITHMS = ("jacobi", "gauss-seidel")
+
+
+@dataclass
+class Options:
+    """Master options (see :func:`simulate` for their meaning)."""
+
+    algorithm: str = "jacobi"
+    order: Sequence[str] | None = None
+    extrapolation: int = 0
+    adaptive: bool = False
+    rtol: float = 1e-4
+    atol: float = 1e-6
+    min_step: float | None = None
+    max_step: float | None = None
+    loop_tolerance: float = 1e-12
+    loop_max_iterations: int = 100
+    progress: bool | None = None
+    iterative: bool = False
+    max_steps: int = 1_000_000
+
+
+class _Progress:
+    """A tqdm bar over simulated time, shown when forced or when the run is
+    projected to last more than ``after`` seconds of wall time."""
+
+    def __init__(self, t0: float, stop: float, mode: bool | None, after: float = 3.0) -> None:
+        self.t0, self.stop, self.mode, self.after = t0, stop, mode, after
+        self.wall0 = _time.perf_counter()
+        self.bar = None
+        self.calls = 0
+
+    def tick(self, t: float) -> None:
+        self.calls += 1
+        if self.mode is False or self.calls & 255:
+            return
+        if self.bar is None:
+            el = _time.perf_counter() - self.wall0
+            done = (t - self.t0) / (self.stop - self.t0)
+            if self.mode or (done > 0 and el * (1 - done) / done > self.after):
+                from tqdm import tqdm
+                self.bar = tqdm(total=self.stop - self.t0, unit="s", unit_scale=True, leave=False,
+                                desc="co-simulation",
+                                bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]")
+        if self.bar is not None:
+            self.bar.update(t - self.t0 - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+class _Master:
+    def __init__(self, system: System, step: float, opts: Options, record: Sequence[str] | str | None) -> None:
+        self.system = system
+        self.units: list[Unit] = list(system.units.values())
+        self.H = step
+        self.opts = opts
+        self.blocks = exchange_order(system)
+        loops_self = self_loops(system)
+        self.simple = [len(b) == 1 and b[0] not in loops_self for b in self.blocks]
+        self.ft = {u.name: any(u.feedthrough.values()) for u in self.units}
+        # connections per destination unit: (j, source unit, source index)
+        self.inc: dict[str, list[tuple[int, Unit, int]]] = {u.name: [] for u in self.units}
+        self.conns = []
+        for c in system.connections:
+            src, dst = system.units[c.src_unit], system.units[c.dst_unit]
+            self.inc[dst.name].append((dst.inputs.index(c.dst_var), src, src.outputs.index(c.src_var)))
+            self.conns.append((dst, dst.inputs.index(c.dst_var), src, src.outputs.index(c.src_var)))
+        # per unit: indices into self.conns of its incoming connections (for extrapolation)
+        self.conn_of = {u.name: [i for i, c in enumerate(self.conns) if c[0] is u] for u in self.units}
+        self.sub = {u.name: (1 if u.step is None else int(round(step / u.step))) for u in self.units}
+        self.loop_iterations = 0
+        self._record_setup(record)
+        self._plan_pulls()
+        self._rows = np.empty((0, len(self.names)))
+        self._nrows = 0
+        if opts.adaptive or opts.iterative:
+            bad = [u.name for u in self.units if not u.can_rollback]
+            if bad:
+                what = "adaptive stepping" if opts.adaptive else "iterative coupling"
+                raise CosimError(f"{what} needs rollback, but units {bad} cannot save and restore their "
+                                 "state (FMUs: canGetAndSetFMUstate=\"false\")")
+            multi = [u.name for u in self.units if u.step is not None]
+            if multi and opts.adaptive:
+                raise CosimError(f"adaptive stepping cannot run multi-rate units {multi}: give them no own step")
+        self.hist_t: list[float] = []
+        self.hist_y: list[np.ndarray] = []
+        if opts.algorithm == "gauss-seidel":
+            names = list(opts.order) if opts.order is not None else list(system.units)
+            unknown = [n for n in names if n not in system.units]
+            missing = [n for n in system.units if n not in names]
+            if unknown or missing or len(set(names)) != len(names):
+                raise InputError(f"Gauss-Seidel order {names} must name every unit once "
+                                 f"(unknown: {unknown or 'none'}, missing: {missing or 'none'})")
+            self.gs_order = [system.units[n] for n in names]
+
+    # -- recording ----------------------------------------------------------------
+    def _record_setup(self, record: Sequence[str] | str | None) -> None:
+        wanted: list[tuple[Unit, str]] = []
+        if record is None or record == "outputs" or record == "all":
+            for u in self.units:
+                if record == "all":
+                    wanted += [(u, n) for n in u.inputs]
+                wanted += [(u, n) for n in u.outputs]
+        else:
+            from .system import split_name
+            bad = []
+            for full in record:
+                un, var = split_name(full)
+                if un not in self.system.units or var not in self.system.units[un].variables:
+                    bad.append(full)
+                else:
+                    wanted.append((self.system.units[un], var))
+            if bad:
+                raise InputError(f"cannot record unknown variables: {', '.join(bad)}")
+        self.names = ["time"] + [f"{u.name}.{n}" for u, n in wanted]
+        self.col_units = {f"{u.name}.{n}": u.variables[n].unit for u, n in wanted}
+        groups: dict[str, list[str]] = {}
+        for u, n in wanted:
+            groups.setdefault(u.name, []).append(n)
+        self.groups = []  # (unit, var names, first column)
+        col = 1
+        for un, vars_ in groups.items():
+            self.groups.append((self.system.units[un], vars_, col))
+            col += len(vars_)
+
+    def _recorders(self) -> tuple[list, list]:
+        """(views, getters): numpy views on output buffers recorded as they are,
+        and getter functions for everything else, each with its columns."""
+        views, getters = [], []
+        for u, vars_, col in self.groups:
+            if vars_ == u.outputs:
+                y = u.y
+                view = y if isinstance(y, np.ndarray) else (np.ctypeslib.as_array(y)[:len(vars_)] if not isinstance(y, list) else None)
+                if view is not None:
+                    views.append((view, col, col + len(vars_)))
+                    continue
+            getters.append((u.getter(vars_), col, col + len(vars_)))
+        return views, getters
+
+    # -- exchange -----------------------------------------------------------------
+    def _set_inputs(self, u: Unit) -> None:
+        uu = u.u
+        for j, src, k in self.inc[u.name]:
+            uu[j] = src.y[k]
+
+    def _plan_pulls(self) -> None:
+        """Units whose outputs must be read at the start of an exchange: all but those
+        re-read later in the exchange anyway (after their inputs are set) whose
+        connected outputs all have direct feedthrough (so nobody reads them earlier)."""
+        repulled = {b[0] for b, simple in zip(self.blocks, self.simple)
+                    if simple and self.inc[b[0]] and self.ft[b[0]]}
+        sourced: dict[str, set[str]] = {}
+        for c in self.system.connections:
+            sourced.setdefault(c.src_unit, set()).add(c.src_var)
+        self.pre_pull = [u for u in self.units if u.name not in repulled
+                         or any(not u.feedthrough[o] for o in sourced.get(u.name, ()))]
+        # the exchange as a flat plan: (unit, its connections, read outputs again, None)
+        # for a unit, (None, None, None, [units]) for an algebraic loop
+        self.plan: list[tuple] = []
+        for b, simple in zip(self.blocks, self.simple):
+            if not simple:
+                self.plan.append((None, None, None, [self.system.units[n] for n in b]))
+            elif self.inc[b[0]]:
+                u = self.system.units[b[0]]
+                self.plan.append((u, self.inc[b[0]], self.ft[b[0]], None))
+        self.loops = {}
+        for b, simple in zip(self.blocks, self.simple):
+            if not simple:
+                names = set(b)
+                self.loops[tuple(b)] = [(u, j, src, k) for u in (self.system.units[n] for n in b)
+                                        for (j, src, k) in self.inc[u.name] if src.name in names]
+
+    def exchange(self, t: float) -> None:
+        for u in self.pre_pull:
+            u.pull()
+        for u, inc, repull, loop in self.plan:
+            if loop is None:
+                uu = u.u
+                for j, src, k in inc:
+                    uu[j] = src.y[k]
+                u.push()
+                if repull:
+                    u.pull()
+            else:
+                self._solve_loop(loop, t)
+
+    def _solve_loop(self, block: list[Unit], t: float) -> None:
+        self.loop_iterations += solve_loop(block, self.loops[tuple(u.name for u in block)], self._set_inputs, t,
+                                           self.opts.loop_tolerance, self.opts.loop_max_iterations)
+
+    # -- extrapolation ------------------------------------------------------------
+    def _push_history(self, t: float) -> None:
+        if self.opts.extrapolation <= 0 and not self.opts.adaptive and not self.opts.iterative:
+            return
+        y = np.array([src.y[k] for _, _, src, k in self.conns], float)
+        self.hist_t.insert(0, t)
+        self.hist_y.insert(0, y)
+        del self.hist_t[3:], self.hist_y[3:]
+
+    def _coeffs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Monomial coefficients (in tau = t - t_n) of each connection's extrapolation."""
+        k = min(self.opts.extrapolation, len(self.hist_t) - 1)
+        Y0 = self.hist_y[0]
+        z = np.zeros_like(Y0)
+        if k <= 0:
+            return Y0, z, z
+        t0, t1 = self.hist_t[0], self.hist_t[1]
+        a = (Y0 - self.hist_y[1]) / (t0 - t1)
+        if k == 1:
+            return Y0, a, z
+        t2 = self.hist_t[2]
+        a12 = (self.hist_y[1] - self.hist_y[2]) / (t1 - t2)
+        b = (a - a12) / (t0 - t2)
+        return Y0, a - b * (t1 - t0), b
+
+    def _save(self) -> list:
+        return [(u, u.get_state(), list(u.u)) for u in self.units]
+
+    def _restore(self, saved: list, free: bool) -> None:
+        for u, s, uu in saved:
+            u.set_state(s)
+            if free:
+                u.free_state(s)
+            for j, v in enumerate(uu):
+                u.u[j] = v
+            u.push()
+
+    def _iterative_step(self, t: float, h: float, t_new: float) -> None:
+        """One implicit (iterative) Jacobi step: inputs over the step are the linear
+        interpolation between the consistent values at ``t`` and a guess at ``t + h``;
+        the step is rolled back and repeated with the exchanged values as the new guess
+        until they agree to ``loop_tolerance`` (fixed-point iteration)."""
+        c0, c1, c2 = self._coeffs()
+        guess = c0 + c1 * h + c2 * h * h  # extrapolated start guess
+        saved = self._save()
+        tol = max(self.opts.loop_tolerance, 1e-14)
+        try:
+            for it in range(self.opts.loop_max_iterations):
+                coeffs = (c0, (guess - c0) / h, np.zeros_like(c0))
+                for u in self.units:
+                    self._step_unit(u, t, h, coeffs)
+                self.exchange(t_new)
+                self.loop_iterations += 1
+                y = np.array([src.y[k] for _, _, src, k in self.conns], float)
+                if np.all(np.abs(y - guess) <= tol * (1.0 + np.abs(y))):
+                    return
+                guess = y
+                self._restore(saved, free=False)
+            worst = int(np.argmax(np.abs(y - guess) / (1.0 + np.abs(y))))
+            dst, j, src, k = self.conns[worst]
+            raise CosimError(f"iterative coupling did not converge in {self.opts.loop_max_iterations} iterations "
+                             f"at t = {t!r} s (worst: {src.name}.{src.outputs[k]} -> {dst.name}.{dst.inputs[j]}); "
+                             "use a smaller step")
+        finally:
+            for u, st, _ in saved:
+                u.free_state(st)
+
+    def _startup_coeffs(self, t: float, h: float, coeffs: tuple) -> tuple:
+        """First step with quadratic extrapolation: there is no history yet, so
+        take a trial step with constant inputs, roll back, and use the linear
+        interpolation between the values at ``t`` and ``t + h`` instead (keeps
+        the start-up error at third order)."""
+        saved = self._save()
+        for u in self.units:
+            self._step_unit(u, t, h, coeffs)
+        self.exchange(t + h)
+        y1 = np.array([src.y[k] for _, _, src, k in self.conns], float)
+        self._restore(saved, free=True)
+        self.exchange(t)
+        c0 = coeffs[0]
+        return c0, (y1 - c0) / h, np.zeros_like(c0)
+
+    def _step_unit(self, u: Unit, t: float, h: float, coeffs: tuple | None) -> None:
+        m = self.sub[u.name]
+        hs = h / m
+        idx = self.conn_of[u.name] if coeffs is not None else ()
+        for s in range(m):
+            ts = t + s * hs
+            if idx:
+                c0, c1, c2 = coeffs
+                a = s * hs
+                if u.can_interpolate_inputs:
+                    d1 = [0.0] * len(u.inputs)
+                    d2 = [0.0] * len(u.inputs)
+                    for i in idx:
+                        j = self.conns[i][1]
+                        u.u[j] = c0[i] + c1[i] * a + c2[i] * a * a
+                        d1[j] = c1[i] + 2 * c2[i] * a
+                        d2[j] = 2 * c2[i]
+                    u.push()
+                    u.push_derivatives(d1, d2)
+                else:
+                    b = a + hs
+                    for i in idx:
+                        u.u[self.conns[i][1]] = c0[i] + c1[i] * (a + b) / 2 + c2[i] * (a * a + a * b + b * b) / 3
+                    u.push()
+            u.do_step(ts, hs)
+
+    # -- runs ---------------------------------------------------------------------
+    def run(self, t0: float, stop: float) -> Result:
+        opts = self.opts
+        rollback = opts.adaptive or opts.iterative or (
+            opts.extrapolation == 2 and all(u.can_rollback for u in self.units))
+        summary = RunSummary()
+        start_wall = _time.perf_counter()
+        try:
+            for u in self.units:
+                u.will_roll_back = rollback
+                u.connect_inputs([j for j, _, _ in self.inc[u.name]])
+                u.setup(t0, stop, self.H if u.step is None else u.step)
+            self.exchange(t0)  # the initial output-to-input propagation
+            recs = self._recorders()
+            start_wall = _time.perf_counter()
+            if opts.adaptive:
+                rows = self._run_adaptive(t0, stop, recs, summary)
+            else:
+                rows = self._run_fixed(t0, stop, recs, summary)
+        except CosimError as exc:  # keep what was recorded so far
+            exc.result = self._result(self._rows[: self._nrows], summary, start_wall)  # type: ignore[attr-defined]
+            raise
+        finally:
+            for u in self.units:  # also those set up before a failing one
+                u.terminate()
+        return self._result(rows, summary, start_wall)
+
+    def _result(self, rows: np.ndarray, summary: RunSummary, start_wall: float) -> Result:
+        summary.wall_time = _time.perf_counter() - start_wall
+        summary.end_time = float(rows[-1, 0]) if len(rows) else math.nan
+        span = summary.end_time - float(rows[0, 0]) if len(rows) else 0.0
+        summary.real_time_factor = span / summary.wall_time if summary.wall_time > 0 else math.inf
+        summary.loop_iterations = self.loop_iterations
+        meta = {"algorithm": self.opts.algorithm, "step": self.H, "extrapolation": self.opts.extrapolation,
+                "adaptive": self.opts.adaptive, "units": self.col_units,
+                "values": {f"{u.name}.{k}": v for u in self.units for k, v in u.values.items()},
+                "components": {u.name: {"type": type(u).__name__, "source": str(getattr(u, "path", ""))}
+                               for u in self.units}}
+        plants = {u.name: u.plant_ref for u in self.units if getattr(u, "plant_ref", None)}
+        if plants:  # the viewer rebuilds poses from these (mbfmu.viewer.results)
+            meta["plants"] = plants
+        return Result(make_array(self.names, rows), summary, meta)
+
+    def _record(self, t: float, recs: list) -> None:
+        if self._nrows == len(self._rows):
+            self._rows = np.concatenate([self._rows, np.empty_like(self._rows)])
+        row = self._rows[self._nrows]
+        row[0] = t
+        views, getters = recs
+        for view, a, b in views:
+            row[a:b] = view
+        for get, a, b in getters:
+            row[a:b] = get()
+        self._nrows += 1
+
+
+    def _run_fixed(self, t0: float, stop: float, recs: list, summary: RunSummary) -> np.ndarray:
+        H = self.H
+        n = int(round((stop - t0) / H))
+        span = stop - t0
+        self._rows = np.empty((n + 1, len(self.names)))
+        self._nrows = 0
+        self._record(t0, recs)
+        self._push_history(t0)
+        progress = _Progress(t0, stop, self.opts.progress)
+        try:
+            self._fixed_loop(t0, stop, n, span, recs, summary, progress)
+        finally:
+            progress.close()
+        return self._rows[: self._nrows]
+
+    def _fixed_loop(self, t0: float, stop: float, n: int, span: float, recs: list, summary: RunSummary,
+                    progress: "_Progress") -> None:
+        H = self.H
+        extrap = self.opts.extrapolation > 0 or any(m > 1 for m in self.sub.values())
+        gs = self.opts.algorithm == "gauss-seidel"
+        units = self.gs_order if gs else self.units
+        simple_units = [(u, u.do_step) for u in units]
+        t = t0
+        for k in range(n):
+            if gs:
+                for u in units:
+                    if self.inc[u.name]:
+                        self._set_inputs(u)
+                        u.push()
+                    self._step_unit(u, t, H, None)
+                    u.pull()
+            elif self.opts.iterative:
+                t_new = stop if k == n - 1 else t0 + (k + 1) * span / n
+                self._iterative_step(t, H, t_new)
+            elif extrap:
+                coeffs = self._coeffs() if self.opts.extrapolation > 0 else None
+                if k == 0 and self.opts.extrapolation == 2 and all(u.can_rollback for u in units):
+                    coeffs = self._startup_coeffs(t, H, coeffs)
+                for u in units:
+                    self._step_unit(u, t, H, coeffs)
+            else:
+                for u, step in simple_units:
+                    step(t, H)
+            t = stop if k == n - 1 else t0 + (k + 1) * span / n  # counted, not accumulated
+            if not self.opts.iterative:
+                self.exchange(t)
+            self._record(t, recs)
+            self._push_history(t)
+            summary.steps += 1
+            progress.tick(t)
+
+    def _run_adaptive(self, t0: float, stop: float, recs: list, summary: RunSummary) -> np.ndarray:
+        o = self.opts
+        hmin = o.min_step if o.min_step is not None else (stop - t0) * 1e-9
+        hmax = o.max_step if o.max_step is not None else (stop - t0)
+        self._rows = np.empty((1024, len(self.names)))
+        self._nrows = 0
+        self._record(t0, recs)
+        self._push_history(t0)
+        t, h = t0, min(self.H, hmax)
+        p = max(self.opts.extrapolation, 0) + 1
+        progress = _Progress(t0, stop, self.opts.progress)
+        try:
+            self._adaptive_loop(t0, stop, t, h, hmin, hmax, p, recs, summary, progress)
+        finally:
+            progress.close()
+        return self._rows[: self._nrows]
+
+    def _adaptive_loop(self, t0: float, stop: float, t: float, h: float, hmin: float, hmax: float, p: int,
+                       recs: list, summary: RunSummary, progress: "_Progress") -> None:
+        o = self.opts
+        rejected_last = False
+        while t < stop:
+            if summary.steps + summary.rejected_steps >= o.max_steps:
+                raise CosimError(f"adaptive stepping took {o.max_steps} steps and reached only t = {t!r} s "
+                                 f"(step {h!r} s); loosen the tolerances or raise min_step")
+            last = t + h >= stop - max(hmin, 1e-12 * (stop - t0))
+            if last:
+                h = stop - t
+            saved = self._save()
+            coeffs = self._coeffs()
+            for u in self.units:
+                self._step_unit(u, t, h, coeffs)
+            t_new = stop if last else t + h
+            self.exchange(t_new)
+            y_new = np.array([src.y[k] for _, _, src, k in self.conns], float)
+            c0, c1, c2 = coeffs
+            pred = c0 + c1 * h + c2 * h * h
+            scale = o.atol + o.rtol * np.maximum(np.abs(y_new), np.abs(c0))
+            err = float(np.max(np.abs(y_new - pred) / scale)) if len(y_new) else 0.0
+            fac = min(5.0, max(0.2, 0.9 * (1.0 / err) ** (1.0 / p))) if err > 0 else 5.0
+            if err <= 1.0 or h <= hmin:
+                for u, s, _ in saved:
+                    u.free_state(s)
+                t = t_new
+                self._record(t, recs)
+                self._push_history(t)
+                summary.steps += 1
+                progress.tick(t)
+                h = min(hmax, max(hmin, h * (min(fac, 1.0) if rejected_last else fac)))
+                rejected_last = False
+            else:
+                self._restore(saved, free=True)
+                self.exchange(t)
+                summary.rejected_steps += 1
+                rejected_last = True
+                h = max(hmin, h * min(fac, 0.5))
+
+
+def simulate(system: System, stop_time: float, step: float, *, start_time: float = 0.0,
+             algorithm: str = "jacobi", order: Sequence[str] | None = None, extrapolation: int = 0,
+             adaptive: bool = False, rtol: float = 1e-4, atol: float = 1e-6, min_step: float | None = None,
+             max_step: float | None = None, loop_tolerance: float = 1e-12, loop_max_iterations: int = 100,
+             record: Sequence[str] | str | None = None, progress: bool | None = None,
+             iterative: bool = False, max_steps: int = 1_000_000) -> Result:
+    """Co-simulate ``system`` from ``start_time`` to ``stop_time``.
+
+    Parameters
+    ----------
+    system : System
+        Validated here (every problem reported at once).
+    stop_time, start_time : float
+        Interval [s]. For fixed steps ``stop_time - start_time`` must be a
+        whole number of steps.
+    step : float
+        Macro (communication) step [s]; the initial step when ``adaptive``.
+    algorithm : {"jacobi", "gauss-seidel"}
+        Master algorithm (see the module docstring).
+    order : sequence of str, optional
+        Gauss-Seidel stepping order (default: the order units were added).
+    extrapolation : {0, 1, 2}
+        Input extrapolation order (Jacobi only).
+    adaptive : bool
+        Adaptive macro step with rollback (Jacobi; all units must roll back).
+    rtol, atol : float
+        Tolerances of the adaptive error estimate (relative; absolute in the
+        connected signals' units). The estimate is the gap between each
+        exchanged value at the end of a step and its extrapolation over the
+        step, so with ``extrapolation=0`` it bounds the change of the signals
+        per step (small steps); use ``extrapolation=1`` or 2 for efficiency.
+    min_step, max_step : float, optional
+        Bounds of the adaptive step [s].
+    loop_tolerance : float
+        Relative tolerance of algebraic-loop solutions.
+    loop_max_iterations : int
+        Fixed-point iterations before giving up (a non-contracting iteration
+        switches to Newton earlier).
+    record : "outputs", "all" or sequence of str
+        Variables to record at the macro steps: all outputs (default), all
+        inputs and outputs, or ``"unit.var"`` names (any variable).
+    progress : bool, optional
+        Progress bar: ``None`` shows one when the run will take more than ~3 s.
+    iterative : bool
+        Implicit (iterative) Jacobi coupling: each step is repeated with rollback
+        until the inputs, interpolated linearly over the step, agree with the
+        outputs they produce (second order, stable for stiffer couplings).
+        Needs every unit to roll back.
+    max_steps : int
+        Adaptive stepping gives up (with an error) after this many steps.
+
+    Returns
+    -------
+    Result
+        Structured array (``time`` first), summary and metadata. When a unit
+        fails, the :class:`~mbfmu.errors.CosimError` raised carries the
+        results up to the failure as ``exc.result``.
+    """
+    if algorithm not in ALGORITHMS:
+        raise InputError(f"algorithm {algorithm!r} is not one of {ALGORITHMS}")
+    if extrapolation not in (0, 1, 2):
+        raise InputError(f"extrapolation order {extrapolation!r} must be 0, 1 or 2")
+    if algorithm == "gauss-seidel" and (extrapolation or adaptive or iterative):
+        raise InputError("extrapolation, adaptive stepping and iterative coupling are offered with the Jacobi "
+                         "algorithm only")
+    if iterative and adaptive:
+        raise InputError("iterative coupling and adaptive stepping cannot be combined")
+    for name, v in (("stop_time", stop_time), ("start_time", start_time), ("step", step)):
+        if not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise InputError(f"{name} = {v!r} must be a finite number of seconds")
+    if step <= 0:
+        raise InputError(f"step {step!r} s must be positive")
+    if stop_time <= start_time:
+        raise InputError(f"stop_time {stop_time!r} s must be after start_time {start_time!r} s")
+    if not adaptive:
+        n = (stop_time - start_time) / step
+        if abs(n - round(n)) > 1e-9 * max(1.0, n):
+            raise InputError(f"the interval {stop_time - start_time!r} s is not a whole number of steps of {step!r} s")
+    system.validate(None if adaptive else step)
+    opts = Options(algorithm, order, extrapolation, adaptive, rtol, atol, min_step, max_step, loop_tolerance,
+                   loop_max_iterations, progress, iterative, max_steps)
+    return _Master(system, float(step), opts, record).run(float(start_time), float(stop_time))

@@ -1,0 +1,345 @@
+"""The generic pythonfmu slave that runs any :class:`~mbfmu.plant.Plant`.
+
+:class:`PlantSlave` is a thin adapter (pythonfmu's ``Fmi2Slave``): it builds
+the plant from a :class:`~mbfmu.fmu.plantref.PlantRef`, registers the
+plant's ports as FMU variables and calls the plant's own integrator
+(``Plant.advance``) in :meth:`~PlantSlave.do_step`.
+
+Variables, in value-reference order:
+
+* inputs (``causality="input"``, continuous, start = the signal's start);
+* parameters (``causality="parameter"``, ``variability="tunable"``): setting
+  one rebuilds the plant; before the first step the state is reset to the new
+  plant's ``initial_state()``, afterwards the state is kept;
+* outputs (``causality="output"``, ``initial="calculated"``), evaluated
+  lazily with ``Plant.outputs_at(t, x, u)`` so that direct feedthrough sees
+  inputs set after the last step;
+* the plant state as locals ``states.<name>`` (so a master can record it).
+
+Nothing here raises into pythonfmu (which would turn any exception into
+``fmi2Fatal`` and destroy the instance): failures are reported through
+:meth:`PlantSlave.report`, which, inside a built FMU, reaches the loader shim
+(``mbfmu_report``): the message goes to the host's logger and the FMI call in
+progress returns ``fmi2Error``.
+
+The whole FMU state (time, plant state, inputs, parameters) is what
+``_get_fmu_state`` saves, so a restored state continues bit-identically; it
+serializes to JSON (Python floats round-trip exactly).
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+from pythonfmu import Fmi2Slave
+from pythonfmu.default_experiment import DefaultExperiment
+from pythonfmu.enums import Fmi2Causality, Fmi2Initial, Fmi2Status, Fmi2Variability
+from pythonfmu.variables import Real
+
+from ..plant import Plant
+from .plantref import PlantRef, build_plant
+
+INPUT, PARAMETER, OUTPUT, STATE = 0, 1, 2, 3
+STATE_PREFIX = "states."
+STATE_FORMAT = 1  # version of the saved-state dict
+_REPORT = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p)
+_dlclose = ctypes.CDLL(None).dlclose
+_dlclose.argtypes = (ctypes.c_void_p,)
+
+
+def pin_module_dict(namespace: dict[str, Any]) -> None:
+    """Add one reference to a module's ``__dict__`` (never released).
+
+    pythonfmu 0.7's export library (``findClass`` in ``PySlaveInstance.cpp``)
+    calls ``Py_DECREF`` on the *borrowed* result of ``PyModule_GetDict`` of
+    the slave module at every ``fmi2Instantiate``. Without compensation the
+    module's namespace is freed after the first instantiation: the second
+    one fails ("module has no attribute ...") and the interpreter later
+    touches freed memory (heap corruption at exit). The generated slave script
+    pins its namespace once when imported and :class:`PlantSlave` once per
+    instance, so the reference count never reaches zero; a surplus only makes
+    the (already ``sys.modules``-owned) namespace immortal.
+    """
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(namespace))
+
+
+class PlantSlave(Fmi2Slave):
+    """FMI 2.0 co-simulation slave around one plant.
+
+    Subclasses (written by :mod:`mbfmu.fmu.builder` into the FMU) set the
+    class attributes below; pythonfmu passes ``instance_name``,
+    ``resources`` (the FMU's resources folder) and ``visible``.
+
+    Attributes
+    ----------
+    plant_ref : dict
+        :meth:`PlantRef.to_dict` of the plant.
+    model_identifier : str
+        FMI model identifier (file name of the FMU binary).
+    """
+
+    plant_ref: ClassVar[dict[str, Any]] = {}
+    model_identifier: ClassVar[str] = ""
+
+    def __init__(self, **kwargs: Any) -> None:
+        module = sys.modules.get(type(self).__module__)
+        if module is not None:
+            pin_module_dict(module.__dict__)  # first: see pin_module_dict
+        super().__init__(**kwargs)
+        if self.resources and sys.path.count(self.resources) > 1:
+            sys.path.remove(self.resources)  # pythonfmu prepends it at every instantiation
+        self.errors: list[str] = []   # every message reported, for tests and debugging
+        self._shim = self._find_shim()
+        self._ref = PlantRef.from_dict(self.plant_ref)
+        self._base = Path(self.resources) if self.resources else None
+        try:
+            plant = build_plant(self._ref, self._base)
+        except Exception as exc:  # instantiation fails; say why first
+            self.report(Fmi2Status.fatal, f"cannot build plant {self._ref.target!r}: {type(exc).__name__}: {exc}")
+            raise
+        self._set_plant(plant)
+        self.modelName = self.model_identifier or plant.name
+        self.description = plant.description or f"mbfmu plant {plant.name}"
+        self.default_experiment = DefaultExperiment(start_time=0.0, stop_time=float(plant.default_stop_time),
+                                                    step_size=float(plant.default_step))
+        self._u = plant.default_inputs()
+        self._p = np.array([s.start for s in plant.parameters], dtype=float)
+        self._x = plant.initial_state()
+        self._t = 0.0
+        self._stepped = False
+        self._y: list[float] | None = None
+        self._register()
+
+    # ---- set-up ---------------------------------------------------------
+    def _find_shim(self) -> Any:
+        """``mbfmu_report`` of this FMU's loader shim, or None outside a built FMU.
+
+        The shim is already loaded by the host; the handle taken here to look
+        the function up is released at once (ctypes never releases it), so the
+        host can still unload the FMU.
+        """
+        if not self.resources or not self.model_identifier:
+            return None
+        lib = Path(self.resources).resolve().parent / "binaries" / "linux64" / f"{self.model_identifier}.so"
+        if not lib.is_file():
+            return None
+        try:
+            shim = ctypes.CDLL(str(lib), mode=os.RTLD_NOW | os.RTLD_NOLOAD)
+        except OSError:
+            return None  # not loaded by this process (e.g. the build itself)
+        try:
+            address = ctypes.cast(shim.mbfmu_report, ctypes.c_void_p).value
+        except AttributeError:
+            address = None
+        _dlclose(shim._handle)
+        return _REPORT(address) if address else None
+
+    def _set_plant(self, plant: Plant) -> None:
+        self.plant = plant
+        self._nu, self._np = len(plant.inputs), len(plant.parameters)
+        self._ny, self._nx = len(plant.outputs), len(plant.states)
+
+    def _register(self) -> None:
+        """Register the plant's ports as FMU variables (value reference =
+        registration order) and build the value-reference table."""
+        plant = self.plant
+        self._table: list[tuple[int, int]] = []
+        groups = (
+            (INPUT, plant.inputs, dict(causality=Fmi2Causality.input, variability=Fmi2Variability.continuous)),
+            (PARAMETER, plant.parameters, dict(causality=Fmi2Causality.parameter,
+                                               variability=Fmi2Variability.tunable, initial=Fmi2Initial.exact)),
+            (OUTPUT, plant.outputs, dict(causality=Fmi2Causality.output, variability=Fmi2Variability.continuous,
+                                         initial=Fmi2Initial.calculated)),
+            (STATE, plant.states, dict(causality=Fmi2Causality.local, variability=Fmi2Variability.continuous,
+                                       initial=Fmi2Initial.calculated)),
+        )
+        for kind, signals, attrs in groups:
+            for i, sig in enumerate(signals):
+                name = STATE_PREFIX + sig.name if kind == STATE else sig.name
+                vr = len(self._table)
+                self._table.append((kind, i))
+                var = Real(name, description=sig.description or None,
+                           getter=(lambda vr=vr: self.get_real([vr])[0]),
+                           setter=(lambda v, vr=vr: self.set_real([vr], [v])), **attrs)
+                self.register_variable(var, nested=False)
+
+    def signals(self) -> list[tuple[int, Any]]:
+        """``(kind, Signal)`` for every value reference, in order."""
+        p = self.plant
+        by_kind = {INPUT: p.inputs, PARAMETER: p.parameters, OUTPUT: p.outputs, STATE: p.states}
+        return [(k, by_kind[k][i]) for k, i in self._table]
+
+    # ---- reporting ------------------------------------------------------
+    def report(self, status: Fmi2Status, message: str) -> None:
+        """Report a problem: FMU log + status of the FMI call in progress.
+
+        Parameters
+        ----------
+        status : Fmi2Status
+            ``warning``, ``error`` or ``fatal``.
+        message : str
+            One readable sentence naming the variable/value/time involved.
+        """
+        self.errors.append(message)
+        category = f"logStatus{Fmi2Status(status).name.capitalize()}"
+        if self._shim is not None:
+            self._shim(int(status), category.encode(), message.encode("utf-8", "replace"))
+        else:
+            self.log(message, Fmi2Status(status), category)
+
+    def _bad_vr(self, vr: int) -> bool:
+        if 0 <= vr < len(self._table):
+            return False
+        self.report(Fmi2Status.error, f"unknown value reference {vr} (this FMU has 0..{len(self._table) - 1})")
+        return True
+
+    # ---- FMI: values ------------------------------------------------------
+    def _outputs(self) -> list[float]:
+        if self._y is None:
+            try:
+                y = np.asarray(self.plant.outputs_at(self._t, self._x, self._u), dtype=float)
+                self._y = [float(v) for v in y]
+            except Exception as exc:
+                self.report(Fmi2Status.error, f"plant {self.plant.name!r}: outputs failed at t={self._t} s: "
+                                              f"{type(exc).__name__}: {exc}")
+                self._y = [math.nan] * self._ny
+        return self._y
+
+    def get_real(self, vrs: list[int]) -> list[float]:
+        out: list[float] = []
+        for vr in vrs:
+            if self._bad_vr(vr):
+                out.append(math.nan)
+                continue
+            kind, i = self._table[vr]
+            if kind == OUTPUT:
+                out.append(self._outputs()[i])
+            elif kind == INPUT:
+                out.append(float(self._u[i]))
+            elif kind == PARAMETER:
+                out.append(float(self._p[i]))
+            else:
+                out.append(float(self._x[i]))
+        return out
+
+    def set_real(self, vrs: list[int], values: list[float]) -> None:
+        new_p = None
+        for vr, value in zip(vrs, values):
+            if self._bad_vr(vr):
+                continue
+            kind, i = self._table[vr]
+            if kind == INPUT:
+                sig = self.plant.inputs[i]
+                try:
+                    self._u[i] = sig.check(value)
+                except ValueError as exc:
+                    self.report(Fmi2Status.error, f"refused: {exc}; input keeps {self._u[i]} {sig.unit}")
+                    continue
+                self._y = None
+            elif kind == PARAMETER:
+                sig = self.plant.parameters[i]
+                try:
+                    v = sig.check(value)
+                except ValueError as exc:
+                    self.report(Fmi2Status.error, f"refused: {exc}; parameter keeps {self._p[i]} {sig.unit}")
+                    continue
+                if new_p is None:
+                    new_p = self._p.copy()
+                new_p[i] = v
+            else:
+                what = "output" if kind == OUTPUT else "state"
+                self.report(Fmi2Status.error, f"{what} {self.signals()[vr][1].name!r} cannot be set")
+        if new_p is not None and not np.array_equal(new_p, self._p):
+            self._apply_parameters(new_p)
+
+    def _apply_parameters(self, p: np.ndarray) -> bool:
+        """Rebuild the plant with parameter vector ``p``; False (reported) if refused."""
+        names = [s.name for s in self.plant.parameters]
+        ref = self._ref.with_parameters(dict(zip(names, p.tolist())))
+        try:
+            plant = build_plant(ref, self._base)
+            for what in ("inputs", "outputs", "parameters"):
+                if [s.name for s in getattr(plant, what)] != [s.name for s in getattr(self.plant, what)]:
+                    raise ValueError(f"the new parameters change the plant's {what}, fixed by the FMU")
+            if [s.name for s in plant.states] != [s.name for s in self.plant.states]:
+                raise ValueError("the new parameters change the plant's states, fixed by the FMU")
+            x = self._x if self._stepped else plant.initial_state()
+        except Exception as exc:
+            self.report(Fmi2Status.error, f"refused parameters {dict(zip(names, p.tolist()))}: "
+                                          f"{type(exc).__name__}: {exc}; the previous values are kept")
+            return False
+        self._set_plant(plant)
+        self._ref, self._p, self._x, self._y = ref, p, np.asarray(x, dtype=float), None
+        return True
+
+    # ---- FMI: life cycle ----------------------------------------------------
+    def setup_experiment(self, start_time: float = 0.0, stop_time: float | None = None,
+                         tolerance: float | None = None) -> None:
+        if not math.isfinite(start_time):
+            self.report(Fmi2Status.error, f"start time {start_time} is not finite")
+            return
+        self._t = float(start_time)
+        self._y = None
+
+    def exit_initialization_mode(self) -> None:
+        self._y = None
+
+    def do_step(self, current_time: float, step_size: float) -> bool:
+        """Advance the plant from ``current_time`` by ``step_size`` (s) with the
+        inputs held; on failure the state is kept and an error is reported."""
+        if not (math.isfinite(current_time) and math.isfinite(step_size) and step_size > 0):
+            self.report(Fmi2Status.error, f"refused step from t={current_time} s of size {step_size} s")
+            return True
+        try:
+            u = self.plant.check_inputs(self._u)
+            with np.errstate(all="ignore"):  # overflow shows as a non-finite state below
+                x = np.asarray(self.plant.advance(current_time, self._x, u, step_size), dtype=float)
+            if x.shape != self._x.shape or not np.all(np.isfinite(x)):
+                raise FloatingPointError("the state became non-finite")
+        except Exception as exc:
+            self.report(Fmi2Status.error, f"plant {self.plant.name!r}: step from t={current_time} s "
+                                          f"to {current_time + step_size} s failed: {type(exc).__name__}: {exc}")
+            return True
+        self._x, self._t, self._y, self._stepped = x, current_time + step_size, None, True
+        return True
+
+    # ---- FMU state --------------------------------------------------------
+    def _get_fmu_state(self) -> dict[str, Any]:
+        return {"format": STATE_FORMAT, "plant": self.plant.name, "t": self._t, "stepped": self._stepped,
+                "x": self._x.tolist(), "u": self._u.tolist(), "p": self._p.tolist()}
+
+    def _set_fmu_state(self, state: dict[str, Any]) -> None:
+        try:
+            if state.get("format") != STATE_FORMAT or state.get("plant") != self.plant.name:
+                raise ValueError(f"not a state of plant {self.plant.name!r}")
+            p = np.array(state["p"], dtype=float)
+            x = np.array(state["x"], dtype=float)
+            u = np.array(state["u"], dtype=float)
+            if p.shape != self._p.shape or u.shape != self._u.shape:
+                raise ValueError("wrong number of parameters or inputs")
+            if not np.array_equal(p, self._p) and not self._apply_parameters(p):
+                return
+            if x.shape != self._x.shape:
+                raise ValueError("wrong number of states")
+        except (KeyError, TypeError, ValueError) as exc:
+            self.report(Fmi2Status.error, f"cannot restore FMU state: {exc}")
+            return
+        self._x, self._u, self._t = x, u, float(state["t"])
+        self._stepped, self._y = bool(state["stepped"]), None
+
+    @staticmethod
+    def _fmu_state_to_bytes(state: dict[str, Any]) -> bytes:
+        return json.dumps(state).encode("utf-8")
+
+    @staticmethod
+    def _fmu_state_from_bytes(data: bytes) -> dict[str, Any]:
+        try:
+            return json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            return {"format": None}

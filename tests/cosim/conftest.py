@@ -1,0 +1,41 @@
+"""Session fixtures: the test FMUs, built once per test session into a tmp dir."""
+from __future__ import annotations
+
+import pytest
+
+from .fmu_build import build_c_fmu, build_python_fmu
+
+
+@pytest.fixture(scope="session")
+def fmu_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("cosim_fmus")
+
+
+@pytest.fixture(scope="session")
+def mass_fmu(fmu_dir):
+    """C FMU: mass with spring/damper to ground and a coupling spring (see cfmu/mass.c)."""
+    return build_c_fmu("mass", fmu_dir)
+
+
+@pytest.fixture(scope="session")
+def gain_fmu(fmu_dir):
+    """C FMU: y = k u + w + b (direct feedthrough, no state)."""
+    return build_c_fmu("gain", fmu_dir)
+
+
+@pytest.fixture(scope="session")
+def pendulum_fmu(fmu_dir):
+    """pythonfmu FMU: damped pendulum plant (no rollback)."""
+    return build_python_fmu("pendulum", fmu_dir / "pendulum")
+
+
+@pytest.fixture(scope="session")
+def pd_fmu(fmu_dir):
+    """pythonfmu FMU: PD controller."""
+    return build_python_fmu("pd", fmu_dir / "pd")
+
+
+@pytest.fixture(scope="session")
+def pendulum_state_fmu(fmu_dir):
+    """pythonfmu FMU: the pendulum built with state handling (getFMUstate/setFMUstate)."""
+    return build_python_fmu("pendulum", fmu_dir / "pendulum_state", "--handle-state")

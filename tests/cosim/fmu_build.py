@@ -1,0 +1,122 @@
+"""Build the small test FMUs of the co-simulation tests (and the benchmark).
+
+* C FMUs (no Python inside) from ``cfmu/*.c``, compiled with the machine's
+  ``gcc`` against the FMI 2.0 headers that fmpy installs, with a
+  ``modelDescription.xml`` written here;
+* pythonfmu FMUs from ``pyfmu/*.py`` with ``pythonfmu build``.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+import zipfile
+from pathlib import Path
+
+import fmpy
+
+HERE = Path(__file__).parent
+FMI_HEADERS = Path(fmpy.__file__).parent / "c-code"
+
+# (name, causality, variability, unit, start, type) in value-reference order per type
+_P = ("parameter", "fixed")
+MASS_VARS = [
+    ("m", *_P, "kg", 1.0), ("k", *_P, "N/m", 0.0), ("d", *_P, "N.s/m", 0.0),
+    ("kc", *_P, "N/m", 0.0), ("dc", *_P, "N.s/m", 0.0), ("x0", *_P, "m", 0.0),
+    ("v0", *_P, "m/s", 0.0), ("fail_time", *_P, "s", 1e300),
+    ("F", "input", "continuous", "N", 0.0), ("xin", "input", "continuous", "m", 0.0),
+    ("vin", "input", "continuous", "m/s", 0.0),
+    ("x", "output", "continuous", "m", None), ("v", "output", "continuous", "m/s", None),
+    ("Fc", "output", "continuous", "N", None),
+]
+MASS_INTS = [("nsub", *_P, None, 20)]
+# output -> inputs it depends on directly
+MASS_DEPS = {"x": [], "v": [], "Fc": ["xin", "vin"]}
+
+GAIN_VARS = [
+    ("k", *_P, "1", 1.0), ("b", *_P, "1", 0.0), ("fail_time", *_P, "s", 1e300),
+    ("u", "input", "continuous", "1", 0.0), ("w", "input", "continuous", "1", 0.0),
+    ("y", "output", "continuous", "1", None),
+]
+GAIN_INTS = [("mode", "input", "discrete", None, 0)]
+GAIN_DEPS = {"y": ["u", "w"]}
+
+MODELS = {"mass": (MASS_VARS, MASS_INTS, MASS_DEPS), "gain": (GAIN_VARS, GAIN_INTS, GAIN_DEPS)}
+
+
+def _model_description(name: str, guid: str) -> str:
+    reals, ints, deps = MODELS[name]
+    units = sorted({v[3] for v in reals if v[3]})
+    lines = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        f'<fmiModelDescription fmiVersion="2.0" modelName="{name}" guid="{{{guid}}}" '
+        'generationTool="mbfmu tests" variableNamingConvention="structured" numberOfEventIndicators="0">',
+        f'  <CoSimulation modelIdentifier="{name}" canHandleVariableCommunicationStepSize="true" '
+        'canInterpolateInputs="true" maxOutputDerivativeOrder="0" canGetAndSetFMUstate="true" '
+        'canSerializeFMUstate="true"/>',
+        "  <UnitDefinitions>",
+        *[f'    <Unit name="{u}"/>' for u in units],
+        "  </UnitDefinitions>",
+        "  <ModelVariables>",
+    ]
+    index = {}
+    for typ, table in (("Real", reals), ("Integer", ints)):
+        for vr, (vname, caus, var, unit, start) in enumerate(table):
+            index[vname] = len(index) + 1
+            attrs = f'name="{vname}" valueReference="{vr}" causality="{caus}" variability="{var}"'
+            if caus == "output":
+                attrs += ' initial="calculated"'
+            elif caus == "parameter":
+                attrs += ' initial="exact"'
+            inner = f"<{typ}"
+            if unit and typ == "Real":
+                inner += f' unit="{unit}"'
+            if start is not None:
+                inner += f' start="{start!r}"'
+            lines.append(f"    <ScalarVariable {attrs}>{inner}/></ScalarVariable>")
+    lines.append("  </ModelVariables>")
+    lines.append("  <ModelStructure>")
+    lines.append("    <Outputs>")
+    for out, ins in deps.items():
+        d = " ".join(str(index[i]) for i in ins)
+        lines.append(f'      <Unknown index="{index[out]}" dependencies="{d}"/>')
+    lines.append("    </Outputs>")
+    lines.append("    <InitialUnknowns>")
+    for out in deps:
+        lines.append(f'      <Unknown index="{index[out]}"/>')
+    lines.append("    </InitialUnknowns>")
+    lines.append("  </ModelStructure>")
+    lines.append("</fmiModelDescription>")
+    return "\n".join(lines) + "\n"
+
+
+def build_c_fmu(name: str, outdir: Path) -> Path:
+    """Compile ``cfmu/<name>.c`` into ``outdir/<name>.fmu`` and return its path."""
+    outdir = Path(outdir)
+    work = outdir / f"_{name}_build"
+    lib = work / "binaries" / "linux64" / f"{name}.so"
+    lib.parent.mkdir(parents=True, exist_ok=True)
+    cc = shutil.which("gcc") or shutil.which("cc")
+    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-Wall", f"-I{FMI_HEADERS}", f"-I{HERE / 'cfmu'}",
+                    "-o", str(lib), str(HERE / "cfmu" / f"{name}.c")], check=True)
+    (work / "modelDescription.xml").write_text(_model_description(name, str(uuid.uuid4())))
+    fmu = outdir / f"{name}.fmu"
+    with zipfile.ZipFile(fmu, "w") as z:
+        for p in sorted(work.rglob("*")):
+            if p.is_file():
+                z.write(p, p.relative_to(work).as_posix())
+    shutil.rmtree(work)
+    return fmu
+
+
+def build_python_fmu(script: str, outdir: Path, *options: str) -> Path:
+    """Build ``pyfmu/<script>.py`` with ``pythonfmu build`` into ``outdir``."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    subprocess.run([sys.executable, "-m", "pythonfmu", "build", "-f", str(HERE / "pyfmu" / f"{script}.py"),
+                    "-d", str(outdir), *options], check=True, capture_output=True, env=env)
+    fmus = sorted(outdir.glob("*.fmu"), key=lambda p: p.stat().st_mtime)
+    return fmus[-1]
