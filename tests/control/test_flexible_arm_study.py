@@ -58,6 +58,6 @@ def test_lqg_loop_through_the_fmu_and_master_equals_the_direct_loop(tmp_path):
     d = study.design(plant)
     t_a, _, Y_a, U_a = study.run_direct(plant, d["lqg"], 0.1)
     t_b, _, Y_b, U_b = study.run_fmu(plant, d["lqg"], 0.1, tmp_path)
-    assert np.array_equal(t_a, t_b)
+    np.testing.assert_allclose(t_b, t_a, rtol=0, atol=1e-12)
     np.testing.assert_allclose(Y_b, Y_a, rtol=0, atol=1e-12)
     np.testing.assert_allclose(U_b, U_a, rtol=0, atol=1e-12)
