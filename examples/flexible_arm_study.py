@@ -118,10 +118,11 @@ def figures(plant, time, Y, U) -> dict:
         q = Y[:, names.index(f"q[{k + 1}]")]
         err = np.abs(q - Q_REF[k])
         outside = np.flatnonzero(err > 0.02 * abs(Q_REF[k]))
-        t_settle = time[outside[-1] + 1] - T_STEP if outside.size and outside[-1] + 1 < len(time) else \
-            (np.inf if outside.size else 0.0)
+        # None: not settled within the run (JSON has no infinity)
+        t_settle = float(time[outside[-1] + 1] - T_STEP) if outside.size and outside[-1] + 1 < len(time) \
+            else (None if outside.size else 0.0)
         over = max(0.0, float(np.max((q - Q_REF[k]) * np.sign(Q_REF[k])))) / abs(Q_REF[k]) * 100
-        out[f"joint{k + 1}"] = {"settling_time_s": float(t_settle), "overshoot_percent": over,
+        out[f"joint{k + 1}"] = {"settling_time_s": t_settle, "overshoot_percent": over,
                                 "peak_torque_Nm": float(np.max(np.abs(U[:, k])))}
     last = time >= time[-1] - 0.5
     defl = np.hypot(Y[last, names.index("tip_deflection[1]")], Y[last, names.index("tip_deflection[2]")])
@@ -153,12 +154,14 @@ def run_fmu(plant, controller, stop_time: float, fmu_dir: Path):
     conns += [(f"ctrl.{n}", f"arm.{n}") for n in controller.output_labels]
     system = System([arm, ctrl, ref], conns)
     record = [f"arm.{s.name}" for s in plant.outputs] + [f"arm.{s.name}" for s in plant.inputs]
+    record += [f"arm.states.{s.name}" for s in plant.states]  # the FMU exposes its state for recording
     result = simulate(system, stop_time=stop_time, step=H, record=record)
     data = result.data
     time = np.asarray(data["time"])
+    X = np.column_stack([data[f"arm.states.{s.name}"] for s in plant.states])
     Y = np.column_stack([data[f"arm.{s.name}"] for s in plant.outputs])
     U = np.column_stack([data[f"arm.{s.name}"] for s in plant.inputs])
-    return time, None, Y, U
+    return time, X, Y, U
 
 
 def _plot(plant, runs: dict, path: Path) -> None:
@@ -207,12 +210,13 @@ def run(output_dir: str | Path = "results/flexible_arm_study", stop_time: float 
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     if plots:
         _plot(plant, runs, out / "flexible_arm_study.png")
-    if replay and runs["rigid_pd"][1] is not None:
+    if replay:
         from mbfmu.cosim.recording import make_array
         from mbfmu.viewer import Recording, write_html
-        time, X, _, _ = runs["rigid_pd"]
-        rec = make_array(["time"] + [s.name for s in plant.states], np.column_stack([time, X]))
-        write_html(Recording(rec, plant), out / "replay_rigid_pd.html")
+        for label, (time, X, _, _) in runs.items():
+            rec = make_array(["time"] + [s.name for s in plant.states], np.column_stack([time, X]))
+            write_html(Recording(rec, plant), out / f"replay_{label}.html",
+                       title=f"flexible arm, {label}")
     return summary
 
 

@@ -45,7 +45,8 @@ def test_designs_are_stable_on_the_linear_model_and_see_the_flexible_modes():
 def test_lqg_settles_and_damps_vibration_that_the_rigid_pd_excites(tmp_path):
     summary = study.run(tmp_path, stop_time=2.0, replay=False)
     lqg, pd = summary["lqg"], summary["rigid_pd"]
-    assert lqg["joint1"]["settling_time_s"] < 1.5 and lqg["joint2"]["settling_time_s"] < 1.5
+    for joint in ("joint1", "joint2"):
+        assert lqg[joint]["settling_time_s"] is not None and lqg[joint]["settling_time_s"] < 1.5
     assert lqg["residual_vibration_mm"] < 0.2 * pd["residual_vibration_mm"]
     assert lqg["peak_tip_deflection_mm"] < pd["peak_tip_deflection_mm"]
     assert (tmp_path / "flexible_arm_study.png").stat().st_size > 10_000
