@@ -21,7 +21,7 @@ _LAZY = {
     "load_urdf": ("mbfmu.dynamics.urdf", "load_urdf"),
     "load_plant": ("mbfmu.library", "load_plant"),
     "list_plants": ("mbfmu.library", "list_plants"),
-    "linearize": ("mbfmu.control.linearize", "linearize"),
+    "linearize": ("mbfmu.control.linearization", "linearize"),
     "Plant": ("mbfmu.plant", "Plant"),
     "Signal": ("mbfmu.signals", "Signal"),
 }

@@ -3,7 +3,7 @@ speak python-control.
 
 =========================  ==================================================
 ``linearize``               exact continuous-time model of a plant
-                            (:mod:`~mbfmu.control.linearize`)
+                            (:mod:`~mbfmu.control.linearization`)
 ``trim``                    equilibrium for given inputs (Newton, exact Jacobian)
 ``linearize_fmu``, ``era``  discrete model of any FMU with state save/restore
                             (:mod:`~mbfmu.cosim.fmu_linearize`: it drives FMUs,
@@ -25,8 +25,8 @@ from __future__ import annotations
 import importlib
 
 _LAZY = {
-    "linearize": "linearize", "trim": "linearize", "operating_state": "linearize",
-    "Linearization": "linearize",
+    "linearize": "linearization", "trim": "linearization", "operating_state": "linearization",
+    "Linearization": "linearization",
     "linearize_fmu": "mbfmu.cosim.fmu_linearize", "era": "mbfmu.cosim.fmu_linearize",
     "pid": "pid",
     "lqr_servo": "lqr", "lqg_servo": "lqr", "dlqr_gain": "lqr",

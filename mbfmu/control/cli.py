@@ -58,7 +58,7 @@ def add_parser(subparsers) -> None:
 
 def _linearize_plant(args):
     from ..library import load_plant
-    from .linearize import linearize
+    from .linearization import linearize
     plant = load_plant(args.target, **_pairs(args.param, "--param"))
     u = plant.default_inputs()
     for k, v in _pairs(args.u, "--u").items():

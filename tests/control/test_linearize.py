@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import mbfmu
-from mbfmu.control.linearize import fd_step, operating_state, trim
+from mbfmu.control.linearization import fd_step, operating_state, trim
 from mbfmu.dynamics.derivatives import jr_inv
 from mbfmu.errors import InputError
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-from scipy.linalg import eigh
 
 from ...errors import InputError
 
@@ -37,7 +36,9 @@ def natural_frequencies(system, q0=None, fixed: Sequence[int] = (), n: int | Non
     M = system.mass_matrix(q0)
     K = stiffness_matrix(system, q0)
     keep = np.setdiff1d(np.arange(system.nv), np.asarray(fixed, int))
-    lam = eigh(K[np.ix_(keep, keep)], M[np.ix_(keep, keep)], eigvals_only=True)
+    Lc = np.linalg.cholesky(M[np.ix_(keep, keep)])
+    A = np.linalg.solve(Lc, np.linalg.solve(Lc, K[np.ix_(keep, keep)]).T)  # L^-1 K L^-T
+    lam = np.sort(np.linalg.eigvalsh(0.5 * (A + A.T)))
     w = np.sqrt(np.clip(lam, 0.0, None))
     return w if n is None else w[:n]
 

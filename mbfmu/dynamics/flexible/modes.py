@@ -22,17 +22,33 @@ import math
 from functools import lru_cache
 
 import numpy as np
-from scipy.optimize import brentq
 
 from ...errors import ModelError
+
+
+def _bisect(f, a: float, b: float) -> float:
+    """Root of ``f`` in [a, b] (sign change required), to machine precision."""
+    fa = f(a)
+    if fa * f(b) > 0:
+        raise ValueError("no sign change")
+    for _ in range(200):
+        m = 0.5 * (a + b)
+        fm = f(m)
+        if fm == 0 or b - a < 1e-15 * max(1.0, abs(m)):
+            return m
+        if fa * fm < 0:
+            b = m
+        else:
+            a, fa = m, fm
+    return 0.5 * (a + b)
 
 
 @lru_cache(maxsize=None)
 def clamped_free_roots(n: int) -> tuple[float, ...]:
     """First ``n`` roots of ``cos(x) cosh(x) + 1 = 0`` (1.8751, 4.6941, 7.8548, ...)."""
     f = lambda x: math.cos(x) + 1.0 / math.cosh(x)  # same roots, bounded
-    return tuple(brentq(f, (i - 0.5) * math.pi - 1.0 if i > 1 else 1.0, (i - 0.5) * math.pi + 1.0,
-                        xtol=1e-15) for i in range(1, n + 1))
+    return tuple(_bisect(f, (i - 0.5) * math.pi - 1.0 if i > 1 else 1.0, (i - 0.5) * math.pi + 1.0)
+                 for i in range(1, n + 1))
 
 
 @lru_cache(maxsize=None)
@@ -40,7 +56,7 @@ def pinned_free_roots(n: int) -> tuple[float, ...]:
     """First ``n`` positive roots of ``tan(x) = tanh(x)`` (3.9266, 7.0686, ...)."""
     f = lambda x: math.sin(x) * math.cosh(x) - math.cos(x) * math.sinh(x)
     g = lambda x: f(x) / math.cosh(x)
-    return tuple(brentq(g, (i + 0.25) * math.pi - 0.5, (i + 0.25) * math.pi + 0.5, xtol=1e-15)
+    return tuple(_bisect(g, (i + 0.25) * math.pi - 0.5, (i + 0.25) * math.pi + 0.5)
                  for i in range(1, n + 1))
 
 

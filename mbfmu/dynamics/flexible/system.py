@@ -45,12 +45,11 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
 
 from ...errors import InputError, ModelError, SimulationError
 from .. import _kernels
 from ..algorithms import forward_kinematics, point_jacobian, potential_energy
-from ..joints import Fixed, Joint, Prismatic, Revolute
+from ..joints import Joint, Prismatic, Revolute
 from ..model import JointForce, Model, ModelBuilder, check_vector
 from .beam import BeamProperties
 from .modes import BendingModes, SineModes
@@ -189,7 +188,7 @@ class FlexibleSystemBuilder:
 
     Example
     -------
-    >>> from mbfmu.dynamics import Revolute
+    >>> from mbfmu.dynamics import Fixed, Revolute
     >>> from mbfmu.dynamics.flexible import BeamProperties, FlexibleSystemBuilder, ModeSet
     >>> beam = BeamProperties.rectangular(1.0, 0.01, 0.05, E=70e9, density=2700)
     >>> b = FlexibleSystemBuilder(gravity=(0, 0, 0))
@@ -454,6 +453,8 @@ class FlexibleSystem:
         self._Gf = Gf
         self._quad_rows = np.array(quad_rows, dtype=int)
         self._quad_H = np.array(quad_H).reshape(-1, self.nf, self.nf)
+        self._quad_H2 = self._quad_H.reshape(-1, self.nf)
+        self._vv_quad = self._vv_def[self._quad_rows]
         self.K = np.zeros((self.nf, self.nf))
         self.D = np.zeros((self.nf, self.nf))
         for b in self.beams:
@@ -463,6 +464,7 @@ class FlexibleSystem:
         self._G = np.zeros((model.nv, self.nv))
         self._G[self._vv_rigid, np.arange(self.nv_rigid)] = 1.0
         self._has_passive = bool(model.joint_forces) or bool(model.springs)
+        self._minimal = not model.has_quaternions
 
     # ---- sizes and state helpers ------------------------------------------
     def beam(self, name: str) -> ModalBeam:
@@ -488,25 +490,30 @@ class FlexibleSystem:
         gamma : ndarray (model.nv,) or None
             ``c_ddot = G v_dot + gamma``.
         """
+        nvr = self.nv_rigid
         qf = q[self.nq_rigid:]
         c = np.zeros(self.model.nq)
         c[self._vq_rigid] = q[:self.nq_rigid]
-        cdef = self._Gf @ qf
-        Gdef = self._Gf.copy()
-        if self._quad_rows.size:
-            Hq = self._quad_H @ qf  # (nquad, nf)
-            cdef[self._quad_rows] -= 0.5 * Hq @ qf
+        Gdef = self._Gf
+        cdef = Gdef @ qf
+        nquad = self._quad_rows.size
+        if nquad:
+            Hq = (self._quad_H2 @ qf).reshape(nquad, self.nf)
+            cdef[self._quad_rows] -= 0.5 * (Hq @ qf)
+            Gdef = Gdef.copy()
             Gdef[self._quad_rows] -= Hq
         c[self._vq_def] = cdef
         G = self._G.copy()
-        G[self._vv_def, self.nv_rigid:] = Gdef
+        G[self._vv_def, nvr:] = Gdef
         if v is None:
             return c, None, G, None
-        cd = G @ v
+        vf = v[nvr:]
+        cd = np.empty(self.model.nv)
+        cd[self._vv_rigid] = v[:nvr]
+        cd[self._vv_def] = Gdef @ vf
         gamma = np.zeros(self.model.nv)
-        if self._quad_rows.size:
-            vf = v[self.nv_rigid:]
-            gamma[self._vv_def[self._quad_rows]] = -np.einsum("kij,i,j->k", self._quad_H, vf, vf)
+        if nquad:
+            gamma[self._vv_quad] = -((self._quad_H2 @ vf).reshape(nquad, self.nf) @ vf)
         return c, cd, G, gamma
 
     # ---- equations of motion ---------------------------------------------------
@@ -520,6 +527,8 @@ class FlexibleSystem:
         """``F`` with ``M(q) v_dot = F``: inputs ``tau`` (nv,), body wrenches
         ``f_ext`` (model.nbodies, 6, body frame), joint springs and point
         springs, gravity, velocity products, modal stiffness and damping."""
+        q = check_vector(q, self.nq, "q")
+        v = check_vector(v, self.nv, "v")
         c, cd, G, gamma = self.virtual_state(q, v)
         return self._forces(q, v, c, cd, G, gamma, tau, f_ext)
 
@@ -545,23 +554,38 @@ class FlexibleSystem:
         ``prescribed = (indices, accelerations)`` imposes the accelerations of
         some velocity coordinates (driven joints); the others follow.
         """
+        q = check_vector(q, self.nq, "q")
+        v = check_vector(v, self.nv, "v")
         c, cd, G, gamma = self.virtual_state(q, v)
+        return self._accelerations(q, v, c, cd, G, gamma, tau, f_ext, prescribed)
+
+    def _accelerations(self, q, v, c, cd, G, gamma, tau, f_ext, prescribed):
         M = G.T @ _kernels.crba(self.model._h, c) @ G
         F = self._forces(q, v, c, cd, G, gamma, tau, f_ext)
         return solve_prescribed(M, F, prescribed)
 
     def qdot(self, q, v) -> np.ndarray:
         """Configuration rate (quaternion rates for ball and free joints)."""
+        if self._minimal:
+            return np.array(v, float)
         c, cd, _, _ = self.virtual_state(q, v)
+        return self._qdot(q, v, c, cd)
+
+    def _qdot(self, q, v, c, cd):
+        if self._minimal:
+            return np.array(v, float)
         out = np.empty(self.nq)
         out[:self.nq_rigid] = _kernels.qdot(self.model._h, c, cd)[self._vq_rigid]
         out[self.nq_rigid:] = v[self.nv_rigid:]
         return out
 
     def rhs(self, t: float, x: np.ndarray, tau=None, f_ext=None, prescribed=None) -> np.ndarray:
-        """``d/dt [q; v]`` for the state ``x = [q; v]``."""
+        """``d/dt [q; v]`` for the state ``x = [q; v]`` (the integrators' fast
+        path: sizes are not checked)."""
         q, v = x[:self.nq], x[self.nq:]
-        return np.concatenate([self.qdot(q, v), self.accelerations(q, v, tau, f_ext, prescribed)])
+        c, cd, G, gamma = self.virtual_state(q, v)
+        return np.concatenate([self._qdot(q, v, c, cd),
+                               self._accelerations(q, v, c, cd, G, gamma, tau, f_ext, prescribed)])
 
     # ---- kinematics and energy ---------------------------------------------------
     def poses(self, q) -> tuple[np.ndarray, np.ndarray]:
@@ -615,17 +639,18 @@ class FlexibleSystem:
 def solve_prescribed(M: np.ndarray, F: np.ndarray, prescribed=None) -> np.ndarray:
     """Solve ``M a = F`` with some accelerations imposed:
     ``prescribed = (indices, values)``."""
-    if prescribed is None:
-        try:
-            return cho_solve(cho_factor(M), F)
-        except np.linalg.LinAlgError:
-            raise SimulationError("mass matrix is not positive definite") from None
-    idx, acc = prescribed
-    idx = np.atleast_1d(np.asarray(idx, int))
-    acc = np.atleast_1d(np.asarray(acc, float))
-    free = np.setdiff1d(np.arange(M.shape[0]), idx)
-    a = np.empty(M.shape[0])
-    a[idx] = acc
-    rhs = F[free] - M[np.ix_(free, idx)] @ acc
-    a[free] = cho_solve(cho_factor(M[np.ix_(free, free)]), rhs)
-    return a
+    try:
+        if prescribed is None:
+            return np.linalg.solve(M, F)
+        idx, acc = prescribed
+        idx = np.atleast_1d(np.asarray(idx, int))
+        acc = np.atleast_1d(np.asarray(acc, float))
+        free = np.ones(M.shape[0], bool)
+        free[idx] = False
+        a = np.empty(M.shape[0])
+        a[idx] = acc
+        Mf = M[free]
+        a[free] = np.linalg.solve(Mf[:, free], F[free] - Mf[:, idx] @ acc)
+        return a
+    except np.linalg.LinAlgError:
+        raise SimulationError("mass matrix is singular") from None

@@ -1,0 +1,119 @@
+"""Benchmark of the flexible-beam methods (issue 4).
+
+1. Cost of one right-hand-side evaluation and accuracy of the first three
+   cantilever frequencies against Euler-Bernoulli, versus the number of
+   segments / modes (a hub-driven cantilever: revolute hub + beam).
+2. Cost per simulated second of a torque-driven hub-beam (1 % damping) for
+   each integrator at a given accuracy: the end state error against a
+   tight reference, the number of right-hand-side evaluations and the wall
+   time.
+
+    python benchmarks/flexible.py [--quick]
+
+Prints Markdown tables (paste into benchmarks/RESULTS.md).
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from mbfmu.dynamics import ModelBuilder, Revolute, _kernels
+from mbfmu.dynamics.flexible import (BeamProperties, FlexibleSystemBuilder, ModeSet, RigidSystem,
+                                     add_segmented_beam, natural_frequencies, simulate)
+
+BEAM = BeamProperties.rectangular(1.0, 0.01, 0.05, E=70e9, density=2700.0, damping_ratio=0.01)
+EXACT = np.array([BEAM.clamped_frequency(i) for i in (1, 2, 3)])
+
+
+def hub_beam(method: str, n: int):
+    if method == "modes":
+        b = FlexibleSystemBuilder(gravity=(0, 0, 0))
+        b.add_beam("beam", "world", Revolute(axis=(0, 0, 1)), BEAM, ModeSet(bending_y=n),
+                   mass=1.0, inertia=(0.01, 0.01, 0.02))
+        return b.build()
+    b = ModelBuilder(gravity=(0, 0, 0))
+    hub = b.add_body("hub", "world", Revolute(axis=(0, 0, 1)), mass=1.0, inertia=(0.01, 0.01, 0.02))
+    add_segmented_beam(b, "beam", hub, BEAM, n)
+    return RigidSystem(b.build())
+
+
+def time_call(f, min_time=0.2) -> float:
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < min_time:
+        f()
+        n += 1
+    return (time.perf_counter() - t0) / n
+
+
+def table_resolution(sizes_modes, sizes_segments):
+    rows = ["| method | n | nv | rhs cost (us) | error f1 | error f2 | error f3 |",
+            "|---|---|---|---|---|---|---|"]
+    for method, sizes in (("modes", sizes_modes), ("segments", sizes_segments)):
+        for n in sizes:
+            s = hub_beam(method, n)
+            w = natural_frequencies(s, fixed=[0], n=3)
+            err = np.full(3, np.nan)
+            err[:len(w)] = np.abs(w / EXACT[:len(w)] - 1)
+            x = np.zeros(s.nq + s.nv)
+            x[1:s.nq] = 1e-3
+            tau = np.zeros(s.nv)
+            tau[0] = 1.0
+            if method == "segments":
+                h = s.model._h
+                q, v = x[:s.nq], x[s.nq:]
+                cost = time_call(lambda: _kernels.rhs(h, q, v, tau))
+            else:
+                cost = time_call(lambda: s.rhs(0.0, x, tau))
+            e = " | ".join("-" if np.isnan(v) else f"{v:.1e}" for v in err)
+            rows.append(f"| {method} | {n} | {s.nv} | {cost * 1e6:.1f} | {e} |")
+    return "\n".join(rows)
+
+
+def table_integrators(t_final: float, cases):
+    rows = ["| model | integrator | setting | end error (rad) | rhs evals | wall per sim. s (s) |",
+            "|---|---|---|---|---|---|"]
+    for method, n in cases:
+        s = hub_beam(method, n)
+        x0 = np.zeros(s.nq + s.nv)
+        tau = np.zeros(s.nv)
+        tau[0] = 1.0
+        ref = simulate(s, x0, t_final, tau=tau, method="DOP853", rtol=1e-11, atol=1e-13, t_eval=[t_final])
+        ref_q = ref.x[-1, :s.nq]
+        runs = [("rk4", dict(dt=d), f"h = {d:g} s") for d in (2e-4, 5e-5, 2e-5, 1e-5, 5e-6)]
+        runs += [(m, dict(rtol=r, atol=r * 1e-3), f"rtol = {r:g}") for m in ("DOP853",) for r in (1e-4, 1e-6)]
+        runs += [(m, dict(rtol=r, atol=r * 1e-3, jacobian=j), f"rtol = {r:g}, J {j}")
+                 for m in ("Radau", "BDF") for r in (1e-4, 1e-6) for j in ("structural", "fd")]
+        for integ, kw, label in runs:
+            t0 = time.perf_counter()
+            try:
+                tr = simulate(s, x0, t_final, tau=tau, method=integ, t_eval=[t_final] if integ != "rk4" else None,
+                              **kw)
+                err = float(np.max(np.abs(tr.x[-1, :s.nq] - ref_q)))
+                nfev = tr.nfev
+            except (ValueError, RuntimeError):  # non-finite state: an unstable fixed step
+                err, nfev = float("inf"), 0
+                label += " (unstable)"
+            wall = (time.perf_counter() - t0) / t_final
+            rows.append(f"| {method} {n} | {integ} | {label} | {err:.1e} | {nfev} | {wall:.2f} |")
+    return "\n".join(rows)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer sizes, shorter runs")
+    args = ap.parse_args(argv)
+    if args.quick:
+        print(table_resolution([1, 3], [5, 10]))
+        print()
+        print(table_integrators(0.05, [("segments", 10)]))
+        return
+    print("### Resolution, accuracy and cost per right-hand side\n")
+    print(table_resolution([1, 2, 3, 4, 6, 8], [5, 10, 20, 40, 80]))
+    print("\n### Integrators on a torque-driven hub-beam (0.2 s, 1 % damping)\n")
+    print(table_integrators(0.2, [("modes", 4), ("segments", 20)]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,27 @@
+"""Flexible bodies: finite-segment and assumed-modes beams (issue 4).
+
+* :class:`BeamProperties`: material and cross-section with units;
+* :func:`add_segmented_beam`: the finite-segment method (seed 000) in any
+  :class:`~mbfmu.dynamics.ModelBuilder` tree;
+* :class:`FlexibleSystemBuilder` / :class:`FlexibleSystem`: assumed-modes
+  beams in a floating frame (seed 002) with the rigid bodies of a tree,
+  equations projected from the engine's kernels;
+* :class:`RigidSystem`: an engine model behind the same interface;
+* analysis (:func:`natural_frequencies`, :func:`static_response`) and
+  integrators (:func:`simulate`, explicit and implicit).
+"""
+from .analysis import natural_frequencies, static_response, stiffness_matrix
+from .beam import BeamProperties
+from .integrators import StructuralJacobian, Trajectory, damping_matrix, simulate
+from .modes import BendingModes, SineModes, clamped_free_roots, pinned_free_roots
+from .rigid import RigidSystem
+from .segments import add_segmented_beam, segment_joint_layout, segment_tip_offset
+from .system import FlexibleSystem, FlexibleSystemBuilder, ModalBeam, ModeSet, solve_prescribed
+
+__all__ = [
+    "BeamProperties", "BendingModes", "FlexibleSystem", "FlexibleSystemBuilder", "ModalBeam",
+    "ModeSet", "RigidSystem", "SineModes", "StructuralJacobian", "Trajectory",
+    "add_segmented_beam", "clamped_free_roots", "damping_matrix", "natural_frequencies",
+    "pinned_free_roots", "segment_joint_layout", "segment_tip_offset", "simulate",
+    "solve_prescribed", "static_response", "stiffness_matrix",
+]

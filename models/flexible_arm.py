@@ -1,0 +1,350 @@
+"""Two-link planar manipulator with flexible links (seeds 000 and 002).
+
+The arm moves in the horizontal x-y plane: joint 1 at the world origin, both
+joint axes along z, each link a uniform aluminium strip (thin in the plane of
+motion, so it bends in that plane) clamped to the rotor of its joint motor.
+The elbow motor's stator sits on the tip of link 1; a payload sits on the tip
+of link 2. Gravity acts along -z and does no work in the plane of motion.
+
+Two link models, chosen by ``method``:
+
+* ``"modes"`` (default): assumed modes in a floating frame (seed 002), the
+  frame of each link being its motor rotor (clamped-free Euler-Bernoulli
+  shapes), ``n_modes`` modes per link, geometric stiffening included;
+* ``"segments"``: the finite-segment method (seed 000), ``n_segments``
+  rigid segments per link joined by elastic joints.
+
+Default parameters (SI): links 0.8 m and 0.6 m of 5 mm x 50 mm aluminium
+(E = 70 GPa, rho = 2700 kg/m^3, EI = 36.5 N m^2, 0.675 kg/m): first clamped
+bending frequencies 6.4 Hz and 11.4 Hz; rotor inertias 0.01 and
+0.004 kg m^2 (0.2 kg rotors), elbow motor 1.0 kg, payload 0.1 kg; 1 %
+structural damping.
+
+Outputs ``tip_deflection[k]``: transverse tip displacement of link k in its
+root (motor rotor) frame; ``root_strain[k]``: bending strain of the +y outer
+fibre, ``-c v''`` at the root for modes, and at the first elastic station
+``x = h/2`` (curvature = joint angle / h) for segments.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mbfmu.dynamics import Fixed, ModelBuilder, Revolute
+from mbfmu.dynamics.flexible import (BeamProperties, FlexibleSystemBuilder, ModeSet, RigidSystem,
+                                     add_segmented_beam, simulate)
+from mbfmu.dynamics.spatial import inertia_cylinder, inertia_sphere
+from mbfmu.errors import InputError, SimulationError
+from mbfmu.multibody_plant import check_positive, parameter_signals
+from mbfmu.plant import Plant, Shape
+from mbfmu.signals import Signal, vector
+
+_Z = (0.0, 0.0, 1.0)
+
+
+def _count(value, name: str, minimum: int) -> int:
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"plant 'flexible_arm': parameter {name!r} = {value!r} is not a number") from None
+    if not math.isfinite(f) or f != round(f) or f < minimum:
+        raise InputError(f"plant 'flexible_arm': parameter {name!r} = {value!r} must be a whole number "
+                         f">= {minimum}")
+    return int(round(f))
+
+
+def _spectral_radius(system) -> float:
+    """Largest |eigenvalue| of the first-order system linearized at rest, 1/s
+    (stiffness-proportional damping makes the highest modes overdamped, with
+    large real eigenvalues)."""
+    from mbfmu.dynamics.flexible import StructuralJacobian
+    J = StructuralJacobian(system)(0.0, np.concatenate([system.neutral(), np.zeros(system.nv)]))
+    return float(np.abs(np.linalg.eigvals(J)).max())
+
+
+class _ModalArm:
+    """The arm with assumed-modes links."""
+
+    def __init__(self, beams, rotors, elbow_mass, payload_mass, n_modes):
+        b = FlexibleSystemBuilder(gravity=(0.0, 0.0, -9.81), name="flexible_arm")
+        modes = ModeSet(bending_y=n_modes)
+        (m1, J1), (m2, J2) = rotors
+        self.roots = [b.add_beam("link1", "world", Revolute(axis=_Z), beams[0], modes, mass=m1,
+                                 inertia=inertia_cylinder(m1, math.sqrt(2 * J1 / m1), 0.02)),
+                      None]
+        self.elbow = b.add_body("elbow", "link1.tip", Fixed(), mass=elbow_mass,
+                                inertia=inertia_cylinder(elbow_mass, 0.04, 0.08))
+        self.roots[1] = b.add_beam("link2", "elbow", Revolute(axis=_Z), beams[1], modes, mass=m2,
+                                   inertia=inertia_cylinder(m2, math.sqrt(2 * J2 / m2), 0.02))
+        self.payload = b.add_body("payload", "link2.tip", Fixed(), mass=payload_mass,
+                                  inertia=inertia_sphere(payload_mass, 0.03))
+        self.system = b.build()
+        self.joint_v = [0, 1]
+        self.links = [self.system.beam("link1"), self.system.beam("link2")]
+
+    def tip_position(self, q):
+        return self.system.point_position(q, self.payload)
+
+    def deflection(self, q, k, s):
+        rec = self.links[k]
+        return rec.deflection(rec.coordinates(q), s)
+
+    def root_strain(self, q, k):
+        rec = self.links[k]
+        return rec.root_strain(rec.coordinates(q), "y")
+
+
+class _SegmentArm:
+    """The arm with finite-segment links."""
+
+    def __init__(self, beams, rotors, elbow_mass, payload_mass, n_segments):
+        b = ModelBuilder(gravity=(0.0, 0.0, -9.81), name="flexible_arm")
+        (m1, J1), (m2, J2) = rotors
+        self.n = n_segments
+        self.beams = beams
+        hub1 = b.add_body("link1", "world", Revolute(axis=_Z), mass=m1,
+                          inertia=inertia_cylinder(m1, math.sqrt(2 * J1 / m1), 0.02))
+        tip1 = add_segmented_beam(b, "link1", hub1, beams[0], n_segments)
+        h1 = beams[0].length / n_segments
+        self.elbow = b.add_body("elbow", tip1, Fixed(), mass=elbow_mass, p_PJ=(h1 / 2, 0, 0),
+                                inertia=inertia_cylinder(elbow_mass, 0.04, 0.08))
+        hub2 = b.add_body("link2", self.elbow, Revolute(axis=_Z), mass=m2,
+                          inertia=inertia_cylinder(m2, math.sqrt(2 * J2 / m2), 0.02))
+        tip2 = add_segmented_beam(b, "link2", hub2, beams[1], n_segments)
+        h2 = beams[1].length / n_segments
+        self.payload = b.add_body("payload", tip2, Fixed(), mass=payload_mass, p_PJ=(h2 / 2, 0, 0),
+                                  inertia=inertia_sphere(payload_mass, 0.03))
+        self.model = b.build()
+        self.system = RigidSystem(self.model)
+        self.roots = [hub1, hub2]
+        self.joint_v = [int(self.model.idx_v[hub1]), int(self.model.idx_v[hub2])]
+        # segment bodies of each link: frames at stations (i - 1/2) h
+        self.segments = [[self.model.body_index(f"link{k + 1}.{i}") for i in range(1, n_segments + 1)]
+                         for k in range(2)]
+
+    def tip_position(self, q):
+        return self.system.point_position(q, self.payload)
+
+    def deflection(self, q, k, s):
+        s = np.atleast_1d(np.asarray(s, float))
+        L = self.beams[k].length
+        if np.any(s < -1e-12) or np.any(s > L * (1 + 1e-12)):
+            raise InputError(f"link {k + 1}: stations must lie in [0, {L}] m")
+        h = L / self.n
+        R, p = self.system.poses(q)
+        root = self.roots[k]
+        out = np.zeros((s.size, 3))
+        for j, sj in enumerate(s):
+            i = int(np.clip(np.floor(sj / h + 0.5), 0, self.n))  # 0: root piece
+            if i == 0:
+                local = np.array([sj, 0.0, 0.0])
+                body = root
+            else:
+                body = self.segments[k][i - 1]
+                local = np.array([sj - (i - 0.5) * h, 0.0, 0.0])
+            world = p[body] + R[body] @ local
+            out[j] = R[root].T @ (world - p[root]) - np.array([sj, 0.0, 0.0])
+        return out
+
+    def root_strain(self, q, k):
+        beam = self.beams[k]
+        theta = q[self.model.idx_q[self.segments[k][0]]]
+        return float(-beam.c_y * theta / (beam.length / self.n))
+
+
+class FlexibleArm(Plant):
+    """Two-link planar arm with flexible links; see the module docstring.
+
+    Parameters
+    ----------
+    length_1, length_2 : float
+        Link lengths, m.
+    thickness : float
+        Link section side in the plane of motion (bending direction), m.
+    height : float
+        Link section side along the joint axes, m.
+    youngs_modulus : float
+        Pa.
+    density : float
+        kg/m^3.
+    damping_ratio : float
+        Structural damping ratio of the first bending mode of a link, 1.
+    rotor_mass : float
+        Mass of each motor rotor (on the link side of its joint), kg.
+    motor_inertia_1, motor_inertia_2 : float
+        Rotor inertias about the joint axes (reflected through any gear), kg m^2.
+    elbow_motor_mass : float
+        Elbow motor stator mass on the tip of link 1, kg.
+    payload_mass : float
+        Point-like payload on the tip of link 2, kg.
+    n_modes : int
+        Bending modes per link (``method="modes"``).
+    n_segments : int
+        Segments per link (``method="segments"``).
+    method : {"modes", "segments"}
+        Link model (a constructor option, not an FMU parameter).
+    integrator : {"rk4", "Radau", "BDF"}, optional
+        Integrator of :meth:`advance`; default ``"rk4"`` with a step inside
+        its stability limit for modes and compiled RK4 for segments.
+    """
+
+    name = "flexible_arm"
+    description = ("Two-link planar manipulator with flexible aluminium links (assumed modes or "
+                   "finite segments), motor inertia at each joint, payload at the tip.")
+    default_step = 0.01
+    default_stop_time = 2.0
+
+    def __init__(self, length_1: float = 0.8, length_2: float = 0.6, thickness: float = 0.005,
+                 height: float = 0.05, youngs_modulus: float = 70e9, density: float = 2700.0,
+                 damping_ratio: float = 0.01, rotor_mass: float = 0.2, motor_inertia_1: float = 0.01,
+                 motor_inertia_2: float = 0.004, elbow_motor_mass: float = 1.0,
+                 payload_mass: float = 0.1, n_modes: float = 3, n_segments: float = 10,
+                 method: str = "modes", integrator: str | None = None):
+        positive = dict(length_1=length_1, length_2=length_2, thickness=thickness, height=height,
+                        youngs_modulus=youngs_modulus, density=density, rotor_mass=rotor_mass,
+                        motor_inertia_1=motor_inertia_1, motor_inertia_2=motor_inertia_2,
+                        elbow_motor_mass=elbow_motor_mass, payload_mass=payload_mass)
+        check_positive(positive, self.name)
+        try:
+            zeta = float(damping_ratio)
+        except (TypeError, ValueError):
+            zeta = float("nan")
+        if not math.isfinite(zeta) or zeta < 0:
+            raise InputError(f"plant 'flexible_arm': parameter 'damping_ratio' = {damping_ratio!r} "
+                             "must be finite and >= 0")
+        nm = _count(n_modes, "n_modes", 1)
+        nseg = _count(n_segments, "n_segments", 2)
+        if method not in ("modes", "segments"):
+            raise InputError(f"plant 'flexible_arm': method {method!r} must be 'modes' or 'segments'")
+        if integrator not in (None, "rk4", "Radau", "BDF"):
+            raise InputError(f"plant 'flexible_arm': integrator {integrator!r} must be 'rk4', 'Radau' or 'BDF'")
+        self.method = method
+        self.integrator = integrator or "rk4"
+        beams = [BeamProperties.rectangular(L, float(thickness), float(height), float(youngs_modulus),
+                                            float(density), damping_ratio=zeta)
+                 for L in (float(length_1), float(length_2))]
+        self.beams = beams
+        rotors = [(float(rotor_mass), float(motor_inertia_1)), (float(rotor_mass), float(motor_inertia_2))]
+        if method == "modes":
+            self.arm = _ModalArm(beams, rotors, float(elbow_motor_mass), float(payload_mass), nm)
+        else:
+            self.arm = _SegmentArm(beams, rotors, float(elbow_motor_mass), float(payload_mass), nseg)
+        sysm = self.arm.system
+        self.system = sysm
+        self.nq, self.nv = sysm.nq, sysm.nv
+        self.input_matrix = np.zeros((self.nv, 2))
+        self.input_matrix[self.arm.joint_v, [0, 1]] = 1.0
+        self.spectral_radius = _spectral_radius(sysm)
+        # RK4 is stable for |h lambda| <= 2.78 on the imaginary and 2.78 on the real axis
+        self.internal_step = min(1e-3, 2.0 / self.spectral_radius)
+        values = dict(length_1=(length_1, "m", "length of link 1"),
+                      length_2=(length_2, "m", "length of link 2"),
+                      thickness=(thickness, "m", "link section side in the plane of motion"),
+                      height=(height, "m", "link section side along the joint axes"),
+                      youngs_modulus=(youngs_modulus, "Pa", "Young's modulus of the links"),
+                      density=(density, "kg/m3", "density of the links"),
+                      damping_ratio=(zeta, "1", "structural damping ratio (first bending mode)"),
+                      rotor_mass=(rotor_mass, "kg", "mass of each motor rotor"),
+                      motor_inertia_1=(motor_inertia_1, "kg.m2", "rotor inertia of joint 1"),
+                      motor_inertia_2=(motor_inertia_2, "kg.m2", "rotor inertia of joint 2"),
+                      elbow_motor_mass=(elbow_motor_mass, "kg", "elbow motor mass on link 1's tip"),
+                      payload_mass=(payload_mass, "kg", "payload at link 2's tip"),
+                      n_modes=(nm, "1", "bending modes per link (method 'modes')"),
+                      n_segments=(nseg, "1", "segments per link (method 'segments')"))
+        self.parameters = parameter_signals(values)
+        self.inputs = vector("tau", 2, "input", "N.m", "motor torque of joint {i}")
+        self.outputs = (vector("q", 2, "output", "rad", "angle of joint {i}")
+                        + vector("qd", 2, "output", "rad/s", "rate of joint {i}")
+                        + vector("tip_position", 3, "output", "m", "payload position, world axis {i}")
+                        + vector("tip_deflection", 2, "output", "m",
+                                 "transverse tip deflection of link {i} in its root frame")
+                        + vector("root_strain", 2, "output", "1",
+                                 "bending strain at the root of link {i}, outer fibre on +y")
+                        + (Signal("kinetic_energy", "J", "kinetic energy"),
+                           Signal("potential_energy", "J", "strain and gravity energy")))
+        x0 = np.zeros(self.nq + self.nv)
+        x0[:self.nq] = sysm.neutral()
+        # modal coordinates are lengths (shapes are dimensionless); everything else is an angle
+        modal = np.zeros(self.nq, bool)
+        if method == "modes":
+            modal[sysm.nq_rigid:] = True
+        self.states = (tuple(Signal(f"q[{k + 1}]", "m" if modal[k] else "rad",
+                                    "modal coordinate" if modal[k] else "joint angle", float(x0[k]),
+                                    kind="state") for k in range(self.nq))
+                       + tuple(Signal(f"v[{k + 1}]", "m/s" if modal[k] else "rad/s",
+                                      "modal rate" if modal[k] else "joint rate", 0.0, kind="state")
+                               for k in range(self.nv)))
+        self.geometry = (
+            Shape(self.arm.roots[0], "beam", (beams[0].radius, beams[0].length), color="#8c8c8c", name="link 1"),
+            Shape(self.arm.roots[1], "beam", (beams[1].radius, beams[1].length), color="#8c8c8c", name="link 2"),
+            Shape(self.arm.roots[0], "cylinder", (0.04, 0.06), color="#404040", name="motor 1"),
+            Shape(self.arm.elbow, "cylinder", (0.04, 0.08), color="#404040", name="motor 2"),
+            Shape(self.arm.payload, "sphere", (0.03,), color="#c44e52", name="payload"),
+        )
+
+    # ---- dynamics ------------------------------------------------------------
+    def derivatives(self, t, x, u):
+        tau = self.input_matrix @ np.asarray(u, float)
+        return self.system.rhs(t, np.asarray(x, float), tau)
+
+    def advance(self, t, x, u, dt):
+        x = np.asarray(x, float)
+        tau = self.input_matrix @ np.asarray(u, float)
+        if self.integrator == "rk4":
+            if self.method == "segments":
+                from mbfmu.dynamics import _kernels
+                n = max(1, int(np.ceil(dt / self.internal_step - 1e-9)))
+                q, v = _kernels.rk4(self.system.model._h, x[:self.nq], x[self.nq:], tau, dt / n, n)
+                out = np.concatenate([q, v])
+                if not np.all(np.isfinite(out)):
+                    raise SimulationError(f"plant 'flexible_arm': state became non-finite after t = {t} s")
+                return out
+            return super().advance(t, x, u, dt)
+        traj = simulate(self.system, x, dt, tau=tau, method=self.integrator, rtol=1e-7, atol=1e-9,
+                        t_eval=[dt])
+        return traj.x[-1]
+
+    def outputs_at(self, t, x, u):
+        x = np.asarray(x, float)
+        q, v = x[:self.nq], x[self.nq:]
+        jq = self.arm.joint_v  # joints have nq == nv here: same indices
+        y = [q[jq[0]], q[jq[1]], v[jq[0]], v[jq[1]]]
+        y += list(self.arm.tip_position(q))
+        y += [self.tip_deflection(x, k) for k in range(2)]
+        y += [self.arm.root_strain(q, k) for k in range(2)]
+        y += [self.system.kinetic_energy(q, v), self.system.potential_energy(q)]
+        return np.array(y, float)
+
+    # ---- helpers ---------------------------------------------------------------
+    def tip_deflection(self, x, link: int) -> float:
+        """Transverse deflection (m) of the tip of ``link`` (0 or 1) in its root frame."""
+        L = self.beams[link].length
+        return float(self.arm.deflection(np.asarray(x, float)[:self.nq], link, [L])[0, 1])
+
+    def state_from(self, q_joints=(0.0, 0.0), qd_joints=(0.0, 0.0)) -> np.ndarray:
+        """State with the given joint angles (rad) and rates (rad/s), links undeformed."""
+        x = np.zeros(self.nq + self.nv)
+        x[:self.nq] = self.system.neutral()
+        for k, i in enumerate(self.arm.joint_v):
+            x[i] = q_joints[k]
+            x[self.nq + i] = qd_joints[k]
+        return x
+
+    def poses(self, x):
+        return self.system.poses(np.asarray(x, float)[:self.nq])
+
+    def beam_deflection(self, x, shape_index: int, s) -> np.ndarray:
+        """Offsets (len(s), 3) of the centre line from the straight beam, in
+        the shape frame (= the link's root frame), m, at stations ``s`` (m)."""
+        if shape_index not in (0, 1):
+            raise InputError(f"shape {shape_index} is not a beam (beams are shapes 0 and 1)")
+        return self.arm.deflection(np.asarray(x, float)[:self.nq], shape_index, s)
+
+    def energies(self, x):
+        x = np.asarray(x, float)
+        q, v = x[:self.nq], x[self.nq:]
+        return self.system.kinetic_energy(q, v), self.system.potential_energy(q)
+
+
+PLANT = FlexibleArm
