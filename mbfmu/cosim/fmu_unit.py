@@ -370,3 +370,9 @@ class FmuUnit(Unit):
 
     def free_state(self, state: Any) -> None:
         self._fmu.freeFMUstate(state)
+
+
+def validate(path: str | Path) -> list[str]:
+    """Problems fmpy's validator finds in an FMU (``[]`` when it conforms)."""
+    from fmpy.validation import validate_fmu
+    return list(validate_fmu(str(path)))
