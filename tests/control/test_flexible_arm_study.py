@@ -62,3 +62,22 @@ def test_lqg_loop_through_the_fmu_and_master_equals_the_direct_loop(tmp_path):
     np.testing.assert_allclose(t_b, t_a, rtol=0, atol=1e-12)
     np.testing.assert_allclose(Y_b, Y_a, rtol=0, atol=1e-12)
     np.testing.assert_allclose(U_b, U_a, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["modes", "segments"])
+def test_linearized_flexible_arm_poles_are_the_natural_frequencies(method):
+    """Issue 8's check: with damping off, the imaginary parts of the poles of
+    mbfmu.linearize(flexible_arm) are the arm's natural frequencies, computed
+    independently from the mass and stiffness matrices (sqrt(eig(M^-1 K)))."""
+    import mbfmu
+    from mbfmu.dynamics.flexible.analysis import natural_frequencies
+    plant = mbfmu.load_plant("flexible_arm", damping_ratio=0.0, method=method,
+                             n_segments=4, n_modes=2)
+    sys = mbfmu.linearize(plant)
+    poles = np.linalg.eigvals(sys.A)
+    assert np.max(np.abs(poles.real)) < 1e-6 * np.max(np.abs(poles))
+    w_poles = np.sort(np.abs(poles.imag[poles.imag > 1e-6 * np.max(np.abs(poles))]))
+    w_ref = natural_frequencies(plant.system)
+    w_ref = w_ref[w_ref > 1e-6 * w_ref.max()]
+    assert len(w_poles) == len(w_ref) > 0
+    np.testing.assert_allclose(w_poles, w_ref, rtol=1e-5)

@@ -129,3 +129,18 @@ def test_kinematics_jacobians_com_energy_match_pinocchio(seed):
     assert np.allclose(L, h_g.linear, atol=1e-9)
     c = pin.centerOfMass(pm, pd, q)
     assert np.allclose(H, h_g.angular + np.cross(c, h_g.linear), atol=1e-9)
+
+
+def test_thousand_body_tree_matches_pinocchio():
+    """Any number of bodies: a 1000-body branched tree."""
+    rng = np.random.default_rng(2024)
+    text = random_urdf(rng, 1000, branchy=True)
+    model = load_urdf(text)
+    pmodel = pin.buildModelFromXML(text)
+    pdata = pmodel.createData()
+    q = rng.uniform(-np.pi, np.pi, model.nq)
+    v = rng.normal(size=model.nv)
+    tau = rng.normal(size=model.nv)
+    a = aba(model, q, v, tau)
+    assert _rel(a, pin.aba(pmodel, pdata, q, v, tau)) < 1e-9
+    assert _rel(rnea(model, q, v, a), tau) < 1e-9
