@@ -13,27 +13,20 @@ Top-level names are imported lazily so that ``import mbfmu`` stays fast.
 """
 from __future__ import annotations
 
-import importlib
+from ._lazy import lazy_getattr
 
 __version__ = "0.1.0"
 
 _LAZY = {
-    "load_urdf": ("mbfmu.dynamics.urdf", "load_urdf"),
-    "load_plant": ("mbfmu.library", "load_plant"),
-    "list_plants": ("mbfmu.library", "list_plants"),
-    "linearize": ("mbfmu.control.linearization", "linearize"),
-    "Plant": ("mbfmu.plant", "Plant"),
-    "Signal": ("mbfmu.signals", "Signal"),
+    "load_urdf": "mbfmu.dynamics.urdf",
+    "load_plant": "mbfmu.library",
+    "list_plants": "mbfmu.library",
+    "linearize": "mbfmu.control.linearization",
+    "Plant": "mbfmu.plant",
+    "Signal": "mbfmu.signals",
 }
 
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str):
-    try:
-        module, attr = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'mbfmu' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module), attr)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())

@@ -8,15 +8,10 @@
 """
 from __future__ import annotations
 
-import importlib
+from .._lazy import lazy_getattr
 
 _LAZY = {"build_fmu": "mbfmu.fmu.builder", "PlantSlave": "mbfmu.fmu.slave", "PlantRef": "mbfmu.fmu.plantref"}
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str):
-    if name not in _LAZY:
-        raise AttributeError(f"module 'mbfmu.fmu' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())

@@ -55,7 +55,7 @@ plant), :mod:`.cli`.
 """
 from __future__ import annotations
 
-import importlib
+from .._lazy import lazy_getattr
 
 from .results import load_results, save_results
 from .scene import Frames, Recording
@@ -74,9 +74,4 @@ _LAZY = {
 __all__ = ["Frames", "Recording", "load_results", "save_results", *sorted(_LAZY)]
 
 
-def __getattr__(name: str):
-    if name not in _LAZY:
-        raise AttributeError(f"module 'mbfmu.viewer' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())
