@@ -13,6 +13,7 @@ speak python-control.
 ``kalman_filter``           steady-state discrete Kalman filter
 ``computed_torque``         inverse-dynamics control of a rigid tree (rnea)
 ``simulate_loop``           plant + discrete controller, zero-order hold
+``export_fmu``              any python-control system as an FMU (:mod:`~mbfmu.control.export`)
 =========================  ==================================================
 
 Every controller is a discrete-time python-control system (``StateSpace`` or
@@ -22,7 +23,7 @@ package imports python-control, which is slow to import).
 """
 from __future__ import annotations
 
-import importlib
+from .._lazy import lazy_getattr
 
 _LAZY = {
     "linearize": "linearization", "trim": "linearization", "operating_state": "linearization",
@@ -33,17 +34,10 @@ _LAZY = {
     "kalman_filter": "kalman", "kalman_gain": "kalman",
     "computed_torque": "computed_torque",
     "simulate_loop": "sampled", "step_system": "sampled",
+    "export_fmu": "export",
 }
 
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str):
-    try:
-        module = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'mbfmu.control' has no attribute {name!r}") from None
-    full = module if module.startswith("mbfmu.") else f"{__name__}.{module}"
-    value = getattr(importlib.import_module(full), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())

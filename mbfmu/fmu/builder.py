@@ -11,6 +11,7 @@ The FMU (FMI 2.0 co-simulation, linux64) holds::
     resources/requirements.txt                what the FMU needs installed (pythonfmu deploy)
     resources/mbfmu_python.txt                the Python it was built with (for the shim)
     resources/mbfmu_plant_<stem>.py           the model file, for file references only
+    resources/<name>                          extra files given as ``build_fmu(resources=...)``
 
 The plant is embedded by reference: ``requirements.txt`` names ``mbfmu`` (this
 version); the slave script rebuilds the plant from its library name (or
@@ -108,9 +109,26 @@ def _resolve(plant: str | PlantRef | type, parameters: Mapping[str, float] | Non
     return ref
 
 
+def _resource_files(resources: Mapping[str, str | Path | bytes] | None) -> dict[str, bytes]:
+    """Contents of the extra resource files by name, validated."""
+    out: dict[str, bytes] = {}
+    for fname, src in (resources or {}).items():
+        if not isinstance(fname, str) or not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", fname):
+            raise InputError(f"resource file name {fname!r} must be a plain file name "
+                             "(letters, digits, '_', '.', '-')")
+        if isinstance(src, (bytes, bytearray)):
+            out[fname] = bytes(src)
+        elif not Path(src).is_file():
+            raise InputError(f"resource file {str(src)!r} (for {fname!r}) does not exist")
+        else:
+            out[fname] = Path(src).read_bytes()
+    return out
+
+
 def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
               parameters: Mapping[str, float] | None = None,
-              requirements: Iterable[str] = ()) -> Path:
+              requirements: Iterable[str] = (),
+              resources: Mapping[str, str | Path | bytes] | None = None) -> Path:
     """Build the FMI 2.0 co-simulation FMU of a plant.
 
     Parameters
@@ -124,6 +142,12 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
         Parameter values (SI units) overriding the plant's defaults.
     requirements : iterable of str
         Extra pip requirement lines for the FMU (beyond ``mbfmu``).
+    resources : mapping, optional
+        Extra files for the FMU's ``resources`` folder: file name -> source
+        path, or the contents as bytes. A plant given as a model file finds
+        them next to itself (``Path(__file__).with_name(name)``), both when
+        built here and inside the FMU; the file must find them next to
+        itself at its original place too.
 
     Returns
     -------
@@ -137,6 +161,7 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
         compiler is available.
     """
     ref = _resolve(plant, parameters)
+    extra = _resource_files(resources)
     try:
         built = build_plant(ref)
     except (ImportError, MbfmuError):
@@ -172,6 +197,13 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
             ref = PlantRef("file", local, ref.class_name, ref.parameters)
         else:
             file_hash = ""
+        taken = {"slavemodule.txt", "requirements.txt", "mbfmu_python.txt", "pythonfmu",
+                 *(f.name for f in extra_files)}
+        for fname, data in extra.items():
+            if fname in taken or fname.startswith("mbfmu_fmu_"):
+                raise InputError(f"resource file name {fname!r} is used by the FMU itself; choose another")
+            (res / fname).write_bytes(data)
+            file_hash += fname + hashlib.sha256(data).hexdigest()
         digest = hashlib.sha256((json.dumps(ref.to_dict(), sort_keys=True) + file_hash + __version__
                                  ).encode()).hexdigest()[:12]
         module = f"mbfmu_fmu_{ident}_{digest}"
