@@ -2,12 +2,17 @@
 slave for the ERA tests: force F on m2; outputs the positions x1, x2 and the
 acceleration a2 of m2 (direct feedthrough from F). RK4 with 50 sub-steps per
 communication step. State save/restore through the registered variables."""
+import ctypes
+
 from pythonfmu import Fmi2Causality, Fmi2Variability, Fmi2Slave, Real
 
 
 class TwoMass(Fmi2Slave):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
+        # pythonfmu 0.7 releases a reference to this module's namespace at every
+        # fmi2Instantiate that it never took (see mbfmu.fmu.slave.pin_module_dict)
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(globals()))
         self.m1, self.m2, self.k1, self.k2, self.c1, self.c2 = 1.0, 0.5, 40.0, 20.0, 0.4, 0.2
         self.F = 0.0
         self.x1 = self.v1 = self.x2 = self.v2 = 0.0

@@ -3,12 +3,17 @@
 The output is updated in do_step from the inputs held over the step (no direct
 feedthrough at the communication point), as pythonfmu slaves do.
 """
+import ctypes
+
 from pythonfmu import Fmi2Causality, Fmi2Variability, Fmi2Slave, Real
 
 
 class PD(Fmi2Slave):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
+        # pythonfmu 0.7 releases a reference to this module's namespace at every
+        # fmi2Instantiate that it never took (see mbfmu.fmu.slave.pin_module_dict)
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(globals()))
         self.kp, self.kd, self.ref = 20.0, 4.0, 0.0
         self.theta = 0.0
         self.omega = 0.0

@@ -5,12 +5,17 @@ Inputs: tau [N.m]; outputs: theta [rad], omega [rad/s]; no direct feedthrough.
 """
 import math
 
+import ctypes
+
 from pythonfmu import Fmi2Causality, Fmi2Variability, Fmi2Slave, Real
 
 
 class Pendulum(Fmi2Slave):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
+        # pythonfmu 0.7 releases a reference to this module's namespace at every
+        # fmi2Instantiate that it never took (see mbfmu.fmu.slave.pin_module_dict)
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(globals()))
         self.g, self.L, self.m, self.c = 9.81, 1.0, 1.0, 0.5
         self.theta0 = 0.5
         self.tau = 0.0
