@@ -154,7 +154,6 @@ def test_libcosim_runs_our_ssp_and_agrees(mass_fmu, tmp_path):
     parameter bindings, and its Jacobi run agrees with mbfmu's for a system without
     direct feedthrough. (With feedthrough libcosim does not order the exchange by the
     declared dependencies and lags one step, so the systems differ by design.)"""
-    pytest.importorskip("libcosimpy")
     from libcosimpy.CosimExecution import CosimExecution
     from libcosimpy.CosimLogging import CosimLogLevel, log_output_level
     from libcosimpy.CosimObserver import CosimObserver

@@ -16,7 +16,7 @@ from mbfmu.errors import InputError
 
 from random_trees import random_inertia, random_urdf
 
-pin = pytest.importorskip("pinocchio")
+import pinocchio as pin  # noqa: E402  (test dependency: the oracle)
 
 
 def _sym(Minv_upper: np.ndarray) -> np.ndarray:

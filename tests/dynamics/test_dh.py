@@ -139,7 +139,7 @@ def test_seed_arm_from_dh_has_the_dynamics_of_the_same_arm_written_as_urdf_and_w
 
 def test_seed_arm_from_dh_agrees_with_pinocchio_on_the_same_urdf():
     """External reference: Pinocchio's CRBA and RNEA on the hand-written URDF."""
-    pin = pytest.importorskip("pinocchio")
+    import pinocchio as pin
     pmodel = pin.buildModelFromXML(SEED_ARM_URDF)
     pmodel.gravity.linear = np.array([0.0, 0.0, -9.81])
     data = pmodel.createData()

@@ -100,7 +100,7 @@ def test_trail_specs_from_the_command_line():
 def test_cosimulation_result_written_by_the_master_is_replayed(tmp_path):
     """The file format of mbfmu.cosim.recording; the plant named by a
     PlantRef-style entry, its parameters taken from the values the run set."""
-    recording = pytest.importorskip("mbfmu.cosim.recording")
+    from mbfmu.cosim import recording
     t, X = pendulum_run(n=21)
     p = DoublePendulum()
     data = record(p, t, X, prefix="arm.", extra={"pid.u": np.ones_like(t)})
