@@ -9,8 +9,9 @@
 * subclasses add state-dependent forces that the kernels do not model
   (contact, motors with feedback, belts) by overriding :meth:`applied_forces`,
   and define their outputs in :meth:`outputs_at`;
-* :meth:`advance` runs the compiled RK4 loop when no Python-level force is
-  present (``applied_forces`` not overridden), else an RK4 loop in Python.
+* :meth:`advance` runs the compiled RK4 loop (in (q, v) or in canonical
+  (q, p)) when no Python-level force is present (``applied_forces`` not
+  overridden), else an RK4 loop in Python.
 """
 from __future__ import annotations
 
@@ -151,13 +152,14 @@ class MultibodyPlant(Plant):
     def advance(self, t: float, x: np.ndarray, u: np.ndarray, dt: float) -> np.ndarray:
         """State at ``t + dt``: RK4 with ``ceil(dt / internal_step)`` sub-steps,
         run in compiled code when the plant has no Python-level forces."""
-        if self._python_forces or self.canonical:
+        if self._python_forces:
             return super().advance(t, x, u, dt)
         n = max(1, int(np.ceil(dt / self.internal_step - 1e-9)))
         nq = self.model.nq
         tau = self.input_matrix @ np.asarray(u, float) if len(u) else np.zeros(self.model.nv)
-        q, v = _kernels.rk4(self.model._h, x[:nq], x[nq:], tau, dt / n, n)
-        return np.concatenate([q, v])
+        step = _kernels.rk4_canonical if self.canonical else _kernels.rk4
+        q, second = step(self.model._h, x[:nq], x[nq:], tau, dt / n, n)
+        return np.concatenate([q, second])
 
     def poses(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """World rotation (nbodies, 3, 3) and origin (nbodies, 3, m) of each body."""

@@ -664,3 +664,51 @@ int mb_rk4(mb_model *m, double *q, double *qd, const double *tau, const double *
     }
     return 0;
 }
+
+/* canonical right-hand side with the model's force elements:
+ * dq/dt (nq) and dp/dt (nv) from (q, p); qd (nv) receives the velocity */
+static int canonical_rhs(mb_model *m, const double *q, const double *p, const double *tau,
+                         const double *fext, double *qd, double *qdot, double *pdot) {
+    int err = mb_minv(m, q, p, qd);
+    if (err) return err;
+    mb_kinematics(m, q, qd);
+    memcpy(m->tau, tau, (size_t)m->nv * sizeof(double));
+    if (fext) memcpy(m->fext, fext, (size_t)m->nb * 6 * sizeof(double));
+    else memset(m->fext, 0, (size_t)m->nb * 6 * sizeof(double));
+    mb_passive_forces(m, q, qd, m->tau, m->fext);
+    return mb_sweep(m, q, p, m->tau, m->fext, qd, qdot, pdot);
+}
+
+int mb_rk4_canonical(mb_model *m, double *q, double *p, const double *tau, const double *fext,
+                     double h, int n) {
+    int nq = m->nq, nv = m->nv, err;
+    double *w = m->work;
+    double *q0 = w, *p0 = q0 + nq, *qt = p0 + nv, *pt = qt + nq;
+    double *kq = pt + nv, *kp = kq + nq, *sq = kp + nv, *sp = sq + nq, *qd = sp + nv;
+    static const double cstage[4] = {0.0, 0.5, 0.5, 1.0};
+    static const double wstage[4] = {1.0, 2.0, 2.0, 1.0};
+    for (int step = 0; step < n; ++step) {
+        memcpy(q0, q, nq * sizeof(double));
+        memcpy(p0, p, nv * sizeof(double));
+        memset(sq, 0, nq * sizeof(double));
+        memset(sp, 0, nv * sizeof(double));
+        for (int s = 0; s < 4; ++s) {
+            if (s == 0) {
+                memcpy(qt, q0, nq * sizeof(double));
+                memcpy(pt, p0, nv * sizeof(double));
+            } else {
+                double hc = h * cstage[s];
+                for (int k = 0; k < nq; ++k) qt[k] = q0[k] + hc * kq[k];
+                for (int k = 0; k < nv; ++k) pt[k] = p0[k] + hc * kp[k];
+            }
+            err = canonical_rhs(m, qt, pt, tau, fext, qd, kq, kp);
+            if (err) return err;
+            for (int k = 0; k < nq; ++k) sq[k] += wstage[s] * kq[k];
+            for (int k = 0; k < nv; ++k) sp[k] += wstage[s] * kp[k];
+        }
+        for (int k = 0; k < nq; ++k) q[k] = q0[k] + h / 6.0 * sq[k];
+        for (int k = 0; k < nv; ++k) p[k] = p0[k] + h / 6.0 * sp[k];
+        mb_normalize(m, q);
+    }
+    return 0;
+}

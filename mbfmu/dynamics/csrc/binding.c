@@ -469,22 +469,26 @@ static PyObject *py_rhs(PyObject *self, PyObject *args) {
     return res;
 }
 
-static PyObject *py_rk4(PyObject *self, PyObject *args) {
+typedef int (*stepper_t)(mb_model *, double *, double *, const double *, const double *, double, int);
+
+/* shared by rk4 and rk4_canonical: parse (h, q, x2, tau, dt, n[, fext]),
+ * run the compiled loop on copies, check the result is finite */
+static PyObject *run_stepper(PyObject *args, const char *what, const char *second, stepper_t step) {
     PyObject *cap, *q, *v, *tau, *fext = Py_None;
     double h;
     int n;
     if (!PyArg_ParseTuple(args, "OOOOdi|O", &cap, &q, &v, &tau, &h, &n, &fext)) return NULL;
     if (!(h > 0) || !isfinite(h) || n < 0) {
-        PyErr_Format(InputError, "rk4: step %g s and count %d must be positive", h, n);
+        PyErr_Format(InputError, "%s: step %g s and count %d must be positive", what, h, n);
         return NULL;
     }
     call_t c;
-    if (call_parse(&c, cap, q, v, "v", tau, "tau", fext)) { call_clear(&c); return NULL; }
+    if (call_parse(&c, cap, q, v, second, tau, "tau", fext)) { call_clear(&c); return NULL; }
     mb_model *m = c.h->m;
     PyObject *qo = new_vector(m->nq), *vo = new_vector(m->nv), *res = NULL;
     memcpy(D((PyArrayObject *)qo), D(c.q), sizeof(double) * m->nq);
     memcpy(D((PyArrayObject *)vo), D(c.v), sizeof(double) * m->nv);
-    int err = mb_rk4(m, D((PyArrayObject *)qo), D((PyArrayObject *)vo), D(c.w),
+    int err = step(m, D((PyArrayObject *)qo), D((PyArrayObject *)vo), D(c.w),
                      c.fext ? D(c.fext) : NULL, h, n);
     if (err) raise_singular(c.h, err);
     else {
@@ -493,13 +497,21 @@ static PyObject *py_rk4(PyObject *self, PyObject *args) {
         for (int k = 0; k < m->nq && ok; ++k) ok = isfinite(a[k]);
         for (int k = 0; k < m->nv && ok; ++k) ok = isfinite(b[k]);
         if (!ok)
-            PyErr_Format(SimulationError, "rk4: the state became non-finite within %d steps of %g s "
-                         "(unstable: reduce the step)", n, h);
+            PyErr_Format(SimulationError, "%s: the state became non-finite within %d steps of %g s "
+                         "(unstable: reduce the step)", what, n, h);
         else res = PyTuple_Pack(2, qo, vo);
     }
     Py_DECREF(qo); Py_DECREF(vo);
     call_clear(&c);
     return res;
+}
+
+static PyObject *py_rk4(PyObject *self, PyObject *args) {
+    return run_stepper(args, "rk4", "v", mb_rk4);
+}
+
+static PyObject *py_rk4_canonical(PyObject *self, PyObject *args) {
+    return run_stepper(args, "rk4_canonical", "p", mb_rk4_canonical);
 }
 
 static PyObject *py_sizes(PyObject *self, PyObject *args) {
@@ -529,6 +541,8 @@ static PyMethodDef methods[] = {
     {"passive_forces", py_passive_forces, METH_VARARGS, "(tau, fext) of the force elements"},
     {"rhs", py_rhs, METH_VARARGS, "rhs(h, q, v, tau, fext=None) -> (qdot, vdot)"},
     {"rk4", py_rk4, METH_VARARGS, "rk4(h, q, v, tau, dt, n, fext=None) -> (q, v)"},
+    {"rk4_canonical", py_rk4_canonical, METH_VARARGS,
+     "rk4_canonical(h, q, p, tau, dt, n, fext=None) -> (q, p)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_kernels",

@@ -109,4 +109,9 @@ int mb_rhs(mb_model *m, const double *q, const double *qd, const double *tau,
 int mb_rk4(mb_model *m, double *q, double *qd, const double *tau, const double *fext,
            double h, int n);
 
+/* n classical RK4 steps of size h in canonical variables x = [q; p], with the
+ * model's force elements; quaternions renormalized after each step. */
+int mb_rk4_canonical(mb_model *m, double *q, double *p, const double *tau, const double *fext,
+                     double h, int n);
+
 #endif
