@@ -72,3 +72,13 @@ def test_fmu_runs_in_a_clean_venv_with_only_its_declared_requirements(build, tmp
     _, _, Y = plant.simulate(stop_time=n * h, step=h, u=uu)
     for j, s in enumerate(plant.outputs):
         np.testing.assert_allclose(got[s.name], Y[:, j], rtol=0, atol=1e-10)
+    # the plant library ships inside the wheel: `mbfmu list` and load_plant work
+    # from the plain install (run outside the repository, without PYTHONPATH)
+    res = subprocess.run([str(py), "-m", "mbfmu", "list"], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    for name in ("rigid_arm", "canonical_2body", "flexible_arm", "satellite", "crash_occupant"):
+        assert f"\n{name}: " in "\n" + res.stdout, name
+    res = subprocess.run([str(py), "-c", "import mbfmu; p = mbfmu.load_plant('satellite'); print(mbfmu.__file__)"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0 and str(venv) in res.stdout, res.stderr[-3000:]
