@@ -576,7 +576,7 @@ def _plot_poles(d: dict, plant, step_res, step_lin, path: Path) -> None:
 # ---------------------------------------------------------------------------- entry point
 def run(output_dir: str | Path = "results/satellite_study", stop: float = STOP, slew_start: float = SLEW_START,
         slew_time: float = SLEW_TIME, slew_angle: float = SLEW_ANGLE, step_stop: float = STEP_STOP, plots: bool = True, replay: bool = True, via_fmu: bool = False, frozen: bool = True,
-        during_deployment: bool = True) -> dict:
+        during_deployment: bool = True, fmu_dir: str | Path | None = None) -> dict:
     """Design, run the loops, write results, plots and replay; return the figures.
 
     Parameters
@@ -601,6 +601,8 @@ def run(output_dir: str | Path = "results/satellite_study", stop: float = STOP, 
         Frozen-time closed-loop poles along the deployment.
     during_deployment : bool
         Run the slew commanded at t = 2 s, during the deployment.
+    fmu_dir : path, optional
+        Where to build the plant FMU (default: ``output_dir``).
     """
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -632,7 +634,7 @@ def run(output_dir: str | Path = "results/satellite_study", stop: float = STOP, 
 
     if via_fmu:
         res, ref, t0 = runs["deploy_then_slew"]
-        cosim = run_via_fmu(plant, d, ref, stop, out)
+        cosim = run_via_fmu(plant, d, ref, stop, out if fmu_dir is None else Path(fmu_dir))
         summary["via_fmu"] = compare_with_fmu(plant, res, cosim)
         cosim.save(out / "deploy_then_slew_cosim.npz")
 

@@ -54,7 +54,7 @@ def flexible_arm(out: Path, fmus: Path) -> None:
 def satellite(out: Path, fmus: Path) -> None:
     """Satellite: attitude hold through panel deployment and a slew with reaction wheels (plant FMU in the master)."""
     summary = _study("satellite_study").run(out / "satellite", via_fmu=True, frozen=False,
-                                            during_deployment=False)
+                                            during_deployment=False, fmu_dir=fmus)
     text = json.dumps(summary, default=str)
     print(f"   summary: {len(text)} characters in {out / 'satellite' / 'summary.json'}")
     for key in ("step_deployed", "deploy_then_slew", "via_fmu"):
