@@ -162,6 +162,9 @@ class _Master:
                 if record == "all":
                     wanted += [(u, n) for n in u.inputs]
                 wanted += [(u, n) for n in u.outputs]
+                if record == "all":  # and the locals (a plant FMU's states.* among them)
+                    wanted += [(u, n) for n, v in u.variables.items()
+                               if v.causality == "local" and v.type == "Real"]
         else:
             from .system import split_name
             bad = []
@@ -562,7 +565,8 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
         switches to Newton earlier).
     record : "outputs", "all" or sequence of str
         Variables to record at the macro steps: all outputs (default), all
-        inputs and outputs, or ``"unit.var"`` names (any variable).
+        inputs, outputs and Real locals (a plant FMU's ``states.*``, which the
+        viewer replays), or ``"unit.var"`` names (any variable).
     progress : bool, optional
         Progress bar: ``None`` shows one when the run will take more than ~3 s.
     iterative : bool

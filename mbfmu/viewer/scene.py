@@ -270,7 +270,19 @@ class Recording:
                                  f"known: {', '.join(KINDS)}")
         fields = self.results.dtype.names
         state_names = [s.name for s in plant.states]
-        self.state_columns = find_columns(fields, state_names, unit, "states") if state_names else None
+        self.state_columns = None
+        used = state_names
+        if state_names:
+            # a plant FMU exposes its state as the locals ``states.<name>`` (mbfmu.fmu.slave)
+            used = [f"states.{n}" for n in state_names]
+            self.state_columns = find_columns(fields, used, unit, "states")
+            if self.state_columns is None:
+                used = state_names
+                try:
+                    self.state_columns = find_columns(fields, state_names, unit, "states")
+                except InputError as exc:
+                    raise InputError(f"{exc} (a plant FMU's state is its 'states.*' variables: record them, "
+                                     "e.g. with mbfmu simulate --record all)") from None
         self.pose_columns = {} if self.state_columns else pose_columns(fields, unit)
         if self.state_columns is None:
             bodies = sorted({s.body for s in self.shapes if s.body != 0})
@@ -283,7 +295,7 @@ class Recording:
         self.source = "states" if self.state_columns else "poses"
         if self.state_columns:
             first = self.state_columns[0]
-            self.unit = first[: -len(state_names[0]) - 1] or None if first != state_names[0] else None
+            self.unit = first[: -len(used[0]) - 1] or None if first != used[0] else None
         else:
             self.unit = unit if unit is not None else next(
                 (_POSE_FIELD.match(pc[0])["unit"] for pc, _ in self.pose_columns.values()), None)

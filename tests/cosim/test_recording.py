@@ -55,7 +55,7 @@ def test_record_all_includes_inputs_and_control_states(mass_fmu):
     sys = control.ss([[-1.0]], [[1.0]], [[2.0]], 0, inputs=["u"], outputs=["y"], states=["s"])
     s = System([ControlUnit("c", sys, x0=[1.0], inputs_start=0.0)])
     r = simulate(s, 1.0, 0.1, record="all")
-    assert r.names == ["time", "c.u", "c.y"]
+    assert r.names == ["time", "c.u", "c.y", "c.s"]  # inputs, outputs, then the state (a local)
     r2 = simulate(s, 1.0, 0.1, record=["c.s", "c.y"])
     np.testing.assert_allclose(r2["c.s"], np.exp(-r2.time), rtol=1e-12)
     np.testing.assert_allclose(r2["c.y"], 2 * r2["c.s"], rtol=1e-12)
