@@ -52,7 +52,7 @@ from ..algorithms import forward_kinematics, point_jacobian, potential_energy
 from ..joints import Joint, Prismatic, Revolute
 from ..model import JointForce, Model, ModelBuilder, check_vector
 from .beam import BeamProperties
-from .modes import BendingModes, SineModes
+from .modes import BendingModes, SineModes, gauss_legendre
 
 _X, _Y, _Z = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
 
@@ -301,7 +301,7 @@ class FlexibleSystemBuilder:
             rec.slices[key] = slice(k, k + n)
             k += n
             blocks_K.append(shp.stiffness(stiff))
-            xg, wg = np.polynomial.legendre.leggauss(200)
+            xg, wg = gauss_legendre(200)
             xs = 0.5 * L * (xg + 1)
             P = shp.values(xs)
             mu = beam.polar_inertia_per_length if key == "torsion" else beam.mass_per_length
@@ -314,7 +314,7 @@ class FlexibleSystemBuilder:
         self._beams.append(rec)
         self._beam_index[name] = bi
 
-        xg, wg = np.polynomial.legendre.leggauss(ns)
+        xg, wg = gauss_legendre(ns)
         xs, ws = 0.5 * L * (xg + 1), 0.5 * L * wg
         rho = beam.density
         for j, (x, w) in enumerate(zip(xs, ws)):
