@@ -30,10 +30,7 @@ import numpy as np
 import pytest
 from scipy.optimize import fsolve
 
-import mbfmu
 
-if "canonical_2body" not in mbfmu.list_plants():
-    pytest.skip("the canonical_2body plant is not in the library", allow_module_level=True)
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "canonical_2body_study.py"
 

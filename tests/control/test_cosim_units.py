@@ -11,7 +11,7 @@ from mbfmu.control.sampled import step_system
 
 from ctl_plants import DoublePendulum
 
-units = pytest.importorskip("mbfmu.cosim.units")
+from mbfmu.cosim import units  # noqa: E402
 
 
 @pytest.mark.parametrize("make", [

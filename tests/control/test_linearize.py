@@ -202,8 +202,6 @@ def test_rigid_arm_holding_torque_trims_back_to_the_pose_and_is_exact():
     """u0 = g(q0) (gravity torques) makes q0 an equilibrium (the base yaw is
     free: Newton's least-squares steps leave it where it starts); the
     analytic Jacobian matches a central difference."""
-    if "rigid_arm" not in mbfmu.list_plants():
-        pytest.skip("rigid_arm not in the library")
     from mbfmu.dynamics import gravity_torques
     p = mbfmu.load_plant("rigid_arm")
     x0 = np.r_[0.0, 0.6, -0.2, 0, 0, 0]  # not at the forearm's horizontal (a double root)

@@ -9,10 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import mbfmu
 
-if "rigid_arm" not in mbfmu.list_plants():
-    pytest.skip("the rigid_arm plant is not in the library", allow_module_level=True)
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rigid_arm_study.py"
 

@@ -21,10 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import mbfmu
 
-if "satellite" not in mbfmu.list_plants():
-    pytest.skip("the satellite plant is not in the library", allow_module_level=True)
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "satellite_study.py"
 
@@ -118,7 +115,6 @@ def test_run_writes_results_plots_replay_and_summary(study, tmp_path):
 
 
 def test_loop_through_the_plant_fmu_and_master_matches_the_direct_run(study, plant, design, tmp_path):
-    pytest.importorskip("fmpy")
     ref = lambda t: study.slew_reference(t, start=1.0, duration=4.0)
     res = study.run_loop(plant, design, ref, 6.0)
     cosim = study.run_via_fmu(plant, design, ref, 6.0, tmp_path)

@@ -14,7 +14,7 @@ from .test_simulate import _setup
 
 
 def test_libcosim_gives_the_same_results_as_the_plant(case, build):
-    cosim = pytest.importorskip("libcosimpy.CosimExecution")
+    import libcosimpy.CosimExecution as cosim  # test dependency: the independent importer
     from libcosimpy.CosimLogging import CosimLogLevel, log_output_level
     from libcosimpy.CosimObserver import CosimObserver
     from libcosimpy.CosimSlave import CosimLocalSlave
