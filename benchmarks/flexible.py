@@ -19,24 +19,15 @@ import time
 
 import numpy as np
 
-from mbfmu.dynamics import ModelBuilder, Revolute, _kernels
-from mbfmu.dynamics.flexible import (BeamProperties, FlexibleSystemBuilder, ModeSet, RigidSystem,
-                                     add_segmented_beam, natural_frequencies, simulate)
+from mbfmu.dynamics import _kernels, flexible
+from mbfmu.dynamics.flexible import BeamProperties, natural_frequencies, simulate
 
 BEAM = BeamProperties.rectangular(1.0, 0.01, 0.05, E=70e9, density=2700.0, damping_ratio=0.01)
 EXACT = np.array([BEAM.clamped_frequency(i) for i in (1, 2, 3)])
 
 
 def hub_beam(method: str, n: int):
-    if method == "modes":
-        b = FlexibleSystemBuilder(gravity=(0, 0, 0))
-        b.add_beam("beam", "world", Revolute(axis=(0, 0, 1)), BEAM, ModeSet(bending_y=n),
-                   mass=1.0, inertia=(0.01, 0.01, 0.02))
-        return b.build()
-    b = ModelBuilder(gravity=(0, 0, 0))
-    hub = b.add_body("hub", "world", Revolute(axis=(0, 0, 1)), mass=1.0, inertia=(0.01, 0.01, 0.02))
-    add_segmented_beam(b, "beam", hub, BEAM, n)
-    return RigidSystem(b.build())
+    return flexible.hub_beam(BEAM, method, n)
 
 
 def time_call(f, min_time=0.2) -> float:

@@ -16,6 +16,7 @@ from mbfmu.dynamics.flexible import (BeamProperties, BendingModes, FlexibleSyste
                                      RigidSystem, add_segmented_beam, clamped_free_roots,
                                      natural_frequencies, segment_tip_offset, simulate,
                                      static_response)
+from mbfmu.dynamics.flexible import hub_beam as flexible_hub_beam
 from mbfmu.errors import ModelError
 
 BEAM = BeamProperties.rectangular(1.0, 0.01, 0.05, E=70e9, density=2700.0)
@@ -227,15 +228,7 @@ def test_hub_beam_modal_frequencies_converge_to_the_fine_segment_chain():
     converged value as modes are added; an 80-segment chain (error ~1e-4,
     second order) is the reference."""
     def hub_beam(method, n):
-        if method == "modes":
-            b = FlexibleSystemBuilder(gravity=(0, 0, 0))
-            b.add_beam("beam", "world", Revolute(axis=(0, 0, 1)), BEAM, ModeSet(bending_y=n),
-                       mass=1.0, inertia=(0.01, 0.01, 0.02))
-            return b.build()
-        b = ModelBuilder(gravity=(0, 0, 0))
-        hub = b.add_body("hub", "world", Revolute(axis=(0, 0, 1)), mass=1.0, inertia=(0.01, 0.01, 0.02))
-        add_segmented_beam(b, "beam", hub, BEAM, n)
-        return RigidSystem(b.build())
+        return flexible_hub_beam(BEAM, method, n)
 
     ref = natural_frequencies(hub_beam("segments", 80), n=2)[1]
     errs = [abs(natural_frequencies(hub_beam("modes", n), n=2)[1] / ref - 1) for n in (1, 2, 3)]
