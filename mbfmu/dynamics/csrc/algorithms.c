@@ -631,44 +631,57 @@ int mb_rhs(mb_model *m, const double *q, const double *qd, const double *tau,
     return 0;
 }
 
-int mb_rk4(mb_model *m, double *q, double *qd, const double *tau, const double *fext,
-           double h, int n) {
+/* right-hand side of a first-order form x = [q; y] (y = v or p) */
+typedef int (*rhs_t)(mb_model *, const double *, const double *, const double *, const double *,
+                     double *, double *);
+
+/* n classical RK4 steps on x = [q; y] with the right-hand side f; the
+ * quaternions are renormalized after each step. Work: 8 (nq + nv) doubles,
+ * the last nv of which f may use as scratch. */
+static int rk4_steps(mb_model *m, rhs_t f, double *q, double *y, const double *tau,
+                     const double *fext, double h, int n) {
     int nq = m->nq, nv = m->nv, err;
     double *w = m->work;
-    double *q0 = w, *v0 = q0 + nq, *qt = v0 + nv, *vt = qt + nq;
-    double *kq = vt + nv, *kv = kq + nq, *sq = kv + nv, *sv = sq + nq;
+    double *q0 = w, *y0 = q0 + nq, *qt = y0 + nv, *yt = qt + nq;
+    double *kq = yt + nv, *ky = kq + nq, *sq = ky + nv, *sy = sq + nq;
+    static const double cstage[4] = {0.0, 0.5, 0.5, 1.0};
+    static const double wstage[4] = {1.0, 2.0, 2.0, 1.0};
     for (int step = 0; step < n; ++step) {
         memcpy(q0, q, nq * sizeof(double));
-        memcpy(v0, qd, nv * sizeof(double));
+        memcpy(y0, y, nv * sizeof(double));
         memset(sq, 0, nq * sizeof(double));
-        memset(sv, 0, nv * sizeof(double));
-        static const double cstage[4] = {0.0, 0.5, 0.5, 1.0};
-        static const double wstage[4] = {1.0, 2.0, 2.0, 1.0};
+        memset(sy, 0, nv * sizeof(double));
         for (int s = 0; s < 4; ++s) {
             if (s == 0) {
                 memcpy(qt, q0, nq * sizeof(double));
-                memcpy(vt, v0, nv * sizeof(double));
+                memcpy(yt, y0, nv * sizeof(double));
             } else {
                 double hc = h * cstage[s];
                 for (int k = 0; k < nq; ++k) qt[k] = q0[k] + hc * kq[k];
-                for (int k = 0; k < nv; ++k) vt[k] = v0[k] + hc * kv[k];
+                for (int k = 0; k < nv; ++k) yt[k] = y0[k] + hc * ky[k];
             }
-            err = mb_rhs(m, qt, vt, tau, fext, kq, kv);
+            err = f(m, qt, yt, tau, fext, kq, ky);
             if (err) return err;
             for (int k = 0; k < nq; ++k) sq[k] += wstage[s] * kq[k];
-            for (int k = 0; k < nv; ++k) sv[k] += wstage[s] * kv[k];
+            for (int k = 0; k < nv; ++k) sy[k] += wstage[s] * ky[k];
         }
         for (int k = 0; k < nq; ++k) q[k] = q0[k] + h / 6.0 * sq[k];
-        for (int k = 0; k < nv; ++k) qd[k] = v0[k] + h / 6.0 * sv[k];
+        for (int k = 0; k < nv; ++k) y[k] = y0[k] + h / 6.0 * sy[k];
         mb_normalize(m, q);
     }
     return 0;
 }
 
-/* canonical right-hand side with the model's force elements:
- * dq/dt (nq) and dp/dt (nv) from (q, p); qd (nv) receives the velocity */
+int mb_rk4(mb_model *m, double *q, double *qd, const double *tau, const double *fext,
+           double h, int n) {
+    return rk4_steps(m, mb_rhs, q, qd, tau, fext, h, n);
+}
+
+/* canonical right-hand side with the model's force elements: dq/dt (nq)
+ * and dp/dt (nv) from (q, p); the velocity goes to the RK4 scratch */
 static int canonical_rhs(mb_model *m, const double *q, const double *p, const double *tau,
-                         const double *fext, double *qd, double *qdot, double *pdot) {
+                         const double *fext, double *qdot, double *pdot) {
+    double *qd = m->work + 8 * (m->nq + m->nv) - m->nv;
     int err = mb_minv(m, q, p, qd);
     if (err) return err;
     mb_kinematics(m, q, qd);
@@ -681,34 +694,5 @@ static int canonical_rhs(mb_model *m, const double *q, const double *p, const do
 
 int mb_rk4_canonical(mb_model *m, double *q, double *p, const double *tau, const double *fext,
                      double h, int n) {
-    int nq = m->nq, nv = m->nv, err;
-    double *w = m->work;
-    double *q0 = w, *p0 = q0 + nq, *qt = p0 + nv, *pt = qt + nq;
-    double *kq = pt + nv, *kp = kq + nq, *sq = kp + nv, *sp = sq + nq, *qd = sp + nv;
-    static const double cstage[4] = {0.0, 0.5, 0.5, 1.0};
-    static const double wstage[4] = {1.0, 2.0, 2.0, 1.0};
-    for (int step = 0; step < n; ++step) {
-        memcpy(q0, q, nq * sizeof(double));
-        memcpy(p0, p, nv * sizeof(double));
-        memset(sq, 0, nq * sizeof(double));
-        memset(sp, 0, nv * sizeof(double));
-        for (int s = 0; s < 4; ++s) {
-            if (s == 0) {
-                memcpy(qt, q0, nq * sizeof(double));
-                memcpy(pt, p0, nv * sizeof(double));
-            } else {
-                double hc = h * cstage[s];
-                for (int k = 0; k < nq; ++k) qt[k] = q0[k] + hc * kq[k];
-                for (int k = 0; k < nv; ++k) pt[k] = p0[k] + hc * kp[k];
-            }
-            err = canonical_rhs(m, qt, pt, tau, fext, qd, kq, kp);
-            if (err) return err;
-            for (int k = 0; k < nq; ++k) sq[k] += wstage[s] * kq[k];
-            for (int k = 0; k < nv; ++k) sp[k] += wstage[s] * kp[k];
-        }
-        for (int k = 0; k < nq; ++k) q[k] = q0[k] + h / 6.0 * sq[k];
-        for (int k = 0; k < nv; ++k) p[k] = p0[k] + h / 6.0 * sp[k];
-        mb_normalize(m, q);
-    }
-    return 0;
+    return rk4_steps(m, canonical_rhs, q, p, tau, fext, h, n);
 }
