@@ -7,6 +7,7 @@ kernels = Extension(
     sources=[
         "mbfmu/dynamics/csrc/binding.c",
         "mbfmu/dynamics/csrc/algorithms.c",
+        "mbfmu/dynamics/csrc/flexible.c",
     ],
     include_dirs=["mbfmu/dynamics/csrc", numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "mb.h"
+#include "flexible.h"
 
 static PyObject *InputError = NULL;      /* mbfmu.errors.InputError */
 static PyObject *SimulationError = NULL; /* mbfmu.errors.SimulationError */
@@ -514,6 +515,211 @@ static PyObject *py_rk4_canonical(PyObject *self, PyObject *args) {
     return run_stepper(args, "rk4_canonical", "p", mb_rk4_canonical);
 }
 
+/* ------------------------------------------------------ flexible systems */
+
+typedef struct {
+    mb_flex *fx;
+    PyObject *model;      /* the virtual tree's capsule (kept alive) */
+    PyObject *q_names;    /* tuple (nq) public coordinate labels */
+    PyObject *v_names;    /* tuple (nv) */
+    PyObject *beam_names; /* tuple (nbeam) */
+} flex_handle_t;
+
+static const char *FLEX_CAPSULE = "mbfmu.dynamics.flexible";
+
+static void flex_handle_free(PyObject *cap) {
+    flex_handle_t *h = PyCapsule_GetPointer(cap, FLEX_CAPSULE);
+    if (!h) return;
+    mb_flex_free(h->fx);
+    Py_XDECREF(h->model);
+    Py_XDECREF(h->q_names);
+    Py_XDECREF(h->v_names);
+    Py_XDECREF(h->beam_names);
+    free(h);
+}
+
+static int copy_dbl_any(PyObject *obj, double **out, npy_intp *n, const char *arg) {
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(obj, NPY_DOUBLE, 0, 0, NPY_ARRAY_IN_ARRAY);
+    if (!a) return -1;
+    *n = PyArray_SIZE(a);
+    Py_DECREF(a);
+    return copy_dbl(obj, *n, out, arg);
+}
+
+/* new_flex(model, nq, nv, role, beam, pq, pv, goff, hoff, gtab, htab,
+ *          bbody, bq, bv, bnm, kdoff, kd, q_names, v_names, beam_names) */
+static PyObject *py_new_flex(PyObject *self, PyObject *args) {
+    PyObject *cap, *role, *beam, *pq, *pv, *goff, *hoff, *gtab, *htab, *bbody, *bq, *bv, *bnm;
+    PyObject *kdoff, *kd, *q_names, *v_names, *beam_names;
+    int nq, nv;
+    if (!PyArg_ParseTuple(args, "OiiOOOOOOOOOOOOOOO!O!O!", &cap, &nq, &nv, &role, &beam, &pq, &pv,
+                          &goff, &hoff, &gtab, &htab, &bbody, &bq, &bv, &bnm, &kdoff, &kd,
+                          &PyTuple_Type, &q_names, &PyTuple_Type, &v_names, &PyTuple_Type,
+                          &beam_names))
+        return NULL;
+    handle_t *mh = get_handle(cap);
+    if (!mh) return NULL;
+    mb_model *m = mh->m;
+    int nb = m->nb, nbeam = (int)PyTuple_GET_SIZE(beam_names);
+    mb_flex *fx = calloc(1, sizeof(mb_flex));
+    if (!fx) return PyErr_NoMemory();
+    fx->m = m;
+    fx->nq = nq;
+    fx->nv = nv;
+    fx->nbeam = nbeam;
+    npy_intp ng, nh, nkd;
+    if (copy_int(role, nb, &fx->role, "role") || copy_int(beam, nb, &fx->beam, "beam") ||
+        copy_int(pq, nb, &fx->pq, "pq") || copy_int(pv, nb, &fx->pv, "pv") ||
+        copy_int(goff, nb, &fx->goff, "goff") || copy_int(hoff, nb, &fx->hoff, "hoff") ||
+        copy_int(bbody, nbeam, &fx->bbody, "bbody") || copy_int(bq, nbeam, &fx->bq, "bq") ||
+        copy_int(bv, nbeam, &fx->bv, "bv") || copy_int(bnm, nbeam, &fx->bnm, "bnm") ||
+        copy_int(kdoff, nbeam, &fx->kdoff, "kdoff") ||
+        copy_dbl_any(gtab, &fx->gtab, &ng, "gtab") || copy_dbl_any(htab, &fx->htab, &nh, "htab") ||
+        copy_dbl_any(kd, &fx->kd, &nkd, "kd")) {
+        mb_flex_free(fx);
+        return NULL;
+    }
+    /* every index the kernel follows is checked here, once */
+    const char *bad = NULL;
+    int where = 0;
+    fx->nm_max = 0;
+    for (int b = 0; b < nbeam && !bad; ++b) {
+        int n = fx->bnm[b];
+        where = b;
+        if (n < 1 || fx->bbody[b] < 1 || fx->bbody[b] >= nb || fx->bq[b] < 0 || fx->bq[b] + n > nq ||
+            fx->bv[b] < 0 || fx->bv[b] + n > nv || fx->kdoff[b] < 0 || fx->kdoff[b] + 2 * n * n > nkd)
+            bad = "beam table";
+        else if (fx->nm_max < n) fx->nm_max = n;
+    }
+    for (int i = 1; i < nb && !bad; ++i) {
+        int r = fx->role[i], b = fx->beam[i];
+        where = i;
+        if (r == FX_RIGID || r == FX_FRAME) {
+            if (fx->pq[i] < 0 || fx->pq[i] + m->nqi[i] > nq || fx->pv[i] < 0 || fx->pv[i] + m->nvi[i] > nv)
+                bad = "rigid joint index";
+            else if (r == FX_FRAME && (b < 0 || b >= nbeam || fx->bbody[b] != i))
+                bad = "beam frame";
+        } else if (r == FX_DEFORM) {
+            int p = m->parent[i];
+            if (b < 0 || b >= nbeam || m->nvi[i] != 1 || m->nqi[i] != 1 ||
+                (m->jtype[i] != MB_REVOLUTE && m->jtype[i] != MB_PRISMATIC) ||
+                !((fx->role[p] == FX_DEFORM && fx->beam[p] == b) || fx->bbody[b] == p))
+                bad = "deformation joint";
+            else if (fx->goff[i] < 0 || fx->goff[i] + fx->bnm[b] > ng ||
+                     (fx->hoff[i] >= 0 && fx->hoff[i] + fx->bnm[b] * fx->bnm[b] > nh))
+                bad = "station table";
+        } else {
+            bad = "role";
+        }
+    }
+    if (bad) {
+        PyErr_Format(ModelError, "flexible system: inconsistent %s at entry %d", bad, where);
+        mb_flex_free(fx);
+        return NULL;
+    }
+    if (mb_flex_alloc_workspace(fx)) {
+        mb_flex_free(fx);
+        return PyErr_NoMemory();
+    }
+    flex_handle_t *h = calloc(1, sizeof(flex_handle_t));
+    if (!h) {
+        mb_flex_free(fx);
+        return PyErr_NoMemory();
+    }
+    h->fx = fx;
+    Py_INCREF(cap); h->model = cap;
+    Py_INCREF(q_names); h->q_names = q_names;
+    Py_INCREF(v_names); h->v_names = v_names;
+    Py_INCREF(beam_names); h->beam_names = beam_names;
+    return PyCapsule_New(h, FLEX_CAPSULE, flex_handle_free);
+}
+
+/* flex_rhs(h, q, v, tau, fext=None, pidx=None, pacc=None) -> (qdot, vdot) */
+static PyObject *py_flex_rhs(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *tau, *fext = Py_None, *pidx = Py_None, *pacc = Py_None;
+    if (!PyArg_ParseTuple(args, "OOOO|OOO", &cap, &q, &v, &tau, &fext, &pidx, &pacc)) return NULL;
+    flex_handle_t *h = PyCapsule_GetPointer(cap, FLEX_CAPSULE);
+    if (!h) {
+        PyErr_SetString(PyExc_TypeError, "expected a flexible-system handle (FlexibleSystem._fh)");
+        return NULL;
+    }
+    mb_flex *fx = h->fx;
+    mb_model *m = fx->m;
+    PyArrayObject *aq = NULL, *av = NULL, *at = NULL, *af = NULL, *ai = NULL, *aa = NULL;
+    PyObject *qdot = NULL, *vdot = NULL, *res = NULL;
+    aq = as_vector(q, fx->nq, "q", h->q_names);
+    if (!aq) goto done;
+    av = as_vector(v, fx->nv, "v", h->v_names);
+    if (!av) goto done;
+    at = as_vector(tau, fx->nv, "tau", h->v_names);
+    if (!at) goto done;
+    if (fext != Py_None && !(af = as_vector(fext, (npy_intp)m->nb * 6, "f_ext (nbodies x 6, body frame)", NULL)))
+        goto done;
+    memset(fx->pres, 0, sizeof(int) * (size_t)m->nb);
+    if (pidx != Py_None) {
+        ai = (PyArrayObject *)PyArray_FROMANY(pidx, NPY_INTP, 0, 1, NPY_ARRAY_IN_ARRAY);
+        if (!ai) {
+            PyErr_Clear();
+            PyErr_SetString(InputError, "prescribed indices: cannot be read as integers");
+            goto done;
+        }
+        npy_intp n = PyArray_SIZE(ai);
+        aa = as_vector(pacc, n, "prescribed accelerations", NULL);
+        if (!aa) goto done;
+        const npy_intp *idx = PyArray_DATA(ai);
+        memset(fx->pacc, 0, sizeof(double) * (size_t)fx->nv);
+        for (npy_intp k = 0; k < n; ++k) {
+            npy_intp j = idx[k];
+            if (j < 0 || j >= fx->nv) {
+                PyErr_Format(InputError, "prescribed index %zd is out of range [0, %d)", (Py_ssize_t)j, fx->nv);
+                goto done;
+            }
+            fx->pacc[j] = D(aa)[k];
+        }
+        /* a joint is prescribed if all its velocity coordinates are */
+        for (int i = 1; i < m->nb; ++i) {
+            int r = fx->role[i], cnt = 0;
+            if (r != FX_RIGID && r != FX_FRAME) continue;
+            for (npy_intp k = 0; k < n; ++k)
+                if (idx[k] >= fx->pv[i] && idx[k] < fx->pv[i] + m->nvi[i]) ++cnt;
+            if (cnt > 0 && cnt != m->nvi[i]) {
+                PyErr_Format(InputError, "prescribed accelerations: %d of the %d coordinates of the joint "
+                             "of body %d (first %S); prescribe all or none", cnt, m->nvi[i], i,
+                             PyTuple_GET_ITEM(h->v_names, fx->pv[i]));
+                goto done;
+            }
+            fx->pres[i] = cnt > 0;
+        }
+        for (int b = 0; b < fx->nbeam; ++b)
+            for (npy_intp k = 0; k < n; ++k)
+                if (idx[k] >= fx->bv[b] && idx[k] < fx->bv[b] + fx->bnm[b]) {
+                    PyErr_Format(InputError, "prescribed accelerations: %S is a modal coordinate; the "
+                                 "flexible ABA prescribes rigid joints only",
+                                 PyTuple_GET_ITEM(h->v_names, idx[k]));
+                    goto done;
+                }
+    }
+    qdot = new_vector(fx->nq);
+    vdot = new_vector(fx->nv);
+    if (!qdot || !vdot) goto done;
+    int err = mb_flex_rhs(fx, D(aq), D(av), D(at), af ? D(af) : NULL, D((PyArrayObject *)qdot),
+                          D((PyArrayObject *)vdot));
+    if (err < 0) {
+        handle_t *mh = PyCapsule_GetPointer(h->model, CAPSULE);
+        raise_singular(mh, err);
+    } else if (err > 0) {
+        PyErr_Format(SimulationError, "the modal mass matrix M_ee of beam %S is singular (a beam "
+                     "without mass, or modes its stations cannot resolve)",
+                     PyTuple_GET_ITEM(h->beam_names, err - 1));
+    } else {
+        res = PyTuple_Pack(2, qdot, vdot);
+    }
+done:
+    Py_XDECREF(aq); Py_XDECREF(av); Py_XDECREF(at); Py_XDECREF(af); Py_XDECREF(ai); Py_XDECREF(aa);
+    Py_XDECREF(qdot); Py_XDECREF(vdot);
+    return res;
+}
+
 static PyObject *py_sizes(PyObject *self, PyObject *args) {
     PyObject *cap;
     if (!PyArg_ParseTuple(args, "O", &cap)) return NULL;
@@ -543,6 +749,9 @@ static PyMethodDef methods[] = {
     {"rk4", py_rk4, METH_VARARGS, "rk4(h, q, v, tau, dt, n, fext=None) -> (q, v)"},
     {"rk4_canonical", py_rk4_canonical, METH_VARARGS,
      "rk4_canonical(h, q, p, tau, dt, n, fext=None) -> (q, p)"},
+    {"new_flex", py_new_flex, METH_VARARGS, "Pack a flexible system (see FlexibleSystem)."},
+    {"flex_rhs", py_flex_rhs, METH_VARARGS,
+     "flex_rhs(fh, q, v, tau, fext=None, pidx=None, pacc=None) -> (qdot, vdot)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_kernels",

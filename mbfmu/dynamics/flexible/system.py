@@ -55,6 +55,8 @@ from .beam import BeamProperties
 from .modes import BendingModes, SineModes, gauss_legendre
 
 _X, _Y, _Z = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
+# body roles of the compiled flexible ABA (csrc/flexible.h)
+_FX_RIGID, _FX_FRAME, _FX_DEFORM = 1, 2, 3
 
 
 @dataclass(frozen=True)
@@ -465,6 +467,66 @@ class FlexibleSystem:
         self._G[self._vv_rigid, np.arange(self.nv_rigid)] = 1.0
         self._has_passive = bool(model.joint_forces) or bool(model.springs)
         self._minimal = not model.has_quaternions
+        self._pack_flexible_aba(virtual, Gf, quad_rows, quad_H)
+
+    # ---- packing for the compiled flexible ABA ------------------------------
+    def _pack_flexible_aba(self, virtual, Gf, quad_rows, quad_H) -> None:
+        """Hand the kernel the body roles, the public index maps, each
+        deformation joint's ``g`` row and ``H`` block (in its beam's own
+        modal coordinates) and the modal stiffness and damping."""
+        h = self.model
+        nb = h.nbodies
+        role = np.zeros(nb, np.intc)
+        beam_of = np.full(nb, -1, np.intc)
+        pq = np.zeros(nb, np.intc)
+        pv = np.zeros(nb, np.intc)
+        goff = np.full(nb, -1, np.intc)
+        hoff = np.full(nb, -1, np.intc)
+        frames = {b.body: k for k, b in enumerate(self.beams)}
+        kq = kv = 0
+        self._v_joint = [None] * self.nv  # public v index -> (first, size) of its rigid joint
+        for i in self.real_bodies:
+            j = h.joints[i]
+            role[i] = _FX_FRAME if i in frames else _FX_RIGID
+            beam_of[i] = frames.get(i, -1)
+            pq[i], pv[i] = kq, kv
+            for k in range(j.nv):
+                self._v_joint[kv + k] = (kv, j.nv)
+            kq += j.nq
+            kv += j.nv
+        gtab, htab = [], []
+        ng = nh = 0
+        H_of_row = dict(zip(quad_rows, quad_H))
+        for r, (body, bi, _kind, _x) in enumerate(virtual):
+            b = self.beams[bi]
+            o = b.offset - self.nq_rigid
+            sl = slice(o, o + b.n)
+            role[body], beam_of[body] = _FX_DEFORM, bi
+            goff[body] = ng
+            gtab.append(Gf[r, sl])
+            ng += b.n
+            if r in H_of_row:
+                hoff[body] = nh
+                htab.append(H_of_row[r][sl, sl].ravel())
+                nh += b.n * b.n
+        kd, kdoff = [], []
+        for b in self.beams:
+            kdoff.append(sum(a.size for a in kd))
+            kd += [b.K.ravel(), b.D.ravel()]
+        cat = lambda parts: np.concatenate(parts) if parts else np.zeros(0)
+        q_names = tuple(h.q_names[k] for k in self._vq_rigid) + tuple(
+            f"{b.name}.eta[{k}]" for b in self.beams for k in range(b.n))
+        v_names = tuple(h.v_names[k] for k in self._vv_rigid) + tuple(
+            f"{b.name}.eta_dot[{k}]" for b in self.beams for k in range(b.n))
+        ib = lambda xs: np.array(xs, np.intc)
+        self._fh = _kernels.new_flex(
+            h._h, self.nq, self.nv, role, beam_of, pq, pv, goff, hoff, cat(gtab), cat(htab),
+            ib([b.body for b in self.beams]), ib([b.offset for b in self.beams]),
+            ib([b.offset - self.nq_rigid + self.nv_rigid for b in self.beams]),
+            ib([b.n for b in self.beams]), ib(kdoff), cat(kd), q_names, v_names,
+            tuple(b.name for b in self.beams))
+        self._zero_tau = np.zeros(self.nv)
+        self._aba_reasons: dict = {}
 
     # ---- sizes and state helpers ------------------------------------------
     def beam(self, name: str) -> ModalBeam:
@@ -548,16 +610,82 @@ class FlexibleSystem:
         F[self.nv_rigid:] -= self.K @ qf + self.D @ vf
         return F
 
-    def accelerations(self, q, v, tau=None, f_ext=None, prescribed=None) -> np.ndarray:
-        """Generalized accelerations ``v_dot``.
+    def fast_path_reason(self, prescribed=None) -> str | None:
+        """Why :meth:`accelerations` cannot use the compiled flexible ABA for
+        these prescribed coordinates (``None`` when it can).
 
-        ``prescribed = (indices, accelerations)`` imposes the accelerations of
-        some velocity coordinates (driven joints); the others follow.
+        The hybrid ABA drives whole rigid joints: a prescribed modal
+        coordinate, or a prescribed subset of a multi-DOF joint's
+        coordinates, needs the dense projection."""
+        if prescribed is None:
+            return None
+        idx = tuple(int(i) for i in np.atleast_1d(np.asarray(prescribed[0], int)))
+        reason = self._aba_reasons.get(idx, False)
+        if reason is not False:
+            return reason
+        reason = None
+        for i in idx:
+            if not 0 <= i < self.nv:
+                reason = f"prescribed index {i} is out of range [0, {self.nv})"
+                break
+            joint = self._v_joint[i]
+            if joint is None:
+                reason = f"prescribed coordinate {i} is a modal coordinate"
+                break
+            first, n = joint
+            if any(k not in idx for k in range(first, first + n)):
+                reason = (f"prescribed coordinate {i} is one of the {n} coordinates of a joint; "
+                          "prescribe all of them for the fast path")
+                break
+        self._aba_reasons[idx] = reason
+        return reason
+
+    def accelerations(self, q, v, tau=None, f_ext=None, prescribed=None,
+                      method: str = "auto") -> np.ndarray:
+        """Generalized accelerations ``v_dot``, m/s^2 and rad/s^2 (modal: 1/s^2).
+
+        Parameters
+        ----------
+        q, v : array_like (nq,), (nv,)
+        tau : array_like (nv,), optional
+            Generalized forces (joint forces and torques, modal forces).
+        f_ext : array_like (model.nbodies, 6), optional
+            Wrenches ``[n; f]`` on the bodies of :attr:`model`, body frame,
+            N m and N.
+        prescribed : (indices, accelerations), optional
+            Imposed accelerations of some velocity coordinates (driven
+            joints); the others follow.
+        method : {"auto", "aba", "projection"}
+            ``"aba"``: the compiled O(N) flexible articulated-body algorithm;
+            ``"projection"``: the dense ``(G^T M_v G)`` solve (independent
+            cross-check); ``"auto"``: ABA unless :meth:`fast_path_reason`
+            gives a reason not to.
         """
+        if self._use_aba(prescribed, method):  # the binding checks sizes and finiteness
+            return self._aba(q, v, tau, f_ext, prescribed)[1]
         q = check_vector(q, self.nq, "q")
         v = check_vector(v, self.nv, "v")
         c, cd, G, gamma = self.virtual_state(q, v)
         return self._accelerations(q, v, c, cd, G, gamma, tau, f_ext, prescribed)
+
+    def _use_aba(self, prescribed, method) -> bool:
+        if method == "projection":
+            return False
+        if method not in ("auto", "aba"):
+            raise InputError(f"method {method!r} must be 'auto', 'aba' or 'projection'")
+        reason = self.fast_path_reason(prescribed)
+        if reason is not None and method == "aba":
+            raise InputError(f"flexible ABA: {reason}")
+        return reason is None
+
+    def _aba(self, q, v, tau, f_ext, prescribed):
+        """``(dq/dt, dv/dt)`` from the compiled flexible ABA."""
+        t = self._zero_tau if tau is None else tau
+        if prescribed is None:
+            return _kernels.flex_rhs(self._fh, q, v, t, f_ext)
+        idx, acc = prescribed
+        return _kernels.flex_rhs(self._fh, q, v, t, f_ext, np.atleast_1d(np.asarray(idx, np.intp)),
+                                 np.atleast_1d(np.asarray(acc, float)))
 
     def _accelerations(self, q, v, c, cd, G, gamma, tau, f_ext, prescribed):
         M = G.T @ _kernels.crba(self.model._h, c) @ G
@@ -579,10 +707,14 @@ class FlexibleSystem:
         out[self.nq_rigid:] = v[self.nv_rigid:]
         return out
 
-    def rhs(self, t: float, x: np.ndarray, tau=None, f_ext=None, prescribed=None) -> np.ndarray:
+    def rhs(self, t: float, x: np.ndarray, tau=None, f_ext=None, prescribed=None,
+            method: str = "auto") -> np.ndarray:
         """``d/dt [q; v]`` for the state ``x = [q; v]`` (the integrators' fast
-        path: sizes are not checked)."""
+        path; ``method`` as in :meth:`accelerations`)."""
         q, v = x[:self.nq], x[self.nq:]
+        if self._use_aba(prescribed, method):
+            qd, vd = self._aba(q, v, tau, f_ext, prescribed)
+            return np.concatenate([qd, vd])
         c, cd, G, gamma = self.virtual_state(q, v)
         return np.concatenate([self._qdot(q, v, c, cd),
                                self._accelerations(q, v, c, cd, G, gamma, tau, f_ext, prescribed)])

@@ -1,0 +1,62 @@
+/*
+ * Assumed-modes beams inside the articulated-body recursion.
+ *
+ * The flexible system is packed as the "virtual tree" of
+ * mbfmu.dynamics.flexible.system (an ordinary mb_model): rigid bodies and
+ * beam floating frames with ordinary joints, and each beam's cross-sections
+ * and tip frame placed on its frame by chains of 1-DOF virtual joints whose
+ * coordinates are functions of the beam's modal coordinates eta:
+ *     c = g . eta - 1/2 eta^T H eta        (H only on axial rows)
+ * mb_flex adds the map between the public coordinates q = [q_rigid; eta]
+ * and the virtual tree, the station tables (g rows, H blocks) and the modal
+ * stiffness and damping, plus workspace.
+ */
+#ifndef MBFMU_FLEXIBLE_H
+#define MBFMU_FLEXIBLE_H
+
+#include "mb.h"
+
+/* role of each body of the virtual tree */
+enum { FX_WORLD = 0, FX_RIGID = 1, FX_FRAME = 2, FX_DEFORM = 3 };
+
+typedef struct {
+    /* ---- description (immutable after creation) ---- */
+    mb_model *m;      /* the virtual tree (owned by its own handle) */
+    int nq, nv;       /* public configuration / velocity sizes */
+    int nbeam, nm_max;
+    int *role;        /* (nb) FX_* */
+    int *beam;        /* (nb) beam of a frame or deformation body, else -1 */
+    int *pq, *pv;     /* (nb) public first q / v index of a rigid or frame joint */
+    int *goff, *hoff; /* (nb) deformation joint: offsets of its g row and H block (-1: none) */
+    double *gtab, *htab;
+    int *bbody;       /* (nbeam) floating-frame body */
+    int *bq, *bv;     /* (nbeam) public index of the first modal coordinate in q and v */
+    int *bnm;         /* (nbeam) number of modes */
+    int *kdoff;       /* (nbeam) offset of K (nm x nm) then D (nm x nm) in kd */
+    double *kd;
+
+    /* ---- workspace ---- */
+    double *c, *cd, *cqd; /* virtual q (nq_v), v (nv_v), dq/dt (nq_v) */
+    double *vtau;         /* virtual generalized forces (nv_v) */
+    double *XE, *Xr;      /* (nb,9), (nb,3): ^kX_B of a deformation body k */
+    double *J;            /* (nb, nm_max, 6): columns of dA_k/d(eta_ddot) */
+    double *zeta;         /* (nb, 6) velocity-product acceleration of k */
+    double *grow;         /* (nb, nm_max) g - H eta of a deformation joint */
+    double *gam;          /* (nb) -eta_dot^T H eta_dot of a deformation joint */
+    double *Mre, *Mee, *be, *Y, *w; /* per beam, stride 6 nm_max, nm_max^2, nm_max, 6 nm_max, nm_max */
+    double *pacc;         /* (nv) prescribed accelerations (public) */
+    int *pres;            /* (nb) joint of body i is prescribed */
+} mb_flex;
+
+int mb_flex_alloc_workspace(mb_flex *fx);
+void mb_flex_free(mb_flex *fx);
+
+/* dq/dt (nq) and dv/dt (nv) in public coordinates, with the model's force
+ * elements, fext (nb,6) body frame or NULL, and the joints of bodies with
+ * fx->pres[i] != 0 driven at the accelerations fx->pacc (public indices).
+ * Returns 0; -i if the articulated inertia of the joint of body i is
+ * singular; 1 + b if the modal mass M_ee of beam b is singular. */
+int mb_flex_rhs(mb_flex *fx, const double *q, const double *v, const double *tau,
+                const double *fext, double *qdot, double *vdot);
+
+#endif

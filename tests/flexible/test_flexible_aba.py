@@ -1,0 +1,249 @@
+"""The compiled flexible articulated-body algorithm against the dense projection.
+
+``FlexibleSystem.accelerations`` runs the O(N) flexible ABA in C by default;
+``method="projection"`` is the independent dense solve
+``(G^T M_v G) v_dot = F`` built from the engine's crba and rnea over the
+virtual tree. Both are exact for the same model, so they agree to rounding.
+"""
+import math
+
+import numpy as np
+import pytest
+
+from mbfmu.dynamics import Fixed, FreeFlyer, Prismatic, Revolute, Spherical, _kernels
+from mbfmu.dynamics.flexible import BeamProperties, FlexibleSystemBuilder, ModeSet, simulate
+from mbfmu.dynamics.model import JointForce
+from mbfmu.errors import InputError, SimulationError
+
+RTOL = 1e-10
+
+
+def _unit(rng, n):
+    x = rng.normal(size=n)
+    return x / np.linalg.norm(x)
+
+
+def _random_joint(rng, kinds):
+    kind = kinds[rng.integers(len(kinds))]
+    if kind == "revolute":
+        return Revolute(axis=tuple(_unit(rng, 3)))
+    if kind == "prismatic":
+        return Prismatic(axis=tuple(_unit(rng, 3)))
+    if kind == "ball":
+        return Spherical()
+    if kind == "free":
+        return FreeFlyer()
+    return Fixed()
+
+
+def _random_modes(rng):
+    while True:
+        n = dict(bending_y=int(rng.integers(0, 4)), bending_z=int(rng.integers(0, 3)),
+                 axial=int(rng.integers(0, 2)), torsion=int(rng.integers(0, 2)))
+        if sum(n.values()):
+            return ModeSet(**n, boundary=("clamped", "pinned")[rng.integers(2)])
+
+
+def random_system(seed, n_items=6, kinds=("revolute", "prismatic", "ball", "free", "fixed")):
+    """A random tree of rigid bodies and beams: children on beam tips and on
+    beam frames, beams on beams, joint springs, point springs (some between
+    tips), random gravity."""
+    rng = np.random.default_rng(seed)
+    b = FlexibleSystemBuilder(gravity=tuple(rng.normal(scale=5.0, size=3)))
+    parents, movable, beams = ["world"], [], []
+    for k in range(n_items):
+        parent = parents[rng.integers(len(parents))]
+        joint = _random_joint(rng, kinds)
+        p_PJ = tuple(rng.normal(scale=0.2, size=3))
+        inertia = np.diag(rng.uniform(0.02, 0.03, 3))
+        if k == 0 or rng.random() < 0.5:
+            name = f"beam{k}"
+            beam = BeamProperties.rectangular(rng.uniform(0.5, 1.5), rng.uniform(0.01, 0.04),
+                                              rng.uniform(0.01, 0.04), E=rng.uniform(1e8, 7e10),
+                                              poisson=rng.uniform(0.2, 0.4), density=rng.uniform(1e3, 8e3))
+            b.add_beam(name, parent, joint, beam, _random_modes(rng), stiffening=bool(rng.random() < 0.7),
+                       mass=rng.uniform(0.1, 1.0), com=tuple(rng.normal(scale=0.05, size=3)),
+                       inertia=inertia, p_PJ=p_PJ,
+                       n_sections=None if rng.random() < 0.5 else int(rng.integers(8, 14)))
+            parents += [name, f"{name}.tip"]
+            beams.append(name)
+        else:
+            name = f"body{k}"
+            b.add_body(name, parent, joint, mass=rng.uniform(0.1, 1.0),
+                       com=tuple(rng.normal(scale=0.1, size=3)), inertia=inertia, p_PJ=p_PJ)
+            parents.append(name)
+        if joint.nv and not isinstance(joint, FreeFlyer):
+            movable.append(name)
+    for name in movable[:2]:
+        b.add_joint_force(name, JointForce(stiffness=rng.uniform(1, 10), damping=rng.uniform(0, 1),
+                                           rest=0.1))
+    ends = [(parents[1], parents[-1])]
+    if len(beams) >= 2:
+        ends.append((f"{beams[0]}.tip", f"{beams[1]}.tip"))
+    for end in {e for pair in ends for e in pair if e.endswith(".tip")}:
+        b.add_body(f"{end}.probe", end, Fixed(), mass=0.05)   # a tip chain must carry mass
+    for a, c in ends:
+        b.add_spring(a, (0.1, 0.0, 0.0), c, (0.0, 0.05, 0.0), stiffness=50.0, damping=0.5,
+                     rest_length=0.1)
+    return b.build()
+
+
+def random_state(s, rng, scale=0.05):
+    """Random q (unit quaternions), v, tau, body wrenches."""
+    q = s.neutral() + rng.normal(scale=scale, size=s.nq)
+    k = 0
+    for i in s.real_bodies:
+        j = s.model.joints[i]
+        if isinstance(j, Spherical):
+            q[k:k + 4] = _unit(rng, 4)
+        elif isinstance(j, FreeFlyer):
+            q[k + 3:k + 7] = _unit(rng, 4)
+        k += j.nq
+    v = rng.normal(size=s.nv)
+    tau = rng.normal(size=s.nv)
+    f_ext = rng.normal(size=(s.model.nbodies, 6))
+    return q, v, tau, f_ext
+
+
+def rel_err(a, b):
+    return float(np.max(np.abs(a - b)) / max(1.0, np.max(np.abs(b))))
+
+
+def rigid_joint_starts(s):
+    """(first velocity index, size) of every rigid joint with coordinates."""
+    out, k = [], 0
+    for i in s.real_bodies:
+        j = s.model.joints[i]
+        if j.nv:
+            out.append((k, j.nv))
+        k += j.nv
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_aba_matches_projection_on_random_trees(seed):
+    s = random_system(seed)
+    rng = np.random.default_rng(100 + seed)
+    for _ in range(3):
+        q, v, tau, f_ext = random_state(s, rng)
+        a = s.accelerations(q, v, tau, f_ext, method="aba")
+        ref = s.accelerations(q, v, tau, f_ext, method="projection")
+        assert rel_err(a, ref) < RTOL
+        # qdot and the default path of rhs
+        x = np.r_[q, v]
+        assert np.array_equal(s.rhs(0.0, x, tau, f_ext)[s.nq:], a)
+        assert np.allclose(s.rhs(0.0, x, tau, f_ext)[:s.nq], s.qdot(q, v), rtol=1e-14, atol=1e-14)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_aba_matches_projection_without_inputs_and_with_large_deformation(seed):
+    s = random_system(1000 + seed, kinds=("revolute", "ball", "fixed"))
+    rng = np.random.default_rng(seed)
+    q, v, _, _ = random_state(s, rng, scale=0.3)
+    assert rel_err(s.accelerations(q, v), s.accelerations(q, v, method="projection")) < RTOL
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_hybrid_aba_with_prescribed_joints_matches_projection(seed):
+    s = random_system(2000 + seed)
+    rng = np.random.default_rng(seed)
+    joints = rigid_joint_starts(s)
+    pick = [joints[k] for k in rng.permutation(len(joints))[:max(1, len(joints) // 2)]]
+    idx = [first + k for first, n in pick for k in range(n)]
+    acc = rng.normal(size=len(idx))
+    assert s.fast_path_reason((idx, acc)) is None
+    q, v, tau, f_ext = random_state(s, rng)
+    a = s.accelerations(q, v, tau, f_ext, prescribed=(idx, acc), method="aba")
+    ref = s.accelerations(q, v, tau, f_ext, prescribed=(idx, acc), method="projection")
+    assert np.array_equal(a[idx], acc)
+    assert rel_err(a, ref) < RTOL
+
+
+def test_prescribed_modal_or_partial_joint_falls_back_to_the_projection():
+    b = FlexibleSystemBuilder(gravity=(0, 0, -9.81))
+    b.add_beam("beam", "world", Spherical(), BeamProperties.rectangular(1.0, 0.02, 0.03, E=1e9, density=2e3),
+               ModeSet(bending_y=2), mass=0.1, inertia=(1e-3, 1e-3, 1e-3))
+    s = b.build()
+    q, v, tau, _ = random_state(s, np.random.default_rng(0))
+    for idx, why in (([0], "one of the 3 coordinates"), ([3], "modal coordinate")):
+        pres = (idx, [0.7])
+        assert why in s.fast_path_reason(pres)
+        with pytest.raises(InputError, match=why):
+            s.accelerations(q, v, tau, prescribed=pres, method="aba")
+        a = s.accelerations(q, v, tau, prescribed=pres)
+        assert np.allclose(a, s.accelerations(q, v, tau, prescribed=pres, method="projection"),
+                           rtol=0, atol=0)
+        assert a[idx[0]] == 0.7
+
+
+def test_spinup_beam_with_prescribed_hub_uses_the_fast_path():
+    from mbfmu.dynamics.flexible.spinup import spinup_system
+    s, _ = spinup_system("modes", 4)
+    assert s.fast_path_reason(([0], [1.0])) is None
+    q, v, tau, _ = random_state(s, np.random.default_rng(3))
+    a = s.accelerations(q, v, tau, prescribed=([0], [0.4]))
+    assert rel_err(a, s.accelerations(q, v, tau, prescribed=([0], [0.4]), method="projection")) < RTOL
+
+
+def chain_of_beams():
+    """Rigid pendulum on a beam frame, a second beam on the first one's tip,
+    a payload on its tip: undamped, under gravity."""
+    beam = BeamProperties.rectangular(0.6, 0.02, 0.004, E=70e9, density=2700.0)
+    b = FlexibleSystemBuilder(gravity=(0, 0, -9.81))
+    b.add_beam("upper", "world", Revolute(axis=(0, 1, 0)), beam, ModeSet(bending_y=0, bending_z=2),
+               mass=0.05, inertia=(1e-5, 1e-5, 1e-5))
+    b.add_body("pendulum", "upper", Revolute(axis=(0, 1, 0)), mass=0.05, com=(0.0, 0.0, -0.1),
+               inertia=(1e-5, 1e-5, 1e-5), p_PJ=(0.1, 0.0, 0.0))
+    b.add_beam("lower", "upper.tip", Revolute(axis=(0, 1, 0)), beam,
+               ModeSet(bending_y=0, bending_z=2), mass=0.02, inertia=(1e-5, 1e-5, 1e-5))
+    b.add_body("bob", "lower.tip", Fixed(), mass=0.1, inertia=(1e-5, 1e-5, 1e-5))
+    return b.build()
+
+
+def test_energy_is_conserved_by_the_compiled_path():
+    s = chain_of_beams()
+    x0 = np.zeros(s.nq + s.nv)
+    x0[:3] = [1.0, -0.5, 0.3]
+    x = x0[:s.nq], x0[s.nq:]
+    # the integrators' right-hand side is the compiled one
+    assert np.array_equal(s.rhs(0.0, x0)[s.nq:], s.accelerations(*x, method="aba"))
+    E = lambda x: s.kinetic_energy(x[:s.nq], x[s.nq:]) + s.potential_energy(x[:s.nq])
+    traj = simulate(s, x0, 1.0, method="DOP853", rtol=1e-10, atol=1e-12, t_eval=[0.0, 0.5, 1.0])
+    E0 = E(x0)
+    assert max(abs(E(x) - E0) for x in traj.x) < 1e-7 * abs(E0)
+    assert np.max(np.abs(traj.x[:, 3:s.nq])) > 1e-5   # the beams did bend
+
+
+def test_bad_input_raises_and_never_crashes():
+    s = random_system(7)
+    q, v, tau, f_ext = random_state(s, np.random.default_rng(0))
+    beam = s.beams[0]
+    bad = q.copy()
+    bad[beam.offset] = math.nan
+    with pytest.raises(InputError, match=rf"q\[{beam.offset}\] \({beam.name}\.eta\[0\]\) is nan"):
+        s.accelerations(bad, v)
+    with pytest.raises(InputError, match=r"eta_dot\[0\]"):
+        v2 = v.copy()
+        v2[s.nv_rigid] = math.inf
+        s.rhs(0.0, np.r_[q, v2])
+    with pytest.raises(InputError, match="has 3 values"):
+        s.rhs(0.0, np.r_[q, v], tau=np.zeros(3))
+    with pytest.raises(InputError, match="f_ext"):
+        s.accelerations(q, v, f_ext=np.zeros((2, 6)))
+    with pytest.raises(InputError, match="out of range"):
+        _kernels.flex_rhs(s._fh, q, v, tau, None, np.array([s.nv + 3]), np.array([1.0]))
+    with pytest.raises(InputError, match="method"):
+        s.accelerations(q, v, method="dense")
+    with pytest.raises(TypeError):
+        _kernels.flex_rhs(s.model._h, q, v, tau)
+
+
+def test_singular_modal_mass_is_a_simulation_error():
+    """Six bending modes sampled by two stations: M_ee has rank 2."""
+    b = FlexibleSystemBuilder(gravity=(0, 0, 0))
+    b.add_beam("thin", "world", Revolute(axis=(0, 0, 1)),
+               BeamProperties.rectangular(1.0, 0.01, 0.01, E=1e9, density=1e3),
+               ModeSet(bending_y=6), mass=1.0, inertia=(0.1, 0.1, 0.1), n_sections=2)
+    s = b.build()
+    with pytest.raises(SimulationError, match="thin"):
+        s.accelerations(s.neutral(), np.zeros(s.nv))
