@@ -49,7 +49,8 @@ int mb_flex_alloc_workspace(mb_flex *fx) {
     fx->w = calloc(nbeam * nm, sizeof(double));
     fx->pacc = calloc((size_t)fx->nv + 1, sizeof(double));
     fx->pres = calloc(nb, sizeof(int));
-    if (!fx->c || !fx->cd || !fx->cqd || !fx->vtau || !fx->XE || !fx->Xr || !fx->J || !fx->zeta ||
+    fx->xid = calloc(nb, sizeof(int));
+    if (!fx->xid || !fx->c || !fx->cd || !fx->cqd || !fx->vtau || !fx->XE || !fx->Xr || !fx->J || !fx->zeta ||
         !fx->grow || !fx->gam || !fx->Mre || !fx->Mee || !fx->be || !fx->Y || !fx->w ||
         !fx->pacc || !fx->pres)
         return -1;
@@ -61,7 +62,7 @@ void mb_flex_free(mb_flex *fx) {
     void *p[] = {fx->role, fx->beam, fx->pq, fx->pv, fx->goff, fx->hoff, fx->gtab, fx->htab,
                  fx->bbody, fx->bq, fx->bv, fx->bnm, fx->kdoff, fx->kd, fx->c, fx->cd, fx->cqd,
                  fx->vtau, fx->XE, fx->Xr, fx->J, fx->zeta, fx->grow, fx->gam, fx->Mre, fx->Mee,
-                 fx->be, fx->Y, fx->w, fx->pacc, fx->pres};
+                 fx->be, fx->Y, fx->w, fx->pacc, fx->pres, fx->xid};
     for (size_t k = 0; k < sizeof(p) / sizeof(p[0]); ++k) free(p[k]);
     free(fx);
 }
@@ -141,6 +142,53 @@ static void virtual_state(mb_flex *fx, const double *q, const double *v) {
     }
 }
 
+/* Most virtual joints are prismatic with an unrotated joint frame, so their
+ * transforms are pure translations (E exactly the identity): these helpers
+ * skip the rotations. */
+static int is_identity(const double *E) {
+    return E[0] == 1.0 && E[4] == 1.0 && E[8] == 1.0 && E[1] == 0.0 && E[2] == 0.0 &&
+           E[3] == 0.0 && E[5] == 0.0 && E[6] == 0.0 && E[7] == 0.0;
+}
+/* y = X x for X = (1, r) */
+static inline void Tmv(const double *r, const double *x, double *y) {
+    double rw[3];
+    cross3(r, x, rw);
+    y[0] = x[0]; y[1] = x[1]; y[2] = x[2];
+    y[3] = x[3] - rw[0]; y[4] = x[4] - rw[1]; y[5] = x[5] - rw[2];
+}
+/* y = X^T x for X = (1, r) */
+static inline void Ttf(const double *r, const double *x, double *y) {
+    double rf[3];
+    cross3(r, x + 3, rf);
+    y[0] = x[0] + rf[0]; y[1] = x[1] + rf[1]; y[2] = x[2] + rf[2];
+    y[3] = x[3]; y[4] = x[4]; y[5] = x[5];
+}
+/* Ip += X^T I X for X = (1, r): XTIX_add without the rotations */
+static void TTIT_add(const double *r, const double *I, double *Ip) {
+    const double rx[9] = {0, -r[2], r[1], r[2], 0, -r[0], -r[1], r[0], 0};
+    double A[9], B[9], C[9], BX[9], XC[9], XBT[9], XCX[9];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            A[3 * i + j] = I[6 * i + j];
+            B[3 * i + j] = I[6 * i + 3 + j];
+            C[3 * i + j] = I[6 * (i + 3) + 3 + j];
+        }
+    mm3(B, rx, BX);
+    mm3(rx, C, XC);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            XBT[3 * i + j] = rx[3 * i] * B[3 * j] + rx[3 * i + 1] * B[3 * j + 1] + rx[3 * i + 2] * B[3 * j + 2];
+    mm3(XC, rx, XCX);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            double b = B[3 * i + j] + XC[3 * i + j];
+            Ip[6 * i + j] += A[3 * i + j] - BX[3 * i + j] + XBT[3 * i + j] - XCX[3 * i + j];
+            Ip[6 * i + 3 + j] += b;
+            Ip[6 * (3 + j) + i] += b;
+            Ip[6 * (i + 3) + 3 + j] += C[3 * i + j];
+        }
+}
+
 /* ^kX_B, J_k and zeta_k of every deformation body (needs mb_kinematics) */
 static void member_kinematics(mb_flex *fx) {
     const mb_model *m = fx->m;
@@ -153,23 +201,29 @@ static void member_kinematics(mb_flex *fx) {
         double *XE = B9(fx->XE, i), *Xr = B3(fx->Xr, i), *zeta = B6(fx->zeta, i);
         double *J = fx->J + (size_t)6 * nmx * i;
         double gam = fx->gam[i];
+        int eid = is_identity(E);
         if (fx->role[p] == FX_DEFORM) {
             const double *Jp = fx->J + (size_t)6 * nmx * p;
             double t[3];
-            mm3(E, B9(fx->XE, p), XE);
+            if (eid) memcpy(XE, B9(fx->XE, p), 9 * sizeof(double));
+            else mm3(E, B9(fx->XE, p), XE);
             mtv3(B9(fx->XE, p), r, t);
             for (int k = 0; k < 3; ++k) Xr[k] = fx->Xr[3 * p + k] + t[k];
             for (int j = 0; j < nm; ++j) {
-                Xmv(E, r, Jp + 6 * j, J + 6 * j);
+                if (eid) Tmv(r, Jp + 6 * j, J + 6 * j);
+                else Xmv(E, r, Jp + 6 * j, J + 6 * j);
                 for (int k = 0; k < 6; ++k) J[6 * j + k] += S[k] * gr[j];
             }
-            Xmv(E, r, B6(fx->zeta, p), zeta);
+            if (eid) Tmv(r, B6(fx->zeta, p), zeta);
+            else Xmv(E, r, B6(fx->zeta, p), zeta);
+            fx->xid[i] = eid && fx->xid[p];
         } else { /* the first joint of a chain, on the floating frame */
             memcpy(XE, E, 9 * sizeof(double));
             memcpy(Xr, r, 3 * sizeof(double));
             for (int j = 0; j < nm; ++j)
                 for (int k = 0; k < 6; ++k) J[6 * j + k] = S[k] * gr[j];
             memset(zeta, 0, 6 * sizeof(double));
+            fx->xid[i] = eid;
         }
         for (int k = 0; k < 6; ++k) zeta[k] += cv[k] + S[k] * gam;
     }
@@ -192,14 +246,32 @@ static void add_member(mb_flex *fx, int i) {
     double *Mre = fx->Mre + (size_t)6 * nmx * b, *Mee = fx->Mee + (size_t)nmx * nmx * b;
     double *be = fx->be + (size_t)nmx * b;
     double f0[6], IJ[6], t[6];
+    int xid = fx->xid[i];
+    /* a bare cross-section: inertia about its centroid, blocks diag(A, C) */
+    int blockdiag = all_zero(I + 3, 3) && all_zero(I + 9, 3) && all_zero(I + 15, 3);
     mv6(I, zeta, f0);
     for (int k = 0; k < 6; ++k) f0[k] += p[k];
-    XTIX_add(XE, Xr, I, B36(m->IA, B));
-    XTf_add(XE, Xr, f0, B6(m->pA, B));
+    if (xid) {
+        TTIT_add(Xr, I, B36(m->IA, B));
+        Ttf(Xr, f0, t);
+        for (int k = 0; k < 6; ++k) m->pA[6 * B + k] += t[k];
+    } else {
+        XTIX_add(XE, Xr, I, B36(m->IA, B));
+        XTf_add(XE, Xr, f0, B6(m->pA, B));
+    }
     for (int j = 0; j < nm; ++j) {
         const double *Jj = J + 6 * j;
-        mv6(I, Jj, IJ);
-        XTf(XE, Xr, IJ, t);
+        if (blockdiag) {
+            for (int a = 0; a < 3; ++a) {
+                const double *Ia = I + 6 * a, *Ic = I + 6 * (a + 3) + 3;
+                IJ[a] = Ia[0] * Jj[0] + Ia[1] * Jj[1] + Ia[2] * Jj[2];
+                IJ[a + 3] = Ic[0] * Jj[3] + Ic[1] * Jj[4] + Ic[2] * Jj[5];
+            }
+        } else {
+            mv6(I, Jj, IJ);
+        }
+        if (xid) Ttf(Xr, IJ, t);
+        else XTf(XE, Xr, IJ, t);
         for (int k = 0; k < 6; ++k) Mre[6 * j + k] += t[k];
         be[j] += dot6(Jj, f0);
         for (int l = 0; l <= j; ++l) Mee[nm * j + l] += dot6(J + 6 * l, IJ);

@@ -46,6 +46,7 @@ typedef struct {
     double *Mre, *Mee, *be, *Y, *w; /* per beam, stride 6 nm_max, nm_max^2, nm_max, 6 nm_max, nm_max */
     double *pacc;         /* (nv) prescribed accelerations (public) */
     int *pres;            /* (nb) joint of body i is prescribed */
+    int *xid;             /* (nb) ^kX_B of a deformation body is a pure translation */
 } mb_flex;
 
 int mb_flex_alloc_workspace(mb_flex *fx);

@@ -36,8 +36,35 @@ with ``M_v`` from ``crba`` and the velocity-product and gravity terms from
 bodies and sections, with the full inertia coupling between rigid motion and
 deformation and the deformation-induced Coriolis terms exact, and the
 kinetic energy ``1/2 v^T M v`` conserved in the absence of damping and input.
-It costs a dense ``nv x nv`` solve per evaluation (not the O(N) recursion of
-the rigid kernels).
+It costs a dense ``nv x nv`` solve per evaluation.
+
+Fast path: the flexible articulated-body algorithm
+---------------------------------------------------
+:meth:`FlexibleSystem.accelerations` and :meth:`FlexibleSystem.rhs` run, by
+default, the same equations in O(N) in C (``csrc/flexible.c``): the
+articulated-body recursion of the rigid kernels with each beam reduced
+locally. For a beam with frame B and modal coordinates ``eta``, every member
+k (section or tip-chain body) moves as
+``A_k = X_k A_B + J_k eta_ddot + zeta_k``; ``X_k``, ``J_k``, ``zeta_k``
+come from a forward pass over the member's virtual chain with
+``c_dot = (g - H eta) . eta_dot`` and
+``c_ddot = (g - H eta) . eta_ddot - eta_dot^T H eta_dot``. With the member's
+articulated inertia ``I_k`` and bias ``p_k`` (the tip's include the bodies
+it carries, reduced earlier in the backward pass)
+
+    M_ee = sum J^T I J,  M_Re = sum X^T I J,  b_e = sum J^T (I zeta + p)
+    IA_B += sum X^T I X - M_Re M_ee^-1 M_eR
+    pA_B += sum X^T (I zeta + p) + M_Re M_ee^-1 (Q - K eta - D eta_dot - b_e)
+    eta_ddot = M_ee^-1 (Q - K eta - D eta_dot - b_e - M_eR A_B)
+
+after which B's joint is an ordinary articulated-body step. Joint springs,
+point springs (also between tip frames), body wrenches ``f_ext`` and
+prescribed joint accelerations (hybrid ABA: a driven joint hands its
+articulated inertia up unreduced) are supported; a prescribed modal
+coordinate or part of a multi-DOF joint falls back to the projection
+(:meth:`FlexibleSystem.fast_path_reason` says why). ``method="projection"``
+keeps the dense solve as the independent cross-check; the mass matrix,
+energies and kinematics are computed on the projection side.
 """
 from __future__ import annotations
 
