@@ -159,10 +159,24 @@ class ModalBeam:
     K: np.ndarray | None = None
     D: np.ndarray | None = None
     modal_mass: np.ndarray | None = None
+    _tables: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def n(self) -> int:
         return self.modes.size
+
+    def _table(self, key: str, s: np.ndarray, what: int):
+        """Shape values (``what`` = derivative order 0-2) or slope products
+        (``what`` = -1) of family ``key`` at stations ``s``, remembered for
+        the few station sets outputs ask for again at every step."""
+        tag = (key, what, s.tobytes())
+        out = self._tables.get(tag)
+        if out is None:
+            shp = self.shapes[key]
+            out = shp.slope_products(s) if what < 0 else shp.values(s, what)
+            if len(self._tables) < 64:
+                self._tables[tag] = out
+        return out
 
     def coordinates(self, q: np.ndarray) -> np.ndarray:
         """This beam's modal coordinates from the generalized coordinates."""
@@ -178,11 +192,11 @@ class ModalBeam:
         out = np.zeros((s.size, 3))
         for key, col in (("axial", 0), ("y", 1), ("z", 2)):
             if key in self.shapes:
-                out[:, col] += self.shapes[key].values(s) @ qf[self.slices[key]]
+                out[:, col] += self._table(key, s, 0) @ qf[self.slices[key]]
         if self.stiffening:
             for key in ("y", "z"):
                 if key in self.shapes:
-                    H = self.shapes[key].slope_products(s)
+                    H = self._table(key, s, -1)
                     qb = qf[self.slices[key]]
                     out[:, 0] -= 0.5 * np.einsum("kij,i,j->k", H, qb, qb)
         return out
@@ -192,14 +206,14 @@ class ModalBeam:
         s = np.atleast_1d(np.asarray(s, float))
         if "torsion" not in self.shapes:
             return np.zeros(s.size)
-        return self.shapes["torsion"].values(s) @ qf[self.slices["torsion"]]
+        return self._table("torsion", s, 0) @ qf[self.slices["torsion"]]
 
     def curvature(self, qf: np.ndarray, s, direction: str = "y") -> np.ndarray:
         """Bending curvature ``v''`` (direction y) or ``w''`` (z) at ``s``, 1/m."""
         s = np.atleast_1d(np.asarray(s, float))
         if direction not in self.shapes:
             return np.zeros(s.size)
-        return self.shapes[direction].values(s, 2) @ qf[self.slices[direction]]
+        return self._table(direction, s, 2) @ qf[self.slices[direction]]
 
     def root_strain(self, qf: np.ndarray, direction: str = "y") -> float:
         """Axial bending strain at the root on the outer fibre at +y (or +z), 1:
