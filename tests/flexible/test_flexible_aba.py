@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from mbfmu.dynamics import Fixed, FreeFlyer, Prismatic, Revolute, Spherical, _kernels
+from mbfmu.dynamics import Fixed, FreeFlyer, Planar, Prismatic, Revolute, Spherical, Universal, _kernels
 from mbfmu.dynamics.flexible import BeamProperties, FlexibleSystemBuilder, ModeSet, simulate
 from mbfmu.dynamics.model import JointForce
 from mbfmu.errors import InputError, SimulationError
@@ -33,6 +33,12 @@ def _random_joint(rng, kinds):
         return Spherical()
     if kind == "free":
         return FreeFlyer()
+    if kind == "universal":
+        a = _unit(rng, 3)
+        b = np.cross(a, _unit(rng, 3))
+        return Universal(axis1=tuple(a), axis2=tuple(b / np.linalg.norm(b)))
+    if kind == "planar":
+        return Planar()
     return Fixed()
 
 
@@ -133,6 +139,16 @@ def test_aba_matches_projection_on_random_trees(seed):
         x = np.r_[q, v]
         assert np.array_equal(s.rhs(0.0, x, tau, f_ext)[s.nq:], a)
         assert np.allclose(s.rhs(0.0, x, tau, f_ext)[:s.nq], s.qdot(q, v), rtol=1e-14, atol=1e-14)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_aba_matches_projection_with_universal_and_planar_joints(seed):
+    """Joints whose motion subspace moves (S-ring terms in the bias)."""
+    s = random_system(3000 + seed, kinds=("universal", "planar", "revolute"))
+    rng = np.random.default_rng(seed)
+    q, v, tau, f_ext = random_state(s, rng, scale=0.3)
+    ref = s.accelerations(q, v, tau, f_ext, method="projection")
+    assert rel_err(s.accelerations(q, v, tau, f_ext), ref) < RTOL
 
 
 @pytest.mark.parametrize("seed", range(6))
