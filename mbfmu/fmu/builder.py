@@ -94,6 +94,69 @@ def compile_shim(dest: Path) -> Path:
     return dest
 
 
+def _python_record_text() -> str:
+    """Contents of ``resources/mbfmu_python.txt`` (key=value lines)."""
+    return "".join(f"{k}={v}\n" for k, v in python_record().items())
+
+
+def _install_shim(bins: Path, ident: str, backend: Path) -> None:
+    """Put the loader shim at ``bins/<ident>.so`` and pythonfmu's export
+    library ``backend`` next to it under the name the shim opens."""
+    compile_shim(bins / f"{ident}.so")
+    shutil.copy2(backend, bins / BACKEND_NAME)
+
+
+def add_loader_shim(fmu: str | Path) -> Path:
+    """Give an FMU made by ``pythonfmu build`` the loader shim of mbfmu's FMUs.
+
+    The FMU is rewritten in place: its ``binaries/linux64/<id>.so``
+    (pythonfmu's export library) moves to ``mbfmu_pythonfmu_export.so``, the
+    shim takes its place and ``resources/mbfmu_python.txt`` records this
+    Python. The FMU then loads in hosts that are not Python, and it no longer
+    crashes at process exit through pythonfmu 0.7's use-after-free of its
+    interpreter guard (see ``resources/shim.c``).
+
+    Parameters
+    ----------
+    fmu : str or Path
+        A linux64 co-simulation FMU built by pythonfmu.
+
+    Returns
+    -------
+    Path
+        The same path.
+    """
+    fmu = Path(fmu)
+    try:
+        with zipfile.ZipFile(fmu) as z:
+            files = {n: z.read(n) for n in z.namelist() if not n.endswith("/")}
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise InputError(f"{fmu}: not a readable FMU ({exc})") from None
+    m = re.search(rb'modelIdentifier="([^"]+)"', files.get("modelDescription.xml", b""))
+    if not m:
+        raise InputError(f"{fmu}: modelDescription.xml declares no modelIdentifier")
+    ident = m.group(1).decode()
+    lib = f"binaries/linux64/{ident}.so"
+    if f"binaries/linux64/{BACKEND_NAME}" in files:
+        raise InputError(f"{fmu}: already has the mbfmu loader shim")
+    if lib not in files:
+        raise InputError(f"{fmu}: has no {lib} (not a linux64 pythonfmu FMU)")
+    with tempfile.TemporaryDirectory(prefix="mbfmu_shim_") as tmp:
+        bins = Path(tmp)
+        backend = bins / "backend.so"
+        backend.write_bytes(files.pop(lib))
+        _install_shim(bins, ident, backend)
+        files[lib] = (bins / f"{ident}.so").read_bytes()
+        files[f"binaries/linux64/{BACKEND_NAME}"] = (bins / BACKEND_NAME).read_bytes()
+    files["resources/mbfmu_python.txt"] = _python_record_text().encode()
+    part = fmu.with_suffix(".fmu.part")
+    with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
+        for name in sorted(files):
+            z.writestr(name, files[name])
+    os.replace(part, fmu)
+    return fmu
+
+
 def _resolve(plant: str | PlantRef | type, parameters: Mapping[str, float] | None) -> PlantRef:
     if isinstance(plant, PlantRef):
         ref = plant
@@ -212,7 +275,7 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
                                                 ref=repr(ref.to_dict()), ident=ident))
         (res / "slavemodule.txt").write_text(module)
         (res / "requirements.txt").write_text("\n".join([f"mbfmu=={__version__}", *requirements]) + "\n")
-        (res / "mbfmu_python.txt").write_text("".join(f"{k}={v}\n" for k, v in python_record().items()))
+        (res / "mbfmu_python.txt").write_text(_python_record_text())
         pydir = res / "pythonfmu"
         pydir.mkdir()
         for f in PYTHONFMU_DIR.glob("*.py"):
@@ -229,8 +292,7 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
 
         bins = root / "binaries" / "linux64"
         bins.mkdir(parents=True)
-        compile_shim(bins / f"{ident}.so")
-        shutil.copy2(PYTHONFMU_LIB, bins / BACKEND_NAME)
+        _install_shim(bins, ident, PYTHONFMU_LIB)
 
         tmp_fmu = fmu_path.with_suffix(".fmu.part")
         with zipfile.ZipFile(tmp_fmu, "w", zipfile.ZIP_DEFLATED) as z:

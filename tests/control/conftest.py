@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from mbfmu.fmu import add_loader_shim
+
 HERE = Path(__file__).parent
 
 
@@ -17,4 +19,4 @@ def two_mass_fmu(tmp_path_factory):
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     subprocess.run([sys.executable, "-m", "pythonfmu", "build", "-f", str(HERE / "fmus" / "two_mass.py"),
                     "-d", str(out), "--handle-state"], check=True, capture_output=True, env=env)
-    return next(out.glob("*.fmu"))
+    return add_loader_shim(next(out.glob("*.fmu")))

@@ -3,7 +3,9 @@
 * C FMUs (no Python inside) from ``cfmu/*.c``, compiled with the machine's
   ``gcc`` against the FMI 2.0 headers that fmpy installs, with a
   ``modelDescription.xml`` written here;
-* pythonfmu FMUs from ``pyfmu/*.py`` with ``pythonfmu build``.
+* pythonfmu FMUs from ``pyfmu/*.py`` with ``pythonfmu build``, given mbfmu's
+  loader shim (:func:`mbfmu.fmu.add_loader_shim`: pythonfmu 0.7's own binary
+  can crash the process at exit).
 """
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ import zipfile
 from pathlib import Path
 
 import fmpy
+
+from mbfmu.fmu import add_loader_shim
 
 HERE = Path(__file__).parent
 FMI_HEADERS = Path(fmpy.__file__).parent / "c-code"
@@ -119,4 +123,4 @@ def build_python_fmu(script: str, outdir: Path, *options: str) -> Path:
     subprocess.run([sys.executable, "-m", "pythonfmu", "build", "-f", str(HERE / "pyfmu" / f"{script}.py"),
                     "-d", str(outdir), *options], check=True, capture_output=True, env=env)
     fmus = sorted(outdir.glob("*.fmu"), key=lambda p: p.stat().st_mtime)
-    return fmus[-1]
+    return add_loader_shim(fmus[-1])

@@ -66,3 +66,64 @@ def test_c_host_without_preload_loads_and_steps_the_fmu(case, build, c_host, tmp
     got = np.array([[float(x) for x in line.split()] for line in res.stdout.splitlines()])
     np.testing.assert_allclose(got[:, 0], np.arange(1, n + 1) * h, rtol=1e-12)
     np.testing.assert_allclose(got[:, 1:], Y[1:], rtol=0, atol=1e-10)
+
+
+def _pendulum_reference(h: float, n: int) -> np.ndarray:
+    """theta, omega of tests/cosim/pyfmu/pendulum.py (RK4, 10 sub-steps), independently."""
+    g, L, c = 9.81, 1.0, 0.5
+    f = lambda x: np.array([x[1], -g / L * np.sin(x[0]) - c * x[1]])
+    x, out, k = np.array([0.5, 0.0]), [], h / 10
+    for _ in range(n):
+        for _ in range(10):
+            a = f(x)
+            b = f(x + k / 2 * a)
+            cc = f(x + k / 2 * b)
+            d = f(x + k * cc)
+            x = x + k / 6 * (a + 2 * b + 2 * cc + d)
+        out.append(x.copy())
+    return np.array(out)
+
+
+def test_loader_shim_makes_a_raw_pythonfmu_fmu_load_in_a_c_host(c_host, tmp_path):
+    """pythonfmu's own binary leaves libpython's symbols undefined, so a C host
+    cannot load it; after add_loader_shim the same FMU loads and steps."""
+    import sys
+
+    from mbfmu.errors import InputError
+    from mbfmu.fmu import add_loader_shim
+
+    out = tmp_path / "raw"
+    subprocess.run([sys.executable, "-m", "pythonfmu", "build", "-f",
+                    str(HERE.parent / "cosim" / "pyfmu" / "pendulum.py"), "-d", str(out)],
+                   check=True, capture_output=True, env=subprocess_env())
+    fmu = next(out.glob("*.fmu"))
+    md = read_model_description(str(fmu))
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    h, n = 0.01, 20
+
+    def run(where):
+        with zipfile.ZipFile(fmu) as z:
+            z.extractall(where)
+        args = [str(c_host), str(where), md.coSimulation.modelIdentifier, md.guid, repr(h), str(n), "-",
+                str(vr["theta"]), str(vr["omega"])]
+        return subprocess.run(args, capture_output=True, text=True, env=subprocess_env(), timeout=120)
+
+    raw = run(tmp_path / "x_raw")
+    assert raw.returncode != 0 and "undefined symbol: _Py" in raw.stdout + raw.stderr, raw.stderr[-2000:]
+    add_loader_shim(fmu)
+    res = run(tmp_path / "x_shim")
+    assert res.returncode == 0, res.stderr[-2000:]
+    got = np.array([[float(x) for x in line.split()] for line in res.stdout.splitlines()])
+    np.testing.assert_allclose(got[:, 1:], _pendulum_reference(h, n), rtol=0, atol=1e-12)
+    with pytest.raises(InputError, match="already has the mbfmu loader shim"):
+        add_loader_shim(fmu)
+
+
+def test_loader_shim_refuses_a_file_that_is_not_an_fmu(tmp_path):
+    from mbfmu.errors import InputError
+    from mbfmu.fmu import add_loader_shim
+
+    bad = tmp_path / "bad.fmu"
+    bad.write_text("not a zip")
+    with pytest.raises(InputError, match="not a readable FMU"):
+        add_loader_shim(bad)

@@ -14,14 +14,14 @@ from .analysis import natural_frequencies, static_response, stiffness_matrix
 from .beam import BeamProperties
 from .hub_beam import hub_beam
 from .integrators import StructuralJacobian, Trajectory, damping_matrix, simulate
-from .modes import BendingModes, SineModes, clamped_free_roots, pinned_free_roots
+from .modes import BendingModes, SineModes, TipLoadedModes, clamped_free_roots, pinned_free_roots
 from .rigid import RigidSystem
 from .segments import add_segmented_beam, segment_joint_layout, segment_tip_offset
 from .system import FlexibleSystem, FlexibleSystemBuilder, ModalBeam, ModeSet, solve_prescribed
 
 __all__ = [
     "BeamProperties", "BendingModes", "FlexibleSystem", "FlexibleSystemBuilder", "ModalBeam",
-    "ModeSet", "RigidSystem", "SineModes", "StructuralJacobian", "Trajectory",
+    "ModeSet", "RigidSystem", "SineModes", "StructuralJacobian", "TipLoadedModes", "Trajectory",
     "add_segmented_beam", "clamped_free_roots", "hub_beam", "damping_matrix", "natural_frequencies",
     "pinned_free_roots", "segment_joint_layout", "segment_tip_offset", "simulate",
     "solve_prescribed", "static_response", "stiffness_matrix",

@@ -79,7 +79,7 @@ from ..algorithms import forward_kinematics, point_jacobian, potential_energy
 from ..joints import Joint, Prismatic, Revolute
 from ..model import JointForce, Model, ModelBuilder, check_vector
 from .beam import BeamProperties
-from .modes import BendingModes, SineModes, gauss_legendre
+from .modes import SineModes, bending_modes, gauss_legendre
 
 _X, _Y, _Z = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
 # body roles of the compiled flexible ABA (csrc/flexible.h)
@@ -100,6 +100,12 @@ class ModeSet:
         ``"clamped"`` (clamped-free bending shapes, the floating frame is
         tangent to the beam at the root) or ``"pinned"`` (pinned-free elastic
         shapes).
+    tip_shapes : bool
+        With ``boundary="clamped"`` only: replace the clamped-free shapes by
+        :class:`~mbfmu.dynamics.flexible.modes.TipLoadedModes` (the same
+        count, spanning the static deflections under a tip force and a tip
+        moment plus the first ``n - 2`` clamped-free modes), which converge
+        much faster when a heavy body sits on the beam's tip.
     """
 
     bending_y: int = 3
@@ -107,6 +113,7 @@ class ModeSet:
     axial: int = 0
     torsion: int = 0
     boundary: str = "clamped"
+    tip_shapes: bool = False
 
     def __post_init__(self):
         for name in ("bending_y", "bending_z", "axial", "torsion"):
@@ -117,6 +124,10 @@ class ModeSet:
             raise ModelError("mode set: a flexible beam needs at least one mode")
         if self.boundary not in ("clamped", "pinned"):
             raise ModelError(f"mode set: boundary {self.boundary!r} must be 'clamped' or 'pinned'")
+        if not isinstance(self.tip_shapes, (bool, np.bool_)):
+            raise ModelError(f"mode set: tip_shapes = {self.tip_shapes!r} must be True or False")
+        if self.tip_shapes and self.boundary != "clamped":
+            raise ModelError(f"mode set: tip_shapes needs boundary 'clamped', not {self.boundary!r}")
 
     @property
     def size(self) -> int:
@@ -332,9 +343,10 @@ class FlexibleSystemBuilder:
         rec = ModalBeam(name, B, beam, modes, bool(stiffening))
         k = 0
         blocks_K, blocks_M = [], []
+        bend = lambda n: bending_modes(n, L, modes.boundary, modes.tip_shapes)  # noqa: E731
         for key, n, make, stiff in (
-                ("y", modes.bending_y, lambda n: BendingModes(n, L, modes.boundary), beam.EIz),
-                ("z", modes.bending_z, lambda n: BendingModes(n, L, modes.boundary), beam.EIy),
+                ("y", modes.bending_y, bend, beam.EIz),
+                ("z", modes.bending_z, bend, beam.EIy),
                 ("axial", modes.axial, lambda n: SineModes(n, L), beam.EA),
                 ("torsion", modes.torsion, lambda n: SineModes(n, L), beam.GJ)):
             if n == 0:
