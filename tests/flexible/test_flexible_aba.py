@@ -47,12 +47,14 @@ def _random_modes(rng):
         n = dict(bending_y=int(rng.integers(0, 4)), bending_z=int(rng.integers(0, 3)),
                  axial=int(rng.integers(0, 2)), torsion=int(rng.integers(0, 2)))
         if sum(n.values()):
-            return ModeSet(**n, boundary=("clamped", "pinned")[rng.integers(2)])
+            boundary = ("clamped", "pinned")[rng.integers(2)]
+            tip = boundary == "clamped" and rng.random() < 0.5
+            return ModeSet(**n, boundary=boundary, tip_shapes=bool(tip))
 
 
 def random_system(seed, n_items=6, kinds=("revolute", "prismatic", "ball", "free", "fixed")):
-    """A random tree of rigid bodies and beams: children on beam tips and on
-    beam frames, beams on beams, joint springs, point springs (some between
+    """A random tree of rigid bodies and beams (clamped-free, tip-loaded or
+    pinned-free shapes): children on beam tips and on beam frames, beams on beams, joint springs, point springs (some between
     tips), random gravity."""
     rng = np.random.default_rng(seed)
     b = FlexibleSystemBuilder(gravity=tuple(rng.normal(scale=5.0, size=3)))
