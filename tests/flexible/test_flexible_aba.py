@@ -265,3 +265,16 @@ def test_singular_modal_mass_is_a_simulation_error():
     s = b.build()
     with pytest.raises(SimulationError, match="thin"):
         s.accelerations(s.neutral(), np.zeros(s.nv))
+
+
+def test_joint_moving_no_inertia_is_a_simulation_error():
+    """A point mass spinning about an axis through itself: its joint's
+    articulated inertia S^T IA S is zero."""
+    b = FlexibleSystemBuilder(gravity=(0, 0, -9.81))
+    b.add_beam("arm", "world", Revolute(axis=(0, 0, 1)),
+               BeamProperties.rectangular(1.0, 0.01, 0.01, E=1e9, density=1e3), ModeSet(bending_y=2),
+               mass=1.0, inertia=(0.1, 0.1, 0.1))
+    b.add_body("spinner", "arm.tip", Revolute(axis=(1, 0, 0)), mass=0.5)
+    s = b.build()
+    with pytest.raises(SimulationError, match="spinner"):
+        s.accelerations(s.neutral(), np.zeros(s.nv), method="aba")
