@@ -419,6 +419,10 @@ class FlexibleSystemBuilder:
         return FlexibleSystem(self._vb.build(), self._beams, self._virtual, self._real)
 
 
+def _concat(parts) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
 def _block_diag(blocks):
     n = sum(b.shape[0] for b in blocks)
     out = np.zeros((n, n))
@@ -528,13 +532,35 @@ class FlexibleSystem:
         deformation joint's ``g`` row and ``H`` block (in its beam's own
         modal coordinates) and the modal stiffness and damping."""
         h = self.model
+        role, beam_of, pq, pv = self._rigid_roles()
+        goff, hoff, gtab, htab = self._station_tables(virtual, Gf, quad_rows, quad_H, role, beam_of)
+        kd, kdoff = [], []
+        for b in self.beams:
+            kdoff.append(sum(a.size for a in kd))
+            kd += [b.K.ravel(), b.D.ravel()]
+        q_names = tuple(h.q_names[k] for k in self._vq_rigid) + tuple(
+            f"{b.name}.eta[{k}]" for b in self.beams for k in range(b.n))
+        v_names = tuple(h.v_names[k] for k in self._vv_rigid) + tuple(
+            f"{b.name}.eta_dot[{k}]" for b in self.beams for k in range(b.n))
+        ib = lambda xs: np.array(xs, np.intc)  # noqa: E731
+        self._fh = _kernels.new_flex(
+            h._h, self.nq, self.nv, role, beam_of, pq, pv, goff, hoff, gtab, htab,
+            ib([b.body for b in self.beams]), ib([b.offset for b in self.beams]),
+            ib([b.offset - self.nq_rigid + self.nv_rigid for b in self.beams]),
+            ib([b.n for b in self.beams]), ib(kdoff), _concat(kd), q_names, v_names,
+            tuple(b.name for b in self.beams))
+        self._zero_tau = np.zeros(self.nv)
+        self._aba_reasons: dict = {}
+
+    def _rigid_roles(self):
+        """Role, beam, and public first q / v index of every body; also the
+        map from a public velocity index to its rigid joint (``_v_joint``)."""
+        h = self.model
         nb = h.nbodies
         role = np.zeros(nb, np.intc)
         beam_of = np.full(nb, -1, np.intc)
         pq = np.zeros(nb, np.intc)
         pv = np.zeros(nb, np.intc)
-        goff = np.full(nb, -1, np.intc)
-        hoff = np.full(nb, -1, np.intc)
         frames = {b.body: k for k, b in enumerate(self.beams)}
         kq = kv = 0
         self._v_joint = [None] * self.nv  # public v index -> (first, size) of its rigid joint
@@ -547,6 +573,14 @@ class FlexibleSystem:
                 self._v_joint[kv + k] = (kv, j.nv)
             kq += j.nq
             kv += j.nv
+        return role, beam_of, pq, pv
+
+    def _station_tables(self, virtual, Gf, quad_rows, quad_H, role, beam_of):
+        """Offsets and flat tables of the ``g`` rows and ``H`` blocks of the
+        deformation joints (marks their roles)."""
+        nb = self.model.nbodies
+        goff = np.full(nb, -1, np.intc)
+        hoff = np.full(nb, -1, np.intc)
         gtab, htab = [], []
         ng = nh = 0
         H_of_row = dict(zip(quad_rows, quad_H))
@@ -562,24 +596,7 @@ class FlexibleSystem:
                 hoff[body] = nh
                 htab.append(H_of_row[r][sl, sl].ravel())
                 nh += b.n * b.n
-        kd, kdoff = [], []
-        for b in self.beams:
-            kdoff.append(sum(a.size for a in kd))
-            kd += [b.K.ravel(), b.D.ravel()]
-        cat = lambda parts: np.concatenate(parts) if parts else np.zeros(0)
-        q_names = tuple(h.q_names[k] for k in self._vq_rigid) + tuple(
-            f"{b.name}.eta[{k}]" for b in self.beams for k in range(b.n))
-        v_names = tuple(h.v_names[k] for k in self._vv_rigid) + tuple(
-            f"{b.name}.eta_dot[{k}]" for b in self.beams for k in range(b.n))
-        ib = lambda xs: np.array(xs, np.intc)
-        self._fh = _kernels.new_flex(
-            h._h, self.nq, self.nv, role, beam_of, pq, pv, goff, hoff, cat(gtab), cat(htab),
-            ib([b.body for b in self.beams]), ib([b.offset for b in self.beams]),
-            ib([b.offset - self.nq_rigid + self.nv_rigid for b in self.beams]),
-            ib([b.n for b in self.beams]), ib(kdoff), cat(kd), q_names, v_names,
-            tuple(b.name for b in self.beams))
-        self._zero_tau = np.zeros(self.nv)
-        self._aba_reasons: dict = {}
+        return goff, hoff, _concat(gtab), _concat(htab)
 
     # ---- sizes and state helpers ------------------------------------------
     def beam(self, name: str) -> ModalBeam:
