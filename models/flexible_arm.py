@@ -205,8 +205,9 @@ class FlexibleArm(Plant):
     method : {"modes", "segments"}
         Link model (a constructor option, not an FMU parameter).
     integrator : {"rk4", "Radau", "BDF"}, optional
-        Integrator of :meth:`advance`; default ``"rk4"`` with a step inside
-        its stability limit for modes and compiled RK4 for segments.
+        Integrator of :meth:`advance`; default ``"rk4"``: fixed steps inside
+        its stability limit, run in compiled code (the flexible ABA's loop
+        for modes, the rigid kernels' for segments).
     """
 
     name = "flexible_arm"
@@ -319,18 +320,27 @@ class FlexibleArm(Plant):
         x = np.asarray(x, float)
         tau = self.input_matrix @ np.asarray(u, float)
         if self.integrator == "rk4":
-            if self.method == "segments":
-                from mbfmu.dynamics import _kernels
-                n = max(1, int(np.ceil(dt / self.internal_step - 1e-9)))
-                q, v = _kernels.rk4(self.system.model._h, x[:self.nq], x[self.nq:], tau, dt / n, n)
-                out = np.concatenate([q, v])
-                if not np.all(np.isfinite(out)):
-                    raise SimulationError(f"plant 'flexible_arm': state became non-finite after t = {t} s")
-                return out
-            return super().advance(t, x, u, dt)
+            return self._compiled_rk4(t, x, tau, dt)
         traj = simulate(self.system, x, dt, tau=tau, method=self.integrator, rtol=1e-7, atol=1e-9,
                         t_eval=[dt])
         return traj.x[-1]
+
+    def _compiled_rk4(self, t: float, x: np.ndarray, tau: np.ndarray, dt: float) -> np.ndarray:
+        """State at ``t + dt`` (s) by ``ceil(dt / internal_step)`` equal RK4
+        steps in compiled code, joint torques ``tau`` (N m) held: the rigid
+        kernels' loop for segments, the flexible ABA's for modes (the same
+        steps as :meth:`Plant.advance` around :meth:`derivatives`)."""
+        n = max(1, int(np.ceil(dt / self.internal_step - 1e-9)))
+        q, v = x[:self.nq], x[self.nq:]
+        try:
+            if self.method == "segments":
+                from mbfmu.dynamics import _kernels
+                q, v = _kernels.rk4(self.system.model._h, q, v, tau, dt / n, n)
+            else:
+                q, v = self.system.step_rk4(q, v, tau, dt / n, n)
+        except SimulationError as exc:
+            raise SimulationError(f"plant 'flexible_arm' between t = {t} s and {t + dt} s: {exc}") from None
+        return np.concatenate([q, v])
 
     def outputs_at(self, t, x, u):
         x = np.asarray(x, float)

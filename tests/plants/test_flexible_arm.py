@@ -8,6 +8,7 @@ from mbfmu import load_plant
 from mbfmu.dynamics.flexible import natural_frequencies, simulate
 from mbfmu.errors import InputError
 from mbfmu.library import list_plants
+from mbfmu.plant import Plant
 
 
 @pytest.fixture(scope="module")
@@ -117,9 +118,23 @@ def test_root_strain_sign_follows_the_bending(modal):
     assert y[names.index("root_strain[1]")] > 0
 
 
-def test_implicit_integrator_option_agrees_with_rk4():
-    a = load_plant("flexible_arm", method="segments", n_segments=6)
-    b = load_plant("flexible_arm", method="segments", n_segments=6, integrator="Radau")
+@pytest.mark.parametrize("method", ["segments", "modes"])
+def test_implicit_integrator_option_agrees_with_rk4(method):
+    a = load_plant("flexible_arm", method=method, n_segments=6)
+    b = load_plant("flexible_arm", method=method, n_segments=6, integrator="Radau")
     xa = a.advance(0.0, a.initial_state(), [0.5, 0.0], 0.05)
     xb = b.advance(0.0, b.initial_state(), [0.5, 0.0], 0.05)
     assert np.allclose(xa[:a.nq], xb[:b.nq], atol=1e-6)
+
+
+@pytest.mark.parametrize("method", ["modes", "segments"])
+def test_compiled_rk4_takes_the_steps_of_the_python_rk4(method):
+    """The default integrator runs in C (``FlexibleSystem.step_rk4`` for
+    modes, ``_kernels.rk4`` for segments) the same RK4 steps as
+    ``Plant.advance`` around ``derivatives``."""
+    plant = load_plant("flexible_arm", method=method, n_segments=4)
+    x0 = plant.state_from((0.2, -0.4), (0.5, 0.1))
+    xc = plant.advance(0.0, x0, [0.5, -0.2], 0.03)
+    xp = Plant.advance(plant, 0.0, x0, [0.5, -0.2], 0.03)
+    assert np.allclose(xc, xp, rtol=1e-12, atol=1e-13)
+    assert not np.allclose(xc, x0)

@@ -528,15 +528,17 @@ void mb_integrate(const mb_model *m, double *q, const double *qd, double dt) {
     }
 }
 
+void mb_normalize_joint(const mb_model *m, int i, double *qi) {
+    double *e = NULL;
+    if (m->jtype[i] == MB_SPHERICAL) e = qi;
+    else if (m->jtype[i] == MB_FREE) e = qi + 3;
+    if (!e) return;
+    double n = sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3]);
+    if (n > 0) for (int k = 0; k < 4; ++k) e[k] /= n;
+}
+
 void mb_normalize(const mb_model *m, double *q) {
-    for (int i = 1; i < m->nb; ++i) {
-        double *e = NULL;
-        if (m->jtype[i] == MB_SPHERICAL) e = q + m->iq[i];
-        else if (m->jtype[i] == MB_FREE) e = q + m->iq[i] + 3;
-        if (!e) continue;
-        double n = sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3]);
-        if (n > 0) for (int k = 0; k < 4; ++k) e[k] /= n;
-    }
+    for (int i = 1; i < m->nb; ++i) mb_normalize_joint(m, i, q + m->iq[i]);
 }
 
 /* ------------------------------------------------------------ force elements */
@@ -631,17 +633,13 @@ int mb_rhs(mb_model *m, const double *q, const double *qd, const double *tau,
     return 0;
 }
 
-/* right-hand side of a first-order form x = [q; y] (y = v or p) */
-typedef int (*rhs_t)(mb_model *, const double *, const double *, const double *, const double *,
-                     double *, double *);
-
-/* n classical RK4 steps on x = [q; y] with the right-hand side f; the
- * quaternions are renormalized after each step. Work: 8 (nq + nv) doubles,
- * the last nv of which f may use as scratch. */
-static int rk4_steps(mb_model *m, rhs_t f, double *q, double *y, const double *tau,
-                     const double *fext, double h, int n) {
-    int nq = m->nq, nv = m->nv, err;
-    double *w = m->work;
+/* n classical RK4 steps on x = [q; y] with the system's right-hand side;
+ * the quaternions are renormalized after each step. Uses the first
+ * 4 (nq + ny) doubles of the scratch; f may use the last ny. */
+int mb_rk4_steps(const mb_ode *ode, double *q, double *y, const double *tau,
+                 const double *fext, double h, int n) {
+    int nq = ode->nq, nv = ode->ny, err;
+    double *w = ode->work;
     double *q0 = w, *y0 = q0 + nq, *qt = y0 + nv, *yt = qt + nq;
     double *kq = yt + nv, *ky = kq + nq, *sq = ky + nv, *sy = sq + nq;
     static const double cstage[4] = {0.0, 0.5, 0.5, 1.0};
@@ -660,27 +658,37 @@ static int rk4_steps(mb_model *m, rhs_t f, double *q, double *y, const double *t
                 for (int k = 0; k < nq; ++k) qt[k] = q0[k] + hc * kq[k];
                 for (int k = 0; k < nv; ++k) yt[k] = y0[k] + hc * ky[k];
             }
-            err = f(m, qt, yt, tau, fext, kq, ky);
+            err = ode->f(ode->ctx, qt, yt, tau, fext, kq, ky);
             if (err) return err;
             for (int k = 0; k < nq; ++k) sq[k] += wstage[s] * kq[k];
             for (int k = 0; k < nv; ++k) sy[k] += wstage[s] * ky[k];
         }
         for (int k = 0; k < nq; ++k) q[k] = q0[k] + h / 6.0 * sq[k];
         for (int k = 0; k < nv; ++k) y[k] = y0[k] + h / 6.0 * sy[k];
-        mb_normalize(m, q);
+        ode->normalize(ode->ctx, q);
     }
     return 0;
 }
 
+static void rigid_normalize(void *ctx, double *q) { mb_normalize((const mb_model *)ctx, q); }
+
+/* x = [q; v] of the rigid tree, with the model's force elements */
+static int rigid_rhs(void *ctx, const double *q, const double *qd, const double *tau,
+                     const double *fext, double *qdot, double *qdd) {
+    return mb_rhs((mb_model *)ctx, q, qd, tau, fext, qdot, qdd);
+}
+
 int mb_rk4(mb_model *m, double *q, double *qd, const double *tau, const double *fext,
            double h, int n) {
-    return rk4_steps(m, mb_rhs, q, qd, tau, fext, h, n);
+    mb_ode ode = {m, rigid_rhs, rigid_normalize, m->nq, m->nv, m->work};
+    return mb_rk4_steps(&ode, q, qd, tau, fext, h, n);
 }
 
 /* canonical right-hand side with the model's force elements: dq/dt (nq)
  * and dp/dt (nv) from (q, p); the velocity goes to the RK4 scratch */
-static int canonical_rhs(mb_model *m, const double *q, const double *p, const double *tau,
+static int canonical_rhs(void *ctx, const double *q, const double *p, const double *tau,
                          const double *fext, double *qdot, double *pdot) {
+    mb_model *m = ctx;
     double *qd = m->work + 8 * (m->nq + m->nv) - m->nv;
     int err = mb_minv(m, q, p, qd);
     if (err) return err;
@@ -694,5 +702,6 @@ static int canonical_rhs(mb_model *m, const double *q, const double *p, const do
 
 int mb_rk4_canonical(mb_model *m, double *q, double *p, const double *tau, const double *fext,
                      double h, int n) {
-    return rk4_steps(m, canonical_rhs, q, p, tau, fext, h, n);
+    mb_ode ode = {m, canonical_rhs, rigid_normalize, m->nq, m->nv, m->work};
+    return mb_rk4_steps(&ode, q, p, tau, fext, h, n);
 }

@@ -472,6 +472,35 @@ static PyObject *py_rhs(PyObject *self, PyObject *args) {
 
 typedef int (*stepper_t)(mb_model *, double *, double *, const double *, const double *, double, int);
 
+/* "%g" text of x (PyErr_Format has no floating-point conversions); the
+ * array lives until the end of the full expression of the call */
+typedef struct { char s[32]; } gtext_t;
+static gtext_t gtext(double x) {
+    gtext_t g;
+    snprintf(g.s, sizeof g.s, "%g", x);
+    return g;
+}
+
+/* 0 if the stepped state (q, v) is finite, else -1 with SimulationError set */
+static int check_stepped(const char *what, const double *q, int nq, const double *v, int nv,
+                         double h, int n) {
+    int ok = 1;
+    for (int k = 0; k < nq && ok; ++k) ok = isfinite(q[k]);
+    for (int k = 0; k < nv && ok; ++k) ok = isfinite(v[k]);
+    if (ok) return 0;
+    PyErr_Format(SimulationError, "%s: the state became non-finite within %d steps of %s s "
+                 "(unstable: reduce the step)", what, n, gtext(h).s);
+    return -1;
+}
+
+/* 0 if (h, n) is a valid step size and count, else -1 with InputError set */
+static int check_steps(const char *what, double h, int n) {
+    if (h > 0 && isfinite(h) && n >= 0) return 0;
+    PyErr_Format(InputError, "%s: the step (%s s) must be finite and > 0 and the step count (%d) >= 0",
+                 what, gtext(h).s, n);
+    return -1;
+}
+
 /* shared by rk4 and rk4_canonical: parse (h, q, x2, tau, dt, n[, fext]),
  * run the compiled loop on copies, check the result is finite */
 static PyObject *run_stepper(PyObject *args, const char *what, const char *second, stepper_t step) {
@@ -479,10 +508,7 @@ static PyObject *run_stepper(PyObject *args, const char *what, const char *secon
     double h;
     int n;
     if (!PyArg_ParseTuple(args, "OOOOdi|O", &cap, &q, &v, &tau, &h, &n, &fext)) return NULL;
-    if (!(h > 0) || !isfinite(h) || n < 0) {
-        PyErr_Format(InputError, "%s: step %g s and count %d must be positive", what, h, n);
-        return NULL;
-    }
+    if (check_steps(what, h, n)) return NULL;
     call_t c;
     if (call_parse(&c, cap, q, v, second, tau, "tau", fext)) { call_clear(&c); return NULL; }
     mb_model *m = c.h->m;
@@ -492,16 +518,8 @@ static PyObject *run_stepper(PyObject *args, const char *what, const char *secon
     int err = step(m, D((PyArrayObject *)qo), D((PyArrayObject *)vo), D(c.w),
                      c.fext ? D(c.fext) : NULL, h, n);
     if (err) raise_singular(c.h, err);
-    else {
-        int ok = 1;
-        const double *a = D((PyArrayObject *)qo), *b = D((PyArrayObject *)vo);
-        for (int k = 0; k < m->nq && ok; ++k) ok = isfinite(a[k]);
-        for (int k = 0; k < m->nv && ok; ++k) ok = isfinite(b[k]);
-        if (!ok)
-            PyErr_Format(SimulationError, "%s: the state became non-finite within %d steps of %g s "
-                         "(unstable: reduce the step)", what, n, h);
-        else res = PyTuple_Pack(2, qo, vo);
-    }
+    else if (!check_stepped(what, D((PyArrayObject *)qo), m->nq, D((PyArrayObject *)vo), m->nv, h, n))
+        res = PyTuple_Pack(2, qo, vo);
     Py_DECREF(qo); Py_DECREF(vo);
     call_clear(&c);
     return res;
@@ -536,6 +554,21 @@ static void flex_handle_free(PyObject *cap) {
     Py_XDECREF(h->v_names);
     Py_XDECREF(h->beam_names);
     free(h);
+}
+
+static flex_handle_t *get_flex(PyObject *cap) {
+    flex_handle_t *h = PyCapsule_GetPointer(cap, FLEX_CAPSULE);
+    if (!h) PyErr_SetString(PyExc_TypeError, "expected a flexible-system handle (FlexibleSystem._fh)");
+    return h;
+}
+
+/* SimulationError for a nonzero mb_flex_rhs code; returns NULL */
+static PyObject *raise_flex(flex_handle_t *h, int err) {
+    if (err < 0) return raise_singular(PyCapsule_GetPointer(h->model, CAPSULE), err);
+    PyErr_Format(SimulationError, "the modal mass matrix M_ee of beam %S is singular (a beam "
+                 "without mass, or modes its stations cannot resolve)",
+                 PyTuple_GET_ITEM(h->beam_names, err - 1));
+    return NULL;
 }
 
 static int copy_dbl_any(PyObject *obj, double **out, npy_intp *n, const char *arg) {
@@ -638,11 +671,8 @@ static PyObject *py_new_flex(PyObject *self, PyObject *args) {
 static PyObject *py_flex_rhs(PyObject *self, PyObject *args) {
     PyObject *cap, *q, *v, *tau, *fext = Py_None, *pidx = Py_None, *pacc = Py_None;
     if (!PyArg_ParseTuple(args, "OOOO|OOO", &cap, &q, &v, &tau, &fext, &pidx, &pacc)) return NULL;
-    flex_handle_t *h = PyCapsule_GetPointer(cap, FLEX_CAPSULE);
-    if (!h) {
-        PyErr_SetString(PyExc_TypeError, "expected a flexible-system handle (FlexibleSystem._fh)");
-        return NULL;
-    }
+    flex_handle_t *h = get_flex(cap);
+    if (!h) return NULL;
     mb_flex *fx = h->fx;
     mb_model *m = fx->m;
     PyArrayObject *aq = NULL, *av = NULL, *at = NULL, *af = NULL, *ai = NULL, *aa = NULL;
@@ -704,19 +734,69 @@ static PyObject *py_flex_rhs(PyObject *self, PyObject *args) {
     if (!qdot || !vdot) goto done;
     int err = mb_flex_rhs(fx, D(aq), D(av), D(at), af ? D(af) : NULL, D((PyArrayObject *)qdot),
                           D((PyArrayObject *)vdot));
-    if (err < 0) {
-        handle_t *mh = PyCapsule_GetPointer(h->model, CAPSULE);
-        raise_singular(mh, err);
-    } else if (err > 0) {
-        PyErr_Format(SimulationError, "the modal mass matrix M_ee of beam %S is singular (a beam "
-                     "without mass, or modes its stations cannot resolve)",
-                     PyTuple_GET_ITEM(h->beam_names, err - 1));
-    } else {
-        res = PyTuple_Pack(2, qdot, vdot);
-    }
+    if (err) raise_flex(h, err);
+    else res = PyTuple_Pack(2, qdot, vdot);
 done:
     Py_XDECREF(aq); Py_XDECREF(av); Py_XDECREF(at); Py_XDECREF(af); Py_XDECREF(ai); Py_XDECREF(aa);
     Py_XDECREF(qdot); Py_XDECREF(vdot);
+    return res;
+}
+
+/* SimulationError for an mb_flex_rk4 error code: as raise_flex, but if the
+ * start state (q, v) is regular, the steps led to the singular state (most
+ * likely a diverging, unstable step), which the message says first.
+ * Returns NULL. */
+static PyObject *raise_flex_stepped(flex_handle_t *h, int err, const double *q, const double *v,
+                                    const double *tau, const double *fext, double dt, int n) {
+    mb_flex *fx = h->fx;
+    raise_flex(h, err);
+    if (mb_flex_rhs(fx, q, v, tau, fext, fx->rk, fx->rk + fx->nq)) return NULL;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *text = value ? PyObject_Str(value) : NULL;
+    Py_XDECREF(type); Py_XDECREF(value); Py_XDECREF(tb);
+    if (!text) return NULL;
+    PyErr_Format(SimulationError, "flex_rk4: the steps reached a singular state within %d steps "
+                 "of %s s from a regular one (most likely an unstable, diverging step: reduce the "
+                 "step): %U", n, gtext(dt).s, text);
+    Py_DECREF(text);
+    return NULL;
+}
+
+/* flex_rk4(fh, q, v, tau, dt, n, fext=None) -> (q, v): n RK4 steps of dt
+ * with mb_flex_rhs, inputs held, no prescribed joints */
+static PyObject *py_flex_rk4(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *tau, *fext = Py_None;
+    double dt;
+    int n;
+    if (!PyArg_ParseTuple(args, "OOOOdi|O", &cap, &q, &v, &tau, &dt, &n, &fext)) return NULL;
+    flex_handle_t *h = get_flex(cap);
+    if (!h || check_steps("flex_rk4", dt, n)) return NULL;
+    mb_flex *fx = h->fx;
+    PyArrayObject *aq = NULL, *av = NULL, *at = NULL, *af = NULL;
+    PyObject *qo = NULL, *vo = NULL, *res = NULL;
+    if (!(aq = as_vector(q, fx->nq, "q", h->q_names)) || !(av = as_vector(v, fx->nv, "v", h->v_names)) ||
+        !(at = as_vector(tau, fx->nv, "tau", h->v_names)))
+        goto done;
+    if (fext != Py_None &&
+        !(af = as_vector(fext, (npy_intp)fx->m->nb * 6, "f_ext (nbodies x 6, body frame)", NULL)))
+        goto done;
+    qo = new_vector(fx->nq);
+    vo = new_vector(fx->nv);
+    if (!qo || !vo) goto done;
+    double *qs = D((PyArrayObject *)qo), *vs = D((PyArrayObject *)vo);
+    memcpy(qs, D(aq), sizeof(double) * (size_t)fx->nq);
+    memcpy(vs, D(av), sizeof(double) * (size_t)fx->nv);
+    int err = mb_flex_rk4(fx, qs, vs, D(at), af ? D(af) : NULL, dt, n);
+    if (err == FX_NONFINITE)
+        PyErr_Format(SimulationError, "flex_rk4: the state became non-finite within %d steps of %s s "
+                     "(unstable: reduce the step)", n, gtext(dt).s);
+    else if (err) raise_flex_stepped(h, err, D(aq), D(av), D(at), af ? D(af) : NULL, dt, n);
+    else if (!check_stepped("flex_rk4", qs, fx->nq, vs, fx->nv, dt, n))
+        res = PyTuple_Pack(2, qo, vo);
+done:
+    Py_XDECREF(aq); Py_XDECREF(av); Py_XDECREF(at); Py_XDECREF(af);
+    Py_XDECREF(qo); Py_XDECREF(vo);
     return res;
 }
 
@@ -752,6 +832,8 @@ static PyMethodDef methods[] = {
     {"new_flex", py_new_flex, METH_VARARGS, "Pack a flexible system (see FlexibleSystem)."},
     {"flex_rhs", py_flex_rhs, METH_VARARGS,
      "flex_rhs(fh, q, v, tau, fext=None, pidx=None, pacc=None) -> (qdot, vdot)"},
+    {"flex_rk4", py_flex_rk4, METH_VARARGS,
+     "flex_rk4(fh, q, v, tau, dt, n, fext=None) -> (q, v)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_kernels",

@@ -50,9 +50,10 @@ int mb_flex_alloc_workspace(mb_flex *fx) {
     fx->pacc = calloc((size_t)fx->nv + 1, sizeof(double));
     fx->pres = calloc(nb, sizeof(int));
     fx->xid = calloc(nb, sizeof(int));
+    fx->rk = calloc((size_t)8 * (size_t)(fx->nq + fx->nv) + 8, sizeof(double));
     if (!fx->xid || !fx->c || !fx->cd || !fx->cqd || !fx->vtau || !fx->XE || !fx->Xr || !fx->J || !fx->zeta ||
         !fx->grow || !fx->gam || !fx->Mre || !fx->Mee || !fx->be || !fx->Y || !fx->w ||
-        !fx->pacc || !fx->pres)
+        !fx->pacc || !fx->pres || !fx->rk)
         return -1;
     return 0;
 }
@@ -62,7 +63,7 @@ void mb_flex_free(mb_flex *fx) {
     void *p[] = {fx->role, fx->beam, fx->pq, fx->pv, fx->goff, fx->hoff, fx->gtab, fx->htab,
                  fx->bbody, fx->bq, fx->bv, fx->bnm, fx->kdoff, fx->kd, fx->c, fx->cd, fx->cqd,
                  fx->vtau, fx->XE, fx->Xr, fx->J, fx->zeta, fx->grow, fx->gam, fx->Mre, fx->Mee,
-                 fx->be, fx->Y, fx->w, fx->pacc, fx->pres, fx->xid};
+                 fx->be, fx->Y, fx->w, fx->pacc, fx->pres, fx->xid, fx->rk};
     for (size_t k = 0; k < sizeof(p) / sizeof(p[0]); ++k) free(p[k]);
     free(fx);
 }
@@ -472,4 +473,36 @@ int mb_flex_rhs(mb_flex *fx, const double *q, const double *v, const double *tau
     for (int b = 0; b < fx->nbeam; ++b)
         memcpy(qdot + fx->bq[b], v + fx->bv[b], sizeof(double) * (size_t)fx->bnm[b]);
     return 0;
+}
+
+/* ------------------------------------------------------ fixed-step loop */
+
+static int all_finite(const double *x, int n) {
+    for (int k = 0; k < n; ++k)
+        if (!isfinite(x[k])) return 0;
+    return 1;
+}
+
+/* mb_flex_rhs as an mb_ode right-hand side, refusing a non-finite stage
+ * (the Cholesky factors would otherwise report it as a singular mass) */
+static int flex_ode_rhs(void *ctx, const double *q, const double *v, const double *tau,
+                        const double *fext, double *qdot, double *vdot) {
+    mb_flex *fx = ctx;
+    if (!all_finite(q, fx->nq) || !all_finite(v, fx->nv)) return FX_NONFINITE;
+    return mb_flex_rhs(fx, q, v, tau, fext, qdot, vdot);
+}
+
+/* unit quaternions of the rigid and frame joints, in public coordinates */
+static void flex_normalize(void *ctx, double *q) {
+    mb_flex *fx = ctx;
+    for (int i = 1; i < fx->m->nb; ++i)
+        if (fx->role[i] == FX_RIGID || fx->role[i] == FX_FRAME)
+            mb_normalize_joint(fx->m, i, q + fx->pq[i]);
+}
+
+int mb_flex_rk4(mb_flex *fx, double *q, double *v, const double *tau, const double *fext,
+                double h, int n) {
+    mb_ode ode = {fx, flex_ode_rhs, flex_normalize, fx->nq, fx->nv, fx->rk};
+    memset(fx->pres, 0, sizeof(int) * (size_t)fx->m->nb);
+    return mb_rk4_steps(&ode, q, v, tau, fext, h, n);
 }

@@ -47,7 +47,11 @@ typedef struct {
     double *pacc;         /* (nv) prescribed accelerations (public) */
     int *pres;            /* (nb) joint of body i is prescribed */
     int *xid;             /* (nb) ^kX_B of a deformation body is a pure translation */
+    double *rk;           /* 8 (nq + nv): scratch of the fixed-step loop */
 } mb_flex;
+
+/* error code of mb_flex_rk4: a stage state became non-finite */
+#define FX_NONFINITE 0x7fffffff
 
 int mb_flex_alloc_workspace(mb_flex *fx);
 void mb_flex_free(mb_flex *fx);
@@ -59,5 +63,13 @@ void mb_flex_free(mb_flex *fx);
  * singular; 1 + b if the modal mass M_ee of beam b is singular. */
 int mb_flex_rhs(mb_flex *fx, const double *q, const double *v, const double *tau,
                 const double *fext, double *qdot, double *vdot);
+
+/* n classical RK4 steps of size h (s) on x = [q; v] (public coordinates)
+ * with mb_flex_rhs, tau and fext held and no prescribed joints; quaternions
+ * renormalized after each step. Returns 0, an mb_flex_rhs error code, or
+ * FX_NONFINITE if a stage state is not finite (q, v are then those at the
+ * start of the failing step). */
+int mb_flex_rk4(mb_flex *fx, double *q, double *v, const double *tau, const double *fext,
+                double h, int n);
 
 #endif

@@ -97,6 +97,9 @@ void mb_qdot(const mb_model *m, const double *q, const double *qd, double *qdot)
 void mb_integrate(const mb_model *m, double *q, const double *qd, double dt);
 /* renormalize quaternions in place */
 void mb_normalize(const mb_model *m, double *q);
+/* renormalize the quaternion, if any, of the joint of body i whose
+ * coordinates start at qi (any layout of q) */
+void mb_normalize_joint(const mb_model *m, int i, double *qi);
 
 /* passive forces: joint springs/dampers/limits into tau (added), spring-damper
  * forces into fext (added, body frame). Needs mb_kinematics(q, qd) first. */
@@ -104,6 +107,26 @@ void mb_passive_forces(mb_model *m, const double *q, const double *qd, double *t
 /* whole right-hand side with passive forces: dq/dt (nq), dv/dt (nv) */
 int mb_rhs(mb_model *m, const double *q, const double *qd, const double *tau,
            const double *fext, double *qdot, double *qdd);
+/* A first-order system x = [q; y] (y = v or p, or public coordinates of a
+ * flexible system) for the shared fixed-step loop: the right-hand side f
+ * (returns 0 or a nonzero error code that stops the loop), the
+ * renormalization of the quaternions in q, the sizes and a scratch of
+ * 8 (nq + ny) doubles, of which f may use the last ny. */
+typedef int (*mb_ode_rhs)(void *ctx, const double *q, const double *y, const double *tau,
+                          const double *fext, double *qdot, double *ydot);
+typedef struct {
+    void *ctx;
+    mb_ode_rhs f;
+    void (*normalize)(void *ctx, double *q);
+    int nq, ny;
+    double *work;
+} mb_ode;
+
+/* n classical RK4 steps of size h (s) on x = [q; y] with tau and fext held;
+ * quaternions renormalized after each step. Returns 0 or f's error code. */
+int mb_rk4_steps(const mb_ode *ode, double *q, double *y, const double *tau, const double *fext,
+                 double h, int n);
+
 /* n classical RK4 steps of size h on x = [q; v]; quaternions renormalized
  * after each step. Returns 0 or the mb_aba error code. */
 int mb_rk4(mb_model *m, double *q, double *qd, const double *tau, const double *fext,

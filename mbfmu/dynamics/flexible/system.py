@@ -65,6 +65,8 @@ coordinate or part of a multi-DOF joint falls back to the projection
 (:meth:`FlexibleSystem.fast_path_reason` says why). ``method="projection"``
 keeps the dense solve as the independent cross-check; the mass matrix,
 energies and kinematics are computed on the projection side.
+:meth:`FlexibleSystem.step_rk4` runs fixed RK4 steps on ``[q; v]`` with this
+right-hand side entirely in C (the rigid kernels' loop, ``mb_rk4_steps``).
 """
 from __future__ import annotations
 
@@ -511,8 +513,9 @@ class FlexibleSystem:
                 Gf[r, o + sl.start:o + sl.stop] = b.shapes["torsion"].values([x])[0]
         self._Gf = Gf
         self._quad_rows = np.array(quad_rows, dtype=int)
-        self._quad_H = np.array(quad_H).reshape(-1, self.nf, self.nf)
-        self._quad_H2 = self._quad_H.reshape(-1, self.nf)
+        # explicit leading sizes: -1 cannot be inferred from zero-size arrays (no beams)
+        self._quad_H = np.array(quad_H, float).reshape(len(quad_H), self.nf, self.nf)
+        self._quad_H2 = self._quad_H.reshape(len(quad_H) * self.nf, self.nf)
         self._vv_quad = self._vv_def[self._quad_rows]
         self.K = np.zeros((self.nf, self.nf))
         self.D = np.zeros((self.nf, self.nf))
@@ -788,6 +791,51 @@ class FlexibleSystem:
         c, cd, G, gamma = self.virtual_state(q, v)
         return np.concatenate([self._qdot(q, v, c, cd),
                                self._accelerations(q, v, c, cd, G, gamma, tau, f_ext, prescribed)])
+
+    def step_rk4(self, q, v, tau, h: float, n: int = 1, f_ext=None,
+                 prescribed=None) -> tuple[np.ndarray, np.ndarray]:
+        """State after ``n`` classical RK4 steps of ``h`` s, in compiled code.
+
+        The same steps as a Python RK4 around :meth:`rhs` (the compiled
+        flexible ABA, inputs held over the ``n`` steps), with the quaternions
+        of ball and free joints renormalized after each step, and no Python
+        call per stage.
+
+        Parameters
+        ----------
+        q, v : array_like (nq,), (nv,)
+            Start state (m, rad, modal coordinates; m/s, rad/s, modal rates).
+        tau : array_like (nv,) or None
+            Generalized forces held over the steps (N, N m, modal forces).
+        h : float
+            Step, s (> 0).
+        n : int
+            Number of steps (>= 0).
+        f_ext : array_like (model.nbodies, 6), optional
+            Body wrenches ``[n; f]`` held over the steps, body frame, N m and N.
+        prescribed : None
+            Prescribed accelerations are refused (the compiled loop has no
+            driven joints): integrate those with :func:`simulate`.
+
+        Returns
+        -------
+        q, v : ndarray (nq,), (nv,)
+
+        Raises
+        ------
+        InputError
+            Wrong sizes, non-finite inputs (naming the coordinate), a bad
+            step or count, or ``prescribed`` given.
+        SimulationError
+            A singular joint or modal mass, or a state that became
+            non-finite (step beyond the stability limit).
+        """
+        if prescribed is not None:
+            raise InputError("step_rk4: the compiled loop takes no prescribed accelerations; "
+                             "integrate driven joints with simulate(..., prescribed=...) or "
+                             "around rhs(..., prescribed=...)")
+        t = self._zero_tau if tau is None else tau
+        return _kernels.flex_rk4(self._fh, q, v, t, h, n, f_ext)
 
     # ---- kinematics and energy ---------------------------------------------------
     def poses(self, q) -> tuple[np.ndarray, np.ndarray]:
