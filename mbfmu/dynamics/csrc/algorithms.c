@@ -295,80 +295,96 @@ static int spd_inverse(const double *D, double *Dinv, int n) {
     return 0;
 }
 
+int mb_aba_joint_step(mb_model *m, int i, const double *tau, const double *qdd_prescribed) {
+    int p = m->parent[i], nvi = m->nvi[i], iv = m->iv[i];
+    double *IA = B36(m->IA, i), *pA = B6(m->pA, i), *U = B36(m->U, i);
+    double *Dinv = B36(m->Dinv, i), *u = B6(m->uu, i);
+    const double *S = B36(m->S, i);
+    double Ia[36], pa[6], ca[6];
+    memcpy(Ia, IA, sizeof Ia);
+    memcpy(ca, B6(m->c, i), sizeof ca);
+    memcpy(pa, pA, sizeof pa);
+    if (nvi > 0 && qdd_prescribed) {
+        /* a prescribed joint passes IA unreduced, with the bias at c + S qdd */
+        for (int j = 0; j < nvi; ++j)
+            for (int k = 0; k < 6; ++k) ca[k] += S[6 * j + k] * qdd_prescribed[j];
+    } else if (nvi > 0) {
+        double D[36], UD[36];
+        for (int j = 0; j < nvi; ++j) mv6(IA, S + 6 * j, U + 6 * j);
+        for (int j = 0; j < nvi; ++j) {
+            for (int k = 0; k < nvi; ++k) D[6 * j + k] = dot6(S + 6 * j, U + 6 * k);
+            u[j] = tau[iv + j] - dot6(S + 6 * j, pA);
+        }
+        if (spd_inverse(D, Dinv, nvi) != 0) return -i;
+        /* Ia = IA - U Dinv U^T,  pa = pA + U Dinv u (+ Ia c below) */
+        for (int k = 0; k < 6; ++k)
+            for (int j = 0; j < nvi; ++j) {
+                double t = 0.0;
+                for (int l = 0; l < nvi; ++l) t += U[6 * l + k] * Dinv[6 * l + j];
+                UD[6 * j + k] = t; /* column j of U Dinv */
+            }
+        for (int a = 0; a < 6; ++a)
+            for (int b = 0; b < 6; ++b) {
+                double t = 0.0;
+                for (int j = 0; j < nvi; ++j) t += UD[6 * j + a] * U[6 * j + b];
+                Ia[6 * a + b] -= t;
+            }
+        for (int k = 0; k < 6; ++k)
+            for (int j = 0; j < nvi; ++j) pa[k] += UD[6 * j + k] * u[j];
+    }
+    double Ic[6];
+    mv6(Ia, ca, Ic);
+    for (int k = 0; k < 6; ++k) pa[k] += Ic[k];
+    if (p > 0) {
+        XTIX_add(B9(m->E, i), B3(m->r, i), Ia, B36(m->IA, p));
+        XTf_add(B9(m->E, i), B3(m->r, i), pa, B6(m->pA, p));
+    }
+    return 0;
+}
+
+void mb_aba_joint_forward(mb_model *m, int i, const double *a_parent, const double *qdd_prescribed,
+                          double *qdd) {
+    int nvi = m->nvi[i];
+    double *a = B6(m->a, i);
+    const double *c = B6(m->c, i), *S = B36(m->S, i), *U = B36(m->U, i);
+    const double *Dinv = B36(m->Dinv, i), *u = B6(m->uu, i);
+    Xmv(B9(m->E, i), B3(m->r, i), a_parent, a);
+    for (int k = 0; k < 6; ++k) a[k] += c[k];
+    if (nvi == 0) return;
+    if (qdd_prescribed) {
+        memcpy(qdd, qdd_prescribed, sizeof(double) * (size_t)nvi);
+    } else {
+        double t[6];
+        for (int j = 0; j < nvi; ++j) t[j] = u[j] - dot6(U + 6 * j, a);
+        for (int j = 0; j < nvi; ++j) {
+            double s = 0.0;
+            for (int k = 0; k < nvi; ++k) s += Dinv[6 * j + k] * t[k];
+            qdd[j] = s;
+        }
+    }
+    for (int j = 0; j < nvi; ++j)
+        for (int k = 0; k < 6; ++k) a[k] += S[6 * j + k] * qdd[j];
+}
+
 /* Backward pass: articulated inertias and bias forces; pA must hold the
  * rigid-body bias forces and c the velocity-product accelerations. */
 static int aba_backward(mb_model *m, const double *tau) {
     memcpy(m->IA, m->Ibody, (size_t)m->nb * 36 * sizeof(double));
     for (int i = m->nb - 1; i > 0; --i) {
-        int p = m->parent[i], nvi = m->nvi[i], iv = m->iv[i];
-        double *IA = B36(m->IA, i), *pA = B6(m->pA, i), *U = B36(m->U, i);
-        double *Dinv = B36(m->Dinv, i), *u = B6(m->uu, i);
-        const double *S = B36(m->S, i), *c = B6(m->c, i);
-        double Ia[36], pa[6], D[36];
-        memcpy(Ia, IA, sizeof Ia);
-        if (nvi > 0) {
-            for (int j = 0; j < nvi; ++j) mv6(IA, S + 6 * j, U + 6 * j);
-            for (int j = 0; j < nvi; ++j) {
-                for (int k = 0; k < nvi; ++k) D[6 * j + k] = dot6(S + 6 * j, U + 6 * k);
-                u[j] = tau[iv + j] - dot6(S + 6 * j, pA);
-            }
-            if (spd_inverse(D, Dinv, nvi) != 0) return -i;
-            /* Ia = IA - U Dinv U^T,  pa = pA + Ia c + U Dinv u */
-            double UD[36], Du[6];
-            for (int k = 0; k < 6; ++k)
-                for (int j = 0; j < nvi; ++j) {
-                    double t = 0.0;
-                    for (int l = 0; l < nvi; ++l) t += U[6 * l + k] * Dinv[6 * l + j];
-                    UD[6 * j + k] = t; /* column j of U Dinv */
-                }
-            for (int a = 0; a < 6; ++a)
-                for (int b = 0; b < 6; ++b) {
-                    double t = 0.0;
-                    for (int j = 0; j < nvi; ++j) t += UD[6 * j + a] * U[6 * j + b];
-                    Ia[6 * a + b] -= t;
-                }
-            for (int j = 0; j < nvi; ++j) Du[j] = u[j];
-            mv6(Ia, c, pa);
-            for (int k = 0; k < 6; ++k) {
-                double t = 0.0;
-                for (int j = 0; j < nvi; ++j) t += UD[6 * j + k] * Du[j];
-                pa[k] += pA[k] + t;
-            }
-        } else {
-            mv6(Ia, c, pa);
-            for (int k = 0; k < 6; ++k) pa[k] += pA[k];
-        }
-        if (p > 0) {
-            XTIX_add(B9(m->E, i), B3(m->r, i), Ia, B36(m->IA, p));
-            XTf_add(B9(m->E, i), B3(m->r, i), pa, B6(m->pA, p));
-        }
+        int err = mb_aba_joint_step(m, i, tau, NULL);
+        if (err) return err;
     }
     return 0;
 }
 
 static void aba_forward(mb_model *m, const double *a0, double *qdd) {
     for (int i = 1; i < m->nb; ++i) {
-        int p = m->parent[i], nvi = m->nvi[i], iv = m->iv[i];
-        double *a = B6(m->a, i);
-        const double *c = B6(m->c, i), *S = B36(m->S, i), *U = B36(m->U, i);
-        const double *Dinv = B36(m->Dinv, i), *u = B6(m->uu, i);
-        Xmv(B9(m->E, i), B3(m->r, i), p > 0 ? B6(m->a, p) : a0, a);
-        for (int k = 0; k < 6; ++k) a[k] += c[k];
-        if (nvi > 0) {
-            double t[6];
-            for (int j = 0; j < nvi; ++j) t[j] = u[j] - dot6(U + 6 * j, a);
-            for (int j = 0; j < nvi; ++j) {
-                double s = 0.0;
-                for (int k = 0; k < nvi; ++k) s += Dinv[6 * j + k] * t[k];
-                qdd[iv + j] = s;
-                for (int k = 0; k < 6; ++k) a[k] += S[6 * j + k] * s;
-            }
-        }
+        int p = m->parent[i];
+        mb_aba_joint_forward(m, i, p > 0 ? B6(m->a, p) : a0, NULL, qdd + m->iv[i]);
     }
 }
 
-/* pA = v x* I v - fext (rigid-body bias forces) for every body */
-static void bias_forces(mb_model *m, const double *fext) {
+void mb_bias_forces(mb_model *m, const double *fext) {
     for (int i = 1; i < m->nb; ++i) {
         double Iv[6];
         const double *v = B6(m->v, i);
@@ -384,7 +400,7 @@ int mb_aba(mb_model *m, const double *q, const double *qd, const double *tau,
            const double *fext, int with_gravity, double *qdd) {
     double a0[6];
     mb_kinematics(m, q, qd);
-    bias_forces(m, fext);
+    mb_bias_forces(m, fext);
     int err = aba_backward(m, tau);
     if (err) return err;
     base_acc(m, with_gravity, a0);
@@ -624,7 +640,7 @@ int mb_rhs(mb_model *m, const double *q, const double *qd, const double *tau,
     if (fext) memcpy(m->fext, fext, (size_t)nb * 6 * sizeof(double));
     else memset(m->fext, 0, (size_t)nb * 6 * sizeof(double));
     mb_passive_forces(m, q, qd, m->tau, m->fext);
-    bias_forces(m, m->fext);
+    mb_bias_forces(m, m->fext);
     int err = aba_backward(m, m->tau);
     if (err) return err;
     base_acc(m, 1, a0);

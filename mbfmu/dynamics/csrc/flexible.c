@@ -166,28 +166,9 @@ static inline void Ttf(const double *r, const double *x, double *y) {
 }
 /* Ip += X^T I X for X = (1, r): XTIX_add without the rotations */
 static void TTIT_add(const double *r, const double *I, double *Ip) {
-    const double rx[9] = {0, -r[2], r[1], r[2], 0, -r[0], -r[1], r[0], 0};
-    double A[9], B[9], C[9], BX[9], XC[9], XBT[9], XCX[9];
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) {
-            A[3 * i + j] = I[6 * i + j];
-            B[3 * i + j] = I[6 * i + 3 + j];
-            C[3 * i + j] = I[6 * (i + 3) + 3 + j];
-        }
-    mm3(B, rx, BX);
-    mm3(rx, C, XC);
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j)
-            XBT[3 * i + j] = rx[3 * i] * B[3 * j] + rx[3 * i + 1] * B[3 * j + 1] + rx[3 * i + 2] * B[3 * j + 2];
-    mm3(XC, rx, XCX);
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) {
-            double b = B[3 * i + j] + XC[3 * i + j];
-            Ip[6 * i + j] += A[3 * i + j] - BX[3 * i + j] + XBT[3 * i + j] - XCX[3 * i + j];
-            Ip[6 * i + 3 + j] += b;
-            Ip[6 * (3 + j) + i] += b;
-            Ip[6 * (i + 3) + 3 + j] += C[3 * i + j];
-        }
+    double A[9], B[9], C[9];
+    inertia_blocks(I, A, B, C);
+    shifted_inertia_add(A, B, C, r, Ip);
 }
 
 /* ^kX_B, J_k and zeta_k of every deformation body (needs mb_kinematics) */
@@ -320,67 +301,6 @@ static int reduce_beam(mb_flex *fx, int b, const double *q, const double *v, con
     return 0;
 }
 
-/* articulated-body step of an ordinary (or prescribed) joint: hands the
- * articulated inertia and bias of body i to its parent */
-static int joint_step(mb_flex *fx, int i, const double *tau) {
-    mb_model *m = fx->m;
-    int p = m->parent[i], nvi = m->nvi[i], iv = m->iv[i];
-    double *IA = B36(m->IA, i), *pA = B6(m->pA, i), *U = B36(m->U, i);
-    double *L = B36(m->Dinv, i), *u = B6(m->uu, i);
-    const double *S = B36(m->S, i), *c = B6(m->c, i);
-    double Ia[36], pa[6], ca[6];
-    memcpy(Ia, IA, sizeof Ia);
-    memcpy(ca, c, sizeof ca);
-    if (nvi > 0 && fx->pres[i]) {
-        /* prescribed: the joint passes IA unreduced, bias at c + S qdd */
-        const double *qdd = fx->pacc + fx->pv[i];
-        for (int j = 0; j < nvi; ++j)
-            for (int k = 0; k < 6; ++k) ca[k] += S[6 * j + k] * qdd[j];
-    } else if (nvi > 0) {
-        double UL[36];
-        for (int j = 0; j < nvi; ++j) mv6(IA, S + 6 * j, U + 6 * j);
-        for (int j = 0; j < nvi; ++j) {
-            for (int k = 0; k < nvi; ++k) L[6 * j + k] = dot6(S + 6 * j, U + 6 * k);
-            u[j] = tau[iv + j] - dot6(S + 6 * j, pA);
-        }
-        if (chol(L, nvi, 6)) return -i;
-        /* Ia = IA - U D^-1 U^T, pa = pA + Ia c + U D^-1 u */
-        double Du[6];
-        memcpy(Du, u, sizeof Du);
-        chol_solve(L, nvi, 6, Du);
-        for (int k = 0; k < 6; ++k) {
-            double x[6];
-            for (int j = 0; j < nvi; ++j) x[j] = U[6 * j + k];
-            chol_solve(L, nvi, 6, x);
-            for (int j = 0; j < nvi; ++j) UL[6 * j + k] = x[j]; /* D^-1 U^T, row j */
-        }
-        for (int a = 0; a < 6; ++a)
-            for (int b = 0; b < 6; ++b) {
-                double t = 0.0;
-                for (int j = 0; j < nvi; ++j) t += U[6 * j + a] * UL[6 * j + b];
-                Ia[6 * a + b] -= t;
-            }
-        mv6(Ia, ca, pa);
-        for (int k = 0; k < 6; ++k) {
-            double t = 0.0;
-            for (int j = 0; j < nvi; ++j) t += U[6 * j + k] * Du[j];
-            pa[k] += pA[k] + t;
-        }
-        if (p > 0) {
-            XTIX_add(B9(m->E, i), B3(m->r, i), Ia, B36(m->IA, p));
-            XTf_add(B9(m->E, i), B3(m->r, i), pa, B6(m->pA, p));
-        }
-        return 0;
-    }
-    mv6(Ia, ca, pa);
-    for (int k = 0; k < 6; ++k) pa[k] += pA[k];
-    if (p > 0) {
-        XTIX_add(B9(m->E, i), B3(m->r, i), Ia, B36(m->IA, p));
-        XTf_add(B9(m->E, i), B3(m->r, i), pa, B6(m->pA, p));
-    }
-    return 0;
-}
-
 static int flex_backward(mb_flex *fx, const double *q, const double *v, const double *tau) {
     mb_model *m = fx->m;
     int nmx = fx->nm_max;
@@ -394,7 +314,8 @@ static int flex_backward(mb_flex *fx, const double *q, const double *v, const do
             continue;
         }
         if (role == FX_FRAME && (err = reduce_beam(fx, fx->beam[i], q, v, tau))) return err;
-        if ((err = joint_step(fx, i, fx->vtau))) return err;
+        const double *pres = fx->pres[i] ? fx->pacc + fx->pv[i] : NULL;
+        if ((err = mb_aba_joint_step(m, i, fx->vtau, pres))) return err;
     }
     return 0;
 }
@@ -404,31 +325,22 @@ static void flex_forward(mb_flex *fx, double *vdot) {
     int nmx = fx->nm_max;
     double a0[6] = {0, 0, 0, -m->g[0], -m->g[1], -m->g[2]};
     for (int i = 1; i < m->nb; ++i) {
-        int p = m->parent[i], nvi = m->nvi[i], role = fx->role[i];
+        int p = m->parent[i], role = fx->role[i];
         double *a = B6(m->a, i);
-        const double *S = B36(m->S, i);
-        Xmv(B9(m->E, i), B3(m->r, i), p > 0 ? B6(m->a, p) : a0, a);
-        for (int k = 0; k < 6; ++k) a[k] += m->c[6 * i + k];
+        const double *ap = p > 0 ? B6(m->a, p) : a0;
         if (role == FX_DEFORM) {
+            /* virtual joint: a = X a_p + c + S c_ddot(eta_ddot) */
             int b = fx->beam[i], nm = fx->bnm[b];
+            const double *S = B36(m->S, i);
             const double *gr = fx->grow + (size_t)nmx * i, *etadd = vdot + fx->bv[b];
             double cdd = fx->gam[i];
+            Xmv(B9(m->E, i), B3(m->r, i), ap, a);
             for (int j = 0; j < nm; ++j) cdd += gr[j] * etadd[j];
-            for (int k = 0; k < 6; ++k) a[k] += S[k] * cdd;
+            for (int k = 0; k < 6; ++k) a[k] += m->c[6 * i + k] + S[k] * cdd;
             continue;
         }
-        if (nvi > 0) {
-            double *qdd = vdot + fx->pv[i];
-            if (fx->pres[i]) {
-                memcpy(qdd, fx->pacc + fx->pv[i], sizeof(double) * (size_t)nvi);
-            } else {
-                const double *U = B36(m->U, i), *u = B6(m->uu, i);
-                for (int j = 0; j < nvi; ++j) qdd[j] = u[j] - dot6(U + 6 * j, a);
-                chol_solve(B36(m->Dinv, i), nvi, 6, qdd);
-            }
-            for (int j = 0; j < nvi; ++j)
-                for (int k = 0; k < 6; ++k) a[k] += S[6 * j + k] * qdd[j];
-        }
+        const double *pres = fx->pres[i] ? fx->pacc + fx->pv[i] : NULL;
+        mb_aba_joint_forward(m, i, ap, pres, m->nvi[i] > 0 ? vdot + fx->pv[i] : NULL);
         if (role == FX_FRAME) {
             int b = fx->beam[i], nm = fx->bnm[b];
             const double *Y = fx->Y + (size_t)6 * nmx * b, *w = fx->w + (size_t)nmx * b;
@@ -453,14 +365,7 @@ int mb_flex_rhs(mb_flex *fx, const double *q, const double *v, const double *tau
     mb_passive_forces(m, fx->c, fx->cd, fx->vtau, m->fext);
     /* rigid-body inertias and bias forces v x* I v - fext */
     memcpy(m->IA, m->Ibody, sizeof(double) * (size_t)nb * 36);
-    for (int i = 1; i < nb; ++i) {
-        double Iv[6];
-        const double *vi = B6(m->v, i);
-        double *pA = B6(m->pA, i);
-        mv6(B36(m->Ibody, i), vi, Iv);
-        crf(vi, Iv, pA);
-        for (int k = 0; k < 6; ++k) pA[k] -= m->fext[6 * i + k];
-    }
+    mb_bias_forces(m, m->fext);
     member_kinematics(fx);
     int err = flex_backward(fx, q, v, tau);
     if (err) return err;

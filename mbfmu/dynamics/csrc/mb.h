@@ -83,6 +83,18 @@ void mb_crba(mb_model *m, const double *q, double *M);
 /* returns 0, or -(i) with i the body whose articulated joint inertia is singular */
 int mb_aba(mb_model *m, const double *q, const double *qd, const double *tau,
            const double *fext, int with_gravity, double *qdd);
+/* ABA building blocks (also used by the flexible kernel, flexible.c).
+ * mb_bias_forces: pA = v x* I v - fext for every body (needs v from
+ * mb_kinematics). mb_aba_joint_step: backward step of body i: reduce IA and
+ * pA through its joint with generalized force tau[iv..] (or, with
+ * qdd_prescribed != NULL, pass them unreduced at that joint acceleration)
+ * and add them to the parent; returns 0 or -i when S^T IA S is singular.
+ * mb_aba_joint_forward: a_i = X a_parent + c + S qdd with qdd (nvi) from the
+ * stored reduction, or the prescribed one. */
+void mb_bias_forces(mb_model *m, const double *fext);
+int mb_aba_joint_step(mb_model *m, int i, const double *tau, const double *qdd_prescribed);
+void mb_aba_joint_forward(mb_model *m, int i, const double *a_parent, const double *qdd_prescribed,
+                          double *qdd);
 /* x = M(q)^-1 b in O(N); returns as mb_aba */
 int mb_minv(mb_model *m, const double *q, const double *b, double *x);
 /* generalized momentum p = M(q) qd in O(N) */

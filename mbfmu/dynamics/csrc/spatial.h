@@ -103,38 +103,47 @@ static inline double dot6(const double *a, const double *b) {
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
 }
 
-/* Ip += X^T I X for a symmetric 6x6 I in child coordinates, X = (E, r).
- * Block form with I = [A B; B^T C]: rotate each block by E, then shift by r:
- * A'' = A' - B' r~ + r~ B'^T - r~ C' r~,  B'' = B' + r~ C',  C'' = C'. */
-static inline void XTIX_add(const double *E, const double *r, const double *I, double *Ip) {
-    double A[9], B[9], C[9], T[9], Ar[9], Br[9], Cr[9];
+/* blocks of a symmetric spatial inertia I = [A B; B^T C], each 3x3 */
+static inline void inertia_blocks(const double *I, double *A, double *B, double *C) {
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) {
             A[3 * i + j] = I[6 * i + j];
             B[3 * i + j] = I[6 * i + 3 + j];
             C[3 * i + j] = I[6 * (i + 3) + 3 + j];
         }
+}
+
+/* Ip += the inertia [A B; B^T C] shifted by r (the translation part of
+ * X^T I X, X = (1, r)): A - B r~ + r~ B^T - r~ C r~, B + r~ C, C. */
+static inline void shifted_inertia_add(const double *A, const double *B, const double *C,
+                                       const double *r, double *Ip) {
+    const double rx[9] = {0, -r[2], r[1], r[2], 0, -r[0], -r[1], r[0], 0};
+    double BX[9], XC[9], XBT[9], XCX[9];
+    mm3(B, rx, BX);
+    mm3(rx, C, XC);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            XBT[3 * i + j] = rx[3 * i] * B[3 * j] + rx[3 * i + 1] * B[3 * j + 1] + rx[3 * i + 2] * B[3 * j + 2];
+    mm3(XC, rx, XCX);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            double b = B[3 * i + j] + XC[3 * i + j];
+            Ip[6 * i + j] += A[3 * i + j] - BX[3 * i + j] + XBT[3 * i + j] - XCX[3 * i + j];
+            Ip[6 * i + 3 + j] += b;
+            Ip[6 * (3 + j) + i] += b;
+            Ip[6 * (i + 3) + 3 + j] += C[3 * i + j];
+        }
+}
+
+/* Ip += X^T I X for a symmetric 6x6 I in child coordinates, X = (E, r):
+ * rotate each block by E, then shift by r. */
+static inline void XTIX_add(const double *E, const double *r, const double *I, double *Ip) {
+    double A[9], B[9], C[9], T[9], Ar[9], Br[9], Cr[9];
+    inertia_blocks(I, A, B, C);
     mtm3(E, A, T); mm3(T, E, Ar);
     mtm3(E, B, T); mm3(T, E, Br);
     mtm3(E, C, T); mm3(T, E, Cr);
-    /* rx = r~ */
-    const double rx[9] = {0, -r[2], r[1], r[2], 0, -r[0], -r[1], r[0], 0};
-    double BrX[9], rxC[9], rxBT[9], rxCrx[9];
-    mm3(Br, rx, BrX);
-    mm3(rx, Cr, rxC);
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j)
-            rxBT[3 * i + j] = rx[3 * i] * Br[3 * j] + rx[3 * i + 1] * Br[3 * j + 1] + rx[3 * i + 2] * Br[3 * j + 2];
-    mm3(rxC, rx, rxCrx);
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) {
-            double a = Ar[3 * i + j] - BrX[3 * i + j] + rxBT[3 * i + j] - rxCrx[3 * i + j];
-            double b = Br[3 * i + j] + rxC[3 * i + j];
-            Ip[6 * i + j] += a;
-            Ip[6 * i + 3 + j] += b;
-            Ip[6 * (3 + j) + i] += b;
-            Ip[6 * (i + 3) + 3 + j] += Cr[3 * i + j];
-        }
+    shifted_inertia_add(Ar, Br, Cr, r, Ip);
 }
 
 /* rotation about unit axis a by angle th (Rodrigues) */
