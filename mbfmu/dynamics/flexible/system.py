@@ -78,6 +78,7 @@ import numpy as np
 from ...errors import InputError, ModelError, SimulationError
 from .. import _kernels
 from ..algorithms import forward_kinematics, point_jacobian, potential_energy
+from ..algorithms import kinetic_energy as tree_kinetic_energy
 from ..joints import Joint, Prismatic, Revolute
 from ..model import JointForce, Model, ModelBuilder, check_vector
 from .beam import BeamProperties
@@ -856,9 +857,10 @@ class FlexibleSystem:
         return point_jacobian(self.model, c, body, p_BP) @ G
 
     def kinetic_energy(self, q, v) -> float:
-        """``1/2 v^T M v``, J."""
-        v = np.asarray(v, float)
-        return 0.5 * float(v @ self.mass_matrix(q) @ v)
+        """``1/2 v^T M v``, J, summed body by body over the virtual tree
+        (its velocities are ``c_dot = G v``), O(N) without the mass matrix."""
+        c, cd, _, _ = self.virtual_state(np.asarray(q, float), np.asarray(v, float))
+        return tree_kinetic_energy(self.model, c, cd)
 
     def potential_energy(self, q) -> float:
         """Gravity, joint and point springs, and strain energy ``1/2 q_f^T K q_f``, J."""
