@@ -63,8 +63,8 @@ prescribed joint accelerations (hybrid ABA: a driven joint hands its
 articulated inertia up unreduced) are supported; a prescribed modal
 coordinate or part of a multi-DOF joint falls back to the projection
 (:meth:`FlexibleSystem.fast_path_reason` says why). ``method="projection"``
-keeps the dense solve as the independent cross-check; the mass matrix,
-energies and kinematics are computed on the projection side.
+keeps the dense solve as the independent cross-check. The mass matrix is
+the projection's; energies and kinematics come from the virtual tree (O(N)).
 :meth:`FlexibleSystem.step_rk4` runs fixed RK4 steps on ``[q; v]`` with this
 right-hand side entirely in C (the rigid kernels' loop, ``mb_rk4_steps``).
 """
