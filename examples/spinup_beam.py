@@ -5,8 +5,11 @@ assumed-modes beam of mbfmu (geometric stiffening on unless ``--linear``).
 
     python examples/spinup_beam.py --omega 4 --csv spinup_4.csv
     python examples/spinup_beam.py --omega 10 --linear --t-final 10 --csv lin.csv
+    python examples/spinup_beam.py --omega 10 --csv nl.csv --plot spinup_10.png --compare
 
-CSV columns: ``time`` (s), ``tip_deflection`` (m).
+CSV columns: ``time`` (s), ``tip_deflection`` (m). ``--plot`` draws the
+history (PNG); with ``--compare`` the plot also shows the same beam without
+geometric stiffening, whose spurious divergence is the point of the benchmark.
 """
 from __future__ import annotations
 
@@ -18,6 +21,37 @@ import numpy as np
 from mbfmu.dynamics.flexible.spinup import run_spinup
 
 
+def plot_history(path: str, omega: float, run, stiffening: bool, other=None,
+                 stop_above: float | None = None) -> None:
+    """Tip deflection (m) against time (s) into a PNG; ``other`` is the run
+    with the opposite stiffening setting, stopped once its deflection passed
+    ``stop_above`` m (drawn past the plot's range so that the bounded history
+    stays readable)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    label = {True: "with geometric stiffening", False: "without (linear floating frame)"}
+    fig, ax = plt.subplots(figsize=(7, 4))
+    t, d = run
+    ax.plot(t, d, label=label[stiffening], color="C0")
+    lim = 2.0 * max(np.max(np.abs(d)), 1e-6)
+    if other is not None:
+        ax.plot(other[0], other[1], label=label[not stiffening], color="C3", ls="--")
+        if stop_above is not None and other[0][-1] < t[-1] - 1e-9:
+            ax.annotate(f"|deflection| > {stop_above:.2g} m at t = {other[0][-1]:.1f} s", xy=(other[0][-1], 0),
+                        xytext=(5, 10), textcoords="offset points", color="C3")
+        ax.set_ylim(-lim, lim)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("tip deflection in the hub frame (m)")
+    ax.set_title(f"Spin-up beam, Omega_s = {omega:g} rad/s over 15 s")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--omega", type=float, required=True, help="final spin rate Omega_s, rad/s")
@@ -27,6 +61,9 @@ def main(argv=None) -> int:
     ap.add_argument("--method", choices=("modes", "segments"), default="modes")
     ap.add_argument("--linear", action="store_true", help="switch geometric stiffening off")
     ap.add_argument("--dt", type=float, default=0.01, help="output interval, s")
+    ap.add_argument("--plot", help="also draw the history into this PNG")
+    ap.add_argument("--compare", action="store_true",
+                    help="with --plot: add the model with the other stiffening setting")
     args = ap.parse_args(argv)
     if not args.omega > 0 or not args.t_final > 0:
         ap.error("--omega and --t-final must be > 0")
@@ -35,6 +72,14 @@ def main(argv=None) -> int:
                       dt_out=args.dt, rtol=1e-7, atol=1e-9)
     np.savetxt(args.csv, np.column_stack([t, d]), delimiter=",", header="time,tip_deflection",
                comments="", fmt="%.9g")
+    if args.plot:
+        other = bound = None
+        if args.compare:
+            bound = 4.0 * max(float(np.max(np.abs(d))), 1e-3)  # stop a diverging run past the plot
+            other = run_spinup(args.omega, args.t_final, method=args.method, n=n,
+                               stiffening=args.linear, dt_out=args.dt, rtol=1e-7, atol=1e-9,
+                               stop_above=bound)
+        plot_history(args.plot, args.omega, (t, d), not args.linear, other, bound)
     print(f"peak tip deflection {d[np.argmax(np.abs(d))]:.4f} m at t = {t[np.argmax(np.abs(d))]:.2f} s; "
           f"wrote {args.csv}")
     return 0

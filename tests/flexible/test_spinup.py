@@ -96,3 +96,24 @@ def test_example_writes_the_csv(tmp_path):
     assert data.dtype.names == ("time", "tip_deflection")
     assert np.allclose(data["time"], [0, 0.5, 1.0, 1.5, 2.0])
     assert data["tip_deflection"][0] == 0.0 and data["tip_deflection"][-1] < 0
+
+
+def test_stop_above_ends_only_the_diverging_run():
+    t_lin, d_lin = run_spinup(10.0, t_final=20.0, n=3, stiffening=False, rtol=1e-6, atol=1e-8,
+                              dt_out=0.05, stop_above=2.0)
+    assert t_lin[-1] < 10.0 and 1.0 < np.max(np.abs(d_lin)) <= 2.0
+    t_nl, d_nl = run_spinup(10.0, t_final=20.0, n=3, rtol=1e-6, atol=1e-8, dt_out=0.05,
+                            stop_above=2.0)
+    assert t_nl[-1] == pytest.approx(20.0) and np.max(np.abs(d_nl)) < 1.0
+
+
+def test_example_plots_the_comparison(tmp_path):
+    png = tmp_path / "spin.png"
+    res = subprocess.run([sys.executable, str(ROOT / "examples" / "spinup_beam.py"), "--omega", "10",
+                          "--csv", str(tmp_path / "s.csv"), "--t-final", "8", "--modes", "3",
+                          "--plot", str(png), "--compare"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    import matplotlib.image as mpimg
+    img = mpimg.imread(png)
+    assert img.shape[0] > 200 and img.shape[1] > 400
+    assert img[..., :3].std() > 0.05   # something is drawn

@@ -80,7 +80,7 @@ class StructuralJacobian:
 
 def simulate(system, x0, t_final: float, tau=None, method: str = "Radau", dt: float | None = None,
              rtol: float = 1e-6, atol: float = 1e-8, t_eval=None, prescribed: Callable | None = None,
-             jacobian: str = "structural") -> Trajectory:
+             jacobian: str = "structural", events=None) -> Trajectory:
     """Integrate ``system`` from ``x0 = [q; v]`` over ``[0, t_final]`` s.
 
     Parameters
@@ -105,6 +105,10 @@ def simulate(system, x0, t_final: float, tau=None, method: str = "Radau", dt: fl
         their accelerations imposed; needs nq == nv).
     jacobian : str
         ``"structural"`` or ``"fd"`` for the implicit methods.
+    events : callable or list of callables, optional
+        Event functions ``g(t, x)`` of the adaptive methods, as for
+        :func:`scipy.integrate.solve_ivp` (a terminal event ends the run
+        there; the trajectory then stops at the last output time before it).
     """
     if method not in METHODS:
         raise InputError(f"unknown integrator {method!r}; choose from {', '.join(METHODS)}")
@@ -136,6 +140,8 @@ def simulate(system, x0, t_final: float, tau=None, method: str = "Radau", dt: fl
         return dx
 
     if method == "rk4":
+        if events is not None:
+            raise InputError("events need an adaptive method, not 'rk4'")
         if dt is None or not dt > 0:
             raise InputError("method 'rk4' needs a step dt > 0")
         n = int(np.ceil(t_final / dt - 1e-9))
@@ -165,7 +171,8 @@ def simulate(system, x0, t_final: float, tau=None, method: str = "Radau", dt: fl
         kwargs["jac"] = jfun
     elif jacobian not in ("structural", "fd"):
         raise InputError(f"jacobian {jacobian!r} must be 'structural' or 'fd'")
-    sol = solve_ivp(f, (0.0, t_final), x0, method=method, rtol=rtol, atol=atol, t_eval=t_eval, **kwargs)
+    sol = solve_ivp(f, (0.0, t_final), x0, method=method, rtol=rtol, atol=atol, t_eval=t_eval,
+                    events=events, **kwargs)
     if not sol.success:
         raise SimulationError(f"{method} failed: {sol.message}")
     return Trajectory(sol.t, sol.y.T, nfev[0], njev[0] if kwargs else sol.njev)

@@ -46,6 +46,7 @@ import math
 
 import numpy as np
 
+from ...errors import InputError
 from ..joints import Revolute
 from ..model import ModelBuilder
 from .beam import BeamProperties
@@ -101,16 +102,31 @@ def spinup_system(method: str = "modes", n: int = 4, stiffening: bool = True):
 
 def run_spinup(omega_s: float, t_final: float = 20.0, method: str = "modes", n: int = 4,
                stiffening: bool = True, dt_out: float = 0.05, integrator: str = "DOP853",
-               rtol: float = 1e-8, atol: float = 1e-10):
-    """Simulate the spin-up; returns ``(t, tip_deflection)`` arrays (s, m)."""
+               rtol: float = 1e-8, atol: float = 1e-10, stop_above: float | None = None):
+    """Simulate the spin-up; returns ``(t, tip_deflection)`` arrays (s, m).
+
+    ``stop_above`` (m) ends the run once the tip deflection's magnitude
+    exceeds it (a diverging model otherwise grows without bound and drives
+    the adaptive step towards zero); the arrays then stop at the last output
+    time before that instant.
+    """
     system, tip = spinup_system(method, n, stiffening)
 
     def prescribed(t):
         th, thd, thdd = spinup_profile(t, omega_s)
         return [0], th, thd, thdd
 
+    events = None
+    if stop_above is not None:
+        if not stop_above > 0:
+            raise InputError(f"stop_above = {stop_above!r} must be > 0 m")
+
+        def diverged(t, x):
+            return stop_above - abs(tip(x[:system.nq]))
+        diverged.terminal = True
+        events = [diverged]
     t_eval = np.linspace(0.0, t_final, int(round(t_final / dt_out)) + 1)
     x0 = np.concatenate([system.neutral(), np.zeros(system.nv)])
     traj = simulate(system, x0, t_final, method=integrator, rtol=rtol, atol=atol, t_eval=t_eval,
-                    prescribed=prescribed)
+                    prescribed=prescribed, events=events)
     return traj.t, np.array([tip(x[:system.nq]) for x in traj.x])
