@@ -1,12 +1,18 @@
-"""Compliant contact and tension-only cables for plants with Python-level forces.
+"""Compliant contact and tension-only cables, described as sets for the plant files.
 
-Shared by the plant files (a private module: not a plant). All functions are
-vectorized over the contacts / cables and return world-frame forces at
-points; :func:`point_forces_to_fext` turns them into the body-frame spatial
-forces ``f_ext`` (nbodies, 6, [n; f] about each body origin) the kernels take.
+A private module shared by the plant files (not a plant). A set describes
+its contacts or cables as arrays; :meth:`SpherePlaneSet.elements` and
+:meth:`CableSet.elements` turn them into the force elements of the kernels
+(:class:`mbfmu.dynamics.model.SpherePlaneContact` and
+:class:`mbfmu.dynamics.model.Cable`), which apply them in every dynamics call;
+:func:`mbfmu.dynamics.element_forces` reads their forces and
+:func:`mbfmu.dynamics.potential_energy` includes their elastic energy. The
+vectorized numpy functions here, :func:`sphere_plane_forces` and
+:func:`cable_forces`, evaluate the same laws from kinematics (world forces at
+body points), for checks and diagnostics.
 
-Force laws (both dissipative: the elastic energy plus the work done never
-grows, see :func:`sphere_plane_energy` and :func:`cable_energy`):
+Force laws (both dissipative: the elastic energy ``1/2 k d^2`` or
+``1/2 k (L - L0)^2`` plus the work done never grows):
 
 * sphere against plane: normal force ``k d + c r(d) dd/dt`` (d the
   penetration, m; ``r(d) = min(1, d / ramp)`` so the force is continuous at
@@ -20,6 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from mbfmu.dynamics.model import Cable, SpherePlaneContact
 
 
 @dataclass(frozen=True)
@@ -54,6 +62,12 @@ class SpherePlaneSet:
     ramp: float = 2e-3         # m, penetration over which the damping fades in
     slip_speed: float = 2e-2   # m/s, friction regularization eps
 
+    def elements(self) -> list[SpherePlaneContact]:
+        """The contacts as force elements of the kernels (same law and values)."""
+        return [SpherePlaneContact(int(b), c, r, n, o, k, d, mu, self.slip_speed, self.ramp)
+                for b, c, r, n, o, k, d, mu in zip(self.body, self.center, self.radius, self.normal,
+                                                   self.offset, self.stiffness, self.damping, self.friction)]
+
 
 @dataclass(frozen=True)
 class CableSet:
@@ -71,6 +85,12 @@ class CableSet:
     stiffness: np.ndarray
     damping: np.ndarray
     ramp: float = 2e-3  # m of stretch over which the damping fades in
+
+    def elements(self) -> list[Cable]:
+        """The cables as force elements of the kernels (same law and values)."""
+        return [Cable(a, int(b), p, L0, k, d, self.ramp)
+                for a, b, p, L0, k, d in zip(self.anchor, self.body, self.point, self.rest_length,
+                                             self.stiffness, self.damping)]
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -111,14 +131,6 @@ def sphere_plane_forces(c: SpherePlaneSet, R, p, vel):
     return F, r_B, depth
 
 
-def sphere_plane_energy(c: SpherePlaneSet, R, p) -> float:
-    """Elastic energy stored in the contacts, J."""
-    centers_W = p[c.body] + np.einsum("nij,nj->ni", R[c.body], c.center)
-    depth = c.radius - (np.einsum("ni,ni->n", c.normal, centers_W) - c.offset)
-    d = np.maximum(depth, 0.0)
-    return float(0.5 * np.sum(c.stiffness * d * d))
-
-
 def cable_forces(c: CableSet, R, p, vel):
     """World forces (n, 3) on the body points and the tensions (n,), N."""
     x, v = _point_kinematics(R, p, vel, c.body, c.point)
@@ -130,24 +142,3 @@ def cable_forces(c: CableSet, R, p, vel):
     ramp = np.minimum(stretch / c.ramp, 1.0)
     T = np.maximum(c.stiffness * stretch + c.damping * ramp * Ldot, 0.0)
     return T[:, None] * u, T
-
-
-def cable_lengths(c: CableSet, R, p) -> np.ndarray:
-    """Current anchor-to-point lengths, m."""
-    x = p[c.body] + np.einsum("nij,nj->ni", R[c.body], c.point)
-    return np.linalg.norm(c.anchor - x, axis=1)
-
-
-def cable_energy(c: CableSet, R, p) -> float:
-    """Elastic energy stored in the stretched cables, J."""
-    s = np.maximum(cable_lengths(c, R, p) - c.rest_length, 0.0)
-    return float(0.5 * np.sum(c.stiffness * s * s))
-
-
-def point_forces_to_fext(nbodies: int, R, body, r_B, F_W, out=None) -> np.ndarray:
-    """Accumulate world forces ``F_W`` (n, 3) applied at body points ``r_B``
-    (n, 3, body frame) into body-frame spatial forces (nbodies, 6) [n; f]."""
-    f_ext = np.zeros((nbodies, 6)) if out is None else out
-    f_B = np.einsum("nji,nj->ni", R[body], F_W)
-    np.add.at(f_ext, body, np.hstack([cross(r_B, f_B), f_B]))
-    return f_ext

@@ -10,7 +10,9 @@ The model is written in the **sled frame** (x forward, y left, z up, origin
 on the floor below the hip point). The sled only translates, so its frame is
 inertial up to a uniform acceleration ``a_s(t)`` along x: every body gets the
 d'Alembert force ``-m a_s x`` at its centre of mass, exactly like an extra,
-time-varying gravity. Seat, floor and belt anchors are fixed in this frame.
+time-varying gravity, and it is applied as one: each evaluation of the
+dynamics sets the kernels' gravity to ``g - a_s x`` and restores ``g``.
+Seat, floor and belt anchors are fixed in this frame.
 The sled acceleration is the input ``sled_acceleration`` (m/s2, along the
 sled's forward x; a frontal crash is negative) plus an optional built-in
 half-sine pulse of peak deceleration ``pulse_peak`` (m/s2) and duration
@@ -39,13 +41,18 @@ Seat, floor, belt
 Contact spheres on the buttocks and thighs press on the seat pan (tilted 10
 deg, front up), spheres on the back of pelvis, lumbar and thorax on the seat
 back, heel and toe spheres on the floor: compliant (linear spring, damper
-fading in over 2 mm), with regularized Coulomb friction (``models/_contact``).
-The belt is four tension-only spring-damper segments from the sled anchors to
+fading in over 2 mm), with regularized Coulomb friction. The belt is four
+tension-only spring-damper segments from the sled anchors to
 points on the body: outboard lap anchor -> left pelvis, buckle -> right
 pelvis, D-ring -> left clavicle, buckle -> lower right chest. A segment's
 stiffness is the webbing's ``belt_stiffness`` (N per unit strain) over its
 free length (plus the webbing spooled in the retractor for the shoulder belt);
 its rest length is its initial length plus ``belt_slack`` (negative: pre-tension).
+Contacts and belt segments are force elements of the compiled kernels
+(:class:`~mbfmu.dynamics.model.SpherePlaneContact`,
+:class:`~mbfmu.dynamics.model.Cable`, described here as the sets of
+``models/_contact``), so one stage of the integration is one kernel call for
+the dynamics plus one for the head accelerometer.
 
 Outputs
 -------
@@ -73,14 +80,13 @@ import math
 import numpy as np
 
 from mbfmu.dynamics import FreeFlyer, JointForce, Model, ModelBuilder, Spherical, _kernels
-from mbfmu.dynamics.algorithms import gravity_torques, kinetic_energy, potential_energy
+from mbfmu.dynamics.algorithms import element_forces, gravity_torques, kinetic_energy, potential_energy
 from mbfmu.errors import InputError
 from mbfmu.multibody_plant import MultibodyPlant, check_positive, parameter_signals, raise_if_nonfinite
 from mbfmu.plant import Shape
 from mbfmu.signals import Signal, vector
 
-from mbfmu.models._contact import (CableSet, cross, SpherePlaneSet, cable_energy, cable_forces, cable_lengths,
-                       point_forces_to_fext, sphere_plane_energy, sphere_plane_forces)
+from mbfmu.models._contact import CableSet, cross, SpherePlaneSet
 
 G = 9.80665  # m/s2, standard gravity (also the unit "g")
 
@@ -239,6 +245,11 @@ class CrashOccupant(MultibodyPlant):
         R0, p0, _ = _kernels.kinematics(model._h, model.neutral())
         self._head_x0 = float((p0[self._head] + R0[self._head] @ self._coms[self._head])[0])
         self._nmech = model.nq + model.nv
+        self._zero_tau = np.zeros(model.nv)
+        self._zero_hic = np.zeros(_NHIST + 1)
+        idx = np.array([self._head, self._chest])
+        self._sensors = (idx, self._coms[idx])  # accelerometers: bodies, points (body frames)
+        self._head_sensor = (idx[:1], self._coms[idx[:1]])
 
         self.states = self.states + (
             Signal("hic_integral", "1", "integral of the head resultant acceleration, g.s", 0.0,
@@ -387,7 +398,6 @@ class CrashOccupant(MultibodyPlant):
             forces[i] = JointForce(stiffness=jf.stiffness, damping=jf.damping, rest=hold[sl] / k,
                                    lower=jf.lower, upper=jf.upper, limit_stiffness=jf.limit_stiffness,
                                    limit_damping=jf.limit_damping)
-        model = Model(model.bodies, model.gravity, forces, model.springs, model.name)
 
         # ---- contacts (sphere centres given in the sled frame at the seated posture)
         n_back = fwd_t  # seat back normal, pointing forward (the back is parallel to the spine)
@@ -435,6 +445,9 @@ class CrashOccupant(MultibodyPlant):
         extra = np.array([x[3] for x in belt])
         belts = CableSet(anchor=anchors, body=bb, point=pts, rest_length=L0 + slack,
                          stiffness=EA / (L0 + extra), damping=np.full(len(belt), float(c_belt)))
+        # contacts and belt segments are force elements of the kernels
+        model = Model(model.bodies, model.gravity, forces, model.springs, model.name,
+                      contacts=contacts.elements(), cables=belts.elements())
 
         # ---- ground shapes: seat pan, seat back, floor, belt anchors
         shapes.append(Shape(0, "box", (0.5, 0.5, 0.08), R=_frame(n_pan, d_thigh),
@@ -458,50 +471,52 @@ class CrashOccupant(MultibodyPlant):
             a -= peak * math.sin(math.pi * (t - t0) / T)
         return a
 
-    def _forces(self, t, q, v, u):
-        """``(f_ext, belt tensions, kinematics)`` at one instant."""
-        R, p, vel = _kernels.kinematics(self.model._h, q, v)
-        nb = self.model.nbodies
-        Fc, rc, _ = sphere_plane_forces(self._contacts, R, p, vel)
-        f_ext = point_forces_to_fext(nb, R, self._contacts.body, rc, Fc)
-        Fb, T = cable_forces(self._belts, R, p, vel)
-        point_forces_to_fext(nb, R, self._belts.body, self._belts.point, Fb, out=f_ext)
-        a_s = self.sled_acceleration(t, u)
-        if a_s != 0.0:
-            F = np.zeros((nb, 3))
-            F[:, 0] = -self._masses * a_s  # d'Alembert force of the sled's acceleration
-            f_B = np.einsum("nji,nj->ni", R, F)
-            f_ext[:, 3:] += f_B
-            f_ext[:, :3] += cross(self._coms, f_B)
-        return f_ext, T, (R, p, vel), a_s
+    def _sled_gravity(self, a_s: float) -> np.ndarray:
+        """Gravity of the sled frame, m/s2: the model's gravity plus ``-a_s``
+        along x (the d'Alembert force ``-m a_s x`` of every body acts at its
+        centre of mass, as gravity does)."""
+        g = self.model.gravity.copy()
+        g[0] -= a_s
+        return g
 
     def applied_forces(self, t, q, v, u):
-        return None, self._forces(t, q, v, u)[0]
+        """The sled's d'Alembert forces as body wrenches (contacts and belt are
+        force elements of the model); :meth:`derivatives` applies them as gravity."""
+        a_s = self.sled_acceleration(t, u)
+        R, _, _ = _kernels.kinematics(self.model._h, q)
+        f_B = np.einsum("nji,j->ni", R, -a_s * np.array([1.0, 0.0, 0.0])) * self._masses[:, None]
+        return None, np.hstack([cross(self._coms, f_B), f_B])
 
-    def _accelerometers(self, q, v, vdot, kin, a_s, bodies=None):
-        """Specific force at the CG of ``bodies`` (default head, thorax), sled
-        axes, m/s2 (n, 3)."""
-        R, p, vel = kin
-        idx = np.array((self._head, self._chest) if bodies is None else bodies)
-        acc = _kernels.body_accelerations(self.model._h, q, v, vdot)[idx]
-        w, vo, dw, dvo = vel[idx, :3], vel[idx, 3:], acc[:, :3], acc[:, 3:]
-        c = self._coms[idx]
-        a_B = dvo + cross(w, vo) + cross(dw, c) + cross(w, cross(w, c))
-        return np.einsum("nij,nj->ni", R[idx], a_B) + np.array([a_s, 0.0, 9.81])
+    def _accelerometers(self, q, v, vdot, a_s, sensors=None):
+        """Specific force at the ``sensors`` (bodies, points; default head and
+        thorax CG), sled axes, m/s2 (n, 3): the acceleration relative to the
+        sled plus the sled's ``a_s`` along x, minus gravity."""
+        bodies, points = self._sensors if sensors is None else sensors
+        acc = _kernels.point_accelerations(self.model._h, q, v, vdot, bodies, points)
+        acc[:, 0] += a_s
+        return acc - self.model.gravity
 
     def _mech_rates(self, t, q, v, u):
-        f_ext, T, kin, a_s = self._forces(t, q, v, u)
-        qdot, vdot = _kernels.rhs(self.model._h, q, v, np.zeros(self.model.nv), f_ext)
-        return qdot, vdot, T, kin, a_s
+        """``(dq/dt, dv/dt, a_s)``: one kernel call with the contacts and belt
+        as force elements and the sled acceleration ``a_s`` as gravity (set
+        for the call, then the model's gravity restored)."""
+        a_s = self.sled_acceleration(t, u)
+        h = self.model._h
+        _kernels.set_gravity(h, self._sled_gravity(a_s))
+        try:
+            qdot, vdot = _kernels.rhs(h, q, v, self._zero_tau)
+        finally:
+            _kernels.set_gravity(h, self.model.gravity)
+        return qdot, vdot, a_s
 
     def derivatives(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
         """``[dq/dt; dv/dt; head resultant in g; 0 ...]`` (the HIC history and
         maximum change only at the grid instants, in :meth:`advance`)."""
         nq, nv = self.model.nq, self.model.nv
         q, v = x[:nq], x[nq:nq + nv]
-        qdot, vdot, _, kin, a_s = self._mech_rates(t, q, v, np.asarray(u, float))
-        head = self._accelerometers(q, v, vdot, kin, a_s, (self._head,))[0]
-        return np.concatenate([qdot, vdot, [np.linalg.norm(head) / G], np.zeros(_NHIST + 1)])
+        qdot, vdot, a_s = self._mech_rates(t, q, v, np.asarray(u, float))
+        head = self._accelerometers(q, v, vdot, a_s, self._head_sensor)[0]
+        return np.concatenate([qdot, vdot, [math.sqrt(head @ head) / G], self._zero_hic])
 
     # ---- integration with the HIC bookkeeping --------------------------------------
     def _rk4(self, t, x, u, h):
@@ -548,12 +563,12 @@ class CrashOccupant(MultibodyPlant):
         nq, nv = self.model.nq, self.model.nv
         q, v = x[:nq], x[nq:nq + nv]
         u = np.asarray(u, float)
-        qdot, vdot, T, kin, a_s = self._mech_rates(t, q, v, u)
-        acc = self._accelerometers(q, v, vdot, kin, a_s)
-        R, p, _ = kin
+        qdot, vdot, a_s = self._mech_rates(t, q, v, u)
+        acc = self._accelerometers(q, v, vdot, a_s)
+        R, p, _ = _kernels.kinematics(self.model._h, q)
         head_x = float((p[self._head] + R[self._head] @ self._coms[self._head])[0])
-        pe = (potential_energy(self.model, q) + sphere_plane_energy(self._contacts, R, p)
-              + cable_energy(self._belts, R, p))
+        T = element_forces(self.model, q, v).cable_tension
+        pe = potential_energy(self.model, q)  # gravity, joints, contacts and belt
         return np.concatenate([
             acc[0], [np.linalg.norm(acc[0])], acc[1], [np.linalg.norm(acc[1])], T,
             [head_x - self._head_x0, x[self._nmech + 1 + _NHIST], a_s,
@@ -561,8 +576,7 @@ class CrashOccupant(MultibodyPlant):
 
     def belt_lengths(self, x: np.ndarray) -> np.ndarray:
         """Current belt segment lengths, m."""
-        R, p, _ = _kernels.kinematics(self.model._h, x[:self.model.nq])
-        return cable_lengths(self._belts, R, p)
+        return element_forces(self.model, x[:self.model.nq], np.zeros(self.model.nv)).cable_length
 
 
 def hic15(time: np.ndarray, resultant_g: np.ndarray, window: float = HIC_WINDOW) -> float:

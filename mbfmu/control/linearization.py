@@ -14,7 +14,8 @@ Jacobians are obtained, by plant kind:
   the recursive dynamics, force elements included
   (:func:`mbfmu.dynamics.derivatives.forward_dynamics_derivatives`).
 * A multibody plant that overrides ``applied_forces`` (contact, feedback
-  motors...) or ``derivatives``, or appends states after ``[q; v]``: the
+  motors...) or ``derivatives``, appends states after ``[q; v]``, or whose
+  model has sphere-plane contacts or cables (no analytic derivatives): the
   velocity (and extra) rows by a **central difference** of
   ``plant.derivatives`` with step ``h_k = eps^(1/3) max(1, |z_k|)``
   (about 6e-6; truncation ``O(h^2)`` and rounding ``O(eps/h)`` balanced, so
@@ -207,10 +208,12 @@ def _mixed_multibody(plant, chart: _Chart, t, x0, u0):
 
 def _is_plain_multibody(plant) -> bool:
     """Dynamics exactly the kernels' rhs: no Python forces, no overridden
-    derivatives, no extra states."""
+    derivatives, no extra states, only force elements with analytic
+    derivatives (no contacts or cables)."""
     from ..multibody_plant import MultibodyPlant
     return (not plant._python_forces and type(plant).derivatives is MultibodyPlant.derivatives
-            and len(plant.states) == plant.model.nq + plant.model.nv)
+            and len(plant.states) == plant.model.nq + plant.model.nv
+            and not (plant.model.contacts or plant.model.cables))
 
 
 def state_jacobians(plant: Plant, x0: np.ndarray, u0: np.ndarray, t: float = 0.0

@@ -107,6 +107,17 @@ def body_accelerations(model: Model, q, v, a) -> np.ndarray:
     return _kernels.body_accelerations(model._h, q, v, a)
 
 
+def point_accelerations(model: Model, q, v, a, bodies, points) -> np.ndarray:
+    """Inertial acceleration (gravity not included) of body-fixed points,
+    world frame, m/s^2, (n, 3).
+
+    ``bodies`` (n,) are body indices and ``points`` (n, 3) the points in
+    their body frames, m. An accelerometer at a point reads the specific
+    force, this minus the gravity vector.
+    """
+    return _kernels.point_accelerations(model._h, q, v, a, np.asarray(bodies, dtype=np.intp), points)
+
+
 def _X_motion(R_WB: np.ndarray, p_WB: np.ndarray) -> np.ndarray:
     """6x6 motion transform from world to body coordinates, ``^B X_W``."""
     E = R_WB.T
@@ -199,46 +210,46 @@ def kinetic_energy(model: Model, q, v) -> float:
 
 def potential_energy(model: Model, q, include_springs: bool = True) -> float:
     """Gravitational potential energy (zero at the world origin) plus, with
-    ``include_springs``, the energy stored in joint springs, joint limits and
-    point-to-point springs, J."""
+    ``include_springs``, the energy stored in joint springs, joint limits,
+    point-to-point springs, sphere-plane contacts and cables, J."""
     R, p, _ = _kernels.kinematics(model._h, q)
     masses = np.array([0.0] + [b.mass for b in model.bodies])
     pe = -float(masses @ (_com_world(model, R, p) @ model.gravity))
     if include_springs:
-        pe += _spring_energy(model, np.asarray(q, float), R, p)
+        pe += _kernels.passive_energy(model._h, q)
     return pe
 
 
-def _joint_displacements(model: Model, q: np.ndarray, i: int) -> np.ndarray:
-    j = model.joints[i]
-    qi = q[model.idx_q[i]:model.idx_q[i] + j.nq]
-    if j.nq == 4:  # spherical: rotation vector, as the kernels' springs use
-        w, xyz = qi[0], qi[1:]
-        s = np.linalg.norm(xyz)
-        sign = -1.0 if w < 0 else 1.0
-        ang = 2 * np.arctan2(s, abs(w))
-        return sign * ang / s * xyz if s > 1e-12 else 2 * sign * xyz
-    return qi
+@dataclass(frozen=True)
+class ElementForces:
+    """Forces of the contacts and cables of a model at one state (all world frame).
+
+    Attributes
+    ----------
+    contact_force : ndarray (ncontacts, 3)
+        Force of each contact on its body, N (zero when apart).
+    contact_point : ndarray (ncontacts, 3)
+        Where it acts: the sphere point deepest along minus the plane normal, m.
+    penetration : ndarray (ncontacts,)
+        m; negative when apart.
+    cable_tension : ndarray (ncables,)
+        N, >= 0.
+    cable_length : ndarray (ncables,)
+        Anchor-to-point length, m.
+    """
+
+    contact_force: np.ndarray
+    contact_point: np.ndarray
+    penetration: np.ndarray
+    cable_tension: np.ndarray
+    cable_length: np.ndarray
 
 
-def _spring_energy(model: Model, q: np.ndarray, R: np.ndarray, p: np.ndarray) -> float:
-    e = 0.0
-    for i, jf in model.joint_forces.items():
-        d = _joint_displacements(model, q, i)
-        n = len(d)
-        k = np.broadcast_to(jf.stiffness, (n,))
-        rest = np.broadcast_to(jf.rest, (n,))
-        e += 0.5 * float(np.sum(k * (d - rest) ** 2))
-        kl = np.broadcast_to(jf.limit_stiffness, (n,))
-        lo = np.broadcast_to(jf.lower, (n,))
-        hi = np.broadcast_to(jf.upper, (n,))
-        pen = np.where(d < lo, lo - d, np.where(d > hi, d - hi, 0.0))
-        e += 0.5 * float(np.sum(kl * pen ** 2))
-    for s in model.springs:
-        pa = p[s.body_a] + R[s.body_a] @ np.asarray(s.point_a, float)
-        pb = p[s.body_b] + R[s.body_b] @ np.asarray(s.point_b, float)
-        e += 0.5 * s.stiffness * (np.linalg.norm(pb - pa) - s.rest_length) ** 2
-    return e
+def element_forces(model: Model, q, v) -> ElementForces:
+    """Contact forces and cable tensions at ``(q, v)``, as the kernels apply
+    them (the model's :class:`~mbfmu.dynamics.model.SpherePlaneContact` and
+    :class:`~mbfmu.dynamics.model.Cable` laws)."""
+    return ElementForces(*_kernels.elements(model._h, q, v))
 
 
 def momentum(model: Model, q, v) -> tuple[np.ndarray, np.ndarray]:

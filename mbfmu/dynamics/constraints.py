@@ -181,7 +181,7 @@ class ConstrainedModel:
         return a, lam
 
     def _spring_torques(self, q, f_p: np.ndarray) -> np.ndarray:
-        if not self.model.springs:
+        if not (self.model.springs or self.model.contacts or self.model.cables):
             return np.zeros(self.model.nv)
         z = np.zeros(self.model.nv)
         # generalized forces of body wrenches: -rnea contribution of f_ext alone

@@ -22,7 +22,8 @@ Forward dynamics derivatives follow from ``rnea(q, v, aba(q, v, tau)) = tau``:
 kernels' force elements (joint springs, dampers, range limits and
 point-to-point spring-dampers, with the law of ``mb_passive_forces`` in
 ``csrc/algorithms.c``), so it differentiates exactly what ``_kernels.rhs``
-computes.
+computes; models with sphere-plane contacts or cables are refused
+(:class:`~mbfmu.errors.ModelError`).
 
 Cost: O(N D) per call in Python with ``D = 3 nv``; meant for linearization
 and control design, not for the simulation loop.
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import ModelError
 from . import _kernels
 from .joints import FREE, PLANAR, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL
 from .model import Model, check_vector
@@ -503,6 +505,9 @@ def forward_dynamics_derivatives(model: Model, q, v, tau, f_ext=None
     At a range limit's boundary the one-sided derivative of the branch
     active at ``q`` is returned (the law is not differentiable there).
     """
+    if model.contacts or model.cables:
+        raise ModelError(f"forward_dynamics_derivatives: model {model.name!r} has sphere-plane contacts "
+                         "or cables, whose derivatives are not implemented")
     q, v, tau, f_ext = _inputs(model, q, v, tau, f_ext)
     _, vdot = _kernels.rhs(model._h, q, v, tau, f_ext)
     dq, vT, aT = _seeds(model, v, vdot)

@@ -107,6 +107,172 @@ class Spring:
     name: str = ""
 
 
+def _vec3(x, what: str) -> np.ndarray:
+    """``x`` as a finite 3-vector of floats (raises ModelError naming ``what``)."""
+    try:
+        arr = np.asarray(x, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise ModelError(f"{what} = {x!r} must be a 3-vector of floats") from None
+    if arr.shape != (3,) or not np.all(np.isfinite(arr)):
+        raise ModelError(f"{what} = {x!r} must be a finite 3-vector")
+    return arr
+
+
+def _scalar(x, what: str, positive: bool = False, signed: bool = False) -> float:
+    """``x`` as a finite float >= 0 (> 0 with ``positive``, any sign with
+    ``signed``); raises ModelError naming ``what``."""
+    try:
+        val = float(x)
+    except (TypeError, ValueError):
+        raise ModelError(f"{what} = {x!r} must be a number") from None
+    if not np.isfinite(val) or (not signed and (val < 0 or (positive and val == 0))):
+        rule = "" if signed else (" and > 0" if positive else " and >= 0")
+        raise ModelError(f"{what} = {x!r} must be finite{rule}")
+    return val
+
+
+def _check_element_body(body, where: str) -> int:
+    if not isinstance(body, (int, np.integer)) or int(body) < 1:
+        raise ModelError(f"{where}: body {body!r} must be a body index >= 1 (not the world)")
+    return int(body)
+
+
+@dataclass(frozen=True, eq=False)
+class SpherePlaneContact:
+    """Compliant contact of a sphere fixed on a body with a plane of the world.
+
+    With the penetration ``d = radius - (normal . c_W - offset)`` (``c_W`` the
+    sphere centre in the world, m) and ``v`` the world velocity of the body
+    point deepest in the plane (``c - radius normal``), the force on that
+    point is, while ``d > 0``,
+
+    * normal: ``f_n = max(stiffness d - damping r(d) (normal . v), 0)``, never
+      pulling, with ``r(d) = min(1, d / ramp)`` fading the damping in so the
+      force is continuous at first touch;
+    * friction (regularized Coulomb): ``-friction f_n v_t / sqrt(|v_t|^2 +
+      slip_speed^2)``, ``v_t`` the tangential part of ``v``.
+
+    Its elastic energy is ``1/2 stiffness max(d, 0)^2``; damping and friction
+    only dissipate. Validated on construction (:class:`ModelError`).
+
+    Attributes
+    ----------
+    body : int
+        Body carrying the sphere (>= 1).
+    center : ndarray (3,)
+        Sphere centre in the body frame, m.
+    radius : float
+        m, > 0.
+    normal : ndarray (3,)
+        Plane normal in the world frame, pointing to the free side; stored
+        normalized (nonzero).
+    offset : float
+        Plane position: ``normal . x = offset`` on the plane (unit normal), m.
+    stiffness : float
+        N/m, >= 0.
+    damping : float
+        N s/m, >= 0.
+    friction : float
+        Coulomb coefficient, >= 0.
+    slip_speed : float
+        Friction regularization speed, m/s, > 0.
+    ramp : float
+        Penetration over which the damping fades in, m, > 0.
+    name : str
+    """
+
+    body: int
+    center: np.ndarray
+    radius: float
+    normal: np.ndarray
+    offset: float
+    stiffness: float
+    damping: float = 0.0
+    friction: float = 0.0
+    slip_speed: float = 1e-2
+    ramp: float = 1e-3
+    name: str = ""
+
+    def __post_init__(self):
+        where = f"contact {self.name!r}"
+        n = _vec3(self.normal, f"{where}: normal")
+        norm = float(np.linalg.norm(n))
+        if norm == 0:
+            raise ModelError(f"{where}: normal must be nonzero")
+        vals = dict(body=_check_element_body(self.body, where),
+                    center=_vec3(self.center, f"{where}: center"),
+                    radius=_scalar(self.radius, f"{where}: radius (m)", positive=True),
+                    normal=n if abs(norm - 1.0) <= 1e-15 else n / norm,  # unit normals kept bit for bit
+                    offset=_scalar(self.offset, f"{where}: offset (m)", signed=True),
+                    stiffness=_scalar(self.stiffness, f"{where}: stiffness (N/m)"),
+                    damping=_scalar(self.damping, f"{where}: damping (N s/m)"),
+                    friction=_scalar(self.friction, f"{where}: friction coefficient"),
+                    slip_speed=_scalar(self.slip_speed, f"{where}: slip_speed (m/s)", positive=True),
+                    ramp=_scalar(self.ramp, f"{where}: ramp (m)", positive=True))
+        for key, val in vals.items():
+            object.__setattr__(self, key, val)
+
+    def packed(self) -> list:
+        """The kernels' parameter row (``CT_*`` columns of ``csrc/mb.h``)."""
+        return [self.body, *self.center, self.radius, *self.normal, self.offset, self.stiffness,
+                self.damping, self.friction, self.slip_speed, self.ramp]
+
+
+@dataclass(frozen=True, eq=False)
+class Cable:
+    """Tension-only spring-damper from a world anchor to a point on a body.
+
+    With ``L`` the anchor-to-point length and the stretch ``s = max(L -
+    rest_length, 0)``, the tension is ``max(stiffness s + damping r(s) dL/dt,
+    0)`` (N) along the cable, ``r(s) = min(1, s / ramp)``: zero when slack,
+    never compressive. Elastic energy ``1/2 stiffness s^2``. Validated on
+    construction (:class:`ModelError`).
+
+    Attributes
+    ----------
+    anchor : ndarray (3,)
+        Anchor point in the world frame, m.
+    body : int
+        Body carrying the attachment point (>= 1).
+    point : ndarray (3,)
+        Attachment point in the body frame, m.
+    rest_length : float
+        m, >= 0.
+    stiffness : float
+        N/m, >= 0.
+    damping : float
+        N s/m, >= 0.
+    ramp : float
+        Stretch over which the damping fades in, m, > 0.
+    name : str
+    """
+
+    anchor: np.ndarray
+    body: int
+    point: np.ndarray
+    rest_length: float
+    stiffness: float
+    damping: float = 0.0
+    ramp: float = 1e-3
+    name: str = ""
+
+    def __post_init__(self):
+        where = f"cable {self.name!r}"
+        vals = dict(anchor=_vec3(self.anchor, f"{where}: anchor"),
+                    body=_check_element_body(self.body, where), point=_vec3(self.point, f"{where}: point"),
+                    rest_length=_scalar(self.rest_length, f"{where}: rest_length (m)"),
+                    stiffness=_scalar(self.stiffness, f"{where}: stiffness (N/m)"),
+                    damping=_scalar(self.damping, f"{where}: damping (N s/m)"),
+                    ramp=_scalar(self.ramp, f"{where}: ramp (m)", positive=True))
+        for key, val in vals.items():
+            object.__setattr__(self, key, val)
+
+    def packed(self) -> list:
+        """The kernels' parameter row (``CB_*`` columns of ``csrc/mb.h``)."""
+        return [*self.anchor, self.body, *self.point, self.rest_length, self.stiffness, self.damping,
+                self.ramp]
+
+
 class ModelBuilder:
     """Assemble a model body by body (the Python builder API).
 
@@ -124,6 +290,8 @@ class ModelBuilder:
         self.bodies: list[Body] = []
         self.joint_forces: dict[int, JointForce] = {}
         self.springs: list[Spring] = []
+        self.contacts: list[SpherePlaneContact] = []
+        self.cables: list[Cable] = []
         self._index = {"world": 0}
 
     def body_index(self, body: int | str) -> int:
@@ -209,9 +377,82 @@ class ModelBuilder:
         self.springs.append(Spring(self.body_index(body_a), tuple(point_a), self.body_index(body_b),
                                    tuple(point_b), float(stiffness), float(damping), float(rest_length), name))
 
+    def add_contact_sphere_plane(self, body: int | str, center_B: Sequence[float], radius: float,
+                                 normal_W: Sequence[float], offset: float, stiffness: float,
+                                 damping: float = 0.0, friction: float = 0.0, slip_speed: float = 1e-2,
+                                 ramp: float = 1e-3, name: str = "") -> SpherePlaneContact:
+        """Add a compliant sphere-plane contact (law: :class:`SpherePlaneContact`).
+
+        Parameters
+        ----------
+        body : int or str
+            Body carrying the sphere (not the world).
+        center_B : array_like (3,)
+            Sphere centre in the body frame, m.
+        radius : float
+            m, > 0.
+        normal_W : array_like (3,)
+            Plane normal in the world frame, towards the free side (normalized).
+        offset : float
+            ``normal . x = offset`` on the plane, m.
+        stiffness, damping : float
+            N/m and N s/m, >= 0.
+        friction : float
+            Coulomb coefficient, >= 0.
+        slip_speed : float
+            Friction regularization speed, m/s, > 0.
+        ramp : float
+            Penetration over which the damping fades in, m, > 0.
+        name : str
+
+        Returns
+        -------
+        SpherePlaneContact
+        """
+        c = SpherePlaneContact(self._element_body(body), center_B, radius, normal_W, offset, stiffness,
+                               damping, friction, slip_speed, ramp, name)
+        self.contacts.append(c)
+        return c
+
+    def add_cable(self, anchor_W: Sequence[float], body: int | str, point_B: Sequence[float],
+                  rest_length: float, stiffness: float, damping: float = 0.0, ramp: float = 1e-3,
+                  name: str = "") -> Cable:
+        """Add a tension-only cable from a world anchor to a body point (law: :class:`Cable`).
+
+        Parameters
+        ----------
+        anchor_W : array_like (3,)
+            Anchor in the world frame, m.
+        body : int or str
+            Body carrying the attachment point (not the world).
+        point_B : array_like (3,)
+            Attachment point in the body frame, m.
+        rest_length : float
+            m, >= 0.
+        stiffness, damping : float
+            N/m and N s/m, >= 0.
+        ramp : float
+            Stretch over which the damping fades in, m, > 0.
+        name : str
+
+        Returns
+        -------
+        Cable
+        """
+        c = Cable(anchor_W, self._element_body(body), point_B, rest_length, stiffness, damping, ramp, name)
+        self.cables.append(c)
+        return c
+
+    def _element_body(self, body: int | str) -> int:
+        i = self.body_index(body)
+        if i == 0:
+            raise ModelError("contacts and cables attach to a body, not the world")
+        return i
+
     def build(self) -> "Model":
         """Validate and pack the model."""
-        return Model(self.bodies, self.gravity, self.joint_forces, self.springs, self.name)
+        return Model(self.bodies, self.gravity, self.joint_forces, self.springs, self.name,
+                     contacts=self.contacts, cables=self.cables)
 
 
 def _per_dof(value, n: int, what: str) -> np.ndarray:
@@ -248,9 +489,12 @@ class Model:
     joint_forces : dict
         Body index -> JointForce.
     springs : tuple of Spring
+    contacts : tuple of SpherePlaneContact
+    cables : tuple of Cable
     """
 
-    def __init__(self, bodies: Sequence[Body], gravity, joint_forces=None, springs=(), name="model"):
+    def __init__(self, bodies: Sequence[Body], gravity, joint_forces=None, springs=(), name="model",
+                 contacts=(), cables=()):
         self.name = name
         self.bodies = tuple(bodies)
         self.gravity = np.asarray(gravity, dtype=float).reshape(-1)
@@ -258,6 +502,8 @@ class Model:
             raise ModelError("gravity must be a finite 3-vector (m/s^2)")
         self.joint_forces = dict(joint_forces or {})
         self.springs = tuple(springs)
+        self.contacts = tuple(contacts)
+        self.cables = tuple(cables)
         nb = len(self.bodies) + 1
         self.nbodies = nb
         self.parent = np.array([-1] + [b.parent for b in self.bodies], dtype=np.int32)
@@ -292,9 +538,12 @@ class Model:
             for bi in (s.body_a, s.body_b):
                 if not 0 <= bi < nb:
                     raise ModelError(f"spring {s.name!r}: body index {bi} out of range")
+        contacts_arr = self._pack_elements(self.contacts, SpherePlaneContact, 14)
+        cables_arr = self._pack_elements(self.cables, Cable, 11)
         self._h = _kernels.new_model(
             nb, self.parent, np.array([j.code for j in joints], dtype=np.int32), nqi, nvi,
             axis1, axis2, Rtree, ptree, inertia, self.gravity, dof_force, len(self.springs), springs_arr,
+            len(self.contacts), contacts_arr, len(self.cables), cables_arr,
             self.q_names, self.v_names, self.body_names)
         self.inertias = inertia
         self.inertias.setflags(write=False)
@@ -326,6 +575,16 @@ class Model:
             if b.joint.nv > 0 and carried[i] <= 0:
                 raise ModelError(f"body {i} ({b.name!r}): its joint moves no mass (the subtree is "
                                  "massless), so the mass matrix would be singular")
+
+    def _pack_elements(self, elements, kind: type, ncols: int) -> np.ndarray:
+        """Parameter rows of contacts or cables (checked: type and body index)."""
+        for e in elements:
+            if not isinstance(e, kind):
+                raise ModelError(f"expected {kind.__name__} elements, got {e!r}")
+            if not 1 <= e.body < self.nbodies:
+                raise ModelError(f"{kind.__name__} {e.name!r}: body index {e.body} out of range "
+                                 f"1..{self.nbodies - 1}")
+        return np.array([e.packed() for e in elements], dtype=float).reshape(-1, ncols)
 
     def _pack_joint_forces(self) -> np.ndarray:
         dof = np.zeros((self.nv, 7))
@@ -384,7 +643,8 @@ class Model:
 
     def with_gravity(self, gravity: Sequence[float]) -> "Model":
         """A copy of the model with another gravity vector (m/s^2)."""
-        return Model(self.bodies, gravity, self.joint_forces, self.springs, self.name)
+        return Model(self.bodies, gravity, self.joint_forces, self.springs, self.name,
+                     contacts=self.contacts, cables=self.cables)
 
     def __repr__(self) -> str:
         return f"Model({self.name!r}, nbodies={self.nbodies}, nq={self.nq}, nv={self.nv})"

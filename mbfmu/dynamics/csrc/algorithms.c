@@ -56,7 +56,7 @@ int mb_alloc_workspace(mb_model *m) {
 void mb_free(mb_model *m) {
     if (!m) return;
     void *p[] = {m->parent, m->jtype, m->iq, m->iv, m->nqi, m->nvi, m->axis1, m->axis2,
-                 m->Rtree, m->ptree, m->Ibody, m->dof_force, m->springs, m->E, m->r, m->RW, m->pW,
+                 m->Rtree, m->ptree, m->Ibody, m->dof_force, m->springs, m->contacts, m->cables, m->E, m->r, m->RW, m->pW,
                  m->S, m->Sr, m->cJ, m->v, m->c, m->a, m->f, m->IA, m->pA, m->U, m->Dinv,
                  m->uu, m->fext, m->tau, m->work};
     for (size_t k = 0; k < sizeof(p) / sizeof(p[0]); ++k) free(p[k]);
@@ -222,6 +222,18 @@ void mb_rnea(mb_model *m, const double *q, const double *qd, const double *qdd,
         int p = m->parent[i];
         if (p > 0) XTf_add(B9(m->E, i), B3(m->r, i), f, B6(m->f, p));
     }
+}
+
+void mb_point_acceleration(const mb_model *m, int b, const double *r_B, double *acc) {
+    const double *v = B6(m->v, b), *a = B6(m->a, b);
+    double t[3], u[3], aB[3];
+    /* aB = dv + w x (v + w x r) + dw x r */
+    cross3(v, r_B, t);
+    for (int k = 0; k < 3; ++k) t[k] += v[3 + k];
+    cross3(v, t, u);
+    cross3(a, r_B, t);
+    for (int k = 0; k < 3; ++k) aB[k] = a[3 + k] + u[k] + t[k];
+    mv3(B9(m->RW, b), aB, acc);
 }
 
 /* ------------------------------------------------------------------ CRBA */
@@ -568,15 +580,135 @@ static void quat_log(const double *e, double *phi) {
     phi[0] = k * e[1]; phi[1] = k * e[2]; phi[2] = k * e[3];
 }
 
+/* displacements (nvi) the joint spring of body i acts on: the rotation
+ * vector of a spherical joint, else the joint coordinates */
+static void joint_displacement(const mb_model *m, int i, const double *q, double *disp) {
+    if (m->jtype[i] == MB_SPHERICAL) quat_log(q + m->iq[i], disp);
+    else for (int k = 0; k < m->nvi[i]; ++k) disp[k] = q[m->iq[i] + k];
+}
+
+/* bodies whose joint takes a joint force element (not free, not fixed) */
+static int has_joint_spring(const mb_model *m, int i) {
+    return m->nvi[i] > 0 && m->jtype[i] != MB_FREE;
+}
+
+void mb_point_position(const mb_model *m, int b, const double *r_B, double *x) {
+    double t[3];
+    mv3(B9(m->RW, b), r_B, t);
+    for (int k = 0; k < 3; ++k) x[k] = m->pW[3 * b + k] + t[k];
+}
+
+/* world velocity xd of the point r_B (body frame) of body b (needs body velocities) */
+static void point_velocity(const mb_model *m, int b, const double *r_B, double *xd) {
+    double t[3];
+    const double *vb = B6(m->v, b);
+    cross3(vb, r_B, t);
+    for (int k = 0; k < 3; ++k) t[k] += vb[3 + k];
+    mv3(B9(m->RW, b), t, xd);
+}
+
+/* add the world force F_W applied at the point r_B of body b (body frame) to
+ * fext[b] as a body-frame spatial force about the body origin (world: ignored) */
+static void add_point_force(const mb_model *m, double *fext, int b, const double *r_B, const double *F_W) {
+    if (b <= 0) return;
+    double f[3], n[3];
+    double *fe = B6(fext, b);
+    mtv3(B9(m->RW, b), F_W, f);
+    cross3(r_B, f, n);
+    for (int k = 0; k < 3; ++k) { fe[k] += n[k]; fe[3 + k] += f[k]; }
+}
+
+/* damping weight r(x) = min(1, x / ramp) for x >= 0: the damping force fades
+ * in from zero, so the element force is continuous at first contact */
+static double ramp_weight(double x, double ramp) {
+    double r = x / ramp;
+    return r < 1.0 ? r : 1.0;
+}
+
+/* length of point-to-point spring s, with the unit vector u from a to b and
+ * the attachment points' world velocities Va, Vb when with_velocity */
+static double spring_length(const mb_model *m, int s, double *u, double *Va, double *Vb, int with_velocity) {
+    const double *P = m->springs + SP_N * s;
+    int ba = (int)P[SP_BA], bb = (int)P[SP_BB];
+    double Pa[3], Pb[3];
+    mb_point_position(m, ba, P + SP_PAX, Pa);
+    mb_point_position(m, bb, P + SP_PBX, Pb);
+    for (int k = 0; k < 3; ++k) u[k] = Pb[k] - Pa[k];
+    double L = sqrt(dot3(u, u));
+    if (L >= 1e-12) for (int k = 0; k < 3; ++k) u[k] /= L;
+    if (with_velocity) {
+        point_velocity(m, ba, P + SP_PAX, Va);
+        point_velocity(m, bb, P + SP_PBX, Vb);
+    }
+    return L;
+}
+
+/* penetration of contact k (m, negative when apart) */
+static double contact_depth(const mb_model *m, int k) {
+    const double *P = m->contacts + CT_N * k;
+    double x[3];
+    mb_point_position(m, (int)P[CT_BODY], P + CT_CX, x);
+    return P[CT_R] - (dot3(P + CT_NX, x) - P[CT_OFF]);
+}
+
+/* length of cable k and the vector d from its body point to its anchor */
+static double cable_length(const mb_model *m, int k, double *d) {
+    const double *P = m->cables + CB_N * k;
+    double x[3];
+    mb_point_position(m, (int)P[CB_BODY], P + CB_PX, x);
+    for (int j = 0; j < 3; ++j) d[j] = P[CB_AX + j] - x[j];
+    return sqrt(dot3(d, d));
+}
+
+/* Sphere against plane: penetration d = radius - (n . centre - offset);
+ * normal force fn = max(k d - c r(d) vn, 0) (never pulling) with vn the
+ * normal velocity of the deepest point; regularized Coulomb friction
+ * -mu fn v_t / sqrt(|v_t|^2 + eps^2). */
+double mb_contact_force(const mb_model *m, int k, double *F, double *rB) {
+    const double *P = m->contacts + CT_N * k;
+    int b = (int)P[CT_BODY];
+    const double *n = P + CT_NX;
+    double nB[3], v[3];
+    double depth = contact_depth(m, k);
+    mtv3(B9(m->RW, b), n, nB);
+    for (int j = 0; j < 3; ++j) rB[j] = P[CT_CX + j] - nB[j] * P[CT_R];
+    F[0] = F[1] = F[2] = 0.0;
+    if (depth <= 0) return depth;
+    point_velocity(m, b, rB, v);
+    double vn = dot3(n, v);
+    double fn = P[CT_K] * depth - P[CT_D] * ramp_weight(depth, P[CT_RAMP]) * vn;
+    if (fn <= 0) return depth;
+    double vt[3] = {v[0] - vn * n[0], v[1] - vn * n[1], v[2] - vn * n[2]};
+    double mu = P[CT_MU] * fn / sqrt(dot3(vt, vt) + P[CT_EPS] * P[CT_EPS]);
+    for (int j = 0; j < 3; ++j) F[j] = fn * n[j] - mu * vt[j];
+    return depth;
+}
+
+/* Tension-only cable from a ground anchor to a body point: tension
+ * max(k s + c r(s) dL/dt, 0) with the stretch s = max(L - L0, 0). */
+double mb_cable_force(const mb_model *m, int k, double *F, double *L) {
+    const double *P = m->cables + CB_N * k;
+    double d[3], v[3];
+    *L = cable_length(m, k, d);
+    F[0] = F[1] = F[2] = 0.0;
+    double s = *L - P[CB_L0];
+    if (s <= 0 || *L < 1e-12) return 0.0;
+    double u[3] = {d[0] / *L, d[1] / *L, d[2] / *L};
+    point_velocity(m, (int)P[CB_BODY], P + CB_PX, v);
+    double T = P[CB_K] * s - P[CB_D] * ramp_weight(s, P[CB_RAMP]) * dot3(u, v);
+    if (T <= 0) return 0.0;
+    for (int j = 0; j < 3; ++j) F[j] = T * u[j];
+    return T;
+}
+
 void mb_passive_forces(mb_model *m, const double *q, const double *qd, double *tau, double *fext) {
     if (m->has_dof_force) {
         for (int i = 1; i < m->nb; ++i) {
-            int nvi = m->nvi[i], iv = m->iv[i], t = m->jtype[i];
-            if (nvi == 0 || t == MB_FREE) continue;
+            if (!has_joint_spring(m, i)) continue;
+            int iv = m->iv[i];
             double disp[6];
-            if (t == MB_SPHERICAL) quat_log(q + m->iq[i], disp);
-            else for (int k = 0; k < nvi; ++k) disp[k] = q[m->iq[i] + k];
-            for (int k = 0; k < nvi; ++k) {
+            joint_displacement(m, i, q, disp);
+            for (int k = 0; k < m->nvi[i]; ++k) {
                 const double *P = m->dof_force + DF_N * (iv + k);
                 double d = disp[k], w = qd[iv + k];
                 double t_el = -P[DF_K] * (d - P[DF_Q0]) - P[DF_D] * w;
@@ -593,42 +725,55 @@ void mb_passive_forces(mb_model *m, const double *q, const double *qd, double *t
     }
     for (int s = 0; s < m->ns; ++s) {
         const double *P = m->springs + SP_N * s;
-        int ba = (int)P[SP_BA], bb = (int)P[SP_BB];
-        const double *pa = P + SP_PAX, *pb = P + SP_PBX;
-        double Pa[3], Pb[3], Va[3], Vb[3], t[3], t2[3];
-        /* world points and world velocities of the two attachment points */
-        mv3(B9(m->RW, ba), pa, t);
-        for (int k = 0; k < 3; ++k) Pa[k] = m->pW[3 * ba + k] + t[k];
-        mv3(B9(m->RW, bb), pb, t);
-        for (int k = 0; k < 3; ++k) Pb[k] = m->pW[3 * bb + k] + t[k];
-        const double *va = B6(m->v, ba), *vb = B6(m->v, bb);
-        cross3(va, pa, t);
-        for (int k = 0; k < 3; ++k) t[k] += va[3 + k];
-        mv3(B9(m->RW, ba), t, Va);
-        cross3(vb, pb, t);
-        for (int k = 0; k < 3; ++k) t[k] += vb[3 + k];
-        mv3(B9(m->RW, bb), t, Vb);
-        double d[3] = {Pb[0] - Pa[0], Pb[1] - Pa[1], Pb[2] - Pa[2]};
-        double L = sqrt(dot3(d, d));
+        double u[3], Va[3], Vb[3];
+        double L = spring_length(m, s, u, Va, Vb, 1);
         if (L < 1e-12) continue;
-        double u[3] = {d[0] / L, d[1] / L, d[2] / L};
         double Ld = (Vb[0] - Va[0]) * u[0] + (Vb[1] - Va[1]) * u[1] + (Vb[2] - Va[2]) * u[2];
         double F = P[SP_K] * (L - P[SP_L0]) + P[SP_D] * Ld; /* tension */
         double Fw[3] = {F * u[0], F * u[1], F * u[2]};     /* on a, towards b */
-        if (ba > 0) {
-            double *fe = B6(fext, ba);
-            mtv3(B9(m->RW, ba), Fw, t);
-            cross3(pa, t, t2);
-            for (int k = 0; k < 3; ++k) { fe[k] += t2[k]; fe[3 + k] += t[k]; }
-        }
-        if (bb > 0) {
-            double *fe = B6(fext, bb);
-            mtv3(B9(m->RW, bb), Fw, t);
-            for (int k = 0; k < 3; ++k) t[k] = -t[k];
-            cross3(pb, t, t2);
-            for (int k = 0; k < 3; ++k) { fe[k] += t2[k]; fe[3 + k] += t[k]; }
+        add_point_force(m, fext, (int)P[SP_BA], P + SP_PAX, Fw);
+        for (int k = 0; k < 3; ++k) Fw[k] = -Fw[k];
+        add_point_force(m, fext, (int)P[SP_BB], P + SP_PBX, Fw);
+    }
+    for (int k = 0; k < m->nct; ++k) {
+        double F[3], rB[3];
+        if (mb_contact_force(m, k, F, rB) > 0)
+            add_point_force(m, fext, (int)m->contacts[CT_N * k + CT_BODY], rB, F);
+    }
+    for (int k = 0; k < m->ncb; ++k) {
+        double F[3], L;
+        if (mb_cable_force(m, k, F, &L) > 0)
+            add_point_force(m, fext, (int)m->cables[CB_N * k + CB_BODY], m->cables + CB_N * k + CB_PX, F);
+    }
+}
+
+double mb_passive_energy(mb_model *m, const double *q) {
+    double e = 0.0;
+    mb_kinematics(m, q, NULL);
+    for (int i = 1; i < m->nb && m->has_dof_force; ++i) {
+        if (!has_joint_spring(m, i)) continue;
+        double disp[6];
+        joint_displacement(m, i, q, disp);
+        for (int k = 0; k < m->nvi[i]; ++k) {
+            const double *P = m->dof_force + DF_N * (m->iv[i] + k);
+            double d = disp[k], r = d - P[DF_Q0];
+            double pen = d < P[DF_LO] ? P[DF_LO] - d : (d > P[DF_HI] ? d - P[DF_HI] : 0.0);
+            e += 0.5 * (P[DF_K] * r * r + P[DF_KLIM] * pen * pen);
         }
     }
+    for (int s = 0; s < m->ns; ++s) {
+        double u[3], x = spring_length(m, s, u, NULL, NULL, 0) - m->springs[SP_N * s + SP_L0];
+        e += 0.5 * m->springs[SP_N * s + SP_K] * x * x;
+    }
+    for (int k = 0; k < m->nct; ++k) {
+        double d = contact_depth(m, k);
+        if (d > 0) e += 0.5 * m->contacts[CT_N * k + CT_K] * d * d;
+    }
+    for (int k = 0; k < m->ncb; ++k) {
+        double d[3], s = cable_length(m, k, d) - m->cables[CB_N * k + CB_L0];
+        if (s > 0) e += 0.5 * m->cables[CB_N * k + CB_K] * s * s;
+    }
+    return e;
 }
 
 int mb_rhs(mb_model *m, const double *q, const double *qd, const double *tau,

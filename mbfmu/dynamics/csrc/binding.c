@@ -86,6 +86,11 @@ static PyArrayObject *as_fext(PyObject *obj, handle_t *h) {
 
 static PyObject *new_vector(npy_intp n) { return PyArray_SimpleNew(1, &n, NPY_DOUBLE); }
 
+static PyObject *new_matrix(npy_intp rows, npy_intp cols) {
+    npy_intp d[2] = {rows, cols};
+    return PyArray_SimpleNew(2, d, NPY_DOUBLE);
+}
+
 static PyObject *raise_singular(handle_t *h, int err) {
     int body = -err;
     PyObject *name = (body >= 0 && body < PyTuple_GET_SIZE(h->body_names))
@@ -123,19 +128,52 @@ static int copy_dbl(PyObject *obj, npy_intp n, double **out, const char *arg) {
     return 0;
 }
 
+/* 0 if every force element names existing bodies (contacts and cables:
+ * not the world), else -1 with ModelError set: the kernels follow them */
+static int check_element_bodies(const mb_model *m) {
+    for (int k = 0; k < m->ns; ++k) {
+        double a = m->springs[SP_N * k + SP_BA], b = m->springs[SP_N * k + SP_BB];
+        if (!(a >= 0 && a < m->nb && b >= 0 && b < m->nb)) {
+            PyErr_Format(ModelError, "spring %d: body index out of range", k);
+            return -1;
+        }
+    }
+    for (int k = 0; k < m->nct; ++k) {
+        double b = m->contacts[CT_N * k + CT_BODY];
+        if (!(b >= 1 && b < m->nb)) {
+            PyErr_Format(ModelError, "contact %d: body index out of range 1..%d", k, m->nb - 1);
+            return -1;
+        }
+    }
+    for (int k = 0; k < m->ncb; ++k) {
+        double b = m->cables[CB_N * k + CB_BODY];
+        if (!(b >= 1 && b < m->nb)) {
+            PyErr_Format(ModelError, "cable %d: body index out of range 1..%d", k, m->nb - 1);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static PyObject *py_new_model(PyObject *self, PyObject *args) {
     PyObject *parent, *jtype, *nqi, *nvi, *axis1, *axis2, *Rtree, *ptree, *inertia, *grav;
-    PyObject *dof_force, *springs, *q_names, *v_names, *body_names;
-    int nb, ns;
-    if (!PyArg_ParseTuple(args, "iOOOOOOOOOOOiOO!O!O!", &nb, &parent, &jtype, &nqi, &nvi, &axis1,
+    PyObject *dof_force, *springs, *contacts, *cables, *q_names, *v_names, *body_names;
+    int nb, ns, nct, ncb;
+    if (!PyArg_ParseTuple(args, "iOOOOOOOOOOOiOiOiOO!O!O!", &nb, &parent, &jtype, &nqi, &nvi, &axis1,
                           &axis2, &Rtree, &ptree, &inertia, &grav, &dof_force, &ns, &springs,
-                          &PyTuple_Type, &q_names, &PyTuple_Type, &v_names, &PyTuple_Type,
-                          &body_names))
+                          &nct, &contacts, &ncb, &cables, &PyTuple_Type, &q_names, &PyTuple_Type,
+                          &v_names, &PyTuple_Type, &body_names))
         return NULL;
+    if (ns < 0 || nct < 0 || ncb < 0) {
+        PyErr_SetString(ModelError, "negative force element count");
+        return NULL;
+    }
     mb_model *m = calloc(1, sizeof(mb_model));
     if (!m) return PyErr_NoMemory();
     m->nb = nb;
     m->ns = ns;
+    m->nct = nct;
+    m->ncb = ncb;
     double *g = NULL;
     if (copy_int(parent, nb, &m->parent, "parent") || copy_int(jtype, nb, &m->jtype, "jtype") ||
         copy_int(nqi, nb, &m->nqi, "nqi") || copy_int(nvi, nb, &m->nvi, "nvi") ||
@@ -168,7 +206,9 @@ static PyObject *py_new_model(PyObject *self, PyObject *args) {
     m->nq = nq;
     m->nv = nv;
     if (copy_dbl(dof_force, (npy_intp)nv * DF_N, &m->dof_force, "dof_force") ||
-        copy_dbl(springs, (npy_intp)ns * SP_N, &m->springs, "springs")) {
+        copy_dbl(springs, (npy_intp)ns * SP_N, &m->springs, "springs") ||
+        copy_dbl(contacts, (npy_intp)nct * CT_N, &m->contacts, "contacts") ||
+        copy_dbl(cables, (npy_intp)ncb * CB_N, &m->cables, "cables") || check_element_bodies(m)) {
         mb_free(m);
         return NULL;
     }
@@ -377,6 +417,41 @@ static PyObject *py_body_accelerations(PyObject *self, PyObject *args) {
     return A;
 }
 
+/* point_accelerations(h, q, v, a, bodies (n,), points (n, 3)) -> (n, 3):
+ * world-frame inertial accelerations of body points (gravity excluded) */
+static PyObject *py_point_accelerations(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *a, *bodies, *points;
+    if (!PyArg_ParseTuple(args, "OOOOOO", &cap, &q, &v, &a, &bodies, &points)) return NULL;
+    call_t c;
+    PyArrayObject *ab = NULL, *ap = NULL;
+    PyObject *out = NULL;
+    if (call_parse(&c, cap, q, v, "v", a, "a", NULL)) goto done;
+    mb_model *m = c.h->m;
+    ab = (PyArrayObject *)PyArray_FROMANY(bodies, NPY_INTP, 0, 1, NPY_ARRAY_IN_ARRAY);
+    if (!ab) {
+        PyErr_Clear();
+        PyErr_SetString(InputError, "point_accelerations: bodies must be integers");
+        goto done;
+    }
+    npy_intp n = PyArray_SIZE(ab);
+    const npy_intp *b = PyArray_DATA(ab);
+    for (npy_intp k = 0; k < n; ++k)
+        if (b[k] < 0 || b[k] >= m->nb) {
+            PyErr_Format(InputError, "point_accelerations: body %zd is out of range [0, %d)",
+                         (Py_ssize_t)b[k], m->nb);
+            goto done;
+        }
+    if (!(ap = as_vector(points, 3 * n, "points (n x 3, body frames)", NULL))) goto done;
+    mb_rnea(m, D(c.q), D(c.v), D(c.w), NULL, 0, m->tau);
+    if (!(out = new_matrix(n, 3))) goto done;
+    for (npy_intp k = 0; k < n; ++k)
+        mb_point_acceleration(m, (int)b[k], D(ap) + 3 * k, D((PyArrayObject *)out) + 3 * k);
+done:
+    call_clear(&c);
+    Py_XDECREF(ab); Py_XDECREF(ap);
+    return out;
+}
+
 /* (S, Sring) each (nb, 6, 6): column k of joint i's motion subspace at [i, k] */
 static PyObject *py_subspaces(PyObject *self, PyObject *args) {
     PyObject *cap, *q, *v;
@@ -452,6 +527,44 @@ static PyObject *py_passive_forces(PyObject *self, PyObject *args) {
     PyObject *res = PyTuple_Pack(2, tau, F);
     Py_DECREF(tau); Py_DECREF(F);
     return res;
+}
+
+/* elements(h, q, v) -> (contact force (nct,3) world N, contact point (nct,3)
+ * world m, penetration (nct,) m, cable tension (ncb,) N, cable length (ncb,) m) */
+static PyObject *py_elements(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v;
+    if (!PyArg_ParseTuple(args, "OOO", &cap, &q, &v)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    PyObject *Fc = new_matrix(m->nct, 3), *xc = new_matrix(m->nct, 3), *dc = new_vector(m->nct);
+    PyObject *T = new_vector(m->ncb), *L = new_vector(m->ncb), *res = NULL;
+    if (Fc && xc && dc && T && L) {
+        mb_kinematics(m, D(c.q), D(c.v));
+        for (int k = 0; k < m->nct; ++k) {
+            double rB[3];
+            D((PyArrayObject *)dc)[k] = mb_contact_force(m, k, D((PyArrayObject *)Fc) + 3 * k, rB);
+            mb_point_position(m, (int)m->contacts[CT_N * k + CT_BODY], rB, D((PyArrayObject *)xc) + 3 * k);
+        }
+        for (int k = 0; k < m->ncb; ++k) {
+            double F[3];
+            D((PyArrayObject *)T)[k] = mb_cable_force(m, k, F, D((PyArrayObject *)L) + k);
+        }
+        res = PyTuple_Pack(5, Fc, xc, dc, T, L);
+    }
+    Py_XDECREF(Fc); Py_XDECREF(xc); Py_XDECREF(dc); Py_XDECREF(T); Py_XDECREF(L);
+    call_clear(&c);
+    return res;
+}
+
+static PyObject *py_passive_energy(PyObject *self, PyObject *args) {
+    PyObject *cap, *q;
+    if (!PyArg_ParseTuple(args, "OO", &cap, &q)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, NULL, NULL, NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    double e = mb_passive_energy(c.h->m, D(c.q));
+    call_clear(&c);
+    return PyFloat_FromDouble(e);
 }
 
 static PyObject *py_rhs(PyObject *self, PyObject *args) {
@@ -820,11 +933,17 @@ static PyMethodDef methods[] = {
     {"sweep", py_sweep, METH_VARARGS, "sweep(h, q, p, tau, fext=None) -> (qdot, pdot, v)"},
     {"kinematics", py_kinematics, METH_VARARGS, "kinematics(h, q, v=None) -> (R, p, v)"},
     {"body_accelerations", py_body_accelerations, METH_VARARGS, "body accelerations (nb,6)"},
+    {"point_accelerations", py_point_accelerations, METH_VARARGS,
+     "point_accelerations(h, q, v, a, bodies, points) -> (n, 3) world, gravity excluded"},
     {"subspaces", py_subspaces, METH_VARARGS, "subspaces(h, q, v) -> (S, Sring)"},
     {"qdot", py_qdot, METH_VARARGS, "qdot(h, q, v) -> dq/dt"},
     {"integrate", py_integrate, METH_VARARGS, "integrate(h, q, v, dt) -> q (+) v dt"},
     {"normalize", py_normalize, METH_VARARGS, "normalize(h, q) -> q with unit quaternions"},
     {"passive_forces", py_passive_forces, METH_VARARGS, "(tau, fext) of the force elements"},
+    {"passive_energy", py_passive_energy, METH_VARARGS,
+     "passive_energy(h, q) -> elastic energy of the force elements, J"},
+    {"elements", py_elements, METH_VARARGS,
+     "elements(h, q, v) -> (contact forces, contact points, penetrations, cable tensions, lengths)"},
     {"rhs", py_rhs, METH_VARARGS, "rhs(h, q, v, tau, fext=None) -> (qdot, vdot)"},
     {"rk4", py_rk4, METH_VARARGS, "rk4(h, q, v, tau, dt, n, fext=None) -> (q, v)"},
     {"rk4_canonical", py_rk4_canonical, METH_VARARGS,

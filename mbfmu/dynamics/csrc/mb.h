@@ -31,12 +31,23 @@ enum mb_joint_type {
 enum { DF_K = 0, DF_D, DF_Q0, DF_LO, DF_HI, DF_KLIM, DF_DLIM, DF_N };
 /* Point-to-point spring-damper parameters (columns of springs). */
 enum { SP_BA = 0, SP_PAX, SP_PAY, SP_PAZ, SP_BB, SP_PBX, SP_PBY, SP_PBZ, SP_K, SP_D, SP_L0, SP_N };
+/* Sphere-plane contact parameters (columns of contacts): body, sphere centre
+ * (body frame, m), radius (m), unit plane normal (world, towards the free
+ * side), plane offset (n . x = offset on the plane, m), stiffness (N/m),
+ * damping (N s/m), friction coefficient, slip speed (m/s), damping ramp (m). */
+enum { CT_BODY = 0, CT_CX, CT_CY, CT_CZ, CT_R, CT_NX, CT_NY, CT_NZ, CT_OFF, CT_K, CT_D, CT_MU,
+       CT_EPS, CT_RAMP, CT_N };
+/* Ground-anchored cable parameters (columns of cables): anchor (world, m),
+ * body, point (body frame, m), rest length (m), stiffness (N/m), damping
+ * (N s/m), damping ramp (m). */
+enum { CB_AX = 0, CB_AY, CB_AZ, CB_BODY, CB_PX, CB_PY, CB_PZ, CB_L0, CB_K, CB_D, CB_RAMP, CB_N };
 
 typedef struct {
     /* ---- description (immutable after creation) ---- */
     int nb;          /* number of bodies including the world body 0 */
     int nq, nv;      /* configuration and velocity sizes */
     int ns;          /* number of point-to-point springs */
+    int nct, ncb;    /* number of sphere-plane contacts and of cables */
     int *parent;     /* (nb) parent body, -1 for the world */
     int *jtype;      /* (nb) enum mb_joint_type */
     int *iq, *iv;    /* (nb) first configuration / velocity index of the joint */
@@ -49,6 +60,8 @@ typedef struct {
     double g[3];     /* gravity, world frame, m/s^2 */
     double *dof_force; /* (nv, DF_N) joint spring/damper/limit per velocity coordinate */
     double *springs;   /* (ns, SP_N) point-to-point spring-dampers */
+    double *contacts;  /* (nct, CT_N) sphere-plane contacts */
+    double *cables;    /* (ncb, CB_N) ground-anchored tension-only cables */
     int has_dof_force; /* any nonzero joint force element */
 
     /* ---- workspace (overwritten by every call) ---- */
@@ -113,9 +126,27 @@ void mb_normalize(const mb_model *m, double *q);
  * coordinates start at qi (any layout of q) */
 void mb_normalize_joint(const mb_model *m, int i, double *qi);
 
-/* passive forces: joint springs/dampers/limits into tau (added), spring-damper
- * forces into fext (added, body frame). Needs mb_kinematics(q, qd) first. */
+/* passive forces: joint springs/dampers/limits into tau (added), spring-damper,
+ * contact and cable forces into fext (added, body frame). Needs
+ * mb_kinematics(q, qd) first. */
 void mb_passive_forces(mb_model *m, const double *q, const double *qd, double *tau, double *fext);
+/* elastic energy (J) of the force elements at q: joint springs and range
+ * limits, point-to-point springs, contacts, cables (runs mb_kinematics(q)) */
+double mb_passive_energy(mb_model *m, const double *q);
+/* world position x (m) of the point r_B (body frame, m) of body b after mb_kinematics */
+void mb_point_position(const mb_model *m, int b, const double *r_B, double *x);
+/* world-frame classical acceleration (m/s^2) of the point r_B (body frame, m)
+ * of body b from the body velocities v and accelerations a of the last
+ * mb_rnea call (with_gravity = 0: the inertial acceleration; 1: minus gravity) */
+void mb_point_acceleration(const mb_model *m, int b, const double *r_B, double *acc);
+/* Force element readouts (need mb_kinematics(q, qd) first).
+ * mb_contact_force: world force F (3, N) of contact k on its body, applied at
+ * the point rB (3, body frame, m: the sphere's deepest point along -normal);
+ * returns the penetration (m, negative when apart; F = 0 then).
+ * mb_cable_force: world force F (3, N) of cable k on its body point and the
+ * length L (m); returns the tension (N, >= 0). */
+double mb_contact_force(const mb_model *m, int k, double *F, double *rB);
+double mb_cable_force(const mb_model *m, int k, double *F, double *L);
 /* whole right-hand side with passive forces: dq/dt (nq), dv/dt (nv) */
 int mb_rhs(mb_model *m, const double *q, const double *qd, const double *tau,
            const double *fext, double *qdot, double *qdd);

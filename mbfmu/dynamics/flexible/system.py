@@ -58,7 +58,8 @@ it carries, reduced earlier in the backward pass)
     eta_ddot = M_ee^-1 (Q - K eta - D eta_dot - b_e - M_eR A_B)
 
 after which B's joint is an ordinary articulated-body step. Joint springs,
-point springs (also between tip frames), body wrenches ``f_ext`` and
+point springs (also between tip frames), sphere-plane contacts and cables
+(on any body of the virtual tree), body wrenches ``f_ext`` and
 prescribed joint accelerations (hybrid ABA: a driven joint hands its
 articulated inertia up unreduced) are supported; a prescribed modal
 coordinate or part of a multi-DOF joint falls back to the projection
@@ -240,7 +241,8 @@ class FlexibleSystemBuilder:
     """Build a tree of rigid bodies and assumed-modes beams.
 
     Same calls as :class:`~mbfmu.dynamics.ModelBuilder` (``add_body``,
-    ``add_joint_force``, ``add_spring``) plus :meth:`add_beam`. A beam's
+    ``add_joint_force``, ``add_spring``, ``add_contact_sphere_plane``,
+    ``add_cable``) plus :meth:`add_beam`. A beam's
     deformed tip frame is the parent ``"<beam name>.tip"``.
 
     Example
@@ -298,6 +300,19 @@ class FlexibleSystemBuilder:
         """Point-to-point spring-damper between two bodies (see ModelBuilder)."""
         self._vb.add_spring(self._parent(body_a), point_a, self._parent(body_b), point_b, stiffness,
                             damping, rest_length, name)
+
+    def add_contact_sphere_plane(self, body, center_B, radius, normal_W, offset, stiffness, damping=0.0,
+                                 friction=0.0, slip_speed=1e-2, ramp=1e-3, name=""):
+        """Sphere-plane contact on a rigid body, beam frame or ``"<beam>.tip"``
+        (arguments and law as :meth:`ModelBuilder.add_contact_sphere_plane`)."""
+        return self._vb.add_contact_sphere_plane(self._parent(body), center_B, radius, normal_W, offset,
+                                                 stiffness, damping, friction, slip_speed, ramp, name)
+
+    def add_cable(self, anchor_W, body, point_B, rest_length, stiffness, damping=0.0, ramp=1e-3, name=""):
+        """Tension-only cable from a world anchor to a rigid body, beam frame
+        or ``"<beam>.tip"`` (arguments and law as :meth:`ModelBuilder.add_cable`)."""
+        return self._vb.add_cable(anchor_W, self._parent(body), point_B, rest_length, stiffness, damping,
+                                  ramp, name)
 
     # ---- beams ----------------------------------------------------------------
     def add_beam(self, name: str, parent: int | str, joint: Joint, beam: BeamProperties,
@@ -526,7 +541,7 @@ class FlexibleSystem:
             self.D[s, s] = b.D
         self._G = np.zeros((model.nv, self.nv))
         self._G[self._vv_rigid, np.arange(self.nv_rigid)] = 1.0
-        self._has_passive = bool(model.joint_forces) or bool(model.springs)
+        self._has_passive = bool(model.joint_forces or model.springs or model.contacts or model.cables)
         self._minimal = not model.has_quaternions
         self._pack_flexible_aba(virtual, Gf, quad_rows, quad_H)
 
@@ -863,7 +878,8 @@ class FlexibleSystem:
         return tree_kinetic_energy(self.model, c, cd)
 
     def potential_energy(self, q) -> float:
-        """Gravity, joint and point springs, and strain energy ``1/2 q_f^T K q_f``, J."""
+        """Gravity, the force elements (joint and point springs, contacts,
+        cables) and strain energy ``1/2 q_f^T K q_f``, J."""
         q = np.asarray(q, float)
         c, _, _, _ = self.virtual_state(q)
         qf = q[self.nq_rigid:]
