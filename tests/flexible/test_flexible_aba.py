@@ -256,13 +256,17 @@ def test_bad_input_raises_and_never_crashes():
         _kernels.flex_rhs(s.model._h, q, v, tau)
 
 
-def test_singular_modal_mass_is_a_simulation_error():
-    """Six bending modes sampled by two stations: M_ee has rank 2."""
+def singular_modal_mass_system():
+    """A beam "thin" with six bending modes sampled by two stations: M_ee has rank 2."""
     b = FlexibleSystemBuilder(gravity=(0, 0, 0))
     b.add_beam("thin", "world", Revolute(axis=(0, 0, 1)),
                BeamProperties.rectangular(1.0, 0.01, 0.01, E=1e9, density=1e3),
                ModeSet(bending_y=6), mass=1.0, inertia=(0.1, 0.1, 0.1), n_sections=2)
-    s = b.build()
+    return b.build()
+
+
+def test_singular_modal_mass_is_a_simulation_error():
+    s = singular_modal_mass_system()
     with pytest.raises(SimulationError, match="thin"):
         s.accelerations(s.neutral(), np.zeros(s.nv))
 

@@ -15,7 +15,7 @@ from mbfmu.dynamics import (Fixed, FreeFlyer, JointForce, ModelBuilder, Prismati
 from mbfmu.dynamics.flexible import BeamProperties, FlexibleSystemBuilder, ModeSet
 from mbfmu.errors import InputError, SimulationError
 
-from .test_flexible_aba import random_state, random_system
+from .test_flexible_aba import random_state, random_system, singular_modal_mass_system
 
 
 def quaternion_slices(s):
@@ -164,11 +164,7 @@ def test_unstable_step_is_a_simulation_error():
 
 
 def test_singular_modal_mass_is_a_simulation_error():
-    b = FlexibleSystemBuilder(gravity=(0, 0, 0))
-    b.add_beam("thin", "world", Revolute(axis=(0, 0, 1)),
-               BeamProperties.rectangular(1.0, 0.01, 0.01, E=1e9, density=1e3),
-               ModeSet(bending_y=6), mass=1.0, inertia=(0.1, 0.1, 0.1), n_sections=2)
-    s = b.build()
+    s = singular_modal_mass_system()
     with pytest.raises(SimulationError, match="thin"):
         s.step_rk4(s.neutral(), np.zeros(s.nv), None, 1e-3, 3)
 
