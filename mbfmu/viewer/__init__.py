@@ -45,8 +45,9 @@ with the run's ``"values": {"unit.param": v}``) let ``mbfmu view`` rebuild
 the plant by itself; otherwise pass ``--model``.
 
 The HTML page stores at most ``max_frames`` frames and interpolates between
-them; the window, stills and videos evaluate the recorded state at every
-drawn instant exactly.
+them (positions and beam centre lines linearly, orientations by quaternion
+slerp, so a fast-spinning body keeps its size); the window, stills and
+videos evaluate the recorded state at every drawn instant exactly.
 
 Modules: :mod:`.results` (files), :mod:`.scene` (poses at any time,
 decimation), :mod:`.meshes`, :mod:`.camera`, :mod:`.mpl` (window, stills,

@@ -5,6 +5,9 @@ float32 arrays in a JSON block) and our own canvas-2D renderer
 (``assets/replay.js``, inlined): play/pause, scrub, speed, orbit (drag) and
 zoom (wheel), trails, and a link to the current time. Opening
 ``replay.html#t=1.5`` shows the run paused at t = 1.5 s. Nothing is fetched.
+Between stored frames the page interpolates positions linearly and
+orientations by slerp, which stays exact for a body spinning at a constant
+rate about a fixed axis by less than 180 deg per frame interval.
 
 For tests and tooling the page exposes ``#mbfmu-status`` (``data-ready="1"``
 once drawn, ``data-t`` the time shown) and ``#mbfmu-errors`` (every uncaught

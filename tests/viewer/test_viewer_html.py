@@ -10,7 +10,7 @@ import subprocess
 import numpy as np
 import pytest
 from PIL import Image
-from viewer_toys import DoublePendulum, need_tool, record
+from viewer_toys import DoublePendulum, SpinningBox, need_tool, record, rot_z
 
 from mbfmu.viewer import Recording, write_html
 from mbfmu.viewer.camera import Camera
@@ -130,3 +130,42 @@ def test_signal_panel_data_are_the_recorded_values_at_the_frames(pendulum_rec):
     at = np.frombuffer(base64.b64decode(data["signals"][0]["at_frames"]), "<f8")
     np.testing.assert_allclose(at, [pendulum_rec.state_at(t)[1] for t in times], atol=1e-12)
     assert data["signals"][0]["name"] == "q[2]"
+
+
+def _colour_mask(img, rgb):
+    """:func:`_colour_ok` over a whole image."""
+    px = img.astype(float)
+    ref = np.asarray(rgb, dtype=float) / np.linalg.norm(rgb)
+    cos = (px @ ref) / np.maximum(np.linalg.norm(px, axis=2), 1e-9)
+    return (px.max(axis=2) - px.min(axis=2) >= 40) & (cos > 0.97)
+
+
+def test_html_slerps_a_fast_spin_between_stored_frames(tmp_path):
+    """Two stored frames 90 deg apart: at mid-interval the box is drawn at
+    45 deg and at full size (an element-wise blend of the two matrices would
+    draw it at 0.71 of its size, half its area)."""
+    from matplotlib.path import Path as Polygon
+
+    plant = SpinningBox()
+    rec = Recording(record(plant, np.array([0.0, 1.0]), np.array([[0.0], [np.pi / 2]])), plant)
+    cam = Camera(target=(0.0, 0.0, 0.0), distance=3.0, azimuth=-np.pi / 2, elevation=np.pi / 2)  # looking down z
+    path = write_html(rec, tmp_path / "spin.html", autoplay=False, camera=cam)
+    rgb = page_data(path)["shapes"][0]["rgb"]
+    lx, ly, lz = plant.geometry[0].size
+    corners = np.array([[sx * lx / 2, sy * ly / 2, lz / 2] for sx, sy in ((1, 1), (-1, 1), (-1, -1), (1, -1))])
+    rows, cols = np.mgrid[0:H, 0:W]
+    centres = np.stack([cols.ravel() + 0.5, rows.ravel() + 0.5], 1)
+    drawn, expected = {}, {}
+    for t in (0.0, 0.5):
+        shot = tmp_path / f"spin{t}.png"
+        out = chromium(f"--screenshot={shot}", f"--window-size={W},{H}", path.as_uri() + f"#t={t}")
+        assert shot.is_file(), out.stderr[-2000:]
+        drawn[t] = _colour_mask(np.asarray(Image.open(shot).convert("RGB")), rgb)
+        u, v, _ = cam.project(corners @ rot_z(np.pi / 2 * t).T, W, H)  # the exact pose at t
+        expected[t] = Polygon(np.stack([u, v], 1)).contains_points(centres).reshape(H, W)
+    n0, n_mid = int(drawn[0.0].sum()), int(drawn[0.5].sum())
+    assert n0 == pytest.approx(expected[0.0].sum(), rel=0.05)  # the stored frame is drawn where expected
+    assert n_mid == pytest.approx(n0, rel=0.03), f"extent at mid-interval {n_mid} px, at a stored frame {n0} px"
+    for t in (0.0, 0.5):  # and where the rotated corners project
+        iou = (drawn[t] & expected[t]).sum() / (drawn[t] | expected[t]).sum()
+        assert iou > 0.9, f"t = {t}: drawn box overlaps the exact projected box by {iou:.2f} only"

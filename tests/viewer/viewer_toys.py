@@ -4,6 +4,7 @@
   masses at the link ends; bodies 1 and 2; cylinders and spheres.
 * :class:`FlexibleArm`: a hub turning about z carrying one beam along its x
   axis, bent in y by one assumed mode ``w(s) = e (s/L)^2``.
+* :class:`SpinningBox`: one flat box (body 1) turning about the world z axis.
 """
 from __future__ import annotations
 
@@ -90,6 +91,17 @@ class FlexibleArm(Plant):
         out = np.zeros((s.size, 3))
         out[:, 1] = x[1] * (s / self.L) ** 2
         return out
+
+
+class SpinningBox(Plant):
+    name = "toy_spinning_box"
+
+    def __init__(self, size=(1.0, 0.3, 0.05), color="#2ca02c"):
+        self.states = (Signal("theta", "rad", kind="state"),)
+        self.geometry = (Shape(1, "box", tuple(size), color=color, name="box"),)
+
+    def poses(self, x):
+        return np.stack([np.eye(3), rot_z(x[0])]), np.zeros((2, 3))
 
 
 def record(plant: Plant, time: np.ndarray, X: np.ndarray, prefix: str = "", extra: dict | None = None) -> np.ndarray:

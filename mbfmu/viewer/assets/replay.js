@@ -61,6 +61,41 @@
     for (var i = 0; i < n; i++) out[i] = arr[b0 + i] + a * (arr[b1 + i] - arr[b0 + i]);
     return out;
   }
+  // Orientations are slerped: an element-wise blend of two rotation matrices
+  // is not a rotation (a body turning 90 deg between frames shrinks by 0.71).
+  function quat(M, o) {  // unit quaternion (w, x, y, z) of the row-major matrix M[o..o+8]
+    var m = Array.prototype.slice.call(M, o, o + 9), tr = m[0] + m[4] + m[8], s;
+    // Shepperd: divide by the largest of 4w^2, 4x^2, 4y^2, 4z^2 (never near 0)
+    if (tr >= m[0] && tr >= m[4] && tr >= m[8]) {
+      s = 2 * Math.sqrt(1 + tr); return [s / 4, (m[7] - m[5]) / s, (m[2] - m[6]) / s, (m[3] - m[1]) / s];
+    }
+    if (m[0] >= m[4] && m[0] >= m[8]) {
+      s = 2 * Math.sqrt(1 + m[0] - m[4] - m[8]); return [(m[7] - m[5]) / s, s / 4, (m[1] + m[3]) / s, (m[2] + m[6]) / s];
+    }
+    if (m[4] >= m[8]) {
+      s = 2 * Math.sqrt(1 + m[4] - m[0] - m[8]); return [(m[2] - m[6]) / s, (m[1] + m[3]) / s, s / 4, (m[5] + m[7]) / s];
+    }
+    s = 2 * Math.sqrt(1 + m[8] - m[0] - m[4]); return [(m[3] - m[1]) / s, (m[2] + m[6]) / s, (m[5] + m[7]) / s, s / 4];
+  }
+  function rotAt(k, a, si) {  // R_WB of shape si at frame k (+a toward k+1), row-major
+    var o = (k * ns + si) * 9;
+    if (a === 0 || k + 1 >= nf) return Array.prototype.slice.call(R, o, o + 9);
+    var q0 = quat(R, o), q1 = quat(R, o + ns * 9), d = 0, i;
+    for (i = 0; i < 4; i++) d += q0[i] * q1[i];
+    if (d < 0) { d = -d; q1 = q1.map(function (c) { return -c; }); }  // the shorter arc
+    var w0 = 1 - a, w1 = a;
+    if (d < 0.9995) {  // else nearly parallel: normalized lerp
+      var th = Math.acos(d), sn = Math.sin(th);
+      w0 = Math.sin((1 - a) * th) / sn; w1 = Math.sin(a * th) / sn;
+    }
+    var q = [], n = 0;
+    for (i = 0; i < 4; i++) { q.push(w0 * q0[i] + w1 * q1[i]); n += q[i] * q[i]; }
+    n = Math.sqrt(n);
+    var w = q[0] / n, x = q[1] / n, y = q[2] / n, z = q[3] / n;
+    return [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
+            2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+            2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)];
+  }
 
   // ---------------------------------------------------------------- drawing
   function resize() {
@@ -116,7 +151,7 @@
 
     var ka = frameAt(state.t), k = ka[0], a = ka[1], tris = [];
     for (var si = 0; si < ns; si++) {
-      var sh = shapes[si], Rm = lerp(R, ns * 9, k, a, si * 9, 9), V, F;
+      var sh = shapes[si], Rm = rotAt(k, a, si), V, F;
       if (sh.beam) {
         var vf = tubeVerts(lerp(sh.beam, nst * 3, k, a, 0, nst * 3), sh.radius, Rm); V = vf[0]; F = vf[1];
       } else {
