@@ -9,11 +9,11 @@ import pytest
 from mbfmu.dynamics import (FreeFlyer, JointForce, ModelBuilder, Planar, Prismatic, Revolute,
                             Spherical, Universal, _kernels, rnea)
 from mbfmu.dynamics import derivatives as dd
-from mbfmu.dynamics.joints import FREE, PRISMATIC, REVOLUTE, SPHERICAL
 from mbfmu.dynamics.spatial import rot_axis
 from mbfmu.dynamics.urdf import load_urdf
 from mbfmu.errors import InputError
 
+from pinocchio_bridge import to_pinocchio
 from random_trees import random_inertia, random_urdf
 
 import pinocchio as pin  # noqa: E402  (test dependency: the oracle)
@@ -59,43 +59,12 @@ def _tree_with_ball_and_free_joints(rng):
     return b.build()
 
 
-def _to_pinocchio(model):
-    """The same tree as a Pinocchio model, with the permutations of q and v
-    (Pinocchio: quaternion (x, y, z, w); free-flyer velocity [v; w])."""
-    pm = pin.Model()
-    pm.gravity = pin.Motion(np.r_[model.gravity, 0, 0, 0])
-    jid = [0]
-    perm_q, perm_v = [], []
-    for i in range(1, model.nbodies):
-        body, j = model.bodies[i - 1], model.joints[i]
-        iq, iv = model.idx_q[i], model.idx_v[i]
-        if j.code == REVOLUTE:
-            jm = pin.JointModelRevoluteUnaligned(*j.axes()[0])
-            perm_q += [iq]; perm_v += [iv]
-        elif j.code == PRISMATIC:
-            jm = pin.JointModelPrismaticUnaligned(*j.axes()[0])
-            perm_q += [iq]; perm_v += [iv]
-        elif j.code == SPHERICAL:
-            jm = pin.JointModelSpherical()
-            perm_q += [iq + 1, iq + 2, iq + 3, iq]; perm_v += [iv, iv + 1, iv + 2]
-        elif j.code == FREE:
-            jm = pin.JointModelFreeFlyer()
-            perm_q += [iq, iq + 1, iq + 2, iq + 4, iq + 5, iq + 6, iq + 3]
-            perm_v += [iv + 3, iv + 4, iv + 5, iv, iv + 1, iv + 2]
-        else:
-            raise AssertionError(j)
-        k = pm.addJoint(jid[body.parent], jm, pin.SE3(body.R_PJ, body.p_PJ), body.name)
-        pm.appendBodyToJoint(k, pin.Inertia(body.mass, body.com, body.inertia), pin.SE3.Identity())
-        jid.append(k)
-    return pm, np.array(perm_q), np.array(perm_v)
-
-
 def test_derivatives_match_pinocchio_with_ball_and_free_joints():
     """Quaternion joints: derivatives with respect to the tangent increment
     (Pinocchio's convention, q (+) dq = q Exp(dq))."""
     rng = np.random.default_rng(7)
     model = _tree_with_ball_and_free_joints(rng)
-    pm, pq, pv = _to_pinocchio(model)
+    pm, pq, pv = to_pinocchio(model)
     data = pm.createData()
     q = _kernels.normalize(model._h, model.neutral() + 0.6 * rng.normal(size=model.nq))
     v = rng.normal(size=model.nv)

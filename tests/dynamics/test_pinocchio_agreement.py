@@ -61,19 +61,16 @@ def test_free_flyer_and_spherical_match_pinocchio():
 
     rng = np.random.default_rng(7)
     from random_trees import random_inertia
+    from pinocchio_bridge import to_pinocchio
     b = ModelBuilder()
-    pm = pin.Model()
-    specs = [("base", 0, FreeFlyer(), pin.JointModelFreeFlyer()),
-             ("ball", 1, Spherical(), pin.JointModelSpherical()),
-             ("hinge", 2, Revolute(axis=(0, 1, 0)), pin.JointModelRY())]
-    for name, parent, joint, pjoint in specs:
+    specs = [("base", 0, FreeFlyer()), ("ball", 1, Spherical()), ("hinge", 2, Revolute(axis=(0, 1, 0)))]
+    for name, parent, joint in specs:
         mass, com, I = random_inertia(rng)
         R = rpy(*rng.uniform(-1, 1, 3))
         p = rng.uniform(-0.5, 0.5, 3)
         b.add_body(name, parent, joint, mass, com, I, R_PJ=R, p_PJ=p)
-        jid = pm.addJoint(parent, pjoint, pin.SE3(R, p), name)
-        pm.appendBodyToJoint(jid, pin.Inertia(mass, com, I), pin.SE3.Identity())
     model = b.build()
+    pm, perm_q, perm_v = to_pinocchio(model)
     pd = pm.createData()
     quat1 = rng.normal(size=4); quat1 /= np.linalg.norm(quat1)
     quat2 = rng.normal(size=4); quat2 /= np.linalg.norm(quat2)
@@ -83,6 +80,8 @@ def test_free_flyer_and_spherical_match_pinocchio():
     q_pin = np.r_[pos, quat1[1:], quat1[0], quat2[1:], quat2[0], hinge]
     v = rng.normal(size=model.nv)  # [w_base, v_base, w_ball, hinge]
     perm = np.r_[3, 4, 5, 0, 1, 2, 6, 7, 8, 9]  # mbfmu index of each pinocchio coordinate
+    # the converter's permutations, checked against the orderings written out here
+    assert np.array_equal(q[perm_q], q_pin) and np.array_equal(perm_v, perm)
     v_pin = v[perm]
     tau = rng.normal(size=model.nv)
     a_ref = pin.aba(pm, pd, q_pin, v_pin, tau[perm])
@@ -154,3 +153,58 @@ def test_thousand_body_tree_is_consistent_and_a_large_tree_matches_pinocchio():
     tau = rng.normal(size=model.nv)
     v = rng.normal(size=model.nv)
     assert _rel(aba(model, q, v, tau), pin.aba(pmodel, pdata, q, v, tau)) < 1e-9
+
+
+def test_converter_folds_fixed_bodies_into_the_parent_joint():
+    """A welded body (``Fixed``) becomes inertia on its parent's Pinocchio
+    joint and its children hang from that joint at the composed placement."""
+    from mbfmu.dynamics import Fixed, ModelBuilder, Prismatic, Revolute, forward_kinematics
+    from mbfmu.dynamics.spatial import rpy
+    from pinocchio_bridge import to_pinocchio
+    from random_trees import random_inertia
+
+    rng = np.random.default_rng(3)
+    b = ModelBuilder(gravity=(0.1, 0.2, -9.81))
+    specs = [("a", 0, Revolute(axis=(0, 0, 1))), ("weld", 1, Fixed()), ("b", 2, Prismatic(axis=(1, 0, 1))),
+             ("weld2", 0, Fixed()), ("c", 4, Revolute(axis=(1, 1, 0)))]
+    for name, parent, joint in specs:
+        mass, com, I = random_inertia(rng)
+        b.add_body(name, parent, joint, mass, com, I, R_PJ=rpy(*rng.uniform(-1, 1, 3)),
+                   p_PJ=rng.uniform(-0.5, 0.5, 3))
+    model = b.build()
+    pm, perm_q, perm_v = to_pinocchio(model)
+    pd = pm.createData()
+    assert pm.nq == model.nq == 3
+    q, v, tau = rng.normal(size=3), rng.normal(size=3), rng.normal(size=3)
+    assert _rel(aba(model, q, v, tau)[perm_v], pin.aba(pm, pd, q[perm_q], v[perm_v], tau[perm_v])) < 1e-9
+    pin.framesForwardKinematics(pm, pd, q[perm_q])
+    kin = forward_kinematics(model, q)
+    for i, body in enumerate(model.bodies, start=1):
+        M = pd.oMf[pm.getFrameId(body.name)]
+        assert np.allclose(M.translation, kin.p_WB[i], atol=1e-12)
+        assert np.allclose(M.rotation, kin.R_WB[i], atol=1e-12)
+
+
+def test_converter_splits_a_universal_joint_into_two_revolute_joints():
+    from mbfmu.dynamics import ModelBuilder, Prismatic, Revolute, Universal, crba, rnea
+    from mbfmu.dynamics.spatial import rpy
+    from pinocchio_bridge import to_pinocchio
+    from random_trees import random_inertia
+
+    rng = np.random.default_rng(5)
+    b = ModelBuilder(gravity=(-9.81, 0.3, 0.0))
+    specs = [("a", 0, Revolute(axis=(1, 0, 0))), ("s", 1, Prismatic(axis=(0, 1, 0))),
+             ("u", 2, Universal(axis1=(0, 1, 0.2), axis2=(0.1, 0, 1))), ("c", 3, Revolute(axis=(1, 1, 0)))]
+    for name, parent, joint in specs:
+        mass, com, I = random_inertia(rng)
+        b.add_body(name, parent, joint, mass, com, I, R_PJ=rpy(*rng.uniform(-1, 1, 3)),
+                   p_PJ=rng.uniform(-0.5, 0.5, 3))
+    model = b.build()
+    pm, perm_q, perm_v = to_pinocchio(model)
+    pd = pm.createData()
+    assert pm.nv == model.nv == 5
+    q, v, a, tau = (rng.normal(size=5) for _ in range(4))
+    assert _rel(aba(model, q, v, tau)[perm_v], pin.aba(pm, pd, q[perm_q], v[perm_v], tau[perm_v])) < 1e-9
+    assert _rel(rnea(model, q, v, a)[perm_v], pin.rnea(pm, pd, q[perm_q], v[perm_v], a[perm_v])) < 1e-9
+    M = pin.crba(pm, pd, q[perm_q])
+    assert _rel(crba(model, q)[np.ix_(perm_v, perm_v)], np.triu(M) + np.triu(M, 1).T) < 1e-9
