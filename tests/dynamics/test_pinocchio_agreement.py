@@ -155,23 +155,29 @@ def test_thousand_body_tree_is_consistent_and_a_large_tree_matches_pinocchio():
     assert _rel(aba(model, q, v, tau), pin.aba(pmodel, pdata, q, v, tau)) < 1e-9
 
 
+def _random_tree(builder, specs, rng):
+    """Build ``specs`` = [(name, parent, joint)] with random inertias and placements."""
+    from mbfmu.dynamics.spatial import rpy
+    from random_trees import random_inertia
+
+    for name, parent, joint in specs:
+        mass, com, I = random_inertia(rng)
+        builder.add_body(name, parent, joint, mass, com, I, R_PJ=rpy(*rng.uniform(-1, 1, 3)),
+                         p_PJ=rng.uniform(-0.5, 0.5, 3))
+    return builder.build()
+
+
 def test_converter_folds_fixed_bodies_into_the_parent_joint():
     """A welded body (``Fixed``) becomes inertia on its parent's Pinocchio
     joint and its children hang from that joint at the composed placement."""
     from mbfmu.dynamics import Fixed, ModelBuilder, Prismatic, Revolute, forward_kinematics
-    from mbfmu.dynamics.spatial import rpy
     from pinocchio_bridge import to_pinocchio
-    from random_trees import random_inertia
 
     rng = np.random.default_rng(3)
     b = ModelBuilder(gravity=(0.1, 0.2, -9.81))
     specs = [("a", 0, Revolute(axis=(0, 0, 1))), ("weld", 1, Fixed()), ("b", 2, Prismatic(axis=(1, 0, 1))),
              ("weld2", 0, Fixed()), ("c", 4, Revolute(axis=(1, 1, 0)))]
-    for name, parent, joint in specs:
-        mass, com, I = random_inertia(rng)
-        b.add_body(name, parent, joint, mass, com, I, R_PJ=rpy(*rng.uniform(-1, 1, 3)),
-                   p_PJ=rng.uniform(-0.5, 0.5, 3))
-    model = b.build()
+    model = _random_tree(b, specs, rng)
     pm, perm_q, perm_v = to_pinocchio(model)
     pd = pm.createData()
     assert pm.nq == model.nq == 3
@@ -187,19 +193,13 @@ def test_converter_folds_fixed_bodies_into_the_parent_joint():
 
 def test_converter_splits_a_universal_joint_into_two_revolute_joints():
     from mbfmu.dynamics import ModelBuilder, Prismatic, Revolute, Universal, crba, rnea
-    from mbfmu.dynamics.spatial import rpy
     from pinocchio_bridge import to_pinocchio
-    from random_trees import random_inertia
 
     rng = np.random.default_rng(5)
     b = ModelBuilder(gravity=(-9.81, 0.3, 0.0))
     specs = [("a", 0, Revolute(axis=(1, 0, 0))), ("s", 1, Prismatic(axis=(0, 1, 0))),
              ("u", 2, Universal(axis1=(0, 1, 0.2), axis2=(0.1, 0, 1))), ("c", 3, Revolute(axis=(1, 1, 0)))]
-    for name, parent, joint in specs:
-        mass, com, I = random_inertia(rng)
-        b.add_body(name, parent, joint, mass, com, I, R_PJ=rpy(*rng.uniform(-1, 1, 3)),
-                   p_PJ=rng.uniform(-0.5, 0.5, 3))
-    model = b.build()
+    model = _random_tree(b, specs, rng)
     pm, perm_q, perm_v = to_pinocchio(model)
     pd = pm.createData()
     assert pm.nv == model.nv == 5
