@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.mbfmu-installed
 
-.PHONY: demo test test-all kernels bench clean
+.PHONY: demo test test-all kernels bench clean docs
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -32,3 +32,14 @@ bench: kernels
 
 clean:
 	rm -rf build $(VENV) mbfmu/dynamics/*.so
+
+# The documentation site (docs/_build/html); warnings are errors, tutorials run.
+DOCS_STAMP := $(VENV)/.mbfmu-docs-installed
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e '.[docs]'
+	# only its OpenModelica FMU files are used (tutorial 4): not its framework
+	$(PY) -m pip install --quiet --no-deps 'gemseo-fmu>=3.0'
+	touch $(DOCS_STAMP)
+
+docs: kernels $(DOCS_STAMP)
+	MPLBACKEND=Agg $(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html

@@ -1,20 +1,20 @@
 """mbfmu.control: linear models of plants and FMUs, and controllers that
 speak python-control.
 
-=========================  ==================================================
-``linearize``               exact continuous-time model of a plant
-                            (:mod:`~mbfmu.control.linearization`)
-``trim``                    equilibrium for given inputs (Newton, exact Jacobian)
-``linearize_fmu``, ``era``  discrete model of any FMU with state save/restore
-                            (:mod:`~mbfmu.cosim.fmu_linearize`: it drives FMUs,
-                            so it lives in the co-simulation layer)
-``pid``                     discrete PID, derivative filter, anti-windup
-``lqr_servo``, ``lqg_servo``  LQR with integral action; with a Kalman filter
-``kalman_filter``           steady-state discrete Kalman filter
-``computed_torque``         inverse-dynamics control of a rigid tree (rnea)
-``simulate_loop``           plant + discrete controller, zero-order hold
-``export_fmu``              any python-control system as an FMU (:mod:`~mbfmu.control.export`)
-=========================  ==================================================
+==============================  ==================================================
+``linearize``                   exact continuous-time model of a plant
+                                (:mod:`~mbfmu.control.linearization`)
+``trim``                        equilibrium for given inputs (Newton, exact Jacobian)
+``linearize_fmu``, ``era``      discrete model of any FMU with state save/restore
+                                (:mod:`~mbfmu.cosim.fmu_linearize`: it drives FMUs,
+                                so it lives in the co-simulation layer)
+``pid``                         discrete PID, derivative filter, anti-windup
+``lqr_servo``, ``lqg_servo``    LQR with integral action; with a Kalman filter
+``kalman_filter``               steady-state discrete Kalman filter
+``computed_torque``             inverse-dynamics control of a rigid tree (rnea)
+``simulate_loop``               plant + discrete controller, zero-order hold
+``export_fmu``                  any python-control system as an FMU (:mod:`~mbfmu.control.export`)
+==============================  ==================================================
 
 Every controller is a discrete-time python-control system (``StateSpace`` or
 ``NonlinearIOSystem``, sample time ``dt``) with named signals, so the

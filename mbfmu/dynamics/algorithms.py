@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _kernels
+from ._docs import parameters
 from .model import Model
 from .spatial import skew
 
@@ -25,6 +26,7 @@ _aba = _kernels.aba
 _crba = _kernels.crba
 
 
+@parameters("model", "q", "v", "a", "f_ext")
 def rnea(model: Model, q, v, a, f_ext=None) -> np.ndarray:
     """Inverse dynamics, recursive Newton-Euler (seed 004; RBDA Table 5.1).
 
@@ -34,6 +36,7 @@ def rnea(model: Model, q, v, a, f_ext=None) -> np.ndarray:
     return _rnea(model._h, q, v, a, f_ext)
 
 
+@parameters("model", "q", "v", "tau", "f_ext")
 def aba(model: Model, q, v, tau, f_ext=None) -> np.ndarray:
     """Forward dynamics, articulated-body algorithm in O(N) (RBDA Table 7.1).
 
@@ -43,28 +46,33 @@ def aba(model: Model, q, v, tau, f_ext=None) -> np.ndarray:
     return _aba(model._h, q, v, tau, f_ext)
 
 
+@parameters("model", "q")
 def crba(model: Model, q) -> np.ndarray:
     """Joint-space inertia matrix ``M(q)`` (nv, nv), composite-rigid-body
     algorithm (RBDA Table 6.2); symmetric, full."""
     return _crba(model._h, q)
 
 
+@parameters("model", "q", "v")
 def nonlinear_effects(model: Model, q, v) -> np.ndarray:
     """``C(q, v) v + g(q)`` (nv,): the generalized forces that hold ``a = 0``."""
     return _rnea(model._h, q, v, np.zeros(model.nv))
 
 
+@parameters("model", "q")
 def gravity_torques(model: Model, q) -> np.ndarray:
     """``g(q)`` (nv,): the holding torques against gravity, ``rnea(q, 0, 0)``."""
     z = np.zeros(model.nv)
     return _rnea(model._h, q, z, z)
 
 
+@parameters("model", "q", "v")
 def coriolis_torques(model: Model, q, v) -> np.ndarray:
     """``C(q, v) v`` (nv,), without gravity."""
     return _rnea(model._h, q, v, np.zeros(model.nv), None, False)
 
 
+@parameters("model", "q", b="array_like, shape (nv,)\n    Generalized forces to map, N m or N.")
 def minv(model: Model, q, b) -> np.ndarray:
     """``M(q)^-1 b`` in O(N) without forming M (articulated-body passes)."""
     return _kernels.minv(model._h, q, b)
@@ -89,6 +97,7 @@ class Kinematics:
     v_B: np.ndarray | None = None
 
 
+@parameters("model", "q", v="array_like, shape (nv,), optional\n    Joint velocities, rad/s or m/s; the body velocities are computed only when given.")
 def forward_kinematics(model: Model, q, v=None) -> Kinematics:
     """World poses of all bodies (and body velocities when ``v`` is given),
     by chaining ``X_W,k = X_W,L(k) X_L(k),k`` (seed 000)."""
@@ -96,17 +105,20 @@ def forward_kinematics(model: Model, q, v=None) -> Kinematics:
     return Kinematics(R, p, vel)
 
 
+@parameters("model", "q", "v")
 def body_velocities(model: Model, q, v) -> np.ndarray:
     """Spatial velocity of every body in its own frame, (nbodies, 6)."""
     return _kernels.kinematics(model._h, q, v)[2]
 
 
+@parameters("model", "q", "v", "a")
 def body_accelerations(model: Model, q, v, a) -> np.ndarray:
     """Spatial acceleration of every body in its own frame (gravity not
     included), (nbodies, 6): the apparent derivative of the body velocity."""
     return _kernels.body_accelerations(model._h, q, v, a)
 
 
+@parameters("model", "q", "v", "a", bodies="array_like of int, shape (n,)\n    Body indices.", points="array_like, shape (n, 3)\n    The points in their bodies' frames, m.")
 def point_accelerations(model: Model, q, v, a, bodies, points) -> np.ndarray:
     """Inertial acceleration (gravity not included) of body-fixed points,
     world frame, m/s^2, (n, 3).
@@ -154,6 +166,7 @@ def _world_jacobian(model: Model, q, body: int, p_WP: np.ndarray | None, R, p, S
     return J
 
 
+@parameters("model", "q", "body")
 def body_jacobian(model: Model, q, body: int | str) -> np.ndarray:
     """Body Jacobian (6, nv): ``v_B = J v`` with ``v_B`` the body's spatial
     velocity [w; v] in its own frame (origin at the body frame)."""
@@ -166,6 +179,7 @@ def body_jacobian(model: Model, q, body: int | str) -> np.ndarray:
     return J
 
 
+@parameters("model", "q", "body", p_BF="array_like, shape (3,)\n    Origin of the frame F in the body frame, m.")
 def frame_jacobian(model: Model, q, body: int | str, p_BF=(0.0, 0.0, 0.0)) -> np.ndarray:
     """Jacobian (6, nv) of a frame F fixed on ``body`` at ``p_BF`` (m, body
     frame), world-aligned: rows are [w_W; v_F,W], the angular velocity and the
@@ -176,12 +190,14 @@ def frame_jacobian(model: Model, q, body: int | str, p_BF=(0.0, 0.0, 0.0)) -> np
     return _world_jacobian(model, q, i, p[i] + R[i] @ np.asarray(p_BF, float), R, p, S)
 
 
+@parameters("model", "q", "body", "p_BP")
 def point_jacobian(model: Model, q, body: int | str, p_BP=(0.0, 0.0, 0.0)) -> np.ndarray:
     """Jacobian (3, nv) of the world-frame velocity of point ``p_BP`` (m,
     body frame) on ``body``."""
     return frame_jacobian(model, q, body, p_BP)[3:]
 
 
+@parameters("model", "q", "body", "p_BP")
 def point_position(model: Model, q, body: int | str, p_BP=(0.0, 0.0, 0.0)) -> np.ndarray:
     """World position (m) of point ``p_BP`` given in the frame of ``body``."""
     i = model.body_index(body)
@@ -194,6 +210,7 @@ def _com_world(model: Model, R: np.ndarray, p: np.ndarray) -> np.ndarray:
     return p + np.einsum("bij,bj->bi", R, coms)
 
 
+@parameters("model", "q")
 def center_of_mass(model: Model, q) -> np.ndarray:
     """World position of the centre of mass of all bodies, m."""
     R, p, _ = _kernels.kinematics(model._h, q)
@@ -201,6 +218,7 @@ def center_of_mass(model: Model, q) -> np.ndarray:
     return masses @ _com_world(model, R, p) / model.mass
 
 
+@parameters("model", "q", "v")
 def kinetic_energy(model: Model, q, v) -> float:
     """Kinetic energy ``1/2 v^T M v``, J (summed body by body, O(N))."""
     vel = _kernels.kinematics(model._h, q, v)[2]
@@ -208,6 +226,7 @@ def kinetic_energy(model: Model, q, v) -> float:
     return 0.5 * float(np.einsum("bi,bij,bj->", vel, I, vel))
 
 
+@parameters("model", "q", include_springs="bool\n    Add the elastic energy of the force elements.")
 def potential_energy(model: Model, q, include_springs: bool = True) -> float:
     """Gravitational potential energy (zero at the world origin) plus, with
     ``include_springs``, the energy stored in joint springs, joint limits,
@@ -245,6 +264,7 @@ class ElementForces:
     cable_length: np.ndarray
 
 
+@parameters("model", "q", "v")
 def element_forces(model: Model, q, v) -> ElementForces:
     """Contact forces and cable tensions at ``(q, v)``, as the kernels apply
     them (the model's :class:`~mbfmu.dynamics.model.SpherePlaneContact` and
@@ -252,6 +272,7 @@ def element_forces(model: Model, q, v) -> ElementForces:
     return ElementForces(*_kernels.elements(model._h, q, v))
 
 
+@parameters("model", "q", "v")
 def momentum(model: Model, q, v) -> tuple[np.ndarray, np.ndarray]:
     """Total linear momentum (kg m/s) and angular momentum about the world
     origin (kg m^2/s), both in world coordinates."""
@@ -267,6 +288,7 @@ def momentum(model: Model, q, v) -> tuple[np.ndarray, np.ndarray]:
     return L, H
 
 
+@parameters("model", "q", "v")
 def coriolis_matrix(model: Model, q, v) -> np.ndarray:
     """Coriolis matrix ``C(q, v)`` (nv, nv) with ``C v`` the velocity-product
     torques and ``dM/dt - 2 C`` skew-symmetric.

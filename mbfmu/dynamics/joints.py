@@ -77,7 +77,13 @@ class Fixed(Joint):
 
 @dataclass(frozen=True)
 class Revolute(Joint):
-    """Rotation about ``axis`` (joint frame), angle in rad."""
+    """Rotation about ``axis`` (joint frame), angle in rad.
+
+    Attributes
+    ----------
+    axis : tuple of float
+        Direction of the axis in the joint frame (normalized; dimensionless).
+    """
 
     axis: tuple = (0.0, 0.0, 1.0)
     code: int = field(init=False, default=REVOLUTE)
@@ -90,7 +96,13 @@ class Revolute(Joint):
 
 @dataclass(frozen=True)
 class Prismatic(Joint):
-    """Translation along ``axis`` (joint frame), displacement in m."""
+    """Translation along ``axis`` (joint frame), displacement in m.
+
+    Attributes
+    ----------
+    axis : tuple of float
+        Direction of the axis in the joint frame (normalized; dimensionless).
+    """
 
     axis: tuple = (0.0, 0.0, 1.0)
     code: int = field(init=False, default=PRISMATIC)
@@ -139,7 +151,15 @@ class FreeFlyer(Joint):
 
 @dataclass(frozen=True)
 class Universal(Joint):
-    """Two successive rotations: about ``axis1``, then ``axis2`` (rad)."""
+    """Two successive rotations: about ``axis1``, then ``axis2`` (rad).
+
+    Attributes
+    ----------
+    axis1 : tuple of float
+        First axis, in the joint frame (dimensionless).
+    axis2 : tuple of float
+        Second axis, turned by the first rotation (dimensionless); not parallel to ``axis1``.
+    """
 
     axis1: tuple = (1.0, 0.0, 0.0)
     axis2: tuple = (0.0, 1.0, 0.0)
@@ -182,7 +202,19 @@ JOINT_TYPES = {
 
 def make_joint(kind: str, **kwargs) -> Joint:
     """Joint by type name (``"revolute"``, ``"prismatic"``, ``"spherical"``,
-    ``"free"``, ``"fixed"``, ``"universal"``, ``"planar"``)."""
+    ``"free"``, ``"fixed"``, ``"universal"``, ``"planar"``).
+
+    Parameters
+    ----------
+    kind : str
+        The type name, case-insensitive.
+    **kwargs
+        The joint's own attributes (``axis`` for revolute and prismatic joints).
+
+    Returns
+    -------
+    Joint
+    """
     try:
         cls = JOINT_TYPES[kind.lower()]
     except KeyError:

@@ -75,8 +75,23 @@ class JointForce:
     plus a one-sided limit ``limit_stiffness * penetration`` (with
     ``limit_damping``, never pulling) outside ``[lower, upper]``. ``d`` is the
     joint coordinate (for a spherical joint, the rotation vector of its
-    quaternion, rad), ``w`` the velocity coordinate. Units: N m/rad or N/m;
-    N m s/rad or N s/m.
+    quaternion, rad), ``w`` the velocity coordinate. Each attribute is a
+    number, or one number per velocity coordinate of the joint.
+
+    Attributes
+    ----------
+    stiffness : float or sequence of float
+        N m/rad (revolute, spherical) or N/m (prismatic).
+    damping : float or sequence of float
+        N m s/rad or N s/m.
+    rest : float or sequence of float
+        Coordinate at which the spring is relaxed, rad or m.
+    lower, upper : float or sequence of float
+        Range of the coordinate, rad or m (infinite: no limit).
+    limit_stiffness : float or sequence of float
+        Stiffness of the range limit, N m/rad or N/m.
+    limit_damping : float or sequence of float
+        Damping of the range limit, N m s/rad or N s/m.
     """
 
     stiffness: float | Sequence[float] = 0.0
@@ -95,6 +110,21 @@ class Spring:
     Tension ``stiffness (L - rest_length) + damping dL/dt`` (N) along the line
     between ``point_a`` on ``body_a`` and ``point_b`` on ``body_b`` (points in
     each body's frame, m). Body 0 is the world.
+
+    Attributes
+    ----------
+    body_a, body_b : int
+        The two bodies (0 is the world).
+    point_a, point_b : tuple of float
+        Attachment points in the frames of ``body_a`` and ``body_b``, m.
+    stiffness : float
+        N/m.
+    damping : float
+        N s/m.
+    rest_length : float
+        Length at which the tension is zero, m.
+    name : str
+        Label (for outputs and error messages).
     """
 
     body_a: int

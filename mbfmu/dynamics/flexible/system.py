@@ -245,8 +245,8 @@ class FlexibleSystemBuilder:
     ``add_cable``) plus :meth:`add_beam`. A beam's
     deformed tip frame is the parent ``"<beam name>.tip"``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> from mbfmu.dynamics import Fixed, Revolute
     >>> from mbfmu.dynamics.flexible import BeamProperties, FlexibleSystemBuilder, ModeSet
     >>> beam = BeamProperties.rectangular(1.0, 0.01, 0.05, E=70e9, density=2700)
