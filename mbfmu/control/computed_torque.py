@@ -54,6 +54,13 @@ def computed_torque(model: Model, Kp, Kd, dt: float, tau_max=None,
     measured, reference, output : names
         Vector base names; inputs are ``ref_q[1..nv], ref_qd[..], ref_qdd[..],
         q[..], qd[..]`` (with the given bases), outputs ``tau[1..nv]``.
+    name : str
+        Name of the python-control system (its unit name in a co-simulation).
+
+    Returns
+    -------
+    control.NonlinearIOSystem
+        Static (no states), discrete with sample time ``dt``.
     """
     if model.nq != model.nv:
         raise InputError("computed_torque: quaternion joints are not supported (nq != nv)")

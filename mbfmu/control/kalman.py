@@ -23,8 +23,26 @@ from .lqr import _discrete, _weights
 
 
 def kalman_gain(A, C, Qw, Rn) -> tuple[np.ndarray, np.ndarray]:
-    """Steady-state ``(M, P)``: measurement-update gain and a priori covariance;
-    ``Qw`` is the process noise covariance already mapped to the states (G Qn G')."""
+    """Steady-state ``(M, P)``: measurement-update gain and a priori covariance.
+
+    Parameters
+    ----------
+    A : ndarray, shape (n, n)
+        Discrete-time state matrix.
+    C : ndarray, shape (ny, n)
+        Output matrix.
+    Qw : ndarray, shape (n, n)
+        Process noise covariance already mapped to the states (``G Qn G'``).
+    Rn : ndarray, shape (ny, ny)
+        Measurement noise covariance, in the outputs' units squared.
+
+    Returns
+    -------
+    M : ndarray, shape (n, ny)
+        Measurement-update gain.
+    P : ndarray, shape (n, n)
+        A priori error covariance.
+    """
     P = solve_discrete_are(A.T, C.T, Qw, Rn)
     M = P @ C.T @ np.linalg.inv(C @ P @ C.T + Rn)
     return M, P
@@ -54,6 +72,10 @@ def kalman_filter(sys: control.StateSpace, Qn, Rn, G=None, name: str = "kalman")
         states (default identity: ``nw = n``).
     Rn : array_like
         Measurement noise covariance (ny, ny) or diagonal.
+    G : array_like, optional
+        Noise input matrix (n, nw).
+    name : str
+        Name of the python-control system (its unit name in a co-simulation).
 
     Returns
     -------

@@ -41,7 +41,26 @@ def _weights(Q, n: int, what: str) -> np.ndarray:
 
 
 def dlqr_gain(A, B, Q, R) -> tuple[np.ndarray, np.ndarray]:
-    """State-feedback gain ``K`` (u = -K x) and Riccati solution ``P``."""
+    """State-feedback gain ``K`` (u = -K x) and Riccati solution ``P``.
+
+    Parameters
+    ----------
+    A : ndarray, shape (n, n)
+        Discrete-time state matrix.
+    B : ndarray, shape (n, m)
+        Input matrix.
+    Q : ndarray, shape (n, n)
+        State weight, symmetric positive semi-definite.
+    R : ndarray, shape (m, m)
+        Input weight, symmetric positive definite.
+
+    Returns
+    -------
+    K : ndarray, shape (m, n)
+        The gain.
+    P : ndarray, shape (n, n)
+        The stabilizing solution of the discrete algebraic Riccati equation.
+    """
     P = solve_discrete_are(A, B, Q, R)
     K = np.linalg.solve(R + B.T @ P @ B, B.T @ P @ A)
     return K, P
@@ -89,6 +108,8 @@ def lqr_servo(sys: control.StateSpace, Q, R, Qi=None, track: Sequence[str] | Non
         gives plain LQR (no integrators, no reference inputs).
     track : sequence of str, optional
         Names of the tracked outputs (default: all outputs).
+    name : str
+        Name of the python-control system (its unit name in a co-simulation).
 
     Returns
     -------
@@ -138,6 +159,24 @@ def lqg_servo(sys: control.StateSpace, lqr: control.StateSpace, kalman: control.
     names (deviations); states ``[xhat[...] (a priori estimate); xi[...]]``.
     ``kalman`` is the system of :func:`mbfmu.control.kalman.kalman_filter`
     (its gain ``M``), ``lqr`` the one of :func:`lqr_servo`. Requires ``D = 0``.
+
+    Parameters
+    ----------
+    sys : control.StateSpace
+        Discrete-time plant model (deviation variables), ``D = 0``.
+    lqr : control.StateSpace
+        The servo of :func:`lqr_servo` designed on ``sys`` (its ``Kx``, ``Ki``).
+    kalman : control.StateSpace
+        The filter of :func:`~mbfmu.control.kalman.kalman_filter` on ``sys``.
+    track : sequence of str, optional
+        Names of the tracked outputs (default: all outputs), as in ``lqr``.
+    name : str
+        Name of the python-control system (its unit name in a co-simulation).
+
+    Returns
+    -------
+    control.StateSpace
+        Discrete, with the sample time of ``sys``.
     """
     h = _discrete(sys, "lqg_servo")
     if np.any(sys.D):

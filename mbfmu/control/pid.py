@@ -49,6 +49,8 @@ def pid(Kp: float, Ki: float = 0.0, Kd: float = 0.0, dt: float = 0.01, Tf: float
         Signal names (inputs are ``[reference, measurement]``).
     derivative_on : str
         ``"measurement"`` (D acts on ``-y``) or ``"error"`` (on ``e``).
+    name : str
+        Name of the python-control system (its unit name in a co-simulation).
 
     Returns
     -------

@@ -22,7 +22,26 @@ from ..plant import Plant
 
 def step_system(sys: control.InputOutputSystem, t: float, x: np.ndarray, u: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray]:
-    """One sample of a discrete-time python-control system: ``(y_k, x_{k+1})``."""
+    """One sample of a discrete-time python-control system: ``(y_k, x_{k+1})``.
+
+    Parameters
+    ----------
+    sys : control.InputOutputSystem
+        Discrete-time system.
+    t : float
+        Time of the sample, s.
+    x : ndarray, shape (nstates,)
+        State at the sample.
+    u : ndarray, shape (ninputs,)
+        Inputs at the sample.
+
+    Returns
+    -------
+    y : ndarray, shape (noutputs,)
+        Outputs at the sample.
+    x_next : ndarray, shape (nstates,)
+        State at the next sample.
+    """
     x = np.asarray(x, float)
     u = np.asarray(u, float)
     if isinstance(sys, control.StateSpace):

@@ -46,7 +46,7 @@ def documented_parameters(obj) -> tuple[set[str], set[str]]:
     except (TypeError, ValueError):
         return documented, set()
     wanted = {n for n, p in sig.parameters.items()
-              if n not in SKIP_PARAMS and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+              if n not in SKIP_PARAMS and not n.startswith("_") and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
     if inspect.isclass(obj) and target is object.__init__:
         wanted = set()
     return documented, wanted

@@ -7,8 +7,10 @@ from typing import Sequence
 import numpy as np
 
 from ...errors import InputError
+from .._docs import parameters
 
 
+@parameters("system", "q0", step="float\n    Finite-difference step of the coordinates, rad or m.")
 def stiffness_matrix(system, q0=None, step: float = 1e-6) -> np.ndarray:
     """``K = -dF/dq`` at rest (v = 0, no input) by central differences of the
     restoring forces (springs, modal stiffness, gravity), (nv, nv).
@@ -27,6 +29,8 @@ def stiffness_matrix(system, q0=None, step: float = 1e-6) -> np.ndarray:
     return 0.5 * (K + K.T)
 
 
+@parameters("system", "q0", fixed="sequence of int\n    Velocity coordinates held at zero.",
+            n="int, optional\n    Return only the ``n`` lowest.")
 def natural_frequencies(system, q0=None, fixed: Sequence[int] = (), n: int | None = None) -> np.ndarray:
     """Undamped natural frequencies (rad/s, ascending) of the system
     linearized about ``q0`` at rest: eigenvalues of ``M^-1 K`` with ``M`` the
@@ -43,6 +47,8 @@ def natural_frequencies(system, q0=None, fixed: Sequence[int] = (), n: int | Non
     return w if n is None else w[:n]
 
 
+@parameters("system", "body", "p_BP", "q0", fixed="sequence of int\n    Velocity coordinates held at zero.",
+            force_W="array_like, shape (3,)\n    The force in world coordinates, N.")
 def static_response(system, body, p_BP, force_W, q0=None, fixed: Sequence[int] = ()) -> np.ndarray:
     """Linear static displacement ``dq`` under a world force ``force_W`` (N)
     applied at point ``p_BP`` of ``body``: ``K dq = J^T f`` (coordinates in

@@ -17,8 +17,18 @@ def hub_beam(beam: BeamProperties, method: str, n: int, hub_mass: float = 1.0,
 
     Parameters
     ----------
+    beam : BeamProperties
+        The beam, clamped to the hub.
     method : {"modes", "segments"}
         ``n`` bending modes in the y direction, or ``n`` rigid segments.
+    n : int
+        Number of modes or segments.
+    hub_mass : float
+        kg.
+    hub_inertia : sequence of float
+        Principal inertia of the hub about its centre, kg m^2.
+    gravity : sequence of float
+        Gravity in the world frame, m/s^2.
 
     Returns
     -------

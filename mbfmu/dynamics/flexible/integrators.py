@@ -29,6 +29,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from ...errors import InputError, SimulationError
+from .._docs import parameters
 from .analysis import stiffness_matrix
 
 METHODS = ("rk4", "RK45", "DOP853", "Radau", "BDF", "LSODA")
@@ -36,8 +37,19 @@ METHODS = ("rk4", "RK45", "DOP853", "Radau", "BDF", "LSODA")
 
 @dataclass
 class Trajectory:
-    """Result of :func:`simulate`: ``t`` (n,), states ``x`` (n, nq + nv),
-    number of right-hand-side evaluations and of Jacobian evaluations."""
+    """Result of :func:`simulate`.
+
+    Attributes
+    ----------
+    t : ndarray, shape (n,)
+        Output times, s.
+    x : ndarray, shape (n, nq + nv)
+        States ``[q; v]`` at those times (rad or m; rad/s or m/s).
+    nfev : int
+        Right-hand-side evaluations.
+    njev : int
+        Jacobian evaluations (implicit methods).
+    """
 
     t: np.ndarray
     x: np.ndarray
@@ -45,6 +57,7 @@ class Trajectory:
     njev: int
 
 
+@parameters("system", "q0", step="float\n    Finite-difference step of the velocities, rad/s or m/s.")
 def damping_matrix(system, q0=None, step: float = 1e-6) -> np.ndarray:
     """``D = -dF/dv`` at rest (central differences), (nv, nv)."""
     q0 = system.neutral() if q0 is None else np.asarray(q0, float)
@@ -58,7 +71,15 @@ def damping_matrix(system, q0=None, step: float = 1e-6) -> np.ndarray:
 
 class StructuralJacobian:
     """Jacobian of ``d/dt [q; v]`` from ``M(q)`` and the rest linearization
-    ``K``, ``D`` (needs nq == nv)."""
+    ``K``, ``D`` (needs nq == nv).
+
+    Parameters
+    ----------
+    system : FlexibleSystem or RigidSystem
+        The mechanism.
+    q0 : array_like, shape (nq,), optional
+        Configuration of the rest linearization (default: the neutral one).
+    """
 
     def __init__(self, system, q0=None):
         if system.nq != system.nv:

@@ -347,7 +347,15 @@ def bending_modes(n: int, length: float, boundary: str = "clamped",
 
 
 class SineModes:
-    """Fixed-free axial or torsion shapes ``sin((2i-1) pi x / (2L))``."""
+    """Fixed-free axial or torsion shapes ``sin((2i-1) pi x / (2L))``.
+
+    Parameters
+    ----------
+    n : int
+        Number of shapes, >= 1.
+    length : float
+        Beam length L, m.
+    """
 
     def __init__(self, n: int, length: float):
         if not isinstance(n, (int, np.integer)) or n < 1:

@@ -43,6 +43,13 @@ def _piece_inertia(beam: BeamProperties, length: float) -> tuple[float, np.ndarr
 def segment_joint_layout(bending: Sequence[str], torsion: bool):
     """Joint type and the per-coordinate stiffness keys for one elastic station.
 
+    Parameters
+    ----------
+    bending : sequence of {"y", "z"}
+        Directions of the bending deflection the station allows.
+    torsion : bool
+        Whether it twists about the beam axis too.
+
     Returns ``(joint, keys)`` where keys name the stiffness of each velocity
     coordinate: ``"GJ"``, ``"EIz"`` (rotation about z, deflection along y),
     ``"EIy"`` (rotation about y, deflection along z).
@@ -132,5 +139,13 @@ def add_segmented_beam(builder: ModelBuilder, name: str, parent: int | str, beam
 
 
 def segment_tip_offset(beam: BeamProperties, n_segments: int) -> np.ndarray:
-    """Position of the beam tip in the frame of the last segment, m."""
+    """Position of the beam tip in the frame of the last segment, m.
+
+    Parameters
+    ----------
+    beam : BeamProperties
+        The beam.
+    n_segments : int
+        Number of rigid segments it is divided into.
+    """
     return np.array([beam.length / n_segments / 2.0, 0.0, 0.0])

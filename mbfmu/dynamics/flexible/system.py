@@ -245,6 +245,13 @@ class FlexibleSystemBuilder:
     ``add_cable``) plus :meth:`add_beam`. A beam's
     deformed tip frame is the parent ``"<beam name>.tip"``.
 
+    Parameters
+    ----------
+    gravity : sequence of float
+        Gravity in the world frame, m/s^2.
+    name : str
+        Name of the system.
+
     Examples
     --------
     >>> from mbfmu.dynamics import Fixed, Revolute
@@ -468,6 +475,22 @@ class FlexibleSystem:
     beams : tuple of ModalBeam
     nq, nv, nf : int
         Sizes of q, v and of the modal coordinates.
+
+    Parameters
+    ----------
+    model : Model
+        The virtual engine tree.
+    beams : sequence of ModalBeam
+        The beams, in the order they were added.
+    virtual : sequence of tuple
+        The virtual deformation joints: ``(virtual body, beam index, kind,
+        station along the beam in m)``.
+    real : sequence of int
+        Bodies of the virtual tree that are the user's own bodies.
+
+    Notes
+    -----
+    Built by :meth:`FlexibleSystemBuilder.build`; not meant to be called by hand.
     """
 
     def __init__(self, model: Model, beams, virtual, real):
@@ -905,8 +928,22 @@ class FlexibleSystem:
 
 
 def solve_prescribed(M: np.ndarray, F: np.ndarray, prescribed=None) -> np.ndarray:
-    """Solve ``M a = F`` with some accelerations imposed:
-    ``prescribed = (indices, values)``."""
+    """Solve ``M a = F`` with some accelerations imposed.
+
+    Parameters
+    ----------
+    M : ndarray, shape (n, n)
+        Mass matrix.
+    F : ndarray, shape (n,)
+        Generalized forces.
+    prescribed : tuple, optional
+        ``(indices, values)``: the accelerations imposed (rad/s^2 or m/s^2).
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        The accelerations.
+    """
     try:
         if prescribed is None:
             return np.linalg.solve(M, F)
