@@ -43,3 +43,4 @@ $(DOCS_STAMP): $(STAMP) pyproject.toml
 
 docs: kernels $(DOCS_STAMP)
 	MPLBACKEND=Agg $(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
+	$(PY) docs/check_site.py docs/_build/html

@@ -43,6 +43,7 @@ html_theme_options = {
     "footer_end": [],
 }
 html_show_sourcelink = False
+html_context = {"default_mode": "light"}
 html_last_updated_fmt = None
 
 
