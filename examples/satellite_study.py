@@ -1,5 +1,6 @@
 """Satellite closed-loop study: attitude hold and slews with three reaction
-wheels, during and after the deployment of the solar wings.
+wheels, during and after the deployment of the solar wings (the satellite
+deployment test case of the MDAS II thesis, see ``models/satellite.py``).
 
 The plant is ``models/satellite.py``: free-floating 500 kg hub, two wings of
 three spring-deployed panels that latch, three reaction wheels (inputs
