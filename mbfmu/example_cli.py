@@ -28,8 +28,7 @@ def example_parser(doc: str | None, default_output: str, prog: str | None = None
     argparse.ArgumentParser
     """
     summary = (doc or "").strip().split("\n\n")[0]
-    parser = argparse.ArgumentParser(prog=prog, description=" ".join(summary.split()),
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = argparse.ArgumentParser(prog=prog, description=" ".join(summary.split()))
     parser.add_argument("-o", "--output", metavar="DIR", default=default_output,
-                        help="folder for the results, plots and replays")
+                        help=f"folder for the results, plots and replays (default: {default_output})")
     return parser

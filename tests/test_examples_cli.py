@@ -15,8 +15,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((REPO / "examples").glob("[!_]*.py"))
-# examples whose outputs are explicit file paths instead of a folder
-FILE_OUTPUTS = {"spinup_beam.py"}
 # the project's internal names of its source documents, never shown to users
 INTERNAL_NAME = re.compile(r"\bseeds?\s*0\d\d", re.IGNORECASE)
 
@@ -59,8 +57,7 @@ def test_example_help_exits_0_and_writes_nothing(helps, script):
     code, text = helps[script]
     assert code in (0, None), (code, text[-2000:])
     assert text.startswith("usage:"), text[:500]
-    if script not in FILE_OUTPUTS:
-        assert "--output DIR" in text, text
+    assert "--output DIR" in text, text
     assert not INTERNAL_NAME.search(text), INTERNAL_NAME.search(text)
 
 
