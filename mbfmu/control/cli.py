@@ -16,8 +16,6 @@ import numpy as np
 
 from ..errors import InputError
 
-# |xdot0| above this (relative to 1 + max |x0|, SI units) is not an equilibrium
-EQUILIBRIUM_TOL = 1e-8
 
 
 def modal_table(poles: np.ndarray, dt: float | None = None) -> list[tuple[complex, float, float, float]]:
@@ -89,6 +87,7 @@ def _fmu_start_time(at: str | None) -> float:
 
 
 def _print_operating_point(plant, lin, how: str) -> None:
+    """The plant state and inputs of the operating point, one ``name = value unit`` line each."""
     print(f"operating point ({how}), t = {lin.t:g} s:")
     for sig, value in zip(plant.states, lin.x0):
         print(f"  {sig.name:>24} = {value: .9g} {sig.unit}")
@@ -99,11 +98,9 @@ def _print_operating_point(plant, lin, how: str) -> None:
 def _warn_if_not_equilibrium(sys_lin) -> None:
     """Say on stderr when ``xdot0`` is not zero: the model is then about a moving point."""
     lin = sys_lin.linearization
-    xdot = np.asarray(lin.xdot0, float)
-    if not xdot.size:
-        return
-    k = int(np.argmax(np.abs(xdot)))
-    if abs(xdot[k]) > EQUILIBRIUM_TOL * (1.0 + float(np.abs(lin.x0).max())):
+    if not lin.is_equilibrium():
+        xdot = np.asarray(lin.xdot0, float)
+        k = int(np.argmax(np.abs(xdot)))
         print(f"warning: the operating point is not an equilibrium (d{sys_lin.state_labels[k]}/dt = "
               f"{xdot[k]:.3g}, largest of xdot0): the linear model holds near a moving point only; "
               "use --at trim for an equilibrium", file=sys.stderr)
