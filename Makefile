@@ -1,24 +1,34 @@
 # Two entry points (see README): `make demo` and `make test`.
-# Each creates .venv on first use and installs the project (its compiled
-# kernels are built by the package build) with what it needs.
+# Each creates .venv on first use (only Python 3.11 needed) and installs the
+# project (its compiled kernels are built by the package build) with what it
+# needs: the demo only the runtime dependencies, the tests also the `test`
+# extra (Pinocchio, libcosim, pytest...).
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.mbfmu-installed
+RUNTIME_STAMP := $(VENV)/.mbfmu-runtime
+TEST_STAMP    := $(VENV)/.mbfmu-test
+# rebuild the C kernels in place when their sources changed since install
+BUILD_KERNELS := $(PY) setup.py --quiet build_ext --inplace
 
 .PHONY: demo test test-all kernels bench clean docs
 
-$(STAMP): pyproject.toml setup.py
+$(RUNTIME_STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip setuptools wheel
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(TEST_STAMP): $(RUNTIME_STAMP)
 	$(PY) -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	touch $@
 
-# Rebuild the C kernels in place when their sources changed since install.
-kernels: $(STAMP)
-	$(PY) setup.py --quiet build_ext --inplace
+# the developer set-up: everything the tests need, kernels up to date
+kernels: $(TEST_STAMP)
+	$(BUILD_KERNELS)
 
-demo: kernels
+demo: $(RUNTIME_STAMP)
+	$(BUILD_KERNELS)
 	$(PY) -m mbfmu demo
 
 test: kernels

@@ -1,6 +1,6 @@
 """Build script for the compiled dynamics kernels (plain C, CPython binding)."""
 import numpy
-from setuptools import Extension, setup
+from setuptools import Extension, find_namespace_packages, setup
 
 kernels = Extension(
     "mbfmu.dynamics._kernels",
@@ -17,4 +17,8 @@ kernels = Extension(
     extra_compile_args=["-O3", "-std=c99", "-fno-math-errno", "-Wall", "-Wno-unused-function"],
 )
 
-setup(ext_modules=[kernels])
+# every folder under mbfmu/ (data folders such as dynamics/csrc included), plus
+# the plant library in models/, installed as mbfmu.models (package-dir in pyproject.toml)
+packages = find_namespace_packages(include=["mbfmu", "mbfmu.*"], exclude=["*.__pycache__"]) + ["mbfmu.models"]
+
+setup(ext_modules=[kernels], packages=packages)

@@ -1,12 +1,15 @@
-"""Canonical two-body study (seed 001): the velocity-feedback motor
-``k (omega_0 - gamma_1_dot)`` spinning the arm up to ``omega_0``.
+"""Canonical two-body study: the velocity-feedback motor
+``k (omega_0 - gamma_1_dot)`` spinning the arm up to ``omega_0``, on the
+two-body, 4-DOF example of Shimanovsky and Ivanov, "Equations of motion of
+systems of coupled rigid bodies in canonical variables" (Bulletin of Perm
+University, Mathematics, Mechanics, Informatics, 2013).
 
 The plant is ``models/canonical_2body.py`` (integrated in canonical
 variables ``(q, p)``): body 1 turns about the vertical ``Ox`` (``gamma_1``),
 the point A slides along it (``y_2``, O-A spring ``c``, free length
 ``y_20``), body 2 hangs from A on a two-axis hinge (``beta_2``, ``alpha_2``).
 The motor is part of the plant; its set-point ``omega_0`` is the input. The
-seed's model has no damping; here the O-A spring and the hinge get light
+paper's model has no damping; here the O-A spring and the hinge get light
 dampers (``SPRING_DAMPING``, ``GIMBAL_DAMPING``) so the runs reach a steady
 state.
 
@@ -40,7 +43,6 @@ outputs), ``canonical_2body_study.png`` and ``replay.html`` (spin-up).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 from pathlib import Path
@@ -51,6 +53,7 @@ import numpy as np
 import mbfmu
 from mbfmu.control import linearize
 from mbfmu.errors import SimulationError
+from mbfmu.example_cli import example_parser
 
 OMEGA_0 = 2.0            # rad/s, motor set-point of the spin-up
 SMALL_STEP = 0.05        # rad/s, set-point step for the linear comparison
@@ -278,15 +281,14 @@ def run(output_dir: str | Path = "results/canonical_2body_study", spin_up_stop: 
     return summary
 
 
-def main(argv=None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--output", default="results/canonical_2body_study", help="output directory")
+def main(argv: list[str] | None = None) -> int:
+    ap = example_parser(__doc__, "results/canonical_2body_study")
     ap.add_argument("--no-replay", action="store_true", help="skip the HTML replay")
     args = ap.parse_args(argv)
     summary = run(args.output, replay=not args.no_replay)
     print(json.dumps({k: v for k, v in summary.items() if k != "linear_model"}, indent=1))
-    return summary
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -26,7 +26,6 @@ Run ``python examples/flexible_arm_study.py [--output DIR] [--via-fmu]``.
 """
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
@@ -37,6 +36,7 @@ import mbfmu
 from mbfmu.control.kalman import kalman_filter
 from mbfmu.control.lqr import lqg_servo, lqr_servo
 from mbfmu.control.sampled import simulate_loop
+from mbfmu.example_cli import example_parser
 
 H = 1e-3                        # s, sample / communication step (motor loops: the small rotor inertias need it)
 Q_REF = np.array([0.6, -0.4])   # rad, joint targets
@@ -192,14 +192,18 @@ def _plot(plant, runs: dict, path: Path) -> None:
 
 
 def run(output_dir: str | Path = "results/flexible_arm_study", stop_time: float = 2.0,
-        via_fmu: bool = False, plots: bool = True, replay: bool = True, fmu_dir: str | Path = "fmus") -> dict:
-    """Design, simulate both loops, write results; returns the figures."""
+        via_fmu: bool = False, plots: bool = True, replay: bool = True, fmu_dir: str | Path | None = None) -> dict:
+    """Design, simulate both loops, write results; returns the figures.
+
+    The plant FMU of the ``via_fmu`` run (geared motors, so not the library's
+    default parameters) is built into ``fmu_dir``, by default ``output_dir``.
+    """
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
     plant = make_plant()
     d = design(plant)
     runs = {"rigid_pd": run_direct(plant, d["rigid_pd"], stop_time)}
-    runs["lqg"] = run_fmu(plant, d["lqg"], stop_time, Path(fmu_dir)) if via_fmu else \
+    runs["lqg"] = run_fmu(plant, d["lqg"], stop_time, out if fmu_dir is None else Path(fmu_dir)) if via_fmu else \
         run_direct(plant, d["lqg"], stop_time)
     summary = {"mode_frequencies_hz": [float(f) for f in d["mode_frequencies_hz"][:4]],
                "via_fmu": via_fmu}
@@ -220,9 +224,8 @@ def run(output_dir: str | Path = "results/flexible_arm_study", stop_time: float 
     return summary
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--output", default="results/flexible_arm_study", help="output folder")
+def main(argv: list[str] | None = None) -> int:
+    ap = example_parser(__doc__, "results/flexible_arm_study")
     ap.add_argument("--stop-time", type=float, default=2.0, help="simulated time, s")
     ap.add_argument("--via-fmu", action="store_true", help="run the LQG loop through the FMU and the master")
     args = ap.parse_args(argv)

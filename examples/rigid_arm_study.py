@@ -1,21 +1,23 @@
-"""Rigid-arm closed-loop study (seed 003): computed-torque tracking of a
-quintic tip move, and the seed's sampling-interval comparison.
+"""Rigid-arm closed-loop study: computed-torque tracking of a quintic tip
+move, and the sampling-interval comparison of Wang, Xiao, Meng, Meng and
+Zhang, "Dynamic modeling and simulation of mechanic arm based on virtual
+prototype" (Application Research of Computers, 2009).
 
-The task (seed 003): from joints (0, 45 deg, -45 deg) move the tip to
+The task (from that paper): from joints (0, 45 deg, -45 deg) move the tip to
 (1.6, 1.0, 0.5) m along a rest-to-rest quintic path per Cartesian axis in
-T = 5 s. The seed drives the arm with its dynamic model and integrates with
+T = 5 s. The paper drives the arm with its dynamic model and integrates with
 explicit Euler at the sampling interval; it reports visible tip jitter at
 Ts = 0.1 s and a smooth motion at Ts = 0.05 s.
 
 Two loops are compared, each at Ts = 0.1 s and 0.05 s:
 
-``euler`` (the seed's scheme)
+``euler`` (the paper's scheme)
     Computed torque with gains designed in continuous time
     (``e'' + 2 w e' + w^2 e = 0``, w = 15 rad/s), and the plant integrated by
     explicit Euler at Ts. With an exact model the tracking error then obeys
     ``e_{k+1} = (1 - w Ts) e_k`` (a double pole at ``1 - w Ts``): at
     Ts = 0.1 s that pole is -0.5, the error changes sign every sample, which
-    is the jitter the seed saw; at Ts = 0.05 s it is +0.25 and the motion is
+    is the jitter the paper saw; at Ts = 0.05 s it is +0.25 and the motion is
     smooth.
 ``sampled`` (a proper sampled-data loop)
     The plant runs its own RK4 integrator (1 ms) between samples; the
@@ -31,15 +33,14 @@ error sequence, mm: zero for a smooth error, large when it flips sign every
 sample), the peak joint torques (N m) and the settling time to within 1 mm of
 the target.
 
-Run ``python examples/rigid_arm_study.py [OUTDIR]``; it writes
-``summary.json``, ``<run>.npz`` results (time + states + torques),
+Run ``python examples/rigid_arm_study.py [--output DIR] [--no-replay]``; it
+writes ``summary.json``, ``<run>.npz`` results (time + states + torques),
 ``rigid_arm_study.png`` and ``replay.html`` (the Ts = 0.05 s sampled-data run).
 """
 from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 
 import control
@@ -48,6 +49,7 @@ import numpy as np
 import mbfmu
 from mbfmu.control.computed_torque import computed_torque
 from mbfmu.control.sampled import simulate_loop, step_system
+from mbfmu.example_cli import example_parser
 from mbfmu.models.rigid_arm import joint_trajectory, quintic
 
 TARGET = np.array([1.6, 1.0, 0.5])
@@ -92,7 +94,7 @@ def _ref_dict(q, qd, qdd):
 
 
 def run_euler(plant, Ts: float, stop: float = STOP) -> dict:
-    """The seed's scheme: computed torque and explicit Euler, both at Ts."""
+    """The paper's scheme: computed torque and explicit Euler, both at Ts."""
     Kp, Kd = continuous_gains()
     ctrl = computed_torque(plant.model, Kp, Kd, Ts, measured=("q", "qd"))
     n = int(round(stop / Ts))
@@ -177,9 +179,9 @@ def _plot(plant, runs: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def main(outdir: str | Path = "results/rigid_arm_study", plots: bool = True, replay: bool = True) -> dict:
+def run(output_dir: str | Path = "results/rigid_arm_study", plots: bool = True, replay: bool = True) -> dict:
     """Run the four loops, write results, plots and a replay; return the summary."""
-    out = Path(outdir)
+    out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
     plant = make_plant()
     runs = {}
@@ -199,10 +201,19 @@ def main(outdir: str | Path = "results/rigid_arm_study", plots: bool = True, rep
     return summary
 
 
-if __name__ == "__main__":
-    result = main(*(sys.argv[1:2] or []))
+def main(argv: list[str] | None = None) -> int:
+    ap = example_parser(__doc__, "results/rigid_arm_study")
+    ap.add_argument("--no-replay", action="store_true", help="skip the HTML replay")
+    args = ap.parse_args(argv)
+    result = run(args.output, replay=not args.no_replay)
     for name, m in result.items():
         if not name.startswith("_"):
             print(f"{name:18s} max tip error {m['max_tip_error_mm']:9.3f} mm, jitter {m['jitter_index_mm']:9.4f} mm, "
                   f"final {m['final_distance_to_target_mm']:8.4f} mm, settle {m['settling_time_s']:.2f} s, "
                   f"peak torque {np.round(m['peak_torque_Nm'], 1)} N m")
+    print(f"results in {Path(args.output).resolve()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

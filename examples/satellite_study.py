@@ -1,5 +1,6 @@
-"""Satellite closed-loop study (seed 000): attitude hold and slews with three
-reaction wheels, during and after the deployment of the solar wings.
+"""Satellite closed-loop study: attitude hold and slews with three reaction
+wheels, during and after the deployment of the solar wings (the satellite
+deployment test case of the MDAS II thesis, see ``models/satellite.py``).
 
 The plant is ``models/satellite.py``: free-floating 500 kg hub, two wings of
 three spring-deployed panels that latch, three reaction wheels (inputs
@@ -73,7 +74,6 @@ recorded there and the direct study is still written.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 from pathlib import Path
@@ -85,6 +85,7 @@ import mbfmu
 from mbfmu.control import linearize, simulate_loop, trim
 from mbfmu.dynamics.algorithms import crba
 from mbfmu.dynamics.spatial import quat_to_rot
+from mbfmu.example_cli import example_parser
 
 H = 0.05                  # s, controller sample time (= plant default_step)
 WN = 0.4                  # rad/s, designed rigid-body bandwidth
@@ -655,17 +656,16 @@ def run(output_dir: str | Path = "results/satellite_study", stop: float = STOP, 
     return summary
 
 
-def main(argv=None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--output", default="results/satellite_study", help="output directory")
+def main(argv: list[str] | None = None) -> int:
+    ap = example_parser(__doc__, "results/satellite_study")
     ap.add_argument("--via-fmu", action="store_true",
                     help="also run the main loop through the co-simulation master with the plant FMU")
     ap.add_argument("--no-replay", action="store_true", help="skip the HTML replay")
     args = ap.parse_args(argv)
     summary = run(args.output, via_fmu=args.via_fmu, replay=not args.no_replay)
     print(json.dumps({k: v for k, v in summary.items() if k != "frozen_time_deployment"}, indent=1))
-    return summary
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -13,12 +13,13 @@ geometric stiffening, whose spurious divergence is the point of the benchmark.
 """
 from __future__ import annotations
 
-import argparse
 import sys
+from pathlib import Path
 
 import numpy as np
 
 from mbfmu.dynamics.flexible.spinup import run_spinup
+from mbfmu.example_cli import example_parser
 
 
 def plot_history(path: str, omega: float, run, stiffening: bool, other=None,
@@ -53,20 +54,23 @@ def plot_history(path: str, omega: float, run, stiffening: bool, other=None,
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = example_parser(__doc__, ".")  # --output DIR: where --csv and --plot go
     ap.add_argument("--omega", type=float, required=True, help="final spin rate Omega_s, rad/s")
-    ap.add_argument("--csv", required=True, help="output CSV path")
+    ap.add_argument("--csv", required=True, help="output CSV file (inside --output)")
     ap.add_argument("--t-final", type=float, default=20.0, help="simulated time, s (default 20)")
     ap.add_argument("--modes", type=int, default=4, help="bending modes (default 4)")
     ap.add_argument("--method", choices=("modes", "segments"), default="modes")
     ap.add_argument("--linear", action="store_true", help="switch geometric stiffening off")
     ap.add_argument("--dt", type=float, default=0.01, help="output interval, s")
-    ap.add_argument("--plot", help="also draw the history into this PNG")
+    ap.add_argument("--plot", help="also draw the history into this PNG (inside --output)")
     ap.add_argument("--compare", action="store_true",
                     help="with --plot: add the model with the other stiffening setting")
     args = ap.parse_args(argv)
     if not args.omega > 0 or not args.t_final > 0:
         ap.error("--omega and --t-final must be > 0")
+    Path(args.output).mkdir(parents=True, exist_ok=True)
+    args.csv = str(Path(args.output) / args.csv)
+    args.plot = args.plot and str(Path(args.output) / args.plot)
     n = args.modes if args.method == "modes" else max(args.modes, 10)
     t, d = run_spinup(args.omega, args.t_final, method=args.method, n=n, stiffening=not args.linear,
                       dt_out=args.dt, rtol=1e-7, atol=1e-9)

@@ -26,7 +26,9 @@ COMMANDS = {
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
     parser = argparse.ArgumentParser(prog="mbfmu", description="Multibody plants as FMI co-simulation units.")
+    parser.add_argument("--version", action="version", version=f"mbfmu {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module in COMMANDS.items():
         try:

@@ -1,6 +1,7 @@
 """``mbfmu demo`` (the README's main job): build the plant FMUs and run the
-closed-loop studies through the co-simulation master, writing plots, results
-and an HTML replay to ``results/``.
+closed-loop studies through the co-simulation master, writing FMUs, plots,
+results and HTML replays under ``results/`` (never into ``fmus/``: the FMUs a
+user built there stay as they are).
 
 Each step reports what it did; a step whose layer is missing from this
 installation is reported and skipped, never faked.
@@ -15,7 +16,7 @@ from pathlib import Path
 def add_parser(sub) -> None:
     p = sub.add_parser("demo", help="build the FMUs and run the closed-loop studies (the main job)")
     p.add_argument("-o", "--output", default="results", help="output folder (default: results/)")
-    p.add_argument("--fmus", default="fmus", help="where to build the FMUs (default: fmus/)")
+    p.add_argument("--fmus", default=None, help="where to build the library's plant FMUs (default: OUTPUT/fmus/)")
     p.set_defaults(func=run)
 
 
@@ -27,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     for step in demo_steps.STEPS:
         t = time.perf_counter()
         print(f"== {step.__doc__.strip().splitlines()[0]}", flush=True)
-        step(out, Path(args.fmus))
+        step(out, out / "fmus" if args.fmus is None else Path(args.fmus))
         print(f"   done in {time.perf_counter() - t:.1f} s", flush=True)
     print(f"demo finished in {time.perf_counter() - t0:.1f} s; outputs in {out.resolve()}")
     return 0

@@ -41,7 +41,7 @@ def build_fmus(out: Path, fmus: Path) -> None:
 
 def flexible_arm(out: Path, fmus: Path) -> None:
     """Flexible arm: LQG on the flexible model (plant FMU in the master) vs PD on the rigid model."""
-    summary = _study("flexible_arm_study").run(out / "flexible_arm", stop_time=2.0, via_fmu=True, fmu_dir=fmus)
+    summary = _study("flexible_arm_study").run(out / "flexible_arm", stop_time=2.0, via_fmu=True)
     for label in ("rigid_pd", "lqg"):
         s = summary[label]
         settle = [s[j]["settling_time_s"] for j in ("joint1", "joint2")]
@@ -54,7 +54,7 @@ def flexible_arm(out: Path, fmus: Path) -> None:
 def satellite(out: Path, fmus: Path) -> None:
     """Satellite: attitude hold through panel deployment and a slew with reaction wheels (plant FMU in the master)."""
     summary = _study("satellite_study").run(out / "satellite", via_fmu=True, frozen=False,
-                                            during_deployment=False, fmu_dir=fmus)
+                                            during_deployment=False)
     text = json.dumps(summary, default=str)
     print(f"   summary: {len(text)} characters in {out / 'satellite' / 'summary.json'}")
     for key in ("step_deployed", "deploy_then_slew", "via_fmu"):

@@ -4,7 +4,7 @@
 
 * state ``x = [q; v]`` (states ``q[1..nq]`` and ``v[1..nv]``, units from the
   joint types), or ``x = [q; p]`` with generalized momenta ``p = M(q) v``
-  when ``canonical=True`` (seed 001's canonical variables);
+  when ``canonical=True`` (the canonical variables of Shimanovsky and Ivanov 2013);
 * inputs map linearly to generalized forces, ``tau = B u`` (``input_matrix``);
 * subclasses add state-dependent forces that the kernels do not model
   (contact, motors with feedback, belts) by overriding :meth:`applied_forces`,

@@ -1,7 +1,11 @@
-"""The 2-body, 4-DOF example of seed 001 (Shimanovsky & Ivanov 2013), in canonical variables.
+"""The 2-body, 4-DOF example of Shimanovsky and Ivanov (2013), in canonical variables.
 
-The mechanism (seed 001, section 5)
------------------------------------
+Source: V. A. Shimanovsky and V. N. Ivanov, "Equations of motion of systems
+of coupled rigid bodies in canonical variables", Bulletin of Perm University:
+Mathematics, Mechanics, Informatics, issue 2(21), 2013 (in Russian).
+
+The mechanism (the paper's section 5)
+-------------------------------------
 Fixed frame ``Oxyz``. Body 1 turns about the fixed axis ``Ox`` (angle
 ``gamma_1``). A point ``A`` slides along body 1's axis ``O eta_1``
 (``y_2 = OA``); at ``A`` body 2 turns first about ``eta_1`` (``beta_2``), then
@@ -13,9 +17,9 @@ State: ``q = (gamma_1, y_2, beta_2, alpha_2)`` and the generalized momenta
 ``p = dT/dq_dot = M(q) q_dot`` (N m s, N s, N m s, N m s), integrated with the
 O(N) canonical sweep (``MultibodyPlant(..., canonical=True)``), RK4.
 
-Readings of the seed (decisions)
---------------------------------
-* **Gravity is along -Ox** (``Ox`` is the vertical, pointing up). The seed's
+Readings of the paper (decisions)
+---------------------------------
+* **Gravity is along -Ox** (``Ox`` is the vertical, pointing up). The paper's
   generalized forces ``Q`` carry no gravity term for ``gamma_1`` or ``y_2``,
   which is only so when gravity is parallel to the turning axis; its gravity
   terms for body 2, ``g m2 x_c2 (...)``, have the sign of a potential
@@ -24,13 +28,13 @@ Readings of the seed (decisions)
   same gravity terms; the printed mass matrix, garbled in the extraction,
   shows a ``z_c2`` offset instead). ``x_c2 < 0`` (default) makes body 2 hang
   below ``A`` at ``beta_2 = alpha_2 = 0``.
-* **Body 1's centre of mass** is on ``eta_1`` at ``y_c1`` (the seed's mass
+* **Body 1's centre of mass** is on ``eta_1`` at ``y_c1`` (the paper's mass
   matrix ``M1``). Moments of inertia are about each body's centre of mass,
   in its own axes.
-* **Numbers.** The seed gives none; the defaults are our choice: a 1 m arm of
+* **Numbers.** The paper gives none; the defaults are our choice: a 1 m arm of
   4 kg turning about the vertical; body 2 a 0.6 m, 1.5 kg rod hanging from
   ``A``; ``c = 300 N/m``, ``y_20 = 0.6 m``, ``k = 10 N m s/rad``.
-* The seed has no damping; ``spring_damping`` and ``gimbal_damping`` (default
+* The paper has no damping; ``spring_damping`` and ``gimbal_damping`` (default
   0) let a run settle to its steady state.
 
 Engine model: body 1 (revolute about ``x``), a massless slider (prismatic
@@ -71,7 +75,7 @@ def _finite(name: str, value, plant: str) -> float:
 
 
 class Canonical2Body(MultibodyPlant):
-    """Seed 001's two-body system with an O-A spring and a feedback motor.
+    """Shimanovsky and Ivanov's two-body system with an O-A spring and a feedback motor.
 
     Parameters
     ----------
@@ -108,9 +112,10 @@ class Canonical2Body(MultibodyPlant):
     """
 
     name = "canonical_2body"
-    description = ("Seed 001's 2-body, 4-DOF system (turning arm, slider with O-A spring, body 2 on a "
-                   "2-axis hinge, gravity, feedback motor k (omega_0 - gamma_1_dot)), integrated in "
-                   "canonical variables (q, p).")
+    description = ("2-body, 4-DOF system of Shimanovsky and Ivanov, 'Equations of motion of systems of "
+                   "coupled rigid bodies in canonical variables' (2013): turning arm, slider with O-A spring, "
+                   "body 2 on a 2-axis hinge, gravity, feedback motor k (omega_0 - gamma_1_dot); integrated "
+                   "in canonical variables (q, p).")
     default_step = 0.01
     default_stop_time = 10.0
     internal_step = 1e-3

@@ -1,4 +1,8 @@
-"""Belted occupant on a crash sled: the human-body test case of seed 000.
+"""Belted occupant on a crash sled.
+
+The human-body-in-a-vehicle-collision test case of the master's thesis "Visual
+simulation of mechanical multibody systems with flexible bodies" (mechatronic
+engineering, in Chinese; software MDAS II).
 
 A 13-segment multibody human (pelvis, lumbar spine/abdomen, thorax, neck,
 head, upper and lower arms, thighs, legs) sits on a seat fixed to a sled,

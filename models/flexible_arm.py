@@ -1,4 +1,10 @@
-"""Two-link planar manipulator with flexible links (seeds 000 and 002).
+"""Two-link planar manipulator with flexible links.
+
+The flexible-arm test case of the master's thesis "Visual simulation of
+mechanical multibody systems with flexible bodies" (mechatronic engineering,
+in Chinese; software MDAS II), modelled as in a review of the dynamics
+modelling of flexible manipulators (floating frame, assumed modes, finite
+segments; in Chinese).
 
 The arm moves in the horizontal x-y plane: joint 1 at the world origin, both
 joint axes along z, each link a uniform aluminium strip (thin in the plane of
@@ -8,7 +14,7 @@ of link 2. Gravity acts along -z and does no work in the plane of motion.
 
 Two link models, chosen by ``method``:
 
-* ``"modes"`` (default): assumed modes in a floating frame (seed 002), the
+* ``"modes"`` (default): assumed modes in a floating frame (as in the review), the
   frame of each link being its motor rotor, ``n_modes`` shapes per link,
   geometric stiffening included. With ``tip_shapes=1`` (default) the shapes
   span the static deflections under a tip force and a tip moment plus the
@@ -27,7 +33,7 @@ Two link models, chosen by ``method``:
   2x better and the link-2 tip deflection (light payload) 2.4x worse
   (2.2 % against 0.9 % of its peak); at 4 shapes all within 0.06 %. Same
   state size and, at 3 shapes, the same 1 ms RK4 step;
-* ``"segments"``: the finite-segment method (seed 000), ``n_segments``
+* ``"segments"``: the finite-segment method (as in the thesis), ``n_segments``
   rigid segments per link joined by elastic joints.
 
 Default parameters (SI): links 0.8 m and 0.6 m of 5 mm x 50 mm aluminium

@@ -1,8 +1,12 @@
-"""Rigid 3-DOF arm of seed 003 (Wang et al. 2009): base yaw, shoulder and elbow pitch.
+"""Rigid 3-DOF arm of Wang et al. (2009): base yaw, shoulder and elbow pitch.
+
+Source: Wang Wenxi, Xiao Shide, Meng Wen, Meng Xiangyin and Zhang Weihua,
+"Dynamic modeling and simulation of mechanic arm based on virtual prototype",
+Application Research of Computers 26(1), 2009 (in Chinese).
 
 The mechanism
 -------------
-World frame ``S`` as in the seed: origin at the centre of mass of the base,
+World frame ``S`` as in the paper: origin at the centre of mass of the base,
 ``z`` up (against gravity). The base (a solid cylinder, radius 400 mm,
 height 300 mm) turns about ``z`` (joint 1, angle ``theta1``); on its top face,
 on the axis, the shoulder (joint 2) pitches the upper arm, and at the upper
@@ -19,19 +23,19 @@ joint  a (m)  alpha     d (m)  theta
 3      l3     0         0      theta3
 ====== ====== ========= ====== ===========
 
-with ``h = base_height / 2`` (shoulder height above the origin, the seed's
-``l0 + l1``) and ``l2 = l3 = link_length``. Tip position (the seed's eq. 3,
+with ``h = base_height / 2`` (shoulder height above the origin, the paper's
+``l0 + l1``) and ``l2 = l3 = link_length``. Tip position (the paper's eq. 3,
 ``pz`` derived here because the printed one lacks the upper-arm term)::
 
     px = cos(theta1) (l2 cos theta2 + l3 cos(theta2 + theta3))
     py = sin(theta1) (l2 cos theta2 + l3 cos(theta2 + theta3))
     pz = h + l2 sin theta2 + l3 sin(theta2 + theta3)
 
-Readings of the seed's data (decisions)
----------------------------------------
-* **Mass.** The seed says the arms "total 20 kg" (总量为20 kg). We read it as
+Readings of the paper's data (decisions)
+----------------------------------------
+* **Mass.** The paper says the arms "total 20 kg" (总量为20 kg). We read it as
   the total of the two arm links, 10 kg each (parameter ``arm_mass`` = 20 kg,
-  split equally). Reason: the seed's link inertia 0.90 kg m^2 is then
+  split equally). Reason: the paper's link inertia 0.90 kg m^2 is then
   consistent with the links' size (a uniform 10 kg cylinder of radius 0.2 m
   and length 1 m has 0.93 kg m^2 about a transverse axis through its centre),
   while a 20 kg link of 1 m length would have at least 1.67 kg m^2. Set
@@ -40,10 +44,10 @@ Readings of the seed's data (decisions)
   both transverse axes (it cannot be about the joint: that would make the
   inertia about the centre negative). The axial moment is the solid
   cylinder's ``m r^2 / 2`` (0.2 kg m^2).
-* **Base.** The base turns with joint 1 (the seed calls it a homogeneous
+* **Base.** The base turns with joint 1 (the paper calls it a homogeneous
   rigid body; it is the only part that joint 1 moves besides the arms). Its
   mass is not given: ``base_mass`` = 20 kg is our choice.
-* **Shoulder height.** The seed does not print ``l0``, ``l1``: the shoulder
+* **Shoulder height.** The paper does not print ``l0``, ``l1``: the shoulder
   sits on the base's top face, ``h = base_height / 2 = 0.15 m`` above the
   origin.
 
@@ -153,7 +157,7 @@ def jacobian(q, l2: float = 1.0, l3: float = 1.0) -> np.ndarray:
 # ----------------------------------------------------------- trajectory planner
 def quintic_coefficients(p0, pf, T: float, v0=0.0, vf=0.0, a0=0.0, af=0.0) -> np.ndarray:
     """Coefficients ``c0..c5`` of ``p(t) = sum c_k t^k`` meeting position,
-    velocity and acceleration at ``t = 0`` and ``t = T`` (seed 003, sec. 1.2).
+    velocity and acceleration at ``t = 0`` and ``t = T`` (Wang et al. 2009, sec. 1.2).
 
     Parameters
     ----------
@@ -238,32 +242,33 @@ def joint_trajectory(p0, pf, T: float, t, l2: float = 1.0, l3: float = 1.0, h: f
 
 # --------------------------------------------------------------------- plant
 class RigidArm(MultibodyPlant):
-    """3-DOF rigid arm of seed 003 (base yaw, shoulder and elbow pitch).
+    """3-DOF rigid arm of Wang et al. (2009) (base yaw, shoulder and elbow pitch).
 
     Parameters
     ----------
     link_length : float
-        Length of each arm, m (seed: 1.0).
+        Length of each arm, m (paper: 1.0).
     link_radius : float
-        Radius of each arm, m (seed: 0.2).
+        Radius of each arm, m (paper: 0.2).
     arm_mass : float
-        Total mass of the two arms, kg, split equally (seed: 20; see the
+        Total mass of the two arms, kg, split equally (paper: 20; see the
         module docstring for this reading).
     link_inertia : float
         Moment of inertia of each arm about a transverse axis through its
-        centre of mass, kg m^2 (seed: 0.90).
+        centre of mass, kg m^2 (paper: 0.90).
     base_radius, base_height : float
-        Base cylinder, m (seed: 0.4, 0.3).
+        Base cylinder, m (paper: 0.4, 0.3).
     base_mass : float
-        Mass of the turning base, kg (not in the seed; 20 chosen).
+        Mass of the turning base, kg (not in the paper; 20 chosen).
     gravity : float
         Gravitational acceleration, m/s^2, along -z (>= 0).
     theta1_0, theta2_0, theta3_0 : float
-        Initial joint angles, rad (seed: 0, 45 deg, -45 deg).
+        Initial joint angles, rad (paper: 0, 45 deg, -45 deg).
     """
 
     name = "rigid_arm"
-    description = ("Rigid 3-DOF arm of seed 003: turning base (yaw) and two pitch joints, DH model, "
+    description = ("Rigid 3-DOF arm of Wang et al., 'Dynamic modeling and simulation of mechanic arm based "
+                   "on virtual prototype' (2009): turning base (yaw) and two pitch joints, DH model, "
                    "frictionless joints, joint torques in.")
     default_step = 0.01
     default_stop_time = 5.0

@@ -1,11 +1,13 @@
 """Free-floating satellite with two deployable solar wings and three reaction wheels.
 
-The test case of seed 000 ("satellite with solar panels, deployment
-process"). A rigid hub floats freely (``FreeFlyer``: position and unit
-quaternion, no gravity: orbit). On two opposite faces a wing of
-``panels_per_wing`` panels is stowed as a Z-fold (accordion) against the hub
-and deploys by itself, with no input, driven by preloaded torsion springs in
-the hinges and slowed by viscous hinge dampers.
+The "satellite with solar panels, deployment process" test case of the
+master's thesis "Visual simulation of mechanical multibody systems with
+flexible bodies" (mechatronic engineering, in Chinese; software MDAS II). A
+rigid hub floats freely (``FreeFlyer``: position and unit quaternion, no
+gravity: orbit). On two opposite faces a wing of ``panels_per_wing`` panels is
+stowed as a Z-fold (accordion) against the hub and deploys by itself, with no
+input, driven by preloaded torsion springs in the hinges and slowed by viscous
+hinge dampers.
 
 Latch: a hinge swings freely (torsion spring and damper only) until it
 first reaches its deployed angle (0 rad); at that instant its latch engages
@@ -23,7 +25,7 @@ motion; the integrator keeps them to about 1e-10 relative over a deployment
 (see ``tests/plants/test_satellite.py``).
 
 Panels are rigid (``panel_model="rigid"``, ``panel_segments=1``) or flexible
-by the finite segment method of seed 000 (``panel_model="segments"``): each
+by the finite segment method of that thesis (``panel_model="segments"``): each
 panel is cut into ``panel_segments`` rigid strips joined by revolute joints
 about the hinge direction with torsion springs ``EI / segment length`` and
 dampers, which models out-of-plane bending of the wing.

@@ -2,6 +2,7 @@
 writes what it promises: valid FMUs of every plant, plots, results and HTML
 replays of the flexible-arm and satellite studies run through the master."""
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,10 +14,16 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.mark.slow
 def test_demo_builds_valid_fmus_and_writes_the_studies(tmp_path):
-    out, fmus = tmp_path / "results", tmp_path / "fmus"
-    res = subprocess.run([sys.executable, "-m", "mbfmu", "demo", "-o", str(out), "--fmus", str(fmus)],
-                         cwd=REPO, capture_output=True, text=True, timeout=900)
+    out = tmp_path / "results"
+    fmus = out / "fmus"  # the default: the demo writes its FMUs under its output folder
+    (tmp_path / "fmus").mkdir()
+    (tmp_path / "fmus" / "flexible_arm.fmu").write_text("the user's FMU")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    res = subprocess.run([sys.executable, "-m", "mbfmu", "demo", "-o", str(out)],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=900, env=env)
     assert res.returncode == 0, res.stderr[-3000:]
+    assert (tmp_path / "fmus" / "flexible_arm.fmu").read_text() == "the user's FMU"
+    assert (out / "flexible_arm" / "flexible_arm.fmu").is_file()  # the study's own (geared motors)
     for name in ("rigid_arm", "canonical_2body", "flexible_arm", "satellite", "crash_occupant"):
         assert f"{name}.fmu" in res.stdout and (fmus / f"{name}.fmu").is_file()
     assert res.stdout.count(": valid") == 5, res.stdout

@@ -1,14 +1,21 @@
 """``mbfmu linearize NAME|MODEL.py|FMU [--at ...]``: poles, natural
 frequencies and damping of a plant (exact Jacobians) or of an FMU (ERA at the
-communication step); saves A, B, C, D to an ``.npz`` file."""
+communication step); saves A, B, C, D to an ``.npz`` file.
+
+Guard rails: the operating point of ``--at trim`` or ``--at TIME`` is
+printed; a point that is not an equilibrium (``xdot0 != 0``) is reported on
+stderr; an existing output file is kept unless ``--force`` is given.
+"""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError
+
 
 
 def modal_table(poles: np.ndarray, dt: float | None = None) -> list[tuple[complex, float, float, float]]:
@@ -53,7 +60,50 @@ def add_parser(subparsers) -> None:
     p.add_argument("--markov", type=int, default=80, help="FMU: pulse-response length in steps (ERA)")
     p.add_argument("--order", type=int, default=None, help="FMU: model order (default from the Hankel SVD)")
     p.add_argument("-o", "--output", default=None, help="npz file for A, B, C, D (default <name>_linear.npz)")
+    p.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
     p.set_defaults(func=run)
+
+
+def _output_path(args, name: str) -> Path:
+    """The npz file to write (numpy appends ``.npz``); refuses an existing one without ``--force``."""
+    out = Path(args.output or f"{name}_linear.npz")
+    if out.suffix != ".npz":
+        out = out.with_name(out.name + ".npz")
+    if out.exists() and not args.force:
+        raise InputError(f"{out} exists; not overwriting it (use --force, or -o to choose another file)")
+    return out
+
+
+def _fmu_start_time(at: str | None) -> float:
+    """``--at`` for an FMU: only a time in s (ERA runs from a simulated point)."""
+    if at is None:
+        return 0.0
+    try:
+        return float(at)
+    except ValueError:
+        raise InputError(f"--at {at!r} is not available for an FMU: its linear model is identified (ERA) from "
+                         "the state it reaches at a time; give --at TIME in s, or linearize the plant "
+                         "(library name or model .py) for trim or state values") from None
+
+
+def _print_operating_point(plant, lin, how: str) -> None:
+    """The plant state and inputs of the operating point, one ``name = value unit`` line each."""
+    print(f"operating point ({how}), t = {lin.t:g} s:")
+    for sig, value in zip(plant.states, lin.x0):
+        print(f"  {sig.name:>24} = {value: .9g} {sig.unit}")
+    for sig, value in zip(plant.inputs, lin.u0):
+        print(f"  {sig.name:>24} = {value: .9g} {sig.unit} (input)")
+
+
+def _warn_if_not_equilibrium(sys_lin) -> None:
+    """Say on stderr when ``xdot0`` is not zero: the model is then about a moving point."""
+    lin = sys_lin.linearization
+    if not lin.is_equilibrium():
+        xdot = np.asarray(lin.xdot0, float)
+        k = int(np.argmax(np.abs(xdot)))
+        print(f"warning: the operating point is not an equilibrium (d{sys_lin.state_labels[k]}/dt = "
+              f"{xdot[k]:.3g}, largest of xdot0): the linear model holds near a moving point only; "
+              "use --at trim for an equilibrium", file=sys.stderr)
 
 
 def _linearize_plant(args):
@@ -67,7 +117,9 @@ def _linearize_plant(args):
     if at is None:
         return plant, linearize(plant, None, u)
     if at.strip().lower() == "trim":
-        return plant, linearize(plant, None, u, trim_state=True)
+        sys_lin = linearize(plant, None, u, trim_state=True)
+        _print_operating_point(plant, sys_lin.linearization, "trim")
+        return plant, sys_lin
     try:
         t_at = float(at)
     except ValueError:
@@ -75,7 +127,9 @@ def _linearize_plant(args):
     step = args.step or plant.default_step
     n = max(1, int(round(t_at / step)))
     time, X, _ = plant.simulate(stop_time=n * step, step=step, u=u)
-    return plant, linearize(plant, X[-1], u, t=float(time[-1]))
+    sys_lin = linearize(plant, X[-1], u, t=float(time[-1]))
+    _print_operating_point(plant, sys_lin.linearization, f"reached at t = {time[-1]:g} s with constant inputs")
+    return plant, sys_lin
 
 
 def run(args) -> int:
@@ -83,30 +137,33 @@ def run(args) -> int:
     target = args.target
     if target.lower().endswith(".fmu"):
         from ..cosim.fmu_linearize import input_start_values, linearize_fmu
-        t0 = 0.0 if args.at is None else float(args.at)
+        t0 = _fmu_start_time(args.at)
+        name = Path(target).stem
+        out = _output_path(args, name)  # refuse before the (long) identification
         starts = input_start_values(target)
         ins = list(starts)
         starts.update(_pairs(args.u, "--u"))
-        sys = linearize_fmu(target, step=args.step, t0=t0, u0=[starts[n] for n in ins],
-                            n_markov=args.markov, order=args.order)
-        name, dt, info = Path(target).stem, sys.dt, f"ERA at t0 = {t0} s, step {sys.dt} s"
+        lin_sys = linearize_fmu(target, step=args.step, t0=t0, u0=[starts[n] for n in ins],
+                                n_markov=args.markov, order=args.order)
+        dt, info = lin_sys.dt, f"ERA at t0 = {t0} s, step {lin_sys.dt} s"
     else:
-        plant, sys = _linearize_plant(args)
+        plant, lin_sys = _linearize_plant(args)
         name, dt = plant.name, None
-        info = f"{sys.linearization.method} Jacobians; outputs: {sys.linearization.output_method}"
-    print(f"{name}: {sys.nstates} states, {sys.ninputs} inputs, {sys.noutputs} outputs ({info})")
+        out = _output_path(args, name)
+        _warn_if_not_equilibrium(lin_sys)
+        info = f"{lin_sys.linearization.method} Jacobians; outputs: {lin_sys.linearization.output_method}"
+    print(f"{name}: {lin_sys.nstates} states, {lin_sys.ninputs} inputs, {lin_sys.noutputs} outputs ({info})")
     print(f"{'pole':>34}  {'wn [rad/s]':>12}  {'fn [Hz]':>10}  {'zeta':>9}")
-    for p, wn, fn, zeta in modal_table(sys.poles(), dt):
+    for p, wn, fn, zeta in modal_table(lin_sys.poles(), dt):
         print(f"{p.real:16.6g} {p.imag:+16.6g}j  {wn:12.6g}  {fn:10.6g}  {zeta:9.4g}")
-    out = Path(args.output or f"{name}_linear.npz")
     extra = {}
     if dt is None and args.step:
-        d = control.c2d(sys, args.step, "zoh")
+        d = control.c2d(lin_sys, args.step, "zoh")
         extra = dict(Ad=d.A, Bd=d.B, Cd=d.C, Dd=d.D, step=args.step)
-    lin = sys.linearization
-    np.savez(out, A=sys.A, B=sys.B, C=sys.C, D=sys.D, dt=0.0 if dt is None else dt,
-             states=np.array(sys.state_labels), inputs=np.array(sys.input_labels),
-             outputs=np.array(sys.output_labels), u0=lin.u0, y0=lin.y0,
+    lin = lin_sys.linearization
+    np.savez(out, A=lin_sys.A, B=lin_sys.B, C=lin_sys.C, D=lin_sys.D, dt=0.0 if dt is None else dt,
+             states=np.array(lin_sys.state_labels), inputs=np.array(lin_sys.input_labels),
+             outputs=np.array(lin_sys.output_labels), u0=lin.u0, y0=lin.y0,
              x0=getattr(lin, "x0", np.zeros(0)), **extra)
     print(f"saved A, B, C, D to {out}")
     return 0

@@ -103,6 +103,14 @@ class Linearization:
     from_state: Callable[[np.ndarray], np.ndarray] = field(repr=False)
     notes: str = ""
 
+    def is_equilibrium(self, tol: float = 1e-8) -> bool:
+        """Whether the operating point is at rest: ``max |xdot0| <= tol (1 + max |x0|)``
+        (SI units). A linear model about a moving point holds near it only."""
+        if not self.xdot0.size:
+            return True
+        scale = 1.0 + (float(np.abs(self.x0).max()) if self.x0.size else 0.0)
+        return float(np.abs(self.xdot0).max()) <= tol * scale
+
 
 # ---------------------------------------------------------------------------- state charts
 class _Chart:

@@ -2,8 +2,9 @@
 
 Units (:class:`FmuUnit` for any FMI 2.0 co-simulation FMU, :class:`ControlUnit`
 for python-control systems, :class:`FunctionUnit` and :mod:`.sources` for
-plain Python functions) are put in a :class:`System` with connections
-``"unit.output" -> "unit.input"``; :func:`simulate` runs it (Jacobi or
+plain Python functions, the static blocks of :mod:`.blocks`: Gain, Sum,
+Offset, Saturation, Mux, Demux) are put in a :class:`System` with connections
+``"unit.output" -> "unit.input"`` (whole vectors ``"plant.q"`` in one call); :func:`simulate` runs it (Jacobi or
 Gauss-Seidel, extrapolation, multi-rate, adaptive or iterative steps) and
 returns a :class:`Result` whose ``data`` is a structured array with ``time``
 first. :func:`read_ssp` / :func:`write_ssp` move systems in and out of SSP 1.0.
@@ -30,5 +31,8 @@ from .system import Connection, System
 from .fmu_unit import FmuUnit
 from .units import ControlUnit, FunctionUnit, Unit, Variable
 
-__all__ = ["System", "Connection", "Unit", "Variable", "FmuUnit", "ControlUnit", "FunctionUnit", "simulate",
+from .blocks import Demux, Gain, Mux, Offset, Saturation, Sum
+
+__all__ = ["Gain", "Sum", "Offset", "Saturation", "Mux", "Demux"]
+__all__ += ["System", "Connection", "Unit", "Variable", "FmuUnit", "ControlUnit", "FunctionUnit", "simulate",
            "Result", "RunSummary", "load_result", "sources", "read_ssp", "write_ssp"]

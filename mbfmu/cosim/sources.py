@@ -11,6 +11,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InputError
+from .blocks import Saturation
 from .units import FunctionUnit
 
 
@@ -59,11 +60,8 @@ def table(name: str, times: Sequence[float], values: Sequence[Sequence[float]] |
 
 
 def saturation(name: str, lower: float, upper: float, unit: str | None = None) -> FunctionUnit:
-    """``y = clip(u, lower, upper)`` (direct feedthrough)."""
-    if lower > upper:
-        raise InputError(f"saturation {name!r}: lower {lower} > upper {upper}")
-    return FunctionUnit(name, lambda t, u: (min(max(u[0], lower), upper),), inputs=("u",),
-                        units={"u": unit, "y": unit} if unit else None, inputs_start={"u": 0.0})
+    """``y = clip(u, lower, upper)`` (direct feedthrough; input start 0), see :class:`.blocks.Saturation`."""
+    return Saturation(name, lower, upper, unit=unit, start=0.0)
 
 
 def noise(name: str, sigma: float, dt: float, seed: int = 0, mean: float = 0.0, unit: str | None = None) -> FunctionUnit:

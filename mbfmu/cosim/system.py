@@ -9,6 +9,7 @@ declared output dependencies and finds the algebraic loops.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -53,7 +54,8 @@ class System:
     units : iterable of Unit
         The units; names must be unique.
     connections : iterable of (str, str)
-        Pairs ``("a.y", "b.u")``.
+        Pairs ``("a.y", "b.u")``; a pair of vector names connects every
+        element (see :meth:`connect`).
     values : mapping, optional
         ``{"unit.var": value}`` parameters and start values.
 
@@ -90,9 +92,43 @@ class System:
     def connect(self, src: str, dst: str) -> None:
         """Connect output ``src`` (``"unit.output"``) to input ``dst`` (``"unit.input"``).
 
-        Names are checked by :meth:`validate`, so that all problems are reported together.
+        A whole vector connects in one call: when a unit has no variable
+        ``q`` but has ``q[1]..q[n]``, ``"plant.q"`` stands for all of them, in
+        index order, and is connected element by element to a vector (or, for
+        ``n = 1``, a scalar) of the same size on the other side. Both units
+        must have been added for that; otherwise, and for unknown names, the
+        names are kept as given and checked by :meth:`validate`, so that all
+        problems are reported together.
+
+        Raises
+        ------
+        InputError
+            When the two sides have different sizes, or a vector's elements
+            are not numbered ``1..n`` without gaps.
         """
-        self.connections.append(Connection(*split_name(src), *split_name(dst)))
+        (su, sv), (du, dv) = split_name(src), split_name(dst)
+        srcs, dsts = self._elements(su, sv), self._elements(du, dv)
+        if srcs is None or dsts is None:
+            self.connections.append(Connection(su, sv, du, dv))
+            return
+        if len(srcs) != len(dsts):
+            raise InputError(f"cannot connect {src} -> {dst}: {_size(su, srcs)} but {_size(du, dsts)}")
+        self.connections.extend(Connection(su, a, du, b) for a, b in zip(srcs, dsts))
+
+    def _elements(self, unit: str, var: str) -> list[str] | None:
+        """``[var]``, the elements ``var[1..n]`` of a vector, or None when unknown."""
+        u = self.units.get(unit)
+        if u is None:
+            return None
+        if var in u.variables:
+            return [var]
+        indices = sorted(int(m.group(1)) for n in u.variables
+                         if (m := re.fullmatch(re.escape(var) + r"\[(\d+)\]", n)))
+        if not indices:
+            return None
+        if indices != list(range(1, len(indices) + 1)):
+            raise InputError(f"{unit}.{var} is not a vector {var}[1..n]: its elements are numbered {indices}")
+        return [f"{var}[{k}]" for k in indices]
 
     def set(self, name: str, value: Any) -> None:
         """Set a parameter or start value ``"unit.var"``."""
@@ -170,6 +206,12 @@ class System:
                 for i in ins:
                     graph.setdefault(f"{u.name}.{i}", []).append(f"{u.name}.{o}")
         return [sorted(s) for s in _sccs(graph) if len(s) > 1]
+
+
+def _size(unit: str, elements: list[str]) -> str:
+    if len(elements) == 1:
+        return f"{unit}.{elements[0]} is a scalar"
+    return f"{unit}.{elements[0][:elements[0].index('[')]} has {len(elements)} elements"
 
 
 def _a(word: str) -> str:

@@ -28,7 +28,12 @@ _crba = _kernels.crba
 
 @parameters("model", "q", "v", "a", "f_ext")
 def rnea(model: Model, q, v, a, f_ext=None) -> np.ndarray:
-    """Inverse dynamics, recursive Newton-Euler (seed 004; RBDA Table 5.1).
+    """Inverse dynamics, recursive Newton-Euler (RBDA Table 5.1).
+
+    The same outward/inward passes in spatial-operator form: Liu Yunping,
+    "Efficient inverse dynamics modelling of robots based on spatial operator
+    algebra", Journal of Nanjing University of Information Science and
+    Technology, 2011.
 
     Returns the generalized forces ``tau = M(q) a + C(q, v) v + g(q) - J^T f_ext``
     (N m or N per coordinate), shape (nv,).
@@ -100,7 +105,7 @@ class Kinematics:
 @parameters("model", "q", v="array_like, shape (nv,), optional\n    Joint velocities, rad/s or m/s; the body velocities are computed only when given.")
 def forward_kinematics(model: Model, q, v=None) -> Kinematics:
     """World poses of all bodies (and body velocities when ``v`` is given),
-    by chaining ``X_W,k = X_W,L(k) X_L(k),k`` (seed 000)."""
+    by chaining ``X_W,k = X_W,L(k) X_L(k),k`` along Huston's lower-body array."""
     R, p, vel = _kernels.kinematics(model._h, q, v)
     return Kinematics(R, p, vel)
 

@@ -1,19 +1,21 @@
-"""Canonical variables: generalized coordinates q and momenta p (seed 001).
+"""Canonical variables: generalized coordinates q and momenta p (Shimanovsky and Ivanov 2013).
 
 ``p = M(q) v`` is, joint by joint, the projection of the momentum of the
 subtree the joint carries onto the joint's motion subspace: ``p_i = S_i^T H_i``.
 Both directions run in O(N) without forming M:
 
 * :func:`generalized_momentum`: a backward pass summing subtree momenta;
-* :func:`canonical_derivatives`: the "sweep" of seed 001: ``v = M^-1 p`` by
+* :func:`canonical_derivatives`: the "sweep" of Shimanovsky and Ivanov: ``v = M^-1 p`` by
   the articulated-body passes, then
   ``dp_i/dt = tau_i + S_i^T (F_i - v_i x* H_i) + Sring_i^T H_i``, where
   ``F_i`` is the gravity and external force on the subtree of i and ``Sring``
   the apparent time derivative of the motion subspace (derived from
   ``d/dt (S_i . H_i)`` with ``dH_i/dt`` equal to the net force on the subtree).
 
-The equations are those of seed 001 (``p_dot = (A_dot^T - A^T Omega) y + Q``)
-written with spatial vectors.
+The equations are those of V. A. Shimanovsky and V. N. Ivanov, "Equations of
+motion of systems of coupled rigid bodies in canonical variables" (Bulletin of
+Perm University, 2013), ``p_dot = (A_dot^T - A^T Omega) y + Q``, written with
+spatial vectors.
 """
 from __future__ import annotations
 

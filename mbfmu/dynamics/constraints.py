@@ -1,10 +1,10 @@
-"""Holonomic constraints on a tree: loop closures and prescribed motion (seed 000).
+"""Holonomic constraints on a tree: loop closures and prescribed motion.
 
 Constraints ``phi(q, t) = 0`` with Jacobian ``J = d phi / dq`` (in velocity
 coordinates) add forces ``J^T lambda``. Two solution methods:
 
 * ``"lagrange"``: solve ``[M J^T; J 0] [a; -lambda] = [tau - h; gamma]``;
-* ``"nullspace"``: the orthogonal-complement method of seed 000 (Kane): with
+* ``"nullspace"``: the orthogonal-complement method (Kane's equations): with
   ``C`` an orthonormal basis of the null space of ``J`` (``J C = 0``) and
   ``a = a_p + C z``, ``J a_p = gamma``: ``C^T M C z = C^T (tau - h - M a_p)``.
 

@@ -1,4 +1,4 @@
-"""Serial chains from Denavit-Hartenberg parameters (seed 003).
+"""Serial chains from Denavit-Hartenberg parameters.
 
 Standard (distal) DH convention, as in Craig's "Introduction to Robotics",
 ch. 3, in its *standard* (Paul/Spong) form: the frame of link ``i`` sits on
@@ -170,7 +170,7 @@ def from_dh(rows: Sequence, gravity: Sequence[float] = (0.0, 0.0, -9.81),
     gravity : array_like (3,)
         m/s^2, world frame.
     base : ndarray (4, 4), optional
-        Pose of DH frame 0 in the world (the seed's ``sA0``); identity by
+        Pose of DH frame 0 in the world (``sA0`` in Wang et al. 2009, the rigid arm's source); identity by
         default.
     name : str
         Model name.

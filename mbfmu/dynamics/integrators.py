@@ -6,8 +6,8 @@
   the step controller of Hairer, Norsett & Wanner (Solving ODEs I, II.4), and
   stepping to exact output times.
 * :func:`symplectic_euler_canonical`: symplectic Euler in canonical
-  variables (q, p) (seed 001's state), with the implicit momentum update solved
-  by fixed-point iteration.
+  variables (q, p) (Shimanovsky and Ivanov's state), with the implicit momentum
+  update solved by fixed-point iteration.
 
 A ``normalize`` callback, when given, projects the state back onto its
 manifold after every accepted step (unit quaternions).

@@ -1,7 +1,7 @@
 """Model: the immutable description of a tree of bodies, and its builder.
 
 Bodies are numbered away from the world (body 0), each after its parent: the
-``parent`` array is Huston's lower-body array (seed 000, ``L(k)``). Repeated
+``parent`` array is Huston's lower-body array (``L(k)``). Repeated
 entries mark branch bodies. A :class:`Model` is packed once into flat arrays
 held by the compiled kernels; it never changes afterwards (build a new one
 to change a parameter). Sizes: ``nbodies`` (including the world), ``nq``,

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from mbfmu.cli import main
 from mbfmu.control.cli import modal_table
@@ -51,3 +52,68 @@ def test_cli_reports_bad_input(capsys):
     rc = main(["linearize", str(HERE / "pendulum_model.py"), "--u", "tau"])
     assert rc == 1
     assert "name=value" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------- guard rails
+def _printed_values(text: str) -> dict[str, float]:
+    """``name = value unit`` lines of the printed operating point."""
+    out = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[1] == "=":
+            out[parts[0]] = float(parts[2])
+    return out
+
+
+def test_cli_prints_the_operating_point_trim_found(tmp_path, capsys):
+    """Pendulum under torque tau rests at sin(theta) = tau / (m g l), at rest."""
+    m, l, tau = 2.0, 0.5, 3.0
+    rc = main(["linearize", str(HERE / "pendulum_model.py"), "--param", f"m={m},l={l}", "--at", "trim",
+               "--u", f"tau={tau}", "-o", str(tmp_path / "p.npz")])
+    assert rc == 0
+    captured = capsys.readouterr()
+    assert "operating point (trim)" in captured.out and "warning" not in captured.err
+    values = _printed_values(captured.out)
+    assert np.isclose(abs(values["q[1]"]), np.arcsin(tau / (m * G * l)), rtol=1e-8)
+    assert values["v[1]"] == 0.0 and values["tau"] == tau
+
+
+def test_cli_warns_when_the_point_is_not_an_equilibrium(tmp_path, capsys):
+    """The pendulum hanging at rest is an equilibrium (no warning); the rigid
+    arm at its initial pose (0, 45 deg, -45 deg) falls under gravity."""
+    rc = main(["linearize", str(HERE / "pendulum_model.py"), "--param", "l=0.5",
+               "-o", str(tmp_path / "p.npz")])
+    assert rc == 0 and "not an equilibrium" not in capsys.readouterr().err
+    rc = main(["linearize", "rigid_arm", "-o", str(tmp_path / "arm.npz")])
+    err = capsys.readouterr().err
+    assert rc == 0 and "warning: the operating point is not an equilibrium" in err
+
+
+def test_cli_refuses_to_overwrite_a_linear_model_without_force(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    default = tmp_path / "test_pendulum_linear.npz"
+    default.write_bytes(b"an earlier model")
+    rc = main(["linearize", str(HERE / "pendulum_model.py")])
+    captured = capsys.readouterr()
+    assert rc == 1 and default.read_bytes() == b"an earlier model"
+    assert "exists" in captured.err and "--force" in captured.err and len(captured.err.splitlines()) == 1
+    (tmp_path / "mine.npz").write_bytes(b"kept")
+    assert main(["linearize", str(HERE / "pendulum_model.py"), "-o", "mine"]) == 1  # numpy would append .npz
+    assert (tmp_path / "mine.npz").read_bytes() == b"kept"
+    assert main(["linearize", str(HERE / "pendulum_model.py"), "--force"]) == 0
+    assert np.load(default)["A"].shape == (2, 2)
+
+
+def test_cli_refuses_to_overwrite_before_identifying_an_fmu(two_mass_fmu, tmp_path, capsys):
+    out = tmp_path / "fmu.npz"
+    out.write_bytes(b"kept")
+    assert main(["linearize", str(two_mass_fmu), "--step", "0.05", "-o", str(out)]) == 1
+    assert out.read_bytes() == b"kept" and "exists" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("at", ["trim", "x[1]=0.1"])
+def test_cli_at_trim_on_an_fmu_is_a_one_line_error(two_mass_fmu, tmp_path, capsys, at):
+    rc = main(["linearize", str(two_mass_fmu), "--at", at, "-o", str(tmp_path / "f.npz")])
+    err = capsys.readouterr().err
+    assert rc == 1 and len(err.strip().splitlines()) == 1, err
+    assert f"--at {at!r} is not available for an FMU" in err and "Traceback" not in err

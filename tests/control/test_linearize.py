@@ -231,3 +231,12 @@ def test_a_plants_own_state_jacobian_takes_precedence_and_is_checked():
             return np.eye(3), np.zeros((3, 1))
     with pytest.raises(InputError, match="state_jacobian"):
         mbfmu.linearize(Wrong())
+
+
+def test_is_equilibrium_tells_a_trimmed_point_from_a_falling_one():
+    """The rigid arm at its initial pose (0, 45 deg, -45 deg) falls under
+    gravity; trimmed (zero torques) it hangs at rest."""
+    arm = mbfmu.load_plant("rigid_arm")
+    falling = mbfmu.linearize(arm).linearization
+    assert not falling.is_equilibrium() and np.abs(falling.xdot0).max() > 1.0
+    assert mbfmu.linearize(arm, trim_state=True).linearization.is_equilibrium()

@@ -25,7 +25,7 @@ def study():
 @pytest.fixture(scope="module")
 def summary(study, tmp_path_factory):
     out = tmp_path_factory.mktemp("rigid_arm_study")
-    result = study.main(out, plots=True, replay=False)
+    result = study.run(out, plots=True, replay=False)
     assert (out / "rigid_arm_study.png").stat().st_size > 10_000
     assert json.loads((out / "summary.json").read_text()).keys() == result.keys()
     data = np.load(out / "sampled_Ts0.05.npz")["results"]

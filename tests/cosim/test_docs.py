@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("module", ["mbfmu.cosim", "mbfmu.cosim.system"])
+@pytest.mark.parametrize("module", ["mbfmu.cosim", "mbfmu.cosim.system", "mbfmu.cosim.blocks"])
 def test_docstring_examples_run(module):
     result = doctest.testmod(importlib.import_module(module), verbose=False)
     assert result.attempted > 0 and result.failed == 0

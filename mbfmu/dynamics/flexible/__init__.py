@@ -1,10 +1,10 @@
 """Flexible bodies: finite-segment and assumed-modes beams (issue 4).
 
 * :class:`BeamProperties`: material and cross-section with units;
-* :func:`add_segmented_beam`: the finite-segment method (seed 000) in any
+* :func:`add_segmented_beam`: the finite-segment method in any
   :class:`~mbfmu.dynamics.ModelBuilder` tree;
 * :class:`FlexibleSystemBuilder` / :class:`FlexibleSystem`: assumed-modes
-  beams in a floating frame (seed 002) with the rigid bodies of a tree,
+  beams in a floating frame with the rigid bodies of a tree,
   equations projected from the engine's kernels;
 * :class:`RigidSystem`: an engine model behind the same interface;
 * analysis (:func:`natural_frequencies`, :func:`static_response`) and

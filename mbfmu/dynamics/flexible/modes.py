@@ -1,4 +1,4 @@
-"""Euler-Bernoulli mode shapes for assumed-modes beams (seed 002).
+"""Euler-Bernoulli mode shapes for assumed-modes beams.
 
 Shapes are functions of the station ``x`` in [0, L] along the beam, with
 derivatives up to the second. Bending shapes are normalized so that

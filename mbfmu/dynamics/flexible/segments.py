@@ -1,4 +1,4 @@
-"""Finite-segment beams (seed 000): rigid segments joined by elastic joints.
+"""Finite-segment beams: rigid segments joined by elastic joints.
 
 A beam of length L cut into ``n`` segments is built as a chain of ordinary
 engine bodies. The elastic joints sit at the stations ``x_i = (i - 1/2) h``

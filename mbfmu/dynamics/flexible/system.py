@@ -3,8 +3,8 @@
 Formulation
 -----------
 A beam's rigid motion is that of its *floating frame* B (an ordinary body
-with an ordinary joint). Its deformation is a sum of mode shapes (seed 002,
-``u = Phi_a q_a + Phi_b q_b + e Phi_phi q_phi``): axial ``u(x)``, transverse
+with an ordinary joint). Its deformation is a sum of mode shapes
+(``u = Phi_a q_a + Phi_b q_b + e Phi_phi q_phi``): axial ``u(x)``, transverse
 ``v(x)`` (along y), ``w(x)`` (along z) and twist ``theta(x)``. The distributed
 mass is represented by cross-sections at Gauss-Legendre stations ``x_k``
 (mass ``rho A w_k``, rotary inertia ``rho w_k diag(Iy + Iz, Iy, Iz)``); with
