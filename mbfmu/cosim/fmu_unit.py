@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..errors import CosimError, InputError, StopRequested
+from .md_check import check_model_description
 from .units import Unit, Variable
 
 
@@ -113,6 +114,7 @@ class FmuUnit(Unit):
         if md.fmiVersion != "2.0" or md.coSimulation is None:
             raise InputError(f"{str(self.path)!r}: only FMI 2.0 co-simulation FMUs are supported "
                              f"(fmiVersion {md.fmiVersion}, coSimulation {'yes' if md.coSimulation else 'no'})")
+        check_model_description(md, str(self.path))
         self.md = md
         variables = []
         for v in md.modelVariables:

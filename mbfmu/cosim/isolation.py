@@ -106,7 +106,8 @@ class IsolatedUnit(Unit):
             return ""
         self._stderr.seek(0)
         lines = self._stderr.read().decode("utf-8", "replace").strip().splitlines()
-        return "\n".join(lines[-STDERR_LINES:])
+        first = next((k for k, ln in enumerate(lines) if ln.startswith("Fatal Python error")), None)
+        return "\n".join(lines[first: first + STDERR_LINES] if first is not None else lines[-STDERR_LINES:])
 
     def _died(self, what: str, t: float | None) -> CosimError:
         try:
@@ -232,9 +233,11 @@ class IsolatedUnit(Unit):
 
 
 def isolated_system(system: Any, which: bool | Sequence[str], step_timeout: float | None) -> Any:
-    """A copy of ``system`` whose units (all, or those named in ``which``) run isolated."""
+    """A copy of ``system`` whose units run isolated: every FMU unit (``which=True``;
+    units in Python run in the master's process), or the units named in ``which``."""
+    from .fmu_unit import FmuUnit
     from .system import System
-    names = list(system.units) if which is True else list(which)
+    names = [n for n, u in system.units.items() if isinstance(u, FmuUnit)] if which is True else list(which)
     unknown = [n for n in names if n not in system.units]
     if unknown:
         raise InputError(f"cannot isolate unknown units {unknown}; known: {', '.join(system.units)}")

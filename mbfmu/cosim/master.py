@@ -236,7 +236,7 @@ class _Master:
             j = int(np.argmax(~np.isfinite(row)))
             name = self.names[j]
             unit, var = name.split(".", 1) if "." in name else (name, name)
-            raise CosimError(f"unit {unit!r}: {var!r} is {row[j]!r} at t = {t!r} s (pass allow_nan=True to let "
+            raise CosimError(f"unit {unit!r}: {var!r} is {float(row[j])!r} at t = {t!r} s (pass allow_nan=True to let "
                              "non-finite values through)")
         for src, k in self._unchecked:
             if not math.isfinite(src.y[k]):
@@ -694,7 +694,7 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
         that passes it is killed and the run ends naming it. Implies
         ``isolate=True`` unless ``isolate`` names units.
     isolate : bool or sequence of str
-        Run all units (``True``) or the named ones in worker processes
+        Run all FMU units (``True``) or the named units in worker processes
         (:mod:`.isolation`): a unit that crashes or hangs ends the run
         cleanly instead of taking the master down.
     sink : writer, optional

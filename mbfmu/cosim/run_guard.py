@@ -75,20 +75,36 @@ class RunGuard:
         return None
 
 
-def available_memory() -> int:
-    """Memory available to a new allocation [bytes] (MemAvailable on Linux)."""
+def _address_space_left() -> float:
+    """What the process's address-space limit (``ulimit -v``) leaves [bytes]."""
+    try:
+        import resource
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft == resource.RLIM_INFINITY:
+            return float("inf")
+        with open("/proc/self/statm") as f:
+            used = int(f.read().split()[0]) * resource.getpagesize()
+        return float(max(soft - used, 0))
+    except (ImportError, OSError, ValueError):
+        return float("inf")
+
+
+def available_memory() -> float:
+    """Memory available to a new allocation [bytes]: MemAvailable on Linux, within ``ulimit -v``."""
+    free = float("inf")
     try:
         with open("/proc/meminfo") as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+                    free = int(line.split()[1]) * 1024.0
+                    break
     except (OSError, ValueError, IndexError):
-        pass
-    import os
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - no way to know
-        return 1 << 62
+        import os
+        try:
+            free = float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        except (ValueError, OSError, AttributeError):  # pragma: no cover - no way to know
+            pass
+    return min(free, _address_space_left())
 
 
 def _gib(n: float) -> str:
