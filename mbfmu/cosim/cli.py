@@ -117,7 +117,13 @@ def run(args: argparse.Namespace) -> int:
         name = name.strip()
         if default_unit is not None and not name.startswith(default_unit + "."):
             name = f"{default_unit}.{name}"
-        system.set(name, _parse_value(value))
+        parsed = _parse_value(value)
+        system.set(name, parsed)
+        unit, var = name.split(".", 1)
+        typ = system.units[unit].variables[var].type
+        if typ in ("Real", "Integer") and (isinstance(parsed, (str, bool)) or (typ == "Integer" and isinstance(parsed, float))):
+            raise InputError(f"--set {item!r}: {name} is {'a Real' if typ == 'Real' else 'an Integer'}, "
+                             f"{value!r} is not {'a number' if typ == 'Real' else 'an integer'}")
     start = args.start_time if args.start_time is not None else exp.get("start_time", 0.0)
     stop = args.stop_time if args.stop_time is not None else exp.get("stop_time", start + 1.0)
     step = args.step if args.step is not None else exp.get("step", (stop - start) / 500)
