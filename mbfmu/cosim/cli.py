@@ -104,6 +104,14 @@ def _load(path: Path):
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``simulate`` sub-command; returns the exit status."""
+    try:
+        return _run(args)
+    except KeyboardInterrupt:  # before the master's own handler is in place
+        print("mbfmu simulate: interrupted before the run started; nothing was written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _run(args: argparse.Namespace) -> int:
     from .master import simulate
     from .recording import open_writer
 

@@ -568,9 +568,9 @@ class _Master:
             t = stop if k == n - 1 else t0 + (k + 1) * span / n  # counted, not accumulated
             if (not gs and not self.opts.iterative) or gs_exchange:
                 self.exchange(t)
+            summary.steps += 1
             self._record(t, recs)
             self._push_history(t)
-            summary.steps += 1
             progress.tick(t)
 
     def _run_adaptive(self, t0: float, stop: float, recs: list, summary: RunSummary) -> np.ndarray:
@@ -616,9 +616,9 @@ class _Master:
                 for u, s, _ in saved:
                     u.free_state(s)
                 t = t_new
+                summary.steps += 1
                 self._record(t, recs)
                 self._push_history(t)
-                summary.steps += 1
                 progress.tick(t)
                 h = min(hmax, max(hmin, h * (min(fac, 1.0) if rejected_last else fac)))
                 rejected_last = False
