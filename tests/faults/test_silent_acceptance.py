@@ -56,3 +56,19 @@ def test_failed_restore_keeps_the_old_parameters(slave):
     slave._set_fmu_state(dict(good, p=p, x=good["x"][:-1]))  # new parameters but a wrong state
     assert "wrong number of states" in slave.errors[-1]
     assert slave._get_fmu_state() == good
+
+
+@pytest.mark.parametrize("where", ["input", "state"])
+def test_blown_up_state_is_reported_as_such(where):
+    """A huge input or state used to be reported as a singular inertia (a massless joint)."""
+    import mbfmu
+    from mbfmu.errors import SimulationError
+    plant = mbfmu.load_plant("rigid_arm")
+    x, u = plant.initial_state(), np.zeros(len(plant.inputs))
+    if where == "input":
+        u[:] = 1e300
+    else:
+        x[-1] = 1e200
+    with pytest.raises(SimulationError, match=r"the state has blown up in the step from t = 0.5 s to 0.51 s "
+                                              r"\(largest: (generalized force tau|state x)\[\d\] = 1e\+(300|200)\)"):
+        plant.advance(0.5, x, u, 0.01)
