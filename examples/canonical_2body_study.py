@@ -54,6 +54,7 @@ import mbfmu
 from mbfmu.control import linearize
 from mbfmu.errors import SimulationError
 from mbfmu.example_cli import example_parser
+from mbfmu.cosim.recording import Result
 
 OMEGA_0 = 2.0            # rad/s, motor set-point of the spin-up
 SMALL_STEP = 0.05        # rad/s, set-point step for the linear comparison
@@ -271,7 +272,7 @@ def run(output_dir: str | Path = "results/canonical_2body_study", spin_up_stop: 
     summary["small_step"]["max_deviation_from_linear_y2_m"] = float(
         np.abs(small["q"][:, 1] - small["q"][0, 1] - lin["dy2"]).max())
     for name, r in (("spin_up", spin), ("small_step", small)):
-        np.savez(out / f"{name}.npz", results=_record(plant, r))
+        Result(_record(plant, r), meta={"plant": "canonical_2body"}).save(out / f"{name}.npz")
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     if plots:
         _plot(spin, small, lin, x_ss, step, out / "canonical_2body_study.png")

@@ -37,6 +37,7 @@ from mbfmu.control.kalman import kalman_filter
 from mbfmu.control.lqr import lqg_servo, lqr_servo
 from mbfmu.control.sampled import simulate_loop
 from mbfmu.example_cli import example_parser
+from mbfmu.cosim.recording import Result, make_array
 
 H = 1e-3                        # s, sample / communication step (motor loops: the small rotor inertias need it)
 Q_REF = np.array([0.6, -0.4])   # rad, joint targets
@@ -209,8 +210,9 @@ def run(output_dir: str | Path = "results/flexible_arm_study", stop_time: float 
                "via_fmu": via_fmu}
     for label, (time, X, Y, U) in runs.items():
         summary[label] = figures(plant, time, Y, U)
-        np.savez(out / f"{label}.npz", time=time, outputs=Y, inputs=U,
-                 output_names=[s.name for s in plant.outputs], input_names=[s.name for s in plant.inputs])
+        names = ["time"] + [s.name for s in plant.outputs] + [s.name for s in plant.inputs]
+        Result(make_array(names, np.column_stack([time, Y, U])), meta={"plant": "flexible_arm"}).save(
+            out / f"{label}.npz")
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     if plots:
         _plot(plant, runs, out / "flexible_arm_study.png")

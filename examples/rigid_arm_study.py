@@ -51,6 +51,7 @@ from mbfmu.control.computed_torque import computed_torque
 from mbfmu.control.sampled import simulate_loop, step_system
 from mbfmu.example_cli import example_parser
 from mbfmu.models.rigid_arm import joint_trajectory, quintic
+from mbfmu.cosim.recording import Result
 
 TARGET = np.array([1.6, 1.0, 0.5])
 T_MOVE = 5.0
@@ -191,7 +192,7 @@ def run(output_dir: str | Path = "results/rigid_arm_study", plots: bool = True, 
     summary = {name: metrics(plant, run) for name, run in runs.items()}
     summary["_euler_error_pole"] = {f"Ts{Ts:g}": 1 - OMEGA * Ts for Ts in SAMPLES}
     for name, run in runs.items():
-        np.savez(out / f"{name}.npz", results=_record(plant, run))
+        Result(_record(plant, run), meta={"plant": "rigid_arm"}).save(out / f"{name}.npz")
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     if plots:
         _plot(plant, runs, out / "rigid_arm_study.png")

@@ -86,6 +86,7 @@ from mbfmu.control import linearize, simulate_loop, trim
 from mbfmu.dynamics.algorithms import crba
 from mbfmu.dynamics.spatial import quat_to_rot
 from mbfmu.example_cli import example_parser
+from mbfmu.cosim.recording import Result
 
 H = 0.05                  # s, controller sample time (= plant default_step)
 WN = 0.4                  # rad/s, designed rigid-body bandwidth
@@ -621,7 +622,7 @@ def run(output_dir: str | Path = "results/satellite_study", stop: float = STOP, 
 
     step, step_res, step_lin = step_response(plant, d, stop=step_stop)
     summary["step_deployed"] = step
-    np.savez(out / "step_deployed.npz", results=_record(plant, step_res))
+    Result(_record(plant, step_res), meta={"plant": "satellite"}).save(out / "step_deployed.npz")
 
     runs = {}
     ref_main = lambda t: slew_reference(t, start=slew_start, duration=slew_time, angle=slew_angle)
@@ -631,7 +632,7 @@ def run(output_dir: str | Path = "results/satellite_study", stop: float = STOP, 
         runs["slew_during_deployment"] = (run_loop(plant, d, ref_dep, stop - slew_start + 2.0), ref_dep, 2.0)
     for name, (res, ref, t0) in runs.items():
         summary[name] = metrics(plant, d, res, ref, t0, t0 + slew_time, slew_angle)
-        np.savez(out / f"{name}.npz", results=_record(plant, res))
+        Result(_record(plant, res), meta={"plant": "satellite"}).save(out / f"{name}.npz")
 
     if via_fmu:
         res, ref, t0 = runs["deploy_then_slew"]

@@ -32,3 +32,18 @@ class SimulationError(MbfmuError, RuntimeError):
 
 class CosimError(MbfmuError, RuntimeError):
     """A co-simulation system is invalid or a unit failed during a run."""
+
+
+class StopRequested(CosimError):
+    """A unit asked to end the run (an FMU's fmi2Discard with fmi2Terminated).
+
+    Attributes ``unit`` (its name) and ``time`` (the last good time [s]).
+    """
+
+    def __init__(self, message: str, unit: str = "", time: float = float("nan")) -> None:
+        super().__init__(message)
+        self.unit, self.time = unit, time
+
+
+class RunInterrupted(CosimError):
+    """A run was stopped early by the user (Ctrl-C) or by a wall-clock limit."""

@@ -158,7 +158,10 @@ class MultibodyPlant(Plant):
         nq = self.model.nq
         tau = self.input_matrix @ np.asarray(u, float) if len(u) else np.zeros(self.model.nv)
         step = _kernels.rk4_canonical if self.canonical else _kernels.rk4
-        q, second = step(self.model._h, x[:nq], x[nq:], tau, dt / n, n)
+        try:
+            q, second = step(self.model._h, x[:nq], x[nq:], tau, dt / n, n)
+        except SimulationError as exc:
+            raise blown_up_error(self.name, t, dt, x, tau, exc) from None
         return np.concatenate([q, second])
 
     def poses(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -198,6 +201,24 @@ def parameter_signals(values: dict[str, tuple[float, str, str]],
     ranges = ranges or {}
     return tuple(Signal(k, unit, desc, float(val), *ranges.get(k, (None, None)), kind="parameter")
                  for k, (val, unit, desc) in values.items())
+
+
+BLOWN_UP = 1e50  # a state or generalized force beyond this has left any physical range
+
+
+def blown_up_error(plant: str, t: float, dt: float, x: np.ndarray, tau: np.ndarray, exc: Exception) -> Exception:
+    """``exc`` from a failed step, or, when the state or the forces have blown up
+    (non-finite or beyond 1e50), a :class:`SimulationError` saying so: a singular
+    inertia found then is a consequence of the overflow, not a massless joint."""
+    x, tau = np.asarray(x, float), np.asarray(tau, float)
+    big_x = float(np.max(np.abs(x))) if x.size else 0.0
+    big_tau = float(np.max(np.abs(tau))) if tau.size else 0.0
+    if np.isfinite(big_x) and big_x < BLOWN_UP and np.isfinite(big_tau) and big_tau < BLOWN_UP:
+        return exc
+    k = int(np.argmax(np.abs(x))) if big_x >= big_tau else int(np.argmax(np.abs(tau)))
+    what = f"state x[{k}] = {float(x[k])!r}" if big_x >= big_tau else f"generalized force tau[{k}] = {float(tau[k])!r}"
+    return SimulationError(f"plant {plant!r}: the state has blown up in the step from t = {t!r} s to "
+                           f"{t + dt!r} s (largest: {what}); check the inputs and the step size")
 
 
 def raise_if_nonfinite(x: np.ndarray, plant: str, t: float) -> None:

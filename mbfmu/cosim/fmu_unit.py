@@ -16,15 +16,22 @@ import shutil
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..errors import CosimError, InputError
+from ..errors import CosimError, InputError, StopRequested
+from .md_check import check_model_description
 from .units import Unit, Variable
+
+
+LOG_LINES_SHOWN = 10  # last log lines of a unit quoted in an error message
+FMI2_TERMINATED = 3  # fmi2StatusKind fmi2Terminated
 
 
 def _status_error(unit: "Unit", what: str, status: int, t: float | None = None) -> CosimError:
     label = {1: "warning", 2: "discard", 3: "error", 4: "fatal", 5: "pending"}.get(status, str(status))
     at = "" if t is None else f" at t = {t!r} s"
-    log = unit.log_text()
-    return CosimError(f"unit {unit.name!r}: {what} returned {label}{at}" + (f"; unit log:\n{log}" if log else "; the unit logged nothing"))
+    if status == 4:  # FMI 2.0: no further call on this instance (see FmuUnit.terminate)
+        unit._fatal = True
+    log = unit.log_text(LOG_LINES_SHOWN)
+    return CosimError(f"unit {unit.name!r}: {what} returned {label}{at}" + (f"; last unit log lines:\n{log}" if log else "; the unit logged nothing"))
 
 
 _CTYPE = {"Real": ctypes.c_double, "Integer": ctypes.c_int, "Boolean": ctypes.c_int}
@@ -107,6 +114,7 @@ class FmuUnit(Unit):
         if md.fmiVersion != "2.0" or md.coSimulation is None:
             raise InputError(f"{str(self.path)!r}: only FMI 2.0 co-simulation FMUs are supported "
                              f"(fmiVersion {md.fmiVersion}, coSimulation {'yes' if md.coSimulation else 'no'})")
+        check_model_description(md, str(self.path))
         self.md = md
         variables = []
         for v in md.modelVariables:
@@ -208,13 +216,16 @@ class FmuUnit(Unit):
         return None
 
     # -- set-up --------------------------------------------------------------------
-    def log_text(self) -> str:
-        return "\n".join(self.log)
+    def log_text(self, last: int | None = None) -> str:
+        """The unit's log messages (the last ``last`` of them), one per line."""
+        lines = list(self.log)
+        return "\n".join(lines[-last:] if last else lines)
 
     def setup(self, t0: float, stop_time: float, step: float) -> None:
         from fmpy.fmi2 import FMU2Slave
 
         self.terminate()
+        self._fatal = False
         self.log.clear()
         self._log_key = next(_LOG_KEYS)
         _LOGS[self._log_key] = self.log
@@ -264,6 +275,11 @@ class FmuUnit(Unit):
     def terminate(self) -> None:
         if self._fmu is not None:
             fmu, self._fmu = self._fmu, None
+            if getattr(self, "_fatal", False):
+                # FMI 2.0 forbids every call after fmi2Fatal (fmi2Terminate and
+                # fmi2FreeInstance on such an instance crash pythonfmu FMUs): leak it
+                _LOGS.pop(self._log_key, None)
+                return
             try:
                 fmu.terminate()
             except Exception:
@@ -334,7 +350,19 @@ class FmuUnit(Unit):
     def do_step(self, t: float, h: float) -> None:
         s = self._doStep(self._c, t, h, self._no_prior)
         if s > 1:
-            raise _status_error(self, f"fmi2DoStep(h = {h!r} s)", s, t)
+            raise self._step_error(s, t, h)
+
+    def _step_error(self, status: int, t: float, h: float) -> CosimError:
+        """The error for a failed ``fmi2DoStep``: :class:`StopRequested` when the
+        FMU returned fmi2Discard and reports ``fmi2Terminated`` (it asks to stop)."""
+        if status == 2:
+            flag = ctypes.c_int(0)
+            get = self._fmu._functions.get("fmi2GetBooleanStatus") if self._fmu is not None else None
+            if get is not None and get(self._c, FMI2_TERMINATED, ctypes.byref(flag)) == 0 and flag.value:
+                log = self.log_text(LOG_LINES_SHOWN)
+                return StopRequested(f"unit {self.name!r} asked to stop (fmi2Terminated) in the step from t = {t!r} s"
+                                     + (f"; last unit log lines:\n{log}" if log else ""), unit=self.name, time=t)
+        return _status_error(self, f"fmi2DoStep(h = {h!r} s)", status, t)
 
     def getter(self, names: Sequence[str]) -> Callable[[], Sequence[float]]:
         vs = [self.variable(n) for n in names]

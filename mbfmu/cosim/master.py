@@ -17,11 +17,25 @@ Semantics (each reproduced by a plain loop in the tests):
   exchange at ``t_n``; then the exchange at ``t_{n+1}``.
 * **Gauss-Seidel**: units step one after the other in ``order``; just
   before its step a unit's inputs are set from the current outputs of its
-  sources (already advanced to ``t_{n+1}`` when they came earlier); then the
-  exchange at ``t_{n+1}``.
+  sources (already advanced to ``t_{n+1}`` when they came earlier), and its
+  outputs are read right after its step: one input set and one output read
+  per unit per step. (Systems with an algebraic loop add the exchange at
+  ``t_{n+1}``.)
 * **Time** is counted in steps: ``t_n = t_0 + n (t_end - t_0) / N`` (the
   nearest double to the decimal grid point, 0.3 rather than 3 * 0.1) and the
   last point is the stop time exactly; a 10 s run at 1 ms takes exactly 10,000 steps.
+  Every step is ``H`` long but the last, which is ``t_end - t_{N-1}`` so that
+  ``t_{N-1} + h`` is the stop time to the last bit (FMUs told the stop time
+  refuse a step that ends a rounding error past it).
+* **Faults**: a unit's failure ends the run with a
+  :class:`~mbfmu.errors.CosimError` naming the unit and the time, with the
+  rows so far as ``exc.result``; an FMU that asks to stop (fmi2Discard with
+  fmi2Terminated) ends the run at the last good time, normally, with the reason
+  in ``result.summary``. Non-finite outputs stop the run naming the unit
+  (unless ``allow_nan``). Ctrl-C and the wall-clock ``timeout`` stop the run
+  between two steps (never inside a unit) with
+  :class:`~mbfmu.errors.RunInterrupted`. Rows can be streamed to a
+  :mod:`.recording` writer as the run goes (flushed at least every second).
 * **Input extrapolation** (Jacobi, order 0, 1 or 2): the polynomial through
   the last ``order + 1`` exchanged values of each connection. With order 2
   and units that all roll back, the first step is taken twice (constant
@@ -51,8 +65,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import CosimError, InputError
+from ..errors import CosimError, InputError, RunInterrupted, StopRequested
 from .recording import Result, RunSummary, make_array
+from .run_guard import RunGuard, check_recording_fits
 from .loops import solve_loop
 from .system import System, exchange_order, self_loops
 from .units import Unit
@@ -77,6 +92,9 @@ class Options:
     progress: bool | None = None
     iterative: bool = False
     max_steps: int = 1_000_000
+    allow_nan: bool = False
+    timeout: float | None = None
+    sink: Any = None
 
 
 class _Progress:
@@ -131,9 +149,12 @@ class _Master:
         self.sub = {u.name: (1 if u.step is None else int(round(step / u.step))) for u in self.units}
         self.loop_iterations = 0
         self._record_setup(record)
+        self._unchecked = [] if opts.allow_nan else self._unrecorded_sources()
         self._plan_pulls()
         self._rows = np.empty((0, len(self.names)))
         self._nrows = 0
+        self._first_row = 0  # rows before the buffer's first (streamed to the sink only)
+        self._window = False
         if opts.adaptive or opts.iterative:
             bad = [u.name for u in self.units if not u.can_rollback]
             if bad:
@@ -192,14 +213,35 @@ class _Master:
         and getter functions for everything else, each with its columns."""
         views, getters = [], []
         for u, vars_, col in self.groups:
-            if vars_ == u.outputs:
+            if all(v in u.outputs for v in vars_):  # read from the output buffer: no extra unit call
                 y = u.y
-                view = y if isinstance(y, np.ndarray) else (np.ctypeslib.as_array(y)[:len(vars_)] if not isinstance(y, list) else None)
+                view = y if isinstance(y, np.ndarray) else (np.ctypeslib.as_array(y)[:len(u.outputs)] if not isinstance(y, list) else None)
                 if view is not None:
-                    views.append((view, col, col + len(vars_)))
+                    if vars_ != u.outputs:
+                        idx = np.array([u.outputs.index(v) for v in vars_])
+                        getters.append((lambda view=view, idx=idx: view[idx], col, col + len(vars_)))
+                    else:
+                        views.append((view, col, col + len(vars_)))
                     continue
             getters.append((u.getter(vars_), col, col + len(vars_)))
         return views, getters
+
+    def _unrecorded_sources(self) -> list[tuple[Unit, int]]:
+        """Connected outputs that are not recorded (checked for NaN apart)."""
+        rec = set(self.names)
+        return [(src, k) for _, _, src, k in self.conns if f"{src.name}.{src.outputs[k]}" not in rec]
+
+    def _check_finite(self, row: np.ndarray, t: float) -> None:
+        if not np.isfinite(row).all():
+            j = int(np.argmax(~np.isfinite(row)))
+            name = self.names[j]
+            unit, var = name.split(".", 1) if "." in name else (name, name)
+            raise CosimError(f"unit {unit!r}: {var!r} is {float(row[j])!r} at t = {t!r} s (pass allow_nan=True to let "
+                             "non-finite values through)")
+        for src, k in self._unchecked:
+            if not math.isfinite(src.y[k]):
+                raise CosimError(f"unit {src.name!r}: output {src.outputs[k]!r} is {src.y[k]!r} at t = {t!r} s "
+                                 "(pass allow_nan=True to let non-finite values through)")
 
     # -- exchange -----------------------------------------------------------------
     def _set_inputs(self, u: Unit) -> None:
@@ -367,7 +409,12 @@ class _Master:
             opts.extrapolation == 2 and all(u.can_rollback for u in self.units))
         summary = RunSummary()
         start_wall = _time.perf_counter()
+        self.guard = RunGuard(opts.timeout)
+        self._flushed = 0
+        if opts.sink is not None:
+            opts.sink.start(self.names, self._meta())
         try:
+            self.guard.__enter__()
             for u in self.units:
                 u.will_roll_back = rollback
                 u.connect_inputs([j for j, _, _ in self.inc[u.name]])
@@ -375,17 +422,40 @@ class _Master:
             self.exchange(t0)  # the initial output-to-input propagation
             recs = self._recorders()
             start_wall = _time.perf_counter()
-            if opts.adaptive:
-                rows = self._run_adaptive(t0, stop, recs, summary)
-            else:
-                rows = self._run_fixed(t0, stop, recs, summary)
-        except CosimError as exc:  # keep what was recorded so far
-            exc.result = self._result(self._rows[: self._nrows], summary, start_wall)  # type: ignore[attr-defined]
+            try:
+                if opts.adaptive:
+                    self._run_adaptive(t0, stop, recs, summary)
+                else:
+                    self._run_fixed(t0, stop, recs, summary)
+            except StopRequested as exc:  # the run ends at the last good time
+                summary.status, summary.message = "stopped", str(exc).split("; last unit log lines", 1)[0]
+        except (CosimError, KeyboardInterrupt) as exc:  # keep what was recorded so far
+            summary.status = ("interrupted" if isinstance(exc, (RunInterrupted, KeyboardInterrupt)) else "failed")
+            summary.message = str(exc) or "interrupted"
+            result = self._result(self._rows[: self._nrows], summary, start_wall)
+            exc.result = result  # type: ignore[attr-defined]
+            self._finish_sink(result)
             raise
         finally:
+            self.guard.__exit__(None, None, None)
             for u in self.units:  # also those set up before a failing one
                 u.terminate()
-        return self._result(rows, summary, start_wall)
+        result = self._result(self._rows[: self._nrows], summary, start_wall)
+        self._finish_sink(result)
+        return result
+
+    def _flush(self) -> None:
+        """Hand the rows recorded since the last flush to the sink."""
+        if self.opts.sink is not None and self._nrows > self._flushed:
+            self.opts.sink.write(self._rows[self._flushed: self._nrows])
+            self._flushed = self._nrows
+
+    def _finish_sink(self, result: Result) -> None:
+        if self.opts.sink is not None:
+            try:
+                self._flush()
+            finally:
+                self.opts.sink.finish(result)
 
     def _result(self, rows: np.ndarray, summary: RunSummary, start_wall: float) -> Result:
         summary.wall_time = _time.perf_counter() - start_wall
@@ -393,6 +463,13 @@ class _Master:
         span = summary.end_time - float(rows[0, 0]) if len(rows) else 0.0
         summary.real_time_factor = span / summary.wall_time if summary.wall_time > 0 else math.inf
         summary.loop_iterations = self.loop_iterations
+        meta = self._meta()
+        if self._first_row > 0:
+            meta["first_row"] = self._first_row  # earlier rows were streamed to the sink only
+        return Result(make_array(self.names, rows), summary, meta)
+
+    def _meta(self) -> dict[str, Any]:
+        """Metadata of the run: algorithm, step, column units, values, components, plants."""
         meta = {"algorithm": self.opts.algorithm, "step": self.H, "extrapolation": self.opts.extrapolation,
                 "adaptive": self.opts.adaptive, "units": self.col_units,
                 "values": {f"{u.name}.{k}": v for u in self.units for k, v in u.values.items()},
@@ -401,11 +478,28 @@ class _Master:
         plants = {u.name: u.plant_ref for u in self.units if getattr(u, "plant_ref", None)}
         if plants:  # the viewer rebuilds poses from these (mbfmu.viewer.results)
             meta["plants"] = plants
-        return Result(make_array(self.names, rows), summary, meta)
+        return meta
+
+    def _allocate(self, nrows: int) -> None:
+        """The row buffer: all ``nrows`` rows when they fit in memory, else (streaming
+        to a sink) a window that is handed to the sink and reused."""
+        ncols = len(self.names)
+        if self.opts.sink is not None and hasattr(self.opts.sink, "reserve"):
+            self.opts.sink.reserve(nrows, ncols)
+        fits = check_recording_fits(nrows, ncols, streaming=self.opts.sink is not None)
+        self._window = not fits
+        self._rows = np.empty((nrows if fits else 1 << 16, ncols))
+        self._nrows = 0
+        self._first_row = 0
 
     def _record(self, t: float, recs: list) -> None:
         if self._nrows == len(self._rows):
-            self._rows = np.concatenate([self._rows, np.empty_like(self._rows)])
+            if self._window:  # streamed: pass the window on and start it again
+                self._flush()
+                self._first_row += self._nrows
+                self._nrows = self._flushed = 0
+            else:
+                self._rows = np.concatenate([self._rows, np.empty_like(self._rows)])
         row = self._rows[self._nrows]
         row[0] = t
         views, getters = recs
@@ -414,14 +508,24 @@ class _Master:
         for get, a, b in getters:
             row[a:b] = get()
         self._nrows += 1
+        if not self.opts.allow_nan:
+            self._check_finite(row, t)
+        if self.guard.due():
+            self._between_steps(t)
+
+    def _between_steps(self, t: float) -> None:
+        """Periodic work between two steps: flush rows; stop on Ctrl-C or timeout."""
+        self._flush()
+        reason = self.guard.stop_reason()
+        if reason:
+            raise RunInterrupted(f"{reason} at t = {t!r} s")
 
 
     def _run_fixed(self, t0: float, stop: float, recs: list, summary: RunSummary) -> np.ndarray:
         H = self.H
         n = int(round((stop - t0) / H))
         span = stop - t0
-        self._rows = np.empty((n + 1, len(self.names)))
-        self._nrows = 0
+        self._allocate(n + 1)
         self._record(t0, recs)
         self._push_history(t0)
         progress = _Progress(t0, stop, self.opts.progress)
@@ -429,50 +533,52 @@ class _Master:
             self._fixed_loop(t0, stop, n, span, recs, summary, progress)
         finally:
             progress.close()
-        return self._rows[: self._nrows]
 
     def _fixed_loop(self, t0: float, stop: float, n: int, span: float, recs: list, summary: RunSummary,
                     progress: "_Progress") -> None:
         H = self.H
         extrap = self.opts.extrapolation > 0 or any(m > 1 for m in self.sub.values())
         gs = self.opts.algorithm == "gauss-seidel"
+        gs_exchange = gs and not all(self.simple)  # algebraic loops are solved in the exchange
         units = self.gs_order if gs else self.units
         simple_units = [(u, u.do_step) for u in units]
         t = t0
         for k in range(n):
+            # every step is H long but the last, which ends at the stop time to the bit
+            h = H if k < n - 1 else stop - t
             if gs:
                 for u in units:
                     if self.inc[u.name]:
                         self._set_inputs(u)
                         u.push()
-                    self._step_unit(u, t, H, None)
+                    self._step_unit(u, t, h, None)
                     u.pull()
             elif self.opts.iterative:
                 t_new = stop if k == n - 1 else t0 + (k + 1) * span / n
-                self._iterative_step(t, H, t_new)
+                self._iterative_step(t, h, t_new)
             elif extrap:
                 coeffs = self._coeffs() if self.opts.extrapolation > 0 else None
                 if k == 0 and self.opts.extrapolation == 2 and all(u.can_rollback for u in units):
-                    coeffs = self._startup_coeffs(t, H, coeffs)
+                    coeffs = self._startup_coeffs(t, h, coeffs)
                 for u in units:
-                    self._step_unit(u, t, H, coeffs)
+                    self._step_unit(u, t, h, coeffs)
             else:
                 for u, step in simple_units:
-                    step(t, H)
+                    step(t, h)
             t = stop if k == n - 1 else t0 + (k + 1) * span / n  # counted, not accumulated
-            if not self.opts.iterative:
+            if (not gs and not self.opts.iterative) or gs_exchange:
                 self.exchange(t)
+            summary.steps += 1
             self._record(t, recs)
             self._push_history(t)
-            summary.steps += 1
             progress.tick(t)
 
     def _run_adaptive(self, t0: float, stop: float, recs: list, summary: RunSummary) -> np.ndarray:
         o = self.opts
         hmin = o.min_step if o.min_step is not None else (stop - t0) * 1e-9
         hmax = o.max_step if o.max_step is not None else (stop - t0)
-        self._rows = np.empty((1024, len(self.names)))
-        self._nrows = 0
+        self._allocate(1024)
+        self._window = self.opts.sink is not None and not check_recording_fits(o.max_steps + 1, len(self.names), True)
         self._record(t0, recs)
         self._push_history(t0)
         t, h = t0, min(self.H, hmax)
@@ -482,7 +588,6 @@ class _Master:
             self._adaptive_loop(t0, stop, t, h, hmin, hmax, p, recs, summary, progress)
         finally:
             progress.close()
-        return self._rows[: self._nrows]
 
     def _adaptive_loop(self, t0: float, stop: float, t: float, h: float, hmin: float, hmax: float, p: int,
                        recs: list, summary: RunSummary, progress: "_Progress") -> None:
@@ -511,9 +616,9 @@ class _Master:
                 for u, s, _ in saved:
                     u.free_state(s)
                 t = t_new
+                summary.steps += 1
                 self._record(t, recs)
                 self._push_history(t)
-                summary.steps += 1
                 progress.tick(t)
                 h = min(hmax, max(hmin, h * (min(fac, 1.0) if rejected_last else fac)))
                 rejected_last = False
@@ -530,7 +635,9 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
              adaptive: bool = False, rtol: float = 1e-4, atol: float = 1e-6, min_step: float | None = None,
              max_step: float | None = None, loop_tolerance: float = 1e-12, loop_max_iterations: int = 100,
              record: Sequence[str] | str | None = None, progress: bool | None = None,
-             iterative: bool = False, max_steps: int = 1_000_000) -> Result:
+             iterative: bool = False, max_steps: int = 1_000_000, allow_nan: bool = False,
+             timeout: float | None = None, step_timeout: float | None = None,
+             isolate: bool | Sequence[str] = False, sink: Any = None) -> Result:
     """Co-simulate ``system`` from ``start_time`` to ``stop_time``.
 
     Parameters
@@ -576,13 +683,34 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
         Needs every unit to roll back.
     max_steps : int
         Adaptive stepping gives up (with an error) after this many steps.
+    allow_nan : bool
+        Let non-finite outputs through (default: the run stops with an error
+        naming the unit and the variable).
+    timeout : float, optional
+        Wall-clock limit of the run [s]; checked between steps, so a unit
+        that hangs inside a step needs ``step_timeout`` (isolated units).
+    step_timeout : float, optional
+        Wall-clock limit of one step of one isolated unit [s]: a unit
+        that passes it is killed and the run ends naming it. Implies
+        ``isolate=True`` unless ``isolate`` names units.
+    isolate : bool or sequence of str
+        Run all FMU units (``True``) or the named units in worker processes
+        (:mod:`.isolation`): a unit that crashes or hangs ends the run
+        cleanly instead of taking the master down.
+    sink : writer, optional
+        Rows are streamed to it as the run goes (``start(names, meta)``,
+        ``write(rows)``, ``finish(result)``; see
+        :func:`~mbfmu.cosim.recording.open_writer`), flushed at least every
+        second of wall time, also on failure and interrupt.
 
     Returns
     -------
     Result
         Structured array (``time`` first), summary and metadata. When a unit
-        fails, the :class:`~mbfmu.errors.CosimError` raised carries the
-        results up to the failure as ``exc.result``.
+        fails or the run is interrupted, the :class:`~mbfmu.errors.CosimError`
+        raised carries the results up to there as ``exc.result``. When a unit
+        asks to stop, the result ends at the last good time and
+        ``result.summary.status`` is ``"stopped"``.
     """
     if algorithm not in ALGORITHMS:
         raise InputError(f"algorithm {algorithm!r} is not one of {ALGORITHMS}")
@@ -596,6 +724,9 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
     for name, v in (("stop_time", stop_time), ("start_time", start_time), ("step", step)):
         if not isinstance(v, (int, float)) or not math.isfinite(v):
             raise InputError(f"{name} = {v!r} must be a finite number of seconds")
+    for name, v in (("rtol", rtol), ("atol", atol), ("timeout", timeout), ("step_timeout", step_timeout)):
+        if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            raise InputError(f"{name} = {v!r} must be a positive finite number")
     if step <= 0:
         raise InputError(f"step {step!r} s must be positive")
     if stop_time <= start_time:
@@ -605,6 +736,9 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
         if abs(n - round(n)) > 1e-9 * max(1.0, n):
             raise InputError(f"the interval {stop_time - start_time!r} s is not a whole number of steps of {step!r} s")
     system.validate(None if adaptive else step)
+    if isolate or step_timeout is not None:
+        from .isolation import isolated_system
+        system = isolated_system(system, True if isolate is False else isolate, step_timeout)
     opts = Options(algorithm, order, extrapolation, adaptive, rtol, atol, min_step, max_step, loop_tolerance,
-                   loop_max_iterations, progress, iterative, max_steps)
+                   loop_max_iterations, progress, iterative, max_steps, allow_nan, timeout, sink)
     return _Master(system, float(step), opts, record).run(float(start_time), float(stop_time))

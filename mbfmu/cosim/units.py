@@ -375,12 +375,14 @@ class FunctionUnit(Unit):
         ft = bool(inputs) if feedthrough is None else feedthrough
         super().__init__(name, variables, {o: list(inputs) if ft else [] for o in outputs})
         self.fn = fn
-        self.u = np.array([inputs_start.get(n) or 0.0 for n in inputs], float)
+        self._u0 = np.array([inputs_start.get(n) or 0.0 for n in inputs], float)
+        self.u = self._u0.copy()
         self.y = np.zeros(len(outputs))
         self.t = 0.0
 
     def setup(self, t0: float, stop_time: float, step: float) -> None:
         self.t = t0
+        self.u[:] = self._u0  # a re-run starts from the start values, not from the last run's inputs
         for n, v in self.values.items():
             if n in self.inputs:
                 self.u[self.inputs.index(n)] = float(v)

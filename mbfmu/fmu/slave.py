@@ -321,16 +321,21 @@ class PlantSlave(Fmi2Slave):
             p = np.array(state["p"], dtype=float)
             x = np.array(state["x"], dtype=float)
             u = np.array(state["u"], dtype=float)
+            t = float(state["t"])
             if p.shape != self._p.shape or u.shape != self._u.shape:
                 raise ValueError("wrong number of parameters or inputs")
-            if not np.array_equal(p, self._p) and not self._apply_parameters(p):
-                return
             if x.shape != self._x.shape:
                 raise ValueError("wrong number of states")
+            for what, v in (("time", np.array([t])), ("state", x), ("inputs", u), ("parameters", p)):
+                if not np.all(np.isfinite(v)):
+                    raise ValueError(f"its {what} is not finite")
+            # every check passes before anything changes: a refused state leaves the FMU as it was
+            if not np.array_equal(p, self._p) and not self._apply_parameters(p):
+                return
         except (KeyError, TypeError, ValueError) as exc:
             self.report(Fmi2Status.error, f"cannot restore FMU state: {exc}")
             return
-        self._x, self._u, self._t = x, u, float(state["t"])
+        self._x, self._u, self._t = x, u, t
         self._stepped, self._y = bool(state["stepped"]), None
 
     @staticmethod

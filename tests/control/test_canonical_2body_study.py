@@ -30,6 +30,8 @@ import numpy as np
 import pytest
 from scipy.optimize import fsolve
 
+from mbfmu.cosim import load_result
+
 
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "canonical_2body_study.py"
@@ -75,7 +77,7 @@ def test_outputs_written(summary, out):
     for f in ("summary.json", "spin_up.npz", "small_step.npz", "canonical_2body_study.png", "replay.html"):
         assert (out / f).stat().st_size > 1000, f
     assert json.loads((out / "summary.json").read_text()).keys() == summary.keys()
-    data = np.load(out / "spin_up.npz")["results"]
+    data = load_result(out / "spin_up.npz").data
     assert data.dtype.names[0] == "time" and "qd[1]" in data.dtype.names and "p[1]" in data.dtype.names
 
 

@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mbfmu.cosim import load_result
+
 
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rigid_arm_study.py"
@@ -28,7 +30,7 @@ def summary(study, tmp_path_factory):
     result = study.run(out, plots=True, replay=False)
     assert (out / "rigid_arm_study.png").stat().st_size > 10_000
     assert json.loads((out / "summary.json").read_text()).keys() == result.keys()
-    data = np.load(out / "sampled_Ts0.05.npz")["results"]
+    data = load_result(out / "sampled_Ts0.05.npz").data
     assert data.dtype.names[0] == "time" and "q[1]" in data.dtype.names
     return result
 

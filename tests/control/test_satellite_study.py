@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mbfmu.cosim import load_result
+
 
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "satellite_study.py"
@@ -105,7 +107,7 @@ def test_run_writes_results_plots_replay_and_summary(study, tmp_path):
               "satellite_poles.png", "replay.html"):
         assert (tmp_path / f).stat().st_size > 1000, f
     assert json.loads((tmp_path / "summary.json").read_text()).keys() == summary.keys()
-    data = np.load(tmp_path / "deploy_then_slew.npz")["results"]
+    data = load_result(tmp_path / "deploy_then_slew.npz").data
     assert data.dtype.names[0] == "time" and "wheel_torque[1]" in data.dtype.names
     main = summary["deploy_then_slew"]
     assert main["final_error_deg"] < 0.05

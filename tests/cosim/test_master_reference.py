@@ -27,14 +27,15 @@ def _reference_pendulum(pendulum_fmu, pd_fmu, gauss_seidel):
     rows = [(0.0, *p.get("theta", "omega"), *c.get("tau"))]
     for k in range(n):
         t = k * H
+        h = H if k < n - 1 else T - t  # the last step ends at the stop time exactly
         if gauss_seidel:  # plant first, then the controller sees the new plant outputs
             p.set(["tau"], c.get("tau"))
-            p.step(t, H)
+            p.step(t, h)
             c.set(["theta", "omega"], p.get("theta", "omega"))
-            c.step(t, H)
+            c.step(t, h)
         else:
-            p.step(t, H)
-            c.step(t, H)
+            p.step(t, h)
+            c.step(t, h)
             c.set(["theta", "omega"], p.get("theta", "omega"))
             p.set(["tau"], c.get("tau"))
         rows.append(((k + 1) * H, *p.get("theta", "omega"), *c.get("tau")))
