@@ -1,4 +1,4 @@
-# Two entry points (see README): `make demo` and `make test`.
+# Two entry points (see README): `make demo` and `make test` (and `make docs`).
 # Each creates .venv on first use (only Python 3.11 needed) and installs the
 # project (its compiled kernels are built by the package build) with what it
 # needs: the demo only the runtime dependencies, the tests also the `test`
@@ -45,7 +45,7 @@ clean:
 
 # The documentation site (docs/_build/html); warnings are errors, tutorials run.
 DOCS_STAMP := $(VENV)/.mbfmu-docs-installed
-$(DOCS_STAMP): $(STAMP) pyproject.toml
+$(DOCS_STAMP): $(TEST_STAMP)
 	$(PY) -m pip install --quiet -e '.[docs]'
 	# only its OpenModelica FMU files are used (tutorial 4): not its framework
 	$(PY) -m pip install --quiet --no-deps 'gemseo-fmu>=3.0'
