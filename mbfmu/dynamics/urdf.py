@@ -10,8 +10,11 @@ Body order: depth-first from the root link, the children of each link visited
 in the order of their joint names. This is the order Pinocchio's URDF parser
 produces (urdfdom keeps joints in a name-sorted map), so ``q``, ``v`` and
 ``tau`` of revolute and prismatic joints line up with Pinocchio's for the same
-file. The root link is welded to the world (a fixed body) unless
-``floating_base`` is true.
+file. The root link is the world frame: it is welded to the world (a fixed
+body at the world origin) unless ``floating_base`` is true. A root link named
+``world`` (the ROS convention, e.g. ``world -> world_joint -> base_link``) *is*
+the world body itself; with ``floating_base`` the free joint then replaces
+the single joint hanging from it.
 """
 from __future__ import annotations
 
@@ -147,9 +150,17 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False,
 
     b = ModelBuilder(gravity=gravity, name=root.get("name", "urdf"))
     root_link = roots[0]
-    mass, com, I = _inertial(links[root_link], f"link {root_link!r}")
-    b.add_body(root_link, "world", FreeFlyer() if floating_base else Fixed(), mass, com, I,
-               joint_name="root_joint" if floating_base else root_link)
+    free_joint = None  # the joint a floating base replaces when the root is the world link
+    if root_link == "world":
+        if floating_base:
+            if len(children["world"]) != 1:
+                raise ModelError(f"{source}: floating_base needs exactly one joint on the 'world' link, found "
+                                 f"{len(children['world'])}")
+            free_joint = children["world"][0]
+    else:
+        mass, com, I = _inertial(links[root_link], f"link {root_link!r}")
+        b.add_body(root_link, "world", FreeFlyer() if floating_base else Fixed(), mass, com, I,
+                   joint_name="root_joint" if floating_base else root_link)
 
     stack = [(root_link, jn) for jn in sorted(children[root_link], reverse=True)]
     visited = {root_link}
@@ -164,13 +175,16 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False,
         R, xyz = _origin(j, where)
         axis_el = j.find("axis")
         axis = _floats(axis_el.get("xyz") if axis_el is not None else None, 3, (1, 0, 0), f"{where} axis")
-        jtype = j.get("type")
+        jtype = "floating" if jname == free_joint else j.get("type")
         if jtype in ("revolute", "continuous"):
             joint = Revolute(axis=tuple(axis))
         elif jtype == "prismatic":
             joint = Prismatic(axis=tuple(axis))
         elif jtype == "floating":
             joint = FreeFlyer()
+            if jname == free_joint:
+                R, xyz = np.eye(3), np.zeros(3)  # the free joint's q holds the whole placement
+                jname = "root_joint"
         else:
             joint = Fixed()
         mass, com, I = _inertial(links[child], f"link {child!r}")

@@ -170,7 +170,7 @@
         if (S[i0 + 2] < near || S[i1 + 2] < near || S[i2 + 2] < near) continue;
         var n = norm(cross([V[i1] - V[i0], V[i1 + 1] - V[i0 + 1], V[i1 + 2] - V[i0 + 2]],
                            [V[i2] - V[i0], V[i2 + 1] - V[i0 + 1], V[i2 + 2] - V[i0 + 2]]));
-        var shade = 0.45 + 0.55 * Math.abs(dot(n, LIGHT));
+        var shade = 0.35 + 0.55 * Math.abs(dot(n, LIGHT));  // at most 0.9: a white part stays visible on white
         tris.push([(S[i0 + 2] + S[i1 + 2] + S[i2 + 2]) / 3, S[i0], S[i0 + 1], S[i1], S[i1 + 1], S[i2], S[i2 + 1],
                    "rgb(" + sh.rgb.map(function (c) { return Math.round(255 * Math.min(1, c * shade)); }).join(",") + ")"]);
       }
