@@ -264,11 +264,13 @@ def open_recording(path: str | Path, model: str | None = None, params: Mapping[s
         Passed to :class:`~mbfmu.viewer.scene.Recording`.
     """
     results, meta = read_results(path)
+    units = {str(k): str(v) for k, v in (meta.get("units") or {}).items() if v}
     plant, why = (None, None) if model is not None or params else plant_from_reference(meta, unit, path)
     if plant is not None:
         rec = Recording(results, plant, unit=unit, **kw)
         if trails:
             rec = Recording(results, plant, unit=rec.unit, trails=[parse_trail(t, plant) for t in trails], **kw)
+        rec.units = units
         return rec
     spec, mparams = plant_from_metadata(meta, unit)
     if model is not None and model != spec:
@@ -288,6 +290,7 @@ def open_recording(path: str | Path, model: str | None = None, params: Mapping[s
         rec = Recording(results, plant, unit=rec.unit, **kw)
     if trails:
         rec = Recording(results, plant, unit=rec.unit, trails=[parse_trail(t, plant) for t in trails], **kw)
+    rec.units = units
     return rec
 
 

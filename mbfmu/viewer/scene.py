@@ -281,6 +281,7 @@ class Recording:
                  stations: int = 21) -> None:
         self.results = as_results(results)
         self.plant = plant
+        self.units: dict[str, str] = {}  # column -> unit, from the result's metadata (open_recording fills it)
         self.time = self.results["time"]
         if interpolation not in ("linear", "hold"):
             raise InputError(f"interpolation {interpolation!r} is not 'linear' or 'hold'")
@@ -527,6 +528,29 @@ class Recording:
             raise InputError(f"signal {name!r} is recorded for several units: {', '.join(hits)}")
         raise InputError(f"results have no signal {name!r}; recorded: {', '.join(fields[1:12])}"
                          f"{', ...' if len(fields) > 12 else ''}")
+
+    def unit_of(self, name: str) -> str:
+        """Unit of a recorded variable: as the result's metadata states it
+        (:attr:`units`), else as the plant's signal of that name does; ``"1"``
+        when neither says."""
+        col = self.resolve(name)
+        if self.units.get(col):
+            return str(self.units[col])
+        bare = col[len(self.unit) + 1:] if self.unit and col.startswith(self.unit + ".") else col
+        bare = bare[len("states."):] if bare.startswith("states.") else bare
+        for sig in (*self.plant.states, *self.plant.outputs, *self.plant.inputs, *self.plant.parameters):
+            if sig.name == bare:
+                return sig.unit
+        return "1"
+
+    def _repr_html_(self) -> str:
+        """The HTML replay inline (Jupyter shows it in the cell's output)."""
+        import html as _html
+
+        from .html import page_html
+        page = page_html(self, max_frames=600, autoplay=False)
+        return (f'<iframe srcdoc="{_html.escape(page, quote=True)}" style="width: 100%; height: 480px; '
+                'border: 1px solid #ccc" sandbox="allow-scripts"></iframe>')
 
     def signal_names(self) -> list[str]:
         """All recorded variables except ``time``."""
