@@ -1,25 +1,14 @@
-"""Fixtures of the robot tests: URDF files of real robots from the
-``example-robot-data`` package (PyPI; installs its robots under
-``cmeel.prefix/share/example-robot-data/robots``)."""
+"""Fixtures of the robot tests: real robots from ``example-robot-data``."""
 from __future__ import annotations
 
-import importlib.metadata
+import sys
 from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).parent))
 
-def robot_file(relative: str) -> Path:
-    """Path of ``robots/<relative>`` inside the installed example-robot-data."""
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        pytest.skip("example-robot-data is not installed (pip install -e '.[test]')")
-    for f in dist.files or ():
-        if f.as_posix().endswith("example-robot-data/robots/" + relative):
-            return Path(dist.locate_file(f)).resolve()
-    raise FileNotFoundError(f"example-robot-data has no robots/{relative}")
-
+from robot_files import robot_file  # noqa: E402
 
 # name -> (URDF inside example-robot-data, floating base, a link to watch)
 ROBOTS = {

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pinocchio as pin
 import pytest
-from conftest import robot_file
+from robot_files import robot_file
 
 import mbfmu
 from mbfmu.errors import InputError, ModelError, UnknownNameError

@@ -9,7 +9,7 @@ import zipfile
 import numpy as np
 import pinocchio as pin
 import pytest
-from conftest import robot_file
+from robot_files import robot_file
 from fmpy import read_model_description, simulate_fmu
 
 from mbfmu.cli import main
