@@ -43,7 +43,7 @@ import numpy as np
 from .dynamics import _kernels
 from .dynamics.algorithms import crba, forward_kinematics
 from .dynamics.joints import PRISMATIC, REVOLUTE
-from .dynamics.urdf import load_urdf
+from .dynamics.urdf import load_urdf, parse_floats
 from .errors import InputError, ModelError, UnknownNameError
 from .multibody_plant import MultibodyPlant
 from .signals import Signal
@@ -113,8 +113,10 @@ def _joint_table(path: str | os.PathLike, model) -> list[_Joint]:
         el = xml.get(name)
         lim = el.find("limit") if el is not None else None
         dyn = el.find("dynamics") if el is not None else None
-        effort = float(lim.get("effort")) if lim is not None and lim.get("effort") else None
-        fric = float(dyn.get("friction")) if dyn is not None and dyn.get("friction") else 0.0
+        where = f"joint {name!r}"
+        effort = float(parse_floats(lim.get("effort") if lim is not None else None, 1, (0.0,), f"{where} effort")[0])
+        fric = float(parse_floats(dyn.get("friction") if dyn is not None else None, 1, (0.0,),
+                                  f"{where} friction")[0])
         out.append(_Joint(name, b, int(model.idx_v[b]), int(model.idx_q[b]), joint.code == REVOLUTE,
                           effort if effort and effort > 0 else None, fric))
     return out
@@ -228,7 +230,8 @@ class URDFPlant(MultibodyPlant):
             Signal(s.name, s.unit, s.description, float(q_init[self._servo_cols_joint(i).iq]), kind="input")
             if s.name.startswith("q_ref[") else s for i, s in enumerate(self.inputs))
         self.outputs = self._output_signals(outputs, poses, twists)
-        self.description = (f"{model.name}: a robot read from the URDF file {Path(self.urdf).name} "
+        source = "URDF text" if self.urdf.lstrip().startswith("<") else f"the URDF file {Path(self.urdf).name}"
+        self.description = (f"{model.name}: a robot read from {source} "
                             f"({model.nbodies - 1} links, {model.nv} degrees of freedom"
                             f"{', floating base' if floating_base else ''}).")
         self._geometry = None
@@ -236,6 +239,9 @@ class URDFPlant(MultibodyPlant):
     def reference(self) -> dict[str, Any]:
         """How to rebuild this plant (a ``"urdf"`` :class:`~mbfmu.fmu.plantref.PlantRef` as a dict):
         what ``mbfmu.build_fmu(plant)`` embeds in the FMU."""
+        if self.urdf.lstrip().startswith("<"):
+            raise InputError(f"robot {self.name!r} was read from URDF text, which an FMU cannot rebuild from; "
+                             "write the URDF to a file and use plant_from_urdf(path)")
         return {"kind": "urdf", "target": str(Path(self.urdf).resolve()), "class_name": "", "parameters": {},
                 "options": self.options}
 

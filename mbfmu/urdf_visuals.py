@@ -25,7 +25,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .dynamics.spatial import rpy
+from .dynamics.urdf import parse_floats, parse_origin
 from .errors import InputError, ModelError
 from .plant import Shape
 from .urdf_files import resolve_uri
@@ -35,17 +35,9 @@ MIN_FACES = 24  # the smallest mesh part keeps at least this many triangles
 
 
 def _floats(text: str | None, n: int, default: Sequence[float], where: str) -> np.ndarray:
-    if text is None:
-        return np.array(default, dtype=float)
-    try:
-        vals = np.array([float(t) for t in text.split()], dtype=float)
-    except ValueError:
-        raise ModelError(f"{where}: {text!r} is not a list of numbers") from None
-    if vals.size == 1 and n == 3:
-        vals = np.repeat(vals, 3)  # <mesh scale="s"> means s on every axis
-    if vals.size != n or not np.all(np.isfinite(vals)):
-        raise ModelError(f"{where}: expected {n} finite numbers, got {text!r}")
-    return vals
+    if text is not None and n == 3 and len(text.split()) == 1:
+        text = " ".join([text.strip()] * 3)  # <mesh scale="s"> means s on every axis
+    return parse_floats(text, n, tuple(default), where)
 
 
 def _hex(rgba: np.ndarray) -> str:
@@ -185,9 +177,7 @@ def _visual_shapes(text: str, urdf, model, package_dirs, mesh_faces: int) -> tup
         body = model.body_names.index(lname)
         for k, vis in enumerate(link.findall("visual")):
             where = f"link {lname!r} visual {k}"
-            o = vis.find("origin")
-            R = rpy(*_floats(o.get("rpy") if o is not None else None, 3, (0, 0, 0), f"{where} rpy"))
-            p = _floats(o.get("xyz") if o is not None else None, 3, (0, 0, 0), f"{where} xyz")
+            R, p = parse_origin(vis, where)
             color = _material_color(vis.find("material"), named, where)
             geom = vis.find("geometry")
             g = next(iter(geom), None) if geom is not None else None

@@ -30,7 +30,8 @@ from .model import JointForce, Model, ModelBuilder
 from .spatial import rpy
 
 
-def _floats(text: str | None, n: int, default: tuple, where: str) -> np.ndarray:
+def parse_floats(text: str | None, n: int, default: tuple, where: str) -> np.ndarray:
+    """``n`` finite numbers from a URDF attribute (``default`` when absent); raises naming ``where``."""
     if text is None:
         return np.array(default, dtype=float)
     try:
@@ -42,12 +43,13 @@ def _floats(text: str | None, n: int, default: tuple, where: str) -> np.ndarray:
     return vals
 
 
-def _origin(elem, where: str) -> tuple[np.ndarray, np.ndarray]:
+def parse_origin(elem, where: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(R, xyz)`` of an element's ``<origin rpy xyz>`` (identity when absent), m."""
     o = elem.find("origin") if elem is not None else None
     if o is None:
         return np.eye(3), np.zeros(3)
-    xyz = _floats(o.get("xyz"), 3, (0, 0, 0), f"{where} origin xyz")
-    angles = _floats(o.get("rpy"), 3, (0, 0, 0), f"{where} origin rpy")
+    xyz = parse_floats(o.get("xyz"), 3, (0, 0, 0), f"{where} origin xyz")
+    angles = parse_floats(o.get("rpy"), 3, (0, 0, 0), f"{where} origin rpy")
     return rpy(*angles), xyz
 
 
@@ -55,14 +57,14 @@ def _inertial(link, where: str):
     inertial = link.find("inertial")
     if inertial is None:
         return 0.0, np.zeros(3), np.zeros((3, 3))
-    R, xyz = _origin(inertial, where)
+    R, xyz = parse_origin(inertial, where)
     m_el = inertial.find("mass")
-    mass = float(_floats(m_el.get("value") if m_el is not None else None, 1, (0.0,), f"{where} mass")[0])
+    mass = float(parse_floats(m_el.get("value") if m_el is not None else None, 1, (0.0,), f"{where} mass")[0])
     i_el = inertial.find("inertia")
     I = np.zeros((3, 3))
     if i_el is not None:
         def g(name):
-            return float(_floats(i_el.get(name), 1, (0.0,), f"{where} inertia {name}")[0])
+            return float(parse_floats(i_el.get(name), 1, (0.0,), f"{where} inertia {name}")[0])
         I = np.array([[g("ixx"), g("ixy"), g("ixz")],
                       [g("ixy"), g("iyy"), g("iyz")],
                       [g("ixz"), g("iyz"), g("izz")]])
@@ -172,9 +174,9 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False,
             raise ModelError(f"{source}: link {child!r} is reached twice (a loop)")
         visited.add(child)
         where = f"joint {jname!r}"
-        R, xyz = _origin(j, where)
+        R, xyz = parse_origin(j, where)
         axis_el = j.find("axis")
-        axis = _floats(axis_el.get("xyz") if axis_el is not None else None, 3, (1, 0, 0), f"{where} axis")
+        axis = parse_floats(axis_el.get("xyz") if axis_el is not None else None, 3, (1, 0, 0), f"{where} axis")
         jtype = "floating" if jname == free_joint else j.get("type")
         if jtype in ("revolute", "continuous"):
             joint = Revolute(axis=tuple(axis))
@@ -203,11 +205,11 @@ def _joint_forces(b: ModelBuilder, body: str, j, joint, use_damping: bool, use_l
     lower, upper = -np.inf, np.inf
     dyn = j.find("dynamics")
     if use_damping and dyn is not None and dyn.get("damping") is not None:
-        damping = float(_floats(dyn.get("damping"), 1, (0.0,), f"{where} damping")[0])
+        damping = float(parse_floats(dyn.get("damping"), 1, (0.0,), f"{where} damping")[0])
     lim = j.find("limit")
     if use_limits and lim is not None and j.get("type") != "continuous":
-        lower = float(_floats(lim.get("lower"), 1, (-np.inf,), f"{where} lower")[0])
-        upper = float(_floats(lim.get("upper"), 1, (np.inf,), f"{where} upper")[0])
+        lower = float(parse_floats(lim.get("lower"), 1, (-np.inf,), f"{where} lower")[0])
+        upper = float(parse_floats(lim.get("upper"), 1, (np.inf,), f"{where} upper")[0])
     if damping or np.isfinite(lower) or np.isfinite(upper):
         b.add_joint_force(body, JointForce(damping=damping, lower=lower, upper=upper,
                                            limit_stiffness=1e5 if use_limits else 0.0,
