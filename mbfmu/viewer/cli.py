@@ -44,7 +44,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description="Replay a recorded run. Without -o a window opens; the output's suffix chooses "
                     ".html (standalone page), .mp4/.gif (video) or .png/.jpg/.svg/.pdf (still at --time).")
     p.add_argument("results", help="result file (.npz or .csv)")
-    p.add_argument("--model", help="plant: library name or module:Class or file.py:Class "
+    p.add_argument("--model", help="plant: library name, module:Class, file.py:Class or robot.urdf "
                                     "(default: the plant named in the results' metadata)")
     p.add_argument("--param", action="append", type=_param, default=[], metavar="NAME=VALUE",
                    help="plant parameter (repeatable; overrides the metadata)")

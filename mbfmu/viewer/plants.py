@@ -165,10 +165,13 @@ def plant_from_reference(metadata: Mapping[str, Any], unit: str | None,
 
 
 def load_plant_spec(spec: str, **params: Any) -> Plant:
-    """Build a plant from a library name (``mbfmu.load_plant``) or from
+    """Build a plant from a library name (``mbfmu.load_plant``), a URDF file, or from
     ``package.module:Class`` / ``path/to/file.py:Class`` (any callable
     returning a :class:`~mbfmu.plant.Plant`), with ``params`` as keyword
     arguments."""
+    if spec.lower().endswith(".urdf"):
+        from ..library import plant_from_urdf
+        return plant_from_urdf(spec, **params)
     if ":" in spec:
         mod_name, _, attr = spec.rpartition(":")
         if mod_name.endswith(".py"):
