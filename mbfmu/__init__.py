@@ -20,6 +20,8 @@ __version__ = "0.1.0"
 _LAZY = {
     "load_urdf": "mbfmu.dynamics.urdf",
     "load_plant": "mbfmu.library",
+    "plant_from_urdf": "mbfmu.urdf_plant",
+    "Servo": "mbfmu.urdf_plant",
     "list_plants": "mbfmu.library",
     "linearize": "mbfmu.control.linearization",
     "Plant": "mbfmu.plant",

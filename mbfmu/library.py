@@ -67,6 +67,18 @@ def load_plant(name_or_path: str, **parameters) -> Plant:
     return plant_class(name_or_path)(**parameters)
 
 
+def plant_from_urdf(path, **options) -> Plant:
+    """A robot plant from a URDF file (see :func:`mbfmu.urdf_plant.plant_from_urdf`)."""
+    from .urdf_plant import plant_from_urdf as build
+    return build(path, **options)
+
+
+def bundle_urdf(urdf, dest, package_dirs=()):
+    """Copy a URDF and its visual meshes into folder ``dest`` (see :func:`mbfmu.urdf_files.bundle`)."""
+    from .urdf_files import bundle
+    return bundle(urdf, dest, package_dirs)
+
+
 def describe(plant: Plant) -> str:
     """Text block for ``mbfmu list``: inputs, outputs, parameters with units."""
     lines = [f"{plant.name}: {plant.description.strip().splitlines()[0] if plant.description else ''}"]

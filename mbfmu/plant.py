@@ -40,7 +40,9 @@ class Shape:
         radius, length, m; axis along the shape frame's z), ``"sphere"``
         (size = radius, m), ``"capsule"`` (radius, length, m; axis z) or
         ``"beam"`` (a flexible beam drawn along its deflection; size =
-        radius, length, m; axis x; see ``Plant.beam_deflection``).
+        radius, length, m; axis x; see ``Plant.beam_deflection``) or
+        ``"mesh"`` (a triangle mesh given in ``mesh``; size = its radius
+        about the shape origin, m).
     size : tuple of float
         Dimensions in m, as above.
     R : ndarray, shape (3, 3)
@@ -51,6 +53,9 @@ class Shape:
         Any matplotlib / CSS colour.
     name : str
         Label for the viewer.
+    mesh : tuple of ndarray, optional
+        For ``kind="mesh"``: vertices ``V`` (n, 3) in the shape frame, m,
+        and counter-clockwise triangles ``F`` (m, 3), int.
     """
 
     body: int
@@ -60,6 +65,7 @@ class Shape:
     p: np.ndarray = field(default_factory=lambda: np.zeros(3))
     color: str = "#4c72b0"
     name: str = ""
+    mesh: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
 
 
 class Plant:

@@ -10,8 +10,11 @@ Body order: depth-first from the root link, the children of each link visited
 in the order of their joint names. This is the order Pinocchio's URDF parser
 produces (urdfdom keeps joints in a name-sorted map), so ``q``, ``v`` and
 ``tau`` of revolute and prismatic joints line up with Pinocchio's for the same
-file. The root link is welded to the world (a fixed body) unless
-``floating_base`` is true.
+file. The root link is the world frame: it is welded to the world (a fixed
+body at the world origin) unless ``floating_base`` is true. A root link named
+``world`` (the ROS convention, e.g. ``world -> world_joint -> base_link``) *is*
+the world body itself; with ``floating_base`` the free joint then replaces
+the single joint hanging from it.
 """
 from __future__ import annotations
 
@@ -27,7 +30,8 @@ from .model import JointForce, Model, ModelBuilder
 from .spatial import rpy
 
 
-def _floats(text: str | None, n: int, default: tuple, where: str) -> np.ndarray:
+def parse_floats(text: str | None, n: int, default: tuple, where: str) -> np.ndarray:
+    """``n`` finite numbers from a URDF attribute (``default`` when absent); raises naming ``where``."""
     if text is None:
         return np.array(default, dtype=float)
     try:
@@ -39,12 +43,13 @@ def _floats(text: str | None, n: int, default: tuple, where: str) -> np.ndarray:
     return vals
 
 
-def _origin(elem, where: str) -> tuple[np.ndarray, np.ndarray]:
+def parse_origin(elem, where: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(R, xyz)`` of an element's ``<origin rpy xyz>`` (identity when absent), m."""
     o = elem.find("origin") if elem is not None else None
     if o is None:
         return np.eye(3), np.zeros(3)
-    xyz = _floats(o.get("xyz"), 3, (0, 0, 0), f"{where} origin xyz")
-    angles = _floats(o.get("rpy"), 3, (0, 0, 0), f"{where} origin rpy")
+    xyz = parse_floats(o.get("xyz"), 3, (0, 0, 0), f"{where} origin xyz")
+    angles = parse_floats(o.get("rpy"), 3, (0, 0, 0), f"{where} origin rpy")
     return rpy(*angles), xyz
 
 
@@ -52,14 +57,14 @@ def _inertial(link, where: str):
     inertial = link.find("inertial")
     if inertial is None:
         return 0.0, np.zeros(3), np.zeros((3, 3))
-    R, xyz = _origin(inertial, where)
+    R, xyz = parse_origin(inertial, where)
     m_el = inertial.find("mass")
-    mass = float(_floats(m_el.get("value") if m_el is not None else None, 1, (0.0,), f"{where} mass")[0])
+    mass = float(parse_floats(m_el.get("value") if m_el is not None else None, 1, (0.0,), f"{where} mass")[0])
     i_el = inertial.find("inertia")
     I = np.zeros((3, 3))
     if i_el is not None:
         def g(name):
-            return float(_floats(i_el.get(name), 1, (0.0,), f"{where} inertia {name}")[0])
+            return float(parse_floats(i_el.get(name), 1, (0.0,), f"{where} inertia {name}")[0])
         I = np.array([[g("ixx"), g("ixy"), g("ixz")],
                       [g("ixy"), g("iyy"), g("iyz")],
                       [g("ixz"), g("iyz"), g("izz")]])
@@ -147,9 +152,17 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False,
 
     b = ModelBuilder(gravity=gravity, name=root.get("name", "urdf"))
     root_link = roots[0]
-    mass, com, I = _inertial(links[root_link], f"link {root_link!r}")
-    b.add_body(root_link, "world", FreeFlyer() if floating_base else Fixed(), mass, com, I,
-               joint_name="root_joint" if floating_base else root_link)
+    free_joint = None  # the joint a floating base replaces when the root is the world link
+    if root_link == "world":
+        if floating_base:
+            if len(children["world"]) != 1:
+                raise ModelError(f"{source}: floating_base needs exactly one joint on the 'world' link, found "
+                                 f"{len(children['world'])}")
+            free_joint = children["world"][0]
+    else:
+        mass, com, I = _inertial(links[root_link], f"link {root_link!r}")
+        b.add_body(root_link, "world", FreeFlyer() if floating_base else Fixed(), mass, com, I,
+                   joint_name="root_joint" if floating_base else root_link)
 
     stack = [(root_link, jn) for jn in sorted(children[root_link], reverse=True)]
     visited = {root_link}
@@ -161,16 +174,19 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False,
             raise ModelError(f"{source}: link {child!r} is reached twice (a loop)")
         visited.add(child)
         where = f"joint {jname!r}"
-        R, xyz = _origin(j, where)
+        R, xyz = parse_origin(j, where)
         axis_el = j.find("axis")
-        axis = _floats(axis_el.get("xyz") if axis_el is not None else None, 3, (1, 0, 0), f"{where} axis")
-        jtype = j.get("type")
+        axis = parse_floats(axis_el.get("xyz") if axis_el is not None else None, 3, (1, 0, 0), f"{where} axis")
+        jtype = "floating" if jname == free_joint else j.get("type")
         if jtype in ("revolute", "continuous"):
             joint = Revolute(axis=tuple(axis))
         elif jtype == "prismatic":
             joint = Prismatic(axis=tuple(axis))
         elif jtype == "floating":
             joint = FreeFlyer()
+            if jname == free_joint:
+                R, xyz = np.eye(3), np.zeros(3)  # the free joint's q holds the whole placement
+                jname = "root_joint"
         else:
             joint = Fixed()
         mass, com, I = _inertial(links[child], f"link {child!r}")
@@ -189,11 +205,11 @@ def _joint_forces(b: ModelBuilder, body: str, j, joint, use_damping: bool, use_l
     lower, upper = -np.inf, np.inf
     dyn = j.find("dynamics")
     if use_damping and dyn is not None and dyn.get("damping") is not None:
-        damping = float(_floats(dyn.get("damping"), 1, (0.0,), f"{where} damping")[0])
+        damping = float(parse_floats(dyn.get("damping"), 1, (0.0,), f"{where} damping")[0])
     lim = j.find("limit")
     if use_limits and lim is not None and j.get("type") != "continuous":
-        lower = float(_floats(lim.get("lower"), 1, (-np.inf,), f"{where} lower")[0])
-        upper = float(_floats(lim.get("upper"), 1, (np.inf,), f"{where} upper")[0])
+        lower = float(parse_floats(lim.get("lower"), 1, (-np.inf,), f"{where} lower")[0])
+        upper = float(parse_floats(lim.get("upper"), 1, (np.inf,), f"{where} upper")[0])
     if damping or np.isfinite(lower) or np.isfinite(upper):
         b.add_joint_force(body, JointForce(damping=damping, lower=lower, upper=upper,
                                            limit_stiffness=1e5 if use_limits else 0.0,

@@ -164,12 +164,26 @@ def _resolve(plant: str | PlantRef | type, parameters: Mapping[str, float] | Non
         ref = PlantRef("class", f"{plant.__module__}:{plant.__qualname__}")
     elif isinstance(plant, str):
         ref = parse(plant)
+    elif isinstance(plant, Plant) and callable(getattr(plant, "reference", None)):
+        ref = PlantRef.from_dict(plant.reference())  # a plant that knows how it was made (a URDF robot)
     else:
         raise InputError(f"cannot build an FMU from {plant!r}: give a plant name, 'module:Class', a model file "
                          "or a Plant subclass")
     if parameters:
         ref = ref.with_parameters({**ref.parameters, **parameters})
     return ref
+
+
+def _bundle_urdf(ref: PlantRef, res: Path) -> tuple[PlantRef, str]:
+    """Copy a URDF and its meshes into ``res/urdf``; the reference to the copy and a hash of it."""
+    from ..library import bundle_urdf as bundle
+    options = {k: v for k, v in ref.options.items() if k != "package_dirs"}  # the copy needs no packages
+    copy = bundle(ref.target, res / "urdf", ref.options.get("package_dirs", ()))
+    digest = hashlib.sha256()
+    for f in sorted((res / "urdf").rglob("*")):
+        if f.is_file():
+            digest.update(f.name.encode() + f.read_bytes())
+    return PlantRef("urdf", copy.relative_to(res).as_posix(), "", ref.parameters, options), digest.hexdigest()
 
 
 def _resource_files(resources: Mapping[str, str | Path | bytes] | None) -> dict[str, bytes]:
@@ -198,7 +212,8 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
     ----------
     plant : str, PlantRef or Plant subclass
         Library name (``"rigid_arm"``), ``"module:Class"``, a model file
-        ``"path/model.py[:Class]"``, or a class.
+        ``"path/model.py[:Class]"``, a URDF file ``"robot.urdf"``, a class,
+        or a plant from :func:`mbfmu.plant_from_urdf`.
     dest : str or Path
         Folder for ``<name>.fmu``, or the ``.fmu`` file itself.
     parameters : mapping, optional
@@ -258,6 +273,9 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
             extra_files.append(res / local)
             file_hash = hashlib.sha256(src.read_bytes()).hexdigest()
             ref = PlantRef("file", local, ref.class_name, ref.parameters)
+        elif ref.kind == "urdf":
+            ref, file_hash = _bundle_urdf(ref, res)
+            extra_files.append(res / "urdf")
         else:
             file_hash = ""
         taken = {"slavemodule.txt", "requirements.txt", "mbfmu_python.txt", "pythonfmu",

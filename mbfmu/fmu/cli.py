@@ -39,9 +39,20 @@ def run(args: argparse.Namespace) -> int:
     if params and len(names) != 1:
         raise InputError("-p/--parameter needs exactly one plant")
     for name in names:
-        path = build_fmu(name, args.output, parameters=params or None)
+        path = build_fmu(_urdf_ref(name, args) if name.lower().endswith(".urdf") else name, args.output,
+                         parameters=params or None)
         print(path)
     return 0
+
+
+def _urdf_ref(name: str, args: argparse.Namespace):
+    """The reference of a URDF robot with the command line's robot options."""
+    from .plantref import PlantRef, parse
+    ref = parse(name)
+    options = {"actuation": args.actuation, "floating_base": args.floating_base, "poses": args.pose,
+               "twists": args.twist}
+    options = {k: v for k, v in options.items() if v}
+    return PlantRef(ref.kind, ref.target, options=options)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -49,11 +60,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p = subparsers.add_parser(
         "build", help="build FMI 2.0 co-simulation FMUs of plants",
         description="Build fmus/<name>.fmu for each plant: a library name (all library plants by default), "
-                    "'package.module:Class' or a model file 'path/model.py[:Class]'.")
+                    "'package.module:Class', a model file 'path/model.py[:Class]' or a robot's URDF file "
+                    "'robot.urdf'.")
     p.add_argument("names", nargs="*", metavar="NAME", help="plants to build (default: every library plant)")
     p.add_argument("-o", "--output", default="fmus", help="output folder (default: fmus/)")
     p.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=VALUE",
                    help="parameter value in SI units (one plant only); repeatable")
+    robot = p.add_argument_group("URDF robots (NAME.urdf)")
+    robot.add_argument("--actuation", choices=["torque", "position", "velocity"],
+                       help="how every joint is driven: torque inputs tau[i] (default), or position/velocity "
+                            "servos with set-points q_ref[i]/v_ref[i]")
+    robot.add_argument("--floating-base", action="store_true", help="the root link moves freely (legged robots)")
+    robot.add_argument("--pose", action="append", default=[], metavar="LINK",
+                       help="output the world pose of LINK (LINK_p[1..3], LINK_quat[1..4]); repeatable")
+    robot.add_argument("--twist", action="append", default=[], metavar="LINK",
+                       help="output the world twist of LINK (LINK_twist[1..6]); repeatable")
     p.set_defaults(func=run)
     return p
 

@@ -55,23 +55,30 @@ class PlantRef:
         :class:`~mbfmu.plant.Plant` subclass defined in the file).
     parameters : dict
         Parameter values by signal name, SI units.
+    options : dict
+        JSON-able keyword arguments of a ``"urdf"`` plant (empty otherwise).
     """
 
     kind: str
     target: str
     class_name: str = ""
     parameters: Mapping[str, float] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "target": self.target, "class_name": self.class_name,
-                "parameters": {k: float(v) for k, v in self.parameters.items()}}
+        d = {"kind": self.kind, "target": self.target, "class_name": self.class_name,
+             "parameters": {k: float(v) for k, v in self.parameters.items()}}
+        if self.options:
+            d["options"] = dict(self.options)
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "PlantRef":
-        return cls(d["kind"], d["target"], d.get("class_name", ""), dict(d.get("parameters", {})))
+        return cls(d["kind"], d["target"], d.get("class_name", ""), dict(d.get("parameters", {})),
+                   dict(d.get("options") or {}))
 
     def with_parameters(self, parameters: Mapping[str, float]) -> "PlantRef":
-        return PlantRef(self.kind, self.target, self.class_name, dict(parameters))
+        return PlantRef(self.kind, self.target, self.class_name, dict(parameters), dict(self.options))
 
     def digest(self) -> str:
         """Short hash identifying this reference (names the FMU's module)."""
@@ -82,8 +89,13 @@ def parse(spec: str) -> PlantRef:
     """Turn a command-line plant name into a :class:`PlantRef`.
 
     ``"rigid_arm"`` -> library; ``"pkg.mod:Class"`` -> class;
-    ``"dir/model.py"`` or ``"dir/model.py:Class"`` -> file.
+    ``"dir/model.py"`` or ``"dir/model.py:Class"`` -> file;
+    ``"dir/robot.urdf"`` -> urdf.
     """
+    if spec.lower().endswith(".urdf"):
+        if not Path(spec).is_file():
+            raise InputError(f"URDF file {spec} does not exist")
+        return PlantRef("urdf", str(Path(spec).resolve()))
     path_part, _, cls = spec.partition(":") if spec.count(":") == 1 else (spec, "", "")
     if path_part.endswith(".py"):
         path = Path(path_part)
@@ -117,9 +129,13 @@ def group_parameters(values: Mapping[str, float]) -> dict[str, Any]:
 
 
 def plant_classes(module: Any) -> list[type]:
-    """The :class:`Plant` subclasses defined in ``module`` (not imported ones)."""
-    return [obj for _, obj in inspect.getmembers(module, inspect.isclass)
-            if issubclass(obj, Plant) and obj is not Plant and obj.__module__ == module.__name__]
+    """The :class:`Plant` subclasses defined in ``module`` (not imported ones),
+    each once however many names it has (``PLANT = MyPlant`` is an alias)."""
+    found: list[type] = []
+    for _, obj in inspect.getmembers(module, inspect.isclass):
+        if issubclass(obj, Plant) and obj is not Plant and obj.__module__ == module.__name__ and obj not in found:
+            found.append(obj)
+    return found
 
 
 def load_file_module(path: Path) -> Any:
@@ -170,11 +186,20 @@ def plant_factory(ref: PlantRef, base_dir: Path | None = None):
                 return getattr(module, ref.class_name)
             except AttributeError:
                 raise UnknownNameError(f"model file {path} has no class {ref.class_name!r}") from None
+        named = getattr(module, "PLANT", None)
+        if isinstance(named, type) and issubclass(named, Plant):
+            return named  # the documented way to name a file's plant
         classes = plant_classes(module)
         if len(classes) != 1:
             raise ModelError(f"model file {path} defines {len(classes)} Plant subclasses "
                              f"({', '.join(c.__name__ for c in classes) or 'none'}); name one as {path}:Class")
         return classes[0]
+    if ref.kind == "urdf":
+        from .. import library  # the plant library (mbfmu.library)
+        path = Path(ref.target)
+        if base_dir is not None and not path.is_absolute():
+            path = base_dir / path
+        return lambda **kw: library.plant_from_urdf(path, **{**ref.options, **kw})
     raise InputError(f"unknown plant reference kind {ref.kind!r}")
 
 

@@ -26,7 +26,9 @@ What the viewer needs from a plant (:class:`mbfmu.plant.Plant`)
     (x, y, z edges), cylinder (radius, length; axis z), capsule (radius,
     length of the straight part; axis z) and sphere (radius) are centred on
     the shape frame's origin. A beam (radius, length) runs from the shape
-    frame's origin along its +x axis.
+    frame's origin along its +x axis. A mesh carries its triangles in
+    ``Shape.mesh = (V, F)`` (vertices in the shape frame, m); a URDF
+    robot's visuals arrive this way (:mod:`mbfmu.urdf_visuals`).
 ``beam_deflection(x, shape_index, s) -> d`` (only for plants with beams)
     ``d`` (len(s), 3): displacement, in the *shape* frame, m, of the beam's
     centre line at stations ``s`` (m from the shape origin along x, in
@@ -35,14 +37,20 @@ What the viewer needs from a plant (:class:`mbfmu.plant.Plant`)
 ``normalize_state(x)``
     Applied after interpolating states (unit quaternions).
 
-Results without states may carry the body poses instead, as
+Results that hold only the configuration (the states named in the plant's
+``pose_states``, or a multibody plant's ``q[1..nq]``, e.g. recorded as
+outputs of the same names) are replayed with the other states at their
+initial values. Results without states may carry the body poses instead, as
 ``body{k}_p[1..3]`` (m, world) and ``body{k}_quat[1..4]`` (``R_WB`` as a
 unit quaternion, scalar first), optionally unit-prefixed; the plant then
 only supplies ``geometry``. Result files: see :mod:`mbfmu.viewer.results`;
 the metadata's ``"plant"`` and ``"parameters"`` (or, for a co-simulation,
 ``"plants": {unit: {"plant", "parameters"}}`` or a PlantRef dict per unit,
 with the run's ``"values": {"unit.param": v}``) let ``mbfmu view`` rebuild
-the plant by itself; otherwise pass ``--model``.
+the plant by itself; a model file or URDF robot embedded in an FMU is
+rebuilt from that FMU (``"components": {unit: {"source": path}}``);
+otherwise pass ``--model``. ``Recording._repr_html_`` shows the HTML
+replay inline in Jupyter.
 
 The HTML page stores at most ``max_frames`` frames and interpolates between
 them (positions and beam centre lines linearly, orientations by quaternion

@@ -83,7 +83,7 @@ def _shape_reach(s: Shape) -> float:
     sz = [float(v) for v in s.size]
     if s.kind == "box":
         return float(np.linalg.norm(sz) / 2)
-    if s.kind == "sphere":
+    if s.kind in ("sphere", "mesh"):
         return sz[0]
     return float(np.hypot(sz[0], sz[1] / 2) + (sz[0] if s.kind == "capsule" else 0))
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 from ..errors import InputError
@@ -43,7 +44,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description="Replay a recorded run. Without -o a window opens; the output's suffix chooses "
                     ".html (standalone page), .mp4/.gif (video) or .png/.jpg/.svg/.pdf (still at --time).")
     p.add_argument("results", help="result file (.npz or .csv)")
-    p.add_argument("--model", help="plant: library name or module:Class or file.py:Class "
+    p.add_argument("--model", help="plant: library name, module:Class, file.py:Class or robot.urdf "
                                     "(default: the plant named in the results' metadata)")
     p.add_argument("--param", action="append", type=_param, default=[], metavar="NAME=VALUE",
                    help="plant parameter (repeatable; overrides the metadata)")
@@ -61,6 +62,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--size", type=_size, default=(800, 600), help="image/video size, WIDTHxHEIGHT px")
     p.add_argument("--max-frames", type=int, default=1500, help="frames stored in an HTML replay (default 1500)")
     p.add_argument("--hold", action="store_true", help="hold samples instead of interpolating between them")
+    # "-60,25" (a negative azimuth) is a value, not an option: argparse would refuse it after --view
+    p._negative_number_matcher = re.compile(r"^-\d+$|^-\d*\.\d+$|^-[\d.]+,-?[\d.]+$")
     p.set_defaults(func=run)
     return p
 

@@ -16,6 +16,7 @@ error and ``console.error`` message, one per line).
 from __future__ import annotations
 
 import base64
+import copy
 import html as _html
 import json
 from importlib import resources
@@ -100,10 +101,15 @@ def scene_data(recording: Recording, max_frames: int = 1500, speed: float = 1.0,
     """
     from matplotlib.colors import to_rgb
 
+    trails_on = bool(recording.trail_points)
+    if not trails_on:  # the page's trails box still works: it traces the tips of the mechanism
+        recording = with_trails(recording, default_trails(recording))
     frames = recording.frames(decimated_times(recording.time, max_frames))
     camera = camera or fit_camera(recording, frames)
     lo, hi = scene_bounds(recording, frames)
     half = 0.6 * float(np.max(hi[:2] - lo[:2])) or 1.0
+    step = nice_step(2 * half / 10)
+    n = max(2, int(np.ceil(2 * half / step)))
     shapes = []
     for i, s in enumerate(recording.shapes):
         V, F = shape_mesh(s)
@@ -116,7 +122,8 @@ def scene_data(recording: Recording, max_frames: int = 1500, speed: float = 1.0,
     for j, name in enumerate(signals):
         col = recording.resolve(name)
         t, y = envelope(recording.time, recording.column(col), bins=600)
-        plots.append({"name": col, "color": PALETTE[j % len(PALETTE)], "t": _b64(t, "<f8"), "y": _b64(y, "<f8"),
+        plots.append({"name": col, "unit": recording.unit_of(col), "color": PALETTE[j % len(PALETTE)],
+                      "t": _b64(t, "<f8"), "y": _b64(y, "<f8"),
                       "at_frames": _b64(recording.values_at(col, frames.time), "<f8")})
     return {
         "title": title or recording.plant.name,
@@ -129,14 +136,55 @@ def scene_data(recording: Recording, max_frames: int = 1500, speed: float = 1.0,
         "nstations": int(recording.stations.size),
         "shapes": shapes,
         "camera": camera.as_dict(),
-        "grid": {"c": [float((lo[0] + hi[0]) / 2), float((lo[1] + hi[1]) / 2)], "z": float(lo[2]),
-                 "half": half, "n": 10},
+        "grid": {"c": [float(np.round((lo[0] + hi[0]) / 2 / step) * step),
+                       float(np.round((lo[1] + hi[1]) / 2 / step) * step)], "z": float(lo[2]),
+                 "half": n * step / 2, "n": n, "step": step, "label": f"{step:g} m"},
+        "trails_on": trails_on,
         "background": BACKGROUND,
         "trail_color": TRAIL_COLOR,
         "speed": float(speed),
         "start": None if start is None else float(start),
         "autoplay": bool(autoplay),
     }
+
+
+def nice_step(length: float) -> float:
+    """A round grid spacing near ``length`` (1, 2 or 5 times a power of ten), m."""
+    if not np.isfinite(length) or length <= 0:
+        return 1.0
+    e = 10.0 ** np.floor(np.log10(length))
+    return float(min((1, 2, 5, 10), key=lambda m: abs(np.log(m * e / length))) * e)
+
+
+def default_trails(recording: Recording, limit: int = 4) -> list[tuple]:
+    """Trails traced when none were asked for: the origins of the tip bodies
+    (bodies no other body hangs from) that carry shapes, at most ``limit``."""
+    bodies = sorted({s.body for s in recording.shapes if s.body > 0})
+    parent = getattr(getattr(recording.plant, "model", None), "parent", None)
+    if parent is not None:
+        tips = [b for b in range(1, len(parent)) if b not in set(int(p) for p in parent)]
+        # a tip without shapes (a tool frame) still shows where the mechanism ends
+        bodies = tips or bodies
+    if recording.source == "poses":
+        bodies = [b for b in bodies if b in recording.pose_columns] or bodies
+    return [(b, (0.0, 0.0, 0.0)) for b in bodies[-limit:]]
+
+
+def with_trails(recording: Recording, trails: Sequence[tuple]) -> Recording:
+    """A shallow copy of ``recording`` tracing ``trails`` instead of its own."""
+    rec = copy.copy(recording)
+    rec.trail_points = [rec._trail(t) for t in trails]
+    return rec
+
+
+def page_html(recording: Recording, max_frames: int = 1500, speed: float = 1.0, start: float | None = None,
+              autoplay: bool = True, camera: Camera | None = None, title: str | None = None,
+              signals: Sequence[str] = ()) -> str:
+    """The standalone replay page as text (see :func:`write_html`)."""
+    data = scene_data(recording, max_frames, speed, start, autoplay, camera, title, signals)
+    script = resources.files("mbfmu.viewer").joinpath("assets/replay.js").read_text(encoding="utf-8")
+    return _PAGE.format(title=_html.escape(data["title"]), background=BACKGROUND,
+                        data=json.dumps(data, separators=(",", ":")).replace("</", "<\\/"), script=script)
 
 
 def write_html(recording: Recording, path: str | Path, max_frames: int = 1500, speed: float = 1.0,
@@ -163,13 +211,15 @@ def write_html(recording: Recording, path: str | Path, max_frames: int = 1500, s
     title : str, optional
         Shown in the page; default: the plant's name.
     signals : sequence of str
-        Recorded variables plotted in a panel (min/max decimated), with a
-        cursor and their values at the current time.
+        Recorded variables plotted beside the scene (min/max decimated), one
+        axis per unit, with a cursor and their values at the current time.
+
+    The page shows the world axes at the origin and a floor grid of a
+    round spacing (stated on the page). Its "trails" box traces the points
+    given as the recording's trails (shown from the start), or else the
+    tips of the mechanism (shown when the box is ticked).
     """
-    data = scene_data(recording, max_frames, speed, start, autoplay, camera, title, signals)
-    script = resources.files("mbfmu.viewer").joinpath("assets/replay.js").read_text(encoding="utf-8")
-    text = _PAGE.format(title=_html.escape(data["title"]), background=BACKGROUND,
-                        data=json.dumps(data, separators=(",", ":")).replace("</", "<\\/"), script=script)
+    text = page_html(recording, max_frames, speed, start, autoplay, camera, title, signals)
     path = Path(path)
     path.write_text(text, encoding="utf-8")
     return path

@@ -1,4 +1,4 @@
-"""Triangle meshes of the plant's shapes (box, cylinder, sphere, capsule, beam tube)."""
+"""Triangle meshes of the plant's shapes (box, cylinder, sphere, capsule, beam tube, given mesh)."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,7 +6,7 @@ import numpy as np
 from ..errors import InputError
 from ..plant import Shape
 
-KINDS = ("box", "cylinder", "sphere", "capsule", "beam")
+KINDS = ("box", "cylinder", "sphere", "capsule", "beam", "mesh")
 
 
 def shape_mesh(shape: Shape, segments: int = 16) -> tuple[np.ndarray, np.ndarray]:
@@ -25,6 +25,13 @@ def shape_mesh(shape: Shape, segments: int = 16) -> tuple[np.ndarray, np.ndarray
     """
     k = shape.kind
     sz = [float(v) for v in shape.size]
+    if k == "mesh":
+        if shape.mesh is None:
+            raise InputError(f"mesh shape {shape.name!r} carries no mesh (Shape.mesh = (V, F))")
+        V, F = (np.asarray(a) for a in shape.mesh)
+        if V.ndim != 2 or V.shape[1] != 3 or F.ndim != 2 or F.shape[1] != 3 or (F.size and (F.min() < 0 or F.max() >= len(V))):
+            raise InputError(f"mesh shape {shape.name!r}: need V (n, 3) and F (m, 3) indexing V, got {V.shape}, {F.shape}")
+        return np.asarray(V, dtype=float), np.asarray(F, dtype=np.int64)
     if k == "box":
         if len(sz) != 3:
             raise InputError(f"box {shape.name!r}: size must be (x, y, z) edge lengths, got {shape.size}")

@@ -1,4 +1,13 @@
-"""Finding the plant behind a result file: library name or ``module:Class``."""
+"""Finding the plant behind a result file.
+
+In order: ``--model`` (a library name, ``module:Class`` or ``file.py:Class``);
+the plant reference the co-simulation recorded for the unit (metadata
+``"plants"``: a library plant or an importable class directly; a model file
+or a URDF robot from the resources of the very FMU that ran, found through
+the metadata's ``"components": {unit: {"source": fmu path}}``, searched as
+given, next to the result file and in the working folder); a single plant's
+``"plant"`` entry.
+"""
 from __future__ import annotations
 
 import importlib
@@ -76,11 +85,93 @@ def unit_parameter_values(metadata: Mapping[str, Any], unit: str | None, plant: 
     return out
 
 
+def _unit_entry(metadata: Mapping[str, Any], unit: str | None) -> tuple[str | None, Mapping[str, Any] | None]:
+    plants = metadata.get("plants")
+    if not isinstance(plants, Mapping) or not plants:
+        return None, None
+    if unit is None:
+        if len(plants) > 1:
+            raise InputError(f"the results hold several plants ({', '.join(sorted(plants))}); choose one with "
+                             "--unit")
+        unit = next(iter(plants))
+    entry = plants.get(unit)
+    return unit, entry if isinstance(entry, Mapping) else None
+
+
+def fmu_of_unit(metadata: Mapping[str, Any], unit: str, results_path: str | Path | None) -> Path | None:
+    """The FMU file that ran as ``unit``, from the metadata's ``components``
+    (its ``source`` as given, next to the result file, or in the working folder)."""
+    comp = (metadata.get("components") or {}).get(unit) or {}
+    source = comp.get("source") if isinstance(comp, Mapping) else None
+    if not source:
+        return None
+    src = Path(str(source))
+    candidates = [src]
+    if results_path is not None and not src.is_absolute():
+        here = Path(results_path).resolve().parent
+        candidates += [here / src, here / src.name]
+    return next((c for c in candidates if c.is_file() and c.suffix == ".fmu"), None)
+
+
+def fmu_resources(fmu: Path) -> Path:
+    """The ``resources`` folder of ``fmu``, unpacked once into a cache folder keyed by its contents."""
+    import hashlib
+    import tempfile
+    import zipfile
+    digest = hashlib.sha256(fmu.read_bytes()).hexdigest()[:16]
+    dest = Path(tempfile.gettempdir()) / f"mbfmu-view-{digest}"
+    if not (dest / ".complete").is_file():
+        try:
+            with zipfile.ZipFile(fmu) as z:
+                z.extractall(dest, [n for n in z.namelist() if n.startswith("resources/")])
+        except (OSError, zipfile.BadZipFile) as exc:
+            raise InputError(f"cannot unpack FMU {str(fmu)!r} to find its plant: {exc}") from None
+        (dest / ".complete").write_text(str(fmu))
+    return dest / "resources"
+
+
+def plant_from_reference(metadata: Mapping[str, Any], unit: str | None,
+                         results_path: str | Path | None = None) -> tuple[Plant | None, str | None]:
+    """The plant the results' recorded plant reference names, rebuilt with its parameters.
+
+    Model files and URDF robots embedded in an FMU are rebuilt from that
+    FMU's resources. Returns ``(None, None)`` when the metadata holds no
+    reference for the unit; ``(None, reason)`` when it does but the plant
+    cannot be found (``reason`` says what to do).
+    """
+    from ..fmu.plantref import PlantRef, build_plant
+
+    unit, entry = _unit_entry(metadata, unit)
+    if entry is None or "kind" not in entry:
+        return None, None
+    ref = PlantRef.from_dict(entry)
+    base = None
+    if ref.kind in ("file", "urdf") and not Path(ref.target).is_absolute():
+        fmu = fmu_of_unit(metadata, unit, results_path)
+        if fmu is None:
+            src = ((metadata.get("components") or {}).get(unit) or {}).get("source")
+            return None, (f"the plant of unit {unit!r} ({ref.target}) lives inside the FMU "
+                          f"{src or '(not recorded)'}, which is not found; keep the FMU where it ran or next to "
+                          "the results, or pass --model")
+        base = fmu_resources(fmu)
+    plant = build_plant(ref, base)
+    values = metadata.get("values") if isinstance(metadata.get("values"), Mapping) else {}
+    names = {s.name for s in plant.parameters}
+    run = {k[len(unit) + 1:]: float(v) for k, v in values.items()
+           if k.startswith(f"{unit}.") and k[len(unit) + 1:] in names}
+    if run:  # the parameter values the co-simulation set on the unit
+        plant = build_plant(ref.with_parameters({**ref.parameters, **run}), base)
+    return plant, None
+
+
 def load_plant_spec(spec: str, **params: Any) -> Plant:
-    """Build a plant from a library name (``mbfmu.load_plant``) or from
+    """Build a plant from a library name (``mbfmu.load_plant``), a URDF file, or from
     ``package.module:Class`` / ``path/to/file.py:Class`` (any callable
     returning a :class:`~mbfmu.plant.Plant`), with ``params`` as keyword
     arguments."""
+    if spec.lower().endswith(".urdf"):
+        from ..library import plant_from_urdf
+        return plant_from_urdf(spec, **params)
     if ":" in spec:
         mod_name, _, attr = spec.rpartition(":")
         if mod_name.endswith(".py"):
@@ -175,13 +266,23 @@ def open_recording(path: str | Path, model: str | None = None, params: Mapping[s
     **kw
         Passed to :class:`~mbfmu.viewer.scene.Recording`.
     """
-    results, meta = load_results(path)
+    results, meta = read_results(path)
+    units = {str(k): str(v) for k, v in (meta.get("units") or {}).items() if v}
+    plant, why = (None, None) if model is not None or params else plant_from_reference(meta, unit, path)
+    if plant is not None:
+        rec = Recording(results, plant, unit=unit, **kw)
+        if trails:
+            rec = Recording(results, plant, unit=rec.unit, trails=[parse_trail(t, plant) for t in trails], **kw)
+        rec.units = units
+        return rec
     spec, mparams = plant_from_metadata(meta, unit)
     if model is not None and model != spec:
         mparams = {}  # parameters recorded for another plant do not apply
     spec = model or spec
-    if not spec:
-        raise InputError(f"results file {str(path)!r} does not name its plant; pass the model (--model NAME)")
+    if not spec or (why and model is None):
+        raise InputError(f"results file {str(path)!r}: {why}" if why else
+                         f"results file {str(path)!r} does not name its plant; pass the model (--model NAME, "
+                         "module:Class or file.py:Class)")
     mparams.update(params or {})
     plant = load_plant_spec(spec, **mparams)
     rec = Recording(results, plant, unit=unit, **kw)
@@ -192,7 +293,26 @@ def open_recording(path: str | Path, model: str | None = None, params: Mapping[s
         rec = Recording(results, plant, unit=rec.unit, **kw)
     if trails:
         rec = Recording(results, plant, unit=rec.unit, trails=[parse_trail(t, plant) for t in trails], **kw)
+    rec.units = units
     return rec
+
+
+def read_results(path: str | Path) -> tuple[Any, dict[str, Any]]:
+    """A result file's array and metadata, read by the co-simulation layer's
+    :func:`~mbfmu.cosim.recording.load_result` (one reader for every tool);
+    files it does not read (older layouts) by :func:`~mbfmu.viewer.results.load_results`."""
+    from ..cosim.recording import load_result
+    from ..errors import MbfmuError
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"results file {str(p)!r} does not exist")
+    try:
+        res = load_result(p)
+    except (MbfmuError, KeyError, ValueError, OSError, TypeError):
+        return load_results(p)
+    meta = dict(res.meta)
+    return res.data, meta
 
 
 def check_plant(plant: Plant, x: Any = None) -> None:
@@ -216,7 +336,7 @@ def check_plant(plant: Plant, x: Any = None) -> None:
         R = np.asarray(R, dtype=float)
         return R.shape == (3, 3) and np.allclose(R @ R.T, np.eye(3), atol=1e-8) and np.linalg.det(R) > 0
 
-    sizes = {"box": 3, "cylinder": 2, "capsule": 2, "beam": 2, "sphere": 1}
+    sizes = {"box": 3, "cylinder": 2, "capsule": 2, "beam": 2, "sphere": 1, "mesh": 1}
     if not plant.geometry:
         problems.append("geometry is empty: nothing to draw")
     for i, s in enumerate(plant.geometry):

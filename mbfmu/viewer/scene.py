@@ -28,6 +28,30 @@ _POSE_FIELD = re.compile(r"^(?:(?P<unit>.+)\.)?body(?P<k>\d+)_(?P<what>p|quat)\[
 
 
 # ---------------------------------------------------------------- columns
+class PartialColumns(InputError):
+    """Results hold some, not all, of the variables asked for."""
+
+
+def pose_state_names(plant: Plant) -> list[str]:
+    """The states that fix a plant's configuration (all :meth:`Plant.poses` reads).
+
+    A plant may say so as ``pose_states``; a multibody plant's are its
+    ``q[1..nq]``; otherwise every state."""
+    named = getattr(plant, "pose_states", None)
+    if named:
+        return list(named)
+    nq = getattr(getattr(plant, "model", None), "nq", None)
+    states = [s.name for s in plant.states]
+    if isinstance(nq, int) and all(n == f"q[{k + 1}]" for k, n in enumerate(states[:nq])):
+        return states[:nq]
+    return states
+
+
+def _short(names: Sequence[str]) -> str:
+    return ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
+
+
+
 def find_columns(fields: Sequence[str], wanted: Sequence[str], unit: str | None = None,
                  what: str = "variables") -> list[str] | None:
     """Names of the result fields holding ``wanted`` variables.
@@ -46,7 +70,7 @@ def find_columns(fields: Sequence[str], wanted: Sequence[str], unit: str | None 
         if len(missing) == len(cols):
             return None
         if missing:
-            raise InputError(f"results lack the {what} {', '.join(missing)} of unit {unit!r}")
+            raise PartialColumns(f"results lack the {what} {', '.join(missing)} of unit {unit!r}")
         return cols
     if all(n in fset for n in wanted):
         return list(wanted)
@@ -60,7 +84,7 @@ def find_columns(fields: Sequence[str], wanted: Sequence[str], unit: str | None 
         present = [n for n in wanted if n in fset or any(f.endswith("." + n) for f in fields)]
         if present:
             missing = [n for n in wanted if n not in present]
-            raise InputError(f"results hold only part of the {what}: missing {', '.join(missing)}")
+            raise PartialColumns(f"results hold only part of the {what}: missing {', '.join(missing)}")
         return None
     if len(prefixes) > 1:
         raise InputError(f"results hold the {what} of several units ({', '.join(sorted(prefixes))}); "
@@ -257,6 +281,7 @@ class Recording:
                  stations: int = 21) -> None:
         self.results = as_results(results)
         self.plant = plant
+        self.units: dict[str, str] = {}  # column -> unit, from the result's metadata (open_recording fills it)
         self.time = self.results["time"]
         if interpolation not in ("linear", "hold"):
             raise InputError(f"interpolation {interpolation!r} is not 'linear' or 'hold'")
@@ -270,32 +295,23 @@ class Recording:
                                  f"known: {', '.join(KINDS)}")
         fields = self.results.dtype.names
         state_names = [s.name for s in plant.states]
-        self.state_columns = None
-        used = state_names
-        if state_names:
-            # a plant FMU exposes its state as the locals ``states.<name>`` (mbfmu.fmu.slave)
-            used = [f"states.{n}" for n in state_names]
-            self.state_columns = find_columns(fields, used, unit, "states")
-            if self.state_columns is None:
-                used = state_names
-                try:
-                    self.state_columns = find_columns(fields, state_names, unit, "states")
-                except InputError as exc:
-                    raise InputError(f"{exc} (a plant FMU's state is its 'states.*' variables: record them, "
-                                     "e.g. with mbfmu simulate --record all)") from None
+        self.state_columns, self.state_index, used = self._find_states(fields, unit)
         self.pose_columns = {} if self.state_columns else pose_columns(fields, unit)
         if self.state_columns is None:
             bodies = sorted({s.body for s in self.shapes if s.body != 0})
             missing = [k for k in bodies if k not in self.pose_columns]
             if not self.pose_columns or missing:
+                need = pose_state_names(plant)
                 raise InputError(
-                    f"results do not hold the states of plant {plant.name!r} ({', '.join(state_names[:4])}"
-                    f"{', ...' if len(state_names) > 4 else ''}) nor recorded poses of bodies "
-                    f"{missing or bodies} (body{{k}}_p[1..3], body{{k}}_quat[1..4])")
+                    f"results hold neither the states of plant {plant.name!r} ({_short(state_names)}), nor the "
+                    f"variables that fix its configuration ({_short(need)}), nor recorded poses of bodies "
+                    f"{missing or bodies} (body{{k}}_p[1..3], body{{k}}_quat[1..4]): record one of them, e.g. "
+                    "with mbfmu simulate --record all (a plant FMU's state is its 'states.*' variables)"
+                    + (f"; {self._partial}" if getattr(self, "_partial", None) else ""))
         self.source = "states" if self.state_columns else "poses"
         if self.state_columns:
             first = self.state_columns[0]
-            self.unit = first[: -len(used[0]) - 1] or None if first != used[0] else None
+            self.unit = first[: -len(used) - 1] or None if first != used else None
         else:
             self.unit = unit if unit is not None else next(
                 (_POSE_FIELD.match(pc[0])["unit"] for pc, _ in self.pose_columns.values()), None)
@@ -305,6 +321,35 @@ class Recording:
         self.trail_points = [self._trail(tr) for tr in trails]
         self.stations = np.linspace(0.0, 1.0, max(2, int(stations)))
         self.has_deflection = self.source == "states" and hasattr(plant, "beam_deflection")
+
+    def _find_states(self, fields: Sequence[str], unit: str | None
+                     ) -> tuple[list[str] | None, np.ndarray | None, str]:
+        """Result columns holding the plant's state, or the part of it that
+        fixes the configuration: ``(columns, state indices, first name)``.
+
+        Tried in order: every state as the FMU locals ``states.<name>``, or
+        under its own name (outputs named like the states); then only the
+        configuration states (:func:`pose_state_names`), likewise. The states
+        not recorded keep their ``initial_state()`` values (velocities do not
+        move a replay).
+        """
+        names = [s.name for s in self.plant.states]
+        if not names:
+            return None, None, ""
+        wanted = [names, [n for n in pose_state_names(self.plant) if n in names]]
+        for subset in wanted:
+            if not subset:
+                continue
+            for pre in ("states.", ""):
+                used = [pre + n for n in subset]
+                try:
+                    cols = find_columns(fields, used, unit, "states")
+                except PartialColumns as exc:
+                    cols = None  # only part of them: try the next way
+                    self._partial = getattr(self, "_partial", None) or str(exc)
+                if cols is not None:
+                    return cols, np.array([names.index(n) for n in subset], dtype=np.intp), used[0]
+        return None, None, ""
 
     # -- basic queries ------------------------------------------------------
     @property
@@ -346,7 +391,12 @@ class Recording:
         if self.state_columns is None:
             raise InputError(f"results do not hold the states of plant {self.plant.name!r} (only body poses)")
         t = np.atleast_1d(np.asarray(times, dtype=float))
-        X = self._gather(self.state_columns, *self._weights(t))
+        recorded = self._gather(self.state_columns, *self._weights(t))
+        if recorded.shape[1] == len(self.plant.states):
+            X = recorded
+        else:
+            X = np.tile(np.asarray(self.plant.initial_state(), dtype=float), (t.size, 1))
+            X[:, self.state_index] = recorded
         if self.interpolation == "linear":
             X = np.array([self.plant.normalize_state(x) for x in X])
         return X
@@ -478,6 +528,29 @@ class Recording:
             raise InputError(f"signal {name!r} is recorded for several units: {', '.join(hits)}")
         raise InputError(f"results have no signal {name!r}; recorded: {', '.join(fields[1:12])}"
                          f"{', ...' if len(fields) > 12 else ''}")
+
+    def unit_of(self, name: str) -> str:
+        """Unit of a recorded variable: as the result's metadata states it
+        (:attr:`units`), else as the plant's signal of that name does; ``"1"``
+        when neither says."""
+        col = self.resolve(name)
+        if self.units.get(col):
+            return str(self.units[col])
+        bare = col[len(self.unit) + 1:] if self.unit and col.startswith(self.unit + ".") else col
+        bare = bare[len("states."):] if bare.startswith("states.") else bare
+        for sig in (*self.plant.states, *self.plant.outputs, *self.plant.inputs, *self.plant.parameters):
+            if sig.name == bare:
+                return sig.unit
+        return "1"
+
+    def _repr_html_(self) -> str:
+        """The HTML replay inline (Jupyter shows it in the cell's output)."""
+        import html as _html
+
+        from .html import page_html
+        page = page_html(self, max_frames=600, autoplay=False)
+        return (f'<iframe srcdoc="{_html.escape(page, quote=True)}" style="width: 100%; height: 480px; '
+                'border: 1px solid #ccc" sandbox="allow-scripts"></iframe>')
 
     def signal_names(self) -> list[str]:
         """All recorded variables except ``time``."""

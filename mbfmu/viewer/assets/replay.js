@@ -25,7 +25,7 @@
   var cam = { target: cam0.target.slice(), distance: cam0.distance, azimuth: cam0.azimuth,
               elevation: cam0.elevation, fov: cam0.fov };
   var LIGHT = norm([0.3, -0.5, 0.8]);
-  var state = { t: t0, playing: false, speed: D.speed || 1, trails: true, wall: null };
+  var state = { t: t0, playing: false, speed: D.speed || 1, trails: D.trails_on !== false, wall: null };
 
   var canvas = document.getElementById("mbfmu-canvas"), ctx = canvas.getContext("2d");
   var el = function (id) { return document.getElementById(id); };
@@ -149,6 +149,18 @@
       });
     }
 
+    // world axes at the origin (x red, y green, z blue), one grid square long
+    var o = proj(0, 0, 0), L = g.step;
+    if (o[2] > near) {
+      [[L, 0, 0, "#d62728", "x"], [0, L, 0, "#2ca02c", "y"], [0, 0, L, "#1f77b4", "z"]].forEach(function (A) {
+        var e = proj(A[0], A[1], A[2]);
+        if (e[2] <= near) return;
+        ctx.strokeStyle = A[3]; ctx.fillStyle = A[3]; ctx.lineWidth = 2.5;
+        ctx.beginPath(); ctx.moveTo(o[0], o[1]); ctx.lineTo(e[0], e[1]); ctx.stroke();
+        ctx.font = "12px sans-serif"; ctx.fillText(A[4], e[0] + 3, e[1] - 3);
+      });
+    }
+
     var ka = frameAt(state.t), k = ka[0], a = ka[1], tris = [];
     for (var si = 0; si < ns; si++) {
       var sh = shapes[si], Rm = rotAt(k, a, si), V, F;
@@ -170,7 +182,7 @@
         if (S[i0 + 2] < near || S[i1 + 2] < near || S[i2 + 2] < near) continue;
         var n = norm(cross([V[i1] - V[i0], V[i1 + 1] - V[i0 + 1], V[i1 + 2] - V[i0 + 2]],
                            [V[i2] - V[i0], V[i2 + 1] - V[i0 + 1], V[i2 + 2] - V[i0 + 2]]));
-        var shade = 0.45 + 0.55 * Math.abs(dot(n, LIGHT));
+        var shade = 0.35 + 0.55 * Math.abs(dot(n, LIGHT));  // at most 0.9: a white part stays visible on white
         tris.push([(S[i0 + 2] + S[i1 + 2] + S[i2 + 2]) / 3, S[i0], S[i0 + 1], S[i1], S[i1 + 1], S[i2], S[i2 + 1],
                    "rgb(" + sh.rgb.map(function (c) { return Math.round(255 * Math.min(1, c * shade)); }).join(",") + ")"]);
       }
@@ -198,35 +210,50 @@
     }
     ctx.fillStyle = "#333"; ctx.font = "14px sans-serif";
     ctx.fillText(D.title + "   t = " + state.t.toFixed(3) + " s", 10, 20);
+    ctx.font = "12px sans-serif";
+    ctx.fillText("grid square " + g.label + ", axes x y z at the world origin", 10, 38);
   }
 
   // ---------------------------------------------------------------- signal plot
   var plot = el("mbfmu-plot"), sigs = (D.signals || []).map(function (g) {
     return { name: g.name, color: g.color, t: f64(g.t), y: f64(g.y), at: f64(g.at_frames) };
   });
+  var units = [];  // one panel (y axis) per unit, in the order the signals come
+  sigs.forEach(function (g, j) {
+    g.unit = (D.signals[j].unit || "1");
+    if (units.indexOf(g.unit) < 0) units.push(g.unit);
+  });
   function drawPlot() {
     if (!sigs.length) return;
     plot.hidden = false;
-    var c = plot.getContext("2d"), w = plot.width, h = plot.height, L = 46, Rr = 8, T = 8, Bm = 22;
-    var lo = Infinity, hi = -Infinity;
-    sigs.forEach(function (g) { for (var i = 0; i < g.y.length; i++) { lo = Math.min(lo, g.y[i]); hi = Math.max(hi, g.y[i]); } });
-    if (!(hi > lo)) { hi = lo + 1; lo -= 1; }
+    var PH = 120, Bm = 22;
+    if (plot.height !== PH * units.length + Bm) plot.height = PH * units.length + Bm;
+    var c = plot.getContext("2d"), w = plot.width, L = 50, Rr = 8, T = 8;
     var X = function (t) { return L + (w - L - Rr) * (t - t0) / ((t1 - t0) || 1); };
-    var Y = function (y) { return T + (h - T - Bm) * (hi - y) / (hi - lo); };
-    c.clearRect(0, 0, w, h);
-    c.strokeStyle = "#999"; c.lineWidth = 1; c.strokeRect(L, T, w - L - Rr, h - T - Bm);
-    c.fillStyle = "#333"; c.font = "10px sans-serif";
-    c.fillText(hi.toPrecision(3), 2, T + 8); c.fillText(lo.toPrecision(3), 2, h - Bm);
-    c.fillText(t0.toFixed(2) + " s", L, h - 8); c.fillText(t1.toFixed(2) + " s", w - Rr - 40, h - 8);
     var ka = frameAt(state.t);
-    sigs.forEach(function (g, j) {
-      c.strokeStyle = g.color; c.beginPath();
-      for (var i = 0; i < g.t.length; i++) { if (i) c.lineTo(X(g.t[i]), Y(g.y[i])); else c.moveTo(X(g.t[i]), Y(g.y[i])); }
-      c.stroke();
-      var k = ka[0], v = g.at[k] + ka[1] * (g.at[Math.min(k + 1, nf - 1)] - g.at[k]);
-      c.fillStyle = g.color; c.fillText(g.name + " = " + v.toPrecision(4), L + 6, T + 12 + 12 * j);
+    c.clearRect(0, 0, w, plot.height);
+    units.forEach(function (unit, ui) {
+      var top = ui * PH + T, bot = (ui + 1) * PH - 4, lo = Infinity, hi = -Infinity;
+      var mine = sigs.filter(function (g) { return g.unit === unit; });
+      mine.forEach(function (g) { for (var i = 0; i < g.y.length; i++) { lo = Math.min(lo, g.y[i]); hi = Math.max(hi, g.y[i]); } });
+      if (!(hi > lo)) { hi = lo + 1; lo -= 1; }
+      var Y = function (y) { return top + (bot - top) * (hi - y) / (hi - lo); };
+      c.strokeStyle = "#999"; c.lineWidth = 1; c.strokeRect(L, top, w - L - Rr, bot - top);
+      c.fillStyle = "#333"; c.font = "10px sans-serif";
+      c.fillText(hi.toPrecision(3), 2, top + 8); c.fillText(lo.toPrecision(3), 2, bot);
+      c.save(); c.translate(12, (top + bot) / 2); c.rotate(-Math.PI / 2); c.textAlign = "center";
+      c.fillText("[" + unit + "]", 0, 0); c.restore();
+      mine.forEach(function (g, j) {
+        c.strokeStyle = g.color; c.beginPath();
+        for (var i = 0; i < g.t.length; i++) { if (i) c.lineTo(X(g.t[i]), Y(g.y[i])); else c.moveTo(X(g.t[i]), Y(g.y[i])); }
+        c.stroke();
+        var k = ka[0], v = g.at[k] + ka[1] * (g.at[Math.min(k + 1, nf - 1)] - g.at[k]);
+        c.fillStyle = g.color; c.fillText(g.name + " = " + v.toPrecision(4) + " " + unit, L + 6, top + 12 + 12 * j);
+      });
+      c.strokeStyle = "#000"; c.beginPath(); c.moveTo(X(state.t), top); c.lineTo(X(state.t), bot); c.stroke();
     });
-    c.strokeStyle = "#000"; c.beginPath(); c.moveTo(X(state.t), T); c.lineTo(X(state.t), h - Bm); c.stroke();
+    c.fillStyle = "#333";
+    c.fillText(t0.toFixed(2) + " s", L, plot.height - 8); c.fillText(t1.toFixed(2) + " s", w - Rr - 40, plot.height - 8);
   }
 
   // ---------------------------------------------------------------- controls
@@ -234,7 +261,7 @@
     state.t = Math.min(t1, Math.max(t0, t));
     if (!fromSlider) slider.value = t1 > t0 ? Math.round(1000 * (state.t - t0) / (t1 - t0)) : 0;
     label.textContent = state.t.toFixed(3) + " s";
-    link.href = "#t=" + state.t.toFixed(4);
+    link.href = "#t=" + state.t.toFixed(4) + (state.trails ? "&trails=1" : "");
     draw();
     drawPlot();
     status.dataset.t = String(state.t);
@@ -251,6 +278,8 @@
     requestAnimationFrame(tick);
   }
   function fromHash() {
+    var tr = /[#&]trails=([01])/.exec(location.hash);  // #t=1.5&trails=1 opens with the trails shown
+    if (tr) { state.trails = tr[1] === "1"; trailBox.checked = state.trails; }
     var m = /[#&]t=([-+0-9.eE]+)/.exec(location.hash);
     if (m) { setPlaying(false); setTime(parseFloat(m[1])); return true; }
     return false;
@@ -264,6 +293,7 @@
     speedSel.appendChild(opt); speedSel.value = opt.value;
   }
   speedSel.addEventListener("change", function () { state.speed = parseFloat(speedSel.value); });
+  trailBox.checked = state.trails;
   trailBox.addEventListener("change", function () { state.trails = trailBox.checked; draw(); });
   el("mbfmu-reset").addEventListener("click", function () {
     cam.target = cam0.target.slice(); cam.distance = cam0.distance; cam.azimuth = cam0.azimuth; cam.elevation = cam0.elevation; draw();
