@@ -9,9 +9,10 @@ prefix when that is unique (``"y"``). Kinds:
   in the variable's unit;
 * step-response figures from :func:`control.step_info`, of the response
   relative to its value at the start of the run (``y - y(t0)``, time from
-  ``t0``), steady state = its final value: ``rise_time`` (10-90 %),
-  ``settling_time`` (2 % band), ``peak_time`` [s]; ``overshoot``,
-  ``undershoot`` [%].
+  ``t0``): ``rise_time`` (10-90 %), ``settling_time`` (2 % band),
+  ``peak_time`` [s]; ``overshoot``, ``undershoot`` [%]. The steady state is
+  the value at the end of the run, or the one given as ``KIND:VARIABLE:FINAL``
+  (``"overshoot:y:1.0"``: the response of a step to 1.0).
 
 A user metric is a function ``f(result) -> float`` (or a mapping of names to
 floats, one column each) of the run's :class:`mbfmu.cosim.Result`; its column
@@ -81,29 +82,51 @@ def _stat(kind: str, t: np.ndarray, y: np.ndarray) -> float:
     return float(math.sqrt(np.trapezoid(y * y, t) / span))
 
 
-def step_info(t: np.ndarray, y: np.ndarray, settling: float = 0.02, rise: tuple[float, float] = (0.1, 0.9)) -> dict:
-    """:func:`control.step_info` of ``y(t)`` taken relative to ``y(t0)``, times from ``t0``."""
+def step_info(t: np.ndarray, y: np.ndarray, final: float | None = None, settling: float = 0.02,
+              rise: tuple[float, float] = (0.1, 0.9)) -> dict:
+    """:func:`control.step_info` of ``y(t)`` taken relative to ``y(t0)``, times from ``t0``.
+
+    Parameters
+    ----------
+    t, y : ndarray
+        Time [s] and response.
+    final : float, optional
+        Steady-state value of ``y`` (default: its last value).
+    settling : float
+        Settling band, a fraction of the step.
+    rise : (float, float)
+        Rise-time limits, fractions of the step.
+    """
     import control
     dy = np.asarray(y, float) - y[0]
-    if not np.isfinite(dy[-1]) or dy[-1] == 0.0:
+    step = (dy[-1] if final is None else float(final) - y[0])
+    if not np.isfinite(step) or step == 0.0:
         return {k: math.nan for k in STEP.values()}
-    return control.step_info(dy, np.asarray(t, float) - t[0], SettlingTimeThreshold=settling, RiseTimeLimits=rise)
+    return control.step_info(dy, np.asarray(t, float) - t[0], yfinal=step, SettlingTimeThreshold=settling,
+                             RiseTimeLimits=rise)
 
 
 def parse_metric(spec: str) -> Metric:
-    """A :class:`Metric` from ``"KIND:VARIABLE"``."""
+    """A :class:`Metric` from ``"KIND:VARIABLE"`` (step figures: ``"KIND:VARIABLE[:FINAL]"``)."""
     kind, sep, var = str(spec).partition(":")
     kind, var = kind.strip(), var.strip()
     if not sep or not var or kind not in KINDS:
         raise InputError(f"metric {spec!r}: expected KIND:VARIABLE with KIND one of {', '.join(KINDS)}")
+    final = None
+    if kind in STEP and var.count(":") == 1:
+        var, text = (p.strip() for p in var.split(":"))
+        try:
+            final = float(text)
+        except ValueError:
+            raise InputError(f"metric {spec!r}: the steady-state value {text!r} is not a number") from None
 
     if kind in STATS:
         def fn(result: Any) -> float:
             return _stat(kind, result.time, column(result, var))
     else:
         def fn(result: Any) -> float:
-            return float(step_info(result.time, column(result, var))[STEP[kind]])
-    return Metric(f"{kind}:{var}", fn)
+            return float(step_info(result.time, column(result, var), final)[STEP[kind]])
+    return Metric(str(spec).strip(), fn)
 
 
 def as_metrics(metrics: Any) -> list[Metric]:
