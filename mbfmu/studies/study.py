@@ -111,8 +111,8 @@ def sweep(target: Any, parameters: Mapping[str, Any] | Sequence[Mapping[str, Any
                     path = store.store(keys[i], run_values[i], out) if store is not None else None
                     _fill(study, i, out, ms, str(path) if path else "")
                     left -= 1
-                    bar.update(1)
                     _postfix(bar, study, left)
+                    bar.update(1)
                     if stop():
                         break
     except KeyboardInterrupt:  # Ctrl-C where no handler could be installed

@@ -30,15 +30,17 @@ def _dask_command() -> list[str]:
 
 
 def _stop(procs: list[subprocess.Popen]) -> None:
-    for p in reversed(procs):  # workers first, the scheduler last
-        if p.poll() is None:
-            p.terminate()
-    for p in procs:
-        try:
-            p.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait(timeout=10)
+    """Workers first, then the scheduler: SIGTERM, and SIGKILL after a grace period."""
+    for group in (procs[1:], procs[:1]):
+        for p in group:
+            if p.poll() is None:
+                p.terminate()
+        for p in group:
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(timeout=5)
 
 
 @pytest.fixture
