@@ -1,0 +1,98 @@
+"""Benchmark of ``mbfmu.studies`` (issue 16): 20 runs of about 1 s of work each.
+
+The target is the rigid_arm library plant as an FMU (pythonfmu), with its
+stop time chosen so that one run takes about 1 s here. Measured in one go:
+
+- a bare hand-written loop (``FmuUnit`` + ``simulate`` per run, no study
+  machinery): the floor, and the peer of the serial study;
+- the study, serial (``executor="serial"``);
+- the study on 2 local worker processes (the default executor, ``workers=2``);
+- the study on a localhost Dask cluster (``distributed.LocalCluster``, 2
+  single-threaded worker processes; cluster start-up reported apart);
+
+and prints wall times, speed-ups over serial, and the overhead per run beyond
+the run itself: ``(wall x workers - sum of the runs' own wall times) / runs``.
+Targets (issue 16): >= 1.7x over serial with 2 workers; < 50 ms overhead per run.
+
+Run: ``.venv/bin/python benchmarks/studies.py [--runs 20] [--work 1.0]`` (about 1.5 min on 2 cores).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+
+def _bare_loop(fmu: Path, masses, stop: float, step: float) -> tuple[float, list[float]]:
+    from mbfmu.cosim import FmuUnit, System, simulate
+    t0 = time.perf_counter()
+    finals = []
+    for m in masses:
+        unit = FmuUnit(fmu, values={"arm_mass": m})
+        finals.append(float(simulate(System([unit]), stop, step, progress=False)["rigid_arm.q[2]"][-1]))
+    return time.perf_counter() - t0, finals
+
+
+def _study(fmu: Path, masses, stop: float, step: float, executor, workers=None):
+    from mbfmu.studies import sweep
+    t0 = time.perf_counter()
+    s = sweep(fmu, {"arm_mass": masses}, stop_time=stop, step=step, metrics=["final:q[2]"], executor=executor,
+              workers=workers, progress=False)
+    wall = time.perf_counter() - t0
+    assert s.count("ok") == len(masses), s.summary()
+    return wall, s
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--work", type=float, default=1.0, help="target wall time of one run [s]")
+    args = ap.parse_args()
+    import distributed
+    from mbfmu.fmu import build_fmu
+
+    step = 0.01
+    tmp = Path(tempfile.mkdtemp(prefix="mbfmu_bench_studies_"))
+    fmu = build_fmu("rigid_arm", tmp)
+    _bare_loop(fmu, [20.0], 0.1, step)  # warm up (first load of the FMU's Python side)
+    probe, _ = _bare_loop(fmu, [20.0], 2.0, step)  # calibrate: seconds of wall per simulated second
+    stop = max(step, round(args.work / probe * 2.0 / step) * step)
+    masses = [10.0 + k for k in range(args.runs)]
+    print(f"# {platform.node()}: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; "
+          f"{args.runs} runs of rigid_arm.fmu, stop time {stop:g} s at {step} s")
+
+    bare, finals = _bare_loop(fmu, masses, stop, step)
+    serial, s_serial = _study(fmu, masses, stop, step, "serial")
+    local, s_local = _study(fmu, masses, stop, step, "local", workers=2)
+    t0 = time.perf_counter()
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    client = distributed.Client(cluster)
+    startup = time.perf_counter() - t0
+    try:
+        dask, s_dask = _study(fmu, masses, stop, step, client)
+    finally:
+        client.close()
+        cluster.close()
+    same = all(s_serial.result(i).data.tobytes() == s.result(i).data.tobytes()
+               for s in (s_local, s_dask) for i in range(args.runs))
+    assert [round(v, 12) for v in s_serial["final:q[2]"]] == [round(v, 12) for v in finals]
+
+    def overhead(wall, study, workers):
+        return (wall * workers - float(study["wall_time"].sum())) / args.runs
+
+    mean_run = float(s_serial["wall_time"].mean())
+    print(f"# one run: {mean_run:.3f} s on average (serial); results bit-identical across executors: {same}")
+    print("| executor | wall (s) | serial study wall / this wall | overhead per run (ms) |")
+    print("|---|---|---|---|")
+    print(f"| bare hand-written loop (peer) | {bare:.2f} | {serial / bare:.2f} | {(bare - float(s_serial['wall_time'].sum())) / args.runs * 1e3:.1f} |")
+    print(f"| study, serial | {serial:.2f} | 1.00 | {overhead(serial, s_serial, 1) * 1e3:.1f} (vs bare loop: {(serial - bare) / args.runs * 1e3:.1f}) |")
+    print(f"| study, 2 local worker processes | {local:.2f} | {serial / local:.2f} | {overhead(local, s_local, 2) * 1e3:.1f} |")
+    print(f"| study, localhost Dask cluster (2 workers) | {dask:.2f} | {serial / dask:.2f} | {overhead(dask, s_dask, 2) * 1e3:.1f} |")
+    print(f"# Dask LocalCluster start-up (not in the row above): {startup:.2f} s")
+
+
+if __name__ == "__main__":
+    main()
