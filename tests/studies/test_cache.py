@@ -11,17 +11,17 @@ from mbfmu.studies import sweep
 from . import second_order
 
 
-def _counting_builder(counter):
+def _counting_builder(counter, pid=None):
     """A system builder that logs each call to ``counter`` and, while the file
-    ``counter.stop`` names a call number, sends this process a Ctrl-C (SIGINT)
-    during that call."""
+    ``counter.stop`` names a call number, sends process ``pid`` (default: the
+    caller's) a Ctrl-C (SIGINT) during that call."""
     stop = counter.with_suffix(".stop")
 
     def build(zeta):
         with open(counter, "a") as f:
             f.write(f"{zeta!r}\n")
         if stop.exists() and len(counter.read_text().splitlines()) == int(stop.read_text()):
-            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(pid or os.getpid(), signal.SIGINT)
         return second_order.system(zeta)
     return build
 
@@ -68,3 +68,22 @@ def test_cache_key_holds_the_options_and_metrics_are_recomputed_from_stored_resu
     sweep(_counting_builder(counter), {"zeta": ZETAS[:2]}, stop_time=1.5, step=0.01, cache=cache,
           executor="serial", progress=False)
     assert len(counter.read_text().splitlines()) == 4
+
+
+def test_ctrl_c_during_a_study_on_local_workers_keeps_finished_runs_and_resume_redoes_only_the_others(tmp_path):
+    counter, cache = tmp_path / "calls.txt", tmp_path / "cache"
+    counter.with_suffix(".stop").write_text("5")  # the 5th run, in a worker process, presses Ctrl-C for us
+    build = _counting_builder(counter, pid=os.getpid())
+    with pytest.warns(UserWarning, match="interrupted"):
+        first = sweep(build, {"zeta": ZETAS}, stop_time=1.0, step=0.01, metrics=METRICS, cache=cache,
+                      executor="local", workers=2, progress=False)
+    status = [r["status"] for r in first.rows]
+    assert first.interrupted and 1 <= status.count("ok") < 12 and set(status) == {"ok", "cancelled"}
+    counter.with_suffix(".stop").unlink()
+    before = len(counter.read_text().splitlines())
+    again = sweep(build, {"zeta": ZETAS}, stop_time=1.0, step=0.01, metrics=METRICS, cache=cache,
+                  executor="local", workers=2, progress=False)
+    redone = sorted(float(z) for z in counter.read_text().splitlines()[before:])
+    assert redone == sorted(z for z, s in zip(ZETAS, status) if s != "ok")
+    assert again.summary() == "12 runs: 12 ok"
+    assert [r["cached"] for r in again.rows] == [s == "ok" for s in status]

@@ -19,6 +19,13 @@ def test_serial_local_and_dask_cluster_sweeps_give_identical_tables_and_results(
     serial = _study(arm_fmu, "serial")
     local = _study(arm_fmu, "local", workers=2)
     cluster = _study(arm_fmu, dask_cluster)
+    # the FMU travelled once per worker: each worker built the target once, for all its runs
+    import distributed
+    from mbfmu.studies import targets
+    with distributed.Client(dask_cluster.replace("dask://", "tcp://")) as client:
+        built = client.run(lambda: sorted(k[0] for k in targets._RUNNERS))
+    assert sorted(map(len, built.values())) == [1, 1] and {v[0] for v in built.values()} == {
+        targets.resolve(arm_fmu).digest}
     assert serial.summary() == "12 runs: 12 ok"
     for other in (local, cluster):
         assert [[r[c] for c in SAME] for r in other.rows] == [[r[c] for c in SAME] for r in serial.rows]

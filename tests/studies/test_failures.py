@@ -16,6 +16,8 @@ def test_run_with_an_invalid_parameter_fails_alone_and_is_reported(arm_fmu):
     assert "arm_mass" in study.rows[1]["error"] and "-5" in study.rows[1]["error"]
     assert np.isnan(study.rows[1]["final:q[2]"]) and np.isfinite(study["final:q[2]"][[0, 2]]).all()
     assert study.summary() == "3 runs: 2 ok, 1 failed"
+    df = study.to_dataframe()
+    assert df["status"].tolist() == ["ok", "failed", "ok"] and df["arm_mass"].tolist() == [10.0, -5.0, 30.0]
 
 
 def _slow_system(delay=0.0):
