@@ -4,7 +4,8 @@ Every executor runs the same function, :func:`execute`, on the same
 :class:`~mbfmu.studies.targets.Target` and parameter values, so a run's
 result does not depend on where it ran. Each executor's ``run`` yields
 ``(index, Outcome)`` as runs finish and stops early when ``stop()`` turns
-true (Ctrl-C); closing it cancels what has not finished.
+true (Ctrl-C), after yielding the runs already finished; closing it cancels
+what has not finished.
 
 * :class:`SerialExecutor`: one run after the other, here.
 * :class:`LocalExecutor`: ``concurrent.futures.ProcessPoolExecutor``;
@@ -143,6 +144,9 @@ class LocalExecutor:
                 broken = False
                 while pending:
                     done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+                    halt = stop()
+                    if halt:  # keep what finished meanwhile
+                        done |= {f for f in pending if f.done()}
                     for f in done:
                         i = futures[f]
                         try:
@@ -155,7 +159,7 @@ class LocalExecutor:
                                                     "a crash inside the model?)", 0.0)
                         del todo[i]
                         yield i, out
-                    if stop():
+                    if halt:
                         return
                 if broken:  # a process died: a new pool for the runs it took with it
                     pool.shutdown(wait=False, cancel_futures=True)
@@ -223,10 +227,9 @@ class DaskExecutor:
         left = set(futures)
         try:
             while left:
+                halt = stop()
                 batch = done_.next_batch(block=False) if done_.has_ready() else []
-                if not batch:
-                    if stop():
-                        return
+                if not batch and not halt:
                     time.sleep(0.005)
                     continue
                 for f in batch:
@@ -236,7 +239,7 @@ class DaskExecutor:
                     except Exception as exc:  # the worker died (KilledWorker) or the task was lost
                         out = Outcome("failed", f"{type(exc).__name__}: {exc}", 0.0)
                     yield futures[f], out
-                if stop():
+                if halt:
                     return
         finally:
             if left:

@@ -113,8 +113,6 @@ def sweep(target: Any, parameters: Mapping[str, Any] | Sequence[Mapping[str, Any
                     left -= 1
                     _postfix(bar, study, left)
                     bar.update(1)
-                    if stop():
-                        break
     except KeyboardInterrupt:  # Ctrl-C where no handler could be installed
         pass
     finally:

@@ -171,17 +171,17 @@ class SystemRunner(Runner):
         return unit in self.system.units and var in self.system.units[unit].variables
 
     def run(self, values: Mapping[str, Any], opts: Options):
-        from ..cosim import FunctionUnit, System, simulate
         for n, u in self.system.units.items():  # each run starts from the values as loaded
             u.values = dict(self._base_values[n])
         self.check_names(list(values))
         for k, v in values.items():
             self.system.set(self.full_name(k), v)
-        return _simulate_watched(self.system, opts, self.experiment, FunctionUnit, System, simulate)
+        return _simulate_watched(self.system, opts, self.experiment)
 
 
-def _simulate_watched(system, opts: Options, experiment: Mapping[str, float], FunctionUnit, System, simulate):
+def _simulate_watched(system, opts: Options, experiment: Mapping[str, float]):
     """``simulate`` on ``system`` plus, with a timeout, a watchdog unit stepping with it."""
+    from ..cosim import FunctionUnit, System, simulate
     step = opts.step if opts.step is not None else experiment.get("step", (opts.stop_time - opts.start_time) / 500)
     if opts.timeout is not None:
         check = _watchdog(opts.timeout)
@@ -212,7 +212,7 @@ class FunctionRunner(Runner):
         return self._any_kw or name in self._kw or "." in name
 
     def run(self, values: Mapping[str, Any], opts: Options):
-        from ..cosim import FunctionUnit, System, simulate
+        from ..cosim import System
         kwargs = {k: v for k, v in values.items() if self._any_kw or k in self._kw}
         system = self.fn(**kwargs)
         if not isinstance(system, System):
@@ -221,7 +221,7 @@ class FunctionRunner(Runner):
         for k, v in values.items():
             if k not in kwargs:
                 system.set(k, v)
-        return _simulate_watched(system, opts, system.experiment, FunctionUnit, System, simulate)
+        return _simulate_watched(system, opts, system.experiment)
 
 
 # -- the picklable description ----------------------------------------------------------
