@@ -1,9 +1,12 @@
 """The same sweep serially, through local worker processes and through a real Dask cluster."""
 from __future__ import annotations
 
+import csv
+
 import numpy as np
 
 from mbfmu import load_plant
+from mbfmu.cli import main
 from mbfmu.studies import sweep
 
 GRID = {"arm_mass": [10.0, 20.0, 30.0, 40.0], "theta2_0": [0.5, 0.8, 1.1]}  # 12 runs
@@ -15,7 +18,7 @@ def _study(fmu, executor, **kw):
                  executor=executor, progress=False, **kw)
 
 
-def test_serial_local_and_dask_cluster_sweeps_give_identical_tables_and_results(arm_fmu, dask_cluster):
+def test_serial_local_and_dask_cluster_sweeps_give_identical_tables_and_results(arm_fmu, dask_cluster, tmp_path):
     serial = _study(arm_fmu, "serial")
     local = _study(arm_fmu, "local", workers=2)
     cluster = _study(arm_fmu, dask_cluster)
@@ -32,6 +35,12 @@ def test_serial_local_and_dask_cluster_sweeps_give_identical_tables_and_results(
         for i in range(12):
             a, b = serial.result(i).data, other.result(i).data
             assert a.dtype == b.dtype and a.tobytes() == b.tobytes()  # bit-identical
+    # the command line sends the same study to the cluster with --scheduler HOST:PORT
+    out = tmp_path / "cli.csv"
+    assert main(["sweep", str(arm_fmu), "--param", "arm_mass=10:40:4", "--param", "theta2_0=0.5,0.8,1.1",
+                 "--stop-time", "0.2", "--step", "0.01", "--metric", "final:q[2]", "--no-progress",
+                 "--scheduler", dask_cluster[len("dask://"):], "-o", str(out)]) == 0
+    assert [float(r["final:q[2]"]) for r in csv.DictReader(open(out))] == serial["final:q[2]"].tolist()
     # and the FMU's runs are the plant's own dynamics: the same plant simulated in Python
     for i in (0, 7, 11):
         row = serial.rows[i]
