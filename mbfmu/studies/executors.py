@@ -13,8 +13,9 @@ what has not finished.
   script needs no ``if __name__ == "__main__"`` guard), spawned elsewhere;
   the target reaches each worker once, through the pool's initializer. No
   service, no ports. A worker process that dies (a
-  crash inside an FMU) is replaced and its runs are tried again, up to
-  ``attempts`` times.
+  crash inside an FMU, or a run stuck inside one step past its timeout,
+  which ends the process) is replaced and the runs it took with it are tried
+  again, each alone.
 * :class:`DaskExecutor`: a ``distributed.Client`` (given, or connected to
   ``dask://HOST:PORT``; or a ``LocalCluster`` for ``"dask-local"``); the
   target is scattered to the workers once (``broadcast=True``) and each
@@ -23,10 +24,13 @@ what has not finished.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..errors import InputError
@@ -100,8 +104,20 @@ def _init_worker(target: Target) -> None:
         pass
 
 
-def _run_in_worker(values: Mapping[str, Any], opts: Options) -> Outcome:
-    return execute(_WORKER_TARGET, values, opts)
+def _run_in_worker(started: str, values: Mapping[str, Any], opts: Options) -> Outcome:
+    Path(started).touch()  # tells the parent this run began, should the process die
+    if opts.timeout is None:
+        return execute(_WORKER_TARGET, values, opts)
+    # the timeout is checked at every macro step; a run stuck inside one step
+    # (a hanging FMU) ends its worker process instead, which the pool replaces
+    import threading
+    guard = threading.Timer(opts.timeout + max(0.5, 0.5 * opts.timeout), os._exit, (70,))
+    guard.daemon = True
+    guard.start()
+    try:
+        return execute(_WORKER_TARGET, values, opts)
+    finally:
+        guard.cancel()
 
 
 class LocalExecutor:
@@ -111,61 +127,81 @@ class LocalExecutor:
     ----------
     workers : int
         Number of processes.
-    attempts : int
-        Times a run is tried when the worker process running it dies.
+
+    Notes
+    -----
+    When a worker process dies, the pool loses every run in progress. Those
+    runs are tried again at the end, each alone in a one-process pool, so a
+    run that kills its process is told apart from the runs that were only
+    beside it; runs still queued are simply submitted again.
     """
 
-    def __init__(self, workers: int, attempts: int = 2) -> None:
+    def __init__(self, workers: int) -> None:
         if int(workers) < 1:
             raise InputError(f"workers = {workers!r} must be at least 1")
         self.workers = int(workers)
-        self.attempts = int(attempts)
 
-    def _pool(self, target: Target):
+    def _pool(self, target: Target, workers: int):
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-        return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context(method),
+        return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method),
                                    initializer=_init_worker, initargs=(target,))
 
     def run(self, target: Target, tasks: Tasks, opts: Options, stop: Callable[[], bool]) -> Iterator[tuple[int, Outcome]]:
+        values = {i: v for i, v in tasks}
+        todo = dict(values)
+        suspects: list[int] = []  # runs in progress when a worker process died
+        marks = Path(tempfile.mkdtemp(prefix="mbfmu_study_"))
+        try:
+            while todo and not stop():
+                lost = yield from self._round(target, todo, opts, stop, marks, self.workers)
+                suspects += lost
+            for i in suspects:  # each alone: a second death is its own
+                if stop():
+                    return
+                lost = yield from self._round(target, {i: values[i]}, opts, stop, marks, 1)
+                if lost:
+                    why = " or a hang past the timeout" if opts.timeout is not None else ""
+                    yield i, Outcome("failed", "the worker process died during this run, also when run alone: "
+                                               f"a crash inside the model{why}", 0.0)
+        finally:
+            shutil.rmtree(marks, ignore_errors=True)
+
+    def _round(self, target: Target, todo: dict[int, Mapping[str, Any]], opts: Options, stop: Callable[[], bool],
+               marks: Path, workers: int):
+        """Submit ``todo`` to a new pool, yield the finished runs (removed from
+        ``todo``); returns the runs lost in progress with a dead process."""
         from concurrent.futures import FIRST_COMPLETED, wait
         from concurrent.futures.process import BrokenProcessPool
-        todo = {i: values for i, values in tasks}
-        tries = dict.fromkeys(todo, 0)
-        pool = self._pool(target)
-        futures: dict[Any, int] = {}
+        pool = self._pool(target, workers)
+        lost: list[int] = []
         try:
-            while todo:
-                futures = {pool.submit(_run_in_worker, todo[i], opts): i for i in todo}
-                for i in todo:
-                    tries[i] += 1
-                pending = set(futures)
-                broken = False
-                while pending:
-                    done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
-                    halt = stop()
-                    if halt:  # keep what finished meanwhile
-                        done |= {f for f in pending if f.done()}
-                    for f in done:
-                        i = futures[f]
-                        try:
-                            out = f.result()
-                        except BrokenProcessPool:
-                            broken = True
-                            if tries[i] < self.attempts:
-                                continue
-                            out = Outcome("failed", f"the worker process died during this run ({tries[i]} attempts; "
-                                                    "a crash inside the model?)", 0.0)
-                        del todo[i]
-                        yield i, out
-                    if halt:
-                        return
-                if broken:  # a process died: a new pool for the runs it took with it
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    pool = self._pool(target)
+            futures = {pool.submit(_run_in_worker, str(marks / str(i)), v, opts): i for i, v in todo.items()}
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+                halt = stop()
+                if halt:  # keep what finished meanwhile
+                    done |= {f for f in pending if f.done()}
+                for f in done:
+                    i = futures[f]
+                    try:
+                        out = f.result()
+                    except BrokenProcessPool:
+                        started = marks / str(i)
+                        if started.exists():  # running when the process died
+                            started.unlink()
+                            lost.append(i)
+                            del todo[i]
+                        continue  # a queued run stays in todo, for the next pool
+                    del todo[i]
+                    yield i, out
+                if halt:
+                    break
         finally:
             self._shutdown(pool)
+        return lost
 
     @staticmethod
     def _shutdown(pool) -> None:

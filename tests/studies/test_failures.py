@@ -1,6 +1,7 @@
 """A failing run is reported while the others complete; a run past its timeout is stopped."""
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -39,3 +40,34 @@ def test_unknown_parameter_name_is_refused_before_any_run(arm_fmu):
     from mbfmu.errors import UnknownNameError
     with pytest.raises(UnknownNameError, match="payload_mas"):
         sweep(arm_fmu, {"payload_mas": [1.0]}, stop_time=0.1, step=0.01, executor="serial", progress=False)
+
+
+def _stuck_system(stuck=0.0):
+    """One step of ``stuck`` seconds (a unit that hangs inside a step when large)."""
+    def fn(t, u):
+        if t > 0:
+            time.sleep(stuck)
+        return (t,)
+    return System([FunctionUnit("stuck", fn)])
+
+
+def test_run_hanging_inside_one_step_on_a_local_worker_is_ended_and_the_others_complete():
+    t0 = time.perf_counter()
+    study = sweep(_stuck_system, {"stuck": [0.0, 60.0, 0.0]}, stop_time=0.1, step=0.1, timeout=0.3,
+                  executor="local", workers=1, progress=False)
+    assert [r["status"] for r in study.rows] == ["ok", "failed", "ok"]
+    assert "hang past the timeout" in study.rows[1]["error"]
+    assert time.perf_counter() - t0 < 20.0  # not the 60 s the run would hang
+
+
+def _crashing_system(crash=0.0):
+    if crash:
+        os._exit(3)  # what a segfault inside an FMU does to its process
+    return _slow_system()
+
+
+def test_run_that_kills_its_worker_process_is_reported_and_the_others_complete():
+    study = sweep(_crashing_system, {"crash": [0.0, 1.0, 0.0, 0.0]}, stop_time=0.05, step=0.01,
+                  executor="local", workers=2, progress=False)
+    assert [r["status"] for r in study.rows] == ["ok", "failed", "ok", "ok"]
+    assert "worker process died during this run, also when run alone" in study.rows[1]["error"]
