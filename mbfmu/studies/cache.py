@@ -44,7 +44,7 @@ class RunCache:
     """Finished runs under ``folder`` (created when missing)."""
 
     def __init__(self, folder: str | os.PathLike) -> None:
-        self.folder = Path(folder)
+        self.folder = Path(folder).resolve()
         if self.folder.exists() and not self.folder.is_dir():
             raise InputError(f"cache {str(self.folder)!r} is a file, not a folder")
         self.runs = self.folder / "runs"

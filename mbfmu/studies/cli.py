@@ -39,7 +39,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     where = p.add_mutually_exclusive_group()
     where.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler HOST:PORT (default: run locally)")
     where.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
-    p.add_argument("--cache", metavar="DIR", help="keep finished runs in DIR; a re-run resumes from there")
+    p.add_argument("--cache", metavar="DIR", help="keep finished runs (full results) in DIR; a re-run resumes from "
+                                                  "there (default with -o: OUTPUT_runs/ next to the table)")
     p.add_argument("--timeout", type=float, help="wall-time limit per run [s]")
     p.add_argument("--plot", metavar="PNG", help="the study's pictures (metric vs parameter, heat map, or histograms)")
     p.add_argument("--history", metavar="VARIABLE", help="also draw the family of time histories of VARIABLE")
@@ -64,8 +65,11 @@ def run(args: argparse.Namespace) -> int:
     target = args.target
     if not Path(target).suffix and Path(target).exists():
         raise InputError(f"{target!r} is a folder, not a plant, FMU or SSP file")
+    cache = args.cache
+    if cache is None and args.output:  # the full results outlive the command, beside the table
+        cache = Path(args.output).with_name(Path(args.output).stem + "_runs")
     study = sweep(target, parameters, stop_time=args.stop_time, step=args.step, metrics=args.metric or None,
-                  executor=executor, workers=args.workers, cache=args.cache, samples=args.samples, seed=args.seed,
+                  executor=executor, workers=args.workers, cache=cache, samples=args.samples, seed=args.seed,
                   sampling="lhs" if args.lhs else "random", zipped=args.zip, timeout=args.timeout,
                   progress=not args.no_progress)
     print(f"{Path(str(target)).name}: {study.summary()}")

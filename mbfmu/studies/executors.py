@@ -19,7 +19,11 @@ what has not finished.
 * :class:`DaskExecutor`: a ``distributed.Client`` (given, or connected to
   ``dask://HOST:PORT``; or a ``LocalCluster`` for ``"dask-local"``); the
   target is scattered to the workers once (``broadcast=True``) and each
-  worker builds it once, keyed by its content hash.
+  worker builds it once, keyed by its content hash. The timeout is checked at
+  every macro step there too, but a run stuck inside one step is not ended
+  (the worker is Dask's to restart). ``"dask-local"`` starts its processes
+  with ``spawn``: a script using it needs the ``if __name__ == "__main__":``
+  guard.
 """
 from __future__ import annotations
 
