@@ -158,8 +158,8 @@ class SystemRunner(Runner):
         self.default_unit = default_unit
         self.experiment = dict(experiment or {})
         self._base_values = {n: dict(u.values) for n, u in system.units.items()}
-        self.parameter_names = [f"{n}.{v}" for n, u in system.units.items() for v, var in u.variables.items()
-                                if var.causality in ("parameter", "input")]
+        self.parameter_names = [v if default_unit else f"{n}.{v}" for n, u in system.units.items()
+                                for v, var in u.variables.items() if var.causality in ("parameter", "input")]
 
     def full_name(self, name: str) -> str:
         if self.default_unit is not None and not name.startswith(self.default_unit + "."):
@@ -168,7 +168,9 @@ class SystemRunner(Runner):
 
     def knows(self, name: str) -> bool:
         unit, _, var = self.full_name(name).partition(".")
-        return unit in self.system.units and var in self.system.units[unit].variables
+        u = self.system.units.get(unit)
+        v = u.variables.get(var) if u is not None else None
+        return v is not None and v.causality in ("parameter", "input")
 
     def run(self, values: Mapping[str, Any], opts: Options):
         for n, u in self.system.units.items():  # each run starts from the values as loaded
