@@ -122,6 +122,8 @@ class PlantRunner(Runner):
 
     def run(self, values: Mapping[str, Any], opts: Options):
         from ..cosim.recording import Result, RunSummary, make_array
+        if opts.start_time != 0.0:
+            raise InputError("plant targets start at t = 0 s (give start_time=0)")
         params = {**self._ref.parameters, **{k: v for k, v in values.items() if k in self._params}}
         plant = self._build(self._ref.with_parameters(params), self._base)
         u = plant.default_inputs()
@@ -135,8 +137,6 @@ class PlantRunner(Runner):
             check()
             return advance(t, x, uu, dt)
         plant.advance = watched_advance
-        if opts.start_time != 0.0:
-            raise InputError("plant targets start at t = 0 s (give start_time=0)")
         step = plant.default_step if opts.step is None else opts.step
         wall = time.perf_counter()
         t, X, Y = plant.simulate(opts.stop_time, step, u)
@@ -351,6 +351,10 @@ def resolve(target: Any) -> Target:
     from ..fmu.plantref import parse
     ref = parse(text)
     if ref.kind == "file":
+        if not ref.class_name:  # name the class, as the file's PLANT does, so every worker takes the same one
+            from ..library import plant_class
+            from ..fmu.plantref import PlantRef
+            ref = PlantRef("file", ref.target, plant_class(ref.target).__name__, ref.parameters)
         source = Path(ref.target).read_bytes()
         name = Path(ref.target).name
         return Target("plant", name, _sha("file", source, ref.class_name, __version__),

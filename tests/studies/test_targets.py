@@ -50,3 +50,14 @@ def test_plant_name_plant_instance_and_constant_inputs(arm_fmu):
 def test_bad_target_is_refused_with_a_clear_message(target, words):
     with pytest.raises(MbfmuError, match=words):
         sweep(target, {"x": [1.0]}, **KW)
+
+
+def test_model_file_target_travels_with_its_source_and_matches_the_library_plant(tmp_path):
+    import shutil
+    from pathlib import Path
+    import mbfmu.models.rigid_arm as lib
+    mine = tmp_path / "my_arm.py"
+    shutil.copy(Path(lib.__file__), mine)
+    from_file = sweep(str(mine), {"arm_mass": MASSES}, **dict(KW, executor="local"), workers=2)
+    assert from_file.summary() == "2 runs: 2 ok"
+    assert _finals(from_file, "q[2]") == _finals(sweep("rigid_arm", {"arm_mass": MASSES}, **KW), "q[2]")
