@@ -22,6 +22,7 @@ COMMANDS = {
     "linearize": "mbfmu.control.cli",
     "view": "mbfmu.viewer.cli",
     "demo": "mbfmu.demo",
+    "sweep": "mbfmu.studies.cli",
 }
 
 

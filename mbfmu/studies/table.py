@@ -1,0 +1,137 @@
+"""The result table of a study: one row per run.
+
+Columns, in order: ``run`` (index), the parameters, ``status`` (``ok``,
+``failed``, ``timed out``, or ``cancelled`` after Ctrl-C), ``error`` (the
+message of a failed run, or of a failing metric), ``wall_time`` [s],
+``cached`` (taken from the cache, not run), the metrics, ``result`` (the
+file holding the run's full result; empty when it is held in memory) and
+``key`` (the run's cache key).
+"""
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import InputError, UnknownNameError
+
+STATUSES = ("ok", "failed", "timed out", "cancelled")
+
+
+@dataclass
+class StudyResult:
+    """Rows of a finished (or interrupted) study.
+
+    Attributes
+    ----------
+    rows : list of dict
+        One mapping per run, keys :attr:`columns`.
+    parameters : list of str
+        Parameter column names.
+    metrics : list of str
+        Metric column names.
+    grid : dict
+        For a grid study, parameter -> its distinct values in order
+        (empty for Monte Carlo and explicit run lists).
+    sampled : list of str
+        Parameters drawn from distributions (Monte Carlo).
+    interrupted : bool
+        True when Ctrl-C cancelled runs.
+    """
+
+    rows: list[dict[str, Any]]
+    parameters: list[str]
+    metrics: list[str]
+    grid: dict[str, list[Any]] = field(default_factory=dict)
+    sampled: list[str] = field(default_factory=list)
+    interrupted: bool = False
+    _results: dict[int, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def columns(self) -> list[str]:
+        return ["run", *self.parameters, "status", "error", "wall_time", "cached", *self.metrics, "result", "key"]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        """One column as an array (float for numbers, object otherwise)."""
+        if name not in self.columns:
+            raise UnknownNameError(f"no column {name!r}; columns: {', '.join(self.columns)}")
+        values = [r.get(name) for r in self.rows]
+        if all(isinstance(v, (int, float, np.floating, np.integer)) and not isinstance(v, bool) for v in values):
+            return np.array(values, dtype=float)
+        return np.array(values, dtype=object)
+
+    def count(self, status: str) -> int:
+        """Number of runs with ``status``."""
+        return sum(r["status"] == status for r in self.rows)
+
+    @property
+    def ok(self) -> list[dict[str, Any]]:
+        """The rows of the successful runs."""
+        return [r for r in self.rows if r["status"] == "ok"]
+
+    def summary(self) -> str:
+        """``"12 runs: 11 ok, 1 failed"``."""
+        parts = [f"{self.count(s)} {s}" for s in STATUSES if self.count(s)]
+        return f"{len(self)} runs: " + ", ".join(parts)
+
+    def result(self, run: int):
+        """The full :class:`mbfmu.cosim.Result` of run ``run`` (from memory or its file)."""
+        if not 0 <= run < len(self.rows):
+            raise InputError(f"run {run} does not exist (the study has {len(self.rows)} runs)")
+        if run in self._results:
+            return self._results[run]
+        path = self.rows[run].get("result")
+        if not path:
+            raise InputError(f"run {run} has no stored result (status {self.rows[run]['status']})")
+        from ..cosim.recording import load_result
+        return load_result(path)
+
+    def to_dataframe(self):
+        """The table as a ``pandas.DataFrame`` (pandas needed)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise InputError("to_dataframe needs pandas: pip install pandas") from None
+        return pd.DataFrame(self.rows, columns=self.columns)
+
+    def to_csv(self, path: str | Path) -> Path:
+        """Write the table as CSV (floats with all 17 digits); returns the path."""
+        path = Path(path)
+        with open(path, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(self.columns)
+            for r in self.rows:
+                w.writerow([_cell(r.get(c)) for c in self.columns])
+        return path
+
+    def plot(self, path: str | Path | None = None, **kwargs):
+        """The pictures for this kind of study (see :func:`mbfmu.studies.plots.plot_study`)."""
+        from .plots import plot_study
+        return plot_study(self, path, **kwargs)
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else repr(v)
+    return str(v)
+
+
+def read_csv(path: str | Path) -> list[dict[str, str]]:
+    """The rows of a table written by :meth:`StudyResult.to_csv` (as strings)."""
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def make_rows(values: Sequence[dict[str, Any]], parameters: Sequence[str]) -> list[dict[str, Any]]:
+    """Empty rows (status ``cancelled``) for runs not done yet."""
+    return [{"run": i, **{p: v.get(p) for p in parameters}, "status": "cancelled", "error": "", "wall_time": math.nan,
+             "cached": False, "result": "", "key": ""} for i, v in enumerate(values)]

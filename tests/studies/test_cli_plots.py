@@ -1,0 +1,59 @@
+"""``mbfmu sweep`` end to end, and the study pictures."""
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+
+from mbfmu.cli import main
+from mbfmu.studies import Normal, plot_histories, sweep
+
+from . import second_order
+
+
+def test_sweep_command_writes_the_table_and_the_pictures(arm_fmu, tmp_path, capsys):
+    out, png = tmp_path / "r.csv", tmp_path / "p.png"
+    rc = main(["sweep", str(arm_fmu), "--param", "arm_mass=10,-1,30", "--param", "theta2_0=0.5,1",
+               "--stop-time", "0.1", "--step", "0.01", "--metric", "final:q[2]", "--workers", "1",
+               "--cache", str(tmp_path / "cache"), "--no-progress", "-o", str(out), "--plot", str(png),
+               "--history", "q[2]"])
+    rows = list(csv.DictReader(open(out)))
+    assert len(rows) == 6 and [r["arm_mass"] for r in rows[::2]] == ["10.0", "-1.0", "30.0"]
+    assert [r["status"] for r in rows] == ["ok", "ok", "failed", "failed", "ok", "ok"]
+    assert rc == 3 and "arm_mass" in rows[2]["error"]
+    ok = [r for r in rows if r["status"] == "ok"]
+    assert all(r["result"].endswith(".npz") for r in ok)  # the full result of each run, in the cache
+    direct = sweep(arm_fmu, {"arm_mass": [10.0], "theta2_0": [0.5]}, stop_time=0.1, step=0.01, metrics=["final:q[2]"],
+                   executor="serial", progress=False)
+    assert float(rows[0]["final:q[2]"]) == direct.rows[0]["final:q[2]"]  # 17 digits survive the CSV
+    assert png.stat().st_size > 5000 and (tmp_path / "r_q_2_.png").stat().st_size > 5000
+    captured = capsys.readouterr()
+    assert "6 runs: 4 ok, 2 failed" in captured.out and "run 2 failed" in captured.err
+
+
+@pytest.mark.parametrize("argv, words", [(["--param", "k=1:2:x"], "whole number"),
+                                         (["--param", "nope=1,2"], "unknown parameter 'nope'"),
+                                         (["--param", "arm_mass=normal(1,2)"], "need samples")])
+def test_sweep_command_reports_bad_input_in_one_line(arm_fmu, argv, words, capsys):
+    rc = main(["sweep", str(arm_fmu), *argv, "--stop-time", "0.1", "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 1 and words in err and err.count("\n") == 1
+
+
+def test_pictures_follow_the_shape_of_the_study(tmp_path):
+    kw = dict(stop_time=1.0, step=0.01, executor="serial", progress=False, metrics=["max:plant.y"])
+    one = sweep(second_order.system, {"zeta": [0.2, 0.5, 0.8]}, **kw)
+    two = sweep(second_order.system, {"zeta": [0.2, 0.5], "wn": [1.0, 2.0, 3.0]}, **kw)
+    mc = sweep(second_order.system, {"zeta": Normal(0.5, 0.05)}, samples=8, seed=2, **kw)
+    line = one.plot(tmp_path / "one.png")
+    heat = two.plot(tmp_path / "two.png")
+    hist = mc.plot(tmp_path / "mc.png")
+    assert np.allclose(line.axes[0].lines[0].get_ydata(), one["max:plant.y"])
+    image = heat.axes[0].images[0].get_array()
+    assert image.shape == (3, 2) and image[2, 1] == two.rows[5]["max:plant.y"]  # wn=3 (row), zeta=0.5 (column)
+    assert len(hist.axes) == 4 and sum(p.get_height() for p in hist.axes[0].patches) == 8  # 2x2 scatter matrix
+    fam = plot_histories(one, "plant.y", tmp_path / "fam.png")
+    assert len(fam.axes[0].lines) == 3
+    for name in ("one", "two", "mc", "fam"):
+        assert (tmp_path / f"{name}.png").stat().st_size > 5000
