@@ -1,4 +1,5 @@
-"""Run an FMU step by step with fmpy's FMU2Slave (exact step sizes), for the native-runtime tests."""
+"""Run an FMU step by step with fmpy's FMU2Slave (exact step sizes) and keep
+its log, for the native-runtime tests."""
 from __future__ import annotations
 
 import shutil
@@ -6,25 +7,30 @@ import tempfile
 
 import numpy as np
 from fmpy import extract, read_model_description
-from fmpy.fmi2 import FMU2Slave
+from fmpy.fmi2 import (FMU2Slave, fmi2CallbackAllocateMemoryTYPE, fmi2CallbackFreeMemoryTYPE,
+                       fmi2CallbackFunctions, fmi2CallbackLoggerTYPE)
+from fmpy.fmi2 import calloc, free
 
 
 class Loaded:
-    """An extracted FMU, instantiated; ``close()`` frees and deletes it."""
+    """An extracted, instantiated FMU; ``log`` collects its messages; ``close()``
+    frees the instance and deletes the folder."""
 
-    def __init__(self, fmu, log=None):
+    def __init__(self, fmu):
         self.md = read_model_description(fmu)
         self.dir = extract(fmu, tempfile.mkdtemp(prefix="mbfmu_native_t_"))
         self.vr = {v.name: v.valueReference for v in self.md.modelVariables}
-        self.log = [] if log is None else log
+        self.log: list[str] = []
+        self._cb = fmi2CallbackFunctions()
+        self._cb.logger = fmi2CallbackLoggerTYPE(self._logger)
+        self._cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
+        self._cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
         self.slave = FMU2Slave(guid=self.md.guid, unzipDirectory=self.dir,
                                modelIdentifier=self.md.coSimulation.modelIdentifier, instanceName="t")
-        self.slave.instantiate(loggingOn=True, callbacks=None)
-        self.slave.fmi2Instantiate  # keep attribute access cheap later
-        self._patch_logger()
+        self.slave.instantiate(callbacks=self._cb, loggingOn=True)
 
-    def _patch_logger(self):
-        pass
+    def _logger(self, env, name, status, category, message):
+        self.log.append(message.decode())
 
     def setup(self, parameters=None, inputs=None):
         s = self.slave
@@ -37,8 +43,11 @@ class Loaded:
     def get(self, names):
         return np.array(self.slave.getReal([self.vr[n] for n in names]))
 
+    def set(self, name, value):
+        self.slave.setReal([self.vr[name]], [value])
+
     def run(self, names, step, n, t0=0.0):
-        """Outputs ``names`` at t0 and after each of ``n`` steps of ``step`` s (times k * step)."""
+        """Outputs ``names`` at t0 and after each of ``n`` steps of ``step`` s (at t0 + k step)."""
         out = [self.get(names)]
         for k in range(n):
             self.slave.doStep(currentCommunicationPoint=t0 + k * step, communicationStepSize=step)

@@ -74,6 +74,7 @@ def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
         _c_array("double", "D0", desc.d, _c_double),
         _c_array("int", "SENS", [v for row in st["sens"] for v in row]),
         _c_array("double", "P0", [s.start for s in plant.parameters], _c_double),
+        _c_array("double", "U0", [s.start for s in plant.inputs], _c_double),
         _c_array("const char *", "P_FIXED", [pmap.fixed.get(j) for j in range(len(plant.parameters))],
                  _c_string),
         _c_array("int", "AFF_P", aff_p), _c_array("int", "AFF_I", aff_i),
@@ -86,7 +87,7 @@ def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
                   **{k: st[k] for k in ("nb", "nq", "nv", "nu", "np", "ny", "nx", "ns", "nct", "ncb",
                                         "canonical")},
                   parent="PARENT", jtype="JTYPE", nqi="NQI", nvi="NVI", nd=desc.d.size, d0="D0",
-                  **o, sens="SENS", p0="P0", p_fixed="P_FIXED", naff=len(aff_p), aff_p="AFF_P",
+                  **o, sens="SENS", p0="P0", u0="U0", p_fixed="P_FIXED", naff=len(aff_p), aff_p="AFF_P",
                   aff_i="AFF_I", aff_c="AFF_C", names="NAMES", units="UNITS", lo="LO", hi="HI")
     parts.append("const mbn_data MBN_DATA = {\n" + "".join(f"    .{k} = {v},\n" for k, v in fields.items())
                  + "};\n")

@@ -61,14 +61,22 @@ typedef struct {
 #define COMP(c) ((component *)(c))
 
 static void report(component *c, fmi2Status status, const char *fmt, ...) {
-    char msg[1024];
+    char msg[1024], esc[2048];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    /* the message is passed as the format (hosts that do not format still
+     * read it), so its percent signs are doubled */
+    size_t k = 0;
+    for (const char *p = msg; *p && k + 2 < sizeof esc; ++p) {
+        if (*p == '%') esc[k++] = '%';
+        esc[k++] = *p;
+    }
+    esc[k] = 0;
     if (c && c->cb.logger) {
         const char *cat = status >= fmi2Error ? "logStatusError" : "logStatusWarning";
-        c->cb.logger(c->cb.componentEnvironment, c->name, status, cat, "%s", msg);
+        c->cb.logger(c->cb.componentEnvironment, c->name, status, cat, esc);
     }
 }
 

@@ -29,6 +29,7 @@ typedef struct {
     int o_mass, o_com, o_q0, o_v0, o_B, o_step;
     const int *sens;        /* (ny, 4): kind, index, axis, offset of its parameters in d (-1 none) */
     const double *p0;       /* (np) build-time parameter values */
+    const double *u0;       /* (nu) start values of the inputs */
     const char *const *p_fixed; /* (np) NULL if re-packable, else why the runtime cannot */
     int naff;
     const int *aff_p, *aff_i;

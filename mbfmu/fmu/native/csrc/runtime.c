@@ -118,7 +118,7 @@ mbn_instance *mbn_new(const mbn_data *D) {
         mbn_free(in);
         return NULL;
     }
-    for (int k = 0; k < D->nu; ++k) in->u[k] = 0.0;
+    memcpy(in->u, D->u0, sizeof(double) * (size_t)D->nu);
     bind_sensors(in);
     initial_state(D, in->m, in->d, in->x);
     return in;
