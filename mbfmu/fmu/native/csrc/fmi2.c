@@ -207,12 +207,12 @@ FMI2_Export fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[
 static int check_value(component *c, const mbn_data *D, int vr, const char *kind, double v) {
     const char *unit = D->units[vr][0] ? D->units[vr] : "";
     if (!isfinite(v)) {
-        report(c, fmi2Error, "refused: %s %s = %g is not finite at t = %.17g s; it keeps its value",
+        report(c, fmi2Error, "refused: %s %s = %g is not finite at t = %.15g s; it keeps its value",
                kind, var_name(D, vr), v, c->in->t);
         return -1;
     }
     if (v < D->lo[vr] || v > D->hi[vr]) {
-        report(c, fmi2Error, "refused: %s %s = %.17g %s is outside [%g, %g] at t = %.17g s; it keeps its value",
+        report(c, fmi2Error, "refused: %s %s = %.17g %s is outside [%g, %g] at t = %.15g s; it keeps its value",
                kind, var_name(D, vr), v, unit, D->lo[vr], D->hi[vr], c->in->t);
         return -1;
     }
@@ -288,18 +288,18 @@ FMI2_Export fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2B
     const mbn_data *D = in->data;
     double hs = in->d[D->o_step];
     if (!(isfinite(t) && isfinite(h) && h > 0) || h / hs > 1e9) {
-        report(cc, fmi2Error, "refused step from t = %.17g s of size %g s", t, h);
+        report(cc, fmi2Error, "refused step from t = %.15g s of size %g s", t, h);
         return fmi2Error;
     }
     in->t = t;
     int err = mbn_advance(in, h);
     if (err > 0) {
-        report(cc, fmi2Error, "plant %s: step from t = %.17g s to %.17g s failed: the articulated inertia of "
+        report(cc, fmi2Error, "plant %s: step from t = %.15g s to %.15g s failed: the articulated inertia of "
                "the joint of body %d is singular; the state is kept", D->plant, t, t + h, err);
         return fmi2Error;
     }
     if (err < 0) {
-        report(cc, fmi2Error, "plant %s: state %s became non-finite in the step from t = %.17g s to %.17g s "
+        report(cc, fmi2Error, "plant %s: state %s became non-finite in the step from t = %.15g s to %.15g s "
                "(unstable: reduce the step); the state is kept", D->plant,
                var_name(D, D->nu + D->np + D->ny + (-1 - err)), t, t + h);
         return fmi2Error;
@@ -307,7 +307,7 @@ FMI2_Export fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2B
     const double *y = mbn_outputs(in);
     for (int k = 0; k < D->ny; ++k)
         if (!isfinite(y[k])) {
-            report(cc, fmi2Error, "plant %s: output %s is not finite at t = %.17g s", D->plant,
+            report(cc, fmi2Error, "plant %s: output %s is not finite at t = %.15g s", D->plant,
                    var_name(D, D->nu + D->np + k), in->t);
             return fmi2Error;
         }
@@ -379,7 +379,7 @@ static fmi2Status restore(component *c, const unsigned char *bytes, size_t size)
     const char *why = "";
     if (mbn_state_read(c->in, bytes, size, &why)) {
         report(c, fmi2Error, "cannot restore the FMU state of plant %s: %s; the instance keeps its state "
-               "(t = %.17g s)", MBN_DATA.plant, why, c->in->t);
+               "(t = %.15g s)", MBN_DATA.plant, why, c->in->t);
         return fmi2Error;
     }
     return fmi2OK;

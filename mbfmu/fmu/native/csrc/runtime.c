@@ -190,9 +190,18 @@ int mbn_advance(mbn_instance *in, double dt) {
     memcpy(x, in->x, sizeof(double) * (size_t)D->nx);
     generalized_forces(in);
     int err = integrate(in, x, x + D->nq, dt);
-    if (err) return err < 0 ? -err : err;
     for (int k = 0; k < D->nx; ++k)
         if (!isfinite(x[k])) return -1 - k;
+    if (err) {
+        /* the kernels leave x at the start of the failing sub-step: a state
+         * that has run away there made a stage non-finite (the inertia then
+         * looks singular), so name it rather than the inertia */
+        int big = 0;
+        for (int k = 1; k < D->nx; ++k)
+            if (fabs(x[k]) > fabs(x[big])) big = k;
+        if (D->nx > 0 && fabs(x[big]) > 1e100) return -1 - big;
+        return err < 0 ? -err : err;
+    }
     memcpy(in->x, x, sizeof(double) * (size_t)D->nx);
     in->t += dt;
     in->stepped = 1;
