@@ -19,14 +19,13 @@ static double kinetic_energy(const mb_model *m) {
 
 /* gravity (zero at the world origin) plus the force elements' elastic energy */
 static double potential_energy(mb_model *m, const mb_mass_props *mp, const double *q) {
-    double e = 0.0;
-    mb_kinematics(m, q, NULL);
+    double e = 0.0, elastic = mb_passive_energy(m, q); /* runs mb_kinematics(q): poses below */
     for (int i = 1; i < m->nb; ++i) {
         double c[3];
         mb_point_position(m, i, mp->com + 3 * i, c);
         e += mp->mass[i] * (c[0] * m->g[0] + c[1] * m->g[1] + c[2] * m->g[2]);
     }
-    return -e + mb_passive_energy(m, q);
+    return -e + elastic;
 }
 
 void mb_sensors_eval(mb_model *m, const mb_mass_props *mp, int n, const mb_sensor *s,
