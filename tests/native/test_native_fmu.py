@@ -216,3 +216,26 @@ def test_a_parameter_the_runtime_cannot_repack_is_refused_with_a_message(loaded)
     L.slave.exitInitializationMode()
     assert L.get(["link_length", "arm_mass"]).tolist() == [1.0, 20.0]
     assert_same(L.run(outs, h, 20), Y)
+
+
+# ------------------------------------------- plants from the engine's elements
+ELEMENT_PLANTS = {"UrdfChain": {"g": 5.0, "spin": -0.3}, "Ball": {"mass": 1.1, "stiffness": 3e4, "friction": 0.6}}
+
+
+@pytest.mark.parametrize("cls", sorted(ELEMENT_PLANTS))
+def test_plants_of_engine_elements_export_natively(cls, tmp_path):
+    """A URDF chain on a floating base (quaternions, joint dampers and limits) and a
+    ball with contact, friction, cable and spring; default and re-packed parameters."""
+    from mbfmu.fmu.plantref import build_plant, parse
+    spec = f"{HERE / 'plants.py'}:{cls}"
+    fmu = build_fmu(spec, tmp_path, runtime="native", platforms=("linux64",))
+    for params in ({}, ELEMENT_PLANTS[cls]):
+        plant = build_plant(parse(spec).with_parameters(params))
+        _, _, Y = plant.simulate(stop_time=60 * plant.default_step)
+        L = Loaded(fmu)
+        try:
+            L.setup(parameters=params)
+            got = L.run([s.name for s in plant.outputs], plant.default_step, 60)
+        finally:
+            L.close()
+        assert_same(got, Y)
