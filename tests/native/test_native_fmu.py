@@ -218,6 +218,22 @@ def test_a_parameter_the_runtime_cannot_repack_is_refused_with_a_message(loaded)
     assert_same(L.run(outs, h, 20), Y)
 
 
+def test_parameters_that_make_a_body_unphysical_are_refused(loaded):
+    """canonical_2body refuses moments that break the triangle inequality (the Python
+    plant does too); the native FMU keeps its previous values."""
+    outs, h = _outs("canonical_2body")
+    Y, _, _ = plant_run("canonical_2body", {}, 20)
+    L = loaded("canonical_2body")
+    L.slave.setupExperiment(startTime=0.0)
+    L.slave.enterInitializationMode()
+    with pytest.raises(FMICallException):
+        L.set("J2y", 0.06)  # J2x + J2y < J2z would be fine, J2x + J2z = 0.047 < 0.06 is not
+    assert "body 3" in L.log[-1] and "triangle" in L.log[-1], L.log[-1]
+    L.slave.exitInitializationMode()
+    assert L.get(["J2y"]).tolist() == [0.045]
+    assert_same(L.run(outs, h, 20), Y)
+
+
 # ------------------------------------------- plants from the engine's elements
 ELEMENT_PLANTS = {"UrdfChain": {"g": 5.0, "spin": -0.3}, "Ball": {"mass": 1.1, "stiffness": 3e4, "friction": 0.6}}
 

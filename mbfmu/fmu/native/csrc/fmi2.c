@@ -255,6 +255,11 @@ FMI2_Export fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[
                    "it with this value, or use the pythonfmu runtime)", var_name(D, D->nu + j), p[j],
                    D->p_fixed[j], in->p[j]);
             st = fmi2Error;
+        } else if (err <= -2000) {
+            report(cc, fmi2Error, "refused parameters: body %d of plant %s would not be physical (negative mass, "
+                   "or an inertia that is not positive or breaks the triangle inequality); the previous values "
+                   "are kept", -2000 - err, D->plant);
+            st = fmi2Error;
         } else if (err) {
             report(cc, fmi2Error, "refused parameters: the re-packed model of plant %s is invalid; "
                    "the previous values are kept", D->plant);

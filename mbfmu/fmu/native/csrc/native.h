@@ -61,7 +61,9 @@ mbn_instance *mbn_new(const mbn_data *data);
 void mbn_free(mbn_instance *in);
 /* re-pack the model for parameters p (np); unless stepped, reset x to the
  * initial state. Returns 0, or -1 - j if parameter j cannot be re-packed
- * (data->p_fixed[j]) or -1000 if the model is invalid (singular). */
+ * (data->p_fixed[j]), -2000 - i if body i would not be physical (negative
+ * mass, inertia not positive semi-definite or breaking the triangle
+ * inequality), or -1000 if the model cannot be made. */
 int mbn_set_parameters(mbn_instance *in, const double *p);
 /* advance by dt (s) with inputs held: returns 0, or the failing body (> 0,
  * singular articulated inertia), or -1 - k with state k non-finite (the

@@ -132,6 +132,41 @@ void mbn_free(mbn_instance *in) {
     free(in);
 }
 
+/* 1 if the symmetric 3x3 matrix A (row-major) is positive semi-definite
+ * (every principal minor >= -tol * scale^k) */
+static int psd3(const double *A, double scale) {
+    double t = 1e-12 * (scale > 0 ? scale : 1.0);
+    for (int i = 0; i < 3; ++i)
+        if (A[4 * i] < -t) return 0;
+    for (int i = 0; i < 3; ++i)
+        for (int j = i + 1; j < 3; ++j)
+            if (A[4 * i] * A[4 * j] - A[3 * i + j] * A[3 * i + j] < -t * t) return 0;
+    double det = A[0] * (A[4] * A[8] - A[5] * A[7]) - A[1] * (A[3] * A[8] - A[5] * A[6]) +
+                 A[2] * (A[3] * A[7] - A[4] * A[6]);
+    return det >= -t * t * t;
+}
+
+/* 0 if every body of the description d is physical (mass >= 0, rotational
+ * inertia about the centre of mass positive semi-definite with principal
+ * moments that satisfy the triangle inequality), else the first bad body */
+static int check_bodies(const mbn_data *D, const double *d) {
+    for (int i = 1; i < D->nb; ++i) {
+        double m = d[D->o_mass + i];
+        const double *c = d + D->o_com + 3 * i, *I6 = d + D->o_Ibody + 36 * i;
+        if (!(m >= 0) || !isfinite(m)) return i;
+        double Ic[9], S[9], cc = c[0] * c[0] + c[1] * c[1] + c[2] * c[2], tr = 0.0, scale = 0.0;
+        for (int r = 0; r < 3; ++r)
+            for (int k = 0; k < 3; ++k) {
+                Ic[3 * r + k] = I6[6 * r + k] - m * ((r == k ? cc : 0.0) - c[r] * c[k]);
+                scale = fmax(scale, fabs(I6[6 * r + k]));
+            }
+        for (int r = 0; r < 3; ++r) tr += Ic[4 * r];
+        for (int k = 0; k < 9; ++k) S[k] = (k % 4 == 0 ? 0.5 * tr : 0.0) - Ic[k]; /* second moment */
+        if (!psd3(Ic, scale) || !psd3(S, scale)) return i;
+    }
+    return 0;
+}
+
 int mbn_set_parameters(mbn_instance *in, const double *p) {
     const mbn_data *D = in->data;
     for (int j = 0; j < D->np; ++j)
@@ -142,6 +177,8 @@ int mbn_set_parameters(mbn_instance *in, const double *p) {
         int j = D->aff_p[e];
         d[D->aff_i[e]] += D->aff_c[e] * (p[j] - D->p0[j]);
     }
+    int body = check_bodies(D, d);
+    if (body) { free(d); return -2000 - body; }
     mb_model *m = pack_model(D, d);
     if (!m) { free(d); return -1000; }
     double *x0 = in->xw;
