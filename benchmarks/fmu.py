@@ -12,9 +12,21 @@ For each plant (the test pendulum and every library plant):
   called directly in Python, at the plant's default step, interleaved, best
   of 3 (the machine is shared); ratio printed.
 
+Then the native runtime (``build_fmu(..., runtime="native")``), measured in
+C by ``benchmarks/native_step.c`` (no Python in the timed loop), for every
+library plant it exports, at its default step and rigid_arm also at 1 ms:
+
+* ``fmi2DoStep`` + ``fmi2GetReal`` of all outputs of the dlopen'ed FMU binary;
+* the bare compiled advance (``mb_rk4``/``mb_rk4_canonical`` on the same
+  packed model, the call ``Plant.advance`` makes), and the ratio (target
+  <= 1.2);
+* the pythonfmu FMU at the same step (through fmpy, as above) and its ratio
+  to the native FMU (target >= 10 on rigid_arm at 1 ms);
+* the RSS growth over 1000 instantiate/step/free cycles (target < 1 MB).
+
 Usage::
 
-    python benchmarks/fmu.py [NAME ...] [--steps N]
+    python benchmarks/fmu.py [NAME ...] [--steps N] [--native-only]
 """
 from __future__ import annotations
 
@@ -55,7 +67,7 @@ for _ in range(5):
 fmu.setupExperiment(startTime=0.0)
 fmu.enterInitializationMode()
 fmu.exitInitializationMode()
-h = float(md.defaultExperiment.stepSize)
+h = float(sys.argv[5]) if len(sys.argv) > 5 else float(md.defaultExperiment.stepSize)
 sys.path.insert(0, sys.argv[4])
 from mbfmu.fmu.plantref import build_plant, parse
 plant = build_plant(parse(spec))
@@ -80,15 +92,65 @@ print(json.dumps(dict(cold=cold, warm=statistics.median(warm), fmu_step=fmu_step
 """
 
 
-def bench(name: str, spec: str, steps: int, out: Path) -> dict:
+def bench(name: str, spec: str, steps: int, out: Path, step: float | None = None) -> dict:
     from mbfmu.fmu.builder import build_fmu
-    path = build_fmu(spec, out / f"{name}.fmu")
+    path = out / f"{name}.fmu"
+    if not path.exists():
+        build_fmu(spec, path)
     env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
-    res = subprocess.run([sys.executable, "-c", CHILD, str(path), spec, str(steps), str(REPO)],
+    res = subprocess.run([sys.executable, "-c", CHILD, str(path), spec, str(steps), str(REPO),
+                          *([repr(step)] if step else [])],
                          capture_output=True, text=True, env=env, cwd=out)
     if res.returncode != 0:
         raise RuntimeError(f"{name}: {res.stderr[-2000:]}")
     return json.loads(res.stdout.splitlines()[-1])
+
+
+def bench_native(name: str, step: float, steps: int, cycles: int, out: Path) -> dict:
+    """Native FMU of library plant ``name``: the C timing host's JSON (ns per step, RSS bytes)."""
+    import zipfile
+
+    from fmpy import read_model_description
+
+    from mbfmu.fmu.builder import build_fmu
+    from mbfmu.fmu.native import toolchain
+    folder = out / f"native_{name}"
+    fmu = build_fmu(name, folder, runtime="native", platforms=("linux64",))
+    with zipfile.ZipFile(fmu) as z:
+        z.extractall(folder / "x")
+    md = read_model_description(str(fmu))
+    exe = folder / "native_step"
+    srcs = [str(p) for p in toolchain.sources() if p.name != "fmi2.c"]
+    subprocess.run([toolchain.compiler("linux64"), *toolchain.CFLAGS, f"-I{toolchain.KERNEL_DIR}",
+                    f"-I{toolchain.RUNTIME_DIR}", "-o", str(exe), str(REPO / "benchmarks" / "native_step.c"),
+                    *srcs, str(folder / "x" / "sources" / "model_data.c"), "-ldl", "-lm"], check=True)
+    lib = folder / "x" / "binaries" / "linux64" / f"{md.coSimulation.modelIdentifier}.so"
+    res = subprocess.run([str(exe), str(lib), md.guid, repr(step), str(steps), str(cycles)],
+                         capture_output=True, text=True, check=True)
+    return json.loads(res.stdout.splitlines()[-1])
+
+
+def native_table(names: list[str], steps: int, out: Path) -> None:
+    """Print the native runtime's table (see the module docstring)."""
+    from mbfmu.fmu.native import NativeUnsupported, check_supported
+    from mbfmu.library import load_plant
+    print(f"\n{'plant':<18}{'step s':>8}{'native us':>11}{'bare us':>9}{'nat/bare':>10}"
+          f"{'pythonfmu us':>14}{'py/nat':>8}{'RSS +kB/1000':>14}")
+    cases = [(n, load_plant(n).default_step) for n in names]
+    if "rigid_arm" in names:
+        cases.insert(names.index("rigid_arm") + 1, ("rigid_arm", 1e-3))
+    for name, step in cases:
+        try:
+            check_supported(load_plant(name))
+        except NativeUnsupported as exc:
+            print(f"{name:<18}{step:>8g}  native refused: {exc}")
+            continue
+        r = bench_native(name, step, steps * 4, 1000, out)
+        py = bench(name, name, steps, out, step)
+        nat, bare = r["step_get_ns"] / 1e3, r["bare_ns"] / 1e3
+        pys = py["fmu_step"] * 1e6
+        print(f"{name:<18}{step:>8g}{nat:>11.2f}{bare:>9.2f}{nat / bare:>10.2f}{pys:>14.1f}"
+              f"{pys / nat:>8.1f}{r['rss_growth'] / 1024:>14.0f}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,7 +158,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="library plants (default: all) besides the test pendulum")
     parser.add_argument("--steps", type=int, default=500, help="communication steps timed (default 500)")
+    parser.add_argument("--native-only", action="store_true", help="only the native runtime's table")
     args = parser.parse_args(argv)
+    if args.native_only:
+        from mbfmu.library import list_plants
+        with tempfile.TemporaryDirectory() as tmp:
+            native_table(list(args.names or list_plants()), args.steps, Path(tmp))
+        return 0
     cases = {"damped_pendulum (test)": PENDULUM}
     try:
         from mbfmu.library import list_plants
@@ -111,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:<24}{r['h']:>9g}{r['cold'] * 1e3:>10.1f}{r['warm'] * 1e3:>10.1f}"
                   f"{r['fmu_step'] * 1e6:>13.1f}{r['direct_step'] * 1e6:>16.1f}"
                   f"{r['fmu_step'] / r['direct_step']:>8.2f}")
+        native_table([n for n in cases.values() if n != PENDULUM], args.steps, Path(tmp))
     return 0
 
 

@@ -8,7 +8,10 @@
 * inputs map linearly to generalized forces, ``tau = B u`` (``input_matrix``);
 * subclasses add state-dependent forces that the kernels do not model
   (contact, motors with feedback, belts) by overriding :meth:`applied_forces`,
-  and define their outputs in :meth:`outputs_at`;
+  and define their outputs as engine sensors (``sensors``, a tuple of
+  :mod:`mbfmu.dynamics.sensors` elements, evaluated by the default
+  :meth:`outputs_at` here and by the native FMU runtime in C) or override
+  :meth:`outputs_at`;
 * :meth:`advance` runs the compiled RK4 loop (in (q, v) or in canonical
   (q, p)) when no Python-level force is present (``applied_forces`` not
   overridden), else an RK4 loop in Python.
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dynamics import _kernels
+from .dynamics import _kernels, sensors as _sensors
 from .dynamics.algorithms import forward_kinematics, kinetic_energy, momentum, potential_energy
 from .dynamics.joints import FREE, PRISMATIC, SPHERICAL
 from .dynamics.model import Model
@@ -82,6 +85,7 @@ class MultibodyPlant(Plant):
         if q.size != model.nq or v.size != model.nv:
             raise InputError(f"initial q has {q.size} values (nq={model.nq}), v has {v.size} (nv={model.nv})")
         q = _kernels.normalize(model._h, q)
+        self.initial_velocity = np.array(v, dtype=float)  # v at t = 0 (the state may hold momenta)
         second = _kernels.momentum(model._h, q, v) if self.canonical else v
         self.states = _state_signals(model, np.concatenate([q, second]), self.canonical)
         self._python_forces = type(self).applied_forces is not MultibodyPlant.applied_forces
@@ -140,6 +144,15 @@ class MultibodyPlant(Plant):
         tau, f_ext = self.generalized_forces(t, q, v, u)
         qdot, vdot = _kernels.rhs(h, q, v, tau, f_ext)
         return np.concatenate([qdot, vdot])
+
+    sensors: tuple = ()
+
+    def outputs_at(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Outputs from the plant's engine sensors (``sensors``), in output order."""
+        if not self.sensors:
+            raise NotImplementedError(f"plant {self.name!r} declares no output sensors and no outputs_at")
+        q, v = self.split(x)
+        return _sensors.evaluate(self.sensors, self.model, x, v, np.asarray(u, float))
 
     def normalize_state(self, x: np.ndarray) -> np.ndarray:
         if not self.model.has_quaternions:

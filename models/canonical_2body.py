@@ -49,7 +49,7 @@ import math
 
 import numpy as np
 
-from mbfmu.dynamics import JointForce, ModelBuilder, Prismatic, Revolute, Universal
+from mbfmu.dynamics import JointForce, ModelBuilder, Prismatic, Revolute, Universal, sensors
 from mbfmu.dynamics.spatial import rot_y
 from mbfmu.errors import InputError
 from mbfmu.multibody_plant import MultibodyPlant, check_positive, parameter_signals
@@ -205,6 +205,12 @@ class Canonical2Body(MultibodyPlant):
                       kind="output"),
                Signal("motor_torque", "N.m", "motor torque k (omega_0 - gamma_1_dot)",
                       self.k * (self.inputs[0].start - v0[0]), kind="output")))
+        # the outputs as engine sensors; motor torque k (omega_0 - gamma_1_dot)
+        self.sensors = (tuple(sensors.StateValue(k) for k in range(4))
+                        + tuple(sensors.Velocity(k) for k in range(4))
+                        + tuple(sensors.StateValue(4 + k) for k in range(4))
+                        + (sensors.KineticEnergy(), sensors.PotentialEnergy(),
+                           sensors.Linear(self.k, (-1.0, 0.0, 0.0, 0.0, 1.0, 0.0))))
         self.feedthrough = {"motor_torque": ("omega_0",)}
         arm_len = max(2.0 * yc1, y20 * 1.5)
         rod = abs(2 * xc2)
@@ -219,11 +225,6 @@ class Canonical2Body(MultibodyPlant):
                   name="body 2"),
         )
 
-    def outputs_at(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
-        q, v = self.split(x)
-        ke, pe = self.energies(x)
-        motor = self.k * (float(u[0]) - v[0])
-        return np.concatenate([q, v, x[4:], [ke, pe, motor]])
 
 
 PLANT = Canonical2Body

@@ -63,7 +63,7 @@ import math
 
 import numpy as np
 
-from mbfmu.dynamics import point_position
+from mbfmu.dynamics import point_position, sensors
 from mbfmu.dynamics.dh import DHRow, from_dh
 from mbfmu.dynamics.spatial import rot_y
 from mbfmu.errors import InputError
@@ -332,6 +332,11 @@ class RigidArm(MultibodyPlant):
                            Signal("potential_energy", "J",
                                   "gravitational potential energy (zero at the base's centre of mass)",
                                   self.energies(self.initial_state())[1], kind="output")))
+        # the outputs as engine sensors (evaluated in Python and in the native FMU)
+        self.sensors = (tuple(sensors.StateValue(k) for k in range(3))
+                        + tuple(sensors.Velocity(k) for k in range(3))
+                        + tuple(sensors.PointPosition(3, (self.l3, 0.0, 0.0), k) for k in range(3))
+                        + (sensors.KineticEnergy(), sensors.PotentialEnergy()))
         self.feedthrough = {}
         arm = dict(kind="cylinder", size=(link_radius, link_length), R=rot_y(math.pi / 2),
                    p=np.array([link_length / 2, 0.0, 0.0]))
@@ -358,11 +363,6 @@ class RigidArm(MultibodyPlant):
         """Tip position (m) from the multibody model's kinematics."""
         return point_position(self.model, q, 3, (self.l3, 0.0, 0.0))
 
-    # ---- outputs ----------------------------------------------------------
-    def outputs_at(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
-        q, v = self.split(x)
-        ke, pe = self.energies(x)
-        return np.concatenate([q, v, self.tip_position(q), [ke, pe]])
 
 
 PLANT = RigidArm

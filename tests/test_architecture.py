@@ -24,6 +24,10 @@ RULES = {
                               THIRD_PARTY_HEAVY),
     "mbfmu.fmu": (("mbfmu.errors", "mbfmu.signals", "mbfmu.plant", "mbfmu.library", "mbfmu.fmu",
                    "mbfmu.models"), {"fmpy", "control", "matplotlib"}),
+    # the native runtime compiles the engine's packed model, so it reads it (and the sensors)
+    "mbfmu.fmu.native": (("mbfmu.errors", "mbfmu.signals", "mbfmu.plant", "mbfmu.library", "mbfmu.fmu",
+                          "mbfmu.models", "mbfmu.multibody_plant", "mbfmu.dynamics"),
+                         {"fmpy", "control", "matplotlib"}),
     "mbfmu.cosim": (("mbfmu.errors", "mbfmu.signals", "mbfmu.cosim"), {"pythonfmu", "matplotlib"}),
 }
 

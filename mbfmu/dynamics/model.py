@@ -570,11 +570,16 @@ class Model:
                     raise ModelError(f"spring {s.name!r}: body index {bi} out of range")
         contacts_arr = self._pack_elements(self.contacts, SpherePlaneContact, 14)
         cables_arr = self._pack_elements(self.cables, Cable, 11)
+        # the flat arrays held by the kernels (also what a native FMU compiles in)
+        self.packed = dict(parent=self.parent, jtype=np.array([j.code for j in joints], dtype=np.int32),
+                           nqi=nqi, nvi=nvi, axis1=axis1, axis2=axis2, Rtree=Rtree, ptree=ptree,
+                           inertia=inertia, gravity=self.gravity, dof_force=dof_force,
+                           springs=springs_arr, contacts=contacts_arr, cables=cables_arr)
+        pk = self.packed
         self._h = _kernels.new_model(
-            nb, self.parent, np.array([j.code for j in joints], dtype=np.int32), nqi, nvi,
-            axis1, axis2, Rtree, ptree, inertia, self.gravity, dof_force, len(self.springs), springs_arr,
-            len(self.contacts), contacts_arr, len(self.cables), cables_arr,
-            self.q_names, self.v_names, self.body_names)
+            nb, pk["parent"], pk["jtype"], nqi, nvi, axis1, axis2, Rtree, ptree, inertia, self.gravity,
+            dof_force, len(self.springs), springs_arr, len(self.contacts), contacts_arr,
+            len(self.cables), cables_arr, self.q_names, self.v_names, self.body_names)
         self.inertias = inertia
         self.inertias.setflags(write=False)
         self.mass = float(sum(b.mass for b in self.bodies))

@@ -205,7 +205,8 @@ def _resource_files(resources: Mapping[str, str | Path | bytes] | None) -> dict[
 def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
               parameters: Mapping[str, float] | None = None,
               requirements: Iterable[str] = (),
-              resources: Mapping[str, str | Path | bytes] | None = None) -> Path:
+              resources: Mapping[str, str | Path | bytes] | None = None,
+              runtime: str = "pythonfmu", platforms: Iterable[str] | None = None) -> Path:
     """Build the FMI 2.0 co-simulation FMU of a plant.
 
     Parameters
@@ -226,6 +227,13 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
         them next to itself (``Path(__file__).with_name(name)``), both when
         built here and inside the FMU; the file must find them next to
         itself at its original place too.
+    runtime : {"pythonfmu", "native"}
+        ``"pythonfmu"`` (default): the plant runs in Python inside the FMU.
+        ``"native"``: a C-only binary (:mod:`mbfmu.fmu.native`), for plants
+        built from the engine's elements; no Python needed at run time.
+    platforms : iterable of str, optional
+        Native runtime only: FMU platforms to compile (default linux64 and
+        win64; a platform without its compiler is refused by name).
 
     Returns
     -------
@@ -239,6 +247,10 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
         compiler is available.
     """
     ref = _resolve(plant, parameters)
+    if runtime == "pythonfmu" and platforms is not None:
+        raise InputError("platforms choose the native runtime's binaries; the pythonfmu runtime builds linux64")
+    if runtime != "pythonfmu":
+        return _build_native(ref, dest, runtime, platforms, requirements, resources)
     extra = _resource_files(resources)
     try:
         built = build_plant(ref)
@@ -320,3 +332,14 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
                     z.write(f, f.relative_to(root).as_posix())
         os.replace(tmp_fmu, fmu_path)
     return fmu_path
+
+
+def _build_native(ref: PlantRef, dest, runtime: str, platforms, requirements, resources) -> Path:
+    """``build_fmu(..., runtime="native")``: see :mod:`mbfmu.fmu.native`."""
+    if runtime != "native":
+        raise InputError(f"unknown FMU runtime {runtime!r}; choose 'pythonfmu' or 'native'")
+    if list(requirements) or resources:
+        raise InputError("requirements and resources are for the pythonfmu runtime; a native FMU "
+                         "runs no Python")
+    from .native import DEFAULT_PLATFORMS, build_native_fmu
+    return build_native_fmu(ref, dest, DEFAULT_PLATFORMS if platforms is None else platforms)

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("-p/--parameter needs exactly one plant")
     for name in names:
         path = build_fmu(_urdf_ref(name, args) if name.lower().endswith(".urdf") else name, args.output,
-                         parameters=params or None)
+                         parameters=params or None, runtime=args.runtime, platforms=args.platform or None)
         print(path)
     return 0
 
@@ -66,6 +66,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("-o", "--output", default="fmus", help="output folder (default: fmus/)")
     p.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=VALUE",
                    help="parameter value in SI units (one plant only); repeatable")
+    p.add_argument("--runtime", choices=("pythonfmu", "native"), default="pythonfmu",
+                   help="pythonfmu (default): the plant runs in Python inside the FMU; native: a C-only "
+                        "binary that needs no Python (plants built from the engine's elements)")
+    p.add_argument("--platform", action="append", default=[], choices=("linux64", "win64"),
+                   help="native runtime: platform to compile (default: linux64 and win64); repeatable")
     robot = p.add_argument_group("URDF robots (NAME.urdf)")
     robot.add_argument("--actuation", choices=["torque", "position", "velocity"],
                        help="how every joint is driven: torque inputs tau[i] (default), or position/velocity "

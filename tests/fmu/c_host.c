@@ -9,10 +9,24 @@
  * prints "t y..." (%.17g) after every step. Exit code 0 on success, 1 on any
  * FMI status other than fmi2OK.
  */
-#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+/* the same host cross-compiles for win64 (mingw-w64; run under wine) */
+#ifdef _WIN32
+#include <windows.h>
+#define PLATFORM_DIR "win64"
+#define LIB_SUFFIX ".dll"
+#define dlopen(path, flags) ((void *)LoadLibraryA(path))
+#define dlsym(h, name) ((void *)GetProcAddress((HMODULE)(h), name))
+#define dlclose(h) FreeLibrary((HMODULE)(h))
+#define dlerror() "LoadLibrary failed"
+#else
+#include <dlfcn.h>
+#define PLATFORM_DIR "linux64"
+#define LIB_SUFFIX ".so"
+#endif
 
 typedef void *C;
 typedef struct {
@@ -51,7 +65,7 @@ int main(int argc, char **argv)
 {
     if (argc < 8) { fprintf(stderr, "usage: %s UNZIPDIR ID GUID STEP NSTEPS INPUTS VR_OUT...\n", argv[0]); return 2; }
     char lib[4096], res[4096];
-    snprintf(lib, sizeof lib, "%s/binaries/linux64/%s.so", argv[1], argv[2]);
+    snprintf(lib, sizeof lib, "%s/binaries/" PLATFORM_DIR "/%s" LIB_SUFFIX, argv[1], argv[2]);
     snprintf(res, sizeof res, "file://%s/resources", argv[1]);
     void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!h) { fprintf(stderr, "dlopen: %s\n", dlerror()); return 1; }

@@ -1,0 +1,161 @@
+"""Output sensors: plant outputs described by the engine's elements.
+
+A plant whose outputs are a tuple of sensors (``MultibodyPlant.sensors``)
+needs no Python code to compute them: the same description is evaluated here
+(for the Python plant) and by the compiled native FMU runtime
+(``mbfmu/fmu/native/csrc/sensors.c``), so a plant exported with
+``--runtime native`` has the same outputs.
+
+Every sensor reads the state ``x = [q; y]`` (``y`` = velocities ``v`` or, in
+canonical variables, momenta ``p``), the velocities ``v`` and the inputs
+``u``. Units: SI (m, rad, m/s, rad/s, J).
+
+Kinds (the integer codes are the C runtime's ``MBN_SENS_*``):
+
+* :class:`StateValue`: one entry of ``x`` (``q[k]`` or ``y[k]``);
+* :class:`Velocity`: one velocity coordinate ``v[k]`` (rad/s or m/s; from the
+  momenta in canonical variables);
+* :class:`PointPosition`: one world coordinate of a point fixed on a body, m;
+* :class:`KineticEnergy`: ``1/2 v^T M(q) v``, J;
+* :class:`PotentialEnergy`: gravity (zero at the world origin) plus the
+  energy stored in the model's force elements, J;
+* :class:`Linear`: ``gain * (a . [v; u])``, a gain times a weighted sum of
+  velocities and inputs (a motor torque ``k (omega_0 - gamma_1_dot)``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import ModelError
+
+STATE, VELOCITY, POINT, KINETIC, POTENTIAL, LINEAR = 1, 2, 3, 4, 5, 6
+
+
+@dataclass(frozen=True)
+class StateValue:
+    """Entry ``index`` (0-based) of the state vector ``x = [q; y]``."""
+
+    index: int
+    code = STATE
+
+
+@dataclass(frozen=True)
+class Velocity:
+    """Velocity coordinate ``v[index]`` (0-based), rad/s or m/s."""
+
+    index: int
+    code = VELOCITY
+
+
+@dataclass(frozen=True)
+class PointPosition:
+    """World coordinate ``axis`` (0, 1, 2 = x, y, z) of the point ``point``
+    (body frame, m) of body ``body``, m."""
+
+    body: int
+    point: tuple[float, float, float]
+    axis: int
+    code = POINT
+
+
+@dataclass(frozen=True)
+class KineticEnergy:
+    """Kinetic energy ``1/2 v^T M v`` of all bodies, J."""
+
+    code = KINETIC
+
+
+@dataclass(frozen=True)
+class PotentialEnergy:
+    """Gravitational potential energy (zero at the world origin) plus the
+    elastic energy of joint springs, limits, springs, contacts and cables, J."""
+
+    code = POTENTIAL
+
+
+@dataclass(frozen=True)
+class Linear:
+    """``gain * (sum_k weights[k] z[k])`` with ``z = [v; u]`` (velocities,
+    then inputs). ``weights`` has ``nv + nu`` entries."""
+
+    gain: float
+    weights: tuple[float, ...]
+    code = LINEAR
+
+
+Sensor = StateValue | Velocity | PointPosition | KineticEnergy | PotentialEnergy | Linear
+
+
+def points(sensors: Sequence[Sensor]) -> list[tuple[int, np.ndarray]]:
+    """The distinct (body, point) pairs of the point sensors, in first-use order."""
+    seen: list[tuple[int, np.ndarray]] = []
+    for s in sensors:
+        if isinstance(s, PointPosition) and not any(b == s.body and np.array_equal(p, s.point)
+                                                     for b, p in seen):
+            seen.append((s.body, np.asarray(s.point, float)))
+    return seen
+
+
+def check(sensors: Sequence[Sensor], nbodies: int, nx: int, nv: int, nu: int) -> None:
+    """Raise ModelError naming the first sensor that does not fit the model sizes."""
+    for k, s in enumerate(sensors):
+        bad = ((isinstance(s, StateValue) and not 0 <= s.index < nx)
+               or (isinstance(s, Velocity) and not 0 <= s.index < nv)
+               or (isinstance(s, PointPosition) and (not 1 <= s.body < nbodies or s.axis not in (0, 1, 2)
+                                                     or len(s.point) != 3))
+               or (isinstance(s, Linear) and len(s.weights) != nv + nu)
+               or not isinstance(s, (StateValue, Velocity, PointPosition, KineticEnergy,
+                                     PotentialEnergy, Linear)))
+        if bad:
+            raise ModelError(f"output sensor {k} ({s!r}) does not fit the model "
+                             f"(nbodies={nbodies}, states={nx}, nv={nv}, inputs={nu})")
+
+
+def evaluate(sensors: Sequence[Sensor], model, x: np.ndarray, v: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Values of ``sensors`` at state ``x`` with velocities ``v`` and inputs ``u``.
+
+    Parameters
+    ----------
+    sensors : sequence of Sensor
+    model : mbfmu.dynamics.Model
+    x : ndarray (nq + nv,)
+        State ``[q; y]``.
+    v : ndarray (nv,)
+        Velocities, rad/s or m/s.
+    u : ndarray (nu,)
+        Inputs.
+    """
+    from .algorithms import kinetic_energy, potential_energy, point_position
+
+    q = x[:model.nq]
+    cache: dict = {}
+    out = np.empty(len(sensors))
+    z = None
+    for k, s in enumerate(sensors):
+        if isinstance(s, StateValue):
+            out[k] = x[s.index]
+        elif isinstance(s, Velocity):
+            out[k] = v[s.index]
+        elif isinstance(s, PointPosition):
+            key = (s.body, tuple(s.point))
+            if key not in cache:
+                cache[key] = point_position(model, q, s.body, s.point)
+            out[k] = cache[key][s.axis]
+        elif isinstance(s, KineticEnergy):
+            out[k] = kinetic_energy(model, q, v)
+        elif isinstance(s, PotentialEnergy):
+            out[k] = potential_energy(model, q)
+        elif isinstance(s, Linear):
+            if z is None:
+                z = np.concatenate([v, np.asarray(u, float)])
+            acc = 0.0
+            for w, val in zip(s.weights, z):
+                if w != 0.0:
+                    acc += w * val
+            out[k] = s.gain * acc
+        else:
+            raise ModelError(f"unknown output sensor {s!r}")
+    return out

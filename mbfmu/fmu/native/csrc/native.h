@@ -1,0 +1,82 @@
+/*
+ * The native FMU runtime: one plant's packed data (generated at build time
+ * into model_data.c by mbfmu.fmu.native.pack) and the instance that runs it.
+ *
+ * The numeric description of the plant is one vector d (nd doubles): the
+ * model arrays of mb_model, body masses and centres of mass, the initial
+ * configuration q0 and velocities v0, the input matrix B (nv x nu,
+ * row-major), the integrator's internal step and the sensor parameters, at
+ * the offsets o_*. A re-packable parameter j moves d affinely:
+ *     d = d0 + sum over entries e with aff_p[e] == j of aff_c[e] (p_j - p0_j) at d[aff_i[e]]
+ * (verified at build time); the model is then rebuilt from d. Value
+ * references: inputs, parameters, outputs, states (0-based, in this order).
+ */
+#ifndef MBFMU_NATIVE_H
+#define MBFMU_NATIVE_H
+
+#include "mb.h"
+#include "sensors.h"
+
+typedef struct {
+    const char *plant;      /* plant name, for messages */
+    const char *guid;
+    int nb, nq, nv, nu, np, ny, nx, ns, nct, ncb;
+    int canonical;          /* state [q; p] with momenta p = M(q) v */
+    const int *parent, *jtype, *nqi, *nvi; /* (nb) */
+    int nd;
+    const double *d0;       /* (nd) at the build-time parameters */
+    int o_axis1, o_axis2, o_Rtree, o_ptree, o_Ibody, o_g, o_dof, o_springs, o_contacts, o_cables;
+    int o_mass, o_com, o_q0, o_v0, o_B, o_step;
+    const int *sens;        /* (ny, 4): kind, index, axis, offset of its parameters in d (-1 none) */
+    const double *p0;       /* (np) build-time parameter values */
+    const double *u0;       /* (nu) start values of the inputs */
+    const char *const *p_fixed; /* (np) NULL if re-packable, else why the runtime cannot */
+    int naff;
+    const int *aff_p, *aff_i;
+    const double *aff_c;
+    const char *const *names;   /* (nu + np + ny + nx) variable names by value reference */
+    const char *const *units;   /* same, "" for dimensionless */
+    const double *lo, *hi;      /* (nu + np) bounds, +-HUGE_VAL where unbounded */
+} mbn_data;
+
+extern const mbn_data MBN_DATA;
+
+/* one running instance (the FMI component) */
+typedef struct {
+    const mbn_data *data;
+    mb_model *m;
+    mb_sensor *sens;      /* (ny) pointing into d */
+    mb_mass_props mp;
+    double *d;            /* (nd) current numeric description */
+    double *p, *u, *x;    /* (np), (nu), (nx) */
+    double *y, *v, *tau;  /* (ny) cached outputs, (nv) velocities, (nv) generalized forces */
+    double *xw;           /* (nx) scratch state */
+    double t;
+    int stepped;          /* a step was taken (parameters then keep the state) */
+    int y_valid;
+} mbn_instance;
+
+/* life cycle: NULL on allocation failure */
+mbn_instance *mbn_new(const mbn_data *data);
+void mbn_free(mbn_instance *in);
+/* re-pack the model for parameters p (np); unless stepped, reset x to the
+ * initial state. Returns 0, or -1 - j if parameter j cannot be re-packed
+ * (data->p_fixed[j]), -2000 - i if body i would not be physical (negative
+ * mass, inertia not positive semi-definite or breaking the triangle
+ * inequality), or -1000 if the model cannot be made. */
+int mbn_set_parameters(mbn_instance *in, const double *p);
+/* advance by dt (s) with inputs held: returns 0, or the failing body (> 0,
+ * singular articulated inertia), or -1 - k with state k non-finite (the
+ * state is then unchanged) */
+int mbn_advance(mbn_instance *in, double dt);
+/* outputs at the current time, state and inputs */
+const double *mbn_outputs(mbn_instance *in);
+
+/* the saved FMU state: bytes of a flat record (see runtime.c) */
+size_t mbn_state_size(const mbn_instance *in);
+void mbn_state_write(const mbn_instance *in, unsigned char *buf);
+/* restore from buf (size bytes); 0 on success, else a negative code and the
+ * instance is unchanged; why receives a message */
+int mbn_state_read(mbn_instance *in, const unsigned char *buf, size_t size, const char **why);
+
+#endif

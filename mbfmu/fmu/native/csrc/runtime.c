@@ -1,0 +1,336 @@
+/*
+ * The native FMU runtime: packing a plant's model from its numeric
+ * description, re-packing for new parameters, the integrator call, the
+ * output sensors and the saved state (see native.h).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "native.h"
+
+/* ------------------------------------------------------------- packing */
+static int *copy_ints(const int *src, int n) {
+    int *p = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    if (p && n > 0) memcpy(p, src, sizeof(int) * (size_t)n);
+    return p;
+}
+
+static double *copy_dbls(const double *src, int n) {
+    double *p = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    if (p && n > 0) memcpy(p, src, sizeof(double) * (size_t)n);
+    return p;
+}
+
+/* an mb_model from the numeric description d (NULL on allocation failure) */
+static mb_model *pack_model(const mbn_data *D, const double *d) {
+    mb_model *m = calloc(1, sizeof(mb_model));
+    if (!m) return NULL;
+    int nb = D->nb;
+    m->nb = nb;
+    m->ns = D->ns;
+    m->nct = D->nct;
+    m->ncb = D->ncb;
+    m->parent = copy_ints(D->parent, nb);
+    m->jtype = copy_ints(D->jtype, nb);
+    m->nqi = copy_ints(D->nqi, nb);
+    m->nvi = copy_ints(D->nvi, nb);
+    m->iq = malloc(sizeof(int) * (size_t)nb);
+    m->iv = malloc(sizeof(int) * (size_t)nb);
+    m->axis1 = copy_dbls(d + D->o_axis1, 3 * nb);
+    m->axis2 = copy_dbls(d + D->o_axis2, 3 * nb);
+    m->Rtree = copy_dbls(d + D->o_Rtree, 9 * nb);
+    m->ptree = copy_dbls(d + D->o_ptree, 3 * nb);
+    m->Ibody = copy_dbls(d + D->o_Ibody, 36 * nb);
+    m->dof_force = copy_dbls(d + D->o_dof, DF_N * D->nv);
+    m->springs = copy_dbls(d + D->o_springs, SP_N * D->ns);
+    m->contacts = copy_dbls(d + D->o_contacts, CT_N * D->nct);
+    m->cables = copy_dbls(d + D->o_cables, CB_N * D->ncb);
+    if (!m->parent || !m->jtype || !m->nqi || !m->nvi || !m->iq || !m->iv || !m->axis1 ||
+        !m->axis2 || !m->Rtree || !m->ptree || !m->Ibody || !m->dof_force || !m->springs ||
+        !m->contacts || !m->cables) {
+        mb_free(m);
+        return NULL;
+    }
+    memcpy(m->g, d + D->o_g, sizeof m->g);
+    int nq = 0, nv = 0;
+    for (int i = 0; i < nb; ++i) {
+        m->iq[i] = nq;
+        m->iv[i] = nv;
+        nq += m->nqi[i];
+        nv += m->nvi[i];
+    }
+    m->nq = nq;
+    m->nv = nv;
+    /* the rule of the Python binding's new_model: limits of +-1e300 mean none */
+    m->has_dof_force = 0;
+    for (int k = 0; k < nv; ++k) {
+        const double *P = m->dof_force + DF_N * k;
+        if (P[DF_K] != 0 || P[DF_D] != 0 || fabs(P[DF_LO]) < 1e299 || fabs(P[DF_HI]) < 1e299)
+            m->has_dof_force = 1;
+    }
+    if (mb_alloc_workspace(m)) {
+        mb_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* the sensors' parameter pointers into the current description */
+static void bind_sensors(mbn_instance *in) {
+    const mbn_data *D = in->data;
+    for (int k = 0; k < D->ny; ++k) {
+        const int *row = D->sens + 4 * k;
+        in->sens[k].kind = row[0];
+        in->sens[k].index = row[1];
+        in->sens[k].axis = row[2];
+        in->sens[k].par = row[3] >= 0 ? in->d + row[3] : NULL;
+    }
+    in->mp.mass = in->d + D->o_mass;
+    in->mp.com = in->d + D->o_com;
+}
+
+/* x = [q0; v0] (or [q0; M(q0) v0] in canonical variables) of the model m
+ * described by d, quaternions normalized */
+static void initial_state(const mbn_data *D, mb_model *m, const double *d, double *x) {
+    memcpy(x, d + D->o_q0, sizeof(double) * (size_t)D->nq);
+    mb_normalize(m, x);
+    if (D->canonical) mb_momentum(m, x, d + D->o_v0, x + D->nq);
+    else memcpy(x + D->nq, d + D->o_v0, sizeof(double) * (size_t)D->nv);
+}
+
+mbn_instance *mbn_new(const mbn_data *D) {
+    mbn_instance *in = calloc(1, sizeof(mbn_instance));
+    if (!in) return NULL;
+    in->data = D;
+    in->d = copy_dbls(D->d0, D->nd);
+    in->p = copy_dbls(D->p0, D->np);
+    in->u = calloc((size_t)D->nu + 1, sizeof(double));
+    in->x = calloc((size_t)D->nx + 1, sizeof(double));
+    in->xw = calloc((size_t)D->nx + 1, sizeof(double));
+    in->y = calloc((size_t)D->ny + 1, sizeof(double));
+    in->v = calloc((size_t)D->nv + 1, sizeof(double));
+    in->tau = calloc((size_t)D->nv + 1, sizeof(double));
+    in->sens = calloc((size_t)D->ny + 1, sizeof(mb_sensor));
+    in->m = in->d ? pack_model(D, in->d) : NULL;
+    if (!in->p || !in->u || !in->x || !in->xw || !in->y || !in->v || !in->tau || !in->sens || !in->m) {
+        mbn_free(in);
+        return NULL;
+    }
+    memcpy(in->u, D->u0, sizeof(double) * (size_t)D->nu);
+    bind_sensors(in);
+    initial_state(D, in->m, in->d, in->x);
+    return in;
+}
+
+void mbn_free(mbn_instance *in) {
+    if (!in) return;
+    mb_free(in->m);
+    free(in->d); free(in->p); free(in->u); free(in->x); free(in->xw);
+    free(in->y); free(in->v); free(in->tau); free(in->sens);
+    free(in);
+}
+
+/* 1 if the symmetric 3x3 matrix A (row-major) is positive semi-definite
+ * (every principal minor >= -tol * scale^k) */
+static int psd3(const double *A, double scale) {
+    double t = 1e-12 * (scale > 0 ? scale : 1.0);
+    for (int i = 0; i < 3; ++i)
+        if (A[4 * i] < -t) return 0;
+    for (int i = 0; i < 3; ++i)
+        for (int j = i + 1; j < 3; ++j)
+            if (A[4 * i] * A[4 * j] - A[3 * i + j] * A[3 * i + j] < -t * t) return 0;
+    double det = A[0] * (A[4] * A[8] - A[5] * A[7]) - A[1] * (A[3] * A[8] - A[5] * A[6]) +
+                 A[2] * (A[3] * A[7] - A[4] * A[6]);
+    return det >= -t * t * t;
+}
+
+/* 0 if every body of the description d is physical (mass >= 0, rotational
+ * inertia about the centre of mass positive semi-definite with principal
+ * moments that satisfy the triangle inequality), else the first bad body */
+static int check_bodies(const mbn_data *D, const double *d) {
+    for (int i = 1; i < D->nb; ++i) {
+        double m = d[D->o_mass + i];
+        const double *c = d + D->o_com + 3 * i, *I6 = d + D->o_Ibody + 36 * i;
+        if (!(m >= 0) || !isfinite(m)) return i;
+        double Ic[9], S[9], cc = c[0] * c[0] + c[1] * c[1] + c[2] * c[2], tr = 0.0, scale = 0.0;
+        for (int r = 0; r < 3; ++r)
+            for (int k = 0; k < 3; ++k) {
+                Ic[3 * r + k] = I6[6 * r + k] - m * ((r == k ? cc : 0.0) - c[r] * c[k]);
+                scale = fmax(scale, fabs(I6[6 * r + k]));
+            }
+        for (int r = 0; r < 3; ++r) tr += Ic[4 * r];
+        for (int k = 0; k < 9; ++k) S[k] = (k % 4 == 0 ? 0.5 * tr : 0.0) - Ic[k]; /* second moment */
+        if (!psd3(Ic, scale) || !psd3(S, scale)) return i;
+    }
+    return 0;
+}
+
+int mbn_set_parameters(mbn_instance *in, const double *p) {
+    const mbn_data *D = in->data;
+    for (int j = 0; j < D->np; ++j)
+        if (p[j] != in->p[j] && D->p_fixed[j] && p[j] != D->p0[j]) return -1 - j;
+    double *d = copy_dbls(D->d0, D->nd);
+    if (!d) return -1000;
+    for (int e = 0; e < D->naff; ++e) {
+        int j = D->aff_p[e];
+        d[D->aff_i[e]] += D->aff_c[e] * (p[j] - D->p0[j]);
+    }
+    int body = check_bodies(D, d);
+    if (body) { free(d); return -2000 - body; }
+    mb_model *m = pack_model(D, d);
+    if (!m) { free(d); return -1000; }
+    double *x0 = in->xw;
+    initial_state(D, m, d, x0);
+    for (int k = 0; k < D->nx; ++k)
+        if (!isfinite(x0[k])) { mb_free(m); free(d); return -1000; }
+    mb_free(in->m);
+    free(in->d);
+    in->m = m;
+    in->d = d;
+    memcpy(in->p, p, sizeof(double) * (size_t)D->np);
+    bind_sensors(in);
+    if (!in->stepped) memcpy(in->x, x0, sizeof(double) * (size_t)D->nx);
+    in->y_valid = 0;
+    return 0;
+}
+
+/* ---------------------------------------------------------- integration */
+/* tau = B u (B: nv x nu, row-major, in d) */
+static void generalized_forces(mbn_instance *in) {
+    const mbn_data *D = in->data;
+    const double *B = in->d + D->o_B;
+    for (int r = 0; r < D->nv; ++r) {
+        double s = 0.0;
+        for (int c = 0; c < D->nu; ++c) s += B[D->nu * r + c] * in->u[c];
+        in->tau[r] = s;
+    }
+}
+
+/* THE integrator call of the native runtime: the compiled fixed-step RK4 that
+ * the Python plant's advance (MultibodyPlant.advance) calls, with
+ * ceil(dt / internal_step) equal sub-steps. Replace here (only) to follow a
+ * change of Plant.advance. Returns 0 or the kernel's error code. */
+static int integrate(mbn_instance *in, double *q, double *y, double dt) {
+    const mbn_data *D = in->data;
+    double hs = in->d[D->o_step];
+    double steps = ceil(dt / hs - 1e-9);
+    int n = steps < 1 ? 1 : (int)steps;
+    return D->canonical ? mb_rk4_canonical(in->m, q, y, in->tau, NULL, dt / n, n)
+                        : mb_rk4(in->m, q, y, in->tau, NULL, dt / n, n);
+}
+
+int mbn_advance(mbn_instance *in, double dt) {
+    const mbn_data *D = in->data;
+    double *x = in->xw;
+    memcpy(x, in->x, sizeof(double) * (size_t)D->nx);
+    generalized_forces(in);
+    int err = integrate(in, x, x + D->nq, dt);
+    for (int k = 0; k < D->nx; ++k)
+        if (!isfinite(x[k])) return -1 - k;
+    if (err) {
+        /* the kernels leave x at the start of the failing sub-step: a state
+         * that has run away there made a stage non-finite (the inertia then
+         * looks singular), so name it rather than the inertia */
+        int big = 0;
+        for (int k = 1; k < D->nx; ++k)
+            if (fabs(x[k]) > fabs(x[big])) big = k;
+        if (D->nx > 0 && fabs(x[big]) > 1e100) return -1 - big;
+        return err < 0 ? -err : err;
+    }
+    memcpy(in->x, x, sizeof(double) * (size_t)D->nx);
+    in->t += dt;
+    in->stepped = 1;
+    in->y_valid = 0;
+    return 0;
+}
+
+const double *mbn_outputs(mbn_instance *in) {
+    const mbn_data *D = in->data;
+    if (in->y_valid) return in->y;
+    const double *v = in->x + D->nq;
+    if (D->canonical) {
+        mb_minv(in->m, in->x, in->x + D->nq, in->v);
+        v = in->v;
+    }
+    mb_sensors_eval(in->m, &in->mp, D->ny, in->sens, in->x, v, in->u, D->nu, in->y);
+    in->y_valid = 1;
+    return in->y;
+}
+
+/* ---------------------------------------------------------- saved state */
+/* Layout: "MBFMUNS1", uint32 nx, nu, np, then doubles t, stepped, p[np],
+ * u[nu], x[nx], then the 64-bit FNV-1a hash of everything before it. */
+static const char MAGIC[8] = {'M', 'B', 'F', 'M', 'U', 'N', 'S', '1'};
+
+static uint64_t fnv1a(const unsigned char *b, size_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t k = 0; k < n; ++k) {
+        h ^= b[k];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static size_t body_size(const mbn_data *D) {
+    return 8 + 3 * 4 + sizeof(double) * (size_t)(2 + D->np + D->nu + D->nx);
+}
+
+size_t mbn_state_size(const mbn_instance *in) { return body_size(in->data) + 8; }
+
+void mbn_state_write(const mbn_instance *in, unsigned char *buf) {
+    const mbn_data *D = in->data;
+    unsigned char *b = buf;
+    uint32_t sizes[3] = {(uint32_t)D->nx, (uint32_t)D->nu, (uint32_t)D->np};
+    double head[2] = {in->t, (double)in->stepped};
+    memcpy(b, MAGIC, 8); b += 8;
+    memcpy(b, sizes, sizeof sizes); b += sizeof sizes;
+    memcpy(b, head, sizeof head); b += sizeof head;
+    memcpy(b, in->p, sizeof(double) * (size_t)D->np); b += sizeof(double) * (size_t)D->np;
+    memcpy(b, in->u, sizeof(double) * (size_t)D->nu); b += sizeof(double) * (size_t)D->nu;
+    memcpy(b, in->x, sizeof(double) * (size_t)D->nx); b += sizeof(double) * (size_t)D->nx;
+    uint64_t h = fnv1a(buf, (size_t)(b - buf));
+    memcpy(b, &h, 8);
+}
+
+int mbn_state_read(mbn_instance *in, const unsigned char *buf, size_t size, const char **why) {
+    const mbn_data *D = in->data;
+    size_t body = body_size(D);
+    uint32_t sizes[3];
+    uint64_t h;
+    if (!buf || size != body + 8) { *why = "it has the wrong length (truncated or not a state of this FMU)"; return -1; }
+    if (memcmp(buf, MAGIC, 8)) { *why = "it is not a native mbfmu FMU state"; return -2; }
+    memcpy(&h, buf + body, 8);
+    if (h != fnv1a(buf, body)) { *why = "its checksum does not match (corrupted)"; return -3; }
+    memcpy(sizes, buf + 8, sizeof sizes);
+    if (sizes[0] != (uint32_t)D->nx || sizes[1] != (uint32_t)D->nu || sizes[2] != (uint32_t)D->np) {
+        *why = "its sizes are those of another plant";
+        return -4;
+    }
+    const double *v = (const double *)(const void *)(buf + 8 + sizeof sizes);
+    double head[2];
+    memcpy(head, v, sizeof head);
+    size_t nvals = (size_t)(D->np + D->nu + D->nx);
+    double *vals = malloc(sizeof(double) * (nvals + 1));
+    if (!vals) { *why = "out of memory"; return -5; }
+    memcpy(vals, buf + 8 + sizeof sizes + sizeof head, sizeof(double) * nvals);
+    for (size_t k = 0; k < nvals; ++k)
+        if (!isfinite(vals[k])) { free(vals); *why = "it holds non-finite values"; return -6; }
+    if (!isfinite(head[0])) { free(vals); *why = "its time is not finite"; return -6; }
+    const double *p = vals, *u = vals + D->np, *x = vals + D->np + D->nu;
+    if (memcmp(p, in->p, sizeof(double) * (size_t)D->np)) {
+        int saved = in->stepped;
+        in->stepped = 1; /* keep the current state while re-packing */
+        int err = mbn_set_parameters(in, p);
+        in->stepped = saved;
+        if (err) { free(vals); *why = "its parameters cannot be applied"; return -7; }
+    }
+    memcpy(in->u, u, sizeof(double) * (size_t)D->nu);
+    memcpy(in->x, x, sizeof(double) * (size_t)D->nx);
+    in->t = head[0];
+    in->stepped = head[1] != 0.0;
+    in->y_valid = 0;
+    free(vals);
+    return 0;
+}

@@ -1,0 +1,233 @@
+"""A plant's numeric description for the native runtime, and its parameters.
+
+:func:`describe` turns a plant built from the engine's elements into what the
+C runtime holds (``csrc/native.h``): the integer structure of the model and
+one vector ``d`` of doubles (model arrays, masses and centres of mass,
+initial configuration and velocities, input matrix, internal step, sensor
+parameters). :func:`check_supported` refuses, naming the piece, a plant
+that computes anything in Python the runtime cannot express.
+
+:func:`parameter_map` finds how each parameter moves ``d``: the runtime
+re-packs the model in C for the parameters that move it affinely (verified
+by rebuilding the plant at probe values, one at a time and all together);
+the others are fixed in the native FMU, with the reason recorded.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+import numpy as np
+
+from ...dynamics import sensors as S
+from ...dynamics.model import Model
+from ...errors import ModelError
+from ...multibody_plant import MultibodyPlant
+from ...plant import Plant
+
+# the columns of the force-element tables that hold body indices (structure, not numbers)
+_BODY_COLUMNS = {"springs": (0, 4), "contacts": (0,), "cables": (3,)}
+_REL_TOL = 1e-12
+
+
+class NativeUnsupported(ModelError):
+    """The plant computes something in Python the native runtime cannot express."""
+
+
+def check_supported(plant: Plant) -> None:
+    """Raise NativeUnsupported naming the first piece of ``plant`` that is Python code.
+
+    Supported: a :class:`MultibodyPlant` integrated by the compiled kernels
+    (no ``applied_forces``, ``advance``, ``derivatives``, ``normalize_state``
+    or ``initial_state`` of its own) whose outputs are engine sensors.
+    """
+    cls = type(plant)
+    name = f"plant {plant.name!r}"
+    if not isinstance(plant, MultibodyPlant):
+        raise NativeUnsupported(f"{name}: {cls.__name__} is not a MultibodyPlant; its dynamics "
+                                f"({cls.__name__}.advance) is Python code the native runtime cannot run")
+    for method in ("applied_forces", "advance", "derivatives", "normalize_state", "initial_state",
+                   "split"):
+        if getattr(cls, method) is not getattr(MultibodyPlant, method):
+            owner = next(k for k in cls.__mro__ if method in vars(k))
+            raise NativeUnsupported(f"{name}: {owner.__name__}.{method} is Python code the native runtime "
+                                    "cannot run (express it with the engine's elements)")
+    if cls.outputs_at is not MultibodyPlant.outputs_at or not plant.sensors:
+        owner = next(k for k in cls.__mro__ if "outputs_at" in vars(k))
+        raise NativeUnsupported(f"{name}: its outputs are computed in Python ({owner.__name__}.outputs_at); "
+                                "declare them as engine sensors (mbfmu.dynamics.sensors) instead")
+    if len(plant.sensors) != len(plant.outputs):
+        raise NativeUnsupported(f"{name}: {len(plant.sensors)} output sensors for {len(plant.outputs)} outputs")
+    S.check(plant.sensors, plant.model.nbodies, len(plant.states), plant.model.nv, len(plant.inputs))
+
+
+@dataclass
+class Description:
+    """What the C runtime holds of one plant (see ``csrc/native.h``).
+
+    Attributes
+    ----------
+    structure : dict
+        Integer sizes and arrays (``nb``, ``nq``, ``nv``, ``nu``, ``ny``,
+        ``nx``, ``ns``, ``nct``, ``ncb``, ``canonical``, ``parent``,
+        ``jtype``, ``nqi``, ``nvi``, ``sens`` rows, body columns of the
+        force elements): equal for two plants of the same structure.
+    d : ndarray
+        The numeric vector.
+    offsets : dict
+        ``o_*`` offsets of the blocks of ``d``.
+    """
+
+    structure: dict
+    d: np.ndarray
+    offsets: dict = field(default_factory=dict)
+
+
+def describe(plant: MultibodyPlant) -> Description:
+    """The numeric description of a supported plant (see :func:`check_supported`)."""
+    model: Model = plant.model
+    pk = model.packed
+    nb, nq, nv, nu = model.nbodies, model.nq, model.nv, len(plant.inputs)
+    blocks: list[tuple[str, np.ndarray]] = [
+        ("o_axis1", pk["axis1"]), ("o_axis2", pk["axis2"]), ("o_Rtree", pk["Rtree"]),
+        ("o_ptree", pk["ptree"]), ("o_Ibody", pk["inertia"]), ("o_g", pk["gravity"]),
+        ("o_dof", pk["dof_force"]), ("o_springs", pk["springs"]), ("o_contacts", pk["contacts"]),
+        ("o_cables", pk["cables"]),
+        ("o_mass", np.array([0.0] + [b.mass for b in model.bodies])),
+        ("o_com", np.array([np.zeros(3)] + [b.com for b in model.bodies])),
+        ("o_q0", plant.initial_state()[:nq]), ("o_v0", plant.initial_velocity),
+        ("o_B", plant.input_matrix), ("o_step", np.array([plant.internal_step])),
+    ]
+    offsets, parts, at = {}, [], 0
+    for key, arr in blocks:
+        flat = np.asarray(arr, dtype=float).reshape(-1)
+        offsets[key] = at
+        parts.append(flat)
+        at += flat.size
+    sens = []
+    for s in plant.sensors:
+        if isinstance(s, S.PointPosition):
+            sens.append((s.code, s.body, s.axis, at))
+            parts.append(np.asarray(s.point, float))
+            at += 3
+        elif isinstance(s, S.Linear):
+            sens.append((s.code, 0, 0, at))
+            parts.append(np.r_[s.gain, np.asarray(s.weights, float)])
+            at += 1 + nv + nu
+        else:
+            sens.append((s.code, getattr(s, "index", 0), 0, -1))
+    structure = dict(
+        nb=nb, nq=nq, nv=nv, nu=nu, np=len(plant.parameters), ny=len(plant.outputs),
+        nx=len(plant.states), ns=len(model.springs), nct=len(model.contacts), ncb=len(model.cables),
+        canonical=int(plant.canonical), parent=tuple(int(v) for v in pk["parent"]),
+        jtype=tuple(int(v) for v in pk["jtype"]), nqi=tuple(int(v) for v in pk["nqi"]),
+        nvi=tuple(int(v) for v in pk["nvi"]), sens=tuple(sens),
+        bodies=tuple(tuple(pk[k][:, c].astype(int).tolist()) for k, cols in _BODY_COLUMNS.items()
+                     for c in cols))
+    return Description(structure, np.concatenate(parts) if parts else np.zeros(0), offsets)
+
+
+@dataclass
+class ParameterMap:
+    """How the parameters move the description.
+
+    Attributes
+    ----------
+    coefficients : dict
+        Re-packable parameter index -> (indices into ``d``, coefficients):
+        ``d = d0 + sum_j c_j (p_j - p0_j)``.
+    fixed : dict
+        Parameter index -> why the native runtime cannot re-pack it.
+    """
+
+    coefficients: dict = field(default_factory=dict)
+    fixed: dict = field(default_factory=dict)
+    probe: dict = field(default_factory=dict)  # parameter index -> the probe offset that worked
+
+
+def _probes(sig, p0: float) -> list[tuple[float, float]]:
+    """Pairs (delta, 2 delta) of probe offsets inside the parameter's range:
+    large ones first (a non-linearity shows clearly), then small ones (for a
+    value at the edge of what the plant accepts); upwards first."""
+    out = []
+    for frac in (0.25, 0.01):
+        step = frac * abs(p0) if p0 != 0 else frac
+        for sign in (1.0, -1.0):
+            a, b = p0 + sign * step, p0 + 2 * sign * step
+            if (sig.min is None or min(a, b) >= sig.min) and (sig.max is None or max(a, b) <= sig.max):
+                out.append((a - p0, b - p0))
+    return out
+
+
+def _close(a: np.ndarray, b: np.ndarray, scale: np.ndarray) -> bool:
+    return bool(np.all(np.abs(a - b) <= _REL_TOL * scale + 1e-300))
+
+
+def parameter_map(plant: MultibodyPlant, rebuild: Callable[[Mapping[str, float]], MultibodyPlant]
+                  ) -> ParameterMap:
+    """Classify the parameters of ``plant`` (see the module docstring).
+
+    Parameters
+    ----------
+    plant : MultibodyPlant
+        Built with its parameters' start values.
+    rebuild : callable
+        ``rebuild({name: value})`` builds the plant with those parameters
+        changed (the others as in ``plant``); may raise for invalid values.
+    """
+    base = describe(plant)
+    d0 = base.d
+    out = ParameterMap()
+    for j, sig in enumerate(plant.parameters):
+        p0 = float(sig.start)
+        reason = "no value near it builds a valid plant"
+        for da, db in _probes(sig, p0):
+            try:
+                pa, pb = (rebuild({sig.name: p0 + dx}) for dx in (da, db))
+                check_supported(pa)
+                check_supported(pb)
+                a, b = describe(pa), describe(pb)
+            except Exception as exc:  # the plant refuses this probe: try the other direction
+                reason = f"the plant refuses values near it ({type(exc).__name__}: {exc})"
+                continue
+            if a.structure != base.structure or b.structure != base.structure:
+                reason = "it changes the model's structure"
+                break
+            scale = np.maximum(np.maximum(np.abs(d0), np.abs(a.d)), np.abs(b.d))
+            if not _close(b.d - d0, (a.d - d0) * (db / da), scale):
+                reason = "it enters the packed model non-linearly"
+                break
+            delta = a.d - d0
+            idx = np.flatnonzero(delta)
+            out.coefficients[j] = (idx, delta[idx] / da)
+            out.probe[j] = da
+            reason = None
+            break
+        if reason is not None:
+            out.fixed[j] = reason
+    _check_jointly(plant, rebuild, d0, out)
+    return out
+
+
+def _check_jointly(plant, rebuild, d0: np.ndarray, pmap: ParameterMap) -> None:
+    """Move every re-packable parameter at once; a parameter whose effect
+    depends on another's value becomes fixed (greedily, in order)."""
+    kept: dict = {}
+    for j in sorted(pmap.coefficients):
+        trial = {**kept, j: pmap.coefficients[j]}
+        values, predicted = {}, d0.copy()
+        for k, (idx, c) in trial.items():
+            sig = plant.parameters[k]
+            dx = pmap.probe[k] * (0.5 + 0.1 * (k % 5))
+            values[sig.name] = float(sig.start) + dx
+            predicted[idx] += c * dx
+        try:
+            actual = describe(rebuild(values)).d
+        except Exception:
+            actual = None
+        if actual is not None and actual.shape == d0.shape and \
+                _close(actual, predicted, np.maximum(np.abs(actual), np.abs(d0))):
+            kept[j] = pmap.coefficients[j]
+        else:
+            pmap.fixed[j] = "it acts on the packed model together with other parameters non-linearly"
+    pmap.coefficients = kept

@@ -1,0 +1,54 @@
+"""Fixtures of the native-runtime tests: native FMUs built once per session."""
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+from mbfmu.fmu.builder import build_fmu
+from mbfmu.library import load_plant
+
+# the library plants the native runtime exports, with inputs that excite every input
+NATIVE_PLANTS = {
+    "rigid_arm": {"tau[1]": 2.0, "tau[2]": -5.0, "tau[3]": 3.0},
+    "canonical_2body": {"omega_0": 3.0, "external_torque": 0.5},
+}
+
+
+def has_mingw() -> bool:
+    return shutil.which("x86_64-w64-mingw32-gcc") is not None
+
+
+def platforms() -> tuple[str, ...]:
+    return ("linux64", "win64") if has_mingw() else ("linux64",)
+
+
+@pytest.fixture(scope="session")
+def native_fmu(tmp_path_factory):
+    """``native_fmu(name)``: path of the native FMU of library plant ``name``."""
+    cache = {}
+
+    def get(name: str):
+        if name not in cache:
+            cache[name] = build_fmu(name, tmp_path_factory.mktemp(f"native_{name}"), runtime="native",
+                                    platforms=platforms())
+        return cache[name]
+    return get
+
+
+def plant_run(name: str, inputs: dict, n: int, parameters=None):
+    """(outputs (n+1, ny), output names, step) of the Python plant with constant inputs."""
+    plant = load_plant(name, **(parameters or {}))
+    u = plant.default_inputs()
+    for k, s in enumerate(plant.inputs):
+        u[k] = inputs.get(s.name, u[k])
+    _, _, Y = plant.simulate(stop_time=n * plant.default_step, step=plant.default_step, u=u)
+    return Y, [s.name for s in plant.outputs], plant.default_step
+
+
+def assert_same(actual: np.ndarray, expected: np.ndarray, rtol: float = 1e-12) -> None:
+    """Equal to ``rtol`` relative to each column's largest magnitude (1 where all tiny)."""
+    scale = np.maximum(np.abs(expected).max(axis=0), 1e-300)
+    err = np.abs(actual - expected) / scale
+    assert err.max() <= rtol, f"max relative deviation {err.max():.3g} in column {int(err.max(axis=0).argmax())}"

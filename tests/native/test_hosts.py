@@ -1,0 +1,123 @@
+"""The native FMU in hosts that are not Python: the FMU Compliance Checker in a
+process that cannot see any Python installation, and a C host on win64 (wine)."""
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fmpy import read_model_description
+
+from mbfmu.fmu.builder import build_fmu
+
+from .conftest import NATIVE_PLANTS, assert_same, has_mingw, plant_run
+
+REPO = Path(__file__).resolve().parents[2]
+FMU_CHECK = REPO.parent / "shared" / "tools" / "fmuCheck.linux64"
+C_HOST = REPO / "tests" / "fmu" / "c_host.c"
+SYSTEM_PREFIXES = {"/", "/usr", "/usr/local"}
+
+
+def _python_paths() -> tuple[list[str], list[str]]:
+    """(folders to cover with tmpfs, libpython files to cover with /dev/null)."""
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    dirs = set(glob.glob("/usr/lib/python3*") + glob.glob("/usr/local/lib/python3*"))
+    for prefix in {sys.base_prefix, sys.prefix, sys.exec_prefix, sys.base_exec_prefix}:
+        dirs.add(os.path.join(prefix, "lib", version) if prefix in SYSTEM_PREFIXES else prefix)
+    libdir = sysconfig.get_config_var("LIBDIR") or ""
+    libs = set(glob.glob(os.path.join(libdir, "libpython3*.so*")) + glob.glob("/usr/lib/*/libpython3*.so*")
+               + glob.glob("/usr/local/lib/libpython3*.so*") + glob.glob("/usr/lib/libpython3*.so*"))
+    dirs = sorted(d for d in dirs if os.path.isdir(d))
+    libs = sorted(f for f in libs if os.path.isfile(f) and not any(f.startswith(d + "/") for d in dirs))
+    return dirs, libs
+
+
+def _without_python(cmd: list[str]) -> subprocess.CompletedProcess:
+    """Run ``cmd`` in a mount namespace where the Python installations are hidden."""
+    dirs, libs = _python_paths()
+    script = "set -e\n" + "".join(f"mount -t tmpfs none '{d}'\n" for d in dirs) \
+        + "".join(f"mount --bind /dev/null '{f}'\n" for f in libs) + 'exec "$@"\n'
+    return subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", *cmd], capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.fixture(scope="module")
+def hidden_python_works():
+    if shutil.which("unshare") is None or os.geteuid() != 0:
+        pytest.skip("needs unshare and root to hide the Python installations in a mount namespace")
+    probe = _without_python([sys.executable, "-c", "pass"])
+    if probe.returncode == 0:
+        pytest.fail("Python still runs with its installation hidden: the hiding is incomplete")
+    if "unshare" in probe.stderr and "Operation not permitted" in probe.stderr:
+        pytest.skip(f"unshare -m is not permitted here: {probe.stderr.strip()}")
+
+
+def _fmu_check(fmu, h: float, stop: float, out: Path) -> subprocess.CompletedProcess:
+    return _without_python([str(FMU_CHECK), "-h", repr(h), "-s", repr(stop), "-o", str(out), str(fmu)])
+
+
+@pytest.mark.parametrize("name", sorted(NATIVE_PLANTS))
+def test_fmu_check_runs_the_native_fmu_where_no_python_exists(name, native_fmu, hidden_python_works, tmp_path):
+    Y, outs, h = plant_run(name, {}, 100)
+    res = _fmu_check(native_fmu(name), h, 100 * h, tmp_path / "out.csv")
+    assert res.returncode == 0 and "0 Error(s)" in res.stdout + res.stderr, res.stdout + res.stderr
+    data = np.genfromtxt(tmp_path / "out.csv", delimiter=",", names=True)
+    assert len(data.dtype.names) == len(outs) + 1 and len(data) == 101
+    got = np.column_stack([data[n] for n in data.dtype.names[1:]])
+    assert_same(got, Y)
+
+
+def test_a_pythonfmu_fmu_cannot_run_there(hidden_python_works, tmp_path):
+    fmu = build_fmu("rigid_arm", tmp_path)
+    res = _fmu_check(fmu, 0.01, 0.1, tmp_path / "out.csv")
+    text = res.stdout + res.stderr
+    assert res.returncode != 0 or "0 Error(s)" not in text, text
+
+
+# ---------------------------------------------------------------- win64
+def _wine() -> str | None:
+    return shutil.which("wine64") or next((p for p in ("/usr/lib/wine/wine64",) if os.path.isfile(p)), None)
+
+
+@pytest.fixture(scope="module")
+def hosts(tmp_path_factory):
+    """(linux64 C host, win64 C host, wine64, environment) built from tests/fmu/c_host.c."""
+    wine = _wine()
+    if not has_mingw() or wine is None:
+        pytest.skip("needs x86_64-w64-mingw32-gcc and wine64 (Debian: gcc-mingw-w64-x86-64 wine64)")
+    d = tmp_path_factory.mktemp("c_hosts")
+    subprocess.run(["gcc", "-O1", "-o", str(d / "c_host"), str(C_HOST), "-ldl"], check=True)
+    subprocess.run(["x86_64-w64-mingw32-gcc", "-O1", "-o", str(d / "c_host.exe"), str(C_HOST)], check=True)
+    env = {**os.environ, "WINEPREFIX": str(d / "wineprefix"), "WINEDEBUG": "-all"}
+    return d / "c_host", d / "c_host.exe", wine, env
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(NATIVE_PLANTS))
+def test_the_win64_dll_under_wine_equals_linux64(name, native_fmu, hosts, tmp_path):
+    linux_host, win_host, wine, env = hosts
+    fmu = native_fmu(name)
+    with zipfile.ZipFile(fmu) as z:
+        z.extractall(tmp_path)
+    md = read_model_description(str(fmu))
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    outs = [v.name for v in md.modelVariables if v.causality == "output"]
+    Y, _, h = plant_run(name, NATIVE_PLANTS[name], 100)
+    args = [str(tmp_path), md.coSimulation.modelIdentifier, md.guid, repr(h), "100",
+            ",".join(f"{vr[k]}={v!r}" for k, v in NATIVE_PLANTS[name].items()), *(str(vr[o]) for o in outs)]
+    lin = subprocess.run([str(linux_host), *args], capture_output=True, text=True, timeout=120)
+    win = subprocess.run([wine, str(win_host), *args], capture_output=True, text=True, timeout=600, env=env)
+    assert lin.returncode == 0, lin.stderr
+    assert win.returncode == 0, win.stderr
+    a = np.loadtxt(lin.stdout.splitlines())
+    b = np.loadtxt(win.stdout.splitlines())
+    assert a.shape == b.shape == (100, len(outs) + 1)
+    assert_same(b[:, 1:], a[:, 1:])
+    assert_same(a[:, 1:], Y[1:])

@@ -1,0 +1,257 @@
+"""The native-runtime FMU (``build_fmu(..., runtime="native")``): same numbers as
+the Python plant, C only, FMI state, bad values and parameters."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fmpy import read_model_description
+from fmpy.fmi1 import FMICallException
+
+from mbfmu.errors import ModelError
+from mbfmu.fmu.builder import build_fmu
+from mbfmu.fmu.native import NativeUnsupported, toolchain
+
+from .conftest import NATIVE_PLANTS, assert_same, has_mingw, plant_run
+from .fmi_loop import Loaded
+
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.fixture
+def loaded(native_fmu):
+    """``loaded(name)``: an instantiated native FMU, closed after the test."""
+    opened = []
+
+    def get(name):
+        opened.append(Loaded(native_fmu(name)))
+        return opened[-1]
+    yield get
+    for L in opened:
+        L.close()
+
+
+@pytest.mark.parametrize("name", sorted(NATIVE_PLANTS))
+def test_outputs_equal_the_python_plant(name, loaded):
+    Y, outs, h = plant_run(name, NATIVE_PLANTS[name], 100)
+    L = loaded(name)
+    L.setup(inputs=NATIVE_PLANTS[name])
+    assert_same(L.run(outs, h, 100), Y)
+
+
+@pytest.mark.parametrize("name", sorted(NATIVE_PLANTS))
+def test_binary_is_c_only_and_carries_no_python(name, native_fmu, tmp_path):
+    with zipfile.ZipFile(native_fmu(name)) as z:
+        names = z.namelist()
+        z.extractall(tmp_path)
+    assert not [n for n in names if n.endswith((".py", ".pyc")) or n.startswith("resources/")]
+    so = tmp_path / "binaries" / "linux64" / f"{name}.so"
+    dyn = subprocess.run(["readelf", "-d", str(so)], capture_output=True, text=True, check=True).stdout
+    needed = {line.split("[")[1].rstrip("]") for line in dyn.splitlines() if "(NEEDED)" in line}
+    assert needed <= {"libm.so.6", "libc.so.6"}, needed
+    if has_mingw():
+        dll = tmp_path / "binaries" / "win64" / f"{name}.dll"
+        dump = subprocess.run(["x86_64-w64-mingw32-objdump", "-p", str(dll)], capture_output=True,
+                              text=True, check=True).stdout
+        dlls = {line.split(":")[1].strip().lower() for line in dump.splitlines() if "DLL Name:" in line}
+        assert not [d for d in dlls if "python" in d], dlls
+
+
+def _description(fmu):
+    md = read_model_description(str(fmu))
+    variables = [(v.name, v.causality, v.variability, v.initial, v.unit, v.start, v.min, v.max,
+                  v.description) for v in md.modelVariables]
+    structure = ([(u.variable.name, [d.name for d in u.dependencies]) for u in md.outputs],
+                 [u.variable.name for u in md.initialUnknowns])
+    ex = md.defaultExperiment
+    return dict(variables=variables, structure=structure, units=[u.name for u in md.unitDefinitions],
+                experiment=(ex.startTime, ex.stopTime, ex.stepSize),
+                flags=(md.coSimulation.canGetAndSetFMUstate, md.coSimulation.canSerializeFMUstate))
+
+
+def test_model_description_is_that_of_the_pythonfmu_fmu(native_fmu, tmp_path):
+    python_fmu = build_fmu("canonical_2body", tmp_path)
+    assert _description(native_fmu("canonical_2body")) == _description(python_fmu)
+
+
+@pytest.mark.parametrize("name, piece", [("flexible_arm", "FlexibleArm.advance"),
+                                         ("satellite", "Satellite.advance"),
+                                         ("crash_occupant", "CrashOccupant.applied_forces")])
+def test_plants_with_python_pieces_are_refused_naming_the_piece(name, piece, tmp_path):
+    with pytest.raises(NativeUnsupported, match=piece.replace(".", r"\.")):
+        build_fmu(name, tmp_path, runtime="native", platforms=("linux64",))
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_platform_without_toolchain_is_refused_by_name(monkeypatch, tmp_path):
+    real = toolchain.shutil.which
+    monkeypatch.setattr(toolchain.shutil, "which", lambda n: None if "mingw" in n else real(n))
+    with pytest.raises(ModelError, match=r"win64 .*x86_64-w64-mingw32-gcc"):
+        build_fmu("rigid_arm", tmp_path, runtime="native", platforms=("linux64", "win64"))
+    with pytest.raises(ModelError, match="unknown FMU platform 'darwin64'"):
+        build_fmu("rigid_arm", tmp_path, runtime="native", platforms=("darwin64",))
+
+
+# ---------------------------------------------------------------- FMU state
+def _outs(name):
+    return plant_run(name, {}, 1)[1:]
+
+
+@pytest.mark.parametrize("name", sorted(NATIVE_PLANTS))
+def test_rollback_and_restep_are_bit_identical(name, loaded):
+    outs, h = _outs(name)
+    L = loaded(name)
+    L.setup(inputs=NATIVE_PLANTS[name])
+    L.run(outs, h, 20)
+    state = L.slave.getFMUstate()
+    first = L.run(outs, h, 30, t0=20 * h)
+    L.set(L.md.modelVariables[0].name, 7.0)  # disturb an input, then roll back
+    L.slave.doStep(currentCommunicationPoint=50 * h, communicationStepSize=h)
+    L.slave.setFMUstate(state)
+    again = L.run(outs, h, 30, t0=20 * h)
+    L.slave.freeFMUstate(state)
+    assert np.array_equal(first, again)
+
+
+RESTORE_CHILD = """
+import sys, numpy as np
+sys.path.insert(0, sys.argv[1])
+from fmi_loop import Loaded
+L = Loaded(sys.argv[2]); L.setup()
+state = L.slave.deSerializeFMUstate(open(sys.argv[3], "rb").read())
+L.slave.setFMUstate(state)
+np.save(sys.argv[4], L.run(sys.argv[5].split(","), float(sys.argv[6]), 30, t0=20 * float(sys.argv[6])))
+L.close()
+"""
+
+
+def test_a_serialized_state_restores_in_a_fresh_process(loaded, native_fmu, tmp_path):
+    outs, h = _outs("rigid_arm")
+    L = loaded("rigid_arm")
+    L.setup(inputs=NATIVE_PLANTS["rigid_arm"])
+    L.run(outs, h, 20)
+    state = L.slave.getFMUstate()
+    (tmp_path / "state.bin").write_bytes(bytes(L.slave.serializeFMUstate(state)))
+    expected = L.run(outs, h, 30, t0=20 * h)
+    subprocess.run([sys.executable, "-c", RESTORE_CHILD, str(HERE), str(native_fmu("rigid_arm")),
+                    str(tmp_path / "state.bin"), str(tmp_path / "out.npy"), ",".join(outs), repr(h)],
+                   check=True, timeout=120)
+    assert np.array_equal(np.load(tmp_path / "out.npy"), expected)
+
+
+def test_corrupted_or_truncated_states_are_refused_and_the_instance_keeps_its_state(loaded):
+    outs, h = _outs("rigid_arm")
+    ref = loaded("rigid_arm")
+    ref.setup(inputs=NATIVE_PLANTS["rigid_arm"])
+    expected = ref.run(outs, h, 40)
+    L = loaded("rigid_arm")
+    L.setup(inputs=NATIVE_PLANTS["rigid_arm"])
+    L.run(outs, h, 20)
+    state = L.slave.getFMUstate()
+    good = bytes(L.slave.serializeFMUstate(state))
+    flipped = bytearray(good)
+    flipped[len(good) // 2] ^= 0x10
+    for bad, why in ((bytes(flipped), "checksum"), (good[:-9], "length"), (b"", "length")):
+        with pytest.raises(FMICallException):
+            L.slave.deSerializeFMUstate(bad)
+        assert why in L.log[-1], L.log[-1]
+    assert np.array_equal(L.run(outs, h, 20, t0=20 * h), expected[20:])
+
+
+# ---------------------------------------------------------------- bad values
+def test_a_nan_input_is_refused_naming_the_input_and_time(loaded):
+    outs, h = _outs("rigid_arm")
+    Y, _, _ = plant_run("rigid_arm", NATIVE_PLANTS["rigid_arm"], 20)
+    L = loaded("rigid_arm")
+    L.setup(inputs=NATIVE_PLANTS["rigid_arm"])
+    L.run(outs, h, 10)
+    with pytest.raises(FMICallException):
+        L.set("tau[2]", float("nan"))
+    assert "tau[2]" in L.log[-1] and "t = 0.1" in L.log[-1], L.log[-1]
+    assert L.get(["tau[2]"])[0] == NATIVE_PLANTS["rigid_arm"]["tau[2]"]
+    assert_same(L.run(outs, h, 10, t0=10 * h), Y[10:])
+
+
+def test_a_state_that_becomes_non_finite_is_refused_and_kept(loaded):
+    outs, h = _outs("rigid_arm")
+    L = loaded("rigid_arm")
+    L.setup()
+    L.run(outs, h, 1)
+    L.set("tau[3]", 1e150)
+    before = L.get(outs)
+    with pytest.raises(FMICallException):
+        L.slave.doStep(currentCommunicationPoint=h, communicationStepSize=h)
+    assert "states." in L.log[-1] and "non-finite" in L.log[-1] and "t = 0.01" in L.log[-1], L.log[-1]
+    assert np.array_equal(L.get(outs), before)
+
+
+# ---------------------------------------------------------------- parameters
+@pytest.mark.parametrize("name, parameters", [
+    ("rigid_arm", {"arm_mass": 31.0, "base_mass": 12.5, "gravity": 3.7, "theta2_0": 0.3, "link_inertia": 1.4}),
+    ("canonical_2body", {"m1": 5.5, "c": 250.0, "k": 4.0, "gamma1_dot_0": 1.5, "y2_0": 0.7, "J2y": 0.044}),
+])
+def test_numeric_parameters_repack_the_model_in_c(name, parameters, loaded):
+    Y, outs, h = plant_run(name, NATIVE_PLANTS[name], 100, parameters)
+    L = loaded(name)
+    L.setup(parameters=parameters, inputs=NATIVE_PLANTS[name])
+    assert_same(L.run(outs, h, 100), Y)
+
+
+def test_a_parameter_the_runtime_cannot_repack_is_refused_with_a_message(loaded):
+    outs, h = _outs("rigid_arm")
+    Y, _, _ = plant_run("rigid_arm", {}, 20)
+    L = loaded("rigid_arm")
+    L.slave.setupExperiment(startTime=0.0)
+    L.slave.enterInitializationMode()
+    with pytest.raises(FMICallException):
+        L.set("link_length", 1.3)
+    assert "link_length" in L.log[-1] and "non-linearly" in L.log[-1], L.log[-1]
+    with pytest.raises(FMICallException):
+        L.set("arm_mass", -2.0)
+    assert "arm_mass" in L.log[-1] and "outside" in L.log[-1], L.log[-1]
+    L.slave.exitInitializationMode()
+    assert L.get(["link_length", "arm_mass"]).tolist() == [1.0, 20.0]
+    assert_same(L.run(outs, h, 20), Y)
+
+
+def test_parameters_that_make_a_body_unphysical_are_refused(loaded):
+    """canonical_2body refuses moments that break the triangle inequality (the Python
+    plant does too); the native FMU keeps its previous values."""
+    outs, h = _outs("canonical_2body")
+    Y, _, _ = plant_run("canonical_2body", {}, 20)
+    L = loaded("canonical_2body")
+    L.slave.setupExperiment(startTime=0.0)
+    L.slave.enterInitializationMode()
+    with pytest.raises(FMICallException):
+        L.set("J2y", 0.06)  # J2x + J2y < J2z would be fine, J2x + J2z = 0.047 < 0.06 is not
+    assert "body 3" in L.log[-1] and "triangle" in L.log[-1], L.log[-1]
+    L.slave.exitInitializationMode()
+    assert L.get(["J2y"]).tolist() == [0.045]
+    assert_same(L.run(outs, h, 20), Y)
+
+
+# ------------------------------------------- plants from the engine's elements
+ELEMENT_PLANTS = {"UrdfChain": {"g": 5.0, "spin": -0.3}, "Ball": {"mass": 1.1, "stiffness": 3e4, "friction": 0.6}}
+
+
+@pytest.mark.parametrize("cls", sorted(ELEMENT_PLANTS))
+def test_plants_of_engine_elements_export_natively(cls, tmp_path):
+    """A URDF chain on a floating base (quaternions, joint dampers and limits) and a
+    ball with contact, friction, cable and spring; default and re-packed parameters."""
+    from mbfmu.fmu.plantref import build_plant, parse
+    spec = f"{HERE / 'plants.py'}:{cls}"
+    fmu = build_fmu(spec, tmp_path, runtime="native", platforms=("linux64",))
+    for params in ({}, ELEMENT_PLANTS[cls]):
+        plant = build_plant(parse(spec).with_parameters(params))
+        _, _, Y = plant.simulate(stop_time=60 * plant.default_step)
+        L = Loaded(fmu)
+        try:
+            L.setup(parameters=params)
+            got = L.run([s.name for s in plant.outputs], plant.default_step, 60)
+        finally:
+            L.close()
+        assert_same(got, Y)
