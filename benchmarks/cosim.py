@@ -225,5 +225,36 @@ def main() -> None:
     print("   (mbfmu times include instantiating and initializing the FMUs; the bare loop's and libcosim's do not)")
 
 
+
+# ----------------------------------------------------------------------------- 3. isolated units
+def isolation_cost(gain_fmu, short=2000, long=12000):
+    """Extra wall time per macro step of one unit run in a worker process (issue 15):
+    two C gain FMUs in a loop, one of them isolated, against the same system in-process.
+    The difference of a long and a short run removes the worker's start-up."""
+    def run(steps, isolate):
+        s = System([FmuUnit(gain_fmu, "g1", values={"k": 0.5}), FmuUnit(gain_fmu, "g2", values={"k": 0.5},
+                                                                          feedthrough={"y": []})],
+                   [("g1.y", "g2.u"), ("g2.y", "g1.u")])
+        t0 = time.perf_counter()
+        r = simulate(s, steps * 1e-3, 1e-3, progress=False, isolate=["g2"] if isolate else False)
+        return time.perf_counter() - t0, r
+    out = {}
+    for isolate in (False, True):
+        ts = min(run(short, isolate)[0] for _ in range(3))
+        tl, r = min((run(long, isolate) for _ in range(3)), key=lambda x: x[0])
+        out[isolate] = ((tl - ts) / (long - short) * 1e6, ts - short * (tl - ts) / (long - short), r)
+    assert np.array_equal(out[True][2].data, out[False][2].data), "isolated and in-process runs disagree"
+    return {"in_process_us": out[False][0], "isolated_us": out[True][0], "startup_s": out[True][1] - out[False][1]}
+
+
+def isolation_section(gain_fmu) -> None:
+    o = isolation_cost(gain_fmu)
+    print("\n3. one unit of two run isolated (worker process, socket), per macro step:")
+    print(f"   both in-process   {o['in_process_us']:.1f} us")
+    print(f"   one isolated      {o['isolated_us']:.1f} us   ratio {o['isolated_us'] / o['in_process_us']:.2f}, "
+          f"extra {o['isolated_us'] - o['in_process_us']:.1f} us per step; worker start-up {o['startup_s']:.2f} s")
+
+
 if __name__ == "__main__":
     main()
+    isolation_section(build_c_fmu("gain", Path(tempfile.mkdtemp(prefix="mbfmu_bench_"))))

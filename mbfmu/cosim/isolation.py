@@ -4,8 +4,8 @@
 is rebuilt from its file; other units are pickled) and runs it in a worker
 process (:mod:`.worker`) behind the same :class:`~mbfmu.cosim.units.Unit`
 interface, like libcosim's proxyfmu. The master talks to it over a socket:
-one round trip per step and one per output read, inputs are sent ahead
-without waiting. A worker that dies (a segfaulting FMU) or whose step takes
+one round trip per step (the outputs come back with it), inputs are sent
+ahead without waiting. A worker that dies (a segfaulting FMU) or whose step takes
 longer than ``step_timeout`` is killed, and the run ends with a
 :class:`~mbfmu.errors.CosimError` naming the unit and the time, with the
 partial result attached (see :func:`~mbfmu.cosim.simulate`).
@@ -81,6 +81,7 @@ class IsolatedUnit(Unit):
         self._sock: socket.socket | None = None
         self._stderr: Any = None
         self._busy = False
+        self._fresh = False  # y holds the unit's current outputs (no input sent since they were read)
         self._keys = itertools.count(1)
 
     # -- the worker ------------------------------------------------------------------
@@ -166,6 +167,7 @@ class IsolatedUnit(Unit):
                           what="initialization", t=t0, timeout=SETUP_TIMEOUT)
         self.u[:] = u[: len(self.inputs)]
         self.y[:] = y[: len(self.outputs)]
+        self._fresh = True
 
     def terminate(self) -> None:
         if self._proc is None:
@@ -191,15 +193,19 @@ class IsolatedUnit(Unit):
     # -- hot path --------------------------------------------------------------------
     def push(self) -> None:
         self._send("push", self.u.tolist())
+        self._fresh = False
 
     def push_derivatives(self, d1: Sequence[float], d2: Sequence[float]) -> None:
         self._send("derivs", list(d1), list(d2))
 
     def pull(self) -> None:
-        self.y[:] = self._call("pull", what="reading the outputs")
+        if not self._fresh:  # outputs read since the last step or input change are still current
+            self.y[:] = self._call("pull", what="reading the outputs")
+            self._fresh = True
 
     def do_step(self, t: float, h: float) -> None:
-        self._call("step", t, h, what=f"the step of {h!r} s", t=t)
+        self.y[:] = self._call("step", t, h, what=f"the step of {h!r} s", t=t)
+        self._fresh = True
 
     def getter(self, names: Sequence[str]) -> Callable[[], Sequence[float]]:
         for n in names:
@@ -227,6 +233,7 @@ class IsolatedUnit(Unit):
         key, u = state
         self._call("restore", key, what="restoring the state")
         self.u[:] = u[: len(self.inputs)]
+        self._fresh = False
 
     def free_state(self, state: Any) -> None:
         self._send("free", state[0])

@@ -5,8 +5,9 @@ each request is a length-prefixed pickle ``(op, *args)``; requests that
 return something get one reply, ``("ok", value)`` or ``("err", kind,
 message, unit, time)``. ``push``, ``derivs`` and ``free`` get no reply: an
 error they raise is returned in place of the next reply (the requests
-after it are skipped until then), so the hot path costs one round trip per
-step and one per output read. The worker ignores SIGINT (the master handles
+after it are skipped until then), and a step replies with the outputs
+after it, so the hot path costs one round trip per step (plus one per output
+read after new inputs, for units with direct feedthrough). The worker ignores SIGINT (the master handles
 Ctrl-C between steps) and dies with its master (``PR_SET_PDEATHSIG``).
 """
 from __future__ import annotations
@@ -85,8 +86,10 @@ class _Server:
         self.unit.pull()
         return list(self.unit.y)
 
-    def op_step(self, t: float, h: float) -> None:
+    def op_step(self, t: float, h: float) -> list:
         self.unit.do_step(t, h)
+        self.unit.pull()  # the outputs come back with the reply: no second round trip to read them
+        return list(self.unit.y)
 
     def op_getter(self, key: int, names: list) -> None:
         self.getters[key] = self.unit.getter(names)
