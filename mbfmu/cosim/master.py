@@ -126,6 +126,8 @@ class _Master:
             src, dst = system.units[c.src_unit], system.units[c.dst_unit]
             self.inc[dst.name].append((dst.inputs.index(c.dst_var), src, src.outputs.index(c.src_var)))
             self.conns.append((dst, dst.inputs.index(c.dst_var), src, src.outputs.index(c.src_var)))
+        # Integer, Boolean and String signals are held, never extrapolated
+        self.held = np.array([src.variables[src.outputs[k]].type != "Real" for _, _, src, k in self.conns], bool)
         # per unit: indices into self.conns of its incoming connections (for extrapolation)
         self.conn_of = {u.name: [i for i, c in enumerate(self.conns) if c[0] is u] for u in self.units}
         self.sub = {u.name: (1 if u.step is None else int(round(step / u.step))) for u in self.units}
@@ -178,6 +180,7 @@ class _Master:
                 raise InputError(f"cannot record unknown variables: {', '.join(bad)}")
         self.names = ["time"] + [f"{u.name}.{n}" for u, n in wanted]
         self.col_units = {f"{u.name}.{n}": u.variables[n].unit for u, n in wanted}
+        self.col_types = {f"{u.name}.{n}": u.variables[n].type for u, n in wanted if u.variables[n].type != "Real"}
         groups: dict[str, list[str]] = {}
         for u, n in wanted:
             groups.setdefault(u.name, []).append(n)
@@ -269,12 +272,12 @@ class _Master:
         if k <= 0:
             return Y0, z, z
         t0, t1 = self.hist_t[0], self.hist_t[1]
-        a = (Y0 - self.hist_y[1]) / (t0 - t1)
+        a = np.where(self.held, 0.0, (Y0 - self.hist_y[1]) / (t0 - t1))
         if k == 1:
             return Y0, a, z
         t2 = self.hist_t[2]
         a12 = (self.hist_y[1] - self.hist_y[2]) / (t1 - t2)
-        b = (a - a12) / (t0 - t2)
+        b = np.where(self.held, 0.0, (a - a12) / (t0 - t2))
         return Y0, a - b * (t1 - t0), b
 
     def _save(self) -> list:
@@ -394,14 +397,14 @@ class _Master:
         summary.real_time_factor = span / summary.wall_time if summary.wall_time > 0 else math.inf
         summary.loop_iterations = self.loop_iterations
         meta = {"algorithm": self.opts.algorithm, "step": self.H, "extrapolation": self.opts.extrapolation,
-                "adaptive": self.opts.adaptive, "units": self.col_units,
+                "adaptive": self.opts.adaptive, "units": self.col_units, "types": self.col_types,
                 "values": {f"{u.name}.{k}": v for u in self.units for k, v in u.values.items()},
                 "components": {u.name: {"type": type(u).__name__, "source": str(getattr(u, "path", ""))}
                                for u in self.units}}
         plants = {u.name: u.plant_ref for u in self.units if getattr(u, "plant_ref", None)}
         if plants:  # the viewer rebuilds poses from these (mbfmu.viewer.results)
             meta["plants"] = plants
-        return Result(make_array(self.names, rows), summary, meta)
+        return Result(make_array(self.names, rows, self.col_types), summary, meta)
 
     def _record(self, t: float, recs: list) -> None:
         if self._nrows == len(self._rows):

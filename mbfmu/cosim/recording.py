@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, UnknownNameError
+from .typed import typed_columns
 
 
 @dataclass
@@ -94,6 +95,9 @@ class Result:
         meta = dict(self.meta, summary=asdict(self.summary))
         if path.suffix == ".csv":
             header = "# mbfmu " + json.dumps(meta, default=str) + "\n" + ",".join(self.names)
+            if any(self.data.dtype[n].kind == "U" for n in self.names):
+                _save_text_csv(path, self.data, header)
+                return path
             arr = np.column_stack([self.data[n] for n in self.names]) if len(self.data) else np.zeros((0, len(self.names)))
             np.savetxt(path, arr, delimiter=",", header=header, comments="", fmt="%.17g")
         elif path.suffix == ".npz":
@@ -103,13 +107,39 @@ class Result:
         return path
 
 
-def make_array(names: list[str], rows: np.ndarray) -> np.ndarray:
-    """Structured array with float64 fields ``names`` from a 2-D array of rows."""
-    dtype = np.dtype([(n, np.float64) for n in names])
-    out = np.empty(len(rows), dtype=dtype)
-    for j, n in enumerate(names):
-        out[n] = rows[:, j]
-    return out
+def make_array(names: list[str], rows: np.ndarray, types: dict[str, str] | None = None) -> np.ndarray:
+    """Structured array with fields ``names`` from a 2-D array of float rows:
+    float64, or int64 / bool / str for the Integer, Boolean and String
+    columns named in ``types`` (see :func:`mbfmu.cosim.typed.typed_columns`)."""
+    return typed_columns(names, rows, types)
+
+
+def _save_text_csv(path: Path, data: np.ndarray, header: str) -> None:
+    """CSV with text columns (quoted where needed), numbers at full precision."""
+    import csv
+    with open(path, "w", newline="") as f:
+        f.write(header + "\n")
+        w = csv.writer(f)
+        kinds = [data.dtype[n].kind for n in data.dtype.names]
+        for row in data:
+            w.writerow([v if k == "U" else int(v) if k in "ib" else f"{v:.17g}" for v, k in zip(row.tolist(), kinds)])
+
+
+def _load_text_csv(path: Path, names: list[str], skip: int, types: dict[str, str]) -> np.ndarray:
+    import csv
+    from .typed import numpy_dtype
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))[skip:]
+    cols = list(zip(*rows)) if rows else [()] * len(names)
+    out = {}
+    for n, c in zip(names, cols):
+        t = types.get(n, "Real")
+        out[n] = np.array(c, dtype=str) if t == "String" else np.array([float(x) for x in c])
+    dtype = np.dtype([(n, numpy_dtype(types.get(n, "Real"), out[n])) for n in names])
+    data = np.empty(len(rows), dtype=dtype)
+    for n in names:
+        data[n] = out[n] if types.get(n) != "Boolean" else out[n] != 0
+    return data
 
 
 def load_result(path: str | Path) -> Result:
@@ -126,8 +156,12 @@ def load_result(path: str | Path) -> Result:
         meta = json.loads(first[len("# mbfmu "):]) if first.startswith("# mbfmu") else {}
         names = names_line.strip().split(",")
         skip = 2 if first.startswith("# mbfmu") else 1
-        rows = np.loadtxt(path, delimiter=",", skiprows=skip, ndmin=2)
-        data = make_array(names, rows.reshape(-1, len(names)))
+        types = meta.get("types") or {}
+        if "String" in types.values():
+            data = _load_text_csv(path, names, skip, types)
+        else:
+            rows = np.loadtxt(path, delimiter=",", skiprows=skip, ndmin=2)
+            data = make_array(names, rows.reshape(-1, len(names)), types)
     else:
         raise InputError(f"cannot load results from {str(path)!r}: use a .csv or .npz file")
     summary = RunSummary(**meta.pop("summary", {}))
