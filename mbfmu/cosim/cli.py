@@ -32,6 +32,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--record", choices=["outputs", "all"], default="outputs", help="what to record")
     p.add_argument("-o", "--output", help="results file (.csv or .npz)")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    p.add_argument("--log", action="store_true", help="FMU logging on, with all the FMUs' log categories (slower)")
     p.set_defaults(func=run)
     return p
 
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     algorithm = args.algorithm or exp.get("algorithm", "jacobi")
     result = simulate(system, stop, step, start_time=start, algorithm=algorithm, extrapolation=args.extrapolation,
                       adaptive=args.adaptive, iterative=args.iterative, rtol=args.tolerance, atol=args.tolerance, record=args.record,
-                      progress=False if args.no_progress else None)
+                      progress=False if args.no_progress else None, log=args.log or None)
     print(f"{path.name}: {result.summary}")
     if args.output:
         print(f"results: {result.save(args.output)}")

@@ -533,7 +533,7 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
              adaptive: bool = False, rtol: float = 1e-4, atol: float = 1e-6, min_step: float | None = None,
              max_step: float | None = None, loop_tolerance: float = 1e-12, loop_max_iterations: int = 100,
              record: Sequence[str] | str | None = None, progress: bool | None = None,
-             iterative: bool = False, max_steps: int = 1_000_000) -> Result:
+             iterative: bool = False, max_steps: int = 1_000_000, log: bool | None = None) -> Result:
     """Co-simulate ``system`` from ``start_time`` to ``stop_time``.
 
     Parameters
@@ -579,6 +579,10 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
         Needs every unit to roll back.
     max_steps : int
         Adaptive stepping gives up (with an error) after this many steps.
+    log : bool, optional
+        FMU logging: ``True`` instantiates every FMU with logging and all its
+        log categories on, ``False`` off; ``None`` keeps each unit's own
+        setting (off unless the unit was made with ``log=True``).
 
     Returns
     -------
@@ -608,6 +612,10 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
         if abs(n - round(n)) > 1e-9 * max(1.0, n):
             raise InputError(f"the interval {stop_time - start_time!r} s is not a whole number of steps of {step!r} s")
     system.validate(None if adaptive else step)
+    if log is not None:
+        for u in system.units.values():
+            if hasattr(u, "logging_on"):
+                u.logging_on = bool(log)
     opts = Options(algorithm, order, extrapolation, adaptive, rtol, atol, min_step, max_step, loop_tolerance,
                    loop_max_iterations, progress, iterative, max_steps)
     return _Master(system, float(step), opts, record).run(float(start_time), float(stop_time))
