@@ -54,6 +54,7 @@ import numpy as np
 from ..errors import CosimError, InputError
 from .recording import Result, RunSummary, make_array
 from .loops import solve_loop
+from .rollback_probe import probe_rollback
 from .system import System, exchange_order, self_loops
 from .units import Unit
 
@@ -376,6 +377,8 @@ class _Master:
                 u.connect_inputs([j for j, _, _ in self.inc[u.name]])
                 u.setup(t0, stop, self.H if u.step is None else u.step)
             self.exchange(t0)  # the initial output-to-input propagation
+            if opts.adaptive or opts.iterative:  # every unit must really restore a saved state
+                probe_rollback(self.units, t0, self.H)
             recs = self._recorders()
             start_wall = _time.perf_counter()
             if opts.adaptive:

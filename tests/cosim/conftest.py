@@ -49,3 +49,9 @@ def openmodelica_fmus(tmp_path_factory):
         return fetch(tmp_path_factory.mktemp("openmodelica"))
     except (RuntimeError, OSError) as exc:  # no package index reachable
         pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def forgetful_fmu(fmu_dir):
+    """pythonfmu FMU: a first-order lag that declares state handling but restores nothing."""
+    return build_python_fmu("forgetful", fmu_dir / "forgetful", "--handle-state")
