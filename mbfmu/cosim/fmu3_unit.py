@@ -275,7 +275,7 @@ class Fmu3Unit(FmuUnit):
 
     # -- hot path ----------------------------------------------------------------------
     def push(self) -> None:
-        u = self.u
+        u = self._converted_inputs() if self.input_conversion else self.u
         for g in self._in_groups3:
             buf, typ = g.buf, g.type
             for k, j in g.slots:

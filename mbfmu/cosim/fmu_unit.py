@@ -167,6 +167,7 @@ class FmuUnit(Unit):
         atexit.register(shutil.rmtree, self._unzipdir, True)
         self._fmu = None
         self.log: collections.deque[str] = collections.deque(maxlen=200)
+        self.input_conversion: dict[int, tuple[float, float]] = {}
         self._bufs()
 
     # -- reading the model description (FMI 3 overrides these) -----------------------
@@ -351,8 +352,22 @@ class FmuUnit(Unit):
             pass
 
     # -- hot path -----------------------------------------------------------------
+    def convert_input(self, name: str, gain: float, offset: float) -> None:
+        """Send Real input ``name`` as ``gain u + offset`` (a unit conversion: the
+        master's value is in the source's unit, the FMU's in its own)."""
+        j = self.inputs.index(self.variable(name).name)
+        self.input_conversion[j] = (float(gain), float(offset))
+        self._u_sent = (ctypes.c_double * max(self._n_in, 1))()
+
+    def _converted_inputs(self) -> Any:
+        sent = self._u_sent
+        ctypes.memmove(sent, self.u, ctypes.sizeof(sent))
+        for j, (a, b) in self.input_conversion.items():
+            sent[j] = a * sent[j] + b
+        return sent
+
     def push(self) -> None:
-        u = self.u
+        u = self._converted_inputs() if self.input_conversion else self.u
         if self._all_real_in:
             s = self._setReal(self._c, self._in_vr, self._n_in, u)
             if s > 1:
