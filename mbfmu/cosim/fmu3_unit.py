@@ -241,7 +241,7 @@ class Fmu3Unit(FmuUnit):
         self._no_prior = not self.will_roll_back
         try:
             self._set_values(self.values)
-            fmu.enterInitializationMode(startTime=t0, stopTime=stop_time)
+            fmu.enterInitializationMode(tolerance=self.tolerance, startTime=t0, stopTime=stop_time)
             fmu.exitInitializationMode()
         except Exception as exc:
             raise CosimError(f"unit {self.name!r}: initialization failed: {exc}"

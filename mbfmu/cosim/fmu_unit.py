@@ -118,6 +118,8 @@ class FmuUnit(Unit):
     instantiated anew for every run.
     """
 
+    tolerance: float | None = None  # relative tolerance given to the FMU at set-up (None: the FMU's own)
+
     def __new__(cls, path: str | Path, *args: Any, **kwargs: Any) -> "FmuUnit":
         if cls is FmuUnit and (_fmi_version(path) or "").startswith("3."):
             from .fmu3_unit import Fmu3Unit
@@ -300,7 +302,7 @@ class FmuUnit(Unit):
         self._setDer = f.get("fmi2SetRealInputDerivatives")
         self._no_prior = 0 if self.will_roll_back else 1  # fmi2DoStep's noSetFMUStatePriorToCurrentPoint
         try:
-            fmu.setupExperiment(startTime=t0, stopTime=stop_time)
+            fmu.setupExperiment(tolerance=self.tolerance, startTime=t0, stopTime=stop_time)
             self._set_values(self.values)
             fmu.enterInitializationMode()
             fmu.exitInitializationMode()
