@@ -82,14 +82,15 @@ def run(args) -> int:
     import control
     target = args.target
     if target.lower().endswith(".fmu"):
-        from ..cosim.fmu_linearize import input_start_values, linearize_fmu
+        from ..cosim.fmu_linearize import input_start_values
+        from .fmu_model import linearize_fmu
         t0 = 0.0 if args.at is None else float(args.at)
         starts = input_start_values(target)
         ins = list(starts)
         starts.update(_pairs(args.u, "--u"))
         sys = linearize_fmu(target, step=args.step, t0=t0, u0=[starts[n] for n in ins],
                             n_markov=args.markov, order=args.order)
-        name, dt, info = Path(target).stem, sys.dt, f"ERA at t0 = {t0} s, step {sys.dt} s"
+        name, dt, info = Path(target).stem, sys.dt, f"{sys.linearization.method} at t0 = {t0} s, step {sys.dt} s"
     else:
         plant, sys = _linearize_plant(args)
         name, dt = plant.name, None

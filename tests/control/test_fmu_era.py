@@ -112,3 +112,26 @@ def test_era_order_from_the_gap_above_the_noise_floor(noise):
     assert A.shape == (4, 4)
     found = np.sort_complex(np.log(np.linalg.eigvals(A).astype(complex)) / h)
     np.testing.assert_allclose(found, np.sort_complex(poles), rtol=max(1e-6, 3 * noise))
+
+
+def test_mbfmu_built_fmu_gets_the_plants_exact_linearization(tmp_path):
+    """An FMU built by mbfmu names its plant: the model is the plant's exact
+    linearization discretized with ZOH, not an ERA fit. Checked against an
+    independent ZOH model of the pendulum linearized by hand about its rest
+    state, and against ERA of the same FMU."""
+    from mbfmu.control import linearize_fmu as model_of_fmu
+    from mbfmu.fmu.builder import build_fmu
+
+    plants = Path(__file__).resolve().parents[1] / "fmu" / "plants.py"
+    fmu = build_fmu(f"{plants}:DampedPendulum", tmp_path, parameters={"theta0": 0.0})
+    h = 0.01
+    sys_d = model_of_fmu(fmu, step=h, u0=[0.0], outputs=["theta", "omega"])
+    assert "ZOH" in sys_d.linearization.method
+    L, m, c, g = 1.0, 2.0, 0.1, 9.81  # DampedPendulum defaults: theta'' = -g/L sin - c/(m L2) theta' + tau/(m L2)
+    ref = control.c2d(control.ss([[0, 1], [-g / L, -c / (m * L * L)]], [[0], [1 / (m * L * L)]], np.eye(2),
+                                 np.zeros((2, 1))), h, "zoh")
+    np.testing.assert_allclose(np.sort_complex(sys_d.poles()), np.sort_complex(ref.poles()), rtol=1e-10)
+    np.testing.assert_allclose(sys_d.B, ref.B, rtol=1e-8, atol=1e-14)
+    era_model = model_of_fmu(fmu, step=h, u0=[0.0], outputs=["theta", "omega"], exact=False, n_markov=60)
+    assert era_model.linearization.method == "ERA"
+    np.testing.assert_allclose(np.sort_complex(era_model.poles()), np.sort_complex(ref.poles()), atol=1e-6)
