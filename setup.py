@@ -17,4 +17,12 @@ kernels = Extension(
     extra_compile_args=["-O3", "-std=c99", "-fno-math-errno", "-Wall", "-Wno-unused-function"],
 )
 
-setup(ext_modules=[kernels])
+# the compiled co-simulation loop (loaded with ctypes by mbfmu.cosim.fast_loop);
+# no FMA contraction: its time points must equal the Python loop's bit for bit
+fastloop = Extension(
+    "mbfmu.cosim._fastloop",
+    sources=["mbfmu/cosim/csrc/fastloop.c"],
+    extra_compile_args=["-O2", "-std=c99", "-ffp-contract=off", "-Wall"],
+)
+
+setup(ext_modules=[kernels, fastloop])
