@@ -258,7 +258,8 @@ class Fmu3Unit(FmuUnit):
         for vr, given in by_vr.items():
             typ, names = self._layout[vr]
             vals = [given.get(k, self.variables[en[0]].start) for k, en in enumerate(names)]
-            buf = (_CT[typ] * len(vals))(*[_to_c(typ, string_code(str(v)) if typ == "String" else float(v or 0.0))
+            buf = (_CT[typ] * len(vals))(*[_to_c(typ, string_code("" if v is None else str(v)) if typ == "String"
+                                           else float(v or 0.0))
                                            for v in vals])
             s = self._f_set[typ](self._c, (ctypes.c_uint * 1)(vr), 1, buf, len(vals))
             if s > 1:
