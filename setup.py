@@ -17,8 +17,16 @@ kernels = Extension(
     extra_compile_args=["-O3", "-std=c99", "-fno-math-errno", "-Wall", "-Wno-unused-function"],
 )
 
+# the compiled co-simulation loop (loaded with ctypes by mbfmu.cosim.fast_loop);
+# no FMA contraction: its time points must equal the Python loop's bit for bit
+fastloop = Extension(
+    "mbfmu.cosim._fastloop",
+    sources=["mbfmu/cosim/csrc/fastloop.c"],
+    extra_compile_args=["-O2", "-std=c99", "-ffp-contract=off", "-Wall"],
+)
+
 # every folder under mbfmu/ (data folders such as dynamics/csrc included), plus
 # the plant library in models/, installed as mbfmu.models (package-dir in pyproject.toml)
 packages = find_namespace_packages(include=["mbfmu", "mbfmu.*"], exclude=["*.__pycache__"]) + ["mbfmu.models"]
 
-setup(ext_modules=[kernels], packages=packages)
+setup(ext_modules=[kernels, fastloop], packages=packages)

@@ -11,8 +11,16 @@
    - libcosim (libcosimpy, C++), from the SSP file mbfmu writes,
    - the same system simulated monolithically in Python (same RK4, no FMUs).
    Ratios to the bare loop are printed.
+3. The OpenModelica mass-spring pair (the two halves in the gemseo-fmu wheel,
+   plain C FMUs), 10 s at 1e-4 s (100,000 steps), Jacobi, run by mbfmu's
+   compiled loop (issue 14), mbfmu's Python loop, mbfmu with FMU logging on,
+   a bare hand-written fmpy loop, libcosim (from the SSP file mbfmu writes),
+   fmu-manipulation-toolbox's FMU container (its C loop, driven by fmpy at
+   0.01 s) and ``fmpy.ssp.simulate_ssp``; ratios to the container.
 
-Run: ``.venv/bin/python benchmarks/cosim.py`` (about a minute on 2 cores).
+Run: ``.venv/bin/python benchmarks/cosim.py`` (a few minutes on 2 cores);
+``benchmarks/cosim.py pair`` runs part 3 only. Part 3 needs the ``bench``
+extra (fmu-manipulation-toolbox) and downloads the gemseo-fmu wheel.
 """
 from __future__ import annotations
 
@@ -23,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -182,8 +191,163 @@ def closed_loop_monolithic():
     return time.perf_counter() - t0, np.array(rows)
 
 
+# ----------------------------------------------------------------------------- 3. mass-spring pair
+PAIR_STOP, PAIR_H = 10.0, 1e-4
+PAIR_LINKS = [("a.x1", "b.x1"), ("b.x2", "a.x2")]
+
+
+def _pair_system(fmus, log=False):
+    return System([FmuUnit(fmus["MassSpringSubSystem1"], "a", log=log),
+                   FmuUnit(fmus["MassSpringSubSystem2"], "b", log=log)], PAIR_LINKS)
+
+
+def pair_mbfmu(fmus, compiled=True, log=False):
+    from mbfmu.cosim import fast_loop
+    fast_loop.ENABLED = compiled
+    try:
+        s = _pair_system(fmus, log)
+        t0 = time.perf_counter()
+        r = simulate(s, PAIR_STOP, PAIR_H, progress=False)
+        return time.perf_counter() - t0, float(r["a.x1"][-1])
+    finally:
+        fast_loop.ENABLED = True
+
+
+def pair_bare(fmus):
+    a, av = raw(fmus["MassSpringSubSystem1"], "a")
+    b, bv = raw(fmus["MassSpringSubSystem2"], "b")
+    n = int(round(PAIR_STOP / PAIR_H))
+    t0 = time.perf_counter()
+    b.setReal([bv["x1"]], a.getReal([av["x1"]]))
+    a.setReal([av["x2"]], b.getReal([bv["x2"]]))
+    for k in range(n):
+        t = k * PAIR_H
+        a.doStep(t, PAIR_H)
+        b.doStep(t, PAIR_H)
+        x1, x2 = a.getReal([av["x1"]]), b.getReal([bv["x2"]])
+        b.setReal([bv["x1"]], x1)
+        a.setReal([av["x2"]], x2)
+    dt = time.perf_counter() - t0
+    for f in (a, b):
+        f.terminate()
+        f.freeInstance()
+    return dt, x1[0]
+
+
+def pair_container(fmus, work):
+    import shutil
+    import subprocess
+    from fmpy import simulate_fmu
+    d = work / "container"
+    d.mkdir(exist_ok=True)
+    for name in ("MassSpringSubSystem1", "MassSpringSubSystem2"):
+        shutil.copy(fmus[name], d / f"{name}.fmu")
+    (d / "pair.csv").write_text(
+        "rule;from_fmu;from_port;to_fmu;to_port\n"
+        "FMU;MassSpringSubSystem1.fmu;;;\nFMU;MassSpringSubSystem2.fmu;;;\n"
+        "LINK;MassSpringSubSystem1.fmu;x1;MassSpringSubSystem2.fmu;x1\n"
+        "LINK;MassSpringSubSystem2.fmu;x2;MassSpringSubSystem1.fmu;x2\n"
+        "OUTPUT;MassSpringSubSystem1.fmu;x1;;x1\nOUTPUT;MassSpringSubSystem2.fmu;x2;;x2\n")
+    tool = Path(sys.executable).with_name("fmucontainer")
+    subprocess.run([str(tool), "-container", f"pair.csv:{PAIR_H}", "-fmu-directory", str(d), "-no-auto-input",
+                    "-no-auto-output"], check=True, capture_output=True, cwd=d)
+    t0 = time.perf_counter()
+    r = simulate_fmu(str(d / "pair.fmu"), stop_time=PAIR_STOP, output_interval=0.01)
+    return time.perf_counter() - t0, float(r["x1"][-1])
+
+
+def pair_libcosim(ssp):
+    from libcosimpy.CosimExecution import CosimExecution
+    from libcosimpy.CosimLogging import CosimLogLevel, log_output_level
+    from libcosimpy.CosimObserver import CosimObserver
+    log_output_level(CosimLogLevel.ERROR)
+    ex = CosimExecution.from_ssp_file(str(ssp), step_size=int(round(PAIR_H * 1e9)))
+    obs = CosimObserver.create_last_value()
+    ex.add_observer(obs)
+    idx = ex.slave_index_from_instance_name("a")
+    vr = {v.name.decode(): v.reference for v in ex.slave_variables(idx)}
+    t0 = time.perf_counter()
+    ex.simulate_until(int(round(PAIR_STOP * 1e9)))
+    return time.perf_counter() - t0, obs.last_real_values(idx, [vr["x1"]])[0]
+
+
+def pair_fmpy_ssp(fmus, work):
+    """fmpy.ssp records system-level output connectors only (and fails without
+    them), which mbfmu's SSP files do not use: a hand-written SSD with one."""
+    import zipfile
+    from fmpy.ssp.simulation import simulate_ssp
+    ssd = """<?xml version="1.0" encoding="UTF-8"?>
+<ssd:SystemStructureDescription version="1.0" name="pair"
+    xmlns:ssc="http://ssp-standard.org/SSP1/SystemStructureCommon"
+    xmlns:ssd="http://ssp-standard.org/SSP1/SystemStructureDescription">
+  <ssd:System name="pair">
+    <ssd:Connectors><ssd:Connector name="x1" kind="output"><ssc:Real/></ssd:Connector></ssd:Connectors>
+    <ssd:Elements>
+      <ssd:Component name="a" source="resources/a.fmu"><ssd:Connectors>
+        <ssd:Connector name="x1" kind="output"><ssc:Real/></ssd:Connector>
+        <ssd:Connector name="x2" kind="input"><ssc:Real/></ssd:Connector></ssd:Connectors></ssd:Component>
+      <ssd:Component name="b" source="resources/b.fmu"><ssd:Connectors>
+        <ssd:Connector name="x1" kind="input"><ssc:Real/></ssd:Connector>
+        <ssd:Connector name="x2" kind="output"><ssc:Real/></ssd:Connector></ssd:Connectors></ssd:Component>
+    </ssd:Elements>
+    <ssd:Connections>
+      <ssd:Connection startElement="a" startConnector="x1" endElement="b" endConnector="x1"/>
+      <ssd:Connection startElement="b" startConnector="x2" endElement="a" endConnector="x2"/>
+      <ssd:Connection startElement="a" startConnector="x1" endConnector="x1"/>
+    </ssd:Connections>
+  </ssd:System>
+</ssd:SystemStructureDescription>
+"""
+    path = work / "pair_fmpy.ssp"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("SystemStructure.ssd", ssd)
+        z.write(fmus["MassSpringSubSystem1"], "resources/a.fmu")
+        z.write(fmus["MassSpringSubSystem2"], "resources/b.fmu")
+    t0 = time.perf_counter()
+    r = simulate_ssp(str(path), stop_time=PAIR_STOP, step_size=PAIR_H)
+    return time.perf_counter() - t0, float(r["x1"][-1])
+
+
+def mass_spring_pair(work: Path) -> None:
+    from openmodelica_fmus import fetch
+    fmus = fetch(work / "openmodelica")
+    ssp = write_ssp(_pair_system(fmus), work / "pair.ssp", stop_time=PAIR_STOP, step=PAIR_H)
+    n = int(round(PAIR_STOP / PAIR_H))
+    runs = {  # label -> callable; each run once per round, two rounds interleaved, best kept
+        "mbfmu, compiled loop (default)": lambda: pair_mbfmu(fmus),
+        "mbfmu, Python loop": lambda: pair_mbfmu(fmus, compiled=False),
+        "mbfmu, Python loop, FMU logging on": lambda: pair_mbfmu(fmus, compiled=False, log=True),
+        "bare hand-written fmpy loop": lambda: pair_bare(fmus),
+        "fmu-manipulation-toolbox container (C)": lambda: pair_container(fmus, work),
+        "libcosim (libcosimpy, from mbfmu SSP)": lambda: pair_libcosim(ssp),
+        "fmpy.ssp.simulate_ssp": lambda: pair_fmpy_ssp(fmus, work),
+    }
+    best_t: dict[str, float] = {}
+    final: dict[str, Any] = {}
+    for _ in range(2):
+        for label, fn in runs.items():
+            try:
+                dt, x1 = fn()
+            except Exception as exc:  # a peer missing on this machine
+                dt, x1 = math.nan, f"failed: {exc}"
+            best_t[label] = min(best_t.get(label, math.inf), dt) if dt == dt else math.nan
+            final[label] = x1
+    ref = best_t["fmu-manipulation-toolbox container (C)"]
+    print(f"\n3. OpenModelica mass-spring pair, {PAIR_STOP:g} s at {PAIR_H:g} s = {n} steps (Jacobi):")
+    print(f"   {'engine':42s} {'wall [s]':>9s} {'/container':>10s}  x1(10 s)")
+    for label in runs:
+        x = final[label]
+        print(f"   {label:42s} {best_t[label]:9.3f} {best_t[label] / ref:10.2f}  "
+              f"{x if isinstance(x, str) else f'{x:.12f}'}")
+    print("   (mbfmu's times include instantiating and initializing the FMUs and recording every step; "
+          "the container is stepped by fmpy every 0.01 s and records there)")
+
+
 def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="mbfmu_bench_"))
+    if sys.argv[1:] == ["pair"]:
+        mass_spring_pair(work)
+        return
     gain = build_c_fmu("gain", work)
     plant = build_python_fmu("pendulum", work / "p")
     ctrl = build_python_fmu("pd", work / "c")
@@ -223,6 +387,7 @@ def main() -> None:
           f"libcosim {lc_theta if isinstance(lc_theta, str) else f'{lc_theta:.15f}'}, monolithic {mono[0][1][-1, 0]:.15f}")
     print(f"   mbfmu summary: {r_nf.summary}")
     print("   (mbfmu times include instantiating and initializing the FMUs; the bare loop's and libcosim's do not)")
+    mass_spring_pair(work)
 
 
 

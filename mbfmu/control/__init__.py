@@ -5,9 +5,10 @@ speak python-control.
 ``linearize``                   exact continuous-time model of a plant
                                 (:mod:`~mbfmu.control.linearization`)
 ``trim``                        equilibrium for given inputs (Newton, exact Jacobian)
-``linearize_fmu``, ``era``      discrete model of any FMU with state save/restore
-                                (:mod:`~mbfmu.cosim.fmu_linearize`: it drives FMUs,
-                                so it lives in the co-simulation layer)
+``linearize_fmu``, ``era``      discrete model of any FMU: exact for mbfmu-built FMUs
+                                (:mod:`~mbfmu.control.fmu_model`), else ERA for FMUs
+                                with state save/restore (:mod:`~mbfmu.cosim.fmu_linearize`:
+                                it drives FMUs, so it lives in the co-simulation layer)
 ``pid``                         discrete PID, derivative filter, anti-windup
 ``lqr_servo``, ``lqg_servo``    LQR with integral action; with a Kalman filter
 ``kalman_filter``               steady-state discrete Kalman filter
@@ -28,7 +29,7 @@ from .._lazy import lazy_getattr
 _LAZY = {
     "linearize": "linearization", "trim": "linearization", "operating_state": "linearization",
     "Linearization": "linearization",
-    "linearize_fmu": "mbfmu.cosim.fmu_linearize", "era": "mbfmu.cosim.fmu_linearize",
+    "linearize_fmu": "fmu_model", "era": "mbfmu.cosim.fmu_linearize",
     "pid": "pid",
     "lqr_servo": "lqr", "lqg_servo": "lqr", "dlqr_gain": "lqr",
     "kalman_filter": "kalman", "kalman_gain": "kalman",

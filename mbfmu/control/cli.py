@@ -136,7 +136,8 @@ def run(args) -> int:
     import control
     target = args.target
     if target.lower().endswith(".fmu"):
-        from ..cosim.fmu_linearize import input_start_values, linearize_fmu
+        from ..cosim.fmu_linearize import input_start_values
+        from .fmu_model import linearize_fmu
         t0 = _fmu_start_time(args.at)
         name = Path(target).stem
         out = _output_path(args, name)  # refuse before the (long) identification
@@ -145,7 +146,8 @@ def run(args) -> int:
         starts.update(_pairs(args.u, "--u"))
         lin_sys = linearize_fmu(target, step=args.step, t0=t0, u0=[starts[n] for n in ins],
                                 n_markov=args.markov, order=args.order)
-        dt, info = lin_sys.dt, f"ERA at t0 = {t0} s, step {lin_sys.dt} s"
+        dt = lin_sys.dt
+        info = f"{lin_sys.linearization.method} at t0 = {t0} s, step {lin_sys.dt} s"
     else:
         plant, lin_sys = _linearize_plant(args)
         name, dt = plant.name, None

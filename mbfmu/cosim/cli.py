@@ -57,6 +57,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="run every unit in its own worker process (a crashing unit ends the run cleanly)")
     p.add_argument("--allow-nan", action="store_true", help="let non-finite outputs through instead of stopping")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    p.add_argument("--log", action="store_true", help="FMU logging on, with all the FMUs' log categories (slower)")
     p.set_defaults(func=run)
     return p
 
@@ -143,7 +144,8 @@ def _run(args: argparse.Namespace) -> int:
                           extrapolation=args.extrapolation, adaptive=args.adaptive, iterative=args.iterative,
                           rtol=args.tolerance, atol=args.tolerance, record=args.record,
                           progress=False if args.no_progress else None, allow_nan=args.allow_nan,
-                          timeout=args.timeout, step_timeout=args.step_timeout, isolate=args.isolate, sink=sink)
+                          timeout=args.timeout, step_timeout=args.step_timeout, isolate=args.isolate, sink=sink,
+                          log=args.log or None)
     except CosimError as exc:
         partial = getattr(exc, "result", None)
         if partial is None:  # the system is invalid: nothing ran

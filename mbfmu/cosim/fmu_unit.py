@@ -1,5 +1,8 @@
 """The FMU unit: any FMI 2.0 co-simulation FMU, run through fmpy.
 
+``FmuUnit(path)`` opens an FMI 3.0 co-simulation FMU as a
+:class:`~mbfmu.cosim.fmu3_unit.Fmu3Unit` (same contract).
+
 Names are resolved to value references once; the hot path (:meth:`FmuUnit.push`,
 :meth:`FmuUnit.pull`, :meth:`FmuUnit.do_step`) calls the FMU's C functions
 directly with pre-allocated ctypes arrays, checking each status. A failing
@@ -12,13 +15,19 @@ import atexit
 import collections
 import ctypes
 import itertools
+import logging
+import re
 import shutil
+import zipfile
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..errors import CosimError, InputError, StopRequested
 from .md_check import check_model_description
+from .typed import string_code, string_text
 from .units import Unit, Variable
+
+_LOG = logging.getLogger("mbfmu.cosim")
 
 
 LOG_LINES_SHOWN = 10  # last log lines of a unit quoted in an error message
@@ -35,6 +44,7 @@ def _status_error(unit: "Unit", what: str, status: int, t: float | None = None) 
 
 
 _CTYPE = {"Real": ctypes.c_double, "Integer": ctypes.c_int, "Boolean": ctypes.c_int}
+_BUF_CTYPE = dict(_CTYPE, String=ctypes.c_char_p)
 
 # FMU log messages. fmpy's native logger proxy (which formats printf-style
 # messages) forwards to ONE process-wide Python logger, the last one registered.
@@ -75,6 +85,17 @@ def _callbacks(key: int) -> Any:
     return cb
 
 
+def _fmi_version(path: str | Path) -> str | None:
+    """The ``fmiVersion`` of an FMU archive, read without parsing the whole description."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            head = z.read("modelDescription.xml")[:4096].decode("utf-8", "replace")
+    except (OSError, KeyError, zipfile.BadZipFile):
+        return None
+    m = re.search(r'fmiVersion\s*=\s*"([^"]*)"', head)
+    return m.group(1) if m else None
+
+
 class FmuUnit(Unit):
     """Any FMI 2.0 co-simulation FMU, run through fmpy.
 
@@ -92,6 +113,10 @@ class FmuUnit(Unit):
         Overrides the output dependencies declared in the FMU's
         ``ModelStructure`` (where an output declares none, FMI 2.0 says it
         depends on every input).
+    log : bool
+        Instantiate with logging on and every log category of the FMU
+        switched on (default off: FMUs that log each call make runs several
+        times slower).
 
     Notes
     -----
@@ -100,8 +125,17 @@ class FmuUnit(Unit):
     instantiated anew for every run.
     """
 
+    tolerance: float | None = None  # relative tolerance given to the FMU at set-up (None: the FMU's own)
+
+    def __new__(cls, path: str | Path, *args: Any, **kwargs: Any) -> "FmuUnit":
+        if cls is FmuUnit and (_fmi_version(path) or "").startswith("3."):
+            from .fmu3_unit import Fmu3Unit
+            return super().__new__(Fmu3Unit)
+        return super().__new__(cls)
+
     def __init__(self, path: str | Path, name: str | None = None, values: Mapping[str, Any] | None = None,
-                 step: float | None = None, feedthrough: Mapping[str, Iterable[str]] | None = None) -> None:
+                 step: float | None = None, feedthrough: Mapping[str, Iterable[str]] | None = None,
+                 log: bool = False) -> None:
         from fmpy import extract, read_model_description
 
         self.path = Path(path)
@@ -111,19 +145,10 @@ class FmuUnit(Unit):
             md = read_model_description(str(self.path), validate=False)
         except Exception as exc:  # fmpy raises plain Exception for bad archives
             raise InputError(f"{str(self.path)!r} is not a readable FMU: {exc}") from exc
-        if md.fmiVersion != "2.0" or md.coSimulation is None:
-            raise InputError(f"{str(self.path)!r}: only FMI 2.0 co-simulation FMUs are supported "
-                             f"(fmiVersion {md.fmiVersion}, coSimulation {'yes' if md.coSimulation else 'no'})")
+        self._check_interface(md)
         check_model_description(md, str(self.path))
         self.md = md
-        variables = []
-        for v in md.modelVariables:
-            start = v.start
-            if start is not None and v.type in ("Real", "Integer", "Boolean", "Enumeration"):
-                start = float(start in ("true", "1", True)) if v.type == "Boolean" else float(start)
-            typ = "Integer" if v.type == "Enumeration" else v.type
-            variables.append(Variable(v.name, v.causality, typ, v.unit or (v.declaredType.unit if v.declaredType is not None else None),
-                                      start, v.valueReference))
+        variables = self._variables(md)
         declared: dict[str, tuple[str, ...]] = {}
         inputs = [v.name for v in variables if v.causality == "input"]
         for o in md.outputs:
@@ -131,6 +156,7 @@ class FmuUnit(Unit):
                 declared[o.variable.name] = tuple(inputs)
             else:
                 declared[o.variable.name] = tuple(d.name for d in o.dependencies if d.causality == "input")
+        self._expand_declared(declared)
         for v in variables:
             if v.causality == "output" and v.name not in declared:
                 declared[v.name] = tuple(inputs)
@@ -138,8 +164,10 @@ class FmuUnit(Unit):
             declared.update({k: tuple(v) for k, v in feedthrough.items()})
         super().__init__(name or md.modelName, variables, declared, step)
         cs = md.coSimulation
-        self.can_rollback = bool(cs.canGetAndSetFMUstate)
+        self.can_rollback = bool(getattr(cs, "canGetAndSetFMUstate", False) or getattr(cs, "canGetAndSetFMUState", False))
         self.can_interpolate_inputs = bool(cs.canInterpolateInputs)
+        self.max_input_order = self._declared_input_order(cs)
+        self.logging_on = bool(log)
         self.model_identifier = cs.modelIdentifier
         for k, val in (values or {}).items():
             self.set(k, val)
@@ -149,7 +177,43 @@ class FmuUnit(Unit):
         atexit.register(shutil.rmtree, self._unzipdir, True)
         self._fmu = None
         self.log: collections.deque[str] = collections.deque(maxlen=200)
+        self.input_conversion: dict[int, tuple[float, float]] = {}
         self._bufs()
+
+    # -- reading the model description (FMI 3 overrides these) -----------------------
+    @staticmethod
+    def _check_interface(md: Any) -> None:
+        if md.fmiVersion != "2.0" or md.coSimulation is None:
+            raise InputError(f"{md.modelName!r}: only FMI 2.0 and 3.0 co-simulation FMUs are supported "
+                             f"(fmiVersion {md.fmiVersion}, coSimulation {'yes' if md.coSimulation else 'no'})")
+
+    @staticmethod
+    def _variables(md: Any) -> list[Variable]:
+        """The FMU's variables; Enumeration counts as Integer; start values as
+        floats (Boolean 0/1), text for String."""
+        variables = []
+        for v in md.modelVariables:
+            start = v.start
+            if start is not None and v.type in ("Real", "Integer", "Boolean", "Enumeration"):
+                start = float(start in ("true", "1", True)) if v.type == "Boolean" else float(start)
+            typ = "Integer" if v.type == "Enumeration" else v.type
+            variables.append(Variable(v.name, v.causality, typ,
+                                      v.unit or (v.declaredType.unit if v.declaredType is not None else None),
+                                      start, v.valueReference))
+        return variables
+
+    def _expand_declared(self, declared: dict[str, tuple[str, ...]]) -> None:
+        """Hook for units whose model variables are not scalars (FMI 3 arrays)."""
+
+    @staticmethod
+    def _declared_input_order(cs: Any) -> int:
+        """Highest input-derivative order to send: none when the FMU cannot
+        interpolate inputs, else 2 capped by a declared ``maxOutputDerivativeOrder``
+        of 1 (OpenModelica FMUs declare 1 and refuse order 2)."""
+        if not cs.canInterpolateInputs:
+            return 0
+        declared = int(getattr(cs, "maxOutputDerivativeOrder", 0) or 0)
+        return min(2, declared) if declared >= 1 else 2
 
     def _bufs(self) -> None:
         """Buffers: ``u`` and ``y`` are ctypes double arrays in input/output order
@@ -162,7 +226,7 @@ class FmuUnit(Unit):
         self._out_vr = (ctypes.c_uint * max(n_out, 1))(*[var[n].vr for n in self.outputs])
         self._real_out = all(var[n].type == "Real" for n in self.outputs)
         self._out_groups = [(typ, [j for j, n in enumerate(self.outputs) if var[n].type == typ])
-                            for typ in ("Real", "Integer", "Boolean")]
+                            for typ in ("Real", "Integer", "Boolean", "String")]
         self.connect_inputs(range(n_in))
 
     def connect_inputs(self, driven: Iterable[int]) -> None:
@@ -173,10 +237,10 @@ class FmuUnit(Unit):
         self._all_real_in = driven == list(range(self._n_in)) and all(var[n].type == "Real" for n in self.inputs)
         self._in_vr = (ctypes.c_uint * max(self._n_in, 1))(*[var[n].vr for n in self.inputs])
         self._in_groups = []
-        for typ in ("Real", "Integer", "Boolean"):
+        for typ in ("Real", "Integer", "Boolean", "String"):
             idx = [j for j in driven if var[self.inputs[j]].type == typ]
             if idx:
-                ct = ctypes.c_double if typ == "Real" else ctypes.c_int
+                ct = _BUF_CTYPE[typ]
                 self._in_groups.append((typ, idx, (ctypes.c_uint * len(idx))(*[var[self.inputs[j]].vr for j in idx]),
                                         (ct * len(idx))()))
         real = next((g for g in self._in_groups if g[0] == "Real"), None)
@@ -234,7 +298,9 @@ class FmuUnit(Unit):
         try:
             fmu = FMU2Slave(guid=self.md.guid, unzipDirectory=self._unzipdir, modelIdentifier=self.model_identifier,
                             instanceName=self.name)
-            fmu.instantiate(callbacks=cb, loggingOn=True)
+            fmu.instantiate(callbacks=cb, loggingOn=self.logging_on)
+            if self.logging_on and self.md.logCategories:
+                fmu.setDebugLogging(True, [c.name for c in self.md.logCategories])
         except Exception as exc:
             raise CosimError(f"unit {self.name!r}: cannot instantiate {self.path.name}: {exc}"
                              + (f"; unit log:\n{self.log_text()}" if self.log else "")) from exc
@@ -242,22 +308,29 @@ class FmuUnit(Unit):
         f = fmu._functions
         self._c = fmu.component
         self._doStep, self._getReal, self._setReal = f["fmi2DoStep"], f["fmi2GetReal"], f["fmi2SetReal"]
-        self._set = {"Real": f["fmi2SetReal"], "Integer": f["fmi2SetInteger"], "Boolean": f["fmi2SetBoolean"]}
-        self._get = {"Real": f["fmi2GetReal"], "Integer": f["fmi2GetInteger"], "Boolean": f["fmi2GetBoolean"]}
+        self._set = {t: f[f"fmi2Set{t}"] for t in ("Real", "Integer", "Boolean", "String")}
+        self._get = {t: f[f"fmi2Get{t}"] for t in ("Real", "Integer", "Boolean", "String")}
         self._setDer = f.get("fmi2SetRealInputDerivatives")
         self._no_prior = 0 if self.will_roll_back else 1  # fmi2DoStep's noSetFMUStatePriorToCurrentPoint
         try:
-            fmu.setupExperiment(startTime=t0, stopTime=stop_time)
+            fmu.setupExperiment(tolerance=self.tolerance, startTime=t0, stopTime=stop_time)
             self._set_values(self.values)
             fmu.enterInitializationMode()
             fmu.exitInitializationMode()
         except Exception as exc:
             raise CosimError(f"unit {self.name!r}: initialization failed: {exc}"
                              + (f"; unit log:\n{self.log_text()}" if self.log else "")) from exc
-        for j, n in enumerate(self.inputs):  # the buffer starts at the values set, else the start values
-            start = self.values.get(n, self.variables[n].start)
-            self.u[j] = float(start) if start is not None else 0.0
+        self._start_inputs()
         self.pull()
+
+    def _start_inputs(self) -> None:
+        """The input buffer starts at the values set, else the start values."""
+        for j, n in enumerate(self.inputs):
+            start = self.values.get(n, self.variables[n].start)
+            if self.variables[n].type == "String":
+                self.u[j] = string_code("" if start is None else str(start))
+            else:
+                self.u[j] = float(start) if start is not None else 0.0
 
     def _set_values(self, values: Mapping[str, Any]) -> None:
         fmu = self._fmu
@@ -297,8 +370,22 @@ class FmuUnit(Unit):
             pass
 
     # -- hot path -----------------------------------------------------------------
+    def convert_input(self, name: str, gain: float, offset: float) -> None:
+        """Send Real input ``name`` as ``gain u + offset`` (a unit conversion: the
+        master's value is in the source's unit, the FMU's in its own)."""
+        j = self.inputs.index(self.variable(name).name)
+        self.input_conversion[j] = (float(gain), float(offset))
+        self._u_sent = (ctypes.c_double * max(self._n_in, 1))()
+
+    def _converted_inputs(self) -> Any:
+        sent = self._u_sent
+        ctypes.memmove(sent, self.u, ctypes.sizeof(sent))
+        for j, (a, b) in self.input_conversion.items():
+            sent[j] = a * sent[j] + b
+        return sent
+
     def push(self) -> None:
-        u = self.u
+        u = self._converted_inputs() if self.input_conversion else self.u
         if self._all_real_in:
             s = self._setReal(self._c, self._in_vr, self._n_in, u)
             if s > 1:
@@ -308,6 +395,9 @@ class FmuUnit(Unit):
             if typ == "Real":
                 for m, j in enumerate(idx):
                     buf[m] = u[j]
+            elif typ == "String":
+                for m, j in enumerate(idx):
+                    buf[m] = string_text(u[j]).encode("utf-8")
             else:
                 for m, j in enumerate(idx):
                     buf[m] = int(round(u[j]))
@@ -321,12 +411,16 @@ class FmuUnit(Unit):
         if not n:
             return
         for order, d, buf in ((1, d1, self._d_order1), (2, d2, self._d_order2)):
-            if d is None:
+            if d is None or order > self.max_input_order:
                 continue
             for m, j in enumerate(self._der_idx):
                 self._d_buf[m] = d[j]
             s = self._setDer(self._c, self._der_vr, n, buf, self._d_buf)
-            if s > 1:
+            if s > 1 and order > 1:  # learnt: this FMU takes lower orders only
+                self.max_input_order = order - 1
+                _LOG.warning("unit %r refused input derivatives of order %d; sending order %d at most",
+                             self.name, order, order - 1)
+            elif s > 1:
                 raise _status_error(self, f"fmi2SetRealInputDerivatives (order {order})", s)
 
     def pull(self) -> None:
@@ -340,12 +434,16 @@ class FmuUnit(Unit):
             if not idx:
                 continue
             vr = (ctypes.c_uint * len(idx))(*[self._out_vr[j] for j in idx])
-            buf = ((ctypes.c_double if typ == "Real" else ctypes.c_int) * len(idx))()
+            buf = (_BUF_CTYPE[typ] * len(idx))()
             s = self._get[typ](self._c, vr, len(idx), buf)
             if s > 1:
                 raise _status_error(self, f"fmi2Get{typ}", s)
-            for m, j in enumerate(idx):
-                y[j] = float(buf[m])
+            if typ == "String":
+                for m, j in enumerate(idx):
+                    y[j] = string_code((buf[m] or b"").decode("utf-8", "replace"))
+            else:
+                for m, j in enumerate(idx):
+                    y[j] = float(buf[m])
 
     def do_step(self, t: float, h: float) -> None:
         s = self._doStep(self._c, t, h, self._no_prior)
@@ -366,7 +464,7 @@ class FmuUnit(Unit):
 
     def getter(self, names: Sequence[str]) -> Callable[[], Sequence[float]]:
         vs = [self.variable(n) for n in names]
-        bad = [v.name for v in vs if v.type not in _CTYPE]
+        bad = [v.name for v in vs if v.type not in _BUF_CTYPE]
         if bad:
             raise InputError(f"unit {self.name!r}: cannot record non-numeric variables {bad}")
         if all(v.type == "Real" for v in vs):
@@ -382,6 +480,9 @@ class FmuUnit(Unit):
         def get_mixed() -> list[float]:
             out = []
             for v in vs:
+                if v.type == "String":
+                    out.append(string_code(self._fmu.getString([v.vr])[0].decode("utf-8", "replace")))
+                    continue
                 g = {"Real": self._fmu.getReal, "Integer": self._fmu.getInteger, "Boolean": self._fmu.getBoolean}[v.type]
                 out.append(float(g([v.vr])[0]))
             return out

@@ -68,7 +68,9 @@ import numpy as np
 from ..errors import CosimError, InputError, RunInterrupted, StopRequested
 from .recording import Result, RunSummary, make_array
 from .run_guard import RunGuard, check_recording_fits
+from . import fast_loop
 from .loops import solve_loop
+from .rollback_probe import probe_rollback
 from .system import System, exchange_order, self_loops
 from .units import Unit
 
@@ -144,6 +146,8 @@ class _Master:
             src, dst = system.units[c.src_unit], system.units[c.dst_unit]
             self.inc[dst.name].append((dst.inputs.index(c.dst_var), src, src.outputs.index(c.src_var)))
             self.conns.append((dst, dst.inputs.index(c.dst_var), src, src.outputs.index(c.src_var)))
+        # Integer, Boolean and String signals are held, never extrapolated
+        self.held = np.array([src.variables[src.outputs[k]].type != "Real" for _, _, src, k in self.conns], bool)
         # per unit: indices into self.conns of its incoming connections (for extrapolation)
         self.conn_of = {u.name: [i for i, c in enumerate(self.conns) if c[0] is u] for u in self.units}
         self.sub = {u.name: (1 if u.step is None else int(round(step / u.step))) for u in self.units}
@@ -199,6 +203,7 @@ class _Master:
                 raise InputError(f"cannot record unknown variables: {', '.join(bad)}")
         self.names = ["time"] + [f"{u.name}.{n}" for u, n in wanted]
         self.col_units = {f"{u.name}.{n}": u.variables[n].unit for u, n in wanted}
+        self.col_types = {f"{u.name}.{n}": u.variables[n].type for u, n in wanted if u.variables[n].type != "Real"}
         groups: dict[str, list[str]] = {}
         for u, n in wanted:
             groups.setdefault(u.name, []).append(n)
@@ -311,12 +316,12 @@ class _Master:
         if k <= 0:
             return Y0, z, z
         t0, t1 = self.hist_t[0], self.hist_t[1]
-        a = (Y0 - self.hist_y[1]) / (t0 - t1)
+        a = np.where(self.held, 0.0, (Y0 - self.hist_y[1]) / (t0 - t1))
         if k == 1:
             return Y0, a, z
         t2 = self.hist_t[2]
         a12 = (self.hist_y[1] - self.hist_y[2]) / (t1 - t2)
-        b = (a - a12) / (t0 - t2)
+        b = np.where(self.held, 0.0, (a - a12) / (t0 - t2))
         return Y0, a - b * (t1 - t0), b
 
     def _save(self) -> list:
@@ -420,6 +425,8 @@ class _Master:
                 u.connect_inputs([j for j, _, _ in self.inc[u.name]])
                 u.setup(t0, stop, self.H if u.step is None else u.step)
             self.exchange(t0)  # the initial output-to-input propagation
+            if opts.adaptive or opts.iterative:  # every unit must really restore a saved state
+                probe_rollback(self.units, t0, self.H)
             recs = self._recorders()
             start_wall = _time.perf_counter()
             try:
@@ -466,12 +473,12 @@ class _Master:
         meta = self._meta()
         if self._first_row > 0:
             meta["first_row"] = self._first_row  # earlier rows were streamed to the sink only
-        return Result(make_array(self.names, rows), summary, meta)
+        return Result(make_array(self.names, rows, self.col_types), summary, meta)
 
     def _meta(self) -> dict[str, Any]:
         """Metadata of the run: algorithm, step, column units, values, components, plants."""
         meta = {"algorithm": self.opts.algorithm, "step": self.H, "extrapolation": self.opts.extrapolation,
-                "adaptive": self.opts.adaptive, "units": self.col_units,
+                "adaptive": self.opts.adaptive, "units": self.col_units, "types": self.col_types,
                 "values": {f"{u.name}.{k}": v for u in self.units for k, v in u.values.items()},
                 "components": {u.name: {"type": type(u).__name__, "source": str(getattr(u, "path", ""))}
                                for u in self.units}}
@@ -530,7 +537,10 @@ class _Master:
         self._push_history(t0)
         progress = _Progress(t0, stop, self.opts.progress)
         try:
-            self._fixed_loop(t0, stop, n, span, recs, summary, progress)
+            if fast_loop.eligible(self):  # all-FMU fixed-step runs: the same loop in C
+                summary.steps += fast_loop.run(self, t0, stop, n, progress)
+            else:
+                self._fixed_loop(t0, stop, n, span, recs, summary, progress)
         finally:
             progress.close()
 
@@ -637,7 +647,7 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
              record: Sequence[str] | str | None = None, progress: bool | None = None,
              iterative: bool = False, max_steps: int = 1_000_000, allow_nan: bool = False,
              timeout: float | None = None, step_timeout: float | None = None,
-             isolate: bool | Sequence[str] = False, sink: Any = None) -> Result:
+             isolate: bool | Sequence[str] = False, sink: Any = None, log: bool | None = None) -> Result:
     """Co-simulate ``system`` from ``start_time`` to ``stop_time``.
 
     Parameters
@@ -702,6 +712,10 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
         ``write(rows)``, ``finish(result)``; see
         :func:`~mbfmu.cosim.recording.open_writer`), flushed at least every
         second of wall time, also on failure and interrupt.
+    log : bool, optional
+        FMU logging: ``True`` instantiates every FMU with logging and all its
+        log categories on, ``False`` off; ``None`` keeps each unit's own
+        setting (off unless the unit was made with ``log=True``).
 
     Returns
     -------
@@ -736,6 +750,10 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
         if abs(n - round(n)) > 1e-9 * max(1.0, n):
             raise InputError(f"the interval {stop_time - start_time!r} s is not a whole number of steps of {step!r} s")
     system.validate(None if adaptive else step)
+    if log is not None:
+        for u in system.units.values():
+            if hasattr(u, "logging_on"):
+                u.logging_on = bool(log)
     if isolate or step_timeout is not None:
         from .isolation import isolated_system
         system = isolated_system(system, True if isolate is False else isolate, step_timeout)

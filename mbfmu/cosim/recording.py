@@ -25,6 +25,7 @@ before (a ``# mbfmu {...}`` first line).
 """
 from __future__ import annotations
 
+import csv
 import io
 import json
 import os
@@ -37,6 +38,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import InputError, UnknownNameError
+from .typed import string_code, string_text, typed_columns
 
 FORMATS = {".csv": "CSV, header first, metadata in NAME.csv.json", ".npz": "NumPy .npz", ".mat": "MATLAB .mat"}
 
@@ -137,7 +139,12 @@ class Result:
         return path
 
     def _rows(self) -> np.ndarray:
-        return np.column_stack([self.data[n] for n in self.names]) if len(self.data) else np.zeros((0, len(self.names)))
+        """The data as float rows, as the master records them (String columns as codes)."""
+        if not len(self.data):
+            return np.zeros((0, len(self.names)))
+        cols = [[string_code(v) for v in self.data[n]] if self.data.dtype[n].kind == "U"
+                else np.asarray(self.data[n], float) for n in self.names]
+        return np.column_stack(cols)
 
     def _full_meta(self) -> dict[str, Any]:
         return dict(self.meta, summary=asdict(self.summary))
@@ -193,13 +200,11 @@ class Result:
         return fig
 
 
-def make_array(names: list[str], rows: np.ndarray) -> np.ndarray:
-    """Structured array with float64 fields ``names`` from a 2-D array of rows."""
-    dtype = np.dtype([(n, np.float64) for n in names])
-    out = np.empty(len(rows), dtype=dtype)
-    for j, n in enumerate(names):
-        out[n] = rows[:, j]
-    return out
+def make_array(names: list[str], rows: np.ndarray, types: dict[str, str] | None = None) -> np.ndarray:
+    """Structured array with fields ``names`` from a 2-D array of float rows:
+    float64, or int64 / bool / str for the Integer, Boolean and String
+    columns named in ``types`` (see :func:`mbfmu.cosim.typed.typed_columns`)."""
+    return typed_columns(names, rows, types)
 
 
 def check_output(path: str | Path) -> Path:
@@ -222,10 +227,23 @@ def check_output(path: str | Path) -> Path:
     return path
 
 
-def _csv_text(rows: np.ndarray) -> str:
+def _csv_line(fields: Sequence[str]) -> str:
+    """One CSV line, fields quoted where they hold a comma or a quote (``A[2,1]``)."""
     buf = io.StringIO()
-    np.savetxt(buf, rows, delimiter=",", fmt="%.17g")
+    csv.writer(buf, lineterminator="\n").writerow(fields)
     return buf.getvalue()
+
+
+def _csv_text(rows: np.ndarray, types: Sequence[str] | None = None) -> str:
+    """CSV lines of float rows: Real at full precision, Integer and Boolean as
+    integers, String columns (which hold codes, :mod:`.typed`) as quoted text."""
+    if not types or all(t == "Real" for t in types):
+        buf = io.StringIO()
+        np.savetxt(buf, rows, delimiter=",", fmt="%.17g")
+        return buf.getvalue()
+    fmt = [string_text if t == "String" else (lambda v: str(int(v))) if t in ("Integer", "Boolean")
+           else (lambda v: f"{v:.17g}") for t in types]
+    return "".join(_csv_line([f(v) for f, v in zip(fmt, row)]) for row in rows.tolist())
 
 
 class CsvWriter:
@@ -246,6 +264,7 @@ class CsvWriter:
     def __init__(self, path: Path, sidecar: Path | None) -> None:
         self.path, self.sidecar = Path(path), sidecar
         self._fd: int | None = None
+        self._types: list[str] = []
         self.rows = 0
 
     def _fail(self, exc: OSError) -> InputError:
@@ -265,7 +284,9 @@ class CsvWriter:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
         except OSError as exc:
             raise self._fail(exc) from None
-        self._put(",".join(names) + "\n")
+        types = meta.get("types") or {}
+        self._types = [types.get(n, "Real") for n in names]
+        self._put(_csv_line(names))
         self._meta(dict(meta, summary=asdict(RunSummary(status="running"))))
 
     def reserve(self, nrows: float, ncols: int) -> None:
@@ -279,7 +300,7 @@ class CsvWriter:
     def write(self, rows: np.ndarray) -> None:
         """Append ``rows`` (2-D, columns in header order); on disk when this returns."""
         if len(rows):
-            self._put(_csv_text(rows))
+            self._put(_csv_text(rows, self._types))
             self.rows += len(rows)
 
     def _meta(self, meta: dict[str, Any]) -> None:
@@ -406,13 +427,20 @@ def _read_csv(path: Path) -> tuple[list[str], np.ndarray, dict[str, Any]]:
         meta = json.loads(lines.pop(0)[len("# mbfmu "):])
     if not lines:
         raise InputError(f"{str(path)!r} is not a results CSV: it is empty")
-    names = lines[0].strip().split(",")
-    rows = np.loadtxt(lines[1:], delimiter=",", ndmin=2) if len(lines) > 1 else np.zeros((0, len(names)))
-    if rows.shape[1] != len(names):
-        raise InputError(f"{str(path)!r}: rows have {rows.shape[1]} values, the header names {len(names)}")
+    names = next(csv.reader([lines[0]]))
     side = path.with_name(path.name + ".json")
     if side.is_file():
         meta = json.loads(side.read_text())
+    types = meta.get("types") or {}
+    if "String" in types.values():  # text columns: back to codes, as the master records them
+        records = list(csv.reader(lines[1:]))
+        kinds = [types.get(n, "Real") for n in names]
+        rows = np.array([[string_code(v) if k == "String" else float(v) for v, k in zip(r, kinds)]
+                         for r in records], dtype=float).reshape(-1, len(names))
+    else:
+        rows = np.loadtxt(lines[1:], delimiter=",", ndmin=2) if len(lines) > 1 else np.zeros((0, len(names)))
+    if rows.shape[1] != len(names):
+        raise InputError(f"{str(path)!r}: rows have {rows.shape[1]} values, the header names {len(names)}")
     return names, rows, meta
 
 
@@ -431,13 +459,13 @@ def load_result(path: str | Path) -> Result:
                 meta = json.loads(str(z["meta"]))
         elif path.suffix == ".csv":
             names, rows, meta = _read_csv(path)
-            data = make_array(names, rows)
+            data = make_array(names, rows, meta.get("types"))
         elif path.suffix == ".mat":
             import scipy.io
             m = scipy.io.loadmat(path, simplify_cells=True)
             names = [str(n) for n in np.atleast_1d(m["names"])]
-            data = make_array(names, np.asarray(m["data"], float).reshape(-1, len(names)))
             meta = json.loads(str(m["meta"]))
+            data = make_array(names, np.asarray(m["data"], float).reshape(-1, len(names)), meta.get("types"))
         else:
             raise InputError(f"cannot load results from {str(path)!r}: use one of {_formats_text()}")
     except (ValueError, KeyError, OSError) as exc:

@@ -3,9 +3,15 @@
 Supported: one flat system of FMU components (``application/x-fmu-sharedlibrary``)
 with connectors, connections between component connectors, parameter
 bindings on components and on the system (inline ``ssv:ParameterSet`` or a
-referenced ``.ssv`` file, with ``prefix``), and ``DefaultExperiment``. The
-master's step and algorithm travel in an ``ssc:Annotation`` of type
-``org.mbfmu.master``. Files are validated against the SSP 1.0 schemas that
+referenced ``.ssv`` file; a binding's ``prefix`` is prepended to the names of
+its parameters), and ``DefaultExperiment``. Units follow SSP 1.0: a parameter
+value given in another unit than its variable's is converted, and so is a
+connection between connectors of different units, through the unit
+definitions (``ssd:Units``, the parameter set's ``ssv:Units``, the FMUs'
+``UnitDefinitions``); incompatible units are refused by name. The master's
+step and algorithm travel in an ``ssc:Annotation`` of type
+``org.mbfmu.master``; the Open Simulation Platform's step annotation
+(``osp:FixedStepAlgorithm baseStepSize``) is read too. Files are validated against the SSP 1.0 schemas that
 fmpy ships, on reading and before writing, so the output loads in
 ``fmpy.ssp`` and other SSP 1.0 engines. Not supported (reported as errors):
 nested systems, system-level connectors, connection transformations,
@@ -13,7 +19,9 @@ parameter mappings and signal dictionaries.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
+import shutil
 import tempfile
 import zipfile
 from pathlib import Path
@@ -22,6 +30,7 @@ from typing import Any
 from ..errors import CosimError, InputError
 from .system import System
 from .fmu_unit import FmuUnit
+from .ssp_units import KNOWN, UnitDef, conversion, fmu_units, read_units
 
 NS = {
     "ssd": "http://ssp-standard.org/SSP1/SystemStructureDescription",
@@ -30,6 +39,7 @@ NS = {
     "ssm": "http://ssp-standard.org/SSP1/SystemStructureParameterMapping",
 }
 MBFMU_NS = "https://mbfmu.org/ssp/master"
+OSP_TYPE = "com.opensimulationplatform"
 FMU_TYPE = "application/x-fmu-sharedlibrary"
 
 
@@ -46,18 +56,20 @@ def _validate(root, name: str, what: str) -> None:
         raise CosimError(f"{what} is not valid SSP 1.0 ({name}):\n  - {errs}")
 
 
-def _value(p) -> tuple[str, Any] | None:
+def _value(p) -> tuple[str, Any, str | None] | None:
+    """``(name, value, unit)`` of an ``ssv:Parameter``."""
     for typ, conv in (("Real", float), ("Integer", int), ("Boolean", lambda s: s in ("true", "1")),
                       ("String", str), ("Enumeration", str)):
         e = p.find(f"ssv:{typ}", NS)
         if e is not None:
-            return p.get("name"), conv(e.get("value"))
+            return p.get("name"), conv(e.get("value")), e.get("unit")
     return None
 
 
-def _parameter_sets(binding, open_resource) -> list[tuple[str, Any]]:
+def _parameter_sets(binding, open_resource) -> list[tuple[str, Any, str | None, dict[str, UnitDef]]]:
+    """``(name, value, unit, unit definitions of its set)`` of every parameter of a binding."""
     from lxml import etree
-    out: list[tuple[str, Any]] = []
+    out: list[tuple[str, Any, str | None, dict[str, UnitDef]]] = []
     sets = list(binding.findall("ssd:ParameterValues/ssv:ParameterSet", NS))
     src = binding.get("source")
     if src is not None:
@@ -66,11 +78,48 @@ def _parameter_sets(binding, open_resource) -> list[tuple[str, Any]]:
         _validate(root, "SystemStructureParameterValues.xsd", f"parameter file {src!r}")
         sets.append(root)
     for s in sets:
+        defs = read_units(s.find("ssv:Units", NS), NS)
         for p in s.findall("ssv:Parameters/ssv:Parameter", NS):
             v = _value(p)
             if v is not None:
-                out.append(v)
+                out.append((*v, defs))
     return out
+
+
+def _apply_binding(binding, open_resource, target: str, unit_of, set_value, defs: dict[str, UnitDef],
+                   problems: list[str]) -> None:
+    """Apply one parameter binding: names get the binding's ``prefix`` prepended
+    (SSP 1.0), values are converted from their unit to the variable's."""
+    prefix = binding.get("prefix") or ""
+    for pname, v, unit, set_defs in _parameter_sets(binding, open_resource):
+        name = prefix + pname
+        try:
+            conv = conversion(unit, unit_of(name), {**defs, **set_defs}, f"{target} parameter {name!r}")
+            set_value(name, v if conv is None else conv[0] * v + conv[1])
+        except Exception as exc:
+            problems.append(f"{target} parameter binding {name!r}: {exc}")
+
+
+def _connector_units(comp) -> dict[str, str]:
+    out = {}
+    for c in comp.findall("ssd:Connectors/ssd:Connector", NS):
+        for e in c:
+            if e.get("unit"):
+                out[c.get("name")] = e.get("unit")
+    return out
+
+
+def _local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1]
+
+
+def _osp_step(annotation) -> float | None:
+    """The base step [s] of an OSP ``FixedStepAlgorithm`` annotation, if any."""
+    for e in annotation.iter():
+        if isinstance(e.tag, str) and _local(e.tag) == "FixedStepAlgorithm":
+            value = e.get("baseStepSize") or e.get("stepSize")
+            return float(value) if value else None
+    return None
 
 
 def read_ssp(path: str | Path) -> System:
@@ -89,8 +138,12 @@ def read_ssp(path: str | Path) -> System:
     path = Path(path)
     if not path.exists():
         raise InputError(f"SSP file {str(path)!r} does not exist")
-    if path.suffix == ".ssp":
-        base = Path(tempfile.mkdtemp(prefix="mbfmu_ssp_"))
+    if path.suffix == ".ssd":
+        return _read_ssd(path, path.parent, path)
+    if path.suffix != ".ssp":
+        raise InputError(f"{str(path)!r}: expected an .ssp or .ssd file")
+    base = Path(tempfile.mkdtemp(prefix="mbfmu_ssp_"))
+    try:  # the units extract their FMUs for themselves: nothing of the archive is kept
         try:
             with zipfile.ZipFile(path) as z:
                 z.extractall(base)
@@ -99,10 +152,15 @@ def read_ssp(path: str | Path) -> System:
         ssd = base / "SystemStructure.ssd"
         if not ssd.exists():
             raise InputError(f"{str(path)!r} has no SystemStructure.ssd")
-    elif path.suffix == ".ssd":
-        base, ssd = path.parent, path
-    else:
-        raise InputError(f"{str(path)!r}: expected an .ssp or .ssd file")
+        return _read_ssd(path, base, ssd)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _read_ssd(path: Path, base: Path, ssd: Path) -> System:
+    """The system of the SSD file ``ssd``, resources relative to ``base``; ``path`` names it in messages."""
+    from lxml import etree
+
     root = etree.parse(str(ssd)).getroot()
     _validate(root, "SystemStructureDescription.xsd", str(path))
     if not root.get("version", "").startswith("1."):
@@ -123,6 +181,8 @@ def read_ssp(path: str | Path) -> System:
     if sysel.find("ssd:Elements/ssd:System", NS) is not None:
         problems.append("nested systems are not supported")
     system = System()
+    defs = read_units(root.find("ssd:Units", NS), NS)
+    conn_units: dict[str, dict[str, str]] = {}
     for comp in sysel.findall("ssd:Elements/ssd:Component", NS):
         name, src, typ = comp.get("name"), comp.get("source"), comp.get("type", FMU_TYPE)
         if typ != FMU_TYPE:
@@ -133,24 +193,18 @@ def read_ssp(path: str | Path) -> System:
             problems.append(f"component {name!r}: source {src!r} not found")
             continue
         unit = system.add(FmuUnit(fmu_path, name))
+        defs = {**fmu_units(unit.md), **defs}  # the SSD's own definitions win
+        conn_units[name] = _connector_units(comp)
         for b in comp.findall("ssd:ParameterBindings/ssd:ParameterBinding", NS):
             if b.find("ssd:ParameterMapping", NS) is not None:
                 problems.append(f"component {name!r}: parameter mappings are not supported")
-            prefix = b.get("prefix") or ""
-            for pname, v in _parameter_sets(b, open_resource):
-                pname = pname[len(prefix):] if prefix and pname.startswith(prefix) else pname
-                try:
-                    unit.set(pname, v)
-                except Exception as exc:
-                    problems.append(f"component {name!r}: parameter binding {pname!r}: {exc}")
+            _apply_binding(b, open_resource, f"component {name!r}:",
+                           lambda n, u=unit, cn=name: _unit_of(system, cn, n, conn_units), unit.set, defs, problems)
     for b in sysel.findall("ssd:ParameterBindings/ssd:ParameterBinding", NS):
-        prefix = b.get("prefix") or ""
-        for pname, v in _parameter_sets(b, open_resource):
-            pname = pname[len(prefix):] if prefix and pname.startswith(prefix) else pname
-            try:
-                system.set(pname, v)
-            except Exception as exc:
-                problems.append(f"system parameter binding {pname!r}: {exc}")
+        def unit_of(full: str) -> str | None:
+            un, _, var = full.partition(".")
+            return _unit_of(system, un, var, conn_units)
+        _apply_binding(b, open_resource, "system", unit_of, system.set, defs, problems)
     for c in sysel.findall("ssd:Connections/ssd:Connection", NS):
         se, sc, ee, ec = (c.get(k) for k in ("startElement", "startConnector", "endElement", "endConnector"))
         if se is None or ee is None:
@@ -159,6 +213,10 @@ def read_ssp(path: str | Path) -> System:
         if c.find("ssc:LinearTransformation", NS) is not None or len(c.findall("ssc:*", NS)):
             problems.append(f"connection {se}.{sc} -> {ee}.{ec}: transformations are not supported")
         system.connect(f"{se}.{sc}", f"{ee}.{ec}")
+        try:
+            _convert_connection(system, se, sc, ee, ec, conn_units, defs)
+        except CosimError as exc:
+            problems.append(str(exc))
     if problems:
         raise CosimError(f"{str(path)!r} cannot be loaded ({len(problems)} problems):\n  - " + "\n  - ".join(problems))
     exp: dict[str, Any] = {}
@@ -168,15 +226,39 @@ def read_ssp(path: str | Path) -> System:
             if de.get(k) is not None:
                 exp[key] = float(de.get(k))
     for a in root.iter(f"{{{NS['ssc']}}}Annotation"):
+        if a.get("type") == OSP_TYPE and _osp_step(a) is not None:
+            exp.setdefault("step", _osp_step(a))
         if a.get("type") == "org.mbfmu.master":
             m = a.find(f"{{{MBFMU_NS}}}Master")
             if m is not None:
-                if m.get("step"):
+                if m.get("step"):  # mbfmu's own annotation wins over OSP's
                     exp["step"] = float(m.get("step"))
                 if m.get("algorithm"):
                     exp["algorithm"] = m.get("algorithm")
     system.experiment = exp
     return system
+
+
+def _unit_of(system: System, comp: str, var: str, conn_units: dict[str, dict[str, str]]) -> str | None:
+    """A component variable's unit: the FMU's declared one, else its SSD connector's."""
+    u = system.units.get(comp)
+    v = u.variables.get(var) if u is not None else None
+    return (v.unit if v is not None else None) or conn_units.get(comp, {}).get(var)
+
+
+def _convert_connection(system: System, se: str, sc: str, ee: str, ec: str, conn_units: dict[str, dict[str, str]],
+                        defs: dict[str, UnitDef]) -> None:
+    """Make the end unit convert what the connection brings from the start's unit to its own."""
+    src, dst = system.units.get(se), system.units.get(ee)
+    if src is None or dst is None or sc not in src.variables or ec not in dst.variables:
+        return  # reported by System.validate
+    su, du = _unit_of(system, se, sc, conn_units), _unit_of(system, ee, ec, conn_units)
+    conv = conversion(su, du, defs, f"connection {se}.{sc} -> {ee}.{ec}")
+    if conv is None:
+        return
+    dst.convert_input(ec, *conv)
+    # the input now takes values in the start's unit (what System.validate checks)
+    dst.variables[ec] = dataclasses.replace(dst.variables[ec], unit=su)
 
 
 def _ssv_value(parent, value: Any, vtype: str) -> None:
@@ -214,18 +296,22 @@ def write_ssp(system: System, path: str | Path, *, stop_time: float | None = Non
     sysel = E("ssd:System", root, name=name)
     elements = E("ssd:Elements", sysel)
     sources: dict[Path, str] = {}
-    used: set[str] = set()
+    names: set[str] = set()
+    used: dict[str, UnitDef | None] = {}  # units of the connectors and their definitions
     for u in system.units.values():
         src = u.path.resolve()
         if src not in sources:
             fname = src.name
             i = 1
-            while fname in used:
+            while fname in names:
                 fname = f"{src.stem}_{i}{src.suffix}"
                 i += 1
-            used.add(fname)
+            names.add(fname)
             if path.suffix == ".ssp":
                 sources[src] = f"resources/{fname}"
+            elif not src.exists():  # read from an SSP archive, which is not kept: write it beside
+                (path.parent / fname).write_bytes(_zip_folder(Path(u._unzipdir)))
+                sources[src] = fname
             else:
                 sources[src] = os.path.relpath(src, path.parent.resolve())
         comp = E("ssd:Component", elements, name=u.name, source=sources[src], type=FMU_TYPE)
@@ -235,21 +321,32 @@ def write_ssp(system: System, path: str | Path, *, stop_time: float | None = Non
             kind = {"input": "input", "output": "output", "parameter": "parameter",
                     "calculatedParameter": "calculatedParameter"}.get(v.causality, "parameter")
             c = E("ssd:Connector", conns, name=vname, kind=kind)
-            E(f"ssc:{v.type if v.type in ('Real', 'Integer', 'Boolean', 'String') else 'Real'}", c)
+            t = E(f"ssc:{v.type if v.type in ('Real', 'Integer', 'Boolean', 'String') else 'Real'}", c)
+            if v.type == "Real" and v.unit:
+                t.set("unit", v.unit)
+                used.setdefault(v.unit, _definition(u, v.unit))
         if u.values:
             pb = E("ssd:ParameterBindings", comp)
             b = E("ssd:ParameterBinding", pb)
             pv = E("ssd:ParameterValues", b)
             ps = E("ssv:ParameterSet", pv, version="1.0", name=f"{u.name}_parameters")
             params = E("ssv:Parameters", ps)
+            set_units: dict[str, UnitDef | None] = {}
             for k, val in u.values.items():
                 p = E("ssv:Parameter", params, name=k)
-                _ssv_value(p, val, u.variables[k].type)
+                v = u.variables[k]
+                _ssv_value(p, val, v.type)
+                if v.type == "Real" and v.unit:
+                    p[0].set("unit", v.unit)
+                    set_units.setdefault(v.unit, _definition(u, v.unit))
+            _write_units(E("ssv:Units", ps), set_units, ps)
     if system.connections:
         cs = E("ssd:Connections", sysel)
         for c in system.connections:
             E("ssd:Connection", cs, startElement=c.src_unit, startConnector=c.src_var,
               endElement=c.dst_unit, endConnector=c.dst_var)
+    if any(d is not None for d in used.values()):
+        _write_units(E("ssd:Units", root), used, root)
     if stop_time is not None:
         E("ssd:DefaultExperiment", root, startTime=repr(float(start_time)), stopTime=repr(float(stop_time)))
     if step is not None or algorithm is not None:
@@ -268,8 +365,37 @@ def write_ssp(system: System, path: str | Path, *, stop_time: float | None = Non
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("SystemStructure.ssd", xml)
         for src, arc in sources.items():
-            z.write(src, arc)
+            if src.exists():
+                z.write(src, arc)
+            else:  # a unit read from an SSP archive, which is not kept: zip its extracted FMU again
+                unit = next(u for u in system.units.values() if u.path.resolve() == src)
+                z.writestr(arc, _zip_folder(Path(unit._unzipdir)))
     return path
+
+
+def _zip_folder(folder: Path) -> bytes:
+    """The bytes of a zip archive of ``folder`` (an extracted FMU)."""
+    import io
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for f in sorted(folder.rglob("*")):
+            if f.is_file():
+                z.write(f, f.relative_to(folder).as_posix())
+    return buf.getvalue()
+
+
+def _definition(unit: FmuUnit, name: str) -> UnitDef | None:
+    """The definition of unit symbol ``name``: the FMU's, else a known SI unit's."""
+    return fmu_units(unit.md).get(name) or KNOWN.get(name)
+
+
+def _write_units(parent, defs: dict[str, UnitDef | None], owner) -> None:
+    """Fill an ``ssd:Units``/``ssv:Units`` element; drop it when nothing is defined."""
+    for name, d in defs.items():
+        if d is not None:
+            d.to_xml(parent, name, NS["ssc"])
+    if not len(parent):
+        owner.remove(parent)
 
 
 def _q(tag: str) -> str:

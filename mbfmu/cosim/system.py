@@ -171,8 +171,6 @@ class System:
                 problems.append(f"{c}: target {c.dst} is {_a(dv.causality)}, not an input")
             if sv.type != dv.type:
                 problems.append(f"{c}: type mismatch, {c.src} is {sv.type} but {c.dst} is {dv.type}")
-            elif sv.type == "String":
-                problems.append(f"{c}: String variables cannot be connected")
             if sv.unit and dv.unit and sv.unit != dv.unit:
                 problems.append(f"{c}: unit mismatch, {c.src} is in {sv.unit!r} but {c.dst} in {dv.unit!r}")
             driven.setdefault(c.dst, []).append(c.src)

@@ -39,3 +39,19 @@ def pd_fmu(fmu_dir):
 def pendulum_state_fmu(fmu_dir):
     """pythonfmu FMU: the pendulum built with state handling (getFMUstate/setFMUstate)."""
     return build_python_fmu("pendulum", fmu_dir / "pendulum_state", "--handle-state")
+
+
+@pytest.fixture(scope="session")
+def openmodelica_fmus(tmp_path_factory):
+    """OpenModelica mass-spring FMUs (the two halves and the whole) from the gemseo-fmu wheel."""
+    from .openmodelica_fmus import fetch
+    try:
+        return fetch(tmp_path_factory.mktemp("openmodelica"))
+    except (RuntimeError, OSError) as exc:  # no package index reachable
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def forgetful_fmu(fmu_dir):
+    """pythonfmu FMU: a first-order lag that declares state handling but restores nothing."""
+    return build_python_fmu("forgetful", fmu_dir / "forgetful", "--handle-state")

@@ -52,8 +52,16 @@ HAND_WRITTEN = """<?xml version="1.0" encoding="UTF-8"?>
         <ssd:ParameterValues>
           <ssv:ParameterSet version="1.0" name="SystemParameters">
             <ssv:Parameters>
-              <ssv:Parameter name="Mass1.d"><ssv:Real value="0.1"/></ssv:Parameter>
               <ssv:Parameter name="Mass2.nsub"><ssv:Integer value="30"/></ssv:Parameter>
+            </ssv:Parameters>
+          </ssv:ParameterSet>
+        </ssd:ParameterValues>
+      </ssd:ParameterBinding>
+      <ssd:ParameterBinding prefix="Mass1.">
+        <ssd:ParameterValues>
+          <ssv:ParameterSet version="1.0" name="Mass1Damping">
+            <ssv:Parameters>
+              <ssv:Parameter name="d"><ssv:Real value="0.1"/></ssv:Parameter>
             </ssv:Parameters>
           </ssv:ParameterSet>
         </ssd:ParameterValues>
@@ -68,13 +76,13 @@ HAND_WRITTEN = """<?xml version="1.0" encoding="UTF-8"?>
         </ssd:Connectors>
         <ssd:ElementGeometry x1="10" y1="10" x2="30" y2="30"/>
         <ssd:ParameterBindings>
-          <ssd:ParameterBinding prefix="Mass1.">
+          <ssd:ParameterBinding>
             <ssd:ParameterValues>
               <ssv:ParameterSet version="1.0" name="Mass1Parameters">
                 <ssv:Parameters>
-                  <ssv:Parameter name="Mass1.m"><ssv:Real value="1.0" unit="kg"/></ssv:Parameter>
-                  <ssv:Parameter name="Mass1.k"><ssv:Real value="10.0" unit="N/m"/></ssv:Parameter>
-                  <ssv:Parameter name="Mass1.x0"><ssv:Real value="1.0" unit="m"/></ssv:Parameter>
+                  <ssv:Parameter name="m"><ssv:Real value="1.0" unit="kg"/></ssv:Parameter>
+                  <ssv:Parameter name="k"><ssv:Real value="10.0" unit="N/m"/></ssv:Parameter>
+                  <ssv:Parameter name="x0"><ssv:Real value="1.0" unit="m"/></ssv:Parameter>
                 </ssv:Parameters>
               </ssv:ParameterSet>
             </ssd:ParameterValues>

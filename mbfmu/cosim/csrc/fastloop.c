@@ -1,0 +1,116 @@
+/* Fixed-step Jacobi and Gauss-Seidel co-simulation loops over FMI 2.0 FMUs, in C.
+ *
+ * The same semantics as mbfmu.cosim.master's Python loop (counted time,
+ * exchange after every step in the precomputed order, outputs recorded into
+ * a preallocated row buffer), calling the FMUs' own fmi2SetReal, fmi2GetReal
+ * and fmi2DoStep through the function pointers fmpy loaded. Loaded with
+ * ctypes (mbfmu/cosim/fast_loop.py); the Python module entry point below only
+ * lets setuptools build it as an extension. Compiled with -ffp-contract=off:
+ * the time points must be the bit-exact doubles the Python loop computes. */
+#include <Python.h>
+#include <stddef.h>
+#include <string.h>
+
+typedef int (*set_real_t)(void *, const unsigned int *, size_t, const double *);
+typedef int (*get_real_t)(void *, const unsigned int *, size_t, double *);
+typedef int (*do_step_t)(void *, double, double, int);
+
+typedef struct {
+    void *component;
+    set_real_t set_real;
+    get_real_t get_real;
+    do_step_t do_step;
+    int no_prior;              /* noSetFMUStatePriorToCurrentPoint */
+    int n_push;                /* connected Real inputs, sent in one fmi2SetReal */
+    const unsigned int *push_vr;
+    const int *push_idx;       /* their positions in u */
+    double *push_buf;
+    double *u;                 /* the unit's input buffer (inputs order) */
+    int n_out;                 /* all outputs, Real, read in one fmi2GetReal */
+    const unsigned int *out_vr;
+    double *y;                 /* the unit's output buffer */
+    int n_in_conn;             /* incoming connections: (dst index in u, source unit, source index in y) */
+    const int *in_conn;
+} fl_unit;
+
+/* What failed: call 0 fmi2DoStep, 1 fmi2SetReal, 2 fmi2GetReal. */
+typedef struct {
+    int unit, call, status, step;
+} fl_failure;
+
+static void set_inputs(fl_unit *units, fl_unit *u) {
+    for (int c = 0; c < u->n_in_conn; c++) {
+        const int *e = u->in_conn + 3 * c;
+        u->u[e[0]] = units[e[1]].y[e[2]];
+    }
+}
+
+static int push(fl_unit *u) {
+    for (int m = 0; m < u->n_push; m++) u->push_buf[m] = u->u[u->push_idx[m]];
+    return u->set_real(u->component, u->push_vr, (size_t)u->n_push, u->push_buf);
+}
+
+static int pull(fl_unit *u) {
+    return u->get_real(u->component, u->out_vr, (size_t)u->n_out, u->y);
+}
+
+#define CHECK(expr, which, callno)                                            \
+    do {                                                                       \
+        int s_ = (expr);                                                       \
+        if (s_ > 1) {                                                          \
+            fail->unit = (which); fail->call = (callno); fail->status = s_;    \
+            fail->step = k;                                                    \
+            return k;                                                          \
+        }                                                                      \
+    } while (0)
+
+/* Runs steps k = k_begin .. k_end - 1 of the n_steps from t0 to stop (the
+ * state at t_{k_begin} is where the units are); returns the step reached
+ * (k_end unless a call failed, described in *fail).
+ *
+ * pre_pull:   units whose outputs are read first in an exchange
+ * plan:       (unit, read outputs again) per exchange entry, in order
+ * order:      the Gauss-Seidel stepping order (gauss_seidel != 0)
+ * rec:        (unit, output index) per recorded column after time
+ * rows:       n_steps rows of 1 + n_rec doubles; step k writes row k */
+int fl_run(fl_unit *units, int n_units, const int *pre_pull, int n_pre, const int *plan, int n_plan,
+           int gauss_seidel, const int *order, int k_begin, int k_end, int n_steps, double t0, double stop,
+           double H,
+           const int *rec, int n_rec, double *rows, fl_failure *fail) {
+    const double span = stop - t0;
+    double t = (k_begin == 0) ? t0 : t0 + (double)k_begin * span / (double)n_steps;
+    int k;
+    for (k = k_begin; k < k_end; k++) {
+        if (gauss_seidel) {
+            for (int i = 0; i < n_units; i++) {
+                fl_unit *u = &units[order[i]];
+                if (u->n_in_conn) {
+                    set_inputs(units, u);
+                    CHECK(push(u), order[i], 1);
+                }
+                CHECK(u->do_step(u->component, t, H, u->no_prior), order[i], 0);
+                CHECK(pull(u), order[i], 2);
+            }
+        } else {
+            for (int i = 0; i < n_units; i++)
+                CHECK(units[i].do_step(units[i].component, t, H, units[i].no_prior), i, 0);
+        }
+        t = (k == n_steps - 1) ? stop : t0 + (double)(k + 1) * span / (double)n_steps;
+        for (int i = 0; i < n_pre; i++) CHECK(pull(&units[pre_pull[i]]), pre_pull[i], 2);
+        for (int p = 0; p < n_plan; p++) {
+            fl_unit *u = &units[plan[2 * p]];
+            set_inputs(units, u);
+            CHECK(push(u), plan[2 * p], 1);
+            if (plan[2 * p + 1]) CHECK(pull(u), plan[2 * p], 2);
+        }
+        double *row = rows + (size_t)k * (size_t)(1 + n_rec);
+        row[0] = t;
+        for (int c = 0; c < n_rec; c++) row[1 + c] = units[rec[2 * c]].y[rec[2 * c + 1]];
+    }
+    return k;
+}
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastloop",
+                                    "C co-simulation loop, loaded with ctypes", -1, NULL};
+
+PyMODINIT_FUNC PyInit__fastloop(void) { return PyModule_Create(&module); }
