@@ -81,6 +81,8 @@ int fl_run(fl_unit *units, int n_units, const int *pre_pull, int n_pre, const in
     double t = (k_begin == 0) ? t0 : t0 + (double)k_begin * span / (double)n_steps;
     int k;
     for (k = k_begin; k < k_end; k++) {
+        /* every step is H long but the last, which ends at the stop time to the bit */
+        const double h = (k == n_steps - 1) ? stop - t : H;
         if (gauss_seidel) {
             for (int i = 0; i < n_units; i++) {
                 fl_unit *u = &units[order[i]];
@@ -88,12 +90,12 @@ int fl_run(fl_unit *units, int n_units, const int *pre_pull, int n_pre, const in
                     set_inputs(units, u);
                     CHECK(push(u), order[i], 1);
                 }
-                CHECK(u->do_step(u->component, t, H, u->no_prior), order[i], 0);
+                CHECK(u->do_step(u->component, t, h, u->no_prior), order[i], 0);
                 CHECK(pull(u), order[i], 2);
             }
         } else {
             for (int i = 0; i < n_units; i++)
-                CHECK(units[i].do_step(units[i].component, t, H, units[i].no_prior), i, 0);
+                CHECK(units[i].do_step(units[i].component, t, h, units[i].no_prior), i, 0);
         }
         t = (k == n_steps - 1) ? stop : t0 + (double)(k + 1) * span / (double)n_steps;
         for (int i = 0; i < n_pre; i++) CHECK(pull(&units[pre_pull[i]]), pre_pull[i], 2);
