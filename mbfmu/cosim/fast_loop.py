@@ -81,26 +81,22 @@ def eligible(master: Any) -> bool:
     return _library() is not None
 
 
-def _check_finite_rows(master: Any, first: int, end: int) -> None:
-    """Stop at the first recorded row in ``[first, end)`` holding a non-finite value,
-    as the Python loop does (that row kept, the error naming unit and variable)."""
-    block = master._rows[first:end]
-    bad = ~np.isfinite(block).all(axis=1)
-    if bad.any():
-        i = first + int(np.argmax(bad))
-        master._nrows = i + 1
-        master._check_finite(master._rows[i], float(master._rows[i, 0]))
+def _first_non_finite_row(rows: np.ndarray, first: int, end: int) -> int | None:
+    """Index of the first row in ``rows[first:end]`` holding a non-finite value."""
+    bad = ~np.isfinite(rows[first:end]).all(axis=1)
+    return first + int(np.argmax(bad)) if bad.any() else None
 
 
 def _ints(values: list[int]) -> Any:
     return (ctypes.c_int * max(len(values), 1))(*values)
 
 
-def run(master: Any, t0: float, stop: float, n: int, progress: Any = None) -> int:
+def run(master: Any, t0: float, stop: float, n: int, progress: Any = None, summary: Any = None) -> int:
     """Take the ``n`` steps of a fixed-step run in C; rows go to ``master._rows``
     after the first one. ``progress.tick(t)`` is called between chunks of
     steps. Returns the number of steps taken; a failing FMU call raises its
-    unit's error with the rows up to the failure kept."""
+    unit's error with the rows up to the failure kept. ``summary.steps`` (when
+    given) counts the steps as they are taken, so an interrupted run reports them."""
     units = master.units
     pos = {u.name: i for i, u in enumerate(units)}
     keep: list[Any] = []
@@ -136,12 +132,23 @@ def run(master: Any, t0: float, stop: float, n: int, progress: Any = None) -> in
     tail = (_ints(rec), len(rec) // 2, rows[1:].ctypes.data_as(_DP), ctypes.byref(fail))
     chunk = max(256, n // 200)
     done = 0
+    base = summary.steps if summary is not None else 0
+
+    def count_steps() -> None:  # one step per recorded row after the first
+        if summary is not None:
+            summary.steps = base + master._nrows - 1
+
     while done < n:
         end = min(n, done + chunk)
         reached = _library().fl_run(structs, len(units), *args, done, end, n, t0, stop, master.H, *tail)
         master._nrows = 1 + reached
         if not master.opts.allow_nan:
-            _check_finite_rows(master, 1 + done, 1 + reached)
+            bad = _first_non_finite_row(master._rows, 1 + done, 1 + reached)
+            if bad is not None:  # the run ends there, as in the Python loop: that row kept
+                master._nrows = bad + 1
+                count_steps()
+                master._check_finite(master._rows[bad], float(master._rows[bad, 0]))
+        count_steps()
         if reached < end:
             done = reached
             break

@@ -538,7 +538,7 @@ class _Master:
         progress = _Progress(t0, stop, self.opts.progress)
         try:
             if fast_loop.eligible(self):  # all-FMU fixed-step runs: the same loop in C
-                summary.steps += fast_loop.run(self, t0, stop, n, progress)
+                fast_loop.run(self, t0, stop, n, progress, summary)
             else:
                 self._fixed_loop(t0, stop, n, span, recs, summary, progress)
         finally:

@@ -98,12 +98,16 @@ int fl_run(fl_unit *units, int n_units, const int *pre_pull, int n_pre, const in
                 CHECK(units[i].do_step(units[i].component, t, h, units[i].no_prior), i, 0);
         }
         t = (k == n_steps - 1) ? stop : t0 + (double)(k + 1) * span / (double)n_steps;
-        for (int i = 0; i < n_pre; i++) CHECK(pull(&units[pre_pull[i]]), pre_pull[i], 2);
-        for (int p = 0; p < n_plan; p++) {
-            fl_unit *u = &units[plan[2 * p]];
-            set_inputs(units, u);
-            CHECK(push(u), plan[2 * p], 1);
-            if (plan[2 * p + 1]) CHECK(pull(u), plan[2 * p], 2);
+        /* Jacobi: the exchange at the new time; Gauss-Seidel has already set and
+           read every unit once in this step (no algebraic loop on this path) */
+        if (!gauss_seidel) {
+            for (int i = 0; i < n_pre; i++) CHECK(pull(&units[pre_pull[i]]), pre_pull[i], 2);
+            for (int p = 0; p < n_plan; p++) {
+                fl_unit *u = &units[plan[2 * p]];
+                set_inputs(units, u);
+                CHECK(push(u), plan[2 * p], 1);
+                if (plan[2 * p + 1]) CHECK(pull(u), plan[2 * p], 2);
+            }
         }
         double *row = rows + (size_t)k * (size_t)(1 + n_rec);
         row[0] = t;
