@@ -197,3 +197,56 @@ def test_no_python_anywhere_is_a_clear_message(c_host, pendulum_dirs, tmp_path):
     assert res.returncode != 0
     assert "no usable Python found (tried python3: not found; python: not found)" in res.stderr, res.stderr[-2000:]
     assert "MBFMU_PYTHON" in res.stderr
+
+
+# ---- controllers exported by reference
+
+FACTORY = textwrap.dedent('''
+    import control
+
+    def integrator(gain, dt):
+        """y[k] = x[k], x[k+1] = x[k] + dt * gain * u[k]: a discrete integrator."""
+        return control.NonlinearIOSystem(lambda t, x, u, p: x + dt * gain * u, lambda t, x, u, p: x,
+                                         inputs=["e"], outputs=["y"], states=["x"], dt=dt, name="integrator")
+''')
+
+RUN_CONTROLLER = textwrap.dedent('''
+    import sys
+    from fmpy import simulate_fmu
+    r = simulate_fmu(sys.argv[1], stop_time=0.5, step_size=0.01, output_interval=0.01, start_values={"e": 2.0})
+    print(repr(float(r["y"][-1])))
+''')
+
+
+def test_controller_exported_by_reference_to_a_user_module_runs_from_another_folder(tmp_path, monkeypatch):
+    """The factory's module travels inside the FMU; the FMU integrates as
+    the discrete integrator does: y(0.5 s) = 50 steps * 0.01 s * gain * e."""
+    from mbfmu.control.export import export_fmu
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "user_controllers.py").write_text(FACTORY)
+    monkeypatch.syspath_prepend(str(src))
+    import user_controllers
+    fmu = export_fmu(user_controllers.integrator(1.5, 0.01), tmp_path / "ctrl.fmu",
+                     reference=("user_controllers:integrator", {"gain": 1.5, "dt": 0.01}))
+    sys.modules.pop("user_controllers")
+    monkeypatch.undo()
+    (src / "user_controllers.py").unlink()
+    with zipfile.ZipFile(fmu) as z:
+        assert "resources/user_controllers.py" in z.namelist()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    res = subprocess.run([sys.executable, "-c", RUN_CONTROLLER, str(fmu)], cwd=elsewhere, env=clean_env(),
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert float(res.stdout.split()[-1]) == pytest.approx(50 * 0.01 * 1.5 * 2.0, abs=1e-12)
+
+
+def test_controller_factory_in_main_is_refused_with_the_reason():
+    from mbfmu.control.export import system_spec
+    from mbfmu.errors import InputError
+
+    with pytest.raises(InputError, match="defined in __main__.*move it to a module file"):
+        system_spec(__import__("control").NonlinearIOSystem(lambda t, x, u, p: x, None, inputs=1, states=1, dt=0.1),
+                    reference=("__main__:make", {}))
