@@ -3,13 +3,27 @@
  * usage: c_host UNZIPDIR MODEL_IDENTIFIER GUID STEP NSTEPS INPUTS VR_OUT...
  *
  * dlopen()s UNZIPDIR/binaries/linux64/MODEL_IDENTIFIER.so with RTLD_LOCAL (no
- * LD_PRELOAD, no libpython linked here), instantiates, sets the inputs
+ * LD_PRELOAD, no libpython linked here) -- cross-compiled with mingw-w64, it
+ * LoadLibrary()s UNZIPDIR/binaries/win64/MODEL_IDENTIFIER.dll --, instantiates, sets the inputs
  * INPUTS = "vr=value,vr=value,..." ("-" for none) in initialization mode,
  * steps NSTEPS times by STEP seconds and
  * prints "t y..." (%.17g) after every step. Exit code 0 on success, 1 on any
  * FMI status other than fmi2OK.
  */
+#ifdef _WIN32
+#include <stdio.h>
+#include <windows.h>
+#define PLATFORM "win64"
+#define SUFFIX ".dll"
+#define dlopen(path, mode) ((void *)LoadLibraryA(path))
+#define dlsym(h, name) ((void *)GetProcAddress((HMODULE)(h), name))
+#define dlclose(h) FreeLibrary((HMODULE)(h))
+static const char *dlerror(void) { static char b[64]; snprintf(b, sizeof b, "error %lu", GetLastError()); return b; }
+#else
 #include <dlfcn.h>
+#define PLATFORM "linux64"
+#define SUFFIX ".so"
+#endif
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +65,7 @@ int main(int argc, char **argv)
 {
     if (argc < 8) { fprintf(stderr, "usage: %s UNZIPDIR ID GUID STEP NSTEPS INPUTS VR_OUT...\n", argv[0]); return 2; }
     char lib[4096], res[4096];
-    snprintf(lib, sizeof lib, "%s/binaries/linux64/%s.so", argv[1], argv[2]);
+    snprintf(lib, sizeof lib, "%s/binaries/" PLATFORM "/%s" SUFFIX, argv[1], argv[2]);
     snprintf(res, sizeof res, "file://%s/resources", argv[1]);
     void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!h) { fprintf(stderr, "dlopen: %s\n", dlerror()); return 1; }
