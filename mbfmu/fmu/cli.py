@@ -1,4 +1,4 @@
-"""``mbfmu build [NAME ...] [-o fmus/] [-p NAME=VALUE ...]``: build plant FMUs."""
+"""``mbfmu build [NAME ...] [-o fmus/] [-p NAME=VALUE ...] [--platform P] [--python-hint]``: build plant FMUs."""
 from __future__ import annotations
 
 import argparse
@@ -39,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
     if params and len(names) != 1:
         raise InputError("-p/--parameter needs exactly one plant")
     for name in names:
-        path = build_fmu(name, args.output, parameters=params or None)
+        path = build_fmu(name, args.output, parameters=params or None, platforms=args.platform or None,
+                         python_hint=args.python_hint)
         print(path)
     return 0
 
@@ -54,6 +55,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("-o", "--output", default="fmus", help="output folder (default: fmus/)")
     p.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=VALUE",
                    help="parameter value in SI units (one plant only); repeatable")
+    p.add_argument("--platform", action="append", choices=("linux64", "win64"), metavar="PLATFORM",
+                   help="binary platform, repeatable: linux64, win64 (default: both when the mingw-w64 "
+                        "cross-compiler is installed)")
+    p.add_argument("--python-hint", action="store_true",
+                   help="record this interpreter as the last place the FMU looks for Python (after "
+                        "MBFMU_PYTHON and PATH); off by default, so the FMU holds no path of this machine")
     p.set_defaults(func=run)
     return p
 

@@ -250,3 +250,17 @@ def test_controller_factory_in_main_is_refused_with_the_reason():
     with pytest.raises(InputError, match="defined in __main__.*move it to a module file"):
         system_spec(__import__("control").NonlinearIOSystem(lambda t, x, u, p: x, None, inputs=1, states=1, dt=0.1),
                     reference=("__main__:make", {}))
+
+
+def test_cli_chooses_platforms_and_the_python_hint(tmp_path):
+    from mbfmu.cli import main
+
+    assert main(["build", f"{REPO}/tests/fmu/plants.py:DampedPendulum", "-o", str(tmp_path / "a")]) == 0
+    assert main(["build", f"{REPO}/tests/fmu/plants.py:DampedPendulum", "-o", str(tmp_path / "b"),
+                 "--platform", "linux64", "--python-hint"]) == 0
+    with zipfile.ZipFile(tmp_path / "a" / "damped_pendulum.fmu") as a, \
+            zipfile.ZipFile(tmp_path / "b" / "damped_pendulum.fmu") as b:
+        assert {"binaries/win64/damped_pendulum.dll", "binaries/linux64/damped_pendulum.so"} <= set(a.namelist())
+        assert not any(n.startswith("binaries/win64/") for n in b.namelist())
+        assert a.read("resources/mbfmu_python.txt").decode() == f"mbfmu={__version__}\n"
+        assert f"python_hint={sys.executable}" in b.read("resources/mbfmu_python.txt").decode()
