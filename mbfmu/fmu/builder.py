@@ -213,6 +213,7 @@ def _resolve(plant: str | PlantRef | type, parameters: Mapping[str, float] | Non
     """The reference of ``plant`` and the user code files it takes along
     (path inside ``resources`` -> contents)."""
     code: dict[str, bytes] = {}
+    starts: set[str] = set()   # modules whose user code travels along
     if isinstance(plant, PlantRef):
         ref = plant
     elif isinstance(plant, type) and issubclass(plant, Plant):
@@ -228,12 +229,12 @@ def _resolve(plant: str | PlantRef | type, parameters: Mapping[str, float] | Non
     else:
         raise InputError(f"cannot build an FMU from {plant!r}: give a plant name, 'module:Class', a model file "
                          "or a Plant subclass")
+    if ref.kind == "pickle" and not code:
+        raise InputError("a 'pickle' plant reference is made by build_fmu from a class; pass the class itself")
     if ref.kind == "class":
         starts = {ref.target.partition(":")[0]}
     elif ref.kind == "file":
         starts = embed.imports_of(Path(ref.target))
-    elif ref.kind == "library":
-        starts = set()
     code.update({rel: path.read_bytes() for rel, path in embed.user_code_files(starts).items()})
     if parameters:
         ref = ref.with_parameters({**ref.parameters, **parameters})

@@ -63,7 +63,7 @@ def venvs(tmp_path_factory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="session")
-def travelling_fmus(tmp_path_factory, fmu_dir) -> dict[str, Path]:
+def travelling_fmus(tmp_path_factory) -> dict[str, Path]:
     """The user plants' FMUs and a library-style test plant, copied to a fresh folder."""
     from mbfmu.fmu.builder import build_fmu
 

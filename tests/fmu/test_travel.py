@@ -264,3 +264,18 @@ def test_cli_chooses_platforms_and_the_python_hint(tmp_path):
         assert not any(n.startswith("binaries/win64/") for n in b.namelist())
         assert a.read("resources/mbfmu_python.txt").decode() == f"mbfmu={__version__}\n"
         assert f"python_hint={sys.executable}" in b.read("resources/mbfmu_python.txt").decode()
+
+
+FMUCHECK = REPO.parent / "shared" / "tools" / "fmuCheck.linux64"
+
+
+@pytest.mark.parametrize("kind", ["module", "script"])
+def test_fmu_compliance_checker_runs_the_user_plants_with_mbfmu_python(user_fmus, kind, tmp_path):
+    """The FMU Compliance Checker (a C host) finds Python through MBFMU_PYTHON and reports nothing."""
+    if not FMUCHECK.is_file():
+        pytest.fail(f"{FMUCHECK} is missing (see ../shared/fixtures/README.md)")
+    res = subprocess.run([str(FMUCHECK), "-h", str(STEP), "-s", "0.1", "-o", str(tmp_path / "out.csv"),
+                          str(user_fmus[kind])], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                         env=clean_env(MBFMU_PYTHON=sys.executable))  # the checker needs PATH (rm)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "0 warning(s) and error(s)" in res.stderr and "\t0 Error(s)" in res.stderr, res.stderr[-3000:]
