@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import __version__
 from ..errors import InputError
+from ..fmu import embed
 from ..fmu.builder import build_fmu, identifier
 from ..fmu.plantref import PlantRef
 from .system_plant import SPEC_FORMAT, SPEC_VERSION, plant_from_spec, rebuild
@@ -43,7 +44,7 @@ this file (sha256 {sha}).
 from pathlib import Path
 
 from mbfmu.control.system_plant import {base}, load_spec
-
+{factory_import}
 
 class ExportedSystem({base}):
     spec_path = Path(__file__).with_name({json_name!r})
@@ -166,6 +167,9 @@ def system_spec(sys: Any, step: float | None = None, name: str | None = None, x0
             "cannot be written into an FMU. Give reference=('module:function', kwargs) that rebuilds it where the "
             "FMU runs, or export a linear system (e.g. sys.linearize(x0, u0), or .linear() of mbfmu.control.pid)")
     factory, kwargs = reference[0], dict(reference[1])
+    if str(factory).partition(":")[0] == "__main__":
+        raise InputError(f"reference {factory!r}: a factory defined in __main__ (a script or notebook) cannot be "
+                         "imported where the FMU runs; move it to a module file (the FMU then carries that file)")
     try:
         json.dumps(kwargs, allow_nan=True)
     except (TypeError, ValueError) as exc:
@@ -263,7 +267,9 @@ def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, 
     reference : (str, mapping), optional
         For a ``NonlinearIOSystem`` only: ``("module:function", kwargs)``
         that rebuilds it where the FMU runs (checked here on random states
-        and inputs). Systems of :func:`mbfmu.control.pid` are recognized
+        and inputs). A factory in the user's own module travels inside the
+        FMU with the user modules it imports; one defined in ``__main__``
+        is refused. Systems of :func:`mbfmu.control.pid` are recognized
         without it. Any other nonlinear system is refused
         (:class:`~mbfmu.errors.InputError`): its Python functions cannot be
         serialized generically; export its linearization instead.
@@ -287,10 +293,14 @@ def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, 
     sha = hashlib.sha256(text.encode()).hexdigest()
     json_name = f"mbfmu_system_{stem}.json"
     base = "LinearSystemPlant" if spec["kind"] == "linear" else "ReferencedSystemPlant"
+    factory_module = spec.get("factory", "").partition(":")[0]
+    # a user module's factory is imported by the model file, so the FMU embeds it (mbfmu.fmu.embed)
+    factory_import = (f"import {factory_module}  # noqa: F401  (the system factory travels with the FMU)\n"
+                      if factory_module and embed.is_user_module(factory_module) else "")
     with tempfile.TemporaryDirectory(prefix="mbfmu_export_") as tmp:
         folder = Path(tmp)
         (folder / json_name).write_text(text)
         model = folder / f"{stem}.py"
         model.write_text(MODEL_TEMPLATE.format(name=stem, version=__version__, json_name=json_name, sha=sha,
-                                               base=base))
+                                               base=base, factory_import=factory_import))
         return build_fmu(PlantRef("file", str(model)), dest, resources={json_name: folder / json_name})

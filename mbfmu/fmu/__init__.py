@@ -3,8 +3,10 @@
 * :func:`build_fmu` (:mod:`mbfmu.fmu.builder`): plant -> ``fmus/<name>.fmu``;
 * :func:`add_loader_shim`: the same loader shim for an FMU made by ``pythonfmu build``;
 * :class:`PlantSlave` (:mod:`mbfmu.fmu.slave`): the generic slave inside;
-* ``resources/shim.c``: the FMU's binary, loading libpython for hosts that
-  are not Python and forwarding to pythonfmu's export library;
+* ``resources/shim.c``: the FMU's binary (linux64, and win64 cross-compiled
+  with mingw-w64), finding a Python with mbfmu for hosts that are not Python
+  and forwarding to pythonfmu's export library;
+* :mod:`mbfmu.fmu.embed`: the user's code that travels inside the FMU;
 * ``mbfmu build`` (:mod:`mbfmu.fmu.cli`).
 """
 from __future__ import annotations

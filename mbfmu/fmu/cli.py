@@ -1,4 +1,4 @@
-"""``mbfmu build [NAME ...] [-o fmus/] [-p NAME=VALUE ...]``: build plant FMUs."""
+"""``mbfmu build [NAME ...] [-o fmus/] [-p NAME=VALUE ...] [--platform P] [--python-hint]``: build plant FMUs."""
 from __future__ import annotations
 
 import argparse
@@ -40,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("-p/--parameter needs exactly one plant")
     for name in names:
         path = build_fmu(_urdf_ref(name, args) if name.lower().endswith(".urdf") else name, args.output,
-                         parameters=params or None, runtime=args.runtime, platforms=args.platform or None)
+                         parameters=params or None, runtime=args.runtime, platforms=args.platform or None,
+                         python_hint=args.python_hint)
         print(path)
     return 0
 
@@ -69,8 +70,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--runtime", choices=("pythonfmu", "native"), default="pythonfmu",
                    help="pythonfmu (default): the plant runs in Python inside the FMU; native: a C-only "
                         "binary that needs no Python (plants built from the engine's elements)")
-    p.add_argument("--platform", action="append", default=[], choices=("linux64", "win64"),
-                   help="native runtime: platform to compile (default: linux64 and win64); repeatable")
+    p.add_argument("--platform", action="append", choices=("linux64", "win64"), metavar="PLATFORM",
+                   help="binary platform, repeatable: linux64, win64 (default: both; the pythonfmu runtime "
+                        "builds linux64 alone when the mingw-w64 cross-compiler is missing)")
+    p.add_argument("--python-hint", action="store_true",
+                   help="pythonfmu runtime: record this interpreter as the last place the FMU looks for "
+                        "Python (after MBFMU_PYTHON and PATH); off by default, so the FMU holds no path of "
+                        "this machine")
     robot = p.add_argument_group("URDF robots (NAME.urdf)")
     robot.add_argument("--actuation", choices=["torque", "position", "velocity"],
                        help="how every joint is driven: torque inputs tau[i] (default), or position/velocity "

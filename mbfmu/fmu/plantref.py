@@ -15,6 +15,14 @@ plant when the FMU is instantiated. Three kinds of reference:
     a model file ``path/to/model.py`` (optionally ``path.py:ClassName``); the
     file is copied into the FMU's resources and loaded from there, so the FMU
     does not need it installed.
+``pickle``
+    a class that has no importable module (defined in ``__main__``, a
+    notebook or a function), carried by value in a resources file written by
+    :func:`mbfmu.fmu.embed.pickle_class`; ``class_name`` is its qualified
+    name, for messages.
+
+User modules that ``class`` and ``file`` references import are embedded in
+the FMU's resources by :mod:`mbfmu.fmu.embed`.
 
 Parameters are passed as keyword arguments named after the plant's parameter
 signals, in SI units; the elements ``b[1] .. b[n]`` of a vector parameter are
@@ -46,7 +54,7 @@ class PlantRef:
     Parameters
     ----------
     kind : str
-        ``"library"``, ``"class"`` or ``"file"``.
+        ``"library"``, ``"class"``, ``"file"`` or ``"pickle"``.
     target : str
         Library name, ``"module:Class"``, or the file name (inside the FMU's
         resources once built; a path before).
@@ -200,6 +208,12 @@ def plant_factory(ref: PlantRef, base_dir: Path | None = None):
         if base_dir is not None and not path.is_absolute():
             path = base_dir / path
         return lambda **kw: library.plant_from_urdf(path, **{**ref.options, **kw})
+    if ref.kind == "pickle":
+        from .embed import load_pickled_class
+        if base_dir is None:
+            raise InputError(f"plant class {ref.class_name!r} is embedded by value: it loads from an FMU's "
+                             "resources folder only")
+        return load_pickled_class(base_dir / ref.target)
     raise InputError(f"unknown plant reference kind {ref.kind!r}")
 
 

@@ -43,14 +43,40 @@ from pythonfmu.enums import Fmi2Causality, Fmi2Initial, Fmi2Status, Fmi2Variabil
 from pythonfmu.variables import Real
 
 from ..plant import Plant
+from .embed import check_embedded_modules
 from .plantref import PlantRef, build_plant
 
 INPUT, PARAMETER, OUTPUT, STATE = 0, 1, 2, 3
 STATE_PREFIX = "states."
 STATE_FORMAT = 1  # version of the saved-state dict
 _REPORT = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p)
-_dlclose = ctypes.CDLL(None).dlclose
-_dlclose.argtypes = (ctypes.c_void_p,)
+_WINDOWS = sys.platform == "win32"
+PLATFORM, LIB_SUFFIX = ("win64", ".dll") if _WINDOWS else ("linux64", ".so")
+
+
+def _loaded_symbol(lib: Path, name: str) -> int | None:
+    """Address of ``name`` in ``lib`` if this process has already loaded it,
+    without keeping a new reference to the library (the host must be able
+    to unload the FMU)."""
+    if _WINDOWS:
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+        kernel32.GetModuleHandleW.restype = ctypes.c_void_p
+        kernel32.GetProcAddress.restype = ctypes.c_void_p
+        kernel32.GetProcAddress.argtypes = (ctypes.c_void_p, ctypes.c_char_p)
+        handle = kernel32.GetModuleHandleW(str(lib))  # borrowed: no reference taken
+        return kernel32.GetProcAddress(handle, name.encode()) if handle else None
+    try:
+        shim = ctypes.CDLL(str(lib), mode=os.RTLD_NOW | os.RTLD_NOLOAD)
+    except OSError:
+        return None  # not loaded by this process (e.g. the build itself)
+    try:
+        address = ctypes.cast(getattr(shim, name), ctypes.c_void_p).value
+    except AttributeError:
+        address = None
+    dlclose = ctypes.CDLL(None).dlclose
+    dlclose.argtypes = (ctypes.c_void_p,)
+    dlclose(shim._handle)
+    return address
 
 
 def pin_module_dict(namespace: dict[str, Any]) -> None:
@@ -82,10 +108,13 @@ class PlantSlave(Fmi2Slave):
         :meth:`PlantRef.to_dict` of the plant.
     model_identifier : str
         FMI model identifier (file name of the FMU binary).
+    embedded_modules : list of str
+        User modules the FMU carries in its resources (:mod:`mbfmu.fmu.embed`).
     """
 
     plant_ref: ClassVar[dict[str, Any]] = {}
     model_identifier: ClassVar[str] = ""
+    embedded_modules: ClassVar[list[str]] = []
 
     def __init__(self, **kwargs: Any) -> None:
         module = sys.modules.get(type(self).__module__)
@@ -100,6 +129,8 @@ class PlantSlave(Fmi2Slave):
         self._base = Path(self.resources) if self.resources else None
         try:
             plant = build_plant(self._ref, self._base)
+            if self._base is not None:
+                check_embedded_modules(self.embedded_modules, self._base)
         except Exception as exc:  # instantiation fails; say why first
             self.report(Fmi2Status.fatal, f"cannot build plant {self._ref.target!r}: {type(exc).__name__}: {exc}")
             raise
@@ -118,26 +149,11 @@ class PlantSlave(Fmi2Slave):
 
     # ---- set-up ---------------------------------------------------------
     def _find_shim(self) -> Any:
-        """``mbfmu_report`` of this FMU's loader shim, or None outside a built FMU.
-
-        The shim is already loaded by the host; the handle taken here to look
-        the function up is released at once (ctypes never releases it), so the
-        host can still unload the FMU.
-        """
+        """``mbfmu_report`` of this FMU's loader shim, or None outside a built FMU."""
         if not self.resources or not self.model_identifier:
             return None
-        lib = Path(self.resources).resolve().parent / "binaries" / "linux64" / f"{self.model_identifier}.so"
-        if not lib.is_file():
-            return None
-        try:
-            shim = ctypes.CDLL(str(lib), mode=os.RTLD_NOW | os.RTLD_NOLOAD)
-        except OSError:
-            return None  # not loaded by this process (e.g. the build itself)
-        try:
-            address = ctypes.cast(shim.mbfmu_report, ctypes.c_void_p).value
-        except AttributeError:
-            address = None
-        _dlclose(shim._handle)
+        lib = Path(self.resources).resolve().parent / "binaries" / PLATFORM / f"{self.model_identifier}{LIB_SUFFIX}"
+        address = _loaded_symbol(lib, "mbfmu_report") if lib.is_file() else None
         return _REPORT(address) if address else None
 
     def _set_plant(self, plant: Plant) -> None:

@@ -3,7 +3,8 @@
  * usage: c_host UNZIPDIR MODEL_IDENTIFIER GUID STEP NSTEPS INPUTS VR_OUT...
  *
  * dlopen()s UNZIPDIR/binaries/linux64/MODEL_IDENTIFIER.so with RTLD_LOCAL (no
- * LD_PRELOAD, no libpython linked here), instantiates, sets the inputs
+ * LD_PRELOAD, no libpython linked here) -- cross-compiled with mingw-w64, it
+ * LoadLibrary()s UNZIPDIR/binaries/win64/MODEL_IDENTIFIER.dll --, instantiates, sets the inputs
  * INPUTS = "vr=value,vr=value,..." ("-" for none) in initialization mode,
  * steps NSTEPS times by STEP seconds and
  * prints "t y..." (%.17g) after every step. Exit code 0 on success, 1 on any

@@ -76,9 +76,11 @@ ALL_CASES_LIBRARY_SLOW = OWN_CASES + [pytest.param(c, marks=pytest.mark.slow, id
 
 
 def subprocess_env() -> dict[str, str]:
-    """Environment for child processes: mbfmu importable from the repo."""
+    """Environment for child processes: mbfmu importable from the repo, and
+    this interpreter the one a non-Python host's FMU starts (MBFMU_PYTHON)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
+    env["MBFMU_PYTHON"] = sys.executable
     env.pop("LD_PRELOAD", None)
     return env
 

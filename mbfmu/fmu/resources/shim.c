@@ -1,21 +1,36 @@
 /*
- * mbfmu FMU loader shim: the FMU's binaries/linux64/<modelIdentifier>.so.
+ * mbfmu FMU loader shim: the FMU's binaries/<platform>/<modelIdentifier>.so|.dll
+ * (linux64: compiled with the build machine's cc; win64: cross-compiled with
+ * mingw-w64).
  *
- * pythonfmu's export library (libpythonfmu-export.so) does not link
- * libpython: its Py* symbols are undefined, so a host that is not Python
- * (or that opens the FMU with RTLD_LOCAL without libpython loaded globally)
- * cannot use it.  This shim is what the host loads instead.  On the first
- * fmi2Instantiate it
+ * pythonfmu's export library does not link libpython on Linux (its Py*
+ * symbols are undefined) and links python3.dll by name on Windows, so a host
+ * that is not Python cannot use it.  This shim is what the host loads
+ * instead.  On the first fmi2Instantiate it
  *
- *   1. makes libpython's symbols global: if they are already visible in the
- *      global scope (a Python host) nothing is loaded; otherwise libpython is
- *      re-opened with RTLD_GLOBAL | RTLD_NOLOAD (loaded locally by someone
- *      else) or loaded from the path recorded at build time, RTLD_GLOBAL;
- *   2. initializes the interpreter when the host has not, with the program
- *      name of the Python the FMU was built with, so its virtual environment
+ *   1. finds a Python, unless the host already is one (libpython's symbols
+ *      are global, or python3*.dll is loaded), in this order:
+ *        a. the interpreter named by the environment variable MBFMU_PYTHON;
+ *        b. python3, then python, on PATH (Windows: python.exe);
+ *        c. the build-time interpreter, only if the build recorded it
+ *           (build_fmu(python_hint=...), "python_hint" in
+ *           resources/mbfmu_python.txt): a hint, never required.
+ *      On Linux each candidate is asked (a short "python -c" run) for its
+ *      real executable, its shared libpython and its mbfmu version; the first
+ *      with the mbfmu version the FMU needs wins, else the first usable one;
+ *      on Windows python3.dll is taken next to the interpreter or in the
+ *      "home" of its pyvenv.cfg.  MBFMU_LIBPYTHON overrides the libpython
+ *      file (Linux).
+ *   2. loads that libpython with RTLD_GLOBAL (Python's own extension
+ *      modules need its symbols global) and initializes the interpreter with
+ *      the interpreter's path as program name, so its virtual environment
  *      (site-packages) is found;
- *   3. opens pythonfmu's export library (binaries/linux64/
- *      mbfmu_pythonfmu_export.so) with RTLD_LOCAL and forwards every fmi2*
+ *   3. checks that "import mbfmu" works and gives the version recorded at
+ *      build time ("mbfmu" in resources/mbfmu_python.txt), in every host,
+ *      Python hosts included; otherwise instantiation fails with a log
+ *      message saying what to install into which interpreter;
+ *   4. opens pythonfmu's export library (binaries/<platform>/
+ *      mbfmu_pythonfmu_export.so|.dll) privately and forwards every fmi2*
  *      function to it.
  *
  * It also gives the Python slave a way to set the FMI status of the call in
@@ -25,14 +40,28 @@
  * the status returned by the current fmi2* call becomes the worse of the
  * two.  "Current" is per thread: the fmi2* call and the Python code it runs
  * share the calling thread.
- *
- * The build records the Python to use in resources/mbfmu_python.txt
- * (key=value lines: soname, libpython, executable); the environment
- * variables MBFMU_LIBPYTHON and MBFMU_PYTHON override them.
  */
+#ifdef _WIN32
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#define EXPORT __declspec(dllexport)
+#define THREAD_LOCAL __thread  /* mingw-w64 gcc */
+#define PLATFORM "win64"
+#define LIB_SUFFIX ".dll"
+#else
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#define EXPORT __attribute__((visibility("default")))
+#define THREAD_LOCAL __thread
+#define PLATFORM "linux64"
+#define LIB_SUFFIX ".so"
+extern char **environ;
+#endif
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +91,8 @@ typedef struct {
     fmi2ComponentEnvironment componentEnvironment;
 } fmi2CallbackFunctions;
 
-#define EXPORT __attribute__((visibility("default")))
+#define PATH_LEN 4096
+#define ERR_LEN 4096
 
 /* ---- one instance: the real component plus what the shim needs */
 typedef struct {
@@ -73,7 +103,7 @@ typedef struct {
     int pending;                    /* worst status reported during the current call */
 } Inst;
 
-static __thread Inst *current = NULL;
+static THREAD_LOCAL Inst *current = NULL;
 
 static void say(Inst *s, fmi2Status status, const char *category, const char *msg)
 {
@@ -103,7 +133,414 @@ EXPORT void mbfmu_report(int status, const char *category, const char *message)
     say(s, (fmi2Status)status, category ? category : "", message ? message : "");
 }
 
-/* ---- the backend: libpython + pythonfmu's export library */
+/* ---- platform layer: locks, libraries, the FMU's own path */
+#ifdef _WIN32
+static SRWLOCK load_lock_ = SRWLOCK_INIT;
+static void lock(void) { AcquireSRWLockExclusive(&load_lock_); }
+static void unlock(void) { ReleaseSRWLockExclusive(&load_lock_); }
+static void *lib_open_private(const char *path)
+{
+    return (void *)LoadLibraryExA(path, NULL, LOAD_WITH_ALTERED_SEARCH_PATH);
+}
+static void *lib_sym(void *h, const char *name) { return (void *)GetProcAddress((HMODULE)h, name); }
+static void lib_close(void *h) { FreeLibrary((HMODULE)h); }
+static const char *lib_error(void)
+{
+    static char buf[256];
+    snprintf(buf, sizeof buf, "Windows error %lu", (unsigned long)GetLastError());
+    return buf;
+}
+static int self_path(char *out, size_t n)
+{
+    HMODULE me = NULL;
+    if (!GetModuleHandleExA(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+                            (LPCSTR)&self_path, &me))
+        return -1;
+    DWORD k = GetModuleFileNameA(me, out, (DWORD)n);
+    if (k == 0 || k >= n) return -1;
+    for (char *p = out; *p; p++) if (*p == '\\') *p = '/';
+    return 0;
+}
+#else
+static pthread_mutex_t load_lock_ = PTHREAD_MUTEX_INITIALIZER;
+static void lock(void) { pthread_mutex_lock(&load_lock_); }
+static void unlock(void) { pthread_mutex_unlock(&load_lock_); }
+static void *lib_open_private(const char *path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
+static void *lib_sym(void *h, const char *name) { return dlsym(h, name); }
+static void lib_close(void *h) { dlclose(h); }
+static const char *lib_error(void) { const char *e = dlerror(); return e ? e : "unknown error"; }
+static int self_path(char *out, size_t n)
+{
+    Dl_info info;
+    if (!dladdr((void *)&self_path, &info) || !info.dli_fname) return -1;
+    snprintf(out, n, "%s", info.dli_fname);
+    return 0;
+}
+#endif
+
+/* ---- resources/mbfmu_python.txt: key=value lines */
+static char fmu_root[PATH_LEN];
+
+static char *config_value(const char *key)
+{
+    char path[PATH_LEN + 64], line[PATH_LEN];
+    snprintf(path, sizeof path, "%s/resources/mbfmu_python.txt", fmu_root);
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    size_t kl = strlen(key);
+    char *out = NULL;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, key, kl) == 0 && line[kl] == '=') {
+            line[strcspn(line, "\r\n")] = 0;
+            out = line[kl + 1] ? strdup(line + kl + 1) : NULL;
+            break;
+        }
+    }
+    fclose(f);
+    return out;
+}
+
+static char load_error[ERR_LEN] = "";
+
+/* ---- the Python symbols the shim calls (all in the stable ABI) */
+typedef struct _object PyObject;
+static struct {
+    void *lib;   /* where to look them up; NULL = global scope (Linux) */
+    int (*IsInitialized)(void);
+    void (*SetProgramName)(const wchar_t *);
+    void (*InitializeEx)(int);
+    void *(*SaveThread)(void);
+    int (*GILStateEnsure)(void);
+    void (*GILStateRelease)(int);
+    PyObject *(*ImportModule)(const char *);
+    PyObject *(*GetAttrString)(PyObject *, const char *);
+    const char *(*AsUTF8AndSize)(PyObject *, ptrdiff_t *);
+    PyObject *(*SysGetObject)(const char *);
+    void (*ErrFetch)(PyObject **, PyObject **, PyObject **);
+    PyObject *(*Str)(PyObject *);
+    void (*DecRef)(PyObject *);
+} py;
+
+static void *py_sym(const char *name)
+{
+#ifdef _WIN32
+    return py.lib ? lib_sym(py.lib, name) : NULL;
+#else
+    return py.lib ? dlsym(py.lib, name) : dlsym(RTLD_DEFAULT, name);
+#endif
+}
+
+static int bind_python(void)
+{
+#define B(field, name) *(void **)&py.field = py_sym(name); if (!py.field) { \
+        snprintf(load_error, sizeof load_error, "the Python library lacks %s", name); return -1; }
+    B(IsInitialized, "Py_IsInitialized") B(SetProgramName, "Py_SetProgramName")
+    B(InitializeEx, "Py_InitializeEx") B(SaveThread, "PyEval_SaveThread")
+    B(GILStateEnsure, "PyGILState_Ensure") B(GILStateRelease, "PyGILState_Release")
+    B(ImportModule, "PyImport_ImportModule") B(GetAttrString, "PyObject_GetAttrString")
+    B(AsUTF8AndSize, "PyUnicode_AsUTF8AndSize") B(SysGetObject, "PySys_GetObject")
+    B(ErrFetch, "PyErr_Fetch") B(Str, "PyObject_Str") B(DecRef, "Py_DecRef")
+#undef B
+    return 0;
+}
+
+/* ---- finding a Python: candidates in the documented order */
+typedef struct {
+    char executable[PATH_LEN];   /* interpreter (program name for the embedded one) */
+    char libpython[PATH_LEN];    /* shared library to load ("" = none) */
+    char mbfmu[128];             /* installed mbfmu version ("" = none) */
+    char problem[1024];          /* why it cannot be used ("" = usable) */
+} Candidate;
+
+#ifdef _WIN32
+static int host_python(void)
+{
+    static const char *names[] = {"python3.dll", "python314.dll", "python313.dll", "python312.dll",
+                                  "python311.dll", "python310.dll", "python39.dll", NULL};
+    for (int i = 0; names[i]; i++) {
+        HMODULE h = GetModuleHandleA(names[i]);
+        if (h && GetProcAddress(h, "Py_IsInitialized")) { py.lib = (void *)h; return 1; }
+    }
+    return 0;
+}
+
+/* python3.dll next to the interpreter, or in the home of its venv (pyvenv.cfg) */
+static void examine(const char *python, Candidate *c)
+{
+    char exe[PATH_LEN], dir[PATH_LEN], probe[PATH_LEN + 32];
+    memset(c, 0, sizeof *c);
+    DWORD k = SearchPathA(NULL, python, strchr(python, '.') ? NULL : ".exe", sizeof exe, exe, NULL);
+    if (k == 0 || k >= sizeof exe) {
+        snprintf(c->problem, sizeof c->problem, "%s: not found", python);
+        return;
+    }
+    snprintf(c->executable, sizeof c->executable, "%s", exe);
+    snprintf(dir, sizeof dir, "%s", exe);
+    char *slash = strrchr(dir, '\\');
+    if (!slash) slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    snprintf(probe, sizeof probe, "%s\\python3.dll", dir);
+    if (GetFileAttributesA(probe) != INVALID_FILE_ATTRIBUTES) {
+        snprintf(c->libpython, sizeof c->libpython, "%s", probe);
+        return;
+    }
+    for (int up = 0; up < 2 && !c->libpython[0]; up++) {
+        char cfg[PATH_LEN + 32], line[PATH_LEN];
+        snprintf(cfg, sizeof cfg, up ? "%s\\..\\pyvenv.cfg" : "%s\\pyvenv.cfg", dir);
+        FILE *f = fopen(cfg, "r");
+        if (!f) continue;
+        while (fgets(line, sizeof line, f)) {
+            char *eq = strchr(line, '=');
+            if (strncmp(line, "home", 4) != 0 || !eq) continue;
+            char *v = eq + 1;
+            while (*v == ' ') v++;
+            v[strcspn(v, "\r\n")] = 0;
+            snprintf(probe, sizeof probe, "%s\\python3.dll", v);
+            if (GetFileAttributesA(probe) != INVALID_FILE_ATTRIBUTES)
+                snprintf(c->libpython, sizeof c->libpython, "%s", probe);
+        }
+        fclose(f);
+    }
+    if (!c->libpython[0])
+        snprintf(c->problem, sizeof c->problem, "%s: no python3.dll next to it or in its pyvenv.cfg home", exe);
+}
+
+static const char *const PATH_NAMES[] = {"python.exe", NULL};
+
+static int load_libpython(const Candidate *c)
+{
+    HMODULE h = LoadLibraryExA(c->libpython, NULL, LOAD_WITH_ALTERED_SEARCH_PATH);
+    if (!h) {
+        snprintf(load_error, sizeof load_error, "cannot load %s (Python %s): %s", c->libpython, c->executable,
+                 lib_error());
+        return -1;
+    }
+    py.lib = (void *)h;
+    return 0;
+}
+
+static wchar_t *widen(const char *s)
+{
+    int n = MultiByteToWideChar(CP_UTF8, 0, s, -1, NULL, 0);
+    wchar_t *w = n > 0 ? malloc(n * sizeof *w) : NULL;
+    if (w) MultiByteToWideChar(CP_UTF8, 0, s, -1, w, n);
+    return w;
+}
+#else
+static int host_python(void) { return dlsym(RTLD_DEFAULT, "Py_IsInitialized") != NULL; }
+
+/* What the interpreter says about itself: key=value lines. */
+static const char PROBE[] =
+    "import os, sys, sysconfig\n"
+    "v = sysconfig.get_config_var\n"
+    "name = v('INSTSONAME') or ''\n"
+    "lib = ''\n"
+    "if v('Py_ENABLE_SHARED') and name:\n"
+    "    for d in (v('LIBDIR'), os.path.join(v('LIBDIR') or '', v('MULTIARCH') or ''), v('LIBPL'),\n"
+    "              os.path.join(sys.base_prefix, 'lib')):\n"
+    "        if d and os.path.isfile(os.path.join(d, name)):\n"
+    "            lib = os.path.join(d, name)\n"
+    "            break\n"
+    "    else:\n"
+    "        lib = name\n"
+    "try:\n"
+    "    from importlib.metadata import version\n"
+    "    m = version('mbfmu')\n"
+    "except Exception:\n"
+    "    import importlib.util\n"
+    "    m = ''\n"
+    "    if importlib.util.find_spec('mbfmu'):\n"
+    "        import mbfmu\n"
+    "        m = getattr(mbfmu, '__version__', '?')\n"
+    "print('executable=' + sys.executable)\n"
+    "print('libpython=' + lib)\n"
+    "print('mbfmu=' + m)\n";
+
+static void field(const char *out, const char *key, char *dst, size_t n)
+{
+    size_t kl = strlen(key);
+    for (const char *p = out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        if (strncmp(p, key, kl) == 0 && p[kl] == '=') {
+            size_t len = strcspn(p + kl + 1, "\r\n");
+            if (len >= n) len = n - 1;
+            memcpy(dst, p + kl + 1, len);
+            dst[len] = 0;
+            return;
+        }
+    }
+    dst[0] = 0;
+}
+
+/* Run "python -c PROBE" (PATH searched for a bare name) and read its answer. */
+static void examine(const char *python, Candidate *c)
+{
+    memset(c, 0, sizeof *c);
+    int fd[2];
+    if (pipe(fd) != 0) {
+        snprintf(c->problem, sizeof c->problem, "%s: cannot create a pipe", python);
+        return;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+    posix_spawn_file_actions_addclose(&fa, fd[0]);
+    posix_spawn_file_actions_addclose(&fa, fd[1]);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    char *argv[] = {(char *)python, "-c", (char *)PROBE, NULL};
+    pid_t pid;
+    int rc = posix_spawnp(&pid, python, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fd[1]);
+    char out[3 * PATH_LEN + 256];
+    size_t got = 0;
+    if (rc == 0) {
+        ssize_t k;
+        while (got < sizeof out - 1 && (k = read(fd[0], out + got, sizeof out - 1 - got)) > 0) got += (size_t)k;
+    }
+    out[got] = 0;
+    close(fd[0]);
+    int status = 0;
+    if (rc == 0) waitpid(pid, &status, 0);
+    if (rc != 0) {
+        snprintf(c->problem, sizeof c->problem, "%s: not found", python);
+        return;
+    }
+    field(out, "executable", c->executable, sizeof c->executable);
+    field(out, "libpython", c->libpython, sizeof c->libpython);
+    field(out, "mbfmu", c->mbfmu, sizeof c->mbfmu);
+    if (!c->executable[0])
+        snprintf(c->problem, sizeof c->problem, "%s: did not run as a Python interpreter", python);
+    else if (!c->libpython[0])
+        snprintf(c->problem, sizeof c->problem, "%s: built without a shared libpython (configure --enable-shared); "
+                 "a host that is not Python needs one", c->executable);
+}
+
+static const char *const PATH_NAMES[] = {"python3", "python", NULL};
+
+static int load_libpython(const Candidate *c)
+{
+    const char *path = getenv("MBFMU_LIBPYTHON") ? getenv("MBFMU_LIBPYTHON") : c->libpython;
+    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+    if (!h) h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (!h) {
+        snprintf(load_error, sizeof load_error, "cannot load libpython %s of %s: %s", path, c->executable,
+                 lib_error());
+        return -1;
+    }
+    py.lib = NULL;  /* global now */
+    return 0;
+}
+
+static wchar_t *widen(const char *s)
+{
+    wchar_t *(*decode)(const char *, size_t *) = (wchar_t * (*)(const char *, size_t *))py_sym("Py_DecodeLocale");
+    return decode ? decode(s, NULL) : NULL;
+}
+#endif
+
+static void append(char *buf, size_t n, const char *text)
+{
+    size_t k = strlen(buf);
+    if (k < n - 1) snprintf(buf + k, n - k, "%s", text);
+}
+
+/* Choose the interpreter (search order above); on failure load_error says why. */
+static int find_python(const char *need, Candidate *chosen)
+{
+    const char *order[8];
+    int n = 0;
+    const char *env = getenv("MBFMU_PYTHON");
+    char *hint = config_value("python_hint");
+    if (env && *env) order[n++] = env;
+    else {
+        for (int i = 0; PATH_NAMES[i]; i++) order[n++] = PATH_NAMES[i];
+        if (hint) order[n++] = hint;
+    }
+    char tried[ERR_LEN] = "";
+    int usable = -1;
+    Candidate c;
+    for (int i = 0; i < n; i++) {
+        examine(order[i], &c);
+        append(tried, sizeof tried, i ? "; " : "");
+        if (c.problem[0]) {
+            append(tried, sizeof tried, c.problem);
+            continue;
+        }
+        if (!need || strcmp(c.mbfmu, need) == 0) {
+            *chosen = c;
+            free(hint);
+            return 0;
+        }
+        if (usable < 0) { usable = i; *chosen = c; }
+        char line[PATH_LEN + 128];
+        snprintf(line, sizeof line, "%s: mbfmu %s", c.executable, c.mbfmu[0] ? c.mbfmu : "not installed");
+        append(tried, sizeof tried, line);
+    }
+    free(hint);
+    if (usable >= 0) return 0;  /* the import check below says what to install */
+    snprintf(load_error, sizeof load_error,
+             "no usable Python found (tried %s%s). Install Python (with a shared libpython) and %s%s, or name "
+             "its interpreter in the environment variable MBFMU_PYTHON",
+             env && *env ? "MBFMU_PYTHON=" : "", tried, need ? "mbfmu " : "pythonfmu", need ? need : "");
+    return -1;
+}
+
+/* Start the interpreter with the chosen Python as program name. */
+static int start_python(const Candidate *c)
+{
+    if (bind_python() != 0) return -1;
+    if (py.IsInitialized()) return 0;
+    static wchar_t *wexe = NULL; /* must outlive the interpreter */
+    wexe = widen(c->executable);
+    if (wexe) py.SetProgramName(wexe);
+    py.InitializeEx(0);   /* 0: leave the host's signal handlers alone */
+    py.SaveThread();      /* release the GIL; pythonfmu takes it per call */
+    return 0;
+}
+
+static void utf8(PyObject *o, char *dst, size_t n)
+{
+    const char *s = o ? py.AsUTF8AndSize(o, NULL) : NULL;
+    snprintf(dst, n, "%s", s ? s : "?");
+}
+
+/* "import mbfmu" in the running interpreter gives version `need`, or load_error says what to install. */
+static int check_mbfmu(const char *need)
+{
+    int gil = py.GILStateEnsure();
+    char exe[PATH_LEN], have[128] = "", why[1024] = "";
+    utf8(py.SysGetObject("executable"), exe, sizeof exe);  /* borrowed */
+    PyObject *mod = py.ImportModule("mbfmu");
+    if (!mod) {
+        PyObject *type = NULL, *value = NULL, *tb = NULL;
+        py.ErrFetch(&type, &value, &tb);
+        PyObject *text = value ? py.Str(value) : NULL;
+        utf8(text, why, sizeof why);
+        if (text) py.DecRef(text);
+        if (type) py.DecRef(type);
+        if (value) py.DecRef(value);
+        if (tb) py.DecRef(tb);
+    } else {
+        PyObject *v = py.GetAttrString(mod, "__version__");
+        if (v) { utf8(v, have, sizeof have); py.DecRef(v); }
+        else { PyObject *t, *e, *b; py.ErrFetch(&t, &e, &b); if (t) py.DecRef(t); if (e) py.DecRef(e); if (b) py.DecRef(b); }
+        py.DecRef(mod);
+    }
+    py.GILStateRelease(gil);
+    if (mod && strcmp(have, need) == 0) return 0;
+    if (!mod && strstr(why, "No module named 'mbfmu'"))
+        snprintf(load_error, sizeof load_error, "mbfmu %s is not installed in %s: run %s -m pip install mbfmu==%s",
+                 need, exe, exe, need);
+    else if (!mod)
+        snprintf(load_error, sizeof load_error, "mbfmu %s does not import in %s (%s): run %s -m pip install "
+                 "mbfmu==%s", need, exe, why, exe, need);
+    else
+        snprintf(load_error, sizeof load_error, "this FMU needs mbfmu %s but %s has mbfmu %s: run %s -m pip "
+                 "install mbfmu==%s", need, exe, have[0] ? have : "(no version)", exe, need);
+    return -1;
+}
+
+/* ---- the backend: pythonfmu's export library */
 #define FMI_FUNCTIONS(X) \
     X(fmi2Instantiate) X(fmi2FreeInstance) X(fmi2SetDebugLogging) X(fmi2SetupExperiment) \
     X(fmi2EnterInitializationMode) X(fmi2ExitInitializationMode) X(fmi2Terminate) X(fmi2Reset) \
@@ -121,10 +558,8 @@ static struct {
 #undef X
 } real;
 
-static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *backend = NULL;   /* handle of pythonfmu's export library */
-static char load_error[1024] = "";
-static int live = 0;           /* instances alive, under load_lock */
+static int live = 0;           /* instances alive, under lock() */
 
 /* pythonfmu 0.7's export library holds its interpreter guard in a static
  * std::shared_ptr and resets it from an __attribute__((destructor)) function,
@@ -145,118 +580,78 @@ static void release_guard(void)
     if (backend_release_guard) backend_release_guard();
 }
 
-static char *config_value(const char *root, const char *key)
+/* Python found, started and checked (steps 1-3 of the header comment). */
+static int prepare_python(void)
 {
-    char path[4096], line[4096];
-    snprintf(path, sizeof path, "%s/resources/mbfmu_python.txt", root);
-    FILE *f = fopen(path, "r");
-    if (!f) return NULL;
-    size_t kl = strlen(key);
-    char *out = NULL;
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, key, kl) == 0 && line[kl] == '=') {
-            line[strcspn(line, "\r\n")] = 0;
-            out = strdup(line + kl + 1);
-            break;
-        }
+    char *need = config_value("mbfmu");   /* absent: a plain pythonfmu FMU (add_loader_shim) */
+    int rc = 0;
+    if (!host_python()) {
+        Candidate c;
+        rc = find_python(need, &c) != 0 || load_libpython(&c) != 0 || start_python(&c) != 0 ? -1 : 0;
+    } else {
+        rc = bind_python();
     }
-    fclose(f);
-    return out;
-}
-
-static int load_python(const char *root)
-{
-    if (dlsym(RTLD_DEFAULT, "Py_IsInitialized")) return 0; /* a Python host: symbols are global */
-    char *soname = config_value(root, "soname");
-    char *path = getenv("MBFMU_LIBPYTHON") ? strdup(getenv("MBFMU_LIBPYTHON")) : config_value(root, "libpython");
-    void *h = NULL;
-    if (soname) h = dlopen(soname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
-    if (!h && path) h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-    if (!h && soname) h = dlopen(soname, RTLD_NOW | RTLD_GLOBAL);
-    if (!h) {
-        snprintf(load_error, sizeof load_error, "cannot load libpython (recorded path %s, soname %s): %s",
-                 path ? path : "none", soname ? soname : "none", dlerror());
-    }
-    free(soname);
-    free(path);
-    return h ? 0 : -1;
-}
-
-static int init_python(const char *root)
-{
-    int (*is_init)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "Py_IsInitialized");
-    if (!is_init) {
-        snprintf(load_error, sizeof load_error, "libpython loaded but Py_IsInitialized not found");
-        return -1;
-    }
-    if (is_init()) return 0;
-    /* The host is not Python: start the interpreter of the Python the FMU was
-     * built with (its program name lets it find its virtual environment). */
-    void (*set_name)(const wchar_t *) = (void (*)(const wchar_t *))dlsym(RTLD_DEFAULT, "Py_SetProgramName");
-    wchar_t *(*decode)(const char *, size_t *) = (wchar_t * (*)(const char *, size_t *)) dlsym(RTLD_DEFAULT, "Py_DecodeLocale");
-    void (*init_ex)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "Py_InitializeEx");
-    void *(*save_thread)(void) = (void *(*)(void))dlsym(RTLD_DEFAULT, "PyEval_SaveThread");
-    if (!init_ex || !save_thread) {
-        snprintf(load_error, sizeof load_error, "libpython lacks Py_InitializeEx/PyEval_SaveThread");
-        return -1;
-    }
-    char *exe = getenv("MBFMU_PYTHON") ? strdup(getenv("MBFMU_PYTHON")) : config_value(root, "executable");
-    if (exe && set_name && decode) {
-        static wchar_t *wexe = NULL; /* must outlive the interpreter */
-        wexe = decode(exe, NULL);
-        if (wexe) set_name(wexe);
-    }
-    free(exe);
-    init_ex(0);          /* 0: leave the host's signal handlers alone */
-    save_thread();       /* release the GIL; pythonfmu takes it per call */
-    return 0;
+    if (rc == 0 && need) rc = check_mbfmu(need);
+    free(need);
+    return rc;
 }
 
 static int load_backend(void)
 {
-    pthread_mutex_lock(&load_lock);
+    lock();
     int rc = 0;
     if (!backend) {
-        Dl_info info;
-        char root[4096], lib[4096];
-        if (!dladdr((void *)&load_backend, &info) || !info.dli_fname) {
-            snprintf(load_error, sizeof load_error, "cannot locate the FMU binary (dladdr)");
+        char lib[PATH_LEN + 64];
+        if (self_path(fmu_root, sizeof fmu_root) != 0) {
+            snprintf(load_error, sizeof load_error, "cannot locate the FMU binary");
             rc = -1;
             goto out;
         }
-        /* <root>/binaries/linux64/<id>.so */
-        snprintf(root, sizeof root, "%s", info.dli_fname);
+        /* <root>/binaries/<platform>/<id>.so */
         for (int up = 0; up < 3; up++) {
-            char *slash = strrchr(root, '/');
-            if (slash) *slash = 0; else snprintf(root, sizeof root, ".");
+            char *slash = strrchr(fmu_root, '/');
+            if (slash) *slash = 0; else snprintf(fmu_root, sizeof fmu_root, ".");
         }
-        if (load_python(root) != 0 || init_python(root) != 0) { rc = -1; goto out; }
-        snprintf(lib, sizeof lib, "%s/binaries/linux64/mbfmu_pythonfmu_export.so", root);
-        void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+        if (prepare_python() != 0) { rc = -1; goto out; }
+        snprintf(lib, sizeof lib, "%s/binaries/" PLATFORM "/mbfmu_pythonfmu_export" LIB_SUFFIX, fmu_root);
+        void *h = lib_open_private(lib);
         if (!h) {
-            snprintf(load_error, sizeof load_error, "cannot load %s: %s", lib, dlerror());
+            snprintf(load_error, sizeof load_error, "cannot load %s: %s", lib, lib_error());
             rc = -1;
             goto out;
         }
 #define X(f)                                                                   \
-        real.f = dlsym(h, #f);                                                 \
+        real.f = lib_sym(h, #f);                                               \
         if (!real.f) {                                                         \
             snprintf(load_error, sizeof load_error, "%s lacks %s", lib, #f);  \
-            dlclose(h);                                                        \
+            lib_close(h);                                                      \
             rc = -1;                                                           \
             goto out;                                                          \
         }
         FMI_FUNCTIONS(X)
 #undef X
-        backend_release_guard = (void (*)(void))dlsym(h, "finalizePythonInterpreter");
+        *(void **)&backend_release_guard = lib_sym(h, "finalizePythonInterpreter");
         atexit(release_guard);  /* runs before the library's static destructors */
         backend = h;
     }
 out:
-    pthread_mutex_unlock(&load_lock);
+    unlock();
     return rc;
 }
 
+#ifdef _WIN32
+BOOL WINAPI DllMain(HINSTANCE inst, DWORD reason, LPVOID reserved)
+{
+    (void)inst;
+    if (reason == DLL_PROCESS_DETACH && reserved == NULL && backend) {  /* FreeLibrary, not process exit */
+        release_guard();
+        FreeLibrary((HMODULE)backend);
+        backend = NULL;
+        backend_release_guard = NULL;
+    }
+    return TRUE;
+}
+#else
 __attribute__((destructor)) static void unload_backend(void)
 {
     if (backend) {
@@ -266,6 +661,7 @@ __attribute__((destructor)) static void unload_backend(void)
     backend = NULL;
     backend_release_guard = NULL;
 }
+#endif
 
 /* ---- forwarding */
 static fmi2Status worst(fmi2Status st, int pending)
@@ -317,9 +713,9 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, 
         instanceName, fmuType, fmuGUID, fmuResourceLocation, functions, visible, loggingOn);
     current = prev;
     if (s->real) {
-        pthread_mutex_lock(&load_lock);
+        lock();
         live++;
-        pthread_mutex_unlock(&load_lock);
+        unlock();
     }
     if (!s->real) {
         if (s->pending < fmi2Error)
@@ -342,9 +738,9 @@ EXPORT void fmi2FreeInstance(fmi2Component c)
     current = prev;
     free(s->name);
     free(s);
-    pthread_mutex_lock(&load_lock);
+    lock();
     if (--live == 0) release_guard();
-    pthread_mutex_unlock(&load_lock);
+    unlock();
 }
 
 EXPORT fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean on, size_t n, const fmi2String cat[])
