@@ -146,13 +146,19 @@ class MultibodyPlant(Plant):
         return np.concatenate([qdot, vdot])
 
     sensors: tuple = ()
+    # hinge latches (csrc/latch.h) as (iq, iv, sign, stiffness, damping), their
+    # flags appended to the state; a plant with latches advances with
+    # _kernels.latch_advance
+    latches: tuple | None = None
 
     def outputs_at(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Outputs from the plant's engine sensors (``sensors``), in output order."""
         if not self.sensors:
             raise NotImplementedError(f"plant {self.name!r} declares no output sensors and no outputs_at")
         q, v = self.split(x)
-        return _sensors.evaluate(self.sensors, self.model, x, v, np.asarray(u, float))
+        nqv = self.model.nq + self.model.nv
+        energy = 0.0 if self.latches is None else _sensors.latch_energy(self.latches, q, x[nqv:])
+        return _sensors.evaluate(self.sensors, self.model, x, v, np.asarray(u, float), energy)
 
     def normalize_state(self, x: np.ndarray) -> np.ndarray:
         if not self.model.has_quaternions:

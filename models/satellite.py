@@ -57,8 +57,8 @@ import math
 
 import numpy as np
 
-from mbfmu.dynamics import FreeFlyer, JointForce, Model, ModelBuilder, Revolute
-from mbfmu.dynamics.algorithms import center_of_mass, kinetic_energy, momentum, potential_energy
+from mbfmu.dynamics import FreeFlyer, JointForce, Model, ModelBuilder, Revolute, sensors
+from mbfmu.dynamics.algorithms import center_of_mass
 from mbfmu.dynamics.spatial import inertia_box, rot_x, rot_y, rot_z
 from mbfmu.errors import InputError
 from mbfmu.dynamics import _kernels
@@ -277,9 +277,18 @@ class Satellite(MultibodyPlant):
         self._hinge_sign = -np.sign([stow for _, stow in q_stow])
         self._latch = (float(latch_stiffness), float(latch_damping))
         self._models = {(0,) * self.n_hinges: model}
+        self.latches = (self._hinge_iq.astype(np.int32), self._hinge_iv.astype(np.int32),
+                        self._hinge_sign.astype(float), self._latch[0], self._latch[1])
         self.states = self.states + vector("latched", self.n_hinges, "state", "1",
                                            "latch {i} engaged (0 or 1)")
 
+        # the outputs as engine sensors (evaluated in Python and in the native FMU)
+        self.sensors = (tuple(sensors.Quaternion(3, k) for k in range(4))
+                        + tuple(sensors.Velocity(k) for k in range(3))
+                        + tuple(sensors.StateValue(int(i)) for i in self._hinge_iq)
+                        + tuple(sensors.Velocity(int(i)) for i in self._wheel_iv)
+                        + tuple(sensors.Momentum(k) for k in range(6))
+                        + (sensors.KineticEnergy(), sensors.PotentialEnergy(latches=True)))
         self.inputs = vector("wheel_torque", 3, "input", "N.m",
                              "motor torque on the reaction wheel about hub axis {i} (x, y, z)")
         self.outputs = (
@@ -342,38 +351,7 @@ class Satellite(MultibodyPlant):
 
     def latch_energy(self, q: np.ndarray, latched: np.ndarray) -> float:
         """Elastic energy stored in the engaged latches, J."""
-        th = q[self._hinge_iq]
-        return float(0.5 * self._latch[0] * np.sum((latched > 0.5) * th * th))
-
-    def _penetration(self, q: np.ndarray) -> np.ndarray:
-        """Hinge travel past the deployed angle (rad, > 0 beyond it)."""
-        return self._hinge_sign * q[self._hinge_iq]
-
-    def _rk4(self, model: Model, q, v, tau, dt: float, n: int):
-        return _kernels.rk4(model._h, q, v, tau, dt / n, n)
-
-    def _locate_latch(self, model: Model, q, v, tau, h: float, free: np.ndarray):
-        """Time fraction of the RK4 step ``h`` at which the first free hinge
-        reaches its deployed angle (secant iterations on one RK4 step of the
-        fraction's length), with the state there."""
-        d0 = self._penetration(q)
-        q1, v1 = self._rk4(model, q, v, tau, h, 1)
-        d1 = self._penetration(q1)
-        crossing = free & (d1 >= 0.0)
-        s = float(np.min(np.where(crossing, -d0 / np.maximum(d1 - d0, 1e-300), 1.0)))
-        lo, hi = 0.0, 1.0
-        for _ in range(30):
-            qs, vs = self._rk4(model, q, v, tau, s * h, 1)
-            ds = np.where(free, self._penetration(qs), -np.inf)
-            worst = float(np.max(ds))
-            if abs(worst) < 1e-13:
-                break
-            if worst > 0:
-                hi = s
-            else:
-                lo = s
-            s = 0.5 * (lo + hi)
-        return s, qs, vs
+        return sensors.latch_energy(self.latches, q, latched)
 
     # ---- dynamics ----------------------------------------------------------
     def derivatives(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -388,53 +366,16 @@ class Satellite(MultibodyPlant):
         """Compiled RK4 with ``ceil(dt / internal_step)`` equal sub-steps. A
         latch engages at the instant its hinge first reaches the deployed
         angle: the sub-step where that happens is split there (located to
-        1e-13 rad), so every RK4 step sees smooth forces."""
+        1e-13 rad), so every RK4 step sees smooth forces. The latches are a
+        kernel force element (``csrc/latch.h``), shared with the native FMU."""
         nq, nv = self.model.nq, self.model.nv
         n = max(1, int(np.ceil(dt / self.internal_step - 1e-9)))
-        h = dt / n
-        q = np.array(x[:nq], float)
-        v = np.array(x[nq:nq + nv], float)
-        z = np.array(x[nq + nv:], float)
         tau = self.input_matrix @ np.asarray(u, float)
-        model = self._latched_model(z)
-        free = z < 0.5
-        if free.any():
-            q1, v1 = self._rk4(model, q, v, tau, dt, n)
-            if np.any(free & (self._penetration(q1) >= 0.0)):
-                # a latch engages in this interval: step by step, splitting at the event
-                k, rem = 0, h
-                while k < n:
-                    free = z < 0.5
-                    qn, vn = self._rk4(model, q, v, tau, rem, 1)
-                    if not np.any(free & (self._penetration(qn) >= 0.0)):
-                        q, v, k, rem = qn, vn, k + 1, h
-                        continue
-                    s, q, v = self._locate_latch(model, q, v, tau, rem, free)
-                    z = np.where(free & (self._penetration(q) >= -1e-12), 1.0, z)
-                    model = self._latched_model(z)
-                    rem *= 1.0 - s
-                    if rem <= 1e-12 * h:
-                        k, rem = k + 1, h
-                out = np.concatenate([q, v, z])
-                raise_if_nonfinite(out, self.name, t + dt)
-                return out
-            q, v = q1, v1
-        else:
-            q, v = self._rk4(model, q, v, tau, dt, n)
+        q, v, z = _kernels.latch_advance(self.model._h, x[:nq], x[nq:nq + nv], x[nq + nv:], tau, dt, n,
+                                         *self.latches)
         out = np.concatenate([q, v, z])
         raise_if_nonfinite(out, self.name, t + dt)
         return out
-
-    def outputs_at(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
-        q, v = self.split(x)
-        z = x[self.model.nq + self.model.nv:]
-        model = self.model
-        quat = q[3:7] / np.linalg.norm(q[3:7])
-        L, H = momentum(model, q, v)
-        pe = potential_energy(model, q) + self.latch_energy(q, z)
-        return np.concatenate([
-            quat, v[0:3], q[self._hinge_iq], v[self._wheel_iv], H, L,
-            [kinetic_energy(model, q, v), pe]])
 
     def hinge_angles(self, X: np.ndarray) -> np.ndarray:
         """Hinge angles (rad) of states ``X`` (..., nstates) -> (..., n_hinges)."""

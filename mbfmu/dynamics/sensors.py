@@ -20,7 +20,10 @@ Kinds (the integer codes are the C runtime's ``MBN_SENS_*``):
 * :class:`PotentialEnergy`: gravity (zero at the world origin) plus the
   energy stored in the model's force elements, J;
 * :class:`Linear`: ``gain * (a . [v; u])``, a gain times a weighted sum of
-  velocities and inputs (a motor torque ``k (omega_0 - gamma_1_dot)``).
+  velocities and inputs (a motor torque ``k (omega_0 - gamma_1_dot)``);
+* :class:`Quaternion`: one element of a joint's unit quaternion (normalized);
+* :class:`Momentum`: total angular momentum about the world origin (N m s)
+  or linear momentum (N s), one world axis.
 """
 from __future__ import annotations
 
@@ -30,8 +33,9 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import ModelError
+from . import _kernels
 
-STATE, VELOCITY, POINT, KINETIC, POTENTIAL, LINEAR = 1, 2, 3, 4, 5, 6
+STATE, VELOCITY, POINT, KINETIC, POTENTIAL, LINEAR, QUATERNION, MOMENTUM = 1, 2, 3, 4, 5, 6, 7, 8
 
 
 @dataclass(frozen=True)
@@ -71,9 +75,37 @@ class KineticEnergy:
 @dataclass(frozen=True)
 class PotentialEnergy:
     """Gravitational potential energy (zero at the world origin) plus the
-    elastic energy of joint springs, limits, springs, contacts and cables, J."""
+    elastic energy of joint springs, limits, springs, contacts and cables,
+    and (``latches=True``) of the plant's engaged hinge latches, J."""
 
+    latches: bool = False
     code = POTENTIAL
+
+    @property
+    def index(self) -> int:
+        return int(self.latches)
+
+
+@dataclass(frozen=True)
+class Quaternion:
+    """Element ``component`` (0 = w) of the quaternion at ``q[index:index + 4]``, normalized."""
+
+    index: int
+    component: int
+    code = QUATERNION
+
+    @property
+    def axis(self) -> int:
+        return self.component
+
+
+@dataclass(frozen=True)
+class Momentum:
+    """Total momentum of all bodies, world axes: ``axis`` 0-2 the angular
+    momentum about the world origin (N m s), 3-5 the linear momentum (N s)."""
+
+    axis: int
+    code = MOMENTUM
 
 
 @dataclass(frozen=True)
@@ -86,7 +118,8 @@ class Linear:
     code = LINEAR
 
 
-Sensor = StateValue | Velocity | PointPosition | KineticEnergy | PotentialEnergy | Linear
+KINDS = (StateValue, Velocity, PointPosition, KineticEnergy, PotentialEnergy, Linear, Quaternion, Momentum)
+Sensor = StateValue | Velocity | PointPosition | KineticEnergy | PotentialEnergy | Linear | Quaternion | Momentum
 
 
 def points(sensors: Sequence[Sensor]) -> list[tuple[int, np.ndarray]]:
@@ -107,14 +140,25 @@ def check(sensors: Sequence[Sensor], nbodies: int, nx: int, nv: int, nu: int) ->
                or (isinstance(s, PointPosition) and (not 1 <= s.body < nbodies or s.axis not in (0, 1, 2)
                                                      or len(s.point) != 3))
                or (isinstance(s, Linear) and len(s.weights) != nv + nu)
-               or not isinstance(s, (StateValue, Velocity, PointPosition, KineticEnergy,
-                                     PotentialEnergy, Linear)))
+               or (isinstance(s, Quaternion) and (not 0 <= s.index <= nx - 4 or s.component not in range(4)))
+               or (isinstance(s, Momentum) and s.axis not in range(6))
+               or not isinstance(s, KINDS))
         if bad:
             raise ModelError(f"output sensor {k} ({s!r}) does not fit the model "
                              f"(nbodies={nbodies}, states={nx}, nv={nv}, inputs={nu})")
 
 
-def evaluate(sensors: Sequence[Sensor], model, x: np.ndarray, v: np.ndarray, u: np.ndarray) -> np.ndarray:
+def mass_properties(model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Body masses (nbodies,), kg, centres of mass (nbodies, 3), m, and
+    rotational inertias about them (nbodies, 3, 3), kg m^2; world body zero."""
+    mass = np.array([0.0] + [b.mass for b in model.bodies])
+    com = np.array([np.zeros(3)] + [b.com for b in model.bodies])
+    Ic = np.array([np.zeros((3, 3))] + [b.inertia for b in model.bodies])
+    return mass, com, Ic
+
+
+def evaluate(sensors: Sequence[Sensor], model, x: np.ndarray, v: np.ndarray, u: np.ndarray,
+             latch_energy: float = 0.0) -> np.ndarray:
     """Values of ``sensors`` at state ``x`` with velocities ``v`` and inputs ``u``.
 
     Parameters
@@ -127,6 +171,8 @@ def evaluate(sensors: Sequence[Sensor], model, x: np.ndarray, v: np.ndarray, u: 
         Velocities, rad/s or m/s.
     u : ndarray (nu,)
         Inputs.
+    latch_energy : float
+        Elastic energy of the engaged latches, J (added by ``PotentialEnergy(latches=True)``).
     """
     from .algorithms import kinetic_energy, potential_energy, point_position
 
@@ -147,7 +193,15 @@ def evaluate(sensors: Sequence[Sensor], model, x: np.ndarray, v: np.ndarray, u: 
         elif isinstance(s, KineticEnergy):
             out[k] = kinetic_energy(model, q, v)
         elif isinstance(s, PotentialEnergy):
-            out[k] = potential_energy(model, q)
+            out[k] = potential_energy(model, q) + (latch_energy if s.latches else 0.0)
+        elif isinstance(s, Quaternion):
+            e = q[s.index:s.index + 4]
+            out[k] = e[s.component] / np.linalg.norm(e)
+        elif isinstance(s, Momentum):
+            if "momentum" not in cache:  # the kernels' sensor code, shared with the native FMU
+                mass, com, Ic = mass_properties(model)
+                cache["momentum"] = _kernels.momenta(model._h, q, v, mass, com, Ic)
+            out[k] = cache["momentum"][s.axis]
         elif isinstance(s, Linear):
             if z is None:
                 z = np.concatenate([v, np.asarray(u, float)])
@@ -159,3 +213,11 @@ def evaluate(sensors: Sequence[Sensor], model, x: np.ndarray, v: np.ndarray, u: 
         else:
             raise ModelError(f"unknown output sensor {s!r}")
     return out
+
+
+def latch_energy(latches: tuple, q: np.ndarray, z: np.ndarray) -> float:
+    """Elastic energy (J) of the engaged hinge latches (``csrc/latch.h``):
+    ``1/2 k sum_j [z_j > 0.5] q[iq_j]^2`` for ``latches = (iq, iv, sign, k, c)``."""
+    iq, _, _, k, _ = latches
+    th = q[iq]
+    return float(0.5 * k * np.sum((np.asarray(z) > 0.5) * th * th))

@@ -71,7 +71,9 @@ def test_fmu_check_runs_the_native_fmu_where_no_python_exists(name, native_fmu, 
     data = np.genfromtxt(tmp_path / "out.csv", delimiter=",", names=True)
     assert len(data.dtype.names) == len(outs) + 1 and len(data) == 101
     got = np.column_stack([data[n] for n in data.dtype.names[1:]])
-    assert_same(got, Y)
+    # the checker accumulates its own time, so steps differ by round-off: columns that are
+    # zero up to round-off (satellite's momenta at rest) are compared at 1e-12 absolute
+    assert_same(got, Y, floor=1.0)
 
 
 def test_a_pythonfmu_fmu_cannot_run_there(hidden_python_works, tmp_path):

@@ -15,6 +15,8 @@
 
 #include "mb.h"
 #include "flexible.h"
+#include "latch.h"
+#include "sensors.h"
 
 static PyObject *InputError = NULL;      /* mbfmu.errors.InputError */
 static PyObject *SimulationError = NULL; /* mbfmu.errors.SimulationError */
@@ -921,6 +923,77 @@ static PyObject *py_sizes(PyObject *self, PyObject *args) {
     return Py_BuildValue("(iii)", h->m->nb, h->m->nq, h->m->nv);
 }
 
+/* latch_advance(h, q, v, z, tau, dt, n, iq, iv, sign, k, c) -> (q, v, z): see latch.h */
+static PyObject *py_latch_advance(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *z, *tau, *iq, *iv, *sign, *res = NULL;
+    double dt, k, c;
+    int n;
+    if (!PyArg_ParseTuple(args, "OOOOOdiOOOdd", &cap, &q, &v, &z, &tau, &dt, &n, &iq, &iv, &sign, &k, &c))
+        return NULL;
+    if (check_steps("latch_advance", dt, n) || n < 1) {
+        if (!PyErr_Occurred()) PyErr_SetString(InputError, "latch_advance: needs at least one step");
+        return NULL;
+    }
+    call_t cl;
+    if (call_parse(&cl, cap, q, v, "v", tau, "tau", NULL)) { call_clear(&cl); return NULL; }
+    mb_model *m = cl.h->m;
+    PyArrayObject *aq = (PyArrayObject *)PyArray_FROMANY(iq, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
+    PyArrayObject *av = (PyArrayObject *)PyArray_FROMANY(iv, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
+    npy_intp nh = aq ? PyArray_SIZE(aq) : 0;
+    PyArrayObject *as = NULL, *az = NULL;
+    PyObject *qo = NULL, *vo = NULL, *zo = NULL;
+    if (!aq || !av || PyArray_SIZE(av) != nh) {
+        PyErr_Clear();
+        PyErr_SetString(InputError, "latch_advance: iq and iv must be integer arrays of one length");
+        goto done;
+    }
+    if (!(as = as_vector(sign, nh, "sign", NULL)) || !(az = as_vector(z, nh, "z (latch flags)", NULL))) goto done;
+    for (npy_intp j = 0; j < nh; ++j) {
+        int a = ((int *)PyArray_DATA(aq))[j], b = ((int *)PyArray_DATA(av))[j];
+        if (a < 0 || a >= m->nq || b < 0 || b >= m->nv) {
+            PyErr_Format(InputError, "latch_advance: hinge %zd coordinate index out of range", (Py_ssize_t)j);
+            goto done;
+        }
+    }
+    qo = new_vector(m->nq); vo = new_vector(m->nv); zo = new_vector(nh);
+    memcpy(D((PyArrayObject *)qo), D(cl.q), sizeof(double) * m->nq);
+    memcpy(D((PyArrayObject *)vo), D(cl.v), sizeof(double) * m->nv);
+    memcpy(D((PyArrayObject *)zo), D(az), sizeof(double) * nh);
+    mb_latches L = {(int)nh, PyArray_DATA(aq), PyArray_DATA(av), D(as), k, c};
+    int err = mb_latch_advance(m, &L, D((PyArrayObject *)qo), D((PyArrayObject *)vo), D((PyArrayObject *)zo),
+                               D(cl.w), dt, n);
+    if (err == MB_LATCH_NOMEM) PyErr_NoMemory();
+    else if (err) raise_singular(cl.h, err);
+    else if (!check_stepped("latch_advance", D((PyArrayObject *)qo), m->nq, D((PyArrayObject *)vo), m->nv,
+                            dt / n, n))
+        res = PyTuple_Pack(3, qo, vo, zo);
+done:
+    Py_XDECREF(qo); Py_XDECREF(vo); Py_XDECREF(zo);
+    Py_XDECREF(aq); Py_XDECREF(av); Py_XDECREF(as); Py_XDECREF(az);
+    call_clear(&cl);
+    return res;
+}
+
+/* momenta(h, q, v, mass (nb), com (nb, 3), Ic (nb, 3, 3)) -> [H; L] (6,): see sensors.h */
+static PyObject *py_momenta(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *mass, *com, *Ic, *out = NULL;
+    if (!PyArg_ParseTuple(args, "OOOOOO", &cap, &q, &v, &mass, &com, &Ic)) return NULL;
+    call_t c;
+    PyArrayObject *am = NULL, *ac = NULL, *ai = NULL;
+    if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) goto done;
+    int nb = c.h->m->nb;
+    if (!(am = as_vector(mass, nb, "mass", NULL)) || !(ac = as_vector(com, 3 * nb, "com", NULL)) ||
+        !(ai = as_vector(Ic, 9 * nb, "Ic", NULL)))
+        goto done;
+    mb_mass_props mp = {D(am), D(ac), D(ai), NULL};
+    if (!(out = new_vector(6))) goto done;
+    mb_momenta(c.h->m, &mp, D(c.q), D(c.v), D((PyArrayObject *)out));
+done:
+    Py_XDECREF(am); Py_XDECREF(ac); Py_XDECREF(ai);
+    call_clear(&c);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"new_model", py_new_model, METH_VARARGS, "Pack a model into a kernel handle."},
     {"set_gravity", py_set_gravity, METH_VARARGS, "Set gravity (3,), m/s^2."},
@@ -948,6 +1021,10 @@ static PyMethodDef methods[] = {
     {"rk4", py_rk4, METH_VARARGS, "rk4(h, q, v, tau, dt, n, fext=None) -> (q, v)"},
     {"rk4_canonical", py_rk4_canonical, METH_VARARGS,
      "rk4_canonical(h, q, p, tau, dt, n, fext=None) -> (q, p)"},
+    {"momenta", py_momenta, METH_VARARGS,
+     "momenta(h, q, v, mass, com, Ic) -> [H about the world origin; L], world axes (sensors.h)"},
+    {"latch_advance", py_latch_advance, METH_VARARGS,
+     "latch_advance(h, q, v, z, tau, dt, n, iq, iv, sign, k, c) -> (q, v, z): hinge latches (latch.h)"},
     {"new_flex", py_new_flex, METH_VARARGS, "Pack a flexible system (see FlexibleSystem)."},
     {"flex_rhs", py_flex_rhs, METH_VARARGS,
      "flex_rhs(fh, q, v, tau, fext=None, pidx=None, pacc=None) -> (qdot, vdot)"},

@@ -1,4 +1,5 @@
 /* Output sensors (see sensors.h and mbfmu/dynamics/sensors.py). */
+#include <math.h>
 #include <string.h>
 
 #include "sensors.h"
@@ -28,12 +29,52 @@ static double potential_energy(mb_model *m, const mb_mass_props *mp, const doubl
     return -e + elastic;
 }
 
+/* total momentum [H (about the world origin); L], world axes (needs
+ * mb_kinematics(q, v)); the steps of mbfmu.dynamics.algorithms.momentum */
+static void momenta(const mb_model *m, const mb_mass_props *mp, double *HL) {
+    memset(HL, 0, 6 * sizeof(double));
+    for (int i = 1; i < m->nb; ++i) {
+        const double *R = m->RW + 9 * i, *w = m->v + 6 * i, *vl = w + 3, *c = mp->com + 3 * i;
+        const double *I = mp->Ic + 9 * i, mi = mp->mass[i];
+        double wW[3], cW[3], vc[3], t[3], RI[9], h[3];
+        double wc[3] = {w[1] * c[2] - w[2] * c[1], w[2] * c[0] - w[0] * c[2], w[0] * c[1] - w[1] * c[0]};
+        for (int r = 0; r < 3; ++r) t[r] = vl[r] + wc[r];
+        for (int r = 0; r < 3; ++r) {
+            wW[r] = R[3 * r] * w[0] + R[3 * r + 1] * w[1] + R[3 * r + 2] * w[2];
+            cW[r] = m->pW[3 * i + r] + (R[3 * r] * c[0] + R[3 * r + 1] * c[1] + R[3 * r + 2] * c[2]);
+            vc[r] = R[3 * r] * t[0] + R[3 * r + 1] * t[1] + R[3 * r + 2] * t[2];
+        }
+        /* (R I R^T) wW */
+        for (int r = 0; r < 3; ++r)
+            for (int k = 0; k < 3; ++k) RI[3 * r + k] = R[3 * r] * I[k] + R[3 * r + 1] * I[3 + k] + R[3 * r + 2] * I[6 + k];
+        for (int r = 0; r < 3; ++r) {
+            double s = 0.0;
+            for (int k = 0; k < 3; ++k) {
+                double RIRt = RI[3 * r] * R[3 * k] + RI[3 * r + 1] * R[3 * k + 1] + RI[3 * r + 2] * R[3 * k + 2];
+                s += RIRt * wW[k];
+            }
+            h[r] = s;
+        }
+        double cx[3] = {cW[1] * vc[2] - cW[2] * vc[1], cW[2] * vc[0] - cW[0] * vc[2], cW[0] * vc[1] - cW[1] * vc[0]};
+        for (int r = 0; r < 3; ++r) {
+            HL[r] += h[r] + mi * cx[r];
+            HL[3 + r] += mi * vc[r];
+        }
+    }
+}
+
+void mb_momenta(mb_model *m, const mb_mass_props *mp, const double *q, const double *v, double *HL) {
+    mb_kinematics(m, q, v);
+    momenta(m, mp, HL);
+}
+
 void mb_sensors_eval(mb_model *m, const mb_mass_props *mp, int n, const mb_sensor *s,
                      const double *x, const double *v, const double *u, int nu, double *out) {
     const double *q = x;
     int have_pos = 0, have_vel = 0;
     double ke = 0.0, pe = 0.0;
-    int have_ke = 0, have_pe = 0;
+    int have_ke = 0, have_pe = 0, have_hl = 0;
+    double hl[6];
     for (int k = 0; k < n; ++k) {
         const mb_sensor *sk = s + k;
         switch (sk->kind) {
@@ -56,7 +97,20 @@ void mb_sensors_eval(mb_model *m, const mb_mass_props *mp, int n, const mb_senso
             break;
         case MB_SENS_POTENTIAL:
             if (!have_pe) { pe = potential_energy(m, mp, q); have_pe = 1; have_pos = 1; have_vel = 0; }
-            out[k] = pe;
+            out[k] = pe + (sk->index && mp->latches ? mb_latch_energy(mp->latches, q, x + m->nq + m->nv) : 0.0);
+            break;
+        case MB_SENS_QUATERNION: {
+            const double *e = q + sk->index;
+            out[k] = e[sk->axis] / sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3]);
+            break;
+        }
+        case MB_SENS_MOMENTUM:
+            if (!have_hl) {
+                if (!have_vel) { mb_kinematics(m, q, v); have_vel = have_pos = 1; }
+                momenta(m, mp, hl);
+                have_hl = 1;
+            }
+            out[k] = hl[sk->axis];
             break;
         case MB_SENS_LINEAR: {
             double acc = 0.0;

@@ -8,24 +8,35 @@
 #ifndef MBFMU_SENSORS_H
 #define MBFMU_SENSORS_H
 
+#include "latch.h"
 #include "mb.h"
 
 enum { MB_SENS_STATE = 1, MB_SENS_VELOCITY, MB_SENS_POINT, MB_SENS_KINETIC, MB_SENS_POTENTIAL,
-       MB_SENS_LINEAR };
+       MB_SENS_LINEAR, MB_SENS_QUATERNION, MB_SENS_MOMENTUM };
 
 typedef struct {
     int kind;          /* MB_SENS_* */
-    int index;         /* STATE: entry of x; VELOCITY: entry of v; POINT: body */
-    int axis;          /* POINT: world axis 0..2 */
+    int index;         /* STATE: entry of x; VELOCITY: entry of v; POINT: body; QUATERNION:
+                          first q index; POTENTIAL: 1 to add the latches' energy */
+    int axis;          /* POINT: world axis 0..2; QUATERNION: element 0..3; MOMENTUM: 0..2
+                          angular (about the world origin), 3..5 linear, world axes */
     const double *par; /* POINT: point (3, body frame, m); LINEAR: gain, then nv + nu weights */
 } mb_sensor;
 
-/* body masses (nb, kg) and centres of mass (nb, 3, body frame, m) for the
- * gravitational potential energy */
+/* body masses (nb, kg), centres of mass (nb, 3, body frame, m) and
+ * rotational inertias about them (nb, 3, 3, body axes, kg m^2), for the
+ * potential energy and the momenta; the plant's latches (NULL: none), whose
+ * flags follow [q; y] in x */
 typedef struct {
     const double *mass;
     const double *com;
+    const double *Ic;
+    const mb_latches *latches;
 } mb_mass_props;
+
+/* total momentum HL = [H (about the world origin, N m s); L (N s)], world
+ * axes, at (q, v); runs mb_kinematics(q, v) */
+void mb_momenta(mb_model *m, const mb_mass_props *mp, const double *q, const double *v, double *HL);
 
 /* out[k] = value of sensor k (n sensors) at state x with velocities v (nv)
  * and inputs u (nu); runs the kinematics it needs. */

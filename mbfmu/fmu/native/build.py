@@ -71,6 +71,7 @@ def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
         "do not edit. */\n#include <math.h>\n#include <stddef.h>\n#include \"native.h\"\n\n",
         _c_array("int", "PARENT", st["parent"]), _c_array("int", "JTYPE", st["jtype"]),
         _c_array("int", "NQI", st["nqi"]), _c_array("int", "NVI", st["nvi"]),
+        _c_array("int", "L_IQ", st["l_iq"]), _c_array("int", "L_IV", st["l_iv"]),
         _c_array("double", "D0", desc.d, _c_double),
         _c_array("int", "SENS", [v for row in st["sens"] for v in row]),
         _c_array("double", "P0", [s.start for s in plant.parameters], _c_double),
@@ -85,8 +86,8 @@ def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
     ]
     fields = dict(plant=_c_string(plant.name), guid=_c_string(guid),
                   **{k: st[k] for k in ("nb", "nq", "nv", "nu", "np", "ny", "nx", "ns", "nct", "ncb",
-                                        "canonical")},
-                  parent="PARENT", jtype="JTYPE", nqi="NQI", nvi="NVI", nd=desc.d.size, d0="D0",
+                                        "canonical", "nl")},
+                  parent="PARENT", jtype="JTYPE", nqi="NQI", nvi="NVI", l_iq="L_IQ", l_iv="L_IV", nd=desc.d.size, d0="D0",
                   **o, sens="SENS", p0="P0", u0="U0", p_fixed="P_FIXED", naff=len(aff_p), aff_p="AFF_P",
                   aff_i="AFF_I", aff_c="AFF_C", names="NAMES", units="UNITS", lo="LO", hi="HI")
     parts.append("const mbn_data MBN_DATA = {\n" + "".join(f"    .{k} = {v},\n" for k, v in fields.items())
@@ -175,5 +176,6 @@ def native_parameter_report(ref: PlantRef) -> dict[str, str | None]:
     """Parameter name -> None if the native FMU re-packs it, else why it is fixed."""
     plant = build_plant(ref)
     check_supported(plant)
+    ref = ref.with_parameters({s.name: s.start for s in plant.parameters})
     pmap = parameter_map(plant, lambda values: build_plant(ref.with_parameters({**ref.parameters, **values})))
     return {s.name: pmap.fixed.get(j) for j, s in enumerate(plant.parameters)}

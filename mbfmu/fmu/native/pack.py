@@ -38,16 +38,20 @@ def check_supported(plant: Plant) -> None:
     """Raise NativeUnsupported naming the first piece of ``plant`` that is Python code.
 
     Supported: a :class:`MultibodyPlant` integrated by the compiled kernels
-    (no ``applied_forces``, ``advance``, ``derivatives``, ``normalize_state``
-    or ``initial_state`` of its own) whose outputs are engine sensors.
+    (no ``applied_forces``, ``normalize_state``, ``initial_state`` or
+    ``split`` of its own, and no ``advance`` of its own unless it declares
+    hinge ``latches``, which the kernels' latch element integrates) whose
+    outputs are engine sensors. (``derivatives`` is not used by an FMU.)
     """
     cls = type(plant)
     name = f"plant {plant.name!r}"
     if not isinstance(plant, MultibodyPlant):
         raise NativeUnsupported(f"{name}: {cls.__name__} is not a MultibodyPlant; its dynamics "
                                 f"({cls.__name__}.advance) is Python code the native runtime cannot run")
-    for method in ("applied_forces", "advance", "derivatives", "normalize_state", "initial_state",
-                   "split"):
+    # a plant with hinge latches advances with the kernels' latch element (csrc/latch.h)
+    methods = ("applied_forces", "normalize_state", "initial_state", "split") + \
+        (() if plant.latches is not None else ("advance",))
+    for method in methods:
         if getattr(cls, method) is not getattr(MultibodyPlant, method):
             owner = next(k for k in cls.__mro__ if method in vars(k))
             raise NativeUnsupported(f"{name}: {owner.__name__}.{method} is Python code the native runtime "
@@ -88,13 +92,15 @@ def describe(plant: MultibodyPlant) -> Description:
     model: Model = plant.model
     pk = model.packed
     nb, nq, nv, nu = model.nbodies, model.nq, model.nv, len(plant.inputs)
+    latches = plant.latches if plant.latches is not None else ((), (), (), 0.0, 0.0)
+    mass, com, Ic = S.mass_properties(model)
     blocks: list[tuple[str, np.ndarray]] = [
         ("o_axis1", pk["axis1"]), ("o_axis2", pk["axis2"]), ("o_Rtree", pk["Rtree"]),
         ("o_ptree", pk["ptree"]), ("o_Ibody", pk["inertia"]), ("o_g", pk["gravity"]),
         ("o_dof", pk["dof_force"]), ("o_springs", pk["springs"]), ("o_contacts", pk["contacts"]),
         ("o_cables", pk["cables"]),
-        ("o_mass", np.array([0.0] + [b.mass for b in model.bodies])),
-        ("o_com", np.array([np.zeros(3)] + [b.com for b in model.bodies])),
+        ("o_mass", mass), ("o_com", com), ("o_Ic", Ic),
+        ("o_lsign", np.asarray(latches[2], float)), ("o_lk", np.array(latches[3:5], float)),
         ("o_q0", plant.initial_state()[:nq]), ("o_v0", plant.initial_velocity),
         ("o_B", plant.input_matrix), ("o_step", np.array([plant.internal_step])),
     ]
@@ -115,13 +121,14 @@ def describe(plant: MultibodyPlant) -> Description:
             parts.append(np.r_[s.gain, np.asarray(s.weights, float)])
             at += 1 + nv + nu
         else:
-            sens.append((s.code, getattr(s, "index", 0), 0, -1))
+            sens.append((s.code, getattr(s, "index", 0), getattr(s, "axis", 0), -1))
     structure = dict(
         nb=nb, nq=nq, nv=nv, nu=nu, np=len(plant.parameters), ny=len(plant.outputs),
         nx=len(plant.states), ns=len(model.springs), nct=len(model.contacts), ncb=len(model.cables),
         canonical=int(plant.canonical), parent=tuple(int(v) for v in pk["parent"]),
         jtype=tuple(int(v) for v in pk["jtype"]), nqi=tuple(int(v) for v in pk["nqi"]),
-        nvi=tuple(int(v) for v in pk["nvi"]), sens=tuple(sens),
+        nvi=tuple(int(v) for v in pk["nvi"]), sens=tuple(sens), nl=len(latches[0]),
+        l_iq=tuple(int(v) for v in latches[0]), l_iv=tuple(int(v) for v in latches[1]),
         bodies=tuple(tuple(pk[k][:, c].astype(int).tolist()) for k, cols in _BODY_COLUMNS.items()
                      for c in cols))
     return Description(structure, np.concatenate(parts) if parts else np.zeros(0), offsets)

@@ -298,6 +298,10 @@ FMI2_Export fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2B
     }
     in->t = t;
     int err = mbn_advance(in, h);
+    if (err == MBN_NOMEM) {
+        report(cc, fmi2Error, "plant %s: out of memory in the step from t = %.15g s", D->plant, t);
+        return fmi2Error;
+    }
     if (err > 0) {
         report(cc, fmi2Error, "plant %s: step from t = %.15g s to %.15g s failed: the articulated inertia of "
                "the joint of body %d is singular; the state is kept", D->plant, t, t + h, err);

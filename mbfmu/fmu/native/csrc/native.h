@@ -22,11 +22,13 @@ typedef struct {
     const char *guid;
     int nb, nq, nv, nu, np, ny, nx, ns, nct, ncb;
     int canonical;          /* state [q; p] with momenta p = M(q) v */
+    int nl;                 /* hinge latches (latch.h): their flags end the state [q; y; z] */
     const int *parent, *jtype, *nqi, *nvi; /* (nb) */
+    const int *l_iq, *l_iv; /* (nl) hinge coordinate indices */
     int nd;
     const double *d0;       /* (nd) at the build-time parameters */
     int o_axis1, o_axis2, o_Rtree, o_ptree, o_Ibody, o_g, o_dof, o_springs, o_contacts, o_cables;
-    int o_mass, o_com, o_q0, o_v0, o_B, o_step;
+    int o_mass, o_com, o_Ic, o_lsign, o_lk, o_q0, o_v0, o_B, o_step;
     const int *sens;        /* (ny, 4): kind, index, axis, offset of its parameters in d (-1 none) */
     const double *p0;       /* (np) build-time parameter values */
     const double *u0;       /* (nu) start values of the inputs */
@@ -47,6 +49,7 @@ typedef struct {
     mb_model *m;
     mb_sensor *sens;      /* (ny) pointing into d */
     mb_mass_props mp;
+    mb_latches latches;   /* (data->nl hinges) pointing into d */
     double *d;            /* (nd) current numeric description */
     double *p, *u, *x;    /* (np), (nu), (nx) */
     double *y, *v, *tau;  /* (ny) cached outputs, (nv) velocities, (nv) generalized forces */
@@ -66,8 +69,9 @@ void mbn_free(mbn_instance *in);
  * inequality), or -1000 if the model cannot be made. */
 int mbn_set_parameters(mbn_instance *in, const double *p);
 /* advance by dt (s) with inputs held: returns 0, or the failing body (> 0,
- * singular articulated inertia), or -1 - k with state k non-finite (the
- * state is then unchanged) */
+ * singular articulated inertia), MBN_NOMEM, or -1 - k with state k
+ * non-finite (the state is then unchanged in every failure) */
+#define MBN_NOMEM 0x7fffffff
 int mbn_advance(mbn_instance *in, double dt);
 /* outputs at the current time, state and inputs */
 const double *mbn_outputs(mbn_instance *in);

@@ -89,11 +89,20 @@ static void bind_sensors(mbn_instance *in) {
     }
     in->mp.mass = in->d + D->o_mass;
     in->mp.com = in->d + D->o_com;
+    in->mp.Ic = in->d + D->o_Ic;
+    in->latches.n = D->nl;
+    in->latches.iq = D->l_iq;
+    in->latches.iv = D->l_iv;
+    in->latches.sign = in->d + D->o_lsign;
+    in->latches.k = in->d[D->o_lk];
+    in->latches.c = in->d[D->o_lk + 1];
+    in->mp.latches = D->nl ? &in->latches : NULL;
 }
 
-/* x = [q0; v0] (or [q0; M(q0) v0] in canonical variables) of the model m
- * described by d, quaternions normalized */
+/* x = [q0; v0] (or [q0; M(q0) v0] in canonical variables; latches free) of
+ * the model m described by d, quaternions normalized */
 static void initial_state(const mbn_data *D, mb_model *m, const double *d, double *x) {
+    for (int k = D->nq + D->nv; k < D->nx; ++k) x[k] = 0.0;
     memcpy(x, d + D->o_q0, sizeof(double) * (size_t)D->nq);
     mb_normalize(m, x);
     if (D->canonical) mb_momentum(m, x, d + D->o_v0, x + D->nq);
@@ -209,14 +218,17 @@ static void generalized_forces(mbn_instance *in) {
 }
 
 /* THE integrator call of the native runtime: the compiled fixed-step RK4 that
- * the Python plant's advance (MultibodyPlant.advance) calls, with
+ * the Python plant's advance calls (MultibodyPlant.advance; with latches,
+ * the latch element that Satellite.advance calls), with
  * ceil(dt / internal_step) equal sub-steps. Replace here (only) to follow a
- * change of Plant.advance. Returns 0 or the kernel's error code. */
-static int integrate(mbn_instance *in, double *q, double *y, double dt) {
+ * change of Plant.advance. x = [q; y; z]. Returns 0 or the kernel's error code. */
+static int integrate(mbn_instance *in, double *x, double dt) {
     const mbn_data *D = in->data;
     double hs = in->d[D->o_step];
     double steps = ceil(dt / hs - 1e-9);
     int n = steps < 1 ? 1 : (int)steps;
+    double *q = x, *y = x + D->nq;
+    if (D->nl) return mb_latch_advance(in->m, &in->latches, q, y, y + D->nv, in->tau, dt, n);
     return D->canonical ? mb_rk4_canonical(in->m, q, y, in->tau, NULL, dt / n, n)
                         : mb_rk4(in->m, q, y, in->tau, NULL, dt / n, n);
 }
@@ -226,7 +238,7 @@ int mbn_advance(mbn_instance *in, double dt) {
     double *x = in->xw;
     memcpy(x, in->x, sizeof(double) * (size_t)D->nx);
     generalized_forces(in);
-    int err = integrate(in, x, x + D->nq, dt);
+    int err = integrate(in, x, dt);
     for (int k = 0; k < D->nx; ++k)
         if (!isfinite(x[k])) return -1 - k;
     if (err) {
@@ -237,6 +249,7 @@ int mbn_advance(mbn_instance *in, double dt) {
         for (int k = 1; k < D->nx; ++k)
             if (fabs(x[k]) > fabs(x[big])) big = k;
         if (D->nx > 0 && fabs(x[big]) > 1e100) return -1 - big;
+        if (err == MB_LATCH_NOMEM) return MBN_NOMEM;
         return err < 0 ? -err : err;
     }
     memcpy(in->x, x, sizeof(double) * (size_t)D->nx);

@@ -1,0 +1,39 @@
+/*
+ * Hinge latches: a force element with events (the deployment latches of the
+ * satellite plant).
+ *
+ * Hinge j (a 1-DOF joint with configuration index iq[j], velocity index
+ * iv[j]) travels past its deployed stop by d_j = sign[j] q[iq[j]]. Its latch
+ * engages (z_j: 0 -> 1, never back) at the instant d_j first reaches 0, and
+ * from then on adds the stiffness k (N m/rad) and damping c (N m s/rad) about
+ * the deployed angle to the hinge's own spring (K0, D0, rest Q0):
+ *     K = K0 + k,  D = D0 + c,  rest = K0 Q0 / K.
+ * Elastic energy stored in engaged latches: 1/2 k sum_j z_j q[iq[j]]^2.
+ */
+#ifndef MBFMU_LATCH_H
+#define MBFMU_LATCH_H
+
+#include "mb.h"
+
+typedef struct {
+    int n;               /* hinges */
+    const int *iq, *iv;  /* (n) coordinate indices of each hinge */
+    const double *sign;  /* (n) +-1: travel past the stop is sign q */
+    double k, c;         /* latch stiffness (N m/rad) and damping (N m s/rad) */
+} mb_latches;
+
+/* error code of mb_latch_advance when its workspace cannot be allocated */
+#define MB_LATCH_NOMEM (-0x7ffffff0)
+
+/* State after dt (s) from (q, v, z) with tau held: n equal RK4 sub-steps;
+ * a sub-step in which a free hinge reaches its stop is split there (the
+ * instant located to 1e-13 rad by secant then bisection steps) and its latch
+ * engages. The model's joint forces are those of the engaged latches during
+ * the call and restored on return. Returns 0 or the kernels' error code. */
+int mb_latch_advance(mb_model *m, const mb_latches *L, double *q, double *v, double *z,
+                     const double *tau, double dt, int n);
+
+/* elastic energy of the engaged latches at q, J */
+double mb_latch_energy(const mb_latches *L, const double *q, const double *z);
+
+#endif
