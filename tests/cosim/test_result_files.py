@@ -91,3 +91,10 @@ def test_output_suffix_is_checked_first_and_lists_formats(tmp_path):
         check_output(tmp_path / "run.xlsx")
     with pytest.raises(InputError, match="does not exist"):
         check_output(tmp_path / "none" / "run.csv")
+
+
+def test_viewer_reads_the_csv_and_its_sidecar(result, tmp_path):
+    from mbfmu.viewer import load_results
+    data, meta = load_results(result.save(tmp_path / "run.csv"))
+    np.testing.assert_array_equal(data["lag.y"], result["lag.y"])
+    assert meta["units"]["lag.y"] == "m"
