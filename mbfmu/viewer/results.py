@@ -114,9 +114,9 @@ def load_results(path: str | Path) -> tuple[np.ndarray, dict[str, Any]]:
         arr, meta = _load_csv(path)
     else:
         raise InputError(f"results file {str(path)!r}: unknown suffix {path.suffix!r}; expected .npz or .csv")
-    if not meta:
-        side = path.with_suffix(".json")
-        if side.is_file():
+    if not meta:  # the sidecar mbfmu.cosim.recording writes (run.csv.json), else run.json
+        side = next((p for p in (path.with_name(path.name + ".json"), path.with_suffix(".json")) if p.is_file()), None)
+        if side is not None:
             meta = _parse_meta(side.read_text(), side)
     try:
         return as_results(arr), meta

@@ -62,18 +62,19 @@ def test_npz_is_the_layout_the_viewer_reads(result, tmp_path):
 def test_dataframe_and_plot(result):
     import matplotlib
     matplotlib.use("Agg")
+    from mbfmu.viewer.result_plot import plot_result
     df = result.to_dataframe()
     assert list(df.columns) == result.names and df.attrs["units"]["lag.u"] == "m"
-    fig = result.plot(["lag", "ref.y"])
+    fig = plot_result(result, ["lag", "ref.y"])
     axes = fig.get_axes()
     assert len(axes) == 2  # one subplot per unit
     assert axes[0].get_ylabel() == "lag [m]" and axes[1].get_ylabel() == "ref [m]"
     assert axes[-1].get_xlabel() == "time [s]"
     assert [ln.get_label() for ln in axes[0].get_lines()] == ["u [m]", "y [m]", "x [m]"]
-    fig = result.plot(["lag.y"])
+    fig = plot_result(result, ["lag.y"])
     assert len(fig.get_axes()) == 1 and [ln.get_label() for ln in fig.get_axes()[0].get_lines()] == ["y [m]"]
     with pytest.raises(UnknownNameError, match="no recorded column .nope."):
-        result.plot(["nope"])
+        plot_result(result, ["nope"])
 
 
 def test_old_csv_layout_still_loads(result, tmp_path):
@@ -91,3 +92,10 @@ def test_output_suffix_is_checked_first_and_lists_formats(tmp_path):
         check_output(tmp_path / "run.xlsx")
     with pytest.raises(InputError, match="does not exist"):
         check_output(tmp_path / "none" / "run.csv")
+
+
+def test_viewer_reads_the_csv_and_its_sidecar(result, tmp_path):
+    from mbfmu.viewer import load_results
+    data, meta = load_results(result.save(tmp_path / "run.csv"))
+    np.testing.assert_array_equal(data["lag.y"], result["lag.y"])
+    assert meta["units"]["lag.y"] == "m"
