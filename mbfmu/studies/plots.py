@@ -46,8 +46,8 @@ def plot_study(study, path: str | Path | None = None, metrics: Sequence[str] | N
 
     Parameters
     ----------
-    study : Study
-        A finished study (:func:`~mbfmu.studies.sweep` or :func:`~mbfmu.studies.monte_carlo`).
+    study : StudyResult
+        A finished study (:func:`~mbfmu.studies.sweep`).
     path : str or Path, optional
         Save the figure there (format by suffix).
     metrics : sequence of str, optional
@@ -128,8 +128,8 @@ def plot_histories(study, variable: str, path: str | Path | None = None, color_b
 
     Parameters
     ----------
-    study : Study
-        A finished study (:func:`~mbfmu.studies.sweep` or :func:`~mbfmu.studies.monte_carlo`).
+    study : StudyResult
+        A finished study (:func:`~mbfmu.studies.sweep`).
     variable : str
         A recorded column (``"plant.y"``, or ``"y"`` when unique).
     path : str or Path, optional
