@@ -62,8 +62,21 @@ def _check_class(cls, spec: str) -> type[Plant]:
 
 
 def load_plant(name_or_path: str, **parameters) -> Plant:
-    """A plant from the library by name (``"rigid_arm"``), from a model file
-    path, or from ``"module:Class"``, built with ``parameters`` (SI units)."""
+    """A plant from the library, from a model file or from a ``"module:Class"`` name.
+
+    Parameters
+    ----------
+    name_or_path : str
+        A library name (``"rigid_arm"``, see :func:`list_plants`), the path of
+        a Python model file, or ``"module:Class"``.
+    **parameters
+        Plant parameters by name, in their SI units (see ``mbfmu list``).
+
+    Returns
+    -------
+    Plant
+        The constructed plant.
+    """
     return plant_class(name_or_path)(**parameters)
 
 

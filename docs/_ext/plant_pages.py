@@ -3,7 +3,8 @@
 Each page holds the plant's description, its ports and parameters with units
 and defaults (from the plant's own signal lists, so the page cannot drift
 from the code), a still picture, a free-response figure and an HTML replay of
-a short run. Pages go to ``docs/plants/`` (not committed).
+a short run, and a validation figure (``_ext/plant_validation.py``). Pages
+go to ``docs/plants/`` (not committed).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from mbfmu.library import list_plants, load_plant  # noqa: E402
 from mbfmu.signals import Signal  # noqa: E402
+from plant_validation import validation_figure  # noqa: E402
 
 #: Length of the short free run shown on each page, s.
 RUN_TIME = 2.0
@@ -91,6 +93,7 @@ def write_plant_page(name: str, out: Path, static: Path) -> None:
     img = out / "_images"
     img.mkdir(parents=True, exist_ok=True)
     _response_figure(plant, time, X, img / f"{name}_response.png")
+    validation = validation_figure(plant, img / f"{name}_validation.png")
     rec = _recording(plant, time, X)
     save_still(rec, img / f"{name}_still.png", t=0.0, size=(640, 480))
     replays = static / "replays"
@@ -147,8 +150,19 @@ plant's own integrator while this page was built:
            title="replay of {name}"></iframe>
 
 The replay above is a standalone page: `open it on its own <../_static/replays/{name}.html>`__.
-The validation of each plant against independent references is in the test suite
-(``tests/plants/``) and in :doc:`../concepts/engine`.
+
+Validation
+----------
+
+Computed while this page was built:
+
+.. image:: _images/{name}_validation.png
+   :alt: validation of {name}
+
+{validation}
+
+The validation of each plant against published references and other implementations is in
+the test suite (``tests/plants/``) and in :doc:`../concepts/engine`.
 """
     (out / f"{name}.rst").write_text(text)
 

@@ -263,15 +263,29 @@ def _output_jacobians(plant: Plant, chart: _Chart, t, x0, u0) -> tuple[np.ndarra
 
 # ---------------------------------------------------------------------------- operating points
 def operating_state(plant: Plant, x0: Any = None, at: float | None = None) -> np.ndarray:
-    """The plant state of an operating point given as
+    """The plant state of an operating point, from any of the accepted forms.
 
-    * ``None``: ``plant.initial_state()``;
-    * an array of ``len(plant.states)`` values;
-    * a mapping ``{state name: value}`` (missing states keep their start values);
-    * a recorded result (structured array with a ``time`` field and one
-      field per state name, possibly prefixed ``<unit>.`` as the
-      co-simulation recorder writes): the row at time ``at`` (s; nearest
-      sample, default the last).
+    Parameters
+    ----------
+    plant : Plant
+        The plant whose state is wanted.
+    x0 : None, array_like, mapping or structured ndarray, optional
+        The operating point:
+
+        * ``None``: ``plant.initial_state()``;
+        * an array of ``len(plant.states)`` values (SI units of each state);
+        * a mapping ``{state name: value}`` (missing states keep their start values);
+        * a recorded result (structured array with a ``time`` field and one
+          field per state name, possibly prefixed ``<unit>.`` as the
+          co-simulation recorder writes): the row at time ``at``.
+    at : float, optional
+        Time of the row taken from a recorded result, s (nearest sample;
+        default the last).
+
+    Returns
+    -------
+    ndarray
+        The checked and normalized state (unit quaternions).
     """
     if x0 is None:
         return plant.initial_state()
@@ -315,12 +329,17 @@ def trim(plant: Plant, u0=None, x_guess=None, t: float = 0.0, tol: float = 1e-10
     Parameters
     ----------
     plant : Plant
+        The plant to trim.
     u0 : array_like, optional
-        Inputs (default: their start values).
+        Inputs in their SI units (default: their start values).
     x_guess : optional
         Starting state (anything :func:`operating_state` accepts).
+    t : float
+        Time at which the derivatives are evaluated, s.
     tol : float
         Converged when ``max |dz/dt| <= tol (1 + max |z|)`` in SI units.
+    max_iter : int
+        Largest number of Newton iterations.
 
     Raises
     ------

@@ -128,8 +128,18 @@ class Gain(FunctionUnit):
 class Offset(FunctionUnit):
     """``y = u + offset``: into or out of deviation variables around an operating point.
 
-    ``offset`` is a scalar (every element) or a vector of length ``n``, in
-    ``unit``; ``start`` is the inputs' start value.
+    Parameters
+    ----------
+    name : str
+        Unit name.
+    offset : float or sequence of float
+        Scalar (every element) or vector of length ``n``, in ``unit``.
+    n : int, optional
+        Width; default from ``offset`` (1 for a scalar).
+    unit : str, optional
+        Unit of every port.
+    start : float, optional
+        Start value of the inputs (used when one is left unconnected).
     """
 
     def __init__(self, name: str, offset, n: int | None = None, *, unit: str | None = None,
@@ -141,7 +151,21 @@ class Offset(FunctionUnit):
 
 
 class Saturation(FunctionUnit):
-    """``y = clip(u, lower, upper)``; limits scalar or per element, in ``unit``."""
+    """``y = clip(u, lower, upper)``; limits scalar or per element, in ``unit``.
+
+    Parameters
+    ----------
+    name : str
+        Unit name.
+    lower, upper : float or sequence of float
+        Limits, scalar (every element) or one per element, in ``unit``; ``lower <= upper``.
+    n : int, optional
+        Width; default from the limits (1 for scalars).
+    unit : str, optional
+        Unit of every port.
+    start : float, optional
+        Start value of the inputs (used when one is left unconnected).
+    """
 
     def __init__(self, name: str, lower, upper, n: int | None = None, *, unit: str | None = None,
                  start: float | None = None) -> None:
@@ -192,8 +216,19 @@ class Sum(FunctionUnit):
 class Mux(FunctionUnit):
     """Stack the inputs into one vector output ``y[1..sum(sizes)]``.
 
-    ``sizes`` lists the width of each input (``u1``, ``u2``, ... or the names
-    in ``inputs``); an integer ``m`` means ``m`` scalar inputs.
+    Parameters
+    ----------
+    name : str
+        Unit name.
+    sizes : sequence of int or int
+        The width of each input; an integer ``m`` means ``m`` scalar inputs.
+    inputs : sequence of str, optional
+        Port names of the inputs (default ``u1, u2, ...``); each is a vector
+        ``name[1..m]`` when its width ``m > 1``.
+    unit : str, optional
+        Unit of every port.
+    start : float, optional
+        Start value of the inputs (used when one is left unconnected).
     """
 
     def __init__(self, name: str, sizes: Sequence[int] | int, *, inputs: Sequence[str] | None = None,
@@ -208,9 +243,19 @@ class Mux(FunctionUnit):
 class Demux(FunctionUnit):
     """Split the vector input ``u[1..sum(sizes)]`` into outputs of the given widths.
 
-    Outputs are named ``y1``, ``y2``, ... (or ``outputs``), each a vector
-    ``name[1..m]`` when its width ``m > 1``; an integer ``m`` means ``m``
-    scalar outputs.
+    Parameters
+    ----------
+    name : str
+        Unit name.
+    sizes : sequence of int or int
+        The width of each output; an integer ``m`` means ``m`` scalar outputs.
+    outputs : sequence of str, optional
+        Port names of the outputs (default ``y1, y2, ...``); each is a vector
+        ``name[1..m]`` when its width ``m > 1``.
+    unit : str, optional
+        Unit of every port.
+    start : float, optional
+        Start value of the inputs (used when one is left unconnected).
     """
 
     def __init__(self, name: str, sizes: Sequence[int] | int, *, outputs: Sequence[str] | None = None,

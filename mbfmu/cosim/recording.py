@@ -404,7 +404,18 @@ def _read_csv(path: Path) -> tuple[list[str], np.ndarray, dict[str, Any]]:
 
 
 def load_result(path: str | Path) -> Result:
-    """Read a result written by :meth:`Result.save` or a run's streaming writer (any of :data:`FORMATS`)."""
+    """Read a result written by :meth:`Result.save` or a run's streaming writer (any of :data:`FORMATS`).
+
+    Parameters
+    ----------
+    path : str or Path
+        The result file; its suffix (``.npz``, ``.csv`` or ``.mat``) names the format.
+
+    Returns
+    -------
+    Result
+        The recorded signals (SI units, ``time`` in s) with the run's summary and metadata.
+    """
     path = Path(path)
     if not path.is_file():
         raise InputError(f"results file {str(path)!r} does not exist")

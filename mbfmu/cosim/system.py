@@ -19,7 +19,15 @@ from .units import Unit
 
 @dataclass(frozen=True)
 class Connection:
-    """``src_unit.src_var -> dst_unit.dst_var``."""
+    """One connection ``src_unit.src_var -> dst_unit.dst_var`` of a :class:`System`.
+
+    Parameters
+    ----------
+    src_unit, src_var : str
+        Name of the unit and of its output variable that is read.
+    dst_unit, dst_var : str
+        Name of the unit and of its input variable that is set.
+    """
 
     src_unit: str
     src_var: str

@@ -51,7 +51,16 @@ def column(result: Any, name: str) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Metric:
-    """A named scalar of a result (see the module docstring)."""
+    """A named scalar of a result (see the module docstring).
+
+    Parameters
+    ----------
+    name : str
+        Column name of the metric in the study's table.
+    fn : callable
+        ``fn(result) -> float`` (in the unit of what it measures), or a mapping
+        ``{suffix: float}`` giving the columns ``name.suffix``.
+    """
 
     name: str
     fn: Callable[[Any], Any]

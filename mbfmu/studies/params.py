@@ -46,7 +46,15 @@ class Distribution:
 
 @dataclass(frozen=True)
 class Normal(Distribution):
-    """Normal distribution with mean ``mu`` and standard deviation ``sigma`` (> 0)."""
+    """Normal distribution with mean ``mu`` and standard deviation ``sigma`` (> 0).
+
+    Parameters
+    ----------
+    mu : float
+        Mean, in the unit of the parameter it draws.
+    sigma : float
+        Standard deviation (> 0), in the same unit.
+    """
 
     mu: float
     sigma: float
@@ -69,7 +77,13 @@ class Normal(Distribution):
 
 @dataclass(frozen=True)
 class Uniform(Distribution):
-    """Uniform distribution on ``[a, b)`` (``a < b``)."""
+    """Uniform distribution on ``[a, b)`` (``a < b``).
+
+    Parameters
+    ----------
+    a, b : float
+        Lower and upper bounds, in the unit of the parameter it draws.
+    """
 
     a: float
     b: float
@@ -192,6 +206,11 @@ def parse_spec(text: str) -> Any:
     ``a:b:n`` -> ``n`` values from ``a`` to ``b`` (both included);
     ``v1,v2,v3`` -> those values; ``normal(mu,sigma)``, ``uniform(a,b)`` ->
     a :class:`Distribution`; a single number -> that value.
+
+    Parameters
+    ----------
+    text : str
+        The specification, numbers in the parameter's SI unit.
 
     Examples
     --------

@@ -44,6 +44,15 @@ def _metrics(study, metrics: Sequence[str] | None) -> list[str]:
 def plot_study(study, path: str | Path | None = None, metrics: Sequence[str] | None = None):
     """The usual pictures of ``study`` (see the module docstring); saved to ``path`` when given.
 
+    Parameters
+    ----------
+    study : StudyResult
+        A finished study (:func:`~mbfmu.studies.sweep`).
+    path : str or Path, optional
+        Save the figure there (format by suffix).
+    metrics : sequence of str, optional
+        Metric columns to draw (default: all of them).
+
     Returns
     -------
     matplotlib.figure.Figure
@@ -119,8 +128,12 @@ def plot_histories(study, variable: str, path: str | Path | None = None, color_b
 
     Parameters
     ----------
+    study : StudyResult
+        A finished study (:func:`~mbfmu.studies.sweep`).
     variable : str
         A recorded column (``"plant.y"``, or ``"y"`` when unique).
+    path : str or Path, optional
+        Save the figure there (format by suffix).
     color_by : str, optional
         Parameter colouring the lines (default: the first parameter).
     max_runs : int

@@ -255,7 +255,28 @@ def _even(size: tuple[int, int]) -> tuple[int, int]:
 
 def save_still(recording: Recording, path: str | Path, t: float, signals: Sequence[str] = (),
                size: tuple[int, int] = (800, 600), **kw) -> Path:
-    """Image of the scene at time ``t`` (s); the format follows the suffix."""
+    """Image of the scene at time ``t`` (s); the format follows the suffix.
+
+    Parameters
+    ----------
+    recording : Recording
+        What to replay.
+    path : str or Path
+        Image file (``.png``, ``.svg``, ``.pdf``...).
+    t : float
+        Time of the picture, s.
+    signals : sequence of str
+        Recorded variables plotted beside the scene.
+    size : (int, int)
+        Image size, pixels.
+    **kw
+        Further options of :class:`Viewer` (``dpi``, ``elevation``, ``azimuth``, ``scale``...).
+
+    Returns
+    -------
+    Path
+        The written file.
+    """
     v = Viewer(recording, signals, size=size, **kw)
     try:
         return v.save_still(path, t)
@@ -267,7 +288,29 @@ def save_video(recording: Recording, path: str | Path, fps: float = 25.0, speed:
                t0: float | None = None, t1: float | None = None, signals: Sequence[str] = (),
                size: tuple[int, int] = (640, 480), progress: bool = False, **kw) -> int:
     """MP4 or GIF of the replay; returns the number of frames written (see
-    :func:`~mbfmu.viewer.scene.video_times`)."""
+    :func:`~mbfmu.viewer.scene.video_times`).
+
+    Parameters
+    ----------
+    recording : Recording
+        What to replay.
+    path : str or Path
+        Video file, ``.mp4`` (needs ffmpeg) or ``.gif``.
+    fps : float
+        Frames per second of the video, 1/s.
+    speed : float
+        Replay speed, x real time.
+    t0, t1 : float, optional
+        First and last recorded time shown, s (default: the whole run).
+    signals : sequence of str
+        Recorded variables plotted beside the scene.
+    size : (int, int)
+        Frame size, pixels (rounded to even numbers for the encoder).
+    progress : bool
+        Show a progress bar while writing.
+    **kw
+        Further options of :class:`Viewer` (``dpi``, ``elevation``, ``azimuth``, ``scale``...).
+    """
     v = Viewer(recording, signals, size=_even(size), speed=speed, **kw)
     try:
         return v.export(path, fps, t0, t1, progress)
@@ -276,7 +319,24 @@ def save_video(recording: Recording, path: str | Path, fps: float = 25.0, speed:
 
 
 def show(recording: Recording, signals: Sequence[str] = (), t: float | None = None, **kw) -> Viewer:
-    """Open the interactive replay window (blocks until it is closed)."""
+    """Open the interactive replay window (blocks until it is closed).
+
+    Parameters
+    ----------
+    recording : Recording
+        What to replay.
+    signals : sequence of str
+        Recorded variables plotted beside the scene.
+    t : float, optional
+        Time shown first, s (default: the start of the run).
+    **kw
+        Further options of :class:`Viewer` (``dpi``, ``elevation``, ``azimuth``, ``scale``...).
+
+    Raises
+    ------
+    InputError
+        When matplotlib has no interactive display.
+    """
     import matplotlib.pyplot as plt
 
     backend = plt.get_backend().lower()

@@ -322,8 +322,15 @@ def check_plant(plant: Plant, x: Any = None) -> None:
     Checks ``geometry`` (known kinds, sizes, ``Shape.R`` a rotation),
     ``poses(x)`` (shapes ``(nb, 3, 3)`` and ``(nb, 3)``, rotations, row 0 the
     world, every shape's body present) and, for beams, ``beam_deflection``
-    (shape ``(len(s), 3)``, finite). ``x`` defaults to ``initial_state()``.
-    Plant authors can call this in their tests.
+    (shape ``(len(s), 3)``, finite). Plant authors can call this in their tests.
+
+    Parameters
+    ----------
+    plant : Plant
+        The plant to check.
+    x : array_like, optional
+        The state at which poses are evaluated (SI units); defaults to
+        ``plant.initial_state()``.
     """
     import numpy as np
 

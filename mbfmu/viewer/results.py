@@ -77,7 +77,22 @@ def check_numeric(results: np.ndarray, names: list[str]) -> None:
 
 
 def save_results(path: str | Path, results: np.ndarray, metadata: Mapping[str, Any] | None = None) -> Path:
-    """Write ``results`` (and ``metadata``) as ``.npz`` or ``.csv`` by suffix."""
+    """Write ``results`` (and ``metadata``) as ``.npz`` or ``.csv`` by suffix.
+
+    Parameters
+    ----------
+    path : str or Path
+        Destination; the suffix ``.npz`` or ``.csv`` chooses the format.
+    results : ndarray
+        Structured array, ``time`` (s) first, one field per signal in its SI unit.
+    metadata : mapping, optional
+        JSON-serializable facts stored with the data (plant name, units...).
+
+    Returns
+    -------
+    Path
+        The written file.
+    """
     path = Path(path)
     results = as_results(results)
     meta = json.dumps(dict(metadata or {}))
@@ -97,6 +112,12 @@ def save_results(path: str | Path, results: np.ndarray, metadata: Mapping[str, A
 
 def load_results(path: str | Path) -> tuple[np.ndarray, dict[str, Any]]:
     """Read a result file written by mbfmu (``.npz`` or ``.csv``).
+
+    Parameters
+    ----------
+    path : str or Path
+        The result file; a ``.json`` sidecar beside it supplies the metadata
+        when the file itself carries none.
 
     Returns
     -------
