@@ -160,6 +160,8 @@ def era(markov: np.ndarray, order: int | None = None, rtol: float = 1e-10
         Model order; default: at the largest gap between the Hankel singular
         values above the estimated noise floor (:func:`noise_floor`) and
         ``rtol`` times the largest (:func:`choose_order`).
+    rtol : float
+        Singular values below ``rtol`` times the largest never count.
 
     Returns
     -------

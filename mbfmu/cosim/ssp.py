@@ -125,6 +125,12 @@ def _osp_step(annotation) -> float | None:
 def read_ssp(path: str | Path) -> System:
     """Load a system from an ``.ssp`` archive or an ``.ssd`` file.
 
+    Parameters
+    ----------
+    path : str or Path
+        The ``.ssp`` archive or the ``.ssd`` file (FMUs referenced from it by
+        relative path).
+
     Returns
     -------
     System
@@ -280,6 +286,26 @@ def write_ssp(system: System, path: str | Path, *, stop_time: float | None = Non
     ``resources/``) or an ``.ssd`` file (FMUs referenced by relative path).
 
     Only FMU units can be written; other units are reported in one error.
+
+    Parameters
+    ----------
+    system : System
+        The system (FMU units only), validated first.
+    path : str or Path
+        ``.ssp`` or ``.ssd`` file to write.
+    stop_time, start_time : float, optional
+        The ``DefaultExperiment`` interval, s.
+    step : float, optional
+        Communication step, s (written in an mbfmu annotation).
+    algorithm : {"jacobi", "gauss-seidel"}, optional
+        Master algorithm (mbfmu annotation).
+    name : str
+        Name of the system in the SSD.
+
+    Returns
+    -------
+    Path
+        The file written.
     """
     from lxml import etree
 
