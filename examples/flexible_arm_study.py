@@ -217,7 +217,6 @@ def run(output_dir: str | Path = "results/flexible_arm_study", stop_time: float 
     if plots:
         _plot(plant, runs, out / "flexible_arm_study.png")
     if replay:
-        from mbfmu.cosim.recording import make_array
         from mbfmu.viewer import Recording, write_html
         for label, (time, X, _, _) in runs.items():
             rec = make_array(["time"] + [s.name for s in plant.states], np.column_stack([time, X]))
