@@ -158,6 +158,27 @@ class Result:
         df.attrs["meta"] = self._full_meta()
         return df
 
+    def plot(self, names: Sequence[str] | None = None, *, figure: Any = None) -> Any:
+        """Plot columns against time, one subplot per unit, axes labelled with units.
+
+        The drawing is the viewer's (:func:`mbfmu.viewer.result_plot.plot_result`),
+        imported only when called, so the co-simulation layer never loads matplotlib.
+
+        Parameters
+        ----------
+        names : sequence of str, optional
+            Columns to plot (default: all but ``time``); a bare unit name
+            selects all of that unit's columns.
+        figure : matplotlib.figure.Figure, optional
+            Drawn into (default: a new figure).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        from ..viewer.result_plot import plot_result  # the one upward edge: tests/test_architecture.py
+        return plot_result(self, names, figure=figure)
+
 
 def make_array(names: list[str], rows: np.ndarray, types: dict[str, str] | None = None) -> np.ndarray:
     """Structured array with fields ``names`` from a 2-D array of float rows:

@@ -71,7 +71,7 @@ def test_dataframe_and_plot(result):
     assert axes[0].get_ylabel() == "lag [m]" and axes[1].get_ylabel() == "ref [m]"
     assert axes[-1].get_xlabel() == "time [s]"
     assert [ln.get_label() for ln in axes[0].get_lines()] == ["u [m]", "y [m]", "x [m]"]
-    fig = plot_result(result, ["lag.y"])
+    fig = result.plot(["lag.y"])  # the method draws the same way
     assert len(fig.get_axes()) == 1 and [ln.get_label() for ln in fig.get_axes()[0].get_lines()] == ["y [m]"]
     with pytest.raises(UnknownNameError, match="no recorded column .nope."):
         plot_result(result, ["nope"])
