@@ -866,3 +866,13 @@ int mb_rk4_canonical(mb_model *m, double *q, double *p, const double *tau, const
     mb_ode ode = {m, canonical_rhs, rigid_normalize, m->nq, m->nv, m->work};
     return mb_rk4_steps(&ode, q, p, tau, fext, h, n);
 }
+
+void mb_rigid_ode(mb_model *m, mb_ode *ode) {
+    mb_ode o = {m, rigid_rhs, rigid_normalize, m->nq, m->nv, m->work, NULL};
+    *ode = o;
+}
+
+void mb_canonical_ode(mb_model *m, mb_ode *ode) {
+    mb_ode o = {m, canonical_rhs, rigid_normalize, m->nq, m->nv, m->work, NULL};
+    *ode = o;
+}
