@@ -72,6 +72,24 @@ so far from plant state, so it survives FMU state save/restore:
   (t2 - t1)]^2.5``. These are discrete states (zero derivative), updated
   only by :meth:`advance`; windows are resolved to the 0.5 ms grid (HIC15
   from 10 kHz data would use 0.1 ms; the difference here is a few percent).
+
+What the numbers can and cannot be used for
+-------------------------------------------
+No validation against a sled test (or against a validated dummy model such
+as the Hybrid III finite-element or MADYMO models) exists for this plant.
+Its masses come from anthropometric tables, but its joint stiffness and
+damping, contact and belt properties are representative values, not
+identified from tests. So:
+
+* use it for co-simulation and controller plumbing, for the trends of a
+  parameter study (stiffer belt, more slack, harder pulse: which way and
+  roughly how much), as a demonstration of contact, belt and HIC
+  bookkeeping, and as a regression plant whose outputs must stay
+  reproducible;
+* do not use its head and chest accelerations, belt forces, excursions or
+  HIC15 as injury predictions, for comparison with regulatory limits
+  (FMVSS 208, Euro NCAP), or to rate or certify a restraint system: those
+  need a dummy model validated against sled tests.
 """
 from __future__ import annotations
 
