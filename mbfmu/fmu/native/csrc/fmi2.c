@@ -311,6 +311,15 @@ FMI2_Export fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2B
     }
     if (err == MBN_ADAPT) {
         const mb_adapt_stats *st = &in->adapt_stats;
+        int big = 0; /* as the Python plant's blown_up_error: a runaway force is named as such */
+        for (int k = 1; k < D->nv; ++k)
+            if (fabs(in->tau[k]) > fabs(in->tau[big])) big = k;
+        if (D->nv > 0 && !(fabs(in->tau[big]) < 1e50)) {
+            report(cc, fmi2Error, "plant %s: the state has blown up in the step from t = %.15g s to %.15g s "
+                   "(largest: generalized force tau[%d] = %g); check the inputs and the step size; the state "
+                   "is kept", D->plant, t, t + h, big, in->tau[big]);
+            return fmi2Error;
+        }
         report(cc, fmi2Error, "plant %s: step from t = %.15g s to %.15g s: %s: reached %g s of the interval "
                "after %ld accepted and %ld rejected steps (last step %g s); the state is kept", D->plant, t, t + h,
                mb_adapt_message(in->adapt_status), st->t_reached, st->accepted, st->rejected, st->h_last);
