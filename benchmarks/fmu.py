@@ -17,7 +17,7 @@ C by ``benchmarks/native_step.c`` (no Python in the timed loop), for every
 library plant it exports, at its default step and rigid_arm also at 1 ms:
 
 * ``fmi2DoStep`` + ``fmi2GetReal`` of all outputs of the dlopen'ed FMU binary;
-* the bare compiled advance (``mb_rk4``/``mb_rk4_canonical`` on the same
+* the bare compiled advance (``mb_adapt_advance`` or the latch element on the same
   packed model, the call ``Plant.advance`` makes), and the ratio (target
   <= 1.2);
 * the pythonfmu FMU at the same step (through fmpy, as above) and its ratio

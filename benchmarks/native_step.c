@@ -4,8 +4,8 @@
  *
  * Built with the kernel sources, the runtime's runtime.c and the FMU's own
  * sources/model_data.c, so it can also run the bare kernel advance
- * (mb_rk4 / mb_rk4_canonical on the packed model, the call Plant.advance
- * makes) next to the FMU binary LIB (dlopen'ed): prints one JSON line with
+ * (mb_adapt_advance with the plant's options on the packed model, or the
+ * latch element for a plant with latches: the call Plant.advance makes) next to the FMU binary LIB (dlopen'ed): prints one JSON line with
  * ns per step of fmi2DoStep alone, of fmi2DoStep + fmi2GetReal of all
  * outputs, of the bare advance (best of 5 each, interleaved), and the RSS
  * growth (bytes) over CYCLES instantiate/step/free cycles.
@@ -89,8 +89,13 @@ int main(int argc, char **argv) {
         for (int c = 0; c < D->nu; ++c) s += B[D->nu * r + c] * in->u[c];
         in->tau[r] = s;
     }
-    int sub = (int)ceil(step / hs - 1e-9);
+    int sub = (int)ceil(step / hs - 1e-9); /* first trial steps per interval (reported) */
     if (sub < 1) sub = 1;
+    const double *a = in->d + D->o_adapt; /* the plant's ErrorControl.options */
+    mb_adapt_options opt = {a[0], a[1], a[2], a[3], a[4], (long)a[5], (int)a[6]};
+    mb_ode ode;
+    if (D->canonical) mb_canonical_ode(in->m, &ode);
+    else mb_rigid_ode(in->m, &ode);
 
     C c = start(argv[2]);
     double best_step = 1e9, best_full = 1e9, best_bare = 1e9, t = 0.0;
@@ -101,8 +106,9 @@ int main(int argc, char **argv) {
         for (int k = 0; k < n; ++k, t += step) { dostep(c, t, step, 1); getreal(c, vr, (size_t)D->ny, y); }
         double t2 = now();
         for (int k = 0; k < n; ++k) {
-            if (D->canonical) mb_rk4_canonical(in->m, in->x, in->x + D->nq, in->tau, NULL, step / sub, sub);
-            else mb_rk4(in->m, in->x, in->x + D->nq, in->tau, NULL, step / sub, sub);
+            double *q = in->x, *y = in->x + D->nq;
+            if (D->nl) mb_latch_advance(in->m, &in->latches, q, y, y + D->nv, in->tau, step, &opt, NULL);
+            else mb_adapt_advance(&ode, q, y, in->tau, NULL, step, &opt, NULL);
         }
         double t3 = now();
         if (t1 - t0 < best_step) best_step = t1 - t0;

@@ -31,6 +31,7 @@ Output: a Markdown table (paste it into ``benchmarks/RESULTS.md``).
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import platform
 import sys
@@ -44,7 +45,7 @@ import mbfmu
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "dynamics"))
 
 CHECK_TIME = 0.5  # s of simulated time for the agreement check
-CHECK_TOL = 1e-9  # relative (max norm) agreement of the final state and outputs
+CHECK_TOL = 1e-8  # relative (max norm) agreement of the final state and outputs (the peer: RK4)
 
 NO_PEER = {
     "crash_occupant": "seat and floor contact, lap-and-shoulder belt, ball joints with stiffness, "
@@ -160,8 +161,12 @@ def _rel(a, b) -> float:
 
 def check_peer(plant, peer, pq, pv, step) -> float:
     """Largest relative difference between the peer's and the plant's final
-    (q, v) and outputs after ``CHECK_TIME`` s; raises if above ``CHECK_TOL``."""
+    (q, v) and outputs after ``CHECK_TIME`` s; raises if above ``CHECK_TOL``.
+    The plant runs for the check at tolerance 1e-12 (its error-controlled
+    ``advance`` at the default 1e-6 is accurate to about that, not 1e-9)."""
     stop = max(step, round(CHECK_TIME / step) * step)
+    plant = copy.copy(plant)
+    plant.set_tolerance(1e-12)
     _, X, Y = plant.simulate(stop, step)
     q, v = plant.split(X[-1])
     qp, vp, Yp = peer(stop, step)
@@ -217,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
           f"Python {platform.python_version()}, Pinocchio {pin_version or '(not installed)'}, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average "
           f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}\n")
-    print("| plant | states | internal step (s) | comm. step (s) | simulated (s) | wall (s) "
+    print("| plant | states | first step (s) | comm. step (s) | simulated (s) | wall (s) "
           "| wall per simulated s (s) | real-time factor | build (s) | peer (s) | ratio | peer diff |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     failed = 0

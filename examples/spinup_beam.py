@@ -1,7 +1,16 @@
 """Spin-up of a cantilever on a hub (Kane, Ryan & Banerjee 1987).
 
 Writes the tip's transverse deflection in the hub frame over time, with the
-assumed-modes beam of mbfmu (geometric stiffening on unless ``--linear``).
+assumed-modes beam of mbfmu (geometric stiffening on unless ``--linear``) or
+the finite-segment chain. The beam is KRB's (L = 8 m, EI = 566.7 N m^2,
+rho A = 0.2019 kg/m) unless ``--beam simo-vu-quoc`` (L = 10 m, EI = 14 000
+N m^2, rho A = 1.2 kg/m).
+
+Accuracy (KRB beam, against a geometrically exact ANCF reference: peaks
+-0.5336 m at 4 rad/s, -1.0831 m at 10 rad/s): the modal beam overshoots the
+peak by 0.5 % at 4 rad/s and 2.6 % at 10 rad/s whatever the mode count (its
+kinematics is second-order in the deflection); the segment chain is exact in
+the limit, its error falling as 1/n^2 (10 segments: -0.7 % and -1.4 %).
 
     python examples/spinup_beam.py --omega 4 --csv spinup_4.csv
     python examples/spinup_beam.py --omega 10 --linear --t-final 10 --csv lin.csv
@@ -18,12 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
-from mbfmu.dynamics.flexible.spinup import run_spinup
+from mbfmu.dynamics.flexible.spinup import BEAMS, run_spinup
 from mbfmu.example_cli import example_parser
 
 
 def plot_history(path: str, omega: float, run, stiffening: bool, other=None,
-                 stop_above: float | None = None) -> None:
+                 stop_above: float | None = None, beam: str = "krb") -> None:
     """Tip deflection (m) against time (s) into a PNG; ``other`` is the run
     with the opposite stiffening setting, stopped once its deflection passed
     ``stop_above`` m (drawn past the plot's range so that the bounded history
@@ -45,7 +54,7 @@ def plot_history(path: str, omega: float, run, stiffening: bool, other=None,
         ax.set_ylim(-lim, lim)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("tip deflection in the hub frame (m)")
-    ax.set_title(f"Spin-up beam, Omega_s = {omega:g} rad/s over 15 s")
+    ax.set_title(f"Spin-up beam ({beam}), Omega_s = {omega:g} rad/s over 15 s")
     ax.grid(True, alpha=0.3)
     ax.legend()
     fig.tight_layout()
@@ -60,6 +69,8 @@ def main(argv=None) -> int:
     ap.add_argument("--t-final", type=float, default=20.0, help="simulated time, s (default 20)")
     ap.add_argument("--modes", type=int, default=4, help="bending modes (default 4)")
     ap.add_argument("--method", choices=("modes", "segments"), default="modes")
+    ap.add_argument("--beam", choices=sorted(BEAMS), default="krb",
+                    help="krb: Kane, Ryan & Banerjee 1987 (default); simo-vu-quoc: Simo & Vu-Quoc 1988")
     ap.add_argument("--linear", action="store_true", help="switch geometric stiffening off")
     ap.add_argument("--dt", type=float, default=0.01, help="output interval, s")
     ap.add_argument("--plot", help="also draw the history into this PNG (inside --output)")
@@ -73,7 +84,7 @@ def main(argv=None) -> int:
     args.plot = args.plot and str(Path(args.output) / args.plot)
     n = args.modes if args.method == "modes" else max(args.modes, 10)
     t, d = run_spinup(args.omega, args.t_final, method=args.method, n=n, stiffening=not args.linear,
-                      dt_out=args.dt, rtol=1e-7, atol=1e-9)
+                      dt_out=args.dt, rtol=1e-7, atol=1e-9, beam=args.beam)
     np.savetxt(args.csv, np.column_stack([t, d]), delimiter=",", header="time,tip_deflection",
                comments="", fmt="%.9g")
     if args.plot:
@@ -82,8 +93,8 @@ def main(argv=None) -> int:
             bound = 4.0 * max(float(np.max(np.abs(d))), 1e-3)  # stop a diverging run past the plot
             other = run_spinup(args.omega, args.t_final, method=args.method, n=n,
                                stiffening=args.linear, dt_out=args.dt, rtol=1e-7, atol=1e-9,
-                               stop_above=bound)
-        plot_history(args.plot, args.omega, (t, d), not args.linear, other, bound)
+                               stop_above=bound, beam=args.beam)
+        plot_history(args.plot, args.omega, (t, d), not args.linear, other, bound, args.beam)
     print(f"peak tip deflection {d[np.argmax(np.abs(d))]:.4f} m at t = {t[np.argmax(np.abs(d))]:.2f} s; "
           f"wrote {args.csv}")
     return 0

@@ -12,15 +12,17 @@
   :mod:`mbfmu.dynamics.sensors` elements, evaluated by the default
   :meth:`outputs_at` here and by the native FMU runtime in C) or override
   :meth:`outputs_at`;
-* :meth:`advance` runs the compiled RK4 loop (in (q, v) or in canonical
-  (q, p)) when no Python-level force is present (``applied_forces`` not
-  overridden), else an RK4 loop in Python.
+* :meth:`advance` runs the compiled error-controlled integrator (in (q, v)
+  or in canonical (q, p)) when no Python-level force is present
+  (``applied_forces`` not overridden), else the same integrator around the
+  Python right-hand side.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .dynamics import _kernels, sensors as _sensors
+from .dynamics.integrators import advance_rigid
 from .dynamics.algorithms import forward_kinematics, kinetic_energy, momentum, potential_energy
 from .dynamics.joints import FREE, PRISMATIC, SPHERICAL
 from .dynamics.model import Model
@@ -148,7 +150,7 @@ class MultibodyPlant(Plant):
     sensors: tuple = ()
     # hinge latches (csrc/latch.h) as (iq, iv, sign, stiffness, damping), their
     # flags appended to the state; a plant with latches advances with
-    # _kernels.latch_advance
+    # integrators.advance_latched (_kernels.latch_advance)
     latches: tuple | None = None
 
     def outputs_at(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -169,16 +171,16 @@ class MultibodyPlant(Plant):
         return x
 
     def advance(self, t: float, x: np.ndarray, u: np.ndarray, dt: float) -> np.ndarray:
-        """State at ``t + dt``: RK4 with ``ceil(dt / internal_step)`` sub-steps,
-        run in compiled code when the plant has no Python-level forces."""
+        """State at ``t + dt``, error-controlled to ``error_control``: wholly
+        in compiled code when the plant has no Python-level forces, else
+        around :meth:`derivatives`."""
         if self._python_forces:
             return super().advance(t, x, u, dt)
-        n = max(1, int(np.ceil(dt / self.internal_step - 1e-9)))
         nq = self.model.nq
         tau = self.input_matrix @ np.asarray(u, float) if len(u) else np.zeros(self.model.nv)
-        step = _kernels.rk4_canonical if self.canonical else _kernels.rk4
         try:
-            q, second = step(self.model._h, x[:nq], x[nq:], tau, dt / n, n)
+            q, second = advance_rigid(self.model, x[:nq], x[nq:], tau, t, dt, self.error_control,
+                                      self.internal_step, canonical=self.canonical, what=f"plant {self.name!r}")
         except SimulationError as exc:
             raise blown_up_error(self.name, t, dt, x, tau, exc) from None
         return np.concatenate([q, second])

@@ -8,7 +8,10 @@ is deliberately small:
   :class:`~mbfmu.signals.Signal` (names, SI units, start values, ranges);
 * ``initial_state()``, ``derivatives(t, x, u)``, ``outputs_at(t, x, u)``;
 * ``advance(t, x, u, dt)``: the plant's own integrator over one interval
-  (what an FMU ``doStep`` calls), inputs held constant over the interval;
+  (what an FMU ``doStep`` calls), inputs held constant over the interval,
+  error-controlled to ``error_control`` (``set_tolerance``); it raises
+  :class:`~mbfmu.errors.SimulationError` rather than return a state that
+  misses the tolerance;
 * ``poses(x)``: world pose of every body, ``geometry``: shapes attached to
   bodies, for the viewer;
 * ``feedthrough``: which outputs depend directly on which inputs.
@@ -23,6 +26,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from .dynamics.integrators import ErrorControl, advance_function
 from .errors import InputError, SimulationError
 from .signals import Signal, index_of, names
 
@@ -91,8 +95,11 @@ class Plant:
     default_stop_time : float
         Suggested length of a run, s.
     internal_step : float
-        Step of the plant's own fixed-step integrator, s (``advance`` takes
-        ``ceil(dt / internal_step)`` equal sub-steps).
+        First trial step of the plant's error-controlled integrator, s; the
+        steps after it follow the tolerance.
+    error_control : ErrorControl
+        Tolerance (default rtol = atol = 1e-6) and step limits of
+        :meth:`advance`; see :meth:`set_tolerance`.
     """
 
     name: str = "plant"
@@ -105,7 +112,20 @@ class Plant:
     default_step: float = 1e-3
     default_stop_time: float = 10.0
     internal_step: float = 1e-3
+    error_control: ErrorControl = ErrorControl()
     geometry: tuple[Shape, ...] = ()
+
+    def set_tolerance(self, tolerance: float) -> None:
+        """Integrate :meth:`advance` to relative and absolute tolerance
+        ``tolerance`` (absolute in each state's unit); what an FMU does with
+        ``fmi2SetupExperiment``'s tolerance."""
+        try:
+            tol = float(tolerance)
+        except (TypeError, ValueError):
+            raise InputError(f"plant {self.name!r}: tolerance {tolerance!r} is not a number") from None
+        if not (np.isfinite(tol) and tol > 0):
+            raise InputError(f"plant {self.name!r}: tolerance {tolerance!r} must be finite and > 0")
+        self.error_control = self.error_control.with_tolerance(tol)
 
     # ---- parameters ---------------------------------------------------
     def parameter_values(self) -> dict[str, float]:
@@ -133,20 +153,20 @@ class Plant:
     def advance(self, t: float, x: np.ndarray, u: np.ndarray, dt: float) -> np.ndarray:
         """State at ``t + dt`` from ``x`` at ``t`` with inputs ``u`` held.
 
-        Default: classical RK4 with ``ceil(dt / internal_step)`` equal
-        sub-steps, the state normalized after each. Subclasses replace it
-        with compiled or adaptive integrators.
+        Default: the compiled error-controlled integrator
+        (:func:`~mbfmu.dynamics.integrators.advance_function`) around
+        :meth:`derivatives`, the state normalized after every accepted step.
+        Subclasses replace it with fully compiled right-hand sides.
+
+        Raises
+        ------
+        SimulationError
+            When the tolerance cannot be met within the step limits.
         """
-        n = max(1, int(np.ceil(dt / self.internal_step - 1e-9)))
-        h = dt / n
-        x = np.array(x, dtype=float)
-        for k in range(n):
-            tk = t + k * h
-            k1 = self.derivatives(tk, x, u)
-            k2 = self.derivatives(tk + h / 2, x + h / 2 * k1, u)
-            k3 = self.derivatives(tk + h / 2, x + h / 2 * k2, u)
-            k4 = self.derivatives(tk + h, x + h * k3, u)
-            x = self.normalize_state(x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4))
+        u = np.asarray(u, float)
+        norm = self.normalize_state if type(self).normalize_state is not Plant.normalize_state else None
+        x = advance_function(lambda tk, xk: self.derivatives(tk, xk, u), t, x, dt, self.error_control,
+                             self.internal_step, norm, what=f"plant {self.name!r}")
         if not np.all(np.isfinite(x)):
             raise SimulationError(f"plant {self.name!r}: state became non-finite between t={t} s and t={t + dt} s")
         return x

@@ -70,12 +70,30 @@ so far from plant state, so it survives FMU state save/restore:
 * ``hic_integral`` = integral of the head resultant (g.s) is an ODE state;
 * ``hic_history[1..31]`` holds ``hic_integral`` at the last 31 instants of a
   0.5 ms grid (15 ms) and ``hic15_max`` the running maximum (output
-  ``hic15``); :meth:`advance` stops its RK4 sub-steps on that grid and, at
+  ``hic15``); :meth:`advance` stops its integration on that grid and, at
   each grid instant, shifts the history and updates the maximum over all
   windows of up to 15 ms ending there, ``(t2 - t1) [(I(t2) - I(t1)) /
   (t2 - t1)]^2.5``. These are discrete states (zero derivative), updated
   only by :meth:`advance`; windows are resolved to the 0.5 ms grid (HIC15
   from 10 kHz data would use 0.1 ms; the difference here is a few percent).
+
+What the numbers can and cannot be used for
+-------------------------------------------
+No validation against a sled test (or against a validated dummy model such
+as the Hybrid III finite-element or MADYMO models) exists for this plant.
+Its masses come from anthropometric tables, but its joint stiffness and
+damping, contact and belt properties are representative values, not
+identified from tests. So:
+
+* use it for co-simulation and controller plumbing, for the trends of a
+  parameter study (stiffer belt, more slack, harder pulse: which way and
+  roughly how much), as a demonstration of contact, belt and HIC
+  bookkeeping, and as a regression plant whose outputs must stay
+  reproducible;
+* do not use its head and chest accelerations, belt forces, excursions or
+  HIC15 as injury predictions, for comparison with regulatory limits
+  (FMVSS 208, Euro NCAP), or to rate or certify a restraint system: those
+  need a dummy model validated against sled tests.
 """
 from __future__ import annotations
 
@@ -85,6 +103,7 @@ import numpy as np
 
 from mbfmu.dynamics import FreeFlyer, JointForce, Model, ModelBuilder, Spherical, _kernels
 from mbfmu.dynamics.algorithms import element_forces, gravity_torques, kinetic_energy, potential_energy
+from mbfmu.dynamics.integrators import advance_function
 from mbfmu.errors import InputError
 from mbfmu.multibody_plant import MultibodyPlant, check_positive, parameter_signals, raise_if_nonfinite
 from mbfmu.plant import Shape
@@ -523,13 +542,6 @@ class CrashOccupant(MultibodyPlant):
         return np.concatenate([qdot, vdot, [math.sqrt(head @ head) / G], self._zero_hic])
 
     # ---- integration with the HIC bookkeeping --------------------------------------
-    def _rk4(self, t, x, u, h):
-        k1 = self.derivatives(t, x, u)
-        k2 = self.derivatives(t + h / 2, x + h / 2 * k1, u)
-        k3 = self.derivatives(t + h / 2, x + h / 2 * k2, u)
-        k4 = self.derivatives(t + h, x + h * k3, u)
-        return self.normalize_state(x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4))
-
     def _record_hic(self, x: np.ndarray) -> None:
         """Shift the history, append the current integral, update the maximum (in place)."""
         i0 = self._nmech
@@ -541,21 +553,19 @@ class CrashOccupant(MultibodyPlant):
         x[i0 + 1 + _NHIST] = max(x[i0 + 1 + _NHIST], float(np.max(dt * (dI / dt) ** 2.5)))
 
     def advance(self, t: float, x: np.ndarray, u: np.ndarray, dt: float) -> np.ndarray:
-        """RK4 with sub-steps of at most ``internal_step`` that stop at every
+        """Error-controlled integration (``error_control``) that stops at every
         instant of the 0.5 ms HIC grid, where the HIC history is updated."""
         u = np.asarray(u, float)
         x = np.array(x, float)
         t_end = t + dt
         tk = t
         eps = 1e-9 * HIC_SAMPLE
+        f = lambda ts, xs: self.derivatives(ts, xs, u)  # noqa: E731
         while tk < t_end - eps:
             nxt = (math.floor(tk / HIC_SAMPLE + 1e-6) + 1) * HIC_SAMPLE
             seg_end = min(nxt, t_end)
-            n = max(1, int(math.ceil((seg_end - tk) / self.internal_step - 1e-6)))
-            h = (seg_end - tk) / n
-            for _ in range(n):
-                x = self._rk4(tk, x, u, h)
-                tk += h
+            x = advance_function(f, tk, x, seg_end - tk, self.error_control, self.internal_step,
+                                 self.normalize_state, what=f"plant {self.name!r}")
             tk = seg_end
             if abs(seg_end - nxt) <= eps:
                 self._record_hic(x)

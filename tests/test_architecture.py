@@ -19,7 +19,7 @@ RULES = {
     "mbfmu._lazy": ((), THIRD_PARTY_HEAVY | {"numpy", "scipy"}),
     "mbfmu.dynamics": (("mbfmu.errors", "mbfmu.dynamics"), THIRD_PARTY_HEAVY),
     "mbfmu.signals": (("mbfmu.errors",), THIRD_PARTY_HEAVY),
-    "mbfmu.plant": (("mbfmu.errors", "mbfmu.signals"), THIRD_PARTY_HEAVY),
+    "mbfmu.plant": (("mbfmu.errors", "mbfmu.signals", "mbfmu.dynamics"), THIRD_PARTY_HEAVY),
     "mbfmu.multibody_plant": (("mbfmu.errors", "mbfmu.signals", "mbfmu.plant", "mbfmu.dynamics"),
                               THIRD_PARTY_HEAVY),
     "mbfmu.fmu": (("mbfmu.errors", "mbfmu.signals", "mbfmu.plant", "mbfmu.library", "mbfmu.fmu",

@@ -158,6 +158,8 @@ class PlantSlave(Fmi2Slave):
 
     def _set_plant(self, plant: Plant) -> None:
         self.plant = plant
+        if getattr(self, "_tolerance", None) is not None:  # fmi2SetupExperiment's, kept across rebuilds
+            plant.set_tolerance(self._tolerance)
         self._nu, self._np = len(plant.inputs), len(plant.parameters)
         self._ny, self._nx = len(plant.outputs), len(plant.states)
 
@@ -302,6 +304,12 @@ class PlantSlave(Fmi2Slave):
             return
         self._t = float(start_time)
         self._y = None
+        if tolerance is not None:  # defined by the host: advance's tolerance, else the plant's default
+            if not (math.isfinite(tolerance) and tolerance > 0):
+                self.report(Fmi2Status.error, f"tolerance {tolerance} must be finite and > 0")
+                return
+            self._tolerance = float(tolerance)
+            self.plant.set_tolerance(self._tolerance)
 
     def exit_initialization_mode(self) -> None:
         self._y = None

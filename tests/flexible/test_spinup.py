@@ -1,18 +1,18 @@
 """The spin-up beam of Kane, Ryan & Banerjee (1987, J. Guidance 10(2):139-151).
 
-Beam (issue 4): L = 10 m, E = 7e10 Pa, I = 2e-7 m^4, rho = 3000 kg/m^3,
-A = 4e-4 m^2; hub spun up over T_s = 15 s to Omega_s (the same beam and
-profile as the spin-up example of AeroBeams.jl, test/examples/spinupRobotArm.jl,
-and Ansys verification case VM258, both at Omega_s = 6 rad/s). Kane et al.
-showed that a floating-frame model without the foreshortening ("dynamic
-stiffening") term fails at high spin rates (summarised e.g. in Shock and
-Vibration / Mathematical Problems in Engineering 2013, doi:10.1155/2013/313279,
-introduction). No published tip-deflection values for Omega_s = 4 or
-10 rad/s could be retrieved (see :mod:`mbfmu.dynamics.flexible.spinup`), so
-the modal history is checked against an independent model: the
-finite-segment chain, whose kinematics is exact (no linearization in the
-deformation), extrapolated in the segment count; and against the peak
-range quoted in the issue (about -0.4 m at 4 rad/s).
+KRB beam (the default): L = 8 m, E = 6.895e10 Pa, A = 7.2968e-5 m^2,
+I = 8.2189e-9 m^4, rho = 2766.67 kg/m^3; hub spun up over T_s = 15 s to
+Omega_s = 4 or 10 rad/s, no gravity, hub radius zero. Kane et al. showed that
+a floating-frame model without the foreshortening ("dynamic stiffening") term
+diverges at these spin rates.
+
+Reference: the finite-segment chain, whose kinematics is exact (no
+linearization in the deformation), Richardson-extrapolated in the segment
+count (error ~ 1/n^2), computed here; it is checked against the geometrically
+exact ANCF peaks of issue 19 (-0.5336 m at 4 rad/s, -1.0831 m at 10 rad/s,
+32 cable elements), and the example's modal history against it: its peak
+error is the model-form error the module documents (0.5 % at 4 rad/s,
+2.6 % at 10 rad/s), not zero.
 """
 import subprocess
 import sys
@@ -39,7 +39,7 @@ def test_profile_is_smooth_and_reaches_the_final_rate():
 def test_spinup_with_stiffening_stays_bounded_at_4_rad_s():
     t, d = run_spinup(4.0, t_final=20.0, n=3, rtol=1e-6, atol=1e-8, dt_out=0.05)
     peak = d.min()
-    assert -0.45 < peak < -0.35
+    assert -0.6 < peak < -0.5
     assert 5.0 < t[np.argmin(d)] < 9.0
     assert np.max(np.abs(d[t > 15.0])) < 0.02   # settles once the spin rate is constant
 
@@ -47,7 +47,7 @@ def test_spinup_with_stiffening_stays_bounded_at_4_rad_s():
 def test_spinup_without_stiffening_diverges_at_10_rad_s():
     t, d_lin = run_spinup(10.0, t_final=8.0, n=3, stiffening=False, rtol=1e-6, atol=1e-8)
     t, d_nl = run_spinup(10.0, t_final=8.0, n=3, stiffening=True, rtol=1e-6, atol=1e-8)
-    assert np.max(np.abs(d_nl)) < 1.0
+    assert np.max(np.abs(d_nl)) < 1.5
     assert np.max(np.abs(d_lin)) > 20.0
 
 
@@ -60,30 +60,34 @@ def _peak(t, d):
     return t[i] + s * (t[1] - t[0]), y1 - 0.25 * (y0 - y2) * s
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("omega, tol", [(4.0, 0.005), (10.0, 0.02)])
-def test_modal_spinup_matches_the_extrapolated_segment_chain(omega, tol):
-    """Modal model (6 modes) against the finite-segment chain with 5 and 10
-    segments, Richardson-extrapolated for an error ~ 1/n^2 (the peaks with 5,
-    10, 20 segments converge with ratios 3.95 at 4 rad/s and 3.75 at 10 rad/s).
+ANCF_PEAK = {4.0: -0.5336, 10.0: -1.0831}  # m, issue 19: ANCF, 32 elements, converged to 1e-5 m
 
-    Converged values (see the spinup module): peak -0.4008 m at 6.95 s
-    (4 rad/s) and -0.866 m at 6.47 s (10 rad/s); the chain extrapolated from
-    5 and 10 segments gives -0.4001 m and -0.857 m. Tolerance: 0.5 % of the peak at 4 rad/s; 2 % at
-    10 rad/s, where the modal model's second-order kinematics is off by
-    about (w_tip / L)^2 ~ 1 % (peak and whole history). Peak times within
-    0.05 s (observed 0.003 s and 0.02 s).
-    """
-    kw = dict(t_final=20.0, dt_out=0.01, rtol=1e-9, atol=1e-11)
-    t, d_modes = run_spinup(omega, n=6, **kw)
-    _, d5 = run_spinup(omega, method="segments", n=5, **kw)
-    _, d10 = run_spinup(omega, method="segments", n=10, **kw)
-    d_seg = d10 + (d10 - d5) / 3.0
-    t_m, peak_m = _peak(t, d_modes)
-    t_s, peak_s = _peak(t, d_seg)
-    assert abs(peak_m / peak_s - 1.0) < tol
-    assert abs(t_m - t_s) < 0.05
-    assert np.max(np.abs(d_modes - d_seg)) < tol * abs(peak_s)
+
+@pytest.mark.slow
+@pytest.mark.parametrize("omega, modal_error", [(4.0, 0.005), (10.0, 0.026)])
+def test_example_csv_against_the_extrapolated_segment_chain(omega, modal_error, tmp_path):
+    """The example's CSV (4 modes, KRB beam) against the segment chain with
+    10 and 20 segments Richardson-extrapolated (error ~ 1/n^2; measured
+    -0.5298 / -0.5326 m and -1.0675 / -1.0791 m). The extrapolated chain lands
+    within 0.1 % of the ANCF peak; the modal peak is off by the documented
+    model-form error (0.5 % and 2.6 %, to within 0.2 % of the peak), and its
+    peak time within 0.1 s."""
+    out = tmp_path / "spin.csv"
+    res = subprocess.run([sys.executable, str(ROOT / "examples" / "spinup_beam.py"), "--omega", str(omega),
+                          "--csv", str(out), "--t-final", "8", "--dt", "0.01"],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    data = np.genfromtxt(out, delimiter=",", names=True)
+    kw = dict(t_final=8.0, dt_out=0.01, rtol=1e-7, atol=1e-9, method="segments")
+    t, d10 = run_spinup(omega, n=10, **kw)
+    _, d20 = run_spinup(omega, n=20, **kw)
+    d_ref = d20 + (d20 - d10) / 3.0
+    t_s, peak_s = _peak(t, d_ref)
+    assert peak_s == pytest.approx(ANCF_PEAK[omega], rel=1e-3)
+    np.testing.assert_allclose(data["time"], t, atol=1e-9)
+    t_m, peak_m = _peak(data["time"], data["tip_deflection"])
+    assert abs(peak_m / peak_s - 1.0 - modal_error) < 0.002
+    assert abs(t_m - t_s) < 0.1
 
 
 def test_example_writes_the_csv(tmp_path):
@@ -104,7 +108,7 @@ def test_stop_above_ends_only_the_diverging_run():
     assert t_lin[-1] < 10.0 and 1.0 < np.max(np.abs(d_lin)) <= 2.0
     t_nl, d_nl = run_spinup(10.0, t_final=20.0, n=3, rtol=1e-6, atol=1e-8, dt_out=0.05,
                             stop_above=2.0)
-    assert t_nl[-1] == pytest.approx(20.0) and np.max(np.abs(d_nl)) < 1.0
+    assert t_nl[-1] == pytest.approx(20.0) and np.max(np.abs(d_nl)) < 1.5
 
 
 def test_example_plots_the_comparison(tmp_path):

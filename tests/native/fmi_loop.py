@@ -32,9 +32,9 @@ class Loaded:
     def _logger(self, env, name, status, category, message):
         self.log.append(message.decode())
 
-    def setup(self, parameters=None, inputs=None):
+    def setup(self, parameters=None, inputs=None, tolerance=None):
         s = self.slave
-        s.setupExperiment(startTime=0.0)
+        s.setupExperiment(tolerance=tolerance, startTime=0.0)
         s.enterInitializationMode()
         for name, value in {**(parameters or {}), **(inputs or {})}.items():
             s.setReal([self.vr[name]], [value])

@@ -121,5 +121,7 @@ def test_the_win64_dll_under_wine_equals_linux64(name, native_fmu, hosts, tmp_pa
     a = np.loadtxt(lin.stdout.splitlines())
     b = np.loadtxt(win.stdout.splitlines())
     assert a.shape == b.shape == (100, len(outs) + 1)
-    assert_same(b[:, 1:], a[:, 1:])
+    # the step controller's pow() is the C library's (msvcrt vs glibc: last-ulp differences), so
+    # columns that are zero up to round-off (satellite's linear momentum) compare at 1e-12 absolute
+    assert_same(b[:, 1:], a[:, 1:], floor=1.0)
     assert_same(a[:, 1:], Y[1:])

@@ -15,6 +15,7 @@ from fmpy.fmi1 import FMICallException
 from mbfmu.errors import ModelError
 from mbfmu.fmu.builder import build_fmu
 from mbfmu.fmu.native import NativeUnsupported, toolchain
+from mbfmu.library import load_plant
 
 from .conftest import NATIVE_PLANTS, assert_same, has_mingw, plant_run
 from .fmi_loop import Loaded
@@ -175,7 +176,7 @@ def test_a_nan_input_is_refused_naming_the_input_and_time(loaded):
     assert_same(L.run(outs, h, 10, t0=10 * h), Y[10:])
 
 
-def test_a_state_that_becomes_non_finite_is_refused_and_kept(loaded):
+def test_a_runaway_input_is_refused_naming_it_and_the_state_is_kept(loaded):
     outs, h = _outs("rigid_arm")
     L = loaded("rigid_arm")
     L.setup()
@@ -184,8 +185,55 @@ def test_a_state_that_becomes_non_finite_is_refused_and_kept(loaded):
     before = L.get(outs)
     with pytest.raises(FMICallException):
         L.slave.doStep(currentCommunicationPoint=h, communicationStepSize=h)
-    assert "states." in L.log[-1] and "non-finite" in L.log[-1] and "t = 0.01" in L.log[-1], L.log[-1]
+    assert "blown up" in L.log[-1] and "tau[2] = 1e+150" in L.log[-1] and "t = 0.01" in L.log[-1], L.log[-1]
     assert np.array_equal(L.get(outs), before)
+
+
+# ---------------------------------------------------------------- tolerance
+def _python_run(name: str, n: int, tolerance=None):
+    plant = load_plant(name)
+    if tolerance is not None:
+        plant.set_tolerance(tolerance)
+    u = plant.default_inputs()
+    for k, s in enumerate(plant.inputs):
+        u[k] = NATIVE_PLANTS[name].get(s.name, u[k])
+    return plant.simulate(stop_time=n * plant.default_step, step=plant.default_step, u=u)[2]
+
+
+@pytest.mark.parametrize("name", ["rigid_arm", "canonical_2body"])
+def test_the_hosts_tolerance_drives_the_shared_integrator(name, loaded):
+    """fmi2SetupExperiment's tolerance is the error control of the native step, as
+    in the Python plant (set_tolerance): equal to the Python plant at that
+    tolerance, and not to the plant at its default one."""
+    outs, h = _outs(name)
+    tight = _python_run(name, 50, tolerance=1e-12)
+    L = loaded(name)
+    L.setup(inputs=NATIVE_PLANTS[name], tolerance=1e-12)
+    assert_same(L.run(outs, h, 50), tight)
+    M = loaded(name)
+    M.setup(inputs=NATIVE_PLANTS[name])
+    default = M.run(outs, h, 50)
+    assert_same(default, _python_run(name, 50))
+    with pytest.raises(AssertionError):
+        assert_same(default, tight, rtol=1e-11)
+
+
+def test_a_tolerance_the_integrator_cannot_meet_is_refused_with_the_reason(loaded):
+    outs, h = _outs("rigid_arm")
+    L = loaded("rigid_arm")
+    L.setup(inputs=NATIVE_PLANTS["rigid_arm"], tolerance=1e-300)
+    before = L.get(outs)
+    with pytest.raises(FMICallException):
+        L.slave.doStep(currentCommunicationPoint=0.0, communicationStepSize=h)
+    assert "the tolerance needs" in L.log[-1] and "t = 0 s to 0.01 s" in L.log[-1], L.log[-1]
+    assert np.array_equal(L.get(outs), before)
+
+
+def test_a_tolerance_that_is_not_positive_is_refused(loaded):
+    L = loaded("rigid_arm")
+    with pytest.raises(FMICallException):
+        L.slave.setupExperiment(tolerance=-1.0, startTime=0.0)
+    assert "tolerance -1" in L.log[-1], L.log[-1]
 
 
 # ---------------------------------------------------------------- parameters

@@ -128,10 +128,10 @@ def test_implicit_integrator_option_agrees_with_rk4(method):
 
 
 @pytest.mark.parametrize("method", ["modes", "segments"])
-def test_compiled_rk4_takes_the_steps_of_the_python_rk4(method):
-    """The default integrator runs in C (``FlexibleSystem.step_rk4`` for
-    modes, ``_kernels.rk4`` for segments) the same RK4 steps as
-    ``Plant.advance`` around ``derivatives``."""
+def test_compiled_advance_takes_the_steps_of_the_python_one(method):
+    """The default integrator runs wholly in C (``_kernels.flex_adapt`` for
+    modes, ``_kernels.adapt`` for segments) the same error-controlled steps
+    as ``Plant.advance`` around the Python ``derivatives``."""
     plant = load_plant("flexible_arm", method=method, n_segments=4)
     x0 = plant.state_from((0.2, -0.4), (0.5, 0.1))
     xc = plant.advance(0.0, x0, [0.5, -0.2], 0.03)

@@ -134,8 +134,9 @@ static void jcalc(mb_model *m, int i, const double *q, const double *qd,
     (void)nvi;
 }
 
-/* Xup, world pose, S (and with qd: v, vJ, cJ, c) for every body. */
-void mb_kinematics(mb_model *m, const double *q, const double *qd) {
+/* Xup, S (and with qd: v, vJ, cJ, c) for every body; the world pose too
+ * when world != 0 (the articulated-body passes do not need it). */
+static void kinematics(mb_model *m, const double *q, const double *qd, int world) {
     for (int i = 1; i < m->nb; ++i) {
         double RJ[9], pJ[3], Rpi[9], tmp[3];
         int p = m->parent[i];
@@ -148,12 +149,13 @@ void mb_kinematics(mb_model *m, const double *q, const double *qd) {
             for (int b = 0; b < 3; ++b) E[3 * a + b] = Rpi[3 * b + a];
         mv3(Rt, pJ, tmp);
         r[0] = pt[0] + tmp[0]; r[1] = pt[1] + tmp[1]; r[2] = pt[2] + tmp[2];
-        /* world pose */
-        const double *RWp = B9(m->RW, p), *pWp = B3(m->pW, p);
-        mm3(RWp, Rpi, B9(m->RW, i));
-        mv3(RWp, r, tmp);
-        double *pw = B3(m->pW, i);
-        pw[0] = pWp[0] + tmp[0]; pw[1] = pWp[1] + tmp[1]; pw[2] = pWp[2] + tmp[2];
+        if (world) {
+            const double *RWp = B9(m->RW, p), *pWp = B3(m->pW, p);
+            mm3(RWp, Rpi, B9(m->RW, i));
+            mv3(RWp, r, tmp);
+            double *pw = B3(m->pW, i);
+            pw[0] = pWp[0] + tmp[0]; pw[1] = pWp[1] + tmp[1]; pw[2] = pWp[2] + tmp[2];
+        }
         if (qd) {
             double vJ[6] = {0, 0, 0, 0, 0, 0}, vx[6];
             const double *S = B36(m->S, i), *Sr = B36(m->Sr, i);
@@ -176,6 +178,8 @@ void mb_kinematics(mb_model *m, const double *q, const double *qd) {
         }
     }
 }
+
+void mb_kinematics(mb_model *m, const double *q, const double *qd) { kinematics(m, q, qd, 1); }
 
 /* spatial acceleration of the world: -g, so that gravity acts on every body */
 static void base_acc(const mb_model *m, int with_gravity, double *a0) {
@@ -316,7 +320,20 @@ int mb_aba_joint_step(mb_model *m, int i, const double *tau, const double *qdd_p
     memcpy(Ia, IA, sizeof Ia);
     memcpy(ca, B6(m->c, i), sizeof ca);
     memcpy(pa, pA, sizeof pa);
-    if (nvi > 0 && qdd_prescribed) {
+    if (nvi == 1 && !qdd_prescribed) {
+        /* one joint coordinate (revolute, prismatic): scalar D, no factorization */
+        mv6(IA, S, U);
+        double D = dot6(S, U);
+        u[0] = tau[iv] - dot6(S, pA);
+        if (!(D > 0.0)) return -i; /* as spd_inverse for n = 1 */
+        double dinv = 1.0 / D, w = u[0] * dinv;
+        Dinv[0] = dinv;
+        for (int a = 0; a < 6; ++a) {
+            double ua = U[a] * dinv;
+            for (int b = 0; b < 6; ++b) Ia[6 * a + b] -= ua * U[b];
+            pa[a] += U[a] * w;
+        }
+    } else if (nvi > 0 && qdd_prescribed) {
         /* a prescribed joint passes IA unreduced, with the bias at c + S qdd */
         for (int j = 0; j < nvi; ++j)
             for (int k = 0; k < 6; ++k) ca[k] += S[6 * j + k] * qdd_prescribed[j];
@@ -780,7 +797,7 @@ int mb_rhs(mb_model *m, const double *q, const double *qd, const double *tau,
            const double *fext, double *qdot, double *qdd) {
     double a0[6];
     int nb = m->nb;
-    mb_kinematics(m, q, qd);
+    kinematics(m, q, qd, m->ns + m->nct + m->ncb > 0); /* point elements need world poses */
     memcpy(m->tau, tau, (size_t)m->nv * sizeof(double));
     if (fext) memcpy(m->fext, fext, (size_t)nb * 6 * sizeof(double));
     else memset(m->fext, 0, (size_t)nb * 6 * sizeof(double));
@@ -865,4 +882,14 @@ int mb_rk4_canonical(mb_model *m, double *q, double *p, const double *tau, const
                      double h, int n) {
     mb_ode ode = {m, canonical_rhs, rigid_normalize, m->nq, m->nv, m->work};
     return mb_rk4_steps(&ode, q, p, tau, fext, h, n);
+}
+
+void mb_rigid_ode(mb_model *m, mb_ode *ode) {
+    mb_ode o = {m, rigid_rhs, rigid_normalize, m->nq, m->nv, m->work, NULL};
+    *ode = o;
+}
+
+void mb_canonical_ode(mb_model *m, mb_ode *ode) {
+    mb_ode o = {m, canonical_rhs, rigid_normalize, m->nq, m->nv, m->work, NULL};
+    *ode = o;
 }

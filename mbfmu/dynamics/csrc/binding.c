@@ -17,6 +17,7 @@
 #include "flexible.h"
 #include "latch.h"
 #include "sensors.h"
+#include "adaptive.h"
 
 static PyObject *InputError = NULL;      /* mbfmu.errors.InputError */
 static PyObject *SimulationError = NULL; /* mbfmu.errors.SimulationError */
@@ -648,6 +649,165 @@ static PyObject *py_rk4_canonical(PyObject *self, PyObject *args) {
     return run_stepper(args, "rk4_canonical", "p", mb_rk4_canonical);
 }
 
+/* ------------------------------------------------- error-controlled steps */
+
+/* options tuple (rtol, atol, h_init, h_max, h_min, max_steps, method) */
+static int parse_adapt_options(PyObject *obj, mb_adapt_options *opt) {
+    mb_adapt_defaults(opt);
+    if (!PyArg_ParseTuple(obj, "dddddli;options must be (rtol, atol, h_init, h_max, h_min, "
+                          "max_steps, method)", &opt->rtol, &opt->atol, &opt->h_init, &opt->h_max,
+                          &opt->h_min, &opt->max_steps, &opt->method))
+        return -1;
+    if (!(opt->rtol >= 0 && opt->atol >= 0 && opt->rtol + opt->atol > 0 && isfinite(opt->rtol) &&
+          isfinite(opt->atol))) {
+        PyErr_Format(InputError, "tolerances rtol = %s, atol = %s: must be finite, >= 0, not both 0",
+                     gtext(opt->rtol).s, gtext(opt->atol).s);
+        return -1;
+    }
+    if (opt->method != MB_BS32 && opt->method != MB_DP54) {
+        PyErr_Format(InputError, "integration method %d is not 0 (BS32) or 1 (DP54)", opt->method);
+        return -1;
+    }
+    return 0;
+}
+
+/* (accepted, rejected, evaluations, t_reached, h_next, err_norm) */
+static PyObject *adapt_stats_tuple(const mb_adapt_stats *st) {
+    return Py_BuildValue("(lllddd)", st->accepted, st->rejected, st->evaluations, st->t_reached,
+                         st->h_next, st->err_norm);
+}
+
+/* SimulationError for a failed mb_adapt_advance that is not a right-hand-side
+ * error; returns NULL */
+static PyObject *raise_adapt(int status, const mb_adapt_stats *st, const mb_adapt_options *opt,
+                             double span) {
+    PyErr_Format(SimulationError, "%s: reached %s s of the %s s interval after %ld accepted and %ld "
+                 "rejected steps (last step %s s, error norm %s; rtol %s, atol %s, max_steps %ld)",
+                 mb_adapt_message(status), gtext(st->t_reached).s, gtext(span).s, st->accepted,
+                 st->rejected, gtext(st->h_last).s, gtext(st->err_norm).s, gtext(opt->rtol).s,
+                 gtext(opt->atol).s, opt->max_steps);
+    return NULL;
+}
+
+static int check_span(double span) {
+    if (span >= 0 && isfinite(span)) return 0;
+    PyErr_Format(InputError, "the interval (%s s) must be finite and >= 0", gtext(span).s);
+    return -1;
+}
+
+/* adapt(h, q, y, tau, dt, options, fext=None, canonical=False) -> (q, y, stats):
+ * x = [q; v] (or [q; p] when canonical) over dt (s) with error control */
+static PyObject *py_adapt(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *tau, *options, *fext = Py_None;
+    double span;
+    int canonical = 0;
+    if (!PyArg_ParseTuple(args, "OOOOdO|Op", &cap, &q, &v, &tau, &span, &options, &fext, &canonical))
+        return NULL;
+    mb_adapt_options opt;
+    if (check_span(span) || parse_adapt_options(options, &opt)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, canonical ? "p" : "v", tau, "tau", fext)) { call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    PyObject *qo = new_vector(m->nq), *vo = new_vector(m->nv), *res = NULL;
+    memcpy(D((PyArrayObject *)qo), D(c.q), sizeof(double) * m->nq);
+    memcpy(D((PyArrayObject *)vo), D(c.v), sizeof(double) * m->nv);
+    mb_ode ode;
+    if (canonical) mb_canonical_ode(m, &ode);
+    else mb_rigid_ode(m, &ode);
+    mb_adapt_stats st;
+    int status = mb_adapt_advance(&ode, D((PyArrayObject *)qo), D((PyArrayObject *)vo), D(c.w),
+                                  c.fext ? D(c.fext) : NULL, span, &opt, &st);
+    if (status == MB_ADAPT_RHS_ERROR) raise_singular(c.h, st.rhs_error);
+    else if (status) raise_adapt(status, &st, &opt, span);
+    else res = Py_BuildValue("(OON)", qo, vo, adapt_stats_tuple(&st));
+    Py_DECREF(qo); Py_DECREF(vo);
+    call_clear(&c);
+    return res;
+}
+
+/* a Python right-hand side f(t, x) -> dx/dt and normalize(x) -> x for
+ * mb_adapt_advance (ny = 0: x is all "q") */
+typedef struct {
+    PyObject *f, *normalize;
+    double t0, t;
+    npy_intp n;
+} pycb_t;
+
+static int pycb_copy(PyObject *res, double *out, npy_intp n, const char *what) {
+    if (!res) return -1;
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(res, NPY_DOUBLE, 0, 1, NPY_ARRAY_IN_ARRAY);
+    Py_DECREF(res);
+    if (!a) return -1;
+    if (PyArray_SIZE(a) != n) {
+        PyErr_Format(InputError, "%s returned %zd values, expected %zd", what,
+                     (Py_ssize_t)PyArray_SIZE(a), (Py_ssize_t)n);
+        Py_DECREF(a);
+        return -1;
+    }
+    memcpy(out, PyArray_DATA(a), sizeof(double) * (size_t)n);
+    Py_DECREF(a);
+    return 0;
+}
+
+static PyObject *pycb_array(const double *x, npy_intp n) {
+    PyObject *a = new_vector(n);
+    if (a) memcpy(D((PyArrayObject *)a), x, sizeof(double) * (size_t)n);
+    return a;
+}
+
+static int pycb_rhs(void *ctx, const double *x, const double *unused_y, const double *tau,
+                    const double *fext, double *dx, double *unused_dy) {
+    pycb_t *cb = ctx;
+    PyObject *xa = pycb_array(x, cb->n);
+    if (!xa) return -1;
+    PyObject *r = PyObject_CallFunction(cb->f, "dO", cb->t0 + cb->t, xa);
+    Py_DECREF(xa);
+    return pycb_copy(r, dx, cb->n, "the right-hand side") ? -1 : 0;
+}
+
+static void pycb_normalize(void *ctx, double *x) {
+    pycb_t *cb = ctx;
+    if (cb->normalize == Py_None || PyErr_Occurred()) return;
+    PyObject *xa = pycb_array(x, cb->n);
+    if (!xa) return;
+    PyObject *r = PyObject_CallFunctionObjArgs(cb->normalize, xa, NULL);
+    Py_DECREF(xa);
+    pycb_copy(r, x, cb->n, "normalize"); /* an exception stays set and stops the call below */
+}
+
+/* adapt_callback(f, normalize, t0, x, dt, options) -> (x, stats): x over
+ * dt (s) with error control, f(t, x) -> dx/dt in Python, normalize(x) -> x
+ * after every accepted step (or None) */
+static PyObject *py_adapt_callback(PyObject *self, PyObject *args) {
+    PyObject *f, *norm, *x, *options;
+    double t0, span;
+    if (!PyArg_ParseTuple(args, "OOdOdO", &f, &norm, &t0, &x, &span, &options)) return NULL;
+    mb_adapt_options opt;
+    if (check_span(span) || parse_adapt_options(options, &opt)) return NULL;
+    if (!PyCallable_Check(f) || (norm != Py_None && !PyCallable_Check(norm))) {
+        PyErr_SetString(PyExc_TypeError, "adapt_callback: f and normalize must be callables");
+        return NULL;
+    }
+    PyArrayObject *x0 = (PyArrayObject *)PyArray_FROMANY(x, NPY_DOUBLE, 0, 1, NPY_ARRAY_IN_ARRAY);
+    if (!x0) return NULL;
+    PyArrayObject *xa = as_vector((PyObject *)x0, PyArray_SIZE(x0), "x", NULL);
+    Py_DECREF(x0);
+    if (!xa) return NULL;
+    pycb_t cb = {f, norm, t0, 0.0, PyArray_SIZE(xa)};
+    mb_ode ode = {&cb, pycb_rhs, pycb_normalize, (int)cb.n, 0, NULL, &cb.t};
+    PyObject *xo = pycb_array(D(xa), cb.n), *res = NULL;
+    Py_DECREF(xa);
+    if (!xo) return NULL;
+    mb_adapt_stats st;
+    double unused;
+    int status = mb_adapt_advance(&ode, D((PyArrayObject *)xo), &unused, NULL, NULL, span, &opt, &st);
+    if (PyErr_Occurred()) ; /* the Python right-hand side or normalize raised */
+    else if (status) raise_adapt(status, &st, &opt, span);
+    else res = Py_BuildValue("(ON)", xo, adapt_stats_tuple(&st));
+    Py_DECREF(xo);
+    return res;
+}
+
 /* ------------------------------------------------------ flexible systems */
 
 typedef struct {
@@ -915,6 +1075,39 @@ done:
     return res;
 }
 
+/* flex_adapt(fh, q, v, tau, dt, options, fext=None) -> (q, v, stats): the
+ * flexible system over dt (s) with error control, inputs held */
+static PyObject *py_flex_adapt(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *tau, *options, *fext = Py_None;
+    double span;
+    if (!PyArg_ParseTuple(args, "OOOOdO|O", &cap, &q, &v, &tau, &span, &options, &fext)) return NULL;
+    flex_handle_t *h = get_flex(cap);
+    mb_adapt_options opt;
+    if (!h || check_span(span) || parse_adapt_options(options, &opt)) return NULL;
+    mb_flex *fx = h->fx;
+    PyArrayObject *aq = NULL, *av = NULL, *at = NULL, *af = NULL;
+    PyObject *qo = NULL, *vo = NULL, *res = NULL;
+    if (!(aq = as_vector(q, fx->nq, "q", h->q_names)) || !(av = as_vector(v, fx->nv, "v", h->v_names)) ||
+        !(at = as_vector(tau, fx->nv, "tau", h->v_names)))
+        goto done;
+    if (fext != Py_None &&
+        !(af = as_vector(fext, (npy_intp)fx->m->nb * 6, "f_ext (nbodies x 6, body frame)", NULL)))
+        goto done;
+    if (!(qo = pycb_array(D(aq), fx->nq)) || !(vo = pycb_array(D(av), fx->nv))) goto done;
+    mb_ode ode;
+    mb_flex_ode(fx, &ode);
+    mb_adapt_stats st;
+    int status = mb_adapt_advance(&ode, D((PyArrayObject *)qo), D((PyArrayObject *)vo), D(at),
+                                  af ? D(af) : NULL, span, &opt, &st);
+    if (status == MB_ADAPT_RHS_ERROR) raise_flex(h, st.rhs_error);
+    else if (status) raise_adapt(status, &st, &opt, span);
+    else res = Py_BuildValue("(OON)", qo, vo, adapt_stats_tuple(&st));
+done:
+    Py_XDECREF(aq); Py_XDECREF(av); Py_XDECREF(at); Py_XDECREF(af);
+    Py_XDECREF(qo); Py_XDECREF(vo);
+    return res;
+}
+
 static PyObject *py_sizes(PyObject *self, PyObject *args) {
     PyObject *cap;
     if (!PyArg_ParseTuple(args, "O", &cap)) return NULL;
@@ -923,17 +1116,14 @@ static PyObject *py_sizes(PyObject *self, PyObject *args) {
     return Py_BuildValue("(iii)", h->m->nb, h->m->nq, h->m->nv);
 }
 
-/* latch_advance(h, q, v, z, tau, dt, n, iq, iv, sign, k, c) -> (q, v, z): see latch.h */
+/* latch_advance(h, q, v, z, tau, dt, options, iq, iv, sign, k, c) -> (q, v, z): see latch.h */
 static PyObject *py_latch_advance(PyObject *self, PyObject *args) {
-    PyObject *cap, *q, *v, *z, *tau, *iq, *iv, *sign, *res = NULL;
+    PyObject *cap, *q, *v, *z, *tau, *options, *iq, *iv, *sign, *res = NULL;
     double dt, k, c;
-    int n;
-    if (!PyArg_ParseTuple(args, "OOOOOdiOOOdd", &cap, &q, &v, &z, &tau, &dt, &n, &iq, &iv, &sign, &k, &c))
+    if (!PyArg_ParseTuple(args, "OOOOOdOOOOdd", &cap, &q, &v, &z, &tau, &dt, &options, &iq, &iv, &sign, &k, &c))
         return NULL;
-    if (check_steps("latch_advance", dt, n) || n < 1) {
-        if (!PyErr_Occurred()) PyErr_SetString(InputError, "latch_advance: needs at least one step");
-        return NULL;
-    }
+    mb_adapt_options opt;
+    if (check_span(dt) || parse_adapt_options(options, &opt)) return NULL;
     call_t cl;
     if (call_parse(&cl, cap, q, v, "v", tau, "tau", NULL)) { call_clear(&cl); return NULL; }
     mb_model *m = cl.h->m;
@@ -960,13 +1150,13 @@ static PyObject *py_latch_advance(PyObject *self, PyObject *args) {
     memcpy(D((PyArrayObject *)vo), D(cl.v), sizeof(double) * m->nv);
     memcpy(D((PyArrayObject *)zo), D(az), sizeof(double) * nh);
     mb_latches L = {(int)nh, PyArray_DATA(aq), PyArray_DATA(av), D(as), k, c};
-    int err = mb_latch_advance(m, &L, D((PyArrayObject *)qo), D((PyArrayObject *)vo), D((PyArrayObject *)zo),
-                               D(cl.w), dt, n);
-    if (err == MB_LATCH_NOMEM) PyErr_NoMemory();
-    else if (err) raise_singular(cl.h, err);
-    else if (!check_stepped("latch_advance", D((PyArrayObject *)qo), m->nq, D((PyArrayObject *)vo), m->nv,
-                            dt / n, n))
-        res = PyTuple_Pack(3, qo, vo, zo);
+    mb_adapt_stats st;
+    int status = mb_latch_advance(m, &L, D((PyArrayObject *)qo), D((PyArrayObject *)vo), D((PyArrayObject *)zo),
+                                  D(cl.w), dt, &opt, &st);
+    if (status == MB_ADAPT_NO_MEMORY) PyErr_NoMemory();
+    else if (status == MB_ADAPT_RHS_ERROR) raise_singular(cl.h, st.rhs_error);
+    else if (status) raise_adapt(status, &st, &opt, dt);
+    else res = PyTuple_Pack(3, qo, vo, zo);
 done:
     Py_XDECREF(qo); Py_XDECREF(vo); Py_XDECREF(zo);
     Py_XDECREF(aq); Py_XDECREF(av); Py_XDECREF(as); Py_XDECREF(az);
@@ -1024,7 +1214,13 @@ static PyMethodDef methods[] = {
     {"momenta", py_momenta, METH_VARARGS,
      "momenta(h, q, v, mass, com, Ic) -> [H about the world origin; L], world axes (sensors.h)"},
     {"latch_advance", py_latch_advance, METH_VARARGS,
-     "latch_advance(h, q, v, z, tau, dt, n, iq, iv, sign, k, c) -> (q, v, z): hinge latches (latch.h)"},
+     "latch_advance(h, q, v, z, tau, dt, options, iq, iv, sign, k, c) -> (q, v, z): hinge latches, error-controlled (latch.h)"},
+    {"adapt", py_adapt, METH_VARARGS,
+     "adapt(h, q, y, tau, dt, options, fext=None, canonical=False) -> (q, y, stats)"},
+    {"adapt_callback", py_adapt_callback, METH_VARARGS,
+     "adapt_callback(f, normalize, t0, x, dt, options) -> (x, stats)"},
+    {"flex_adapt", py_flex_adapt, METH_VARARGS,
+     "flex_adapt(fh, q, v, tau, dt, options, fext=None) -> (q, v, stats)"},
     {"new_flex", py_new_flex, METH_VARARGS, "Pack a flexible system (see FlexibleSystem)."},
     {"flex_rhs", py_flex_rhs, METH_VARARGS,
      "flex_rhs(fh, q, v, tau, fext=None, pidx=None, pacc=None) -> (qdot, vdot)"},

@@ -411,3 +411,9 @@ int mb_flex_rk4(mb_flex *fx, double *q, double *v, const double *tau, const doub
     memset(fx->pres, 0, sizeof(int) * (size_t)fx->m->nb);
     return mb_rk4_steps(&ode, q, v, tau, fext, h, n);
 }
+
+void mb_flex_ode(mb_flex *fx, mb_ode *ode) {
+    mb_ode o = {fx, flex_ode_rhs, flex_normalize, fx->nq, fx->nv, fx->rk, NULL};
+    memset(fx->pres, 0, sizeof(int) * (size_t)fx->m->nb);
+    *ode = o;
+}

@@ -72,4 +72,8 @@ int mb_flex_rhs(mb_flex *fx, const double *q, const double *v, const double *tau
 int mb_flex_rk4(mb_flex *fx, double *q, double *v, const double *tau, const double *fext,
                 double h, int n);
 
+/* the mb_ode of mb_flex_rhs (public coordinates, no prescribed joints) for
+ * mb_rk4_steps or mb_adapt_advance */
+void mb_flex_ode(mb_flex *fx, mb_ode *ode);
+
 #endif

@@ -1,5 +1,5 @@
-/* Hinge latches (see latch.h). The algorithm is that of the satellite plant's
- * deployment: one implementation for the Python plant and the native FMU. */
+/* Hinge latches (see latch.h): one implementation for the Python plant and
+ * the native FMU, error-controlled between events (adaptive.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,103 +34,96 @@ static int any_reached(const mb_latches *L, const double *q, const double *z) {
     return 0;
 }
 
-typedef struct {
-    mb_model *m;
-    const double *tau;
-    int nq, nv;
-} stepper;
-
-/* (qo, vo) = n RK4 steps of h from (q, v) */
-static int rk4(const stepper *s, const double *q, const double *v, double h, int n, double *qo, double *vo) {
-    memcpy(qo, q, sizeof(double) * (size_t)s->nq);
-    memcpy(vo, v, sizeof(double) * (size_t)s->nv);
-    return mb_rk4(s->m, qo, vo, s->tau, NULL, h, n);
+/* (qo, vo) = (q, v) after span (s), error-controlled, latches held */
+static int step(mb_model *m, const double *q, const double *v, const double *tau, double span,
+                const mb_adapt_options *opt, mb_adapt_stats *st, double *qo, double *vo) {
+    mb_ode ode;
+    mb_rigid_ode(m, &ode);
+    memcpy(qo, q, sizeof(double) * (size_t)m->nq);
+    memcpy(vo, v, sizeof(double) * (size_t)m->nv);
+    return mb_adapt_advance(&ode, qo, vo, tau, NULL, span, opt, st);
 }
 
-/* fraction s of the step h at which the first free hinge reaches its stop,
- * and the state (qs, vs) there */
-static int locate(const stepper *st, const mb_latches *L, const double *q, const double *v, const double *z,
-                  double h, double *s_out, double *qs, double *vs, double *q1, double *v1) {
-    int err = rk4(st, q, v, h, 1, q1, v1);
-    if (err) return err;
-    double s = 1.0;
-    for (int j = 0; j < L->n; ++j) {
-        double d0 = pen(L, q, j), d1 = pen(L, q1, j);
-        if (z[j] < 0.5 && d1 >= 0.0) {
-            double f = -d0 / fmax(d1 - d0, 1e-300);
-            if (f < s) s = f;
+/* largest travel past the stop among the free hinges at q (-inf: none free) */
+static double worst_free(const mb_latches *L, const double *q, const double *z) {
+    double worst = -INFINITY;
+    for (int j = 0; j < L->n; ++j)
+        if (z[j] < 0.5 && pen(L, q, j) > worst) worst = pen(L, q, j);
+    return worst;
+}
+
+/* time b (s after the start, within span) at which the first free hinge
+ * reaches its stop, and the state (q, v) there, from the state (q, v) at the
+ * start and (q1, v1) at the end of span (already past a stop): bisection,
+ * each half integrated from the latest state short of the stop, to 1e-13 rad
+ * or 2^-60 of span. The state returned is on the reached side. */
+static int locate(mb_model *m, const mb_latches *L, double *q, double *v, const double *z, const double *tau,
+                  double span, const double *q1, const double *v1, const mb_adapt_options *opt,
+                  mb_adapt_stats *st, double *b_out, double *w) {
+    int nq = m->nq, nv = m->nv, err;
+    double *qb = w, *vb = qb + nq, *qm = vb + nv, *vm = qm + nq;
+    double a = 0.0, b = span;
+    memcpy(qb, q1, sizeof(double) * (size_t)nq);
+    memcpy(vb, v1, sizeof(double) * (size_t)nv);
+    for (int it = 0; it < 60; ++it) {
+        double mid = 0.5 * (a + b);
+        if ((err = step(m, q, v, tau, mid - a, opt, st, qm, vm))) return err;
+        double worst = worst_free(L, qm, z);
+        if (worst >= 0.0) {
+            b = mid;
+            memcpy(qb, qm, sizeof(double) * (size_t)nq);
+            memcpy(vb, vm, sizeof(double) * (size_t)nv);
+            if (worst < 1e-13) break;
+        } else {
+            a = mid;
+            memcpy(q, qm, sizeof(double) * (size_t)nq);
+            memcpy(v, vm, sizeof(double) * (size_t)nv);
         }
     }
-    double lo = 0.0, hi = 1.0;
-    for (int it = 0; it < 30; ++it) {
-        if ((err = rk4(st, q, v, s * h, 1, qs, vs))) return err;
-        double worst = -INFINITY;
-        for (int j = 0; j < L->n; ++j)
-            if (z[j] < 0.5 && pen(L, qs, j) > worst) worst = pen(L, qs, j);
-        if (fabs(worst) < 1e-13) break;
-        if (worst > 0) hi = s;
-        else lo = s;
-        s = 0.5 * (lo + hi);
-    }
-    *s_out = s;
+    memcpy(q, qb, sizeof(double) * (size_t)nq);
+    memcpy(v, vb, sizeof(double) * (size_t)nv);
+    *b_out = b;
     return 0;
 }
 
 static int advance(mb_model *m, const mb_latches *L, const double *base, double *q, double *v, double *z,
-                   const double *tau, double dt, int n, double *w) {
-    stepper st = {m, tau, m->nq, m->nv};
+                   const double *tau, double dt, const mb_adapt_options *opt, mb_adapt_stats *st,
+                   double *w) {
     int nq = m->nq, nv = m->nv, err;
-    double *q1 = w, *v1 = q1 + nq, *qs = v1 + nv, *vs = qs + nq, *q2 = vs + nv, *v2 = q2 + nq;
-    double h = dt / n;
-    apply(m, L, base, z);
-    int free_any = 0;
-    for (int j = 0; j < L->n; ++j) free_any |= z[j] < 0.5;
-    if ((err = rk4(&st, q, v, dt / n, n, q1, v1))) return err;
-    if (!free_any || !any_reached(L, q1, z)) {
-        memcpy(q, q1, sizeof(double) * (size_t)nq);
-        memcpy(v, v1, sizeof(double) * (size_t)nv);
-        return 0;
-    }
-    /* a latch engages in this interval: step by step, splitting at the event */
-    int k = 0;
-    double rem = h;
-    while (k < n) {
-        if ((err = rk4(&st, q, v, rem, 1, q1, v1))) return err;
+    double *q1 = w, *v1 = q1 + nq, *wl = v1 + nv;
+    double rest = dt;
+    while (rest > 1e-12 * dt) {
+        apply(m, L, base, z);
+        if ((err = step(m, q, v, tau, rest, opt, st, q1, v1))) return err;
         if (!any_reached(L, q1, z)) {
             memcpy(q, q1, sizeof(double) * (size_t)nq);
             memcpy(v, v1, sizeof(double) * (size_t)nv);
-            k += 1;
-            rem = h;
-            continue;
+            break;
         }
-        double s;
-        if ((err = locate(&st, L, q, v, z, rem, &s, qs, vs, q2, v2))) return err;
-        memcpy(q, qs, sizeof(double) * (size_t)nq);
-        memcpy(v, vs, sizeof(double) * (size_t)nv);
+        double b;
+        if ((err = locate(m, L, q, v, z, tau, rest, q1, v1, opt, st, &b, wl))) return err;
         for (int j = 0; j < L->n; ++j)
             if (z[j] < 0.5 && pen(L, q, j) >= -1e-12) z[j] = 1.0;
-        apply(m, L, base, z);
-        rem *= 1.0 - s;
-        if (rem <= 1e-12 * h) {
-            k += 1;
-            rem = h;
-        }
+        rest -= b;
     }
     return 0;
 }
 
 int mb_latch_advance(mb_model *m, const mb_latches *L, double *q, double *v, double *z,
-                     const double *tau, double dt, int n) {
+                     const double *tau, double dt, const mb_adapt_options *opt, mb_adapt_stats *stats) {
+    mb_adapt_stats own;
+    if (!stats) stats = &own;
+    memset(stats, 0, sizeof *stats);
     double *base = calloc((size_t)(3 * L->n + 1), sizeof(double));
     double *w = calloc((size_t)(3 * (m->nq + m->nv) + 1), sizeof(double));
-    if (!base || !w) { free(base); free(w); return MB_LATCH_NOMEM; }
+    if (!base || !w) { free(base); free(w); return MB_ADAPT_NO_MEMORY; }
     for (int j = 0; j < L->n; ++j) {
         const double *row = m->dof_force + DF_N * L->iv[j];
         base[3 * j] = row[DF_K];
         base[3 * j + 1] = row[DF_D];
         base[3 * j + 2] = row[DF_Q0];
     }
-    int err = advance(m, L, base, q, v, z, tau, dt, n, w);
+    int err = advance(m, L, base, q, v, z, tau, dt, opt, stats, w);
     /* restore the unlatched rows */
     for (int j = 0; j < L->n; ++j) {
         double *row = m->dof_force + DF_N * L->iv[j];

@@ -14,6 +14,7 @@
 #define MBFMU_LATCH_H
 
 #include "mb.h"
+#include "adaptive.h"
 
 typedef struct {
     int n;               /* hinges */
@@ -22,16 +23,17 @@ typedef struct {
     double k, c;         /* latch stiffness (N m/rad) and damping (N m s/rad) */
 } mb_latches;
 
-/* error code of mb_latch_advance when its workspace cannot be allocated */
-#define MB_LATCH_NOMEM (-0x7ffffff0)
-
-/* State after dt (s) from (q, v, z) with tau held: n equal RK4 sub-steps;
- * a sub-step in which a free hinge reaches its stop is split there (the
- * instant located to 1e-13 rad by secant then bisection steps) and its latch
- * engages. The model's joint forces are those of the engaged latches during
- * the call and restored on return. Returns 0 or the kernels' error code. */
+/* State after dt (s) from (q, v, z) with tau held, error-controlled by
+ * mb_adapt_advance with opt between events: an interval in which a free
+ * hinge reaches its stop is split at that instant (located by bisection to
+ * 1e-13 rad or 2^-60 of the interval, each half integrated anew) and its
+ * latch engages, so no integration step sees the switch. The model's joint
+ * forces are those of the engaged latches during the call and restored on
+ * return. Returns MB_ADAPT_OK or the status of the failing mb_adapt_advance
+ * call (stats, which may be NULL, are then that call's; q, v, z the last
+ * state reached), MB_ADAPT_NO_MEMORY when the workspace cannot be allocated. */
 int mb_latch_advance(mb_model *m, const mb_latches *L, double *q, double *v, double *z,
-                     const double *tau, double dt, int n);
+                     const double *tau, double dt, const mb_adapt_options *opt, mb_adapt_stats *stats);
 
 /* elastic energy of the engaged latches at q, J */
 double mb_latch_energy(const mb_latches *L, const double *q, const double *z);

@@ -163,6 +163,9 @@ typedef struct {
     void (*normalize)(void *ctx, double *q);
     int nq, ny;
     double *work;
+    /* optional: mb_adapt_advance stores the time of each stage (s from the
+     * start of the interval) here before calling f (time-dependent f) */
+    double *t_stage;
 } mb_ode;
 
 /* n classical RK4 steps of size h (s) on x = [q; y] with tau and fext held;

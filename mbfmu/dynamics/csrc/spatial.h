@@ -117,14 +117,18 @@ static inline void inertia_blocks(const double *I, double *A, double *B, double 
  * X^T I X, X = (1, r)): A - B r~ + r~ B^T - r~ C r~, B + r~ C, C. */
 static inline void shifted_inertia_add(const double *A, const double *B, const double *C,
                                        const double *r, double *Ip) {
-    const double rx[9] = {0, -r[2], r[1], r[2], 0, -r[0], -r[1], r[0], 0};
-    double BX[9], XC[9], XBT[9], XCX[9];
-    mm3(B, rx, BX);
-    mm3(rx, C, XC);
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j)
-            XBT[3 * i + j] = rx[3 * i] * B[3 * j] + rx[3 * i + 1] * B[3 * j + 1] + rx[3 * i + 2] * B[3 * j + 2];
-    mm3(XC, rx, XCX);
+    /* r~ M and M r~ as cross products (a^T r~ = (a x r)^T, r~ b = r x b): no
+     * multiplications by the zeros of r~ */
+    double BX[9], XC[9], XBT[9], XCX[9], col[3], out[3];
+    for (int i = 0; i < 3; ++i) cross3(B + 3 * i, r, BX + 3 * i);   /* rows of B r~ */
+    for (int j = 0; j < 3; ++j) {                                   /* columns of r~ C, r~ B^T */
+        col[0] = C[j]; col[1] = C[3 + j]; col[2] = C[6 + j];
+        cross3(r, col, out);
+        XC[j] = out[0]; XC[3 + j] = out[1]; XC[6 + j] = out[2];
+        cross3(r, B + 3 * j, out);
+        XBT[j] = out[0]; XBT[3 + j] = out[1]; XBT[6 + j] = out[2];
+    }
+    for (int i = 0; i < 3; ++i) cross3(XC + 3 * i, r, XCX + 3 * i); /* rows of (r~ C) r~ */
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) {
             double b = B[3 * i + j] + XC[3 * i + j];

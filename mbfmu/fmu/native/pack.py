@@ -103,6 +103,8 @@ def describe(plant: MultibodyPlant) -> Description:
         ("o_lsign", np.asarray(latches[2], float)), ("o_lk", np.array(latches[3:5], float)),
         ("o_q0", plant.initial_state()[:nq]), ("o_v0", plant.initial_velocity),
         ("o_B", plant.input_matrix), ("o_step", np.array([plant.internal_step])),
+        # the options tuple advance passes to the compiled integrator (first step internal_step)
+        ("o_adapt", np.array(plant.error_control.options(plant.internal_step), float)),
     ]
     offsets, parts, at = {}, [], 0
     for key, arr in blocks:

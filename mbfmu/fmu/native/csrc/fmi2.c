@@ -137,11 +137,18 @@ FMI2_Export void fmi2FreeInstance(fmi2Component c) {
 
 FMI2_Export fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean tol_defined, fmi2Real tol,
                                            fmi2Real start, fmi2Boolean stop_defined, fmi2Real stop) {
-    (void)tol_defined; (void)tol; (void)stop_defined; (void)stop;
+    (void)stop_defined; (void)stop;
     if (!c) return fmi2Error;
     if (!isfinite(start)) {
         report(COMP(c), fmi2Error, "start time %g is not finite", start);
         return fmi2Error;
+    }
+    if (tol_defined) { /* advance's tolerance (rtol = atol), else the plant's default */
+        if (!(isfinite(tol) && tol > 0)) {
+            report(COMP(c), fmi2Error, "tolerance %g must be finite and > 0", tol);
+            return fmi2Error;
+        }
+        COMP(c)->in->tolerance = tol;
     }
     COMP(c)->in->t = start;
     COMP(c)->in->y_valid = 0;
@@ -300,6 +307,22 @@ FMI2_Export fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2B
     int err = mbn_advance(in, h);
     if (err == MBN_NOMEM) {
         report(cc, fmi2Error, "plant %s: out of memory in the step from t = %.15g s", D->plant, t);
+        return fmi2Error;
+    }
+    if (err == MBN_ADAPT) {
+        const mb_adapt_stats *st = &in->adapt_stats;
+        int big = 0; /* as the Python plant's blown_up_error: a runaway force is named as such */
+        for (int k = 1; k < D->nv; ++k)
+            if (fabs(in->tau[k]) > fabs(in->tau[big])) big = k;
+        if (D->nv > 0 && !(fabs(in->tau[big]) < 1e50)) {
+            report(cc, fmi2Error, "plant %s: the state has blown up in the step from t = %.15g s to %.15g s "
+                   "(largest: generalized force tau[%d] = %g); check the inputs and the step size; the state "
+                   "is kept", D->plant, t, t + h, big, in->tau[big]);
+            return fmi2Error;
+        }
+        report(cc, fmi2Error, "plant %s: step from t = %.15g s to %.15g s: %s: reached %g s of the interval "
+               "after %ld accepted and %ld rejected steps (last step %g s); the state is kept", D->plant, t, t + h,
+               mb_adapt_message(in->adapt_status), st->t_reached, st->accepted, st->rejected, st->h_last);
         return fmi2Error;
     }
     if (err > 0) {

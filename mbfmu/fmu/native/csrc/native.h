@@ -16,6 +16,8 @@
 
 #include "mb.h"
 #include "sensors.h"
+#include "adaptive.h"
+#include "latch.h"
 
 typedef struct {
     const char *plant;      /* plant name, for messages */
@@ -29,6 +31,7 @@ typedef struct {
     const double *d0;       /* (nd) at the build-time parameters */
     int o_axis1, o_axis2, o_Rtree, o_ptree, o_Ibody, o_g, o_dof, o_springs, o_contacts, o_cables;
     int o_mass, o_com, o_Ic, o_lsign, o_lk, o_q0, o_v0, o_B, o_step;
+    int o_adapt;            /* 7: rtol, atol, h_init, h_max, h_min, max_steps, method (ErrorControl.options) */
     const int *sens;        /* (ny, 4): kind, index, axis, offset of its parameters in d (-1 none) */
     const double *p0;       /* (np) build-time parameter values */
     const double *u0;       /* (nu) start values of the inputs */
@@ -56,6 +59,9 @@ typedef struct {
     double *xw;           /* (nx) scratch state */
     double t;
     int stepped;          /* a step was taken (parameters then keep the state) */
+    double tolerance;     /* fmi2SetupExperiment's (rtol = atol), 0: the plant's own */
+    int adapt_status;     /* mb_adapt status of the last failed integration (MBN_ADAPT) */
+    mb_adapt_stats adapt_stats;
     int y_valid;
 } mbn_instance;
 
@@ -69,9 +75,10 @@ void mbn_free(mbn_instance *in);
  * inequality), or -1000 if the model cannot be made. */
 int mbn_set_parameters(mbn_instance *in, const double *p);
 /* advance by dt (s) with inputs held: returns 0, or the failing body (> 0,
- * singular articulated inertia), MBN_NOMEM, or -1 - k with state k
+ * singular articulated inertia), MBN_NOMEM, MBN_ADAPT, or -1 - k with state k
  * non-finite (the state is then unchanged in every failure) */
 #define MBN_NOMEM 0x7fffffff
+#define MBN_ADAPT 0x7ffffffe /* the integrator could not meet the tolerance: in->adapt_status, adapt_stats */
 int mbn_advance(mbn_instance *in, double dt);
 /* outputs at the current time, state and inputs */
 const double *mbn_outputs(mbn_instance *in);

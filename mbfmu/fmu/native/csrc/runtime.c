@@ -217,20 +217,35 @@ static void generalized_forces(mbn_instance *in) {
     }
 }
 
-/* THE integrator call of the native runtime: the compiled fixed-step RK4 that
- * the Python plant's advance calls (MultibodyPlant.advance; with latches,
- * the latch element that Satellite.advance calls), with
- * ceil(dt / internal_step) equal sub-steps. Replace here (only) to follow a
- * change of Plant.advance. x = [q; y; z]. Returns 0 or the kernel's error code. */
+/* the integrator options of the Python plant's advance (ErrorControl.options,
+ * first step internal_step), with fmi2SetupExperiment's tolerance if set */
+static void adapt_options(const mbn_instance *in, mb_adapt_options *o) {
+    const double *a = in->d + in->data->o_adapt;
+    o->rtol = in->tolerance > 0 ? in->tolerance : a[0];
+    o->atol = in->tolerance > 0 ? in->tolerance : a[1];
+    o->h_init = a[2];
+    o->h_max = a[3];
+    o->h_min = a[4];
+    o->max_steps = (long)a[5];
+    o->method = (int)a[6];
+}
+
+/* THE integrator call of the native runtime: the compiled error-controlled
+ * integrator (adaptive.h) that the Python plant's advance calls
+ * (MultibodyPlant.advance: mb_rigid_ode / mb_canonical_ode; with latches the
+ * latch element that Satellite.advance calls), with the same options. Replace
+ * here (only) to follow a change of Plant.advance. x = [q; y; z]. Returns an
+ * mb_adapt status (in->adapt_stats holds the call's statistics). */
 static int integrate(mbn_instance *in, double *x, double dt) {
     const mbn_data *D = in->data;
-    double hs = in->d[D->o_step];
-    double steps = ceil(dt / hs - 1e-9);
-    int n = steps < 1 ? 1 : (int)steps;
+    mb_adapt_options opt;
+    adapt_options(in, &opt);
     double *q = x, *y = x + D->nq;
-    if (D->nl) return mb_latch_advance(in->m, &in->latches, q, y, y + D->nv, in->tau, dt, n);
-    return D->canonical ? mb_rk4_canonical(in->m, q, y, in->tau, NULL, dt / n, n)
-                        : mb_rk4(in->m, q, y, in->tau, NULL, dt / n, n);
+    if (D->nl) return mb_latch_advance(in->m, &in->latches, q, y, y + D->nv, in->tau, dt, &opt, &in->adapt_stats);
+    mb_ode ode;
+    if (D->canonical) mb_canonical_ode(in->m, &ode);
+    else mb_rigid_ode(in->m, &ode);
+    return mb_adapt_advance(&ode, q, y, in->tau, NULL, dt, &opt, &in->adapt_stats);
 }
 
 int mbn_advance(mbn_instance *in, double dt) {
@@ -238,19 +253,24 @@ int mbn_advance(mbn_instance *in, double dt) {
     double *x = in->xw;
     memcpy(x, in->x, sizeof(double) * (size_t)D->nx);
     generalized_forces(in);
-    int err = integrate(in, x, dt);
+    int status = integrate(in, x, dt);
     for (int k = 0; k < D->nx; ++k)
         if (!isfinite(x[k])) return -1 - k;
-    if (err) {
-        /* the kernels leave x at the start of the failing sub-step: a state
-         * that has run away there made a stage non-finite (the inertia then
-         * looks singular), so name it rather than the inertia */
+    if (status) {
+        /* the integrator leaves x at the last accepted state: a state that
+         * has run away there made a stage non-finite (the inertia then looks
+         * singular), so name it rather than the inertia */
         int big = 0;
         for (int k = 1; k < D->nx; ++k)
             if (fabs(x[k]) > fabs(x[big])) big = k;
         if (D->nx > 0 && fabs(x[big]) > 1e100) return -1 - big;
-        if (err == MB_LATCH_NOMEM) return MBN_NOMEM;
-        return err < 0 ? -err : err;
+        if (status == MB_ADAPT_NO_MEMORY) return MBN_NOMEM;
+        if (status == MB_ADAPT_RHS_ERROR) {
+            int err = in->adapt_stats.rhs_error;
+            return err < 0 ? -err : err;
+        }
+        in->adapt_status = status;
+        return MBN_ADAPT;
     }
     memcpy(in->x, x, sizeof(double) * (size_t)D->nx);
     in->t += dt;
