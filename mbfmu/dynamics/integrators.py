@@ -352,10 +352,27 @@ def advance_flexible(handle, q: np.ndarray, v: np.ndarray, tau: np.ndarray, t: f
     """As :func:`advance_rigid` for a flexible system's compiled handle
     (``FlexibleSystem._fh``), public coordinates ``(q, v)``."""
     try:
-        q, v, _ = _kernels.flex_adapt(handle, q, v, tau, dt, control.options(first_step), fext)
+        q1, v1, _ = _kernels.flex_adapt(handle, q, v, tau, dt, control.options(first_step), fext)
     except SimulationError as exc:
-        raise _failed(what, t, dt, exc) from None
-    return q, v
+        raise _failed(what, t, dt, _blown_up_within(handle, q, v, tau, fext, exc)) from None
+    return q1, v1
+
+
+def _blown_up_within(handle, q: np.ndarray, v: np.ndarray, tau: np.ndarray, fext, exc: SimulationError
+                     ) -> SimulationError:
+    """``exc``, or, when the right-hand side holds at the step's start state (so
+    the failure came from a state the step itself produced), an error saying
+    that the state blew up: a singular modal mass found then is a consequence
+    of the overflow, not a beam without mass."""
+    try:
+        _kernels.flex_rhs(handle, q, v, tau, fext)
+    except SimulationError:
+        return exc
+    tau = np.asarray(tau, float)
+    big = f"; largest generalized force |tau| = {float(np.max(np.abs(tau))):.3g}" if tau.size else ""
+    return SimulationError(f"the state has blown up within the step (the equations hold at its start state, "
+                           f"largest |x| = {float(np.max(np.abs(np.concatenate([q, v])))):.3g}{big}, "
+                           f"but fail at a state the step reached: {exc}); check the inputs and the step size")
 
 
 def advance_function(f: Rhs, t: float, x: np.ndarray, dt: float, control: ErrorControl,
