@@ -3,6 +3,8 @@ a two-mass chain built here with pythonfmu; its exact ZOH discretization is
 known, so the recovered poles and Markov parameters can be checked."""
 from __future__ import annotations
 
+import warnings
+
 import control
 import numpy as np
 import pytest
@@ -135,3 +137,36 @@ def test_mbfmu_built_fmu_gets_the_plants_exact_linearization(tmp_path):
     era_model = model_of_fmu(fmu, step=h, u0=[0.0], outputs=["theta", "omega"], exact=False, n_markov=60)
     assert era_model.linearization.method == "ERA"
     np.testing.assert_allclose(np.sort_complex(era_model.poles()), np.sort_complex(ref.poles()), atol=1e-6)
+
+
+def test_pulses_scale_to_the_declared_nominal_then_range_then_operating_point():
+    """Per input: its nominal value, else max - min, else max(1, |u0|)."""
+    from types import SimpleNamespace
+
+    from mbfmu.cosim.fmu_linearize import _pulse_scale
+
+    variables = [SimpleNamespace(name="a", nominal="250", min=None, max=None),
+                 SimpleNamespace(name="b", nominal=None, min="-3", max="5"),
+                 SimpleNamespace(name="c", nominal=None, min=None, max=None),
+                 SimpleNamespace(name="d", nominal=None, min=None, max=None)]
+    unit = SimpleNamespace(md=SimpleNamespace(modelVariables=variables))
+    scale = _pulse_scale(unit, ["a", "b", "c", "d"], np.array([0.0, 0.0, 40.0, 0.2]))
+    np.testing.assert_array_equal(scale, [250.0, 8.0, 40.0, 1.0])
+
+
+def test_the_tolerance_reaches_the_fmus_setup_experiment(two_mass_fmu, monkeypatch):
+    """linearize_fmu hands its solver tolerance to fmi2SetupExperiment."""
+    from fmpy.fmi2 import FMU2Slave
+
+    seen = []
+    real = FMU2Slave.setupExperiment
+
+    def spy(self, *args, **kw):
+        seen.append(kw.get("tolerance"))
+        return real(self, *args, **kw)
+
+    monkeypatch.setattr(FMU2Slave, "setupExperiment", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ERAWarning)  # t0 = 1 s is no equilibrium: not the point here
+        linearize_fmu(two_mass_fmu, step=0.05, t0=1.0, u0=[2.0], n_markov=20, tolerance=1e-8)
+    assert seen and all(tol == 1e-8 for tol in seen)
