@@ -15,13 +15,18 @@
 * :meth:`advance` runs the compiled error-controlled integrator (in (q, v)
   or in canonical (q, p)) when no Python-level force is present
   (``applied_forces`` not overridden), else the same integrator around the
-  Python right-hand side.
+  Python right-hand side;
+* a plant written in the frame of an accelerating sled declares ``sled``
+  (a :class:`~mbfmu.dynamics.sled.SledFrame`, and optionally ``hic``, a
+  :class:`~mbfmu.dynamics.sled.HicRecorder` whose states follow ``[q; v]``):
+  its dynamics, advance and sensors are then the kernels' sled-frame
+  elements (``csrc/sled.h``), shared with the native FMU runtime.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .dynamics import _kernels, sensors as _sensors
+from .dynamics import _kernels, sensors as _sensors, sled as _sled
 from .dynamics.integrators import advance_rigid
 from .dynamics.algorithms import forward_kinematics, kinetic_energy, momentum, potential_energy
 from .dynamics.joints import FREE, PRISMATIC, SPHERICAL
@@ -118,6 +123,10 @@ class MultibodyPlant(Plant):
         Override for contact, feedback motors, belts."""
         return None, None
 
+    def _input_forces(self, u) -> np.ndarray:
+        """``B u`` (nv,)."""
+        return self.input_matrix @ np.asarray(u, float) if len(u) else np.zeros(self.model.nv)
+
     def generalized_forces(self, t, q, v, u):
         """``(tau, f_ext)`` for the kernels: ``B u`` plus :meth:`applied_forces`."""
         tau = self.input_matrix @ u if u.size else np.zeros(self.model.nv)
@@ -130,11 +139,15 @@ class MultibodyPlant(Plant):
 
     # ---- Plant interface ----------------------------------------------------
     def derivatives(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """dx/dt: ``[dq/dt; dv/dt]``, or ``[dq/dt; dp/dt]`` in canonical variables."""
+        """dx/dt: ``[dq/dt; dv/dt]``, or ``[dq/dt; dp/dt]`` in canonical variables
+        (in the sled frame: ``[dq/dt; dv/dt; rates of the HIC states]``)."""
         u = np.asarray(u, float)
         h = self.model._h
         nq = self.model.nq
         q = x[:nq]
+        if self.sled is not None:
+            return np.concatenate(_sled.rates(self.model, self.sled, self.hic, t, q, x[nq:],
+                                              self._input_forces(u), u))
         if self.canonical:
             v = _kernels.minv(h, q, x[nq:])
             tau, f_ext = self.generalized_forces(t, q, v, u)
@@ -148,6 +161,10 @@ class MultibodyPlant(Plant):
         return np.concatenate([qdot, vdot])
 
     sensors: tuple = ()
+    # the sled frame and HIC recorder (mbfmu.dynamics.sled), or None
+    sled: "_sled.SledFrame | None" = None
+    hic: "_sled.HicRecorder | None" = None
+    _compiled_sensors = None
     # hinge latches (csrc/latch.h) as (iq, iv, sign, stiffness, damping), their
     # flags appended to the state; a plant with latches advances with
     # integrators.advance_latched (_kernels.latch_advance)
@@ -158,6 +175,11 @@ class MultibodyPlant(Plant):
         if not self.sensors:
             raise NotImplementedError(f"plant {self.name!r} declares no output sensors and no outputs_at")
         q, v = self.split(x)
+        if self.sled is not None:
+            if self._compiled_sensors is None:
+                self._compiled_sensors = _sled.CompiledSensors(self.sensors, self.model, len(self.inputs))
+            u = np.asarray(u, float)
+            return self._compiled_sensors(self.sled, t, x, v, u, self._input_forces(u))
         nqv = self.model.nq + self.model.nv
         energy = 0.0 if self.latches is None else _sensors.latch_energy(self.latches, q, x[nqv:])
         return _sensors.evaluate(self.sensors, self.model, x, v, np.asarray(u, float), energy)
@@ -177,7 +199,13 @@ class MultibodyPlant(Plant):
         if self._python_forces:
             return super().advance(t, x, u, dt)
         nq = self.model.nq
-        tau = self.input_matrix @ np.asarray(u, float) if len(u) else np.zeros(self.model.nv)
+        tau = self._input_forces(u)
+        if self.sled is not None:
+            q, y = _sled.advance(self.model, self.sled, self.hic, x[:nq], x[nq:], tau, u, t, dt,
+                                 self.error_control, self.internal_step, what=f"plant {self.name!r}")
+            out = np.concatenate([q, y])
+            raise_if_nonfinite(out, self.name, t + dt)
+            return out
         try:
             q, second = advance_rigid(self.model, x[:nq], x[nq:], tau, t, dt, self.error_control,
                                       self.internal_step, canonical=self.canonical, what=f"plant {self.name!r}")

@@ -15,7 +15,8 @@ on the floor below the hip point). The sled only translates, so its frame is
 inertial up to a uniform acceleration ``a_s(t)`` along x: every body gets the
 d'Alembert force ``-m a_s x`` at its centre of mass, exactly like an extra,
 time-varying gravity, and it is applied as one: each evaluation of the
-dynamics sets the kernels' gravity to ``g - a_s x`` and restores ``g``.
+dynamics sets the kernels' gravity to ``g - a_s x`` and restores ``g``
+(the sled frame is a kernel element, :class:`~mbfmu.dynamics.sled.SledFrame`).
 Seat, floor and belt anchors are fixed in this frame.
 The sled acceleration is the input ``sled_acceleration`` (m/s2, along the
 sled's forward x; a frontal crash is negative) plus an optional built-in
@@ -55,8 +56,11 @@ its rest length is its initial length plus ``belt_slack`` (negative: pre-tension
 Contacts and belt segments are force elements of the compiled kernels
 (:class:`~mbfmu.dynamics.model.SpherePlaneContact`,
 :class:`~mbfmu.dynamics.model.Cable`, described here as the sets of
-``models/_contact``), so one stage of the integration is one kernel call for
-the dynamics plus one for the head accelerometer.
+``models/_contact``). Sled frame, accelerometers, belt tensions and the HIC
+bookkeeping are compiled kernel elements too (``mbfmu.dynamics.sled``,
+``csrc/sled.c``, ``csrc/hic.c``): the plant is described by the engine's
+elements only, so the whole integration runs in C and the plant exports as
+a native FMU (``--runtime native``) that runs the same code.
 
 Outputs
 -------
@@ -101,17 +105,18 @@ import math
 
 import numpy as np
 
-from mbfmu.dynamics import FreeFlyer, JointForce, Model, ModelBuilder, Spherical, _kernels
-from mbfmu.dynamics.algorithms import element_forces, gravity_torques, kinetic_energy, potential_energy
-from mbfmu.dynamics.integrators import advance_function
+from mbfmu.dynamics import FreeFlyer, JointForce, Model, ModelBuilder, Spherical, _kernels, sensors
+from mbfmu.dynamics.algorithms import element_forces, gravity_torques
+from mbfmu.dynamics.sled import G  # m/s2, standard gravity (also the unit "g")
+from mbfmu.dynamics.sled import (Accelerometer, CableTension, HicRecorder, PointDisplacement, SledAcceleration,
+                                 SledFrame)
 from mbfmu.errors import InputError
-from mbfmu.multibody_plant import MultibodyPlant, check_positive, parameter_signals, raise_if_nonfinite
+from mbfmu.multibody_plant import MultibodyPlant, check_positive, parameter_signals
 from mbfmu.plant import Shape
 from mbfmu.signals import Signal, vector
 
 from mbfmu.models._contact import CableSet, cross, SpherePlaneSet
 
-G = 9.80665  # m/s2, standard gravity (also the unit "g")
 
 HIC_WINDOW = 0.015   # s, HIC15
 HIC_SAMPLE = 5e-4    # s, grid of the HIC history
@@ -255,24 +260,26 @@ class CrashOccupant(MultibodyPlant):
             raise InputError("plant 'crash_occupant': body_mass must be 30-200 kg and stature 1.2-2.2 m "
                              "(the seated geometry is that of an adult)")
         self.pulse = (float(pulse_peak), float(pulse_duration), float(pulse_start))
+        self.sled = SledFrame(axis=(1.0, 0.0, 0.0), input=0, peak=self.pulse[0], duration=self.pulse[1],
+                              start=self.pulse[2])
 
         model, self._contacts, self._belts, shapes = self._build(
             body_mass, stature, seat_stiffness, seat_damping, floor_stiffness, seat_friction,
             floor_friction, belt_stiffness, belt_damping, belt_slack)
         super().__init__(model, np.zeros((model.nv, 1)))
         self.geometry = tuple(shapes)
-        self._masses = np.array([0.0] + [b.mass for b in model.bodies])
-        self._coms = np.array([np.zeros(3)] + [b.com for b in model.bodies])
-        self._head = model.body_index("head")
-        self._chest = model.body_index("thorax")
+        head, chest = model.body_index("head"), model.body_index("thorax")
+        head_cg, chest_cg = (tuple(model.bodies[i - 1].com) for i in (head, chest))
         R0, p0, _ = _kernels.kinematics(model._h, model.neutral())
-        self._head_x0 = float((p0[self._head] + R0[self._head] @ self._coms[self._head])[0])
-        self._nmech = model.nq + model.nv
-        self._zero_tau = np.zeros(model.nv)
-        self._zero_hic = np.zeros(_NHIST + 1)
-        idx = np.array([self._head, self._chest])
-        self._sensors = (idx, self._coms[idx])  # accelerometers: bodies, points (body frames)
-        self._head_sensor = (idx[:1], self._coms[idx[:1]])
+        head_x0 = float((p0[head] + R0[head] @ np.asarray(head_cg))[0])
+        nmech = model.nq + model.nv
+        self.hic = HicRecorder(head, head_cg, sample=HIC_SAMPLE, window=HIC_WINDOW, unit=G)
+        self.sensors = (
+            tuple(Accelerometer(head, head_cg, k) for k in range(4))
+            + tuple(Accelerometer(chest, chest_cg, k) for k in range(4))
+            + tuple(CableTension(k) for k in range(len(self._belts.body)))
+            + (PointDisplacement(head, head_cg, 0, head_x0), sensors.StateValue(nmech + 1 + _NHIST),
+               SledAcceleration(), sensors.KineticEnergy(), sensors.PotentialEnergy()))
 
         self.states = self.states + (
             Signal("hic_integral", "1", "integral of the head resultant acceleration, g.s", 0.0,
@@ -485,108 +492,10 @@ class CrashOccupant(MultibodyPlant):
             shapes.append(Shape(0, "sphere", (0.02,), p=a, color="#c03030", name=f"belt anchor {k + 1}"))
         return model, contacts, belts, shapes
 
-    # ---- forces -----------------------------------------------------------------
+    # ---- the sled -----------------------------------------------------------------
     def sled_acceleration(self, t: float, u) -> float:
         """Total sled acceleration along x at time ``t`` (input plus pulse), m/s2."""
-        peak, T, t0 = self.pulse
-        a = float(u[0]) if len(u) else 0.0
-        if peak > 0 and t0 <= t <= t0 + T:
-            a -= peak * math.sin(math.pi * (t - t0) / T)
-        return a
-
-    def _sled_gravity(self, a_s: float) -> np.ndarray:
-        """Gravity of the sled frame, m/s2: the model's gravity plus ``-a_s``
-        along x (the d'Alembert force ``-m a_s x`` of every body acts at its
-        centre of mass, as gravity does)."""
-        g = self.model.gravity.copy()
-        g[0] -= a_s
-        return g
-
-    def applied_forces(self, t, q, v, u):
-        """The sled's d'Alembert forces as body wrenches (contacts and belt are
-        force elements of the model); :meth:`derivatives` applies them as gravity."""
-        a_s = self.sled_acceleration(t, u)
-        R, _, _ = _kernels.kinematics(self.model._h, q)
-        f_B = np.einsum("nji,j->ni", R, -a_s * np.array([1.0, 0.0, 0.0])) * self._masses[:, None]
-        return None, np.hstack([cross(self._coms, f_B), f_B])
-
-    def _accelerometers(self, q, v, vdot, a_s, sensors=None):
-        """Specific force at the ``sensors`` (bodies, points; default head and
-        thorax CG), sled axes, m/s2 (n, 3): the acceleration relative to the
-        sled plus the sled's ``a_s`` along x, minus gravity."""
-        bodies, points = self._sensors if sensors is None else sensors
-        acc = _kernels.point_accelerations(self.model._h, q, v, vdot, bodies, points)
-        acc[:, 0] += a_s
-        return acc - self.model.gravity
-
-    def _mech_rates(self, t, q, v, u):
-        """``(dq/dt, dv/dt, a_s)``: one kernel call with the contacts and belt
-        as force elements and the sled acceleration ``a_s`` as gravity (set
-        for the call, then the model's gravity restored)."""
-        a_s = self.sled_acceleration(t, u)
-        h = self.model._h
-        _kernels.set_gravity(h, self._sled_gravity(a_s))
-        try:
-            qdot, vdot = _kernels.rhs(h, q, v, self._zero_tau)
-        finally:
-            _kernels.set_gravity(h, self.model.gravity)
-        return qdot, vdot, a_s
-
-    def derivatives(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """``[dq/dt; dv/dt; head resultant in g; 0 ...]`` (the HIC history and
-        maximum change only at the grid instants, in :meth:`advance`)."""
-        nq, nv = self.model.nq, self.model.nv
-        q, v = x[:nq], x[nq:nq + nv]
-        qdot, vdot, a_s = self._mech_rates(t, q, v, np.asarray(u, float))
-        head = self._accelerometers(q, v, vdot, a_s, self._head_sensor)[0]
-        return np.concatenate([qdot, vdot, [math.sqrt(head @ head) / G], self._zero_hic])
-
-    # ---- integration with the HIC bookkeeping --------------------------------------
-    def _record_hic(self, x: np.ndarray) -> None:
-        """Shift the history, append the current integral, update the maximum (in place)."""
-        i0 = self._nmech
-        hist = x[i0 + 1:i0 + 1 + _NHIST]
-        hist[:-1] = hist[1:].copy()
-        hist[-1] = x[i0]
-        dt = HIC_SAMPLE * np.arange(_NHIST - 1, 0, -1)
-        dI = np.maximum(hist[-1] - hist[:-1], 0.0)
-        x[i0 + 1 + _NHIST] = max(x[i0 + 1 + _NHIST], float(np.max(dt * (dI / dt) ** 2.5)))
-
-    def advance(self, t: float, x: np.ndarray, u: np.ndarray, dt: float) -> np.ndarray:
-        """Error-controlled integration (``error_control``) that stops at every
-        instant of the 0.5 ms HIC grid, where the HIC history is updated."""
-        u = np.asarray(u, float)
-        x = np.array(x, float)
-        t_end = t + dt
-        tk = t
-        eps = 1e-9 * HIC_SAMPLE
-        f = lambda ts, xs: self.derivatives(ts, xs, u)  # noqa: E731
-        while tk < t_end - eps:
-            nxt = (math.floor(tk / HIC_SAMPLE + 1e-6) + 1) * HIC_SAMPLE
-            seg_end = min(nxt, t_end)
-            x = advance_function(f, tk, x, seg_end - tk, self.error_control, self.internal_step,
-                                 self.normalize_state, what=f"plant {self.name!r}")
-            tk = seg_end
-            if abs(seg_end - nxt) <= eps:
-                self._record_hic(x)
-        raise_if_nonfinite(x, self.name, t_end)
-        return x
-
-    # ---- outputs -----------------------------------------------------------------
-    def outputs_at(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
-        nq, nv = self.model.nq, self.model.nv
-        q, v = x[:nq], x[nq:nq + nv]
-        u = np.asarray(u, float)
-        qdot, vdot, a_s = self._mech_rates(t, q, v, u)
-        acc = self._accelerometers(q, v, vdot, a_s)
-        R, p, _ = _kernels.kinematics(self.model._h, q)
-        head_x = float((p[self._head] + R[self._head] @ self._coms[self._head])[0])
-        T = element_forces(self.model, q, v).cable_tension
-        pe = potential_energy(self.model, q)  # gravity, joints, contacts and belt
-        return np.concatenate([
-            acc[0], [np.linalg.norm(acc[0])], acc[1], [np.linalg.norm(acc[1])], T,
-            [head_x - self._head_x0, x[self._nmech + 1 + _NHIST], a_s,
-             kinetic_energy(self.model, q, v), pe]])
+        return self.sled.acceleration(t, u if len(u) else np.zeros(1))
 
     def belt_lengths(self, x: np.ndarray) -> np.ndarray:
         """Current belt segment lengths, m."""

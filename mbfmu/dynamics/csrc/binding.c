@@ -18,6 +18,7 @@
 #include "latch.h"
 #include "sensors.h"
 #include "adaptive.h"
+#include "sled.h"
 
 static PyObject *InputError = NULL;      /* mbfmu.errors.InputError */
 static PyObject *SimulationError = NULL; /* mbfmu.errors.SimulationError */
@@ -1184,6 +1185,225 @@ done:
     return out;
 }
 
+/* ------------------------------------------------ sled frame, HIC (sled.h) */
+
+/* the sled (par: SL_N values, input: index into u or -1) and the optional HIC
+ * recorder (None or (body, nh, par: HC_N values)) of the sled calls; keep
+ * holds the arrays the structs point into (released by sled_clear) */
+typedef struct {
+    mb_sled s;
+    mb_hic hic;
+    int has_hic;
+    PyArrayObject *spar, *hpar;
+} sled_args_t;
+
+static void sled_clear(sled_args_t *a) {
+    Py_XDECREF(a->spar);
+    Py_XDECREF(a->hpar);
+}
+
+static int sled_parse(sled_args_t *a, const mb_model *m, PyObject *spar, int input, npy_intp nu, PyObject *hic) {
+    memset(a, 0, sizeof *a);
+    if (!(a->spar = as_vector(spar, SL_N, "sled parameters (axis, peak, duration, start)", NULL))) return -1;
+    if (input < -1 || input >= nu) {
+        PyErr_Format(InputError, "sled input index %d is out of range [-1, %zd)", input, (Py_ssize_t)nu);
+        return -1;
+    }
+    a->s.input = input;
+    a->s.par = D(a->spar);
+    if (hic == NULL || hic == Py_None) return 0;
+    PyObject *hp;
+    int body, nh;
+    if (!PyArg_ParseTuple(hic, "iiO", &body, &nh, &hp)) return -1;
+    if (body < 1 || body >= m->nb || nh < 2) {
+        PyErr_Format(InputError, "HIC recorder: body %d must be in 1..%d and the history length %d >= 2",
+                     body, m->nb - 1, nh);
+        return -1;
+    }
+    if (!(a->hpar = as_vector(hp, HC_N, "HIC parameters (point, sample, unit)", NULL))) return -1;
+    if (!(D(a->hpar)[HC_SAMPLE] > 0 && D(a->hpar)[HC_UNIT] > 0)) {
+        PyErr_SetString(InputError, "HIC recorder: the grid spacing and the unit must be > 0");
+        return -1;
+    }
+    a->hic.body = body;
+    a->hic.nh = nh;
+    a->hic.par = D(a->hpar);
+    a->has_hic = 1;
+    return 0;
+}
+
+static int sled_ny(const mb_model *m, const sled_args_t *a) {
+    return m->nv + (a->has_hic ? mb_hic_size(&a->hic) : 0);
+}
+
+/* sled_acceleration(par, input, t, u) -> a_s (m/s^2) */
+static PyObject *py_sled_acceleration(PyObject *self, PyObject *args) {
+    PyObject *spar, *u;
+    int input;
+    double t;
+    if (!PyArg_ParseTuple(args, "OidO", &spar, &input, &t, &u)) return NULL;
+    PyArrayObject *au = (PyArrayObject *)PyArray_FROMANY(u, NPY_DOUBLE, 0, 1, NPY_ARRAY_IN_ARRAY);
+    if (!au) return NULL;
+    PyArrayObject *av = as_vector((PyObject *)au, PyArray_SIZE(au), "u", NULL);
+    Py_DECREF(au);
+    if (!av) return NULL;
+    sled_args_t a;
+    mb_model none = {0};
+    PyObject *res = NULL;
+    if (!sled_parse(&a, &none, spar, input, PyArray_SIZE(av), NULL))
+        res = PyFloat_FromDouble(mb_sled_acceleration(&a.s, t, D(av)));
+    sled_clear(&a);
+    Py_DECREF(av);
+    return res;
+}
+
+/* the common arguments (h, q, y, tau, u, t, par, input, hic) of sled_rhs and sled_advance */
+typedef struct {
+    handle_t *h;
+    PyArrayObject *q, *y, *tau, *u;
+    sled_args_t a;
+} sled_call_t;
+
+static void sled_call_clear(sled_call_t *c) {
+    Py_XDECREF(c->q); Py_XDECREF(c->y); Py_XDECREF(c->tau); Py_XDECREF(c->u);
+    sled_clear(&c->a);
+}
+
+static int sled_call_parse(sled_call_t *c, PyObject *cap, PyObject *q, PyObject *y, PyObject *tau, PyObject *u,
+                           PyObject *spar, int input, PyObject *hic) {
+    memset(c, 0, sizeof *c);
+    if (!(c->h = get_handle(cap))) return -1;
+    mb_model *m = c->h->m;
+    PyArrayObject *au = (PyArrayObject *)PyArray_FROMANY(u, NPY_DOUBLE, 0, 1, NPY_ARRAY_IN_ARRAY);
+    if (!au) return -1;
+    c->u = as_vector((PyObject *)au, PyArray_SIZE(au), "u", NULL);
+    Py_DECREF(au);
+    if (!c->u || sled_parse(&c->a, m, spar, input, PyArray_SIZE(c->u), hic)) return -1;
+    if (q && !(c->q = as_vector(q, m->nq, "q", c->h->q_names))) return -1;
+    if (!(c->y = as_vector(y, sled_ny(m, &c->a), "y = [v; HIC states]", NULL))) return -1;
+    if (!(c->tau = as_vector(tau, m->nv, "tau", c->h->v_names))) return -1;
+    return 0;
+}
+
+/* sled_rhs(h, q, y, tau, u, t, par, input, hic) -> (qdot, ydot) (sled.h) */
+static PyObject *py_sled_rhs(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *y, *tau, *u, *spar, *hic, *res = NULL;
+    double t;
+    int input;
+    if (!PyArg_ParseTuple(args, "OOOOOdOiO", &cap, &q, &y, &tau, &u, &t, &spar, &input, &hic)) return NULL;
+    sled_call_t c;
+    if (sled_call_parse(&c, cap, q, y, tau, u, spar, input, hic)) { sled_call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    PyObject *qdot = new_vector(m->nq), *ydot = new_vector(sled_ny(m, &c.a));
+    int err = mb_sled_ode_rhs(m, &c.a.s, c.a.has_hic ? &c.a.hic : NULL, t, D(c.u), D(c.q), D(c.y), D(c.tau),
+                              D((PyArrayObject *)qdot), D((PyArrayObject *)ydot));
+    if (err) raise_singular(c.h, err);
+    else res = PyTuple_Pack(2, qdot, ydot);
+    Py_DECREF(qdot); Py_DECREF(ydot);
+    sled_call_clear(&c);
+    return res;
+}
+
+/* sled_advance(h, q, y, tau, u, t, dt, options, par, input, hic) -> (q, y) (sled.h) */
+static PyObject *py_sled_advance(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *y, *tau, *u, *options, *spar, *hic, *res = NULL;
+    double t, dt;
+    int input;
+    if (!PyArg_ParseTuple(args, "OOOOOddOOiO", &cap, &q, &y, &tau, &u, &t, &dt, &options, &spar, &input, &hic))
+        return NULL;
+    mb_adapt_options opt;
+    if (check_span(dt) || parse_adapt_options(options, &opt)) return NULL;
+    if (!isfinite(t)) {
+        PyErr_SetString(InputError, "sled_advance: the start time must be finite");
+        return NULL;
+    }
+    sled_call_t c;
+    if (sled_call_parse(&c, cap, q, y, tau, u, spar, input, hic)) { sled_call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    int ny = sled_ny(m, &c.a);
+    PyObject *qo = new_vector(m->nq), *yo = new_vector(ny);
+    memcpy(D((PyArrayObject *)qo), D(c.q), sizeof(double) * m->nq);
+    memcpy(D((PyArrayObject *)yo), D(c.y), sizeof(double) * ny);
+    mb_adapt_stats st;
+    int status = mb_sled_advance(m, &c.a.s, c.a.has_hic ? &c.a.hic : NULL, t, D((PyArrayObject *)qo),
+                                 D((PyArrayObject *)yo), D(c.tau), D(c.u), dt, &opt, &st);
+    if (status == MB_ADAPT_NO_MEMORY) PyErr_NoMemory();
+    else if (status == MB_ADAPT_RHS_ERROR) raise_singular(c.h, st.rhs_error);
+    else if (status) raise_adapt(status, &st, &opt, dt);
+    else res = PyTuple_Pack(2, qo, yo);
+    Py_DECREF(qo); Py_DECREF(yo);
+    sled_call_clear(&c);
+    return res;
+}
+
+/* sled_sensors(h, rows (n, 4: kind, index, axis, offset into par or -1), par, x, v, u, tau, t,
+ *              sled par, sled input, mass, com, Ic) -> (n,): mb_sled_sensors_eval */
+static PyObject *py_sled_sensors(PyObject *self, PyObject *args) {
+    PyObject *cap, *rows, *par, *x, *v, *u, *tau, *spar, *mass, *com, *Ic, *out = NULL;
+    double t;
+    int input;
+    if (!PyArg_ParseTuple(args, "OOOOOOOdOiOOO", &cap, &rows, &par, &x, &v, &u, &tau, &t, &spar, &input, &mass,
+                          &com, &Ic))
+        return NULL;
+    sled_call_t c;
+    PyArrayObject *ar = NULL, *ap = NULL, *ax = NULL, *am = NULL, *ac = NULL, *ai = NULL, *a0 = NULL;
+    mb_sensor *sens = NULL;
+    if (sled_call_parse(&c, cap, NULL, v, tau, u, spar, input, NULL)) goto done; /* v read as y (nv) */
+    mb_model *m = c.h->m;
+    if (!(a0 = (PyArrayObject *)PyArray_FROMANY(x, NPY_DOUBLE, 1, 1, NPY_ARRAY_IN_ARRAY))) goto done;
+    if (!(ax = as_vector((PyObject *)a0, PyArray_SIZE(a0), "x", NULL))) goto done;
+    if (PyArray_SIZE(ax) < m->nq + m->nv) {
+        PyErr_Format(InputError, "x has %zd values, expected at least nq + nv = %d", (Py_ssize_t)PyArray_SIZE(ax),
+                     m->nq + m->nv);
+        goto done;
+    }
+    ar = (PyArrayObject *)PyArray_FROMANY(rows, NPY_INT, 2, 2, NPY_ARRAY_IN_ARRAY);
+    if (!ar || PyArray_DIM(ar, 1) != 4) {
+        PyErr_Clear();
+        PyErr_SetString(InputError, "sled_sensors: rows must be an (n, 4) integer array");
+        goto done;
+    }
+    ap = (PyArrayObject *)PyArray_FROMANY(par, NPY_DOUBLE, 1, 1, NPY_ARRAY_IN_ARRAY);
+    if (!ap) goto done;
+    int nb = m->nb, n = (int)PyArray_DIM(ar, 0);
+    if (!(am = as_vector(mass, nb, "mass", NULL)) || !(ac = as_vector(com, 3 * nb, "com", NULL)) ||
+        !(ai = as_vector(Ic, 9 * nb, "Ic", NULL)))
+        goto done;
+    sens = calloc((size_t)n + 1, sizeof(mb_sensor));
+    if (!sens) { PyErr_NoMemory(); goto done; }
+    const int *r = PyArray_DATA(ar);
+    npy_intp np_ = PyArray_SIZE(ap);
+    for (int k = 0; k < n; ++k) {
+        const int *rk = r + 4 * k;
+        if (rk[3] >= np_ || rk[3] < -1) {
+            PyErr_Format(InputError, "sled_sensors: sensor %d's parameters are out of range", k);
+            goto done;
+        }
+        int bad = (rk[0] == MB_SENS_ACCELEROMETER || rk[0] == MB_SENS_DISPLACEMENT || rk[0] == MB_SENS_POINT)
+                      ? (rk[1] < 1 || rk[1] >= nb || rk[3] < 0)
+                      : rk[0] == MB_SENS_CABLE_TENSION ? (rk[1] < 0 || rk[1] >= m->ncb) : 0;
+        if (bad) {
+            PyErr_Format(InputError, "sled_sensors: sensor %d (kind %d) refers to body or cable %d that does not exist",
+                         k, rk[0], rk[1]);
+            goto done;
+        }
+        sens[k].kind = rk[0];
+        sens[k].index = rk[1];
+        sens[k].axis = rk[2];
+        sens[k].par = rk[3] >= 0 ? D(ap) + rk[3] : NULL;
+    }
+    mb_mass_props mp = {D(am), D(ac), D(ai), NULL};
+    if (!(out = new_vector(n))) goto done;
+    mb_sled_sensors_eval(m, &mp, &c.a.s, t, n, sens, D(ax), D(c.y), D(c.u), (int)PyArray_SIZE(c.u), D(c.tau),
+                         D((PyArrayObject *)out));
+done:
+    free(sens);
+    Py_XDECREF(ar); Py_XDECREF(ap); Py_XDECREF(ax); Py_XDECREF(a0);
+    Py_XDECREF(am); Py_XDECREF(ac); Py_XDECREF(ai);
+    sled_call_clear(&c);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"new_model", py_new_model, METH_VARARGS, "Pack a model into a kernel handle."},
     {"set_gravity", py_set_gravity, METH_VARARGS, "Set gravity (3,), m/s^2."},
@@ -1215,6 +1435,14 @@ static PyMethodDef methods[] = {
      "momenta(h, q, v, mass, com, Ic) -> [H about the world origin; L], world axes (sensors.h)"},
     {"latch_advance", py_latch_advance, METH_VARARGS,
      "latch_advance(h, q, v, z, tau, dt, options, iq, iv, sign, k, c) -> (q, v, z): hinge latches, error-controlled (latch.h)"},
+    {"sled_acceleration", py_sled_acceleration, METH_VARARGS,
+     "sled_acceleration(par, input, t, u) -> a_s, m/s2 (sled.h)"},
+    {"sled_rhs", py_sled_rhs, METH_VARARGS,
+     "sled_rhs(h, q, y, tau, u, t, par, input, hic) -> (qdot, ydot): sled frame with HIC recorder (sled.h)"},
+    {"sled_advance", py_sled_advance, METH_VARARGS,
+     "sled_advance(h, q, y, tau, u, t, dt, options, par, input, hic) -> (q, y): error-controlled, HIC grid (sled.h)"},
+    {"sled_sensors", py_sled_sensors, METH_VARARGS,
+     "sled_sensors(h, rows, par, x, v, u, tau, t, sled par, input, mass, com, Ic) -> outputs (sled.h)"},
     {"adapt", py_adapt, METH_VARARGS,
      "adapt(h, q, y, tau, dt, options, fext=None, canonical=False) -> (q, y, stats)"},
     {"adapt_callback", py_adapt_callback, METH_VARARGS,
