@@ -323,7 +323,10 @@ class CrashOccupant(MultibodyPlant):
             pulse_peak=(pulse_peak, "m/s2", "peak deceleration of the built-in half-sine pulse"),
             pulse_duration=(pulse_duration, "s", "duration of the built-in pulse"),
             pulse_start=(pulse_start, "s", "start of the built-in pulse"),
-        ), {"belt_slack": (-0.05, 0.2), "body_mass": (30.0, 200.0), "stature": (1.2, 2.2)})
+        ), {"belt_slack": (-0.05, 0.2), "body_mass": (30.0, 200.0), "stature": (1.2, 2.2),
+            **{k: (0.0, None) for k in ("seat_stiffness", "seat_damping", "floor_stiffness", "seat_friction",
+                                        "floor_friction", "belt_stiffness", "belt_damping", "pulse_peak",
+                                        "pulse_duration", "pulse_start")}})
 
     # ---- construction ----------------------------------------------------------
     def _build(self, body_mass, stature, k_seat, c_seat, k_floor, mu_seat, mu_floor, EA, c_belt, slack):

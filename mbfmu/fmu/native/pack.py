@@ -19,7 +19,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from ...dynamics import sensors as S
+from ...dynamics import sensors as S, sled as _sled
 from ...dynamics.model import Model
 from ...errors import ModelError
 from ...multibody_plant import MultibodyPlant
@@ -41,7 +41,9 @@ def check_supported(plant: Plant) -> None:
     (no ``applied_forces``, ``normalize_state``, ``initial_state`` or
     ``split`` of its own, and no ``advance`` of its own unless it declares
     hinge ``latches``, which the kernels' latch element integrates) whose
-    outputs are engine sensors. (``derivatives`` is not used by an FMU.)
+    outputs are engine sensors; a plant in a sled frame (``sled``, with its
+    ``hic`` recorder and sled-frame sensors, :mod:`mbfmu.dynamics.sled`)
+    runs on those kernel elements. (``derivatives`` is not used by an FMU.)
     """
     cls = type(plant)
     name = f"plant {plant.name!r}"
@@ -62,7 +64,34 @@ def check_supported(plant: Plant) -> None:
                                 "declare them as engine sensors (mbfmu.dynamics.sensors) instead")
     if len(plant.sensors) != len(plant.outputs):
         raise NativeUnsupported(f"{name}: {len(plant.sensors)} output sensors for {len(plant.outputs)} outputs")
-    S.check(plant.sensors, plant.model.nbodies, len(plant.states), plant.model.nv, len(plant.inputs))
+    if plant.sled is not None:
+        _check_sled(plant, name)
+    else:
+        S.check(plant.sensors, plant.model.nbodies, len(plant.states), plant.model.nv, len(plant.inputs))
+
+
+def _check_sled(plant: MultibodyPlant, name: str) -> None:
+    """The sled-frame pieces the runtime holds (``csrc/sled.h``, ``csrc/hic.h``)."""
+    if plant.canonical:
+        raise NativeUnsupported(f"{name}: a sled frame in canonical variables is not a kernel element")
+    extra = len(plant.states) - plant.model.nq - plant.model.nv
+    if extra != (plant.hic.size if plant.hic is not None else 0):
+        raise NativeUnsupported(f"{name}: {extra} states after [q; v] that are not the HIC recorder's")
+    _sled.check(plant.sensors, plant.model, len(plant.states), len(plant.inputs))
+
+
+def _sled_blocks(plant: MultibodyPlant) -> list[tuple[str, np.ndarray]]:
+    """The sled's and HIC recorder's parameter blocks of ``d`` (empty without them)."""
+    sled, hic = plant.sled, plant.hic
+    return [("o_sled", sled.parameters() if sled is not None else np.zeros(0)),
+            ("o_hic", hic.parameters() if hic is not None else np.zeros(0))]
+
+
+def _sled_structure(plant: MultibodyPlant) -> dict:
+    """The sled's and HIC recorder's integers (``sled`` 0 without a sled frame)."""
+    sled, hic = plant.sled, plant.hic
+    return dict(sled=int(sled is not None), sled_input=sled.input if sled is not None else -1,
+                hic_body=hic.body if hic is not None else 0, nh=hic.history if hic is not None else 0)
 
 
 @dataclass
@@ -105,6 +134,7 @@ def describe(plant: MultibodyPlant) -> Description:
         ("o_B", plant.input_matrix), ("o_step", np.array([plant.internal_step])),
         # the options tuple advance passes to the compiled integrator (first step internal_step)
         ("o_adapt", np.array(plant.error_control.options(plant.internal_step), float)),
+        *_sled_blocks(plant),
     ]
     offsets, parts, at = {}, [], 0
     for key, arr in blocks:
@@ -122,6 +152,12 @@ def describe(plant: MultibodyPlant) -> Description:
             sens.append((s.code, 0, 0, at))
             parts.append(np.r_[s.gain, np.asarray(s.weights, float)])
             at += 1 + nv + nu
+        elif isinstance(s, _sled.KINDS):
+            code, index, axis, par = _sled.sensor_row(s, nv, nu)
+            sens.append((code, index, axis, at if par is not None else -1))
+            if par is not None:
+                parts.append(par)
+                at += par.size
         else:
             sens.append((s.code, getattr(s, "index", 0), getattr(s, "axis", 0), -1))
     structure = dict(
@@ -132,7 +168,7 @@ def describe(plant: MultibodyPlant) -> Description:
         nvi=tuple(int(v) for v in pk["nvi"]), sens=tuple(sens), nl=len(latches[0]),
         l_iq=tuple(int(v) for v in latches[0]), l_iv=tuple(int(v) for v in latches[1]),
         bodies=tuple(tuple(pk[k][:, c].astype(int).tolist()) for k, cols in _BODY_COLUMNS.items()
-                     for c in cols))
+                     for c in cols), **_sled_structure(plant))
     return Description(structure, np.concatenate(parts) if parts else np.zeros(0), offsets)
 
 

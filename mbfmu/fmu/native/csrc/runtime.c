@@ -97,6 +97,11 @@ static void bind_sensors(mbn_instance *in) {
     in->latches.k = in->d[D->o_lk];
     in->latches.c = in->d[D->o_lk + 1];
     in->mp.latches = D->nl ? &in->latches : NULL;
+    in->sled.input = D->sled_input;
+    in->sled.par = in->d + D->o_sled;
+    in->hic.body = D->hic_body;
+    in->hic.nh = D->nh;
+    in->hic.par = in->d + D->o_hic;
 }
 
 /* x = [q0; v0] (or [q0; M(q0) v0] in canonical variables; latches free) of
@@ -241,6 +246,9 @@ static int integrate(mbn_instance *in, double *x, double dt) {
     mb_adapt_options opt;
     adapt_options(in, &opt);
     double *q = x, *y = x + D->nq;
+    if (D->sled)
+        return mb_sled_advance(in->m, &in->sled, D->nh ? &in->hic : NULL, in->t, q, y, in->tau, in->u, dt, &opt,
+                               &in->adapt_stats);
     if (D->nl) return mb_latch_advance(in->m, &in->latches, q, y, y + D->nv, in->tau, dt, &opt, &in->adapt_stats);
     mb_ode ode;
     if (D->canonical) mb_canonical_ode(in->m, &ode);
@@ -287,7 +295,12 @@ const double *mbn_outputs(mbn_instance *in) {
         mb_minv(in->m, in->x, in->x + D->nq, in->v);
         v = in->v;
     }
-    mb_sensors_eval(in->m, &in->mp, D->ny, in->sens, in->x, v, in->u, D->nu, in->y);
+    if (D->sled) {
+        generalized_forces(in);
+        mb_sled_sensors_eval(in->m, &in->mp, &in->sled, in->t, D->ny, in->sens, in->x, v, in->u, D->nu, in->tau,
+                             in->y);
+    } else
+        mb_sensors_eval(in->m, &in->mp, D->ny, in->sens, in->x, v, in->u, D->nu, in->y);
     in->y_valid = 1;
     return in->y;
 }
