@@ -211,3 +211,123 @@ def test_bad_parameters_refused(bad):
 def test_hic_grid_is_a_divisor_of_the_internal_step():
     plant = mbfmu.load_plant(NAME)
     assert HIC_SAMPLE / plant.internal_step == pytest.approx(round(HIC_SAMPLE / plant.internal_step))
+
+
+# ------------------------------------------- the kernel elements against the Python formulas
+def _python_formulas(plant):
+    """The plant's pieces as the Python formulas they were before they became kernel
+    elements (csrc/sled.c, csrc/hic.c): sled gravity set per evaluation, the head
+    accelerometer from the kernels' point accelerations, the HIC grid loop and its
+    window maximum in numpy, the outputs from the algorithms module."""
+    from mbfmu.dynamics import _kernels
+    from mbfmu.dynamics.algorithms import element_forces, kinetic_energy, potential_energy
+    from mbfmu.dynamics.integrators import advance_function
+
+    model, h = plant.model, plant.model._h
+    nq, nv = model.nq, model.nv
+    i0 = nq + nv
+    nh = int(round(0.015 / HIC_SAMPLE)) + 1
+    head, chest = model.body_index("head"), model.body_index("thorax")
+    coms = np.array([np.zeros(3)] + [b.com for b in model.bodies])
+    peak, T, t0 = plant.pulse
+
+    def a_sled(t, u):
+        a = float(u[0])
+        if peak > 0 and t0 <= t <= t0 + T:
+            a -= peak * math.sin(math.pi * (t - t0) / T)
+        return a
+
+    def mech(t, q, v, u):
+        a_s = a_sled(t, u)
+        g = model.gravity.copy()
+        g[0] -= a_s
+        _kernels.set_gravity(h, g)
+        try:
+            qdot, vdot = _kernels.rhs(h, q, v, np.zeros(nv))
+        finally:
+            _kernels.set_gravity(h, model.gravity)
+        return qdot, vdot, a_s
+
+    def accel(q, v, vdot, a_s, bodies):
+        acc = _kernels.point_accelerations(h, q, v, vdot, np.array(bodies), coms[bodies])
+        acc[:, 0] += a_s
+        return acc - model.gravity
+
+    def f(t, x, u):
+        q, v = x[:nq], x[nq:i0]
+        qdot, vdot, a_s = mech(t, q, v, u)
+        head_acc = accel(q, v, vdot, a_s, [head])[0]
+        return np.concatenate([qdot, vdot, [math.sqrt(head_acc @ head_acc) / G], np.zeros(nh + 1)])
+
+    def record(x):
+        hist = x[i0 + 1:i0 + 1 + nh]
+        hist[:-1] = hist[1:].copy()
+        hist[-1] = x[i0]
+        dt = HIC_SAMPLE * np.arange(nh - 1, 0, -1)
+        dI = np.maximum(hist[-1] - hist[:-1], 0.0)
+        x[i0 + 1 + nh] = max(x[i0 + 1 + nh], float(np.max(dt * (dI / dt) ** 2.5)))
+
+    def advance(t, x, u, dt):
+        x, t_end, tk, eps = np.array(x, float), t + dt, t, 1e-9 * HIC_SAMPLE
+        while tk < t_end - eps:
+            nxt = (math.floor(tk / HIC_SAMPLE + 1e-6) + 1) * HIC_SAMPLE
+            seg_end = min(nxt, t_end)
+            x = advance_function(lambda ts, xs: f(ts, xs, u), tk, x, seg_end - tk, plant.error_control,
+                                 plant.internal_step, plant.normalize_state)
+            tk = seg_end
+            if abs(seg_end - nxt) <= eps:
+                record(x)
+        return x
+
+    R0, p0, _ = _kernels.kinematics(h, model.neutral())
+    head_x0 = (p0[head] + R0[head] @ coms[head])[0]
+
+    def outputs(t, x, u):
+        q, v = x[:nq], x[nq:i0]
+        _, vdot, a_s = mech(t, q, v, u)
+        acc = accel(q, v, vdot, a_s, [head, chest])
+        R, p, _ = _kernels.kinematics(h, q)
+        return np.concatenate([acc[0], [np.linalg.norm(acc[0])], acc[1], [np.linalg.norm(acc[1])],
+                               element_forces(model, q, v).cable_tension,
+                               [(p[head] + R[head] @ coms[head])[0] - head_x0, x[i0 + 1 + nh], a_s,
+                                kinetic_energy(model, q, v), potential_energy(model, q)]])
+    return advance, outputs
+
+
+def test_kernel_elements_equal_the_python_formulas_through_the_hic_peak():
+    """The sled frame, accelerometers, belt tensions and HIC bookkeeping run in C
+    (shared with the native FMU); 0.15 s of the default 20 g pulse (past the HIC15
+    peak) with an extra input equal the Python formulas they replace, state and outputs,
+    to 1e-12 relative (the same integrator on the same right-hand side)."""
+    plant = mbfmu.load_plant(NAME)
+    advance, outputs = _python_formulas(plant)
+    u = np.array([-30.0])
+    x_c = x_py = plant.initial_state()
+    Y_c, Y_py, X_py = [], [], []
+    for k in range(150):
+        t = k * 1e-3
+        x_c = plant.advance(t, x_c, u, 1e-3)
+        x_py = advance(t, x_py, u, 1e-3)
+        Y_c.append(plant.outputs_at(t + 1e-3, x_c, u))
+        Y_py.append(outputs(t + 1e-3, x_py, u))
+        X_py.append(x_py)
+    X_py, Y_c, Y_py = np.array(X_py), np.array(Y_c), np.array(Y_py)
+    scale = np.maximum(np.abs(X_py).max(axis=0), 1e-300)
+    assert np.max(np.abs(x_c - x_py) / scale) <= 1e-12
+    yscale = np.maximum(np.abs(Y_py).max(axis=0), 1.0)
+    assert np.max(np.abs(Y_c - Y_py) / yscale) <= 1e-12
+    hic = [s.name for s in plant.outputs].index("hic15")
+    assert Y_py[-1, hic] > 100.0 and Y_py[-1, hic] == Y_py[-20, hic]  # the peak window is behind
+
+
+def test_derivatives_are_the_kernels_sled_rates():
+    """Plant.derivatives (used by linearization) is the kernels' sled-frame right-hand
+    side: the head resultant's rate equals the head accelerometer output in g."""
+    plant = mbfmu.load_plant(NAME)
+    x = plant.advance(0.0, plant.initial_state(), np.zeros(1), 0.03)
+    dx = plant.derivatives(0.03, x, np.zeros(1))
+    n = plant.model.nq + plant.model.nv
+    names = [s.name for s in plant.outputs]
+    y = plant.outputs_at(0.03, x, np.zeros(1))
+    assert dx[n] == pytest.approx(y[names.index("head_acceleration_resultant")] / G, rel=1e-13)
+    assert not np.any(dx[n + 1:])
