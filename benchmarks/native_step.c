@@ -5,7 +5,8 @@
  * Built with the kernel sources, the runtime's runtime.c and the FMU's own
  * sources/model_data.c, so it can also run the bare kernel advance
  * (mb_adapt_advance with the plant's options on the packed model, or the
- * latch element for a plant with latches: the call Plant.advance makes) next to the FMU binary LIB (dlopen'ed): prints one JSON line with
+ * latch element for a plant with latches, the sled element for a plant in a
+ * sled frame: the call Plant.advance makes) next to the FMU binary LIB (dlopen'ed): prints one JSON line with
  * ns per step of fmi2DoStep alone, of fmi2DoStep + fmi2GetReal of all
  * outputs, of the bare advance (best of 5 each, interleaved), and the RSS
  * growth (bytes) over CYCLES instantiate/step/free cycles.
@@ -98,16 +99,18 @@ int main(int argc, char **argv) {
     else mb_rigid_ode(in->m, &ode);
 
     C c = start(argv[2]);
-    double best_step = 1e9, best_full = 1e9, best_bare = 1e9, t = 0.0;
+    double best_step = 1e9, best_full = 1e9, best_bare = 1e9, t = 0.0, tb = 0.0;
     for (int rep = 0; rep < 5; ++rep) {
         double t0 = now();
         for (int k = 0; k < n; ++k, t += step) dostep(c, t, step, 1);
         double t1 = now();
         for (int k = 0; k < n; ++k, t += step) { dostep(c, t, step, 1); getreal(c, vr, (size_t)D->ny, y); }
         double t2 = now();
-        for (int k = 0; k < n; ++k) {
+        for (int k = 0; k < n; ++k, tb += step) {
             double *q = in->x, *y = in->x + D->nq;
-            if (D->nl) mb_latch_advance(in->m, &in->latches, q, y, y + D->nv, in->tau, step, &opt, NULL);
+            if (D->sled)
+                mb_sled_advance(in->m, &in->sled, D->nh ? &in->hic : NULL, tb, q, y, in->tau, in->u, step, &opt, NULL);
+            else if (D->nl) mb_latch_advance(in->m, &in->latches, q, y, y + D->nv, in->tau, step, &opt, NULL);
             else mb_adapt_advance(&ode, q, y, in->tau, NULL, step, &opt, NULL);
         }
         double t3 = now();
