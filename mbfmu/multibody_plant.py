@@ -31,7 +31,7 @@ from .dynamics.integrators import advance_rigid
 from .dynamics.algorithms import forward_kinematics, kinetic_energy, momentum, potential_energy
 from .dynamics.joints import FREE, PRISMATIC, SPHERICAL
 from .dynamics.model import Model
-from .errors import InputError, SimulationError
+from .errors import InputError, ModelError, SimulationError
 from .plant import Plant
 from .signals import Signal
 
@@ -201,6 +201,8 @@ class MultibodyPlant(Plant):
         nq = self.model.nq
         tau = self._input_forces(u)
         if self.sled is not None:
+            if self.canonical:
+                raise ModelError(f"plant {self.name!r}: a sled frame needs the state [q; v], not canonical variables")
             q, y = _sled.advance(self.model, self.sled, self.hic, x[:nq], x[nq:], tau, u, t, dt,
                                  self.error_control, self.internal_step, what=f"plant {self.name!r}")
             out = np.concatenate([q, y])

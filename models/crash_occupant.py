@@ -105,8 +105,8 @@ import math
 
 import numpy as np
 
-from mbfmu.dynamics import FreeFlyer, JointForce, Model, ModelBuilder, Spherical, _kernels, sensors
-from mbfmu.dynamics.algorithms import element_forces, gravity_torques
+from mbfmu.dynamics import FreeFlyer, JointForce, Model, ModelBuilder, Spherical, sensors
+from mbfmu.dynamics.algorithms import element_forces, gravity_torques, point_position
 from mbfmu.dynamics.sled import G  # m/s2, standard gravity (also the unit "g")
 from mbfmu.dynamics.sled import (Accelerometer, CableTension, HicRecorder, PointDisplacement, SledAcceleration,
                                  SledFrame)
@@ -120,7 +120,6 @@ from mbfmu.models._contact import CableSet, cross, SpherePlaneSet
 
 HIC_WINDOW = 0.015   # s, HIC15
 HIC_SAMPLE = 5e-4    # s, grid of the HIC history
-_NHIST = int(round(HIC_WINDOW / HIC_SAMPLE)) + 1
 
 # de Leva (1996) male: mass fraction, segment length (m, for a 1.741 m
 # stature), CM position (fraction of length from the end nearer the pelvis:
@@ -270,21 +269,22 @@ class CrashOccupant(MultibodyPlant):
         self.geometry = tuple(shapes)
         head, chest = model.body_index("head"), model.body_index("thorax")
         head_cg, chest_cg = (tuple(model.bodies[i - 1].com) for i in (head, chest))
-        R0, p0, _ = _kernels.kinematics(model._h, model.neutral())
-        head_x0 = float((p0[head] + R0[head] @ np.asarray(head_cg))[0])
+        head_x0 = float(point_position(model, model.neutral(), head, head_cg)[0])
         nmech = model.nq + model.nv
+        # the HIC states follow [q; v]: integral, history, maximum (their rates are the recorder's)
         self.hic = HicRecorder(head, head_cg, sample=HIC_SAMPLE, window=HIC_WINDOW, unit=G)
+        nhist = self.hic.history
         self.sensors = (
             tuple(Accelerometer(head, head_cg, k) for k in range(4))
             + tuple(Accelerometer(chest, chest_cg, k) for k in range(4))
             + tuple(CableTension(k) for k in range(len(self._belts.body)))
-            + (PointDisplacement(head, head_cg, 0, head_x0), sensors.StateValue(nmech + 1 + _NHIST),
+            + (PointDisplacement(head, head_cg, 0, head_x0), sensors.StateValue(nmech + 1 + nhist),
                SledAcceleration(), sensors.KineticEnergy(), sensors.PotentialEnergy()))
 
         self.states = self.states + (
             Signal("hic_integral", "1", "integral of the head resultant acceleration, g.s", 0.0,
                    kind="state"),) + vector(
-            "hic_history", _NHIST, "state", "1",
+            "hic_history", nhist, "state", "1",
             "hic_integral at the grid instant {i} of the last 15 ms (oldest first), g.s") + (
             Signal("hic15_max", "1", "running maximum HIC15", 0.0, kind="state"),)
         self.inputs = (Signal("sled_acceleration", "m/s2",

@@ -95,8 +95,8 @@ def test_smallest_step_is_a_simulation_error():
 
 
 def test_python_plants_fail_the_same_way():
-    """A plant with Python-level forces (contact, belt, sled pulse) runs the
-    same compiled integrator around its Python right-hand side."""
+    """The crash-sled plant (the kernels' sled-frame element, stopped on its HIC
+    grid) runs the same compiled integrator and fails the same way."""
     plant = mbfmu.load_plant("crash_occupant")
     plant.error_control = ErrorControl(rtol=1e-12, atol=1e-12, max_steps=3)
     with pytest.raises(SimulationError, match="crash_occupant.*step limit"):

@@ -124,19 +124,5 @@ def test_the_pulse_belt_and_mass_parameters_repack_in_c(parameters, rtol, crash)
         assert_same(Y, default, rtol=1e-3)
 
 
-def test_the_stature_is_refused_at_run_time_with_the_reason(crash):
-    L = crash()
-    L.slave.setupExperiment(startTime=0.0)
-    L.slave.enterInitializationMode()
-    with pytest.raises(FMICallException):
-        L.set("stature", 1.8)
-    assert "stature" in L.log[-1] and "non-linearly" in L.log[-1], L.log[-1]
-    with pytest.raises(FMICallException):
-        L.set("pulse_start", -0.01)
-    assert "pulse_start" in L.log[-1] and "outside" in L.log[-1], L.log[-1]
-    L.slave.exitInitializationMode()
-    assert L.get(["stature", "pulse_start"]).tolist() == [1.75, 0.0]
-
-
 def test_model_description_is_that_of_the_pythonfmu_fmu(native_fmu, tmp_path):
     assert _description(native_fmu(NAME)) == _description(build_fmu(NAME, tmp_path))

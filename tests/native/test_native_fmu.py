@@ -247,20 +247,23 @@ def test_numeric_parameters_repack_the_model_in_c(name, parameters, loaded):
     assert_same(L.run(outs, h, 100), Y)
 
 
-def test_a_parameter_the_runtime_cannot_repack_is_refused_with_a_message(loaded):
-    outs, h = _outs("rigid_arm")
-    Y, _, _ = plant_run("rigid_arm", {}, 20)
-    L = loaded("rigid_arm")
+@pytest.mark.parametrize("name, fixed, bad", [("rigid_arm", ("link_length", 1.3), ("arm_mass", -2.0)),
+                                               ("crash_occupant", ("stature", 1.8), ("pulse_start", -0.01))])
+def test_a_parameter_the_runtime_cannot_repack_is_refused_with_a_message(name, fixed, bad, loaded):
+    outs, h = _outs(name)
+    Y, _, _ = plant_run(name, {}, 20)
+    L = loaded(name)
+    start = {s.name: s.start for s in load_plant(name).parameters}
     L.slave.setupExperiment(startTime=0.0)
     L.slave.enterInitializationMode()
     with pytest.raises(FMICallException):
-        L.set("link_length", 1.3)
-    assert "link_length" in L.log[-1] and "non-linearly" in L.log[-1], L.log[-1]
+        L.set(*fixed)
+    assert fixed[0] in L.log[-1] and "non-linearly" in L.log[-1], L.log[-1]
     with pytest.raises(FMICallException):
-        L.set("arm_mass", -2.0)
-    assert "arm_mass" in L.log[-1] and "outside" in L.log[-1], L.log[-1]
+        L.set(*bad)
+    assert bad[0] in L.log[-1] and "outside" in L.log[-1], L.log[-1]
     L.slave.exitInitializationMode()
-    assert L.get(["link_length", "arm_mass"]).tolist() == [1.0, 20.0]
+    assert L.get([fixed[0], bad[0]]).tolist() == [start[fixed[0]], start[bad[0]]]
     assert_same(L.run(outs, h, 20), Y)
 
 
