@@ -216,10 +216,10 @@ def _mixed_multibody(plant, chart: _Chart, t, x0, u0):
 
 def _is_plain_multibody(plant) -> bool:
     """Dynamics exactly the kernels' rhs: no Python forces, no overridden
-    derivatives, no extra states, only force elements with analytic
-    derivatives (no contacts or cables)."""
+    derivatives, no extra states, no sled frame, only force elements with
+    analytic derivatives (no contacts or cables)."""
     from ..multibody_plant import MultibodyPlant
-    return (not plant._python_forces and type(plant).derivatives is MultibodyPlant.derivatives
+    return (not plant._python_forces and plant.sled is None and type(plant).derivatives is MultibodyPlant.derivatives
             and len(plant.states) == plant.model.nq + plant.model.nv
             and not (plant.model.contacts or plant.model.cables))
 
