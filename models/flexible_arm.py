@@ -54,6 +54,8 @@ import math
 import numpy as np
 
 from mbfmu.dynamics import Fixed, ModelBuilder, Revolute
+from mbfmu.dynamics import sensors as S
+from mbfmu.dynamics.flexible import sensors as FS
 from mbfmu.dynamics.flexible import (BeamProperties, FlexibleSystemBuilder, ModeSet, RigidSystem,
                                      add_segmented_beam, simulate)
 from mbfmu.dynamics.integrators import ErrorControl, advance_flexible, advance_rigid
@@ -106,16 +108,26 @@ class _ModalArm:
         self.joint_v = [0, 1]
         self.links = [self.system.beam("link1"), self.system.beam("link2")]
 
-    def tip_position(self, q):
-        return self.system.point_position(q, self.payload)
-
     def deflection(self, q, k, s):
         rec = self.links[k]
         return rec.deflection(rec.coordinates(q), s)
 
-    def root_strain(self, q, k):
-        rec = self.links[k]
-        return rec.root_strain(rec.coordinates(q), "y")
+    def sensors(self, nq: int, nv: int) -> tuple:
+        """The outputs of :class:`FlexibleArm` as sensors of the flexible
+        system, evaluated by the kernels (``csrc/flexsensors.c``): joint
+        angles and rates, the payload's world position, and, linear in the
+        modal coordinates, each link's transverse tip deflection
+        ``phi_y(L) . eta`` (m) and root strain ``-c_y phi_y''(0) . eta``."""
+        def combination(rec, values):
+            w = np.zeros(nq + nv)
+            w[rec.offset + rec.slices["y"].start:rec.offset + rec.slices["y"].stop] = values
+            return FS.StateCombination(tuple(float(c) for c in w))
+        jq = self.joint_v
+        out = [S.StateValue(jq[0]), S.StateValue(jq[1]), S.StateValue(nq + jq[0]), S.StateValue(nq + jq[1])]
+        out += [S.PointPosition(self.payload, (0.0, 0.0, 0.0), a) for a in range(3)]
+        out += [combination(rec, rec.shapes["y"].values([rec.beam.length])[0]) for rec in self.links]
+        out += [combination(rec, -rec.beam.c_y * rec.shapes["y"].values([0.0], 2)[0]) for rec in self.links]
+        return tuple(out) + (S.KineticEnergy(), S.PotentialEnergy())
 
 
 class _SegmentArm:
@@ -305,6 +317,12 @@ class FlexibleArm(Plant):
                                  "bending strain at the root of link {i}, outer fibre on +y")
                         + (Signal("kinetic_energy", "J", "kinetic energy"),
                            Signal("potential_energy", "J", "strain and gravity energy")))
+        # modes: the outputs are sensors the kernels evaluate (shared with the native FMU),
+        # and the native runtime integrates flexible_system as _compiled_adaptive does
+        self.flexible_system = sysm if method == "modes" and self.integrator == "adaptive" else None
+        if method == "modes":
+            self.sensors = self.arm.sensors(self.nq, self.nv)
+            self._sensor_outputs = FS.FlexibleSensors(sysm, self.sensors)
         x0 = np.zeros(self.nq + self.nv)
         x0[:self.nq] = sysm.neutral()
         # modal coordinates are lengths (shapes are dimensionless); everything else is an angle
@@ -356,6 +374,8 @@ class FlexibleArm(Plant):
 
     def outputs_at(self, t, x, u):
         x = np.asarray(x, float)
+        if self.method == "modes":
+            return self._sensor_outputs(x, u)
         q, v = x[:self.nq], x[self.nq:]
         jq = self.arm.joint_v  # joints have nq == nv here: same indices
         y = [q[jq[0]], q[jq[1]], v[jq[0]], v[jq[1]]]
