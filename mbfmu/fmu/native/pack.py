@@ -43,6 +43,9 @@ def check_supported(plant: Plant) -> None:
     hinge ``latches``, which the kernels' latch element integrates) whose
     outputs are engine sensors. (``derivatives`` is not used by an FMU.)
     """
+    if getattr(plant, "flexible_system", None) is not None:
+        from .flexible import check_flexible
+        return check_flexible(plant)
     cls = type(plant)
     name = f"plant {plant.name!r}"
     if not isinstance(plant, MultibodyPlant):
@@ -87,31 +90,59 @@ class Description:
     offsets: dict = field(default_factory=dict)
 
 
-def describe(plant: MultibodyPlant) -> Description:
-    """The numeric description of a supported plant (see :func:`check_supported`)."""
-    model: Model = plant.model
+def model_blocks(model: Model) -> list[tuple[str, np.ndarray]]:
+    """The blocks of ``d`` that describe ``model`` (arrays of ``mb_model``,
+    body masses, centres of mass and inertias), keyed by their offsets' names."""
     pk = model.packed
-    nb, nq, nv, nu = model.nbodies, model.nq, model.nv, len(plant.inputs)
-    latches = plant.latches if plant.latches is not None else ((), (), (), 0.0, 0.0)
     mass, com, Ic = S.mass_properties(model)
-    blocks: list[tuple[str, np.ndarray]] = [
+    return [
         ("o_axis1", pk["axis1"]), ("o_axis2", pk["axis2"]), ("o_Rtree", pk["Rtree"]),
         ("o_ptree", pk["ptree"]), ("o_Ibody", pk["inertia"]), ("o_g", pk["gravity"]),
         ("o_dof", pk["dof_force"]), ("o_springs", pk["springs"]), ("o_contacts", pk["contacts"]),
         ("o_cables", pk["cables"]),
         ("o_mass", mass), ("o_com", com), ("o_Ic", Ic),
-        ("o_lsign", np.asarray(latches[2], float)), ("o_lk", np.array(latches[3:5], float)),
-        ("o_q0", plant.initial_state()[:nq]), ("o_v0", plant.initial_velocity),
-        ("o_B", plant.input_matrix), ("o_step", np.array([plant.internal_step])),
-        # the options tuple advance passes to the compiled integrator (first step internal_step)
-        ("o_adapt", np.array(plant.error_control.options(plant.internal_step), float)),
     ]
+
+
+def model_structure(model: Model) -> dict:
+    """The integer structure of ``model`` (sizes, tree, joint types, the body
+    columns of the force elements)."""
+    pk = model.packed
+    return dict(
+        nb=model.nbodies, ns=len(model.springs), nct=len(model.contacts), ncb=len(model.cables),
+        parent=tuple(int(v) for v in pk["parent"]), jtype=tuple(int(v) for v in pk["jtype"]),
+        nqi=tuple(int(v) for v in pk["nqi"]), nvi=tuple(int(v) for v in pk["nvi"]),
+        bodies=tuple(tuple(pk[k][:, c].astype(int).tolist()) for k, cols in _BODY_COLUMNS.items()
+                     for c in cols))
+
+
+def layout(blocks: list[tuple[str, np.ndarray]]) -> tuple[dict, list[np.ndarray], int]:
+    """Offsets of ``blocks`` laid end to end, their flat arrays, and the total size."""
     offsets, parts, at = {}, [], 0
     for key, arr in blocks:
         flat = np.asarray(arr, dtype=float).reshape(-1)
         offsets[key] = at
         parts.append(flat)
         at += flat.size
+    return offsets, parts, at
+
+
+def describe(plant: MultibodyPlant) -> Description:
+    """The numeric description of a supported plant (see :func:`check_supported`)."""
+    if getattr(plant, "flexible_system", None) is not None:
+        from .flexible import describe_flexible
+        return describe_flexible(plant)
+    model: Model = plant.model
+    nq, nv, nu = model.nq, model.nv, len(plant.inputs)
+    latches = plant.latches if plant.latches is not None else ((), (), (), 0.0, 0.0)
+    blocks = model_blocks(model) + [
+        ("o_lsign", np.asarray(latches[2], float)), ("o_lk", np.array(latches[3:5], float)),
+        ("o_q0", plant.initial_state()[:nq]), ("o_v0", plant.initial_velocity),
+        ("o_B", plant.input_matrix), ("o_step", np.array([plant.internal_step])),
+        # the options tuple advance passes to the compiled integrator (first step internal_step)
+        ("o_adapt", np.array(plant.error_control.options(plant.internal_step), float)),
+    ]
+    offsets, parts, at = layout(blocks)
     sens = []
     for s in plant.sensors:
         if isinstance(s, S.PointPosition):
@@ -125,14 +156,9 @@ def describe(plant: MultibodyPlant) -> Description:
         else:
             sens.append((s.code, getattr(s, "index", 0), getattr(s, "axis", 0), -1))
     structure = dict(
-        nb=nb, nq=nq, nv=nv, nu=nu, np=len(plant.parameters), ny=len(plant.outputs),
-        nx=len(plant.states), ns=len(model.springs), nct=len(model.contacts), ncb=len(model.cables),
-        canonical=int(plant.canonical), parent=tuple(int(v) for v in pk["parent"]),
-        jtype=tuple(int(v) for v in pk["jtype"]), nqi=tuple(int(v) for v in pk["nqi"]),
-        nvi=tuple(int(v) for v in pk["nvi"]), sens=tuple(sens), nl=len(latches[0]),
-        l_iq=tuple(int(v) for v in latches[0]), l_iv=tuple(int(v) for v in latches[1]),
-        bodies=tuple(tuple(pk[k][:, c].astype(int).tolist()) for k, cols in _BODY_COLUMNS.items()
-                     for c in cols))
+        **model_structure(model), nq=nq, nv=nv, nu=nu, np=len(plant.parameters), ny=len(plant.outputs),
+        nx=len(plant.states), canonical=int(plant.canonical), sens=tuple(sens), nl=len(latches[0]),
+        l_iq=tuple(int(v) for v in latches[0]), l_iv=tuple(int(v) for v in latches[1]))
     return Description(structure, np.concatenate(parts) if parts else np.zeros(0), offsets)
 
 
