@@ -14,6 +14,8 @@ NATIVE_PLANTS = {
     "rigid_arm": {"tau[1]": 2.0, "tau[2]": -5.0, "tau[3]": 3.0},
     "canonical_2body": {"omega_0": 3.0, "external_torque": 0.5},
     "satellite": {"wheel_torque[1]": 0.02, "wheel_torque[2]": -0.01, "wheel_torque[3]": 0.03},
+    # torque steps: the links' bending modes ring (tip deflections of mm at 6-11 Hz)
+    "flexible_arm": {"tau[1]": 2.0, "tau[2]": -1.0},
 }
 
 

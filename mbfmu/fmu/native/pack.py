@@ -240,8 +240,53 @@ def parameter_map(plant: MultibodyPlant, rebuild: Callable[[Mapping[str, float]]
             break
         if reason is not None:
             out.fixed[j] = reason
+    _check_far(plant, rebuild, base, out)
     _check_jointly(plant, rebuild, d0, out)
     return out
+
+
+_FAR = (0.1, 0.5, 2.0, 10.0)  # multiples of the start value probed for affinity far from it
+_BLOCK_NAMES = {"o_step": "the integrator's internal step", "o_adapt": "the integrator's options"}
+
+
+def _far_values(sig) -> list[float]:
+    """Values of a parameter far from its start (multiples of it, or +-0.1..10
+    around zero) and its finite bounds, inside the bounds."""
+    p0 = float(sig.start)
+    values = [p0 * f for f in _FAR] if p0 != 0 else [s * f for f in _FAR for s in (1.0, -1.0)]
+    values += [b for b in (sig.min, sig.max) if b is not None]
+    return [v for v in values if v != p0 and (sig.min is None or v >= sig.min)
+            and (sig.max is None or v <= sig.max)]
+
+
+def _check_far(plant, rebuild, base: Description, pmap: ParameterMap) -> None:
+    """A re-packable parameter whose affine prediction of ``d`` fails at a value
+    far from its start (a plant whose internal step follows its stiffest
+    mode, say) becomes fixed, the reason naming the value and the block."""
+    d0 = base.d
+    for j in sorted(pmap.coefficients):
+        sig = plant.parameters[j]
+        idx, c = pmap.coefficients[j]
+        for value in _far_values(sig):
+            try:
+                actual = describe(rebuild({sig.name: value}))
+            except Exception:  # the plant refuses this value: nothing to compare
+                continue
+            predicted = d0.copy()
+            predicted[idx] += c * (value - float(sig.start))
+            if actual.structure == base.structure and _close(actual.d, predicted,
+                                                             np.maximum(np.abs(actual.d), np.abs(d0))):
+                continue
+            what = "the model's structure"
+            if actual.structure == base.structure:
+                bad = int(np.flatnonzero(np.abs(actual.d - predicted) > _REL_TOL * np.maximum(
+                    np.abs(actual.d), np.abs(d0)))[0])
+                key = max((k for k, o in base.offsets.items() if o <= bad), key=lambda k: base.offsets[k],
+                          default=None)
+                what = _BLOCK_NAMES.get(key, "the packed model")
+            pmap.fixed[j] = f"at {sig.name} = {value:.6g} it moves {what} non-linearly"
+            del pmap.coefficients[j]
+            break
 
 
 def _check_jointly(plant, rebuild, d0: np.ndarray, pmap: ParameterMap) -> None:

@@ -63,3 +63,10 @@ void mbn_flex_outputs(mbn_instance *in) {
     const mbn_data *D = in->data;
     mb_flex_sensors_eval(in->fx, &in->mp, D->ny, in->sens, in->x, in->u, D->nu, in->y);
 }
+
+int mbn_flex_blown_up(mbn_instance *in, int err) {
+    mb_flex *fx = in->fx;
+    if (err > 0) return 1;
+    /* fx->rk is free once the integrator has returned */
+    return mb_flex_rhs(fx, in->x, in->x + fx->nq, in->tau, NULL, fx->rk, fx->rk + fx->nq) == 0;
+}

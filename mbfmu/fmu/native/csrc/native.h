@@ -100,6 +100,12 @@ const double *mbn_outputs(mbn_instance *in);
  * allocation failure), and the outputs of a flexible plant into in->y */
 mb_flex *mbn_flex_new(const mbn_data *D, mb_model *m, const double *d);
 void mbn_flex_outputs(mbn_instance *in);
+/* 1 if the flexible right-hand side's error err (mb_flex_rhs, FX_NONFINITE)
+ * in a step from in->x comes from a state the step reached (the equations
+ * hold at in->x: the state blew up, as advance_flexible says), a stage that
+ * was not finite, or a singular modal mass; 0 if a joint's articulated
+ * inertia is singular at in->x itself */
+int mbn_flex_blown_up(mbn_instance *in, int err);
 
 /* the saved FMU state: bytes of a flat record (see runtime.c) */
 size_t mbn_state_size(const mbn_instance *in);

@@ -150,17 +150,19 @@ void mbn_free(mbn_instance *in) {
 }
 
 /* 1 if the symmetric 3x3 matrix A (row-major) is positive semi-definite
- * (every principal minor >= -tol * scale^k) */
+ * (every k x k principal minor >= -1e-12 scale^k: a round-off negative
+ * moment, as of a thin strip's cross-section on the triangle inequality's
+ * edge, times a positive one stays inside) */
 static int psd3(const double *A, double scale) {
-    double t = 1e-12 * (scale > 0 ? scale : 1.0);
+    double s = scale > 0 ? scale : 1.0, t = 1e-12 * s;
     for (int i = 0; i < 3; ++i)
         if (A[4 * i] < -t) return 0;
     for (int i = 0; i < 3; ++i)
         for (int j = i + 1; j < 3; ++j)
-            if (A[4 * i] * A[4 * j] - A[3 * i + j] * A[3 * i + j] < -t * t) return 0;
+            if (A[4 * i] * A[4 * j] - A[3 * i + j] * A[3 * i + j] < -t * s) return 0;
     double det = A[0] * (A[4] * A[8] - A[5] * A[7]) - A[1] * (A[3] * A[8] - A[5] * A[6]) +
                  A[2] * (A[3] * A[7] - A[4] * A[6]);
-    return det >= -t * t * t;
+    return det >= -t * s * s;
 }
 
 /* 0 if every body of the description d is physical (mass >= 0, rotational
@@ -280,8 +282,7 @@ int mbn_advance(mbn_instance *in, double dt) {
         if (status == MB_ADAPT_NO_MEMORY) return MBN_NOMEM;
         if (status == MB_ADAPT_RHS_ERROR) {
             int err = in->adapt_stats.rhs_error;
-            /* flexible: a stage that is not finite, or a singular modal mass (1 + beam) */
-            if (D->flex && err > 0) { in->adapt_status = status; return MBN_ADAPT; }
+            if (D->flex && mbn_flex_blown_up(in, err)) { in->adapt_status = status; return MBN_ADAPT; }
             return err < 0 ? -err : err;
         }
         in->adapt_status = status;
