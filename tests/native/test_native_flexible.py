@@ -1,14 +1,18 @@
-"""flexible_arm (assumed-modes links) exported by the native runtime: the
-flexible kernels and the flexible sensors in C, the same numbers as the
-Python plant under a torque profile that rings the links' bending modes,
-parameters re-packed or refused."""
+"""flexible_arm exported by the native runtime: the flexible kernels
+(assumed-modes links) or the rigid ones (segment links) and the flexible
+sensors in C, the same numbers as the Python plant under a torque profile
+that rings the links' bending modes, parameters re-packed or refused."""
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
 from fmpy.fmi1 import FMICallException
 
+from mbfmu.fmu.builder import build_fmu
 from mbfmu.fmu.native import NativeUnsupported, check_supported
+from mbfmu.fmu.plantref import build_plant, parse
 from mbfmu.library import load_plant
 from mbfmu.models.flexible_arm import FlexibleArm
 
@@ -82,8 +86,34 @@ def test_parameters_the_runtime_cannot_repack_are_refused_and_the_instance_keeps
         L.close()
 
 
-def test_the_segment_links_and_scipy_integrators_are_refused_naming_the_piece():
-    """method="segments" computes its tip deflections in Python; integrator="Radau" is SciPy's."""
-    for options in ({"method": "segments"}, {"integrator": "Radau"}):
-        with pytest.raises(NativeUnsupported, match=r"FlexibleArm\.advance"):
-            check_supported(FlexibleArm(**options))
+def test_scipy_integrators_are_refused_naming_the_piece():
+    """integrator="Radau" is SciPy's implicit method, Python code."""
+    with pytest.raises(NativeUnsupported, match=r"FlexibleArm\.advance"):
+        check_supported(FlexibleArm(integrator="Radau"))
+
+
+def test_segment_links_export_as_a_rigid_tree_with_the_python_plants_outputs(tmp_path):
+    """method="segments" (a rigid chain with elastic joints, here 6 segments per link):
+    integrated by the rigid kernels as advance_rigid does, its tip deflections (a segment's
+    end in the root frame) from the flexible sensors; its internal step follows the stiffest
+    joint, so every parameter is fixed (refused with the reason)."""
+    spec = f"{Path(__file__).parent / 'plants.py'}:SegmentArm"
+    fmu = build_fmu(spec, tmp_path, runtime="native", platforms=("linux64",))
+    plant = build_plant(parse(spec))
+    outs = [s.name for s in plant.outputs]
+    u = np.array([2.0, -1.0])
+    _, _, Y = plant.simulate(stop_time=40 * plant.default_step, step=plant.default_step, u=u)
+    assert np.abs(Y[:, outs.index("tip_deflection[2]")]).max() > 1e-3
+    L = Loaded(fmu)
+    try:
+        L.slave.setupExperiment(startTime=0.0)
+        L.slave.enterInitializationMode()
+        with pytest.raises(FMICallException):
+            L.set("payload_mass", 0.2)
+        assert "payload_mass" in L.log[-1] and "non-linearly" in L.log[-1], L.log[-1]
+        L.set("tau[1]", 2.0)
+        L.set("tau[2]", -1.0)
+        L.slave.exitInitializationMode()
+        assert_same(L.run(outs, plant.default_step, 40), Y)
+    finally:
+        L.close()

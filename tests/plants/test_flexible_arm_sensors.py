@@ -1,7 +1,8 @@
 """flexible_arm's outputs come from the kernels' flexible sensors
 (csrc/flexsensors.c, shared with the native FMU): they equal the outputs
 computed independently in Python from the flexible system (virtual-tree
-kinematics and energies, the beams' mode shapes)."""
+kinematics and energies, the beams' mode shapes; for segment links the
+segment tree's poses)."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,27 +12,35 @@ from mbfmu.dynamics import sensors as S
 from mbfmu.dynamics.flexible import sensors as FS
 from mbfmu.errors import ModelError
 from mbfmu.library import load_plant
+from mbfmu.models.flexible_arm import FlexibleArm
 
 
 def _reference_outputs(plant, x: np.ndarray) -> np.ndarray:
-    """The outputs by the flexible system's Python methods (the plant's former formulas)."""
+    """The outputs by the system's Python methods (the plant's former formulas):
+    mode shapes for modal links, segment poses for segment links."""
     system, arm = plant.system, plant.arm
     q, v = x[:plant.nq], x[plant.nq:]
     jq = arm.joint_v
     y = [q[jq[0]], q[jq[1]], v[jq[0]], v[jq[1]], *system.point_position(q, arm.payload)]
-    y += [rec.deflection(rec.coordinates(q), [rec.beam.length])[0, 1] for rec in arm.links]
-    y += [rec.root_strain(rec.coordinates(q), "y") for rec in arm.links]
+    y += [arm.deflection(q, k, [beam.length])[0, 1] for k, beam in enumerate(plant.beams)]
+    if plant.method == "modes":
+        y += [rec.root_strain(rec.coordinates(q), "y") for rec in arm.links]
+    else:  # curvature of the first elastic joint: its angle over the segment length
+        y += [-beam.c_y * q[arm.model.idx_q[arm.segments[k][0]]] / (beam.length / arm.n)
+              for k, beam in enumerate(plant.beams)]
     return np.array(y + [system.kinetic_energy(q, v), system.potential_energy(q)])
 
 
-@pytest.mark.parametrize("tip_shapes", [1, 0])
-def test_the_c_sensors_equal_the_python_formulas_at_random_states(tip_shapes):
-    plant = load_plant("flexible_arm", tip_shapes=tip_shapes, n_modes=4)
+@pytest.mark.parametrize("options", [dict(tip_shapes=1, n_modes=4), dict(tip_shapes=0, n_modes=4),
+                                     dict(method="segments", n_segments=6)])
+def test_the_c_sensors_equal_the_python_formulas_at_random_states(options):
+    plant = FlexibleArm(**options)
     rng = np.random.default_rng(7)
     nq = plant.nq
     for _ in range(20):
-        x = np.concatenate([rng.uniform(-np.pi, np.pi, 2), rng.normal(scale=2e-3, size=nq - 2),
-                            rng.normal(scale=2.0, size=2), rng.normal(scale=0.1, size=nq - 2)])
+        x = rng.normal(scale=0.02, size=2 * nq)  # deformations: modal mm, segment angles of 1/50 rad
+        x[plant.arm.joint_v] = rng.uniform(-np.pi, np.pi, 2)
+        x[nq + np.asarray(plant.arm.joint_v)] = rng.normal(scale=2.0, size=2)
         got, ref = plant.outputs_at(0.0, x, np.zeros(2)), _reference_outputs(plant, x)
         # relative to each output's magnitude, or to its physical scale (the tip's world z is 0)
         scale = np.maximum(np.abs(ref), [1.0] * 4 + [1.4] * 3 + [1e-3] * 2 + [1e-4] * 2 + [1.0, 1.0])

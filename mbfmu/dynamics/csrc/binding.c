@@ -1221,10 +1221,11 @@ static PyObject *py_flex_sensors(PyObject *self, PyObject *args) {
     if (!sens) { PyErr_NoMemory(); goto done; }
     for (int k = 0; k < n; ++k) {
         const int *r = R + 4 * k;
-        int need = r[0] == MB_SENS_POINT ? 3 : r[0] == MB_SENS_COMBINATION ? nx : 0;
+        int need = r[0] == MB_SENS_POINT || r[0] == MB_SENS_RELATIVE ? 3 : r[0] == MB_SENS_COMBINATION ? nx : 0;
         int ok = (r[0] == MB_SENS_STATE && r[1] >= 0 && r[1] < nx) ||
                  (r[0] == MB_SENS_VELOCITY && r[1] >= 0 && r[1] < fx->nv) ||
                  (r[0] == MB_SENS_POINT && r[1] >= 1 && r[1] < nb && r[2] >= 0 && r[2] < 3) ||
+                 (r[0] == MB_SENS_RELATIVE && r[1] >= 1 && r[1] < nb && r[2] >= 3 && r[2] < 3 * nb) ||
                  r[0] == MB_SENS_KINETIC || r[0] == MB_SENS_POTENTIAL || r[0] == MB_SENS_COMBINATION;
         if (!ok || (need && (r[3] < 0 || r[3] + need > npar))) {
             PyErr_Format(ModelError, "flex_sensors: sensor %d (kind %d, index %d) does not fit the system", k,

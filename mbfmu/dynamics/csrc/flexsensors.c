@@ -1,5 +1,6 @@
 /* Output sensors of a flexible system (see flexsensors.h). */
 #include <math.h>
+#include <stddef.h>
 
 #include "flexsensors.h"
 
@@ -41,7 +42,17 @@ void mb_flex_sensors_eval(mb_flex *fx, const mb_mass_props *mp, int n, const mb_
         }
         if (sk->kind == MB_SENS_STATE) out[k] = x[sk->index];
         else if (sk->kind == MB_SENS_VELOCITY) out[k] = v[sk->index];
-        else if (sk->kind == MB_SENS_COMBINATION) {
+        else if (sk->kind == MB_SENS_RELATIVE) {
+            int f = sk->axis / 3;
+            double p[3], d[3];
+            const double *R = fx->m->RW + 9 * f;
+            mb_kinematics(fx->m, fx->c, NULL);
+            mb_point_position(fx->m, sk->index, sk->par, p);
+            for (int r = 0; r < 3; ++r) d[r] = p[r] - fx->m->pW[3 * f + r];
+            /* R maps frame f to world: R^T d */
+            int a = sk->axis % 3;
+            out[k] = R[a] * d[0] + R[3 + a] * d[1] + R[6 + a] * d[2];
+        } else if (sk->kind == MB_SENS_COMBINATION) {
             double acc = 0.0;
             for (int j = 0; j < nx; ++j)
                 if (sk->par[j] != 0.0) acc += sk->par[j] * x[j];

@@ -8,6 +8,10 @@
  *   MB_SENS_COMBINATION  sum_k par[k] x[k] (nq + nv weights): joint angles,
  *                        modal deflections and strains, linear in the state
  *   MB_SENS_POINT        a point fixed on a body of the virtual tree, world, m
+ *   MB_SENS_RELATIVE     coordinate axis % 3 of the point par (3, body frame,
+ *                        m) fixed on body index, in the frame of body
+ *                        axis / 3 relative to its origin, m (a segment
+ *                        beam's tip in its root frame)
  *   MB_SENS_KINETIC      1/2 v^T M v (the virtual tree's kinetic energy), J
  *   MB_SENS_POTENTIAL    gravity and force elements of the virtual tree plus
  *                        the strain energy 1/2 eta^T K eta of the beams, J
@@ -20,7 +24,7 @@
 #include "sensors.h"
 
 /* kept clear of the rigid sensor codes (sensors.h) */
-enum { MB_SENS_COMBINATION = 20 };
+enum { MB_SENS_COMBINATION = 20, MB_SENS_RELATIVE = 21 };
 
 /* strain energy 1/2 sum_b eta_b^T K_b eta_b of the beams at q (public), J */
 double mb_flex_strain_energy(const mb_flex *fx, const double *q);

@@ -1,6 +1,7 @@
 """Output sensors of a flexible system, evaluated by the compiled kernels.
 
-A plant around a :class:`~mbfmu.dynamics.flexible.FlexibleSystem` describes
+A plant around a :class:`~mbfmu.dynamics.flexible.FlexibleSystem` (or a
+:class:`~mbfmu.dynamics.flexible.RigidSystem`, a tree without beams) describes
 its outputs as sensors on the public state ``x = [q; v]`` (``q = [q_rigid;
 eta]``, ``v = [v_rigid; eta_dot]``) and on the bodies of the system's
 virtual tree. They are evaluated by ``csrc/flexsensors.c``, the same C code
@@ -17,6 +18,8 @@ flexible system's coordinates):
   ``-c phi''(0) . eta``, 1);
 * :class:`~mbfmu.dynamics.sensors.PointPosition`: a point fixed on a body
   of the virtual tree (``FlexibleSystem.model``), world axes, m;
+* :class:`RelativePosition`: a point fixed on one body in the frame of
+  another, m (a finite-segment beam's tip in its root frame);
 * :class:`~mbfmu.dynamics.sensors.KineticEnergy`: ``1/2 v^T M v``, J;
 * :class:`~mbfmu.dynamics.sensors.PotentialEnergy`: gravity (zero at the
   world origin) and force elements of the virtual tree plus the strain
@@ -33,7 +36,7 @@ from ...errors import ModelError
 from .. import _kernels
 from .. import sensors as S
 
-COMBINATION = 20  # csrc/flexsensors.h MB_SENS_COMBINATION
+COMBINATION, RELATIVE = 20, 21  # csrc/flexsensors.h MB_SENS_COMBINATION, MB_SENS_RELATIVE
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,21 @@ class StateCombination:
     code = COMBINATION
 
 
-KINDS = (S.StateValue, S.Velocity, StateCombination, S.PointPosition, S.KineticEnergy, S.PotentialEnergy)
+@dataclass(frozen=True)
+class RelativePosition:
+    """Coordinate ``axis`` (0, 1, 2) of the point ``point`` (body frame, m)
+    fixed on ``body``, in the frame of body ``frame`` relative to its
+    origin, m."""
+
+    body: int
+    point: tuple[float, float, float]
+    frame: int
+    axis: int
+    code = RELATIVE
+
+
+KINDS = (S.StateValue, S.Velocity, StateCombination, S.PointPosition, RelativePosition, S.KineticEnergy,
+         S.PotentialEnergy)
 
 
 def check(sensors: Sequence, system) -> None:
@@ -59,6 +76,8 @@ def check(sensors: Sequence, system) -> None:
                or (isinstance(s, StateCombination) and len(s.weights) != nx)
                or (isinstance(s, S.PointPosition) and (not 1 <= s.body < nb or s.axis not in (0, 1, 2)
                                                        or len(s.point) != 3))
+               or (isinstance(s, RelativePosition) and (not 1 <= s.body < nb or not 1 <= s.frame < nb
+                                                        or s.axis not in (0, 1, 2) or len(s.point) != 3))
                or (isinstance(s, S.PotentialEnergy) and s.latches))
         if bad:
             raise ModelError(f"output sensor {k} ({s!r}) is not a sensor of the flexible system "
@@ -75,6 +94,9 @@ def table(sensors: Sequence) -> tuple[np.ndarray, np.ndarray]:
     for s in sensors:
         if isinstance(s, S.PointPosition):
             rows.append((s.code, s.body, s.axis, at))
+            values = np.asarray(s.point, float)
+        elif isinstance(s, RelativePosition):
+            rows.append((s.code, s.body, s.axis + 3 * s.frame, at))  # csrc/flexsensors.h
             values = np.asarray(s.point, float)
         elif isinstance(s, StateCombination):
             rows.append((s.code, 0, 0, at))

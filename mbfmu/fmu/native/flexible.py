@@ -5,7 +5,10 @@ with the compiled flexible integrator declares it as ``flexible_system``
 (and ``None`` when its advance is something else, e.g. SciPy's implicit
 methods). Its advance must be
 :func:`~mbfmu.dynamics.integrators.advance_flexible` with the plant's
-``error_control`` and ``internal_step`` and generalized forces
+``error_control`` and ``internal_step`` (for a
+:class:`~mbfmu.dynamics.flexible.RigidSystem`, a tree without beams such as
+finite-segment links: :func:`~mbfmu.dynamics.integrators.advance_rigid`,
+which the runtime runs when the description has no beams) and generalized forces
 ``input_matrix @ u`` (as ``FlexibleArm._compiled_adaptive``), its state the
 public ``[q; v]`` and its outputs ``sensors`` of
 :mod:`mbfmu.dynamics.flexible.sensors`.

@@ -257,7 +257,8 @@ static int integrate(mbn_instance *in, double *x, double dt) {
     double *q = x, *y = x + D->nq;
     if (D->nl) return mb_latch_advance(in->m, &in->latches, q, y, y + D->nv, in->tau, dt, &opt, &in->adapt_stats);
     mb_ode ode;
-    if (D->flex) mb_flex_ode(in->fx, &ode); /* FlexibleArm._compiled_adaptive: advance_flexible */
+    /* FlexibleArm._compiled_adaptive: advance_flexible; without beams (segments) advance_rigid */
+    if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
     else if (D->canonical) mb_canonical_ode(in->m, &ode);
     else mb_rigid_ode(in->m, &ode);
     return mb_adapt_advance(&ode, q, y, in->tau, NULL, dt, &opt, &in->adapt_stats);
