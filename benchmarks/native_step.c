@@ -95,7 +95,8 @@ int main(int argc, char **argv) {
     const double *a = in->d + D->o_adapt; /* the plant's ErrorControl.options */
     mb_adapt_options opt = {a[0], a[1], a[2], a[3], a[4], (long)a[5], (int)a[6]};
     mb_ode ode;
-    if (D->canonical) mb_canonical_ode(in->m, &ode);
+    if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode); /* flexible_arm: advance_flexible's */
+    else if (D->canonical) mb_canonical_ode(in->m, &ode);
     else mb_rigid_ode(in->m, &ode);
 
     C c = start(argv[2]);

@@ -45,7 +45,10 @@ structural damping.
 Outputs ``tip_deflection[k]``: transverse tip displacement of link k in its
 root (motor rotor) frame; ``root_strain[k]``: bending strain of the +y outer
 fibre, ``-c v''`` at the root for modes, and at the first elastic station
-``x = h/2`` (curvature = joint angle / h) for segments.
+``x = h/2`` (curvature = joint angle / h) for segments. All outputs are
+sensors of the flexible system (:mod:`mbfmu.dynamics.flexible.sensors`)
+evaluated in C, the code the native FMU runtime runs
+(``mbfmu build flexible_arm --runtime native``).
 """
 from __future__ import annotations
 
@@ -54,6 +57,8 @@ import math
 import numpy as np
 
 from mbfmu.dynamics import Fixed, ModelBuilder, Revolute
+from mbfmu.dynamics import sensors as S
+from mbfmu.dynamics.flexible import sensors as FS
 from mbfmu.dynamics.flexible import (BeamProperties, FlexibleSystemBuilder, ModeSet, RigidSystem,
                                      add_segmented_beam, simulate)
 from mbfmu.dynamics.integrators import ErrorControl, advance_flexible, advance_rigid
@@ -106,16 +111,26 @@ class _ModalArm:
         self.joint_v = [0, 1]
         self.links = [self.system.beam("link1"), self.system.beam("link2")]
 
-    def tip_position(self, q):
-        return self.system.point_position(q, self.payload)
-
     def deflection(self, q, k, s):
         rec = self.links[k]
         return rec.deflection(rec.coordinates(q), s)
 
-    def root_strain(self, q, k):
-        rec = self.links[k]
-        return rec.root_strain(rec.coordinates(q), "y")
+    def sensors(self, nq: int, nv: int) -> tuple:
+        """The outputs of :class:`FlexibleArm` as sensors of the flexible
+        system, evaluated by the kernels (``csrc/flexsensors.c``): joint
+        angles and rates, the payload's world position, and, linear in the
+        modal coordinates, each link's transverse tip deflection
+        ``phi_y(L) . eta`` (m) and root strain ``-c_y phi_y''(0) . eta``."""
+        def combination(rec, values):
+            w = np.zeros(nq + nv)
+            w[rec.offset + rec.slices["y"].start:rec.offset + rec.slices["y"].stop] = values
+            return FS.StateCombination(tuple(float(c) for c in w))
+        jq = self.joint_v
+        out = [S.StateValue(jq[0]), S.StateValue(jq[1]), S.StateValue(nq + jq[0]), S.StateValue(nq + jq[1])]
+        out += [S.PointPosition(self.payload, (0.0, 0.0, 0.0), a) for a in range(3)]
+        out += [combination(rec, rec.shapes["y"].values([rec.beam.length])[0]) for rec in self.links]
+        out += [combination(rec, -rec.beam.c_y * rec.shapes["y"].values([0.0], 2)[0]) for rec in self.links]
+        return tuple(out) + (S.KineticEnergy(), S.PotentialEnergy())
 
 
 class _SegmentArm:
@@ -146,9 +161,6 @@ class _SegmentArm:
         self.segments = [[self.model.body_index(f"link{k + 1}.{i}") for i in range(1, n_segments + 1)]
                          for k in range(2)]
 
-    def tip_position(self, q):
-        return self.system.point_position(q, self.payload)
-
     def deflection(self, q, k, s):
         s = np.atleast_1d(np.asarray(s, float))
         L = self.beams[k].length
@@ -170,10 +182,23 @@ class _SegmentArm:
             out[j] = R[root].T @ (world - p[root]) - np.array([sj, 0.0, 0.0])
         return out
 
-    def root_strain(self, q, k):
-        beam = self.beams[k]
-        theta = q[self.model.idx_q[self.segments[k][0]]]
-        return float(-beam.c_y * theta / (beam.length / self.n))
+    def sensors(self, nq: int, nv: int) -> tuple:
+        """The outputs of :class:`FlexibleArm` as sensors of the segment tree,
+        evaluated by the kernels (``csrc/flexsensors.c``): joint angles and
+        rates, the payload's world position, each link's tip (the last
+        segment's end, ``h/2`` beyond its frame) in its root frame, y (m), and
+        the root strain ``-c_y theta_1 / h`` of the first elastic joint."""
+        jq = self.joint_v
+        out = [S.StateValue(jq[0]), S.StateValue(jq[1]), S.StateValue(nq + jq[0]), S.StateValue(nq + jq[1])]
+        out += [S.PointPosition(self.payload, (0.0, 0.0, 0.0), a) for a in range(3)]
+        for k, beam in enumerate(self.beams):
+            out.append(FS.RelativePosition(self.segments[k][-1], (beam.length / self.n / 2, 0.0, 0.0),
+                                           self.roots[k], 1))
+        for k, beam in enumerate(self.beams):
+            w = np.zeros(nq + nv)
+            w[self.model.idx_q[self.segments[k][0]]] = -beam.c_y / (beam.length / self.n)
+            out.append(FS.StateCombination(tuple(float(c) for c in w)))
+        return tuple(out) + (S.KineticEnergy(), S.PotentialEnergy())
 
 
 class FlexibleArm(Plant):
@@ -305,6 +330,11 @@ class FlexibleArm(Plant):
                                  "bending strain at the root of link {i}, outer fibre on +y")
                         + (Signal("kinetic_energy", "J", "kinetic energy"),
                            Signal("potential_energy", "J", "strain and gravity energy")))
+        # the outputs are sensors the kernels evaluate (shared with the native FMU), and
+        # the native runtime integrates flexible_system as _compiled_adaptive does
+        self.flexible_system = sysm if self.integrator == "adaptive" else None
+        self.sensors = self.arm.sensors(self.nq, self.nv)
+        self._sensor_outputs = FS.FlexibleSensors(sysm, self.sensors)
         x0 = np.zeros(self.nq + self.nv)
         x0[:self.nq] = sysm.neutral()
         # modal coordinates are lengths (shapes are dimensionless); everything else is an angle
@@ -355,15 +385,7 @@ class FlexibleArm(Plant):
         return np.concatenate([q, v])
 
     def outputs_at(self, t, x, u):
-        x = np.asarray(x, float)
-        q, v = x[:self.nq], x[self.nq:]
-        jq = self.arm.joint_v  # joints have nq == nv here: same indices
-        y = [q[jq[0]], q[jq[1]], v[jq[0]], v[jq[1]]]
-        y += list(self.arm.tip_position(q))
-        y += [self.tip_deflection(x, k) for k in range(2)]
-        y += [self.arm.root_strain(q, k) for k in range(2)]
-        y += [self.system.kinetic_energy(q, v), self.system.potential_energy(q)]
-        return np.array(y, float)
+        return self._sensor_outputs(np.asarray(x, float), u)
 
     # ---- helpers ---------------------------------------------------------------
     def tip_deflection(self, x, link: int) -> float:

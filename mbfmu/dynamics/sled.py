@@ -33,7 +33,7 @@ from .integrators import ErrorControl, _failed
 
 G = 9.80665  # m/s2, standard gravity (the unit "g")
 
-ACCELEROMETER, SLED_ACCELERATION, CABLE_TENSION, DISPLACEMENT = 21, 22, 23, 24
+ACCELEROMETER, SLED_ACCELERATION, CABLE_TENSION, DISPLACEMENT = 31, 32, 33, 34
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,8 @@ NATIVE_PLANTS = {
     "canonical_2body": {"omega_0": 3.0, "external_torque": 0.5},
     "satellite": {"wheel_torque[1]": 0.02, "wheel_torque[2]": -0.01, "wheel_torque[3]": 0.03},
     "crash_occupant": {"sled_acceleration": -30.0},  # added to the built-in 20 g pulse
+    # torque steps: the links' bending modes ring (tip deflections of mm at 6-11 Hz)
+    "flexible_arm": {"tau[1]": 2.0, "tau[2]": -1.0},
 }
 
 

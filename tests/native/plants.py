@@ -1,6 +1,7 @@
 """Plants built from the engine's elements only, for the native-runtime tests:
-a URDF chain on a floating base (quaternions, joint dampers and limits) and a
-ball on a plane (contact with friction, a cable and a spring)."""
+a URDF chain on a floating base (quaternions, joint dampers and limits), a
+ball on a plane (contact with friction, a cable and a spring), and the
+flexible arm with finite-segment links (a rigid tree with elastic joints)."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,6 +9,8 @@ import numpy as np
 from mbfmu.dynamics import ModelBuilder, sensors
 from mbfmu.dynamics.joints import FreeFlyer, Revolute
 from mbfmu.dynamics.urdf import load_urdf
+from mbfmu.models.flexible_arm import FlexibleArm
+from mbfmu.models.rigid_arm import RigidArm
 from mbfmu.multibody_plant import MultibodyPlant, parameter_signals
 from mbfmu.signals import Signal, vector
 
@@ -85,3 +88,30 @@ class Ball(MultibodyPlant):
                            sensors.Linear(2.0, (0.0,) * 3 + (1.0,) + (0.0,) * 3 + (-0.5,))))
         self.outputs = (vector("bottom", 3, "output", "m") + vector("v", model.nv, "output")
                         + (Signal("ke", "J"), Signal("pe", "J"), Signal("mix", "1")))
+
+
+class SegmentArm(FlexibleArm):
+    """flexible_arm with finite-segment links (``method="segments"``, 6 segments per link)."""
+
+    name = "segment_arm"
+
+    def __init__(self, **parameters):
+        super().__init__(**{"n_segments": 6, **parameters}, method="segments")
+
+
+class PushedArm(RigidArm):
+    """The library arm with a disturbance force computed in Python: not for the native runtime."""
+
+    name = "pushed_arm"
+
+    def applied_forces(self, t, q, v, u):
+        return np.full(self.model.nv, 0.1 * np.sin(t)), None
+
+
+class ArmWithPythonOutputs(RigidArm):
+    """The library arm whose outputs are a Python function of the state: not for the native runtime."""
+
+    name = "arm_with_python_outputs"
+
+    def outputs_at(self, t, x, u):
+        return np.tanh(super().outputs_at(t, x, u))

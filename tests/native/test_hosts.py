@@ -59,14 +59,23 @@ def hidden_python_works():
         pytest.skip(f"unshare -m is not permitted here: {probe.stderr.strip()}")
 
 
-def _fmu_check(fmu, h: float, stop: float, out: Path) -> subprocess.CompletedProcess:
-    return _without_python([str(FMU_CHECK), "-h", repr(h), "-s", repr(stop), "-o", str(out), str(fmu)])
+def _fmu_check(fmu, h: float, stop: float, out: Path, inputs: Path | None = None) -> subprocess.CompletedProcess:
+    given = ["-i", str(inputs)] if inputs else []
+    return _without_python([str(FMU_CHECK), "-h", repr(h), "-s", repr(stop), *given, "-o", str(out), str(fmu)])
+
+
+def _input_file(path: Path, inputs: dict, stop: float) -> Path:
+    """The checker's input CSV: ``inputs`` held from 0 to ``stop`` s."""
+    row = ",".join(repr(v) for v in inputs.values())
+    path.write_text(",".join(["time", *inputs]) + f"\n0.0,{row}\n{stop!r},{row}\n")
+    return path
 
 
 @pytest.mark.parametrize("name", sorted(NATIVE_PLANTS))
 def test_fmu_check_runs_the_native_fmu_where_no_python_exists(name, native_fmu, hidden_python_works, tmp_path):
-    Y, outs, h = plant_run(name, {}, 100)
-    res = _fmu_check(native_fmu(name), h, 100 * h, tmp_path / "out.csv")
+    Y, outs, h = plant_run(name, NATIVE_PLANTS[name], 100)
+    inputs = _input_file(tmp_path / "in.csv", NATIVE_PLANTS[name], 200 * h)
+    res = _fmu_check(native_fmu(name), h, 100 * h, tmp_path / "out.csv", inputs)
     assert res.returncode == 0 and "0 Error(s)" in res.stdout + res.stderr, res.stdout + res.stderr
     data = np.genfromtxt(tmp_path / "out.csv", delimiter=",", names=True)
     assert len(data.dtype.names) == len(outs) + 1 and len(data) == 101

@@ -18,6 +18,7 @@ from mbfmu.fmu.native import NativeUnsupported, toolchain
 from mbfmu.library import load_plant
 
 from .conftest import NATIVE_PLANTS, assert_same, has_mingw, plant_run
+from .plants import ArmWithPythonOutputs, PushedArm
 from .fmi_loop import Loaded
 
 HERE = Path(__file__).resolve().parent
@@ -74,15 +75,18 @@ def _description(fmu):
                 flags=(md.coSimulation.canGetAndSetFMUstate, md.coSimulation.canSerializeFMUstate))
 
 
-def test_model_description_is_that_of_the_pythonfmu_fmu(native_fmu, tmp_path):
-    python_fmu = build_fmu("canonical_2body", tmp_path)
-    assert _description(native_fmu("canonical_2body")) == _description(python_fmu)
+@pytest.mark.parametrize("name", ["canonical_2body", "flexible_arm"])
+def test_model_description_is_that_of_the_pythonfmu_fmu(name, native_fmu, tmp_path):
+    python_fmu = build_fmu(name, tmp_path)
+    assert _description(native_fmu(name)) == _description(python_fmu)
 
 
-@pytest.mark.parametrize("name, piece", [("flexible_arm", "FlexibleArm.advance")])
-def test_plants_with_python_pieces_are_refused_naming_the_piece(name, piece, tmp_path):
+@pytest.mark.parametrize("plant, piece", [(PushedArm, "PushedArm.applied_forces"),
+                                          (ArmWithPythonOutputs, "ArmWithPythonOutputs.outputs_at")])
+def test_plants_with_python_pieces_are_refused_naming_the_piece(plant, piece, tmp_path):
+    # every library plant exports natively now: these user plants keep a Python piece
     with pytest.raises(NativeUnsupported, match=piece.replace(".", r"\.")):
-        build_fmu(name, tmp_path, runtime="native", platforms=("linux64",))
+        build_fmu(plant, tmp_path, runtime="native", platforms=("linux64",))
     assert not list(tmp_path.iterdir())
 
 
@@ -128,27 +132,29 @@ L.close()
 """
 
 
-def test_a_serialized_state_restores_in_a_fresh_process(loaded, native_fmu, tmp_path):
-    outs, h = _outs("rigid_arm")
-    L = loaded("rigid_arm")
-    L.setup(inputs=NATIVE_PLANTS["rigid_arm"])
+@pytest.mark.parametrize("name", ["rigid_arm", "flexible_arm"])
+def test_a_serialized_state_restores_in_a_fresh_process(name, loaded, native_fmu, tmp_path):
+    outs, h = _outs(name)
+    L = loaded(name)
+    L.setup(inputs=NATIVE_PLANTS[name])
     L.run(outs, h, 20)
     state = L.slave.getFMUstate()
     (tmp_path / "state.bin").write_bytes(bytes(L.slave.serializeFMUstate(state)))
     expected = L.run(outs, h, 30, t0=20 * h)
-    subprocess.run([sys.executable, "-c", RESTORE_CHILD, str(HERE), str(native_fmu("rigid_arm")),
+    subprocess.run([sys.executable, "-c", RESTORE_CHILD, str(HERE), str(native_fmu(name)),
                     str(tmp_path / "state.bin"), str(tmp_path / "out.npy"), ",".join(outs), repr(h)],
                    check=True, timeout=120)
     assert np.array_equal(np.load(tmp_path / "out.npy"), expected)
 
 
-def test_corrupted_or_truncated_states_are_refused_and_the_instance_keeps_its_state(loaded):
-    outs, h = _outs("rigid_arm")
-    ref = loaded("rigid_arm")
-    ref.setup(inputs=NATIVE_PLANTS["rigid_arm"])
+@pytest.mark.parametrize("name", ["rigid_arm", "flexible_arm"])
+def test_corrupted_or_truncated_states_are_refused_and_the_instance_keeps_its_state(name, loaded):
+    outs, h = _outs(name)
+    ref = loaded(name)
+    ref.setup(inputs=NATIVE_PLANTS[name])
     expected = ref.run(outs, h, 40)
-    L = loaded("rigid_arm")
-    L.setup(inputs=NATIVE_PLANTS["rigid_arm"])
+    L = loaded(name)
+    L.setup(inputs=NATIVE_PLANTS[name])
     L.run(outs, h, 20)
     state = L.slave.getFMUstate()
     good = bytes(L.slave.serializeFMUstate(state))
@@ -162,29 +168,31 @@ def test_corrupted_or_truncated_states_are_refused_and_the_instance_keeps_its_st
 
 
 # ---------------------------------------------------------------- bad values
-def test_a_nan_input_is_refused_naming_the_input_and_time(loaded):
-    outs, h = _outs("rigid_arm")
-    Y, _, _ = plant_run("rigid_arm", NATIVE_PLANTS["rigid_arm"], 20)
-    L = loaded("rigid_arm")
-    L.setup(inputs=NATIVE_PLANTS["rigid_arm"])
+@pytest.mark.parametrize("name", ["rigid_arm", "flexible_arm"])
+def test_a_nan_input_is_refused_naming_the_input_and_time(name, loaded):
+    outs, h = _outs(name)
+    Y, _, _ = plant_run(name, NATIVE_PLANTS[name], 20)
+    L = loaded(name)
+    L.setup(inputs=NATIVE_PLANTS[name])
     L.run(outs, h, 10)
     with pytest.raises(FMICallException):
         L.set("tau[2]", float("nan"))
     assert "tau[2]" in L.log[-1] and "t = 0.1" in L.log[-1], L.log[-1]
-    assert L.get(["tau[2]"])[0] == NATIVE_PLANTS["rigid_arm"]["tau[2]"]
+    assert L.get(["tau[2]"])[0] == NATIVE_PLANTS[name]["tau[2]"]
     assert_same(L.run(outs, h, 10, t0=10 * h), Y[10:])
 
 
-def test_a_runaway_input_is_refused_naming_it_and_the_state_is_kept(loaded):
-    outs, h = _outs("rigid_arm")
-    L = loaded("rigid_arm")
+@pytest.mark.parametrize("name, inp, force", [("rigid_arm", "tau[3]", "tau[2]"), ("flexible_arm", "tau[2]", "tau[1]")])
+def test_a_runaway_input_is_refused_naming_it_and_the_state_is_kept(name, inp, force, loaded):
+    outs, h = _outs(name)
+    L = loaded(name)
     L.setup()
     L.run(outs, h, 1)
-    L.set("tau[3]", 1e150)
+    L.set(inp, 1e150)
     before = L.get(outs)
     with pytest.raises(FMICallException):
         L.slave.doStep(currentCommunicationPoint=h, communicationStepSize=h)
-    assert "blown up" in L.log[-1] and "tau[2] = 1e+150" in L.log[-1] and "t = 0.01" in L.log[-1], L.log[-1]
+    assert "blown up" in L.log[-1] and f"{force} = 1e+150" in L.log[-1] and "t = 0.01" in L.log[-1], L.log[-1]
     assert np.array_equal(L.get(outs), before)
 
 
@@ -239,6 +247,7 @@ def test_a_tolerance_that_is_not_positive_is_refused(loaded):
 @pytest.mark.parametrize("name, parameters", [
     ("rigid_arm", {"arm_mass": 31.0, "base_mass": 12.5, "gravity": 3.7, "theta2_0": 0.3, "link_inertia": 1.4}),
     ("canonical_2body", {"m1": 5.5, "c": 250.0, "k": 4.0, "gamma1_dot_0": 1.5, "y2_0": 0.7, "J2y": 0.044}),
+    ("flexible_arm", {"rotor_mass": 0.35, "motor_inertia_1": 0.02, "elbow_motor_mass": 1.6}),
 ])
 def test_numeric_parameters_repack_the_model_in_c(name, parameters, loaded):
     Y, outs, h = plant_run(name, NATIVE_PLANTS[name], 100, parameters)

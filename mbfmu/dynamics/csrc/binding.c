@@ -15,6 +15,7 @@
 
 #include "mb.h"
 #include "flexible.h"
+#include "flexsensors.h"
 #include "latch.h"
 #include "sensors.h"
 #include "adaptive.h"
@@ -1401,6 +1402,65 @@ done:
     Py_XDECREF(ar); Py_XDECREF(ap); Py_XDECREF(ax); Py_XDECREF(a0);
     Py_XDECREF(am); Py_XDECREF(ac); Py_XDECREF(ai);
     sled_call_clear(&c);
+/* flex_sensors(fh, x, u, rows (n, 4) int: kind, index, axis, offset into par
+ * or -1, par, mass (nb), com (nb, 3), Ic (nb, 3, 3)) -> (n,): the sensors of
+ * flexsensors.h at the public state x = [q; v] (mass properties of the
+ * virtual tree) */
+static PyObject *py_flex_sensors(PyObject *self, PyObject *args) {
+    PyObject *cap, *x, *u, *rows, *par, *mass, *com, *Ic, *out = NULL;
+    if (!PyArg_ParseTuple(args, "OOOOOOOO", &cap, &x, &u, &rows, &par, &mass, &com, &Ic)) return NULL;
+    flex_handle_t *h = get_flex(cap);
+    if (!h) return NULL;
+    mb_flex *fx = h->fx;
+    int nb = fx->m->nb, nx = fx->nq + fx->nv;
+    PyArrayObject *ax = NULL, *au = NULL, *ar = NULL, *ap = NULL, *am = NULL, *ac = NULL, *ai = NULL;
+    mb_sensor *sens = NULL;
+    if (!(am = as_vector(mass, nb, "mass", NULL)) || !(ac = as_vector(com, 3 * nb, "com", NULL)) ||
+        !(ai = as_vector(Ic, 9 * nb, "Ic", NULL)))
+        goto done;
+    /* a non-finite state gives non-finite outputs, as the native FMU's would be */
+    ax = (PyArrayObject *)PyArray_FROMANY(x, NPY_DOUBLE, 1, 1, NPY_ARRAY_IN_ARRAY);
+    if (ax && PyArray_SIZE(ax) != nx) {
+        PyErr_Format(InputError, "x has %zd values, expected %d", (Py_ssize_t)PyArray_SIZE(ax), nx);
+        goto done;
+    }
+    au = (PyArrayObject *)PyArray_FROMANY(u, NPY_DOUBLE, 1, 1, NPY_ARRAY_IN_ARRAY);
+    ap = (PyArrayObject *)PyArray_FROMANY(par, NPY_DOUBLE, 1, 1, NPY_ARRAY_IN_ARRAY);
+    ar = (PyArrayObject *)PyArray_FROMANY(rows, NPY_INT, 2, 2, NPY_ARRAY_IN_ARRAY);
+    if (!ax || !au || !ap || !ar) goto done;
+    if (PyArray_DIM(ar, 1) != 4) {
+        PyErr_SetString(InputError, "flex_sensors: rows must have 4 columns");
+        goto done;
+    }
+    int n = (int)PyArray_DIM(ar, 0), npar = (int)PyArray_SIZE(ap);
+    const int *R = (const int *)PyArray_DATA(ar);
+    sens = calloc((size_t)n + 1, sizeof(mb_sensor));
+    if (!sens) { PyErr_NoMemory(); goto done; }
+    for (int k = 0; k < n; ++k) {
+        const int *r = R + 4 * k;
+        int need = r[0] == MB_SENS_POINT || r[0] == MB_SENS_RELATIVE ? 3 : r[0] == MB_SENS_COMBINATION ? nx : 0;
+        int ok = (r[0] == MB_SENS_STATE && r[1] >= 0 && r[1] < nx) ||
+                 (r[0] == MB_SENS_VELOCITY && r[1] >= 0 && r[1] < fx->nv) ||
+                 (r[0] == MB_SENS_POINT && r[1] >= 1 && r[1] < nb && r[2] >= 0 && r[2] < 3) ||
+                 (r[0] == MB_SENS_RELATIVE && r[1] >= 1 && r[1] < nb && r[2] >= 3 && r[2] < 3 * nb) ||
+                 r[0] == MB_SENS_KINETIC || r[0] == MB_SENS_POTENTIAL || r[0] == MB_SENS_COMBINATION;
+        if (!ok || (need && (r[3] < 0 || r[3] + need > npar))) {
+            PyErr_Format(ModelError, "flex_sensors: sensor %d (kind %d, index %d) does not fit the system", k,
+                         r[0], r[1]);
+            goto done;
+        }
+        sens[k].kind = r[0];
+        sens[k].index = r[1];
+        sens[k].axis = r[2];
+        sens[k].par = r[3] >= 0 ? D(ap) + r[3] : NULL;
+    }
+    mb_mass_props mp = {D(am), D(ac), D(ai), NULL};
+    if (!(out = new_vector(n))) goto done;
+    mb_flex_sensors_eval(fx, &mp, n, sens, D(ax), D(au), (int)PyArray_SIZE(au), D((PyArrayObject *)out));
+done:
+    free(sens);
+    Py_XDECREF(ax); Py_XDECREF(au); Py_XDECREF(ar); Py_XDECREF(ap);
+    Py_XDECREF(am); Py_XDECREF(ac); Py_XDECREF(ai);
     return out;
 }
 
@@ -1449,6 +1509,8 @@ static PyMethodDef methods[] = {
      "adapt_callback(f, normalize, t0, x, dt, options) -> (x, stats)"},
     {"flex_adapt", py_flex_adapt, METH_VARARGS,
      "flex_adapt(fh, q, v, tau, dt, options, fext=None) -> (q, v, stats)"},
+    {"flex_sensors", py_flex_sensors, METH_VARARGS,
+     "flex_sensors(fh, x, u, rows, par, mass, com, Ic) -> outputs (flexsensors.h)"},
     {"new_flex", py_new_flex, METH_VARARGS, "Pack a flexible system (see FlexibleSystem)."},
     {"flex_rhs", py_flex_rhs, METH_VARARGS,
      "flex_rhs(fh, q, v, tau, fext=None, pidx=None, pacc=None) -> (qdot, vdot)"},

@@ -143,6 +143,8 @@ static void virtual_state(mb_flex *fx, const double *q, const double *v) {
     }
 }
 
+void mb_flex_virtual_state(mb_flex *fx, const double *q, const double *v) { virtual_state(fx, q, v); }
+
 /* Most virtual joints are prismatic with an unrotated joint frame, so their
  * transforms are pure translations (E exactly the identity): these helpers
  * skip the rotations. */

@@ -72,6 +72,10 @@ int mb_flex_rhs(mb_flex *fx, const double *q, const double *v, const double *tau
 int mb_flex_rk4(mb_flex *fx, double *q, double *v, const double *tau, const double *fext,
                 double h, int n);
 
+/* the virtual tree's coordinates fx->c (model nq) and rates fx->cd (model
+ * nv) at the public state (q, v), for kinematics and energies */
+void mb_flex_virtual_state(mb_flex *fx, const double *q, const double *v);
+
 /* the mb_ode of mb_flex_rhs (public coordinates, no prescribed joints) for
  * mb_rk4_steps or mb_adapt_advance */
 void mb_flex_ode(mb_flex *fx, mb_ode *ode);

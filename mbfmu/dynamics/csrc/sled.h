@@ -30,7 +30,7 @@
  * duration (s), start (s) */
 enum { SL_AX = 0, SL_AY, SL_AZ, SL_PEAK, SL_DUR, SL_START, SL_N };
 
-enum { MB_SENS_ACCELEROMETER = 21, MB_SENS_SLED_ACCEL, MB_SENS_CABLE_TENSION, MB_SENS_DISPLACEMENT };
+enum { MB_SENS_ACCELEROMETER = 31, MB_SENS_SLED_ACCEL, MB_SENS_CABLE_TENSION, MB_SENS_DISPLACEMENT };
 
 typedef struct {
     int input;         /* input added to the pulse, -1: none */

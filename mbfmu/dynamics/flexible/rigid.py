@@ -27,6 +27,19 @@ class RigidSystem:
         self.nq, self.nv = model.nq, model.nv
         self.nf = 0
         self.beams = ()
+        # the tree as a flexible system without beams (every body rigid, public
+        # coordinates the model's), for the flexible sensors (csrc/flexsensors.h)
+        nb = model.nbodies
+        ib = lambda xs: np.array(xs, np.intc)  # noqa: E731
+        none = ib([])
+        self.flex_tables = dict(
+            role=ib([0] + [1] * (nb - 1)), beam=ib([-1] * nb), pq=ib([0, *model.idx_q[1:]]),
+            pv=ib([0, *model.idx_v[1:]]), goff=ib([-1] * nb), hoff=ib([-1] * nb), gtab=np.zeros(0),
+            htab=np.zeros(0), bbody=none, bq=none, bv=none, bnm=none, kdoff=none, kd=np.zeros(0))
+        t = self.flex_tables
+        self._fh = _kernels.new_flex(model._h, self.nq, self.nv, t["role"], t["beam"], t["pq"], t["pv"],
+                                     t["goff"], t["hoff"], t["gtab"], t["htab"], none, none, none, none,
+                                     none, t["kd"], tuple(model.q_names), tuple(model.v_names), ())
 
     def neutral(self) -> np.ndarray:
         return self.model.neutral()

@@ -475,6 +475,10 @@ class FlexibleSystem:
     beams : tuple of ModalBeam
     nq, nv, nf : int
         Sizes of q, v and of the modal coordinates.
+    flex_tables : dict
+        The compiled flexible ABA's tables (``csrc/flexible.h``: body roles,
+        index maps, station tables, modal stiffness and damping), as handed
+        to the kernel; the native FMU runtime packs them.
 
     Parameters
     ----------
@@ -585,11 +589,16 @@ class FlexibleSystem:
         v_names = tuple(h.v_names[k] for k in self._vv_rigid) + tuple(
             f"{b.name}.eta_dot[{k}]" for b in self.beams for k in range(b.n))
         ib = lambda xs: np.array(xs, np.intc)  # noqa: E731
+        # the kernel's tables, kept for the native FMU runtime (mbfmu.fmu.native.flexible)
+        self.flex_tables = dict(
+            role=role, beam=beam_of, pq=pq, pv=pv, goff=goff, hoff=hoff, gtab=gtab, htab=htab,
+            bbody=ib([b.body for b in self.beams]), bq=ib([b.offset for b in self.beams]),
+            bv=ib([b.offset - self.nq_rigid + self.nv_rigid for b in self.beams]),
+            bnm=ib([b.n for b in self.beams]), kdoff=ib(kdoff), kd=_concat(kd))
+        t = self.flex_tables
         self._fh = _kernels.new_flex(
             h._h, self.nq, self.nv, role, beam_of, pq, pv, goff, hoff, gtab, htab,
-            ib([b.body for b in self.beams]), ib([b.offset for b in self.beams]),
-            ib([b.offset - self.nq_rigid + self.nv_rigid for b in self.beams]),
-            ib([b.n for b in self.beams]), ib(kdoff), _concat(kd), q_names, v_names,
+            t["bbody"], t["bq"], t["bv"], t["bnm"], t["kdoff"], t["kd"], q_names, v_names,
             tuple(b.name for b in self.beams))
         self._zero_tau = np.zeros(self.nv)
         self._aba_reasons: dict = {}

@@ -28,6 +28,7 @@ from .. import modeldescription
 from ..plantref import PlantRef, build_plant
 from ..slave import STATE_PREFIX, PlantSlave
 from . import toolchain
+from .flexible import flex_source
 from .pack import Description, ParameterMap, check_supported, describe, parameter_map
 
 DEFAULT_PLATFORMS = ("linux64", "win64")
@@ -84,12 +85,14 @@ def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
         _c_array("char *", "UNITS", units, _c_string),
         _c_array("double", "LO", lo, _c_double), _c_array("double", "HI", hi, _c_double),
     ]
+    flex_text, flex_ref = flex_source(st, _c_array)
+    parts.append(flex_text)
     fields = dict(plant=_c_string(plant.name), guid=_c_string(guid),
                   **{k: st[k] for k in ("nb", "nq", "nv", "nu", "np", "ny", "nx", "ns", "nct", "ncb",
                                         "canonical", "nl", "sled", "sled_input", "hic_body", "nh")},
                   parent="PARENT", jtype="JTYPE", nqi="NQI", nvi="NVI", l_iq="L_IQ", l_iv="L_IV", nd=desc.d.size, d0="D0",
                   **o, sens="SENS", p0="P0", u0="U0", p_fixed="P_FIXED", naff=len(aff_p), aff_p="AFF_P",
-                  aff_i="AFF_I", aff_c="AFF_C", names="NAMES", units="UNITS", lo="LO", hi="HI")
+                  aff_i="AFF_I", aff_c="AFF_C", names="NAMES", units="UNITS", lo="LO", hi="HI", flex=flex_ref)
     parts.append("const mbn_data MBN_DATA = {\n" + "".join(f"    .{k} = {v},\n" for k, v in fields.items())
                  + "};\n")
     return "\n".join(parts)

@@ -45,6 +45,9 @@ def check_supported(plant: Plant) -> None:
     ``hic`` recorder and sled-frame sensors, :mod:`mbfmu.dynamics.sled`)
     runs on those kernel elements. (``derivatives`` is not used by an FMU.)
     """
+    if getattr(plant, "flexible_system", None) is not None:
+        from .flexible import check_flexible
+        return check_flexible(plant)
     cls = type(plant)
     name = f"plant {plant.name!r}"
     if not isinstance(plant, MultibodyPlant):
@@ -87,9 +90,9 @@ def _sled_blocks(plant: MultibodyPlant) -> list[tuple[str, np.ndarray]]:
             ("o_hic", hic.parameters() if hic is not None else np.zeros(0))]
 
 
-def _sled_structure(plant: MultibodyPlant) -> dict:
+def sled_structure(plant: Plant) -> dict:
     """The sled's and HIC recorder's integers (``sled`` 0 without a sled frame)."""
-    sled, hic = plant.sled, plant.hic
+    sled, hic = getattr(plant, "sled", None), getattr(plant, "hic", None)
     return dict(sled=int(sled is not None), sled_input=sled.input if sled is not None else -1,
                 hic_body=hic.body if hic is not None else 0, nh=hic.history if hic is not None else 0)
 
@@ -116,19 +119,52 @@ class Description:
     offsets: dict = field(default_factory=dict)
 
 
-def describe(plant: MultibodyPlant) -> Description:
-    """The numeric description of a supported plant (see :func:`check_supported`)."""
-    model: Model = plant.model
+def model_blocks(model: Model) -> list[tuple[str, np.ndarray]]:
+    """The blocks of ``d`` that describe ``model`` (arrays of ``mb_model``,
+    body masses, centres of mass and inertias), keyed by their offsets' names."""
     pk = model.packed
-    nb, nq, nv, nu = model.nbodies, model.nq, model.nv, len(plant.inputs)
-    latches = plant.latches if plant.latches is not None else ((), (), (), 0.0, 0.0)
     mass, com, Ic = S.mass_properties(model)
-    blocks: list[tuple[str, np.ndarray]] = [
+    return [
         ("o_axis1", pk["axis1"]), ("o_axis2", pk["axis2"]), ("o_Rtree", pk["Rtree"]),
         ("o_ptree", pk["ptree"]), ("o_Ibody", pk["inertia"]), ("o_g", pk["gravity"]),
         ("o_dof", pk["dof_force"]), ("o_springs", pk["springs"]), ("o_contacts", pk["contacts"]),
         ("o_cables", pk["cables"]),
         ("o_mass", mass), ("o_com", com), ("o_Ic", Ic),
+    ]
+
+
+def model_structure(model: Model) -> dict:
+    """The integer structure of ``model`` (sizes, tree, joint types, the body
+    columns of the force elements)."""
+    pk = model.packed
+    return dict(
+        nb=model.nbodies, ns=len(model.springs), nct=len(model.contacts), ncb=len(model.cables),
+        parent=tuple(int(v) for v in pk["parent"]), jtype=tuple(int(v) for v in pk["jtype"]),
+        nqi=tuple(int(v) for v in pk["nqi"]), nvi=tuple(int(v) for v in pk["nvi"]),
+        bodies=tuple(tuple(pk[k][:, c].astype(int).tolist()) for k, cols in _BODY_COLUMNS.items()
+                     for c in cols))
+
+
+def layout(blocks: list[tuple[str, np.ndarray]]) -> tuple[dict, list[np.ndarray], int]:
+    """Offsets of ``blocks`` laid end to end, their flat arrays, and the total size."""
+    offsets, parts, at = {}, [], 0
+    for key, arr in blocks:
+        flat = np.asarray(arr, dtype=float).reshape(-1)
+        offsets[key] = at
+        parts.append(flat)
+        at += flat.size
+    return offsets, parts, at
+
+
+def describe(plant: MultibodyPlant) -> Description:
+    """The numeric description of a supported plant (see :func:`check_supported`)."""
+    if getattr(plant, "flexible_system", None) is not None:
+        from .flexible import describe_flexible
+        return describe_flexible(plant)
+    model: Model = plant.model
+    nq, nv, nu = model.nq, model.nv, len(plant.inputs)
+    latches = plant.latches if plant.latches is not None else ((), (), (), 0.0, 0.0)
+    blocks = model_blocks(model) + [
         ("o_lsign", np.asarray(latches[2], float)), ("o_lk", np.array(latches[3:5], float)),
         ("o_q0", plant.initial_state()[:nq]), ("o_v0", plant.initial_velocity),
         ("o_B", plant.input_matrix), ("o_step", np.array([plant.internal_step])),
@@ -136,12 +172,7 @@ def describe(plant: MultibodyPlant) -> Description:
         ("o_adapt", np.array(plant.error_control.options(plant.internal_step), float)),
         *_sled_blocks(plant),
     ]
-    offsets, parts, at = {}, [], 0
-    for key, arr in blocks:
-        flat = np.asarray(arr, dtype=float).reshape(-1)
-        offsets[key] = at
-        parts.append(flat)
-        at += flat.size
+    offsets, parts, at = layout(blocks)
     sens = []
     for s in plant.sensors:
         if isinstance(s, S.PointPosition):
@@ -161,14 +192,10 @@ def describe(plant: MultibodyPlant) -> Description:
         else:
             sens.append((s.code, getattr(s, "index", 0), getattr(s, "axis", 0), -1))
     structure = dict(
-        nb=nb, nq=nq, nv=nv, nu=nu, np=len(plant.parameters), ny=len(plant.outputs),
-        nx=len(plant.states), ns=len(model.springs), nct=len(model.contacts), ncb=len(model.cables),
-        canonical=int(plant.canonical), parent=tuple(int(v) for v in pk["parent"]),
-        jtype=tuple(int(v) for v in pk["jtype"]), nqi=tuple(int(v) for v in pk["nqi"]),
-        nvi=tuple(int(v) for v in pk["nvi"]), sens=tuple(sens), nl=len(latches[0]),
+        **model_structure(model), nq=nq, nv=nv, nu=nu, np=len(plant.parameters), ny=len(plant.outputs),
+        nx=len(plant.states), canonical=int(plant.canonical), sens=tuple(sens), nl=len(latches[0]),
         l_iq=tuple(int(v) for v in latches[0]), l_iv=tuple(int(v) for v in latches[1]),
-        bodies=tuple(tuple(pk[k][:, c].astype(int).tolist()) for k, cols in _BODY_COLUMNS.items()
-                     for c in cols), **_sled_structure(plant))
+        **sled_structure(plant))
     return Description(structure, np.concatenate(parts) if parts else np.zeros(0), offsets)
 
 
@@ -250,8 +277,53 @@ def parameter_map(plant: MultibodyPlant, rebuild: Callable[[Mapping[str, float]]
             break
         if reason is not None:
             out.fixed[j] = reason
+    _check_far(plant, rebuild, base, out)
     _check_jointly(plant, rebuild, d0, out)
     return out
+
+
+_FAR = (0.1, 0.5, 2.0, 10.0)  # multiples of the start value probed for affinity far from it
+_BLOCK_NAMES = {"o_step": "the integrator's internal step", "o_adapt": "the integrator's options"}
+
+
+def _far_values(sig) -> list[float]:
+    """Values of a parameter far from its start (multiples of it, or +-0.1..10
+    around zero) and its finite bounds, inside the bounds."""
+    p0 = float(sig.start)
+    values = [p0 * f for f in _FAR] if p0 != 0 else [s * f for f in _FAR for s in (1.0, -1.0)]
+    values += [b for b in (sig.min, sig.max) if b is not None]
+    return [v for v in values if v != p0 and (sig.min is None or v >= sig.min)
+            and (sig.max is None or v <= sig.max)]
+
+
+def _check_far(plant, rebuild, base: Description, pmap: ParameterMap) -> None:
+    """A re-packable parameter whose affine prediction of ``d`` fails at a value
+    far from its start (a plant whose internal step follows its stiffest
+    mode, say) becomes fixed, the reason naming the value and the block."""
+    d0 = base.d
+    for j in sorted(pmap.coefficients):
+        sig = plant.parameters[j]
+        idx, c = pmap.coefficients[j]
+        for value in _far_values(sig):
+            try:
+                actual = describe(rebuild({sig.name: value}))
+            except Exception:  # the plant refuses this value: nothing to compare
+                continue
+            predicted = d0.copy()
+            predicted[idx] += c * (value - float(sig.start))
+            if actual.structure == base.structure and _close(actual.d, predicted,
+                                                             np.maximum(np.abs(actual.d), np.abs(d0))):
+                continue
+            what = "the model's structure"
+            if actual.structure == base.structure:
+                bad = int(np.flatnonzero(np.abs(actual.d - predicted) > _REL_TOL * np.maximum(
+                    np.abs(actual.d), np.abs(d0)))[0])
+                key = max((k for k, o in base.offsets.items() if o <= bad), key=lambda k: base.offsets[k],
+                          default=None)
+                what = _BLOCK_NAMES.get(key, "the packed model")
+            pmap.fixed[j] = f"at {sig.name} = {value:.6g} it moves {what} non-linearly"
+            del pmap.coefficients[j]
+            break
 
 
 def _check_jointly(plant, rebuild, d0: np.ndarray, pmap: ParameterMap) -> None:

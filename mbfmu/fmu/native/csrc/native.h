@@ -19,6 +19,17 @@
 #include "adaptive.h"
 #include "latch.h"
 #include "sled.h"
+#include "flexible.h"
+
+/* a flexible plant's tables (flex_runtime.c): the state is the public
+ * [q; v] of an mb_flex around the virtual tree that mbn_data describes */
+typedef struct {
+    int nbeam;
+    const int *role, *beam, *pq, *pv, *goff, *hoff; /* (nb) csrc/flexible.h */
+    const int *bbody, *bq, *bv, *bnm, *kdoff;       /* (nbeam) */
+    int ng, nh, nkd;                                /* sizes of the tables in d */
+    int o_gtab, o_htab, o_kd;                       /* their offsets in d */
+} mbn_flex_data;
 
 typedef struct {
     const char *plant;      /* plant name, for messages */
@@ -46,6 +57,7 @@ typedef struct {
     const char *const *names;   /* (nu + np + ny + nx) variable names by value reference */
     const char *const *units;   /* same, "" for dimensionless */
     const double *lo, *hi;      /* (nu + np) bounds, +-HUGE_VAL where unbounded */
+    const mbn_flex_data *flex;  /* NULL: a rigid plant; else nq, nv are the public sizes */
 } mbn_data;
 
 extern const mbn_data MBN_DATA;
@@ -54,6 +66,7 @@ extern const mbn_data MBN_DATA;
 typedef struct {
     const mbn_data *data;
     mb_model *m;
+    mb_flex *fx;          /* data->flex: the flexible system around m */
     mb_sensor *sens;      /* (ny) pointing into d */
     mb_mass_props mp;
     mb_latches latches;   /* (data->nl hinges) pointing into d */
@@ -88,6 +101,17 @@ int mbn_set_parameters(mbn_instance *in, const double *p);
 int mbn_advance(mbn_instance *in, double dt);
 /* outputs at the current time, state and inputs */
 const double *mbn_outputs(mbn_instance *in);
+
+/* flex_runtime.c: the mb_flex of the virtual tree m described by d (NULL on
+ * allocation failure), and the outputs of a flexible plant into in->y */
+mb_flex *mbn_flex_new(const mbn_data *D, mb_model *m, const double *d);
+void mbn_flex_outputs(mbn_instance *in);
+/* 1 if the flexible right-hand side's error err (mb_flex_rhs, FX_NONFINITE)
+ * in a step from in->x comes from a state the step reached (the equations
+ * hold at in->x: the state blew up, as advance_flexible says), a stage that
+ * was not finite, or a singular modal mass; 0 if a joint's articulated
+ * inertia is singular at in->x itself */
+int mbn_flex_blown_up(mbn_instance *in, int err);
 
 /* the saved FMU state: bytes of a flat record (see runtime.c) */
 size_t mbn_state_size(const mbn_instance *in);

@@ -43,12 +43,11 @@ static mb_model *pack_model(const mbn_data *D, const double *d) {
     m->Rtree = copy_dbls(d + D->o_Rtree, 9 * nb);
     m->ptree = copy_dbls(d + D->o_ptree, 3 * nb);
     m->Ibody = copy_dbls(d + D->o_Ibody, 36 * nb);
-    m->dof_force = copy_dbls(d + D->o_dof, DF_N * D->nv);
     m->springs = copy_dbls(d + D->o_springs, SP_N * D->ns);
     m->contacts = copy_dbls(d + D->o_contacts, CT_N * D->nct);
     m->cables = copy_dbls(d + D->o_cables, CB_N * D->ncb);
     if (!m->parent || !m->jtype || !m->nqi || !m->nvi || !m->iq || !m->iv || !m->axis1 ||
-        !m->axis2 || !m->Rtree || !m->ptree || !m->Ibody || !m->dof_force || !m->springs ||
+        !m->axis2 || !m->Rtree || !m->ptree || !m->Ibody || !m->springs ||
         !m->contacts || !m->cables) {
         mb_free(m);
         return NULL;
@@ -63,6 +62,12 @@ static mb_model *pack_model(const mbn_data *D, const double *d) {
     }
     m->nq = nq;
     m->nv = nv;
+    /* the tree's own velocities (a flexible plant's public nv is another) */
+    m->dof_force = copy_dbls(d + D->o_dof, DF_N * nv);
+    if (!m->dof_force) {
+        mb_free(m);
+        return NULL;
+    }
     /* the rule of the Python binding's new_model: limits of +-1e300 mean none */
     m->has_dof_force = 0;
     for (int k = 0; k < nv; ++k) {
@@ -109,7 +114,7 @@ static void bind_sensors(mbn_instance *in) {
 static void initial_state(const mbn_data *D, mb_model *m, const double *d, double *x) {
     for (int k = D->nq + D->nv; k < D->nx; ++k) x[k] = 0.0;
     memcpy(x, d + D->o_q0, sizeof(double) * (size_t)D->nq);
-    mb_normalize(m, x);
+    if (!D->flex) mb_normalize(m, x); /* a flexible plant's q0 is public: as the plant gives it */
     if (D->canonical) mb_momentum(m, x, d + D->o_v0, x + D->nq);
     else memcpy(x + D->nq, d + D->o_v0, sizeof(double) * (size_t)D->nv);
 }
@@ -128,7 +133,9 @@ mbn_instance *mbn_new(const mbn_data *D) {
     in->tau = calloc((size_t)D->nv + 1, sizeof(double));
     in->sens = calloc((size_t)D->ny + 1, sizeof(mb_sensor));
     in->m = in->d ? pack_model(D, in->d) : NULL;
-    if (!in->p || !in->u || !in->x || !in->xw || !in->y || !in->v || !in->tau || !in->sens || !in->m) {
+    if (in->m && D->flex) in->fx = mbn_flex_new(D, in->m, in->d);
+    if (!in->p || !in->u || !in->x || !in->xw || !in->y || !in->v || !in->tau || !in->sens || !in->m ||
+        (D->flex && !in->fx)) {
         mbn_free(in);
         return NULL;
     }
@@ -140,6 +147,7 @@ mbn_instance *mbn_new(const mbn_data *D) {
 
 void mbn_free(mbn_instance *in) {
     if (!in) return;
+    mb_flex_free(in->fx);
     mb_free(in->m);
     free(in->d); free(in->p); free(in->u); free(in->x); free(in->xw);
     free(in->y); free(in->v); free(in->tau); free(in->sens);
@@ -147,17 +155,19 @@ void mbn_free(mbn_instance *in) {
 }
 
 /* 1 if the symmetric 3x3 matrix A (row-major) is positive semi-definite
- * (every principal minor >= -tol * scale^k) */
+ * (every k x k principal minor >= -1e-12 scale^k: a round-off negative
+ * moment, as of a thin strip's cross-section on the triangle inequality's
+ * edge, times a positive one stays inside) */
 static int psd3(const double *A, double scale) {
-    double t = 1e-12 * (scale > 0 ? scale : 1.0);
+    double s = scale > 0 ? scale : 1.0, t = 1e-12 * s;
     for (int i = 0; i < 3; ++i)
         if (A[4 * i] < -t) return 0;
     for (int i = 0; i < 3; ++i)
         for (int j = i + 1; j < 3; ++j)
-            if (A[4 * i] * A[4 * j] - A[3 * i + j] * A[3 * i + j] < -t * t) return 0;
+            if (A[4 * i] * A[4 * j] - A[3 * i + j] * A[3 * i + j] < -t * s) return 0;
     double det = A[0] * (A[4] * A[8] - A[5] * A[7]) - A[1] * (A[3] * A[8] - A[5] * A[6]) +
                  A[2] * (A[3] * A[7] - A[4] * A[6]);
-    return det >= -t * t * t;
+    return det >= -t * s * s;
 }
 
 /* 0 if every body of the description d is physical (mass >= 0, rotational
@@ -195,12 +205,16 @@ int mbn_set_parameters(mbn_instance *in, const double *p) {
     if (body) { free(d); return -2000 - body; }
     mb_model *m = pack_model(D, d);
     if (!m) { free(d); return -1000; }
+    mb_flex *fx = D->flex ? mbn_flex_new(D, m, d) : NULL;
+    if (D->flex && !fx) { mb_free(m); free(d); return -1000; }
     double *x0 = in->xw;
     initial_state(D, m, d, x0);
     for (int k = 0; k < D->nx; ++k)
-        if (!isfinite(x0[k])) { mb_free(m); free(d); return -1000; }
+        if (!isfinite(x0[k])) { mb_flex_free(fx); mb_free(m); free(d); return -1000; }
+    mb_flex_free(in->fx);
     mb_free(in->m);
     free(in->d);
+    in->fx = fx;
     in->m = m;
     in->d = d;
     memcpy(in->p, p, sizeof(double) * (size_t)D->np);
@@ -251,7 +265,9 @@ static int integrate(mbn_instance *in, double *x, double dt) {
                                &in->adapt_stats);
     if (D->nl) return mb_latch_advance(in->m, &in->latches, q, y, y + D->nv, in->tau, dt, &opt, &in->adapt_stats);
     mb_ode ode;
-    if (D->canonical) mb_canonical_ode(in->m, &ode);
+    /* FlexibleArm._compiled_adaptive: advance_flexible; without beams (segments) advance_rigid */
+    if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
+    else if (D->canonical) mb_canonical_ode(in->m, &ode);
     else mb_rigid_ode(in->m, &ode);
     return mb_adapt_advance(&ode, q, y, in->tau, NULL, dt, &opt, &in->adapt_stats);
 }
@@ -275,6 +291,7 @@ int mbn_advance(mbn_instance *in, double dt) {
         if (status == MB_ADAPT_NO_MEMORY) return MBN_NOMEM;
         if (status == MB_ADAPT_RHS_ERROR) {
             int err = in->adapt_stats.rhs_error;
+            if (D->flex && mbn_flex_blown_up(in, err)) { in->adapt_status = status; return MBN_ADAPT; }
             return err < 0 ? -err : err;
         }
         in->adapt_status = status;
@@ -299,7 +316,9 @@ const double *mbn_outputs(mbn_instance *in) {
         generalized_forces(in);
         mb_sled_sensors_eval(in->m, &in->mp, &in->sled, in->t, D->ny, in->sens, in->x, v, in->u, D->nu, in->tau,
                              in->y);
-    } else
+    } else if (D->flex)
+        mbn_flex_outputs(in);
+    else
         mb_sensors_eval(in->m, &in->mp, D->ny, in->sens, in->x, v, in->u, D->nu, in->y);
     in->y_valid = 1;
     return in->y;
