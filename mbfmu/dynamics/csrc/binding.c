@@ -1402,6 +1402,9 @@ done:
     Py_XDECREF(ar); Py_XDECREF(ap); Py_XDECREF(ax); Py_XDECREF(a0);
     Py_XDECREF(am); Py_XDECREF(ac); Py_XDECREF(ai);
     sled_call_clear(&c);
+    return out;
+}
+
 /* flex_sensors(fh, x, u, rows (n, 4) int: kind, index, axis, offset into par
  * or -1, par, mass (nb), com (nb, 3), Ic (nb, 3, 3)) -> (n,): the sensors of
  * flexsensors.h at the public state x = [q; v] (mass properties of the
