@@ -53,6 +53,7 @@ from ...errors import InputError
 from ..joints import Revolute
 from ..model import ModelBuilder
 from .beam import BeamProperties
+from .driven import PAIRS, simulate_driven
 from .integrators import simulate
 from .rigid import RigidSystem
 from .segments import add_segmented_beam, segment_tip_offset
@@ -85,15 +86,46 @@ def spinup_profile(t: float, omega_s: float, T_s: float = SPINUP_TIME) -> tuple[
     return omega_s * (t - T_s / 2), omega_s, 0.0
 
 
-def spinup_system(method: str = "modes", n: int = 4, stiffening: bool = True, beam: str = "krb"):
-    """The spin-up beam as a system: ``method="modes"`` (``n`` clamped-free
-    modes in the plane of rotation) or ``"segments"`` (``n`` segments), of
-    the beam named ``beam`` (see the module docstring).
+def spinup_system(method: str = "modes", n: int = 4, stiffening: bool = True, beam: str = "krb",
+                  subbeam_modes: int = 2):
+    """The spin-up beam as a system.
 
-    Returns ``(system, tip)`` where ``tip(q)`` gives the tip's transverse
-    deflection in the hub frame (m).
+    Parameters
+    ----------
+    method : {"modes", "segments", "subbeams"}
+        ``"modes"``: one assumed-modes beam with ``n`` clamped-free modes in
+        the plane of rotation; ``"segments"``: ``n`` rigid segments;
+        ``"subbeams"``: ``n`` chained floating-frame sub-beams with
+        ``subbeam_modes`` tip-loaded modes each
+        (:mod:`~mbfmu.dynamics.flexible.subbeams`).
+    n : int
+        Modes, segments or sub-beams.
+    stiffening : bool
+        Geometric stiffening of the modal beams (always on for sub-beams).
+    beam : str
+        ``"krb"`` or ``"simo-vu-quoc"`` (see the module docstring).
+    subbeam_modes : int
+        Bending modes per sub-beam (``method="subbeams"``).
+
+    Returns
+    -------
+    system : FlexibleSystem or RigidSystem
+        The hub joint is velocity coordinate 0.
+    tip : callable
+        ``tip(q)``: the tip's transverse deflection in the hub frame, m.
     """
     beam = spinup_beam(beam)
+    if method == "subbeams":
+        b = FlexibleSystemBuilder(gravity=(0.0, 0.0, 0.0), name="spinup_subbeams")
+        hub = b.add_beam("beam", "world", Revolute(axis=(0.0, 0.0, 1.0)), beam,
+                         ModeSet(bending_y=subbeam_modes, tip_shapes=True), subbeams=n)
+        system = b.build()
+
+        def tip(q):
+            R, p = system.poses(q)
+            _, p_tip = system.tip_frame(q, "beam")
+            return float((R[hub].T @ (p_tip - p[hub]))[1])
+        return system, tip
     if method == "modes":
         b = FlexibleSystemBuilder(gravity=(0.0, 0.0, 0.0), name="spinup_modes")
         b.add_beam("beam", "world", Revolute(axis=(0.0, 0.0, 1.0)), beam, ModeSet(bending_y=n),
@@ -112,22 +144,53 @@ def spinup_system(method: str = "modes", n: int = 4, stiffening: bool = True, be
             R, p = system.poses(q)
             return float((R[hub].T @ (p[tip_body] + R[tip_body] @ off - p[hub]))[1])
         return system, tip
-    raise ValueError(f"method {method!r} must be 'modes' or 'segments'")
+    raise InputError(f"spin-up method {method!r} must be 'modes', 'segments' or 'subbeams'")
 
 
 def run_spinup(omega_s: float, t_final: float = 20.0, method: str = "modes", n: int = 4,
                stiffening: bool = True, dt_out: float = 0.05, integrator: str = "DOP853",
                rtol: float = 1e-8, atol: float = 1e-10, stop_above: float | None = None,
-               beam: str = "krb"):
-    """Simulate the spin-up of beam ``beam`` (default the KRB beam); returns
-    ``(t, tip_deflection)`` arrays (s, m).
+               beam: str = "krb", subbeam_modes: int = 2):
+    """Simulate the spin-up of beam ``beam`` (default the KRB beam).
 
-    ``stop_above`` (m) ends the run once the tip deflection's magnitude
-    exceeds it (a diverging model otherwise grows without bound and drives
-    the adaptive step towards zero); the arrays then stop at the last output
-    time before that instant.
+    Parameters
+    ----------
+    omega_s : float
+        Final spin rate, rad/s.
+    t_final : float
+        Simulated time, s.
+    method, n, stiffening, beam, subbeam_modes
+        The model, as :func:`spinup_system`.
+    dt_out : float
+        Output interval, s.
+    integrator : str
+        One of :data:`~mbfmu.dynamics.flexible.integrators.METHODS` (scipy
+        or Python RK4 around the right-hand side), or ``"DP54"`` / ``"BS32"``:
+        the compiled error-controlled pairs with the hub driven in the
+        compiled flexible ABA (:func:`~mbfmu.dynamics.flexible.driven.simulate_driven`;
+        modal and sub-beam models only, no ``stop_above``).
+    rtol, atol : float
+        Tolerances (atol in m, rad and modal units).
+    stop_above : float, optional
+        m: end the run once the tip deflection's magnitude exceeds it (a
+        diverging model otherwise grows without bound and drives the
+        adaptive step towards zero); the arrays then stop at the last output
+        time before that instant.
+
+    Returns
+    -------
+    t, tip_deflection : ndarray
+        s, m (transverse, in the hub frame).
     """
-    system, tip = spinup_system(method, n, stiffening, beam)
+    system, tip = spinup_system(method, n, stiffening, beam, subbeam_modes)
+    t_eval = np.linspace(0.0, t_final, int(round(t_final / dt_out)) + 1)
+    x0 = np.concatenate([system.neutral(), np.zeros(system.nv)])
+    if integrator in PAIRS:
+        if stop_above is not None:
+            raise InputError(f"stop_above needs a scipy integrator, not {integrator!r}")
+        traj = simulate_driven(system, x0, t_eval, lambda t: ((0,), (spinup_profile(t, omega_s)[2],)),
+                               rtol=rtol, atol=atol, method=integrator)
+        return traj.t, np.array([tip(x[:system.nq]) for x in traj.x])
 
     def prescribed(t):
         th, thd, thdd = spinup_profile(t, omega_s)
@@ -142,8 +205,6 @@ def run_spinup(omega_s: float, t_final: float = 20.0, method: str = "modes", n: 
             return stop_above - abs(tip(x[:system.nq]))
         diverged.terminal = True
         events = [diverged]
-    t_eval = np.linspace(0.0, t_final, int(round(t_final / dt_out)) + 1)
-    x0 = np.concatenate([system.neutral(), np.zeros(system.nv)])
     traj = simulate(system, x0, t_final, method=integrator, rtol=rtol, atol=atol, t_eval=t_eval,
                     prescribed=prescribed, events=events)
     return traj.t, np.array([tip(x[:system.nq]) for x in traj.x])
