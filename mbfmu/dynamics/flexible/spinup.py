@@ -51,11 +51,9 @@ import numpy as np
 
 from ...errors import InputError
 from ..joints import Revolute
-from ..model import ModelBuilder
 from .beam import BeamProperties
 from .driven import PAIRS, simulate_driven
 from .integrators import simulate
-from .rigid import RigidSystem
 from .segments import add_segmented_beam, segment_tip_offset
 from .system import FlexibleSystemBuilder, ModeSet
 
@@ -101,7 +99,7 @@ def spinup_system(method: str = "modes", n: int = 4, stiffening: bool = True, be
     n : int
         Modes, segments or sub-beams.
     stiffening : bool
-        Geometric stiffening of the modal beams (always on for sub-beams).
+        Geometric stiffening of the modal beams and sub-beams.
     beam : str
         ``"krb"`` or ``"simo-vu-quoc"`` (see the module docstring).
     subbeam_modes : int
@@ -109,7 +107,7 @@ def spinup_system(method: str = "modes", n: int = 4, stiffening: bool = True, be
 
     Returns
     -------
-    system : FlexibleSystem or RigidSystem
+    system : FlexibleSystem
         The hub joint is velocity coordinate 0.
     tip : callable
         ``tip(q)``: the tip's transverse deflection in the hub frame, m.
@@ -118,7 +116,7 @@ def spinup_system(method: str = "modes", n: int = 4, stiffening: bool = True, be
     if method == "subbeams":
         b = FlexibleSystemBuilder(gravity=(0.0, 0.0, 0.0), name="spinup_subbeams")
         hub = b.add_beam("beam", "world", Revolute(axis=(0.0, 0.0, 1.0)), beam,
-                         ModeSet(bending_y=subbeam_modes, tip_shapes=True), subbeams=n)
+                         ModeSet(bending_y=subbeam_modes, tip_shapes=True), stiffening=stiffening, subbeams=n)
         system = b.build()
 
         def tip(q):
@@ -134,10 +132,11 @@ def spinup_system(method: str = "modes", n: int = 4, stiffening: bool = True, be
         rec = system.beam("beam")
         return system, lambda q: float(rec.deflection(rec.coordinates(q), [beam.length])[0, 1])
     if method == "segments":
-        b = ModelBuilder(gravity=(0.0, 0.0, 0.0), name="spinup_segments")
+        # rigid bodies only, but in a flexible system: its compiled ABA drives the hub
+        b = FlexibleSystemBuilder(gravity=(0.0, 0.0, 0.0), name="spinup_segments")
         hub = b.add_body("hub", "world", Revolute(axis=(0.0, 0.0, 1.0)))
         tip_body = add_segmented_beam(b, "beam", hub, beam, n)
-        system = RigidSystem(b.build())
+        system = b.build()
         off = segment_tip_offset(beam, n)
 
         def tip(q):
@@ -168,7 +167,7 @@ def run_spinup(omega_s: float, t_final: float = 20.0, method: str = "modes", n: 
         or Python RK4 around the right-hand side), or ``"DP54"`` / ``"BS32"``:
         the compiled error-controlled pairs with the hub driven in the
         compiled flexible ABA (:func:`~mbfmu.dynamics.flexible.driven.simulate_driven`;
-        modal and sub-beam models only, no ``stop_above``).
+        any method, no ``stop_above``).
     rtol, atol : float
         Tolerances (atol in m, rad and modal units).
     stop_above : float, optional
