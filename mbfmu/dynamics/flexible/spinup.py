@@ -25,17 +25,35 @@ Beams (``beam=`` of :func:`spinup_system` and :func:`run_spinup`):
   robot arm" of the AeroBeams.jl test suite (test/examples/spinupRobotArm.jl)
   and Ansys Verification Manual case VM258, run there at Omega_s = 6 rad/s.
 
-Accuracy of the models, KRB beam, against a geometrically exact reference
-(ANCF cable elements, 32 elements, converged to 1e-5 m; values of issue 19):
-peak tip deflection -0.5336 m at 4 rad/s and -1.0831 m at 10 rad/s. The
-assumed-modes beam (with stiffening) overshoots the peak by 0.5 % at 4 rad/s
-and by 2.6 % at 10 rad/s, and that error does not shrink with more modes:
-it is the model form (kinematics second-order in the deflection), so
-agreement between mode counts says nothing about accuracy. The
-finite-segment chain is geometrically exact in the limit and converges as
-1/n^2 (20 segments still miss the 10 rad/s peak by about 0.4 %); the slow
-tests of ``tests/flexible/test_spinup.py`` check the modal histories against
-that chain Richardson-extrapolated from two segment counts.
+Accuracy of the models, KRB beam, peak tip deflection against a
+geometrically exact reference: the segment chain Richardson-extrapolated from
+20 and 40 segments, -0.53360 m at 4 rad/s and -1.08304 m at 10 rad/s
+(computed by the slow tests of ``tests/flexible/test_spinup.py``; it agrees
+with the ANCF values of issue 19, 32 cable elements converged to 1e-5 m,
+-0.5336 m and -1.0831 m, to 0.01 %):
+
+============================================  =========  ==========
+model (``method``, ``n``)                     4 rad/s    10 rad/s
+============================================  =========  ==========
+``"modes"``, 4 modes (with stiffening)        +0.49 %    +2.58 %
+``"segments"``, 20 segments                   -0.18 %    -0.37 %
+``"segments"``, 40 segments                   -0.05 %    -0.09 %
+``"subbeams"``, 2 sub-beams x 2 modes         +0.12 %    +0.58 %
+``"subbeams"``, 3 sub-beams x 2 modes         +0.04 %    +0.23 %
+``"subbeams"``, 4 sub-beams x 2 modes         +0.02 %    +0.11 %
+``"subbeams"``, 6 sub-beams x 2 modes         +0.005 %   +0.03 %
+``"subbeams"``, 8 sub-beams x 2 modes         +0.002 %   +0.014 %
+============================================  =========  ==========
+
+The modal beam's error does not shrink with more modes: it is the model
+form (kinematics second-order in the deflection), so agreement between mode
+counts says nothing about accuracy. The finite-segment chain is exact in the
+limit and converges as 1/n^2, but slowly and at a high frequency per
+segment. The beam of chained sub-beams
+(:mod:`~mbfmu.dynamics.flexible.subbeams`) is exact in the limit too and
+converges as about 1/n^3; the slow tests check the example's modal and
+sub-beam histories against the extrapolated chain. Cost per simulated second
+next to Exudyn's ANCF cable: ``benchmarks/flexible.py`` section 4.
 
 Simo-Vu-Quoc beam (the previous default), this library's own numbers, for
 comparison: peak -0.4008 m at 4 rad/s (modal, 4 to 8 modes agree to 1e-5 m;

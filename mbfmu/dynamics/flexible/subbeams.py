@@ -43,13 +43,24 @@ sub-beams  P L^2/EI = 1 (v, u)  P L^2/EI = 5 (v, u)  P L^2/EI = 10 (v, u)
 =========  ===================  ===================  ===================
 
 KRB spin-up (Kane, Ryan & Banerjee 1987) at 10 rad/s, peak tip deflection
-against the ANCF reference of -1.0831 m: 1 sub-beam x 4 modes +2.5 %, 2 x 3
-+0.80 %, 3 x 2 +0.23 %, 4 x 2 +0.10 %, 6 x 2 +0.03 %.
+against the segment chain extrapolated from 20 and 40 segments (-1.08304 m;
+ANCF, issue 19: -1.0831 m): 1 sub-beam x 4 modes +2.58 %, 2 x 2 +0.58 %,
+3 x 2 +0.23 %, 4 x 2 +0.11 %, 4 x 3 +0.12 %, 6 x 2 +0.03 %, 8 x 2 +0.014 %
+(4 rad/s: 3 x 2 +0.04 %, 4 x 2 +0.02 %; table in
+:mod:`~mbfmu.dynamics.flexible.spinup`). More modes per sub-beam do not
+help: the error is the sub-beams' model form, which only more sub-beams
+reduce. One mode per sub-beam does *not* converge (-9 % at 4 x 1, -15 % at
+8 x 1): a single shape ties the sub-beam's tip slope to its tip deflection,
+so the chain cannot take a kink-free shape; use two or more.
 
 Cost: a sub-beam with ``m`` modes and ``s`` mass stations adds ``2 s + 3``
 bodies to the recursion (prismatic x and y per station, tip chain); its
-highest frequency grows as ``1/h^2``, which bounds the step of an explicit
-integrator, so use the fewest sub-beams that meet the accuracy wanted.
+highest frequency grows as ``1/h^2`` (KRB beam, 2 modes each: 437 rad/s at 3
+sub-beams, 788 rad/s at 4), which bounds the step of an explicit
+integrator, so use the fewest sub-beams that meet the accuracy wanted and
+the Bogacki-Shampine pair (``BS32``: 3 evaluations per step against 6 for
+DP54, at nearly the same stability-limited step). Measured next to Exudyn's
+ANCF cable in ``benchmarks/flexible.py`` (section 4; benchmarks/RESULTS.md).
 """
 from __future__ import annotations
 
