@@ -215,11 +215,9 @@ def exudyn_spinup(omega: float, t_final: float, n_elements: int = 8, h: float = 
 
 
 def _peak(t, d) -> float:
-    """Minimum of ``d`` refined by a parabola through the samples around it, m."""
-    i = int(np.argmin(d))
-    y0, y1, y2 = d[i - 1], d[i], d[i + 1]
-    s = 0.5 * (y0 - y2) / (y0 - 2.0 * y1 + y2)
-    return float(y1 - 0.25 * (y0 - y2) * s)
+    """Peak tip deflection of a history, m."""
+    from mbfmu.dynamics.flexible.spinup import peak_deflection
+    return peak_deflection(t, d)[1]
 
 
 def ours_spinup(method: str, n: int, modes: int, integrator: str, rtol: float, atol: float):

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mbfmu.dynamics.flexible.spinup import peak_deflection as _peak
 from mbfmu.dynamics.flexible.spinup import run_spinup, spinup_profile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,15 +51,6 @@ def test_spinup_without_stiffening_diverges_at_10_rad_s():
     t, d_nl = run_spinup(10.0, t_final=8.0, n=3, stiffening=True, rtol=1e-6, atol=1e-8)
     assert np.max(np.abs(d_nl)) < 1.5
     assert np.max(np.abs(d_lin)) > 20.0
-
-
-def _peak(t, d):
-    """Time (s) and value (m) of the minimum of ``d``, refined by a parabola
-    through the three samples around it."""
-    i = int(np.argmin(d))
-    y0, y1, y2 = d[i - 1], d[i], d[i + 1]
-    s = 0.5 * (y0 - y2) / (y0 - 2.0 * y1 + y2)
-    return t[i] + s * (t[1] - t[0]), y1 - 0.25 * (y0 - y2) * s
 
 
 ANCF_PEAK = {4.0: -0.5336, 10.0: -1.0831}  # m, issue 19: ANCF, 32 elements, converged to 1e-5 m

@@ -21,7 +21,7 @@ from scipy.special import ellipe, ellipeinc, ellipk, ellipkinc
 from mbfmu.dynamics import Fixed, Revolute
 from mbfmu.dynamics.flexible import FlexibleSystemBuilder, ModeSet
 from mbfmu.dynamics.flexible.driven import simulate_driven
-from mbfmu.dynamics.flexible.spinup import run_spinup, spinup_beam
+from mbfmu.dynamics.flexible.spinup import peak_deflection, run_spinup, spinup_beam, spinup_system
 from mbfmu.dynamics.flexible.statics import static_equilibrium
 from mbfmu.dynamics.integrators import ErrorControl, advance_flexible
 from mbfmu.errors import InputError, ModelError
@@ -119,6 +119,16 @@ def test_free_chain_conserves_energy():
     assert E1 == pytest.approx(E0, rel=1e-7)
 
 
+def test_chain_frequencies_converge_to_euler_bernoulli():
+    """Small motions: the chain's first three cantilever frequencies approach
+    the Euler-Bernoulli values ``(lambda_i L)^2 sqrt(EI / (rho A L^4))``."""
+    from mbfmu.dynamics.flexible import natural_frequencies
+    exact = np.array([BEAM.clamped_frequency(i) for i in (1, 2, 3)])
+    errs = [np.abs(natural_frequencies(chain_system(n), fixed=[0])[:3] / exact - 1.0) for n in (2, 4, 8)]
+    assert np.all(errs[2] < 1e-3)
+    assert np.all(errs[1] < errs[0]) and np.all(errs[2] < errs[1])
+
+
 # ---- elastica --------------------------------------------------------------------
 
 def elastica_tip(alpha):
@@ -184,13 +194,6 @@ def test_elastica_error_falls_with_the_number_of_subbeams():
 
 # ---- spin-up ----------------------------------------------------------------------
 
-def _peak(t, d):
-    i = int(np.argmin(d))
-    y0, y1, y2 = d[i - 1], d[i], d[i + 1]
-    s = 0.5 * (y0 - y2) / (y0 - 2.0 * y1 + y2)
-    return y1 - 0.25 * (y0 - y2) * s
-
-
 def test_spinup_peak_at_10_rad_s_against_the_ancf_reference():
     """4 sub-beams x 2 modes, compiled error-controlled run with the hub
     driven, against the ANCF peak of issue 19 (-1.0831 m, 32 elements);
@@ -200,7 +203,7 @@ def test_spinup_peak_at_10_rad_s_against_the_ancf_reference():
     for n in (2, 4):
         t, d = run_spinup(10.0, t_final=7.0, method="subbeams", n=n, dt_out=0.01, integrator="BS32",
                           rtol=1e-6, atol=1e-8)
-        errs.append(abs(_peak(t, d) / ancf - 1.0))
+        errs.append(abs(peak_deflection(t, d)[1] / ancf - 1.0))
     assert errs[1] < 3e-3
     assert errs[1] < errs[0] / 3.0
 
@@ -235,6 +238,15 @@ def test_chain_damping_is_the_whole_beams():
     for name in system.chain("beam").parts:
         b = system.beam(name)
         np.testing.assert_allclose(b.D, beta * b.K)
+
+
+def test_spinup_entry_points_reject_bad_input():
+    with pytest.raises(InputError, match="subbeams"):
+        spinup_system("chains")
+    with pytest.raises(InputError, match="stop_above"):
+        run_spinup(10.0, t_final=0.1, method="subbeams", n=2, integrator="BS32", stop_above=1.0)
+    with pytest.raises(InputError, match="run past the peak"):
+        peak_deflection([0.0, 1.0, 2.0], [0.0, -1.0, -2.0])
 
 
 def test_simulate_driven_rejects_bad_input():

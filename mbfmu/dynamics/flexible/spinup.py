@@ -102,6 +102,27 @@ def spinup_profile(t: float, omega_s: float, T_s: float = SPINUP_TIME) -> tuple[
     return omega_s * (t - T_s / 2), omega_s, 0.0
 
 
+def peak_deflection(t, d) -> tuple[float, float]:
+    """Time (s) and value (m) of the most negative sample of the tip history
+    ``d(t)`` (uniform ``t``), refined by the parabola through it and its two
+    neighbours (an interior minimum is required).
+
+    Parameters
+    ----------
+    t : array_like
+        Uniformly spaced times, s.
+    d : array_like
+        Tip deflections, m.
+    """
+    t, d = np.asarray(t, float), np.asarray(d, float)
+    i = int(np.argmin(d))
+    if not 0 < i < d.size - 1:
+        raise InputError("peak_deflection: the minimum lies at an end of the history; run past the peak")
+    y0, y1, y2 = d[i - 1], d[i], d[i + 1]
+    s = 0.5 * (y0 - y2) / (y0 - 2.0 * y1 + y2)
+    return float(t[i] + s * (t[1] - t[0])), float(y1 - 0.25 * (y0 - y2) * s)
+
+
 def spinup_system(method: str = "modes", n: int = 4, stiffening: bool = True, beam: str = "krb",
                   subbeam_modes: int = 2):
     """The spin-up beam as a system.
