@@ -12,8 +12,15 @@
    (``FlexibleSystem.step_rk4``) against the Python RK4 around
    ``FlexibleSystem.rhs`` (``simulate(method="rk4")``), same run, same
    steps: wall time per simulated second and the end-state difference.
+4. KRB spin-up at 10 rad/s (Kane, Ryan & Banerjee 1987): cost per
+   simulated second and peak error of the beam of chained sub-beams
+   (``add_beam(..., subbeams=n)``, compiled error-controlled integrator with
+   the hub driven) next to Exudyn's ANCF cable (``ObjectANCFCable2D``, 8
+   elements, generalized-alpha) in the same run, against the segment chain
+   Richardson-extrapolated from 20 and 40 segments (``--spinup`` runs only
+   this section; needs ``pip install .[bench]`` for Exudyn).
 
-    python benchmarks/flexible.py [--quick]
+    python benchmarks/flexible.py [--quick] [--spinup]
 
 Prints Markdown tables (paste into benchmarks/RESULTS.md).
 """
@@ -152,10 +159,131 @@ def table_compiled_rk4(t_final: float, sizes, repeat: int = 3):
     return "\n".join(rows)
 
 
+SPINUP_OMEGA, SPINUP_END = 10.0, 6.7  # rad/s; s, just past the peak (6.17 s)
+
+
+def exudyn_spinup(omega: float, t_final: float, n_elements: int = 8, h: float = 0.01):
+    """KRB spin-up with Exudyn's ANCF cable: ``n_elements`` ObjectANCFCable2D
+    elements, the root clamped to ground by a GenericJoint (x, y and the
+    rotation about z) whose rotation offset follows the spin-up angle
+    (offsetUserFunction and its rate offsetUserFunction_t); generalized-alpha
+    with ``h`` s steps (spectral radius 0.8, modified Newton, relative
+    tolerance 1e-6, dense solver, one thread). Returns ``(t, tip deflection
+    in the hub frame, wall time of SolveDynamic)``."""
+    import exudyn as exu
+    from exudyn.itemInterface import (Cable2D, GenericJoint, MarkerBodyRigid, ObjectGround, Point2DS1,
+                                      SensorNode)
+    from mbfmu.dynamics.flexible.spinup import spinup_beam, spinup_profile
+
+    beam = spinup_beam("krb")
+    SC = exu.SystemContainer()
+    mbs = SC.AddSystem()
+    ground = mbs.AddObject(ObjectGround())
+    le = beam.length / n_elements
+    nodes = [mbs.AddNode(Point2DS1(referenceCoordinates=[i * le, 0, 1, 0])) for i in range(n_elements + 1)]
+    cables = [mbs.AddObject(Cable2D(length=le, massPerLength=beam.mass_per_length, bendingStiffness=beam.EIz,
+                                    axialStiffness=beam.EA, nodeNumbers=[nodes[i], nodes[i + 1]]))
+              for i in range(n_elements)]
+    m_ground = mbs.AddMarker(MarkerBodyRigid(bodyNumber=ground, localPosition=[0, 0, 0]))
+    m_root = mbs.AddMarker(MarkerBodyRigid(bodyNumber=cables[0], localPosition=[0, 0, 0]))
+    mbs.AddObject(GenericJoint(
+        markerNumbers=[m_ground, m_root], constrainedAxes=[1, 1, 0, 0, 0, 1],
+        offsetUserFunction=lambda mbs, t, item, par: [0, 0, 0, 0, 0, spinup_profile(t, omega)[0]],
+        offsetUserFunction_t=lambda mbs, t, item, par: [0, 0, 0, 0, 0, spinup_profile(t, omega)[1]]))
+    sensor = mbs.AddSensor(SensorNode(nodeNumber=nodes[-1], outputVariableType=exu.OutputVariableType.Position,
+                                      storeInternal=True, writeToFile=False))
+    mbs.Assemble()
+    st = exu.SimulationSettings()
+    st.timeIntegration.endTime = t_final
+    st.timeIntegration.numberOfSteps = int(round(t_final / h))
+    st.timeIntegration.generalizedAlpha.spectralRadius = 0.8
+    st.timeIntegration.newton.useModifiedNewton = True
+    st.timeIntegration.newton.relativeTolerance = 1e-6
+    st.timeIntegration.newton.absoluteTolerance = 1e-8
+    st.timeIntegration.verboseMode = 0
+    st.linearSolver.solverType = exu.LinearSolverType.EigenDense
+    st.parallel.numberOfThreads = 1
+    st.solution.file.write = False
+    st.solution.sensors.writePeriod = 0.01
+    t0 = time.perf_counter()
+    mbs.SolveDynamic(st)
+    wall = time.perf_counter() - t0
+    data = mbs.GetSensorStoredData(sensor)
+    t, p = data[:, 0], data[:, 1:3]
+    th = np.array([spinup_profile(tt, omega)[0] for tt in t])
+    return t, -np.sin(th) * p[:, 0] + np.cos(th) * p[:, 1], wall
+
+
+def _peak(t, d) -> float:
+    """Peak tip deflection of a history, m."""
+    from mbfmu.dynamics.flexible.spinup import peak_deflection
+    return peak_deflection(t, d)[1]
+
+
+def ours_spinup(method: str, n: int, modes: int, integrator: str, rtol: float, atol: float):
+    """One spin-up run of ours: ``(peak (m), wall time of the integration (s), rhs evaluations)``;
+    the tip outputs are evaluated after the timed run."""
+    from mbfmu.dynamics.flexible.driven import simulate_driven
+    from mbfmu.dynamics.flexible.spinup import spinup_profile, spinup_system
+
+    system, tip = spinup_system(method, n, subbeam_modes=modes)
+    times = np.arange(0.0, SPINUP_END + 1e-9, 0.01)
+    x0 = np.zeros(system.nq + system.nv)
+    t0 = time.perf_counter()
+    tr = simulate_driven(system, x0, times, lambda t: ((0,), (spinup_profile(t, SPINUP_OMEGA)[2],)),
+                         rtol=rtol, atol=atol, method=integrator)
+    wall = time.perf_counter() - t0
+    return _peak(times, np.array([tip(x[:system.nq]) for x in tr.x])), wall, tr.nfev
+
+
+def table_spinup_cost(repeat: int = 3, reference: float | None = None):
+    """Cost per simulated second (best of ``repeat``) and peak error of the
+    KRB 10 rad/s spin-up: ours (sub-beams, one modal beam) and Exudyn's ANCF
+    cable with 8 elements, same run; ratio to Exudyn ANCF-8."""
+    from mbfmu.dynamics.flexible.spinup import run_spinup
+
+    if reference is None:  # segment chain, 20 and 40 segments, Richardson-extrapolated
+        kw = dict(t_final=SPINUP_END, dt_out=0.01, rtol=1e-7, atol=1e-9, method="segments", integrator="DP54")
+        t, d20 = run_spinup(SPINUP_OMEGA, n=20, **kw)
+        _, d40 = run_spinup(SPINUP_OMEGA, n=40, **kw)
+        reference = _peak(t, d40 + (d40 - d20) / 3.0)
+    rows = []
+    for label, args in (("sub-beams 3 x 2 modes", ("subbeams", 3, 2)), ("sub-beams 4 x 2 modes", ("subbeams", 4, 2)),
+                        ("one modal beam, 4 modes", ("modes", 4, 2))):
+        for integ in ("BS32", "DP54"):
+            runs = [ours_spinup(*args, integ, 1e-5, 1e-7) for _ in range(repeat)]
+            rows.append((f"mbfmu {label}", f"{integ}, rtol 1e-5", runs[0][0], min(r[1] for r in runs),
+                         f"{runs[0][2]} rhs"))
+    try:
+        import exudyn
+    except ImportError:
+        exudyn = None
+    exu_cost = None
+    if exudyn is not None:
+        for h in (0.01, 0.005):
+            runs = [exudyn_spinup(SPINUP_OMEGA, SPINUP_END, 8, h) for _ in range(repeat)]
+            wall = min(r[2] for r in runs)
+            exu_cost = exu_cost or wall
+            rows.append((f"Exudyn {exudyn.__version__} ANCF cable, 8 elements", f"gen.-alpha, h = {h:g} s",
+                         _peak(runs[0][0], runs[0][1]), wall, f"{int(round(SPINUP_END / h))} steps"))
+    out = [f"reference peak (segments 20/40, extrapolated): {reference:.5f} m; runs to t = {SPINUP_END} s",
+           "", "| model | integrator | peak (m) | peak error | wall per sim. s (s) | work | ratio to Exudyn ANCF-8 |",
+           "|---|---|---|---|---|---|---|"]
+    for label, setting, peak, wall, work in rows:
+        ratio = f"{wall / exu_cost:.2f}" if exu_cost else "(Exudyn not installed)"
+        out.append(f"| {label} | {setting} | {peak:.5f} | {peak / reference - 1:+.3%} | {wall / SPINUP_END:.4f} "
+                   f"| {work} | {ratio} |")
+    return "\n".join(out)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer sizes, shorter runs")
+    ap.add_argument("--spinup", action="store_true", help="only the spin-up cost table (section 4)")
     args = ap.parse_args(argv)
+    if args.spinup:
+        print(table_spinup_cost(1 if args.quick else 3))
+        return
     if args.quick:
         print(table_resolution([1, 3], [5, 10]))
         print()
@@ -169,6 +297,8 @@ def main(argv=None):
     print(table_integrators(0.2, [("modes", 4), ("segments", 20)]))
     print("\n### Fixed-step RK4: compiled loop against the Python loop around rhs (0.2 s)\n")
     print(table_compiled_rk4(0.2, [1, 2, 4, 8]))
+    print("\n### KRB spin-up at 10 rad/s: sub-beams against Exudyn's ANCF cable (same run)\n")
+    print(table_spinup_cost())
 
 
 if __name__ == "__main__":

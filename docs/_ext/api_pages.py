@@ -13,7 +13,7 @@ from pathlib import Path
 PACKAGES = {
     "mbfmu": "Top-level shortcuts: the plant contract, the library, linearization.",
     "mbfmu.dynamics": "The multibody engine: model building, joints, the recursive algorithms.",
-    "mbfmu.dynamics.flexible": "Flexible beams: finite segments and assumed modes in a floating frame.",
+    "mbfmu.dynamics.flexible": "Flexible beams: finite segments, assumed modes in a floating frame, chained sub-beams.",
     "mbfmu.fmu": "FMU export of plants.",
     "mbfmu.cosim": "The co-simulation master: units, systems, algorithms, SSP, results.",
     "mbfmu.control": "Linearization and controllers that speak python-control.",

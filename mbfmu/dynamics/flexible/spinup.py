@@ -25,17 +25,35 @@ Beams (``beam=`` of :func:`spinup_system` and :func:`run_spinup`):
   robot arm" of the AeroBeams.jl test suite (test/examples/spinupRobotArm.jl)
   and Ansys Verification Manual case VM258, run there at Omega_s = 6 rad/s.
 
-Accuracy of the models, KRB beam, against a geometrically exact reference
-(ANCF cable elements, 32 elements, converged to 1e-5 m; values of issue 19):
-peak tip deflection -0.5336 m at 4 rad/s and -1.0831 m at 10 rad/s. The
-assumed-modes beam (with stiffening) overshoots the peak by 0.5 % at 4 rad/s
-and by 2.6 % at 10 rad/s, and that error does not shrink with more modes:
-it is the model form (kinematics second-order in the deflection), so
-agreement between mode counts says nothing about accuracy. The
-finite-segment chain is geometrically exact in the limit and converges as
-1/n^2 (20 segments still miss the 10 rad/s peak by about 0.4 %); the slow
-tests of ``tests/flexible/test_spinup.py`` check the modal histories against
-that chain Richardson-extrapolated from two segment counts.
+Accuracy of the models, KRB beam, peak tip deflection against a
+geometrically exact reference: the segment chain Richardson-extrapolated from
+20 and 40 segments, -0.53360 m at 4 rad/s and -1.08304 m at 10 rad/s
+(computed by the slow tests of ``tests/flexible/test_spinup.py``; it agrees
+with the ANCF values of issue 19, 32 cable elements converged to 1e-5 m,
+-0.5336 m and -1.0831 m, to 0.01 %):
+
+============================================  =========  ==========
+model (``method``, ``n``)                     4 rad/s    10 rad/s
+============================================  =========  ==========
+``"modes"``, 4 modes (with stiffening)        +0.49 %    +2.58 %
+``"segments"``, 20 segments                   -0.18 %    -0.37 %
+``"segments"``, 40 segments                   -0.05 %    -0.09 %
+``"subbeams"``, 2 sub-beams x 2 modes         +0.12 %    +0.58 %
+``"subbeams"``, 3 sub-beams x 2 modes         +0.04 %    +0.23 %
+``"subbeams"``, 4 sub-beams x 2 modes         +0.02 %    +0.11 %
+``"subbeams"``, 6 sub-beams x 2 modes         +0.005 %   +0.03 %
+``"subbeams"``, 8 sub-beams x 2 modes         +0.002 %   +0.014 %
+============================================  =========  ==========
+
+The modal beam's error does not shrink with more modes: it is the model
+form (kinematics second-order in the deflection), so agreement between mode
+counts says nothing about accuracy. The finite-segment chain is exact in the
+limit and converges as 1/n^2, but slowly and at a high frequency per
+segment. The beam of chained sub-beams
+(:mod:`~mbfmu.dynamics.flexible.subbeams`) is exact in the limit too and
+converges as about 1/n^3; the slow tests check the example's modal and
+sub-beam histories against the extrapolated chain. Cost per simulated second
+next to Exudyn's ANCF cable: ``benchmarks/flexible.py`` section 4.
 
 Simo-Vu-Quoc beam (the previous default), this library's own numbers, for
 comparison: peak -0.4008 m at 4 rad/s (modal, 4 to 8 modes agree to 1e-5 m;
@@ -51,10 +69,9 @@ import numpy as np
 
 from ...errors import InputError
 from ..joints import Revolute
-from ..model import ModelBuilder
 from .beam import BeamProperties
+from .driven import PAIRS, simulate_driven
 from .integrators import simulate
-from .rigid import RigidSystem
 from .segments import add_segmented_beam, segment_tip_offset
 from .system import FlexibleSystemBuilder, ModeSet
 
@@ -85,15 +102,67 @@ def spinup_profile(t: float, omega_s: float, T_s: float = SPINUP_TIME) -> tuple[
     return omega_s * (t - T_s / 2), omega_s, 0.0
 
 
-def spinup_system(method: str = "modes", n: int = 4, stiffening: bool = True, beam: str = "krb"):
-    """The spin-up beam as a system: ``method="modes"`` (``n`` clamped-free
-    modes in the plane of rotation) or ``"segments"`` (``n`` segments), of
-    the beam named ``beam`` (see the module docstring).
+def peak_deflection(t, d) -> tuple[float, float]:
+    """Time (s) and value (m) of the most negative sample of the tip history
+    ``d(t)`` (uniform ``t``), refined by the parabola through it and its two
+    neighbours (an interior minimum is required).
 
-    Returns ``(system, tip)`` where ``tip(q)`` gives the tip's transverse
-    deflection in the hub frame (m).
+    Parameters
+    ----------
+    t : array_like
+        Uniformly spaced times, s.
+    d : array_like
+        Tip deflections, m.
+    """
+    t, d = np.asarray(t, float), np.asarray(d, float)
+    i = int(np.argmin(d))
+    if not 0 < i < d.size - 1:
+        raise InputError("peak_deflection: the minimum lies at an end of the history; run past the peak")
+    y0, y1, y2 = d[i - 1], d[i], d[i + 1]
+    s = 0.5 * (y0 - y2) / (y0 - 2.0 * y1 + y2)
+    return float(t[i] + s * (t[1] - t[0])), float(y1 - 0.25 * (y0 - y2) * s)
+
+
+def spinup_system(method: str = "modes", n: int = 4, stiffening: bool = True, beam: str = "krb",
+                  subbeam_modes: int = 2):
+    """The spin-up beam as a system.
+
+    Parameters
+    ----------
+    method : {"modes", "segments", "subbeams"}
+        ``"modes"``: one assumed-modes beam with ``n`` clamped-free modes in
+        the plane of rotation; ``"segments"``: ``n`` rigid segments;
+        ``"subbeams"``: ``n`` chained floating-frame sub-beams with
+        ``subbeam_modes`` tip-loaded modes each
+        (:mod:`~mbfmu.dynamics.flexible.subbeams`).
+    n : int
+        Modes, segments or sub-beams.
+    stiffening : bool
+        Geometric stiffening of the modal beams and sub-beams.
+    beam : str
+        ``"krb"`` or ``"simo-vu-quoc"`` (see the module docstring).
+    subbeam_modes : int
+        Bending modes per sub-beam (``method="subbeams"``).
+
+    Returns
+    -------
+    system : FlexibleSystem
+        The hub joint is velocity coordinate 0.
+    tip : callable
+        ``tip(q)``: the tip's transverse deflection in the hub frame, m.
     """
     beam = spinup_beam(beam)
+    if method == "subbeams":
+        b = FlexibleSystemBuilder(gravity=(0.0, 0.0, 0.0), name="spinup_subbeams")
+        hub = b.add_beam("beam", "world", Revolute(axis=(0.0, 0.0, 1.0)), beam,
+                         ModeSet(bending_y=subbeam_modes, tip_shapes=True), stiffening=stiffening, subbeams=n)
+        system = b.build()
+
+        def tip(q):
+            R, p = system.poses(q)
+            _, p_tip = system.tip_frame(q, "beam")
+            return float((R[hub].T @ (p_tip - p[hub]))[1])
+        return system, tip
     if method == "modes":
         b = FlexibleSystemBuilder(gravity=(0.0, 0.0, 0.0), name="spinup_modes")
         b.add_beam("beam", "world", Revolute(axis=(0.0, 0.0, 1.0)), beam, ModeSet(bending_y=n),
@@ -102,32 +171,64 @@ def spinup_system(method: str = "modes", n: int = 4, stiffening: bool = True, be
         rec = system.beam("beam")
         return system, lambda q: float(rec.deflection(rec.coordinates(q), [beam.length])[0, 1])
     if method == "segments":
-        b = ModelBuilder(gravity=(0.0, 0.0, 0.0), name="spinup_segments")
+        # rigid bodies only, but in a flexible system: its compiled ABA drives the hub
+        b = FlexibleSystemBuilder(gravity=(0.0, 0.0, 0.0), name="spinup_segments")
         hub = b.add_body("hub", "world", Revolute(axis=(0.0, 0.0, 1.0)))
         tip_body = add_segmented_beam(b, "beam", hub, beam, n)
-        system = RigidSystem(b.build())
+        system = b.build()
         off = segment_tip_offset(beam, n)
 
         def tip(q):
             R, p = system.poses(q)
             return float((R[hub].T @ (p[tip_body] + R[tip_body] @ off - p[hub]))[1])
         return system, tip
-    raise ValueError(f"method {method!r} must be 'modes' or 'segments'")
+    raise InputError(f"spin-up method {method!r} must be 'modes', 'segments' or 'subbeams'")
 
 
 def run_spinup(omega_s: float, t_final: float = 20.0, method: str = "modes", n: int = 4,
                stiffening: bool = True, dt_out: float = 0.05, integrator: str = "DOP853",
                rtol: float = 1e-8, atol: float = 1e-10, stop_above: float | None = None,
-               beam: str = "krb"):
-    """Simulate the spin-up of beam ``beam`` (default the KRB beam); returns
-    ``(t, tip_deflection)`` arrays (s, m).
+               beam: str = "krb", subbeam_modes: int = 2):
+    """Simulate the spin-up of beam ``beam`` (default the KRB beam).
 
-    ``stop_above`` (m) ends the run once the tip deflection's magnitude
-    exceeds it (a diverging model otherwise grows without bound and drives
-    the adaptive step towards zero); the arrays then stop at the last output
-    time before that instant.
+    Parameters
+    ----------
+    omega_s : float
+        Final spin rate, rad/s.
+    t_final : float
+        Simulated time, s.
+    method, n, stiffening, beam, subbeam_modes
+        The model, as :func:`spinup_system`.
+    dt_out : float
+        Output interval, s.
+    integrator : str
+        One of :data:`~mbfmu.dynamics.flexible.integrators.METHODS` (scipy
+        or Python RK4 around the right-hand side), or ``"DP54"`` / ``"BS32"``:
+        the compiled error-controlled pairs with the hub driven in the
+        compiled flexible ABA (:func:`~mbfmu.dynamics.flexible.driven.simulate_driven`;
+        any method, no ``stop_above``).
+    rtol, atol : float
+        Tolerances (atol in m, rad and modal units).
+    stop_above : float, optional
+        m: end the run once the tip deflection's magnitude exceeds it (a
+        diverging model otherwise grows without bound and drives the
+        adaptive step towards zero); the arrays then stop at the last output
+        time before that instant.
+
+    Returns
+    -------
+    t, tip_deflection : ndarray
+        s, m (transverse, in the hub frame).
     """
-    system, tip = spinup_system(method, n, stiffening, beam)
+    system, tip = spinup_system(method, n, stiffening, beam, subbeam_modes)
+    t_eval = np.linspace(0.0, t_final, int(round(t_final / dt_out)) + 1)
+    x0 = np.concatenate([system.neutral(), np.zeros(system.nv)])
+    if integrator in PAIRS:
+        if stop_above is not None:
+            raise InputError(f"stop_above needs a scipy integrator, not {integrator!r}")
+        traj = simulate_driven(system, x0, t_eval, lambda t: ((0,), (spinup_profile(t, omega_s)[2],)),
+                               rtol=rtol, atol=atol, method=integrator)
+        return traj.t, np.array([tip(x[:system.nq]) for x in traj.x])
 
     def prescribed(t):
         th, thd, thdd = spinup_profile(t, omega_s)
@@ -142,8 +243,6 @@ def run_spinup(omega_s: float, t_final: float = 20.0, method: str = "modes", n: 
             return stop_above - abs(tip(x[:system.nq]))
         diverged.terminal = True
         events = [diverged]
-    t_eval = np.linspace(0.0, t_final, int(round(t_final / dt_out)) + 1)
-    x0 = np.concatenate([system.neutral(), np.zeros(system.nv)])
     traj = simulate(system, x0, t_final, method=integrator, rtol=rtol, atol=atol, t_eval=t_eval,
                     prescribed=prescribed, events=events)
     return traj.t, np.array([tip(x[:system.nq]) for x in traj.x])

@@ -84,6 +84,7 @@ from ..joints import Joint, Prismatic, Revolute
 from ..model import JointForce, Model, ModelBuilder, check_vector
 from .beam import BeamProperties
 from .modes import SineModes, bending_modes, gauss_legendre
+from .subbeams import SubbeamChain, add_subbeam_chain
 
 _X, _Y, _Z = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
 # body roles of the compiled flexible ABA (csrc/flexible.h)
@@ -271,12 +272,15 @@ class FlexibleSystemBuilder:
         self._beams: list[ModalBeam] = []
         self._beam_index: dict[str, int] = {}
         self._tip_body: dict[str, int] = {}
+        self._chains: dict[str, SubbeamChain] = {}
         # virtual deformation joints: (virtual body, beam index, kind, station)
         self._virtual: list[tuple[int, int, str, float]] = []
         self._real: list[int] = []
 
     # ---- rigid bodies -------------------------------------------------------
     def _parent(self, parent: int | str) -> int:
+        if isinstance(parent, str) and parent.endswith(".tip") and parent[:-4] in self._chains:
+            parent = self._chains[parent[:-4]].parts[-1] + ".tip"
         if isinstance(parent, str) and parent.endswith(".tip") and parent[:-4] in self._beam_index:
             name = parent[:-4]
             if name not in self._tip_body:
@@ -326,7 +330,7 @@ class FlexibleSystemBuilder:
                  modes: ModeSet = ModeSet(), stiffening: bool = True, mass: float = 0.0,
                  com: Sequence[float] = (0.0, 0.0, 0.0), inertia=np.zeros((3, 3)),
                  R_PJ: np.ndarray | None = None, p_PJ: Sequence[float] = (0.0, 0.0, 0.0),
-                 n_sections: int | None = None) -> int:
+                 n_sections: int | None = None, subbeams: int = 1) -> int:
         """Add an assumed-modes beam whose floating frame moves with ``joint``.
 
         Parameters
@@ -346,13 +350,36 @@ class FlexibleSystemBuilder:
             rotor), kg, m, kg m^2.
         n_sections : int, optional
             Number of Gauss-Legendre mass stations (default ``3 n + 6`` with
-            n the largest mode count of one family).
+            n the largest mode count of one family; per sub-beam with
+            ``subbeams > 1``: ``max(4, 2 n)``).
+        subbeams : int
+            Cut the beam into this many equal sub-beams, each carrying
+            ``modes`` in its own floating frame and clamped to the deformed
+            tip frame of the one before
+            (:mod:`~mbfmu.dynamics.flexible.subbeams`): geometrically exact
+            as ``subbeams`` grows (large deflections, the elastica); use
+            ``ModeSet(bending_y=2, tip_shapes=True)`` per sub-beam. The
+            sub-beams are the beams ``"<name>.sub0"`` (root frame, on
+            ``joint``) ... ``"<name>.sub<n-1>"``; ``"<name>.tip"`` is the tip
+            of the last; :meth:`FlexibleSystem.chain` describes them.
+            Default 1: one beam called ``name``.
 
         Returns
         -------
         int
-            Index of the floating frame body.
+            Index of the floating frame body (of the root sub-beam).
         """
+        if subbeams != 1 or isinstance(subbeams, bool):
+            if name in self._chains or name in self._beam_index:
+                raise ModelError(f"beam {name!r} is defined twice")
+            if not isinstance(modes, ModeSet):
+                raise ModelError(f"beam {name!r}: modes must be a ModeSet")
+            chain = add_subbeam_chain(self, name, parent, joint, beam, modes, subbeams, stiffening, mass,
+                                      com, inertia, R_PJ, p_PJ, n_sections)
+            self._chains[name] = chain
+            return self._beams[self._beam_index[chain.parts[0]]].body
+        if name in self._chains:
+            raise ModelError(f"beam {name!r} is defined twice")
         if not isinstance(beam, BeamProperties):
             raise ModelError(f"beam {name!r}: beam must be BeamProperties")
         if not isinstance(modes, ModeSet):
@@ -412,6 +439,12 @@ class FlexibleSystemBuilder:
                 place = (0.0, 0.0, 0.0)
         return B
 
+    def modal_beam(self, name: str) -> ModalBeam:
+        """The record of the beam (or sub-beam) called ``name`` added so far."""
+        if name not in self._beam_index:
+            raise ModelError(f"no beam {name!r} has been added")
+        return self._beams[self._beam_index[name]]
+
     def _translation_kinds(self, rec: ModalBeam) -> list:
         chain = []
         if "axial" in rec.shapes or (rec.stiffening and ("y" in rec.shapes or "z" in rec.shapes)):
@@ -441,7 +474,7 @@ class FlexibleSystemBuilder:
 
     def build(self) -> "FlexibleSystem":
         """Validate and pack."""
-        return FlexibleSystem(self._vb.build(), self._beams, self._virtual, self._real)
+        return FlexibleSystem(self._vb.build(), self._beams, self._virtual, self._real, self._chains)
 
 
 def _concat(parts) -> np.ndarray:
@@ -491,15 +524,18 @@ class FlexibleSystem:
         station along the beam in m)``.
     real : sequence of int
         Bodies of the virtual tree that are the user's own bodies.
+    chains : dict, optional
+        The beams built of sub-beams: name -> SubbeamChain.
 
     Notes
     -----
     Built by :meth:`FlexibleSystemBuilder.build`; not meant to be called by hand.
     """
 
-    def __init__(self, model: Model, beams, virtual, real):
+    def __init__(self, model: Model, beams, virtual, real, chains=None):
         self.model = model
         self.beams = tuple(beams)
+        self.chains = dict(chains or {})
         self._beam_by_name = {b.name: b for b in self.beams}
         h = model
         real = sorted(real)
@@ -655,7 +691,18 @@ class FlexibleSystem:
         try:
             return self._beam_by_name[name]
         except KeyError:
+            if name in self.chains:
+                raise InputError(f"beam {name!r} is made of sub-beams {', '.join(self.chains[name].parts)}; "
+                                 "use chain(name) or one of them") from None
             raise InputError(f"no beam {name!r}; beams: {', '.join(self._beam_by_name)}") from None
+
+    def chain(self, name: str) -> SubbeamChain:
+        """The beam ``name`` added with ``subbeams > 1``: its sub-beams."""
+        try:
+            return self.chains[name]
+        except KeyError:
+            raise InputError(f"no beam made of sub-beams is called {name!r}; such beams: "
+                             f"{', '.join(self.chains) or 'none'}") from None
 
     def neutral(self) -> np.ndarray:
         """Neutral generalized configuration (zero deformation)."""
@@ -919,7 +966,10 @@ class FlexibleSystem:
 
     def tip_frame(self, q, beam: str) -> tuple[np.ndarray, np.ndarray]:
         """World rotation and position of the deformed tip frame of ``beam``
-        (computed from the mode shapes; does not need a tip chain)."""
+        (computed from the mode shapes; does not need a tip chain). For a
+        beam made of sub-beams, the tip of its last sub-beam."""
+        if beam in self.chains:
+            beam = self.chains[beam].parts[-1]
         b = self.beam(beam)
         R, p = self.poses(q)
         qf = b.coordinates(q)
