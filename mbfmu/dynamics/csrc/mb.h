@@ -79,6 +79,13 @@ typedef struct {
     double *fext;      /* (nb,6) external + spring forces on each body, body frame */
     double *tau;       /* (nv) total generalized force */
     double *work;      /* scratch, 8 (nq + nv) */
+
+    /* ---- derived from the description by mb_alloc_workspace (fast paths) ---- */
+    int *rotax;        /* (nb) k = 0..2: the rotation E of Xup is always about the body's
+                          coordinate axis k (revolute about +-e_k, Rtree = 1); 3: E = 1
+                          always (prismatic or fixed, Rtree = 1); -1: any rotation */
+    int *sax;          /* (nb) revolute/prismatic with S = +-e_j (j = 0..5): j, else -1 */
+    double *ssg;       /* (nb) the sign of that S, +1 or -1 */
 } mb_model;
 
 /* model lifetime (binding.c fills the description, mb_alloc_workspace the rest) */
