@@ -46,7 +46,9 @@ static int is_identity3(const double *R) {
 /* The fast-path structure of every joint (rotax, sax, ssg) and its
  * configuration-independent motion subspace. */
 static void joint_structure(mb_model *m) {
+    m->vector_q = 1;
     for (int i = 0; i < m->nb; ++i) {
+        if (m->jtype[i] == MB_SPHERICAL || m->jtype[i] == MB_FREE) m->vector_q = 0;
         double sg = 1.0;
         int t = m->jtype[i], k = i > 0 ? unit_axis(B3(m->axis1, i), &sg) : -1;
         int tree_id = i > 0 && is_identity3(B9(m->Rtree, i));
@@ -424,8 +426,8 @@ static int spd_inverse(const double *D, double *Dinv, int n) {
 
 /* The reduction of body i's articulated inertia and bias through its joint
  * (RBDA Table 7.1): U = IA S, D = S^T U, u = tau - S^T pA, Ia = IA - U D^-1 U^T,
- * pa = pA + U D^-1 u. For S = +-e_j (sax[i] = j): U is a column of IA, D a
- * diagonal entry, and the upper triangle of Ia is mirrored. Returns 0, or
+ * pa = pA + U D^-1 u. For S = +-e_j (sax[i] = j): U is a column of IA and D
+ * a diagonal entry, no products with S. Returns 0, or
  * -1 when D is singular. */
 static int reduce_unit_axis(mb_model *m, int i, const double *tau, double *Ia, double *pa) {
     const double *IA = B36(m->IA, i), *pA = B6(m->pA, i);
@@ -439,7 +441,7 @@ static int reduce_unit_axis(mb_model *m, int i, const double *tau, double *Ia, d
     m->Dinv[36 * i] = dinv;
     for (int a = 0; a < 6; ++a) {
         double ua = U[a] * dinv;
-        for (int b = a; b < 6; ++b) Ia[6 * a + b] = Ia[6 * b + a] = IA[6 * a + b] - ua * U[b];
+        for (int b = 0; b < 6; ++b) Ia[6 * a + b] = IA[6 * a + b] - ua * U[b];
         pa[a] = pA[a] + U[a] * w;
     }
     return 0;
@@ -677,6 +679,10 @@ static void quat_rate(const double *e, const double *w, double *ed) {
 }
 
 void mb_qdot(const mb_model *m, const double *q, const double *qd, double *qdot) {
+    if (m->vector_q) {
+        memcpy(qdot, qd, (size_t)m->nv * sizeof(double));
+        return;
+    }
     for (int i = 1; i < m->nb; ++i) {
         const double *qi = q + m->iq[i], *vi = qd + m->iv[i];
         double *o = qdot + m->iq[i];
@@ -972,37 +978,36 @@ int mb_rhs(mb_model *m, const double *q, const double *qd, const double *tau,
 }
 
 /* n classical RK4 steps on x = [q; y] with the system's right-hand side;
- * the quaternions are renormalized after each step. Uses the first
- * 4 (nq + ny) doubles of the scratch; f may use the last ny. */
+ * the quaternions are renormalized after each step. The first stage reads
+ * x itself; each stage's slopes go into the weighted sum and the next
+ * stage's state in one pass. Uses the first 6 (nq + ny) doubles of the
+ * scratch; f may use the last ny. */
 int mb_rk4_steps(const mb_ode *ode, double *q, double *y, const double *tau,
                  const double *fext, double h, int n) {
     int nq = ode->nq, nv = ode->ny, err;
     double *w = ode->work;
-    double *q0 = w, *y0 = q0 + nq, *qt = y0 + nv, *yt = qt + nq;
-    double *kq = yt + nv, *ky = kq + nq, *sq = ky + nv, *sy = sq + nq;
-    static const double cstage[4] = {0.0, 0.5, 0.5, 1.0};
+    double *qt = w, *yt = qt + nq, *kq = yt + nv, *ky = kq + nq, *sq = ky + nv, *sy = sq + nq;
+    static const double cnext[3] = {0.5, 0.5, 1.0};
     static const double wstage[4] = {1.0, 2.0, 2.0, 1.0};
     for (int step = 0; step < n; ++step) {
-        memcpy(q0, q, nq * sizeof(double));
-        memcpy(y0, y, nv * sizeof(double));
-        memset(sq, 0, nq * sizeof(double));
-        memset(sy, 0, nv * sizeof(double));
         for (int s = 0; s < 4; ++s) {
-            if (s == 0) {
-                memcpy(qt, q0, nq * sizeof(double));
-                memcpy(yt, y0, nv * sizeof(double));
-            } else {
-                double hc = h * cstage[s];
-                for (int k = 0; k < nq; ++k) qt[k] = q0[k] + hc * kq[k];
-                for (int k = 0; k < nv; ++k) yt[k] = y0[k] + hc * ky[k];
-            }
-            err = ode->f(ode->ctx, qt, yt, tau, fext, kq, ky);
+            err = ode->f(ode->ctx, s ? qt : q, s ? yt : y, tau, fext, kq, ky);
             if (err) return err;
-            for (int k = 0; k < nq; ++k) sq[k] += wstage[s] * kq[k];
-            for (int k = 0; k < nv; ++k) sy[k] += wstage[s] * ky[k];
+            if (s == 0) {
+                memcpy(sq, kq, nq * sizeof(double));
+                memcpy(sy, ky, nv * sizeof(double));
+            } else {
+                for (int k = 0; k < nq; ++k) sq[k] += wstage[s] * kq[k];
+                for (int k = 0; k < nv; ++k) sy[k] += wstage[s] * ky[k];
+            }
+            if (s < 3) {
+                double hc = h * cnext[s];
+                for (int k = 0; k < nq; ++k) qt[k] = q[k] + hc * kq[k];
+                for (int k = 0; k < nv; ++k) yt[k] = y[k] + hc * ky[k];
+            }
         }
-        for (int k = 0; k < nq; ++k) q[k] = q0[k] + h / 6.0 * sq[k];
-        for (int k = 0; k < nv; ++k) y[k] = y0[k] + h / 6.0 * sy[k];
+        for (int k = 0; k < nq; ++k) q[k] += h / 6.0 * sq[k];
+        for (int k = 0; k < nv; ++k) y[k] += h / 6.0 * sy[k];
         ode->normalize(ode->ctx, q);
     }
     return 0;

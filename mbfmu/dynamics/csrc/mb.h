@@ -86,6 +86,7 @@ typedef struct {
                           always (prismatic or fixed, Rtree = 1); -1: any rotation */
     int *sax;          /* (nb) revolute/prismatic with S = +-e_j (j = 0..5): j, else -1 */
     double *ssg;       /* (nb) the sign of that S, +1 or -1 */
+    int vector_q;      /* no quaternion in q: nq = nv and dq/dt = v */
 } mb_model;
 
 /* model lifetime (binding.c fills the description, mb_alloc_workspace the rest) */

@@ -115,8 +115,7 @@ static inline void inertia_blocks(const double *I, double *A, double *B, double 
 
 /* Ip += the inertia [A B; B^T C] (A, C symmetric) shifted by r (the
  * translation part of X^T I X, X = (1, r)): A - B r~ + r~ B^T - r~ C r~,
- * B + r~ C, C. With r~ B^T = -(B r~)^T and r~ C r~ symmetric, the upper
- * triangle of the angular block is computed and mirrored. */
+ * B + r~ C, C, with r~ B^T = -(B r~)^T. */
 static inline void shifted_inertia_add(const double *A, const double *B, const double *C,
                                        const double *r, double *Ip) {
     /* r~ M and M r~ as cross products (a^T r~ = (a x r)^T, r~ b = r x b): no
@@ -130,11 +129,8 @@ static inline void shifted_inertia_add(const double *A, const double *B, const d
     }
     for (int i = 0; i < 3; ++i) cross3(XC + 3 * i, r, XCX + 3 * i); /* rows of (r~ C) r~ */
     for (int i = 0; i < 3; ++i) {
-        for (int j = i; j < 3; ++j) {
-            double a = A[3 * i + j] - BX[3 * i + j] - BX[3 * j + i] - XCX[3 * i + j];
-            Ip[6 * i + j] += a;
-            if (j != i) Ip[6 * j + i] += a;
-        }
+        for (int j = 0; j < 3; ++j)
+            Ip[6 * i + j] += A[3 * i + j] - BX[3 * i + j] - BX[3 * j + i] - XCX[3 * i + j];
         for (int j = 0; j < 3; ++j) {
             double b = B[3 * i + j] + XC[3 * i + j];
             Ip[6 * i + 3 + j] += b;
