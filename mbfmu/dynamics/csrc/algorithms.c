@@ -931,8 +931,12 @@ void mb_passive_forces(mb_model *m, const double *q, const double *qd, double *t
 }
 
 double mb_passive_energy(mb_model *m, const double *q) {
-    double e = 0.0;
     mb_kinematics(m, q, NULL);
+    return mb_passive_energy_posed(m, q);
+}
+
+double mb_passive_energy_posed(mb_model *m, const double *q) {
+    double e = 0.0;
     for (int i = 1; i < m->nb && m->has_dof_force; ++i) {
         if (!has_joint_spring(m, i)) continue;
         double disp[6];

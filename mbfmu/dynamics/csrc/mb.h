@@ -141,6 +141,8 @@ void mb_passive_forces(mb_model *m, const double *q, const double *qd, double *t
 /* elastic energy (J) of the force elements at q: joint springs and range
  * limits, point-to-point springs, contacts, cables (runs mb_kinematics(q)) */
 double mb_passive_energy(mb_model *m, const double *q);
+/* the same with the world poses of mb_kinematics(q) already in place */
+double mb_passive_energy_posed(mb_model *m, const double *q);
 /* world position x (m) of the point r_B (body frame, m) of body b after mb_kinematics */
 void mb_point_position(const mb_model *m, int b, const double *r_B, double *x);
 /* world-frame classical acceleration (m/s^2) of the point r_B (body frame, m)
