@@ -984,7 +984,7 @@ int mb_rhs(mb_model *m, const double *q, const double *qd, const double *tau,
 /* n classical RK4 steps on x = [q; y] with the system's right-hand side;
  * the quaternions are renormalized after each step. The first stage reads
  * x itself; each stage's slopes go into the weighted sum and the next
- * stage's state in one pass. Uses the first 6 (nq + ny) doubles of the
+ * stage's state in one pass. Uses the first 3 (nq + ny) doubles of the
  * scratch; f may use the last ny. */
 int mb_rk4_steps(const mb_ode *ode, double *q, double *y, const double *tau,
                  const double *fext, double h, int n) {
