@@ -155,9 +155,10 @@ def pendulum_mjcf(n: int) -> str:
             f'<worldbody>{body}</worldbody></mujoco>')
 
 
-def bench_mujoco(sizes, sim_time: float = 2.0):
+def bench_mujoco(sizes, sim_time: float = 2.0, repeat: int = 3):
     """Rows (links, mbfmu s per simulated s, MuJoCo s per simulated s, ratio,
-    max |q difference| after 0.1 s)."""
+    max |q difference| after 0.1 s); each time the best of ``repeat``
+    interleaved runs."""
     import mujoco
     import mujoco.rollout as rollout
 
@@ -183,7 +184,7 @@ def bench_mujoco(sizes, sim_time: float = 2.0):
 
         ours(10), theirs(10)  # warm up
         t_ours = t_mj = float("inf")
-        for _ in range(3):  # interleaved, best of 3 (the machine is shared)
+        for _ in range(repeat):  # interleaved, best of repeat (the machine is shared)
             t_ours = min(t_ours, timeit.timeit(ours, number=1))
             t_mj = min(t_mj, timeit.timeit(theirs, number=1))
         q_ours, _ = ours(100)
@@ -196,7 +197,14 @@ def bench_mujoco(sizes, sim_time: float = 2.0):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="shorter timing budget")
+    ap.add_argument("--mujoco-only", action="store_true", help="only the MuJoCo comparison")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="MuJoCo comparison rounds (each best of 3 interleaved); the median ratio "
+                         "over the rounds is printed too")
     args = ap.parse_args()
+    if args.mujoco_only:
+        mujoco_table(args)
+        return
     budget = 0.1 if args.quick else 0.4
     print(f"mbfmu engine vs Pinocchio {pin.__version__}; {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}")
@@ -215,16 +223,31 @@ def main() -> None:
     print(f"  Python RK4 loop around mbfmu aba         {t_ours:8.3f} s  ratio {t_ours / t_pin:.3f}")
     print(f"  Python RK4 loop around pin.aba           {t_pin:8.3f} s  1.000")
     print(f"  max |q_mbfmu - q_pin| at t = 1 s (the chain is chaotic later): {diff:.1e} rad")
+    mujoco_table(args)
+
+
+def mujoco_table(args) -> None:
+    """Print the MuJoCo comparison (``args.rounds`` rounds, then the median ratios)."""
     try:
         import mujoco
     except ImportError:
         print("MuJoCo not installed (pip install .[bench]): no MuJoCo comparison")
         return
+    sizes = [10, 30, 100, 300]
+    sim_time = 0.5 if args.quick else 2.0
     print(f"free revolute chains, RK4 at 1 ms, per simulated second: mbfmu _kernels.rk4 vs MuJoCo "
-          f"{mujoco.__version__} rollout (same run, best of 3 interleaved)")
-    print(f"{'links':>6} {'mbfmu s/s':>10} {'MuJoCo s/s':>11} {'ratio':>7} {'|dq| 0.1 s':>11}")
-    for n, a, b, r, dq in bench_mujoco([10, 30, 100, 300], 0.5 if args.quick else 2.0):
-        print(f"{n:6d} {a:10.4f} {b:11.4f} {r:7.3f} {dq:11.1e}")
+          f"{mujoco.__version__} rollout (same run, best of 3 interleaved; {sim_time:g} s simulated, "
+          f"{sim_time / 4:g} s at 300 links)")
+    print(f"{'round':>5} {'links':>6} {'mbfmu s/s':>10} {'MuJoCo s/s':>11} {'ratio':>7} {'|dq| 0.1 s':>11}")
+    ratios: dict[int, list[float]] = {n: [] for n in sizes}
+    for k in range(max(1, args.rounds)):
+        rows = bench_mujoco(sizes[:-1], sim_time) + bench_mujoco(sizes[-1:], sim_time / 4)
+        for n, a, b, r, dq in rows:
+            ratios[n].append(r)
+            print(f"{k + 1:5d} {n:6d} {a:10.4f} {b:11.4f} {r:7.3f} {dq:11.1e}", flush=True)
+    if args.rounds > 1:
+        print("median ratio mbfmu/MuJoCo over the rounds: "
+              + ", ".join(f"{n} links {np.median(v):.3f}" for n, v in ratios.items()))
 
 
 if __name__ == "__main__":

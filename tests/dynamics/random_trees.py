@@ -17,8 +17,12 @@ def random_inertia(rng: np.random.Generator) -> tuple[float, np.ndarray, np.ndar
 
 
 def random_urdf(rng: np.random.Generator, n: int, prismatic_fraction: float = 0.3,
-                branchy: bool = True) -> str:
-    """URDF text of a random tree of ``n`` moving bodies below a fixed base."""
+                branchy: bool = True, aligned: bool = False) -> str:
+    """URDF text of a random tree of ``n`` moving bodies below a fixed base.
+
+    With ``aligned``, every joint axis is one of +-x, +-y, +-z and about half
+    of the joint origins carry no rotation (the kernels' axis-aligned paths).
+    """
     parts = ['<robot name="random">', '<link name="base"/>']
     names = ["base"]
     for k in range(1, n + 1):
@@ -33,6 +37,11 @@ def random_urdf(rng: np.random.Generator, n: int, prismatic_fraction: float = 0.
         axis /= np.linalg.norm(axis)
         xyz = rng.uniform(-0.5, 0.5, 3)
         r, p, y = rng.uniform(-np.pi, np.pi, 3)
+        if aligned:
+            axis = np.zeros(3)
+            axis[rng.integers(0, 3)] = rng.choice([-1.0, 1.0])
+            if rng.random() < 0.5:
+                r = p = y = 0.0
         # random joint names so the name-sorted child order differs from creation order
         jname = f"j{rng.integers(0, 10**6):06d}_{k}"
         parts.append(

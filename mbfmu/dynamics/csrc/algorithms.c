@@ -23,6 +23,52 @@
 #define B9(p, i) ((p) + 9 * (i))
 #define B3(p, i) ((p) + 3 * (i))
 
+static void jcalc_subspace(mb_model *m, int i);
+
+/* k when a is +-e_k exactly (its sign in *sign), else -1 */
+static int unit_axis(const double *a, double *sign) {
+    for (int k = 0; k < 3; ++k) {
+        int j = (k + 1) % 3, l = (k + 2) % 3;
+        if (a[j] == 0.0 && a[l] == 0.0 && (a[k] == 1.0 || a[k] == -1.0)) {
+            *sign = a[k];
+            return k;
+        }
+    }
+    return -1;
+}
+
+static int is_identity3(const double *R) {
+    for (int k = 0; k < 9; ++k)
+        if (R[k] != (k % 4 == 0 ? 1.0 : 0.0)) return 0;
+    return 1;
+}
+
+/* The fast-path structure of every joint (rotax, sax, ssg) and its
+ * configuration-independent motion subspace. */
+static void joint_structure(mb_model *m) {
+    m->vector_q = 1;
+    for (int i = 0; i < m->nb; ++i) {
+        if (m->jtype[i] == MB_SPHERICAL || m->jtype[i] == MB_FREE) m->vector_q = 0;
+        double sg = 1.0;
+        int t = m->jtype[i], k = i > 0 ? unit_axis(B3(m->axis1, i), &sg) : -1;
+        int tree_id = i > 0 && is_identity3(B9(m->Rtree, i));
+        m->rotax[i] = -1;
+        m->sax[i] = -1;
+        m->ssg[i] = 1.0;
+        if (i == 0) continue;
+        if (t == MB_REVOLUTE && k >= 0) {
+            m->sax[i] = k;
+            m->ssg[i] = sg;
+            if (tree_id) m->rotax[i] = k;
+        } else if (t == MB_PRISMATIC && k >= 0) {
+            m->sax[i] = 3 + k;
+            m->ssg[i] = sg;
+        }
+        if ((t == MB_PRISMATIC || t == MB_FIXED) && tree_id) m->rotax[i] = 3;
+        jcalc_subspace(m, i);
+    }
+}
+
 int mb_alloc_workspace(mb_model *m) {
     int nb = m->nb;
     m->E = calloc((size_t)nb * 9, sizeof(double));
@@ -44,12 +90,16 @@ int mb_alloc_workspace(mb_model *m) {
     m->fext = calloc((size_t)nb * 6, sizeof(double));
     m->tau = calloc((size_t)m->nv + 1, sizeof(double));
     m->work = calloc((size_t)8 * (m->nq + m->nv) + 8, sizeof(double));
+    m->rotax = calloc((size_t)nb, sizeof(int));
+    m->sax = calloc((size_t)nb, sizeof(int));
+    m->ssg = calloc((size_t)nb, sizeof(double));
     if (!m->E || !m->r || !m->RW || !m->pW || !m->S || !m->Sr || !m->cJ || !m->v || !m->c ||
         !m->a || !m->f || !m->IA || !m->pA || !m->U || !m->Dinv || !m->uu || !m->fext ||
-        !m->tau || !m->work)
+        !m->tau || !m->work || !m->rotax || !m->sax || !m->ssg)
         return -1;
     /* the world body */
     m->RW[0] = m->RW[4] = m->RW[8] = 1.0;
+    joint_structure(m);
     return 0;
 }
 
@@ -58,23 +108,52 @@ void mb_free(mb_model *m) {
     void *p[] = {m->parent, m->jtype, m->iq, m->iv, m->nqi, m->nvi, m->axis1, m->axis2,
                  m->Rtree, m->ptree, m->Ibody, m->dof_force, m->springs, m->contacts, m->cables, m->E, m->r, m->RW, m->pW,
                  m->S, m->Sr, m->cJ, m->v, m->c, m->a, m->f, m->IA, m->pA, m->U, m->Dinv,
-                 m->uu, m->fext, m->tau, m->work};
+                 m->uu, m->fext, m->tau, m->work, m->rotax, m->sax, m->ssg};
     for (size_t k = 0; k < sizeof(p) / sizeof(p[0]); ++k) free(p[k]);
     free(m);
 }
 
 /* ------------------------------------------------------------------ joints */
 
-/* Joint transform (R_J, p_J), motion subspace S (columns, body frame) and its
- * apparent derivative Sr = dS/dt for joint i at (q, qd); qd may be NULL. */
+/* The configuration-independent entries of joint i's motion subspace S
+ * (columns, body frame); Sr and the other entries stay zero (set once). */
+static void jcalc_subspace(mb_model *m, int i) {
+    const double *a1 = B3(m->axis1, i), *a2 = B3(m->axis2, i);
+    double *S = B36(m->S, i);
+    memset(S, 0, 36 * sizeof(double));
+    memset(B36(m->Sr, i), 0, 36 * sizeof(double));
+    switch (m->jtype[i]) {
+    case MB_REVOLUTE:
+        S[0] = a1[0]; S[1] = a1[1]; S[2] = a1[2];
+        break;
+    case MB_PRISMATIC:
+        S[3] = a1[0]; S[4] = a1[1]; S[5] = a1[2];
+        break;
+    case MB_SPHERICAL:
+        S[0] = 1.0; S[6 + 1] = 1.0; S[12 + 2] = 1.0;
+        break;
+    case MB_FREE:
+        for (int k = 0; k < 6; ++k) S[6 * k + k] = 1.0;
+        break;
+    case MB_UNIVERSAL:
+        S[6] = a2[0]; S[7] = a2[1]; S[8] = a2[2];
+        break;
+    case MB_PLANAR:
+        S[12 + 2] = 1.0; /* e_z */
+        break;
+    default:
+        break;
+    }
+}
+
+/* Joint transform (R_J, p_J), and the configuration-dependent entries of
+ * the motion subspace S (columns, body frame) and of its apparent
+ * derivative Sr = dS/dt, for joint i at (q, qd); qd may be NULL (Sr = 0). */
 static void jcalc(mb_model *m, int i, const double *q, const double *qd,
                   double *RJ, double *pJ) {
     const double *a1 = B3(m->axis1, i), *a2 = B3(m->axis2, i);
     double *S = B36(m->S, i), *Sr = B36(m->Sr, i);
     const double *qi = q + m->iq[i];
-    int nvi = m->nvi[i];
-    memset(S, 0, 36 * sizeof(double));
-    memset(Sr, 0, 36 * sizeof(double));
     pJ[0] = pJ[1] = pJ[2] = 0.0;
     switch (m->jtype[i]) {
     default: /* MB_FIXED */
@@ -83,55 +162,66 @@ static void jcalc(mb_model *m, int i, const double *q, const double *qd,
         break;
     case MB_REVOLUTE:
         axis_rot(a1, qi[0], RJ);
-        S[0] = a1[0]; S[1] = a1[1]; S[2] = a1[2];
         break;
     case MB_PRISMATIC:
         RJ[0] = RJ[4] = RJ[8] = 1.0;
         RJ[1] = RJ[2] = RJ[3] = RJ[5] = RJ[6] = RJ[7] = 0.0;
         pJ[0] = a1[0] * qi[0]; pJ[1] = a1[1] * qi[0]; pJ[2] = a1[2] * qi[0];
-        S[3] = a1[0]; S[4] = a1[1]; S[5] = a1[2];
         break;
     case MB_SPHERICAL:
         quat_rot(qi, RJ);
-        S[0] = 1.0; S[6 + 1] = 1.0; S[12 + 2] = 1.0;
         break;
     case MB_FREE:
         pJ[0] = qi[0]; pJ[1] = qi[1]; pJ[2] = qi[2];
         quat_rot(qi + 3, RJ);
-        for (int k = 0; k < 6; ++k) S[6 * k + k] = 1.0;
         break;
     case MB_UNIVERSAL: {
         double R1[9], R2[9], b[3], bxa2[3];
+        double q2d = qd ? qd[m->iv[i] + 1] : 0.0;
         axis_rot(a1, qi[0], R1);
         axis_rot(a2, qi[1], R2);
         mm3(R1, R2, RJ);
         mtv3(R2, a1, b); /* a1 seen in the body frame */
         S[0] = b[0]; S[1] = b[1]; S[2] = b[2];
-        S[6] = a2[0]; S[7] = a2[1]; S[8] = a2[2];
-        if (qd) {
-            double q2d = qd[m->iv[i] + 1];
-            cross3(b, a2, bxa2);
-            Sr[0] = q2d * bxa2[0]; Sr[1] = q2d * bxa2[1]; Sr[2] = q2d * bxa2[2];
-        }
+        cross3(b, a2, bxa2);
+        Sr[0] = q2d * bxa2[0]; Sr[1] = q2d * bxa2[1]; Sr[2] = q2d * bxa2[2];
         break;
     }
     case MB_PLANAR: {
         double th = qi[2], s = sin(th), c = cos(th);
+        double thd = qd ? qd[m->iv[i] + 2] : 0.0;
         RJ[0] = c; RJ[1] = -s; RJ[2] = 0; RJ[3] = s; RJ[4] = c; RJ[5] = 0;
         RJ[6] = 0; RJ[7] = 0; RJ[8] = 1;
         pJ[0] = qi[0]; pJ[1] = qi[1];
         S[3] = c; S[4] = -s;            /* R^T e_x */
         S[6 + 3] = s; S[6 + 4] = c;     /* R^T e_y */
-        S[12 + 2] = 1.0;                /* e_z */
-        if (qd) {
-            double thd = qd[m->iv[i] + 2];
-            Sr[3] = -s * thd; Sr[4] = -c * thd;
-            Sr[6 + 3] = c * thd; Sr[6 + 4] = -s * thd;
-        }
+        Sr[3] = -s * thd; Sr[4] = -c * thd;
+        Sr[6 + 3] = c * thd; Sr[6 + 4] = -s * thd;
         break;
     }
     }
-    (void)nvi;
+}
+
+/* Xup = (E, r) of a revolute joint about +-e_k (rotax k = 0..2, Rtree = 1):
+ * E = R_J^T, the rotation by -(sign) q about e_k; r = ptree */
+AXIS_INLINE void revolute_axis_xup_k(mb_model *m, int i, int k, double th) {
+    double *E = B9(m->E, i), *r = B3(m->r, i);
+    const double *pt = B3(m->ptree, i);
+    double s = sin(th), c = cos(th);
+    s *= m->ssg[i];
+    AXIS_PAIR(k, i1, i2);
+    E[3 * k + k] = 1.0;
+    E[3 * k + i1] = E[3 * k + i2] = E[3 * i1 + k] = E[3 * i2 + k] = 0.0;
+    E[3 * i1 + i1] = c; E[3 * i1 + i2] = s;
+    E[3 * i2 + i1] = -s; E[3 * i2 + i2] = c;
+    r[0] = pt[0]; r[1] = pt[1]; r[2] = pt[2];
+}
+static void revolute_axis_xup(mb_model *m, int i, int k, double th) {
+    switch (k) {
+    case 0: revolute_axis_xup_k(m, i, 0, th); break;
+    case 1: revolute_axis_xup_k(m, i, 1, th); break;
+    default: revolute_axis_xup_k(m, i, 2, th); break;
+    }
 }
 
 /* Xup, S (and with qd: v, vJ, cJ, c) for every body; the world pose too
@@ -139,43 +229,66 @@ static void jcalc(mb_model *m, int i, const double *q, const double *qd,
 static void kinematics(mb_model *m, const double *q, const double *qd, int world) {
     for (int i = 1; i < m->nb; ++i) {
         double RJ[9], pJ[3], Rpi[9], tmp[3];
-        int p = m->parent[i];
-        jcalc(m, i, q, qd, RJ, pJ);
-        /* R_PI = Rtree R_J, r = ptree + Rtree p_J */
-        const double *Rt = B9(m->Rtree, i), *pt = B3(m->ptree, i);
-        mm3(Rt, RJ, Rpi);
+        int p = m->parent[i], k = m->rotax[i];
         double *E = B9(m->E, i), *r = B3(m->r, i);
-        for (int a = 0; a < 3; ++a)
-            for (int b = 0; b < 3; ++b) E[3 * a + b] = Rpi[3 * b + a];
-        mv3(Rt, pJ, tmp);
-        r[0] = pt[0] + tmp[0]; r[1] = pt[1] + tmp[1]; r[2] = pt[2] + tmp[2];
+        if (k >= 0 && k < 3) {
+            revolute_axis_xup(m, i, k, q[m->iq[i]]);
+        } else {
+            jcalc(m, i, q, qd, RJ, pJ);
+            /* R_PI = Rtree R_J, r = ptree + Rtree p_J */
+            const double *Rt = B9(m->Rtree, i), *pt = B3(m->ptree, i);
+            if (k == 3) {
+                memcpy(E, RJ, sizeof RJ); /* RJ = 1 */
+                memcpy(tmp, pJ, sizeof tmp);
+            } else {
+                mm3(Rt, RJ, Rpi);
+                for (int a = 0; a < 3; ++a)
+                    for (int b = 0; b < 3; ++b) E[3 * a + b] = Rpi[3 * b + a];
+                mv3(Rt, pJ, tmp);
+            }
+            r[0] = pt[0] + tmp[0]; r[1] = pt[1] + tmp[1]; r[2] = pt[2] + tmp[2];
+        }
         if (world) {
             const double *RWp = B9(m->RW, p), *pWp = B3(m->pW, p);
+            for (int a = 0; a < 3; ++a)
+                for (int b = 0; b < 3; ++b) Rpi[3 * a + b] = E[3 * b + a];
             mm3(RWp, Rpi, B9(m->RW, i));
             mv3(RWp, r, tmp);
             double *pw = B3(m->pW, i);
             pw[0] = pWp[0] + tmp[0]; pw[1] = pWp[1] + tmp[1]; pw[2] = pWp[2] + tmp[2];
         }
-        if (qd) {
-            double vJ[6] = {0, 0, 0, 0, 0, 0}, vx[6];
-            const double *S = B36(m->S, i), *Sr = B36(m->Sr, i);
-            const double *qdi = qd + m->iv[i];
-            double *cJ = B6(m->cJ, i), *v = B6(m->v, i), *c = B6(m->c, i);
-            for (int k = 0; k < 6; ++k) cJ[k] = 0.0;
-            for (int j = 0; j < m->nvi[i]; ++j)
-                for (int k = 0; k < 6; ++k) {
-                    vJ[k] += S[6 * j + k] * qdi[j];
-                    cJ[k] += Sr[6 * j + k] * qdi[j];
-                }
-            if (p > 0) {
-                Xmv(E, r, B6(m->v, p), v);
-                for (int k = 0; k < 6; ++k) v[k] += vJ[k];
-            } else {
-                for (int k = 0; k < 6; ++k) v[k] = vJ[k];
-            }
-            crm(v, vJ, vx);
-            for (int k = 0; k < 6; ++k) c[k] = cJ[k] + vx[k];
+        if (!qd) continue;
+        double *v = B6(m->v, i), *c = B6(m->c, i);
+        int j = m->sax[i];
+        if (j >= 0) {
+            /* vJ = w e_j, cJ = 0 (set once) */
+            double w = m->ssg[i] * qd[m->iv[i]];
+            if (p == 0) for (int a = 0; a < 6; ++a) v[a] = 0.0;
+            else if (k >= 0) Xmv_axis(E, k, r, B6(m->v, p), v);
+            else Xmv(E, r, B6(m->v, p), v);
+            v[j] += w;
+            crm_unit(v, j, w, c);
+            continue;
         }
+        double vJ[6] = {0, 0, 0, 0, 0, 0}, vx[6];
+        const double *S = B36(m->S, i), *Sr = B36(m->Sr, i);
+        const double *qdi = qd + m->iv[i];
+        double *cJ = B6(m->cJ, i);
+        for (int a = 0; a < 6; ++a) cJ[a] = 0.0;
+        for (int jj = 0; jj < m->nvi[i]; ++jj)
+            for (int a = 0; a < 6; ++a) {
+                vJ[a] += S[6 * jj + a] * qdi[jj];
+                cJ[a] += Sr[6 * jj + a] * qdi[jj];
+            }
+        if (p > 0) {
+            if (k >= 0) Xmv_axis(E, k, r, B6(m->v, p), v);
+            else Xmv(E, r, B6(m->v, p), v);
+            for (int a = 0; a < 6; ++a) v[a] += vJ[a];
+        } else {
+            for (int a = 0; a < 6; ++a) v[a] = vJ[a];
+        }
+        crm(v, vJ, vx);
+        for (int a = 0; a < 6; ++a) c[a] = cJ[a] + vx[a];
     }
 }
 
@@ -311,21 +424,41 @@ static int spd_inverse(const double *D, double *Dinv, int n) {
     return 0;
 }
 
-int mb_aba_joint_step(mb_model *m, int i, const double *tau, const double *qdd_prescribed) {
-    int p = m->parent[i], nvi = m->nvi[i], iv = m->iv[i];
-    double *IA = B36(m->IA, i), *pA = B6(m->pA, i), *U = B36(m->U, i);
-    double *Dinv = B36(m->Dinv, i), *u = B6(m->uu, i);
-    const double *S = B36(m->S, i);
-    double Ia[36], pa[6], ca[6];
-    memcpy(Ia, IA, sizeof Ia);
-    memcpy(ca, B6(m->c, i), sizeof ca);
-    memcpy(pa, pA, sizeof pa);
-    if (nvi == 1 && !qdd_prescribed) {
+/* The reduction of body i's articulated inertia and bias through its joint
+ * (RBDA Table 7.1): U = IA S, D = S^T U, u = tau - S^T pA, Ia = IA - U D^-1 U^T,
+ * pa = pA + U D^-1 u. For S = +-e_j (sax[i] = j): U is a column of IA and D
+ * a diagonal entry, no products with S. Returns 0, or
+ * -1 when D is singular. */
+static int reduce_unit_axis(mb_model *m, int i, const double *tau, double *Ia, double *pa) {
+    const double *IA = B36(m->IA, i), *pA = B6(m->pA, i);
+    double *U = B36(m->U, i), *u = B6(m->uu, i);
+    int j = m->sax[i];
+    double sg = m->ssg[i], D = IA[6 * j + j];
+    for (int a = 0; a < 6; ++a) U[a] = sg * IA[6 * a + j];
+    u[0] = tau[m->iv[i]] - sg * pA[j];
+    if (!(D > 0.0)) return -1; /* as spd_inverse for n = 1 */
+    double dinv = 1.0 / D, w = u[0] * dinv;
+    m->Dinv[36 * i] = dinv;
+    for (int a = 0; a < 6; ++a) {
+        double ua = U[a] * dinv;
+        for (int b = 0; b < 6; ++b) Ia[6 * a + b] = IA[6 * a + b] - ua * U[b];
+        pa[a] = pA[a] + U[a] * w;
+    }
+    return 0;
+}
+
+/* The same reduction for any motion subspace of nvi >= 1 columns; Ia and pa
+ * enter as IA and pA. */
+static int reduce_general(mb_model *m, int i, const double *tau, double *Ia, double *pa) {
+    int nvi = m->nvi[i], iv = m->iv[i];
+    const double *IA = B36(m->IA, i), *pA = B6(m->pA, i), *S = B36(m->S, i);
+    double *U = B36(m->U, i), *Dinv = B36(m->Dinv, i), *u = B6(m->uu, i);
+    if (nvi == 1) {
         /* one joint coordinate (revolute, prismatic): scalar D, no factorization */
         mv6(IA, S, U);
         double D = dot6(S, U);
         u[0] = tau[iv] - dot6(S, pA);
-        if (!(D > 0.0)) return -i; /* as spd_inverse for n = 1 */
+        if (!(D > 0.0)) return -1; /* as spd_inverse for n = 1 */
         double dinv = 1.0 / D, w = u[0] * dinv;
         Dinv[0] = dinv;
         for (int a = 0; a < 6; ++a) {
@@ -333,40 +466,62 @@ int mb_aba_joint_step(mb_model *m, int i, const double *tau, const double *qdd_p
             for (int b = 0; b < 6; ++b) Ia[6 * a + b] -= ua * U[b];
             pa[a] += U[a] * w;
         }
-    } else if (nvi > 0 && qdd_prescribed) {
-        /* a prescribed joint passes IA unreduced, with the bias at c + S qdd */
-        for (int j = 0; j < nvi; ++j)
-            for (int k = 0; k < 6; ++k) ca[k] += S[6 * j + k] * qdd_prescribed[j];
-    } else if (nvi > 0) {
-        double D[36], UD[36];
-        for (int j = 0; j < nvi; ++j) mv6(IA, S + 6 * j, U + 6 * j);
-        for (int j = 0; j < nvi; ++j) {
-            for (int k = 0; k < nvi; ++k) D[6 * j + k] = dot6(S + 6 * j, U + 6 * k);
-            u[j] = tau[iv + j] - dot6(S + 6 * j, pA);
-        }
-        if (spd_inverse(D, Dinv, nvi) != 0) return -i;
-        /* Ia = IA - U Dinv U^T,  pa = pA + U Dinv u (+ Ia c below) */
-        for (int k = 0; k < 6; ++k)
-            for (int j = 0; j < nvi; ++j) {
-                double t = 0.0;
-                for (int l = 0; l < nvi; ++l) t += U[6 * l + k] * Dinv[6 * l + j];
-                UD[6 * j + k] = t; /* column j of U Dinv */
-            }
-        for (int a = 0; a < 6; ++a)
-            for (int b = 0; b < 6; ++b) {
-                double t = 0.0;
-                for (int j = 0; j < nvi; ++j) t += UD[6 * j + a] * U[6 * j + b];
-                Ia[6 * a + b] -= t;
-            }
-        for (int k = 0; k < 6; ++k)
-            for (int j = 0; j < nvi; ++j) pa[k] += UD[6 * j + k] * u[j];
+        return 0;
     }
-    double Ic[6];
+    double D[36], UD[36];
+    for (int j = 0; j < nvi; ++j) mv6(IA, S + 6 * j, U + 6 * j);
+    for (int j = 0; j < nvi; ++j) {
+        for (int k = 0; k < nvi; ++k) D[6 * j + k] = dot6(S + 6 * j, U + 6 * k);
+        u[j] = tau[iv + j] - dot6(S + 6 * j, pA);
+    }
+    if (spd_inverse(D, Dinv, nvi) != 0) return -1;
+    /* Ia = IA - U Dinv U^T,  pa = pA + U Dinv u */
+    for (int k = 0; k < 6; ++k)
+        for (int j = 0; j < nvi; ++j) {
+            double t = 0.0;
+            for (int l = 0; l < nvi; ++l) t += U[6 * l + k] * Dinv[6 * l + j];
+            UD[6 * j + k] = t; /* column j of U Dinv */
+        }
+    for (int a = 0; a < 6; ++a)
+        for (int b = 0; b < 6; ++b) {
+            double t = 0.0;
+            for (int j = 0; j < nvi; ++j) t += UD[6 * j + a] * U[6 * j + b];
+            Ia[6 * a + b] -= t;
+        }
+    for (int k = 0; k < 6; ++k)
+        for (int j = 0; j < nvi; ++j) pa[k] += UD[6 * j + k] * u[j];
+    return 0;
+}
+
+int mb_aba_joint_step(mb_model *m, int i, const double *tau, const double *qdd_prescribed) {
+    int p = m->parent[i], nvi = m->nvi[i], k = m->rotax[i];
+    const double *S = B36(m->S, i);
+    double Ia[36], pa[6], ca[6], Ic[6];
+    memcpy(ca, B6(m->c, i), sizeof ca);
+    if (m->sax[i] >= 0 && !qdd_prescribed) {
+        if (reduce_unit_axis(m, i, tau, Ia, pa)) return -i;
+    } else {
+        memcpy(Ia, B36(m->IA, i), sizeof Ia);
+        memcpy(pa, B6(m->pA, i), sizeof pa);
+        if (nvi > 0 && qdd_prescribed) {
+            /* a prescribed joint passes IA unreduced, with the bias at c + S qdd */
+            for (int j = 0; j < nvi; ++j)
+                for (int a = 0; a < 6; ++a) ca[a] += S[6 * j + a] * qdd_prescribed[j];
+        } else if (nvi > 0 && reduce_general(m, i, tau, Ia, pa)) {
+            return -i;
+        }
+    }
     mv6(Ia, ca, Ic);
-    for (int k = 0; k < 6; ++k) pa[k] += Ic[k];
+    for (int a = 0; a < 6; ++a) pa[a] += Ic[a];
     if (p > 0) {
-        XTIX_add(B9(m->E, i), B3(m->r, i), Ia, B36(m->IA, p));
-        XTf_add(B9(m->E, i), B3(m->r, i), pa, B6(m->pA, p));
+        const double *E = B9(m->E, i), *r = B3(m->r, i);
+        if (k >= 0) {
+            XTIX_axis_add(E, k, r, Ia, B36(m->IA, p));
+            XTf_axis_add(E, k, r, pa, B6(m->pA, p));
+        } else {
+            XTIX_add(E, r, Ia, B36(m->IA, p));
+            XTf_add(E, r, pa, B6(m->pA, p));
+        }
     }
     return 0;
 }
@@ -377,9 +532,16 @@ void mb_aba_joint_forward(mb_model *m, int i, const double *a_parent, const doub
     double *a = B6(m->a, i);
     const double *c = B6(m->c, i), *S = B36(m->S, i), *U = B36(m->U, i);
     const double *Dinv = B36(m->Dinv, i), *u = B6(m->uu, i);
-    Xmv(B9(m->E, i), B3(m->r, i), a_parent, a);
-    for (int k = 0; k < 6; ++k) a[k] += c[k];
+    int j = m->sax[i], k = m->rotax[i];
+    if (k >= 0) Xmv_axis(B9(m->E, i), k, B3(m->r, i), a_parent, a);
+    else Xmv(B9(m->E, i), B3(m->r, i), a_parent, a);
+    for (int b = 0; b < 6; ++b) a[b] += c[b];
     if (nvi == 0) return;
+    if (j >= 0 && !qdd_prescribed) {
+        qdd[0] = Dinv[0] * (u[0] - dot6(U, a));
+        a[j] += m->ssg[i] * qdd[0];
+        return;
+    }
     if (qdd_prescribed) {
         memcpy(qdd, qdd_prescribed, sizeof(double) * (size_t)nvi);
     } else {
@@ -517,6 +679,10 @@ static void quat_rate(const double *e, const double *w, double *ed) {
 }
 
 void mb_qdot(const mb_model *m, const double *q, const double *qd, double *qdot) {
+    if (m->vector_q) {
+        memcpy(qdot, qd, (size_t)m->nv * sizeof(double));
+        return;
+    }
     for (int i = 1; i < m->nb; ++i) {
         const double *qi = q + m->iq[i], *vi = qd + m->iv[i];
         double *o = qdot + m->iq[i];
@@ -765,8 +931,12 @@ void mb_passive_forces(mb_model *m, const double *q, const double *qd, double *t
 }
 
 double mb_passive_energy(mb_model *m, const double *q) {
-    double e = 0.0;
     mb_kinematics(m, q, NULL);
+    return mb_passive_energy_posed(m, q);
+}
+
+double mb_passive_energy_posed(mb_model *m, const double *q) {
+    double e = 0.0;
     for (int i = 1; i < m->nb && m->has_dof_force; ++i) {
         if (!has_joint_spring(m, i)) continue;
         double disp[6];
@@ -812,37 +982,36 @@ int mb_rhs(mb_model *m, const double *q, const double *qd, const double *tau,
 }
 
 /* n classical RK4 steps on x = [q; y] with the system's right-hand side;
- * the quaternions are renormalized after each step. Uses the first
- * 4 (nq + ny) doubles of the scratch; f may use the last ny. */
+ * the quaternions are renormalized after each step. The first stage reads
+ * x itself; each stage's slopes go into the weighted sum and the next
+ * stage's state in one pass. Uses the first 3 (nq + ny) doubles of the
+ * scratch; f may use the last ny. */
 int mb_rk4_steps(const mb_ode *ode, double *q, double *y, const double *tau,
                  const double *fext, double h, int n) {
     int nq = ode->nq, nv = ode->ny, err;
     double *w = ode->work;
-    double *q0 = w, *y0 = q0 + nq, *qt = y0 + nv, *yt = qt + nq;
-    double *kq = yt + nv, *ky = kq + nq, *sq = ky + nv, *sy = sq + nq;
-    static const double cstage[4] = {0.0, 0.5, 0.5, 1.0};
+    double *qt = w, *yt = qt + nq, *kq = yt + nv, *ky = kq + nq, *sq = ky + nv, *sy = sq + nq;
+    static const double cnext[3] = {0.5, 0.5, 1.0};
     static const double wstage[4] = {1.0, 2.0, 2.0, 1.0};
     for (int step = 0; step < n; ++step) {
-        memcpy(q0, q, nq * sizeof(double));
-        memcpy(y0, y, nv * sizeof(double));
-        memset(sq, 0, nq * sizeof(double));
-        memset(sy, 0, nv * sizeof(double));
         for (int s = 0; s < 4; ++s) {
-            if (s == 0) {
-                memcpy(qt, q0, nq * sizeof(double));
-                memcpy(yt, y0, nv * sizeof(double));
-            } else {
-                double hc = h * cstage[s];
-                for (int k = 0; k < nq; ++k) qt[k] = q0[k] + hc * kq[k];
-                for (int k = 0; k < nv; ++k) yt[k] = y0[k] + hc * ky[k];
-            }
-            err = ode->f(ode->ctx, qt, yt, tau, fext, kq, ky);
+            err = ode->f(ode->ctx, s ? qt : q, s ? yt : y, tau, fext, kq, ky);
             if (err) return err;
-            for (int k = 0; k < nq; ++k) sq[k] += wstage[s] * kq[k];
-            for (int k = 0; k < nv; ++k) sy[k] += wstage[s] * ky[k];
+            if (s == 0) {
+                memcpy(sq, kq, nq * sizeof(double));
+                memcpy(sy, ky, nv * sizeof(double));
+            } else {
+                for (int k = 0; k < nq; ++k) sq[k] += wstage[s] * kq[k];
+                for (int k = 0; k < nv; ++k) sy[k] += wstage[s] * ky[k];
+            }
+            if (s < 3) {
+                double hc = h * cnext[s];
+                for (int k = 0; k < nq; ++k) qt[k] = q[k] + hc * kq[k];
+                for (int k = 0; k < nv; ++k) yt[k] = y[k] + hc * ky[k];
+            }
         }
-        for (int k = 0; k < nq; ++k) q[k] = q0[k] + h / 6.0 * sq[k];
-        for (int k = 0; k < nv; ++k) y[k] = y0[k] + h / 6.0 * sy[k];
+        for (int k = 0; k < nq; ++k) q[k] += h / 6.0 * sq[k];
+        for (int k = 0; k < nv; ++k) y[k] += h / 6.0 * sy[k];
         ode->normalize(ode->ctx, q);
     }
     return 0;

@@ -79,6 +79,14 @@ typedef struct {
     double *fext;      /* (nb,6) external + spring forces on each body, body frame */
     double *tau;       /* (nv) total generalized force */
     double *work;      /* scratch, 8 (nq + nv) */
+
+    /* ---- derived from the description by mb_alloc_workspace (fast paths) ---- */
+    int *rotax;        /* (nb) k = 0..2: the rotation E of Xup is always about the body's
+                          coordinate axis k (revolute about +-e_k, Rtree = 1); 3: E = 1
+                          always (prismatic or fixed, Rtree = 1); -1: any rotation */
+    int *sax;          /* (nb) revolute/prismatic with S = +-e_j (j = 0..5): j, else -1 */
+    double *ssg;       /* (nb) the sign of that S, +1 or -1 */
+    int vector_q;      /* no quaternion in q: nq = nv and dq/dt = v */
 } mb_model;
 
 /* model lifetime (binding.c fills the description, mb_alloc_workspace the rest) */
@@ -133,6 +141,8 @@ void mb_passive_forces(mb_model *m, const double *q, const double *qd, double *t
 /* elastic energy (J) of the force elements at q: joint springs and range
  * limits, point-to-point springs, contacts, cables (runs mb_kinematics(q)) */
 double mb_passive_energy(mb_model *m, const double *q);
+/* the same with the world poses of mb_kinematics(q) already in place */
+double mb_passive_energy_posed(mb_model *m, const double *q);
 /* world position x (m) of the point r_B (body frame, m) of body b after mb_kinematics */
 void mb_point_position(const mb_model *m, int b, const double *r_B, double *x);
 /* world-frame classical acceleration (m/s^2) of the point r_B (body frame, m)

@@ -18,9 +18,10 @@ static double kinetic_energy(const mb_model *m) {
     return 0.5 * e;
 }
 
-/* gravity (zero at the world origin) plus the force elements' elastic energy */
+/* gravity (zero at the world origin) plus the force elements' elastic energy
+ * (needs the world poses of mb_kinematics(q)) */
 static double potential_energy(mb_model *m, const mb_mass_props *mp, const double *q) {
-    double e = 0.0, elastic = mb_passive_energy(m, q); /* runs mb_kinematics(q): poses below */
+    double e = 0.0, elastic = mb_passive_energy_posed(m, q);
     for (int i = 1; i < m->nb; ++i) {
         double c[3];
         mb_point_position(m, i, mp->com + 3 * i, c);
@@ -68,10 +69,24 @@ void mb_momenta(mb_model *m, const mb_mass_props *mp, const double *q, const dou
     momenta(m, mp, HL);
 }
 
+/* the kinematics the sensors need, run once: world poses (returns 1), with
+ * the body velocities when a sensor reads them (returns 2); 0: none */
+static int sensor_kinematics(mb_model *m, int n, const mb_sensor *s, const double *q, const double *v) {
+    int need = 0;
+    for (int k = 0; k < n; ++k) {
+        int kind = s[k].kind;
+        if (kind == MB_SENS_KINETIC || kind == MB_SENS_MOMENTUM) need = 2;
+        else if ((kind == MB_SENS_POINT || kind == MB_SENS_POTENTIAL) && need == 0) need = 1;
+    }
+    if (need) mb_kinematics(m, q, need == 2 ? v : NULL);
+    return need;
+}
+
 void mb_sensors_eval(mb_model *m, const mb_mass_props *mp, int n, const mb_sensor *s,
                      const double *x, const double *v, const double *u, int nu, double *out) {
     const double *q = x;
-    int have_pos = 0, have_vel = 0;
+    int need = sensor_kinematics(m, n, s, q, v);
+    int have_pos = need > 0, have_vel = need == 2;
     double ke = 0.0, pe = 0.0;
     int have_ke = 0, have_pe = 0, have_hl = 0;
     double hl[6];
@@ -96,7 +111,8 @@ void mb_sensors_eval(mb_model *m, const mb_mass_props *mp, int n, const mb_senso
             out[k] = ke;
             break;
         case MB_SENS_POTENTIAL:
-            if (!have_pe) { pe = potential_energy(m, mp, q); have_pe = 1; have_pos = 1; have_vel = 0; }
+            if (!have_pos) { mb_kinematics(m, q, NULL); have_pos = 1; }
+            if (!have_pe) { pe = potential_energy(m, mp, q); have_pe = 1; }
             out[k] = pe + (sk->index && mp->latches ? mb_latch_energy(mp->latches, q, x + m->nq + m->nv) : 0.0);
             break;
         case MB_SENS_QUATERNION: {
