@@ -13,19 +13,22 @@ start them consistent with the motion wanted.
 """
 from __future__ import annotations
 
-from typing import Callable
+import math
+from typing import Callable, Sequence
 
 import numpy as np
 
 from ...errors import InputError, SimulationError
 from .. import _kernels
+from .analysis import natural_frequencies
 from .integrators import Trajectory
 
 PAIRS = {"BS32": 0, "DP54": 1}
 
 
 def simulate_driven(system, x0, times, drive: Callable[[float], tuple], tau=None, rtol: float = 1e-6,
-                    atol: float = 1e-8, method: str = "DP54", max_steps: int = 1_000_000) -> Trajectory:
+                    atol: float = 1e-8, method: str = "DP54", max_steps: int = 1_000_000,
+                    max_step: float = 0.0) -> Trajectory:
     """Integrate ``system`` with driven joints over the output ``times`` (s).
 
     Parameters
@@ -48,6 +51,11 @@ def simulate_driven(system, x0, times, drive: Callable[[float], tuple], tau=None
         Embedded pair.
     max_steps : int
         Attempted steps allowed per output interval.
+    max_step : float
+        Largest internal step, s (0: no limit). An explicit pair on a
+        stiff chain does best just inside its stability limit
+        (:func:`stable_step`): left to the error control alone it hovers at
+        that limit with rejected steps.
 
     Returns
     -------
@@ -65,6 +73,8 @@ def simulate_driven(system, x0, times, drive: Callable[[float], tuple], tau=None
     """
     if method not in PAIRS:
         raise InputError(f"simulate_driven: method {method!r} is not one of {', '.join(PAIRS)}")
+    if not (np.isfinite(max_step) and max_step >= 0):
+        raise InputError(f"simulate_driven: max_step = {max_step!r} must be finite and >= 0 s")
     if not hasattr(system, "_fh"):
         raise InputError("simulate_driven needs a FlexibleSystem (the compiled flexible ABA)")
     if system.nq != system.nv:
@@ -98,7 +108,7 @@ def simulate_driven(system, x0, times, drive: Callable[[float], tuple], tau=None
         dt = float(times[k + 1] - times[k])
         try:
             x, st = _kernels.adapt_callback(f, None, float(times[k]), x, dt,
-                                            (rtol, atol, h, 0.0, 0.0, int(max_steps), PAIRS[method]))
+                                            (rtol, atol, h, float(max_step), 0.0, int(max_steps), PAIRS[method]))
         except SimulationError as exc:
             raise SimulationError(f"simulate_driven: interval [{times[k]:.6g}, {times[k + 1]:.6g}] s: "
                                   f"{exc}") from None
@@ -106,3 +116,36 @@ def simulate_driven(system, x0, times, drive: Callable[[float], tuple], tau=None
         nfev += st[2]
         X[k + 1] = x
     return Trajectory(times.copy(), X, nfev, 0)
+
+
+# |h omega| on the imaginary axis below which the third-order pair's steps are
+# stable (sqrt(3), Bogacki-Shampine 3(2)); Dormand-Prince 5(4) reaches further,
+# but its embedded error estimate settles near this bound on undamped modes
+_IMAGINARY_LIMIT = math.sqrt(3.0)
+
+
+def stable_step(system, fixed: Sequence[int] = (), safety: float = 0.9) -> float:
+    """The largest stable explicit step of ``system``, s: ``safety * sqrt(3) / omega_max``.
+
+    Parameters
+    ----------
+    system : FlexibleSystem
+        Minimal coordinates.
+    fixed : sequence of int
+        Velocity coordinates driven or held (they carry no vibration).
+    safety : float
+        Fraction of the stability bound, in (0, 1].
+
+    Returns
+    -------
+    float
+        Step, s, from the highest undamped natural frequency ``omega_max``
+        (rad/s) at rest (:func:`~mbfmu.dynamics.flexible.analysis.natural_frequencies`);
+        spin stiffening raises it a little, which ``safety`` covers at moderate rates.
+    """
+    if not 0 < safety <= 1:
+        raise InputError(f"stable_step: safety = {safety!r} must be in (0, 1]")
+    w = natural_frequencies(system, fixed=fixed)
+    if w.size == 0 or not w[-1] > 0:
+        raise InputError("stable_step: the system has no vibration mode")
+    return safety * _IMAGINARY_LIMIT / float(w[-1])

@@ -70,7 +70,7 @@ import numpy as np
 from ...errors import InputError
 from ..joints import Revolute
 from .beam import BeamProperties
-from .driven import PAIRS, simulate_driven
+from .driven import PAIRS, simulate_driven, stable_step
 from .integrators import simulate
 from .segments import add_segmented_beam, segment_tip_offset
 from .system import FlexibleSystemBuilder, ModeSet
@@ -188,7 +188,7 @@ def spinup_system(method: str = "modes", n: int = 4, stiffening: bool = True, be
 def run_spinup(omega_s: float, t_final: float = 20.0, method: str = "modes", n: int = 4,
                stiffening: bool = True, dt_out: float = 0.05, integrator: str = "DOP853",
                rtol: float = 1e-8, atol: float = 1e-10, stop_above: float | None = None,
-               beam: str = "krb", subbeam_modes: int = 2):
+               beam: str = "krb", subbeam_modes: int = 2, max_step: float | None = None):
     """Simulate the spin-up of beam ``beam`` (default the KRB beam).
 
     Parameters
@@ -207,6 +207,10 @@ def run_spinup(omega_s: float, t_final: float = 20.0, method: str = "modes", n: 
         the compiled error-controlled pairs with the hub driven in the
         compiled flexible ABA (:func:`~mbfmu.dynamics.flexible.driven.simulate_driven`;
         any method, no ``stop_above``).
+    max_step : float, optional
+        Largest internal step of ``"DP54"`` / ``"BS32"``, s; default the
+        chain's stable explicit step (:func:`~mbfmu.dynamics.flexible.driven.stable_step`,
+        hub held), 0 for none.
     rtol, atol : float
         Tolerances (atol in m, rad and modal units).
     stop_above : float, optional
@@ -226,8 +230,9 @@ def run_spinup(omega_s: float, t_final: float = 20.0, method: str = "modes", n: 
     if integrator in PAIRS:
         if stop_above is not None:
             raise InputError(f"stop_above needs a scipy integrator, not {integrator!r}")
+        h_max = stable_step(system, fixed=(0,)) if max_step is None else max_step
         traj = simulate_driven(system, x0, t_eval, lambda t: ((0,), (spinup_profile(t, omega_s)[2],)),
-                               rtol=rtol, atol=atol, method=integrator)
+                               rtol=rtol, atol=atol, method=integrator, max_step=h_max)
         return traj.t, np.array([tip(x[:system.nq]) for x in traj.x])
 
     def prescribed(t):

@@ -59,8 +59,14 @@ highest frequency grows as ``1/h^2`` (KRB beam, 2 modes each: 437 rad/s at 3
 sub-beams, 788 rad/s at 4), which bounds the step of an explicit
 integrator, so use the fewest sub-beams that meet the accuracy wanted and
 the Bogacki-Shampine pair (``BS32``: 3 evaluations per step against 6 for
-DP54, at nearly the same stability-limited step). Measured next to Exudyn's
-ANCF cable in ``benchmarks/flexible.py`` (section 4; benchmarks/RESULTS.md).
+DP54, at nearly the same stability-limited step), with its steps capped just
+inside the stability limit (``max_step`` of
+:func:`~mbfmu.dynamics.flexible.driven.simulate_driven`,
+:func:`~mbfmu.dynamics.flexible.driven.stable_step`; :func:`~mbfmu.dynamics.flexible.spinup.run_spinup` does
+it by default): left to the error control alone the pair hovers at the limit,
+rejecting steps (1.5x the evaluations for the KRB spin-up). Measured next to
+Exudyn's ANCF cable in ``benchmarks/flexible.py`` (section 4;
+benchmarks/RESULTS.md).
 """
 from __future__ import annotations
 
