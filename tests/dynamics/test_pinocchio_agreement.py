@@ -20,6 +20,16 @@ def _rel(a, b):
     return np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-12)
 
 
+def _check_dynamics(model, pmodel, pdata, q, v, a, tau):
+    """rnea, crba and aba against Pinocchio's; returns Pinocchio's (symmetrized) mass matrix."""
+    assert _rel(rnea(model, q, v, a), pin.rnea(pmodel, pdata, q, v, a)) < 1e-9
+    M_ref = pin.crba(pmodel, pdata, q)
+    M_ref = np.triu(M_ref) + np.triu(M_ref, 1).T
+    assert _rel(crba(model, q), M_ref) < 1e-9
+    assert _rel(aba(model, q, v, tau), pin.aba(pmodel, pdata, q, v, tau)) < 1e-9
+    return M_ref
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_rnea_crba_aba_match_pinocchio_on_random_tree(seed):
     rng = np.random.default_rng(seed)
@@ -34,11 +44,7 @@ def test_rnea_crba_aba_match_pinocchio_on_random_tree(seed):
         v = rng.normal(size=model.nv)
         a = rng.normal(size=model.nv)
         tau = rng.normal(size=model.nv) * 10
-        assert _rel(rnea(model, q, v, a), pin.rnea(pmodel, pdata, q, v, a)) < 1e-9
-        M_ref = pin.crba(pmodel, pdata, q)
-        M_ref = np.triu(M_ref) + np.triu(M_ref, 1).T
-        assert _rel(crba(model, q), M_ref) < 1e-9
-        assert _rel(aba(model, q, v, tau), pin.aba(pmodel, pdata, q, v, tau)) < 1e-9
+        _check_dynamics(model, pmodel, pdata, q, v, a, tau)
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -56,11 +62,7 @@ def test_axis_aligned_joints_match_pinocchio(seed):
         v = rng.normal(size=model.nv)
         a = rng.normal(size=model.nv)
         tau = rng.normal(size=model.nv) * 10
-        assert _rel(rnea(model, q, v, a), pin.rnea(pmodel, pdata, q, v, a)) < 1e-9
-        M_ref = pin.crba(pmodel, pdata, q)
-        M_ref = np.triu(M_ref) + np.triu(M_ref, 1).T
-        assert _rel(crba(model, q), M_ref) < 1e-9
-        assert _rel(aba(model, q, v, tau), pin.aba(pmodel, pdata, q, v, tau)) < 1e-9
+        M_ref = _check_dynamics(model, pmodel, pdata, q, v, a, tau)
         assert _rel(minv(model, q, tau), np.linalg.solve(M_ref, tau)) < 1e-9
         assert _rel(generalized_momentum(model, q, v), M_ref @ v) < 1e-9
         R, p, vel = _kernels.kinematics(model._h, q, v)

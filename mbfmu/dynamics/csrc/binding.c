@@ -1186,6 +1186,14 @@ done:
     return out;
 }
 
+/* a sensor from its row (kind, index, axis, offset into par or -1) */
+static void sensor_from_row(mb_sensor *s, const int *row, double *par) {
+    s->kind = row[0];
+    s->index = row[1];
+    s->axis = row[2];
+    s->par = row[3] >= 0 ? par + row[3] : NULL;
+}
+
 /* ------------------------------------------------ sled frame, HIC (sled.h) */
 
 /* the sled (par: SL_N values, input: index into u or -1) and the optional HIC
@@ -1388,10 +1396,7 @@ static PyObject *py_sled_sensors(PyObject *self, PyObject *args) {
                          k, rk[0], rk[1]);
             goto done;
         }
-        sens[k].kind = rk[0];
-        sens[k].index = rk[1];
-        sens[k].axis = rk[2];
-        sens[k].par = rk[3] >= 0 ? D(ap) + rk[3] : NULL;
+        sensor_from_row(sens + k, rk, D(ap));
     }
     mb_mass_props mp = {D(am), D(ac), D(ai), NULL};
     if (!(out = new_vector(n))) goto done;
@@ -1452,10 +1457,7 @@ static PyObject *py_flex_sensors(PyObject *self, PyObject *args) {
                          r[0], r[1]);
             goto done;
         }
-        sens[k].kind = r[0];
-        sens[k].index = r[1];
-        sens[k].axis = r[2];
-        sens[k].par = r[3] >= 0 ? D(ap) + r[3] : NULL;
+        sensor_from_row(sens + k, r, D(ap));
     }
     mb_mass_props mp = {D(am), D(ac), D(ai), NULL};
     if (!(out = new_vector(n))) goto done;
