@@ -133,7 +133,7 @@ def bench_native(name: str, step: float, steps: int, cycles: int, out: Path) -> 
 def native_table(names: list[str], steps: int, out: Path) -> None:
     """Print the native runtime's table (see the module docstring)."""
     from mbfmu.fmu.native import NativeUnsupported, check_supported
-    from mbfmu.library import load_plant
+    from mbfmu.plant.library import load_plant
     print(f"\n{'plant':<18}{'step s':>8}{'native us':>11}{'bare us':>9}{'nat/bare':>10}"
           f"{'pythonfmu us':>14}{'py/nat':>8}{'RSS +kB/1000':>14}")
     cases = [(n, load_plant(n).default_step) for n in names]
@@ -161,13 +161,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--native-only", action="store_true", help="only the native runtime's table")
     args = parser.parse_args(argv)
     if args.native_only:
-        from mbfmu.library import list_plants
+        from mbfmu.plant.library import list_plants
         with tempfile.TemporaryDirectory() as tmp:
             native_table(list(args.names or list_plants()), args.steps, Path(tmp))
         return 0
     cases = {"damped_pendulum (test)": PENDULUM}
     try:
-        from mbfmu.library import list_plants
+        from mbfmu.plant.library import list_plants
         cases.update({n: n for n in (args.names or list_plants())})
     except ImportError as exc:
         print(f"(no plant library: {exc})")

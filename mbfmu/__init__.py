@@ -19,13 +19,13 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "load_urdf": "mbfmu.dynamics.urdf",
-    "load_plant": "mbfmu.library",
-    "plant_from_urdf": "mbfmu.urdf_plant",
-    "Servo": "mbfmu.urdf_plant",
-    "list_plants": "mbfmu.library",
+    "load_plant": "mbfmu.plant.library",
+    "plant_from_urdf": "mbfmu.plant.urdf",
+    "Servo": "mbfmu.plant.urdf",
+    "list_plants": "mbfmu.plant.library",
     "linearize": "mbfmu.control.linearization",
     "Plant": "mbfmu.plant",
-    "Signal": "mbfmu.signals",
+    "Signal": "mbfmu.plant.signals",
 }
 
 __all__ = sorted(_LAZY)

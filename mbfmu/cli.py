@@ -16,7 +16,7 @@ from .errors import MbfmuError
 
 # sub-command -> module defining add_parser(subparsers)
 COMMANDS = {
-    "list": "mbfmu.library",
+    "list": "mbfmu.plant.library",
     "build": "mbfmu.fmu.cli",
     "simulate": "mbfmu.cosim.cli",
     "linearize": "mbfmu.control.cli",

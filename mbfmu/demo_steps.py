@@ -30,7 +30,7 @@ def build_fmus(out: Path, fmus: Path) -> None:
     """Build every plant of the library as an FMI 2.0 co-simulation FMU and validate it."""
     from .cosim.fmu_unit import validate
     from .fmu import build_fmu
-    from .library import list_plants
+    from .plant.library import list_plants
 
     for name in list_plants():
         path = build_fmu(name, fmus)

@@ -52,9 +52,9 @@ import numpy as np
 from mbfmu.dynamics import JointForce, ModelBuilder, Prismatic, Revolute, Universal, sensors
 from mbfmu.dynamics.spatial import rot_y
 from mbfmu.errors import InputError
-from mbfmu.multibody_plant import MultibodyPlant, check_positive, parameter_signals
+from mbfmu.plant.multibody import MultibodyPlant, check_positive, parameter_signals
 from mbfmu.plant import Shape
-from mbfmu.signals import Signal
+from mbfmu.plant.signals import Signal
 
 __all__ = ["Canonical2Body", "PLANT"]
 

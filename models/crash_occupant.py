@@ -111,9 +111,9 @@ from mbfmu.dynamics.sled import G  # m/s2, standard gravity (also the unit "g")
 from mbfmu.dynamics.sled import (Accelerometer, CableTension, HicRecorder, PointDisplacement, SledAcceleration,
                                  SledFrame)
 from mbfmu.errors import InputError
-from mbfmu.multibody_plant import MultibodyPlant, check_positive, parameter_signals
+from mbfmu.plant.multibody import MultibodyPlant, check_positive, parameter_signals
 from mbfmu.plant import Shape
-from mbfmu.signals import Signal, vector
+from mbfmu.plant.signals import Signal, vector
 
 from mbfmu.models._contact import CableSet, cross, SpherePlaneSet
 

@@ -64,9 +64,9 @@ from mbfmu.dynamics.flexible import (BeamProperties, FlexibleSystemBuilder, Mode
 from mbfmu.dynamics.integrators import ErrorControl, advance_flexible, advance_rigid
 from mbfmu.dynamics.spatial import inertia_cylinder, inertia_sphere
 from mbfmu.errors import InputError
-from mbfmu.multibody_plant import check_positive, parameter_signals
+from mbfmu.plant.multibody import check_positive, parameter_signals
 from mbfmu.plant import Plant, Shape
-from mbfmu.signals import Signal, vector
+from mbfmu.plant.signals import Signal, vector
 
 _Z = (0.0, 0.0, 1.0)
 

@@ -67,9 +67,9 @@ from mbfmu.dynamics import point_position, sensors
 from mbfmu.dynamics.dh import DHRow, from_dh
 from mbfmu.dynamics.spatial import rot_y
 from mbfmu.errors import InputError
-from mbfmu.multibody_plant import MultibodyPlant, check_positive, parameter_signals
+from mbfmu.plant.multibody import MultibodyPlant, check_positive, parameter_signals
 from mbfmu.plant import Shape
-from mbfmu.signals import Signal, vector
+from mbfmu.plant.signals import Signal, vector
 
 __all__ = ["RigidArm", "PLANT", "fk", "ik", "jacobian", "quintic_coefficients", "quintic",
            "joint_trajectory"]

@@ -68,9 +68,9 @@ from mbfmu.dynamics.integrators import ErrorControl, advance_latched
 from mbfmu.dynamics.spatial import inertia_box, rot_x, rot_y, rot_z
 from mbfmu.errors import InputError
 from mbfmu.dynamics import _kernels
-from mbfmu.multibody_plant import MultibodyPlant, check_positive, parameter_signals, raise_if_nonfinite
+from mbfmu.plant.multibody import MultibodyPlant, check_positive, parameter_signals, raise_if_nonfinite
 from mbfmu.plant import Shape
-from mbfmu.signals import Signal, vector
+from mbfmu.plant.signals import Signal, vector
 
 _WING_GAP = 0.05      # m, hub face to the root hinge line
 _STACK = 0.02         # m, hinge offset from a panel's mid-plane (stack pitch 2 * _STACK)

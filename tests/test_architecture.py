@@ -18,17 +18,16 @@ RULES = {
     "mbfmu.errors": ((), THIRD_PARTY_HEAVY | {"numpy", "scipy"}),
     "mbfmu._lazy": ((), THIRD_PARTY_HEAVY | {"numpy", "scipy"}),
     "mbfmu.dynamics": (("mbfmu.errors", "mbfmu.dynamics"), THIRD_PARTY_HEAVY),
-    "mbfmu.signals": (("mbfmu.errors",), THIRD_PARTY_HEAVY),
-    "mbfmu.plant": (("mbfmu.errors", "mbfmu.signals", "mbfmu.dynamics"), THIRD_PARTY_HEAVY),
-    "mbfmu.multibody_plant": (("mbfmu.errors", "mbfmu.signals", "mbfmu.plant", "mbfmu.dynamics"),
-                              THIRD_PARTY_HEAVY),
-    "mbfmu.fmu": (("mbfmu.errors", "mbfmu.signals", "mbfmu.plant", "mbfmu.library", "mbfmu.fmu",
-                   "mbfmu.models"), {"fmpy", "control", "matplotlib"}),
+    # the plant contract: signals first, then plants on the engine
+    "mbfmu.plant.signals": (("mbfmu.errors",), THIRD_PARTY_HEAVY),
+    "mbfmu.plant": (("mbfmu.errors", "mbfmu.plant", "mbfmu.dynamics"), THIRD_PARTY_HEAVY),
+    # the library finds the plant files of mbfmu.models by name
+    "mbfmu.plant.library": (("mbfmu.errors", "mbfmu.plant", "mbfmu.dynamics", "mbfmu.models"), THIRD_PARTY_HEAVY),
+    "mbfmu.fmu": (("mbfmu.errors", "mbfmu.plant", "mbfmu.fmu", "mbfmu.models"), {"fmpy", "control", "matplotlib"}),
     # the native runtime compiles the engine's packed model, so it reads it (and the sensors)
-    "mbfmu.fmu.native": (("mbfmu.errors", "mbfmu.signals", "mbfmu.plant", "mbfmu.library", "mbfmu.fmu",
-                          "mbfmu.models", "mbfmu.multibody_plant", "mbfmu.dynamics"),
+    "mbfmu.fmu.native": (("mbfmu.errors", "mbfmu.plant", "mbfmu.fmu", "mbfmu.models", "mbfmu.dynamics"),
                          {"fmpy", "control", "matplotlib"}),
-    "mbfmu.cosim": (("mbfmu.errors", "mbfmu.signals", "mbfmu.cosim"), {"pythonfmu", "matplotlib"}),
+    "mbfmu.cosim": (("mbfmu.errors", "mbfmu.plant.signals", "mbfmu.cosim"), {"pythonfmu", "matplotlib"}),
 }
 
 
@@ -106,7 +105,7 @@ def test_module_imports_respect_its_layer(path):
     module = _module_name(path)
     rule = _rule_for(module)
     if rule is None:
-        return  # cli, demo, library, control, viewer: may import any layer below them
+        return  # cli, demo, control, viewer, studies: may import any layer below them
     allowed, forbidden = RULES[rule]
     bad = []
     for name in _imports(path, module):
@@ -140,4 +139,11 @@ def test_rules_see_every_layer():
     """The walk really parses the package (a renamed folder would silently
     make the rules vacuous)."""
     names = {_module_name(p) for p in MODULES}
-    assert "mbfmu.dynamics.algorithms" in names and "mbfmu.plant" in names
+    assert {"mbfmu.dynamics.algorithms", "mbfmu.plant", "mbfmu.plant.contract", "mbfmu.cosim.master"} <= names
+
+
+def test_the_package_root_shows_the_layers():
+    """The package root holds the layers and the few cross-layer modules (CLI,
+    demo, errors), not the plant contract's pieces (they live in mbfmu.plant)."""
+    loose = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__")
+    assert set(loose) <= {"__main__", "cli", "demo", "demo_steps", "errors", "example_cli", "_lazy"}, loose

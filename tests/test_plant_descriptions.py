@@ -12,7 +12,7 @@ import pytest
 
 from mbfmu.cli import main
 from mbfmu.fmu import build_fmu
-from mbfmu.library import list_plants, load_plant
+from mbfmu.plant.library import list_plants, load_plant
 
 INTERNAL_NAME = re.compile(r"\bseeds?\s*0\d\d", re.IGNORECASE)
 PLANTS = list_plants()

@@ -12,6 +12,7 @@ from pathlib import Path
 #: Public packages and what each is for (the order of the reference).
 PACKAGES = {
     "mbfmu": "Top-level shortcuts: the plant contract, the library, linearization.",
+    "mbfmu.plant": "The plant contract: signals, plants on the engine, URDF robots, the plant library.",
     "mbfmu.dynamics": "The multibody engine: model building, joints, the recursive algorithms.",
     "mbfmu.dynamics.flexible": "Flexible beams: finite segments, assumed modes in a floating frame, chained sub-beams.",
     "mbfmu.fmu": "FMU export of plants.",
@@ -55,7 +56,7 @@ def _page(package: str) -> str:
 
 
 def _models_page() -> str:
-    from mbfmu.library import list_plants
+    from mbfmu.plant.library import list_plants
 
     lines = ["``mbfmu.models``", "================", "",
              "The plant library: one module per plant. See :doc:`../plants/index` for the ports and "

@@ -19,8 +19,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from mbfmu.library import list_plants, load_plant  # noqa: E402
-from mbfmu.signals import Signal  # noqa: E402
+from mbfmu.plant.library import list_plants, load_plant  # noqa: E402
+from mbfmu.plant.signals import Signal  # noqa: E402
 from plant_validation import validation_figure  # noqa: E402
 
 #: Length of the short free run shown on each page, s.

@@ -48,7 +48,7 @@ print(urdf.name)
 # (rad/s), and ``poses=["tool0"]`` adds the tool flange's world position (m)
 # and orientation (quaternion, scalar first).
 robot = mbfmu.plant_from_urdf(urdf, poses=["tool0"], mesh_faces=6000)
-from mbfmu.library import describe  # noqa: E402
+from mbfmu.plant.library import describe  # noqa: E402
 
 print(describe(robot))
 nv = robot.model.nv

@@ -107,7 +107,7 @@ def _warn_if_not_equilibrium(sys_lin) -> None:
 
 
 def _linearize_plant(args):
-    from ..library import load_plant
+    from ..plant.library import load_plant
     from .linearization import linearize
     plant = load_plant(args.target, **_pairs(args.param, "--param"))
     u = plant.default_inputs()

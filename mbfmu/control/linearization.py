@@ -9,7 +9,7 @@ point ``(x0, u0)``::
 with named states, inputs and outputs (the plant's signal names). How the
 Jacobians are obtained, by plant kind:
 
-* :class:`~mbfmu.multibody_plant.MultibodyPlant` in (q, v) without
+* :class:`~mbfmu.plant.multibody.MultibodyPlant` in (q, v) without
   Python-level forces: **exact** Jacobians from the analytic derivatives of
   the recursive dynamics, force elements included
   (:func:`mbfmu.dynamics.derivatives.forward_dynamics_derivatives`).
@@ -123,7 +123,7 @@ class _Chart:
     """
 
     def __init__(self, plant: Plant, x0: np.ndarray):
-        from ..multibody_plant import MultibodyPlant
+        from ..plant.multibody import MultibodyPlant
         self.plant = plant
         self.x0 = x0
         self.nq = self.nv = 0
@@ -218,7 +218,7 @@ def _is_plain_multibody(plant) -> bool:
     """Dynamics exactly the kernels' rhs: no Python forces, no overridden
     derivatives, no extra states, no sled frame, only force elements with
     analytic derivatives (no contacts or cables)."""
-    from ..multibody_plant import MultibodyPlant
+    from ..plant.multibody import MultibodyPlant
     return (not plant._python_forces and plant.sled is None and type(plant).derivatives is MultibodyPlant.derivatives
             and len(plant.states) == plant.model.nq + plant.model.nv
             and not (plant.model.contacts or plant.model.cables))

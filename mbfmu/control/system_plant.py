@@ -45,7 +45,7 @@ import numpy as np
 
 from ..errors import InputError, ModelError
 from ..plant import Plant
-from ..signals import Signal
+from ..plant.signals import Signal
 
 SPEC_FORMAT = "mbfmu.system"
 SPEC_VERSION = 1

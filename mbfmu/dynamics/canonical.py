@@ -62,6 +62,6 @@ def canonical_derivatives(model: Model, q, p, tau, f_ext=None):
     -----
     Joint force elements of the model (springs, dampers) are *not* added
     here; add ``_kernels.passive_forces`` to ``tau``/``f_ext`` as
-    :class:`~mbfmu.multibody_plant.MultibodyPlant` does.
+    :class:`~mbfmu.plant.multibody.MultibodyPlant` does.
     """
     return _kernels.sweep(model._h, q, p, tau, f_ext)

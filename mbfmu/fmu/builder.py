@@ -36,14 +36,15 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import functools
 import json
+import logging
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import warnings
 import zipfile
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -140,12 +141,21 @@ def compile_shim(dest: Path, platform: str = "linux64") -> Path:
 
 
 def default_platforms() -> tuple[str, ...]:
-    """linux64, and win64 when its cross-compiler is installed (else a warning says so)."""
+    """linux64, and win64 when its cross-compiler is installed (else one plain
+    line on stderr says so, once per process)."""
     if shim_compiler("win64"):
         return ("linux64", "win64")
-    warnings.warn(f"no mingw-w64 cross-compiler ({MINGW_CC}): the FMU gets no win64 binary "
-                  "(Debian: apt-get install gcc-mingw-w64-x86-64)", stacklevel=3)
+    _say_no_win64()
     return ("linux64",)
+
+
+@functools.cache
+def _say_no_win64() -> None:
+    # logging's last-resort handler prints the bare message on stderr when the
+    # application configured no logging: one plain line, not a warning format
+    logging.getLogger("mbfmu.fmu").warning(
+        f"mbfmu: building linux64 only: no win64 binary without the mingw-w64 cross-compiler "
+        f"({MINGW_CC}; apt-get install gcc-mingw-w64-x86-64)")
 
 
 def _install_shim(bins: Path, ident: str, backend: Path, platform: str = "linux64") -> None:
@@ -271,7 +281,7 @@ def _check_travels(root: Path, ref: PlantRef) -> None:
 
 def _bundle_urdf(ref: PlantRef, res: Path) -> tuple[PlantRef, str]:
     """Copy a URDF and its meshes into ``res/urdf``; the reference to the copy and a hash of it."""
-    from ..library import bundle_urdf as bundle
+    from ..plant.library import bundle_urdf as bundle
     options = {k: v for k, v in ref.options.items() if k != "package_dirs"}  # the copy needs no packages
     copy = bundle(ref.target, res / "urdf", ref.options.get("package_dirs", ()))
     digest = hashlib.sha256()
@@ -331,10 +341,10 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
         ``"native"``: a C-only binary (:mod:`mbfmu.fmu.native`), for plants
         built from the engine's elements; no Python needed at run time.
     platforms : iterable of str, optional
-        ``"linux64"``, ``"win64"``. Default: both; for the pythonfmu runtime,
-        linux64 alone (with a warning) when the mingw-w64 cross-compiler is
-        missing, while the native runtime refuses a platform without its
-        compiler by name.
+        ``"linux64"``, ``"win64"``. Default: both, or linux64 alone (saying
+        so in one line on stderr) when the mingw-w64 cross-compiler is
+        missing. A platform named here without its compiler is refused by
+        name.
     python_hint : bool, str or Path
         pythonfmu runtime: record an interpreter (True: this one) as the last
         place the FMU looks for Python, after ``MBFMU_PYTHON`` and ``PATH``.
@@ -457,5 +467,5 @@ def _build_native(ref: PlantRef, dest, runtime: str, platforms, requirements, re
     if list(requirements) or resources:
         raise InputError("requirements and resources are for the pythonfmu runtime; a native FMU "
                          "runs no Python")
-    from .native import DEFAULT_PLATFORMS, build_native_fmu
-    return build_native_fmu(ref, dest, DEFAULT_PLATFORMS if platforms is None else platforms)
+    from .native import build_native_fmu
+    return build_native_fmu(ref, dest, default_platforms() if platforms is None else platforms)

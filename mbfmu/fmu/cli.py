@@ -11,7 +11,7 @@ DEFAULT_PLANTS = ("rigid_arm", "canonical_2body", "flexible_arm", "satellite", "
 
 def _library_plants() -> list[str]:
     try:
-        from .. import library
+        from ..plant import library
         names = list(library.list_plants())
     except ImportError:
         return list(DEFAULT_PLANTS)
@@ -71,8 +71,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="pythonfmu (default): the plant runs in Python inside the FMU; native: a C-only "
                         "binary that needs no Python (plants built from the engine's elements)")
     p.add_argument("--platform", action="append", choices=("linux64", "win64"), metavar="PLATFORM",
-                   help="binary platform, repeatable: linux64, win64 (default: both; the pythonfmu runtime "
-                        "builds linux64 alone when the mingw-w64 cross-compiler is missing)")
+                   help="binary platform, repeatable: linux64, win64 (default: both, or linux64 alone, "
+                        "saying so, when the mingw-w64 cross-compiler is missing)")
     p.add_argument("--python-hint", action="store_true",
                    help="pythonfmu runtime: record this interpreter as the last place the FMU looks for "
                         "Python (after MBFMU_PYTHON and PATH); off by default, so the FMU holds no path of "

@@ -172,7 +172,7 @@ def plant_factory(ref: PlantRef, base_dir: Path | None = None):
     FMU's resources folder).
     """
     if ref.kind == "library":
-        from .. import library  # the plant library (mbfmu.library)
+        from ..plant import library
         return lambda **kw: library.load_plant(ref.target, **kw)
     if ref.kind == "class":
         module_name, _, cls_name = ref.target.partition(":")
@@ -203,7 +203,7 @@ def plant_factory(ref: PlantRef, base_dir: Path | None = None):
                              f"({', '.join(c.__name__ for c in classes) or 'none'}); name one as {path}:Class")
         return classes[0]
     if ref.kind == "urdf":
-        from .. import library  # the plant library (mbfmu.library)
+        from ..plant import library
         path = Path(ref.target)
         if base_dir is not None and not path.is_absolute():
             path = base_dir / path

@@ -352,14 +352,14 @@ def resolve(target: Any) -> Target:
     ref = parse(text)
     if ref.kind == "file":
         if not ref.class_name:  # name the class, as the file's PLANT does, so every worker takes the same one
-            from ..library import plant_class
+            from ..plant.library import plant_class
             from ..fmu.plantref import PlantRef
             ref = PlantRef("file", ref.target, plant_class(ref.target).__name__, ref.parameters)
         source = Path(ref.target).read_bytes()
         name = Path(ref.target).name
         return Target("plant", name, _sha("file", source, ref.class_name, __version__),
                       {"ref": ref.to_dict(), "source": source}, name)
-    from ..library import plant_class
+    from ..plant.library import plant_class
     cls = plant_class(text) if ref.kind == "library" else None
     return _plant_target(cls, {}, __version__) if cls is not None else \
         Target("plant", text, _sha("class", text, __version__), {"ref": ref.to_dict(), "source": None})

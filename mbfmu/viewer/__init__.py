@@ -28,7 +28,7 @@ What the viewer needs from a plant (:class:`mbfmu.plant.Plant`)
     the shape frame's origin. A beam (radius, length) runs from the shape
     frame's origin along its +x axis. A mesh carries its triangles in
     ``Shape.mesh = (V, F)`` (vertices in the shape frame, m); a URDF
-    robot's visuals arrive this way (:mod:`mbfmu.urdf_visuals`).
+    robot's visuals arrive this way (:mod:`mbfmu.plant.urdf_visuals`).
 ``beam_deflection(x, shape_index, s) -> d`` (only for plants with beams)
     ``d`` (len(s), 3): displacement, in the *shape* frame, m, of the beam's
     centre line at stations ``s`` (m from the shape origin along x, in

@@ -170,7 +170,7 @@ def load_plant_spec(spec: str, **params: Any) -> Plant:
     returning a :class:`~mbfmu.plant.Plant`), with ``params`` as keyword
     arguments."""
     if spec.lower().endswith(".urdf"):
-        from ..library import plant_from_urdf
+        from ..plant.library import plant_from_urdf
         return plant_from_urdf(spec, **params)
     if ":" in spec:
         mod_name, _, attr = spec.rpartition(":")
@@ -196,11 +196,11 @@ def load_plant_spec(spec: str, **params: Any) -> Plant:
         plant = factory(**params)
     else:
         try:
-            from ..library import load_plant
+            from ..plant.library import load_plant
         except ModuleNotFoundError as exc:
-            if exc.name != "mbfmu.library":
+            if exc.name != "mbfmu.plant.library":
                 raise
-            raise InputError(f"model {spec!r}: the plant library (mbfmu.library) is not available here; "
+            raise InputError(f"model {spec!r}: the plant library (mbfmu.plant.library) is not available here; "
                              "give the model as module:Class") from None
         plant = load_plant(spec, **params)
     if not isinstance(plant, Plant):

@@ -5,9 +5,9 @@ import numpy as np
 
 from mbfmu.dynamics import JointForce, ModelBuilder, Revolute, Spherical, _kernels
 from mbfmu.dynamics.algorithms import point_position
-from mbfmu.multibody_plant import MultibodyPlant
+from mbfmu.plant.multibody import MultibodyPlant
 from mbfmu.plant import Plant
-from mbfmu.signals import Signal, vector
+from mbfmu.plant.signals import Signal, vector
 
 G = 9.81
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from mbfmu.cosim.fmu_linearize import ERAWarning, era, linearize_fmu
 from mbfmu.errors import InputError
+from tooling import reference_fmu
 
 M1, M2, K1, K2, C1, C2 = 1.0, 0.5, 40.0, 20.0, 0.4, 0.2
 
@@ -71,7 +72,7 @@ def test_bad_fmu_arguments_are_named(two_mass_fmu, tmp_path):
         linearize_fmu(two_mass_fmu, step=0.05, t0=0.01)
 
 
-STATE_SPACE = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "reference-fmus" / "fmi3" / "StateSpace.fmu"
+STATE_SPACE = reference_fmu("fmi3", "StateSpace")
 A_SS = np.array([[-1.0, 2.0, 0.0], [-2.0, -1.0, 0.0], [0.0, 0.0, -0.5]])  # poles -1 +- 2j, -0.5
 
 

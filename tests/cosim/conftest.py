@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pytest
+from tooling import skip_unless_required
 
 from .fmu_build import build_c_fmu, build_python_fmu
 
@@ -48,7 +49,7 @@ def openmodelica_fmus(tmp_path_factory):
     try:
         return fetch(tmp_path_factory.mktemp("openmodelica"))
     except (RuntimeError, OSError) as exc:  # no package index reachable
-        pytest.skip(str(exc))
+        skip_unless_required(f"needs the gemseo-fmu wheel from PyPI: {exc}")
 
 
 @pytest.fixture(scope="session")

@@ -14,8 +14,9 @@ from mbfmu.cosim import load_result, simulate
 from mbfmu.cosim.fmu_unit import FmuUnit
 from mbfmu.cosim.system import System
 from mbfmu.errors import InputError
+from tooling import REFERENCE_FMUS
 
-REF = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "reference-fmus"
+REF = REFERENCE_FMUS
 CASES = [(v, p.stem) for v in ("fmi2", "fmi3") for p in sorted((REF / v).glob("*.fmu")) if p.stem != "Clocks"]
 # Roberts (FMI 3) is a stiff DAE whose default stop time is 1e8 s: a short run
 # instead, at its fixed internal step (1e-3 s), as (span, step)

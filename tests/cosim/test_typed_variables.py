@@ -3,7 +3,6 @@ recorded with their own types (issue 14 defect 3), on the Reference FMUs'
 ``Feedthrough`` (every output equals its input)."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,8 +11,9 @@ from mbfmu.cosim import load_result, simulate
 from mbfmu.cosim.fmu_unit import FmuUnit
 from mbfmu.cosim.system import System
 from mbfmu.cosim.units import Unit, Variable
+from tooling import REFERENCE_FMUS
 
-REF = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "reference-fmus"
+REF = REFERENCE_FMUS
 TYPED = {"Int32": 7, "Boolean": True, "String": 'text, with "quotes"', "Enumeration": 2}
 
 

@@ -90,7 +90,7 @@ def test_compiled_canonical_rk4_equals_the_python_rk4_over_the_sweep():
     """_kernels.rk4_canonical (with the model's force elements) against the
     same RK4 written in Python around the canonical derivatives."""
     from mbfmu.dynamics import JointForce, ModelBuilder, Revolute
-    from mbfmu.multibody_plant import MultibodyPlant
+    from mbfmu.plant.multibody import MultibodyPlant
     from mbfmu.plant import Plant
     b = ModelBuilder()
     b.add_body("a", 0, Revolute(axis=(0, 1, 0)), 1.0, (0.3, 0, 0), np.eye(3) * 0.02)

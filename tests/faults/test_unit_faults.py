@@ -9,9 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mbfmu.cosim import FmuUnit, System, load_result, simulate
+from mbfmu.cosim import load_result, simulate
 from mbfmu.cosim.recording import open_writer
 from mbfmu.errors import CosimError
+from tooling import reference_fmu
 
 from .helpers import FAIL_TIME, LAST_GOOD, STEP, coupled, mbfmu_cli, one_line_error
 
@@ -116,7 +117,7 @@ def test_stop_request_ends_at_the_last_good_time(faulty_c_fmu, tmp_path):
 def test_stair_reference_fmu_stop_request_keeps_rows_like_fmpy(tmp_path):
     """Stair.fmu (Modelica Reference FMUs) asks to stop at t = 8.8 s; fmpy ends there too."""
     import fmpy
-    stair = "../shared/fixtures/reference-fmus/fmi2/Stair.fmu"
+    stair = str(reference_fmu("fmi2", "Stair"))
     out = tmp_path / "stair.csv"
     p = mbfmu_cli("simulate", stair, "-o", str(out))
     assert p.returncode == 0, p.stderr

@@ -1,7 +1,7 @@
 """Fixtures of the FMU tests: which plants, built once per session.
 
 Cases: the test plants of ``plants.py`` (always), and every plant of the
-library (``mbfmu.library.list_plants()``) when the library has plants. The
+library (``mbfmu.plant.library.list_plants()``) when the library has plants. The
 library plants are built by name, i.e. exactly as ``mbfmu build NAME`` does.
 """
 from __future__ import annotations
@@ -61,11 +61,11 @@ OWN_CASES = [
 def library_plants() -> tuple[list[str], str]:
     """Library plant names, and why there are none when there are none."""
     try:
-        from mbfmu.library import list_plants
+        from mbfmu.plant.library import list_plants
         names = list_plants()
     except ImportError as exc:
-        return [], f"mbfmu.library is not importable ({exc})"
-    return names, "" if names else "mbfmu.library lists no plants yet"
+        return [], f"mbfmu.plant.library is not importable ({exc})"
+    return names, "" if names else "mbfmu.plant.library lists no plants yet"
 
 
 LIBRARY_NAMES, LIBRARY_REASON = library_plants()

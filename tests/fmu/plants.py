@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from mbfmu.plant import Plant
-from mbfmu.signals import Signal
+from mbfmu.plant.signals import Signal
 
 
 class DampedPendulum(Plant):

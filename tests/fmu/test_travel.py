@@ -18,6 +18,8 @@ from fmpy import read_model_description
 from mbfmu import __version__
 from mbfmu.errors import ModelError
 from mbfmu.fmu.builder import build_fmu
+from hide_tools import path_without
+from tooling import FMU_CHECK, need_tool
 
 from .conftest import REPO
 from .test_hosts import c_host  # noqa: F401  (fixture)
@@ -255,6 +257,7 @@ def test_controller_factory_in_main_is_refused_with_the_reason():
 def test_cli_chooses_platforms_and_the_python_hint(tmp_path):
     from mbfmu.cli import main
 
+    need_tool("x86_64-w64-mingw32-gcc")
     assert main(["build", f"{REPO}/tests/fmu/plants.py:DampedPendulum", "-o", str(tmp_path / "a")]) == 0
     assert main(["build", f"{REPO}/tests/fmu/plants.py:DampedPendulum", "-o", str(tmp_path / "b"),
                  "--platform", "linux64", "--python-hint"]) == 0
@@ -266,16 +269,35 @@ def test_cli_chooses_platforms_and_the_python_hint(tmp_path):
         assert f"python_hint={sys.executable}" in b.read("resources/mbfmu_python.txt").decode()
 
 
-FMUCHECK = REPO.parent / "shared" / "tools" / "fmuCheck.linux64"
 
 
 @pytest.mark.parametrize("kind", ["module", "script"])
 def test_fmu_compliance_checker_runs_the_user_plants_with_mbfmu_python(user_fmus, kind, tmp_path):
     """The FMU Compliance Checker (a C host) finds Python through MBFMU_PYTHON and reports nothing."""
-    if not FMUCHECK.is_file():
-        pytest.fail(f"{FMUCHECK} is missing (see ../shared/fixtures/README.md)")
-    res = subprocess.run([str(FMUCHECK), "-h", str(STEP), "-s", "0.1", "-o", str(tmp_path / "out.csv"),
+    res = subprocess.run([str(FMU_CHECK), "-h", str(STEP), "-s", "0.1", "-o", str(tmp_path / "out.csv"),
                           str(user_fmus[kind])], cwd=tmp_path, capture_output=True, text=True, timeout=300,
                          env=clean_env(MBFMU_PYTHON=sys.executable))  # the checker needs PATH (rm)
     assert res.returncode == 0, res.stderr[-3000:]
     assert "0 warning(s) and error(s)" in res.stderr and "\t0 Error(s)" in res.stderr, res.stderr[-3000:]
+
+
+@pytest.mark.parametrize("runtime", ["pythonfmu", "native"])
+def test_without_mingw_the_build_makes_linux64_and_says_so_in_one_plain_line(runtime, tmp_path, monkeypatch):
+    """A missing cross-compiler is not an error for the default platforms: linux64 is
+    built and one line says why there is no win64 binary (no Python warning format)."""
+    monkeypatch.delenv("MBFMU_MINGW_CC", raising=False)
+    plant = "rigid_arm" if runtime == "native" else f"{REPO}/tests/fmu/plants.py:DampedPendulum"
+    res = subprocess.run([sys.executable, "-c", "import sys; from mbfmu.cli import main; sys.exit(main(sys.argv[1:]))",
+                          "build", plant, "-o", str(tmp_path), "--runtime", runtime],
+                         capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "PATH": path_without("x86_64-w64-mingw32-*")})
+    assert res.returncode == 0, res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert lines == [ln for ln in lines if "win64" in ln] and len(lines) == 1, res.stderr
+    assert "Warning" not in res.stderr and "apt-get install gcc-mingw-w64-x86-64" in lines[0]
+    (fmu,) = tmp_path.glob("*.fmu")
+    with zipfile.ZipFile(fmu) as z:
+        names = z.namelist()
+    assert any(n.startswith("binaries/linux64/") for n in names)
+    assert not any(n.startswith("binaries/win64/") for n in names)
+

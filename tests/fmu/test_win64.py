@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import zipfile
 from pathlib import Path
@@ -22,6 +21,7 @@ from fmpy import read_model_description
 
 from mbfmu import __version__
 from mbfmu.fmu.builder import BACKEND_STEM, MINGW_CC, build_fmu
+from tooling import need_tool
 
 from .conftest import HERE, REPO
 
@@ -29,22 +29,16 @@ SYSTEM_DLLS = {"kernel32.dll", "msvcrt.dll"}
 
 
 def _tool(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        pytest.fail(f"{name} is not installed (Debian: gcc-mingw-w64-x86-64 / wine64; see .ci/run)")
-    return path
+    return need_tool(name)
 
 
 def _wine() -> str:
-    for cand in ("wine64", "/usr/lib/wine/wine64", "wine"):
-        path = shutil.which(cand) or (cand if os.path.isfile(cand) else None)
-        if path:
-            return path
-    pytest.fail("wine64 is not installed (Debian package wine64; see .ci/run)")
+    return need_tool("wine64")
 
 
 @pytest.fixture(scope="session")
 def win_fmu(tmp_path_factory) -> Path:
+    need_tool(MINGW_CC)
     base = tmp_path_factory.mktemp("win64")
     fmu = build_fmu(f"{REPO}/tests/fmu/plants.py:DampedPendulum", base / "pendulum.fmu",
                     platforms=["linux64", "win64"])

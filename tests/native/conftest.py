@@ -1,13 +1,12 @@
 """Fixtures of the native-runtime tests: native FMUs built once per session."""
 from __future__ import annotations
 
-import shutil
-
 import numpy as np
 import pytest
 
 from mbfmu.fmu.builder import build_fmu
-from mbfmu.library import load_plant
+from mbfmu.plant.library import load_plant
+from tooling import has_tool
 
 # the library plants the native runtime exports, with inputs that excite every input
 NATIVE_PLANTS = {
@@ -20,12 +19,10 @@ NATIVE_PLANTS = {
 }
 
 
-def has_mingw() -> bool:
-    return shutil.which("x86_64-w64-mingw32-gcc") is not None
-
-
 def platforms() -> tuple[str, ...]:
-    return ("linux64", "win64") if has_mingw() else ("linux64",)
+    """The platforms this machine can build (win64 where mingw-w64 is installed;
+    the tests of the win64 binary skip by name where it is not)."""
+    return ("linux64", "win64") if has_tool("x86_64-w64-mingw32-gcc") else ("linux64",)
 
 
 @pytest.fixture(scope="session")

@@ -11,8 +11,8 @@ from mbfmu.dynamics.joints import FreeFlyer, Revolute
 from mbfmu.dynamics.urdf import load_urdf
 from mbfmu.models.flexible_arm import FlexibleArm
 from mbfmu.models.rigid_arm import RigidArm
-from mbfmu.multibody_plant import MultibodyPlant, parameter_signals
-from mbfmu.signals import Signal, vector
+from mbfmu.plant.multibody import MultibodyPlant, parameter_signals
+from mbfmu.plant.signals import Signal, vector
 
 URDF = """<robot name="chain">
   <link name="base"><inertial><origin xyz="0 0 0"/><mass value="3"/>

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import glob
 import os
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -16,12 +15,12 @@ import pytest
 from fmpy import read_model_description
 
 from mbfmu.fmu.builder import build_fmu
-from mbfmu.library import load_plant
+from mbfmu.plant.library import load_plant
+from tooling import FMU_CHECK, need_root, need_tool, skip_unless_required
 
-from .conftest import NATIVE_PLANTS, assert_same, has_mingw, plant_run
+from .conftest import NATIVE_PLANTS, assert_same, plant_run
 
 REPO = Path(__file__).resolve().parents[2]
-FMU_CHECK = REPO.parent / "shared" / "tools" / "fmuCheck.linux64"
 C_HOST = REPO / "tests" / "fmu" / "c_host.c"
 SYSTEM_PREFIXES = {"/", "/usr", "/usr/local"}
 
@@ -51,13 +50,13 @@ def _without_python(cmd: list[str]) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def hidden_python_works():
-    if shutil.which("unshare") is None or os.geteuid() != 0:
-        pytest.skip("needs unshare and root to hide the Python installations in a mount namespace")
+    need_tool("unshare", why="hosts with the Python installation hidden in a mount namespace")
+    need_root("unshare -m hides the Python installation in a mount namespace")
     probe = _without_python([sys.executable, "-c", "pass"])
     if probe.returncode == 0:
         pytest.fail("Python still runs with its installation hidden: the hiding is incomplete")
     if "unshare" in probe.stderr and "Operation not permitted" in probe.stderr:
-        pytest.skip(f"unshare -m is not permitted here: {probe.stderr.strip()}")
+        skip_unless_required(f"needs unshare -m, not permitted here: {probe.stderr.strip()}")
 
 
 def _fmu_check(fmu, h: float, stop: float, out: Path, inputs: Path | None = None) -> subprocess.CompletedProcess:
@@ -110,16 +109,13 @@ def test_a_pythonfmu_fmu_cannot_run_there(hidden_python_works, tmp_path):
 
 
 # ---------------------------------------------------------------- win64
-def _wine() -> str | None:
-    return shutil.which("wine64") or next((p for p in ("/usr/lib/wine/wine64",) if os.path.isfile(p)), None)
 
 
 @pytest.fixture(scope="module")
 def hosts(tmp_path_factory):
     """(linux64 C host, win64 C host, wine64, environment) built from tests/fmu/c_host.c."""
-    wine = _wine()
-    if not has_mingw() or wine is None:
-        pytest.skip("needs x86_64-w64-mingw32-gcc and wine64 (Debian: gcc-mingw-w64-x86-64 wine64)")
+    need_tool("x86_64-w64-mingw32-gcc")
+    wine = need_tool("wine64")
     d = tmp_path_factory.mktemp("c_hosts")
     subprocess.run(["gcc", "-O1", "-o", str(d / "c_host"), str(C_HOST), "-ldl"], check=True)
     subprocess.run(["x86_64-w64-mingw32-gcc", "-O1", "-o", str(d / "c_host.exe"), str(C_HOST)], check=True)

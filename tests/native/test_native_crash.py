@@ -11,7 +11,7 @@ import pytest
 from fmpy.fmi1 import FMICallException
 
 from mbfmu.fmu.builder import build_fmu
-from mbfmu.library import load_plant
+from mbfmu.plant.library import load_plant
 from mbfmu.models.crash_occupant import HIC_SAMPLE, hic_from_integral
 
 from .conftest import assert_same, plant_run

@@ -13,7 +13,7 @@ from fmpy.fmi1 import FMICallException
 from mbfmu.fmu.builder import build_fmu
 from mbfmu.fmu.native import NativeUnsupported, check_supported
 from mbfmu.fmu.plantref import build_plant, parse
-from mbfmu.library import load_plant
+from mbfmu.plant.library import load_plant
 from mbfmu.models.flexible_arm import FlexibleArm
 
 from .conftest import assert_same

@@ -15,9 +15,11 @@ from fmpy.fmi1 import FMICallException
 from mbfmu.errors import ModelError
 from mbfmu.fmu.builder import build_fmu
 from mbfmu.fmu.native import NativeUnsupported, toolchain
-from mbfmu.library import load_plant
+from mbfmu.plant.library import load_plant
 
-from .conftest import NATIVE_PLANTS, assert_same, has_mingw, plant_run
+from tooling import need_tool
+
+from .conftest import NATIVE_PLANTS, assert_same, plant_run
 from .plants import ArmWithPythonOutputs, PushedArm
 from .fmi_loop import Loaded
 
@@ -55,12 +57,18 @@ def test_binary_is_c_only_and_carries_no_python(name, native_fmu, tmp_path):
     dyn = subprocess.run(["readelf", "-d", str(so)], capture_output=True, text=True, check=True).stdout
     needed = {line.split("[")[1].rstrip("]") for line in dyn.splitlines() if "(NEEDED)" in line}
     assert needed <= {"libm.so.6", "libc.so.6"}, needed
-    if has_mingw():
-        dll = tmp_path / "binaries" / "win64" / f"{name}.dll"
-        dump = subprocess.run(["x86_64-w64-mingw32-objdump", "-p", str(dll)], capture_output=True,
-                              text=True, check=True).stdout
-        dlls = {line.split(":")[1].strip().lower() for line in dump.splitlines() if "DLL Name:" in line}
-        assert not [d for d in dlls if "python" in d], dlls
+
+
+@pytest.mark.parametrize("name", sorted(NATIVE_PLANTS))
+def test_win64_dll_imports_no_python(name, native_fmu, tmp_path):
+    need_tool("x86_64-w64-mingw32-gcc")
+    objdump = need_tool("x86_64-w64-mingw32-objdump")
+    with zipfile.ZipFile(native_fmu(name)) as z:
+        z.extractall(tmp_path)
+    dll = tmp_path / "binaries" / "win64" / f"{name}.dll"
+    dump = subprocess.run([objdump, "-p", str(dll)], capture_output=True, text=True, check=True).stdout
+    dlls = {line.split(":")[1].strip().lower() for line in dump.splitlines() if "DLL Name:" in line}
+    assert dlls and not [d for d in dlls if "python" in d], dlls
 
 
 def _description(fmu):

@@ -11,7 +11,7 @@ from mbfmu.cli import main as cli_main
 from mbfmu.dynamics import crba, momentum, rnea
 from mbfmu.errors import InputError
 from mbfmu.viewer.plants import check_plant
-from mbfmu.multibody_plant import MultibodyPlant
+from mbfmu.plant.multibody import MultibodyPlant
 
 MOVING = dict(gamma1_dot_0=2.0, y2_0=0.7, beta2_0=0.4, alpha2_0=-0.6)
 

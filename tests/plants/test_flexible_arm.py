@@ -7,7 +7,7 @@ import pytest
 from mbfmu import load_plant
 from mbfmu.dynamics.flexible import natural_frequencies, simulate
 from mbfmu.errors import InputError
-from mbfmu.library import list_plants
+from mbfmu.plant.library import list_plants
 from mbfmu.plant import Plant
 
 

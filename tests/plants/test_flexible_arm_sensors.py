@@ -11,7 +11,7 @@ import pytest
 from mbfmu.dynamics import sensors as S
 from mbfmu.dynamics.flexible import sensors as FS
 from mbfmu.errors import ModelError
-from mbfmu.library import load_plant
+from mbfmu.plant.library import load_plant
 from mbfmu.models.flexible_arm import FlexibleArm
 
 

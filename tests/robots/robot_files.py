@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.metadata
 from pathlib import Path
 
-import pytest
+from tooling import skip_unless_required
 
 
 def robot_file(relative: str) -> Path:
@@ -13,7 +13,7 @@ def robot_file(relative: str) -> Path:
     try:
         dist = importlib.metadata.distribution("example-robot-data")
     except importlib.metadata.PackageNotFoundError:
-        pytest.skip("example-robot-data is not installed (pip install -e '.[test]')")
+        skip_unless_required("needs example-robot-data (pip install -e '.[test]')")
     for f in dist.files or ():
         if f.as_posix().endswith("example-robot-data/robots/" + relative):
             return Path(dist.locate_file(f)).resolve()

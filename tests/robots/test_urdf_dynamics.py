@@ -13,7 +13,7 @@ from robot_files import robot_file
 
 import mbfmu
 from mbfmu.errors import InputError, ModelError, UnknownNameError
-from mbfmu.urdf_plant import SERVO_BANDWIDTH, Servo, plant_from_urdf
+from mbfmu.plant.urdf import SERVO_BANDWIDTH, Servo, plant_from_urdf
 
 UR5 = "ur_description/urdf/ur5_robot.urdf"
 
@@ -52,7 +52,7 @@ def test_ros_ur5_with_a_world_link_loads_and_its_world_is_the_world_body():
     pd = pm.createData()
     q = np.linspace(-1, 1, 6)
     pin.framesForwardKinematics(pm, pd, q)
-    R, p = mbfmu.urdf_plant.URDFPlant(path).poses(np.concatenate([q, np.zeros(6)]))
+    R, p = mbfmu.plant.urdf.URDFPlant(path).poses(np.concatenate([q, np.zeros(6)]))
     b = model.body_names.index("tool0")
     f = pd.oMf[pm.getFrameId("tool0")]
     np.testing.assert_allclose(p[b], f.translation, atol=1e-12)

@@ -14,7 +14,7 @@ from fmpy import read_model_description, simulate_fmu
 
 from mbfmu.cli import main
 from mbfmu.fmu import build_fmu
-from mbfmu.urdf_plant import plant_from_urdf
+from mbfmu.plant.urdf import plant_from_urdf
 
 UR5 = "ur_description/urdf/ur5_robot.urdf"
 
@@ -75,7 +75,7 @@ def test_robot_fmu_runs_without_the_robots_package(tmp_path):
 def test_a_model_file_naming_its_plant_by_an_alias_builds(tmp_path):
     model = tmp_path / "ur5_model.py"
     model.write_text(f'''"""A UR5 on position servos."""
-from mbfmu.urdf_plant import URDFPlant
+from mbfmu.plant.urdf import URDFPlant
 
 
 class UR5(URDFPlant):

@@ -7,23 +7,20 @@ import base64
 import json
 import re
 import subprocess
-import shutil
 
 import numpy as np
-import pytest
 from PIL import Image
 
-from mbfmu.urdf_plant import plant_from_urdf
+from mbfmu.plant.urdf import plant_from_urdf
 from mbfmu.viewer import Recording, write_html
 from mbfmu.viewer.camera import Camera
+from tooling import need_tool
 
 W, H = 640, 480
 
 
 def screenshot(page, fragment, out):
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    if exe is None:
-        pytest.skip("chromium is not installed")
+    exe = need_tool("chromium")
     subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
                     "--virtual-time-budget=3000", f"--screenshot={out}", f"--window-size={W},{H}",
                     page.as_uri() + fragment], capture_output=True, timeout=120)

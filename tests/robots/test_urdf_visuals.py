@@ -10,7 +10,7 @@ from robot_files import robot_file
 
 from mbfmu.dynamics.spatial import rpy
 from mbfmu.errors import ModelError
-from mbfmu.urdf_plant import plant_from_urdf
+from mbfmu.plant.urdf import plant_from_urdf
 
 PRIMITIVES = """<robot name="toy">
   <material name="steel"><color rgba="0.5 0.5 1 1"/></material>

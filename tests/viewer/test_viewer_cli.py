@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
-from viewer_toys import DoublePendulum, need_tool, pendulum_run, record
+from tooling import need_tool
+from viewer_toys import DoublePendulum, pendulum_run, record
 
 from mbfmu.cli import main
 from mbfmu.viewer import open_recording, save_results

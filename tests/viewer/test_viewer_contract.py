@@ -37,7 +37,7 @@ def test_every_breach_of_the_contract_is_listed():
 
 
 def test_library_plants_are_drawn_at_their_forward_kinematics():
-    from mbfmu import library as lib
+    from mbfmu.plant import library as lib
     names = [getattr(n, "name", n) for n in lib.list_plants()]
     assert len(names) >= 5
     rng = np.random.default_rng(3)

@@ -8,7 +8,7 @@ import subprocess
 import numpy as np
 import pytest
 from PIL import Image
-from viewer_toys import need_tool
+from tooling import need_tool
 
 from mbfmu.viewer import save_video
 from mbfmu.viewer.mpl import Viewer

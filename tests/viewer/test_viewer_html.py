@@ -10,7 +10,8 @@ import subprocess
 import numpy as np
 import pytest
 from PIL import Image
-from viewer_toys import DoublePendulum, SpinningBox, need_tool, record, rot_z
+from tooling import need_tool
+from viewer_toys import DoublePendulum, SpinningBox, record, rot_z
 
 from mbfmu.viewer import Recording, write_html
 from mbfmu.viewer.camera import Camera

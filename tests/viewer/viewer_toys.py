@@ -8,14 +8,11 @@
 """
 from __future__ import annotations
 
-import os
-import shutil
 
 import numpy as np
-import pytest
 
 from mbfmu.plant import Plant, Shape
-from mbfmu.signals import Signal, vector
+from mbfmu.plant.signals import Signal, vector
 
 
 def rot_y(a: float) -> np.ndarray:
@@ -121,15 +118,3 @@ def pendulum_run(n: int = 201, stop: float = 2.0):
     t = np.linspace(0.0, stop, n)
     X = np.stack([1.2 * np.cos(2.0 * t), -0.8 * np.sin(3.0 * t), -2.4 * np.sin(2 * t), -2.4 * np.cos(3 * t)], 1)
     return t, X
-
-
-def need_tool(name: str) -> str:
-    """Path of a system tool; in CI (CI=true) its absence fails the test,
-    elsewhere it skips with the reason."""
-    path = shutil.which(name)
-    if path is None:
-        msg = f"{name} is not installed (Debian: apt-get install {name})"
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(msg + "; CI must provide it (.ci/run installs it)")
-        pytest.skip(msg)
-    return path

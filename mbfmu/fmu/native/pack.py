@@ -22,7 +22,7 @@ import numpy as np
 from ...dynamics import sensors as S, sled as _sled
 from ...dynamics.model import Model
 from ...errors import ModelError
-from ...multibody_plant import MultibodyPlant
+from ...plant.multibody import MultibodyPlant
 from ...plant import Plant
 
 # the columns of the force-element tables that hold body indices (structure, not numbers)

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from .errors import InputError, UnknownNameError
+from ..errors import InputError, UnknownNameError
 
 KINDS = ("input", "output", "parameter", "state")
 

@@ -1,6 +1,6 @@
 """A robot's URDF as a plant in one call: :func:`plant_from_urdf`.
 
-The plant is a :class:`~mbfmu.multibody_plant.MultibodyPlant` on the model
+The plant is a :class:`~mbfmu.plant.multibody.MultibodyPlant` on the model
 :func:`mbfmu.load_urdf` reads (body order and coordinates as Pinocchio's for
 the same file), with named, unit-carrying ports:
 
@@ -20,7 +20,7 @@ outputs
     linear velocity of the link origin (m/s)], both in world coordinates.
 geometry
     The URDF's ``<visual>`` elements (meshes and primitives with their
-    colours, see :mod:`mbfmu.urdf_visuals`), read when first asked for, so
+    colours, see :mod:`mbfmu.plant.urdf_visuals`), read when first asked for, so
     an FMU that never draws needs no mesh library.
 
 Optional physics from the URDF: ``damping=True`` adds ``<dynamics damping>``
@@ -40,12 +40,12 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .dynamics import _kernels
-from .dynamics.algorithms import crba, forward_kinematics
-from .dynamics.joints import PRISMATIC, REVOLUTE
-from .dynamics.urdf import load_urdf, parse_floats
-from .errors import InputError, ModelError, UnknownNameError
-from .multibody_plant import MultibodyPlant
+from ..dynamics import _kernels
+from ..dynamics.algorithms import crba, forward_kinematics
+from ..dynamics.joints import PRISMATIC, REVOLUTE
+from ..dynamics.urdf import load_urdf, parse_floats
+from ..errors import InputError, ModelError, UnknownNameError
+from .multibody import MultibodyPlant
 from .signals import Signal
 
 MODES = ("torque", "position", "velocity", "passive")
@@ -374,7 +374,7 @@ def plant_from_urdf(path: str | os.PathLike, **options: Any) -> URDFPlant:
     ----------
     path : str or PathLike
         The URDF file (``package://`` mesh URIs are resolved as in
-        :func:`mbfmu.urdf_files.resolve_uri`).
+        :func:`mbfmu.plant.urdf_files.resolve_uri`).
     actuation : str, Servo or mapping, keyword-only
         ``"torque"`` (default), ``"position"``, ``"velocity"`` or
         ``"passive"`` for every joint, one :class:`Servo` for every joint,

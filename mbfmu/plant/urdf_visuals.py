@@ -25,9 +25,9 @@ from typing import Sequence
 
 import numpy as np
 
-from .dynamics.urdf import parse_floats, parse_origin
-from .errors import InputError, ModelError
-from .plant import Shape
+from ..dynamics.urdf import parse_floats, parse_origin
+from ..errors import InputError, ModelError
+from .contract import Shape
 from .urdf_files import resolve_uri
 
 DEFAULT_COLOR = "#a0a0a8"

@@ -15,8 +15,8 @@ import pkgutil
 import sys
 from pathlib import Path
 
-from .errors import ModelError, UnknownNameError
-from .plant import Plant
+from ..errors import ModelError, UnknownNameError
+from .contract import Plant
 
 
 def list_plants() -> list[str]:
@@ -81,13 +81,13 @@ def load_plant(name_or_path: str, **parameters) -> Plant:
 
 
 def plant_from_urdf(path, **options) -> Plant:
-    """A robot plant from a URDF file (see :func:`mbfmu.urdf_plant.plant_from_urdf`)."""
-    from .urdf_plant import plant_from_urdf as build
+    """A robot plant from a URDF file (see :func:`mbfmu.plant.urdf.plant_from_urdf`)."""
+    from .urdf import plant_from_urdf as build
     return build(path, **options)
 
 
 def bundle_urdf(urdf, dest, package_dirs=()):
-    """Copy a URDF and its visual meshes into folder ``dest`` (see :func:`mbfmu.urdf_files.bundle`)."""
+    """Copy a URDF and its visual meshes into folder ``dest`` (see :func:`mbfmu.plant.urdf_files.bundle`)."""
     from .urdf_files import bundle
     return bundle(urdf, dest, package_dirs)
 

@@ -22,7 +22,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Sequence
 
-from .errors import ModelError
+from ..errors import ModelError
 
 _PACKAGE = re.compile(r"^package://([^/]+)/(.*)$")
 

@@ -5,7 +5,7 @@ the linearizer, the co-simulation master (through the FMU) and the viewer. It
 is deliberately small:
 
 * ``inputs``, ``outputs``, ``parameters``, ``states``: tuples of
-  :class:`~mbfmu.signals.Signal` (names, SI units, start values, ranges);
+  :class:`~mbfmu.plant.signals.Signal` (names, SI units, start values, ranges);
 * ``initial_state()``, ``derivatives(t, x, u)``, ``outputs_at(t, x, u)``;
 * ``advance(t, x, u, dt)``: the plant's own integrator over one interval
   (what an FMU ``doStep`` calls), inputs held constant over the interval,
@@ -26,8 +26,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .dynamics.integrators import ErrorControl, advance_function
-from .errors import InputError, SimulationError
+from ..dynamics.integrators import ErrorControl, advance_function
+from ..errors import InputError, SimulationError
 from .signals import Signal, index_of, names
 
 

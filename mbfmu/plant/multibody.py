@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dynamics import _kernels, sensors as _sensors, sled as _sled
-from .dynamics.integrators import advance_rigid
-from .dynamics.algorithms import forward_kinematics, kinetic_energy, momentum, potential_energy
-from .dynamics.joints import FREE, PRISMATIC, SPHERICAL
-from .dynamics.model import Model
-from .errors import InputError, ModelError, SimulationError
-from .plant import Plant
+from ..dynamics import _kernels, sensors as _sensors, sled as _sled
+from ..dynamics.integrators import advance_rigid
+from ..dynamics.algorithms import forward_kinematics, kinetic_energy, momentum, potential_energy
+from ..dynamics.joints import FREE, PRISMATIC, SPHERICAL
+from ..dynamics.model import Model
+from ..errors import InputError, ModelError, SimulationError
+from .contract import Plant
 from .signals import Signal
 
 
