@@ -312,8 +312,10 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
               requirements: Iterable[str] = (),
               resources: Mapping[str, str | Path | bytes] | None = None,
               runtime: str = "pythonfmu", *, platforms: Iterable[str] | None = None,
-              python_hint: bool | str | Path = False) -> Path:
-    """Build the FMI 2.0 co-simulation FMU of a plant.
+              python_hint: bool | str | Path = False, fmi_version: int = 2,
+              interfaces: Iterable[str] | None = None) -> Path:
+    """Build the FMU of a plant: FMI 2.0 co-simulation (pythonfmu runtime), or
+    FMI 2.0 / 3.0 co-simulation and model exchange in one binary (native).
 
     Parameters
     ----------
@@ -349,6 +351,12 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
         pythonfmu runtime: record an interpreter (True: this one) as the last
         place the FMU looks for Python, after ``MBFMU_PYTHON`` and ``PATH``.
         Off by default: the FMU then holds no path of this machine.
+    fmi_version : {2, 3}
+        Native runtime: FMI 2.0 (default) or FMI 3.0. The pythonfmu runtime
+        writes FMI 2.0.
+    interfaces : iterable of str, optional
+        Native runtime: ``"cs"`` and/or ``"me"`` (default both). The
+        pythonfmu runtime is co-simulation only.
 
     Returns
     -------
@@ -365,7 +373,10 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
         if python_hint:
             raise InputError("python_hint is for the pythonfmu runtime; a native FMU runs no Python")
         ref, _ = _resolve(plant, parameters)
-        return _build_native(ref, dest, runtime, platforms, requirements, resources)
+        return _build_native(ref, dest, runtime, platforms, requirements, resources, fmi_version, interfaces)
+    if fmi_version != 2 or (interfaces is not None and tuple(interfaces) != ("cs",)):
+        raise InputError("the pythonfmu runtime writes FMI 2.0 co-simulation only; FMI 3 and model exchange "
+                         "need --runtime native")
     platforms = tuple(platforms) if platforms is not None else default_platforms()
     for platform in platforms:
         shim_compiler(platform)  # refuses an unknown platform by name
@@ -460,7 +471,8 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
     return fmu_path
 
 
-def _build_native(ref: PlantRef, dest, runtime: str, platforms, requirements, resources) -> Path:
+def _build_native(ref: PlantRef, dest, runtime: str, platforms, requirements, resources, fmi_version: int = 2,
+                  interfaces: Iterable[str] | None = None) -> Path:
     """``build_fmu(..., runtime="native")``: see :mod:`mbfmu.fmu.native`."""
     if runtime != "native":
         raise InputError(f"unknown FMU runtime {runtime!r}; choose 'pythonfmu' or 'native'")
@@ -468,4 +480,6 @@ def _build_native(ref: PlantRef, dest, runtime: str, platforms, requirements, re
         raise InputError("requirements and resources are for the pythonfmu runtime; a native FMU "
                          "runs no Python")
     from .native import build_native_fmu
-    return build_native_fmu(ref, dest, default_platforms() if platforms is None else platforms)
+    from .native.model_exchange import INTERFACES
+    return build_native_fmu(ref, dest, default_platforms() if platforms is None else platforms,
+                            interfaces=INTERFACES if interfaces is None else interfaces, fmi_version=fmi_version)

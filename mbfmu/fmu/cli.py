@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     for name in names:
         path = build_fmu(_urdf_ref(name, args) if name.lower().endswith(".urdf") else name, args.output,
                          parameters=params or None, runtime=args.runtime, platforms=args.platform or None,
-                         python_hint=args.python_hint)
+                         python_hint=args.python_hint, fmi_version=args.fmi, interfaces=args.interface or None)
         print(path)
     return 0
 
@@ -59,7 +59,7 @@ def _urdf_ref(name: str, args: argparse.Namespace):
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register ``mbfmu build``."""
     p = subparsers.add_parser(
-        "build", help="build FMI 2.0 co-simulation FMUs of plants",
+        "build", help="build FMUs of plants (FMI 2.0 co-simulation; native: FMI 2/3, also model exchange)",
         description="Build fmus/<name>.fmu for each plant: a library name (all library plants by default), "
                     "'package.module:Class', a model file 'path/model.py[:Class]' or a robot's URDF file "
                     "'robot.urdf'.")
@@ -73,6 +73,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--platform", action="append", choices=("linux64", "win64"), metavar="PLATFORM",
                    help="binary platform, repeatable: linux64, win64 (default: both, or linux64 alone, "
                         "saying so, when the mingw-w64 cross-compiler is missing)")
+    p.add_argument("--fmi", type=int, choices=(2, 3), default=2,
+                   help="FMI version (default 2); 3 needs --runtime native")
+    p.add_argument("--interface", action="append", choices=("cs", "me"), metavar="KIND",
+                   help="native runtime, repeatable: cs (co-simulation), me (model exchange); default both "
+                        "in one binary (the pythonfmu runtime: cs)")
     p.add_argument("--python-hint", action="store_true",
                    help="pythonfmu runtime: record this interpreter as the last place the FMU looks for "
                         "Python (after MBFMU_PYTHON and PATH); off by default, so the FMU holds no path of "

@@ -9,6 +9,7 @@ import numpy as np
 from fmpy import extract, read_model_description
 from fmpy.fmi2 import (FMU2Slave, fmi2CallbackAllocateMemoryTYPE, fmi2CallbackFreeMemoryTYPE,
                        fmi2CallbackFunctions, fmi2CallbackLoggerTYPE)
+from fmpy.fmi1 import FMICallException
 from fmpy.fmi2 import calloc, free
 
 
@@ -56,7 +57,10 @@ class Loaded:
 
     def close(self):
         try:
-            self.slave.terminate()
+            try:
+                self.slave.terminate()
+            except FMICallException:
+                pass  # never initialized: the FMU refuses terminate in that state
             self.slave.freeInstance()
         finally:
             shutil.rmtree(self.dir, ignore_errors=True)

@@ -115,3 +115,10 @@ class ArmWithPythonOutputs(RigidArm):
 
     def outputs_at(self, t, x, u):
         return np.tanh(super().outputs_at(t, x, u))
+
+
+class BumpedChain(UrdfChain):
+    """The URDF chain declaring a jump of its own: not for Model Exchange."""
+
+    name = "bumped_chain"
+    discontinuities = ("the telescope's end-stop impact (a velocity reset)",)

@@ -72,13 +72,19 @@ def test_win64_dll_imports_no_python(name, native_fmu, tmp_path):
 
 
 def _description(fmu):
+    """What a co-simulation host reads of the model description: the native
+    FMU's Model Exchange additions (derivative variables, discrete states,
+    dependencies on states, derivative units) left out."""
     md = read_model_description(str(fmu))
-    variables = [(v.name, v.causality, v.variability, v.initial, v.unit, v.start, v.min, v.max,
-                  v.description) for v in md.modelVariables]
-    structure = ([(u.variable.name, [d.name for d in u.dependencies]) for u in md.outputs],
-                 [u.variable.name for u in md.initialUnknowns])
+    keep = [v for v in md.modelVariables if not v.name.startswith("der(")]
+    variables = [(v.name, v.causality, None if v.name.startswith("states.") else v.variability, v.initial,
+                  v.unit, v.start, v.min, v.max, v.description) for v in keep]
+    structure = ([(u.variable.name, [d.name for d in u.dependencies if d.causality == "input"])
+                  for u in md.outputs],
+                 [u.variable.name for u in md.initialUnknowns if u.variable.causality == "output"])
+    used = {v.unit for v in keep}
     ex = md.defaultExperiment
-    return dict(variables=variables, structure=structure, units=[u.name for u in md.unitDefinitions],
+    return dict(variables=variables, structure=structure, units=[u.name for u in md.unitDefinitions if u.name in used],
                 experiment=(ex.startTime, ex.stopTime, ex.stepSize),
                 flags=(md.coSimulation.canGetAndSetFMUstate, md.coSimulation.canSerializeFMUstate))
 

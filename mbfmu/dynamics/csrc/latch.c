@@ -109,6 +109,25 @@ static int advance(mb_model *m, const mb_latches *L, const double *base, double 
     return 0;
 }
 
+/* the unlatched rows (n, 3: K0, D0, Q0) of the hinges, saved into base */
+static void save_rows(const mb_model *m, const mb_latches *L, double *base) {
+    for (int j = 0; j < L->n; ++j) {
+        const double *row = m->dof_force + DF_N * L->iv[j];
+        base[3 * j] = row[DF_K];
+        base[3 * j + 1] = row[DF_D];
+        base[3 * j + 2] = row[DF_Q0];
+    }
+}
+
+static void restore_rows(mb_model *m, const mb_latches *L, const double *base) {
+    for (int j = 0; j < L->n; ++j) {
+        double *row = m->dof_force + DF_N * L->iv[j];
+        row[DF_K] = base[3 * j];
+        row[DF_D] = base[3 * j + 1];
+        row[DF_Q0] = base[3 * j + 2];
+    }
+}
+
 int mb_latch_advance(mb_model *m, const mb_latches *L, double *q, double *v, double *z,
                      const double *tau, double dt, const mb_adapt_options *opt, mb_adapt_stats *stats) {
     mb_adapt_stats own;
@@ -117,22 +136,23 @@ int mb_latch_advance(mb_model *m, const mb_latches *L, double *q, double *v, dou
     double *base = calloc((size_t)(3 * L->n + 1), sizeof(double));
     double *w = calloc((size_t)(3 * (m->nq + m->nv) + 1), sizeof(double));
     if (!base || !w) { free(base); free(w); return MB_ADAPT_NO_MEMORY; }
-    for (int j = 0; j < L->n; ++j) {
-        const double *row = m->dof_force + DF_N * L->iv[j];
-        base[3 * j] = row[DF_K];
-        base[3 * j + 1] = row[DF_D];
-        base[3 * j + 2] = row[DF_Q0];
-    }
+    save_rows(m, L, base);
     int err = advance(m, L, base, q, v, z, tau, dt, opt, stats, w);
-    /* restore the unlatched rows */
-    for (int j = 0; j < L->n; ++j) {
-        double *row = m->dof_force + DF_N * L->iv[j];
-        row[DF_K] = base[3 * j];
-        row[DF_D] = base[3 * j + 1];
-        row[DF_Q0] = base[3 * j + 2];
-    }
+    restore_rows(m, L, base);
     free(base);
     free(w);
+    return err;
+}
+
+int mb_latch_rhs(mb_model *m, const mb_latches *L, const double *q, const double *v, const double *z,
+                 const double *tau, double *qdot, double *vdot) {
+    double fixed[3 * 8], *base = L->n <= 8 ? fixed : malloc(sizeof(double) * (size_t)(3 * L->n));
+    if (!base) return MB_ADAPT_NO_MEMORY;
+    save_rows(m, L, base);
+    apply(m, L, base, z);
+    int err = mb_rhs(m, q, v, tau, NULL, qdot, vdot);
+    restore_rows(m, L, base);
+    if (base != fixed) free(base);
     return err;
 }
 

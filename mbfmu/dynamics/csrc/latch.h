@@ -35,6 +35,12 @@ typedef struct {
 int mb_latch_advance(mb_model *m, const mb_latches *L, double *q, double *v, double *z,
                      const double *tau, double dt, const mb_adapt_options *opt, mb_adapt_stats *stats);
 
+/* dq/dt, dv/dt at (q, v) with the latches z engaged (the right-hand side
+ * mb_latch_advance integrates between events; the model's joint forces are
+ * restored on return). Returns as mb_rhs, or MB_ADAPT_NO_MEMORY. */
+int mb_latch_rhs(mb_model *m, const mb_latches *L, const double *q, const double *v, const double *z,
+                 const double *tau, double *qdot, double *vdot);
+
 /* elastic energy of the engaged latches at q, J */
 double mb_latch_energy(const mb_latches *L, const double *q, const double *z);
 

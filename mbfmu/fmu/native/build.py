@@ -1,6 +1,7 @@
 """Building a native FMU: :func:`build_native_fmu`.
 
-The FMU (FMI 2.0 co-simulation) holds::
+The FMU (FMI 2.0 Co-Simulation and Model Exchange in one binary, see
+:mod:`.model_exchange`; FMI 3.0 with ``fmi_version=3``, :mod:`.fmi3`) holds::
 
     modelDescription.xml          the same variables, units, ModelStructure, default
                                   experiment and parameters as the pythonfmu FMU
@@ -29,6 +30,7 @@ from ..plantref import PlantRef, build_plant
 from ..slave import STATE_PREFIX, PlantSlave
 from . import toolchain
 from .flexible import flex_source
+from .model_exchange import INTERFACES, add_model_exchange, check_model_exchange, data_fields
 from .pack import Description, ParameterMap, check_supported, describe, parameter_map
 
 DEFAULT_PLATFORMS = ("linux64", "win64")
@@ -87,31 +89,40 @@ def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
     ]
     flex_text, flex_ref = flex_source(st, _c_array)
     parts.append(flex_text)
+    me_text, me_fields = data_fields(plant, _c_array)
+    parts.append(me_text)
     fields = dict(plant=_c_string(plant.name), guid=_c_string(guid),
                   **{k: st[k] for k in ("nb", "nq", "nv", "nu", "np", "ny", "nx", "ns", "nct", "ncb",
                                         "canonical", "nl", "sled", "sled_input", "hic_body", "nh")},
                   parent="PARENT", jtype="JTYPE", nqi="NQI", nvi="NVI", l_iq="L_IQ", l_iv="L_IV", nd=desc.d.size, d0="D0",
                   **o, sens="SENS", p0="P0", u0="U0", p_fixed="P_FIXED", naff=len(aff_p), aff_p="AFF_P",
-                  aff_i="AFF_I", aff_c="AFF_C", names="NAMES", units="UNITS", lo="LO", hi="HI", flex=flex_ref)
+                  aff_i="AFF_I", aff_c="AFF_C", names="NAMES", units="UNITS", lo="LO", hi="HI", flex=flex_ref,
+                  **me_fields)
     parts.append("const mbn_data MBN_DATA = {\n" + "".join(f"    .{k} = {v},\n" for k, v in fields.items())
                  + "};\n")
     return "\n".join(parts)
 
 
-def _description_xml(ref: PlantRef, ident: str, digest: str):
+def _description_xml(ref: PlantRef, ident: str, digest: str, interfaces=INTERFACES):
     """The pythonfmu FMU's model description of this plant (same variables,
-    units, structure, default experiment), flagged as the native runtime."""
+    units, structure, default experiment), flagged as the native runtime,
+    with Model Exchange added when ``"me"`` is in ``interfaces``."""
     slave_cls = type("NativeDescription", (PlantSlave,), {"plant_ref": ref.to_dict(), "model_identifier": ident})
     slave = slave_cls(instance_name="mbfmu_build", resources=None)
     root = modeldescription.complete(slave.to_xml(), slave.signals(), slave.plant.feedthrough, ident, digest,
                                      f"mbfmu {__version__} (native runtime)")
+    if "me" in interfaces:
+        add_model_exchange(root, slave.plant, STATE_PREFIX)
+    if "cs" not in interfaces:
+        root.remove(root.find("CoSimulation"))
     names = [STATE_PREFIX + sig.name if kind == 3 else sig.name for kind, sig in slave.signals()]
     units = ["" if sig.unit == "1" else sig.unit for _, sig in slave.signals()]
     return root, names, units
 
 
 def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
-                     platforms: Iterable[str] = DEFAULT_PLATFORMS) -> Path:
+                     platforms: Iterable[str] = DEFAULT_PLATFORMS, *, interfaces: Iterable[str] = INTERFACES,
+                     fmi_version: int = 2) -> Path:
     """Build the native-runtime FMU of the plant ``ref`` (all parameters resolved).
 
     Parameters
@@ -122,15 +133,25 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
         Folder for ``<name>.fmu``, or the ``.fmu`` file itself.
     platforms : iterable of str
         FMU platforms to compile (``linux64``, ``win64``).
+    interfaces : iterable of str
+        ``"cs"`` (Co-Simulation) and/or ``"me"`` (Model Exchange); both by
+        default, in one binary.
+    fmi_version : {2, 3}
+        FMI 2.0 or FMI 3.0 (:mod:`.fmi3`).
 
     Raises
     ------
     NativeUnsupported
-        The plant computes something in Python the runtime cannot express.
+        The plant computes something in Python the runtime cannot express,
+        or (ModelExchangeUnsupported) has a discontinuity Model Exchange
+        cannot express as an event.
     ModelError
         A platform has no toolchain, or compilation failed.
     """
     platforms = tuple(dict.fromkeys(platforms))
+    interfaces = _interfaces(interfaces)
+    if fmi_version not in (2, 3):
+        raise InputError(f"FMI version {fmi_version!r}: the native runtime writes FMI 2 or 3")
     if not platforms:
         raise InputError("the native runtime needs at least one platform (linux64, win64)")
     for platform in platforms:
@@ -142,13 +163,15 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
     except Exception as exc:
         raise ModelError(f"cannot build plant {ref.target!r}: {type(exc).__name__}: {exc}") from exc
     check_supported(plant)
+    if "me" in interfaces:
+        check_model_exchange(plant)
     ref = ref.with_parameters({s.name: s.start for s in plant.parameters})
     desc = describe(plant)
     pmap = parameter_map(plant, lambda values: build_plant(ref.with_parameters({**ref.parameters, **values})))
     digest = hashlib.sha256(("native" + repr(sorted(ref.to_dict().items())) + __version__
                              + hashlib.sha256(desc.d.tobytes()).hexdigest()).encode()).hexdigest()[:12]
     ident = "".join(c if c.isalnum() or c == "_" else "_" for c in plant.name)
-    xml, names, units = _description_xml(ref, ident, digest)
+    xml, names, units = _description_xml(ref, ident, digest, interfaces)
     guid = xml.get("guid")
     source = data_source(plant, desc, pmap, guid, names, units)
 
@@ -173,6 +196,15 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
             z.write(data_file, "sources/model_data.c")
         os.replace(part, fmu_path)
     return fmu_path
+
+
+def _interfaces(interfaces: Iterable[str]) -> tuple[str, ...]:
+    out = tuple(dict.fromkeys(str(i).lower() for i in interfaces))
+    bad = [i for i in out if i not in INTERFACES]
+    if bad or not out:
+        raise InputError(f"FMU interfaces {list(interfaces)!r}: choose from 'cs' (co-simulation) and 'me' "
+                         "(model exchange)")
+    return out
 
 
 def native_parameter_report(ref: PlantRef) -> dict[str, str | None]:

@@ -1,11 +1,13 @@
 /*
- * FMI 2.0 co-simulation interface of the native runtime (one plant, data in
- * model_data.c). The types and signatures are those of the FMI 2.0
- * standard (fmi2TypesPlatform.h / fmi2FunctionTypes.h), declared here.
+ * FMI 2.0 interface of the native runtime, Co-Simulation and Model Exchange
+ * in one binary (one plant, data in model_data.c). The types and signatures
+ * are those of the FMI 2.0 standard (fmi2TypesPlatform.h /
+ * fmi2FunctionTypes.h), declared here. The instance behind them, its state
+ * machine and its messages are component.c's (shared with fmi3.c).
  *
  * Errors are reported through the host's logger with a message naming the
- * variable, value and time, and the call returns fmi2Error; the instance
- * keeps its state. Nothing returns fmi2Fatal except allocation failures.
+ * variable, value and time, and the call returns fmi2Error; a refused call
+ * changes nothing. Nothing returns fmi2Fatal except allocation failures.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -13,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "native.h"
+#include "component.h"
 
 #if defined(_WIN32)
 #define FMI2_Export __declspec(dllexport)
@@ -34,6 +36,14 @@ typedef char fmi2Byte;
 typedef enum { fmi2OK, fmi2Warning, fmi2Discard, fmi2Error, fmi2Fatal, fmi2Pending } fmi2Status;
 typedef enum { fmi2ModelExchange, fmi2CoSimulation } fmi2Type;
 typedef enum { fmi2DoStepStatus, fmi2PendingStatus, fmi2LastSuccessfulTime, fmi2Terminated } fmi2StatusKind;
+typedef struct {
+    fmi2Boolean newDiscreteStatesNeeded;
+    fmi2Boolean terminateSimulation;
+    fmi2Boolean nominalsOfContinuousStatesChanged;
+    fmi2Boolean valuesOfContinuousStatesChanged;
+    fmi2Boolean nextEventTimeDefined;
+    fmi2Real nextEventTime;
+} fmi2EventInfo;
 typedef void (*fmi2CallbackLogger)(fmi2ComponentEnvironment, fmi2String, fmi2Status, fmi2String, fmi2String, ...);
 typedef struct {
     fmi2CallbackLogger logger;
@@ -43,29 +53,18 @@ typedef struct {
     fmi2ComponentEnvironment componentEnvironment;
 } fmi2CallbackFunctions;
 
-enum { ST_INSTANTIATED, ST_INIT, ST_STEP, ST_TERMINATED };
-
+/* the component and the host's callbacks it logs through */
 typedef struct {
-    mbn_instance *in;
+    mbn_component *c;
     fmi2CallbackFunctions cb;
-    char *name;
-    int logging;
-    int phase;
-} component;
+} fmu2;
 
-typedef struct {
-    size_t size;
-    unsigned char bytes[];
-} saved_state;
+#define F2(c) ((fmu2 *)(c))
+#define CC(c) (F2(c)->c)
 
-#define COMP(c) ((component *)(c))
-
-static void report(component *c, fmi2Status status, const char *fmt, ...) {
-    char msg[1024], esc[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
+static void host_log2(void *host, int status, const char *msg) {
+    fmu2 *f = host;
+    char esc[2048];
     /* the message is passed as the format (hosts that do not format still
      * read it), so its percent signs are doubled */
     size_t k = 0;
@@ -74,14 +73,26 @@ static void report(component *c, fmi2Status status, const char *fmt, ...) {
         esc[k++] = *p;
     }
     esc[k] = 0;
-    if (c && c->cb.logger) {
+    if (f && f->cb.logger) {
         const char *cat = status >= fmi2Error ? "logStatusError" : "logStatusWarning";
-        c->cb.logger(c->cb.componentEnvironment, c->name, status, cat, esc);
+        f->cb.logger(f->cb.componentEnvironment, f->c && f->c->name ? f->c->name : "", (fmi2Status)status, cat,
+                     esc);
     }
 }
 
-static const char *var_name(const mbn_data *D, fmi2ValueReference vr) { return D->names[vr]; }
-static int nvars(const mbn_data *D) { return D->nu + D->np + D->ny + D->nx; }
+/* the entry of every call on an instance: c not NULL and the call allowed
+ * in its state (types: 1 CS, 2 ME, 3 both) */
+#define ENTER(c, mask, types, fn)                                               \
+    do {                                                                        \
+        if (!(c)) return fmi2Error;                                             \
+        if (mbn_allowed(CC(c), (mask), (types), (fn))) return fmi2Error;        \
+    } while (0)
+
+/* FMI 2 states in which the calls are allowed (FMI 2.0 sections 3.2.3, 4.2.4) */
+#define S_GET (MBN_S_INIT | MBN_S_RUNNING | MBN_S_TERMINATED | MBN_S_ERROR)
+#define S_SET (MBN_S_INSTANTIATED | MBN_S_INIT | MBN_S_RUNNING)
+#define S_STATE (MBN_S_ANY)
+#define S_STATUS (MBN_S_STEP | MBN_S_TERMINATED | MBN_S_ERROR)
 
 /* ------------------------------------------------------------ inquiry */
 FMI2_Export const char *fmi2GetTypesPlatform(void) { return "default"; }
@@ -89,8 +100,8 @@ FMI2_Export const char *fmi2GetVersion(void) { return "2.0"; }
 
 FMI2_Export fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean on, size_t n, const fmi2String cats[]) {
     (void)n; (void)cats;
-    if (!c) return fmi2Error;
-    COMP(c)->logging = on;
+    ENTER(c, MBN_S_ANY, 3, "fmi2SetDebugLogging");
+    CC(c)->logging = on;
     return fmi2OK;
 }
 
@@ -99,373 +110,272 @@ FMI2_Export fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2St
                                           fmi2String resources, const fmi2CallbackFunctions *cb,
                                           fmi2Boolean visible, fmi2Boolean logging) {
     (void)resources; (void)visible;
-    component tmp = {0};
-    if (cb) tmp.cb = *cb;
-    tmp.name = (char *)(name ? name : "");
-    if (type != fmi2CoSimulation) {
-        report(&tmp, fmi2Error, "plant %s: this FMU supports co-simulation only", MBN_DATA.plant);
+    fmu2 *f = calloc(1, sizeof(fmu2));
+    if (!f) return NULL;
+    if (cb) f->cb = *cb;
+    mbn_component tmp = {0};
+    tmp.log = host_log2;
+    tmp.host = f;
+    if (type != fmi2CoSimulation && type != fmi2ModelExchange) {
+        mbn_report(&tmp, fmi2Error, "plant %s: unknown FMU type %d (0 model exchange, 1 co-simulation)",
+                   MBN_DATA.plant, (int)type);
+        free(f);
         return NULL;
     }
     if (!guid || strcmp(guid, MBN_DATA.guid)) {
-        report(&tmp, fmi2Error, "plant %s: GUID %s does not match this FMU's %s", MBN_DATA.plant,
-               guid ? guid : "(null)", MBN_DATA.guid);
+        mbn_report(&tmp, fmi2Error, "plant %s: GUID %s does not match this FMU's %s", MBN_DATA.plant,
+                   guid ? guid : "(null)", MBN_DATA.guid);
+        free(f);
         return NULL;
     }
-    component *c = calloc(1, sizeof(component));
-    if (!c) return NULL;
-    c->cb = tmp.cb;
-    c->logging = logging;
-    c->name = malloc(strlen(tmp.name) + 1);
-    c->in = mbn_new(&MBN_DATA);
-    if (!c->name || !c->in) {
-        report(&tmp, fmi2Fatal, "plant %s: out of memory", MBN_DATA.plant);
-        mbn_free(c->in);
-        free(c->name);
-        free(c);
-        return NULL;
-    }
-    strcpy(c->name, tmp.name);
-    return c;
+    f->c = mbn_component_new(2, type == fmi2ModelExchange ? MBN_ME : MBN_CS, name, host_log2, f, logging);
+    if (!f->c) { free(f); return NULL; }
+    return f;
 }
 
 FMI2_Export void fmi2FreeInstance(fmi2Component c) {
     if (!c) return;
-    mbn_free(COMP(c)->in);
-    free(COMP(c)->name);
+    mbn_component_free(CC(c));
     free(c);
 }
 
 FMI2_Export fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean tol_defined, fmi2Real tol,
                                            fmi2Real start, fmi2Boolean stop_defined, fmi2Real stop) {
     (void)stop_defined; (void)stop;
-    if (!c) return fmi2Error;
-    if (!isfinite(start)) {
-        report(COMP(c), fmi2Error, "start time %g is not finite", start);
-        return fmi2Error;
-    }
-    if (tol_defined) { /* advance's tolerance (rtol = atol), else the plant's default */
-        if (!(isfinite(tol) && tol > 0)) {
-            report(COMP(c), fmi2Error, "tolerance %g must be finite and > 0", tol);
-            return fmi2Error;
-        }
-        COMP(c)->in->tolerance = tol;
-    }
-    COMP(c)->in->t = start;
-    COMP(c)->in->y_valid = 0;
-    return fmi2OK;
+    ENTER(c, MBN_S_INSTANTIATED, 3, "fmi2SetupExperiment");
+    return (fmi2Status)mbn_setup(CC(c), tol_defined, tol, start);
 }
 
 FMI2_Export fmi2Status fmi2EnterInitializationMode(fmi2Component c) {
-    if (!c) return fmi2Error;
-    COMP(c)->phase = ST_INIT;
-    return fmi2OK;
+    ENTER(c, MBN_S_INSTANTIATED, 3, "fmi2EnterInitializationMode");
+    return (fmi2Status)mbn_enter_init(CC(c));
 }
 
 FMI2_Export fmi2Status fmi2ExitInitializationMode(fmi2Component c) {
-    if (!c) return fmi2Error;
-    COMP(c)->phase = ST_STEP;
-    COMP(c)->in->y_valid = 0;
-    return fmi2OK;
+    ENTER(c, MBN_S_INIT, 3, "fmi2ExitInitializationMode");
+    return (fmi2Status)mbn_exit_init(CC(c));
 }
 
 FMI2_Export fmi2Status fmi2Terminate(fmi2Component c) {
-    if (!c) return fmi2Error;
-    COMP(c)->phase = ST_TERMINATED;
-    return fmi2OK;
+    /* also from the error state: hosts end a failed run with it (FMI 2 would only free) */
+    ENTER(c, MBN_S_RUNNING | MBN_S_ERROR, 3, "fmi2Terminate");
+    return (fmi2Status)mbn_terminate(CC(c));
 }
 
 FMI2_Export fmi2Status fmi2Reset(fmi2Component c) {
-    if (!c) return fmi2Error;
-    mbn_instance *fresh = mbn_new(&MBN_DATA);
-    if (!fresh) {
-        report(COMP(c), fmi2Fatal, "plant %s: out of memory", MBN_DATA.plant);
-        return fmi2Fatal;
-    }
-    mbn_free(COMP(c)->in);
-    COMP(c)->in = fresh;
-    COMP(c)->phase = ST_INSTANTIATED;
-    return fmi2OK;
+    ENTER(c, MBN_S_ANY, 3, "fmi2Reset");
+    return (fmi2Status)mbn_reset(CC(c));
 }
 
 /* ------------------------------------------------------------ values */
-static int check_vr(component *c, fmi2ValueReference vr) {
-    if ((int)vr < nvars(&MBN_DATA)) return 0;
-    report(c, fmi2Error, "unknown value reference %u (this FMU has 0..%d)", vr, nvars(&MBN_DATA) - 1);
-    return -1;
-}
-
 FMI2_Export fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2Real value[]) {
-    if (!c) return fmi2Error;
-    mbn_instance *in = COMP(c)->in;
-    const mbn_data *D = in->data;
+    ENTER(c, S_GET, 3, "fmi2GetReal");
+    if (n && (!vr || !value)) { mbn_report(CC(c), fmi2Error, "fmi2GetReal: NULL arrays"); return fmi2Error; }
     fmi2Status st = fmi2OK;
     for (size_t k = 0; k < n; ++k) {
-        int r = (int)vr[k];
-        if (check_vr(COMP(c), vr[k])) { value[k] = NAN; st = fmi2Error; continue; }
-        if (r < D->nu) value[k] = in->u[r];
-        else if ((r -= D->nu) < D->np) value[k] = in->p[r];
-        else if ((r -= D->np) < D->ny) value[k] = mbn_outputs(in)[r];
-        else value[k] = in->x[r - D->ny];
+        if (mbn_check_vr(CC(c), vr[k])) { value[k] = NAN; st = fmi2Error; continue; }
+        if (mbn_get(CC(c), vr[k], &value[k])) st = fmi2Error;
     }
     return st;
-}
-
-/* the bound check of mbfmu.signals.Signal.check: 0 or -1 (reported) */
-static int check_value(component *c, const mbn_data *D, int vr, const char *kind, double v) {
-    const char *unit = D->units[vr][0] ? D->units[vr] : "";
-    if (!isfinite(v)) {
-        report(c, fmi2Error, "refused: %s %s = %g is not finite at t = %.15g s; it keeps its value",
-               kind, var_name(D, vr), v, c->in->t);
-        return -1;
-    }
-    if (v < D->lo[vr] || v > D->hi[vr]) {
-        report(c, fmi2Error, "refused: %s %s = %.17g %s is outside [%g, %g] at t = %.15g s; it keeps its value",
-               kind, var_name(D, vr), v, unit, D->lo[vr], D->hi[vr], c->in->t);
-        return -1;
-    }
-    return 0;
 }
 
 FMI2_Export fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t n, const fmi2Real value[]) {
-    if (!c) return fmi2Error;
-    component *cc = COMP(c);
-    mbn_instance *in = cc->in;
-    const mbn_data *D = in->data;
-    fmi2Status st = fmi2OK;
-    double *p = NULL;
-    for (size_t k = 0; k < n; ++k) {
-        int r = (int)vr[k];
-        if (check_vr(cc, vr[k])) { st = fmi2Error; continue; }
-        if (r < D->nu) {
-            if (check_value(cc, D, r, "input", value[k])) { st = fmi2Error; continue; }
-            in->u[r] = value[k];
-            in->y_valid = 0;
-        } else if (r < D->nu + D->np) {
-            if (check_value(cc, D, r, "parameter", value[k])) { st = fmi2Error; continue; }
-            if (!p) {
-                p = malloc(sizeof(double) * (size_t)D->np);
-                if (!p) return fmi2Fatal;
-                memcpy(p, in->p, sizeof(double) * (size_t)D->np);
-            }
-            p[r - D->nu] = value[k];
-        } else {
-            report(cc, fmi2Error, "%s %s cannot be set", r < D->nu + D->np + D->ny ? "output" : "state",
-                   var_name(D, r));
-            st = fmi2Error;
-        }
-    }
-    if (p && memcmp(p, in->p, sizeof(double) * (size_t)D->np)) {
-        int err = mbn_set_parameters(in, p);
-        if (err <= -1 && err > -1000) {
-            int j = -1 - err;
-            report(cc, fmi2Error, "refused parameter %s = %.17g: %s; the native FMU keeps %.17g (rebuild "
-                   "it with this value, or use the pythonfmu runtime)", var_name(D, D->nu + j), p[j],
-                   D->p_fixed[j], in->p[j]);
-            st = fmi2Error;
-        } else if (err <= -2000) {
-            report(cc, fmi2Error, "refused parameters: body %d of plant %s would not be physical (negative mass, "
-                   "or an inertia that is not positive or breaks the triangle inequality); the previous values "
-                   "are kept", -2000 - err, D->plant);
-            st = fmi2Error;
-        } else if (err) {
-            report(cc, fmi2Error, "refused parameters: the re-packed model of plant %s is invalid; "
-                   "the previous values are kept", D->plant);
-            st = fmi2Error;
-        }
-    }
-    free(p);
-    return st;
+    ENTER(c, S_SET, 3, "fmi2SetReal");
+    if (n && (!vr || !value)) { mbn_report(CC(c), fmi2Error, "fmi2SetReal: NULL arrays"); return fmi2Error; }
+    return (fmi2Status)mbn_set(CC(c), vr, n, value);
 }
 
-#define NO_TYPE(T, name, arr)                                                                   \
+#define NO_TYPE(T, name, arr, mask)                                                             \
     FMI2_Export fmi2Status name(fmi2Component c, const fmi2ValueReference vr[], size_t n, arr) { \
         (void)vr; (void)value;                                                                  \
+        ENTER(c, mask, 3, #name);                                                               \
         if (n == 0) return fmi2OK;                                                              \
-        report(COMP(c), fmi2Error, "this FMU has no " T " variables");                          \
+        mbn_report(CC(c), fmi2Error, "this FMU has no " T " variables");                        \
         return fmi2Error;                                                                       \
     }
-NO_TYPE("Integer", fmi2GetInteger, fmi2Integer value[])
-NO_TYPE("Boolean", fmi2GetBoolean, fmi2Boolean value[])
-NO_TYPE("String", fmi2GetString, fmi2String value[])
-NO_TYPE("Integer", fmi2SetInteger, const fmi2Integer value[])
-NO_TYPE("Boolean", fmi2SetBoolean, const fmi2Boolean value[])
-NO_TYPE("String", fmi2SetString, const fmi2String value[])
+NO_TYPE("Integer", fmi2GetInteger, fmi2Integer value[], S_GET)
+NO_TYPE("Boolean", fmi2GetBoolean, fmi2Boolean value[], S_GET)
+NO_TYPE("String", fmi2GetString, fmi2String value[], S_GET)
+NO_TYPE("Integer", fmi2SetInteger, const fmi2Integer value[], S_SET)
+NO_TYPE("Boolean", fmi2SetBoolean, const fmi2Boolean value[], S_SET)
+NO_TYPE("String", fmi2SetString, const fmi2String value[], S_SET)
 
-/* ------------------------------------------------------------ stepping */
+/* ------------------------------------------------------------ co-simulation */
 FMI2_Export fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolean no_prior) {
     (void)no_prior;
-    if (!c) return fmi2Error;
-    component *cc = COMP(c);
-    mbn_instance *in = cc->in;
-    const mbn_data *D = in->data;
-    double hs = in->d[D->o_step];
-    if (!(isfinite(t) && isfinite(h) && h > 0) || h / hs > 1e9) {
-        report(cc, fmi2Error, "refused step from t = %.15g s of size %g s", t, h);
-        return fmi2Error;
-    }
-    in->t = t;
-    int err = mbn_advance(in, h);
-    if (err == MBN_NOMEM) {
-        report(cc, fmi2Error, "plant %s: out of memory in the step from t = %.15g s", D->plant, t);
-        return fmi2Error;
-    }
-    if (err == MBN_ADAPT) {
-        const mb_adapt_stats *st = &in->adapt_stats;
-        int big = 0; /* as the Python plant's blown_up_error: a runaway force is named as such */
-        for (int k = 1; k < D->nv; ++k)
-            if (fabs(in->tau[k]) > fabs(in->tau[big])) big = k;
-        if (D->nv > 0 && !(fabs(in->tau[big]) < 1e50)) {
-            report(cc, fmi2Error, "plant %s: the state has blown up in the step from t = %.15g s to %.15g s "
-                   "(largest: generalized force tau[%d] = %g); check the inputs and the step size; the state "
-                   "is kept", D->plant, t, t + h, big, in->tau[big]);
-            return fmi2Error;
-        }
-        report(cc, fmi2Error, "plant %s: step from t = %.15g s to %.15g s: %s: reached %g s of the interval "
-               "after %ld accepted and %ld rejected steps (last step %g s); the state is kept", D->plant, t, t + h,
-               mb_adapt_message(in->adapt_status), st->t_reached, st->accepted, st->rejected, st->h_last);
-        return fmi2Error;
-    }
-    if (err > 0) {
-        report(cc, fmi2Error, "plant %s: step from t = %.15g s to %.15g s failed: the articulated inertia of "
-               "the joint of body %d is singular; the state is kept", D->plant, t, t + h, err);
-        return fmi2Error;
-    }
-    if (err < 0) {
-        report(cc, fmi2Error, "plant %s: state %s became non-finite in the step from t = %.15g s to %.15g s "
-               "(unstable: reduce the step); the state is kept", D->plant,
-               var_name(D, D->nu + D->np + D->ny + (-1 - err)), t, t + h);
-        return fmi2Error;
-    }
-    const double *y = mbn_outputs(in);
-    for (int k = 0; k < D->ny; ++k)
-        if (!isfinite(y[k])) {
-            report(cc, fmi2Error, "plant %s: output %s is not finite at t = %.15g s", D->plant,
-                   var_name(D, D->nu + D->np + k), in->t);
-            return fmi2Error;
-        }
-    return fmi2OK;
+    ENTER(c, MBN_S_STEP, 1, "fmi2DoStep");
+    return (fmi2Status)mbn_do_step(CC(c), t, h);
 }
 
-FMI2_Export fmi2Status fmi2CancelStep(fmi2Component c) { (void)c; return fmi2Error; }
+FMI2_Export fmi2Status fmi2CancelStep(fmi2Component c) {
+    ENTER(c, MBN_S_STEP, 1, "fmi2CancelStep");
+    mbn_report(CC(c), fmi2Error, "fmi2CancelStep: this FMU steps synchronously; there is no step to cancel");
+    return fmi2Error;
+}
+
+/* the status getters: allowed states, a value pointer */
+#define STATUS_ENTER(c, value, fn)                                                                \
+    do {                                                                                          \
+        ENTER(c, S_STATUS, 1, fn);                                                                \
+        if (!(value)) { mbn_report(CC(c), fmi2Error, fn ": no value pointer (NULL)"); return fmi2Error; } \
+    } while (0)
 
 FMI2_Export fmi2Status fmi2GetStatus(fmi2Component c, const fmi2StatusKind s, fmi2Status *value) {
-    (void)c; (void)s; *value = fmi2OK; return fmi2Discard;
+    STATUS_ENTER(c, value, "fmi2GetStatus");
+    if (s != fmi2DoStepStatus) return fmi2Discard;
+    *value = CC(c)->state == MBN_S_ERROR ? fmi2Error : fmi2OK; /* the last step ran synchronously */
+    return fmi2OK;
 }
 FMI2_Export fmi2Status fmi2GetRealStatus(fmi2Component c, const fmi2StatusKind s, fmi2Real *value) {
-    if (!c) return fmi2Error;
-    if (s == fmi2LastSuccessfulTime) { *value = COMP(c)->in->t; return fmi2OK; }
+    STATUS_ENTER(c, value, "fmi2GetRealStatus");
+    if (s == fmi2LastSuccessfulTime) { *value = CC(c)->in->t; return fmi2OK; }
     return fmi2Discard;
 }
 FMI2_Export fmi2Status fmi2GetIntegerStatus(fmi2Component c, const fmi2StatusKind s, fmi2Integer *value) {
-    (void)c; (void)s; (void)value; return fmi2Discard;
+    (void)s;
+    STATUS_ENTER(c, value, "fmi2GetIntegerStatus");
+    return fmi2Discard;
 }
 FMI2_Export fmi2Status fmi2GetBooleanStatus(fmi2Component c, const fmi2StatusKind s, fmi2Boolean *value) {
-    (void)c; (void)s; if (value) *value = 0; return fmi2Discard;
+    STATUS_ENTER(c, value, "fmi2GetBooleanStatus");
+    if (s == fmi2Terminated) { *value = 0; return fmi2OK; } /* the FMU never asks to stop */
+    return fmi2Discard;
 }
 FMI2_Export fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind s, fmi2String *value) {
-    (void)c; (void)s; (void)value; return fmi2Discard;
+    (void)s;
+    STATUS_ENTER(c, value, "fmi2GetStringStatus");
+    return fmi2Discard;
 }
 
 FMI2_Export fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                                    const fmi2Integer order[], const fmi2Real value[]) {
     (void)vr; (void)order; (void)value;
+    ENTER(c, MBN_S_INSTANTIATED | MBN_S_INIT | MBN_S_STEP, 1, "fmi2SetRealInputDerivatives");
     if (n == 0) return fmi2OK;
-    report(COMP(c), fmi2Error, "this FMU cannot interpolate inputs (canInterpolateInputs=false)");
+    mbn_report(CC(c), fmi2Error, "this FMU cannot interpolate inputs (canInterpolateInputs=false)");
     return fmi2Error;
 }
 FMI2_Export fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                                     const fmi2Integer order[], fmi2Real value[]) {
     (void)vr; (void)order; (void)value;
+    ENTER(c, MBN_S_STEP | MBN_S_TERMINATED | MBN_S_ERROR, 1, "fmi2GetRealOutputDerivatives");
     if (n == 0) return fmi2OK;
-    report(COMP(c), fmi2Error, "this FMU provides no output derivatives");
+    mbn_report(CC(c), fmi2Error, "this FMU provides no output derivatives (maxOutputDerivativeOrder=0)");
     return fmi2Error;
 }
 FMI2_Export fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference u[], size_t nu,
                                                     const fmi2ValueReference z[], size_t nz,
                                                     const fmi2Real dv[], fmi2Real dz[]) {
     (void)u; (void)nu; (void)z; (void)nz; (void)dv; (void)dz;
-    report(COMP(c), fmi2Error, "this FMU provides no directional derivatives");
+    ENTER(c, S_GET, 3, "fmi2GetDirectionalDerivative");
+    mbn_report(CC(c), fmi2Error, "this FMU provides no directional derivatives");
     return fmi2Error;
 }
 
-/* ------------------------------------------------------------ FMU state */
-static saved_state *save(mbn_instance *in) {
-    size_t n = mbn_state_size(in);
-    saved_state *s = malloc(sizeof(saved_state) + n);
-    if (!s) return NULL;
-    s->size = n;
-    mbn_state_write(in, s->bytes);
-    return s;
+/* ------------------------------------------------------------ model exchange */
+FMI2_Export fmi2Status fmi2EnterEventMode(fmi2Component c) {
+    ENTER(c, MBN_S_EVENT | MBN_S_CONT, 2, "fmi2EnterEventMode");
+    return (fmi2Status)mbn_enter_event_mode(CC(c));
 }
 
-FMI2_Export fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *state) {
-    if (!c || !state) return fmi2Error;
-    saved_state *s = save(COMP(c)->in);
-    if (!s) { report(COMP(c), fmi2Error, "out of memory saving the FMU state"); return fmi2Error; }
-    free(*state);
-    *state = s;
-    return fmi2OK;
+FMI2_Export fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo *info) {
+    ENTER(c, MBN_S_EVENT, 2, "fmi2NewDiscreteStates");
+    if (!info) { mbn_report(CC(c), fmi2Error, "fmi2NewDiscreteStates: no event info (NULL)"); return fmi2Error; }
+    int changed = 0;
+    double next = INFINITY;
+    fmi2Status st = (fmi2Status)mbn_new_discrete_states(CC(c), &changed, &next);
+    info->newDiscreteStatesNeeded = 0;
+    info->terminateSimulation = 0;
+    info->nominalsOfContinuousStatesChanged = 0;
+    info->valuesOfContinuousStatesChanged = changed;
+    info->nextEventTimeDefined = isfinite(next);
+    info->nextEventTime = isfinite(next) ? next : 0.0;
+    return st;
 }
 
-static fmi2Status restore(component *c, const unsigned char *bytes, size_t size) {
-    const char *why = "";
-    if (mbn_state_read(c->in, bytes, size, &why)) {
-        report(c, fmi2Error, "cannot restore the FMU state of plant %s: %s; the instance keeps its state "
-               "(t = %.15g s)", MBN_DATA.plant, why, c->in->t);
+FMI2_Export fmi2Status fmi2EnterContinuousTimeMode(fmi2Component c) {
+    ENTER(c, MBN_S_EVENT, 2, "fmi2EnterContinuousTimeMode");
+    return (fmi2Status)mbn_enter_continuous_mode(CC(c));
+}
+
+FMI2_Export fmi2Status fmi2CompletedIntegratorStep(fmi2Component c, fmi2Boolean no_prior, fmi2Boolean *enter_event,
+                                                   fmi2Boolean *terminate) {
+    (void)no_prior;
+    ENTER(c, MBN_S_CONT, 2, "fmi2CompletedIntegratorStep");
+    if (!enter_event || !terminate) {
+        mbn_report(CC(c), fmi2Error, "fmi2CompletedIntegratorStep: NULL flags");
         return fmi2Error;
     }
-    return fmi2OK;
+    int ev = 0;
+    fmi2Status st = (fmi2Status)mbn_completed_step(CC(c), &ev);
+    *enter_event = ev;
+    *terminate = 0;
+    return st;
+}
+
+FMI2_Export fmi2Status fmi2SetTime(fmi2Component c, fmi2Real t) {
+    ENTER(c, MBN_S_EVENT | MBN_S_CONT, 2, "fmi2SetTime");
+    return (fmi2Status)mbn_set_time(CC(c), t);
+}
+
+FMI2_Export fmi2Status fmi2SetContinuousStates(fmi2Component c, const fmi2Real x[], size_t nx) {
+    ENTER(c, MBN_S_EVENT | MBN_S_CONT, 2, "fmi2SetContinuousStates");
+    return (fmi2Status)mbn_set_states(CC(c), x, nx);
+}
+
+FMI2_Export fmi2Status fmi2GetDerivatives(fmi2Component c, fmi2Real dx[], size_t nx) {
+    ENTER(c, S_GET, 2, "fmi2GetDerivatives");
+    return (fmi2Status)mbn_get_derivatives(CC(c), dx, nx);
+}
+
+FMI2_Export fmi2Status fmi2GetEventIndicators(fmi2Component c, fmi2Real z[], size_t nz) {
+    ENTER(c, S_GET, 2, "fmi2GetEventIndicators");
+    return (fmi2Status)mbn_get_indicators(CC(c), z, nz);
+}
+
+FMI2_Export fmi2Status fmi2GetContinuousStates(fmi2Component c, fmi2Real x[], size_t nx) {
+    ENTER(c, S_GET, 2, "fmi2GetContinuousStates");
+    return (fmi2Status)mbn_get_states(CC(c), x, nx);
+}
+
+FMI2_Export fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component c, fmi2Real x[], size_t nx) {
+    ENTER(c, MBN_S_INSTANTIATED | S_GET, 2, "fmi2GetNominalsOfContinuousStates");
+    return (fmi2Status)mbn_get_nominals(CC(c), x, nx);
+}
+
+/* ------------------------------------------------------------ FMU state */
+FMI2_Export fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *state) {
+    ENTER(c, S_STATE, 3, "fmi2GetFMUstate");
+    if (!state) { mbn_report(CC(c), fmi2Error, "fmi2GetFMUstate: no state pointer (NULL)"); return fmi2Error; }
+    return (fmi2Status)mbn_get_state(CC(c), (mbn_saved **)state);
 }
 
 FMI2_Export fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate state) {
-    if (!c) return fmi2Error;
-    if (!state) { report(COMP(c), fmi2Error, "no FMU state given"); return fmi2Error; }
-    saved_state *s = state;
-    return restore(COMP(c), s->bytes, s->size);
+    ENTER(c, S_STATE, 3, "fmi2SetFMUstate");
+    if (!state) { mbn_report(CC(c), fmi2Error, "no FMU state given"); return fmi2Error; }
+    return (fmi2Status)mbn_set_state(CC(c), state);
 }
 
 FMI2_Export fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *state) {
-    (void)c;
-    if (state) { free(*state); *state = NULL; }
-    return fmi2OK;
+    ENTER(c, S_STATE, 3, "fmi2FreeFMUstate");
+    return (fmi2Status)mbn_free_state(CC(c), (mbn_saved **)state);
 }
 
 FMI2_Export fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate state, size_t *size) {
-    if (!c || !state || !size) return fmi2Error;
-    *size = ((saved_state *)state)->size;
-    return fmi2OK;
+    ENTER(c, S_STATE, 3, "fmi2SerializedFMUstateSize");
+    if (!state || !size) { mbn_report(CC(c), fmi2Error, "fmi2SerializedFMUstateSize: NULL pointers"); return fmi2Error; }
+    return (fmi2Status)mbn_serialized_size(CC(c), state, size);
 }
 
 FMI2_Export fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate state, fmi2Byte bytes[], size_t size) {
-    if (!c || !state) return fmi2Error;
-    saved_state *s = state;
-    if (size < s->size) {
-        report(COMP(c), fmi2Error, "serialization buffer of %zu bytes is too small (%zu needed)", size, s->size);
-        return fmi2Error;
-    }
-    memcpy(bytes, s->bytes, s->size);
-    return fmi2OK;
+    ENTER(c, S_STATE, 3, "fmi2SerializeFMUstate");
+    if (!state || !bytes) { mbn_report(CC(c), fmi2Error, "fmi2SerializeFMUstate: NULL pointers"); return fmi2Error; }
+    return (fmi2Status)mbn_serialize(CC(c), state, (unsigned char *)bytes, size);
 }
 
 FMI2_Export fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[], size_t size,
                                                fmi2FMUstate *state) {
-    if (!c || !state) return fmi2Error;
-    const char *why = "";
-    /* validate against a scratch instance so a bad state never reaches the host */
-    mbn_instance *probe = mbn_new(&MBN_DATA);
-    if (!probe) return fmi2Error;
-    probe->stepped = 1;
-    int err = mbn_state_read(probe, (const unsigned char *)bytes, size, &why);
-    mbn_free(probe);
-    if (err) {
-        report(COMP(c), fmi2Error, "cannot deserialize the FMU state of plant %s: %s", MBN_DATA.plant, why);
-        return fmi2Error;
-    }
-    saved_state *s = malloc(sizeof(saved_state) + size);
-    if (!s) return fmi2Error;
-    s->size = size;
-    memcpy(s->bytes, bytes, size);
-    free(*state);
-    *state = s;
-    return fmi2OK;
+    ENTER(c, S_STATE, 3, "fmi2DeSerializeFMUstate");
+    if (!state) { mbn_report(CC(c), fmi2Error, "fmi2DeSerializeFMUstate: no state pointer (NULL)"); return fmi2Error; }
+    return (fmi2Status)mbn_deserialize(CC(c), (const unsigned char *)bytes, size, (mbn_saved **)state);
 }

@@ -9,7 +9,8 @@
  * the offsets o_*. A re-packable parameter j moves d affinely:
  *     d = d0 + sum over entries e with aff_p[e] == j of aff_c[e] (p_j - p0_j) at d[aff_i[e]]
  * (verified at build time); the model is then rebuilt from d. Value
- * references: inputs, parameters, outputs, states (0-based, in this order).
+ * references (FMI 2): inputs, parameters, outputs, states, derivatives of
+ * the continuous states (0-based, in this order).
  */
 #ifndef MBFMU_NATIVE_H
 #define MBFMU_NATIVE_H
@@ -58,6 +59,10 @@ typedef struct {
     const char *const *units;   /* same, "" for dimensionless */
     const double *lo, *hi;      /* (nu + np) bounds, +-HUGE_VAL where unbounded */
     const mbn_flex_data *flex;  /* NULL: a rigid plant; else nq, nv are the public sizes */
+    /* Model Exchange (model_exchange.h): continuous states x[0..nxc), event
+     * indicators (nz rows of 4 ints: kind, index, configuration index, side) */
+    int nxc, nz;
+    const int *ztab;
 } mbn_data;
 
 extern const mbn_data MBN_DATA;
@@ -99,6 +104,12 @@ int mbn_set_parameters(mbn_instance *in, const double *p);
 #define MBN_NOMEM 0x7fffffff
 #define MBN_ADAPT 0x7ffffffe /* the integrator could not meet the tolerance: in->adapt_status, adapt_stats */
 int mbn_advance(mbn_instance *in, double dt);
+/* in->tau = B u of the current inputs */
+void mbn_generalized_forces(mbn_instance *in);
+/* the slopes dx (nx) at time t (s) and state x (nx) of the integration
+ * mbn_advance runs, inputs held (call mbn_generalized_forces first);
+ * returns 0 or the kernel's error code */
+int mbn_rhs(mbn_instance *in, double t, const double *x, double *dx);
 /* outputs at the current time, state and inputs */
 const double *mbn_outputs(mbn_instance *in);
 

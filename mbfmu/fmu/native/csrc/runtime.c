@@ -226,7 +226,7 @@ int mbn_set_parameters(mbn_instance *in, const double *p) {
 
 /* ---------------------------------------------------------- integration */
 /* tau = B u (B: nv x nu, row-major, in d) */
-static void generalized_forces(mbn_instance *in) {
+void mbn_generalized_forces(mbn_instance *in) {
     const mbn_data *D = in->data;
     const double *B = in->d + D->o_B;
     for (int r = 0; r < D->nv; ++r) {
@@ -272,11 +272,31 @@ static int integrate(mbn_instance *in, double *x, double dt) {
     return mb_adapt_advance(&ode, q, y, in->tau, NULL, dt, &opt, &in->adapt_stats);
 }
 
+/* THE right-hand side of that integration at time t: the slopes dx (nx) at
+ * x = [q; y; z] with the inputs held (in->tau from mbn_generalized_forces),
+ * z's slopes 0 (latch flags, the HIC recorder's history and maximum; its
+ * integral's rate is the recorder's). Returns 0 or the kernel's error code
+ * (a singular articulated inertia, a non-finite flexible stage). */
+int mbn_rhs(mbn_instance *in, double t, const double *x, double *dx) {
+    const mbn_data *D = in->data;
+    const double *q = x, *y = x + D->nq;
+    double *qdot = dx, *ydot = dx + D->nq;
+    for (int k = D->nq + D->nv; k < D->nx; ++k) dx[k] = 0.0;
+    if (D->sled)
+        return mb_sled_ode_rhs(in->m, &in->sled, D->nh ? &in->hic : NULL, t, in->u, q, y, in->tau, qdot, ydot);
+    if (D->nl) return mb_latch_rhs(in->m, &in->latches, q, y, y + D->nv, in->tau, qdot, ydot);
+    mb_ode ode;
+    if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
+    else if (D->canonical) mb_canonical_ode(in->m, &ode);
+    else mb_rigid_ode(in->m, &ode);
+    return ode.f(ode.ctx, q, y, in->tau, NULL, qdot, ydot);
+}
+
 int mbn_advance(mbn_instance *in, double dt) {
     const mbn_data *D = in->data;
     double *x = in->xw;
     memcpy(x, in->x, sizeof(double) * (size_t)D->nx);
-    generalized_forces(in);
+    mbn_generalized_forces(in);
     int status = integrate(in, x, dt);
     for (int k = 0; k < D->nx; ++k)
         if (!isfinite(x[k])) return -1 - k;
@@ -313,7 +333,7 @@ const double *mbn_outputs(mbn_instance *in) {
         v = in->v;
     }
     if (D->sled) {
-        generalized_forces(in);
+        mbn_generalized_forces(in);
         mb_sled_sensors_eval(in->m, &in->mp, &in->sled, in->t, D->ny, in->sens, in->x, v, in->u, D->nu, in->tau,
                              in->y);
     } else if (D->flex)
