@@ -38,6 +38,19 @@ def native_fmu(tmp_path_factory):
     return get
 
 
+@pytest.fixture(scope="session")
+def native_fmu3(tmp_path_factory):
+    """``native_fmu3(name)``: path of the FMI 3.0 native FMU of library plant ``name``."""
+    cache = {}
+
+    def get(name: str):
+        if name not in cache:
+            cache[name] = build_fmu(name, tmp_path_factory.mktemp(f"native3_{name}"), runtime="native",
+                                    platforms=platforms(), fmi_version=3)
+        return cache[name]
+    return get
+
+
 def plant_run(name: str, inputs: dict, n: int, parameters=None):
     """(outputs (n+1, ny), output names, step) of the Python plant with constant inputs."""
     plant = load_plant(name, **(parameters or {}))

@@ -30,7 +30,9 @@ from ..plantref import PlantRef, build_plant
 from ..slave import STATE_PREFIX, PlantSlave
 from . import toolchain
 from .flexible import flex_source
-from .model_exchange import INTERFACES, add_model_exchange, check_model_exchange, data_fields
+from .fmi3 import PLATFORM_TUPLES, fmi3_description
+from .model_exchange import (INTERFACES, add_model_exchange, check_model_exchange, data_fields,
+                             event_indicators)
 from .pack import Description, ParameterMap, check_supported, describe, parameter_map
 
 DEFAULT_PLATFORMS = ("linux64", "win64")
@@ -57,8 +59,9 @@ def _c_string(s: str | None) -> str:
 
 
 def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
-                names: list[str], units: list[str]) -> str:
-    """The C text of ``model_data.c``: ``MBN_DATA`` for this plant."""
+                names: list[str], units: list[str], fmi_version: int = 2, v3rows=()) -> str:
+    """The C text of ``model_data.c``: ``MBN_DATA`` for this plant (FMI 3:
+    with the value-reference table ``v3rows`` of :func:`.fmi3.fmi3_description`)."""
     st = desc.structure
     sigs = [*plant.inputs, *plant.parameters]
     lo = [-math.inf if s.min is None else s.min for s in sigs]
@@ -91,19 +94,20 @@ def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
     parts.append(flex_text)
     me_text, me_fields = data_fields(plant, _c_array)
     parts.append(me_text)
+    parts.append(_c_array("int", "V3TAB", [v for r in v3rows for v in r]))
     fields = dict(plant=_c_string(plant.name), guid=_c_string(guid),
                   **{k: st[k] for k in ("nb", "nq", "nv", "nu", "np", "ny", "nx", "ns", "nct", "ncb",
                                         "canonical", "nl", "sled", "sled_input", "hic_body", "nh")},
                   parent="PARENT", jtype="JTYPE", nqi="NQI", nvi="NVI", l_iq="L_IQ", l_iv="L_IV", nd=desc.d.size, d0="D0",
                   **o, sens="SENS", p0="P0", u0="U0", p_fixed="P_FIXED", naff=len(aff_p), aff_p="AFF_P",
                   aff_i="AFF_I", aff_c="AFF_C", names="NAMES", units="UNITS", lo="LO", hi="HI", flex=flex_ref,
-                  **me_fields)
+                  **me_fields, fmi=fmi_version, nv3=len(v3rows), v3tab="V3TAB")
     parts.append("const mbn_data MBN_DATA = {\n" + "".join(f"    .{k} = {v},\n" for k, v in fields.items())
                  + "};\n")
     return "\n".join(parts)
 
 
-def _description_xml(ref: PlantRef, ident: str, digest: str, interfaces=INTERFACES):
+def _description_xml(ref: PlantRef, ident: str, digest: str, interfaces=INTERFACES, with_me: bool | None = None):
     """The pythonfmu FMU's model description of this plant (same variables,
     units, structure, default experiment), flagged as the native runtime,
     with Model Exchange added when ``"me"`` is in ``interfaces``."""
@@ -111,8 +115,10 @@ def _description_xml(ref: PlantRef, ident: str, digest: str, interfaces=INTERFAC
     slave = slave_cls(instance_name="mbfmu_build", resources=None)
     root = modeldescription.complete(slave.to_xml(), slave.signals(), slave.plant.feedthrough, ident, digest,
                                      f"mbfmu {__version__} (native runtime)")
-    if "me" in interfaces:
+    if ("me" in interfaces) if with_me is None else with_me:
         add_model_exchange(root, slave.plant, STATE_PREFIX)
+        if "me" not in interfaces:
+            root.remove(root.find("ModelExchange"))
     if "cs" not in interfaces:
         root.remove(root.find("CoSimulation"))
     names = [STATE_PREFIX + sig.name if kind == 3 else sig.name for kind, sig in slave.signals()]
@@ -171,9 +177,14 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
     digest = hashlib.sha256(("native" + repr(sorted(ref.to_dict().items())) + __version__
                              + hashlib.sha256(desc.d.tobytes()).hexdigest()).encode()).hexdigest()[:12]
     ident = "".join(c if c.isalnum() or c == "_" else "_" for c in plant.name)
-    xml, names, units = _description_xml(ref, ident, digest, interfaces)
+    # FMI 3 is written from the FMI 2 description with every scalar (derivatives included)
+    xml, names, units = _description_xml(ref, ident, digest, interfaces, with_me=fmi_version == 3 or None)
     guid = xml.get("guid")
-    source = data_source(plant, desc, pmap, guid, names, units)
+    v3rows = ()
+    if fmi_version == 3:
+        xml, v3rows = fmi3_description(xml, count_parameters(plant, pmap), len(event_indicators(plant)),
+                                       interfaces)
+    source = data_source(plant, desc, pmap, guid, names, units, fmi_version, v3rows)
 
     dest = Path(dest)
     fmu_path = dest if dest.suffix == ".fmu" else dest / f"{plant.name}.fmu"
@@ -187,7 +198,8 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
             suffix = toolchain.PLATFORMS[platform][1]
             out = root / f"{ident}_{platform}{suffix}"
             toolchain.compile_binary(platform, data_file, out)
-            binaries[f"binaries/{platform}/{ident}{suffix}"] = out
+            folder = PLATFORM_TUPLES[platform] if fmi_version == 3 else platform
+            binaries[f"binaries/{folder}/{ident}{suffix}"] = out
         part = fmu_path.with_suffix(".fmu.part")
         with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
             z.writestr("modelDescription.xml", modeldescription.to_bytes(xml))
@@ -196,6 +208,19 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
             z.write(data_file, "sources/model_data.c")
         os.replace(part, fmu_path)
     return fmu_path
+
+
+def count_parameters(plant, pmap: ParameterMap) -> set[str]:
+    """Names of the plant's count parameters (a number of panels, segments,
+    modes): integer-valued and changing the model's structure. FMI 3 makes
+    them structural parameters."""
+    out = set()
+    for j, sig in enumerate(plant.parameters):
+        reason = pmap.fixed.get(j) or ""
+        whole = "whole number" in reason or "structure" in reason
+        if getattr(sig, "integer", False) or (whole and float(sig.start).is_integer() and sig.start >= 0):
+            out.add(sig.name)
+    return out
 
 
 def _interfaces(interfaces: Iterable[str]) -> tuple[str, ...]:

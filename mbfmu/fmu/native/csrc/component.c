@@ -29,6 +29,7 @@ static const char *state_name(int state) {
     case MBN_S_CONT: return "continuous-time mode";
     case MBN_S_STEP: return "step mode (initialized)";
     case MBN_S_TERMINATED: return "terminated";
+    case MBN_S_CONFIG: return "configuration mode";
     case MBN_S_ERROR: return "error (after a failed step or evaluation: restore a saved state, reset or free)";
     default: return "fatal";
     }

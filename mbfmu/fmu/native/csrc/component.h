@@ -41,9 +41,10 @@ enum {
     MBN_S_STEP = 16,         /* CS step complete (initialized) */
     MBN_S_TERMINATED = 32,
     MBN_S_ERROR = 64,
-    MBN_S_FATAL = 128
+    MBN_S_FATAL = 128,
+    MBN_S_CONFIG = 256       /* FMI 3 configuration mode */
 };
-#define MBN_S_ANY (MBN_S_INSTANTIATED | MBN_S_INIT | MBN_S_EVENT | MBN_S_CONT | MBN_S_STEP | MBN_S_TERMINATED | \
+#define MBN_S_ANY (MBN_S_CONFIG | MBN_S_INSTANTIATED | MBN_S_INIT | MBN_S_EVENT | MBN_S_CONT | MBN_S_STEP | MBN_S_TERMINATED | \
                    MBN_S_ERROR)
 #define MBN_S_RUNNING (MBN_S_EVENT | MBN_S_CONT | MBN_S_STEP)
 

@@ -122,6 +122,12 @@ FMI2_Export fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2St
         free(f);
         return NULL;
     }
+    if (MBN_DATA.fmi != 2) {
+        mbn_report(&tmp, fmi2Error, "plant %s: this FMU is FMI %d; its FMI 2 interface has no variables",
+                   MBN_DATA.plant, MBN_DATA.fmi);
+        free(f);
+        return NULL;
+    }
     if (!guid || strcmp(guid, MBN_DATA.guid)) {
         mbn_report(&tmp, fmi2Error, "plant %s: GUID %s does not match this FMU's %s", MBN_DATA.plant,
                    guid ? guid : "(null)", MBN_DATA.guid);

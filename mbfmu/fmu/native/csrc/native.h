@@ -63,6 +63,10 @@ typedef struct {
      * indicators (nz rows of 4 ints: kind, index, configuration index, side) */
     int nxc, nz;
     const int *ztab;
+    /* the FMI version of the FMU (2 or 3), and FMI 3's value references:
+     * nv3 rows of 3 ints (kind, first scalar index, count), fmi3.c */
+    int fmi, nv3;
+    const int *v3tab;
 } mbn_data;
 
 extern const mbn_data MBN_DATA;

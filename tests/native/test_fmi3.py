@@ -1,0 +1,245 @@
+"""The native FMU as FMI 3.0 (#24.3): ``build_fmu(..., runtime="native",
+fmi_version=3)`` / ``mbfmu build PLANT --runtime native --fmi 3``. The same
+binary core as FMI 2 behind FMI 3's entry points (csrc/fmi3.c): fmpy
+validates it and simulates Co-Simulation and Model Exchange, our master runs
+it, and every result equals the FMI 2 FMU's to 1e-12; arrays carry
+``<Dimension>`` references to structural parameters the binary is built for;
+the win64 DLL under wine computes what the linux one does."""
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fmpy import extract, read_model_description, simulate_fmu
+from fmpy.fmi1 import FMICallException
+from fmpy.fmi3 import FMU3Model, FMU3Slave
+from fmpy.validation import validate_fmu
+
+from mbfmu.cosim import simulate
+from mbfmu.cosim.fmu_unit import FmuUnit
+from mbfmu.cosim.system import System
+from mbfmu.plant.library import load_plant
+from tooling import need_tool
+
+from .conftest import NATIVE_PLANTS, assert_same
+
+HERE = Path(__file__).resolve().parent
+STOPS = {"rigid_arm": 0.5, "canonical_2body": 0.5, "flexible_arm": 0.3, "satellite": 2.0, "crash_occupant": 0.1}
+PLANTS = [pytest.param(n, marks=pytest.mark.slow) if n == "crash_occupant" else n for n in sorted(NATIVE_PLANTS)]
+
+
+def _inputs(name: str, fmi: int) -> np.ndarray:
+    """fmpy's input table of NATIVE_PLANTS[name] held: scalars for FMI 2, the
+    arrays' element columns for FMI 3."""
+    inputs, stop = NATIVE_PLANTS[name], STOPS[name]
+    if fmi == 2:
+        return np.array([(0.0, *inputs.values()), (stop, *inputs.values())],
+                        dtype=[("time", float)] + [(k, float) for k in inputs])
+    groups: dict[str, list[float]] = {}
+    for k, v in inputs.items():
+        groups.setdefault(k.split("[")[0], []).append(v)
+    table = np.zeros(2, dtype=[("time", float)] + [(g, float, (len(v),)) if len(v) > 1 else (g, float)
+                                                   for g, v in groups.items()])
+    table["time"] = [0.0, stop]
+    for g, v in groups.items():
+        table[g] = v if len(v) > 1 else v[0]
+    return table
+
+
+def _column(result, name: str) -> np.ndarray:
+    """The scalar ``name`` (``q[2]``) of an fmpy result, element of an array column in FMI 3."""
+    if name in result.dtype.names:
+        return result[name]
+    base, k = name[:-1].split("[")
+    return result[base][:, int(k) - 1]
+
+
+@pytest.mark.parametrize("name", PLANTS)
+def test_fmpy_validates_the_fmi3_fmu(name, native_fmu3):
+    assert validate_fmu(str(native_fmu3(name))) == []
+
+
+@pytest.mark.parametrize("kind", ["CoSimulation", "ModelExchange"])
+@pytest.mark.parametrize("name", PLANTS)
+def test_fmpy_runs_fmi3_as_the_fmi2_fmu(name, kind, native_fmu, native_fmu3):
+    stop = STOPS[name]
+    kw = dict(fmi_type=kind, stop_time=stop, relative_tolerance=1e-10, output_interval=stop / 50)
+    two = simulate_fmu(str(native_fmu(name)), input=_inputs(name, 2), **kw)
+    three = simulate_fmu(str(native_fmu3(name)), input=_inputs(name, 3), **kw)
+    assert np.array_equal(two["time"], three["time"])
+    for out in two.dtype.names[1:]:
+        assert_same(_column(three, out), two[out], rtol=1e-12, floor=1e-12)
+
+
+@pytest.mark.parametrize("name", PLANTS)
+def test_our_master_runs_the_fmi3_fmu_as_the_fmi2_fmu(name, native_fmu, native_fmu3):
+    plant = load_plant(name)
+    runs = []
+    for fmu in (native_fmu(name), native_fmu3(name)):
+        unit = FmuUnit(fmu)
+        for k, v in NATIVE_PLANTS[name].items():
+            unit.set(k, v)
+        runs.append((unit, simulate(System([unit]), STOPS[name], plant.default_step, progress=False).data))
+    (u2, r2), (u3, r3) = runs
+    assert u3.outputs == u2.outputs and u3.inputs == u2.inputs  # FMI 3 arrays split into the FMI 2 names
+    assert len(r2) == len(r3) > 2
+    for out in u2.outputs:
+        a, b = r2[f"{u2.name}.{out}"], r3[f"{u3.name}.{out}"]
+        assert_same(b[:, None], a[:, None], rtol=1e-12, floor=1e-12)
+
+
+def test_arrays_have_dimensions_of_structural_parameters(native_fmu3):
+    md = read_model_description(str(native_fmu3("rigid_arm")))
+    by_name = {v.name: v for v in md.modelVariables}
+    for name in ("q", "qd", "tau", "tip_position", "states.q", "states.v", "der(states.q)"):
+        v = by_name[name]
+        (dim,) = v.dimensions
+        size = next(s for s in md.modelVariables if s.valueReference == dim.valueReference)
+        assert size.causality == "structuralParameter" and size.type == "UInt64" and int(size.start) == 3, name
+    assert by_name["tau"].causality == "input" and by_name["tau"].unit == "N.m"
+    assert by_name["der(states.q)"].derivative is by_name["states.q"]
+    assert md.defaultExperiment.stepSize == "0.01" or float(md.defaultExperiment.stepSize) == 0.01
+    assert {u.name for u in md.unitDefinitions} >= {"rad", "rad/s", "N.m", "m", "J"}
+    platforms = {n.split("/")[1] for n in zipfile.ZipFile(native_fmu3("rigid_arm")).namelist()
+                 if n.startswith("binaries/")}
+    assert "x86_64-linux" in platforms
+
+
+def test_the_plants_counts_are_structural_parameters_fixed_by_the_build(native_fmu3):
+    md = read_model_description(str(native_fmu3("flexible_arm")))
+    counts = {v.name: v for v in md.modelVariables if v.causality == "structuralParameter"}
+    assert counts["n_modes"].type == "UInt64" and int(counts["n_modes"].start) == next(
+        p.start for p in load_plant("flexible_arm").parameters if p.name == "n_modes")
+    unzip = extract(str(native_fmu3("flexible_arm")))
+    log = []
+    fmu = FMU3Slave(guid=md.guid, unzipDirectory=unzip, modelIdentifier=md.coSimulation.modelIdentifier,
+                    instanceName="s")
+    fmu.instantiate(logMessage=lambda env, status, cat, msg: log.append(msg.decode()))
+    try:
+        vr = counts["n_modes"].valueReference
+        assert fmu.getUInt64([vr]) == [int(counts["n_modes"].start)]
+        fmu.enterConfigurationMode()
+        fmu.setUInt64([vr], [int(counts["n_modes"].start)])  # the built value is accepted
+        with pytest.raises(FMICallException):
+            fmu.setUInt64([vr], [5])
+        assert "n_modes = 5" in log[-1] and "rebuild" in log[-1], log
+        with pytest.raises(FMICallException):
+            fmu.setUInt64([counts["n_tau"].valueReference], [3, 4])
+        fmu.exitConfigurationMode()
+        assert fmu.getUInt64([vr]) == [int(counts["n_modes"].start)]
+    finally:
+        fmu.freeInstance()
+
+
+def test_fmi3_state_get_set_and_serialize_restore_bit_identically(native_fmu3):
+    fmu_path = native_fmu3("satellite")
+    md = read_model_description(str(fmu_path))
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    outs = [vr[v.name] for v in md.modelVariables if v.causality == "output"]
+    fmu = FMU3Slave(guid=md.guid, unzipDirectory=extract(str(fmu_path)),
+                    modelIdentifier=md.coSimulation.modelIdentifier, instanceName="s")
+    fmu.instantiate()
+    try:
+        fmu.enterInitializationMode(startTime=0.0)
+        fmu.setFloat64([vr["wheel_torque"]], [0.02, -0.01, 0.03])
+        fmu.exitInitializationMode()
+        nvals = len(fmu.getFloat64(outs, nValues=_count(md, outs)))
+        for k in range(5):
+            fmu.doStep(k * 0.05, 0.05)
+        state = fmu.getFMUState()
+        blob = fmu.serializeFMUState(state)
+
+        def five_steps():
+            out = []
+            for k in range(5, 10):
+                fmu.doStep(k * 0.05, 0.05)
+                out.append(fmu.getFloat64(outs, nValues=nvals))
+            return out
+
+        after = five_steps()
+        fmu.setFMUState(state)
+        assert five_steps() == after
+        fmu.setFMUState(fmu.deserializeFMUState(blob))
+        assert five_steps() == after
+        fmu.freeFMUState(state)
+        fmu.terminate()
+    finally:
+        fmu.freeInstance()
+
+
+def _count(md, vrs) -> int:
+    """The number of values of the Float64 variables ``vrs``."""
+    by_vr = {v.valueReference: v for v in md.modelVariables}
+    total = 0
+    for r in vrs:
+        v = by_vr[r]
+        total += int(by_vr[v.dimensions[0].valueReference].start) if v.dimensions else 1
+    return total
+
+
+def test_fmi3_model_exchange_derivatives_are_the_python_plants(native_fmu3):
+    plant = load_plant("canonical_2body")
+    fmu_path = native_fmu3("canonical_2body")
+    md = read_model_description(str(fmu_path))
+    model = FMU3Model(guid=md.guid, unzipDirectory=extract(str(fmu_path)),
+                      modelIdentifier=md.modelExchange.modelIdentifier, instanceName="m")
+    model.instantiate()
+    try:
+        model.enterInitializationMode(startTime=0.0)
+        model.exitInitializationMode()
+        model.updateDiscreteStates()
+        model.enterContinuousTimeMode()
+        nx = len(plant.states)
+        x = np.random.default_rng(5).normal(size=nx) * 0.3
+        model.setContinuousStates(x.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), nx)
+        dx = np.zeros(nx)
+        model.getContinuousStateDerivatives(dx.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), nx)
+        expected = plant.derivatives(0.0, x, plant.default_inputs())
+        np.testing.assert_allclose(dx, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
+        model.terminate()
+    finally:
+        model.freeInstance()
+
+
+# ---------------------------------------------------------------- win64 under wine
+@pytest.fixture(scope="module")
+def hosts3(tmp_path_factory):
+    need_tool("x86_64-w64-mingw32-gcc")
+    wine = need_tool("wine64")
+    d = tmp_path_factory.mktemp("c_hosts3")
+    src = HERE / "c_host3.c"
+    subprocess.run(["gcc", "-O1", "-o", str(d / "c_host3"), str(src), "-ldl"], check=True)
+    subprocess.run(["x86_64-w64-mingw32-gcc", "-O1", "-o", str(d / "c_host3.exe"), str(src)], check=True)
+    env = {**os.environ, "WINEPREFIX": str(d / "wineprefix"), "WINEDEBUG": "-all"}
+    return d / "c_host3", d / "c_host3.exe", wine, env
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(NATIVE_PLANTS))
+def test_the_fmi3_win64_dll_under_wine_equals_x86_64_linux(name, native_fmu3, hosts3, tmp_path):
+    linux_host, win_host, wine, env = hosts3
+    fmu = native_fmu3(name)
+    with zipfile.ZipFile(fmu) as z:
+        z.extractall(tmp_path)
+    md = read_model_description(str(fmu))
+    by_name = {v.name: v for v in md.modelVariables}
+    groups: dict[str, list[float]] = {}
+    for k, v in NATIVE_PLANTS[name].items():
+        groups.setdefault(k.split("[")[0] if k.split("[")[0] in by_name else k, []).append(v)
+    inputs = ",".join(f"{by_name[g].valueReference}=" + ":".join(map(repr, v)) for g, v in groups.items())
+    outs = [v.valueReference for v in md.modelVariables if v.causality == "output"]
+    spec = [f"{r}:{_count(md, [r])}" for r in outs]
+    h = load_plant(name).default_step
+    args = [str(tmp_path), md.coSimulation.modelIdentifier, md.instantiationToken, repr(h), "50", inputs, *spec]
+    lin = subprocess.run([str(linux_host), *args], capture_output=True, text=True, timeout=120)
+    win = subprocess.run([wine, str(win_host), *args], capture_output=True, text=True, timeout=600, env=env)
+    assert lin.returncode == 0, lin.stderr
+    assert win.returncode == 0, win.stderr
+    a, b = np.loadtxt(lin.stdout.splitlines()), np.loadtxt(win.stdout.splitlines())
+    assert a.shape == b.shape == (50, _count(md, outs) + 1)
+    assert_same(b[:, 1:], a[:, 1:], floor=1.0)  # msvcrt's pow() vs glibc's: last-ulp differences
