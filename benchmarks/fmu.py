@@ -24,9 +24,20 @@ library plant it exports, at its default step and rigid_arm also at 1 ms:
   to the native FMU (target >= 10 on rigid_arm at 1 ms);
 * the RSS growth over 1000 instantiate/step/free cycles (target < 1 MB).
 
+Then Model Exchange and FMI 3.0 of the native runtime (``--me-fmi3``),
+timed in C by ``benchmarks/native_fmi.c`` on states of a trajectory:
+
+* ``fmi2SetTime`` + ``fmi2SetContinuousStates`` + ``fmi2GetDerivatives`` (what
+  an integrator calls per evaluation) against the bare kernel ``mb_aba`` at
+  the same states, and against the full right-hand side the co-simulation
+  step integrates (``mbn_rhs``: ABA with the force elements);
+* ``fmi3DoStep`` + ``fmi3GetFloat64`` of all outputs (FMI 3 FMU) against
+  ``fmi2DoStep`` + ``fmi2GetReal`` (FMI 2 FMU of the same plant), target
+  at most 1.1x.
+
 Usage::
 
-    python benchmarks/fmu.py [NAME ...] [--steps N] [--native-only]
+    python benchmarks/fmu.py [NAME ...] [--steps N] [--native-only] [--me-fmi3]
 """
 from __future__ import annotations
 
@@ -120,7 +131,7 @@ def bench_native(name: str, step: float, steps: int, cycles: int, out: Path) -> 
         z.extractall(folder / "x")
     md = read_model_description(str(fmu))
     exe = folder / "native_step"
-    srcs = [str(p) for p in toolchain.sources() if p.name != "fmi2.c"]
+    srcs = [str(p) for p in toolchain.sources() if p.name not in ("fmi2.c", "fmi3.c")]
     subprocess.run([toolchain.compiler("linux64"), *toolchain.CFLAGS, f"-I{toolchain.KERNEL_DIR}",
                     f"-I{toolchain.RUNTIME_DIR}", "-o", str(exe), str(REPO / "benchmarks" / "native_step.c"),
                     *srcs, str(folder / "x" / "sources" / "model_data.c"), "-ldl", "-lm"], check=True)
@@ -128,6 +139,49 @@ def bench_native(name: str, step: float, steps: int, cycles: int, out: Path) -> 
     res = subprocess.run([str(exe), str(lib), md.guid, repr(step), str(steps), str(cycles)],
                          capture_output=True, text=True, check=True)
     return json.loads(res.stdout.splitlines()[-1])
+
+
+def bench_me_fmi3(name: str, steps: int, out: Path) -> dict:
+    """Model Exchange and FMI 3 timings of library plant ``name`` (native_fmi.c's JSON)."""
+    import zipfile
+
+    from fmpy import read_model_description
+
+    from mbfmu.fmu.builder import build_fmu
+    from mbfmu.fmu.native import toolchain
+    from mbfmu.plant.library import load_plant
+    folder = out / f"fmi_{name}"
+    f2 = build_fmu(name, folder / "2", runtime="native", platforms=("linux64",))
+    f3 = build_fmu(name, folder / "3", runtime="native", platforms=("linux64",), fmi_version=3)
+    for f, d in ((f2, "x2"), (f3, "x3")):
+        with zipfile.ZipFile(f) as z:
+            z.extractall(folder / d)
+    md2, md3 = read_model_description(str(f2)), read_model_description(str(f3))
+    by_vr = {v.valueReference: v for v in md3.modelVariables}
+    outs3 = [v for v in md3.modelVariables if v.causality == "output"]
+    ny3 = sum(int(by_vr[v.dimensions[0].valueReference].start) if v.dimensions else 1 for v in outs3)
+    exe = folder / "native_fmi"
+    srcs = [str(p) for p in toolchain.sources() if p.name not in ("fmi2.c", "fmi3.c")]
+    subprocess.run([toolchain.compiler("linux64"), *toolchain.CFLAGS, f"-I{toolchain.KERNEL_DIR}",
+                    f"-I{toolchain.RUNTIME_DIR}", "-o", str(exe), str(REPO / "benchmarks" / "native_fmi.c"),
+                    *srcs, str(folder / "x2" / "sources" / "model_data.c"), "-ldl", "-lm"], check=True)
+    ident = md2.coSimulation.modelIdentifier
+    res = subprocess.run([str(exe), str(folder / "x2" / "binaries" / "linux64" / f"{ident}.so"), md2.guid,
+                          str(folder / "x3" / "binaries" / "x86_64-linux" / f"{ident}.so"),
+                          repr(load_plant(name).default_step), str(steps), "200", str(ny3),
+                          *(str(v.valueReference) for v in outs3)], capture_output=True, text=True, check=True)
+    return json.loads(res.stdout.splitlines()[-1])
+
+
+def me_fmi3_table(names: list[str], steps: int, out: Path) -> None:
+    """Print the Model Exchange / FMI 3 table (see the module docstring)."""
+    print(f"\n{'plant':<18}{'getDerivatives ns':>19}{'aba ns':>9}{'ME/aba':>8}{'rhs ns':>9}{'ME/rhs':>8}"
+          f"{'FMI2 step us':>14}{'FMI3 step us':>14}{'FMI3/FMI2':>11}")
+    for name in names:
+        r = bench_me_fmi3(name, steps, out)
+        aba = f"{r['aba_ns']:>9.0f}{r['me_ns'] / r['aba_ns']:>8.2f}" if r["aba_ns"] > 0 else f"{'-':>9}{'-':>8}"
+        print(f"{name:<18}{r['me_ns']:>19.0f}{aba}{r['rhs_ns']:>9.0f}{r['me_ns'] / r['rhs_ns']:>8.2f}"
+              f"{r['cs2_ns'] / 1e3:>14.2f}{r['cs3_ns'] / 1e3:>14.2f}{r['cs3_ns'] / r['cs2_ns']:>11.3f}")
 
 
 def native_table(names: list[str], steps: int, out: Path) -> None:
@@ -159,7 +213,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help="library plants (default: all) besides the test pendulum")
     parser.add_argument("--steps", type=int, default=500, help="communication steps timed (default 500)")
     parser.add_argument("--native-only", action="store_true", help="only the native runtime's table")
+    parser.add_argument("--me-fmi3", action="store_true",
+                        help="only the Model Exchange (getDerivatives vs aba) and FMI 3 vs FMI 2 step table")
     args = parser.parse_args(argv)
+    if args.me_fmi3:
+        from mbfmu.plant.library import list_plants
+        with tempfile.TemporaryDirectory() as tmp:
+            me_fmi3_table(list(args.names or list_plants()), args.steps * 4, Path(tmp))
+        return 0
     if args.native_only:
         from mbfmu.plant.library import list_plants
         with tempfile.TemporaryDirectory() as tmp:

@@ -180,10 +180,15 @@ def fmi3_description(root2: Element, counts: set[str], indicators: int, interfac
         root.set("description", root2.get("description"))
     ident = (root2.find("CoSimulation") if root2.find("CoSimulation") is not None
              else root2.find("ModelExchange")).get("modelIdentifier")
+    # exact derivatives where the FMI 2 description claims them (dirder's flag): both FMI 3 kinds
+    exact = any(n is not None and n.get("providesDirectionalDerivative") == "true"
+                for n in (root2.find("CoSimulation"), root2.find("ModelExchange")))
+    derivatives = {"providesDirectionalDerivatives": str(exact).lower(),
+                   "providesAdjointDerivatives": str(exact).lower()}
     if "me" in interfaces:
-        SubElement(root, "ModelExchange", modelIdentifier=ident, **ME_FLAGS)
+        SubElement(root, "ModelExchange", modelIdentifier=ident, **{**ME_FLAGS, **derivatives})
     if "cs" in interfaces:
-        SubElement(root, "CoSimulation", modelIdentifier=ident, **CS_FLAGS)
+        SubElement(root, "CoSimulation", modelIdentifier=ident, **{**CS_FLAGS, **derivatives})
     for tag in ("UnitDefinitions", "LogCategories", "DefaultExperiment"):
         node = root2.find(tag)
         if node is not None:

@@ -396,6 +396,80 @@ int mbn_completed_step(mbn_component *c, int *enter_event) {
     return MBN_OK;
 }
 
+/* ------------------------------------------------------------ directional derivatives */
+#ifdef MBN_DD_INEXACT
+/* the index of a known (into [x; u]) or an unknown (into [dx/dt; y]) of
+ * mbn_directional_derivative for the scalar vr, -1 (reported) if it is not one */
+static int dd_index(mbn_component *c, unsigned vr, int known) {
+    const mbn_data *D = c->in->data;
+    unsigned o_y = (unsigned)(D->nu + D->np), o_x = o_y + (unsigned)D->ny, o_der = o_x + (unsigned)D->nx;
+    if (mbn_check_vr(c, vr)) return -1;
+    if (known && vr < (unsigned)D->nu) return D->nx + (int)vr;
+    if (known && vr >= o_x && vr < o_x + (unsigned)D->nxc) return (int)(vr - o_x);
+    if (!known && vr >= o_y && vr < o_x) return D->nx + (int)(vr - o_y);
+    if (!known && vr >= o_der) return (int)(vr - o_der);
+    mbn_report(c, MBN_ERROR, "directional derivative %s %s: the %s are %s", known ? "with respect to" : "of",
+               mbn_var_name(D, vr), known ? "knowns" : "unknowns",
+               known ? "inputs and continuous states" : "outputs and state derivatives");
+    return -1;
+}
+
+int mbn_directional(mbn_component *c, const unsigned *unknown, size_t nunknown, const unsigned *known,
+                    size_t nknown, const double *seed, double *sens, int adjoint) {
+    mbn_instance *in = c->in;
+    const mbn_data *D = in->data;
+    const char *why = mbn_dirder_inexact(in);
+    if (why) {
+        mbn_report(c, MBN_ERROR, "plant %s provides no exact directional derivatives: %s", D->plant, why);
+        return MBN_ERROR;
+    }
+    if ((nknown && (!known || (adjoint ? !sens : !seed))) || (nunknown && (!unknown || (adjoint ? !seed : !sens)))) {
+        mbn_report(c, MBN_ERROR, "directional derivative: an array of %zu knowns or %zu unknowns is NULL", nknown,
+                   nunknown);
+        return MBN_ERROR;
+    }
+    int *ik = malloc(sizeof(int) * (nknown + 1)), *iu = malloc(sizeof(int) * (nunknown + 1));
+    double *unit = calloc(nknown + 1, sizeof(double)), *col = malloc(sizeof(double) * (nunknown + 1));
+    int st = MBN_OK, err = 0;
+    if (!ik || !iu || !unit || !col) { st = MBN_ERROR; mbn_report(c, st, "out of memory"); goto done; }
+    for (size_t j = 0; j < nknown && st == MBN_OK; ++j)
+        if ((ik[j] = dd_index(c, known[j], 1)) < 0) st = MBN_ERROR;
+    for (size_t k = 0; k < nunknown && st == MBN_OK; ++k)
+        if ((iu[k] = dd_index(c, unknown[k], 0)) < 0) st = MBN_ERROR;
+    if (st) goto done;
+    mbn_generalized_forces(in);
+    if (!adjoint) err = mbn_directional_derivative(in, nknown, ik, seed, nunknown, iu, sens);
+    else /* one column per known: sens[j] = (J e_j) . seed */
+        for (size_t j = 0; j < nknown && !err; ++j) {
+            unit[j] = 1.0;
+            err = mbn_directional_derivative(in, nknown, ik, unit, nunknown, iu, col);
+            unit[j] = 0.0;
+            double s = 0.0;
+            for (size_t k = 0; k < nunknown; ++k) s += col[k] * seed[k];
+            sens[j] = s;
+        }
+    if (err) {
+        st = MBN_ERROR;
+        if (err == MBN_NOMEM) mbn_report(c, st, "plant %s: out of memory for the directional derivatives", D->plant);
+        else if (err == MBN_DD_SINGULAR)
+            mbn_report(c, st, "plant %s: a beam's modal mass is singular at t = %.15g s", D->plant, in->t);
+        else
+            mbn_report(c, st, "plant %s: the articulated inertia of the joint of body %d is singular at t = %.15g s",
+                       D->plant, err, in->t);
+    }
+done:
+    free(ik); free(iu); free(unit); free(col);
+    return st;
+}
+#else
+int mbn_directional(mbn_component *c, const unsigned *unknown, size_t nunknown, const unsigned *known,
+                    size_t nknown, const double *seed, double *sens, int adjoint) {
+    (void)unknown; (void)nunknown; (void)known; (void)nknown; (void)seed; (void)sens;
+    mbn_report(c, MBN_ERROR, "this FMU provides no %s derivatives", adjoint ? "adjoint" : "directional");
+    return MBN_ERROR;
+}
+#endif
+
 /* ------------------------------------------------------------ FMU state */
 int mbn_get_state(mbn_component *c, mbn_saved **saved) {
     size_t n = mbn_state_size(c->in);

@@ -111,6 +111,15 @@ int mbn_enter_event_mode(mbn_component *c);
 int mbn_enter_continuous_mode(mbn_component *c);
 int mbn_completed_step(mbn_component *c, int *enter_event);
 
+/* directional derivatives (dirder.c, when compiled in: native.h then
+ * defines MBN_DD_INEXACT): sens[k] = sum_j d unknown[k] / d known[j] seed[j]
+ * with unknowns outputs or state derivatives and knowns inputs or continuous
+ * states (scalar value references); with adjoint, sens[j] = sum_k d
+ * unknown[k] / d known[j] seed[k]. A status (refused, saying why, where the
+ * plant has no exact derivatives or dirder.c is not in this build). */
+int mbn_directional(mbn_component *c, const unsigned *unknown, size_t nunknown, const unsigned *known,
+                    size_t nknown, const double *seed, double *sens, int adjoint);
+
 /* FMU state: an opaque copy the host holds */
 typedef struct {
     size_t size;

@@ -269,13 +269,11 @@ FMI2_Export fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2V
     mbn_report(CC(c), fmi2Error, "this FMU provides no output derivatives (maxOutputDerivativeOrder=0)");
     return fmi2Error;
 }
-FMI2_Export fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference u[], size_t nu,
-                                                    const fmi2ValueReference z[], size_t nz,
-                                                    const fmi2Real dv[], fmi2Real dz[]) {
-    (void)u; (void)nu; (void)z; (void)nz; (void)dv; (void)dz;
+FMI2_Export fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference unknown[],
+                                                    size_t nunknown, const fmi2ValueReference known[],
+                                                    size_t nknown, const fmi2Real dknown[], fmi2Real dunknown[]) {
     ENTER(c, S_GET, 3, "fmi2GetDirectionalDerivative");
-    mbn_report(CC(c), fmi2Error, "this FMU provides no directional derivatives");
-    return fmi2Error;
+    return (fmi2Status)mbn_directional(CC(c), unknown, nunknown, known, nknown, dknown, dunknown, 0);
 }
 
 /* ------------------------------------------------------------ model exchange */

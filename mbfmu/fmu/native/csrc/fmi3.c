@@ -444,20 +444,62 @@ FMI3_Export fmi3Status fmi3GetVariableDependencies(fmi3Instance i, fmi3ValueRefe
 }
 
 /* ------------------------------------------------------------ derivatives */
+/* the scalar indices (*out, *m of them, malloc'ed) of the Float64 variables vr */
+static int expand(mbn_component *c, const fmi3ValueReference vr[], size_t n, unsigned **out, size_t *m,
+                  const char *fn) {
+    size_t total_n = 0;
+    *out = NULL;
+    if (n && !vr) { mbn_report(c, MBN_ERROR, "%s: NULL value references", fn); return -1; }
+    for (size_t k = 0; k < n; ++k) {
+        if (check_vr3(c, vr[k])) return -1;
+        if (row(vr[k])[0] != V_FLOAT64) {
+            mbn_report(c, MBN_ERROR, "%s: %s is not a continuous Float64 variable", fn, name3(vr[k]));
+            return -1;
+        }
+        total_n += (size_t)row(vr[k])[2];
+    }
+    *out = malloc(sizeof(unsigned) * (total_n + 1));
+    if (!*out) { mbn_report(c, MBN_ERROR, "%s: out of memory", fn); return -1; }
+    *m = 0;
+    for (size_t k = 0; k < n; ++k)
+        for (int e = 0; e < row(vr[k])[2]; ++e) (*out)[(*m)++] = (unsigned)(row(vr[k])[1] + e);
+    return 0;
+}
+
+/* both derivative calls: the unknowns' and knowns' elements, seed and
+ * sensitivity sizes checked, then component.c's mbn_directional */
+static fmi3Status derivative3(fmi3Instance i, const fmi3ValueReference unknowns[], size_t nu,
+                              const fmi3ValueReference knowns[], size_t nk, const fmi3Float64 seed[], size_t ns,
+                              fmi3Float64 sens[], size_t nsens, int adjoint, const char *fn) {
+    mbn_component *c = C3(i);
+    unsigned *u = NULL, *k = NULL;
+    size_t mu = 0, mk = 0;
+    fmi3Status st = fmi3Error;
+    if (expand(c, unknowns, nu, &u, &mu, fn) || expand(c, knowns, nk, &k, &mk, fn)) goto done;
+    if (ns != (adjoint ? mu : mk) || nsens != (adjoint ? mk : mu)) {
+        mbn_report(c, MBN_ERROR, "%s: %zu seeds and %zu sensitivities for %zu unknown and %zu known elements", fn, ns,
+                   nsens, mu, mk);
+        goto done;
+    }
+    st = (fmi3Status)mbn_directional(c, u, mu, k, mk, seed, sens, adjoint);
+done:
+    free(u);
+    free(k);
+    return st;
+}
+
 FMI3_Export fmi3Status fmi3GetDirectionalDerivative(fmi3Instance i, const fmi3ValueReference unknowns[], size_t nu,
                                                     const fmi3ValueReference knowns[], size_t nk,
                                                     const fmi3Float64 seed[], size_t ns, fmi3Float64 sens[],
                                                     size_t nsens) {
-    (void)unknowns; (void)nu; (void)knowns; (void)nk; (void)seed; (void)ns; (void)sens; (void)nsens;
     ENTER(i, S_GET, 3, "fmi3GetDirectionalDerivative");
-    return unsupported(i, "fmi3GetDirectionalDerivative (providesDirectionalDerivatives=false)");
+    return derivative3(i, unknowns, nu, knowns, nk, seed, ns, sens, nsens, 0, "fmi3GetDirectionalDerivative");
 }
 FMI3_Export fmi3Status fmi3GetAdjointDerivative(fmi3Instance i, const fmi3ValueReference unknowns[], size_t nu,
                                                 const fmi3ValueReference knowns[], size_t nk, const fmi3Float64 seed[],
                                                 size_t ns, fmi3Float64 sens[], size_t nsens) {
-    (void)unknowns; (void)nu; (void)knowns; (void)nk; (void)seed; (void)ns; (void)sens; (void)nsens;
     ENTER(i, S_GET, 3, "fmi3GetAdjointDerivative");
-    return unsupported(i, "fmi3GetAdjointDerivative (providesAdjointDerivatives=false)");
+    return derivative3(i, unknowns, nu, knowns, nk, seed, ns, sens, nsens, 1, "fmi3GetAdjointDerivative");
 }
 
 /* ------------------------------------------------------------ co-simulation */
