@@ -391,7 +391,12 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
             sig.check(sig.start)  # a start outside [min, max] would make an invalid FMU
         # record every parameter so the FMU rebuilds exactly this plant
         ref = ref.with_parameters({s.name: s.start for s in built.parameters})
-        again = build_plant(ref, res)
+        try:
+            again = build_plant(ref, res)
+        except TypeError as exc:
+            raise ModelError(f"plant {built.name!r} does not rebuild from its own parameters ({exc}): its "
+                             "constructor must accept every parameter signal as a keyword argument "
+                             f"({', '.join(built.parameter_values())})") from None
         if again.parameter_values() != built.parameter_values():
             raise ModelError(f"plant {built.name!r} does not rebuild from its own parameters "
                              f"({built.parameter_values()} -> {again.parameter_values()}): its constructor must "
