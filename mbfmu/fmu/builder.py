@@ -282,8 +282,10 @@ def _check_travels(root: Path, ref: PlantRef) -> None:
 def _bundle_urdf(ref: PlantRef, res: Path) -> tuple[PlantRef, str]:
     """Copy a URDF and its meshes into ``res/urdf``; the reference to the copy and a hash of it."""
     from ..plant.library import bundle_urdf as bundle
-    options = {k: v for k, v in ref.options.items() if k != "package_dirs"}  # the copy needs no packages
-    copy = bundle(ref.target, res / "urdf", ref.options.get("package_dirs", ()))
+    # the copy needs no packages, and holds only the meshes that passed
+    options = {k: v for k, v in ref.options.items() if k not in ("package_dirs", "skip_bad_meshes")}
+    copy = bundle(ref.target, res / "urdf", ref.options.get("package_dirs", ()),
+                  bool(ref.options.get("skip_bad_meshes", False)))
     digest = hashlib.sha256()
     for f in sorted((res / "urdf").rglob("*")):
         if f.is_file():

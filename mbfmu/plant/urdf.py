@@ -272,7 +272,9 @@ class URDFPlant(MultibodyPlant):
         self.parameters = _parameter_signals(values, self.payload_link, damping, friction)
         self.outputs, self.sensors = self._output_signals(outputs, poses, twists)
         source = "URDF text" if self.urdf.lstrip().startswith("<") else f"the URDF file {Path(self.urdf).name}"
-        self.description = (f"{bare.name}: a robot read from {source} "
+        if "example-robot-data" in Path(self.urdf).parts:
+            source += " of example-robot-data"
+        self.description = (f"Robot {bare.name!r} read from {source} "
                             f"({bare.nbodies - 1} links, {bare.nv} degrees of freedom"
                             f"{', floating base' if floating_base else ''}).")
         self._geometry = None

@@ -48,6 +48,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                                     "(default: the plant named in the results' metadata)")
     p.add_argument("--param", action="append", type=_param, default=[], metavar="NAME=VALUE",
                    help="plant parameter (repeatable; overrides the metadata)")
+    p.add_argument("--package-dir", action="append", default=[], metavar="DIR",
+                   help="for a robot given as --model: a folder holding (or being) a package that its "
+                        "package:// mesh URIs name; repeatable")
     p.add_argument("--unit", help="unit prefix of the plant's variables in a co-simulation result (arm for arm.q[1])")
     p.add_argument("-o", "--output", help="output file; suffix chooses the kind")
     p.add_argument("--speed", type=float, default=1.0, help="replay speed, x real time (default 1)")
@@ -75,7 +78,12 @@ def run(args: argparse.Namespace) -> int:
     suffix = out.suffix.lower() if out else ""
     if out and suffix not in (".html",) + VIDEO + IMAGE:
         raise InputError(f"output {args.output!r}: unknown suffix {suffix!r}; use .html, .mp4, .gif or an image")
-    rec = open_recording(args.results, args.model, dict(args.param), args.unit, args.trail,
+    params = dict(args.param)
+    if args.package_dir:
+        if not args.model:
+            raise InputError("--package-dir is for a robot given as --model (robot.urdf or a robot's name)")
+        params["package_dirs"] = [str(Path(d).resolve()) for d in args.package_dir]
+    rec = open_recording(args.results, args.model, params, args.unit, args.trail,
                          interpolation="hold" if args.hold else "linear")
     if args.time is not None and not rec.t0 <= args.time <= rec.t1:
         raise InputError(f"--time {args.time} s is outside the recorded span [{rec.t0}, {rec.t1}] s")

@@ -170,8 +170,8 @@ def load_plant_spec(spec: str, **params: Any) -> Plant:
     returning a :class:`~mbfmu.plant.Plant`), with ``params`` as keyword
     arguments."""
     if spec.lower().endswith(".urdf"):
-        from ..plant.library import plant_from_urdf
-        return plant_from_urdf(spec, **params)
+        from ..plant.library import load_plant
+        return load_plant(spec, **params)
     if ":" in spec:
         mod_name, _, attr = spec.rpartition(":")
         if mod_name.endswith(".py"):
