@@ -18,10 +18,10 @@ from pathlib import Path
 
 from ..errors import InputError, unknown_name
 
-# the URDF files (stems, lower case, "-" as "_") of robots whose base is not fixed to the world:
+# the URDF files (stems, lower case, "-" and "." as "_") of robots whose base is not fixed to the world:
 # legged robots, humanoids, aerial vehicles
 FLOATING = frozenset({
-    "a1", "alex_nub_hands", "alex_psyonic_hands", "alex_sake_hands", "alexander_v1.lowerbodyonly", "anymal",
+    "a1", "alex_nub_hands", "alex_psyonic_hands", "alex_sake_hands", "alexander_v1_lowerbodyonly", "anymal",
     "anymal_kinova", "b1", "b1_z1", "bolt", "borinot_flying_arm_2", "centauro", "g1_29dof_rev_1_0",
     "g1_29dof_with_hand_rev_1_0", "go1", "go2", "hextilt_flying_arm_5", "human", "hyq_no_sensors", "icub",
     "icub_reduced", "iris", "iris_simple", "laikago", "quadrotor_base", "quadruped", "romeo",
@@ -48,7 +48,7 @@ def _robots_folder() -> Path | None:
 
 
 def _name(stem: str) -> str:
-    return stem.lower().replace("-", "_")
+    return stem.lower().replace("-", "_").replace(".", "_")
 
 
 def _package_name(package: str) -> str:
@@ -61,7 +61,8 @@ def robot_catalog() -> dict[str, Path]:
     folder = _robots_folder()
     if folder is None:
         return {}
-    files = sorted(folder.glob("*/*/*.urdf"))
+    # a URDF without links is a placeholder (ur3.urdf, an empty xacro output)
+    files = [f for f in sorted(folder.glob("*/*/*.urdf")) if "<link" in f.read_text(errors="replace")]
     out: dict[str, Path] = {}
     for f in files:
         name = _name(f.stem)

@@ -56,7 +56,7 @@ from ..dynamics.algorithms import crba
 from ..dynamics.drives import JointDrive
 from ..dynamics.joints import Fixed, PRISMATIC, REVOLUTE
 from ..dynamics.urdf import parse_floats, urdf_builder
-from ..errors import InputError, UnknownNameError
+from ..errors import InputError, ModelError, UnknownNameError
 from .multibody import MultibodyPlant
 from .signals import Signal
 
@@ -466,3 +466,8 @@ def plant_from_urdf(path: str | os.PathLike, **options: Any) -> URDFPlant:
         return URDFPlant(path, **options)
     except TypeError as exc:
         raise InputError(f"plant_from_urdf: {exc}") from None
+    except ModelError as exc:  # name the file: the message names a body or joint of it
+        name = "URDF text" if str(path).lstrip().startswith("<") else Path(path).name
+        if name in str(exc) or str(path) in str(exc):
+            raise
+        raise type(exc)(f"{name}: {exc}") from None

@@ -151,3 +151,19 @@ def test_robots_by_name_from_example_robot_data(tmp_path, capsys):
     assert len(err.splitlines()) == 1 and "did you mean 'ur5'" in err
     assert main(["list", "--robots"]) == 0
     assert "panda" in capsys.readouterr().out
+
+
+def test_every_robot_by_name_loads_or_is_refused_in_one_line_naming_its_file():
+    loaded, refused = [], []
+    for name in robot_names():
+        try:
+            plant = mbfmu.load_plant(name)
+        except ModelError as exc:  # a URDF whose data is not physical (inertias breaking the triangle inequality)
+            text = str(exc)
+            assert "\n" not in text and text.startswith(robot_urdf(name).name + ": "), text
+            refused.append(name)
+        else:
+            assert plant.model.nv > 0
+            loaded.append(name)
+    assert {"ur5", "ur3", "ur10", "panda", "solo", "solo12", "talos_full_v2", "double_pendulum"} <= set(loaded)
+    assert len(loaded) > len(refused)
