@@ -148,7 +148,7 @@ def read_member(path: str | os.PathLike, name: str, what: str) -> bytes | None:
             raise InputError(f"{what}: member {name!r} is damaged: {exc}") from None
 
 
-def extract(path: str | os.PathLike, what: str, kind: str = "fmu", prefix: str = "") -> Path:
+def extract(path: str | os.PathLike, what: str, kind: str = "fmu", prefix: str = "", noun: str = "zip archive") -> Path:
     """Extract the archive at ``path`` (only the members under ``prefix``) into a new private folder.
 
     Parameters
@@ -161,6 +161,8 @@ def extract(path: str | os.PathLike, what: str, kind: str = "fmu", prefix: str =
         Part of the folder's name (``mbfmu-<kind>-XXXXXXXX``).
     prefix : str
         Extract only the members whose name starts with it (``"resources/"``).
+    noun : str
+        What the archive should be, for the message when it is not a zip.
 
     Returns
     -------
@@ -176,7 +178,7 @@ def extract(path: str | os.PathLike, what: str, kind: str = "fmu", prefix: str =
     """
     dest = private_dir(kind)
     try:
-        with open_zip(path, what) as z:
+        with open_zip(path, what, noun) as z:
             infos = check(z, what, [i for i in z.infolist() if i.filename.startswith(prefix)])
             need = sum(i.file_size for i in infos)
             free = shutil.disk_usage(dest).free
