@@ -210,8 +210,10 @@ def run(output_dir: str | Path = "results/flexible_arm_study", stop_time: float 
                "via_fmu": via_fmu}
     for label, (time, X, Y, U) in runs.items():
         summary[label] = figures(plant, time, Y, U)
-        names = ["time"] + [s.name for s in plant.outputs] + [s.name for s in plant.inputs]
-        Result(make_array(names, np.column_stack([time, Y, U])), meta={"plant": "flexible_arm"}).save(
+        # outputs and inputs to read, the states to replay (mbfmu view places the bodies from them)
+        names = (["time"] + [s.name for s in plant.outputs] + [s.name for s in plant.inputs]
+                 + [f"states.{s.name}" for s in plant.states])
+        Result(make_array(names, np.column_stack([time, Y, U, X])), meta={"plant": "flexible_arm"}).save(
             out / f"{label}.npz")
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     if plots:

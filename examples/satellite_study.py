@@ -452,7 +452,8 @@ def run_via_fmu(plant, d: dict, reference, stop: float, workdir: Path):
     links = [(f"sat.{n}", f"ctrl.{n}") for n in ctrl.input_labels]
     links += [(f"ctrl.{n}", f"sat.{n}") for n in ctrl.output_labels]
     system = System(units, links)
-    record = ([f"sat.{s.name}" for s in plant.outputs] + [f"ctrl.{n}" for n in ctrl.output_labels])
+    record = ([f"sat.{s.name}" for s in plant.outputs] + [f"ctrl.{n}" for n in ctrl.output_labels]
+              + [f"sat.states.{s.name}" for s in plant.states])  # the states: mbfmu view replays from them
     return simulate(system, stop_time=stop, step=H, record=record, progress=False)
 
 

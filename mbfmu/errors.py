@@ -47,3 +47,29 @@ class StopRequested(CosimError):
 
 class RunInterrupted(CosimError):
     """A run was stopped early by the user (Ctrl-C) or by a wall-clock limit."""
+
+
+#: at most this many known names are listed in full in an unknown-name error
+LIST_LIMIT = 16
+
+
+def unknown_name(message: str, name: object, known, listing: str = "known", hint: str = "") -> UnknownNameError:
+    """An :class:`UnknownNameError` for ``name``: ``message``, then the closest
+    known names ("did you mean ...?", by :func:`difflib.get_close_matches`), then
+    the known names themselves when there are few, else their count and ``hint``
+    (where to see them all).
+
+    >>> str(unknown_name("unknown plant 'rigd_arm'", "rigd_arm", ["rigid_arm", "satellite"]))
+    "unknown plant 'rigd_arm'; did you mean 'rigid_arm'? known: rigid_arm, satellite"
+    """
+    import difflib
+    names = list(dict.fromkeys(str(k) for k in known))
+    close = difflib.get_close_matches(str(name), names, n=3, cutoff=0.6)
+    text = message
+    if close:
+        text += "; did you mean " + " or ".join(repr(c) for c in close) + "?"
+    if len(names) <= LIST_LIMIT:
+        text += f"{';' if not close else ''} {listing}: {', '.join(names) or 'none'}"
+    else:
+        text += f"{';' if not close else ''} {len(names)} {listing}" + (f" ({hint})" if hint else "")
+    return UnknownNameError(text)

@@ -36,3 +36,15 @@ def test_demo_builds_valid_fmus_and_writes_the_studies(tmp_path):
     sat = json.loads((out / "satellite" / "summary.json").read_text())
     assert sat["via_fmu"]["max_diff_attitude"] < 1e-9
     assert "lqg: settling" in res.stdout and "via_fmu: max_diff_attitude" in res.stdout
+    # the rigid-arm and canonical-variables studies run too (getting_started says so)
+    for path in ("rigid_arm/rigid_arm_study.png", "rigid_arm/replay.html",
+                 "canonical_2body/canonical_2body_study.png", "canonical_2body/replay.html"):
+        assert (out / path).stat().st_size > 10_000, path
+    assert "largest tool-tip error" in res.stdout and "turning rate settles" in res.stdout
+    # every result the demo records can be replayed: the first thing a newcomer tries
+    runs = sorted(p for p in out.rglob("*.npz") if "fmus" not in p.parts)
+    assert len(runs) >= 10, runs
+    for run in runs:
+        view = subprocess.run([sys.executable, "-m", "mbfmu", "view", str(run), "-o", str(run.with_suffix(".png")),
+                               "--time", "0"], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+        assert view.returncode == 0, f"{run.relative_to(out)}: {view.stderr[-500:]}"

@@ -70,3 +70,35 @@ def test_make_demo_installs_the_runtime_dependencies_only(tmp_path):
 def test_make_test_installs_the_test_extra(tmp_path):
     installs = _make_dry_run(tmp_path, "test")
     assert any("-e '.[test]'" in line for line in installs), installs
+
+
+# import name -> distribution name, where they differ
+_DISTRIBUTION = {"mpl_toolkits": "matplotlib", "cloudpickle": "cloudpickle", "yaml": "pyyaml", "PIL": "pillow", "fast_simplification": "fast-simplification",
+                 "collada": "pycollada", "distributed": "distributed"}
+# imported only inside optional paths that name their extra in the error they raise
+_OPTIONAL = {"pinocchio", "mujoco", "exudyn", "libcosimpy", "plotly", "IPython", "numpydoc", "sphinx"}
+
+
+def test_every_third_party_module_the_package_imports_is_a_runtime_dependency():
+    """A user of ``pip install mbfmu`` gets every module the package imports (pandas was
+    missing: ``load_result(...).to_dataframe()`` raised a bare ModuleNotFoundError)."""
+    import ast
+    import re
+    import tomllib
+
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    declared = {re.split(r"[<>=!~ \[;]", d, maxsplit=1)[0].lower() for d in deps}
+    stdlib = set(sys.stdlib_module_names)
+    missing = {}
+    for path in [*(REPO / "mbfmu").rglob("*.py"), *(REPO / "models").rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+                     else [])
+            for name in names:
+                top = name.split(".")[0]
+                if top in stdlib or top in ("mbfmu", "__future__") or top in _OPTIONAL:
+                    continue
+                if _DISTRIBUTION.get(top, top).lower().replace("_", "-") not in declared:
+                    missing.setdefault(top, str(path.relative_to(REPO)))
+    assert not missing, f"imported but not a runtime dependency: {missing}"

@@ -1,15 +1,19 @@
-"""``mbfmu linearize NAME|MODEL.py|FMU [--at ...]``: poles, natural
-frequencies and damping of a plant (exact Jacobians) or of an FMU (ERA at the
-communication step); saves A, B, C, D to an ``.npz`` file.
+"""mbfmu linearize NAME|MODEL.py|FMU [--at ...]: poles, natural
+frequencies and damping of a plant or an FMU; saves A, B, C, D to an npz file.
 
-Guard rails: the operating point of ``--at trim`` or ``--at TIME`` is
-printed; a point that is not an equilibrium (``xdot0 != 0``) is reported on
-stderr; an existing output file is kept unless ``--force`` is given.
+A plant (library name or model file) is linearized from its Jacobians; an FMU
+built by mbfmu from its plant's, discretized at the communication step; any
+other FMU is identified from pulse responses (ERA). The output says which.
+
+Guard rails: the operating point of --at trim or --at TIME is printed; a
+point that is not an equilibrium (xdot0 != 0) is reported on stderr; an
+existing output file is kept unless --force is given.
 """
 from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -30,14 +34,19 @@ def modal_table(poles: np.ndarray, dt: float | None = None) -> list[tuple[comple
     return sorted(rows, key=lambda r: (r[1], r[0].imag))
 
 
-def _pairs(text: str | None, what: str) -> dict[str, float]:
-    out = {}
+def _pairs(text: str | list[str] | None, what: str) -> dict[str, float]:
+    """``name=value`` items (comma-separated, or a list of such texts from a
+    repeated flag) as a dict; a name given twice is refused."""
+    out: dict[str, float] = {}
     if not text:
         return out
-    for item in text.split(","):
+    items = [i for t in ([text] if isinstance(text, str) else text) for i in t.split(",") if i.strip()]
+    for item in items:
         if "=" not in item:
             raise InputError(f"{what}: expected name=value, got {item!r}")
         k, v = item.split("=", 1)
+        if k.strip() in out:
+            raise InputError(f"{what}: {k.strip()!r} is given twice")
         try:
             out[k.strip()] = float(v)
         except ValueError:
@@ -54,7 +63,8 @@ def add_parser(subparsers) -> None:
                    help="operating point: 'trim' (equilibrium for the inputs), a time in s (state "
                         "reached from the initial state with constant inputs), or state=value,...")
     p.add_argument("--u", default=None, help="operating inputs, name=value,... (default: start values)")
-    p.add_argument("--param", default=None, help="plant parameters, name=value,...")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="plant parameter in SI units; repeatable (or name=value,...)")
     p.add_argument("--step", type=float, default=None,
                    help="FMU: communication step (s); plant: also report the ZOH model at this step")
     p.add_argument("--markov", type=int, default=80, help="FMU: pulse-response length in steps (ERA)")
@@ -123,6 +133,11 @@ def _linearize_plant(args):
     try:
         t_at = float(at)
     except ValueError:
+        if "=" not in at:
+            import difflib
+            close = difflib.get_close_matches(at.strip().lower(), ["trim"], n=1, cutoff=0.5)
+            hint = "; did you mean 'trim'?" if close else ""
+            raise InputError(f"--at {at!r}: give 'trim', a time in s, or state=value,...{hint}") from None
         return plant, linearize(plant, _pairs(at, "--at"), u)
     step = args.step or plant.default_step
     n = max(1, int(round(t_at / step)))
@@ -144,8 +159,14 @@ def run(args) -> int:
         starts = input_start_values(target)
         ins = list(starts)
         starts.update(_pairs(args.u, "--u"))
-        lin_sys = linearize_fmu(target, step=args.step, t0=t0, u0=[starts[n] for n in ins],
-                                n_markov=args.markov, order=args.order)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            lin_sys = linearize_fmu(target, step=args.step, t0=t0, u0=[starts[n] for n in ins],
+                                    n_markov=args.markov, order=args.order)
+        for w in caught:  # the identification's doubts, as plain lines
+            print(f"warning: {w.message}", file=sys.stderr)
+        if hasattr(lin_sys.linearization, "is_equilibrium"):  # the plant's own (exact) model
+            _warn_if_not_equilibrium(lin_sys)
         dt = lin_sys.dt
         info = f"{lin_sys.linearization.method} at t0 = {t0} s, step {lin_sys.dt} s"
     else:

@@ -181,26 +181,11 @@ class _Master:
 
     # -- recording ----------------------------------------------------------------
     def _record_setup(self, record: Sequence[str] | str | None) -> None:
-        wanted: list[tuple[Unit, str]] = []
-        if record is None or record == "outputs" or record == "all":
-            for u in self.units:
-                if record == "all":
-                    wanted += [(u, n) for n in u.inputs]
-                wanted += [(u, n) for n in u.outputs]
-                if record == "all":  # and the locals (a plant FMU's states.* among them)
-                    wanted += [(u, n) for n, v in u.variables.items()
-                               if v.causality == "local" and v.type == "Real"]
-        else:
-            from .system import split_name
-            bad = []
-            for full in record:
-                un, var = split_name(full)
-                if un not in self.system.units or var not in self.system.units[un].variables:
-                    bad.append(full)
-                else:
-                    wanted.append((self.system.units[un], var))
-            if bad:
-                raise InputError(f"cannot record unknown variables: {', '.join(bad)}")
+        wanted = recorded_variables(self.system, record)
+        # the columns are filled unit by unit (one getter call per unit), so the names
+        # follow the same grouping, first appearance of each unit first
+        order = list(dict.fromkeys(u.name for u, _ in wanted))
+        wanted.sort(key=lambda uv: order.index(uv[0].name))
         self.names = ["time"] + [f"{u.name}.{n}" for u, n in wanted]
         self.col_units = {f"{u.name}.{n}": u.variables[n].unit for u, n in wanted}
         self.col_types = {f"{u.name}.{n}": u.variables[n].type for u, n in wanted if u.variables[n].type != "Real"}
@@ -638,6 +623,32 @@ class _Master:
                 summary.rejected_steps += 1
                 rejected_last = True
                 h = max(hmin, h * min(fac, 0.5))
+
+
+def recorded_variables(system, record: Sequence[str] | str | None) -> list[tuple[Unit, str]]:
+    """The ``(unit, variable)`` pairs a run of ``system`` records, in column
+    order: ``"outputs"`` (default), ``"all"`` (inputs, outputs and Real locals,
+    a plant FMU's ``states.*`` among them) or the named ``"unit.var"`` list."""
+    wanted: list[tuple[Unit, str]] = []
+    if record is None or record == "outputs" or record == "all":
+        for u in system.units.values():
+            if record == "all":
+                wanted += [(u, n) for n in u.inputs]
+            wanted += [(u, n) for n in u.outputs]
+            if record == "all":
+                wanted += [(u, n) for n, v in u.variables.items() if v.causality == "local" and v.type == "Real"]
+        return wanted
+    from .system import split_name
+    bad = []
+    for full in record:
+        un, var = split_name(full)
+        if un not in system.units or var not in system.units[un].variables:
+            bad.append(full)
+        else:
+            wanted.append((system.units[un], var))
+    if bad:
+        raise InputError(f"cannot record unknown variables: {', '.join(bad)}")
+    return wanted
 
 
 def simulate(system: System, stop_time: float, step: float, *, start_time: float = 0.0,

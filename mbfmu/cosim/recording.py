@@ -37,7 +37,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import InputError, UnknownNameError
+from ..errors import InputError, unknown_name
 from .typed import string_code, string_text, typed_columns
 
 FORMATS = {".csv": "CSV, header first, metadata in NAME.csv.json", ".npz": "NumPy .npz", ".mat": "MATLAB .mat"}
@@ -117,7 +117,7 @@ class Result:
 
     def __getitem__(self, name: str) -> np.ndarray:
         if name not in self.data.dtype.names:
-            raise UnknownNameError(f"no recorded column {name!r}; recorded: {', '.join(self.names)}")
+            raise unknown_name(f"no recorded column {name!r}", name, self.names, "recorded")
         return self.data[name]
 
     def __len__(self) -> int:

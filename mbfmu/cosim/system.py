@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..errors import CosimError, InputError, UnknownNameError
+from ..errors import CosimError, InputError, unknown_name
 from .units import Unit
 
 
@@ -142,7 +142,7 @@ class System:
         """Set a parameter or start value ``"unit.var"``."""
         unit, var = split_name(name)
         if unit not in self.units:
-            raise UnknownNameError(f"unknown unit {unit!r} in {name!r}; known: {', '.join(self.units) or 'none'}")
+            raise unknown_name(f"unknown unit {unit!r} in {name!r}", unit, self.units)
         self.units[unit].set(var, value)
 
     # ------------------------------------------------------------------------------

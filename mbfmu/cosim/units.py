@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import CosimError, InputError, UnknownNameError
+from ..errors import CosimError, InputError, unknown_name
 
 TYPES = ("Real", "Integer", "Boolean", "String")
 
@@ -120,8 +120,7 @@ class Unit:
         try:
             return self.variables[name]
         except KeyError:
-            known = ", ".join(self.variables) or "none"
-            raise UnknownNameError(f"unit {self.name!r} has no variable {name!r}; known: {known}") from None
+            raise unknown_name(f"unit {self.name!r} has no variable {name!r}", name, self.variables) from None
 
     def setup(self, t0: float, stop_time: float, step: float) -> None:
         """Instantiate and initialize for a run from ``t0`` [s]; ``step`` [s] is the unit's step."""

@@ -227,7 +227,8 @@ def build_plant(ref: PlantRef, base_dir: Path | None = None) -> Plant:
         parameters.
     """
     factory = plant_factory(ref, base_dir)
-    plant = factory(**group_parameters(ref.parameters))
+    from ..plant.library import construct
+    plant = construct(factory, group_parameters(ref.parameters), f"plant {ref.target!r}")
     if not isinstance(plant, Plant):
         raise ModelError(f"{ref.target!r} built a {type(plant).__name__}, not a mbfmu Plant")
     return plant

@@ -10,12 +10,14 @@ inside the package as ``mbfmu.models``. A model file defines a
 from __future__ import annotations
 
 import importlib
+import inspect
 import importlib.util
 import pkgutil
 import sys
+import textwrap
 from pathlib import Path
 
-from ..errors import ModelError, UnknownNameError
+from ..errors import ModelError, UnknownNameError, unknown_name
 from .contract import Plant
 
 
@@ -47,7 +49,7 @@ def plant_class(name_or_path: str) -> type[Plant]:
         return _check_class(cls, spec)
     else:
         if spec not in list_plants():
-            raise UnknownNameError(f"unknown plant {spec!r}; the library has: {', '.join(list_plants())}")
+            raise unknown_name(f"unknown plant {spec!r}", spec, list_plants(), "in the library")
         module = importlib.import_module(f"mbfmu.models.{spec}")
     cls = getattr(module, "PLANT", None)
     if cls is None:
@@ -77,7 +79,24 @@ def load_plant(name_or_path: str, **parameters) -> Plant:
     Plant
         The constructed plant.
     """
-    return plant_class(name_or_path)(**parameters)
+    return construct(plant_class(name_or_path), parameters, f"plant {str(name_or_path)!r}")
+
+
+def construct(factory, parameters: dict, what: str):
+    """``factory(**parameters)``, refusing a parameter name the factory does not
+    take by name (with the closest known names) instead of leaking a TypeError."""
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):  # a builtin or C callable: let it speak for itself
+        return factory(**parameters)
+    kinds = {p.name: p.kind for p in signature.parameters.values()}
+    if inspect.Parameter.VAR_KEYWORD not in kinds.values():
+        known = [n for n, k in kinds.items() if k in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                       inspect.Parameter.KEYWORD_ONLY)]
+        bad = [n for n in parameters if n not in known]
+        if bad:
+            raise unknown_name(f"{what} has no parameter {bad[0]!r}", bad[0], known, "parameters")
+    return factory(**parameters)
 
 
 def plant_from_urdf(path, **options) -> Plant:
@@ -103,13 +122,30 @@ def describe(plant: Plant) -> str:
     return "\n".join(lines)
 
 
+def summary(plant: Plant) -> str:
+    """One line for ``mbfmu list``: name, port counts and what the plant is."""
+    what = plant.description.strip().splitlines()[0] if plant.description else ""
+    counts = f"{len(plant.inputs)} in, {len(plant.outputs)} out, {len(plant.parameters)} par"
+    return f"{plant.name:<18} {counts:<22} {textwrap.shorten(what, 90, placeholder=' ...')}"
+
+
 def add_parser(sub) -> None:
-    p = sub.add_parser("list", help="list the plants with their inputs, outputs and parameters")
-    p.add_argument("names", nargs="*", help="plants to show (all by default)")
+    """Register ``mbfmu list``."""
+    p = sub.add_parser("list", help="list the plants with their inputs, outputs and parameters",
+                       description="List the library plants, one line each; with names (library plants, "
+                                   "model files, URDF files) or --long, each plant's inputs, outputs and "
+                                   "parameters with SI units and start values.")
+    p.add_argument("names", nargs="*", help="plants to show in full (default: every library plant, one line each)")
+    p.add_argument("--long", action="store_true", help="show every plant's ports in full")
     p.set_defaults(func=_cmd_list)
 
 
 def _cmd_list(args) -> int:
+    if not args.names and not args.long:
+        for name in list_plants():
+            print(summary(load_plant(name)))
+        print("(mbfmu list NAME or --long for the inputs, outputs and parameters)")
+        return 0
     for name in args.names or list_plants():
         print(describe(load_plant(name)))
         print()

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from ..errors import InputError, UnknownNameError
+from ..errors import InputError, unknown_name
 
 KINDS = ("input", "output", "parameter", "state")
 
@@ -102,5 +102,4 @@ def index_of(signals: Sequence[Signal], name: str, what: str = "signal") -> int:
     for i, s in enumerate(signals):
         if s.name == name:
             return i
-    known = ", ".join(s.name for s in signals) or "none"
-    raise UnknownNameError(f"unknown {what} {name!r}; known: {known}")
+    raise unknown_name(f"unknown {what} {name!r}", name, (s.name for s in signals))

@@ -12,7 +12,10 @@ prefix when that is unique (``"y"``). Kinds:
   ``t0``): ``rise_time`` (10-90 %), ``settling_time`` (2 % band),
   ``peak_time`` [s]; ``overshoot``, ``undershoot`` [%]. The steady state is
   the value at the end of the run, or the one given as ``KIND:VARIABLE:FINAL``
-  (``"overshoot:y:1.0"``: the response of a step to 1.0).
+  (``"overshoot:y:1.0"``: the response of a step to 1.0). A response that has
+  not stayed inside the settling band for the last :data:`SETTLED_FRACTION` of
+  the run is *not settled*: its settling time is NaN and the row's ``error``
+  says so (a time at the run's end would look like an answer).
 
 A user metric is a function ``f(result) -> float`` (or a mapping of names to
 floats, one column each) of the run's :class:`mbfmu.cosim.Result`; its column
@@ -28,12 +31,18 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import InputError, UnknownNameError
+from ..errors import InputError, UnknownNameError, unknown_name
 
 STATS = ("final", "initial", "min", "max", "mean", "rms", "peak")
 STEP = {"rise_time": "RiseTime", "settling_time": "SettlingTime", "peak_time": "PeakTime",
         "overshoot": "Overshoot", "undershoot": "Undershoot"}
 KINDS = STATS + tuple(STEP)
+#: a response counts as settled only if it stays in the band for this fraction of the run at its end
+SETTLED_FRACTION = 0.1
+
+
+class NotSettled(ValueError):
+    """A settling time asked of a response that has not settled within the run."""
 
 
 def column(result: Any, name: str) -> np.ndarray:
@@ -46,7 +55,7 @@ def column(result: Any, name: str) -> np.ndarray:
         return result.data[hits[0]]
     if hits:
         raise UnknownNameError(f"variable {name!r} is ambiguous: {', '.join(hits)}")
-    raise UnknownNameError(f"no recorded variable {name!r}; recorded: {', '.join(n for n in names if n != 'time')}")
+    raise unknown_name(f"no recorded variable {name!r}", name, (n for n in names if n != "time"), "recorded")
 
 
 @dataclass(frozen=True)
@@ -64,6 +73,22 @@ class Metric:
 
     name: str
     fn: Callable[[Any], Any]
+    variable: str | None = None  # the recorded variable a KIND:VARIABLE metric reads
+    kind: str | None = None      # its KIND
+
+    def unit(self, names: Sequence[str], units: Mapping[str, str]) -> str:
+        """The metric's unit, from the recorded ``units`` (column -> unit) of
+        ``names``: a time for the step times, % for over/undershoot, the
+        variable's unit for the statistics, "" for a user function."""
+        if self.kind in ("rise_time", "settling_time", "peak_time"):
+            return "s"
+        if self.kind in ("overshoot", "undershoot"):
+            return "%"
+        if self.variable is None:
+            return ""
+        col = self.variable if self.variable in names else next(
+            (n for n in names if n.split(".", 1)[-1] == self.variable), None)
+        return units.get(col, "") if col else ""
 
     def __call__(self, result: Any) -> dict[str, float]:
         value = self.fn(result)
@@ -132,10 +157,19 @@ def parse_metric(spec: str) -> Metric:
     if kind in STATS:
         def fn(result: Any) -> float:
             return _stat(kind, result.time, column(result, var))
+    elif kind == "settling_time":
+        def fn(result: Any) -> float:
+            t = result.time
+            ts = float(step_info(t, column(result, var), final)[STEP[kind]])
+            if not math.isfinite(ts) or ts > (1 - SETTLED_FRACTION) * (t[-1] - t[0]):
+                until = f"until {ts:.4g} s, " if math.isfinite(ts) else ""
+                raise NotSettled(f"not settled: outside the 2 % band {until}within the last "
+                                 f"{100 * SETTLED_FRACTION:g} % of the run (stop later, or check the loop)")
+            return ts
     else:
         def fn(result: Any) -> float:
             return float(step_info(result.time, column(result, var), final)[STEP[kind]])
-    return Metric(str(spec).strip(), fn)
+    return Metric(str(spec).strip(), fn, var, kind)
 
 
 def as_metrics(metrics: Any) -> list[Metric]:
@@ -149,7 +183,8 @@ def as_metrics(metrics: Any) -> list[Metric]:
             fn = base.fn if base is not None else m
             if not callable(fn):
                 raise InputError(f"metric {name!r}: {m!r} is neither KIND:VARIABLE nor a function")
-            out.append(Metric(str(name), fn))
+            out.append(Metric(str(name), fn, base.variable if base is not None else None,
+                              base.kind if base is not None else None))
         return _unique(out)
     if isinstance(metrics, (str, Metric)) or callable(metrics):
         metrics = [metrics]
@@ -172,6 +207,20 @@ def _unique(ms: Sequence[Metric]) -> list[Metric]:
     if dup:
         raise InputError(f"metric names used twice: {', '.join(dup)} (name them with a mapping)")
     return list(ms)
+
+
+def check_variables(metrics: Sequence[Metric], names: Sequence[str]) -> None:
+    """Refuse, by name, a metric whose variable is not among the recorded
+    columns ``names`` (exact, or a unique ``"unit.name"`` suffix), before any run."""
+    for m in metrics:
+        if m.variable is None or m.variable in names:
+            continue
+        hits = [n for n in names if n.split(".", 1)[-1] == m.variable]
+        if len(hits) > 1:
+            raise UnknownNameError(f"metric {m.name!r}: variable {m.variable!r} is ambiguous: {', '.join(hits)}")
+        if not hits:
+            raise unknown_name(f"metric {m.name!r}: no recorded variable {m.variable!r}", m.variable,
+                               (n for n in names if n != "time"), "recorded")
 
 
 def evaluate(metrics: Sequence[Metric], result: Any) -> tuple[dict[str, float], list[str]]:

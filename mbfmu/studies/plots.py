@@ -18,9 +18,10 @@ from ..errors import InputError
 
 
 def _figure(nrows: int, ncols: int, size: tuple[float, float]):
-    """A figure outside pyplot (no GUI backend needed, nothing left open)."""
-    from matplotlib.figure import Figure
-    fig = Figure(figsize=size)
+    """A pyplot figure, as :meth:`mbfmu.cosim.Result.plot` makes (so ``plt.show()``
+    and notebooks show it; close it with ``plt.close(fig)``)."""
+    import matplotlib.pyplot as plt
+    fig = plt.figure(figsize=size)
     return fig, fig.subplots(nrows, ncols, squeeze=False)
 
 
@@ -77,9 +78,9 @@ def _line(study, param: str, names: list[str]):
     order = np.argsort(x, kind="stable")
     for ax, m in zip(axes[:, 0], names):
         ax.plot(x[order], _ok_values(study, m)[order], "o-")
-        ax.set_ylabel(m)
+        ax.set_ylabel(study.label(m))
         ax.grid(True, alpha=0.3)
-    axes[-1, 0].set_xlabel(param)
+    axes[-1, 0].set_xlabel(study.label(param))
     return fig
 
 
@@ -94,9 +95,9 @@ def _heatmap(study, p1: str, p2: str, names: list[str]):
         im = ax.imshow(z, origin="lower", aspect="auto", cmap="viridis")
         ax.set_xticks(range(len(v1)), [f"{v:g}" for v in v1], rotation=45)
         ax.set_yticks(range(len(v2)), [f"{v:g}" for v in v2])
-        ax.set_xlabel(p1)
-        ax.set_ylabel(p2)
-        ax.set_title(m)
+        ax.set_xlabel(study.label(p1))
+        ax.set_ylabel(study.label(p2))
+        ax.set_title(study.label(m))
         fig.colorbar(im, ax=ax)
     return fig
 
@@ -116,9 +117,9 @@ def _monte_carlo(study, names: list[str]):
             else:
                 ax.plot(data[cj], data[ci], ".", ms=3, color="#4c72b0")
             if i == n - 1:
-                ax.set_xlabel(cj)
+                ax.set_xlabel(study.label(cj))
             if j == 0:
-                ax.set_ylabel(ci)
+                ax.set_ylabel(study.label(ci))
     return fig
 
 
@@ -153,9 +154,13 @@ def plot_histories(study, variable: str, path: str | Path | None = None, color_b
     for i, v in zip(ok, vals):
         res = study.result(i)
         ax.plot(res.time, column(res, variable), color=colormaps["viridis"](norm(v)), lw=1)
+    first = study.result(ok[0])
+    col = variable if variable in first.names else next(
+        (n for n in first.names if n.split(".", 1)[-1] == variable), variable)
+    unit = first.units.get(col, "")
     ax.set_xlabel("time [s]")
-    ax.set_ylabel(variable)
+    ax.set_ylabel(f"{variable} [{unit}]" if unit else variable)
     ax.grid(True, alpha=0.3)
     if key:
-        fig.colorbar(cm.ScalarMappable(norm=norm, cmap="viridis"), ax=ax, label=key)
+        fig.colorbar(cm.ScalarMappable(norm=norm, cmap="viridis"), ax=ax, label=study.label(key))
     return _finish(fig, path)

@@ -12,7 +12,7 @@ from ..errors import InputError
 from . import params as _params
 from .cache import RunCache, run_key
 from .executors import Outcome, make_executor
-from .metrics import as_metrics, evaluate
+from .metrics import as_metrics, check_variables, evaluate
 from .table import StudyResult, make_rows
 from .targets import Options, resolve
 
@@ -83,11 +83,18 @@ def sweep(target: Any, parameters: Mapping[str, Any] | Sequence[Mapping[str, Any
     names = list(dict.fromkeys(k for v in run_values for k in v))
     tgt.runner().check_names(names)  # a misspelt name fails here, before any run
     ms = as_metrics(metrics)
+    # a metric on a variable that will not be recorded fails here, before any run (for a
+    # function target, whose system exists only in its runs, at its first result)
+    columns = tgt.runner().recorded_names(run_values[0], opts) if run_values else None
+    if columns is not None:
+        check_variables(ms, columns)
+    checked = [] if columns is None else None
     store = RunCache(cache) if cache is not None else None
     rows = make_rows(run_values, names)
     study = StudyResult(rows, names, [m.name for m in ms], _grid_of(parameters, zipped),
                         [n for n, s in parameters.items() if isinstance(s, _params.Distribution)]
                         if isinstance(parameters, Mapping) else [])
+    study.units.update(tgt.runner().parameter_units)
     keys = [run_key(tgt, v, opts) for v in run_values]
     todo = []
     for i, (values, key) in enumerate(zip(run_values, keys)):
@@ -97,7 +104,7 @@ def sweep(target: Any, parameters: Mapping[str, Any] | Sequence[Mapping[str, Any
             todo.append((i, values))
             continue
         rows[i]["cached"] = True
-        _fill(study, i, hit, ms, str(store.result_path(key)))
+        _fill(study, i, hit, ms, str(store.result_path(key)), checked)
     from tqdm import tqdm
     bar = tqdm(total=len(rows), initial=len(rows) - len(todo), unit="run", desc=f"study {tgt.label}",
                disable=not progress, dynamic_ncols=True)
@@ -109,7 +116,7 @@ def sweep(target: Any, parameters: Mapping[str, Any] | Sequence[Mapping[str, Any
             if ex is not None:
                 for i, out in ex.run(tgt, todo, opts, stop):
                     path = store.store(keys[i], run_values[i], out) if store is not None else None
-                    _fill(study, i, out, ms, str(path) if path else "")
+                    _fill(study, i, out, ms, str(path) if path else "", checked)
                     left -= 1
                     _postfix(bar, study, left)
                     bar.update(1)
@@ -149,8 +156,9 @@ def _grid_of(parameters: Any, zipped: bool) -> dict[str, list[Any]]:
     return {n: list(s) for n, s in parameters.items() if not isinstance(s, (str, bytes)) and hasattr(s, "__iter__")}
 
 
-def _fill(study: StudyResult, i: int, out: Outcome, ms, path: str) -> None:
-    """Put outcome ``out`` of run ``i`` in its row, metrics evaluated from its result."""
+def _fill(study: StudyResult, i: int, out: Outcome, ms, path: str, checked: list | None = None) -> None:
+    """Put outcome ``out`` of run ``i`` in its row, metrics evaluated from its result
+    (an empty list ``checked``: check the metrics' variables on this result first)."""
     row = study.rows[i]
     row.update(status=out.status, error=out.error, wall_time=out.wall_time, result=path)
     result = out.result
@@ -158,6 +166,14 @@ def _fill(study: StudyResult, i: int, out: Outcome, ms, path: str) -> None:
         from ..cosim.recording import load_result
         result = load_result(path)
     if out.status == "ok":
+        if checked is not None and not checked:
+            check_variables(ms, result.names)
+            checked.append(True)
+        for m in ms:
+            if m.name not in study.units:
+                unit = m.unit(result.names, result.units)
+                if unit:
+                    study.units[m.name] = unit
         values, errors = evaluate(ms, result)
         row.update(values)
         for name in values:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import InputError, UnknownNameError
+from ..errors import InputError, unknown_name
 
 STATUSES = ("ok", "failed", "timed out", "cancelled")
 
@@ -41,6 +42,9 @@ class StudyResult:
         Parameters drawn from distributions (Monte Carlo).
     interrupted : bool
         True when Ctrl-C cancelled runs.
+    units : dict
+        Column -> unit symbol for the parameters and metrics whose unit is
+        known (SI; "%" for overshoot), used to label plots.
     """
 
     rows: list[dict[str, Any]]
@@ -49,7 +53,13 @@ class StudyResult:
     grid: dict[str, list[Any]] = field(default_factory=dict)
     sampled: list[str] = field(default_factory=list)
     interrupted: bool = False
+    units: dict[str, str] = field(default_factory=dict)
     _results: dict[int, Any] = field(default_factory=dict, repr=False)
+
+    def label(self, column: str) -> str:
+        """``column [unit]`` when its unit is known, else the column name."""
+        unit = self.units.get(column, "")
+        return f"{column} [{unit}]" if unit else column
 
     @property
     def columns(self) -> list[str]:
@@ -61,7 +71,7 @@ class StudyResult:
     def __getitem__(self, name: str) -> np.ndarray:
         """One column as an array (float for numbers, object otherwise)."""
         if name not in self.columns:
-            raise UnknownNameError(f"no column {name!r}; columns: {', '.join(self.columns)}")
+            raise unknown_name(f"no column {name!r}", name, self.columns, "columns")
         values = [r.get(name) for r in self.rows]
         if all(isinstance(v, (int, float, np.floating, np.integer)) and not isinstance(v, bool) for v in values):
             return np.array(values, dtype=float)
@@ -94,27 +104,36 @@ class StudyResult:
         return load_result(path)
 
     def to_dataframe(self):
-        """The table as a ``pandas.DataFrame`` (pandas needed)."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise InputError("to_dataframe needs pandas: pip install pandas") from None
+        """The table as a ``pandas.DataFrame``."""
+        import pandas as pd
         return pd.DataFrame(self.rows, columns=self.columns)
 
     def to_csv(self, path: str | Path) -> Path:
-        """Write the table as CSV (floats with all 17 digits); returns the path."""
+        """Write the table as CSV (floats with all 17 digits); returns the path.
+
+        The ``result`` column holds each stored result's path relative to the
+        CSV file's folder, so the table names no folder of this machine and
+        still finds the results when both are moved together."""
         path = Path(path)
         with open(path, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(self.columns)
             for r in self.rows:
-                w.writerow([_cell(r.get(c)) for c in self.columns])
+                row = dict(r, result=_relative(r.get("result"), path.parent))
+                w.writerow([_cell(row.get(c)) for c in self.columns])
         return path
 
     def plot(self, path: str | Path | None = None, **kwargs):
         """The pictures for this kind of study (see :func:`mbfmu.studies.plots.plot_study`)."""
         from .plots import plot_study
         return plot_study(self, path, **kwargs)
+
+
+def _relative(result: Any, folder: Path) -> Any:
+    """A result path relative to ``folder`` (POSIX separators); other values unchanged."""
+    if not result:
+        return result
+    return Path(os.path.relpath(os.path.abspath(result), os.path.abspath(folder))).as_posix()
 
 
 def _cell(v: Any) -> str:

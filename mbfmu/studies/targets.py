@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import CosimError, InputError, UnknownNameError
+from ..errors import CosimError, InputError, unknown_name
 
 FORMAT = 1  # bump when a run's result would change for the same inputs
 
@@ -88,14 +88,14 @@ class Runner:
     """A target made ready to run in this process (built once, run many times)."""
 
     parameter_names: Sequence[str] = ()
+    parameter_units: Mapping[str, str] = {}  # parameter -> unit symbol, where known
 
     def check_names(self, names: Sequence[str]) -> None:
         """Raise :class:`UnknownNameError` naming the parameters this target lacks."""
         bad = [n for n in names if not self.knows(n)]
         if bad:
-            known = ", ".join(self.parameter_names) or "none"
-            raise UnknownNameError(f"unknown parameter{'s' if len(bad) > 1 else ''} {', '.join(map(repr, bad))}; "
-                                   f"the target has: {known}")
+            raise unknown_name(f"unknown parameter{'s' if len(bad) > 1 else ''} {', '.join(map(repr, bad))}",
+                               bad[0], self.parameter_names, "parameters of the target")
 
     def knows(self, name: str) -> bool:
         return name in self.parameter_names
@@ -103,6 +103,12 @@ class Runner:
     def run(self, values: Mapping[str, Any], opts: Options):
         """Simulate once with ``values``; returns a :class:`mbfmu.cosim.Result`."""
         raise NotImplementedError
+
+    def recorded_names(self, values: Mapping[str, Any], opts: Options) -> list[str] | None:
+        """The columns a run with ``values`` records (``time`` first) when they
+        are known before it runs (so that a metric on a variable that is not
+        there is refused up front), else None."""
+        return None
 
 
 # -- plants ---------------------------------------------------------------------------
@@ -118,7 +124,12 @@ class PlantRunner(Runner):
         self._params = [s.name for s in plant.parameters]
         self._inputs = [s.name for s in plant.inputs]
         self.parameter_names = self._params + self._inputs
+        self.parameter_units = {s.name: s.unit for s in (*plant.parameters, *plant.inputs) if s.unit}
         self.name = plant.name
+        self._columns = ["time", *(s.name for s in plant.outputs), *(f"states.{s.name}" for s in plant.states)]
+
+    def recorded_names(self, values: Mapping[str, Any], opts: Options) -> list[str]:
+        return list(self._columns)
 
     def run(self, values: Mapping[str, Any], opts: Options):
         from ..cosim.recording import Result, RunSummary, make_array
@@ -160,6 +171,9 @@ class SystemRunner(Runner):
         self._base_values = {n: dict(u.values) for n, u in system.units.items()}
         self.parameter_names = [v if default_unit else f"{n}.{v}" for n, u in system.units.items()
                                 for v, var in u.variables.items() if var.causality in ("parameter", "input")]
+        self.parameter_units = {v if default_unit else f"{n}.{v}": var.unit for n, u in system.units.items()
+                                for v, var in u.variables.items()
+                                if var.causality in ("parameter", "input") and var.unit}
 
     def full_name(self, name: str) -> str:
         if self.default_unit is not None and not name.startswith(self.default_unit + "."):
@@ -179,6 +193,15 @@ class SystemRunner(Runner):
         for k, v in values.items():
             self.system.set(self.full_name(k), v)
         return _simulate_watched(self.system, opts, self.experiment)
+
+    def recorded_names(self, values: Mapping[str, Any], opts: Options) -> list[str]:
+        return _columns(self.system, opts)
+
+
+def _columns(system, opts: Options) -> list[str]:
+    from ..cosim.master import recorded_variables
+    record = list(opts.record) if isinstance(opts.record, tuple) else opts.record
+    return ["time", *(f"{u.name}.{n}" for u, n in recorded_variables(system, record))]
 
 
 def _simulate_watched(system, opts: Options, experiment: Mapping[str, float]):
@@ -213,7 +236,7 @@ class FunctionRunner(Runner):
     def knows(self, name: str) -> bool:
         return self._any_kw or name in self._kw or "." in name
 
-    def run(self, values: Mapping[str, Any], opts: Options):
+    def _system(self, values: Mapping[str, Any]):
         from ..cosim import System
         kwargs = {k: v for k, v in values.items() if self._any_kw or k in self._kw}
         system = self.fn(**kwargs)
@@ -223,7 +246,12 @@ class FunctionRunner(Runner):
         for k, v in values.items():
             if k not in kwargs:
                 system.set(k, v)
+        return system
+
+    def run(self, values: Mapping[str, Any], opts: Options):
+        system = self._system(values)
         return _simulate_watched(system, opts, system.experiment)
+
 
 
 # -- the picklable description ----------------------------------------------------------

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..errors import UnknownNameError
+from ..errors import unknown_name
 
 
 def plot_result(result: Any, names: Sequence[str] | None = None, *, figure: Any = None) -> Any:
@@ -34,7 +34,7 @@ def plot_result(result: Any, names: Sequence[str] | None = None, *, figure: Any 
         for n in names:
             match = [c for c in cols if c == n or c.startswith(n + ".")]
             if not match:
-                raise UnknownNameError(f"no recorded column {n!r}; recorded: {', '.join(cols)}")
+                raise unknown_name(f"no recorded column {n!r}", n, cols, "recorded")
             chosen += [c for c in match if c not in chosen]
         cols = chosen
     groups: dict[str, list[str]] = {}

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import InputError, UnknownNameError
+from ..errors import InputError, unknown_name
 from ..plant import Plant, Shape
 from .results import as_results, check_numeric
 
@@ -301,12 +301,10 @@ class Recording:
             bodies = sorted({s.body for s in self.shapes if s.body != 0})
             missing = [k for k in bodies if k not in self.pose_columns]
             if not self.pose_columns or missing:
-                need = pose_state_names(plant)
                 raise InputError(
-                    f"results hold neither the states of plant {plant.name!r} ({_short(state_names)}), nor the "
-                    f"variables that fix its configuration ({_short(need)}), nor recorded poses of bodies "
-                    f"{missing or bodies} (body{{k}}_p[1..3], body{{k}}_quat[1..4]): record one of them, e.g. "
-                    "with mbfmu simulate --record all (a plant FMU's state is its 'states.*' variables)"
+                    f"cannot place plant {plant.name!r}: the results hold neither its states "
+                    f"({_short(state_names)}) nor its body poses; record the states (mbfmu simulate "
+                    "--record all, or record=['UNIT.states.NAME', ...] for a plant FMU)"
                     + (f"; {self._partial}" if getattr(self, "_partial", None) else ""))
         self.source = "states" if self.state_columns else "poses"
         if self.state_columns:
@@ -365,8 +363,7 @@ class Recording:
     def column(self, name: str) -> np.ndarray:
         """A recorded variable by field name (a view, no copy)."""
         if name not in self.results.dtype.names:
-            raise UnknownNameError(f"results have no variable {name!r}; known: "
-                                   f"{', '.join(self.results.dtype.names[:20])}")
+            raise unknown_name(f"results have no variable {name!r}", name, self.results.dtype.names)
         return self.results[name]
 
     def _weights(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

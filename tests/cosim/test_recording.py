@@ -99,3 +99,17 @@ def test_results_name_the_plant_behind_an_mbfmu_fmu(mass_fmu, tmp_path, how):
     assert r.meta["plants"] == {"arm": ref}
     back = load_result(r.save(tmp_path / "r.npz"))
     assert back.meta["plants"] == {"arm": ref}
+
+
+def test_a_record_list_that_interleaves_units_keeps_each_column_with_its_variable(mass_fmu):
+    """Columns are filled unit by unit: a list naming m, then f, then m again must not
+    shift f's values under m's names (the satellite study recorded the controller's
+    torques between the plant's outputs and its states, and read 1e-4 for 1 N.m)."""
+    def system():
+        return System([FmuUnit(mass_fmu, "m", values={"k": 4.0, "x0": 1.0}), sources.sine("f", 1.0, 0.5)],
+                      [("f.y", "m.F")])
+    mixed = simulate(system(), 1.0, 0.01, record=["m.x", "f.y", "m.k", "m.F"])
+    alone = {n: simulate(system(), 1.0, 0.01, record=[n])[n] for n in ("m.x", "f.y", "m.k", "m.F")}
+    for name, values in alone.items():
+        np.testing.assert_array_equal(mixed[name], values, err_msg=name)
+    assert set(mixed.names) == {"time", "m.x", "f.y", "m.k", "m.F"}

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -57,3 +58,33 @@ def test_pictures_follow_the_shape_of_the_study(tmp_path):
     assert len(fam.axes[0].lines) == 3
     for name in ("one", "two", "mc", "fam"):
         assert (tmp_path / f"{name}.png").stat().st_size > 5000
+
+
+def test_pictures_are_pyplot_figures_with_units_on_their_axes(tmp_path):
+    """plt.show() and notebooks show a study's figures (pyplot tracks them), and every axis
+    whose quantity has a unit says it: parameters from the plant, metrics from what they measure."""
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    study = sweep("rigid_arm", {"arm_mass": [10.0, 20.0]}, stop_time=0.2, executor="serial", progress=False,
+                  metrics=["max:q[2]", "settling_time:q[2]", "overshoot:q[2]"])
+    fig = study.plot()
+    fam = plot_histories(study, "q[2]")
+    assert {fig.number, fam.number} <= set(plt.get_fignums())
+    labels = [ax.get_ylabel() for ax in fig.axes]
+    assert labels == ["max:q[2] [rad]", "settling_time:q[2] [s]", "overshoot:q[2] [%]"]
+    assert fig.axes[-1].get_xlabel() == "arm_mass [kg]"
+    assert fam.axes[0].get_ylabel() == "q[2] [rad]"
+    plt.close("all")
+
+
+def test_the_csv_table_names_results_relative_to_itself(tmp_path):
+    cache = tmp_path / "cache"
+    study = sweep(second_order.system, {"zeta": [0.3, 0.6]}, stop_time=0.5, step=0.01, executor="serial",
+                  progress=False, cache=cache, metrics=["final:plant.y"])
+    out = study.to_csv(tmp_path / "tables" / "t.csv") if (tmp_path / "tables").mkdir() is None else None
+    text = out.read_text()
+    assert str(tmp_path) not in text
+    rows = list(csv.DictReader(text.splitlines()))
+    for row, original in zip(rows, study.rows):
+        assert (out.parent / row["result"]).resolve() == Path(original["result"]).resolve()

@@ -8,6 +8,7 @@ import pytest
 from scipy.integrate import quad
 from scipy.optimize import brentq
 
+from mbfmu.errors import UnknownNameError
 from mbfmu.studies import sweep
 
 from . import second_order
@@ -66,9 +67,39 @@ def test_final_min_max_rms_and_a_user_metric_match_the_analytic_response():
     assert row["undershoot_area"] == pytest.approx(quad(lambda t: y(t) - 1, *above)[0], abs=1e-5)
 
 
-def test_an_unknown_metric_variable_gives_nan_and_names_the_problem():
-    study = sweep(second_order.system, {"zeta": [0.5]}, stop_time=0.5, step=0.01, executor="serial",
-                  metrics=["final:nope", "final:y"], progress=False)
-    assert study.rows[0]["status"] == "ok" and math.isnan(study.rows[0]["final:nope"])
-    assert "no recorded variable 'nope'" in study.rows[0]["error"]
-    assert "'y' is ambiguous: plant.y, u.y" in study.rows[0]["error"]
+def test_a_metric_on_an_unknown_variable_is_refused_by_name_at_the_first_result(tmp_path):
+    """A function target's system exists only in its runs: the first result decides, and
+    the study stops there instead of filling NaN rows counted "ok"."""
+    counter = tmp_path / "calls.txt"
+
+    def build(zeta):
+        with counter.open("a") as f:
+            f.write(f"{zeta}\n")
+        return second_order.system(zeta)
+    with pytest.raises(UnknownNameError, match=r"metric 'final:nope': no recorded variable 'nope'"):
+        sweep(build, {"zeta": [0.5, 0.6, 0.7]}, stop_time=0.5, step=0.01, executor="serial",
+              metrics=["final:nope"], progress=False)
+    assert len(counter.read_text().splitlines()) == 1
+    with pytest.raises(UnknownNameError, match=r"'y' is ambiguous: plant.y, u.y"):
+        sweep(second_order.system, {"zeta": [0.5]}, stop_time=0.5, step=0.01, executor="serial",
+              metrics=["final:y"], progress=False)
+
+
+def test_a_metric_on_an_unknown_variable_of_a_plant_is_refused_before_any_run(tmp_path):
+    cache = tmp_path / "cache"
+    with pytest.raises(UnknownNameError, match=r"no recorded variable 'q\[9\]'; did you mean 'q\[3\]'"):
+        sweep("rigid_arm", {"arm_mass": [10.0, 20.0]}, stop_time=0.1, metrics=["final:q[9]"], cache=cache,
+              executor="serial", progress=False)
+    assert not cache.exists() or not any(cache.rglob("*.npz"))
+
+def test_a_response_that_never_settles_has_no_settling_time_and_says_so():
+    """zeta = 0.05 at wn = 2 rad/s settles in about 4 / (zeta wn) = 40 s: a 3 s run must
+    not report a settling time near its end, while a 60 s run gives the analytic one."""
+    short = sweep(second_order.system, {"zeta": [0.05]}, stop_time=3.0, step=H, executor="serial",
+                  metrics={"given": "settling_time:plant.y:1.0", "last": "settling_time:plant.y"}, progress=False)
+    row = short.rows[0]
+    assert row["status"] == "ok" and math.isnan(row["given"]) and math.isnan(row["last"])
+    assert row["error"].count("not settled") == 2
+    long = sweep(second_order.system, {"zeta": [0.05]}, stop_time=60.0, step=H, executor="serial",
+                 metrics=["settling_time:plant.y:1.0"], progress=False)
+    assert abs(long.rows[0]["settling_time:plant.y:1.0"] - _last_exit(0.05, 0.02)) <= H + 1e-9

@@ -72,7 +72,8 @@ def test_results_lacking_the_plants_states_are_refused(tmp_path, capsys):
     path = save_results(tmp_path / "other.csv", np.zeros(3, dtype=[("time", float), ("x", float)]))
     assert main(["view", str(path), "--model", MODEL, "-o", str(tmp_path / "x.html")]) == 1
     err = capsys.readouterr().err
-    assert "hold neither the states" in err and "q[1]" in err
+    assert "hold neither its states" in err and "q[1]" in err and "record the states" in err
+    assert len(err.strip().splitlines()) == 1 and len(err) < 300, err
     assert main(["view", str(path), "-o", str(tmp_path / "x.html")]) == 1
     assert "does not name its plant" in capsys.readouterr().err
 
