@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 import os
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -327,15 +326,23 @@ _RUNNERS: dict[tuple[str, int], Runner] = {}
 _LOCK = threading.Lock()
 
 
+_MATERIALIZED: dict[str, Path] = {}
+_MATERIALIZE_LOCK = threading.Lock()
+
+
 def _materialize(digest: str, file_name: str, data: bytes) -> Path:
-    """``data`` as a file named by its digest in this machine's temp folder (written once)."""
-    folder = Path(tempfile.gettempdir()) / "mbfmu_studies" / digest[:16]
-    path = folder / file_name
-    if not path.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
-        part = folder / f".{file_name}.{os.getpid()}.{threading.get_ident()}.part"
-        part.write_bytes(data)
-        os.replace(part, path)
+    """``data`` as a file in a private folder of this process (written once per process).
+
+    Never a shared folder with a predictable name: another user could plant a
+    file there that the study would run (:mod:`mbfmu.untrusted.scratch`).
+    """
+    from ..untrusted.scratch import private_dir
+    with _MATERIALIZE_LOCK:
+        path = _MATERIALIZED.get(digest)
+        if path is None or not path.is_file():
+            path = private_dir("study") / (Path(file_name).name or "target")
+            path.write_bytes(data)
+            _MATERIALIZED[digest] = path
     return path
 
 
