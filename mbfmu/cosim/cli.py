@@ -181,7 +181,10 @@ def _run(args: argparse.Namespace) -> int:
 def _report_partial(result, output: str | None) -> None:
     n, end = len(result), result.summary.end_time
     upto = f"{n} rows up to t = {end!r} s" if n else "no rows"
-    if output:
+    if output and not n:
+        print(f"mbfmu simulate: no rows were recorded; {output} was not written (an earlier file there is "
+              "left as it was)", file=sys.stderr)
+    elif output:
         print(f"mbfmu simulate: partial results ({upto}) written to {output}", file=sys.stderr)
     else:
         print(f"mbfmu simulate: partial results ({upto}) not written: no output file given (-o)", file=sys.stderr)

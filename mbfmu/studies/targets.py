@@ -235,10 +235,19 @@ class FunctionRunner(Runner):
     def knows(self, name: str) -> bool:
         return self._any_kw or name in self._kw or "." in name
 
-    def _system(self, values: Mapping[str, Any]):
+    def _system(self, values: Mapping[str, Any], loaded: dict[str, str] | None = None):
+        """The system for ``values``; the FMUs (and SSPs) it loads go into ``loaded``
+        (path -> SHA-256 of the bytes), for the cache to check them."""
         from ..cosim import System
+        from ..untrusted.archive import note_input, watch_inputs
         kwargs = {k: v for k, v in values.items() if self._any_kw or k in self._kw}
-        system = self.fn(**kwargs)
+        with watch_inputs() as seen:
+            system = self.fn(**kwargs)
+            for u in (system.units.values() if isinstance(system, System) else ()):
+                if getattr(u, "path", None) is not None and Path(u.path).is_file():
+                    note_input(u.path)
+        if loaded is not None:
+            loaded.update(seen)
         if not isinstance(system, System):
             raise InputError(f"the target function {getattr(self.fn, '__name__', self.fn)!r} returned "
                              f"{type(system).__name__}, not a mbfmu.cosim.System")
@@ -248,8 +257,11 @@ class FunctionRunner(Runner):
         return system
 
     def run(self, values: Mapping[str, Any], opts: Options):
-        system = self._system(values)
-        return _simulate_watched(system, opts, system.experiment)
+        loaded: dict[str, str] = {}
+        system = self._system(values, loaded)
+        result = _simulate_watched(system, opts, system.experiment)
+        result.meta["inputs"] = loaded
+        return result
 
 
 
@@ -268,6 +280,10 @@ class Target:
         reference, function source): part of every cache key.
     payload : bytes or dict or callable
         The content itself.
+    uncacheable : str
+        Why runs of this target are never taken from a cache ("" when they
+        may be): a function reading a value the digest cannot cover
+        (:mod:`.function_digest`).
     """
 
     kind: str
@@ -275,13 +291,14 @@ class Target:
     digest: str
     payload: Any = field(repr=False)
     file_name: str = ""
+    uncacheable: str = ""
 
     def __reduce__(self):
         # a function travels by value (cloudpickle, as Dask does), so lambdas and
         # functions defined in a script or notebook reach process workers too
         if self.kind == "function":
             import cloudpickle
-            return (_unpickle_function, (self.label, self.digest, cloudpickle.dumps(self.payload)))
+            return (_unpickle_function, (self.label, self.digest, cloudpickle.dumps(self.payload), self.uncacheable))
         return (Target, (self.kind, self.label, self.digest, self.payload, self.file_name))
 
     def runner(self) -> Runner:
@@ -317,9 +334,9 @@ class Target:
         return SystemRunner(system, None, system.experiment)
 
 
-def _unpickle_function(label: str, digest: str, data: bytes) -> Target:
+def _unpickle_function(label: str, digest: str, data: bytes, uncacheable: str = "") -> Target:
     import cloudpickle
-    return Target("function", label, digest, cloudpickle.loads(data))
+    return Target("function", label, digest, cloudpickle.loads(data), uncacheable=uncacheable)
 
 
 _RUNNERS: dict[tuple[str, int], Runner] = {}
@@ -416,11 +433,6 @@ def _plant_target(cls: type, parameters: Mapping[str, float], version: str) -> T
 
 
 def _function_target(fn: Callable[..., Any], version: str) -> Target:
-    try:
-        source = inspect.getsource(fn)
-    except (OSError, TypeError):
-        source = ""
-    closure = [repr(c.cell_contents) for c in (getattr(fn, "__closure__", None) or ())]
-    name = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', repr(fn))}"
-    digest = _sha("function", name, source, repr(getattr(fn, "__defaults__", None)), repr(closure), version)
-    return Target("function", getattr(fn, "__name__", "function"), digest, fn)
+    from .function_digest import function_digest
+    text, why = function_digest(fn)  # source, defaults, closure, the globals it reads
+    return Target("function", getattr(fn, "__name__", "function"), _sha("function", text, version), fn, uncacheable=why)

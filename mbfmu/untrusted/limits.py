@@ -17,6 +17,8 @@ limit                     default    environment variable
                                      (grid points times samples)
 ``max_pixels``            67108864   ``MBFMU_MAX_PIXELS``: width x height of an
                                      image or video frame (8192 x 8192)
+``max_video_frames``      1000000    ``MBFMU_MAX_VIDEO_FRAMES``: frames of one
+                                     video (11 h at 25 fps)
 ``max_json_depth``        64         ``MBFMU_MAX_JSON_DEPTH``: nesting of the
                                      metadata JSON of a result file
 ========================  =========  ==========================================
@@ -46,6 +48,7 @@ class Limits:
     max_members: int = 100_000
     max_runs: int = 1_000_000
     max_pixels: int = 8192 * 8192
+    max_video_frames: int = 1_000_000
     max_json_depth: int = 64
 
 

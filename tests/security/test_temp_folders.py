@@ -79,8 +79,16 @@ def test_sweep_workers_ended_by_the_timeout_leave_no_folder(scratch_root):
 def test_sweep_targets_are_written_to_private_folders(scratch_root, tmp_path):
     """The target FMU is written to a private folder, never to the shared
     ``mbfmu_studies/<digest>`` where another user could plant a file first."""
+    import shutil
+    import uuid
+    import zipfile
+
     from mbfmu.studies import sweep
-    study = sweep(DAHLQUIST, {"k": [1.0, 2.0]}, stop_time=0.2, step=0.1, executor="serial", progress=False)
+    fmu = tmp_path / "unique.fmu"  # bytes of its own: no runner of an earlier test is reused
+    shutil.copy(DAHLQUIST, fmu)
+    with zipfile.ZipFile(fmu, "a") as z:
+        z.writestr("extra/id.txt", uuid.uuid4().hex)
+    study = sweep(str(fmu), {"k": [1.0, 2.0]}, stop_time=0.2, step=0.1, executor="serial", progress=False)
     assert [r["status"] for r in study.rows] == ["ok", "ok"]
     assert not (scratch_root / "mbfmu_studies").exists()
     folders = scratch_folders(scratch_root)
