@@ -13,3 +13,8 @@ only, so that each layer may import it:
 * :mod:`.scratch`: private temporary folders (``mkdtemp``), marked with their
   owner process, removed at exit, and those of dead processes removed later.
 """
+from __future__ import annotations
+
+from .limits import Limits, set_limits
+
+__all__ = ["Limits", "set_limits"]

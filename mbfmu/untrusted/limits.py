@@ -40,7 +40,27 @@ MiB = 1 << 20
 
 @dataclass(frozen=True)
 class Limits:
-    """The bounds in force (see the module docstring for their meaning)."""
+    """The bounds in force.
+
+    Attributes
+    ----------
+    max_expand_bytes : int
+        Total declared size of an archive's members, and of one result array, bytes.
+    max_ratio : float
+        Declared over compressed size of one archive member.
+    ratio_floor_bytes : int
+        Members smaller than this (bytes) are exempt from ``max_ratio``.
+    max_members : int
+        Entries of one archive.
+    max_runs : int
+        Runs of one study (grid points x samples).
+    max_pixels : int
+        Width x height of an image or video frame, pixels.
+    max_video_frames : int
+        Frames of one video.
+    max_json_depth : int
+        Nesting of a result file's metadata JSON.
+    """
 
     max_expand_bytes: int = 2 * GiB
     max_ratio: float = 200.0
@@ -86,7 +106,12 @@ def _checked(base: Limits, values: dict) -> Limits:
 
 
 def limits() -> Limits:
-    """The limits in force in this process."""
+    """The limits in force in this process (read from the environment on first use).
+
+    Returns
+    -------
+    Limits
+    """
     global _current
     if _current is None:
         _current = _from_env()
@@ -95,6 +120,18 @@ def limits() -> Limits:
 
 def set_limits(**values: float) -> Limits:
     """Change limits for this process (names as in :class:`Limits`); returns the previous ones.
+
+    Parameters
+    ----------
+    **values : float
+        New values by limit name (bytes, a ratio, counts or pixels: see
+        :class:`Limits`), each positive and finite.
+
+    Returns
+    -------
+    Limits
+        The limits in force before the call (``set_limits(**dataclasses.asdict(old))`` restores
+        them; ``set_limits()`` only reads them).
 
     Examples
     --------

@@ -93,3 +93,60 @@ def test_sweep_targets_are_written_to_private_folders(scratch_root, tmp_path):
     assert not (scratch_root / "mbfmu_studies").exists()
     folders = scratch_folders(scratch_root)
     assert folders and all(os.stat(scratch_root / f).st_mode & 0o077 == 0 for f in folders)  # mode 0700
+
+
+def test_a_planted_study_folder_is_not_used(scratch_root, tmp_path):
+    """An FMU planted where the study used to write its copy is never run."""
+    import hashlib
+    import shutil
+
+    from mbfmu.studies import sweep
+    from mbfmu.studies.targets import resolve
+    fmu = tmp_path / "Dahlquist.fmu"
+    shutil.copy(DAHLQUIST, fmu)
+    with open(fmu, "ab") as f:
+        f.write(hashlib.sha256(str(tmp_path).encode()).digest())  # bytes of its own, still a valid zip
+    planted = scratch_root / "mbfmu_studies" / resolve(str(fmu)).digest[:16]
+    planted.mkdir(parents=True)
+    shutil.copy(reference_fmu("fmi2", "BouncingBall"), planted / "Dahlquist.fmu")
+    study = sweep(str(fmu), {"k": [1.0]}, stop_time=0.2, step=0.1, executor="serial", progress=False)
+    assert study.rows[0]["status"] == "ok"
+    assert "Dahlquist.x" in study.result(0).names and not any(n.endswith(".h") for n in study.result(0).names)
+
+
+def test_a_planted_view_folder_is_not_used(scratch_root, tmp_path):
+    """The replay rebuilds the plant from the FMU's own resources, extracted
+    privately, not from a planted ``mbfmu-view-<digest>`` folder."""
+    import hashlib
+    import shutil
+    import zipfile
+    from pathlib import Path
+
+    import numpy as np
+
+    from mbfmu.cosim import Result
+    from mbfmu.viewer import open_recording
+
+    from .attacks import code_marker
+    toys = Path(__file__).resolve().parents[1] / "viewer" / "viewer_toys.py"
+    fmu = tmp_path / "arm.fmu"
+    shutil.copy(DAHLQUIST, fmu)
+    with zipfile.ZipFile(fmu, "a") as z:
+        z.write(toys, "resources/model.py")
+        z.writestr("resources/mbfmu_plant.json", '{"kind": "file", "target": "model.py", '
+                                                 '"class_name": "DoublePendulum", "parameters": {"l1": 1.25}}')
+    planted = scratch_root / f"mbfmu-view-{hashlib.sha256(fmu.read_bytes()).hexdigest()[:16]}"
+    (planted / "resources").mkdir(parents=True)
+    py, marker = code_marker(planted / "resources", "model")
+    (planted / ".complete").write_text(str(fmu))
+    t = np.linspace(0.0, 1.0, 11)
+    data = np.zeros(t.size, dtype=[("time", float), ("arm.q[1]", float), ("arm.q[2]", float),
+                                   ("arm.v[1]", float), ("arm.v[2]", float)])
+    data["time"], data["arm.q[1]"] = t, 0.3 * t
+    meta = {"plants": {"arm": {"kind": "file", "target": "model.py", "class_name": "DoublePendulum"}},
+            "components": {"arm": {"type": "FmuUnit", "source": str(fmu)}}}
+    rec = open_recording(Result(data, meta=meta).save(tmp_path / "run.csv"))
+    assert not marker.exists()
+    assert rec.plant.l1 == 1.25 and type(rec.plant).__name__ == "DoublePendulum"  # the FMU's own plant
+    q1 = 0.3 * t[5]
+    np.testing.assert_allclose(rec.scene_at(t[5])[1][1], [-1.25 * np.sin(q1), 0, -1.25 * np.cos(q1)], atol=1e-9)
