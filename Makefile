@@ -30,6 +30,7 @@ kernels: $(TEST_STAMP)
 demo: $(RUNTIME_STAMP)
 	$(BUILD_KERNELS)
 	$(PY) -m mbfmu demo
+	@echo "the command line: .venv/bin/mbfmu --help (or source .venv/bin/activate, then mbfmu --help)"
 
 test: kernels
 	$(PY) -m pytest -n 2 -m "not slow" $(PYTEST_ARGS)

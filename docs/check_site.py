@@ -7,7 +7,9 @@ Run by ``make docs`` after the build::
 
 Links: every ``href`` and ``src`` of every page that points inside the site
 must name an existing file, and a ``#fragment`` must name an ``id`` on the
-target page. Pages: each is opened through the Chrome DevTools Protocol;
+target page. Figures: a tutorial page shows at least one image per code cell
+of its script that draws a figure, and never the text of a figure object
+(``<Figure size ...>``, what a figure pyplot does not track prints instead). Pages: each is opened through the Chrome DevTools Protocol;
 uncaught exceptions, ``console.error`` calls and failed loads (the browser's
 own log entries at level error) are failures. Exit status 1 lists them.
 """
@@ -76,6 +78,48 @@ def broken_links(site: Path) -> list[str]:
                 ids = pages[target].ids if target in pages else _parse(target).ids
                 if unquote(parts.fragment) not in ids:
                     problems.append(f"{where} -> no id {parts.fragment!r} in {target.relative_to(site)}")
+    return problems
+
+
+#: a code cell that draws a figure calls one of these
+_DRAWS = re.compile(r"plt\.(subplots|figure|subplot)\(|\.plot\(|plot_histories\(|plot_result\(|"
+                    r"bode_plot\(|nyquist_plot\(")
+#: the repr of a matplotlib artist or a path, echoed by a cell that ends in an expression
+_ECHO = re.compile(r">(Text\(|PosixPath\(|&lt;matplotlib\.|\[&lt;matplotlib\.)")
+#: the images sphinx-gallery puts on a page for the figures of a cell
+_IMAGE = re.compile(r'class\s*=\s*"[^"]*sphx-glr-(single|multi)-img')
+
+
+def figure_cells(script: Path) -> int:
+    """How many code cells of a sphinx-gallery ``script`` draw a figure."""
+    text = script.read_text()
+    body = re.sub(r'\A\s*""".*?"""', "", text, count=1, flags=re.S)  # the title block
+    cells = re.split(r"^# %%.*$", body, flags=re.M)
+    n = 0
+    for cell in cells:
+        code = "\n".join(line for line in cell.splitlines() if not line.lstrip().startswith("#"))
+        n += bool(_DRAWS.search(code))
+    return n
+
+
+def missing_figures(site: Path, tutorials: Path) -> list[str]:
+    """Tutorial pages of ``site`` with fewer images than their scripts draw figures."""
+    problems = []
+    for script in sorted(tutorials.glob("tutorial_*.py")):
+        page = site / "auto_tutorials" / f"{script.stem}.html"
+        if not page.exists():
+            problems.append(f"page not built: auto_tutorials/{page.name}")
+            continue
+        html = page.read_text(errors="replace")
+        want, have = figure_cells(script), len(_IMAGE.findall(html))
+        if have < want:
+            problems.append(f"auto_tutorials/{page.name}: {have} figures shown, {want} code cells draw one")
+        if "&lt;Figure size" in html:
+            problems.append(f"auto_tutorials/{page.name}: prints a figure object instead of showing it")
+        echoed = _ECHO.search(html)
+        if echoed:
+            problems.append(f"auto_tutorials/{page.name}: prints the value of its last expression "
+                            f"({echoed.group(0).strip('>')}...): end the cell with plt.show() or a statement")
     return problems
 
 
@@ -196,12 +240,15 @@ def main(argv=None) -> int:
     ap.add_argument("site", nargs="?", default=str(Path(__file__).parent / "_build" / "html"),
                     help="the built site (default docs/_build/html)")
     ap.add_argument("--page", action="append", help="page to open in the browser (repeatable)")
+    ap.add_argument("--tutorials", default=str(Path(__file__).parent / "tutorials"),
+                    help="the tutorial scripts (default docs/tutorials)")
     args = ap.parse_args(argv)
     site = Path(args.site)
     if not (site / "index.html").exists():
         print(f"check_site: {site} holds no built site (run make docs)", file=sys.stderr)
         return 1
     problems = broken_links(site)
+    problems += missing_figures(site, Path(args.tutorials))
     problems += console_errors(site, tuple(args.page) if args.page else KEY_PAGES)
     for p in problems:
         print(p, file=sys.stderr)

@@ -75,3 +75,20 @@ sphinx_gallery_conf = {
 }
 
 suppress_warnings = ["config.cache"]
+
+
+def _publish_replays(app, exception) -> None:
+    """The tutorials write their HTML replays next to themselves (the working
+    folder sphinx-gallery runs them in, as a user's would be); the site serves
+    them from ``_static/replays``, where the tutorial pages' frames point."""
+    if exception is not None or app.builder.format != "html":
+        return
+    import shutil
+    dest = Path(app.outdir) / "_static" / "replays"
+    dest.mkdir(parents=True, exist_ok=True)
+    for page in (HERE / "tutorials").glob("*.html"):
+        shutil.copy2(page, dest / page.name)
+
+
+def setup(app):
+    app.connect("build-finished", _publish_replays)

@@ -50,10 +50,31 @@ def _table(signals: tuple[Signal, ...], title: str, with_range: bool = False) ->
     return "\n".join(out) + "\n"
 
 
+#: constant inputs for the response shown on a plant's page, where the start
+#: values would show nothing (the flexible arm moves in a horizontal plane:
+#: with zero torque it stays at rest)
+EXCITE = {"flexible_arm": {"tau[1]": 2.0, "tau[2]": -1.0}}
+
+
+def _inputs(plant) -> np.ndarray:
+    u = plant.default_inputs()
+    for name, value in EXCITE.get(plant.name, {}).items():
+        u[plant.input_index(name)] = value
+    return u
+
+
+def _inputs_text(plant) -> str:
+    given = EXCITE.get(plant.name)
+    if not given:
+        return "the inputs at their start values"
+    units = {s.name: s.unit for s in plant.inputs}
+    return "constant inputs " + ", ".join(f"{k} = {v:g} {units[k]}" for k, v in given.items())
+
+
 def _free_run(plant):
     step = plant.default_step
     n = max(1, int(round(RUN_TIME / step)))
-    return plant.simulate(stop_time=n * step, step=step)
+    return plant.simulate(stop_time=n * step, step=step, u=_inputs(plant))
 
 
 def _response_figure(plant, time, X, path: Path) -> None:
@@ -66,7 +87,7 @@ def _response_figure(plant, time, X, path: Path) -> None:
         ax.plot(time, X[:, i], label=plant.states[i].name)
     ax.set_xlabel("time [s]")
     ax.set_ylabel(f"state [{unit}]")
-    ax.set_title(f"{plant.name}: free response from the initial state, default inputs")
+    ax.set_title(f"{plant.name}: response from the initial state, {_inputs_text(plant)}", fontsize=9)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7, ncols=4, loc="best")
     fig.savefig(path, dpi=90)
@@ -98,7 +119,7 @@ def write_plant_page(name: str, out: Path, static: Path) -> None:
     save_still(rec, img / f"{name}_still.png", t=0.0, size=(640, 480))
     replays = static / "replays"
     replays.mkdir(parents=True, exist_ok=True)
-    write_html(rec, replays / f"{name}.html", max_frames=300, title=f"{name}: free response", autoplay=True)
+    write_html(rec, replays / f"{name}.html", max_frames=300, title=f"{name}: response", autoplay=True)
 
     doc = inspect.getdoc(inspect.getmodule(type(plant))) or ""
     title = f"``{name}``"
@@ -135,14 +156,14 @@ States
 ------
 
 {_table(plant.states, 'States')}
-Free response
--------------
+Response
+--------
 
-{RUN_TIME:g} s from the initial state with the inputs at their start values, computed by the
+{RUN_TIME:g} s from the initial state with {_inputs_text(plant)}, computed by the
 plant's own integrator while this page was built:
 
 .. image:: _images/{name}_response.png
-   :alt: free response of {name}
+   :alt: response of {name}
 
 .. raw:: html
 

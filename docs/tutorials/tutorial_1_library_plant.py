@@ -34,6 +34,7 @@ for i in range(3):
 ax.set(xlabel="time [s]", ylabel="joint angle [rad]", title="rigid_arm, zero torque")
 ax.legend()
 ax.grid(alpha=0.3)
+plt.show()
 
 # %%
 # Linearization about a held pose
@@ -100,6 +101,7 @@ for a in ax:
     a.grid(alpha=0.3)
     a.legend()
 ax[0].set_title("LQR through the rigid_arm FMU")
+plt.show()
 
 # %%
 # The final base angle is on target, and the replay shows the motion.
@@ -107,9 +109,9 @@ print("final base angle [rad]:", round(float(result["arm.q[1]"][-1]), 4))
 
 from mbfmu.viewer import Recording, write_html  # noqa: E402
 
-replays = Path("../_static/replays") if Path("../_static").exists() else work
-write_html(Recording(result.data, mbfmu.load_plant("rigid_arm"), unit="arm"),
-           replays / "tutorial_1.html", max_frames=300, title="rigid_arm under LQR")
+page = write_html(Recording(result.data, mbfmu.load_plant("rigid_arm"), unit="arm"),
+                  "tutorial_1.html", max_frames=300, title="rigid_arm under LQR")
+print("replay written to", page.name)  # a standalone page: open it in a browser
 
 # %%
 # .. raw:: html

@@ -157,8 +157,7 @@ print("final error [deg]:", round(float(np.degrees(np.abs(q[-1] - qr[-1])).max()
 # (for its geometry: the URDF's decimated meshes); the HTML page is standalone.
 from mbfmu.viewer import Recording, write_html  # noqa: E402
 
-replays = Path("../_static/replays") if Path("../_static").exists() else work
-page = write_html(Recording(result.data, robot, unit="ur5"), replays / "tutorial_2.html",
+page = write_html(Recording(result.data, robot, unit="ur5"), "tutorial_2.html",
                   max_frames=250, title="UR5 under computed torque")
 print(f"replay: {page.stat().st_size / 1e6:.2f} MB")
 

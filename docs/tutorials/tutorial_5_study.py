@@ -36,6 +36,7 @@ print(local.to_dataframe()[["arm_mass", "theta2_0", "status", *METRICS]])
 # the grid. The largest kinetic energy grows in proportion to the arm mass
 # and with the height the arm falls from.
 local.plot()
+plt.show()
 
 # %%
 # A Monte Carlo run
@@ -51,11 +52,13 @@ print(mc.summary())
 for m in METRICS:
     print(f"{m:22s} mean {np.mean(mc[m]):9.4f}  std {np.std(mc[m]):8.4f}")
 mc.plot()
+plt.show()
 
 # %%
 # The family of time histories: one line per run, coloured by the initial
 # shoulder angle.
 plot_histories(mc, "q[2]", color_by="theta2_0")
+plt.show()
 
 # %%
 # The same study on a Dask cluster
@@ -90,4 +93,3 @@ assert same
 # started again (after an interruption, or with more samples) only simulates
 # what is missing. ``mc.result(i)`` gives the full recorded result of run
 # ``i`` and ``mc.to_csv(path)`` writes the table.
-plt.show()
