@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..errors import CosimError, InputError, StopRequested
-from ..untrusted.archive import check_file as check_archive, extract as extract_archive
+from ..untrusted.archive import check_file as check_archive, extract as extract_archive, open_zip
 from .md_check import check_model_description
 from .typed import string_code, string_text
 from .units import Unit, Variable
@@ -87,10 +87,10 @@ def _callbacks(key: int) -> Any:
 def _fmi_version(path: str | Path) -> str | None:
     """The ``fmiVersion`` of an FMU archive, read without parsing the whole description."""
     try:
-        with zipfile.ZipFile(path) as z, z.open("modelDescription.xml") as f:
+        with open_zip(path, f"FMU {str(path)!r}", "FMU") as z, z.open("modelDescription.xml") as f:
             head = f.read(4096).decode("utf-8", "replace")
-    except (OSError, KeyError, zipfile.BadZipFile):
-        return None
+    except (OSError, KeyError, zipfile.BadZipFile, InputError):
+        return None  # reported by FmuUnit.__init__
     m = re.search(r'fmiVersion\s*=\s*"([^"]*)"', head)
     return m.group(1) if m else None
 

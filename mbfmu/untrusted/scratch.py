@@ -8,7 +8,8 @@ normally. A process that is killed, crashes, or is ended by ``os._exit`` (a
 sweep worker past its timeout) cannot clean up; :func:`clean_stale` removes
 the marked folders whose owner is no longer alive. It runs once in every
 process before its first folder is made, and after every pool of sweep
-workers ends.
+workers ends (POSIX; on Windows folders of dead processes are left to the
+system's temp cleaning).
 """
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def _alive(owner: dict) -> bool:
         pid = int(owner["pid"])
     except (KeyError, TypeError, ValueError):
         return True  # not ours to judge
-    if pid == os.getpid():
+    if pid == os.getpid() or os.name == "nt":  # on Windows signal 0 is CTRL_C_EVENT: never probe there
         return True
     try:
         os.kill(pid, 0)

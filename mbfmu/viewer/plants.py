@@ -16,6 +16,8 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import os
+import stat
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -129,6 +131,25 @@ def fmu_of_unit(metadata: Mapping[str, Any], unit: str, results_path: str | Path
     return next((c for c in candidates if c.suffix == ".fmu" and c.is_file()), None)
 
 
+def _planted_by_another(path: Path) -> str | None:
+    """Why the FMU at ``path`` may have been put there by another user (``None``: it was not).
+
+    A result file names the FMU that ran by its path; in a folder others can
+    write to (``/tmp``) anyone could have left an FMU of that name. Such an
+    FMU is used only when it belongs to this user (or root) and its folder
+    is writable by no one else, or is sticky (``/tmp``: only its owner can
+    replace it).
+    """
+    if not hasattr(os, "getuid"):
+        return None
+    st, folder = path.stat(), path.resolve().parent.stat()
+    if st.st_uid not in (os.getuid(), 0):
+        return f"it belongs to another user (uid {st.st_uid})"
+    if folder.st_mode & (stat.S_IWOTH | stat.S_IWGRP) and not folder.st_mode & stat.S_ISVTX:
+        return "its folder is writable by other users"
+    return None
+
+
 def library_name(spec: Any, where: str) -> str:
     """``spec`` if it names a plant of the library, else an :class:`InputError`.
 
@@ -180,6 +201,10 @@ def plant_from_fmu(metadata: Mapping[str, Any], unit: str, results_path: str | P
         src = comp.get("source") if isinstance(comp, Mapping) else None
         raise InputError(f"the plant of unit {unit!r} lives inside the FMU {str(src or '(not recorded)')[:200]}, "
                          "which is not found; keep the FMU where it ran or next to the results, or pass --model")
+    planted = _planted_by_another(fmu)
+    if planted:
+        raise InputError(f"the FMU {str(fmu)!r} named by the results for unit {unit!r} is not used: {planted}; "
+                         "pass --model")
     fmu_unit = FmuUnit(fmu, unit)
     try:
         ref = PlantRef.from_dict(fmu_unit.plant_ref or {})
@@ -189,11 +214,18 @@ def plant_from_fmu(metadata: Mapping[str, Any], unit: str, results_path: str | P
     base = None
     if ref.kind == "library":
         library_name(ref.target, f"FMU {str(fmu)!r}")
+    elif ref.kind == "class":  # only a Plant subclass is called, never any attribute the description names
+        from ..fmu.plantref import plant_factory
+        cls = plant_factory(ref)
+        if not (isinstance(cls, type) and issubclass(cls, Plant)):
+            raise InputError(f"FMU {str(fmu)!r} names {ref.target[:200]!r} as its plant, which is not a Plant class")
     elif ref.kind in ("file", "urdf", "pickle"):
         base = (Path(fmu_unit._unzipdir) / "resources").resolve()
         inside = (base / ref.target).resolve()
         if Path(ref.target).is_absolute() or base not in inside.parents:
             raise InputError(f"FMU {str(fmu)!r} names its plant file {ref.target!r} outside its resources; refused")
+        if not inside.is_file():
+            raise InputError(f"FMU {str(fmu)!r} names its plant file {ref.target!r}, which its resources do not hold")
     entry = (metadata.get("plants") or {}).get(unit) or {}
     recorded = _numbers(entry.get("parameters") if isinstance(entry, Mapping) else None,
                         f"the recorded parameters of unit {unit!r}")

@@ -100,3 +100,29 @@ def test_a_library_plant_named_in_the_metadata_still_replays(tmp_path):
     path = recording.Result(data, meta={"plant": "rigid_arm", "parameters": {}}).save(tmp_path / "lib.csv")
     rec = open_recording(path)
     assert rec.plant.name == plant.name and len(rec.plant.states) == n
+
+
+def test_an_fmu_others_could_have_planted_is_not_used(tmp_path, capsys):
+    """A result names the FMU that ran by its path; in a folder anyone can
+    write to, an FMU there is not trusted to describe the plant."""
+    py, marker = code_marker(tmp_path)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    fmu = _fmu_with_plant_ref(shared, '{"kind": "file", "target": "model.py"}')
+    shared.chmod(0o777)  # world-writable, not sticky
+    meta = {"plants": {"arm": {"kind": "file", "target": "model.py"}},
+            "components": {"arm": {"type": "FmuUnit", "source": str(fmu)}}}
+    with pytest.raises(ValueError, match="its folder is writable by other users; pass --model"):
+        open_recording(_result(tmp_path, ".csv", meta))
+    shared.chmod(0o777 | 0o1000)  # sticky, as /tmp: only the file's owner can replace it
+    with pytest.raises(ValueError, match="names its plant file 'model.py', which its resources do not hold"):
+        open_recording(_result(tmp_path, ".csv", meta))  # used now (and found wanting: no model.py inside)
+    assert not marker.exists()
+
+
+def test_a_class_named_by_an_fmu_must_be_a_plant(tmp_path):
+    fmu = _fmu_with_plant_ref(tmp_path, '{"kind": "class", "target": "os:abort"}')
+    meta = {"plants": {"arm": {"kind": "class", "target": "os:abort"}},
+            "components": {"arm": {"type": "FmuUnit", "source": str(fmu)}}}
+    with pytest.raises(ValueError, match="'os:abort' as its plant, which is not a Plant class"):
+        open_recording(_result(tmp_path, ".npz", meta))  # os.abort would end pytest here
