@@ -87,7 +87,7 @@ _DRAWS = re.compile(r"plt\.(subplots|figure|subplot)\(|\.plot\(|plot_histories\(
 #: the repr of a matplotlib artist or a path, echoed by a cell that ends in an expression
 _ECHO = re.compile(r">(Text\(|PosixPath\(|&lt;matplotlib\.|\[&lt;matplotlib\.)")
 #: the images sphinx-gallery puts on a page for the figures of a cell
-_IMAGE = re.compile(r'class="[^"]*sphx-glr-(single|multi)-img')
+_IMAGE = re.compile(r'class\s*=\s*"[^"]*sphx-glr-(single|multi)-img')
 
 
 def figure_cells(script: Path) -> int:

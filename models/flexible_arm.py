@@ -341,12 +341,11 @@ class FlexibleArm(Plant):
         modal = np.zeros(self.nq, bool)
         if method == "modes":
             modal[sysm.nq_rigid:] = True
-        self.states = (tuple(Signal(f"q[{k + 1}]", "m" if modal[k] else "rad",
-                                    "modal coordinate" if modal[k] else "joint angle", float(x0[k]),
+        what = _coordinate_descriptions(sysm, self.nq, method == "modes")
+        self.states = (tuple(Signal(f"q[{k + 1}]", "m" if modal[k] else "rad", what[k][0], float(x0[k]),
                                     kind="state") for k in range(self.nq))
-                       + tuple(Signal(f"v[{k + 1}]", "m/s" if modal[k] else "rad/s",
-                                      "modal rate" if modal[k] else "joint rate", 0.0, kind="state")
-                               for k in range(self.nv)))
+                       + tuple(Signal(f"v[{k + 1}]", "m/s" if modal[k] else "rad/s", what[k][1], 0.0,
+                                      kind="state") for k in range(self.nv)))
         self.geometry = (
             Shape(self.arm.roots[0], "beam", (beams[0].radius, beams[0].length), color="#8c8c8c", name="link 1"),
             Shape(self.arm.roots[1], "beam", (beams[1].radius, beams[1].length), color="#8c8c8c", name="link 2"),
@@ -419,3 +418,19 @@ class FlexibleArm(Plant):
 
 
 PLANT = FlexibleArm
+
+
+_MODE_KIND = {"y": "bending in y", "z": "bending in z", "axial": "axial", "torsion": "torsion"}
+
+
+def _coordinate_descriptions(system, nq: int, modal: bool) -> list[tuple[str, str]]:
+    """What each generalized coordinate and its rate are: a joint's angle, or
+    (assumed modes) which link's which mode, e.g. "link 2, bending in y mode 1"."""
+    out = [(f"angle of joint {k + 1}", f"rate of joint {k + 1}") for k in range(nq)]
+    if modal:
+        for b, beam in enumerate(system.beams):
+            for direction, sl in beam.slices.items():
+                for j in range(sl.stop - sl.start):
+                    mode = f"link {b + 1}, {_MODE_KIND.get(direction, direction)} mode {j + 1}"
+                    out[beam.offset + sl.start + j] = (f"{mode} (modal coordinate)", f"{mode} (modal rate)")
+    return out

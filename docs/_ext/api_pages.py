@@ -20,6 +20,7 @@ PACKAGES = {
     "mbfmu.control": "Linearization and controllers that speak python-control.",
     "mbfmu.viewer": "Replays of recorded runs: matplotlib, video, standalone HTML.",
     "mbfmu.studies": "Parameter sweeps and Monte Carlo studies.",
+    "mbfmu.untrusted": "The limits on what files from others can make mbfmu do (see the Security model).",
 }
 
 
@@ -41,17 +42,28 @@ def available_packages() -> list[str]:
     return out
 
 
-def _page(package: str) -> str:
+def _page(package: str, documented: dict[int, str] | None = None) -> str:
+    """The reference page of ``package``; a name whose object an earlier page
+    documents (``documented``: id -> full name, updated) is only pointed to."""
+    documented = {} if documented is None else documented
     title = f"``{package}``"
     lines = [title, "=" * len(title), "", PACKAGES[package], "",
              f".. automodule:: {package}", "   :no-members:", "   :no-index:", "",
              f".. currentmodule:: {package}", "",
              ".. autosummary::", "   :toctree: generated", "   :nosignatures:", ""]
     mod = importlib.import_module(package)
+    also = []
     for name in public_names(package):
-        if isinstance(getattr(mod, name), type(mod)):
+        obj = getattr(mod, name)
+        if isinstance(obj, type(mod)):
             continue  # submodules are listed by their own page or module docstring
+        if id(obj) in documented:
+            also.append(f":obj:`{name} <{documented[id(obj)]}>`")
+            continue
+        documented[id(obj)] = f"{package}.{name}"
         lines.append(f"   {name}")
+    if also:
+        lines += ["", f"Also here, documented above: {', '.join(also)}."]
     return "\n".join(lines) + "\n"
 
 
@@ -70,9 +82,10 @@ def generate(app, config=None) -> None:
     out = Path(app.srcdir) / "api"
     out.mkdir(exist_ok=True)
     pages = []
+    documented: dict[int, str] = {}
     for package in available_packages():
         stem = package.replace(".", "_")
-        (out / f"{stem}.rst").write_text(_page(package))
+        (out / f"{stem}.rst").write_text(_page(package, documented))
         pages.append(stem)
     (out / "mbfmu_models.rst").write_text(_models_page())
     pages.append("mbfmu_models")

@@ -65,6 +65,7 @@ ax.set(xlabel="number of segments", ylabel="relative frequency error",
        title="cantilever frequencies against Euler-Bernoulli")
 ax.grid(alpha=0.3, which="both")
 ax.legend(fontsize=8)
+plt.show()
 
 # %%
 # Spin-up and geometric stiffening

@@ -67,6 +67,7 @@ for alg, res in runs.items():
 ax.set(xlabel="time [s]", ylabel="x1 [m]", title="position of mass 1")
 ax.grid(alpha=0.3)
 ax.legend()
+plt.show()
 
 # %%
 # Error against the communication step

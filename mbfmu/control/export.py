@@ -18,10 +18,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import control
 import numpy as np
@@ -31,10 +30,9 @@ from ..errors import InputError
 from ..fmu import embed
 from ..fmu.builder import build_fmu, identifier
 from ..fmu.plantref import PlantRef
+from ..plant.signals import fmi_names
 from .system_plant import SPEC_FORMAT, SPEC_VERSION, plant_from_spec, rebuild
 
-_FMI_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[1-9][0-9]*\])?$")
-_ELEMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\[([0-9]+)\]$")
 
 MODEL_TEMPLATE = '''"""python-control system {name!r}, exported by mbfmu {version}; do not edit.
 
@@ -50,44 +48,6 @@ class ExportedSystem({base}):
     spec_path = Path(__file__).with_name({json_name!r})
     default_spec = load_spec(spec_path, sha256={sha!r})
 '''
-
-
-def fmi_names(labels: Sequence[str], taken: Iterable[str] = ()) -> list[str]:
-    """Valid, unique FMI variable names for python-control signal labels.
-
-    Parameters
-    ----------
-    labels : sequence of str
-        python-control labels (``sys.input_labels`` ...).
-    taken : iterable of str
-        Names already used (they are avoided).
-
-    Examples
-    --------
-    >>> fmi_names(["u[0]", "u[1]", "e", "q dot"], taken=["e"])
-    ['u[1]', 'u[2]', 'e_2', 'q_dot']
-    """
-    zero_based = {m.group(1) for m in map(_ELEMENT.match, labels) if m and int(m.group(2)) == 0}
-    used = set(taken)
-    out = []
-    for label in labels:
-        m = _ELEMENT.match(label)
-        if m and m.group(1) in zero_based:
-            name = f"{m.group(1)}[{int(m.group(2)) + 1}]"
-        elif _FMI_NAME.match(label):
-            name = label
-        else:
-            name = re.sub(r"[^A-Za-z0-9_]+", "_", label).strip("_") or "signal"
-            name = name if re.match(r"[A-Za-z_]", name) else f"s_{name}"
-        if name in used:
-            flat = re.sub(r"[^A-Za-z0-9_]+", "_", name).strip("_")
-            k = 2
-            while f"{flat}_{k}" in used:
-                k += 1
-            name = f"{flat}_{k}"
-        used.add(name)
-        out.append(name)
-    return out
 
 
 def _entries(labels: Sequence[str], names: Sequence[str], units: Mapping[str, str],

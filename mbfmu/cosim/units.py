@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..errors import CosimError, InputError, unknown_name
+from ..plant.signals import one_based
 
 TYPES = ("Real", "Integer", "Boolean", "String")
 
@@ -192,8 +193,10 @@ class ControlUnit(Unit):
     name : str
         Unit name in the system.
     sys : control.StateSpace, control.TransferFunction or control.NonlinearIOSystem
-        The system. Its signal labels (``input_labels``, ``output_labels``)
-        become the unit's input and output names.
+        The system. Its signal and state labels become the unit's variable
+        names, vectors counted from 1 as in FMI (:func:`mbfmu.plant.signals.one_based`):
+        python-control's 0-based default labels ``u[0], y[0], x[0]`` become
+        ``u[1], y[1], x[1]``; the mappings below take either.
     x0 : array_like, optional
         Initial state (default zeros).
     units : mapping, optional
@@ -231,14 +234,23 @@ class ControlUnit(Unit):
             raise InputError(f"unit {name!r}: expected a python-control system, got {type(sys).__name__}")
         self.sys = sys
         self.linear = isinstance(sys, ct.StateSpace)
-        ins, outs = list(sys.input_labels), list(sys.output_labels)
-        units = dict(units or {})
+        # counted from 1, as FMI names (and the exported FMU) count: python-control's
+        # 0-based default labels u[0], y[0], x[0] become u[1], y[1], x[1]
+        # (the mappings below take either)
+        ins = one_based(list(sys.input_labels))
+        outs = one_based(list(sys.output_labels))
+        self.state_names = one_based(list(sys.state_labels))
+        rename = {**dict(zip(sys.state_labels, self.state_names)), **dict(zip(sys.input_labels, ins)),
+                  **dict(zip(sys.output_labels, outs))}
+        units = {rename.get(k, k): v for k, v in (units or {}).items()}
         if isinstance(inputs_start, (int, float)):
             inputs_start = {n: float(inputs_start) for n in ins}
-        inputs_start = dict(inputs_start or {})
+        inputs_start = {rename.get(k, k): v for k, v in (inputs_start or {}).items()}
+        if feedthrough is not None:
+            feedthrough = {rename.get(o, o): [rename.get(i, i) for i in v] for o, v in feedthrough.items()}
         variables = [Variable(n, "input", "Real", units.get(n), inputs_start.get(n)) for n in ins]
         variables += [Variable(n, "output", "Real", units.get(n), 0.0) for n in outs]
-        variables += [Variable(n, "local", "Real", units.get(n), None) for n in sys.state_labels
+        variables += [Variable(n, "local", "Real", units.get(n), None) for n in self.state_names
                       if n not in ins and n not in outs]  # states named like a signal are reached as the signal
         if feedthrough is None:
             if self.linear:
@@ -313,7 +325,7 @@ class ControlUnit(Unit):
         self.t = t + h
 
     def getter(self, names: Sequence[str]) -> Callable[[], Sequence[float]]:
-        states = {n: i for i, n in enumerate(self.sys.state_labels)
+        states = {n: i for i, n in enumerate(self.state_names)
                   if self.variables.get(n) is not None and self.variables[n].causality == "local"}
         acc = []
         for n in names:

@@ -187,9 +187,10 @@ def add_loader_shim(fmu: str | Path) -> Path:
     Path
         The same path.
     """
+    from ..untrusted.archive import open_zip
     fmu = Path(fmu)
     try:
-        with zipfile.ZipFile(fmu) as z:
+        with open_zip(fmu, f"{fmu}", "FMU") as z:  # bounded: every member is read into memory
             files = {n: z.read(n) for n in z.namelist() if not n.endswith("/")}
     except (OSError, zipfile.BadZipFile) as exc:
         raise InputError(f"{fmu}: not a readable FMU ({exc})") from None

@@ -103,3 +103,57 @@ def index_of(signals: Sequence[Signal], name: str, what: str = "signal") -> int:
         if s.name == name:
             return i
     raise unknown_name(f"unknown {what} {name!r}", name, (s.name for s in signals))
+
+
+_FMI_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[1-9][0-9]*\])?$")
+_ELEMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\[([0-9]+)\]$")
+
+
+def one_based(labels: Sequence[str]) -> list[str]:
+    """``labels`` with every vector written from index 0 renumbered from 1, as
+    FMI structured names count (python-control's defaults ``u[0], u[1]``
+    become ``u[1], u[2]``); every other label is kept as it is.
+
+    >>> one_based(["u[0]", "u[1]", "q[1]_ref", "e"])
+    ['u[1]', 'u[2]', 'q[1]_ref', 'e']
+    """
+    zero_based = {m.group(1) for m in map(_ELEMENT.match, labels) if m and int(m.group(2)) == 0}
+    out = []
+    for label in labels:
+        m = _ELEMENT.match(label)
+        out.append(f"{m.group(1)}[{int(m.group(2)) + 1}]" if m and m.group(1) in zero_based else label)
+    return out
+
+
+def fmi_names(labels: Sequence[str], taken: Iterable[str] = ()) -> list[str]:
+    """Valid, unique FMI variable names for python-control signal labels:
+    :func:`one_based`, then other characters replaced by ``_`` and clashes
+    given ``_2``, ``_3``.
+
+    Parameters
+    ----------
+    labels : sequence of str
+        python-control labels (``sys.input_labels`` ...).
+    taken : iterable of str
+        Names already used (they are avoided).
+
+    Examples
+    --------
+    >>> fmi_names(["u[0]", "u[1]", "e", "q dot"], taken=["e"])
+    ['u[1]', 'u[2]', 'e_2', 'q_dot']
+    """
+    used = set(taken)
+    out = []
+    for name in one_based(labels):
+        if not _FMI_NAME.match(name):
+            name = re.sub(r"[^A-Za-z0-9_]+", "_", name).strip("_") or "signal"
+            name = name if re.match(r"[A-Za-z_]", name) else f"s_{name}"
+        if name in used:
+            flat = re.sub(r"[^A-Za-z0-9_]+", "_", name).strip("_")
+            k = 2
+            while f"{flat}_{k}" in used:
+                k += 1
+            name = f"{flat}_{k}"
+        used.add(name)
+        out.append(name)
+    return out

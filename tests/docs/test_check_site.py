@@ -26,7 +26,7 @@ ax.plot(x, x)
 # %%
 study.plot()
 '''
-IMAGE = '<img alt="fig" class="sphx-glr-single-img" src="../_images/a.png" />'
+IMAGE = '<img src="../_images/a.png" alt="fig" class = "sphx-glr-single-img"/>'
 
 
 def _site(tmp_path, body: str) -> tuple[Path, Path]:

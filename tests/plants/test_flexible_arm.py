@@ -138,3 +138,32 @@ def test_compiled_advance_takes_the_steps_of_the_python_one(method):
     xp = Plant.advance(plant, 0.0, x0, [0.5, -0.2], 0.03)
     assert np.allclose(xc, xp, rtol=1e-12, atol=1e-13)
     assert not np.allclose(xc, x0)
+
+
+def test_each_modal_state_says_which_link_and_mode_it_is():
+    """The description names the link; moving that coordinate alone bends that link
+    (its tip deflection and root strain move) and leaves the other link straight."""
+    import re
+
+    from mbfmu.plant.library import load_plant
+    plant = load_plant("flexible_arm")
+    x0 = plant.initial_state()
+    u0 = plant.default_inputs()
+    names = [s.name for s in plant.outputs]
+    y0 = plant.outputs_at(0.0, x0, u0) if hasattr(plant, "outputs_at") else plant.outputs(0.0, x0, u0)
+    seen = {}
+    for k, s in enumerate(plant.states[:plant.nq]):
+        m = re.fullmatch(r"link (\d), bending in y mode (\d) \(modal coordinate\)", s.description)
+        if m is None:
+            assert s.description.startswith("angle of joint"), s.description
+            continue
+        link, mode = int(m.group(1)), int(m.group(2))
+        seen.setdefault(link, []).append(mode)
+        x = x0.copy()
+        x[k] += 1e-3
+        y = plant.outputs_at(0.0, x, u0) if hasattr(plant, "outputs_at") else plant.outputs(0.0, x, u0)
+        other = 3 - link
+        assert abs(y[names.index(f"tip_deflection[{link}]")] - y0[names.index(f"tip_deflection[{link}]")]) > 1e-5
+        assert abs(y[names.index(f"tip_deflection[{other}]")] - y0[names.index(f"tip_deflection[{other}]")]) < 1e-12
+        assert plant.states[plant.nq + k].description == f"link {link}, bending in y mode {mode} (modal rate)"
+    assert seen == {1: [1, 2, 3], 2: [1, 2, 3]}
