@@ -14,13 +14,14 @@ kernels = Extension(
         "mbfmu/dynamics/csrc/adaptive.c",
         "mbfmu/dynamics/csrc/sled.c",
         "mbfmu/dynamics/csrc/hic.c",
+        "mbfmu/dynamics/csrc/drives.c",
     ],
     # a header change must rebuild the extension (the structs are shared)
     depends=["mbfmu/dynamics/csrc/mb.h", "mbfmu/dynamics/csrc/spatial.h",
              "mbfmu/dynamics/csrc/flexible.h", "mbfmu/dynamics/csrc/latch.h",
              "mbfmu/dynamics/csrc/sensors.h", "mbfmu/dynamics/csrc/adaptive.h",
              "mbfmu/dynamics/csrc/sled.h", "mbfmu/dynamics/csrc/hic.h",
-             "mbfmu/dynamics/csrc/flexsensors.h"],
+             "mbfmu/dynamics/csrc/flexsensors.h", "mbfmu/dynamics/csrc/drives.h"],
     include_dirs=["mbfmu/dynamics/csrc", numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
     # -fno-wrapv: Python's own CFLAGS carry -fwrapv, which keeps gcc from

@@ -12,7 +12,7 @@ import argparse
 import importlib
 import sys
 
-from .errors import MbfmuError
+from .errors import MbfmuError, command_line
 
 # sub-command -> module defining add_parser(subparsers)
 COMMANDS = {
@@ -78,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0 if args.command is None else 2
     try:
-        return int(args.func(args) or 0)
+        with command_line():
+            return int(args.func(args) or 0)
     except BrokenPipeError:  # the output went to a pager or `head` that closed early
         import os
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

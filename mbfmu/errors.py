@@ -4,7 +4,30 @@ Every error mbfmu raises on purpose derives from :class:`MbfmuError` and from
 the builtin class a caller would expect (``ValueError`` for bad input,
 ``RuntimeError`` for a failure while running), so ``except ValueError`` keeps
 working for users who do not know mbfmu's classes.
+
+:func:`option_hint` spells an option in a message the way the user gives it:
+the command line's flag while ``mbfmu`` runs a command, else the Python keyword.
 """
+import contextlib
+import contextvars
+
+_COMMAND_LINE = contextvars.ContextVar("mbfmu_command_line", default=False)
+
+
+def option_hint(python: str, cli: str) -> str:
+    """``cli`` (``"--package-dir DIR"``) inside :func:`command_line`, else ``python``
+    (``"package_dirs=[...]"``)."""
+    return cli if _COMMAND_LINE.get() else python
+
+
+@contextlib.contextmanager
+def command_line():
+    """Messages raised inside name command-line flags (see :func:`option_hint`)."""
+    token = _COMMAND_LINE.set(True)
+    try:
+        yield
+    finally:
+        _COMMAND_LINE.reset(token)
 
 
 class MbfmuError(Exception):

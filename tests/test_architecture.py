@@ -17,6 +17,8 @@ THIRD_PARTY_HEAVY = {"fmpy", "pythonfmu", "control", "matplotlib"}
 RULES = {
     "mbfmu.errors": ((), THIRD_PARTY_HEAVY | {"numpy", "scipy"}),
     "mbfmu._lazy": ((), THIRD_PARTY_HEAVY | {"numpy", "scipy"}),
+    # reading files from others (limits, archives, private temp folders): every layer uses it
+    "mbfmu.untrusted": (("mbfmu.errors", "mbfmu.untrusted"), THIRD_PARTY_HEAVY | {"numpy", "scipy"}),
     "mbfmu.dynamics": (("mbfmu.errors", "mbfmu.dynamics"), THIRD_PARTY_HEAVY),
     # the plant contract: signals first, then plants on the engine
     "mbfmu.plant.signals": (("mbfmu.errors",), THIRD_PARTY_HEAVY),
@@ -113,8 +115,8 @@ def test_module_imports_respect_its_layer(path):
         if top == "mbfmu":
             if name.rpartition(".")[2].startswith("__"):
                 continue  # package metadata such as mbfmu.__version__
-            if name == "mbfmu._lazy":
-                continue  # the stdlib-only lazy-import helper serves every layer
+            if name == "mbfmu._lazy" or name == "mbfmu.untrusted" or name.startswith("mbfmu.untrusted."):
+                continue  # stdlib-only helpers that serve every layer
             if (module, name) in LAZY_UPWARD:
                 continue
             if name != "mbfmu" and not any(name == a or name.startswith(a + ".") for a in allowed):

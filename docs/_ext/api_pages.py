@@ -20,6 +20,7 @@ PACKAGES = {
     "mbfmu.control": "Linearization and controllers that speak python-control.",
     "mbfmu.viewer": "Replays of recorded runs: matplotlib, video, standalone HTML.",
     "mbfmu.studies": "Parameter sweeps and Monte Carlo studies.",
+    "mbfmu.untrusted": "The limits on what files from others can make mbfmu do (see the Security model).",
 }
 
 

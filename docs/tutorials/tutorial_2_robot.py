@@ -13,9 +13,10 @@ robot's own visual meshes.
 # Finding the URDF
 # ----------------
 # ``example-robot-data`` installs its robots under
-# ``share/example-robot-data/robots`` of its install prefix; the file list of
-# the installed distribution says where.
-import importlib.metadata
+# ``share/example-robot-data/robots`` of its install prefix;
+# :func:`mbfmu.plant.robots.robot_urdf` finds one by name (``mbfmu list
+# --robots`` lists them; ``mbfmu.load_plant("ur5")`` and ``mbfmu build ur5``
+# take the name directly).
 import tempfile
 import time as wallclock
 from pathlib import Path
@@ -24,18 +25,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import mbfmu
+from mbfmu.plant.robots import robot_urdf
 
-
-def robot_file(relative: str) -> Path:
-    """Path of ``robots/<relative>`` inside the installed example-robot-data."""
-    dist = importlib.metadata.distribution("example-robot-data")
-    for f in dist.files or ():
-        if f.as_posix().endswith("example-robot-data/robots/" + relative):
-            return Path(dist.locate_file(f)).resolve()
-    raise FileNotFoundError(relative)
-
-
-urdf = robot_file("ur_description/urdf/ur5_robot.urdf")
+urdf = robot_urdf("ur5")
 print(urdf.name)
 
 # %%

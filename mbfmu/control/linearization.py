@@ -188,10 +188,10 @@ def _analytic_multibody(plant, x0, u0) -> tuple[np.ndarray, np.ndarray, np.ndarr
     model = plant.model
     q, v = x0[:model.nq], x0[model.nq:]
     tau = plant.input_matrix @ u0 if u0.size else np.zeros(model.nv)
-    vdot, Aq, Av, Minv = forward_dynamics_derivatives(model, q, v, tau)
+    vdot, Aq, Av, dvdot_dtau = forward_dynamics_derivatives(model, q, v, tau)
     Kq, Kv = tangent_kinematics(model, q, v)
     A = np.block([[Kq, Kv], [Aq, Av]])
-    B = np.vstack([np.zeros((model.nv, u0.size)), Minv @ plant.input_matrix])
+    B = np.vstack([np.zeros((model.nv, u0.size)), dvdot_dtau @ plant.input_matrix])
     return A, B, np.concatenate([v, vdot])
 
 

@@ -58,6 +58,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--allow-nan", action="store_true", help="let non-finite outputs through instead of stopping")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     p.add_argument("--log", action="store_true", help="FMU logging on, with all the FMUs' log categories (slower)")
+    p.add_argument("--allow-external", action="store_true",
+                   help="let an .ssp/.ssd use FMU and parameter files outside its archive or folder")
     p.set_defaults(func=run)
     return p
 
@@ -72,7 +74,7 @@ def _parse_value(text: str):
         return text
 
 
-def _load(path: Path):
+def _load(path: Path, allow_external: bool = False):
     """The system in ``path`` and its default experiment; every reading problem as one InputError."""
     from .fmu_unit import FmuUnit
     from .ssp import read_ssp
@@ -84,7 +86,7 @@ def _load(path: Path):
         raise InputError(f"{str(path)!r}: expected an .ssp, .ssd or .fmu file")
     try:
         if path.suffix in (".ssp", ".ssd"):
-            system = read_ssp(path)
+            system = read_ssp(path, allow_external=allow_external)
             return system, dict(system.experiment), None
         unit = FmuUnit(path)
     except MbfmuError:
@@ -118,7 +120,7 @@ def _run(args: argparse.Namespace) -> int:
 
     sink = open_writer(args.output) if args.output else None  # checked before anything runs
     path = Path(args.model)
-    system, exp, default_unit = _load(path)
+    system, exp, default_unit = _load(path, getattr(args, "allow_external", False))
     for item in args.set:
         if "=" not in item:
             raise InputError(f"--set {item!r}: expected UNIT.VAR=VALUE")
@@ -179,7 +181,10 @@ def _run(args: argparse.Namespace) -> int:
 def _report_partial(result, output: str | None) -> None:
     n, end = len(result), result.summary.end_time
     upto = f"{n} rows up to t = {end!r} s" if n else "no rows"
-    if output:
+    if output and not n:
+        print(f"mbfmu simulate: no rows were recorded; {output} was not written (an earlier file there is "
+              "left as it was)", file=sys.stderr)
+    elif output:
         print(f"mbfmu simulate: partial results ({upto}) written to {output}", file=sys.stderr)
     else:
         print(f"mbfmu simulate: partial results ({upto}) not written: no output file given (-o)", file=sys.stderr)

@@ -388,6 +388,9 @@ def input_start_values(path: str | Path) -> dict[str, float]:
     """Real inputs of an FMU, in declaration order, with their start values
     (0 where none is declared)."""
     from fmpy import read_model_description
+
+    from ..untrusted.archive import check_file
+    check_file(path, f"FMU {str(path)!r}", "FMU")  # bounded before fmpy reads it
     md = read_model_description(str(path))
     return {v.name: float(v.start or 0.0) for v in md.modelVariables
             if v.causality == "input" and v.type == "Real"}

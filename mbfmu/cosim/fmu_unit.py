@@ -11,18 +11,17 @@ the FMU's own log messages.
 """
 from __future__ import annotations
 
-import atexit
 import collections
 import ctypes
 import itertools
 import logging
 import re
-import shutil
 import zipfile
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..errors import CosimError, InputError, StopRequested
+from ..untrusted.archive import check_file as check_archive, extract as extract_archive, open_zip
 from .md_check import check_model_description
 from .typed import string_code, string_text
 from .units import Unit, Variable
@@ -88,10 +87,10 @@ def _callbacks(key: int) -> Any:
 def _fmi_version(path: str | Path) -> str | None:
     """The ``fmiVersion`` of an FMU archive, read without parsing the whole description."""
     try:
-        with zipfile.ZipFile(path) as z:
-            head = z.read("modelDescription.xml")[:4096].decode("utf-8", "replace")
-    except (OSError, KeyError, zipfile.BadZipFile):
-        return None
+        with open_zip(path, f"FMU {str(path)!r}", "FMU") as z, z.open("modelDescription.xml") as f:
+            head = f.read(4096).decode("utf-8", "replace")
+    except (OSError, KeyError, zipfile.BadZipFile, InputError):
+        return None  # reported by FmuUnit.__init__
     m = re.search(r'fmiVersion\s*=\s*"([^"]*)"', head)
     return m.group(1) if m else None
 
@@ -136,11 +135,12 @@ class FmuUnit(Unit):
     def __init__(self, path: str | Path, name: str | None = None, values: Mapping[str, Any] | None = None,
                  step: float | None = None, feedthrough: Mapping[str, Iterable[str]] | None = None,
                  log: bool = False) -> None:
-        from fmpy import extract, read_model_description
+        from fmpy import read_model_description
 
         self.path = Path(path)
         if not self.path.exists():
             raise InputError(f"FMU file {str(self.path)!r} does not exist")
+        check_archive(self.path, f"FMU {str(self.path)!r}", "FMU")  # bounded and contained before fmpy reads it
         try:
             md = read_model_description(str(self.path), validate=False)
         except Exception as exc:  # fmpy raises plain Exception for bad archives
@@ -171,10 +171,9 @@ class FmuUnit(Unit):
         self.model_identifier = cs.modelIdentifier
         for k, val in (values or {}).items():
             self.set(k, val)
-        self._unzipdir = extract(str(self.path))
-        # removed at exit, not when the unit goes: Python FMUs (pythonfmu) import
-        # modules from their extracted resources, which must stay readable
-        atexit.register(shutil.rmtree, self._unzipdir, True)
+        # a private folder, removed at exit (mbfmu.untrusted.scratch), not when the unit
+        # goes: Python FMUs (pythonfmu) import modules from their extracted resources
+        self._unzipdir = str(extract_archive(self.path, f"FMU {str(self.path)!r}", "fmu"))
         self._fmu = None
         self.log: collections.deque[str] = collections.deque(maxlen=200)
         self.input_conversion: dict[int, tuple[float, float]] = {}

@@ -31,6 +31,7 @@ import json
 import os
 import re
 import shutil
+import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -38,6 +39,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import InputError, unknown_name
+from .result_checks import check_array, check_mat, check_npz, parse_meta
 from .typed import string_code, string_text, typed_columns
 
 FORMATS = {".csv": "CSV, header first, metadata in NAME.csv.json", ".npz": "NumPy .npz", ".mat": "MATLAB .mat"}
@@ -229,6 +231,10 @@ def _csv_text(rows: np.ndarray, types: Sequence[str] | None = None) -> str:
 class CsvWriter:
     """Streams rows to a CSV file (header first) with its sidecar ``NAME.json``.
 
+    Nothing touches the disk before the first row: the header and that row
+    go to a temporary file in the same folder, which then replaces ``path``
+    (and the sidecar, status ``running``, its own). A run refused or failing
+    before its first row leaves an existing file and sidecar as they were.
     Rows are written with one ``os.write`` per batch, unbuffered, so a killed
     process leaves only whole lines behind. Errors (a full disk, /dev/full)
     become :class:`InputError` naming the file.
@@ -239,12 +245,17 @@ class CsvWriter:
         The CSV file.
     sidecar : Path or None
         Where the metadata JSON goes (``None``: nowhere).
+    keep_empty : bool
+        Write the file (header only) even when no row comes (an explicit save).
     """
 
-    def __init__(self, path: Path, sidecar: Path | None) -> None:
+    def __init__(self, path: Path, sidecar: Path | None, keep_empty: bool = False) -> None:
         self.path, self.sidecar = Path(path), sidecar
+        self.keep_empty = keep_empty
         self._fd: int | None = None
         self._types: list[str] = []
+        self._names: list[str] = []
+        self._start_meta: dict[str, Any] = {}
         self.rows = 0
 
     def _fail(self, exc: OSError) -> InputError:
@@ -259,15 +270,31 @@ class CsvWriter:
             raise self._fail(exc) from None
 
     def start(self, names: Sequence[str], meta: dict[str, Any]) -> None:
-        """Create the file, write the header line and the sidecar (status ``running``)."""
+        """Take the header and the metadata; the file is made with the first row."""
+        types = meta.get("types") or {}
+        self._names = list(names)
+        self._types = [types.get(n, "Real") for n in names]
+        self._start_meta = dict(meta)
+
+    def _create(self, first: str) -> None:
+        """Write the header and ``first`` rows to a temporary name, then put it in place."""
+        tmp = _temporary_name(self.path)
         try:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+            self._fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         except OSError as exc:
             raise self._fail(exc) from None
-        types = meta.get("types") or {}
-        self._types = [types.get(n, "Real") for n in names]
-        self._put(_csv_line(names))
-        self._meta(dict(meta, summary=asdict(RunSummary(status="running"))))
+        try:
+            self._put(_csv_line(self._names) + first)
+            os.close(self._fd)
+            self._fd = None
+            self._meta(dict(self._start_meta, summary=asdict(RunSummary(status="running"))))
+            os.replace(tmp, self.path)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        except OSError as exc:
+            raise self._fail(exc) from None
+        finally:
+            if self._fd is None:
+                Path(tmp).unlink(missing_ok=True)
 
     def reserve(self, nrows: float, ncols: int) -> None:
         """Refuse before the run when ``nrows`` rows cannot fit on the disk."""
@@ -280,23 +307,40 @@ class CsvWriter:
     def write(self, rows: np.ndarray) -> None:
         """Append ``rows`` (2-D, columns in header order); on disk when this returns."""
         if len(rows):
-            self._put(_csv_text(rows, self._types))
+            text = _csv_text(rows, self._types)
+            if self._fd is None:
+                self._create(text)
+            else:
+                self._put(text)
             self.rows += len(rows)
 
     def _meta(self, meta: dict[str, Any]) -> None:
         if self.sidecar is None:
             return
+        tmp = _temporary_name(self.sidecar)
         try:
-            self.sidecar.write_text(json.dumps(meta, default=str, indent=1))
+            Path(tmp).write_text(json.dumps(meta, default=str, indent=1))
+            os.replace(tmp, self.sidecar)
         except OSError as exc:
+            Path(tmp).unlink(missing_ok=True)
             raise self._fail(exc) from None
 
     def finish(self, result: "Result") -> None:
-        """Close the file and write the final metadata (summary, status)."""
+        """Close the file and write the final metadata (summary, status); with no
+        row written, nothing is (unless ``keep_empty``)."""
+        if self._fd is None and not self.rows:
+            if not self.keep_empty:
+                return
+            self._create("")
         if self._fd is not None:
             fd, self._fd = self._fd, None
             os.close(fd)
         self._meta(result._full_meta())
+
+
+def _temporary_name(path: Path) -> str:
+    """A fresh hidden name beside ``path`` (same folder: ``os.replace`` stays atomic)."""
+    return str(path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.part"))
 
 
 class _FinalWriter:
@@ -304,7 +348,7 @@ class _FinalWriter:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.csv = CsvWriter(path, path.with_name(path.name + ".json")) if path.suffix == ".csv" else None
+        self.csv = CsvWriter(path, path.with_name(path.name + ".json"), keep_empty=True) if path.suffix == ".csv" else None
 
     def start(self, names: Sequence[str], meta: dict[str, Any]) -> None:
         if self.csv is not None:
@@ -319,13 +363,17 @@ class _FinalWriter:
             self.csv.finish(result)
             return
         meta = json.dumps(result._full_meta(), default=str)
+        tmp = _temporary_name(self.path)  # whole or nothing: a killed writer leaves no partial file
         try:
             if self.path.suffix == ".npz":
-                with open(self.path, "wb") as f:
+                with open(tmp, "wb") as f:
                     np.savez(f, data=result.data, meta=np.array(meta))
             else:
-                _save_mat(self.path, result, meta)
+                with open(tmp, "wb") as f:
+                    _save_mat(f, result, meta)
+            os.replace(tmp, self.path)
         except OSError as exc:
+            Path(tmp).unlink(missing_ok=True)
             raise InputError(f"cannot write results to {str(self.path)!r}: {exc.strerror or exc}") from None
 
 
@@ -339,7 +387,7 @@ def _mat_name(name: str, taken: set[str]) -> str:
     return out
 
 
-def _save_mat(path: Path, result: "Result", meta: str) -> None:
+def _save_mat(path: Any, result: "Result", meta: str) -> None:
     import scipy.io
     taken: set[str] = set()
     signals = {_mat_name(n, taken): result.data[n] for n in result.names}
@@ -353,26 +401,23 @@ class StreamingWriter:
     """The sink of a run writing to ``path`` (any of :data:`FORMATS`).
 
     A ``.csv`` is written as it goes; ``.npz`` and ``.mat`` stream into
-    ``NAME.part.csv`` first, which the final file replaces at the end (also
-    when the run fails or is interrupted: the partial result is written).
+    ``NAME.part.csv`` (with its sidecar, status ``running`` until the end)
+    first, which the final file replaces at the end (also when the run fails
+    or is interrupted: the partial result is written). Nothing is written
+    before the first row, so a run refused before it leaves an existing
+    result as it was.
     """
 
     def __init__(self, path: str | Path) -> None:
-        self.path = check_output(path)
+        self.path = check_output(path)  # the final file must be writable too: found out now
         if self.path.suffix == ".csv":
             self.stream = CsvWriter(self.path, self.path.with_name(self.path.name + ".json"))
             self.part = None
         else:
             self.part = self.path.with_name(self.path.name + ".part.csv")
-            self.stream = CsvWriter(self.part, None)
+            self.stream = CsvWriter(self.part, self.part.with_name(self.part.name + ".json"))
 
     def start(self, names: Sequence[str], meta: dict[str, Any]) -> None:
-        if self.part is not None:  # the final file must be writable too: find out now
-            try:
-                with open(self.path, "ab"):
-                    pass
-            except OSError as exc:
-                raise InputError(f"cannot write results to {str(self.path)!r}: {exc.strerror or exc}") from None
         self.stream.start(names, meta)
 
     def reserve(self, nrows: float, ncols: int) -> None:
@@ -383,11 +428,17 @@ class StreamingWriter:
 
     def finish(self, result: "Result") -> None:
         self.stream.finish(result)
-        if self.part is not None:
+        if self.part is not None and self.stream.rows:
             if result.meta.get("first_row"):  # early rows exist only in the part file: keep it
                 return
             _FinalWriter(self.path).finish(result)
             self.part.unlink(missing_ok=True)
+            self.part.with_name(self.part.name + ".json").unlink(missing_ok=True)
+
+    @property
+    def rows(self) -> int:
+        """Rows written so far (0: the output file was not touched)."""
+        return self.stream.rows
 
 
 def open_writer(path: str | Path) -> StreamingWriter:
@@ -395,37 +446,109 @@ def open_writer(path: str | Path) -> StreamingWriter:
     return StreamingWriter(path)
 
 
-def _read_csv(path: Path) -> tuple[list[str], np.ndarray, dict[str, Any]]:
-    text = path.read_text()
-    lines = text.split("\n")
+def _read_csv(path: Path, what: str) -> tuple[list[str], np.ndarray, dict[str, Any]]:
+    text = path.read_bytes().decode("utf-8", "replace")  # no newline translation: names may hold "\r\n"
+    text = text[: text.rfind("\n") + 1]  # a last line cut short (a killed writer): not a row
+    meta: dict[str, Any] = {}
+    if text.startswith("# mbfmu"):  # the layout of earlier versions
+        first, _, text = text.partition("\n")
+        meta = parse_meta(first[len("# mbfmu "):], what)
+    if not text.strip():
+        raise InputError(f"{what} is not a results CSV: it is empty")
+    reader = csv.reader(io.StringIO(text))
+    names = next(reader)  # quoted names may hold commas and line breaks
+    lines = text.split("\n")[reader.line_num:]
     if lines and lines[-1] == "":
         lines.pop()
-    elif lines:  # a last line cut short (a killed writer): not a row
-        lines.pop()
-    meta: dict[str, Any] = {}
-    if lines and lines[0].startswith("# mbfmu"):  # the layout of earlier versions
-        meta = json.loads(lines.pop(0)[len("# mbfmu "):])
-    if not lines:
-        raise InputError(f"{str(path)!r} is not a results CSV: it is empty")
-    names = next(csv.reader([lines[0]]))
     side = path.with_name(path.name + ".json")
     if side.is_file():
-        meta = json.loads(side.read_text())
-    types = meta.get("types") or {}
+        meta = parse_meta(side.read_text(errors="replace"), f"{what} (sidecar {side.name})")
+    types = _types_of(meta, what)
     if "String" in types.values():  # text columns: back to codes, as the master records them
-        records = list(csv.reader(lines[1:]))
+        records = list(csv.reader(io.StringIO("\n".join(lines) + "\n"))) if lines else []
         kinds = [types.get(n, "Real") for n in names]
+        bad = next((i for i, r in enumerate(records) if len(r) != len(names)), None)
+        if bad is not None:
+            raise InputError(f"{what}: row {bad + 1} has {len(records[bad])} values, the header names {len(names)}")
         rows = np.array([[string_code(v) if k == "String" else float(v) for v, k in zip(r, kinds)]
                          for r in records], dtype=float).reshape(-1, len(names))
     else:
-        rows = np.loadtxt(lines[1:], delimiter=",", ndmin=2) if len(lines) > 1 else np.zeros((0, len(names)))
+        rows = np.loadtxt(lines, delimiter=",", ndmin=2) if lines else np.zeros((0, len(names)))
     if rows.shape[1] != len(names):
-        raise InputError(f"{str(path)!r}: rows have {rows.shape[1]} values, the header names {len(names)}")
+        raise InputError(f"{what}: rows have {rows.shape[1]} values, the header names {len(names)}")
     return names, rows, meta
+
+
+def _types_of(meta: dict[str, Any], what: str) -> dict[str, str]:
+    types = meta.get("types") or {}
+    if not isinstance(types, dict) or not all(isinstance(v, str) for v in types.values()):
+        raise InputError(f"{what}: metadata 'types' must map column names to FMI type names")
+    return types
+
+
+def _read_npz(path: Path, what: str) -> tuple[np.ndarray, dict[str, Any]]:
+    check_npz(path, what)  # bounded before numpy allocates anything
+    with np.load(path, allow_pickle=False) as z:
+        if "data" not in z or "meta" not in z:
+            raise InputError(f"{what} is not an mbfmu results file (it holds {', '.join(z.files)[:200]}; "
+                             "expected 'data' and 'meta')")
+        meta_arr = z["meta"]
+        if meta_arr.dtype.kind != "U" or meta_arr.shape != ():
+            raise InputError(f"{what}: 'meta' must be one JSON string, got {meta_arr.dtype} of shape {meta_arr.shape}")
+        return z["data"], parse_meta(str(meta_arr), what)
+
+
+def _read_mat(path: Path, what: str) -> tuple[np.ndarray, dict[str, Any]]:
+    import scipy.io
+    check_mat(path, what)  # bounded before scipy allocates anything
+    m = scipy.io.loadmat(path, simplify_cells=True, variable_names=["data", "names", "meta"])
+    if not {"data", "names", "meta"} <= set(m):
+        raise InputError(f"{what} is not an mbfmu results file (expected 'data', 'names' and 'meta')")
+    names = [str(n) for n in np.atleast_1d(m["names"])]
+    meta = parse_meta(str(m["meta"]), what)
+    data = np.asarray(m["data"], float)
+    if data.size % max(len(names), 1):
+        raise InputError(f"{what}: 'data' holds {data.size} values, not rows of the {len(names)} names")
+    return make_array(names, data.reshape(-1, len(names)), _types_of(meta, what)), meta
+
+
+_STATUSES = ("completed", "stopped", "failed", "interrupted")
+
+
+def _summary(meta: dict[str, Any], path: Path, what: str, rows: int) -> RunSummary:
+    """The run summary in ``meta`` (removed from it), checked; a writer that never
+    finished (status ``running``, or a ``.part.csv`` without one) is an interrupted run."""
+    raw = meta.pop("summary", None)
+    if raw is None:
+        raw = {"status": "running"} if path.name.endswith(".part.csv") else {}
+    if not isinstance(raw, dict):
+        raise InputError(f"{what}: metadata 'summary' must be a JSON object")
+    fields = RunSummary.__dataclass_fields__
+    values: dict[str, Any] = {}
+    for k, v in raw.items():
+        if k not in fields:
+            continue
+        kind = type(getattr(RunSummary, k))
+        try:
+            values[k] = str(v) if kind is str else kind(v)
+        except (TypeError, ValueError, OverflowError):
+            raise InputError(f"{what}: summary {k!r} = {str(v)[:40]!r} is not a {kind.__name__}") from None
+    summary = RunSummary(**values)
+    if summary.status == "running":
+        summary.status = "interrupted"
+        summary.message = (f"the run writing this file did not finish (it was killed, or is still running); "
+                           f"{rows} rows were written")
+    elif summary.status not in _STATUSES:
+        raise InputError(f"{what}: unknown run status {summary.status[:40]!r} (one of {', '.join(_STATUSES)})")
+    return summary
 
 
 def load_result(path: str | Path) -> Result:
     """Read a result written by :meth:`Result.save` or a run's streaming writer (any of :data:`FORMATS`).
+
+    The file is data: it is checked before anything large is allocated
+    (:mod:`.result_checks`), and every problem with it, a malformed,
+    truncated or empty file, odd metadata, is one :class:`InputError` line.
 
     Parameters
     ----------
@@ -435,33 +558,33 @@ def load_result(path: str | Path) -> Result:
     Returns
     -------
     Result
-        The recorded signals (SI units, ``time`` in s) with the run's summary and metadata.
+        The recorded signals (SI units, ``time`` in s) with the run's summary and metadata;
+        status ``interrupted`` for the file of a run that never finished.
     """
     path = Path(path)
+    what = f"results file {str(path)!r}"
     if not path.is_file():
-        raise InputError(f"results file {str(path)!r} does not exist")
+        raise InputError(f"{what} does not exist")
+    if path.suffix not in FORMATS:
+        raise InputError(f"cannot load results from {str(path)!r}: use one of {_formats_text()}")
+    if path.stat().st_size == 0:
+        raise InputError(f"{what} is empty (0 bytes): the run writing it was killed before it finished; "
+                         + (f"its rows may be in {path.name}.part.csv" if path.suffix != ".csv" else "no rows"))
     try:
         if path.suffix == ".npz":
-            with np.load(path, allow_pickle=False) as z:
-                if "data" not in z or "meta" not in z:
-                    raise InputError(f"{str(path)!r} is not an mbfmu results file (it holds {', '.join(z.files)}; "
-                                     "expected 'data' and 'meta')")
-                data = z["data"]
-                meta = json.loads(str(z["meta"]))
+            data, meta = _read_npz(path, what)
         elif path.suffix == ".csv":
-            names, rows, meta = _read_csv(path)
-            data = make_array(names, rows, meta.get("types"))
-        elif path.suffix == ".mat":
-            import scipy.io
-            m = scipy.io.loadmat(path, simplify_cells=True)
-            names = [str(n) for n in np.atleast_1d(m["names"])]
-            meta = json.loads(str(m["meta"]))
-            data = make_array(names, np.asarray(m["data"], float).reshape(-1, len(names)), meta.get("types"))
+            names, rows, meta = _read_csv(path, what)
+            data = make_array(names, rows, _types_of(meta, what))
         else:
-            raise InputError(f"cannot load results from {str(path)!r}: use one of {_formats_text()}")
-    except (ValueError, KeyError, OSError) as exc:
-        if isinstance(exc, InputError):
-            raise
-        raise InputError(f"{str(path)!r} is not a readable results file: {exc}") from None
-    summary = RunSummary(**{k: v for k, v in meta.pop("summary", {}).items() if k in RunSummary.__dataclass_fields__})
+            data, meta = _read_mat(path, what)
+        check_array(data, what)
+        summary = _summary(meta, path, what, len(data))
+    except InputError:
+        raise
+    except RecursionError:
+        raise InputError(f"{what} nests too deeply to be read; refused") from None
+    except Exception as exc:  # whatever a malformed file makes numpy, scipy or zipfile raise
+        detail = (str(exc).splitlines() or [""])[0][:200]
+        raise InputError(f"{what} is not a readable results file: {type(exc).__name__}: {detail}") from None
     return Result(data, summary, meta)

@@ -21,15 +21,16 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
 
 from ..errors import CosimError, InputError
+from ..untrusted.archive import extract
+from ..untrusted.scratch import release
 from .system import System
 from .fmu_unit import FmuUnit
+from .ssp_sources import SourceResolver
 from .ssp_units import KNOWN, UnitDef, conversion, fmu_units, read_units
 
 NS = {
@@ -122,7 +123,7 @@ def _osp_step(annotation) -> float | None:
     return None
 
 
-def read_ssp(path: str | Path) -> System:
+def read_ssp(path: str | Path, *, allow_external: bool = False) -> System:
     """Load a system from an ``.ssp`` archive or an ``.ssd`` file.
 
     Parameters
@@ -130,6 +131,10 @@ def read_ssp(path: str | Path) -> System:
     path : str or Path
         The ``.ssp`` archive or the ``.ssd`` file (FMUs referenced from it by
         relative path).
+    allow_external : bool
+        Accept FMU and parameter files outside the archive (or the ``.ssd``'s
+        folder); by default such references are refused
+        (:mod:`.ssp_sources`).
 
     Returns
     -------
@@ -145,26 +150,21 @@ def read_ssp(path: str | Path) -> System:
     if not path.exists():
         raise InputError(f"SSP file {str(path)!r} does not exist")
     if path.suffix == ".ssd":
-        return _read_ssd(path, path.parent, path)
+        return _read_ssd(path, SourceResolver(path.parent, repr(str(path)), allow_external), path)
     if path.suffix != ".ssp":
         raise InputError(f"{str(path)!r}: expected an .ssp or .ssd file")
-    base = Path(tempfile.mkdtemp(prefix="mbfmu_ssp_"))
+    base = extract(path, f"SSP {str(path)!r}", "ssp", noun="SSP archive")  # bounded and contained (mbfmu.untrusted.archive)
     try:  # the units extract their FMUs for themselves: nothing of the archive is kept
-        try:
-            with zipfile.ZipFile(path) as z:
-                z.extractall(base)
-        except zipfile.BadZipFile as exc:
-            raise InputError(f"{str(path)!r} is not an SSP archive (zip): {exc}") from exc
         ssd = base / "SystemStructure.ssd"
         if not ssd.exists():
             raise InputError(f"{str(path)!r} has no SystemStructure.ssd")
-        return _read_ssd(path, base, ssd)
+        return _read_ssd(path, SourceResolver(base, repr(str(path)), allow_external, path.parent), ssd)
     finally:
-        shutil.rmtree(base, ignore_errors=True)
+        release(base)
 
 
-def _read_ssd(path: Path, base: Path, ssd: Path) -> System:
-    """The system of the SSD file ``ssd``, resources relative to ``base``; ``path`` names it in messages."""
+def _read_ssd(path: Path, sources: SourceResolver, ssd: Path) -> System:
+    """The system of the SSD file ``ssd``, its references resolved by ``sources``; ``path`` names it in messages."""
     from lxml import etree
 
     root = etree.parse(str(ssd)).getroot()
@@ -173,10 +173,7 @@ def _read_ssd(path: Path, base: Path, ssd: Path) -> System:
         raise CosimError(f"{str(path)!r}: SSP version {root.get('version')!r} is not 1.x")
 
     def open_resource(src: str):
-        p = (base / src) if not os.path.isabs(src) else Path(src)
-        if not p.exists():
-            raise CosimError(f"{str(path)!r}: referenced file {src!r} not found")
-        return open(p, "rb")
+        return open(sources.resolve(src, "parameter binding"), "rb")
 
     sysel = root.find("ssd:System", NS)
     problems: list[str] = []
@@ -194,9 +191,10 @@ def _read_ssd(path: Path, base: Path, ssd: Path) -> System:
         if typ != FMU_TYPE:
             problems.append(f"component {name!r}: type {typ!r} is not an FMU")
             continue
-        fmu_path = (base / src) if not os.path.isabs(src) else Path(src)
-        if not fmu_path.exists():
-            problems.append(f"component {name!r}: source {src!r} not found")
+        try:
+            fmu_path = sources.resolve(src, f"component {name!r}")
+        except CosimError as exc:
+            problems.append(str(exc).partition(": ")[2])
             continue
         unit = system.add(FmuUnit(fmu_path, name))
         defs = {**fmu_units(unit.md), **defs}  # the SSD's own definitions win

@@ -14,11 +14,12 @@ from .algorithms import (ElementForces, Kinematics, aba, body_accelerations, bod
                          point_jacobian, point_position, potential_energy, rnea)
 from .joints import (Fixed, FreeFlyer, Joint, Planar, Prismatic, Revolute, Spherical, Universal,
                      make_joint)
+from .drives import JointDrive
 from .model import Body, Cable, JointForce, Model, ModelBuilder, SpherePlaneContact, Spring
 from .dh import DHRow, dh_forward_kinematics, dh_transform, from_dh
 
 __all__ = [
-    "Body", "Cable", "ElementForces", "Fixed", "FreeFlyer", "Joint", "JointForce", "Kinematics",
+    "Body", "Cable", "ElementForces", "Fixed", "FreeFlyer", "Joint", "JointDrive", "JointForce", "Kinematics",
     "Model", "ModelBuilder", "Planar", "Prismatic", "Revolute", "SpherePlaneContact", "Spherical",
     "Spring", "Universal", "aba", "body_accelerations", "body_jacobian", "body_velocities",
     "center_of_mass", "coriolis_matrix", "coriolis_torques", "crba", "element_forces",

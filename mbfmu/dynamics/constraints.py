@@ -154,7 +154,7 @@ class ConstrainedModel:
         v = np.asarray(v, float)
         M = crba(self.model, q)
         rhs = np.asarray(tau, float) - nonlinear_effects(self.model, q, v)
-        tau_p, f_p = _kernels.passive_forces(self.model._h, q, v)
+        tau_p, f_p = _kernels.passive_forces(self.model._h, q, v, tau)  # drives read their commands in tau
         rhs = rhs + tau_p + self._spring_torques(q, f_p)
         if self.m == 0:
             return np.linalg.solve(M, rhs), np.zeros(0)

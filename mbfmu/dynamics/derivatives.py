@@ -19,9 +19,9 @@ a configuration increment ``dq`` (nv,) moves ``q`` to ``q (+) dq`` (see
 Forward dynamics derivatives follow from ``rnea(q, v, aba(q, v, tau)) = tau``:
 ``d(qdd)/dq = -M^-1 d(rnea)/dq``, ``d(qdd)/dv = -M^-1 d(rnea)/dv``,
 ``d(qdd)/dtau = M^-1``. :func:`forward_dynamics_derivatives` adds the
-kernels' force elements (joint springs, dampers, range limits and
-point-to-point spring-dampers, with the law of ``mb_passive_forces`` in
-``csrc/algorithms.c``), so it differentiates exactly what ``_kernels.rhs``
+kernels' force elements (joint springs, dampers, range limits,
+point-to-point spring-dampers and joint drives, with the laws of
+``mb_passive_forces`` in ``csrc/algorithms.c`` and ``csrc/drives.c``), so it differentiates exactly what ``_kernels.rhs``
 computes; models with sphere-plane contacts or cables are refused
 (:class:`~mbfmu.errors.ModelError`).
 
@@ -388,6 +388,36 @@ def _joint_force_tangent(model: Model, q: np.ndarray, dq: _Tan, v: _Tan) -> _Tan
     return _Tan(val, dot)
 
 
+def _drive_tangent(model: Model, q: np.ndarray, dq: _Tan, v: _Tan, tau: np.ndarray
+                   ) -> tuple[_Tan, np.ndarray]:
+    """What the joint drives add to the commanded ``tau`` (the law of
+    ``mb_drive_forces``, ``csrc/drives.c``) as a tangent (nv,), and the
+    derivative of each coordinate's generalized force by its command (nv,)."""
+    from .drives import MODES
+    D = dq.dot.shape[0]
+    val = np.zeros(model.nv)
+    dot = np.zeros((D, model.nv))
+    gain = np.ones(model.nv)
+    for i, d in model.drives.items():
+        iq, iv = model.idx_q[i], model.idx_v[i]
+        c, w = float(tau[iv]), v[iv]
+        mode = MODES[d.mode]
+        if mode == MODES["torque"]:
+            f = _const(c, D)
+        else:
+            f = d.kp * (c - (dq[iv] + q[iq])) - d.kd * w if mode == MODES["position"] else d.kd * (c - w)
+            if abs(float(f.val)) > d.torque_limit:  # saturated: the limit, whatever the state
+                f, gain[iv] = _const(np.sign(f.val) * d.torque_limit, D), 0.0
+            else:
+                gain[iv] = d.kp if mode == MODES["position"] else d.kd
+        if d.friction:
+            th = np.tanh(w.val / d.friction_velocity)
+            f = f - d.friction * _Tan(th, w.dot * (1.0 - th * th) / d.friction_velocity)
+        val[iv] = f.val - c
+        dot[:, iv] = f.dot
+    return _Tan(val, dot), gain
+
+
 def _spring_tangent(model: Model, RW, pW, vel, fext) -> None:
     """Add the point-to-point spring-damper wrenches to ``fext`` (body frames)."""
     for s in model.springs:
@@ -500,7 +530,10 @@ def forward_dynamics_derivatives(model: Model, q, v, tau, f_ext=None
         With respect to the tangent-space increment of ``q``.
     dvdot_dv : ndarray (nv, nv)
     dvdot_dtau : ndarray (nv, nv)
-        ``M(q)^-1``.
+        ``M(q)^-1``; with joint drives (:mod:`~mbfmu.dynamics.drives`),
+        whose commands ``tau`` holds, ``M^-1`` times each coordinate's
+        derivative of its drive torque by its command (``kp``, ``kd``, 0
+        when saturated, 1 for torque drives).
 
     At a range limit's boundary the one-sided derivative of the branch
     active at ``q`` is returned (the law is not differentiable there).
@@ -512,12 +545,16 @@ def forward_dynamics_derivatives(model: Model, q, v, tau, f_ext=None
     _, vdot = _kernels.rhs(model._h, q, v, tau, f_ext)
     dq, vT, aT = _seeds(model, v, vdot)
     res = _tangent_rnea(model, q, dq, vT, aT, f_ext, passive=True)
+    gain = None
+    if model.drives:
+        added, gain = _drive_tangent(model, q, dq, vT, tau)
+        res = res - added
     nv = model.nv
     J = res.dot.T
     M = J[:, 2 * nv:]
     Minv = np.linalg.inv(M)
     Minv = 0.5 * (Minv + Minv.T)
-    return vdot, -Minv @ J[:, :nv], -Minv @ J[:, nv:2 * nv], Minv
+    return vdot, -Minv @ J[:, :nv], -Minv @ J[:, nv:2 * nv], Minv if gain is None else Minv * gain
 
 
 def integrate(model: Model, q, dq) -> np.ndarray:

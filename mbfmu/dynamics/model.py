@@ -26,7 +26,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InputError, ModelError, UnknownNameError
-from . import _kernels
+from . import _kernels, drives as _drives
 from .joints import FREE, Fixed, Joint, SPHERICAL
 from .spatial import check_inertia, spatial_inertia
 
@@ -319,6 +319,7 @@ class ModelBuilder:
         self.gravity = np.asarray(gravity, dtype=float)
         self.bodies: list[Body] = []
         self.joint_forces: dict[int, JointForce] = {}
+        self.drives: dict[int, _drives.JointDrive] = {}
         self.springs: list[Spring] = []
         self.contacts: list[SpherePlaneContact] = []
         self.cables: list[Cable] = []
@@ -394,6 +395,13 @@ class ModelBuilder:
     def add_joint_force(self, body: int | str, force: JointForce) -> None:
         """Attach a spring/damper/limit to the joint of ``body``."""
         self.joint_forces[self.body_index(body)] = force
+
+    def add_joint_drive(self, body: int | str, drive: _drives.JointDrive) -> None:
+        """Attach a servo and/or Coulomb friction (:class:`~mbfmu.dynamics.drives.JointDrive`)
+        to the 1-DOF joint of ``body``."""
+        if not isinstance(drive, _drives.JointDrive):
+            raise ModelError(f"add_joint_drive: expected a JointDrive, got {drive!r}")
+        self.drives[self.body_index(body)] = drive
 
     def add_spring(self, body_a: int | str, point_a: Sequence[float], body_b: int | str,
                    point_b: Sequence[float], stiffness: float, damping: float = 0.0,
@@ -482,7 +490,7 @@ class ModelBuilder:
     def build(self) -> "Model":
         """Validate and pack the model."""
         return Model(self.bodies, self.gravity, self.joint_forces, self.springs, self.name,
-                     contacts=self.contacts, cables=self.cables)
+                     contacts=self.contacts, cables=self.cables, drives=self.drives)
 
 
 def _per_dof(value, n: int, what: str) -> np.ndarray:
@@ -521,10 +529,12 @@ class Model:
     springs : tuple of Spring
     contacts : tuple of SpherePlaneContact
     cables : tuple of Cable
+    drives : dict
+        Body index -> :class:`~mbfmu.dynamics.drives.JointDrive`.
     """
 
     def __init__(self, bodies: Sequence[Body], gravity, joint_forces=None, springs=(), name="model",
-                 contacts=(), cables=()):
+                 contacts=(), cables=(), drives=None):
         self.name = name
         self.bodies = tuple(bodies)
         self.gravity = np.asarray(gravity, dtype=float).reshape(-1)
@@ -534,6 +544,7 @@ class Model:
         self.springs = tuple(springs)
         self.contacts = tuple(contacts)
         self.cables = tuple(cables)
+        self.drives = dict(drives or {})
         nb = len(self.bodies) + 1
         self.nbodies = nb
         self.parent = np.array([-1] + [b.parent for b in self.bodies], dtype=np.int32)
@@ -580,6 +591,9 @@ class Model:
             nb, pk["parent"], pk["jtype"], nqi, nvi, axis1, axis2, Rtree, ptree, inertia, self.gravity,
             dof_force, len(self.springs), springs_arr, len(self.contacts), contacts_arr,
             len(self.cables), cables_arr, self.q_names, self.v_names, self.body_names)
+        pk["drives"] = _drives.pack(self, self.drives)
+        if len(pk["drives"]):
+            _kernels.set_drives(self._h, len(pk["drives"]), pk["drives"])
         self.inertias = inertia
         self.inertias.setflags(write=False)
         self.mass = float(sum(b.mass for b in self.bodies))
@@ -679,7 +693,7 @@ class Model:
     def with_gravity(self, gravity: Sequence[float]) -> "Model":
         """A copy of the model with another gravity vector (m/s^2)."""
         return Model(self.bodies, gravity, self.joint_forces, self.springs, self.name,
-                     contacts=self.contacts, cables=self.cables)
+                     contacts=self.contacts, cables=self.cables, drives=self.drives)
 
     def __repr__(self) -> str:
         return f"Model({self.name!r}, nbodies={self.nbodies}, nq={self.nq}, nv={self.nv})"

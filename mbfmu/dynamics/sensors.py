@@ -23,7 +23,11 @@ Kinds (the integer codes are the C runtime's ``MBN_SENS_*``):
   velocities and inputs (a motor torque ``k (omega_0 - gamma_1_dot)``);
 * :class:`Quaternion`: one element of a joint's unit quaternion (normalized);
 * :class:`Momentum`: total angular momentum about the world origin (N m s)
-  or linear momentum (N s), one world axis.
+  or linear momentum (N s), one world axis;
+* :class:`BodyQuaternion`: one element of a body's world orientation as a
+  unit quaternion (scalar first, w >= 0);
+* :class:`BodyTwist`: one world component of a body's angular velocity
+  (rad/s) or of the velocity of its origin (m/s).
 """
 from __future__ import annotations
 
@@ -35,7 +39,7 @@ import numpy as np
 from ..errors import ModelError
 from . import _kernels
 
-STATE, VELOCITY, POINT, KINETIC, POTENTIAL, LINEAR, QUATERNION, MOMENTUM = 1, 2, 3, 4, 5, 6, 7, 8
+STATE, VELOCITY, POINT, KINETIC, POTENTIAL, LINEAR, QUATERNION, MOMENTUM, BODY_QUATERNION, BODY_TWIST = range(1, 11)
 
 
 @dataclass(frozen=True)
@@ -118,8 +122,42 @@ class Linear:
     code = LINEAR
 
 
-KINDS = (StateValue, Velocity, PointPosition, KineticEnergy, PotentialEnergy, Linear, Quaternion, Momentum)
-Sensor = StateValue | Velocity | PointPosition | KineticEnergy | PotentialEnergy | Linear | Quaternion | Momentum
+@dataclass(frozen=True)
+class BodyQuaternion:
+    """Element ``component`` (0 = w) of the world orientation ``R_WB`` of body
+    ``body`` as a unit quaternion, scalar first with ``w >= 0``."""
+
+    body: int
+    component: int
+    code = BODY_QUATERNION
+
+    @property
+    def index(self) -> int:
+        return self.body
+
+    @property
+    def axis(self) -> int:
+        return self.component
+
+
+@dataclass(frozen=True)
+class BodyTwist:
+    """World component ``axis`` of the twist of body ``body``: 0-2 its angular
+    velocity (rad/s), 3-5 the velocity of its origin (m/s)."""
+
+    body: int
+    axis: int
+    code = BODY_TWIST
+
+    @property
+    def index(self) -> int:
+        return self.body
+
+
+KINDS = (StateValue, Velocity, PointPosition, KineticEnergy, PotentialEnergy, Linear, Quaternion, Momentum,
+         BodyQuaternion, BodyTwist)
+Sensor = (StateValue | Velocity | PointPosition | KineticEnergy | PotentialEnergy | Linear | Quaternion | Momentum
+          | BodyQuaternion | BodyTwist)
 
 
 def points(sensors: Sequence[Sensor]) -> list[tuple[int, np.ndarray]]:
@@ -142,6 +180,8 @@ def check(sensors: Sequence[Sensor], nbodies: int, nx: int, nv: int, nu: int) ->
                or (isinstance(s, Linear) and len(s.weights) != nv + nu)
                or (isinstance(s, Quaternion) and (not 0 <= s.index <= nx - 4 or s.component not in range(4)))
                or (isinstance(s, Momentum) and s.axis not in range(6))
+               or (isinstance(s, BodyQuaternion) and (not 1 <= s.body < nbodies or s.component not in range(4)))
+               or (isinstance(s, BodyTwist) and (not 1 <= s.body < nbodies or s.axis not in range(6)))
                or not isinstance(s, KINDS))
         if bad:
             raise ModelError(f"output sensor {k} ({s!r}) does not fit the model "
@@ -202,6 +242,12 @@ def evaluate(sensors: Sequence[Sensor], model, x: np.ndarray, v: np.ndarray, u: 
                 mass, com, Ic = mass_properties(model)
                 cache["momentum"] = _kernels.momenta(model._h, q, v, mass, com, Ic)
             out[k] = cache["momentum"][s.axis]
+        elif isinstance(s, (BodyQuaternion, BodyTwist)):
+            key = ("frame", s.body)
+            if key not in cache:  # the kernels' sensor code, shared with the native FMU
+                cache[key] = _kernels.body_frame(model._h, q, v, s.body)
+            quat, twist = cache[key]
+            out[k] = quat[s.component] if isinstance(s, BodyQuaternion) else twist[s.axis]
         elif isinstance(s, Linear):
             if z is None:
                 z = np.concatenate([v, np.asarray(u, float)])

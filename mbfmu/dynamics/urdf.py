@@ -94,6 +94,12 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False,
         Malformed XML, unknown joint type, missing or repeated links, a link
         with two parents, a loop, or non-physical inertia (naming the element).
     """
+    return urdf_builder(path, floating_base, gravity, use_damping, use_limits)[0].build()
+
+
+def read_urdf(path: str | os.PathLike) -> tuple[ET.Element, str]:
+    """The ``<robot>`` element of a URDF file (or of URDF text starting with
+    ``<``) and a name of its source for messages; raises ModelError."""
     text = str(path)
     try:
         if text.lstrip().startswith("<"):
@@ -108,6 +114,16 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False,
         raise ModelError(f"malformed URDF ({text[:60]!r}...): {exc}") from None
     if root.tag != "robot":
         raise ModelError(f"{source}: root element is <{root.tag}>, expected <robot>")
+    return root, source
+
+
+def urdf_builder(path: str | os.PathLike, floating_base: bool = False, gravity=(0.0, 0.0, -9.81),
+                 use_damping: bool = False, use_limits: bool = False,
+                 damping_scale: float = 1.0) -> tuple[ModelBuilder, ET.Element]:
+    """The :class:`ModelBuilder` of a URDF (as :func:`load_urdf` builds it,
+    the URDF's ``<dynamics damping>`` times ``damping_scale``) and its
+    ``<robot>`` element, so that a caller can add elements before building."""
+    root, source = read_urdf(path)
 
     links = {}
     for link in root.findall("link"):
@@ -191,21 +207,27 @@ def load_urdf(path: str | os.PathLike, floating_base: bool = False,
             joint = Fixed()
         mass, com, I = _inertial(links[child], f"link {child!r}")
         b.add_body(child, parent_link, joint, mass, com, I, R_PJ=R, p_PJ=xyz, joint_name=jname)
-        _joint_forces(b, child, j, joint, use_damping, use_limits, where)
+        _joint_forces(b, child, j, joint, use_damping, use_limits, where, damping_scale)
         for jn in sorted(children[child], reverse=True):
             stack.append((child, jn))
-    return b.build()
+    detached = [ln for ln in links if ln not in visited]
+    if detached:
+        raise ModelError(f"{source}: links {detached} are not connected to the root link {root_link!r} "
+                         "(their joints form a loop apart from the tree); URDF describes one tree")
+    return b, root
 
 
 def _joint_forces(b: ModelBuilder, body: str, j, joint, use_damping: bool, use_limits: bool,
-                  where: str) -> None:
+                  where: str, damping_scale: float = 1.0) -> None:
     if joint.nv != 1:
         return
     damping = 0.0
     lower, upper = -np.inf, np.inf
     dyn = j.find("dynamics")
     if use_damping and dyn is not None and dyn.get("damping") is not None:
-        damping = float(parse_floats(dyn.get("damping"), 1, (0.0,), f"{where} damping")[0])
+        damping = damping_scale * float(parse_floats(dyn.get("damping"), 1, (0.0,), f"{where} damping")[0])
+        if damping < 0:
+            raise ModelError(f"{where}: damping {damping!r} N m s/rad is negative")
     lim = j.find("limit")
     if use_limits and lim is not None and j.get("type") != "continuous":
         lower = float(parse_floats(lim.get("lower"), 1, (-np.inf,), f"{where} lower")[0])

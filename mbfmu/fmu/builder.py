@@ -187,9 +187,10 @@ def add_loader_shim(fmu: str | Path) -> Path:
     Path
         The same path.
     """
+    from ..untrusted.archive import open_zip
     fmu = Path(fmu)
     try:
-        with zipfile.ZipFile(fmu) as z:
+        with open_zip(fmu, f"{fmu}", "FMU") as z:  # bounded: every member is read into memory
             files = {n: z.read(n) for n in z.namelist() if not n.endswith("/")}
     except (OSError, zipfile.BadZipFile) as exc:
         raise InputError(f"{fmu}: not a readable FMU ({exc})") from None
@@ -282,8 +283,10 @@ def _check_travels(root: Path, ref: PlantRef) -> None:
 def _bundle_urdf(ref: PlantRef, res: Path) -> tuple[PlantRef, str]:
     """Copy a URDF and its meshes into ``res/urdf``; the reference to the copy and a hash of it."""
     from ..plant.library import bundle_urdf as bundle
-    options = {k: v for k, v in ref.options.items() if k != "package_dirs"}  # the copy needs no packages
-    copy = bundle(ref.target, res / "urdf", ref.options.get("package_dirs", ()))
+    # the copy needs no packages, and holds only the meshes that passed
+    options = {k: v for k, v in ref.options.items() if k not in ("package_dirs", "skip_bad_meshes")}
+    copy = bundle(ref.target, res / "urdf", ref.options.get("package_dirs", ()),
+                  bool(ref.options.get("skip_bad_meshes", False)))
     digest = hashlib.sha256()
     for f in sorted((res / "urdf").rglob("*")):
         if f.is_file():
@@ -402,7 +405,12 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
             sig.check(sig.start)  # a start outside [min, max] would make an invalid FMU
         # record every parameter so the FMU rebuilds exactly this plant
         ref = ref.with_parameters({s.name: s.start for s in built.parameters})
-        again = build_plant(ref, res)
+        try:
+            again = build_plant(ref, res)
+        except TypeError as exc:
+            raise ModelError(f"plant {built.name!r} does not rebuild from its own parameters ({exc}): its "
+                             "constructor must accept every parameter signal as a keyword argument "
+                             f"({', '.join(built.parameter_values())})") from None
         if again.parameter_values() != built.parameter_values():
             raise ModelError(f"plant {built.name!r} does not rebuild from its own parameters "
                              f"({built.parameter_values()} -> {again.parameter_values()}): its constructor must "

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ..errors import InputError
 
@@ -39,21 +40,27 @@ def run(args: argparse.Namespace) -> int:
     if params and len(names) != 1:
         raise InputError("-p/--parameter needs exactly one plant")
     for name in names:
-        path = build_fmu(_urdf_ref(name, args) if name.lower().endswith(".urdf") else name, args.output,
-                         parameters=params or None, runtime=args.runtime, platforms=args.platform or None,
-                         python_hint=args.python_hint, fmi_version=args.fmi, interfaces=args.interface or None)
+        path = build_fmu(_robot_ref(name, args), args.output, parameters=params or None, runtime=args.runtime,
+                         platforms=args.platform or None, python_hint=args.python_hint, fmi_version=args.fmi,
+                         interfaces=args.interface or None)
         print(path)
     return 0
 
 
-def _urdf_ref(name: str, args: argparse.Namespace):
-    """The reference of a URDF robot with the command line's robot options."""
+def _robot_ref(name: str, args: argparse.Namespace):
+    """``name`` itself, or for a robot (a URDF file or a robot of example-robot-data
+    by name) its reference with the command line's robot options."""
     from .plantref import PlantRef, parse
     ref = parse(name)
-    options = {"actuation": args.actuation, "floating_base": args.floating_base, "poses": args.pose,
-               "twists": args.twist}
+    if ref.kind != "urdf":
+        return name
+    options = {"actuation": args.actuation, "poses": args.pose, "twists": args.twist,
+               "package_dirs": [str(Path(d).resolve()) for d in args.package_dir],
+               "skip_bad_meshes": args.skip_bad_meshes}
     options = {k: v for k, v in options.items() if v}
-    return PlantRef(ref.kind, ref.target, options=options)
+    if args.floating_base is not None:
+        options["floating_base"] = args.floating_base
+    return PlantRef(ref.kind, ref.target, options={**ref.options, **options})
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -61,8 +68,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p = subparsers.add_parser(
         "build", help="build FMUs of plants (FMI 2.0 co-simulation; native: FMI 2/3, also model exchange)",
         description="Build fmus/<name>.fmu for each plant: a library name (all library plants by default), "
-                    "'package.module:Class', a model file 'path/model.py[:Class]' or a robot's URDF file "
-                    "'robot.urdf'.")
+                    "'package.module:Class', a model file 'path/model.py[:Class]', a robot's URDF file "
+                    "'robot.urdf' or a robot of example-robot-data by name ('ur5', 'panda': mbfmu list "
+                    "--robots).")
     p.add_argument("names", nargs="*", metavar="NAME", help="plants to build (default: every library plant)")
     p.add_argument("-o", "--output", default="fmus", help="output folder (default: fmus/)")
     p.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=VALUE",
@@ -82,15 +90,23 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="pythonfmu runtime: record this interpreter as the last place the FMU looks for "
                         "Python (after MBFMU_PYTHON and PATH); off by default, so the FMU holds no path of "
                         "this machine")
-    robot = p.add_argument_group("URDF robots (NAME.urdf)")
+    robot = p.add_argument_group("robots (NAME.urdf, or a robot's name: ur5, panda, ...)")
     robot.add_argument("--actuation", choices=["torque", "position", "velocity"],
                        help="how every joint is driven: torque inputs tau[i] (default), or position/velocity "
                             "servos with set-points q_ref[i]/v_ref[i]")
-    robot.add_argument("--floating-base", action="store_true", help="the root link moves freely (legged robots)")
+    robot.add_argument("--floating-base", action=argparse.BooleanOptionalAction, default=None,
+                       help="the root link moves freely (default: for legged robots, humanoids and drones "
+                            "named from example-robot-data)")
     robot.add_argument("--pose", action="append", default=[], metavar="LINK",
                        help="output the world pose of LINK (LINK_p[1..3], LINK_quat[1..4]); repeatable")
     robot.add_argument("--twist", action="append", default=[], metavar="LINK",
                        help="output the world twist of LINK (LINK_twist[1..6]); repeatable")
+    robot.add_argument("--package-dir", action="append", default=[], metavar="DIR",
+                       help="a folder holding (or being) a package that package:// mesh URIs name, for a "
+                            "URDF copied out of its package; repeatable")
+    robot.add_argument("--skip-bad-meshes", action="store_true",
+                       help="drop, with a warning, a mesh the URDF names outside its folder and packages or "
+                            "that is not a readable STL/OBJ/DAE (default: refuse the URDF)")
     p.set_defaults(func=run)
     return p
 

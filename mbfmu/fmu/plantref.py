@@ -98,12 +98,17 @@ def parse(spec: str) -> PlantRef:
 
     ``"rigid_arm"`` -> library; ``"pkg.mod:Class"`` -> class;
     ``"dir/model.py"`` or ``"dir/model.py:Class"`` -> file;
-    ``"dir/robot.urdf"`` -> urdf.
+    ``"dir/robot.urdf"`` or a robot of example-robot-data by name
+    (``"ur5"``, when no library plant has that name) -> urdf.
     """
     if spec.lower().endswith(".urdf"):
         if not Path(spec).is_file():
             raise InputError(f"URDF file {spec} does not exist")
         return PlantRef("urdf", str(Path(spec).resolve()))
+    if spec.isidentifier():
+        from ..plant import library, robots
+        if spec not in library.list_plants() and robots.is_robot(spec):
+            return PlantRef("urdf", str(robots.robot_urdf(spec)), options=robots.robot_options(spec))
     path_part, _, cls = spec.partition(":") if spec.count(":") == 1 else (spec, "", "")
     if path_part.endswith(".py"):
         path = Path(path_part)
@@ -207,7 +212,7 @@ def plant_factory(ref: PlantRef, base_dir: Path | None = None):
         path = Path(ref.target)
         if base_dir is not None and not path.is_absolute():
             path = base_dir / path
-        return lambda **kw: library.plant_from_urdf(path, **{**ref.options, **kw})
+        return lambda **kw: library.robot_plant(path, {**ref.options, **kw})
     if ref.kind == "pickle":
         from .embed import load_pickled_class
         if base_dir is None:
@@ -228,7 +233,9 @@ def build_plant(ref: PlantRef, base_dir: Path | None = None) -> Plant:
     """
     factory = plant_factory(ref, base_dir)
     from ..plant.library import construct
-    plant = construct(factory, group_parameters(ref.parameters), f"plant {ref.target!r}")
+    # a robot takes the elements of its gravity vector one by one (library.robot_plant)
+    values = dict(ref.parameters) if ref.kind == "urdf" else group_parameters(ref.parameters)
+    plant = construct(factory, values, f"plant {ref.target!r}")
     if not isinstance(plant, Plant):
         raise ModelError(f"{ref.target!r} built a {type(plant).__name__}, not a mbfmu Plant")
     return plant

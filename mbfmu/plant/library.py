@@ -4,8 +4,10 @@ Each plant lives in one file of the top-level ``models/`` folder, which ships
 inside the package as ``mbfmu.models``. A model file defines a
 :class:`~mbfmu.plant.Plant` subclass and names it in a module attribute
 ``PLANT``; its constructor takes the plant's parameters as keyword arguments
-(SI units). ``load_plant`` also accepts the path of any such file, or a
-``"package.module:ClassName"`` reference.
+(SI units). ``load_plant`` also accepts the path of any such file, a
+``"package.module:ClassName"`` reference, a robot's URDF file
+(``"./robot.urdf"``) or a robot of example-robot-data by name (``"ur5"``,
+:mod:`~mbfmu.plant.robots`).
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from ..errors import ModelError, UnknownNameError, unknown_name
+from ..errors import InputError, ModelError, UnknownNameError, unknown_name
 from .contract import Plant
 
 
@@ -63,23 +65,64 @@ def _check_class(cls, spec: str) -> type[Plant]:
     return cls
 
 
+def is_urdf(name_or_path) -> bool:
+    """True when ``name_or_path`` names a URDF file (by its suffix)."""
+    return str(name_or_path).lower().endswith(".urdf")
+
+
 def load_plant(name_or_path: str, **parameters) -> Plant:
-    """A plant from the library, from a model file or from a ``"module:Class"`` name.
+    """A plant from the library, a model file, a ``"module:Class"`` name, a URDF file or a robot's name.
 
     Parameters
     ----------
     name_or_path : str
         A library name (``"rigid_arm"``, see :func:`list_plants`), the path of
-        a Python model file, or ``"module:Class"``.
+        a Python model file, ``"module:Class"``, a URDF file
+        (``"./robot.urdf"``) or a robot of example-robot-data (``"ur5"``,
+        ``"panda"``; :func:`mbfmu.plant.robots.robot_names`).
     **parameters
-        Plant parameters by name, in their SI units (see ``mbfmu list``).
+        Plant parameters by name, in their SI units (see ``mbfmu list``);
+        for a robot also the options of :func:`mbfmu.plant.urdf.plant_from_urdf`
+        (``actuation``, ``poses``, ``package_dirs``, ...), and vector
+        parameters element by element (``**{"gravity[3]": -1.62}``).
 
     Returns
     -------
     Plant
         The constructed plant.
     """
-    return construct(plant_class(name_or_path), parameters, f"plant {str(name_or_path)!r}")
+    spec = str(name_or_path)
+    if is_urdf(spec):
+        return robot_plant(spec, parameters)
+    if _is_name(spec) and spec not in list_plants():
+        from . import robots
+        if robots.is_robot(spec):
+            return robot_plant(robots.robot_urdf(spec), {**robots.robot_options(spec), **parameters})
+        raise unknown_name(f"unknown plant {spec!r}", spec, list_plants() + robots.robot_names(),
+                           "library plants and robots", "mbfmu list, mbfmu list --robots")
+    return construct(plant_class(name_or_path), parameters, f"plant {spec!r}")
+
+
+def _is_name(spec: str) -> bool:
+    return spec.isidentifier()
+
+
+def robot_plant(path, options: dict) -> Plant:
+    """The URDF plant of ``path`` with ``options`` (parameters among them; the
+    elements ``gravity[i]`` of the gravity vector may come one by one)."""
+    from .urdf import plant_from_urdf as build
+    options = dict(options)
+    elements = {k: options.pop(k) for k in [k for k in options if k.startswith("gravity[")]}
+    if elements:
+        g = list(options.get("gravity", (0.0, 0.0, -9.81)))
+        for key, value in elements.items():
+            i = key[len("gravity["):-1]
+            if i not in ("1", "2", "3"):
+                raise unknown_name(f"robot has no parameter {key!r}", key, ["gravity[1]", "gravity[2]", "gravity[3]"],
+                                   "gravity elements")
+            g[int(i) - 1] = float(value)
+        options["gravity"] = g
+    return build(path, **options)
 
 
 def construct(factory, parameters: dict, what: str):
@@ -105,10 +148,10 @@ def plant_from_urdf(path, **options) -> Plant:
     return build(path, **options)
 
 
-def bundle_urdf(urdf, dest, package_dirs=()):
+def bundle_urdf(urdf, dest, package_dirs=(), skip_bad_meshes: bool = False):
     """Copy a URDF and its visual meshes into folder ``dest`` (see :func:`mbfmu.plant.urdf_files.bundle`)."""
     from .urdf_files import bundle
-    return bundle(urdf, dest, package_dirs)
+    return bundle(urdf, dest, package_dirs, skip_bad_meshes)
 
 
 def describe(plant: Plant) -> str:
@@ -137,10 +180,21 @@ def add_parser(sub) -> None:
                                    "parameters with SI units and start values.")
     p.add_argument("names", nargs="*", help="plants to show in full (default: every library plant, one line each)")
     p.add_argument("--long", action="store_true", help="show every plant's ports in full")
+    p.add_argument("--robots", action="store_true",
+                   help="list the robots of example-robot-data that NAME may be (mbfmu build ur5)")
     p.set_defaults(func=_cmd_list)
 
 
 def _cmd_list(args) -> int:
+    if args.robots:
+        from . import robots
+        names = robots.robot_names()
+        if not names:
+            raise InputError(f"mbfmu list --robots: {robots.NOT_INSTALLED}")
+        print(textwrap.fill(", ".join(names), 100))
+        print(f"({len(names)} robots of example-robot-data; mbfmu list NAME shows one, mbfmu build NAME "
+              "makes its FMU)")
+        return 0
     if not args.names and not args.long:
         for name in list_plants():
             print(summary(load_plant(name)))
@@ -150,3 +204,4 @@ def _cmd_list(args) -> int:
         print(describe(load_plant(name)))
         print()
     return 0
+

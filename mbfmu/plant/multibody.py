@@ -151,7 +151,7 @@ class MultibodyPlant(Plant):
         if self.canonical:
             v = _kernels.minv(h, q, x[nq:])
             tau, f_ext = self.generalized_forces(t, q, v, u)
-            tau_p, f_p = _kernels.passive_forces(h, q, v)
+            tau_p, f_p = _kernels.passive_forces(h, q, v, tau)  # drives read their commands in tau
             f_all = f_p if f_ext is None else f_p + f_ext
             qdot, pdot, _ = _kernels.sweep(h, q, x[nq:], tau + tau_p, f_all)
             return np.concatenate([qdot, pdot])

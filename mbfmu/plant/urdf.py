@@ -28,7 +28,18 @@ as viscous joint damping, ``friction=True`` ``<dynamics friction>`` as
 Coulomb friction (smoothed over ``friction_velocity``), ``limits=True`` the
 ``<limit lower upper>`` range as stiff one-sided springs; servos' torque
 limits default to ``<limit effort>``. ``floating_base=True`` puts the root
-link on a free joint (legged robots).
+link on a free joint (legged robots). Damping, range limits, friction and the
+servos are the kernels' force elements (``JointForce``, ``JointDrive``), so
+the compiled integrators and the native FMU run them.
+
+parameters
+    ``payload_mass`` (kg): a point mass at the origin of the tool link
+    (``payload_link``, default: the last link of the robot's serial chain,
+    see :func:`default_payload_link`); ``gravity[1..3]`` (m/s^2, world frame);
+    ``damping_scale`` and ``friction_scale`` (1) multiply the URDF's joint
+    damping and friction (present with ``damping=True`` / ``friction=True``).
+    Default servo gains come from the robot without its payload, so a sweep
+    of the payload keeps the controller.
 """
 from __future__ import annotations
 
@@ -40,16 +51,18 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..dynamics import _kernels
-from ..dynamics.algorithms import crba, forward_kinematics
-from ..dynamics.joints import PRISMATIC, REVOLUTE
-from ..dynamics.urdf import load_urdf, parse_floats
+from ..dynamics import _kernels, sensors as S
+from ..dynamics.algorithms import crba
+from ..dynamics.drives import JointDrive
+from ..dynamics.joints import Fixed, PRISMATIC, REVOLUTE
+from ..dynamics.urdf import parse_floats, urdf_builder
 from ..errors import InputError, ModelError, UnknownNameError
 from .multibody import MultibodyPlant
 from .signals import Signal
 
 MODES = ("torque", "position", "velocity", "passive")
 SERVO_BANDWIDTH = 2 * np.pi * 5.0  # rad/s: default servo gains give this natural frequency (critically damped)
+GRAVITY_BOUND = 100.0  # m/s^2: |gravity[i]| at most about 10 g
 
 
 @dataclass(frozen=True)
@@ -99,10 +112,8 @@ class _Joint:
     friction: float
 
 
-def _joint_table(path: str | os.PathLike, model) -> list[_Joint]:
+def _joint_table(root: ET.Element, model) -> list[_Joint]:
     """The model's 1-DOF joints with their URDF ``<limit effort>`` and ``<dynamics friction>``."""
-    text = str(path)
-    root = ET.fromstring(text) if text.lstrip().startswith("<") else ET.parse(path).getroot()
     xml = {j.get("name"): j for j in root.findall("joint")}
     out = []
     for b in range(1, model.nbodies):
@@ -117,15 +128,36 @@ def _joint_table(path: str | os.PathLike, model) -> list[_Joint]:
         effort = float(parse_floats(lim.get("effort") if lim is not None else None, 1, (0.0,), f"{where} effort")[0])
         fric = float(parse_floats(dyn.get("friction") if dyn is not None else None, 1, (0.0,),
                                   f"{where} friction")[0])
+        if fric < 0:
+            raise InputError(f"{where}: friction {fric!r} is negative")
         out.append(_Joint(name, b, int(model.idx_v[b]), int(model.idx_q[b]), joint.code == REVOLUTE,
                           effort if effort and effort > 0 else None, fric))
     return out
 
 
+def default_payload_link(model) -> str:
+    """The tool link a payload sits on by default: the last link of the robot's
+    kinematic chain, found by walking from the world into the one child whose
+    subtree holds a moving joint, until none or several do (an arm's flange or
+    hand, before frames or fingers; the trunk of a legged robot)."""
+    moving = [b > 0 and model.joints[b].nv > 0 for b in range(model.nbodies)]
+    for b in range(model.nbodies - 1, 0, -1):
+        moving[model.parent[b]] = moving[model.parent[b]] or moving[b]
+    b = 0
+    while True:
+        ahead = [c for c in model.children(b) if moving[c]]
+        if len(ahead) != 1:
+            return model.body_names[b] if b else model.body_names[model.children(0)[0]]
+        b = ahead[0]
+
+
 _DEFAULTS = {"actuation": "torque", "outputs": ["q", "v"], "poses": [], "twists": [], "floating_base": False,
              "damping": False, "friction": False, "limits": False, "gravity": [0.0, 0.0, -9.81], "q0": None,
              "v0": None, "name": None, "package_dirs": [], "mesh_faces": 12000, "friction_velocity": 1e-3,
-             "internal_step": 1e-3, "default_step": 1e-2, "default_stop_time": 2.0}
+             "internal_step": 1e-3, "default_step": 1e-2, "default_stop_time": 2.0, "payload_link": None,
+             "skip_bad_meshes": False}
+# the constructor's arguments that are parameter signals (recorded as parameters, not options)
+_PARAMETERS = ("gravity", "payload_mass", "damping_scale", "friction_scale")
 
 
 def _json_options(**options: Any) -> dict[str, Any]:
@@ -174,65 +206,76 @@ class URDFPlant(MultibodyPlant):
                  q0: Sequence[float] | None = None, v0: Sequence[float] | None = None,
                  name: str | None = None, package_dirs: Sequence[str | os.PathLike] = (),
                  mesh_faces: int = 12000, friction_velocity: float = 1e-3,
-                 internal_step: float = 1e-3, default_step: float = 1e-2, default_stop_time: float = 2.0):
+                 internal_step: float = 1e-3, default_step: float = 1e-2, default_stop_time: float = 2.0,
+                 payload_mass: float = 0.0, payload_link: str | None = None, damping_scale: float = 1.0,
+                 friction_scale: float = 1.0, skip_bad_meshes: bool = False):
         self.urdf = str(urdf)
         self.options = _json_options(actuation=actuation, outputs=list(outputs), poses=list(poses),
                                      twists=list(twists), floating_base=floating_base, damping=damping,
-                                     friction=friction, limits=limits, gravity=list(map(float, gravity)),
+                                     friction=friction, limits=limits,
                                      q0=None if q0 is None else list(map(float, q0)),
                                      v0=None if v0 is None else list(map(float, v0)), name=name,
                                      package_dirs=[str(d) for d in package_dirs], mesh_faces=int(mesh_faces),
                                      friction_velocity=float(friction_velocity),
                                      internal_step=float(internal_step), default_step=float(default_step),
-                                     default_stop_time=float(default_stop_time))
-        model = load_urdf(urdf, floating_base=floating_base, gravity=gravity, use_damping=damping,
-                          use_limits=limits)
-        self.joint_table = _joint_table(urdf, model)
+                                     default_stop_time=float(default_stop_time), payload_link=payload_link,
+                                     skip_bad_meshes=bool(skip_bad_meshes))
+        values = _parameter_values(gravity, payload_mass, damping_scale, friction_scale)
+        builder, root = urdf_builder(urdf, floating_base=floating_base, gravity=values["gravity"],
+                                     use_damping=damping, use_limits=limits, damping_scale=values["damping_scale"])
+        bare = builder.build()  # the robot alone: its joints, and the inertia the default servo gains use
+        self.joint_table = _joint_table(root, bare)
         self.servos = _servos(actuation, self.joint_table)
-        self.name = name or _identifier(model.name)
+        self.name = name or _identifier(bare.name)
         self.package_dirs = tuple(str(d) for d in package_dirs)
+        self.skip_bad_meshes = bool(skip_bad_meshes)
         self.mesh_faces = int(mesh_faces)
         self.internal_step, self.default_step = float(internal_step), float(default_step)
         self.default_stop_time = float(default_stop_time)
         self.friction_velocity = float(friction_velocity)
-        if not self.friction_velocity > 0:
+        if not (np.isfinite(self.friction_velocity) and self.friction_velocity > 0):
             raise InputError(f"friction_velocity = {friction_velocity!r} m/s (rad/s) must be > 0")
+        self.payload_link = default_payload_link(bare) if payload_link is None else _link(bare, payload_link)
+        builder.add_body(_unique(f"{self.payload_link}_payload", bare.body_names), self.payload_link, Fixed(),
+                         mass=values["payload_mass"])
 
         groups = {"torque": [], "position": [], "velocity": []}
         for j, s in zip(self.joint_table, self.servos):
             if s.mode in groups:
                 groups[s.mode].append(j)
         nu = sum(len(g) for g in groups.values())
-        B = np.zeros((model.nv, nu))
-        self.inputs = ()
+        B = np.zeros((bare.nv, nu))
+        inputs = []
         col = 0
-        self._servo_cols: list[tuple[int, _Joint, Servo]] = []
         units = {"torque": ("N.m", "N"), "position": ("rad", "m"), "velocity": ("rad/s", "m/s")}
         base = {"torque": "tau", "position": "q_ref", "velocity": "v_ref"}
         what = {"torque": "torque", "position": "position set-point", "velocity": "velocity set-point"}
-        servo_of = dict(zip((j.name for j in self.joint_table), self.servos))
         for mode in ("torque", "position", "velocity"):
             for k, j in enumerate(groups[mode], start=1):
                 unit = units[mode][0 if j.revolute else 1]
-                self.inputs += (Signal(f"{base[mode]}[{k}]", unit, f"{what[mode]} of joint {j.name}", 0.0,
-                                       kind="input"),)
-                if mode == "torque":
-                    B[j.iv, col] = 1.0
-                else:
-                    self._servo_cols.append((col, j, servo_of[j.name]))
+                inputs.append((Signal(f"{base[mode]}[{k}]", unit, f"{what[mode]} of joint {j.name}", 0.0,
+                                      kind="input"), j))
+                B[j.iv, col] = 1.0  # the joint's command: its torque, or its servo's set-point (drives.py)
                 col += 1
-        super().__init__(model, B, q0=q0, v0=v0)
-        self._gains = self._servo_gains()
-        self._frictions = [(j.iv, j.friction) for j in self.joint_table if friction and j.friction > 0]
-        self._python_forces = bool(self._servo_cols or self._frictions)
-        q_init = self.initial_state()[:model.nq]
+        gains = _servo_gains(bare, q0, self.joint_table, self.servos)
+        fric = values["friction_scale"] if friction else 0.0
+        for j, s in zip(self.joint_table, self.servos):
+            if s.mode in ("position", "velocity") or (friction and j.friction > 0):
+                kp, kd, limit = gains.get(j.name, (0.0, 0.0, np.inf))
+                builder.add_joint_drive(j.body, JointDrive(s.mode if s.mode != "passive" else "torque", kp, kd,
+                                                           limit, fric * j.friction, self.friction_velocity))
+        super().__init__(builder.build(), B, q0=q0, v0=v0)
+        q_init = self.initial_state()[:self.model.nq]
         self.inputs = tuple(  # position servos hold the initial configuration by default
-            Signal(s.name, s.unit, s.description, float(q_init[self._servo_cols_joint(i).iq]), kind="input")
-            if s.name.startswith("q_ref[") else s for i, s in enumerate(self.inputs))
-        self.outputs = self._output_signals(outputs, poses, twists)
+            Signal(sig.name, sig.unit, sig.description, float(q_init[j.iq]), kind="input")
+            if sig.name.startswith("q_ref[") else sig for sig, j in inputs)
+        self.parameters = _parameter_signals(values, self.payload_link, damping, friction)
+        self.outputs, self.sensors = self._output_signals(outputs, poses, twists)
         source = "URDF text" if self.urdf.lstrip().startswith("<") else f"the URDF file {Path(self.urdf).name}"
-        self.description = (f"{model.name}: a robot read from {source} "
-                            f"({model.nbodies - 1} links, {model.nv} degrees of freedom"
+        if "example-robot-data" in Path(self.urdf).parts:
+            source += " of example-robot-data"
+        self.description = (f"Robot {bare.name!r} read from {source} "
+                            f"({bare.nbodies - 1} links, {bare.nv} degrees of freedom"
                             f"{', floating base' if floating_base else ''}).")
         self._geometry = None
 
@@ -242,84 +285,49 @@ class URDFPlant(MultibodyPlant):
         if self.urdf.lstrip().startswith("<"):
             raise InputError(f"robot {self.name!r} was read from URDF text, which an FMU cannot rebuild from; "
                              "write the URDF to a file and use plant_from_urdf(path)")
-        return {"kind": "urdf", "target": str(Path(self.urdf).resolve()), "class_name": "", "parameters": {},
-                "options": self.options}
+        return {"kind": "urdf", "target": str(Path(self.urdf).resolve()), "class_name": "",
+                "parameters": self.parameter_values(), "options": self.options}
 
     # ---- construction helpers -----------------------------------------------
-    def _servo_cols_joint(self, col: int) -> _Joint:
-        return next(j for c, j, _ in self._servo_cols if c == col)
-
-    def _servo_gains(self) -> list[tuple[int, int, int, str, float, float, float]]:
-        """Per servo: (input column, v index, q index, mode, kp, kd, limit)."""
-        if not self._servo_cols:
-            return []
-        M = crba(self.model, self.initial_state()[:self.model.nq])
-        out = []
-        for col, j, s in self._servo_cols:
-            m = max(float(M[j.iv, j.iv]), 1e-9)
-            kp = m * SERVO_BANDWIDTH ** 2 if s.kp is None else float(s.kp)
-            kd = 2 * m * SERVO_BANDWIDTH if s.kd is None else float(s.kd)
-            limit = s.torque_limit if s.torque_limit is not None else j.effort
-            out.append((col, j.iv, j.iq, s.mode, kp, kd, np.inf if limit is None else float(limit)))
-        return out
-
     def _output_signals(self, outputs: Sequence[str], poses: Sequence[str],
-                        twists: Sequence[str]) -> tuple[Signal, ...]:
+                        twists: Sequence[str]) -> tuple[tuple[Signal, ...], tuple]:
+        """The output signals and the engine sensors that compute them."""
         bad = [o for o in outputs if o not in ("q", "v")]
         if bad:
             raise InputError(f"outputs {bad}: choose among 'q' and 'v' (link poses: poses=[...], twists=[...])")
         sig: list[Signal] = []
-        x0 = self.initial_state()
-        self._state_out = [i for i, s in enumerate(self.states) if s.name.split("[")[0] in outputs]
-        sig += [Signal(self.states[i].name, self.states[i].unit, self.states[i].description, float(x0[i]),
-                       kind="output") for i in self._state_out]
-        self._pose_links = [self.model.body_index(_link(self.model, n)) for n in poses]
-        self._twist_links = [self.model.body_index(_link(self.model, n)) for n in twists]
-        R, p = self.poses(x0)
-        for n, b in zip(poses, self._pose_links):
-            quat = _quaternion(R[b])
-            sig += [Signal(f"{n}_p[{i + 1}]", "m", f"origin of link {n} in the world, {'xyz'[i]}", float(p[b, i]),
+        sensors: list = []
+        for i, st in enumerate(self.states):
+            if st.name.split("[")[0] in outputs:
+                sig.append(Signal(st.name, st.unit, st.description, 0.0, kind="output"))
+                sensors.append(S.StateValue(i))
+        for n in poses:
+            b = self.model.body_index(_link(self.model, n))
+            sig += [Signal(f"{n}_p[{i + 1}]", "m", f"origin of link {n} in the world, {'xyz'[i]}", 0.0,
                            kind="output") for i in range(3)]
+            sensors += [S.PointPosition(b, (0.0, 0.0, 0.0), i) for i in range(3)]
             sig += [Signal(f"{n}_quat[{i + 1}]", "1", f"orientation of link {n} in the world, quaternion "
-                           f"{'wxyz'[i]} (scalar first)", float(quat[i]), kind="output") for i in range(4)]
+                           f"{'wxyz'[i]} (scalar first)", 0.0, kind="output") for i in range(4)]
+            sensors += [S.BodyQuaternion(b, i) for i in range(4)]
         labels = [("rad/s", "angular velocity", "xyz"), ("m/s", "velocity of the origin", "xyz")]
         for n in twists:
+            b = self.model.body_index(_link(self.model, n))
             for i in range(6):
                 unit, what, axes = labels[i // 3]
                 sig.append(Signal(f"{n}_twist[{i + 1}]", unit, f"{what} of link {n}, world {axes[i % 3]}", 0.0,
                                   kind="output"))
+                sensors.append(S.BodyTwist(b, i))
         if not sig:
             raise InputError("the plant would have no outputs: ask for outputs=('q', 'v'), poses or twists")
         names = [s.name for s in sig]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise InputError(f"output names repeated: {dup}")
-        return tuple(sig)
-
-    # ---- physics --------------------------------------------------------------
-    def applied_forces(self, t: float, q: np.ndarray, v: np.ndarray, u: np.ndarray):
-        """Servo torques and Coulomb friction, generalized forces (nv,)."""
-        tau = np.zeros(self.model.nv)
-        for col, iv, iq, mode, kp, kd, limit in self._gains:
-            if mode == "position":
-                f = kp * (u[col] - q[iq]) - kd * v[iv]
-            else:
-                f = kd * (u[col] - v[iv])
-            tau[iv] += min(max(f, -limit), limit)
-        for iv, fc in self._frictions:
-            tau[iv] -= fc * np.tanh(v[iv] / self.friction_velocity)
-        return tau, None
-
-    def outputs_at(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
-        y = [np.asarray(x, dtype=float)[self._state_out]]
-        if self._pose_links or self._twist_links:
-            q, v = self.split(x)
-            R, p, vel = _kernels.kinematics(self.model._h, q, v)
-            for b in self._pose_links:
-                y += [p[b], _quaternion(R[b])]
-            for b in self._twist_links:
-                y += [R[b] @ vel[b, :3], R[b] @ vel[b, 3:]]
-        return np.concatenate(y)
+        sensors = tuple(sensors)
+        x0 = self.initial_state()
+        y0 = S.evaluate(sensors, self.model, x0, self.initial_velocity, self.default_inputs())
+        return tuple(Signal(s.name, s.unit, s.description, float(y), kind="output") for s, y in zip(sig, y0)), \
+            sensors
 
     # ---- viewer ----------------------------------------------------------------
     @property
@@ -327,7 +335,8 @@ class URDFPlant(MultibodyPlant):
         """Visual shapes of the URDF (meshes decimated to ``mesh_faces`` triangles in all)."""
         if self._geometry is None:
             from .urdf_visuals import visual_shapes
-            self._geometry = visual_shapes(self.urdf, self.model, self.package_dirs, self.mesh_faces)
+            self._geometry = visual_shapes(self.urdf, self.model, self.package_dirs, self.mesh_faces,
+                                           skip_bad_meshes=self.skip_bad_meshes)
         return self._geometry
 
     @property
@@ -342,29 +351,74 @@ def _link(model, name: str) -> str:
     return name
 
 
+def _unique(name: str, taken: Sequence[str]) -> str:
+    while name in taken:
+        name += "_"
+    return name
+
+
+def _servo_gains(model, q0, joints: list[_Joint], servos: list[Servo]) -> dict[str, tuple[float, float, float]]:
+    """Per servo joint: (kp, kd, torque limit); default gains from the mass
+    matrix of ``model`` at the initial configuration ``q0`` (neutral if None)."""
+    if not any(s.mode in ("position", "velocity") for s in servos):
+        return {}
+    q = model.neutral() if q0 is None else np.asarray(q0, float).reshape(-1)
+    if q.size != model.nq or not np.all(np.isfinite(q)):
+        raise InputError(f"initial q has {q.size} values (nq={model.nq}) or is not finite")
+    M = crba(model, _kernels.normalize(model._h, q))
+    out = {}
+    for j, s in zip(joints, servos):
+        if s.mode not in ("position", "velocity"):
+            continue
+        m = max(float(M[j.iv, j.iv]), 1e-9)
+        kp = m * SERVO_BANDWIDTH ** 2 if s.kp is None else float(s.kp)
+        kd = 2 * m * SERVO_BANDWIDTH if s.kd is None else float(s.kd)
+        limit = s.torque_limit if s.torque_limit is not None else j.effort
+        out[j.name] = (kp, kd, np.inf if limit is None else float(limit))
+    return out
+
+
+def _parameter_values(gravity, payload_mass, damping_scale, friction_scale) -> dict[str, Any]:
+    """The parameters' values, checked against their bounds (InputError naming the culprit)."""
+    try:
+        g = np.asarray(gravity, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise InputError(f"gravity = {gravity!r} must be 3 numbers (m/s^2)") from None
+    if g.shape != (3,) or not np.all(np.abs(g) <= GRAVITY_BOUND):
+        raise InputError(f"gravity = {gravity!r} must be 3 finite numbers within +-{GRAVITY_BOUND:g} m/s^2")
+    out: dict[str, Any] = {"gravity": g}
+    for name, val, unit in (("payload_mass", payload_mass, " kg"), ("damping_scale", damping_scale, ""),
+                            ("friction_scale", friction_scale, "")):
+        try:
+            f = float(val)
+        except (TypeError, ValueError):
+            raise InputError(f"{name} = {val!r} is not a number") from None
+        if not (np.isfinite(f) and f >= 0):
+            raise InputError(f"{name} = {val!r}{unit} must be finite and >= 0")
+        out[name] = f
+    return out
+
+
+def _parameter_signals(values: Mapping[str, Any], link: str, damping: bool, friction: bool
+                       ) -> tuple[Signal, ...]:
+    g = values["gravity"]
+    sig = [Signal("payload_mass", "kg", f"point mass carried at the origin of link {link}",
+                  values["payload_mass"], 0.0, None, kind="parameter")]
+    sig += [Signal(f"gravity[{i + 1}]", "m/s2", f"gravity, world {'xyz'[i]}", float(g[i]), -GRAVITY_BOUND,
+                   GRAVITY_BOUND, kind="parameter") for i in range(3)]
+    if damping:
+        sig.append(Signal("damping_scale", "1", "factor on the URDF's joint damping", values["damping_scale"],
+                          0.0, None, kind="parameter"))
+    if friction:
+        sig.append(Signal("friction_scale", "1", "factor on the URDF's joint Coulomb friction",
+                          values["friction_scale"], 0.0, None, kind="parameter"))
+    return tuple(sig)
+
+
 def _identifier(name: str) -> str:
     import re
     ident = re.sub(r"[^A-Za-z0-9_]", "_", name) or "robot"
     return ident if re.match(r"[A-Za-z_]", ident) else f"robot_{ident}"
-
-
-def _quaternion(R: np.ndarray) -> np.ndarray:
-    """Unit quaternion (w, x, y, z), w >= 0, of rotation matrix ``R`` (Shepperd's method)."""
-    tr = R[0, 0] + R[1, 1] + R[2, 2]
-    if tr >= max(R[0, 0], R[1, 1], R[2, 2]):
-        s = 2 * np.sqrt(1 + tr)
-        q = np.array([s / 4, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s])
-    elif R[0, 0] >= R[1, 1] and R[0, 0] >= R[2, 2]:
-        s = 2 * np.sqrt(1 + R[0, 0] - R[1, 1] - R[2, 2])
-        q = np.array([(R[2, 1] - R[1, 2]) / s, s / 4, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s])
-    elif R[1, 1] >= R[2, 2]:
-        s = 2 * np.sqrt(1 + R[1, 1] - R[0, 0] - R[2, 2])
-        q = np.array([(R[0, 2] - R[2, 0]) / s, (R[0, 1] + R[1, 0]) / s, s / 4, (R[1, 2] + R[2, 1]) / s])
-    else:
-        s = 2 * np.sqrt(1 + R[2, 2] - R[0, 0] - R[1, 1])
-        q = np.array([(R[1, 0] - R[0, 1]) / s, (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, s / 4])
-    q /= np.linalg.norm(q)
-    return q if q[0] >= 0 else -q
 
 
 def plant_from_urdf(path: str | os.PathLike, **options: Any) -> URDFPlant:
@@ -412,3 +466,8 @@ def plant_from_urdf(path: str | os.PathLike, **options: Any) -> URDFPlant:
         return URDFPlant(path, **options)
     except TypeError as exc:
         raise InputError(f"plant_from_urdf: {exc}") from None
+    except ModelError as exc:  # name the file: the message names a body or joint of it
+        name = "URDF text" if str(path).lstrip().startswith("<") else Path(path).name
+        if name in str(exc) or str(path) in str(exc):
+            raise
+        raise type(exc)(f"{name}: {exc}") from None

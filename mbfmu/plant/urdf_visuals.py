@@ -5,8 +5,8 @@ that link's body, placed by the visual's ``<origin>``:
 
 * ``<box size>``, ``<cylinder radius length>`` (axis z, as in URDF) and
   ``<sphere radius>`` become the viewer's primitives;
-* ``<mesh filename scale>`` (STL, OBJ, DAE, ... read by ``trimesh``; DAE
-  through ``pycollada``) becomes ``kind="mesh"`` shapes, one per part of the
+* ``<mesh filename scale>`` (STL, OBJ or DAE read by ``trimesh``; DAE
+  through ``pycollada``; found and checked by :mod:`~mbfmu.plant.urdf_files`) becomes ``kind="mesh"`` shapes, one per part of the
   file with its own colour, vertices scaled to m in the shape frame.
 
 Colours: the visual's ``<material><color rgba>`` (inline or by name from a
@@ -26,9 +26,8 @@ from typing import Sequence
 import numpy as np
 
 from ..dynamics.urdf import parse_floats, parse_origin
-from ..errors import InputError, ModelError
 from .contract import Shape
-from .urdf_files import resolve_uri
+from .urdf_files import usable_mesh
 
 DEFAULT_COLOR = "#a0a0a8"
 MIN_FACES = 24  # the smallest mesh part keeps at least this many triangles
@@ -52,39 +51,6 @@ def _material_color(mat: ET.Element | None, named: dict[str, str], where: str) -
     if c is not None and c.get("rgba"):
         return _hex(_floats(c.get("rgba"), 4, (0.6, 0.6, 0.6, 1), f"{where} rgba"))
     return named.get(mat.get("name", ""))
-
-
-def _mesh_parts(path: Path) -> list[tuple[np.ndarray, np.ndarray, str | None]]:
-    """Triangle parts of a mesh file in its own frame: ``(V (n, 3), F (m, 3), colour)``."""
-    try:
-        import trimesh
-    except ImportError:
-        raise InputError("drawing URDF meshes needs the 'trimesh' package (pip install trimesh pycollada "
-                         "fast-simplification)") from None
-    try:
-        loaded = trimesh.load(str(path))
-    except Exception as exc:  # trimesh raises many kinds for unreadable files
-        raise ModelError(f"mesh {str(path)!r} cannot be read: {type(exc).__name__}: {exc}") from None
-    meshes = loaded.dump() if isinstance(loaded, trimesh.Scene) else [loaded]
-    parts = []
-    for m in meshes:
-        if not isinstance(m, trimesh.Trimesh) or len(m.faces) == 0:
-            continue
-        m.merge_vertices(merge_tex=True, merge_norm=True)  # shared vertices let the decimation collapse edges
-        parts.append((np.asarray(m.vertices, dtype=float), np.asarray(m.faces, dtype=np.int64), _mesh_color(m)))
-    return parts
-
-
-def _mesh_color(m) -> str | None:
-    vis = m.visual
-    try:
-        if getattr(vis, "kind", None) == "texture" or hasattr(vis, "material"):
-            rgba = np.asarray(vis.material.main_color, dtype=float) / 255.0
-        else:
-            rgba = np.asarray(vis.main_color, dtype=float) / 255.0
-    except Exception:  # a visual without any colour information
-        return None
-    return _hex(rgba)
 
 
 def decimate(V: np.ndarray, F: np.ndarray, faces: int) -> tuple[np.ndarray, np.ndarray]:
@@ -135,7 +101,7 @@ _CACHE: dict[tuple, tuple[Shape, ...]] = {}
 
 
 def visual_shapes(urdf: str | os.PathLike, model, package_dirs: Sequence[str | os.PathLike] = (),
-                  mesh_faces: int = 12000) -> tuple[Shape, ...]:
+                  mesh_faces: int = 12000, skip_bad_meshes: bool = False) -> tuple[Shape, ...]:
     """The shapes of ``urdf``'s visuals on the bodies of ``model`` (read from the same file).
 
     Parameters
@@ -149,16 +115,20 @@ def visual_shapes(urdf: str | os.PathLike, model, package_dirs: Sequence[str | o
         Extra folders for ``package://`` URIs.
     mesh_faces : int
         Triangle budget of all meshes together.
+    skip_bad_meshes : bool
+        Drop (with a warning) a mesh that :mod:`~mbfmu.plant.urdf_files`
+        refuses, instead of raising :class:`~mbfmu.plant.urdf_files.BadMesh`.
     """
     text = str(urdf)
     key = (text if text.lstrip().startswith("<") else (str(Path(urdf).resolve()), Path(urdf).stat().st_mtime_ns),
-           model.body_names, tuple(map(str, package_dirs)), int(mesh_faces))
+           model.body_names, tuple(map(str, package_dirs)), int(mesh_faces), bool(skip_bad_meshes))
     if key not in _CACHE:  # reading and decimating meshes takes seconds; a replay builds its plant more than once
-        _CACHE[key] = _visual_shapes(text, urdf, model, package_dirs, mesh_faces)
+        _CACHE[key] = _visual_shapes(text, urdf, model, package_dirs, mesh_faces, skip_bad_meshes)
     return _CACHE[key]
 
 
-def _visual_shapes(text: str, urdf, model, package_dirs, mesh_faces: int) -> tuple[Shape, ...]:
+def _visual_shapes(text: str, urdf, model, package_dirs, mesh_faces: int, skip_bad_meshes: bool
+                   ) -> tuple[Shape, ...]:
     if text.lstrip().startswith("<"):
         root, base = ET.fromstring(text), None
     else:
@@ -195,9 +165,11 @@ def _visual_shapes(text: str, urdf, model, package_dirs, mesh_faces: int) -> tup
                 prims.append(Shape(body, "sphere", (float(_floats(g.get("radius"), 1, (0,), where)[0]),), R, p,
                                    color or DEFAULT_COLOR, label))
             elif g.tag == "mesh":
-                path = resolve_uri(g.get("filename", ""), base, package_dirs)
+                found = usable_mesh(g.get("filename", ""), base, package_dirs, skip_bad_meshes, where)
+                if found is None:
+                    continue
                 scale = _floats(g.get("scale"), 3, (1, 1, 1), f"{where} mesh scale")
-                for V, F, own in _mesh_parts(path):
+                for V, F, own in found[1]:
                     pending.append((body, V * scale, F, R, p, color or own or DEFAULT_COLOR, label))
     if not pending:
         return tuple(prims)

@@ -108,6 +108,13 @@ def _init_worker(target: Target) -> None:
         pass
 
 
+def _end_worker() -> None:
+    """End this worker process now (a run stuck past its timeout), its temporary folders removed first."""
+    from ..untrusted.scratch import release_all
+    release_all()
+    os._exit(70)
+
+
 def _run_in_worker(started: str, values: Mapping[str, Any], opts: Options) -> Outcome:
     Path(started).touch()  # tells the parent this run began, should the process die
     if opts.timeout is None:
@@ -115,7 +122,7 @@ def _run_in_worker(started: str, values: Mapping[str, Any], opts: Options) -> Ou
     # the timeout is checked at every macro step; a run stuck inside one step
     # (a hanging FMU) ends its worker process instead, which the pool replaces
     import threading
-    guard = threading.Timer(opts.timeout + max(0.5, 0.5 * opts.timeout), os._exit, (70,))
+    guard = threading.Timer(opts.timeout + max(0.5, 0.5 * opts.timeout), _end_worker)
     guard.daemon = True
     guard.start()
     try:
@@ -171,6 +178,8 @@ class LocalExecutor:
                                                f"a crash inside the model{why}", 0.0)
         finally:
             shutil.rmtree(marks, ignore_errors=True)
+            from ..untrusted.scratch import clean_stale
+            clean_stale()  # the folders of workers that died (a crash, a kill) go with them
 
     def _round(self, target: Target, todo: dict[int, Mapping[str, Any]], opts: Options, stop: Callable[[], bool],
                marks: Path, workers: int):

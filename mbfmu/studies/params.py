@@ -166,6 +166,8 @@ def runs(parameters: Mapping[str, Any] | Sequence[Mapping[str, Any]], *, samples
         lengths = {n: len(v) for n, v in grid.items()}
         if len(set(lengths.values())) > 1:
             raise InputError(f"zipped parameters need value lists of one length, got {lengths}")
+    _check_count(grid, zipped, samples if dists else None)
+    if zipped and grid:
         points = [dict(zip(grid, vals)) for vals in zip(*grid.values())]
     else:
         points = [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())]
@@ -183,6 +185,25 @@ def runs(parameters: Mapping[str, Any] | Sequence[Mapping[str, Any]], *, samples
         raise InputError("samples given but no parameter is a distribution (use normal(mu,sigma) or uniform(a,b))")
     return [{**fixed, **p} for p in points]
 
+
+
+def _check_count(grid: Mapping[str, list[Any]], zipped: bool, samples: Any) -> None:
+    """Refuse, before anything is allocated, a study of more runs than ``max_runs``."""
+    from ..untrusted.limits import limits
+    sizes = [len(v) for v in grid.values()]
+    points = (sizes[0] if sizes else 1) if zipped else math.prod(sizes)
+    draws = 1
+    if samples is not None:
+        whole = (isinstance(samples, (int, float, np.integer)) and not isinstance(samples, bool)
+                 and math.isfinite(samples) and samples == int(samples))
+        if not whole or samples < 1:
+            raise InputError(f"samples = {samples!r} must be a whole number >= 1")
+        draws = int(samples)
+    total, lim = points * draws, limits().max_runs
+    if total > lim:
+        shape = " x ".join(map(str, sizes)) if sizes and not zipped else str(points)
+        raise InputError(f"the study would have {total:,} runs ({shape} grid points x {draws:,} samples), above "
+                         f"the limit of {lim:,} (MBFMU_MAX_RUNS)")
 
 
 def _draw(dists: Mapping[str, Distribution], n: int, seed: int | None, sampling: str) -> dict[str, np.ndarray]:
@@ -232,6 +253,10 @@ def parse_spec(text: str) -> Any:
             raise InputError(f"parameter spec {text!r}: the count {n!r} in a:b:n must be a whole number") from None
         if count < 1:
             raise InputError(f"parameter spec {text!r}: the count n in a:b:n must be at least 1")
+        from ..untrusted.limits import limits
+        if count > limits().max_runs:
+            raise InputError(f"parameter spec {text!r}: {count:,} values, above the limit of {limits().max_runs:,} "
+                             "runs of a study (MBFMU_MAX_RUNS)")
         return [float(v) for v in np.linspace(_number(a, text), _number(b, text), count)]
     if "," in s:
         return [_number(v, text) for v in s.split(",")]

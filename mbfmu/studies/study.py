@@ -90,6 +90,9 @@ def sweep(target: Any, parameters: Mapping[str, Any] | Sequence[Mapping[str, Any
         check_variables(ms, columns)
     checked = [] if columns is None else None
     store = RunCache(cache) if cache is not None else None
+    if store is not None and tgt.uncacheable:
+        warnings.warn(f"study cache: runs of {tgt.label!r} are not taken from the cache, whose key cannot cover "
+                      f"all they depend on: {tgt.uncacheable}", stacklevel=2)
     rows = make_rows(run_values, names)
     study = StudyResult(rows, names, [m.name for m in ms], _grid_of(parameters, zipped),
                         [n for n, s in parameters.items() if isinstance(s, _params.Distribution)]
@@ -99,7 +102,7 @@ def sweep(target: Any, parameters: Mapping[str, Any] | Sequence[Mapping[str, Any
     todo = []
     for i, (values, key) in enumerate(zip(run_values, keys)):
         rows[i]["key"] = key
-        hit = store.load(key) if store is not None else None
+        hit = store.load(key) if store is not None and not tgt.uncacheable else None
         if hit is None:
             todo.append((i, values))
             continue

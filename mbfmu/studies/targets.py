@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 import os
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -236,10 +235,19 @@ class FunctionRunner(Runner):
     def knows(self, name: str) -> bool:
         return self._any_kw or name in self._kw or "." in name
 
-    def _system(self, values: Mapping[str, Any]):
+    def _system(self, values: Mapping[str, Any], loaded: dict[str, str] | None = None):
+        """The system for ``values``; the FMUs (and SSPs) it loads go into ``loaded``
+        (path -> SHA-256 of the bytes), for the cache to check them."""
         from ..cosim import System
+        from ..untrusted.archive import note_input, watch_inputs
         kwargs = {k: v for k, v in values.items() if self._any_kw or k in self._kw}
-        system = self.fn(**kwargs)
+        with watch_inputs() as seen:
+            system = self.fn(**kwargs)
+            for u in (system.units.values() if isinstance(system, System) else ()):
+                if getattr(u, "path", None) is not None and Path(u.path).is_file():
+                    note_input(u.path)
+        if loaded is not None:
+            loaded.update(seen)
         if not isinstance(system, System):
             raise InputError(f"the target function {getattr(self.fn, '__name__', self.fn)!r} returned "
                              f"{type(system).__name__}, not a mbfmu.cosim.System")
@@ -249,8 +257,11 @@ class FunctionRunner(Runner):
         return system
 
     def run(self, values: Mapping[str, Any], opts: Options):
-        system = self._system(values)
-        return _simulate_watched(system, opts, system.experiment)
+        loaded: dict[str, str] = {}
+        system = self._system(values, loaded)
+        result = _simulate_watched(system, opts, system.experiment)
+        result.meta["inputs"] = loaded
+        return result
 
 
 
@@ -269,6 +280,10 @@ class Target:
         reference, function source): part of every cache key.
     payload : bytes or dict or callable
         The content itself.
+    uncacheable : str
+        Why runs of this target are never taken from a cache ("" when they
+        may be): a function reading a value the digest cannot cover
+        (:mod:`.function_digest`).
     """
 
     kind: str
@@ -276,13 +291,14 @@ class Target:
     digest: str
     payload: Any = field(repr=False)
     file_name: str = ""
+    uncacheable: str = ""
 
     def __reduce__(self):
         # a function travels by value (cloudpickle, as Dask does), so lambdas and
         # functions defined in a script or notebook reach process workers too
         if self.kind == "function":
             import cloudpickle
-            return (_unpickle_function, (self.label, self.digest, cloudpickle.dumps(self.payload)))
+            return (_unpickle_function, (self.label, self.digest, cloudpickle.dumps(self.payload), self.uncacheable))
         return (Target, (self.kind, self.label, self.digest, self.payload, self.file_name))
 
     def runner(self) -> Runner:
@@ -318,24 +334,32 @@ class Target:
         return SystemRunner(system, None, system.experiment)
 
 
-def _unpickle_function(label: str, digest: str, data: bytes) -> Target:
+def _unpickle_function(label: str, digest: str, data: bytes, uncacheable: str = "") -> Target:
     import cloudpickle
-    return Target("function", label, digest, cloudpickle.loads(data))
+    return Target("function", label, digest, cloudpickle.loads(data), uncacheable=uncacheable)
 
 
 _RUNNERS: dict[tuple[str, int], Runner] = {}
 _LOCK = threading.Lock()
 
 
+_MATERIALIZED: dict[str, Path] = {}
+_MATERIALIZE_LOCK = threading.Lock()
+
+
 def _materialize(digest: str, file_name: str, data: bytes) -> Path:
-    """``data`` as a file named by its digest in this machine's temp folder (written once)."""
-    folder = Path(tempfile.gettempdir()) / "mbfmu_studies" / digest[:16]
-    path = folder / file_name
-    if not path.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
-        part = folder / f".{file_name}.{os.getpid()}.{threading.get_ident()}.part"
-        part.write_bytes(data)
-        os.replace(part, path)
+    """``data`` as a file in a private folder of this process (written once per process).
+
+    Never a shared folder with a predictable name: another user could plant a
+    file there that the study would run (:mod:`mbfmu.untrusted.scratch`).
+    """
+    from ..untrusted.scratch import private_dir
+    with _MATERIALIZE_LOCK:
+        path = _MATERIALIZED.get(digest)
+        if path is None or not path.is_file():
+            path = private_dir("study") / (Path(file_name).name or "target")
+            path.write_bytes(data)
+            _MATERIALIZED[digest] = path
     return path
 
 
@@ -409,11 +433,6 @@ def _plant_target(cls: type, parameters: Mapping[str, float], version: str) -> T
 
 
 def _function_target(fn: Callable[..., Any], version: str) -> Target:
-    try:
-        source = inspect.getsource(fn)
-    except (OSError, TypeError):
-        source = ""
-    closure = [repr(c.cell_contents) for c in (getattr(fn, "__closure__", None) or ())]
-    name = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', repr(fn))}"
-    digest = _sha("function", name, source, repr(getattr(fn, "__defaults__", None)), repr(closure), version)
-    return Target("function", getattr(fn, "__name__", "function"), digest, fn)
+    from .function_digest import function_digest
+    text, why = function_digest(fn)  # source, defaults, closure, the globals it reads
+    return Target("function", getattr(fn, "__name__", "function"), _sha("function", text, version), fn, uncacheable=why)

@@ -25,6 +25,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..errors import InputError
+
 from .camera import Camera, fit_camera, scene_bounds
 from .meshes import shape_mesh
 from .scene import Recording, decimated_times, envelope
@@ -181,10 +183,34 @@ def page_html(recording: Recording, max_frames: int = 1500, speed: float = 1.0, 
               autoplay: bool = True, camera: Camera | None = None, title: str | None = None,
               signals: Sequence[str] = ()) -> str:
     """The standalone replay page as text (see :func:`write_html`)."""
+    from .options import finite_or_none, frame_count, positive
+    speed, start = positive("speed", speed), finite_or_none("start", start)
+    max_frames = frame_count("max_frames", max_frames)
     data = scene_data(recording, max_frames, speed, start, autoplay, camera, title, signals)
     script = resources.files("mbfmu.viewer").joinpath("assets/replay.js").read_text(encoding="utf-8")
-    return _PAGE.format(title=_html.escape(data["title"]), background=BACKGROUND,
-                        data=json.dumps(data, separators=(",", ":")).replace("</", "<\\/"), script=script)
+    return _PAGE.format(title=_html.escape(data["title"]), background=BACKGROUND, data=script_json(data),
+                        script=script)
+
+
+_SCRIPT_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026",
+                   0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+def script_json(data: Any) -> str:
+    """``data`` as JSON safe inside an HTML ``<script>`` element.
+
+    ``<``, ``>`` and ``&`` are written as JSON escapes, so no text from the
+    data (a variable named ``<!--<script>``, ``</script>``) can end the
+    element or switch the HTML parser into its escaped script states; JSON
+    has no NaN, so a non-finite number is refused here rather than written
+    into a page that cannot load.
+    """
+    try:
+        text = json.dumps(data, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        raise InputError("the replay data holds a non-finite number (NaN or infinity), which a page cannot "
+                         "load") from None
+    return text.translate(_SCRIPT_ESCAPES)
 
 
 def write_html(recording: Recording, path: str | Path, max_frames: int = 1500, speed: float = 1.0,

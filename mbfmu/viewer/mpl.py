@@ -68,8 +68,10 @@ class Viewer:
         from matplotlib.colors import to_rgb
         from mpl_toolkits.mplot3d.art3d import Line3DCollection, Poly3DCollection
 
+        from .options import image_size, positive
+        size, self.speed = image_size(size), positive("speed", speed)
+        positive("dpi", dpi)
         self.rec = recording
-        self.speed = float(speed)
         self.scale = float(scale)
         self.playing = False
         self.clock = _time.perf_counter  # wall clock of the play loop, s

@@ -1,18 +1,23 @@
 """Finding the plant behind a result file.
 
-In order: ``--model`` (a library name, ``module:Class`` or ``file.py:Class``);
-the plant reference the co-simulation recorded for the unit (metadata
-``"plants"``: a library plant or an importable class directly; a model file
-or a URDF robot from the resources of the very FMU that ran, found through
-the metadata's ``"components": {unit: {"source": fmu path}}``, searched as
-given, next to the result file and in the working folder); a single plant's
-``"plant"`` entry.
+A result file is data: viewing one never imports code named inside it. The
+plant is, in order: ``--model`` (a library name, ``module:Class``,
+``file.py:Class`` or a URDF: named by the user, so it may be code); for a
+co-simulation unit whose recorded plant is not a library plant, the plant
+description embedded in the very FMU that ran (found through the metadata's
+``"components": {unit: {"source": fmu path}}``, searched as given, next to
+the result file and in the working folder), its model file or URDF loaded
+from that FMU's resources only; a library plant named in the metadata
+(``"plants"`` or ``"plant"``). Anything else the metadata names (a module, a
+model file, a path) is refused with a message saying to pass ``--model``.
 """
 from __future__ import annotations
 
 import importlib
 import importlib.util
 import inspect
+import os
+import stat
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -25,7 +30,7 @@ from .scene import Recording
 def _spec_of(entry: Mapping[str, Any]) -> str | None:
     """Plant spec of a metadata entry: ``{"plant": spec}`` or a PlantRef dict."""
     if entry.get("plant"):
-        return str(entry["plant"])
+        return str(entry["plant"])[:1000]
     kind, target = entry.get("kind"), entry.get("target")
     if kind in ("library", "class") and target:
         return str(target)
@@ -52,12 +57,20 @@ def plant_from_metadata(metadata: Mapping[str, Any], unit: str | None = None) ->
         key = unit if unit is not None else next(iter(plants))
         entry = plants.get(key)
         if isinstance(entry, Mapping) and _spec_of(entry):
-            return _spec_of(entry), dict(entry.get("parameters") or {})
+            return _spec_of(entry), _mapping(entry.get("parameters"))
         if unit is not None and key not in plants:
             return None, {}
     if metadata.get("plant"):
-        return str(metadata["plant"]), dict(metadata.get("parameters") or {})
+        return str(metadata["plant"])[:1000], _mapping(metadata.get("parameters"))
     return None, {}
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InputError(f"the recorded plant parameters must be a JSON object, got {type(value).__name__}")
+    return dict(value)
 
 
 def unit_parameter_values(metadata: Mapping[str, Any], unit: str | None, plant: Plant) -> dict[str, Any]:
@@ -73,11 +86,15 @@ def unit_parameter_values(metadata: Mapping[str, Any], unit: str | None, plant: 
         key = f"{unit}.{sig.name}"
         if key not in values:
             continue
+        try:
+            value = float(values[key])
+        except (TypeError, ValueError):
+            raise InputError(f"the value recorded for {key!r} ({str(values[key])[:80]!r}) is not a number") from None
         base, br, idx = sig.name.partition("[")
         if br:
-            vectors.setdefault(base, {})[int(idx.rstrip("]"))] = float(values[key])
+            vectors.setdefault(base, {})[int(idx.rstrip("]"))] = value
         else:
-            out[sig.name] = float(values[key])
+            out[sig.name] = value
     for base, items in vectors.items():
         n = sum(1 for s in plant.parameters if s.name.startswith(base + "["))
         if len(items) == n:
@@ -101,67 +118,127 @@ def _unit_entry(metadata: Mapping[str, Any], unit: str | None) -> tuple[str | No
 def fmu_of_unit(metadata: Mapping[str, Any], unit: str, results_path: str | Path | None) -> Path | None:
     """The FMU file that ran as ``unit``, from the metadata's ``components``
     (its ``source`` as given, next to the result file, or in the working folder)."""
-    comp = (metadata.get("components") or {}).get(unit) or {}
+    comps = metadata.get("components")
+    comp = comps.get(unit) if isinstance(comps, Mapping) else None
     source = comp.get("source") if isinstance(comp, Mapping) else None
-    if not source:
+    if not source or not isinstance(source, str):
         return None
-    src = Path(str(source))
+    src = Path(source)
     candidates = [src]
     if results_path is not None and not src.is_absolute():
         here = Path(results_path).resolve().parent
         candidates += [here / src, here / src.name]
-    return next((c for c in candidates if c.is_file() and c.suffix == ".fmu"), None)
+    return next((c for c in candidates if c.suffix == ".fmu" and c.is_file()), None)
 
 
-def fmu_resources(fmu: Path) -> Path:
-    """The ``resources`` folder of ``fmu``, unpacked once into a cache folder keyed by its contents."""
-    import hashlib
-    import tempfile
-    import zipfile
-    digest = hashlib.sha256(fmu.read_bytes()).hexdigest()[:16]
-    dest = Path(tempfile.gettempdir()) / f"mbfmu-view-{digest}"
-    if not (dest / ".complete").is_file():
-        try:
-            with zipfile.ZipFile(fmu) as z:
-                z.extractall(dest, [n for n in z.namelist() if n.startswith("resources/")])
-        except (OSError, zipfile.BadZipFile) as exc:
-            raise InputError(f"cannot unpack FMU {str(fmu)!r} to find its plant: {exc}") from None
-        (dest / ".complete").write_text(str(fmu))
-    return dest / "resources"
+def _planted_by_another(path: Path) -> str | None:
+    """Why the FMU at ``path`` may have been put there by another user (``None``: it was not).
 
-
-def plant_from_reference(metadata: Mapping[str, Any], unit: str | None,
-                         results_path: str | Path | None = None) -> tuple[Plant | None, str | None]:
-    """The plant the results' recorded plant reference names, rebuilt with its parameters.
-
-    Model files and URDF robots embedded in an FMU are rebuilt from that
-    FMU's resources. Returns ``(None, None)`` when the metadata holds no
-    reference for the unit; ``(None, reason)`` when it does but the plant
-    cannot be found (``reason`` says what to do).
+    A result file names the FMU that ran by its path; in a folder others can
+    write to (``/tmp``) anyone could have left an FMU of that name. Such an
+    FMU is used only when it belongs to this user (or root) and its folder
+    is writable by no one else, or is sticky (``/tmp``: only its owner can
+    replace it).
     """
+    if not hasattr(os, "getuid"):
+        return None
+    st, folder = path.stat(), path.resolve().parent.stat()
+    if st.st_uid not in (os.getuid(), 0):
+        return f"it belongs to another user (uid {st.st_uid})"
+    if folder.st_mode & (stat.S_IWOTH | stat.S_IWGRP) and not folder.st_mode & stat.S_ISVTX:
+        return "its folder is writable by other users"
+    return None
+
+
+def library_name(spec: Any, where: str) -> str:
+    """``spec`` if it names a plant of the library, else an :class:`InputError`.
+
+    A result file is data: the plant it names is taken from the library by
+    name only. A module, a model file or a URDF path named inside it is never
+    loaded by itself; the user passes it with ``--model`` (``model=``).
+    """
+    from ..plant.library import list_plants
+    name = str(spec)
+    if name in list_plants():
+        return name
+    raise InputError(f"{where} names its plant as {name[:200]!r}, which is not a library plant; a result file "
+                     "never names code to run: pass the model with --model (model=...) if you trust it")
+
+
+def _numbers(values: Any, what: str) -> dict[str, Any]:
+    """Recorded parameter values as numbers (a vector parameter as a list of them)."""
+    if values is None:
+        return {}
+    if not isinstance(values, Mapping):
+        raise InputError(f"{what} must be a JSON object of numbers, got {type(values).__name__}")
+    out: dict[str, Any] = {}
+    for k, v in values.items():
+        try:
+            out[str(k)] = [float(x) for x in v] if isinstance(v, list) else float(v)
+        except (TypeError, ValueError):
+            raise InputError(f"{what}: {str(k)[:80]!r} = {str(v)[:80]!r} is not a number") from None
+    return out
+
+
+def plant_from_fmu(metadata: Mapping[str, Any], unit: str, results_path: str | Path | None,
+                   params: Mapping[str, Any] | None = None) -> Plant:
+    """The plant behind co-simulation unit ``unit``, rebuilt from the FMU that ran it.
+
+    The plant description is the FMU's own (``resources/mbfmu_plant.json`` or
+    its slave script, read as a literal); what the result file says about it
+    is not used, only the parameter values it recorded (numbers). A model
+    file, URDF robot or embedded class is loaded from the FMU's resources,
+    extracted into a private folder; a description naming a file outside
+    them is refused.
+    """
+    from ..cosim.fmu_unit import FmuUnit
     from ..fmu.plantref import PlantRef, build_plant
 
-    unit, entry = _unit_entry(metadata, unit)
-    if entry is None or "kind" not in entry:
-        return None, None
-    ref = PlantRef.from_dict(entry)
+    fmu = fmu_of_unit(metadata, unit, results_path)
+    if fmu is None:
+        comps = metadata.get("components")
+        comp = comps.get(unit) if isinstance(comps, Mapping) else None
+        src = comp.get("source") if isinstance(comp, Mapping) else None
+        raise InputError(f"the plant of unit {unit!r} lives inside the FMU {str(src or '(not recorded)')[:200]}, "
+                         "which is not found; keep the FMU where it ran or next to the results, or pass --model")
+    planted = _planted_by_another(fmu)
+    if planted:
+        raise InputError(f"the FMU {str(fmu)!r} named by the results for unit {unit!r} is not used: {planted}; "
+                         "pass --model")
+    fmu_unit = FmuUnit(fmu, unit)
+    try:
+        ref = PlantRef.from_dict(fmu_unit.plant_ref or {})
+    except (KeyError, TypeError, ValueError):
+        raise InputError(f"FMU {str(fmu)!r} (unit {unit!r}) carries no readable mbfmu plant description; "
+                         "pass --model") from None
     base = None
-    if ref.kind in ("file", "urdf") and not Path(ref.target).is_absolute():
-        fmu = fmu_of_unit(metadata, unit, results_path)
-        if fmu is None:
-            src = ((metadata.get("components") or {}).get(unit) or {}).get("source")
-            return None, (f"the plant of unit {unit!r} ({ref.target}) lives inside the FMU "
-                          f"{src or '(not recorded)'}, which is not found; keep the FMU where it ran or next to "
-                          "the results, or pass --model")
-        base = fmu_resources(fmu)
-    plant = build_plant(ref, base)
+    if ref.kind == "library":
+        library_name(ref.target, f"FMU {str(fmu)!r}")
+    elif ref.kind == "class":  # only a Plant subclass is called, never any attribute the description names
+        from ..fmu.plantref import plant_factory
+        cls = plant_factory(ref)
+        if not (isinstance(cls, type) and issubclass(cls, Plant)):
+            raise InputError(f"FMU {str(fmu)!r} names {ref.target[:200]!r} as its plant, which is not a Plant class")
+    elif ref.kind in ("file", "urdf", "pickle"):
+        base = (Path(fmu_unit._unzipdir) / "resources").resolve()
+        inside = (base / ref.target).resolve()
+        if Path(ref.target).is_absolute() or base not in inside.parents:
+            raise InputError(f"FMU {str(fmu)!r} names its plant file {ref.target!r} outside its resources; refused")
+        if not inside.is_file():
+            raise InputError(f"FMU {str(fmu)!r} names its plant file {ref.target!r}, which its resources do not hold")
+    entry = (metadata.get("plants") or {}).get(unit) or {}
+    recorded = _numbers(entry.get("parameters") if isinstance(entry, Mapping) else None,
+                        f"the recorded parameters of unit {unit!r}")
+    wanted = {**ref.parameters, **recorded, **(params or {})}
+    plant = build_plant(ref.with_parameters(wanted), base)
     values = metadata.get("values") if isinstance(metadata.get("values"), Mapping) else {}
     names = {s.name for s in plant.parameters}
-    run = {k[len(unit) + 1:]: float(v) for k, v in values.items()
-           if k.startswith(f"{unit}.") and k[len(unit) + 1:] in names}
+    run = _numbers({k[len(unit) + 1:]: v for k, v in values.items()
+                    if isinstance(k, str) and k.startswith(f"{unit}.") and k[len(unit) + 1:] in names
+                    and k[len(unit) + 1:] not in (params or {})}, f"the values set on unit {unit!r}")
     if run:  # the parameter values the co-simulation set on the unit
-        plant = build_plant(ref.with_parameters({**ref.parameters, **run}), base)
-    return plant, None
+        plant = build_plant(ref.with_parameters({**wanted, **run}), base)
+    return plant
 
 
 def load_plant_spec(spec: str, **params: Any) -> Plant:
@@ -170,8 +247,8 @@ def load_plant_spec(spec: str, **params: Any) -> Plant:
     returning a :class:`~mbfmu.plant.Plant`), with ``params`` as keyword
     arguments."""
     if spec.lower().endswith(".urdf"):
-        from ..plant.library import plant_from_urdf
-        return plant_from_urdf(spec, **params)
+        from ..plant.library import load_plant
+        return load_plant(spec, **params)
     if ":" in spec:
         mod_name, _, attr = spec.rpartition(":")
         if mod_name.endswith(".py"):
@@ -267,22 +344,29 @@ def open_recording(path: str | Path, model: str | None = None, params: Mapping[s
         Passed to :class:`~mbfmu.viewer.scene.Recording`.
     """
     results, meta = read_results(path)
-    units = {str(k): str(v) for k, v in (meta.get("units") or {}).items() if v}
-    plant, why = (None, None) if model is not None or params else plant_from_reference(meta, unit, path)
-    if plant is not None:
-        rec = Recording(results, plant, unit=unit, **kw)
-        if trails:
-            rec = Recording(results, plant, unit=rec.unit, trails=[parse_trail(t, plant) for t in trails], **kw)
-        rec.units = units
-        return rec
+    where = f"results file {str(path)!r}"
+    raw_units = meta.get("units")
+    units = {str(k): str(v) for k, v in raw_units.items() if v} if isinstance(raw_units, Mapping) else {}
     spec, mparams = plant_from_metadata(meta, unit)
-    if model is not None and model != spec:
+    if model is None:  # the plant comes from the library by name, or from the FMU that ran
+        unit_name, entry = _unit_entry(meta, unit)
+        if entry is not None and entry.get("kind") not in (None, "library"):
+            plant = plant_from_fmu(meta, unit_name, path, params)
+            rec = Recording(results, plant, unit=unit, **kw)
+            if trails:
+                rec = Recording(results, plant, unit=rec.unit, trails=[parse_trail(t, plant) for t in trails], **kw)
+            rec.units = units
+            return rec
+        if not spec:
+            raise InputError(f"{where} does not name its plant; pass the model (--model NAME, module:Class or "
+                             "file.py:Class)")
+        spec = library_name(spec, where)
+        mparams = _numbers(mparams, f"{where}: the recorded parameters")
+    elif model != spec:
         mparams = {}  # parameters recorded for another plant do not apply
+    else:
+        mparams = _numbers(mparams, f"{where}: the recorded parameters")
     spec = model or spec
-    if not spec or (why and model is None):
-        raise InputError(f"results file {str(path)!r}: {why}" if why else
-                         f"results file {str(path)!r} does not name its plant; pass the model (--model NAME, "
-                         "module:Class or file.py:Class)")
     mparams.update(params or {})
     plant = load_plant_spec(spec, **mparams)
     rec = Recording(results, plant, unit=unit, **kw)

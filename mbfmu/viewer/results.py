@@ -146,20 +146,26 @@ def load_results(path: str | Path) -> tuple[np.ndarray, dict[str, Any]]:
 
 
 def _parse_meta(text: str, where: Path) -> dict[str, Any]:
-    try:
-        meta = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"results file {str(where)!r}: metadata is not valid JSON ({exc})") from None
-    if not isinstance(meta, dict):
-        raise InputError(f"results file {str(where)!r}: metadata must be a JSON object")
-    return meta
+    from ..cosim.result_checks import parse_meta
+    return parse_meta(text, f"results file {str(where)!r}")
 
 
 def _load_npz(path: Path) -> tuple[np.ndarray, dict[str, Any]]:
+    from ..cosim.result_checks import check_npz
+    what = f"results file {str(path)!r}"
+    if path.stat().st_size == 0:
+        raise InputError(f"{what} is empty (0 bytes)")
+    check_npz(path, what)  # bounded before numpy allocates anything
     try:
-        z = np.load(path, allow_pickle=False)
+        return _read_npz(np.load(path, allow_pickle=False), path)
+    except InputError:
+        raise
     except Exception as exc:  # zipfile/ValueError/OSError: all mean a malformed file
-        raise InputError(f"results file {str(path)!r} is not a readable .npz ({exc})") from None
+        raise InputError(f"{what} is not a readable .npz ({type(exc).__name__}: "
+                         f"{(str(exc).splitlines() or [''])[0][:200]})") from None
+
+
+def _read_npz(z: Any, path: Path) -> tuple[np.ndarray, dict[str, Any]]:
     with z:
         key = next((k for k in ("meta", "metadata") if k in z.files), None)
         meta = _parse_meta(str(z[key]), path) if key else {}
@@ -185,26 +191,25 @@ def _load_npz(path: Path) -> tuple[np.ndarray, dict[str, Any]]:
 
 def _load_csv(path: Path) -> tuple[np.ndarray, dict[str, Any]]:
     meta: dict[str, Any] = {}
-    skip = 0
-    with open(path, newline="") as f:
-        for line in f:
-            pre = next((m for m in _META_PREFIXES if line.startswith(m)), None)
-            if pre:
-                meta = _parse_meta(line[len(pre):], path)
-            elif not line.startswith("#") and line.strip():
-                header = next(csv.reader(io.StringIO(line)))
-                break
-            skip += 1
-        else:
-            raise InputError(f"results file {str(path)!r} has no header row")
-        header = [h.strip() for h in header]
-        if len(set(header)) != len(header):
-            dup = sorted({h for h in header if header.count(h) > 1})
-            raise InputError(f"results file {str(path)!r}: repeated column names {dup}")
-        try:
-            values = np.loadtxt(f, delimiter=",", dtype=float, ndmin=2)
-        except ValueError as exc:
-            raise InputError(f"results file {str(path)!r}: a data row is malformed ({exc})") from None
+    lines = path.read_bytes().decode("utf-8", "replace").split("\n")
+    for i, line in enumerate(lines):
+        pre = next((m for m in _META_PREFIXES if line.startswith(m)), None)
+        if pre:
+            meta = _parse_meta(line[len(pre):], path)
+        elif not line.startswith("#") and line.strip():
+            break
+    else:
+        raise InputError(f"results file {str(path)!r} has no header row")
+    reader = csv.reader(io.StringIO("\n".join(lines[i:])))
+    header = [h.strip() for h in next(reader)]  # quoted names may hold commas and line breaks
+    rows = [r for r in lines[i + reader.line_num:] if r.strip()]
+    if len(set(header)) != len(header):
+        dup = sorted({h for h in header if header.count(h) > 1})
+        raise InputError(f"results file {str(path)!r}: repeated column names {dup}")
+    try:
+        values = np.loadtxt(rows, delimiter=",", dtype=float, ndmin=2) if rows else np.zeros((0, len(header)))
+    except ValueError as exc:
+        raise InputError(f"results file {str(path)!r}: a data row is malformed ({exc})") from None
     if values.size and values.shape[1] != len(header):
         raise InputError(f"results file {str(path)!r}: rows have {values.shape[1]} values, header has {len(header)}")
     arr = np.empty(values.shape[0], dtype=[(h, float) for h in header])

@@ -185,9 +185,9 @@ def video_times(t0: float, t1: float, fps: float, speed: float = 1.0) -> np.ndar
     ``N = floor((t1 - t0) * fps / speed) + 1`` frames, frame ``k`` showing
     ``t0 + k * speed / fps``; the file lasts ``N / fps`` s.
     """
-    if not (fps > 0 and speed > 0):
-        raise InputError(f"fps ({fps}) and speed ({speed}) must be positive")
-    n = int(np.floor((t1 - t0) * fps / speed + 1e-9)) + 1
+    from .options import positive, video_frames
+    fps, speed = positive("fps", fps), positive("speed", speed)
+    n = video_frames(int(np.floor((t1 - t0) * fps / speed + 1e-9)) + 1)
     return t0 + np.arange(n) * (speed / fps)
 
 

@@ -7,8 +7,10 @@ error line.
 """
 from __future__ import annotations
 
+import shutil
 import uuid
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +21,9 @@ from .conftest import FAULTY_VARS, build_faulty_c_fmu, faulty_model_description
 
 
 def _ssd(tmp_path, fmu, patch=None):
-    ssd = write_ssp(System([FmuUnit(fmu, "bad", values={"fail_time": 0.35})]), tmp_path / "s.ssd",
+    local = tmp_path / Path(fmu).name  # the FMU beside the .ssd: inside the system's folder
+    shutil.copy(fmu, local)
+    ssd = write_ssp(System([FmuUnit(local, "bad", values={"fail_time": 0.35})]), tmp_path / "s.ssd",
                     stop_time=1.0, step=0.1)
     if patch:
         ssd.write_text(ssd.read_text().replace(*patch))
@@ -35,7 +39,7 @@ def _case(tmp_path, fmu, name):
     run = ["--stop-time", "1", "--step", "0.1"]
     if name == "ssp not a zip":
         (tmp_path / "bad.ssp").write_text("not a zip")
-        return [str(tmp_path / "bad.ssp")], "is not an SSP archive"
+        return [str(tmp_path / "bad.ssp")], "is not a readable SSP archive"
     if name == "ssd malformed xml":
         ssd = _ssd(tmp_path, fmu)
         ssd.write_text(ssd.read_text()[:300])

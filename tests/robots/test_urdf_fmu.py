@@ -79,8 +79,8 @@ from mbfmu.plant.urdf import URDFPlant
 
 
 class UR5(URDFPlant):
-    def __init__(self):
-        super().__init__({str(robot_file(UR5))!r}, actuation="position", name="ur5_servo")
+    def __init__(self, **parameters):  # payload_mass, gravity, ...: the FMU rebuilds the plant with them
+        super().__init__({str(robot_file(UR5))!r}, actuation="position", name="ur5_servo", **parameters)
 
 
 PLANT = UR5

@@ -4,6 +4,9 @@ the robots use (DAE, OBJ, STL) found through package:// URIs, decimated to
 the face budget."""
 from __future__ import annotations
 
+import re
+import shutil
+
 import numpy as np
 import pytest
 from robot_files import robot_file
@@ -53,16 +56,20 @@ def test_joint_limits_from_the_urdf_hold_the_joint_when_asked(tmp_path):
 def test_stl_meshes_found_through_package_dirs_are_decimated(tmp_path):
     ur5 = robot_file("ur_description/urdf/ur5_robot.urdf")
     share = ur5.parents[4]  # .../share, holding example-robot-data/
-    text = ur5.read_text().replace("/visual/", "/collision/").replace(".dae", ".stl")
+    meshes_dir = share / "example-robot-data/robots/ur_description/meshes/ur5/collision"
+    pkg = tmp_path / "packages" / "my_ur"  # a package of the user's own, not installed anywhere
+    shutil.copytree(meshes_dir, pkg / "meshes")
+    text = re.sub(r"package://example-robot-data/robots/ur_description/meshes/ur5/visual/([a-z0-9]+)\.dae",
+                  r"package://my_ur/meshes/\1.stl", ur5.read_text())
     path = tmp_path / "ur5_stl.urdf"
     path.write_text(text)
-    with pytest.raises(ModelError, match="package 'example-robot-data' not found"):
+    with pytest.raises(ModelError, match="package 'my_ur' not found.*package_dirs"):
         plant_from_urdf(path).geometry
-    plant = plant_from_urdf(path, package_dirs=[share], mesh_faces=3000)
+    plant = plant_from_urdf(path, package_dirs=[tmp_path / "packages"], mesh_faces=3000)
     meshes = [s for s in plant.geometry if s.kind == "mesh"]
     assert len(meshes) == 7
     assert sum(len(s.mesh[1]) for s in meshes) <= 3000 * 1.05
     # the decimated base keeps its size: its extent matches the STL's own to a few mm
     import trimesh
-    full = trimesh.load(share / "example-robot-data/robots/ur_description/meshes/ur5/collision/base.stl")
+    full = trimesh.load(meshes_dir / "base.stl")
     np.testing.assert_allclose(np.ptp(meshes[0].mesh[0], axis=0), np.ptp(full.vertices, axis=0), atol=5e-3)

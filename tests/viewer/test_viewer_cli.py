@@ -28,10 +28,10 @@ def npz(tmp_path):
 def test_view_writes_html_png_and_gif(tmp_path, npz, capsys):
     assert main(["view", str(npz), "--model", MODEL, "-o", str(tmp_path / "r.html"), "--time", "0.5"]) == 0
     assert 'id="mbfmu-data"' in (tmp_path / "r.html").read_text()
-    assert main(["view", str(npz), "-o", str(tmp_path / "r.png"), "--time", "1.0", "--size", "320x240",
+    assert main(["view", str(npz), "--model", MODEL, "-o", str(tmp_path / "r.png"), "--time", "1.0", "--size", "320x240",
                  "--signal", "q[1]", "--trail", "mass2"]) == 0
     assert Image.open(tmp_path / "r.png").size == (320, 240)
-    assert main(["view", str(npz), "-o", str(tmp_path / "r.gif"), "--speed", "4", "--fps", "5",
+    assert main(["view", str(npz), "--model", MODEL, "-o", str(tmp_path / "r.gif"), "--speed", "4", "--fps", "5",
                  "--size", "160x120"]) == 0
     with Image.open(tmp_path / "r.gif") as im:
         assert im.n_frames == 3  # 2 s at 4x and 5 fps: t = 0, 0.8, 1.6 s
@@ -39,15 +39,17 @@ def test_view_writes_html_png_and_gif(tmp_path, npz, capsys):
 
 def test_view_writes_mp4(tmp_path, npz):
     need_tool("ffmpeg")
-    assert main(["view", str(npz), "-o", str(tmp_path / "r.mp4"), "--fps", "5", "--speed", "2",
+    assert main(["view", str(npz), "--model", MODEL, "-o", str(tmp_path / "r.mp4"), "--fps", "5", "--speed", "2",
                  "--size", "160x120"]) == 0
     assert (tmp_path / "r.mp4").stat().st_size > 0
 
 
-def test_plant_and_parameters_come_from_the_metadata(npz):
-    rec = open_recording(npz)
+def test_parameters_come_from_the_metadata_for_the_model_it_names(npz):
+    """The model file is the user's to name (results never run code); the
+    parameters recorded for that very model apply, --param overrides them."""
+    rec = open_recording(npz, MODEL)
     assert rec.plant.l1 == 1.5 and rec.state_columns[0] == "arm.q[1]"
-    assert open_recording(npz, params={"l1": 2.0}).plant.l1 == 2.0
+    assert open_recording(npz, MODEL, params={"l1": 2.0}).plant.l1 == 2.0
     t = rec.time[10]
     q1, q2 = rec.state_at(t)[:2]
     np.testing.assert_allclose(rec.scene_at(t)[1][1], [-1.5 * np.sin(q1), 0, -1.5 * np.cos(q1)], atol=1e-12)
@@ -58,8 +60,8 @@ def test_plant_and_parameters_come_from_the_metadata(npz):
     (["--model", f"{TOYS}:Nope"], "has no 'Nope'"),
     (["--model", f"{TOYS}:DoublePendulum", "--param", "mass=3"], "does not take the parameters"),
     (["-o", "x.avi"], "unknown suffix '.avi'"),
-    (["--time", "9", "-o", "x.png"], "outside the recorded span"),
-    (["--trail", "nose", "-o", "x.png"], "no body index or shape named 'nose'"),
+    (["--model", MODEL, "--time", "9", "-o", "x.png"], "outside the recorded span"),
+    (["--model", MODEL, "--trail", "nose", "-o", "x.png"], "no body index or shape named 'nose'"),
 ])
 def test_view_errors_name_what_is_wrong(tmp_path, npz, capsys, args, message):
     assert main(["view", str(npz), *args]) == 1
@@ -100,8 +102,8 @@ def test_trail_specs_from_the_command_line():
 
 
 def test_cosimulation_result_written_by_the_master_is_replayed(tmp_path):
-    """The file format of mbfmu.cosim.recording; the plant named by a
-    PlantRef-style entry, its parameters taken from the values the run set."""
+    """The file format of mbfmu.cosim.recording; the plant named by the user,
+    its parameters taken from the values the run set."""
     from mbfmu.cosim import recording
     t, X = pendulum_run(n=21)
     p = DoublePendulum()
@@ -110,7 +112,7 @@ def test_cosimulation_result_written_by_the_master_is_replayed(tmp_path):
             "plants": {"arm": {"kind": "file", "target": TOYS, "class_name": "DoublePendulum", "parameters": {}}}}
     for suffix in (".csv", ".npz"):
         path = recording.Result(data, meta=meta).save(tmp_path / f"cosim{suffix}")
-        rec = open_recording(path)
+        rec = open_recording(path, MODEL)
         assert rec.unit == "arm" and rec.plant.l1 == 1.25
         q1 = X[7, 0]
         np.testing.assert_allclose(rec.scene_at(t[7])[1][1], [-1.25 * np.sin(q1), 0, -1.25 * np.cos(q1)], atol=1e-9)
@@ -123,11 +125,11 @@ def test_several_plants_in_the_metadata_need_a_unit(tmp_path, capsys):
     path = save_results(tmp_path / "two.npz", data, {"plants": {"a": {"plant": MODEL}, "b": {"plant": MODEL}}})
     assert main(["view", str(path), "-o", str(tmp_path / "x.html")]) == 1
     assert "several plants (a, b)" in capsys.readouterr().err
-    assert main(["view", str(path), "--unit", "b", "-o", str(tmp_path / "x.html")]) == 0
+    assert main(["view", str(path), "--model", MODEL, "--unit", "b", "-o", str(tmp_path / "x.html")]) == 0
 
 
 def test_window_without_a_display_says_to_write_a_file(npz, capsys):
     import matplotlib
     assert matplotlib.get_backend().lower() == "agg"
-    assert main(["view", str(npz)]) == 1
+    assert main(["view", str(npz), "--model", MODEL]) == 1
     assert "no interactive display" in capsys.readouterr().err

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <math.h>
 
+#include "drives.h"
 #include "mb.h"
 #include "spatial.h"
 
@@ -106,8 +107,8 @@ int mb_alloc_workspace(mb_model *m) {
 void mb_free(mb_model *m) {
     if (!m) return;
     void *p[] = {m->parent, m->jtype, m->iq, m->iv, m->nqi, m->nvi, m->axis1, m->axis2,
-                 m->Rtree, m->ptree, m->Ibody, m->dof_force, m->springs, m->contacts, m->cables, m->E, m->r, m->RW, m->pW,
-                 m->S, m->Sr, m->cJ, m->v, m->c, m->a, m->f, m->IA, m->pA, m->U, m->Dinv,
+                 m->Rtree, m->ptree, m->Ibody, m->dof_force, m->springs, m->contacts, m->cables, m->drives,
+                 m->E, m->r, m->RW, m->pW, m->S, m->Sr, m->cJ, m->v, m->c, m->a, m->f, m->IA, m->pA, m->U, m->Dinv,
                  m->uu, m->fext, m->tau, m->work, m->rotax, m->sax, m->ssg};
     for (size_t k = 0; k < sizeof(p) / sizeof(p[0]); ++k) free(p[k]);
     free(m);
@@ -885,6 +886,7 @@ double mb_cable_force(const mb_model *m, int k, double *F, double *L) {
 }
 
 void mb_passive_forces(mb_model *m, const double *q, const double *qd, double *tau, double *fext) {
+    if (m->ndr) mb_drive_forces(m, q, qd, tau);
     if (m->has_dof_force) {
         for (int i = 1; i < m->nb; ++i) {
             if (!has_joint_spring(m, i)) continue;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "mb.h"
+#include "drives.h"
 #include "flexible.h"
 #include "flexsensors.h"
 #include "latch.h"
@@ -237,6 +238,35 @@ static PyObject *py_new_model(PyObject *self, PyObject *args) {
     return PyCapsule_New(h, CAPSULE, handle_free);
 }
 
+/* set_drives(h, drives (n, DR_N)): the model's joint drives (drives.h), set
+ * once by mbfmu.dynamics.model.Model when it is made */
+static PyObject *py_set_drives(PyObject *self, PyObject *args) {
+    PyObject *cap, *rows;
+    int n;
+    if (!PyArg_ParseTuple(args, "OiO", &cap, &n, &rows)) return NULL;
+    handle_t *h = get_handle(cap);
+    if (!h) return NULL;
+    mb_model *m = h->m;
+    if (n < 0) {
+        PyErr_SetString(ModelError, "negative number of joint drives");
+        return NULL;
+    }
+    double *d = NULL;
+    if (copy_dbl(rows, (npy_intp)n * DR_N, &d, "drives")) return NULL;
+    int bad = mb_drives_check(m, n, d);
+    if (bad) {
+        free(d);
+        PyErr_Format(ModelError, "joint drive %d does not fit the model (a 1-DOF revolute or prismatic joint's "
+                                 "coordinates, driven once; mode 0, 1 or 2; gains, limit and friction >= 0; "
+                                 "smoothing velocity > 0)", bad - 1);
+        return NULL;
+    }
+    free(m->drives);
+    m->drives = d;
+    m->ndr = n;
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_set_gravity(PyObject *self, PyObject *args) {
     PyObject *cap, *g;
     if (!PyArg_ParseTuple(args, "OO", &cap, &g)) return NULL;
@@ -404,6 +434,33 @@ static PyObject *py_kinematics(PyObject *self, PyObject *args) {
     return res;
 }
 
+/* body_frame(h, q, v, body) -> (quaternion (4) of R_WB, scalar first, w >= 0;
+ * twist (6): angular velocity, rad/s, and velocity of the body origin, m/s,
+ * world axes): the sensors' own code (sensors.h) */
+static PyObject *py_body_frame(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v;
+    int b;
+    if (!PyArg_ParseTuple(args, "OOOi", &cap, &q, &v, &b)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    if (b < 1 || b >= m->nb) {
+        call_clear(&c);
+        PyErr_Format(InputError, "body_frame: body %d is not a body of the model (1..%d)", b, m->nb - 1);
+        return NULL;
+    }
+    PyObject *quat = new_vector(4), *tw = new_vector(6), *res = NULL;
+    if (quat && tw) {
+        mb_kinematics(m, D(c.q), D(c.v));
+        mb_body_quaternion(m, b, D((PyArrayObject *)quat));
+        mb_body_twist(m, b, D((PyArrayObject *)tw));
+        res = PyTuple_Pack(2, quat, tw);
+    }
+    Py_XDECREF(quat); Py_XDECREF(tw);
+    call_clear(&c);
+    return res;
+}
+
 /* body accelerations (nb, 6), body frame, with gravity excluded, for (q, v, a) */
 static PyObject *py_body_accelerations(PyObject *self, PyObject *args) {
     PyObject *cap, *q, *v, *a;
@@ -517,17 +574,30 @@ static PyObject *py_normalize(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* passive_forces(h, q, v, tau=None) -> (generalized forces (nv), body wrenches
+ * (nb, 6)) that the force elements add to the commanded tau (zero if None);
+ * a model with servo drives needs tau (their set-points are in it) */
 static PyObject *py_passive_forces(PyObject *self, PyObject *args) {
-    PyObject *cap, *q, *v;
-    if (!PyArg_ParseTuple(args, "OOO", &cap, &q, &v)) return NULL;
+    PyObject *cap, *q, *v, *cmd = Py_None;
+    if (!PyArg_ParseTuple(args, "OOO|O", &cap, &q, &v, &cmd)) return NULL;
     call_t c;
-    if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    if (call_parse(&c, cap, q, v, "v", cmd == Py_None ? NULL : cmd, "tau", NULL)) { call_clear(&c); return NULL; }
     mb_model *m = c.h->m;
+    if (!c.w && mb_drives_have_servo(m)) {
+        call_clear(&c);
+        PyErr_SetString(ModelError, "passive_forces: the model has servo drives, whose set-points are in the "
+                                    "commanded generalized forces: pass tau");
+        return NULL;
+    }
     npy_intp df[2] = {m->nb, 6};
     PyObject *tau = new_vector(m->nv), *F = PyArray_ZEROS(2, df, NPY_DOUBLE, 0);
-    memset(D((PyArrayObject *)tau), 0, sizeof(double) * m->nv);
+    double *t = D((PyArrayObject *)tau);
+    if (c.w) memcpy(t, D(c.w), sizeof(double) * m->nv);
+    else memset(t, 0, sizeof(double) * m->nv);
     mb_kinematics(m, D(c.q), D(c.v));
-    mb_passive_forces(m, D(c.q), D(c.v), D((PyArrayObject *)tau), D((PyArrayObject *)F));
+    mb_passive_forces(m, D(c.q), D(c.v), t, D((PyArrayObject *)F));
+    if (c.w)
+        for (int k = 0; k < m->nv; ++k) t[k] -= D(c.w)[k];
     call_clear(&c);
     PyObject *res = PyTuple_Pack(2, tau, F);
     Py_DECREF(tau); Py_DECREF(F);
@@ -1487,7 +1557,11 @@ static PyMethodDef methods[] = {
     {"qdot", py_qdot, METH_VARARGS, "qdot(h, q, v) -> dq/dt"},
     {"integrate", py_integrate, METH_VARARGS, "integrate(h, q, v, dt) -> q (+) v dt"},
     {"normalize", py_normalize, METH_VARARGS, "normalize(h, q) -> q with unit quaternions"},
-    {"passive_forces", py_passive_forces, METH_VARARGS, "(tau, fext) of the force elements"},
+    {"passive_forces", py_passive_forces, METH_VARARGS,
+     "passive_forces(h, q, v, tau=None) -> (tau, fext) the force elements add to the commanded tau"},
+    {"set_drives", py_set_drives, METH_VARARGS, "set_drives(h, n, drives (n, DR_N)): joint drives (drives.h)"},
+    {"body_frame", py_body_frame, METH_VARARGS,
+     "body_frame(h, q, v, body) -> (quaternion of R_WB (w first), world twist [w; v_origin])"},
     {"passive_energy", py_passive_energy, METH_VARARGS,
      "passive_energy(h, q) -> elastic energy of the force elements, J"},
     {"elements", py_elements, METH_VARARGS,

@@ -63,6 +63,8 @@ typedef struct {
     double *contacts;  /* (nct, CT_N) sphere-plane contacts */
     double *cables;    /* (ncb, CB_N) ground-anchored tension-only cables */
     int has_dof_force; /* any nonzero joint force element */
+    int ndr;           /* number of joint drives (drives.h) */
+    double *drives;    /* (ndr, DR_N) servo actuation and Coulomb friction, NULL if none */
 
     /* ---- workspace (overwritten by every call) ---- */
     double *E, *r;     /* (nb,3,3), (nb,3) Xup */
@@ -134,9 +136,10 @@ void mb_normalize(const mb_model *m, double *q);
  * coordinates start at qi (any layout of q) */
 void mb_normalize_joint(const mb_model *m, int i, double *qi);
 
-/* passive forces: joint springs/dampers/limits into tau (added), spring-damper,
- * contact and cable forces into fext (added, body frame). Needs
- * mb_kinematics(q, qd) first. */
+/* passive forces: the joint drives first (drives.h: they read their
+ * commands from tau and replace them by their torques), then joint
+ * springs/dampers/limits into tau (added), spring-damper, contact and cable
+ * forces into fext (added, body frame). Needs mb_kinematics(q, qd) first. */
 void mb_passive_forces(mb_model *m, const double *q, const double *qd, double *tau, double *fext);
 /* elastic energy (J) of the force elements at q: joint springs and range
  * limits, point-to-point springs, contacts, cables (runs mb_kinematics(q)) */

@@ -69,14 +69,45 @@ void mb_momenta(mb_model *m, const mb_mass_props *mp, const double *q, const dou
     momenta(m, mp, HL);
 }
 
+void mb_body_quaternion(const mb_model *m, int b, double *e) {
+    const double *R = m->RW + 9 * b;
+    double tr = R[0] + R[4] + R[8], s;
+    if (tr >= fmax(R[0], fmax(R[4], R[8]))) {
+        s = 2.0 * sqrt(1.0 + tr);
+        e[0] = s / 4.0; e[1] = (R[7] - R[5]) / s; e[2] = (R[2] - R[6]) / s; e[3] = (R[3] - R[1]) / s;
+    } else if (R[0] >= R[4] && R[0] >= R[8]) {
+        s = 2.0 * sqrt(1.0 + R[0] - R[4] - R[8]);
+        e[0] = (R[7] - R[5]) / s; e[1] = s / 4.0; e[2] = (R[1] + R[3]) / s; e[3] = (R[2] + R[6]) / s;
+    } else if (R[4] >= R[8]) {
+        s = 2.0 * sqrt(1.0 + R[4] - R[0] - R[8]);
+        e[0] = (R[2] - R[6]) / s; e[1] = (R[1] + R[3]) / s; e[2] = s / 4.0; e[3] = (R[5] + R[7]) / s;
+    } else {
+        s = 2.0 * sqrt(1.0 + R[8] - R[0] - R[4]);
+        e[0] = (R[3] - R[1]) / s; e[1] = (R[2] + R[6]) / s; e[2] = (R[5] + R[7]) / s; e[3] = s / 4.0;
+    }
+    double n = sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3]);
+    if (e[0] < 0) n = -n;
+    for (int k = 0; k < 4; ++k) e[k] /= n;
+}
+
+void mb_body_twist(const mb_model *m, int b, double *tw) {
+    const double *R = m->RW + 9 * b, *vb = m->v + 6 * b;
+    for (int r = 0; r < 3; ++r) {
+        tw[r] = R[3 * r] * vb[0] + R[3 * r + 1] * vb[1] + R[3 * r + 2] * vb[2];
+        tw[3 + r] = R[3 * r] * vb[3] + R[3 * r + 1] * vb[4] + R[3 * r + 2] * vb[5];
+    }
+}
+
 /* the kinematics the sensors need, run once: world poses (returns 1), with
  * the body velocities when a sensor reads them (returns 2); 0: none */
 static int sensor_kinematics(mb_model *m, int n, const mb_sensor *s, const double *q, const double *v) {
     int need = 0;
     for (int k = 0; k < n; ++k) {
         int kind = s[k].kind;
-        if (kind == MB_SENS_KINETIC || kind == MB_SENS_MOMENTUM) need = 2;
-        else if ((kind == MB_SENS_POINT || kind == MB_SENS_POTENTIAL) && need == 0) need = 1;
+        if (kind == MB_SENS_KINETIC || kind == MB_SENS_MOMENTUM || kind == MB_SENS_BODY_TWIST) need = 2;
+        else if ((kind == MB_SENS_POINT || kind == MB_SENS_POTENTIAL || kind == MB_SENS_BODY_QUATERNION) &&
+                 need == 0)
+            need = 1;
     }
     if (need) mb_kinematics(m, q, need == 2 ? v : NULL);
     return need;
@@ -89,7 +120,8 @@ void mb_sensors_eval(mb_model *m, const mb_mass_props *mp, int n, const mb_senso
     int have_pos = need > 0, have_vel = need == 2;
     double ke = 0.0, pe = 0.0;
     int have_ke = 0, have_pe = 0, have_hl = 0;
-    double hl[6];
+    double hl[6], frame[6];
+    int frame_body = -1, frame_kind = 0; /* the body frame sensor last computed (four or six in a row) */
     for (int k = 0; k < n; ++k) {
         const mb_sensor *sk = s + k;
         switch (sk->kind) {
@@ -127,6 +159,18 @@ void mb_sensors_eval(mb_model *m, const mb_mass_props *mp, int n, const mb_senso
                 have_hl = 1;
             }
             out[k] = hl[sk->axis];
+            break;
+        case MB_SENS_BODY_QUATERNION:
+        case MB_SENS_BODY_TWIST:
+            if (frame_body != sk->index || frame_kind != sk->kind) {
+                if (sk->kind == MB_SENS_BODY_TWIST && !have_vel) { mb_kinematics(m, q, v); have_vel = have_pos = 1; }
+                else if (!have_pos) { mb_kinematics(m, q, NULL); have_pos = 1; }
+                if (sk->kind == MB_SENS_BODY_TWIST) mb_body_twist(m, sk->index, frame);
+                else mb_body_quaternion(m, sk->index, frame);
+                frame_body = sk->index;
+                frame_kind = sk->kind;
+            }
+            out[k] = frame[sk->axis];
             break;
         case MB_SENS_LINEAR: {
             double acc = 0.0;

@@ -52,7 +52,7 @@ class RigidSystem:
         """``F`` with ``M v_dot = F`` (inputs, joint/point springs, gravity,
         velocity products)."""
         h = self.model._h
-        tau_p, f_p = _kernels.passive_forces(h, q, v)
+        tau_p, f_p = _kernels.passive_forces(h, q, v, tau)  # drives read their commands in tau
         fe = f_p if f_ext is None else f_p + f_ext
         F = tau_p - _kernels.rnea(h, q, v, np.zeros(self.nv), fe)
         return F if tau is None else F + tau

@@ -604,7 +604,8 @@ class FlexibleSystem:
             self.D[s, s] = b.D
         self._G = np.zeros((model.nv, self.nv))
         self._G[self._vv_rigid, np.arange(self.nv_rigid)] = 1.0
-        self._has_passive = bool(model.joint_forces or model.springs or model.contacts or model.cables)
+        self._has_passive = bool(model.joint_forces or model.springs or model.contacts or model.cables
+                                 or model.drives)
         self._minimal = not model.has_quaternions
         self._pack_flexible_aba(virtual, Gf, quad_rows, quad_H)
 

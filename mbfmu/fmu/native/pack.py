@@ -27,6 +27,8 @@ from ...plant import Plant
 
 # the columns of the force-element tables that hold body indices (structure, not numbers)
 _BODY_COLUMNS = {"springs": (0, 4), "contacts": (0,), "cables": (3,)}
+# the columns of the joint drives' table that are structure: coordinates and mode (csrc/drives.h)
+_DRIVE_COLUMNS = (0, 1, 2)
 _REL_TOL = 1e-12
 
 
@@ -128,7 +130,7 @@ def model_blocks(model: Model) -> list[tuple[str, np.ndarray]]:
         ("o_axis1", pk["axis1"]), ("o_axis2", pk["axis2"]), ("o_Rtree", pk["Rtree"]),
         ("o_ptree", pk["ptree"]), ("o_Ibody", pk["inertia"]), ("o_g", pk["gravity"]),
         ("o_dof", pk["dof_force"]), ("o_springs", pk["springs"]), ("o_contacts", pk["contacts"]),
-        ("o_cables", pk["cables"]),
+        ("o_cables", pk["cables"]), ("o_drives", pk["drives"]),
         ("o_mass", mass), ("o_com", com), ("o_Ic", Ic),
     ]
 
@@ -139,6 +141,8 @@ def model_structure(model: Model) -> dict:
     pk = model.packed
     return dict(
         nb=model.nbodies, ns=len(model.springs), nct=len(model.contacts), ncb=len(model.cables),
+        ndr=len(pk["drives"]),
+        drives=tuple(tuple(int(v) for v in row) for row in pk["drives"][:, _DRIVE_COLUMNS]),
         parent=tuple(int(v) for v in pk["parent"]), jtype=tuple(int(v) for v in pk["jtype"]),
         nqi=tuple(int(v) for v in pk["nqi"]), nvi=tuple(int(v) for v in pk["nvi"]),
         bodies=tuple(tuple(pk[k][:, c].astype(int).tolist()) for k, cols in _BODY_COLUMNS.items()

@@ -16,6 +16,7 @@
 #define MBFMU_NATIVE_H
 
 #include "mb.h"
+#include "drives.h"
 #include "sensors.h"
 #include "adaptive.h"
 #include "latch.h"
@@ -36,13 +37,14 @@ typedef struct {
     const char *plant;      /* plant name, for messages */
     const char *guid;
     int nb, nq, nv, nu, np, ny, nx, ns, nct, ncb;
+    int ndr;                /* joint drives (drives.h): their rows at o_drives */
     int canonical;          /* state [q; p] with momenta p = M(q) v */
     int nl;                 /* hinge latches (latch.h): their flags end the state [q; y; z] */
     const int *parent, *jtype, *nqi, *nvi; /* (nb) */
     const int *l_iq, *l_iv; /* (nl) hinge coordinate indices */
     int nd;
     const double *d0;       /* (nd) at the build-time parameters */
-    int o_axis1, o_axis2, o_Rtree, o_ptree, o_Ibody, o_g, o_dof, o_springs, o_contacts, o_cables;
+    int o_axis1, o_axis2, o_Rtree, o_ptree, o_Ibody, o_g, o_dof, o_springs, o_contacts, o_cables, o_drives;
     int o_mass, o_com, o_Ic, o_lsign, o_lk, o_q0, o_v0, o_B, o_step;
     int o_adapt;            /* 7: rtol, atol, h_init, h_max, h_min, max_steps, method (ErrorControl.options) */
     int sled, sled_input;   /* a sled frame (sled.h; parameters at o_sled), the input it adds (-1 none) */

@@ -32,6 +32,7 @@ static mb_model *pack_model(const mbn_data *D, const double *d) {
     m->ns = D->ns;
     m->nct = D->nct;
     m->ncb = D->ncb;
+    m->ndr = D->ndr;
     m->parent = copy_ints(D->parent, nb);
     m->jtype = copy_ints(D->jtype, nb);
     m->nqi = copy_ints(D->nqi, nb);
@@ -46,9 +47,10 @@ static mb_model *pack_model(const mbn_data *D, const double *d) {
     m->springs = copy_dbls(d + D->o_springs, SP_N * D->ns);
     m->contacts = copy_dbls(d + D->o_contacts, CT_N * D->nct);
     m->cables = copy_dbls(d + D->o_cables, CB_N * D->ncb);
+    m->drives = copy_dbls(d + D->o_drives, DR_N * D->ndr);
     if (!m->parent || !m->jtype || !m->nqi || !m->nvi || !m->iq || !m->iv || !m->axis1 ||
         !m->axis2 || !m->Rtree || !m->ptree || !m->Ibody || !m->springs ||
-        !m->contacts || !m->cables) {
+        !m->contacts || !m->cables || !m->drives) {
         mb_free(m);
         return NULL;
     }
