@@ -208,3 +208,23 @@ def test_a_plant_with_a_jump_of_its_own_is_refused_for_model_exchange_by_name(tm
     fmu = build_fmu(BumpedChain, tmp_path, runtime="native", platforms=("linux64",), interfaces=("cs",))
     md = read_model_description(str(fmu))
     assert md.coSimulation is not None and md.modelExchange is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("robot", ["ur5", "panda"])
+def test_urdf_robots_with_servos_friction_and_limits_run_as_model_exchange(robot, tmp_path):
+    """The URDF robots of example-robot-data, every drive mode, Coulomb friction
+    and joint limits active: Model Exchange in fmpy equals co-simulation."""
+    from .test_native_robots import H, N, inputs_of, robot_plant
+    plant = robot_plant(robot, tmp_path)
+    fmu = build_fmu(plant, tmp_path / "fmu", runtime="native", platforms=("linux64",))
+    u = inputs_of(plant)
+    table = np.array([(0.0, *u.values()), (N * H, *u.values())], dtype=[("time", float)] + [(k, float) for k in u])
+    kw = dict(stop_time=N * H, relative_tolerance=TOL, input=table)
+    cs = simulate_fmu(str(fmu), fmi_type="CoSimulation", output_interval=H, **kw)
+    # CVODE takes more than its 500 steps per output interval of H through the panda's servo transients
+    me = _on_grid(simulate_fmu(str(fmu), fmi_type="ModelExchange", output_interval=H / 10, **kw), cs["time"])
+    for out in _outputs(fmu):
+        scale = max(np.abs(cs[out]).max(), 1e-3)
+        assert np.abs(me[out] - cs[out]).max() / scale <= 1e-6, out
+    assert read_model_description(str(fmu)).numberOfEventIndicators == len(event_indicators(plant)) > 0

@@ -283,3 +283,98 @@ def test_derivatives_of_a_model_exchange_instance_are_the_python_plants(host):
         assert h("fmi2GetDerivatives", dx, C.c_size_t(h.nx)) == OK
         expected = plant.derivatives(0.0, x, u)
         np.testing.assert_allclose(list(dx), expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
+
+
+# ---------------------------------------------------------------- FMI 3
+LOGGER3 = C.CFUNCTYPE(None, C.c_void_p, C.c_int, C.c_char_p, C.c_char_p)
+
+
+@pytest.fixture(scope="module")
+def fmu3(tmp_path_factory):
+    """(binary path, model description) of the native FMI 3.0 rigid_arm FMU (x86_64-linux)."""
+    d = tmp_path_factory.mktemp("native_calls3")
+    path = build_fmu("rigid_arm", d, runtime="native", platforms=("linux64",), fmi_version=3)
+    with zipfile.ZipFile(path) as z:
+        z.extractall(d / "x")
+    return d / "x" / "binaries" / "x86_64-linux" / "rigid_arm.so", read_model_description(str(path))
+
+
+class Host3:
+    """One FMI 3 co-simulation instance through ctypes; ``log`` holds its messages."""
+
+    def __init__(self, fmu):
+        so, self.md = fmu
+        self.lib = C.CDLL(str(so))
+        self.log: list[str] = []
+        self._logger = LOGGER3(lambda env, status, cat, msg: self.log.append(msg.decode()))
+        f = self.lib.fmi3InstantiateCoSimulation
+        f.restype = C.c_void_p
+        f.argtypes = [C.c_char_p, C.c_char_p, C.c_char_p, C.c_bool, C.c_bool, C.c_bool, C.c_bool, C.c_void_p,
+                      C.c_size_t, C.c_void_p, LOGGER3, C.c_void_p]
+        self.c = C.c_void_p(f(b"t", self.md.instantiationToken.encode(), b"", False, False, False, False, None, 0,
+                              None, self._logger, None))
+        assert self.c.value, self.log
+        self.vr = {v.name: v.valueReference for v in self.md.modelVariables}
+
+    def __call__(self, fn, *args):
+        f = getattr(self.lib, fn)
+        f.restype = C.c_int
+        return f(self.c, *args)
+
+    def init(self):
+        return self("fmi3EnterInitializationMode", C.c_bool(False), C.c_double(0), C.c_double(0), C.c_bool(False),
+                    C.c_double(0))
+
+    def step(self, t, h):
+        flags = [C.c_bool() for _ in range(3)]
+        return self("fmi3DoStep", C.c_double(t), C.c_double(h), C.c_bool(True), *map(C.byref, flags),
+                    C.byref(C.c_double()))
+
+    def set_tau(self, values):
+        return self("fmi3SetFloat64", (C.c_uint32 * 1)(self.vr["tau"]), C.c_size_t(1),
+                    (C.c_double * len(values))(*values), C.c_size_t(len(values)))
+
+    def close(self):
+        self.lib.fmi3FreeInstance.restype = None
+        self.lib.fmi3FreeInstance(self.c)
+
+
+@pytest.fixture
+def host3(fmu3):
+    made = []
+
+    def make():
+        made.append(Host3(fmu3))
+        return made[-1]
+    yield make
+    for h in made:
+        h.close()
+
+
+def test_fmi3_calls_out_of_order_are_refused(host3):
+    h = host3()
+    assert h.step(0.0, 0.01) == ERROR and "fmi3DoStep" in h.log[-1] and "instantiated" in h.log[-1]
+    assert h("fmi3ExitInitializationMode") == ERROR
+    assert h.init() == OK
+    assert h.init() == ERROR and "initialization mode" in h.log[-1]
+    assert h("fmi3ExitInitializationMode") == OK and h.step(0.0, 0.01) == OK
+    assert h("fmi3Terminate") == OK
+    assert h.set_tau([1.0, 2.0, 3.0]) == ERROR and "terminated" in h.log[-1]
+
+
+def test_fmi3_value_references_and_array_sizes_are_checked(host3):
+    h = host3()
+    assert h.init() == OK
+    values = (C.c_double * 3)()
+    for vr in BAD_VRS:
+        assert h("fmi3GetFloat64", (C.c_uint32 * 1)(vr), C.c_size_t(1), values, C.c_size_t(1)) == ERROR
+        assert f"unknown value reference {vr}" in h.log[-1]
+    assert h.set_tau([1.0, 2.0]) == ERROR and "2 values given for variables of 3 values" in h.log[-1]
+    assert h.set_tau([1.0, 2.0, 3.0]) == OK
+    assert h("fmi3GetFloat64", (C.c_uint32 * 1)(h.vr["tau"]), C.c_size_t(1), values, C.c_size_t(3)) == OK
+    assert list(values) == [1.0, 2.0, 3.0]
+    n = (C.c_uint64 * 1)(4)
+    assert h("fmi3SetUInt64", (C.c_uint32 * 1)(h.vr["n_tau"]), C.c_size_t(1), n, C.c_size_t(1)) == ERROR
+    assert "configuration mode" in h.log[-1]  # structural parameters change in configuration mode only
+    assert h("fmi3GetFloat64", (C.c_uint32 * 1)(h.vr["n_tau"]), C.c_size_t(1), values, C.c_size_t(1)) == ERROR
+    assert "UInt64" in h.log[-1]

@@ -43,7 +43,14 @@ int mbn_allowed(mbn_component *c, unsigned mask, int types, const char *fn) {
         return -1;
     }
     if (mask & (unsigned)c->state) return 0;
-    mbn_report(c, MBN_ERROR, "%s is not allowed in %s; nothing done", fn, state_name(c->state));
+    char allowed[512] = "";
+    size_t at = 0;
+    for (unsigned bit = 1; bit <= MBN_S_CONFIG; bit <<= 1)
+        if ((mask & bit) && bit != MBN_S_ERROR && at < sizeof allowed)
+            at += (size_t)snprintf(allowed + at, sizeof allowed - at, "%s%s", at ? ", " : "",
+                                   bit == MBN_S_STEP ? "step mode" : state_name((int)bit));
+    mbn_report(c, MBN_ERROR, "%s is not allowed in %s (only in %s); nothing done", fn, state_name(c->state),
+               allowed);
     return -1;
 }
 
