@@ -243,3 +243,13 @@ def test_the_fmi3_win64_dll_under_wine_equals_x86_64_linux(name, native_fmu3, ho
     a, b = np.loadtxt(lin.stdout.splitlines()), np.loadtxt(win.stdout.splitlines())
     assert a.shape == b.shape == (50, _count(md, outs) + 1)
     assert_same(b[:, 1:], a[:, 1:], floor=1.0)  # msvcrt's pow() vs glibc's: last-ulp differences
+
+
+def test_mbfmu_build_fmi3_from_the_command_line(tmp_path, capsys):
+    from mbfmu.cli import main
+    assert main(["build", "rigid_arm", "--runtime", "native", "--fmi", "3", "--platform", "linux64",
+                 "-o", str(tmp_path)]) == 0
+    md = read_model_description(str(tmp_path / "rigid_arm.fmu"))
+    assert md.fmiVersion == "3.0" and md.coSimulation is not None and md.modelExchange is not None
+    assert main(["build", "rigid_arm", "--fmi", "3", "-o", str(tmp_path / "py")]) != 0
+    assert "pythonfmu runtime writes FMI 2.0 co-simulation only" in capsys.readouterr().err
