@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 import importlib.util
 import pkgutil
 import sys
@@ -132,6 +133,7 @@ def construct(factory, parameters: dict, what: str):
         signature = inspect.signature(factory)
     except (TypeError, ValueError):  # a builtin or C callable: let it speak for itself
         return factory(**parameters)
+    parameters = _fold_elements(parameters, signature, what)
     kinds = {p.name: p.kind for p in signature.parameters.values()}
     if inspect.Parameter.VAR_KEYWORD not in kinds.values():
         known = [n for n, k in kinds.items() if k in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
@@ -140,6 +142,32 @@ def construct(factory, parameters: dict, what: str):
         if bad:
             raise unknown_name(f"{what} has no parameter {bad[0]!r}", bad[0], known, "parameters")
     return factory(**parameters)
+
+
+_ELEMENT = re.compile(r"^([A-Za-z_]\w*)\[(\d+)\]$")
+
+
+def _fold_elements(parameters: dict, signature: inspect.Signature, what: str) -> dict:
+    """Fold FMI-style element names (``initial_rate[2]``, 1-based) into the
+    vector argument they belong to, starting from the argument's default.
+
+    Results and FMUs record vector parameters element by element; the plant
+    constructors take the vector."""
+    folded, vectors = dict(parameters), {}
+    for key in parameters:
+        match = _ELEMENT.match(key)
+        if not match or match.group(1) not in signature.parameters or key in signature.parameters:
+            continue
+        base, index = match.group(1), int(match.group(2))
+        if base not in vectors:
+            start = parameters.get(base, signature.parameters[base].default)
+            if start is inspect.Parameter.empty:
+                raise InputError(f"{what}: {key!r} sets an element of {base!r}, which has no default to start from")
+            vectors[base] = [float(v) for v in start]
+        if not 1 <= index <= len(vectors[base]):
+            raise InputError(f"{what}: {key!r} is outside {base!r}, which has {len(vectors[base])} elements (1-based)")
+        vectors[base][index - 1] = float(folded.pop(key))
+    return {**folded, **vectors}
 
 
 def plant_from_urdf(path, **options) -> Plant:

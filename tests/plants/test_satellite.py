@@ -201,3 +201,15 @@ def test_bad_parameters_refused(bad):
 def test_rigid_model_with_segments_refused():
     with pytest.raises(InputError, match="panel_model"):
         mbfmu.load_plant(NAME, panel_model="rigid", panel_segments=3)
+
+
+def test_vector_parameters_by_element_as_results_and_fmus_record_them():
+    """A replay rebuilds the plant from the FMU-style names it recorded (``initial_rate[2]``)."""
+    by_element = mbfmu.load_plant("satellite", **{"initial_rate[2]": 0.01, "initial_rate[3]": -0.02})
+    as_vector = mbfmu.load_plant("satellite", initial_rate=(0.0, 0.01, -0.02))
+    assert [s.start for s in by_element.parameters] == [s.start for s in as_vector.parameters]
+    _, X1, _ = by_element.simulate(stop_time=0.5, step=0.01)
+    _, X2, _ = as_vector.simulate(stop_time=0.5, step=0.01)
+    np.testing.assert_array_equal(X1, X2)
+    with pytest.raises(InputError, match=r"'initial_rate\[4\]' is outside 'initial_rate', which has 3 elements"):
+        mbfmu.load_plant("satellite", **{"initial_rate[4]": 0.01})
