@@ -5,6 +5,8 @@ speak python-control.
 ``linearize``                   exact continuous-time model of a plant
                                 (:mod:`~mbfmu.control.linearization`)
 ``trim``                        equilibrium for given inputs (Newton, exact Jacobian)
+``trim_inputs``                 inputs that hold a given state (least squares,
+                                :mod:`~mbfmu.control.input_trim`)
 ``linearize_fmu``, ``era``      discrete model of any FMU: exact for mbfmu-built FMUs
                                 (:mod:`~mbfmu.control.fmu_model`), else ERA for FMUs
                                 with state save/restore (:mod:`~mbfmu.cosim.fmu_linearize`:
@@ -29,7 +31,8 @@ from .._lazy import lazy_getattr
 _LAZY = {
     "linearize": "linearization", "trim": "linearization", "operating_state": "linearization",
     "Linearization": "linearization",
-    "linearize_fmu": "fmu_model", "era": "mbfmu.cosim.fmu_linearize",
+    "trim_inputs": "input_trim", "InputTrim": "input_trim",
+    "linearize_fmu": "fmu_model", "plant_of_fmu": "fmu_model", "era": "mbfmu.cosim.fmu_linearize",
     "pid": "pid",
     "lqr_servo": "lqr", "lqg_servo": "lqr", "dlqr_gain": "lqr",
     "kalman_filter": "kalman", "kalman_gain": "kalman",
