@@ -11,6 +11,9 @@ speak python-control.
                                 (:mod:`~mbfmu.control.fmu_model`), else ERA for FMUs
                                 with state save/restore (:mod:`~mbfmu.cosim.fmu_linearize`:
                                 it drives FMUs, so it lives in the co-simulation layer)
+``linearize_system``            a whole co-simulation system with analysis points,
+``loop_analysis``               sampled or continuous; loop gain, S, T, margins
+                                (:mod:`~mbfmu.control.system_linearization`)
 ``pid``                         discrete PID, derivative filter, anti-windup
 ``lqr_servo``, ``lqg_servo``    LQR with integral action; with a Kalman filter
 ``kalman_filter``               steady-state discrete Kalman filter
@@ -33,6 +36,8 @@ _LAZY = {
     "Linearization": "linearization",
     "trim_inputs": "input_trim", "InputTrim": "input_trim",
     "linearize_fmu": "fmu_model", "plant_of_fmu": "fmu_model", "era": "mbfmu.cosim.fmu_linearize",
+    "linearize_system": "system_linearization", "loop_analysis": "system_linearization",
+    "LoopAnalysis": "system_linearization",
     "pid": "pid",
     "lqr_servo": "lqr", "lqg_servo": "lqr", "dlqr_gain": "lqr",
     "kalman_filter": "kalman", "kalman_gain": "kalman",
