@@ -52,6 +52,8 @@ class InputTrim:
         Whether the solver converged.
     message : str
         The solver's message.
+    plant : Plant
+        The plant that was trimmed.
     """
 
     x: np.ndarray

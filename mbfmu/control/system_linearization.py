@@ -211,14 +211,19 @@ def _nonlinear(sys, x0: np.ndarray, u0: np.ndarray, t: float) -> ct.StateSpace:
 
 def _fmu_model(unit, point: UnitPoint, t: float, step: float) -> tuple[ct.StateSpace, str]:
     from ..errors import MbfmuError
-    from .fmu_model import plant_of_fmu
+    from .fmu_model import plant_of_unit
     from .linearization import linearize
     plant = None
     if unit.plant_ref is not None:
         try:
-            plant = plant_of_fmu(unit.path)
+            plant = plant_of_unit(unit)
         except MbfmuError:
             plant = None
+    from .system_plant import LinearSystemPlant, ReferencedSystemPlant
+    if isinstance(plant, LinearSystemPlant):  # an exported python-control system: its own matrices
+        return ct.ss(plant.A, plant.B, plant.C, plant.D, plant.dt), "exact (exported linear system)"
+    if isinstance(plant, ReferencedSystemPlant):
+        return _nonlinear(plant.system, plant.initial_state(), point.u, t), "central difference (exported system)"
     if plant is not None and [s.name for s in plant.inputs] == list(unit.inputs) \
             and len(plant.outputs) == len(unit.outputs):
         x = point.plant_state if point.plant_state is not None else None
@@ -255,7 +260,11 @@ def unit_model(unit, point: UnitPoint, t: float, step: float, sampled: bool) -> 
     elif isinstance(unit, FmuUnit):
         sys, how = _fmu_model(unit, point, t, step)
         if sys.isdtime(strict=True):
-            return (sys if sampled else _d2c(sys)), how
+            if sampled and not math.isclose(float(sys.dt), step, rel_tol=1e-9):
+                raise InputError(f"unit {unit.name!r} is discrete with dt = {sys.dt} s, not the macro step {step} s")
+            if sampled:
+                return sys, how
+            return (_d2c(sys) if how == "ERA" else _d2c_tustin(sys)), how
     else:
         raise InputError(f"unit {unit.name!r}: no linear model for a {type(unit).__name__}")
     if sampled:
