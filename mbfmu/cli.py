@@ -24,6 +24,7 @@ COMMANDS = {
     "view": "mbfmu.viewer.cli",
     "demo": "mbfmu.demo",
     "sweep": "mbfmu.studies.cli",
+    "tune": "mbfmu.studies.tune_cli",
 }
 
 

@@ -16,6 +16,9 @@ prefix when that is unique (``"y"``). Kinds:
   not stayed inside the settling band for the last :data:`SETTLED_FRACTION` of
   the run is *not settled*: its settling time is NaN and the row's ``error``
   says so (a time at the run's end would look like an answer).
+* integral criteria of the error ``e = y - y_final`` (the same steady state,
+  time ``tau`` from the start of the run), trapezoidal: ``iae`` (``int |e|``),
+  ``ise`` (``int e^2``), ``itae`` (``int tau |e|``).
 
 A user metric is a function ``f(result) -> float`` (or a mapping of names to
 floats, one column each) of the run's :class:`mbfmu.cosim.Result`; its column
@@ -36,7 +39,9 @@ from ..errors import InputError, UnknownNameError, unknown_name
 STATS = ("final", "initial", "min", "max", "mean", "rms", "peak")
 STEP = {"rise_time": "RiseTime", "settling_time": "SettlingTime", "peak_time": "PeakTime",
         "overshoot": "Overshoot", "undershoot": "Undershoot"}
-KINDS = STATS + tuple(STEP)
+#: integral error criteria of ``e = y - y_final`` over the run (final: the last value or KIND:VARIABLE:FINAL)
+INTEGRAL = ("iae", "ise", "itae")
+KINDS = STATS + tuple(STEP) + INTEGRAL
 #: a response counts as settled only if it stays in the band for this fraction of the run at its end
 SETTLED_FRACTION = 0.1
 
@@ -84,6 +89,8 @@ class Metric:
             return "s"
         if self.kind in ("overshoot", "undershoot"):
             return "%"
+        if self.kind in INTEGRAL:
+            return ""  # the variable's unit times s (iae), squared times s (ise), times s^2 (itae)
         if self.variable is None:
             return ""
         col = self.variable if self.variable in names else next(
@@ -140,6 +147,23 @@ def step_info(t: np.ndarray, y: np.ndarray, final: float | None = None, settling
                              RiseTimeLimits=rise)
 
 
+def integral_error(kind: str, t: np.ndarray, y: np.ndarray, final: float | None = None) -> float:
+    """``iae``, ``ise`` or ``itae`` of ``e = y - final`` (default the last value of ``y``), time from ``t[0]``.
+
+    Parameters
+    ----------
+    kind : {"iae", "ise", "itae"}
+    t, y : ndarray
+        Time [s] and signal.
+    final : float, optional
+        The value ``y`` should reach.
+    """
+    t = np.asarray(t, float)
+    e = np.asarray(y, float) - (y[-1] if final is None else float(final))
+    f = {"iae": np.abs(e), "ise": e * e, "itae": (t - t[0]) * np.abs(e)}[kind]
+    return float(np.trapezoid(f, t))
+
+
 def parse_metric(spec: str) -> Metric:
     """A :class:`Metric` from ``"KIND:VARIABLE"`` (step figures: ``"KIND:VARIABLE[:FINAL]"``)."""
     kind, sep, var = str(spec).partition(":")
@@ -154,9 +178,18 @@ def parse_metric(spec: str) -> Metric:
         except ValueError:
             raise InputError(f"metric {spec!r}: the steady-state value {text!r} is not a number") from None
 
+    if kind in (*STEP, *INTEGRAL) and var.count(":") == 1 and final is None:
+        var, text = (p.strip() for p in var.split(":"))
+        try:
+            final = float(text)
+        except ValueError:
+            raise InputError(f"metric {spec!r}: the steady-state value {text!r} is not a number") from None
     if kind in STATS:
         def fn(result: Any) -> float:
             return _stat(kind, result.time, column(result, var))
+    elif kind in INTEGRAL:
+        def fn(result: Any) -> float:
+            return integral_error(kind, result.time, column(result, var), final)
     elif kind == "settling_time":
         def fn(result: Any) -> float:
             t = result.time
