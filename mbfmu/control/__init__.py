@@ -14,6 +14,8 @@ speak python-control.
 ``linearize_system``            a whole co-simulation system with analysis points,
 ``loop_analysis``               sampled or continuous; loop gain, S, T, margins
                                 (:mod:`~mbfmu.control.system_linearization`)
+``schedule``                    gains designed on a grid of operating points, interpolated
+                                (:mod:`~mbfmu.control.scheduling`)
 ``pid``                         discrete PID, derivative filter, anti-windup
 ``lqr_servo``, ``lqg_servo``    LQR with integral action; with a Kalman filter
 ``kalman_filter``               steady-state discrete Kalman filter
@@ -42,6 +44,7 @@ _LAZY = {
     "lqr_servo": "lqr", "lqg_servo": "lqr", "dlqr_gain": "lqr",
     "kalman_filter": "kalman", "kalman_gain": "kalman",
     "computed_torque": "computed_torque",
+    "schedule": "scheduling", "Schedule": "scheduling", "scheduled_controller": "scheduling",
     "simulate_loop": "sampled", "step_system": "sampled",
     "export_fmu": "export",
 }
