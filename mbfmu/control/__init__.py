@@ -16,6 +16,8 @@ speak python-control.
                                 (:mod:`~mbfmu.control.system_linearization`)
 ``schedule``                    gains designed on a grid of operating points, interpolated
                                 (:mod:`~mbfmu.control.scheduling`)
+``robustness``                  Monte Carlo of margins and poles of the linearized loop
+                                (:mod:`~mbfmu.control.robustness`)
 ``pid``                         discrete PID, derivative filter, anti-windup
 ``lqr_servo``, ``lqg_servo``    LQR with integral action; with a Kalman filter
 ``kalman_filter``               steady-state discrete Kalman filter
@@ -45,6 +47,7 @@ _LAZY = {
     "kalman_filter": "kalman", "kalman_gain": "kalman",
     "computed_torque": "computed_torque",
     "schedule": "scheduling", "Schedule": "scheduling", "scheduled_controller": "scheduling",
+    "robustness": "robustness", "RobustnessResult": "robustness",
     "simulate_loop": "sampled", "step_system": "sampled",
     "export_fmu": "export",
 }
