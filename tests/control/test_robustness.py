@@ -31,7 +31,7 @@ def test_margins_per_sample_equal_python_control_and_the_worst_is_the_largest_ga
     pm_hand = []
     for row in mc.rows:
         Ld = ct.c2d(ct.ss(row["k"] * P0), H, "zoh") * ct.c2d(ct.ss(C), H, "zoh")
-        _, pm, _, _, _, _ = ct.stability_margins(Ld)
+        _, pm, _, _, _, _ = ct.stability_margins(Ld, method="frd")
         pm_hand.append(pm)
         poles = ct.feedback(Ld, 1).poles()
         assert np.isclose(row["pole_figure"], np.abs(poles).max(), rtol=1e-9)
