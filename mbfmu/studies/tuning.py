@@ -237,8 +237,9 @@ class _Evaluator:
         keys = [tuple(float(f"{v:.12g}") for v in p.values()) for p in params]
         todo = [p for k, p in dict(zip(keys, params)).items() if k not in self.memo]
         if todo:
-            study = sweep(self.target, todo, metrics=self.metric_map, executor=self.executor, progress=False,
-                          **self.kw)
+            # a single run (the polish) runs here: a round trip to a worker costs more than it saves
+            study = sweep(self.target, todo, metrics=self.metric_map, progress=False,
+                          executor=self.executor if len(todo) > 1 else "serial", **self.kw)
             for row, p in zip(study.rows, todo):
                 values = {m: float(row.get(m, math.nan)) for m in self.metric_map}
                 cost = self.cost(values, row["status"] == "ok")
