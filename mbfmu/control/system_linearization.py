@@ -124,7 +124,7 @@ def operating_point(system, at: float | None, step: float) -> tuple[dict[str, Un
     n = max(1, int(round(t_at / step)))
     if t_at > 0 and not math.isclose(n * step, t_at, rel_tol=1e-9):
         raise InputError(f"at = {t_at!r} s is not a whole number of steps of {step!r} s")
-    result = simulate(system, stop_time=n * step, step=step, record="all", progress=False)
+    result = simulate(system, stop_time=t_at if t_at > 0 else step, step=step, record="all", progress=False)
     row = len(result.time) - 1 if t_at > 0 else 0
     points: dict[str, UnitPoint] = {}
     for name, unit in system.units.items():
@@ -226,8 +226,10 @@ def _fmu_model(unit, point: UnitPoint, t: float, step: float) -> tuple[ct.StateS
         return _nonlinear(plant.system, plant.initial_state(), point.u, t), "central difference (exported system)"
     if plant is not None and [s.name for s in plant.inputs] == list(unit.inputs) \
             and len(plant.outputs) == len(unit.outputs):
-        x = point.plant_state if point.plant_state is not None else None
-        sysc = linearize(plant, x, point.u, t=t)
+        if point.plant_state is None and t > 0:
+            raise InputError(f"unit {unit.name!r}: its FMU does not expose the plant state (states.*) that the "
+                             f"run reached at t = {t} s; linearize at 0 or rebuild the FMU with mbfmu")
+        sysc = linearize(plant, point.plant_state, point.u, t=t)
         return sysc, f"exact ({sysc.linearization.method})"
     from ..cosim.fmu_linearize import linearize_fmu as era
     sysd = era(unit.path, step, t, list(point.u))

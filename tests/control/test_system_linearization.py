@@ -167,3 +167,18 @@ def test_plant_fmu_in_a_pd_loop_is_its_plant_exact_model(tmp_path):
     w = np.logspace(-1, 2, 60)
     assert close(fresp(la.L, w), fresp(loop, w), 1e-7)
     assert np.allclose(la.L.poles().real.max(), loop.poles().real.max())
+
+
+def test_operating_point_of_a_run_is_the_state_the_master_reached():
+    """at = 0.5 s: the plant unit's state after the master's run, and the
+    closed-loop model there is the same LTI loop (a linear system's model does
+    not depend on the point) while the recorded inputs are those of the run."""
+    from mbfmu.control.system_linearization import operating_point
+    system = pi_loop()
+    points, t = operating_point(system, 0.7, H)
+    result = simulate(system, stop_time=0.7, step=H, record="all")
+    assert t == 0.7 and np.allclose(points["plant"].u, [result["plant.u[1]"][-1]])
+    assert np.array_equal(points["plant"].x, system.units["plant"].x)
+    assert np.abs(points["plant"].x).max() > 0.1  # the step at 0.5 s has moved the plant
+    with pytest.raises(InputError, match="whole number of steps"):
+        operating_point(system, 0.705, H)
