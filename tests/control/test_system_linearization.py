@@ -182,3 +182,26 @@ def test_operating_point_of_a_run_is_the_state_the_master_reached():
     assert np.abs(points["plant"].x).max() > 0.1  # the step at 0.5 s has moved the plant
     with pytest.raises(InputError, match="whole number of steps"):
         operating_point(system, 0.705, H)
+
+
+def test_flexible_arm_lqg_loop_poles_equal_the_example_loop_built_by_hand():
+    """The LQG of examples/flexible_arm_study.py on the arm's linear model (16
+    states): the sampled system's closed-loop poles are those of the loop the
+    example writes by hand (plant ZOH, controller output feedback)."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+    import flexible_arm_study as study
+    d = study.design(study.make_plant())
+    sysd, lqg, Hs = d["sysd"], d["lqg"], study.H
+    units = [ControlUnit("arm", d["sys"]), ControlUnit("ctrl", lqg), sources.step("r1", 0.0, 0.0),
+             sources.step("r2", 0.0, 0.0)]
+    conns = [("r1.y", "ctrl.q[1]_ref"), ("r2.y", "ctrl.q[2]_ref")]
+    conns += [(f"arm.{n}", f"ctrl.{n}") for n in lqg.input_labels if not n.endswith("_ref")]
+    conns += [(f"ctrl.{n}", f"arm.{n}") for n in lqg.output_labels]
+    cl = linearize_system(System(units, conns), sampled=True, step=Hs)
+    A, B, C = sysd.A, sysd.B, sysd.C
+    By, Dy = lqg.B[:, 2:], lqg.D[:, 2:]
+    Acl = np.block([[A + B @ Dy @ C, B @ lqg.C], [By @ C, lqg.A]])
+    ours, hand = np.sort_complex(cl.poles()), np.sort_complex(np.linalg.eigvals(Acl))
+    assert len(ours) == len(hand) and np.abs(ours - hand).max() < 1e-8
