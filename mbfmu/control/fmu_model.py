@@ -71,7 +71,8 @@ def plant_of_fmu(path: str | Path) -> Any:
 
 def plant_of_unit(unit: Any) -> Any:
     """The plant of an :class:`~mbfmu.cosim.FmuUnit` built by mbfmu, from the
-    plant reference and resources of the unit's extracted FMU.
+    plant reference and resources of the unit's extracted FMU, with the
+    parameters set on the unit.
 
     Raises
     ------
@@ -83,8 +84,14 @@ def plant_of_unit(unit: Any) -> Any:
     name = Path(unit.path).name
     if unit.plant_ref is None:
         raise InputError(f"{name} was not built by mbfmu from a plant: it names no plant to rebuild")
+    ref = dict(unit.plant_ref)
+    # parameters set on the unit (system.set("arm.arm_mass", 40)) are the FMU's: the plant must have them too
+    values = {k: float(v) for k, v in getattr(unit, "values", {}).items()
+              if k in unit.variables and unit.variables[k].causality == "parameter"}
+    if values:
+        ref["parameters"] = {**dict(ref.get("parameters") or {}), **values}
     try:
-        return build_plant(PlantRef.from_dict(unit.plant_ref), Path(unit._unzipdir) / "resources")
+        return build_plant(PlantRef.from_dict(ref), Path(unit._unzipdir) / "resources")
     except (MbfmuError, ImportError, OSError) as exc:
         raise InputError(f"{name}: cannot rebuild its plant ({exc})") from exc
 

@@ -372,7 +372,7 @@ def linearize_system(system, at: float | None = None, inputs: Sequence[str] | st
                    for c in system.connections if id(c) not in open_set and c.src_unit in idx]
     inplist = [sig(u, v, "u") for u, v in in_ports]
     outlist = [sig(u, v, "y") for u, v in out_ports]
-    joined = ct.interconnect(models, connections=connections, inplist=inplist or None, outlist=outlist or None,
+    joined = ct.interconnect(models, connections=connections or False, inplist=inplist or None, outlist=outlist or None,
                              check_unused=False)
     B = joined.B if in_ports else np.zeros((joined.nstates, 0))
     C = joined.C if out_ports else np.zeros((0, joined.nstates))

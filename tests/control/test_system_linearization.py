@@ -205,3 +205,17 @@ def test_flexible_arm_lqg_loop_poles_equal_the_example_loop_built_by_hand():
     Acl = np.block([[A + B @ Dy @ C, B @ lqg.C], [By @ C, lqg.A]])
     ours, hand = np.sort_complex(cl.poles()), np.sort_complex(np.linalg.eigvals(Acl))
     assert len(ours) == len(hand) and np.abs(ours - hand).max() < 1e-8
+
+
+def test_parameters_set_on_a_plant_fmu_unit_reach_its_linear_model(tmp_path):
+    """arm_mass set on the FMU unit: the unit's model is the heavier plant's."""
+    from mbfmu.control import linearize
+    from mbfmu.cosim import FmuUnit
+    from mbfmu.fmu import build_fmu
+    from mbfmu.plant.library import load_plant
+    arm = FmuUnit(build_fmu("rigid_arm", tmp_path), name="arm")
+    system = System([arm], values={"arm.arm_mass": 40.0})
+    model = linearize_system(system, inputs="arm.tau", outputs="arm.q", step=H)
+    heavy = linearize(load_plant("rigid_arm", arm_mass=40.0), None, np.zeros(3))
+    w = np.logspace(-1, 1, 20)
+    assert close(ct.frequency_response(model, w).frdata, ct.frequency_response(heavy[:3, :], w).frdata, 1e-9)
