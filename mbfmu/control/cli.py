@@ -182,7 +182,8 @@ def run(args) -> int:
         name, dt = plant.name, None
         out = _output_path(args, Path(target).stem)
         _warn_if_not_equilibrium(lin_sys)
-        info = f"{lin_sys.linearization.method} Jacobians of the FMU's plant; outputs: {lin_sys.linearization.output_method}"
+        lin = lin_sys.linearization
+        info = f"{lin.method} Jacobians of the FMU's plant; outputs: {lin.output_method}"
     elif target.lower().endswith(".fmu"):
         from ..cosim.fmu_linearize import input_start_values
         from .fmu_model import linearize_fmu

@@ -44,7 +44,11 @@ class RobustnessResult:
         ``pole_figure`` (spectral radius for a sampled loop, largest real part
         [1/s] for a continuous one), ``stable`` and ``poles`` (the closed-loop poles).
     parameters : list of str
+        The sampled parameter names.
     sampled : bool
+        Whether the loops are sampled (the pole figure is then a spectral radius).
+    figures : list of str
+        The figures computed per sample (margins, ``pole_figure``).
     """
 
     rows: list[dict[str, Any]]
@@ -79,7 +83,8 @@ class RobustnessResult:
 
     def summary(self) -> str:
         """Worst case and 5/50/95 percentiles of each figure, as text."""
-        lines = [f"{len(self.rows)} samples of {', '.join(self.parameters)}; stable: {100 * self.stable_fraction:.1f} %",
+        stable = f"stable: {100 * self.stable_fraction:.1f} %"
+        lines = [f"{len(self.rows)} samples of {', '.join(self.parameters)}; {stable}",
                  f"{'figure':<16} {'worst':>12} {'p5':>12} {'p50':>12} {'p95':>12}"]
         for f in self.figures:
             p = self.percentiles(f)

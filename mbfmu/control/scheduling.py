@@ -148,7 +148,10 @@ def scheduled_controller(grid: Sequence[float], gains: Sequence[Any], x_ref: Seq
         s = u[n] if parameter else (u[index] if index >= 0 else 0.0)
         return ur - _interpolate(g, K, s) @ (u[:n] - xr)
 
-    sys = control.nlsys(lambda t, x, u, params=None: np.zeros(0), out, inputs=list(states) + ([parameter] if parameter else []),
+    def update(t, x, u, params=None):
+        return np.zeros(0)  # memoryless: the law has no state
+
+    sys = control.nlsys(update, out, inputs=list(states) + ([parameter] if parameter else []),
                         outputs=list(inputs), states=0, dt=float(dt), name=name)
     sys.reference = ("mbfmu.control.scheduling:scheduled_controller",
                      dict(grid=g.tolist(), gains=K.tolist(), x_ref=xr.tolist(), u_ref=ur.tolist(), dt=float(dt),

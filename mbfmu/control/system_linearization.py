@@ -177,7 +177,8 @@ def _d2c_tustin(sysd: ct.StateSpace) -> ct.StateSpace:
         return ct.ss(np.zeros((0, 0)), np.zeros((0, sysd.ninputs)), np.zeros((sysd.noutputs, 0)), D)
     E = A + np.eye(n)
     if np.linalg.cond(E) > 1e12:
-        raise InputError(f"system {sysd.name!r} has a pole at z = -1: it has no continuous equivalent; use sampled=True")
+        raise InputError(f"system {sysd.name!r} has a pole at z = -1: it has no continuous equivalent; "
+                         "use sampled=True")
     Ei = np.linalg.inv(E)
     return ct.ss(2.0 / T * (np.eye(n) - 2.0 * Ei), 2.0 / T * Ei @ B, 2.0 * C @ Ei, D - C @ Ei @ B)
 
@@ -372,8 +373,8 @@ def linearize_system(system, at: float | None = None, inputs: Sequence[str] | st
                    for c in system.connections if id(c) not in open_set and c.src_unit in idx]
     inplist = [sig(u, v, "u") for u, v in in_ports]
     outlist = [sig(u, v, "y") for u, v in out_ports]
-    joined = ct.interconnect(models, connections=connections or False, inplist=inplist or None, outlist=outlist or None,
-                             check_unused=False)
+    joined = ct.interconnect(models, connections=connections or False, inplist=inplist or None,
+                             outlist=outlist or None, check_unused=False)
     B = joined.B if in_ports else np.zeros((joined.nstates, 0))
     C = joined.C if out_ports else np.zeros((0, joined.nstates))
     D = joined.D if (in_ports and out_ports) else np.zeros((len(out_ports), len(in_ports)))

@@ -243,8 +243,8 @@ class _Evaluator:
             for row, p in zip(study.rows, todo):
                 values = {m: float(row.get(m, math.nan)) for m in self.metric_map}
                 cost = self.cost(values, row["status"] == "ok")
-                self.memo[tuple(float(f"{v:.12g}") for v in p.values())] = dict(values=values, cost=cost, cached=bool(row.get("cached")),
-                                                    error=row.get("error") or "")
+                self.memo[tuple(float(f"{v:.12g}") for v in p.values())] = dict(
+                    values=values, cost=cost, cached=bool(row.get("cached")), error=row.get("error") or "")
                 self.runs += 0 if row.get("cached") else 1
         out = []
         for k, p in zip(keys, params):
