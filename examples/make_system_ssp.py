@@ -17,7 +17,7 @@ Units:
     (``--set ctrl.r[2]=0.8``). The integral action removes the gravity
     offset: the arm settles at the set point.
 
-Run ``python examples/make_system_ssp.py [-o examples/system.ssp]`` after a
+Run ``python examples/make_system_ssp.py [--output DIR]`` after a
 change to the plant or the exporters; ``tests/test_example_ssp.py`` fails
 while the shipped file is out of date.
 """
@@ -68,11 +68,13 @@ def system(folder: Path) -> System:
 
 def main(argv=None) -> Path:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-o", "--output", default=str(Path(__file__).with_name("system.ssp")),
-                        help="the .ssp file to write (default: examples/system.ssp)")
+    parser.add_argument("-o", "--output", metavar="DIR", default=str(Path(__file__).parent),
+                        help="folder to write system.ssp into (default: the examples folder)")
     args = parser.parse_args(argv)
+    Path(args.output).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        out = write_ssp(system(Path(tmp)), args.output, stop_time=STOP_TIME, step=STEP, name="arm_pid")
+        out = write_ssp(system(Path(tmp)), Path(args.output) / "system.ssp", stop_time=STOP_TIME, step=STEP,
+                        name="arm_pid")
     print(f"wrote {out}")
     return out
 

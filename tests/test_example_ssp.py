@@ -40,8 +40,9 @@ def _run(ssp: Path):
 
 @pytest.fixture(scope="module")
 def regenerated(tmp_path_factory):
-    out = tmp_path_factory.mktemp("ssp") / "system.ssp"
-    res = subprocess.run([sys.executable, str(REPO / "examples" / "make_system_ssp.py"), "-o", str(out)],
+    folder = tmp_path_factory.mktemp("ssp")
+    out = folder / "system.ssp"
+    res = subprocess.run([sys.executable, str(REPO / "examples" / "make_system_ssp.py"), "--output", str(folder)],
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
     return out
