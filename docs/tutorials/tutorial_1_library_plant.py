@@ -76,7 +76,7 @@ from mbfmu.fmu import build_fmu
 work = Path(tempfile.mkdtemp())
 fmu = build_fmu("rigid_arm", work)
 target = x0 + np.array([0.5, 0, 0, 0, 0, 0])
-measured = [f"q[{i}]" for i in (1, 2, 3)] + [f"qd[{i}]" for i in (1, 2, 3)]
+measured = [f"q[{i}]" for i in (1, 2, 3)] + [f"v[{i}]" for i in (1, 2, 3)]
 
 
 def lqr(t, y):

@@ -35,6 +35,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ..errors import InputError, UnknownNameError, unknown_name
+from ..plant.signals import current_name
 
 STATS = ("final", "initial", "min", "max", "mean", "rms", "peak")
 STEP = {"rise_time": "RiseTime", "settling_time": "SettlingTime", "peak_time": "PeakTime",
@@ -52,15 +53,22 @@ class NotSettled(ValueError):
 
 def column(result: Any, name: str) -> np.ndarray:
     """Column ``name`` of ``result``: exact, or the unique ``"unit.name"``."""
-    names = result.names
+    return result.data[resolve_column(name, result.names)]
+
+
+def resolve_column(name: str, names: Sequence[str], context: str = "") -> str:
+    """The recorded column ``name`` stands for: itself, or the unique
+    ``"unit.name"`` (a renamed name such as ``qd[1]`` is accepted, with a
+    warning); raises :class:`UnknownNameError`, prefixed by ``context``."""
+    name = current_name(name, set(names) | {n.split(".", 1)[-1] for n in names})
     if name in names:
-        return result.data[name]
+        return name
     hits = [n for n in names if n.split(".", 1)[-1] == name]
     if len(hits) == 1:
-        return result.data[hits[0]]
+        return hits[0]
     if hits:
-        raise UnknownNameError(f"variable {name!r} is ambiguous: {', '.join(hits)}")
-    raise unknown_name(f"no recorded variable {name!r}", name, (n for n in names if n != "time"), "recorded")
+        raise UnknownNameError(f"{context}variable {name!r} is ambiguous: {', '.join(hits)}")
+    raise unknown_name(f"{context}no recorded variable {name!r}", name, (n for n in names if n != "time"), "recorded")
 
 
 @dataclass(frozen=True)
@@ -246,14 +254,8 @@ def check_variables(metrics: Sequence[Metric], names: Sequence[str]) -> None:
     """Refuse, by name, a metric whose variable is not among the recorded
     columns ``names`` (exact, or a unique ``"unit.name"`` suffix), before any run."""
     for m in metrics:
-        if m.variable is None or m.variable in names:
-            continue
-        hits = [n for n in names if n.split(".", 1)[-1] == m.variable]
-        if len(hits) > 1:
-            raise UnknownNameError(f"metric {m.name!r}: variable {m.variable!r} is ambiguous: {', '.join(hits)}")
-        if not hits:
-            raise unknown_name(f"metric {m.name!r}: no recorded variable {m.variable!r}", m.variable,
-                               (n for n in names if n != "time"), "recorded")
+        if m.variable is not None:
+            resolve_column(m.variable, names, f"metric {m.name!r}: ")
 
 
 def evaluate(metrics: Sequence[Metric], result: Any) -> tuple[dict[str, float], list[str]]:
