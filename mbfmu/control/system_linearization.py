@@ -460,8 +460,12 @@ class LoopAnalysis:
         resp = ct.frequency_response(self.L, w, squeeze=False)
         mag, phase = resp.magnitude, resp.phase
         ax_m, ax_p = sub[0].subplots(2, 1, sharex=True)
+        deg = np.degrees(np.unwrap(phase[0, 0]))
+        below = np.flatnonzero(mag[0, 0] < 1.0)
+        k = below[0] if below.size else len(deg) - 1
+        deg -= 360.0 * math.ceil(deg[k] / 360.0)  # the phase at the gain crossover in (-360, 0]: -180 means something
         ax_m.loglog(w, mag[0, 0]); ax_m.axhline(1.0, color="0.6", lw=0.8)
-        ax_p.semilogx(w, np.degrees(np.unwrap(phase[0, 0]))); ax_p.axhline(-180.0, color="0.6", lw=0.8)
+        ax_p.semilogx(w, deg); ax_p.axhline(-180.0, color="0.6", lw=0.8)
         unit_in, unit_out = (list(self.units.values()) + ["", ""])[:2]
         ax_m.set(ylabel=f"|L| [{unit_out or '1'}/{unit_in or '1'}]", title=f"loop gain at {', '.join(self.open_at)}")
         ax_p.set(xlabel="frequency [rad/s]", ylabel="phase [deg]")
@@ -471,7 +475,9 @@ class LoopAnalysis:
         Lw = mag[0, 0] * np.exp(1j * phase[0, 0])
         ax_n.plot(Lw.real, Lw.imag, "C0"); ax_n.plot(Lw.real, -Lw.imag, "C0--", lw=0.8)
         ax_n.plot([-1], [0], "r+", ms=12)
-        ax_n.set(xlabel="Re L", ylabel="Im L", title="Nyquist")
+        reach = float(np.abs(Lw[k:]).max()) if k < len(Lw) else 2.0
+        lim = min(max(2.0, 1.2 * reach), 10.0)  # around -1: the low-frequency branch would hide it
+        ax_n.set(xlabel="Re L", ylabel="Im L", title="Nyquist (around -1)", xlim=(-lim, lim), ylim=(-lim, lim))
         ax_n.grid(alpha=0.3)
         if path is not None:
             fig.savefig(path, dpi=110)
