@@ -54,8 +54,8 @@ def test_cli_refuses_a_non_ssp_file(tmp_path, capsys):
 
 def test_cli_on_the_shipped_example_ssp(tmp_path, capsys):
     """examples/system.ssp (the arm held by a PID, two FMUs): the shoulder loop
-    has the margins of loop_analysis on the same file, and the PID's integral
-    action gives a finite gain margin (the loop gain falls below 1 after -180 deg)."""
+    has the margins of loop_analysis on the same file (a finite gain margin:
+    the integral action makes the loop conditionally stable)."""
     from pathlib import Path
 
     from mbfmu.control import loop_analysis
