@@ -1,0 +1,217 @@
+"""Directional derivatives of the native FMU (#24.2): fmpy calls
+fmi2GetDirectionalDerivative (Model Exchange and Co-Simulation) and FMI 3's
+fmi3GetDirectionalDerivative / fmi3GetAdjointDerivative. At random states the
+Jacobian equals central differences of the Python plant within their error
+and the engine's analytic Jacobian (mbfmu.dynamics.derivatives, the one
+mbfmu.control.linearize uses) to 1e-9; the adjoint is its transpose; plants
+whose derivatives the C runtime does not have exactly do not claim them and
+refuse the call naming why."""
+from __future__ import annotations
+
+import ctypes
+import zipfile
+from xml.etree import ElementTree
+
+import numpy as np
+import pytest
+from fmpy import extract, read_model_description
+from fmpy.fmi1 import FMICallException
+from fmpy.fmi2 import FMU2Slave
+from fmpy.fmi3 import FMU3Model
+
+from mbfmu.control.fmu_jacobian import CENTRAL, DIRECTIONAL, ModelExchangeInstance, jacobians
+from mbfmu.control.linearization import fd_step, state_jacobians
+from mbfmu.dynamics.derivatives import configuration_jacobian, forward_dynamics_derivatives
+from mbfmu.fmu.builder import build_fmu
+from mbfmu.plant.library import load_plant
+
+from .conftest import platforms
+
+EXACT = ("rigid_arm", "satellite", "ur5", "panda")
+NOT_EXACT = {"canonical_2body": "point-to-point springs", "flexible_arm": "flexible beams",
+             "crash_occupant": "sled frame"}
+ANALYTIC_RTOL = 1e-9
+DOUBLE_P = ctypes.POINTER(ctypes.c_double)
+
+
+@pytest.fixture(scope="module")
+def fmu(tmp_path_factory):
+    cache = {}
+
+    def get(name: str, fmi: int = 2):
+        if (name, fmi) not in cache:
+            cache[name, fmi] = build_fmu(name, tmp_path_factory.mktemp(f"dd_{name}_{fmi}"), runtime="native",
+                                         platforms=("linux64",), fmi_version=fmi)
+        return cache[name, fmi]
+    return get
+
+
+def _point(plant, seed: int):
+    """A random state (unit quaternions, latches free) and random inputs of the plant."""
+    rng = np.random.default_rng(seed)
+    x = plant.initial_state().astype(float)
+    n = plant.model.nq + plant.model.nv
+    x[:n] += 0.3 * rng.standard_normal(n)
+    u = plant.default_inputs() + rng.standard_normal(len(plant.inputs))
+    return plant.normalize_state(x), u
+
+
+def _central(f, z0):
+    h = fd_step(z0)
+    return np.column_stack([(f(z0 + h[k] * e) - f(z0 - h[k] * e)) / (2 * h[k]) for k, e in enumerate(np.eye(z0.size))])
+
+
+def _fd_tolerance(J: np.ndarray) -> float:
+    """Central differences with h = eps^(1/3) max(1, |z|) err by h^2/6 |f'''| + eps |f| / h:
+    about 1e-10 times the function's scale for these smooth plants; 1e-7 (1 + max |J|) leaves
+    three orders for third derivatives larger than the first."""
+    return 1e-7 * (1.0 + float(np.abs(J).max()))
+
+
+@pytest.mark.parametrize("name", EXACT)
+def test_model_exchange_directional_derivatives_equal_the_python_plant(name, fmu):
+    plant = load_plant(name)
+    path = fmu(name)
+    nq, nv = plant.model.nq, plant.model.nv
+    with ModelExchangeInstance(path) as inst:
+        assert inst.provides_directional
+        for seed in (1, 2):
+            x, u = _point(plant, seed)
+            nxc = inst.n
+            dd = jacobians(inst, x[:nxc], u, DIRECTIONAL)
+            assert dd.method == DIRECTIONAL and dd.evaluations == nxc + len(u)
+            np.testing.assert_allclose(dd.xdot0, plant.derivatives(0.0, x, u)[:nxc], rtol=1e-12, atol=1e-12)
+            # against central differences of the Python plant, in its tangent chart (quaternions)
+            A_an, B_an, _, method, chart = state_jacobians(plant, x, u)
+            T = chart.state_jacobian()[:nxc, :nxc - (nq - nv if chart.tangent else 0)]
+            nz = T.shape[1]
+            z0 = np.zeros(nz)
+
+            def pad(z):
+                return np.concatenate([z, np.zeros(chart.n - nz)])
+            Ax = _central(lambda z: plant.derivatives(0.0, chart.to_state(pad(z)), u)[:nxc], z0)
+            Bx = _central(lambda w: plant.derivatives(0.0, x, w)[:nxc], u)
+            Cx = _central(lambda z: plant.outputs_at(0.0, chart.to_state(pad(z)), u), z0)
+            Dx = _central(lambda w: plant.outputs_at(0.0, x, w), u)
+            for got, want in ((dd.A @ T, Ax), (dd.B, Bx), (dd.C @ T, Cx), (dd.D, Dx)):
+                np.testing.assert_allclose(got, want, rtol=0, atol=_fd_tolerance(want))
+            # against the engine's analytic Jacobian
+            if method == "analytic":
+                for got, want in ((dd.A, A_an), (dd.B, B_an)):
+                    np.testing.assert_allclose(got, want, rtol=0, atol=ANALYTIC_RTOL * np.abs(want).max())
+            else:  # latches (free here) add states: the velocity rows of the kernels' dynamics
+                q, v = x[:nq], x[nq:nq + nv]
+                _, Aq, Av, dvdtau = forward_dynamics_derivatives(plant.model, q, v, plant.input_matrix @ u)
+                rows = slice(nq, nq + nv)
+                for got, want in ((dd.A[rows, :nq] @ configuration_jacobian(plant.model, q), Aq),
+                                  (dd.A[rows, nq:nq + nv], Av), (dd.B[rows], dvdtau @ plant.input_matrix)):
+                    np.testing.assert_allclose(got, want, rtol=0, atol=ANALYTIC_RTOL * np.abs(want).max())
+
+
+@pytest.mark.parametrize("name", ("rigid_arm", "satellite"))
+def test_co_simulation_directional_derivatives_equal_model_exchange(name, fmu):
+    """fmi2GetDirectionalDerivative in Co-Simulation at the start state: the same columns."""
+    path = fmu(name)
+    with ModelExchangeInstance(path) as inst:
+        me = jacobians(inst, method=DIRECTIONAL)
+        unknowns = inst.der_vrs + inst.output_vrs
+        knowns = inst.state_vrs + inst.input_vrs
+    md = read_model_description(str(path))
+    assert md.coSimulation.providesDirectionalDerivative
+    slave = FMU2Slave(guid=md.guid, unzipDirectory=extract(str(path)),
+                      modelIdentifier=md.coSimulation.modelIdentifier, instanceName="cs")
+    slave.instantiate()
+    try:
+        slave.setupExperiment(startTime=0.0)
+        slave.enterInitializationMode()
+        slave.exitInitializationMode()
+        J = np.column_stack([slave.getDirectionalDerivative(unknowns, [k], [1.0]) for k in knowns])
+        slave.terminate()
+    finally:
+        slave.freeInstance()
+    np.testing.assert_allclose(J, np.block([[me.A, me.B], [me.C, me.D]]), rtol=0, atol=1e-14)
+
+
+def _count(md, vrs) -> int:
+    by_vr = {v.valueReference: v for v in md.modelVariables}
+    return sum(int(by_vr[by_vr[r].dimensions[0].valueReference].start) if by_vr[r].dimensions else 1 for r in vrs)
+
+
+@pytest.mark.parametrize("name", ("rigid_arm", "satellite"))
+def test_fmi3_directional_and_adjoint_derivatives(name, fmu):
+    """FMI 3 at the start state: the directional derivatives equal the FMI 2
+    FMU's, and getAdjointDerivative(w) = J^T w."""
+    with ModelExchangeInstance(fmu(name)) as inst:
+        me = jacobians(inst, method=DIRECTIONAL)
+    J2 = np.block([[me.A, me.B], [me.C, me.D]])
+    path = fmu(name, 3)
+    md = read_model_description(str(path))
+    with zipfile.ZipFile(path) as z:  # fmpy 0.3 reads FMI 2's attribute name: read FMI 3's from the XML
+        root = ElementTree.fromstring(z.read("modelDescription.xml"))
+    for tag in ("ModelExchange", "CoSimulation"):
+        flags = root.find(tag).attrib
+        assert flags["providesDirectionalDerivatives"] == flags["providesAdjointDerivatives"] == "true"
+    unknowns = [d.variable.valueReference for d in md.derivatives] + [
+        v.valueReference for v in md.modelVariables if v.causality == "output"]
+    knowns = [d.variable.derivative.valueReference for d in md.derivatives] + [
+        v.valueReference for v in md.modelVariables if v.causality == "input"]
+    mu, mk = _count(md, unknowns), _count(md, knowns)
+    assert (mu, mk) == J2.shape
+    model = FMU3Model(guid=md.guid, unzipDirectory=extract(str(path)),
+                      modelIdentifier=md.modelExchange.modelIdentifier, instanceName="m3")
+    model.instantiate()
+    try:
+        model.enterInitializationMode(startTime=0.0)
+        model.exitInitializationMode()
+        model.updateDiscreteStates()
+        model.enterContinuousTimeMode()
+        J3 = np.column_stack([model.getDirectionalDerivative(unknowns, knowns, list(e), mu) for e in np.eye(mk)])
+        np.testing.assert_allclose(J3, J2, rtol=0, atol=1e-14)
+        w = np.random.default_rng(3).standard_normal(mu)
+        adj = np.array(model.getAdjointDerivative(unknowns, knowns, list(w), mk))
+        np.testing.assert_allclose(adj, J3.T @ w, rtol=1e-13, atol=1e-13 * np.abs(J3.T @ w).max())
+        model.terminate()
+    finally:
+        model.freeInstance()
+
+
+@pytest.mark.parametrize("name", sorted(NOT_EXACT))
+def test_plants_without_exact_derivatives_do_not_claim_them_and_refuse_naming_why(name, fmu):
+    path = fmu(name)
+    md = read_model_description(str(path))
+    assert not md.coSimulation.providesDirectionalDerivative
+    assert md.modelExchange is None or not md.modelExchange.providesDirectionalDerivative
+    log = []
+    slave = FMU2Slave(guid=md.guid, unzipDirectory=extract(str(path)),
+                      modelIdentifier=md.coSimulation.modelIdentifier, instanceName="cs")
+    from fmpy.fmi2 import fmi2CallbackFunctions, fmi2CallbackLoggerTYPE, fmi2CallbackAllocateMemoryTYPE, \
+        fmi2CallbackFreeMemoryTYPE, calloc, free
+    cb = fmi2CallbackFunctions()
+    cb.logger = fmi2CallbackLoggerTYPE(lambda env, inst, status, cat, msg: log.append(msg.decode()))
+    cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
+    cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
+    slave.instantiate(callbacks=cb, loggingOn=True)
+    try:
+        slave.setupExperiment(startTime=0.0)
+        slave.enterInitializationMode()
+        slave.exitInitializationMode()
+        out = [v.valueReference for v in md.modelVariables if v.causality == "output"][:1]
+        inp = [v.valueReference for v in md.modelVariables if v.causality == "input"][:1]
+        with pytest.raises(FMICallException):
+            slave.getDirectionalDerivative(out, inp, [1.0])
+        assert any("provides no exact directional derivatives" in m and NOT_EXACT[name] in m for m in log), log
+    finally:
+        slave.freeInstance()
+
+
+def test_central_differences_of_the_fmu_approach_its_directional_derivatives(fmu):
+    """The FMU's own central differences (through fmpy) agree with its directional
+    derivatives within the difference error: the derivative is of what the FMU computes."""
+    plant = load_plant("ur5")
+    x, u = _point(plant, 7)
+    with ModelExchangeInstance(fmu("ur5")) as inst:
+        dd = jacobians(inst, x, u, DIRECTIONAL)
+        fd = jacobians(inst, x, u, CENTRAL)
+    assert fd.method == CENTRAL and fd.evaluations == 2 * (inst.n + inst.m)
+    for got, want in ((dd.A, fd.A), (dd.B, fd.B), (dd.C, fd.C), (dd.D, fd.D)):
+        np.testing.assert_allclose(got, want, rtol=0, atol=_fd_tolerance(want))
