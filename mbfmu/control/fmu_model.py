@@ -1,6 +1,12 @@
 """Linear model of any co-simulation FMU: exact for FMUs that mbfmu built, ERA otherwise.
 
-An FMU built by ``mbfmu build`` names its plant (its plant reference): the
+An FMI 2.0 FMU with Model Exchange (mbfmu's native runtime, or any other) is
+linearized from its own Jacobians (:mod:`.fmu_jacobian`): its directional
+derivatives when it provides them (exact, no perturbation runs), else central
+differences of its derivatives and outputs; then discretized with zero-order
+hold at the communication step.
+
+Otherwise an FMU built by ``mbfmu build`` names its plant (its plant reference): the
 plant is rebuilt here and linearized exactly (:func:`~mbfmu.control.linearization.linearize`,
 analytic or central-difference Jacobians), then discretized with zero-order
 hold at the communication step, which is what the FMU does between
@@ -36,11 +42,15 @@ def linearize_fmu(fmu_path: str | Path, step: float | None = None, t0: float = 0
     -------
     control.StateSpace
         ``dt = step``, deviation variables around the operating point;
-        ``sys.linearization.method`` says how it was obtained (``"ERA"`` or
-        the exact method followed by ``" + ZOH"``).
+        ``sys.linearization.method`` says how it was obtained (``"ERA"``, or
+        ``"directional derivatives"``, ``"central difference of the FMU"`` or
+        the plant's exact method, followed by ``" + ZOH"``).
     """
     from ..cosim.fmu_linearize import linearize_fmu as era_linearize
     if exact and not parameters:
+        sys = _from_model_exchange(Path(fmu_path), step, t0, u0, inputs, outputs)
+        if sys is not None:
+            return sys
         sys = _exact(Path(fmu_path), step, t0, u0, inputs, outputs)
         if sys is not None:
             return sys
@@ -84,6 +94,90 @@ def _exact(path: Path, step: float | None, t0: float, u0: Any, inputs: Sequence[
     info.method = f"{info.method} + ZOH"
     sysd.linearization = info
     return sysd
+
+
+def _from_model_exchange(path: Path, step: float | None, t0: float, u0: Any, inputs: Sequence[str] | None,
+                         outputs: Sequence[str] | None) -> control.StateSpace | None:
+    """The ZOH model from the FMU's own Jacobians, or ``None`` without an FMI 2.0 Model Exchange interface."""
+    import warnings
+
+    from fmpy import read_model_description
+
+    from ..errors import InputError
+    from .fmu_jacobian import DIRECTIONAL, ModelExchangeInstance, jacobians
+    from .linearization import Linearization
+
+    if not path.is_file():
+        return None
+    md = read_model_description(str(path))
+    if md.fmiVersion != "2.0" or md.modelExchange is None:
+        return None
+    if step is None:
+        de = md.defaultExperiment
+        step = float(de.stepSize) if de is not None and de.stepSize else 1e-2
+    with ModelExchangeInstance(path) as inst:
+        u = inst.input_values() if u0 is None else np.asarray(u0, float).reshape(-1)
+        x0 = _me_state_at(path, md, inst, t0, float(step), u) if t0 else None
+        jac = jacobians(inst, x0, u)
+    if jac.method == DIRECTIONAL:
+        method = "directional derivatives (exact)"
+    else:
+        method = "central difference of the FMU's derivatives and outputs"
+        warnings.warn(f"{path.name} provides no directional derivatives (providesDirectionalDerivative="
+                      f"false): its Jacobians are central differences", stacklevel=3)
+    for names, kind, given in ((jac.inputs, "input", inputs), (jac.outputs, "output", outputs)):
+        unknown = [n for n in (given or ()) if n not in names]
+        if unknown:
+            raise InputError(f"{path.name}: unknown {kind}s {unknown}; known: {names}")
+    keep_in = [jac.inputs.index(n) for n in (inputs or jac.inputs)]
+    keep_out = [jac.outputs.index(n) for n in (outputs or jac.outputs)]
+    sysc = control.ss(jac.A, jac.B, jac.C, jac.D)
+    sysd = control.c2d(sysc, float(step), method="zoh")
+    sysd = control.ss(sysd.A, sysd.B[:, keep_in], sysd.C[keep_out], sysd.D[np.ix_(keep_out, keep_in)], float(step),
+                      states=list(jac.states), inputs=[jac.inputs[i] for i in keep_in],
+                      outputs=[jac.outputs[i] for i in keep_out], name=f"{path.stem}_lin")
+    x0 = jac.x0
+    step_rule = "" if jac.method == DIRECTIONAL else "h_k = eps^(1/3) max(1, |z_k|)"
+    sysd.linearization = Linearization(
+        method=f"{method} + ZOH", output_method=method, step=step_rule, t=float(t0), x0=x0, u0=jac.u0,
+        y0=jac.y0[keep_out], xdot0=jac.xdot0, tangent=False, to_state=lambda dz: x0 + dz,
+        from_state=lambda x: np.asarray(x, float) - x0,
+        notes=f"{jac.evaluations} FMU evaluations; continuous-time A, B, C, D in .continuous")
+    sysd.linearization.continuous = jac
+    return sysd
+
+
+def _me_state_at(path: Path, md: Any, inst: Any, t0: float, step: float, u: np.ndarray) -> np.ndarray:
+    """The continuous states the FMU's co-simulation reaches at ``t0`` with inputs ``u`` held."""
+    import shutil
+    import tempfile
+
+    from fmpy import extract
+    from fmpy.fmi2 import FMU2Slave
+
+    from ..errors import InputError
+
+    if md.coSimulation is None:
+        raise InputError(f"{path.name}: t0 = {t0} s needs the co-simulation interface to reach it")
+    unzip = extract(str(path), tempfile.mkdtemp(prefix="mbfmu_lin_"))
+    slave = FMU2Slave(guid=md.guid, unzipDirectory=unzip, modelIdentifier=md.coSimulation.modelIdentifier,
+                      instanceName="mbfmu_t0")
+    try:
+        slave.instantiate()
+        slave.setupExperiment(startTime=0.0)
+        slave.enterInitializationMode()
+        if inst.m:
+            slave.setReal(inst.input_vrs, list(u))
+        slave.exitInitializationMode()
+        n0 = int(round(t0 / step))
+        for k in range(n0):
+            slave.doStep(currentCommunicationPoint=k * step, communicationStepSize=step)
+        x = np.array(slave.getReal(inst.state_vrs), float)
+        slave.terminate()
+        slave.freeInstance()
+    finally:
+        shutil.rmtree(unzip, ignore_errors=True)
+    return x
 
 
 def _state_at(unit: Any, plant: Any, t0: float, step: float, u: np.ndarray) -> dict[str, float]:

@@ -215,3 +215,64 @@ def test_central_differences_of_the_fmu_approach_its_directional_derivatives(fmu
     assert fd.method == CENTRAL and fd.evaluations == 2 * (inst.n + inst.m)
     for got, want in ((dd.A, fd.A), (dd.B, fd.B), (dd.C, fd.C), (dd.D, fd.D)):
         np.testing.assert_allclose(got, want, rtol=0, atol=_fd_tolerance(want))
+
+
+# ---------------------------------------------------------------- #24.4: mbfmu linearize uses them
+def test_mbfmu_linearize_uses_the_fmus_directional_derivatives(fmu, tmp_path, capsys):
+    """``mbfmu linearize rigid_arm.fmu`` (and linearize_fmu) take A, B, C, D from the
+    directional derivatives: A, B equal the plant's analytic linearization to 1e-9,
+    C, D the plant's (central-difference) output Jacobian within its error, and the
+    saved ZOH model is theirs."""
+    import control
+
+    from mbfmu.cli import main
+    from mbfmu.control.fmu_model import linearize_fmu
+    from mbfmu.control.linearization import linearize
+
+    plant = load_plant("rigid_arm")
+    path = fmu("rigid_arm")
+    u = plant.default_inputs()
+    ref = linearize(plant, None, u)
+    assert ref.linearization.method == "analytic"
+    sysd = linearize_fmu(path, step=0.01)
+    jac = sysd.linearization.continuous
+    assert sysd.linearization.method == "directional derivatives (exact) + ZOH" and jac.method == DIRECTIONAL
+    for got, want in ((jac.A, ref.A), (jac.B, ref.B)):
+        np.testing.assert_allclose(got, want, rtol=0, atol=ANALYTIC_RTOL * np.abs(want).max())
+    for got, want in ((jac.C, ref.C), (jac.D, ref.D)):
+        np.testing.assert_allclose(got, want, rtol=0, atol=_fd_tolerance(want))
+    out = tmp_path / "lin.npz"
+    assert main(["linearize", str(path), "--step", "0.01", "-o", str(out)]) == 0
+    text = capsys.readouterr()
+    assert "directional derivatives (exact) + ZOH" in text.out and "central difference" not in text.err
+    saved = np.load(out)
+    want = control.c2d(control.ss(jac.A, jac.B, jac.C, jac.D), 0.01, "zoh")
+    for k in "ABCD":
+        np.testing.assert_allclose(saved[k], getattr(want, k), rtol=0, atol=1e-12)
+    refd = control.c2d(ref, 0.01, "zoh")
+    np.testing.assert_allclose(saved["A"], refd.A, rtol=0, atol=ANALYTIC_RTOL * np.abs(refd.A).max())
+    np.testing.assert_allclose(saved["B"], refd.B, rtol=0, atol=ANALYTIC_RTOL * np.abs(refd.B).max())
+
+
+def test_mbfmu_linearize_falls_back_to_central_differences_saying_so(fmu, tmp_path, capsys):
+    """An FMU without providesDirectionalDerivative (canonical_2body's spring) is
+    linearized from central differences of its Model Exchange evaluations, and
+    the command says so in a line."""
+    from mbfmu.cli import main
+    from mbfmu.control.fmu_model import linearize_fmu
+    from mbfmu.control.linearization import linearize
+
+    plant = load_plant("canonical_2body")
+    path = fmu("canonical_2body")
+    with pytest.warns(UserWarning, match="provides no directional derivatives"):
+        sysd = linearize_fmu(path, step=0.01)
+    jac = sysd.linearization.continuous
+    assert jac.method == CENTRAL and sysd.linearization.method.startswith("central difference of the FMU")
+    ref = linearize(plant, None, plant.default_inputs())
+    for got, want in ((jac.A, ref.A), (jac.B, ref.B), (jac.C, ref.C), (jac.D, ref.D)):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-6 * (1 + np.abs(want).max()))
+    assert main(["linearize", str(path), "--step", "0.01", "-o", str(tmp_path / "lin.npz")]) == 0
+    text = capsys.readouterr()
+    lines = [ln for ln in text.err.splitlines() if "provides no directional derivatives" in ln]
+    assert len(lines) == 1 and lines[0].startswith("warning: ") and "central differences" in lines[0]
+    assert "central difference of the FMU's derivatives and outputs + ZOH" in text.out
