@@ -4,9 +4,11 @@
  * and the inputs, by forward-mode tangents of the recursive algorithms, one
  * direction per pass (no step size, no truncation error).
  *
- * Rigid trees of revolute, prismatic, fixed, spherical and free joints, in
- * velocity ([q; v]) or canonical ([q; p]) variables, with joint springs,
- * dampers, range limits, drives and hinge latches:
+ * Rigid trees of revolute, prismatic, universal, fixed, spherical and free
+ * joints, in velocity ([q; v]) or canonical ([q; p]) variables, with joint
+ * springs, dampers, range limits, drives, point-to-point spring-dampers and
+ * hinge latches (a universal joint's S and Sr move with q2: their tangents
+ * enter every product with them):
  *   - configuration tangents are body-frame twists zeta (the tangent of
  *     ^iX_p along dq_i is -zeta_i x ^iX_p, Featherstone's
  *     d(X)/dq = -crm(S dq) X; for a quaternion e, zeta = 2 vec(e* (x) de)/|e|^2
@@ -47,10 +49,9 @@ const char *mbn_dirder_inexact(mbn_instance *in) {
     if (D->nh) return "the HIC recorder's running maximum is not differentiable";
     if (m->nct) return "sphere-plane contacts switch on and off and their friction saturates";
     if (m->ncb) return "cables go slack (tension only)";
-    if (m->ns) return "point-to-point springs have no tangents in the C runtime";
     for (int i = 1; i < m->nb; ++i) {
         int t = m->jtype[i];
-        if (t == MB_UNIVERSAL || t == MB_PLANAR) return "universal and planar joints have no tangents in the C runtime";
+        if (t == MB_PLANAR) return "planar joints have no tangents in the C runtime";
         if (t == MB_SPHERICAL && m->has_dof_force)
             for (int k = 0; k < 3; ++k) {
                 const double *P = m->dof_force + DF_N * (m->iv[i] + k);
@@ -75,6 +76,9 @@ typedef struct {
     double *a, *da;       /* (nb, 6) accelerations (or gravity in body axes) and tangents */
     double *f, *df;       /* (nb, 6) forces / momenta and tangents */
     double *g, *dg;       /* (nb, 6) second force accumulator (canonical F) */
+    double *fx, *dfx;     /* (nb, 6) point-to-point spring forces (fext) and tangents */
+    double *dS, *dSr;     /* (nb, 6, 6) tangents of S and of its apparent derivative Sr (universal joints) */
+    double *dL;           /* (ns) spring length tangents */
     double *tau, *dtau;   /* (nv) total generalized force and tangent */
     double *vel, *dvel;   /* (nv) velocities and tangent */
     double *qdd, *r1, *r2; /* (nv) */
@@ -85,12 +89,15 @@ typedef struct {
 
 static int work_new(const mbn_data *D, dd_work *w) {
     size_t nb6 = 6 * (size_t)D->nb, nv = (size_t)D->nv + 1, nq = (size_t)D->nq + 1;
-    w->block = malloc(sizeof(double) * (10 * nb6 + 8 * nv + nq + 3 * (size_t)D->nl + 1));
+    w->block = malloc(sizeof(double) * (24 * nb6 + 8 * nv + nq + 3 * (size_t)D->nl + (size_t)D->ns + 1));
     if (!w->block) return -1;
     double *p = w->block;
     w->zr = p; p += nb6; w->z = p; p += nb6; w->v = p; p += nb6; w->dv = p; p += nb6;
     w->a = p; p += nb6; w->da = p; p += nb6; w->f = p; p += nb6; w->df = p; p += nb6;
     w->g = p; p += nb6; w->dg = p; p += nb6;
+    w->fx = p; p += nb6; w->dfx = p; p += nb6;
+    w->dS = p; p += 6 * nb6; w->dSr = p; p += 6 * nb6;
+    w->dL = p; p += D->ns;
     w->tau = p; p += nv; w->dtau = p; p += nv; w->vel = p; p += nv; w->dvel = p; p += nv;
     w->qdd = p; p += nv; w->r1 = p; p += nv; w->r2 = p; p += nv; p += nv;
     w->dq = p; p += nq;
@@ -116,6 +123,10 @@ static void joint_twist(const mb_model *m, int i, const double *q, const double 
         break;
     case MB_PRISMATIC:
         for (int k = 0; k < 3; ++k) zr[3 + k] = a1[k] * dqi[0];
+        break;
+    case MB_UNIVERSAL: /* R_J = R1(q1) R2(q2): the body-frame twist S dq at the current S */
+        for (int j = 0; j < 2; ++j)
+            for (int k = 0; k < 6; ++k) zr[k] += m->S[36 * i + 6 * j + k] * dqi[j];
         break;
     case MB_SPHERICAL:
         quat_twist(qi, dqi, zr);
@@ -149,12 +160,37 @@ static void project_seed(const mb_model *m, const double *q, const double *dq, d
     }
 }
 
-/* z = S qd_i (joint i's motion along its velocity coordinates qd) */
-static void joint_motion(const mb_model *m, int i, const double *qd, double *z) {
-    const double *S = B36(m->S, i);
-    for (int k = 0; k < 6; ++k) z[k] = 0.0;
+/* z (+)= S qd_i for the columns S (6 x nvi, column-major as in mb_model) of joint i */
+static void smul(const mb_model *m, int i, const double *S, const double *qd, double *z, int add) {
+    if (!add) for (int k = 0; k < 6; ++k) z[k] = 0.0;
     for (int j = 0; j < m->nvi[i]; ++j)
         for (int k = 0; k < 6; ++k) z[k] += S[6 * j + k] * qd[m->iv[i] + j];
+}
+
+/* out[iv + j] = S_j . f for the columns of S (6 x nvi) of joint i, added when add */
+static void stmul(const mb_model *m, int i, const double *S, const double *f, double *out, int add) {
+    for (int j = 0; j < m->nvi[i]; ++j) {
+        double s = dot6(S + 6 * j, f);
+        out[m->iv[i] + j] = add ? out[m->iv[i] + j] + s : s;
+    }
+}
+
+/* the tangents dS, dSr of joint i's S and Sr (after mb_kinematics(q, vel)) along (dq, dvel):
+ * only a universal joint's first column b = R2(q2)^T a1 moves, db = dq2 (b x a2), and
+ * its Sr = q2d (b x a2) */
+static void subspace_tangent(const mb_model *m, dd_work *w, int i, const double *dq, const double *dvel) {
+    double *dS = B36(w->dS, i), *dSr = B36(w->dSr, i);
+    memset(dS, 0, 36 * sizeof(double));
+    memset(dSr, 0, 36 * sizeof(double));
+    if (m->jtype[i] != MB_UNIVERSAL) return;
+    const double *b = B36(m->S, i), *a2 = B3(m->axis2, i);
+    double bxa2[3], dbxa2[3], dq2 = dq[m->iq[i] + 1], q2d = w->vel[m->iv[i] + 1], dq2d = dvel[m->iv[i] + 1];
+    cross3(b, a2, bxa2);
+    cross3(bxa2, a2, dbxa2); /* (db x a2) / dq2 */
+    for (int k = 0; k < 3; ++k) {
+        dS[k] = dq2 * bxa2[k];
+        dSr[k] = dq2d * bxa2[k] + q2d * dq2 * dbxa2[k];
+    }
 }
 
 /* ------------------------------------------------------------ passes */
@@ -167,37 +203,113 @@ static void forward(const mb_model *m, dd_work *w, const double *q, const double
     double a0[6] = {0, 0, 0, 0, 0, 0};
     if (gravity)
         for (int k = 0; k < 3; ++k) a0[3 + k] = -m->g[k];
+    for (int k = 0; k < 6; ++k) w->z[k] = w->zr[k] = w->v[k] = w->dv[k] = w->a[k] = w->da[k] = 0.0;
     for (int i = 1; i < m->nb; ++i) {
         int p = m->parent[i];
-        const double *E = B9(m->E, i), *r = B3(m->r, i);
+        const double *E = B9(m->E, i), *r = B3(m->r, i), *S = B36(m->S, i);
+        const double *dS = B36(w->dS, i), *Sr = B36(m->Sr, i), *dSr = B36(w->dSr, i);
         double *zr = B6(w->zr, i), *z = B6(w->z, i), *v = B6(w->v, i), *dv = B6(w->dv, i);
-        double Xp[6], t[6], Sw[6], Sdw[6];
+        double Xp[6], t[6], vJ[6], dvJ[6];
         joint_twist(m, i, q, dq, zr);
+        subspace_tangent(m, w, i, dq, dvel);
         memcpy(v, B6(m->v, i), 6 * sizeof(double));
-        joint_motion(m, i, w->vel, Sw);
-        joint_motion(m, i, dvel, Sdw);
+        smul(m, i, S, w->vel, vJ, 0);
+        smul(m, i, S, dvel, dvJ, 0);
+        smul(m, i, dS, w->vel, dvJ, 1);
         if (p > 0) {
             Xmv(E, r, B6(w->z, p), z);
             Xmv(E, r, B6(m->v, p), Xp);
             crm(zr, Xp, t);
             Xmv(E, r, B6(w->dv, p), dv);
-            for (int k = 0; k < 6; ++k) { z[k] += zr[k]; dv[k] += Sdw[k] - t[k]; }
+            for (int k = 0; k < 6; ++k) { z[k] += zr[k]; dv[k] += dvJ[k] - t[k]; }
         } else
-            for (int k = 0; k < 6; ++k) { z[k] = zr[k]; dv[k] = Sdw[k]; }
+            for (int k = 0; k < 6; ++k) { z[k] = zr[k]; dv[k] = dvJ[k]; }
         if (!acc) continue;
+        /* a = X a_p + Sr qd + v x S qd + S qdd */
         double *a = B6(w->a, i), *da = B6(w->da, i), c[6];
         Xmv(E, r, p > 0 ? B6(w->a, p) : a0, Xp);
         crm(zr, Xp, t);
         if (p > 0) Xmv(E, r, B6(w->da, p), da);
         else for (int k = 0; k < 6; ++k) da[k] = 0.0;
-        crm(v, Sw, c);
+        crm(v, vJ, c);
         for (int k = 0; k < 6; ++k) { a[k] = Xp[k] + c[k]; da[k] -= t[k]; }
-        crm(dv, Sw, c);
+        smul(m, i, Sr, w->vel, a, 1);
+        smul(m, i, Sr, dvel, da, 1);
+        smul(m, i, dSr, w->vel, da, 1);
+        crm(dv, vJ, c);
         for (int k = 0; k < 6; ++k) da[k] += c[k];
-        crm(v, Sdw, c);
+        crm(v, dvJ, c);
         for (int k = 0; k < 6; ++k) da[k] += c[k];
-        if (qdd) { joint_motion(m, i, qdd, c); for (int k = 0; k < 6; ++k) a[k] += c[k]; }
-        if (dqdd) { joint_motion(m, i, dqdd, c); for (int k = 0; k < 6; ++k) da[k] += c[k]; }
+        if (qdd) { smul(m, i, S, qdd, a, 1); smul(m, i, dS, qdd, da, 1); }
+        if (dqdd) smul(m, i, S, dqdd, da, 1);
+    }
+}
+
+/* world position x, velocity V and their tangents of the point rB of body b
+ * (world: fixed) after forward() */
+static void point_motion(const mb_model *m, const dd_work *w, int b, const double *rB, double *x, double *dx,
+                         double *V, double *dV) {
+    const double *R = B9(m->RW, b), *z = B6(w->z, b), *v = B6(w->v, b), *dv = B6(w->dv, b);
+    double t[3], u[3], e[3];
+    mv3(R, rB, t);
+    for (int k = 0; k < 3; ++k) x[k] = m->pW[3 * b + k] + t[k];
+    cross3(z, rB, t);
+    for (int k = 0; k < 3; ++k) t[k] += z[3 + k];
+    mv3(R, t, dx);
+    cross3(v, rB, u);
+    for (int k = 0; k < 3; ++k) u[k] += v[3 + k]; /* body-frame point velocity */
+    mv3(R, u, V);
+    cross3(z, u, e);
+    cross3(dv, rB, t);
+    for (int k = 0; k < 3; ++k) e[k] += t[k] + dv[3 + k];
+    mv3(R, e, dV);
+}
+
+/* fext += the body-frame force of the world force F at rB of body b, dfext its tangent */
+static void add_point_force(const mb_model *m, const dd_work *w, int b, const double *rB, const double *F,
+                            const double *dF) {
+    if (b <= 0) return;
+    const double *R = B9(m->RW, b), *z = B6(w->z, b);
+    double f[3], df[3], t[3], n[3];
+    double *fe = B6(w->fx, b), *dfe = B6(w->dfx, b);
+    mtv3(R, F, f);
+    mtv3(R, dF, df);
+    cross3(z, f, t);
+    for (int k = 0; k < 3; ++k) df[k] -= t[k]; /* d(R^T) = -[eta] R^T */
+    cross3(rB, f, n);
+    for (int k = 0; k < 3; ++k) { fe[k] += n[k]; fe[3 + k] += f[k]; }
+    cross3(rB, df, n);
+    for (int k = 0; k < 3; ++k) { dfe[k] += n[k]; dfe[3 + k] += df[k]; }
+}
+
+/* the point-to-point springs' forces (w->fx) and tangents (w->dfx), the laws of
+ * mb_passive_forces, after forward() */
+static void spring_forces(const mb_model *m, dd_work *w) {
+    memset(w->fx, 0, sizeof(double) * 6 * (size_t)m->nb);
+    memset(w->dfx, 0, sizeof(double) * 6 * (size_t)m->nb);
+    for (int s = 0; s < m->ns; ++s) {
+        const double *P = m->springs + SP_N * s;
+        int ba = (int)P[SP_BA], bb = (int)P[SP_BB];
+        double xa[3], dxa[3], Va[3], dVa[3], xb[3], dxb[3], Vb[3], dVb[3], d[3], dd[3], u[3], du[3];
+        point_motion(m, w, ba, P + SP_PAX, xa, dxa, Va, dVa);
+        point_motion(m, w, bb, P + SP_PBX, xb, dxb, Vb, dVb);
+        for (int k = 0; k < 3; ++k) { d[k] = xb[k] - xa[k]; dd[k] = dxb[k] - dxa[k]; }
+        double L = sqrt(dot3(d, d));
+        w->dL[s] = 0.0;
+        if (L < 1e-12) continue;
+        for (int k = 0; k < 3; ++k) u[k] = d[k] / L;
+        double dL = dot3(u, dd);
+        for (int k = 0; k < 3; ++k) du[k] = (dd[k] - u[k] * dL) / L;
+        double rel[3], drel[3];
+        for (int k = 0; k < 3; ++k) { rel[k] = Vb[k] - Va[k]; drel[k] = dVb[k] - dVa[k]; }
+        double Ld = dot3(rel, u), dLd = dot3(drel, u) + dot3(rel, du);
+        double F = P[SP_K] * (L - P[SP_L0]) + P[SP_D] * Ld, dF = P[SP_K] * dL + P[SP_D] * dLd;
+        double Fw[3], dFw[3];
+        for (int k = 0; k < 3; ++k) { Fw[k] = F * u[k]; dFw[k] = dF * u[k] + F * du[k]; }
+        add_point_force(m, w, ba, P + SP_PAX, Fw, dFw);
+        for (int k = 0; k < 3; ++k) { Fw[k] = -Fw[k]; dFw[k] = -dFw[k]; }
+        add_point_force(m, w, bb, P + SP_PBX, Fw, dFw);
+        w->dL[s] = dL;
     }
 }
 
@@ -226,11 +338,11 @@ static void backward_id(const mb_model *m, dd_work *w, double *dtau_id) {
         crf(dv, Iv, t);
         for (int k = 0; k < 6; ++k) df[k] += t[k];
         crf(v, Idv, t);
-        for (int k = 0; k < 6; ++k) df[k] += t[k];
+        for (int k = 0; k < 6; ++k) { df[k] += t[k] - w->dfx[6 * i + k]; f[k] -= w->fx[6 * i + k]; }
     }
     for (int i = m->nb - 1; i > 0; --i) {
-        const double *S = B36(m->S, i);
-        for (int j = 0; j < m->nvi[i]; ++j) dtau_id[m->iv[i] + j] = dot6(S + 6 * j, B6(w->df, i));
+        stmul(m, i, B36(m->S, i), B6(w->df, i), dtau_id, 0);
+        stmul(m, i, B36(w->dS, i), B6(w->f, i), dtau_id, 1);
         int p = m->parent[i];
         if (p > 0) to_parent(m, w, i, B6(w->f, i), B6(w->df, i), B6(w->f, p), B6(w->df, p));
     }
@@ -393,6 +505,14 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
                 dpe += (P[DF_K] * (d - P[DF_Q0]) + P[DF_KLIM] * pen) * dd;
             }
         }
+    for (int s = 0; s < m->ns; ++s) {
+        const double *P = m->springs + SP_N * s;
+        double xa[3], xb[3], d[3];
+        mb_point_position(m, (int)P[SP_BA], P + SP_PAX, xa);
+        mb_point_position(m, (int)P[SP_BB], P + SP_PBX, xb);
+        for (int k = 0; k < 3; ++k) d[k] = xb[k] - xa[k];
+        dpe += P[SP_K] * (sqrt(dot3(d, d)) - P[SP_L0]) * w->dL[s];
+    }
     double dlatch = 0.0;
     if (D->nl) {
         const double *zf = x + D->nq + D->nv;
@@ -457,6 +577,7 @@ static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double 
         if (err) goto done;
         mb_kinematics(m, q, w->vel);
         forward(m, w, q, dq, dvel, 1, w->qdd, NULL, 1);
+        spring_forces(m, w);
         backward_id(m, w, w->r2);
         passive_tangent(m, q, w->vel, in->tau, dq, dvel, dcmd, dtau);
         for (int k = 0; k < nv; ++k) dtau[k] -= w->r2[k];
@@ -473,7 +594,8 @@ static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double 
         subtree_momenta(m, w);
         for (int i = 1; i < m->nb; ++i)
             for (int j = 0; j < m->nvi[i]; ++j)
-                w->r1[m->iv[i] + j] = dy_state[m->iv[i] + j] - dot6(B36(m->S, i) + 6 * j, B6(w->df, i));
+                w->r1[m->iv[i] + j] = dy_state[m->iv[i] + j] - dot6(B36(m->S, i) + 6 * j, B6(w->df, i)) -
+                                      dot6(B36(w->dS, i) + 6 * j, B6(w->f, i));
         err = mb_minv(m, q, w->r1, dvel);
         if (err) goto done;
         /* dcmd was overwritten (r1): rebuild it */
@@ -484,6 +606,7 @@ static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double 
         }
         mb_kinematics(m, q, w->vel);
         forward(m, w, q, dq, dvel, 0, NULL, NULL, 0);
+        spring_forces(m, w);
         subtree_momenta(m, w); /* H, dH */
         /* F: gravity I [0; g] and its tangent, summed over the subtree (w->g, w->dg) */
         double ag0[6] = {0, 0, 0, m->g[0], m->g[1], m->g[2]};
@@ -498,6 +621,7 @@ static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double 
             for (int k = 0; k < 6; ++k) dag[k] -= t[k];
             mv6(B36(m->Ibody, i), ag, B6(w->g, i));
             mv6(B36(m->Ibody, i), dag, B6(w->dg, i));
+            for (int k = 0; k < 6; ++k) { w->g[6 * i + k] += w->fx[6 * i + k]; w->dg[6 * i + k] += w->dfx[6 * i + k]; }
         }
         for (int i = m->nb - 1; i > 0; --i) {
             int p = m->parent[i];
@@ -506,13 +630,16 @@ static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double 
         passive_tangent(m, q, w->vel, in->tau, dq, dvel, dcmd, dtau);
         for (int i = 1; i < m->nb; ++i) {
             const double *H = B6(w->f, i), *dH = B6(w->df, i), *v = B6(w->v, i), *dv = B6(w->dv, i);
-            double G[6], t[6];
+            double G[6], G0[6], t[6];
             crf(dv, H, G);
             crf(v, dH, t);
-            for (int k = 0; k < 6; ++k) G[k] = B6(w->dg, i)[k] - G[k] - t[k];
+            crf(v, H, G0);
+            for (int k = 0; k < 6; ++k) { G[k] = B6(w->dg, i)[k] - G[k] - t[k]; G0[k] = B6(w->g, i)[k] - G0[k]; }
+            /* dp/dt = tau + S^T (F - v x* H) + Sr^T H */
             for (int j = 0; j < m->nvi[i]; ++j) {
                 int iv = m->iv[i] + j;
-                dxdot[D->nq + iv] = dtau[iv] + dot6(B36(m->S, i) + 6 * j, G);
+                dxdot[D->nq + iv] = dtau[iv] + dot6(B36(m->S, i) + 6 * j, G) + dot6(B36(w->dS, i) + 6 * j, G0) +
+                                    dot6(B36(w->dSr, i) + 6 * j, H) + dot6(B36(m->Sr, i) + 6 * j, dH);
             }
         }
     }
