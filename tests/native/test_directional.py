@@ -67,6 +67,27 @@ def _fd_tolerance(J: np.ndarray) -> float:
     return 1e-7 * (1.0 + float(np.abs(J).max()))
 
 
+def _check_against_plant_differences(plant, x, u, A, B, C, D, t=0.0) -> str:
+    """A, B, C, D (the FMU's continuous states and inputs) against central differences of
+    the Python plant at (x, u), in its tangent chart (quaternions); returns the method of
+    the plant's own state Jacobian."""
+    nq, nv, nxc = plant.model.nq, plant.model.nv, A.shape[0]
+    _, _, _, method, chart = state_jacobians(plant, x, u, t)
+    T = chart.state_jacobian()[:nxc, :nxc - (nq - nv if chart.tangent else 0)]
+    nz = T.shape[1]
+
+    def pad(z):
+        return np.concatenate([z, np.zeros(chart.n - nz)])
+    z0 = np.zeros(nz)
+    Ax = _central(lambda z: plant.derivatives(t, chart.to_state(pad(z)), u)[:nxc], z0)
+    Bx = _central(lambda w: plant.derivatives(t, x, w)[:nxc], u)
+    Cx = _central(lambda z: plant.outputs_at(t, chart.to_state(pad(z)), u), z0)
+    Dx = _central(lambda w: plant.outputs_at(t, x, w), u)
+    for got, want in ((A @ T, Ax), (B, Bx), (C @ T, Cx), (D, Dx)):
+        np.testing.assert_allclose(got, want, rtol=0, atol=_fd_tolerance(want))
+    return method
+
+
 @pytest.mark.parametrize("name", EXACT)
 def test_model_exchange_directional_derivatives_equal_the_python_plant(name, fmu):
     plant = load_plant(name)
@@ -80,20 +101,8 @@ def test_model_exchange_directional_derivatives_equal_the_python_plant(name, fmu
             dd = jacobians(inst, x[:nxc], u, DIRECTIONAL)
             assert dd.method == DIRECTIONAL and dd.evaluations == nxc + len(u)
             np.testing.assert_allclose(dd.xdot0, plant.derivatives(0.0, x, u)[:nxc], rtol=1e-12, atol=1e-12)
-            # against central differences of the Python plant, in its tangent chart (quaternions)
-            A_an, B_an, _, method, chart = state_jacobians(plant, x, u)
-            T = chart.state_jacobian()[:nxc, :nxc - (nq - nv if chart.tangent else 0)]
-            nz = T.shape[1]
-            z0 = np.zeros(nz)
-
-            def pad(z):
-                return np.concatenate([z, np.zeros(chart.n - nz)])
-            Ax = _central(lambda z: plant.derivatives(0.0, chart.to_state(pad(z)), u)[:nxc], z0)
-            Bx = _central(lambda w: plant.derivatives(0.0, x, w)[:nxc], u)
-            Cx = _central(lambda z: plant.outputs_at(0.0, chart.to_state(pad(z)), u), z0)
-            Dx = _central(lambda w: plant.outputs_at(0.0, x, w), u)
-            for got, want in ((dd.A @ T, Ax), (dd.B, Bx), (dd.C @ T, Cx), (dd.D, Dx)):
-                np.testing.assert_allclose(got, want, rtol=0, atol=_fd_tolerance(want))
+            method = _check_against_plant_differences(plant, x, u, dd.A, dd.B, dd.C, dd.D)
+            A_an, B_an, *_ = state_jacobians(plant, x, u)
             # against the engine's analytic Jacobian (of [q; v] plants: the engine has no
             # analytic derivatives in canonical variables, whose test is the differences above)
             if plant.canonical:
@@ -132,6 +141,40 @@ def test_co_simulation_directional_derivatives_equal_model_exchange(name, fmu):
     finally:
         slave.freeInstance()
     np.testing.assert_allclose(J, np.block([[me.A, me.B], [me.C, me.D]]), rtol=0, atol=1e-14)
+
+
+def test_satellite_with_engaged_latches_in_co_simulation(fmu):
+    """After the panels deploy and their latches engage (a CS run), the derivatives
+    include the latches' stiffness and damping, and the energy output their energy:
+    the directional derivatives still equal central differences of the Python plant."""
+    plant = load_plant("satellite")
+    path = fmu("satellite")
+    md = read_model_description(str(path))
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    with ModelExchangeInstance(path) as inst:
+        unknowns, knowns = inst.der_vrs + inst.output_vrs, inst.state_vrs + inst.input_vrs
+        nxc, m = inst.n, inst.m
+    slave = FMU2Slave(guid=md.guid, unzipDirectory=extract(str(path)),
+                      modelIdentifier=md.coSimulation.modelIdentifier, instanceName="cs")
+    slave.instantiate()
+    try:
+        slave.setupExperiment(startTime=0.0)
+        slave.enterInitializationMode()
+        slave.exitInitializationMode()
+        step, t = 0.1, 0.0
+        for _ in range(200):
+            slave.doStep(currentCommunicationPoint=t, communicationStepSize=step)
+            t += step
+        x = np.array(slave.getReal([vr[f"states.{s.name}"] for s in plant.states]))
+        u = np.array(slave.getReal(knowns[nxc:]))
+        J = np.column_stack([slave.getDirectionalDerivative(unknowns, [k], [1.0]) for k in knowns])
+        slave.terminate()
+    finally:
+        slave.freeInstance()
+    flags = x[nxc:]
+    assert flags.sum() >= 2, flags  # latches engaged
+    _check_against_plant_differences(plant, x, u, J[:nxc, :nxc], J[:nxc, nxc:], J[nxc:, :nxc], J[nxc:, nxc:], t)
+    assert m == len(plant.inputs)
 
 
 def _count(md, vrs) -> int:
