@@ -1,7 +1,7 @@
 """Linear model of any co-simulation FMU: exact for FMUs that mbfmu built, ERA otherwise.
 
 An FMI 2.0 FMU with Model Exchange (mbfmu's native runtime, or any other) is
-linearized from its own Jacobians (:mod:`.fmu_jacobian`): its directional
+linearized from its own Jacobians (:mod:`mbfmu.cosim.fmu_jacobian`): its directional
 derivatives when it provides them (exact, no perturbation runs), else central
 differences of its derivatives and outputs; then discretized with zero-order
 hold at the communication step.
@@ -101,23 +101,20 @@ def _from_model_exchange(path: Path, step: float | None, t0: float, u0: Any, inp
     """The ZOH model from the FMU's own Jacobians, or ``None`` without an FMI 2.0 Model Exchange interface."""
     import warnings
 
-    from fmpy import read_model_description
-
+    from ..cosim.fmu_jacobian import DIRECTIONAL, ModelExchangeInstance, jacobians, model_exchange_description
+    from ..cosim.fmu_jacobian import state_at as me_state_at
     from ..errors import InputError
-    from .fmu_jacobian import DIRECTIONAL, ModelExchangeInstance, jacobians
     from .linearization import Linearization
 
-    if not path.is_file():
-        return None
-    md = read_model_description(str(path))
-    if md.fmiVersion != "2.0" or md.modelExchange is None:
+    md = model_exchange_description(path)
+    if md is None:
         return None
     if step is None:
         de = md.defaultExperiment
         step = float(de.stepSize) if de is not None and de.stepSize else 1e-2
     with ModelExchangeInstance(path) as inst:
         u = inst.input_values() if u0 is None else np.asarray(u0, float).reshape(-1)
-        x0 = _me_state_at(path, md, inst, t0, float(step), u) if t0 else None
+        x0 = me_state_at(inst, t0, float(step), u) if t0 else None
         jac = jacobians(inst, x0, u)
     if jac.method == DIRECTIONAL:
         method = "directional derivatives (exact)"
@@ -145,39 +142,6 @@ def _from_model_exchange(path: Path, step: float | None, t0: float, u0: Any, inp
         notes=f"{jac.evaluations} FMU evaluations; continuous-time A, B, C, D in .continuous")
     sysd.linearization.continuous = jac
     return sysd
-
-
-def _me_state_at(path: Path, md: Any, inst: Any, t0: float, step: float, u: np.ndarray) -> np.ndarray:
-    """The continuous states the FMU's co-simulation reaches at ``t0`` with inputs ``u`` held."""
-    import shutil
-    import tempfile
-
-    from fmpy import extract
-    from fmpy.fmi2 import FMU2Slave
-
-    from ..errors import InputError
-
-    if md.coSimulation is None:
-        raise InputError(f"{path.name}: t0 = {t0} s needs the co-simulation interface to reach it")
-    unzip = extract(str(path), tempfile.mkdtemp(prefix="mbfmu_lin_"))
-    slave = FMU2Slave(guid=md.guid, unzipDirectory=unzip, modelIdentifier=md.coSimulation.modelIdentifier,
-                      instanceName="mbfmu_t0")
-    try:
-        slave.instantiate()
-        slave.setupExperiment(startTime=0.0)
-        slave.enterInitializationMode()
-        if inst.m:
-            slave.setReal(inst.input_vrs, list(u))
-        slave.exitInitializationMode()
-        n0 = int(round(t0 / step))
-        for k in range(n0):
-            slave.doStep(currentCommunicationPoint=k * step, communicationStepSize=step)
-        x = np.array(slave.getReal(inst.state_vrs), float)
-        slave.terminate()
-        slave.freeInstance()
-    finally:
-        shutil.rmtree(unzip, ignore_errors=True)
-    return x
 
 
 def _state_at(unit: Any, plant: Any, t0: float, step: float, u: np.ndarray) -> dict[str, float]:

@@ -19,7 +19,7 @@ from fmpy.fmi1 import FMICallException
 from fmpy.fmi2 import FMU2Slave
 from fmpy.fmi3 import FMU3Model
 
-from mbfmu.control.fmu_jacobian import CENTRAL, DIRECTIONAL, ModelExchangeInstance, jacobians
+from mbfmu.cosim.fmu_jacobian import CENTRAL, DIRECTIONAL, ModelExchangeInstance, jacobians
 from mbfmu.control.linearization import fd_step, state_jacobians
 from mbfmu.dynamics.derivatives import configuration_jacobian, forward_dynamics_derivatives
 from mbfmu.fmu.builder import build_fmu
@@ -294,6 +294,12 @@ def test_mbfmu_linearize_uses_the_fmus_directional_derivatives(fmu, tmp_path, ca
     want = control.c2d(control.ss(jac.A, jac.B, jac.C, jac.D), 0.01, "zoh")
     for k in "ABCD":
         np.testing.assert_allclose(saved[k], getattr(want, k), rtol=0, atol=1e-12)
+    # at t0 > 0 the point is the state the FMU's co-simulation reaches: still the analytic Jacobian there
+    later = linearize_fmu(path, step=0.01, t0=0.5).linearization
+    assert later.t == 0.5 and not np.allclose(later.x0, ref.linearization.x0)
+    A_an, B_an, *_ = state_jacobians(plant, later.x0, u)
+    for got, want in ((later.continuous.A, A_an), (later.continuous.B, B_an)):
+        np.testing.assert_allclose(got, want, rtol=0, atol=ANALYTIC_RTOL * np.abs(want).max())
     refd = control.c2d(ref, 0.01, "zoh")
     np.testing.assert_allclose(saved["A"], refd.A, rtol=0, atol=ANALYTIC_RTOL * np.abs(refd.A).max())
     np.testing.assert_allclose(saved["B"], refd.B, rtol=0, atol=ANALYTIC_RTOL * np.abs(refd.B).max())

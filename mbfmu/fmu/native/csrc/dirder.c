@@ -81,7 +81,7 @@ typedef struct {
     double *dL;           /* (ns) spring length tangents */
     double *tau, *dtau;   /* (nv) total generalized force and tangent */
     double *vel, *dvel;   /* (nv) velocities and tangent */
-    double *qdd, *r1, *r2; /* (nv) */
+    double *qdd, *dcmd, *r2, *r3; /* (nv): accelerations, command tangents B du, scratch */
     double *dq;           /* (nq) projected configuration seed */
     double *rows;         /* (3 nl) saved latch rows */
     double *block;
@@ -99,7 +99,7 @@ static int work_new(const mbn_data *D, dd_work *w) {
     w->dS = p; p += 6 * nb6; w->dSr = p; p += 6 * nb6;
     w->dL = p; p += D->ns;
     w->tau = p; p += nv; w->dtau = p; p += nv; w->vel = p; p += nv; w->dvel = p; p += nv;
-    w->qdd = p; p += nv; w->r1 = p; p += nv; w->r2 = p; p += nv; p += nv;
+    w->qdd = p; p += nv; w->dcmd = p; p += nv; w->r2 = p; p += nv; w->r3 = p; p += nv;
     w->dq = p; p += nq;
     w->rows = p;
     return 0;
@@ -551,104 +551,106 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
 }
 
 /* ------------------------------------------------------------ the tangent of the whole model */
+/* velocity variables: dv/dt = qdd with ID(q, v, qdd) - fext(q, v) = tau(q, v, u), so
+ * dqdd = M^-1 (dtau - dID|dqdd=0) */
+static int velocity_tangent(mbn_instance *in, dd_work *w, const double *dvel, double *dvdot) {
+    mb_model *m = in->m;
+    const double *q = in->x;
+    int err = mb_rhs(m, q, w->vel, in->tau, NULL, w->r3 /* dq/dt: unused */, w->qdd);
+    if (err) return err;
+    mb_kinematics(m, q, w->vel);
+    forward(m, w, q, w->dq, dvel, 1, w->qdd, NULL, 1);
+    spring_forces(m, w);
+    backward_id(m, w, w->r2);
+    passive_tangent(m, q, w->vel, in->tau, w->dq, dvel, w->dcmd, w->dtau);
+    for (int k = 0; k < m->nv; ++k) w->dtau[k] -= w->r2[k];
+    return mb_minv(m, q, w->dtau, dvdot);
+}
+
+/* canonical variables: v = M^-1 p, dv = M^-1 (dp - d(M v)/dq dq) into w->dvel, then
+ * dp/dt = tau + S^T (F - v x* H) + Sr^T H (mb_sweep) differentiated term by term */
+static int canonical_tangent(mbn_instance *in, dd_work *w, const double *dp, double *dpdot) {
+    mb_model *m = in->m;
+    const double *q = in->x;
+    double *dvel = w->dvel;
+    int err = mb_minv(m, q, q + m->nq, w->vel);
+    if (err) return err;
+    mb_kinematics(m, q, w->vel);
+    for (int k = 0; k < m->nv; ++k) w->r2[k] = 0.0;
+    forward(m, w, q, w->dq, w->r2, 0, NULL, NULL, 0);
+    subtree_momenta(m, w);
+    for (int i = 1; i < m->nb; ++i)
+        for (int j = 0; j < m->nvi[i]; ++j)
+            w->r3[m->iv[i] + j] = dp[m->iv[i] + j] - dot6(B36(m->S, i) + 6 * j, B6(w->df, i)) -
+                                  dot6(B36(w->dS, i) + 6 * j, B6(w->f, i));
+    err = mb_minv(m, q, w->r3, dvel);
+    if (err) return err;
+    mb_kinematics(m, q, w->vel);
+    forward(m, w, q, w->dq, dvel, 0, NULL, NULL, 0);
+    spring_forces(m, w);
+    subtree_momenta(m, w); /* H, dH */
+    /* F: gravity I [0; g] and the springs' forces, summed over the subtree (w->g), and tangents */
+    double ag0[6] = {0, 0, 0, m->g[0], m->g[1], m->g[2]};
+    for (int i = 1; i < m->nb; ++i) {
+        int p = m->parent[i];
+        const double *E = B9(m->E, i), *r = B3(m->r, i);
+        double *ag = B6(w->a, i), *dag = B6(w->da, i), t[6];
+        Xmv(E, r, p > 0 ? B6(w->a, p) : ag0, ag);
+        if (p > 0) Xmv(E, r, B6(w->da, p), dag);
+        else for (int k = 0; k < 6; ++k) dag[k] = 0.0;
+        crm(B6(w->zr, i), ag, t);
+        for (int k = 0; k < 6; ++k) dag[k] -= t[k];
+        mv6(B36(m->Ibody, i), ag, B6(w->g, i));
+        mv6(B36(m->Ibody, i), dag, B6(w->dg, i));
+        for (int k = 0; k < 6; ++k) { w->g[6 * i + k] += w->fx[6 * i + k]; w->dg[6 * i + k] += w->dfx[6 * i + k]; }
+    }
+    for (int i = m->nb - 1; i > 0; --i) {
+        int p = m->parent[i];
+        if (p > 0) to_parent(m, w, i, B6(w->g, i), B6(w->dg, i), B6(w->g, p), B6(w->dg, p));
+    }
+    passive_tangent(m, q, w->vel, in->tau, w->dq, dvel, w->dcmd, w->dtau);
+    for (int i = 1; i < m->nb; ++i) {
+        const double *H = B6(w->f, i), *dH = B6(w->df, i), *v = B6(w->v, i), *dv = B6(w->dv, i);
+        double G[6], G0[6], t[6];
+        crf(dv, H, G);
+        crf(v, dH, t);
+        crf(v, H, G0);
+        for (int k = 0; k < 6; ++k) { G[k] = B6(w->dg, i)[k] - G[k] - t[k]; G0[k] = B6(w->g, i)[k] - G0[k]; }
+        for (int j = 0; j < m->nvi[i]; ++j) {
+            int iv = m->iv[i] + j;
+            dpdot[iv] = w->dtau[iv] + dot6(B36(m->S, i) + 6 * j, G) + dot6(B36(w->dS, i) + 6 * j, G0) +
+                        dot6(B36(w->dSr, i) + 6 * j, H) + dot6(B36(m->Sr, i) + 6 * j, dH);
+        }
+    }
+    return 0;
+}
+
 /* dxdot (nx) and dy (ny) along (dx (nx), du (nu)) at the instance's state and inputs */
 static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double *du, double *dxdot, double *dy) {
     const mbn_data *D = in->data;
     mb_model *m = in->m;
-    const double *x = in->x, *q = x, *y = x + D->nq;
-    int nv = D->nv, err = 0;
-    double *dcmd = w->r1, *dtau = w->dtau;
-    const double *B = in->d + D->o_B;
+    const double *x = in->x, *B = in->d + D->o_B;
+    int nq = D->nq, nv = D->nv, err;
     for (int r = 0; r < nv; ++r) {
         double s = 0.0;
         for (int c = 0; c < D->nu; ++c) s += B[D->nu * r + c] * du[c];
-        dcmd[r] = s;
+        w->dcmd[r] = s;
     }
-    project_seed(m, q, dx, w->dq);
-    const double *dq = w->dq, *dy_state = dx + D->nq;
-    for (int k = D->nq + nv; k < D->nx; ++k) dxdot[k] = 0.0;
-    if (D->nl) latch_apply(in, x + D->nq + nv, w->rows);
-    double *dvel = w->dvel;
-    if (!D->canonical) {
-        memcpy(w->vel, y, sizeof(double) * (size_t)nv);
-        memcpy(dvel, dy_state, sizeof(double) * (size_t)nv);
-        /* qdd at (q, v, u): the kernel's right-hand side */
-        err = mb_rhs(m, q, w->vel, in->tau, NULL, dxdot /* dq/dt: scratch */, w->qdd);
-        if (err) goto done;
-        mb_kinematics(m, q, w->vel);
-        forward(m, w, q, dq, dvel, 1, w->qdd, NULL, 1);
-        spring_forces(m, w);
-        backward_id(m, w, w->r2);
-        passive_tangent(m, q, w->vel, in->tau, dq, dvel, dcmd, dtau);
-        for (int k = 0; k < nv; ++k) dtau[k] -= w->r2[k];
-        err = mb_minv(m, q, dtau, dxdot + D->nq);
-        if (err) goto done;
-        mb_kinematics(m, q, w->vel);
-    } else {
-        err = mb_minv(m, q, y, w->vel);
-        if (err) goto done;
-        /* dv = M^-1 (dp - d(M v)/dq dq) */
-        mb_kinematics(m, q, w->vel);
-        for (int k = 0; k < nv; ++k) w->r2[k] = 0.0;
-        forward(m, w, q, dq, w->r2, 0, NULL, NULL, 0);
-        subtree_momenta(m, w);
-        for (int i = 1; i < m->nb; ++i)
-            for (int j = 0; j < m->nvi[i]; ++j)
-                w->r1[m->iv[i] + j] = dy_state[m->iv[i] + j] - dot6(B36(m->S, i) + 6 * j, B6(w->df, i)) -
-                                      dot6(B36(w->dS, i) + 6 * j, B6(w->f, i));
-        err = mb_minv(m, q, w->r1, dvel);
-        if (err) goto done;
-        /* dcmd was overwritten (r1): rebuild it */
-        for (int r = 0; r < nv; ++r) {
-            double s = 0.0;
-            for (int c = 0; c < D->nu; ++c) s += B[D->nu * r + c] * du[c];
-            dcmd[r] = s;
-        }
-        mb_kinematics(m, q, w->vel);
-        forward(m, w, q, dq, dvel, 0, NULL, NULL, 0);
-        spring_forces(m, w);
-        subtree_momenta(m, w); /* H, dH */
-        /* F: gravity I [0; g] and its tangent, summed over the subtree (w->g, w->dg) */
-        double ag0[6] = {0, 0, 0, m->g[0], m->g[1], m->g[2]};
-        for (int i = 1; i < m->nb; ++i) {
-            int p = m->parent[i];
-            const double *E = B9(m->E, i), *r = B3(m->r, i);
-            double *ag = B6(w->a, i), *dag = B6(w->da, i), t[6];
-            Xmv(E, r, p > 0 ? B6(w->a, p) : ag0, ag);
-            if (p > 0) Xmv(E, r, B6(w->da, p), dag);
-            else for (int k = 0; k < 6; ++k) dag[k] = 0.0;
-            crm(B6(w->zr, i), ag, t);
-            for (int k = 0; k < 6; ++k) dag[k] -= t[k];
-            mv6(B36(m->Ibody, i), ag, B6(w->g, i));
-            mv6(B36(m->Ibody, i), dag, B6(w->dg, i));
-            for (int k = 0; k < 6; ++k) { w->g[6 * i + k] += w->fx[6 * i + k]; w->dg[6 * i + k] += w->dfx[6 * i + k]; }
-        }
-        for (int i = m->nb - 1; i > 0; --i) {
-            int p = m->parent[i];
-            if (p > 0) to_parent(m, w, i, B6(w->g, i), B6(w->dg, i), B6(w->g, p), B6(w->dg, p));
-        }
-        passive_tangent(m, q, w->vel, in->tau, dq, dvel, dcmd, dtau);
-        for (int i = 1; i < m->nb; ++i) {
-            const double *H = B6(w->f, i), *dH = B6(w->df, i), *v = B6(w->v, i), *dv = B6(w->dv, i);
-            double G[6], G0[6], t[6];
-            crf(dv, H, G);
-            crf(v, dH, t);
-            crf(v, H, G0);
-            for (int k = 0; k < 6; ++k) { G[k] = B6(w->dg, i)[k] - G[k] - t[k]; G0[k] = B6(w->g, i)[k] - G0[k]; }
-            /* dp/dt = tau + S^T (F - v x* H) + Sr^T H */
-            for (int j = 0; j < m->nvi[i]; ++j) {
-                int iv = m->iv[i] + j;
-                dxdot[D->nq + iv] = dtau[iv] + dot6(B36(m->S, i) + 6 * j, G) + dot6(B36(w->dS, i) + 6 * j, G0) +
-                                    dot6(B36(w->dSr, i) + 6 * j, H) + dot6(B36(m->Sr, i) + 6 * j, dH);
-            }
-        }
+    project_seed(m, x, dx, w->dq);
+    for (int k = nq + nv; k < D->nx; ++k) dxdot[k] = 0.0;
+    if (D->nl) latch_apply(in, x + nq + nv, w->rows);
+    if (D->canonical) err = canonical_tangent(in, w, dx + nq, dxdot + nq);
+    else {
+        memcpy(w->vel, x + nq, sizeof(double) * (size_t)nv);
+        memcpy(w->dvel, dx + nq, sizeof(double) * (size_t)nv);
+        err = velocity_tangent(in, w, w->dvel, dxdot + nq);
     }
-    qdot_tangent(m, q, w->vel, dq, dvel, dxdot);
-done:
     /* the outputs read the unlatched rows (the latches' energy is its own term) */
     if (D->nl) latch_restore(in, w->rows);
-    if (!err) outputs_tangent(in, w, x, dx, du, dy);
-    return err < 0 ? -err : err;
+    if (err) return err < 0 ? -err : err;
+    qdot_tangent(m, x, w->vel, w->dq, w->dvel, dxdot);
+    outputs_tangent(in, w, x, dx, du, dy);
+    return 0;
 }
 
 int mbn_directional_derivative(mbn_instance *in, size_t nknown, const int *ik, const double *seed, size_t nunknown,

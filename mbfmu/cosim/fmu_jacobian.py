@@ -200,6 +200,45 @@ def jacobians(inst: ModelExchangeInstance, x0=None, u0=None, method: str = "auto
                         list(inst.outputs), x0, u0, y0, xdot0, evaluations)
 
 
+def model_exchange_description(path: str | Path):
+    """fmpy's model description of ``path`` if it is an FMI 2.0 FMU with Model Exchange, else ``None``."""
+    from fmpy import read_model_description
+    path = Path(path)
+    if not path.is_file():
+        return None
+    md = read_model_description(str(path))
+    return md if md.fmiVersion == "2.0" and md.modelExchange is not None else None
+
+
+def state_at(inst: ModelExchangeInstance, t0: float, step: float, u) -> np.ndarray:
+    """The continuous states the FMU of ``inst`` reaches at ``t0`` (s) in co-simulation
+    with communication step ``step`` (s) and the inputs ``u`` held."""
+    from fmpy import extract
+    from fmpy.fmi2 import FMU2Slave
+
+    md = inst.md
+    if md.coSimulation is None:
+        raise InputError(f"{inst.path.name}: t0 = {t0} s needs the co-simulation interface to reach it")
+    unzip = extract(str(inst.path), tempfile.mkdtemp(prefix="mbfmu_t0_"))
+    slave = FMU2Slave(guid=md.guid, unzipDirectory=unzip, modelIdentifier=md.coSimulation.modelIdentifier,
+                      instanceName="mbfmu_t0")
+    try:
+        slave.instantiate()
+        slave.setupExperiment(startTime=0.0)
+        slave.enterInitializationMode()
+        if inst.m:
+            slave.setReal(inst.input_vrs, [float(v) for v in u])
+        slave.exitInitializationMode()
+        for k in range(int(round(t0 / step))):
+            slave.doStep(currentCommunicationPoint=k * step, communicationStepSize=step)
+        x = np.array(slave.getReal(inst.state_vrs), float)
+        slave.terminate()
+        slave.freeInstance()
+    finally:
+        shutil.rmtree(unzip, ignore_errors=True)
+    return x
+
+
 def fmu_jacobians(path: str | Path, x0=None, u0=None, method: str = "auto") -> FmuJacobians:
     """:func:`jacobians` of the Model Exchange FMU ``path`` at ``(x0, u0)`` (default: its start point)."""
     with ModelExchangeInstance(path) as inst:
