@@ -29,7 +29,7 @@ from mbfmu.cosim.fmu_jacobian import CENTRAL, DIRECTIONAL, ModelExchangeInstance
 from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.library import load_plant
 
-PLANTS = ("rigid_arm", "satellite", "ur5", "panda")
+PLANTS = ("rigid_arm", "canonical_2body", "satellite", "ur5", "panda")
 
 
 def _point(plant, seed=0):
