@@ -3,7 +3,7 @@ fmi2GetDirectionalDerivative (Model Exchange and Co-Simulation) and FMI 3's
 fmi3GetDirectionalDerivative / fmi3GetAdjointDerivative. At random states the
 Jacobian equals central differences of the Python plant within their error
 and the engine's analytic Jacobian (mbfmu.dynamics.derivatives, the one
-mbfmu.control.linearize uses) to 1e-9; the adjoint is its transpose; plants
+mbfmu.control.linearize uses) to 1e-11; the adjoint is its transpose; plants
 whose derivatives the C runtime does not have exactly do not claim them and
 refuse the call naming why."""
 from __future__ import annotations
@@ -29,7 +29,7 @@ from .conftest import platforms
 
 EXACT = ("rigid_arm", "canonical_2body", "satellite", "ur5", "panda")
 NOT_EXACT = {"flexible_arm": "flexible beams", "crash_occupant": "sled frame"}
-ANALYTIC_RTOL = 1e-9
+ANALYTIC_RTOL = 1e-11  # the brief asks 1e-9, the issue 1e-10; measured 1e-14 (round-off)
 DOUBLE_P = ctypes.POINTER(ctypes.c_double)
 
 
@@ -268,7 +268,7 @@ def test_central_differences_of_the_fmu_approach_its_directional_derivatives(nam
 # ---------------------------------------------------------------- #24.4: mbfmu linearize uses them
 def test_mbfmu_linearize_uses_the_fmus_directional_derivatives(fmu, tmp_path, capsys):
     """``mbfmu linearize rigid_arm.fmu`` (and linearize_fmu) take A, B, C, D from the
-    directional derivatives: A, B equal the plant's analytic linearization to 1e-9,
+    directional derivatives: A, B equal the plant's analytic linearization to 1e-11,
     C, D the plant's (central-difference) output Jacobian within its error, and the
     saved ZOH model is theirs."""
     import control
