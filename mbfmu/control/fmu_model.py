@@ -109,10 +109,16 @@ def _from_model_exchange(path: Path, step: float | None, t0: float, u0: Any, inp
     md = model_exchange_description(path)
     if md is None:
         return None
+    # another tool's FMU without directional derivatives keeps ERA (its events and
+    # discrete variables are outside a Jacobian); mbfmu's native FMUs fall back to differences
+    if not md.modelExchange.providesDirectionalDerivative and not (md.generationTool or "").startswith("mbfmu"):
+        return None
     if step is None:
         de = md.defaultExperiment
         step = float(de.stepSize) if de is not None and de.stepSize else 1e-2
     with ModelExchangeInstance(path) as inst:
+        if inst.n == 0 or inst.other_inputs:
+            return None
         u = inst.input_values() if u0 is None else np.asarray(u0, float).reshape(-1)
         x0 = me_state_at(inst, t0, float(step), u) if t0 else None
         jac = jacobians(inst, x0, u)

@@ -98,7 +98,10 @@ class ModelExchangeInstance:
         self.state_vars = [d.variable.derivative for d in ders]
         self.der_vrs = [d.variable.valueReference for d in ders]
         self.state_vrs = [v.valueReference for v in self.state_vars]
-        ins = [v for v in self.md.modelVariables if v.causality == "input" and v.type == "Real"]
+        inputs = [v for v in self.md.modelVariables if v.causality == "input"]
+        ins = [v for v in inputs if v.type == "Real" and v.variability in (None, "continuous")]
+        #: inputs outside [B; D]: discrete or not Real (settable only at events)
+        self.other_inputs = [v.name for v in inputs if v not in ins]
         outs = [v for v in self.md.modelVariables if v.causality == "output" and v.type == "Real"]
         self.input_vrs = [v.valueReference for v in ins]
         self.output_vrs = [v.valueReference for v in outs]

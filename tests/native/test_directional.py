@@ -340,3 +340,22 @@ def test_mbfmu_linearize_falls_back_to_central_differences_saying_so(fmu, tmp_pa
     lines = [ln for ln in text.err.splitlines() if "provides no directional derivatives" in ln]
     assert len(lines) == 1 and lines[0].startswith("warning: ") and "central differences" in lines[0]
     assert "central difference of the FMU's derivatives and outputs + ZOH" in text.out
+
+
+def test_another_tools_model_exchange_fmu_with_directional_derivatives():
+    """The Reference FMU VanDerPol (FMI 2.0 ME, providesDirectionalDerivative) is linearized
+    from its own directional derivatives: A = [[0, 1], [-1 - 2 mu x0 x1, mu (1 - x0^2)]] at
+    its start (x0, x1) = (2, 0), mu = 1. Another tool's FMU without them (Dahlquist) keeps
+    the identification (ERA), which refuses it for having no input, as before."""
+    from tooling import REFERENCE_FMUS
+
+    from mbfmu.control.fmu_model import linearize_fmu
+    from mbfmu.errors import InputError
+
+    sysd = linearize_fmu(REFERENCE_FMUS / "fmi2" / "VanDerPol.fmu", step=0.01)
+    jac = sysd.linearization.continuous
+    assert jac.method == DIRECTIONAL and jac.evaluations == 2
+    x0, x1, mu = 2.0, 0.0, 1.0
+    np.testing.assert_allclose(jac.A, [[0.0, 1.0], [-1.0 - 2 * mu * x0 * x1, mu * (1 - x0 ** 2)]], atol=1e-14)
+    with pytest.raises(InputError, match="needs at least one real input"):
+        linearize_fmu(REFERENCE_FMUS / "fmi2" / "Dahlquist.fmu", step=0.01)
