@@ -3,8 +3,9 @@ frequencies and damping of a plant or an FMU; saves A, B, C, D to an npz file.
 
 A plant (library name or model file) is linearized from its Jacobians; an FMI
 2.0 FMU with Model Exchange from its directional derivatives (exact) when it
-provides them, else from central differences of its derivatives and outputs
-(a warning line says so); another FMU built by mbfmu from its plant's; all
+provides them, a native mbfmu FMU without them from central differences of its
+derivatives and outputs (a warning line says so); another FMU built by mbfmu
+from its plant's; all
 discretized at the communication step; any other FMU is identified from pulse
 responses (ERA). The output says which.
 

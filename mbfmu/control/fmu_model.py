@@ -1,10 +1,11 @@
 """Linear model of any co-simulation FMU: exact for FMUs that mbfmu built, ERA otherwise.
 
-An FMI 2.0 FMU with Model Exchange (mbfmu's native runtime, or any other) is
-linearized from its own Jacobians (:mod:`mbfmu.cosim.fmu_jacobian`): its directional
-derivatives when it provides them (exact, no perturbation runs), else central
-differences of its derivatives and outputs; then discretized with zero-order
-hold at the communication step.
+An FMI 2.0 FMU with Model Exchange is linearized from its own Jacobians
+(:mod:`mbfmu.cosim.fmu_jacobian`): its directional derivatives when it provides
+them (exact, no perturbation runs; any tool's FMU with continuous inputs), else,
+for mbfmu's native FMUs, central differences of its derivatives and outputs
+(with a warning); then discretized with zero-order hold at the communication
+step.
 
 Otherwise an FMU built by ``mbfmu build`` names its plant (its plant reference): the
 plant is rebuilt here and linearized exactly (:func:`~mbfmu.control.linearization.linearize`,
