@@ -1,6 +1,13 @@
 """Linear model of any co-simulation FMU: exact for FMUs that mbfmu built, ERA otherwise.
 
-An FMU built by ``mbfmu build`` names its plant (its plant reference): the
+An FMI 2.0 FMU with Model Exchange is linearized from its own Jacobians
+(:mod:`mbfmu.cosim.fmu_jacobian`): its directional derivatives when it provides
+them (exact, no perturbation runs; any tool's FMU with continuous inputs), else,
+for mbfmu's native FMUs, central differences of its derivatives and outputs
+(with a warning); then discretized with zero-order hold at the communication
+step.
+
+Otherwise an FMU built by ``mbfmu build`` names its plant (its plant reference): the
 plant is rebuilt here and linearized exactly (:func:`~mbfmu.control.linearization.linearize`,
 analytic or central-difference Jacobians), then discretized with zero-order
 hold at the communication step, which is what the FMU does between
@@ -36,11 +43,15 @@ def linearize_fmu(fmu_path: str | Path, step: float | None = None, t0: float = 0
     -------
     control.StateSpace
         ``dt = step``, deviation variables around the operating point;
-        ``sys.linearization.method`` says how it was obtained (``"ERA"`` or
-        the exact method followed by ``" + ZOH"``).
+        ``sys.linearization.method`` says how it was obtained (``"ERA"``, or
+        ``"directional derivatives"``, ``"central difference of the FMU"`` or
+        the plant's exact method, followed by ``" + ZOH"``).
     """
     from ..cosim.fmu_linearize import linearize_fmu as era_linearize
     if exact and not parameters:
+        sys = _from_model_exchange(Path(fmu_path), step, t0, u0, inputs, outputs)
+        if sys is not None:
+            return sys
         sys = _exact(Path(fmu_path), step, t0, u0, inputs, outputs)
         if sys is not None:
             return sys
@@ -132,6 +143,60 @@ def _exact(path: Path, step: float | None, t0: float, u0: Any, inputs: Sequence[
     info = sysc.linearization
     info.method = f"{info.method} + ZOH"
     sysd.linearization = info
+    return sysd
+
+
+def _from_model_exchange(path: Path, step: float | None, t0: float, u0: Any, inputs: Sequence[str] | None,
+                         outputs: Sequence[str] | None) -> control.StateSpace | None:
+    """The ZOH model from the FMU's own Jacobians, or ``None`` without an FMI 2.0 Model Exchange interface."""
+    import warnings
+
+    from ..cosim.fmu_jacobian import DIRECTIONAL, ModelExchangeInstance, jacobians, model_exchange_description
+    from ..cosim.fmu_jacobian import state_at as me_state_at
+    from ..errors import InputError
+    from .linearization import Linearization
+
+    md = model_exchange_description(path)
+    if md is None:
+        return None
+    # another tool's FMU without directional derivatives keeps ERA (its events and
+    # discrete variables are outside a Jacobian); mbfmu's native FMUs fall back to differences
+    if not md.modelExchange.providesDirectionalDerivative and not (md.generationTool or "").startswith("mbfmu"):
+        return None
+    if step is None:
+        de = md.defaultExperiment
+        step = float(de.stepSize) if de is not None and de.stepSize else 1e-2
+    with ModelExchangeInstance(path) as inst:
+        if inst.n == 0 or inst.other_inputs:
+            return None
+        u = inst.input_values() if u0 is None else np.asarray(u0, float).reshape(-1)
+        x0 = me_state_at(inst, t0, float(step), u) if t0 else None
+        jac = jacobians(inst, x0, u)
+    if jac.method == DIRECTIONAL:
+        method = "directional derivatives (exact)"
+    else:
+        method = "central difference of the FMU's derivatives and outputs"
+        warnings.warn(f"{path.name} provides no directional derivatives (providesDirectionalDerivative="
+                      f"false): its Jacobians are central differences", stacklevel=3)
+    for names, kind, given in ((jac.inputs, "input", inputs), (jac.outputs, "output", outputs)):
+        unknown = [n for n in (given or ()) if n not in names]
+        if unknown:
+            raise InputError(f"{path.name}: unknown {kind}s {unknown}; known: {names}")
+    keep_in = [jac.inputs.index(n) for n in (inputs or jac.inputs)]
+    keep_out = [jac.outputs.index(n) for n in (outputs or jac.outputs)]
+    sysc = control.ss(jac.A, jac.B, jac.C, jac.D)
+    sysd = control.c2d(sysc, float(step), method="zoh")
+    sysd = control.ss(sysd.A, sysd.B[:, keep_in], sysd.C[keep_out], sysd.D[np.ix_(keep_out, keep_in)], float(step),
+                      states=list(jac.states), inputs=[jac.inputs[i] for i in keep_in],
+                      outputs=[jac.outputs[i] for i in keep_out], name=f"{path.stem}_lin")
+    x0 = jac.x0
+    step_rule = "" if jac.method == DIRECTIONAL else "h_k = eps^(1/3) max(1, |z_k|)"
+    sysd.linearization = Linearization(
+        method=f"{method} + ZOH", output_method=method, step=step_rule, t=float(t0), x0=x0, u0=jac.u0,
+        y0=jac.y0[keep_out], xdot0=jac.xdot0, tangent=False, to_state=lambda dz: x0 + dz,
+        from_state=lambda x: np.asarray(x, float) - x0,
+        notes=f"{jac.evaluations} FMU evaluations; continuous-time A, B, C, D in .continuous")
+    sysd.linearization.continuous = jac
     return sysd
 
 

@@ -29,6 +29,7 @@ from .. import modeldescription
 from ..plantref import PlantRef, build_plant
 from ..slave import STATE_PREFIX, PlantSlave
 from . import toolchain
+from .dirder import inexact_reason, mark_directional
 from .flexible import flex_source
 from .fmi3 import PLATFORM_TUPLES, fmi3_description
 from .model_exchange import (INTERFACES, add_model_exchange, check_model_exchange, data_fields,
@@ -179,6 +180,7 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
     ident = "".join(c if c.isalnum() or c == "_" else "_" for c in plant.name)
     # FMI 3 is written from the FMI 2 description with every scalar (derivatives included)
     xml, names, units = _description_xml(ref, ident, digest, interfaces, with_me=fmi_version == 3 or None)
+    mark_directional(xml, inexact_reason(desc))
     guid = xml.get("guid")
     v3rows = ()
     if fmi_version == 3:

@@ -15,6 +15,8 @@
 #ifndef MBFMU_NATIVE_H
 #define MBFMU_NATIVE_H
 
+#include <stddef.h>
+
 #include "mb.h"
 #include "drives.h"
 #include "sensors.h"
@@ -129,6 +131,18 @@ void mbn_flex_outputs(mbn_instance *in);
  * was not finite, or a singular modal mass; 0 if a joint's articulated
  * inertia is singular at in->x itself */
 int mbn_flex_blown_up(mbn_instance *in, int err);
+
+/* dirder.c: exact directional derivatives (component.h's mbn_directional).
+ * sens[k] = sum_j d unknown iu[k] / d known ik[j] seed[j], knowns indexed
+ * into [x (nx); u (nu)], unknowns into [dx/dt (nx); y (ny)], at the current
+ * state and inputs (in->tau = B u set). Returns 0, MBN_NOMEM, MBN_DD_SINGULAR
+ * or the body whose articulated inertia is singular. mbn_dirder_inexact: NULL
+ * when the plant's derivatives are exact here, else why not. */
+#define MBN_DD_INEXACT 1
+#define MBN_DD_SINGULAR 0x7ffffffd
+int mbn_directional_derivative(mbn_instance *in, size_t nknown, const int *ik, const double *seed, size_t nunknown,
+                               const int *iu, double *sens);
+const char *mbn_dirder_inexact(mbn_instance *in);
 
 /* the saved FMU state: bytes of a flat record (see runtime.c) */
 size_t mbn_state_size(const mbn_instance *in);

@@ -1,0 +1,61 @@
+"""Which native FMUs claim exact directional derivatives (``csrc/dirder.c``).
+
+The C runtime differentiates rigid trees of revolute, prismatic, universal,
+fixed, spherical and free joints with joint springs, dampers, limits, drives,
+point-to-point spring-dampers and hinge latches, and the output sensors of state values, velocities, points,
+energies, linear combinations, quaternions and momenta. :func:`inexact_reason`
+is the build-time mirror of ``mbn_dirder_inexact``: the FMU's
+``providesDirectionalDerivative`` is true exactly when it returns ``None``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .pack import Description
+
+# joint types (csrc/mb.h) and sensor codes (csrc/sensors.h) with tangents in dirder.c
+_SPHERICAL, _PLANAR = 3, 6
+_SENSORS = {1, 2, 3, 4, 5, 6, 7, 8}
+_DF_N, _DF_K, _DF_D, _DF_LO, _DF_HI = 7, 0, 1, 3, 4
+
+
+def inexact_reason(desc: Description) -> str | None:
+    """``None`` when ``dirder.c`` differentiates the plant of ``desc`` exactly, else why not.
+
+    Parameters
+    ----------
+    desc : Description
+        The plant's numeric description (:func:`.pack.describe`).
+    """
+    st = desc.structure
+    if "flex" in st:
+        return "flexible beams: their modal equations have no tangents in the C runtime"
+    if st.get("sled"):
+        return "the sled frame's pulse and belt forces have no tangents in the C runtime"
+    if st.get("nh"):
+        return "the HIC recorder's running maximum is not differentiable"
+    if st["nct"]:
+        return "sphere-plane contacts switch on and off and their friction saturates"
+    if st["ncb"]:
+        return "cables go slack (tension only)"
+    iv = np.concatenate([[0], np.cumsum(st["nvi"])]).astype(int)
+    dof = desc.d[desc.offsets["o_dof"]:desc.offsets["o_dof"] + _DF_N * int(iv[-1])].reshape(-1, _DF_N)
+    for i, t in enumerate(st["jtype"]):
+        if t == _PLANAR:
+            return "planar joints have no tangents in the C runtime"
+        if t == _SPHERICAL:
+            rows = dof[iv[i]:iv[i] + 3]
+            if np.any(rows[:, [_DF_K, _DF_D]] != 0) or np.any(np.abs(rows[:, [_DF_LO, _DF_HI]]) < 1e299):
+                return "spherical joint springs (rotation-vector law) have no tangents in the C runtime"
+    if any(row[0] not in _SENSORS for row in st["sens"]):
+        return "an output sensor (body frame, flexible or sled) has no tangent in the C runtime"
+    return None
+
+
+def mark_directional(xml, reason: str | None) -> None:
+    """Set ``providesDirectionalDerivative`` of the FMI 2 description's interfaces from ``reason``."""
+    flag = "true" if reason is None else "false"
+    for tag in ("CoSimulation", "ModelExchange"):
+        el = xml.find(tag)
+        if el is not None:
+            el.set("providesDirectionalDerivative", flag)
