@@ -47,7 +47,7 @@ import control
 import numpy as np
 
 import mbfmu
-from mbfmu.control.computed_torque import computed_torque
+from mbfmu.control.inverse_dynamics_control import computed_torque
 from mbfmu.control.sampled import simulate_loop, step_system
 from mbfmu.example_cli import example_parser
 from mbfmu.models.rigid_arm import joint_trajectory, quintic

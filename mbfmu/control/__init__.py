@@ -17,7 +17,7 @@ speak python-control.
 ``schedule``                    gains designed on a grid of operating points, interpolated
                                 (:mod:`~mbfmu.control.scheduling`)
 ``robustness``                  Monte Carlo of margins and poles of the linearized loop
-                                (:mod:`~mbfmu.control.robustness`)
+                                (:mod:`~mbfmu.control.robust_analysis`)
 ``pid``                         discrete PID, derivative filter, anti-windup
 ``lqr_servo``, ``lqg_servo``    LQR with integral action; with a Kalman filter
 ``kalman_filter``               steady-state discrete Kalman filter
@@ -42,12 +42,12 @@ _LAZY = {
     "linearize_fmu": "fmu_model", "plant_of_fmu": "fmu_model", "era": "mbfmu.cosim.fmu_linearize",
     "linearize_system": "system_linearization", "loop_analysis": "system_linearization",
     "LoopAnalysis": "system_linearization",
-    "pid": "pid",
+    "pid": "discrete_pid",
     "lqr_servo": "lqr", "lqg_servo": "lqr", "dlqr_gain": "lqr",
     "kalman_filter": "kalman", "kalman_gain": "kalman",
-    "computed_torque": "computed_torque",
+    "computed_torque": "inverse_dynamics_control",
     "schedule": "scheduling", "Schedule": "scheduling", "scheduled_controller": "scheduling",
-    "robustness": "robustness", "RobustnessResult": "robustness",
+    "robustness": "robust_analysis", "RobustnessResult": "robust_analysis",
     "simulate_loop": "sampled", "step_system": "sampled",
     "export_fmu": "export",
 }

@@ -177,15 +177,15 @@ def known_reference(sys: Any) -> tuple[str, dict[str, Any]] | None:
     """The reference rebuilding a nonlinear system made by an mbfmu
     controller factory (:func:`mbfmu.control.pid`), or None."""
     fn = getattr(sys, "updfcn", None)
-    if getattr(fn, "__module__", None) == "mbfmu.control.pid" and hasattr(sys, "gains"):
+    if getattr(fn, "__module__", None) == "mbfmu.control.discrete_pid" and hasattr(sys, "gains"):
         base = dict(sys.gains, dt=float(sys.dt), reference=sys.input_labels[0], measurement=sys.input_labels[1],
                     output=sys.output_labels[0], name=sys.name)
         base = {k: (float(v) if isinstance(v, (int, float, np.floating)) else v) for k, v in base.items()}
         for derivative_on in ("measurement", "error"):
             kwargs = dict(base, derivative_on=derivative_on)
             try:
-                if _same_system(sys, rebuild("mbfmu.control.pid:pid", kwargs)):
-                    return "mbfmu.control.pid:pid", kwargs
+                if _same_system(sys, rebuild("mbfmu.control.discrete_pid:pid", kwargs)):
+                    return "mbfmu.control.discrete_pid:pid", kwargs
             except Exception:
                 return None
     return None

@@ -68,7 +68,7 @@ METHOD_MEANINGS = {
     "analytic kinematics + central difference": (
         "the configuration rows exact, the velocity rows by central differences of the dynamics "
         "(about 1e-10 relative)"),
-    "central difference": "central differences, step eps^(1/3) max(1, |z|) (about 1e-10 relative)",
+    "central difference": "central differences, step eps^(1/3) max(1, abs(z)) (about 1e-10 relative)",
     "output_jacobian": "the plant's own output Jacobian",
     "state_jacobian": "the plant's own state Jacobian",
     "none": "no outputs",

@@ -9,7 +9,7 @@ classes here, rebuilt from that spec:
   FMU does not import python-control);
 * :class:`ReferencedSystemPlant`: a discrete ``NonlinearIOSystem`` rebuilt
   *by reference* inside the FMU (``"module:function"`` + JSON keyword
-  arguments, e.g. ``mbfmu.control.pid:pid``), stepped with its own update
+  arguments, e.g. ``mbfmu.control.discrete_pid:pid``), stepped with its own update
   and output functions.
 
 Sampling semantics are those of :class:`mbfmu.cosim.units.ControlUnit`: one
@@ -194,9 +194,16 @@ class ReferencedSystemPlant(SystemPlant):
                           dtype=float).reshape(len(self.outputs))
 
 
+#: Modules renamed in mbfmu 0.2 (each had the name of the function it exports, so
+#: importing it replaced the package's function by the module); controller FMUs
+#: exported before name the old module.
+RENAMED_MODULES = {"mbfmu.control.pid": "mbfmu.control.discrete_pid"}
+
+
 def rebuild(factory: str, kwargs: Mapping[str, Any]) -> Any:
     """``module:function`` called with ``kwargs``."""
     module_name, _, fn_name = str(factory).partition(":")
+    module_name = RENAMED_MODULES.get(module_name, module_name)
     try:
         fn = getattr(importlib.import_module(module_name), fn_name)
     except (ImportError, AttributeError) as exc:

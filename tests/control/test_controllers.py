@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 import mbfmu
-from mbfmu.control.computed_torque import computed_torque
+from mbfmu.control.inverse_dynamics_control import computed_torque
 from mbfmu.control.kalman import kalman_filter, riccati_iterates
 from mbfmu.control.lqr import lqg_servo, lqr_servo
-from mbfmu.control.pid import pid
+from mbfmu.control.discrete_pid import pid
 from mbfmu.control.sampled import simulate_loop, step_system
 from mbfmu.errors import InputError
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mbfmu.control.computed_torque import computed_torque
-from mbfmu.control.pid import pid
+from mbfmu.control.inverse_dynamics_control import computed_torque
+from mbfmu.control.discrete_pid import pid
 from mbfmu.control.sampled import step_system
 
 from ctl_plants import DoublePendulum

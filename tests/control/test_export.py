@@ -16,7 +16,7 @@ from fmpy.validation import validate_fmu
 from mbfmu.control.export import export_fmu, fmi_names, system_spec
 from mbfmu.control.kalman import kalman_filter
 from mbfmu.control.lqr import lqg_servo, lqr_servo
-from mbfmu.control.pid import pid   # not `from mbfmu.control import pid`: the submodule may shadow it
+from mbfmu.control.discrete_pid import pid
 from mbfmu.control.system_plant import LinearSystemPlant, plant_from_spec
 from mbfmu.cosim import ControlUnit, FmuUnit, System, simulate, sources
 from mbfmu.errors import InputError
@@ -161,7 +161,7 @@ def test_nonlinear_system_without_reference_is_refused_naming_the_alternatives()
     with pytest.raises(InputError, match=r"reference=\('module:function', kwargs\).*linearize"):
         system_spec(nl)
     with pytest.raises(InputError, match="builds a different system"):
-        system_spec(pid_controller(), reference=("mbfmu.control.pid:pid", dict(Kp=1.0, dt=DT, reference="theta_ref",
+        system_spec(pid_controller(), reference=("mbfmu.control.discrete_pid:pid", dict(Kp=1.0, dt=DT, reference="theta_ref",
                                                                                 measurement="theta", output="tau")))
 
 
