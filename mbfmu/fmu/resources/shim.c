@@ -101,6 +101,7 @@ typedef struct {
     fmi2ComponentEnvironment env;
     char *name;
     int pending;                    /* worst status reported during the current call */
+    int resource_fd;                /* Linux: open folder behind /proc/self/fd/<n> (-1: none) */
 } Inst;
 
 static THREAD_LOCAL Inst *current = NULL;
@@ -663,6 +664,141 @@ __attribute__((destructor)) static void unload_backend(void)
 }
 #endif
 
+/* ---- the resource folder, spelled so that pythonfmu 0.7 can use it
+ *
+ * pythonfmu 0.7 turns fmuResourceLocation into a path by replacing "%20"
+ * with a space and cutting "file://": every other percent escape stays.
+ * fmpy passes the standard URI (non-ASCII bytes, '#' and '%' escaped), so
+ * the folder pythonfmu looks in does not exist, and its findClass then
+ * returns a NULL class that it calls: signal 11 in the host.  The shim
+ * decodes the URI itself and hands pythonfmu a plain path, one without
+ * "file://" (so nothing is cut).  Where that path would still be misread
+ * (it holds "%20", which pythonfmu would turn into a space, or on Linux it
+ * is not UTF-8, which Python refuses), the same folder is given by another
+ * name: /proc/self/fd/<n> of a descriptor held open for the instance
+ * (Linux), or its 8.3 short name (Windows, whose narrow file functions use
+ * the ANSI code page while Python reads UTF-8: only ASCII means the same to
+ * both).  A URI that is not a local file URI falls back to the resources
+ * folder next to the FMU's binaries. */
+static int hex_digit(int c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static int ascii_prefix_casecmp(const char *s, const char *prefix)
+{
+    for (; *prefix; s++, prefix++) {
+        int a = (unsigned char)*s, b = (unsigned char)*prefix;
+        if (a >= 'A' && a <= 'Z') a += 'a' - 'A';
+        if (a != b) return 1;
+    }
+    return 0;
+}
+
+/* "file:///a/J%C3%BCrgen%20%23" -> "/a/Jürgen #"; "file:/x", "file://localhost/x" too.  -1: not a local file URI. */
+static int uri_to_path(const char *uri, char *out, size_t n)
+{
+    if (!uri || ascii_prefix_casecmp(uri, "file:") != 0) return -1;
+    const char *p = uri + 5;
+    if (p[0] == '/' && p[1] == '/') {
+        p += 2;
+        if (ascii_prefix_casecmp(p, "localhost/") == 0) p += 9;
+        else if (*p != '/') return -1;   /* another host's file */
+    }
+    if (*p != '/') return -1;
+    size_t k = 0;
+    for (; *p; p++) {
+        int c = (unsigned char)*p;
+        if (c == '%') {
+            int hi = hex_digit(p[1]), lo = hi >= 0 ? hex_digit(p[2]) : -1;
+            if (lo < 0) return -1;
+            c = 16 * hi + lo;
+            if (c == 0) return -1;
+            p += 2;
+        }
+        if (k + 1 >= n) return -1;
+        out[k++] = (char)c;
+    }
+    out[k] = 0;
+#ifdef _WIN32
+    /* "/C:/dir" -> "C:/dir" */
+    if (out[0] == '/' && ((out[1] >= 'A' && out[1] <= 'Z') || (out[1] >= 'a' && out[1] <= 'z')) && out[2] == ':')
+        memmove(out, out + 1, k);
+#endif
+    return 0;
+}
+
+#ifdef _WIN32
+static int is_ascii(const char *s)
+{
+    for (; *s; s++) if ((unsigned char)*s >= 0x80) return 0;
+    return 1;
+}
+#else
+static int is_utf8(const unsigned char *s)
+{
+    while (*s) {
+        int extra = *s < 0x80 ? 0 : (*s & 0xE0) == 0xC0 && *s >= 0xC2 ? 1 : (*s & 0xF0) == 0xE0 ? 2
+                  : (*s & 0xF8) == 0xF0 && *s <= 0xF4 ? 3 : -1;
+        if (extra < 0) return 0;
+        s++;
+        for (int i = 0; i < extra; i++, s++) if ((*s & 0xC0) != 0x80) return 0;
+    }
+    return 1;
+}
+#endif
+
+/* The folder pythonfmu is to use, in out (see above); -1 with load_error set if there is none. */
+static int resource_folder(Inst *s, const char *uri, char *out, size_t n)
+{
+    if (uri_to_path(uri, out, n) != 0) snprintf(out, n, "%s/resources", fmu_root);
+#ifdef _WIN32
+    (void)s;
+    if (!is_ascii(out)) {
+        wchar_t wide[PATH_LEN], shrt[PATH_LEN];
+        char narrow[PATH_LEN];
+        if (MultiByteToWideChar(CP_UTF8, 0, out, -1, wide, PATH_LEN) > 0) {
+            DWORD k = GetShortPathNameW(wide, shrt, PATH_LEN);
+            if (k > 0 && k < PATH_LEN && WideCharToMultiByte(CP_UTF8, 0, shrt, -1, narrow, sizeof narrow, NULL, NULL) > 0
+                && is_ascii(narrow))
+                snprintf(out, n, "%s", narrow);
+        }
+    }
+#else
+    if (strstr(out, "%20") || !is_utf8((const unsigned char *)out)) {
+        int fd = open(out, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) {
+            snprintf(load_error, sizeof load_error, "cannot open the FMU's resources folder %s", out);
+            return -1;
+        }
+        s->resource_fd = fd;
+        snprintf(out, n, "/proc/self/fd/%d", fd);
+    }
+#endif
+    /* what pythonfmu reads first: its absence would become the NULL class */
+    char probe[PATH_LEN + 32];
+    snprintf(probe, sizeof probe, "%s/slavemodule.txt", out);
+    FILE *f = fopen(probe, "r");
+    if (!f) {
+        snprintf(load_error, sizeof load_error, "the FMU's resources folder %s has no readable slavemodule.txt "
+                 "(fmuResourceLocation %s)", out, uri ? uri : "(none)");
+        return -1;
+    }
+    fclose(f);
+    return 0;
+}
+
+static void release_resource_folder(Inst *s)
+{
+#ifndef _WIN32
+    if (s->resource_fd >= 0) close(s->resource_fd);
+#endif
+    s->resource_fd = -1;
+}
+
 /* ---- forwarding */
 static fmi2Status worst(fmi2Status st, int pending)
 {
@@ -689,6 +825,7 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, 
 {
     Inst *s = calloc(1, sizeof *s);
     if (!s) return NULL;
+    s->resource_fd = -1;
     s->name = strdup(instanceName ? instanceName : "");
     if (functions) {
         s->logger = functions->logger;
@@ -706,11 +843,19 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, 
         free(s);
         return NULL;
     }
+    char folder[PATH_LEN];
+    if (resource_folder(s, fmuResourceLocation, folder, sizeof folder) != 0) {
+        say(s, fmi2Fatal, "logStatusFatal", load_error);
+        release_resource_folder(s);
+        free(s->name);
+        free(s);
+        return NULL;
+    }
     Inst *prev = current;
     current = s;
     s->real = ((fmi2Component(*)(fmi2String, fmi2Type, fmi2String, fmi2String, const fmi2CallbackFunctions *,
                                  fmi2Boolean, fmi2Boolean))real.fmi2Instantiate)(
-        instanceName, fmuType, fmuGUID, fmuResourceLocation, functions, visible, loggingOn);
+        instanceName, fmuType, fmuGUID, folder, functions, visible, loggingOn);
     current = prev;
     if (s->real) {
         lock();
@@ -721,6 +866,7 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, 
         if (s->pending < fmi2Error)
             say(s, fmi2Fatal, "logStatusFatal",
                 "the Python slave could not be instantiated (switch logging on for pythonfmu's message)");
+        release_resource_folder(s);
         free(s->name);
         free(s);
         return NULL;
@@ -736,6 +882,7 @@ EXPORT void fmi2FreeInstance(fmi2Component c)
     current = s;
     ((void (*)(fmi2Component))real.fmi2FreeInstance)(s->real);
     current = prev;
+    release_resource_folder(s);
     free(s->name);
     free(s);
     lock();
