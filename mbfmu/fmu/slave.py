@@ -45,10 +45,10 @@ from pythonfmu.variables import Real
 from ..plant import Plant
 from .embed import check_embedded_modules
 from .plantref import PlantRef, build_plant
+from .saved_state import SavedState, check_state, state_from_bytes
 
 INPUT, PARAMETER, OUTPUT, STATE = 0, 1, 2, 3
 STATE_PREFIX = "states."
-STATE_FORMAT = 1  # version of the saved-state dict
 _REPORT = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p)
 _WINDOWS = sys.platform == "win32"
 PLATFORM, LIB_SUFFIX = ("win64", ".dll") if _WINDOWS else ("linux64", ".so")
@@ -77,6 +77,17 @@ def _loaded_symbol(lib: Path, name: str) -> int | None:
     dlclose.argtypes = (ctypes.c_void_p,)
     dlclose(shim._handle)
     return address
+
+
+def _shim_of(resources: Path, model_identifier: str) -> Any:
+    """``mbfmu_report`` of the loader shim of the FMU whose resources folder
+    is ``resources``, if this process has loaded it, else None."""
+    try:
+        lib = resources.resolve().parent / "binaries" / PLATFORM / f"{model_identifier}{LIB_SUFFIX}"
+        address = _loaded_symbol(lib, "mbfmu_report") if lib.is_file() else None
+    except OSError:
+        return None
+    return _REPORT(address) if address else None
 
 
 def pin_module_dict(namespace: dict[str, Any]) -> None:
@@ -152,9 +163,7 @@ class PlantSlave(Fmi2Slave):
         """``mbfmu_report`` of this FMU's loader shim, or None outside a built FMU."""
         if not self.resources or not self.model_identifier:
             return None
-        lib = Path(self.resources).resolve().parent / "binaries" / PLATFORM / f"{self.model_identifier}{LIB_SUFFIX}"
-        address = _loaded_symbol(lib, "mbfmu_report") if lib.is_file() else None
-        return _REPORT(address) if address else None
+        return _shim_of(Path(self.resources), self.model_identifier)
 
     def _set_plant(self, plant: Plant) -> None:
         self.plant = plant
@@ -276,20 +285,28 @@ class PlantSlave(Fmi2Slave):
         if new_p is not None and not np.array_equal(new_p, self._p):
             self._apply_parameters(new_p)
 
+    def _named(self, p: np.ndarray) -> dict[str, float]:
+        return dict(zip((s.name for s in self.plant.parameters), p.tolist()))
+
+    def _plant_with(self, p: np.ndarray) -> tuple[Plant, PlantRef]:
+        """The plant rebuilt with parameter vector ``p`` and its reference;
+        raises if the plant refuses them or its ports or states would change."""
+        ref = self._ref.with_parameters(self._named(p))
+        plant = build_plant(ref, self._base)
+        for what in ("inputs", "outputs", "parameters"):
+            if [s.name for s in getattr(plant, what)] != [s.name for s in getattr(self.plant, what)]:
+                raise ValueError(f"the new parameters change the plant's {what}, fixed by the FMU")
+        if [s.name for s in plant.states] != [s.name for s in self.plant.states]:
+            raise ValueError("the new parameters change the plant's states, fixed by the FMU")
+        return plant, ref
+
     def _apply_parameters(self, p: np.ndarray) -> bool:
         """Rebuild the plant with parameter vector ``p``; False (reported) if refused."""
-        names = [s.name for s in self.plant.parameters]
-        ref = self._ref.with_parameters(dict(zip(names, p.tolist())))
         try:
-            plant = build_plant(ref, self._base)
-            for what in ("inputs", "outputs", "parameters"):
-                if [s.name for s in getattr(plant, what)] != [s.name for s in getattr(self.plant, what)]:
-                    raise ValueError(f"the new parameters change the plant's {what}, fixed by the FMU")
-            if [s.name for s in plant.states] != [s.name for s in self.plant.states]:
-                raise ValueError("the new parameters change the plant's states, fixed by the FMU")
+            plant, ref = self._plant_with(p)
             x = self._x if self._stepped else plant.initial_state()
         except Exception as exc:
-            self.report(Fmi2Status.error, f"refused parameters {dict(zip(names, p.tolist()))}: "
+            self.report(Fmi2Status.error, f"refused parameters {self._named(p)}: "
                                           f"{type(exc).__name__}: {exc}; the previous values are kept")
             return False
         self._set_plant(plant)
@@ -335,40 +352,64 @@ class PlantSlave(Fmi2Slave):
 
     # ---- FMU state --------------------------------------------------------
     def _get_fmu_state(self) -> dict[str, Any]:
-        return {"format": STATE_FORMAT, "plant": self.plant.name, "t": self._t, "stepped": self._stepped,
-                "x": self._x.tolist(), "u": self._u.tolist(), "p": self._p.tolist()}
+        return SavedState(self.plant.name, self._t, self._stepped, self._x, self._u, self._p).to_dict()
 
-    def _set_fmu_state(self, state: dict[str, Any]) -> None:
+    def _set_fmu_state(self, state: Any) -> None:
+        """Restore ``state``, checked completely first: a refused state is
+        reported (fmi2Error) and the FMU keeps the state it had."""
         try:
-            if state.get("format") != STATE_FORMAT or state.get("plant") != self.plant.name:
+            if isinstance(state, dict) and "refused" in state and state.get("format") is None:
+                raise ValueError(state["refused"])  # what _fmu_state_from_bytes refused
+            new = check_state(state)
+            if new.plant != self.plant.name:
                 raise ValueError(f"not a state of plant {self.plant.name!r}")
-            p = np.array(state["p"], dtype=float)
-            x = np.array(state["x"], dtype=float)
-            u = np.array(state["u"], dtype=float)
-            t = float(state["t"])
-            if p.shape != self._p.shape or u.shape != self._u.shape:
+            if new.p.shape != self._p.shape or new.u.shape != self._u.shape:
                 raise ValueError("wrong number of parameters or inputs")
-            if x.shape != self._x.shape:
+            if new.x.shape != self._x.shape:
                 raise ValueError("wrong number of states")
-            for what, v in (("time", np.array([t])), ("state", x), ("inputs", u), ("parameters", p)):
-                if not np.all(np.isfinite(v)):
-                    raise ValueError(f"its {what} is not finite")
-            # every check passes before anything changes: a refused state leaves the FMU as it was
-            if not np.array_equal(p, self._p) and not self._apply_parameters(p):
-                return
-        except (KeyError, TypeError, ValueError) as exc:
+            for sig, v in (*zip(self.plant.inputs, new.u), *zip(self.plant.parameters, new.p)):
+                sig.check(v)  # the bounds a set_real would apply
+            plant, ref = self.plant, self._ref
+            if not np.array_equal(new.p, self._p):
+                try:
+                    plant, ref = self._plant_with(new.p)
+                except Exception as exc:
+                    raise ValueError(f"refused parameters {self._named(new.p)}: {type(exc).__name__}: {exc}") \
+                        from None
+        except Exception as exc:  # never into pythonfmu, which would make it fmi2Fatal
             self.report(Fmi2Status.error, f"cannot restore FMU state: {exc}")
             return
-        self._x, self._u, self._t = x, u, t
-        self._stepped, self._y = bool(state["stepped"]), None
+        # every check passed: only now does anything change
+        if plant is not self.plant:
+            self._set_plant(plant)
+        self._ref, self._p = ref, new.p
+        self._x, self._u, self._t = new.x, new.u, new.t
+        self._stepped, self._y = new.stepped, None
 
     @staticmethod
     def _fmu_state_to_bytes(state: dict[str, Any]) -> bytes:
         return json.dumps(state).encode("utf-8")
 
-    @staticmethod
-    def _fmu_state_from_bytes(data: bytes) -> dict[str, Any]:
+    @classmethod
+    def _fmu_state_from_bytes(cls, data: bytes) -> dict[str, Any]:
+        """The state in ``data``, checked (:mod:`mbfmu.fmu.saved_state`); a
+        refused one is reported (fmi2Error) and kept as a marker that
+        ``_set_fmu_state`` refuses again."""
         try:
-            return json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            return {"format": None}
+            return state_from_bytes(data).to_dict()
+        except Exception as exc:  # never into pythonfmu, which would make it fmi2Fatal
+            message = f"cannot read serialized FMU state: {exc}"
+            shim = cls._class_shim()
+            if shim is not None:
+                shim(int(Fmi2Status.error), b"logStatusError", message.encode("utf-8", "replace"))
+            return {"format": None, "refused": str(exc)}
+
+    @classmethod
+    def _class_shim(cls) -> Any:
+        """``mbfmu_report`` of the FMU the class was loaded from (called by
+        pythonfmu on the class, without an instance), or None."""
+        module = sys.modules.get(cls.__module__)
+        where = getattr(module, "__file__", None)
+        if not where or not cls.model_identifier:
+            return None
+        return _shim_of(Path(where).parent, cls.model_identifier)
