@@ -92,7 +92,7 @@ typedef struct {
 } fmi2CallbackFunctions;
 
 #define PATH_LEN 4096
-#define ERR_LEN 4096
+#define ERR_LEN 8192
 
 /* ---- one instance: the real component plus what the shim needs */
 typedef struct {
@@ -505,6 +505,91 @@ static void utf8(PyObject *o, char *dst, size_t n)
     snprintf(dst, n, "%s", s ? s : "?");
 }
 
+/* ---- what to install where mbfmu is missing
+ *
+ * mbfmu is on no index a recipient can reach: the FMU carries its source
+ * distribution (resources/<mbfmu_sdist of mbfmu_python.txt>), and the log
+ * names "python -m pip install <that file>".  Hosts such as fmpy remove the
+ * extracted folder when the run ends, so on Linux the file is first copied
+ * into a new private folder (mkdtemp) that outlives the run. */
+static void quote_arg(const char *arg, char *out, size_t n)
+{
+    int plain = *arg != 0;
+    for (const char *p = arg; *p; p++)
+        if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./-+=:@,", *p)) plain = 0;
+    if (plain) { snprintf(out, n, "%s", arg); return; }
+    size_t k = 0;
+#ifdef _WIN32
+    const char q = '"';
+#else
+    const char q = '\'';
+#endif
+    if (k + 1 < n) out[k++] = q;
+    for (const char *p = arg; *p && k + 5 < n; p++) {
+#ifndef _WIN32
+        if (*p == '\'') { memcpy(out + k, "'\\''", 4); k += 4; continue; }  /* close, escaped quote, reopen */
+#endif
+        out[k++] = *p;
+    }
+    if (k + 1 < n) out[k++] = q;
+    out[k < n ? k : n - 1] = 0;
+}
+
+#ifndef _WIN32
+static int copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb");
+    if (!in) return -1;
+    FILE *out = fopen(to, "wb");
+    if (!out) { fclose(in); return -1; }
+    char buf[65536];
+    size_t k;
+    int rc = 0;
+    while ((k = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, k, out) != k) { rc = -1; break; }
+    if (ferror(in)) rc = -1;
+    fclose(in);
+    if (fclose(out) != 0) rc = -1;
+    return rc;
+}
+
+#endif
+
+static void install_command(const char *exe, const char *need, char *out, size_t n)
+{
+    char qexe[PATH_LEN + 64], qfile[2 * PATH_LEN + 64];
+    quote_arg(exe, qexe, sizeof qexe);
+    char *name = config_value("mbfmu_sdist");
+    char carried[PATH_LEN + 128];
+    FILE *f = NULL;
+    if (name && !strchr(name, '/') && !strchr(name, '\\') && name[0] != '.') {
+        snprintf(carried, sizeof carried, "%s/resources/%s", fmu_root, name);
+        f = fopen(carried, "rb");
+    }
+    if (!f) {
+        snprintf(out, n, "%s -m pip install mbfmu==%s", qexe, need);
+        free(name);
+        return;
+    }
+    fclose(f);
+    const char *file = carried;
+#ifndef _WIN32
+    static char kept[PATH_LEN + 128];
+    const char *tmp = getenv("TMPDIR");
+    char dir[PATH_LEN];
+    snprintf(dir, sizeof dir, "%s/mbfmu-install-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (mkdtemp(dir)) {
+        snprintf(kept, sizeof kept, "%s/%s", dir, name);
+        if (copy_file(carried, kept) == 0) file = kept;
+        else { remove(kept); rmdir(dir); }
+    }
+#endif
+    quote_arg(file, qfile, sizeof qfile);
+    snprintf(out, n, "%s -m pip install %s (mbfmu's source distribution, carried by this FMU as resources/%s; "
+             "pip takes mbfmu's dependencies from the installed packages or your package index)", qexe, qfile, name);
+    free(name);
+}
+
 /* "import mbfmu" in the running interpreter gives version `need`, or load_error says what to install. */
 static int check_mbfmu(const char *need)
 {
@@ -529,15 +614,16 @@ static int check_mbfmu(const char *need)
     }
     py.GILStateRelease(gil);
     if (mod && strcmp(have, need) == 0) return 0;
+    char install[3 * PATH_LEN + 512];
+    install_command(exe, need, install, sizeof install);
     if (!mod && strstr(why, "No module named 'mbfmu'"))
-        snprintf(load_error, sizeof load_error, "mbfmu %s is not installed in %s: run %s -m pip install mbfmu==%s",
-                 need, exe, exe, need);
+        snprintf(load_error, sizeof load_error, "mbfmu %s is not installed in %s: run %s", need, exe, install);
     else if (!mod)
-        snprintf(load_error, sizeof load_error, "mbfmu %s does not import in %s (%s): run %s -m pip install "
-                 "mbfmu==%s", need, exe, why, exe, need);
+        snprintf(load_error, sizeof load_error, "mbfmu %s does not import in %s (%s): run %s", need, exe, why,
+                 install);
     else
-        snprintf(load_error, sizeof load_error, "this FMU needs mbfmu %s but %s has mbfmu %s: run %s -m pip "
-                 "install mbfmu==%s", need, exe, have[0] ? have : "(no version)", exe, need);
+        snprintf(load_error, sizeof load_error, "this FMU needs mbfmu %s but %s has mbfmu %s: run %s", need, exe,
+                 have[0] ? have : "(no version)", install);
     return -1;
 }
 
