@@ -50,6 +50,9 @@ from .saved_state import SavedState, check_state, state_from_bytes
 INPUT, PARAMETER, OUTPUT, STATE = 0, 1, 2, 3
 STATE_PREFIX = "states."
 _REPORT = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p)
+# mbfmu_attach(values, n, fresh, nu, u_min, u_max)
+_ATTACH = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p,
+                           ctypes.c_void_p)
 _WINDOWS = sys.platform == "win32"
 PLATFORM, LIB_SUFFIX = ("win64", ".dll") if _WINDOWS else ("linux64", ".so")
 
@@ -79,15 +82,15 @@ def _loaded_symbol(lib: Path, name: str) -> int | None:
     return address
 
 
-def _shim_of(resources: Path, model_identifier: str) -> Any:
-    """``mbfmu_report`` of the loader shim of the FMU whose resources folder
+def _shim_of(resources: Path, model_identifier: str, name: str = "mbfmu_report", prototype: Any = _REPORT) -> Any:
+    """Function ``name`` of the loader shim of the FMU whose resources folder
     is ``resources``, if this process has loaded it, else None."""
     try:
         lib = resources.resolve().parent / "binaries" / PLATFORM / f"{model_identifier}{LIB_SUFFIX}"
-        address = _loaded_symbol(lib, "mbfmu_report") if lib.is_file() else None
+        address = _loaded_symbol(lib, name) if lib.is_file() else None
     except OSError:
         return None
-    return _REPORT(address) if address else None
+    return prototype(address) if address else None
 
 
 def pin_module_dict(namespace: dict[str, Any]) -> None:
@@ -150,20 +153,30 @@ class PlantSlave(Fmi2Slave):
         self.description = plant.description or f"mbfmu plant {plant.name}"
         self.default_experiment = DefaultExperiment(start_time=0.0, stop_time=float(plant.default_stop_time),
                                                     step_size=float(plant.default_step))
-        self._u = plant.default_inputs()
-        self._p = np.array([s.start for s in plant.parameters], dtype=float)
-        self._x = plant.initial_state()
+        # every variable's value in value-reference order (inputs, parameters, outputs, states): the
+        # vectors below are views into it, written in place, which the loader shim reads and writes
+        nu, np_, ny, nx = self._nu, self._np, self._ny, self._nx
+        self._values = np.zeros(nu + np_ + ny + nx)
+        self._u, self._p = self._values[:nu], self._values[nu:nu + np_]
+        self._yv, self._x = self._values[nu + np_:nu + np_ + ny], self._values[nu + np_ + ny:]
+        self._fresh = np.zeros(1, dtype=np.int32)  # 1: self._yv holds the outputs at (t, x, u)
+        self._u[:] = plant.default_inputs()
+        self._p[:] = [s.start for s in plant.parameters]
+        self._x[:] = plant.initial_state()
         self._t = 0.0
         self._stepped = False
-        self._y: list[float] | None = None
         self._register()
+        self._attach()
 
     # ---- set-up ---------------------------------------------------------
     def _find_shim(self) -> Any:
         """``mbfmu_report`` of this FMU's loader shim, or None outside a built FMU."""
+        return self._shim_function("mbfmu_report", _REPORT)
+
+    def _shim_function(self, name: str, prototype: Any) -> Any:
         if not self.resources or not self.model_identifier:
             return None
-        return _shim_of(Path(self.resources), self.model_identifier)
+        return _shim_of(Path(self.resources), self.model_identifier, name, prototype)
 
     def _set_plant(self, plant: Plant) -> None:
         self.plant = plant
@@ -171,6 +184,20 @@ class PlantSlave(Fmi2Slave):
             plant.set_tolerance(self._tolerance)
         self._nu, self._np = len(plant.inputs), len(plant.parameters)
         self._ny, self._nx = len(plant.outputs), len(plant.states)
+        bounds = [(-math.inf if s.min is None else s.min, math.inf if s.max is None else s.max) for s in plant.inputs]
+        if not hasattr(self, "_u_min"):
+            self._u_min, self._u_max = np.zeros(self._nu), np.zeros(self._nu)
+        self._u_min[:] = [lo for lo, _ in bounds]  # in place: the shim holds their addresses
+        self._u_max[:] = [hi for _, hi in bounds]
+
+    def _attach(self) -> None:
+        """Give the loader shim the values and input bounds, so that it answers
+        fmi2GetReal (outputs fresh) and fmi2SetReal of inputs in C, without
+        Python (``mbfmu_attach`` in ``resources/shim.c``)."""
+        attach = self._shim_function("mbfmu_attach", _ATTACH)
+        if attach is not None:
+            attach(self._values.ctypes.data, len(self._values), self._fresh.ctypes.data, self._nu,
+                   self._u_min.ctypes.data, self._u_max.ctypes.data)
 
     def _register(self) -> None:
         """Register the plant's ports as FMU variables (value reference =
@@ -227,33 +254,25 @@ class PlantSlave(Fmi2Slave):
         return True
 
     # ---- FMI: values ------------------------------------------------------
-    def _outputs(self) -> list[float]:
-        if self._y is None:
+    def _outputs(self) -> np.ndarray:
+        """The outputs at (t, x, u), computed once (the plant's sensors, compiled) and kept until
+        the time, state or inputs change."""
+        if not self._fresh[0]:
             try:
-                y = np.asarray(self.plant.outputs_at(self._t, self._x, self._u), dtype=float)
-                self._y = [float(v) for v in y]
+                self._yv[:] = self.plant.outputs_at(self._t, self._x, self._u)
             except Exception as exc:
                 self.report(Fmi2Status.error, f"plant {self.plant.name!r}: outputs failed at t={self._t} s: "
                                               f"{type(exc).__name__}: {exc}")
-                self._y = [math.nan] * self._ny
-        return self._y
+                self._yv[:] = math.nan
+            self._fresh[0] = 1
+        return self._yv
 
     def get_real(self, vrs: list[int]) -> list[float]:
-        out: list[float] = []
-        for vr in vrs:
-            if self._bad_vr(vr):
-                out.append(math.nan)
-                continue
-            kind, i = self._table[vr]
-            if kind == OUTPUT:
-                out.append(self._outputs()[i])
-            elif kind == INPUT:
-                out.append(float(self._u[i]))
-            elif kind == PARAMETER:
-                out.append(float(self._p[i]))
-            else:
-                out.append(float(self._x[i]))
-        return out
+        n = len(self._values)
+        if not all(0 <= vr < n for vr in vrs):
+            return [math.nan if self._bad_vr(vr) else self.get_real([vr])[0] for vr in vrs]
+        self._outputs()
+        return self._values[vrs].tolist()
 
     def set_real(self, vrs: list[int], values: list[float]) -> None:
         new_p = None
@@ -268,7 +287,7 @@ class PlantSlave(Fmi2Slave):
                 except ValueError as exc:
                     self.report(Fmi2Status.error, f"refused: {exc}; input keeps {self._u[i]} {sig.unit}")
                     continue
-                self._y = None
+                self._fresh[0] = 0
             elif kind == PARAMETER:
                 sig = self.plant.parameters[i]
                 try:
@@ -310,7 +329,8 @@ class PlantSlave(Fmi2Slave):
                                           f"{type(exc).__name__}: {exc}; the previous values are kept")
             return False
         self._set_plant(plant)
-        self._ref, self._p, self._x, self._y = ref, p, np.asarray(x, dtype=float), None
+        self._ref = ref
+        self._p[:], self._x[:], self._fresh[0] = p, x, 0
         return True
 
     # ---- FMI: life cycle ----------------------------------------------------
@@ -320,7 +340,7 @@ class PlantSlave(Fmi2Slave):
             self.report(Fmi2Status.error, f"start time {start_time} is not finite")
             return
         self._t = float(start_time)
-        self._y = None
+        self._fresh[0] = 0
         if tolerance is not None:  # defined by the host: advance's tolerance, else the plant's default
             if not (math.isfinite(tolerance) and tolerance > 0):
                 self.report(Fmi2Status.error, f"tolerance {tolerance} must be finite and > 0")
@@ -329,7 +349,7 @@ class PlantSlave(Fmi2Slave):
             self.plant.set_tolerance(self._tolerance)
 
     def exit_initialization_mode(self) -> None:
-        self._y = None
+        self._fresh[0] = 0
 
     def do_step(self, current_time: float, step_size: float) -> bool:
         """Advance the plant from ``current_time`` by ``step_size`` (s) with the
@@ -337,17 +357,17 @@ class PlantSlave(Fmi2Slave):
         if not (math.isfinite(current_time) and math.isfinite(step_size) and step_size > 0):
             self.report(Fmi2Status.error, f"refused step from t={current_time} s of size {step_size} s")
             return True
-        try:
-            u = self.plant.check_inputs(self._u)
+        try:  # the inputs were checked when set (here or in the shim): finite, within their bounds
             with np.errstate(all="ignore"):  # overflow shows as a non-finite state below
-                x = np.asarray(self.plant.advance(current_time, self._x, u, step_size), dtype=float)
-            if x.shape != self._x.shape or not np.all(np.isfinite(x)):
+                x = np.asarray(self.plant.advance(current_time, self._x, self._u, step_size), dtype=float)
+            if x.shape != self._x.shape or not np.isfinite(x).all():
                 raise FloatingPointError("the state became non-finite")
         except Exception as exc:
             self.report(Fmi2Status.error, f"plant {self.plant.name!r}: step from t={current_time} s "
                                           f"to {current_time + step_size} s failed: {type(exc).__name__}: {exc}")
             return True
-        self._x, self._t, self._y, self._stepped = x, current_time + step_size, None, True
+        self._x[:], self._t, self._fresh[0], self._stepped = x, current_time + step_size, 0, True
+        self._outputs()  # once per step, so that fmi2GetReal is answered without Python
         return True
 
     # ---- FMU state --------------------------------------------------------
@@ -382,9 +402,9 @@ class PlantSlave(Fmi2Slave):
         # every check passed: only now does anything change
         if plant is not self.plant:
             self._set_plant(plant)
-        self._ref, self._p = ref, new.p
-        self._x, self._u, self._t = new.x, new.u, new.t
-        self._stepped, self._y = new.stepped, None
+        self._ref = ref
+        self._p[:], self._x[:], self._u[:], self._t = new.p, new.x, new.u, new.t
+        self._stepped, self._fresh[0] = new.stepped, 0
 
     @staticmethod
     def _fmu_state_to_bytes(state: dict[str, Any]) -> bytes:

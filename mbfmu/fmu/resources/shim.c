@@ -62,6 +62,7 @@
 #define LIB_SUFFIX ".so"
 extern char **environ;
 #endif
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +103,13 @@ typedef struct {
     char *name;
     int pending;                    /* worst status reported during the current call */
     int resource_fd;                /* Linux: open folder behind /proc/self/fd/<n> (-1: none) */
+    /* the slave's values, attached by it (mbfmu_attach); values == NULL: every call goes to Python */
+    struct {
+        double *values;             /* (n) every variable by value reference, in the slave's memory */
+        int n, nu;                  /* inputs are value references 0..nu-1 */
+        int *fresh;                 /* nonzero: the outputs in values are those of the current state */
+        const double *u_min, *u_max;
+    } io;
 } Inst;
 
 static THREAD_LOCAL Inst *current = NULL;
@@ -132,6 +140,22 @@ EXPORT void mbfmu_report(int status, const char *category, const char *message)
     if (!s) return;
     if (status > s->pending && status <= fmi2Fatal) s->pending = status;
     say(s, (fmi2Status)status, category ? category : "", message ? message : "");
+}
+
+/* Called by the Python slave (ctypes) from its constructor, during fmi2Instantiate or fmi2Reset:
+ * its values and input bounds, which fmi2GetReal and fmi2SetReal then read and write here
+ * without running Python (see "fast paths" below). The memory stays the slave's; it lives
+ * until fmi2FreeInstance or the next fmi2Reset, which detach it first. */
+EXPORT void mbfmu_attach(double *values, int n, int *fresh, int nu, const double *u_min, const double *u_max)
+{
+    Inst *s = current;
+    if (!s) return;
+    s->io.values = values && fresh && n >= nu && nu >= 0 ? values : NULL;
+    s->io.n = n;
+    s->io.nu = nu;
+    s->io.fresh = fresh;
+    s->io.u_min = u_min;
+    s->io.u_max = u_max;
 }
 
 /* ---- platform layer: locks, libraries, the FMU's own path */
@@ -964,6 +988,7 @@ EXPORT void fmi2FreeInstance(fmi2Component c)
 {
     Inst *s = (Inst *)c;
     if (!s) return;
+    s->io.values = NULL;
     Inst *prev = current;
     current = s;
     ((void (*)(fmi2Component))real.fmi2FreeInstance)(s->real);
@@ -989,10 +1014,26 @@ EXPORT fmi2Status fmi2EnterInitializationMode(fmi2Component c)
 EXPORT fmi2Status fmi2ExitInitializationMode(fmi2Component c)
 { FWD(fmi2ExitInitializationMode, (fmi2Component)) }
 EXPORT fmi2Status fmi2Terminate(fmi2Component c) { FWD(fmi2Terminate, (fmi2Component)) }
-EXPORT fmi2Status fmi2Reset(fmi2Component c) { FWD(fmi2Reset, (fmi2Component)) }
+EXPORT fmi2Status fmi2Reset(fmi2Component c)
+{
+    if (c) ((Inst *)c)->io.values = NULL;  /* pythonfmu makes a new slave, which attaches anew */
+    FWD(fmi2Reset, (fmi2Component))
+}
 
+/* Fast paths: fmi2GetReal when the outputs are fresh (the slave computes them once per step)
+ * and fmi2SetReal of inputs that are finite and within their bounds read and write the slave's
+ * values directly; anything else (a value reference out of range, a refused value, stale
+ * outputs) goes to the Python slave, which also writes the messages. */
 EXPORT fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2Real v[])
-{ FWD(fmi2GetReal, (fmi2Component, const fmi2ValueReference *, size_t, fmi2Real *), vr, n, v) }
+{
+    Inst *fast = (Inst *)c;
+    if (fast && fast->io.values && *fast->io.fresh && (vr || n == 0) && (v || n == 0)) {
+        size_t i = 0;
+        for (; i < n && vr[i] < (fmi2ValueReference)fast->io.n; i++) v[i] = fast->io.values[vr[i]];
+        if (i == n) return fmi2OK;
+    }
+    FWD(fmi2GetReal, (fmi2Component, const fmi2ValueReference *, size_t, fmi2Real *), vr, n, v)
+}
 EXPORT fmi2Status fmi2GetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2Integer v[])
 { FWD(fmi2GetInteger, (fmi2Component, const fmi2ValueReference *, size_t, fmi2Integer *), vr, n, v) }
 EXPORT fmi2Status fmi2GetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2Boolean v[])
@@ -1000,7 +1041,24 @@ EXPORT fmi2Status fmi2GetBoolean(fmi2Component c, const fmi2ValueReference vr[],
 EXPORT fmi2Status fmi2GetString(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2String v[])
 { FWD(fmi2GetString, (fmi2Component, const fmi2ValueReference *, size_t, fmi2String *), vr, n, v) }
 EXPORT fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t n, const fmi2Real v[])
-{ FWD(fmi2SetReal, (fmi2Component, const fmi2ValueReference *, size_t, const fmi2Real *), vr, n, v) }
+{
+    Inst *fast = (Inst *)c;
+    if (fast && fast->io.values && (vr || n == 0) && (v || n == 0)) {
+        size_t i = 0;
+        for (; i < n; i++) {
+            fmi2ValueReference k = vr[i];
+            if (k >= (fmi2ValueReference)fast->io.nu || !isfinite(v[i]) || v[i] < fast->io.u_min[k] ||
+                v[i] > fast->io.u_max[k])
+                break;
+        }
+        if (i == n) {
+            for (i = 0; i < n; i++) fast->io.values[vr[i]] = v[i];
+            if (n) *fast->io.fresh = 0;  /* outputs may feed through from the inputs */
+            return fmi2OK;
+        }
+    }
+    FWD(fmi2SetReal, (fmi2Component, const fmi2ValueReference *, size_t, const fmi2Real *), vr, n, v)
+}
 EXPORT fmi2Status fmi2SetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t n, const fmi2Integer v[])
 { FWD(fmi2SetInteger, (fmi2Component, const fmi2ValueReference *, size_t, const fmi2Integer *), vr, n, v) }
 EXPORT fmi2Status fmi2SetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t n, const fmi2Boolean v[])
