@@ -80,13 +80,17 @@ import mbfmu.fmu.slave as _slave
 
 _slave.pin_module_dict(globals())  # pythonfmu 0.7 releases a reference it does not own at each instantiation
 
-try:  # pythonfmu 0.7 re-executes this file at every instantiation: reuse the class, do not leak a new one
-    {cls} = {cls}
-except NameError:
+try:  # pythonfmu 0.7 re-executes this file at every instantiation, with locals of its own
+    {cls}
+except NameError:  # the import: the class, once
     class {cls}(_slave.PlantSlave):
         plant_ref = {ref}
         model_identifier = {ident!r}
         embedded_modules = {modules!r}
+
+    P = {cls}  # the class pythonfmu takes from the module
+else:  # pythonfmu's re-execution looks for the class in its locals: give it the stand-in that leaks nothing
+    P = _slave.CLASS_FINDER
 '''
 
 

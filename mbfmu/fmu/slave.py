@@ -109,6 +109,36 @@ def pin_module_dict(namespace: dict[str, Any]) -> None:
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(namespace))
 
 
+class _Text:
+    """An object whose repr is always the same string object."""
+
+    __slots__ = ("_text",)
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+
+    def __repr__(self) -> str:
+        return self._text
+
+
+class _FinderType(type):
+    @property
+    def __mro__(cls) -> tuple:  # what pythonfmu's findClass reads, instead of the real one
+        return _FINDER_MRO
+
+
+_FINDER_MRO = (_Text(""), _Text("<class 'pythonfmu.fmi2slave.Fmi2Slave'>"))
+#: The class pythonfmu 0.7 finds under the name ``P`` in the locals of its re-execution of the slave
+#: script at every fmi2Instantiate (the generated script puts it there; the module's ``P`` is the
+#: real slave class, which pythonfmu then takes). pythonfmu's ``findClass`` leaks, per class it
+#: finds there and per entry of that class's ``__mro__``, the ``repr`` string and its UTF-8 bytes,
+#: and the bytes of the name: 1.1-1.4 kB per instantiation with the real class (MRO of five).
+#: This stand-in's ``__mro__`` is two objects whose reprs are fixed strings (no new string), the
+#: first empty and the name one character (CPython's cached empty and one-byte bytes): what is left
+#: is the list of the MRO, the bytes of one repr and the ``sys.path`` entry pythonfmu adds.
+CLASS_FINDER = _FinderType("CLASS_FINDER", (), {})
+
+
 class PlantSlave(Fmi2Slave):
     """FMI 2.0 co-simulation slave around one plant.
 

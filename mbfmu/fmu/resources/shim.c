@@ -538,9 +538,14 @@ static void utf8(PyObject *o, char *dst, size_t n)
  * into a new private folder (mkdtemp) that outlives the run. */
 static void quote_arg(const char *arg, char *out, size_t n)
 {
+#ifdef _WIN32
+    static const char safe[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./-+=:@,\\";
+#else
+    static const char safe[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./-+=:@,";
+#endif
     int plain = *arg != 0;
     for (const char *p = arg; *p; p++)
-        if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./-+=:@,", *p)) plain = 0;
+        if (!strchr(safe, *p)) plain = 0;
     if (plain) { snprintf(out, n, "%s", arg); return; }
     size_t k = 0;
 #ifdef _WIN32
