@@ -89,8 +89,8 @@ except NameError:  # the import: the class, once
         embedded_modules = {modules!r}
 
     P = {cls}  # the class pythonfmu takes from the module
-else:  # pythonfmu's re-execution looks for the class in its locals: give it the stand-in that leaks nothing
-    P = _slave.CLASS_FINDER
+else:  # pythonfmu's re-execution looks for the class in its locals: the stand-in that leaks least
+    P = getattr(_slave, "CLASS_FINDER", {cls})  # (an mbfmu of this version without it: the class)
 '''
 
 
@@ -170,6 +170,11 @@ def _say_no_win64() -> None:
     logging.getLogger("mbfmu.fmu").warning(
         f"mbfmu: building linux64 only: no win64 binary without the mingw-w64 cross-compiler "
         f"({MINGW_CC}; apt-get install gcc-mingw-w64-x86-64)")
+
+
+@functools.cache
+def _say_no_sdist(why: str) -> None:
+    logging.getLogger("mbfmu.fmu").warning(f"mbfmu: the FMU carries no copy of mbfmu: {why}")
 
 
 def _install_shim(bins: Path, ident: str, backend: Path, platform: str = "linux64") -> None:
@@ -466,8 +471,9 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
         (res / "requirements.txt").write_text("\n".join([f"mbfmu=={__version__}", *requirements]) + "\n")
         try:
             carried = sdist.source_distribution()
-        except RuntimeError as exc:
-            raise ModelError(f"the FMU carries mbfmu's source distribution, but {exc}") from None
+        except RuntimeError as exc:  # the FMU works without it; only the advice where mbfmu is missing is poorer
+            _say_no_sdist(str(exc))
+            carried = None
         if carried is not None:
             shutil.copyfile(carried, res / carried.name)
         (res / CONFIG_NAME).write_text(runtime_record(__version__, python_hint, carried and carried.name))

@@ -309,3 +309,19 @@ def test_without_mingw_the_build_makes_linux64_and_says_so_in_one_plain_line(run
     assert any(n.startswith("binaries/linux64/") for n in names)
     assert not any(n.startswith("binaries/win64/") for n in names)
 
+
+
+def test_fmu_carries_the_source_distribution_of_this_mbfmu(user_fmus):
+    """#23.4: what the log tells a host without mbfmu to install travels inside (setuptools' sdist)."""
+    import io
+    import tarfile
+
+    with zipfile.ZipFile(user_fmus["module"]) as z:
+        data = z.read(f"resources/mbfmu-{__version__}.tar.gz")
+    with tarfile.open(fileobj=io.BytesIO(data)) as t:
+        names = set(t.getnames())
+        info = t.extractfile(f"mbfmu-{__version__}/PKG-INFO").read().decode()
+    assert f"\nVersion: {__version__}\n" in info and "\nName: mbfmu\n" in info
+    root = f"mbfmu-{__version__}"
+    assert {f"{root}/pyproject.toml", f"{root}/setup.py", f"{root}/mbfmu/fmu/slave.py",
+            f"{root}/mbfmu/dynamics/csrc/sensors.c", f"{root}/models/rigid_arm.py"} <= names
