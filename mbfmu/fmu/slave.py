@@ -11,9 +11,10 @@ Variables, in value-reference order:
 * parameters (``causality="parameter"``, ``variability="tunable"``): setting
   one rebuilds the plant; before the first step the state is reset to the new
   plant's ``initial_state()``, afterwards the state is kept;
-* outputs (``causality="output"``, ``initial="calculated"``), evaluated
-  lazily with ``Plant.outputs_at(t, x, u)`` so that direct feedthrough sees
-  inputs set after the last step;
+* outputs (``causality="output"``, ``initial="calculated"``), computed with
+  ``Plant.outputs_at(t, x, u)`` once per step (for engine sensors: one
+  compiled call, the native FMU's sensor code) and again only when an input
+  changes, so that direct feedthrough sees inputs set after the last step;
 * the plant state as locals ``states.<name>`` (so a master can record it).
 
 Nothing here raises into pythonfmu (which would turn any exception into
@@ -22,9 +23,16 @@ Nothing here raises into pythonfmu (which would turn any exception into
 (``mbfmu_report``): the message goes to the host's logger and the FMI call in
 progress returns ``fmi2Error``.
 
+All values live in one array in value-reference order (inputs, parameters,
+outputs, states) that the loader shim reads and writes (``mbfmu_attach``):
+inside a built FMU, ``fmi2GetReal`` of fresh values and ``fmi2SetReal`` of
+inputs within their bounds run no Python; anything else comes here.
+
 The whole FMU state (time, plant state, inputs, parameters) is what
 ``_get_fmu_state`` saves, so a restored state continues bit-identically; it
-serializes to JSON (Python floats round-trip exactly).
+serializes to JSON (Python floats round-trip exactly), and a serialized state
+from a host is checked completely before any of it is applied
+(:mod:`mbfmu.fmu.saved_state`).
 """
 from __future__ import annotations
 
