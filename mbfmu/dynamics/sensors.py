@@ -197,6 +197,64 @@ def mass_properties(model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return mass, com, Ic
 
 
+def rows(sensors: Sequence[Sensor], nv: int, nu: int) -> tuple[np.ndarray, np.ndarray]:
+    """The kernels' description of ``sensors`` (``mb_sensor``, ``csrc/sensors.h``):
+    rows (n, 4) of (code, index, axis, offset into the parameters or -1), and the parameters."""
+    table, par, at = [], [], 0
+    for s in sensors:
+        if isinstance(s, PointPosition):
+            p = np.asarray(s.point, float)
+            table.append((s.code, s.body, s.axis, at))
+        elif isinstance(s, Linear):
+            p = np.r_[s.gain, np.asarray(s.weights, float)]
+            table.append((s.code, 0, 0, at))
+        elif isinstance(s, KINDS):
+            p = None
+            table.append((s.code, int(getattr(s, "index", 0)), int(getattr(s, "axis", 0)), -1))
+        else:
+            raise ModelError(f"unknown output sensor {s!r}")
+        if p is not None:
+            par.append(p)
+            at += p.size
+    return (np.array(table, dtype=np.int32).reshape(-1, 4),
+            np.concatenate(par) if par else np.zeros(1))
+
+
+class PackedSensors:
+    """Sensors packed once for the kernels' ``mb_sensors_eval``, the code the
+    native FMU runs: one compiled call evaluates all of them.
+
+    Parameters
+    ----------
+    sensors : sequence of Sensor
+    model : mbfmu.dynamics.Model
+    nu : int
+        Number of plant inputs.
+    latches : tuple, optional
+        The plant's hinge latches ``(iq, iv, sign, stiffness, damping)``,
+        whose flags follow ``[q; y]`` in the state.
+
+    Raises
+    ------
+    InputError, ModelError
+        A sensor does not fit the model.
+    """
+
+    def __init__(self, sensors: Sequence[Sensor], model, nu: int, latches: tuple | None = None):
+        table, par = rows(sensors, model.nv, nu)
+        mass, com, Ic = mass_properties(model)
+        lat = None
+        if latches is not None:
+            iq, iv, sign, k, c = latches
+            lat = (np.asarray(iq, np.int32), np.asarray(iv, np.int32), np.asarray(sign, float), float(k), float(c))
+        self.size = model.nq + model.nv + (0 if lat is None else len(lat[0]))  # the state entries read
+        self._packed = _kernels.sensors_pack(model._h, table, par, int(nu), mass, com, Ic, lat)
+
+    def __call__(self, x: np.ndarray, v: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Values at state ``x`` (``[q; y]``, then the latch flags), velocities ``v`` and inputs ``u``."""
+        return _kernels.sensors_eval(self._packed, x[:self.size], v, u)
+
+
 def evaluate(sensors: Sequence[Sensor], model, x: np.ndarray, v: np.ndarray, u: np.ndarray,
              latch_energy: float = 0.0) -> np.ndarray:
     """Values of ``sensors`` at state ``x`` with velocities ``v`` and inputs ``u``.

@@ -12,8 +12,11 @@ cross-compiler is installed) holds::
     resources/slavemodule.txt                 pythonfmu: which module to import
     resources/pythonfmu/*.py                  pythonfmu's Python side, matching its library
     resources/requirements.txt                what the FMU needs installed (pythonfmu deploy)
-    resources/mbfmu_python.txt                for the shim: the mbfmu version the FMU needs
-                                              (and the build's interpreter, only if asked)
+    resources/mbfmu_python.txt                for the shim: the mbfmu version the FMU needs, the name
+                                              of its source distribution (and the build's interpreter,
+                                              only if asked)
+    resources/mbfmu-<version>.tar.gz          mbfmu's source distribution (mbfmu.fmu.sdist), which
+                                              the log names to install where mbfmu is missing
     resources/mbfmu_plant_<stem>.py           the model file of a file reference
     resources/mbfmu_class_<name>.pkl          a class without a module, by value (mbfmu.fmu.embed)
     resources/<package>/... , <module>.py     the user modules the plant imports (mbfmu.fmu.embed)
@@ -25,7 +28,9 @@ interpreter named by the environment variable ``MBFMU_PYTHON``; ``python3``
 then ``python`` on ``PATH``; the build's interpreter if recorded. A Python
 host (fmpy, libcosim's Python API) uses its own interpreter. The shim then
 checks that this interpreter has the mbfmu version of the build, and if not,
-the FMU's log says what to install into which interpreter.
+the FMU's log says what to install into which interpreter: the source
+distribution of mbfmu that the FMU carries (``python -m pip install
+<folder>/resources/mbfmu-<version>.tar.gz``), so no index needs to offer mbfmu.
 
 mbfmu and installed packages are referenced (``requirements.txt`` names
 ``mbfmu==<version>``); the user's own code travels inside
@@ -54,7 +59,7 @@ import pythonfmu
 from .. import __version__
 from ..errors import InputError, MbfmuError, ModelError
 from ..plant import Plant
-from . import embed, modeldescription
+from . import embed, modeldescription, sdist
 from .plantref import PlantRef, build_plant, parse
 from .slave import PlantSlave
 
@@ -75,13 +80,17 @@ import mbfmu.fmu.slave as _slave
 
 _slave.pin_module_dict(globals())  # pythonfmu 0.7 releases a reference it does not own at each instantiation
 
-try:  # pythonfmu 0.7 re-executes this file at every instantiation: reuse the class, do not leak a new one
-    {cls} = {cls}
-except NameError:
+try:  # pythonfmu 0.7 re-executes this file at every instantiation, with locals of its own
+    {cls}
+except NameError:  # the import: the class, once
     class {cls}(_slave.PlantSlave):
         plant_ref = {ref}
         model_identifier = {ident!r}
         embedded_modules = {modules!r}
+
+    P = {cls}  # the class pythonfmu takes from the module
+else:  # pythonfmu's re-execution looks for the class in its locals: the stand-in that leaks least
+    P = getattr(_slave, "CLASS_FINDER", {cls})  # (an mbfmu of this version without it: the class)
 '''
 
 
@@ -91,7 +100,8 @@ def identifier(name: str) -> str:
     return ident if re.match(r"[A-Za-z_]", ident) else f"fmu_{ident}"
 
 
-def runtime_record(mbfmu_version: str | None, python_hint: bool | str | Path = False) -> str:
+def runtime_record(mbfmu_version: str | None, python_hint: bool | str | Path = False,
+                   sdist_file: str | None = None) -> str:
     """Contents of ``resources/mbfmu_python.txt`` (key=value lines read by the shim).
 
     Parameters
@@ -101,10 +111,14 @@ def runtime_record(mbfmu_version: str | None, python_hint: bool | str | Path = F
     python_hint : bool, str or Path
         Record an interpreter as the last place to look (True: this one).
         Off by default: the FMU then holds no path of this machine.
+    sdist_file : str, optional
+        File name, in ``resources``, of the mbfmu source distribution the FMU carries.
     """
     lines = {}
     if mbfmu_version:
         lines["mbfmu"] = mbfmu_version
+    if sdist_file:
+        lines["mbfmu_sdist"] = sdist_file
     if python_hint:
         lines["python_hint"] = str(sys.executable if python_hint is True else Path(python_hint))
     return "".join(f"{k}={v}\n" for k, v in lines.items())
@@ -156,6 +170,11 @@ def _say_no_win64() -> None:
     logging.getLogger("mbfmu.fmu").warning(
         f"mbfmu: building linux64 only: no win64 binary without the mingw-w64 cross-compiler "
         f"({MINGW_CC}; apt-get install gcc-mingw-w64-x86-64)")
+
+
+@functools.cache
+def _say_no_sdist(why: str) -> None:
+    logging.getLogger("mbfmu.fmu").warning(f"mbfmu: the FMU carries no copy of mbfmu: {why}")
 
 
 def _install_shim(bins: Path, ident: str, backend: Path, platform: str = "linux64") -> None:
@@ -421,7 +440,8 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
         fmu_path.parent.mkdir(parents=True, exist_ok=True)
 
         file_hash = "".join(rel + hashlib.sha256(data).hexdigest() for rel, data in sorted(code.items()))
-        taken = {"slavemodule.txt", "requirements.txt", CONFIG_NAME, "pythonfmu", *(r.split("/")[0] for r in code)}
+        taken = {"slavemodule.txt", "requirements.txt", CONFIG_NAME, "pythonfmu", sdist.sdist_name(),
+                 *(r.split("/")[0] for r in code)}
         if ref.kind == "file":
             src = Path(ref.target)
             local = f"mbfmu_plant_{identifier(src.stem)}.py"
@@ -449,7 +469,14 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
                                                 ref=repr(ref.to_dict()), ident=ident, modules=modules))
         (res / "slavemodule.txt").write_text(module)
         (res / "requirements.txt").write_text("\n".join([f"mbfmu=={__version__}", *requirements]) + "\n")
-        (res / CONFIG_NAME).write_text(runtime_record(__version__, python_hint))
+        try:
+            carried = sdist.source_distribution()
+        except RuntimeError as exc:  # the FMU works without it; only the advice where mbfmu is missing is poorer
+            _say_no_sdist(str(exc))
+            carried = None
+        if carried is not None:
+            shutil.copyfile(carried, res / carried.name)
+        (res / CONFIG_NAME).write_text(runtime_record(__version__, python_hint, carried and carried.name))
         pydir = res / "pythonfmu"
         pydir.mkdir()
         for f in PYTHONFMU_DIR.glob("*.py"):

@@ -11,9 +11,10 @@ Variables, in value-reference order:
 * parameters (``causality="parameter"``, ``variability="tunable"``): setting
   one rebuilds the plant; before the first step the state is reset to the new
   plant's ``initial_state()``, afterwards the state is kept;
-* outputs (``causality="output"``, ``initial="calculated"``), evaluated
-  lazily with ``Plant.outputs_at(t, x, u)`` so that direct feedthrough sees
-  inputs set after the last step;
+* outputs (``causality="output"``, ``initial="calculated"``), computed with
+  ``Plant.outputs_at(t, x, u)`` once per step (for engine sensors: one
+  compiled call, the native FMU's sensor code) and again only when an input
+  changes, so that direct feedthrough sees inputs set after the last step;
 * the plant state as locals ``states.<name>`` (so a master can record it).
 
 Nothing here raises into pythonfmu (which would turn any exception into
@@ -22,9 +23,16 @@ Nothing here raises into pythonfmu (which would turn any exception into
 (``mbfmu_report``): the message goes to the host's logger and the FMI call in
 progress returns ``fmi2Error``.
 
+All values live in one array in value-reference order (inputs, parameters,
+outputs, states) that the loader shim reads and writes (``mbfmu_attach``):
+inside a built FMU, ``fmi2GetReal`` of fresh values and ``fmi2SetReal`` of
+inputs within their bounds run no Python; anything else comes here.
+
 The whole FMU state (time, plant state, inputs, parameters) is what
 ``_get_fmu_state`` saves, so a restored state continues bit-identically; it
-serializes to JSON (Python floats round-trip exactly).
+serializes to JSON (Python floats round-trip exactly), and a serialized state
+from a host is checked completely before any of it is applied
+(:mod:`mbfmu.fmu.saved_state`).
 """
 from __future__ import annotations
 
@@ -45,11 +53,14 @@ from pythonfmu.variables import Real
 from ..plant import Plant
 from .embed import check_embedded_modules
 from .plantref import PlantRef, build_plant
+from .saved_state import SavedState, check_state, state_from_bytes
 
 INPUT, PARAMETER, OUTPUT, STATE = 0, 1, 2, 3
 STATE_PREFIX = "states."
-STATE_FORMAT = 1  # version of the saved-state dict
 _REPORT = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p)
+# mbfmu_attach(values, n, fresh, nu, u_min, u_max)
+_ATTACH = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p,
+                           ctypes.c_void_p)
 _WINDOWS = sys.platform == "win32"
 PLATFORM, LIB_SUFFIX = ("win64", ".dll") if _WINDOWS else ("linux64", ".so")
 
@@ -79,6 +90,17 @@ def _loaded_symbol(lib: Path, name: str) -> int | None:
     return address
 
 
+def _shim_of(resources: Path, model_identifier: str, name: str = "mbfmu_report", prototype: Any = _REPORT) -> Any:
+    """Function ``name`` of the loader shim of the FMU whose resources folder
+    is ``resources``, if this process has loaded it, else None."""
+    try:
+        lib = resources.resolve().parent / "binaries" / PLATFORM / f"{model_identifier}{LIB_SUFFIX}"
+        address = _loaded_symbol(lib, name) if lib.is_file() else None
+    except OSError:
+        return None
+    return prototype(address) if address else None
+
+
 def pin_module_dict(namespace: dict[str, Any]) -> None:
     """Add one reference to a module's ``__dict__`` (never released).
 
@@ -93,6 +115,36 @@ def pin_module_dict(namespace: dict[str, Any]) -> None:
     the (already ``sys.modules``-owned) namespace immortal.
     """
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(namespace))
+
+
+class _Text:
+    """An object whose repr is always the same string object."""
+
+    __slots__ = ("_text",)
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+
+    def __repr__(self) -> str:
+        return self._text
+
+
+class _FinderType(type):
+    @property
+    def __mro__(cls) -> tuple:  # what pythonfmu's findClass reads, instead of the real one
+        return _FINDER_MRO
+
+
+_FINDER_MRO = (_Text(""), _Text("<class 'pythonfmu.fmi2slave.Fmi2Slave'>"))
+#: The class pythonfmu 0.7 finds under the name ``P`` in the locals of its re-execution of the slave
+#: script at every fmi2Instantiate (the generated script puts it there; the module's ``P`` is the
+#: real slave class, which pythonfmu then takes). pythonfmu's ``findClass`` leaks, per class it
+#: finds there and per entry of that class's ``__mro__``, the ``repr`` string and its UTF-8 bytes,
+#: and the bytes of the name: 1.1-1.4 kB per instantiation with the real class (MRO of five).
+#: This stand-in's ``__mro__`` is two objects whose reprs are fixed strings (no new string), the
+#: first empty and the name one character (CPython's cached empty and one-byte bytes): what is left
+#: is the list of the MRO, the bytes of one repr and the ``sys.path`` entry pythonfmu adds.
+CLASS_FINDER = _FinderType("CLASS_FINDER", (), {})
 
 
 class PlantSlave(Fmi2Slave):
@@ -139,22 +191,30 @@ class PlantSlave(Fmi2Slave):
         self.description = plant.description or f"mbfmu plant {plant.name}"
         self.default_experiment = DefaultExperiment(start_time=0.0, stop_time=float(plant.default_stop_time),
                                                     step_size=float(plant.default_step))
-        self._u = plant.default_inputs()
-        self._p = np.array([s.start for s in plant.parameters], dtype=float)
-        self._x = plant.initial_state()
+        # every variable's value in value-reference order (inputs, parameters, outputs, states): the
+        # vectors below are views into it, written in place, which the loader shim reads and writes
+        nu, np_, ny, nx = self._nu, self._np, self._ny, self._nx
+        self._values = np.zeros(nu + np_ + ny + nx)
+        self._u, self._p = self._values[:nu], self._values[nu:nu + np_]
+        self._yv, self._x = self._values[nu + np_:nu + np_ + ny], self._values[nu + np_ + ny:]
+        self._fresh = np.zeros(1, dtype=np.int32)  # 1: self._yv holds the outputs at (t, x, u)
+        self._u[:] = plant.default_inputs()
+        self._p[:] = [s.start for s in plant.parameters]
+        self._x[:] = plant.initial_state()
         self._t = 0.0
         self._stepped = False
-        self._y: list[float] | None = None
         self._register()
+        self._attach()
 
     # ---- set-up ---------------------------------------------------------
     def _find_shim(self) -> Any:
         """``mbfmu_report`` of this FMU's loader shim, or None outside a built FMU."""
+        return self._shim_function("mbfmu_report", _REPORT)
+
+    def _shim_function(self, name: str, prototype: Any) -> Any:
         if not self.resources or not self.model_identifier:
             return None
-        lib = Path(self.resources).resolve().parent / "binaries" / PLATFORM / f"{self.model_identifier}{LIB_SUFFIX}"
-        address = _loaded_symbol(lib, "mbfmu_report") if lib.is_file() else None
-        return _REPORT(address) if address else None
+        return _shim_of(Path(self.resources), self.model_identifier, name, prototype)
 
     def _set_plant(self, plant: Plant) -> None:
         self.plant = plant
@@ -162,6 +222,20 @@ class PlantSlave(Fmi2Slave):
             plant.set_tolerance(self._tolerance)
         self._nu, self._np = len(plant.inputs), len(plant.parameters)
         self._ny, self._nx = len(plant.outputs), len(plant.states)
+        bounds = [(-math.inf if s.min is None else s.min, math.inf if s.max is None else s.max) for s in plant.inputs]
+        if not hasattr(self, "_u_min"):
+            self._u_min, self._u_max = np.zeros(self._nu), np.zeros(self._nu)
+        self._u_min[:] = [lo for lo, _ in bounds]  # in place: the shim holds their addresses
+        self._u_max[:] = [hi for _, hi in bounds]
+
+    def _attach(self) -> None:
+        """Give the loader shim the values and input bounds, so that it answers
+        fmi2GetReal (outputs fresh) and fmi2SetReal of inputs in C, without
+        Python (``mbfmu_attach`` in ``resources/shim.c``)."""
+        attach = self._shim_function("mbfmu_attach", _ATTACH)
+        if attach is not None:
+            attach(self._values.ctypes.data, len(self._values), self._fresh.ctypes.data, self._nu,
+                   self._u_min.ctypes.data, self._u_max.ctypes.data)
 
     def _register(self) -> None:
         """Register the plant's ports as FMU variables (value reference =
@@ -218,33 +292,25 @@ class PlantSlave(Fmi2Slave):
         return True
 
     # ---- FMI: values ------------------------------------------------------
-    def _outputs(self) -> list[float]:
-        if self._y is None:
+    def _outputs(self) -> np.ndarray:
+        """The outputs at (t, x, u), computed once (the plant's sensors, compiled) and kept until
+        the time, state or inputs change."""
+        if not self._fresh[0]:
             try:
-                y = np.asarray(self.plant.outputs_at(self._t, self._x, self._u), dtype=float)
-                self._y = [float(v) for v in y]
+                self._yv[:] = self.plant.outputs_at(self._t, self._x, self._u)
             except Exception as exc:
                 self.report(Fmi2Status.error, f"plant {self.plant.name!r}: outputs failed at t={self._t} s: "
                                               f"{type(exc).__name__}: {exc}")
-                self._y = [math.nan] * self._ny
-        return self._y
+                self._yv[:] = math.nan
+            self._fresh[0] = 1
+        return self._yv
 
     def get_real(self, vrs: list[int]) -> list[float]:
-        out: list[float] = []
-        for vr in vrs:
-            if self._bad_vr(vr):
-                out.append(math.nan)
-                continue
-            kind, i = self._table[vr]
-            if kind == OUTPUT:
-                out.append(self._outputs()[i])
-            elif kind == INPUT:
-                out.append(float(self._u[i]))
-            elif kind == PARAMETER:
-                out.append(float(self._p[i]))
-            else:
-                out.append(float(self._x[i]))
-        return out
+        n = len(self._values)
+        if not all(0 <= vr < n for vr in vrs):
+            return [math.nan if self._bad_vr(vr) else self.get_real([vr])[0] for vr in vrs]
+        self._outputs()
+        return self._values[vrs].tolist()
 
     def set_real(self, vrs: list[int], values: list[float]) -> None:
         new_p = None
@@ -259,7 +325,7 @@ class PlantSlave(Fmi2Slave):
                 except ValueError as exc:
                     self.report(Fmi2Status.error, f"refused: {exc}; input keeps {self._u[i]} {sig.unit}")
                     continue
-                self._y = None
+                self._fresh[0] = 0
             elif kind == PARAMETER:
                 sig = self.plant.parameters[i]
                 try:
@@ -276,24 +342,33 @@ class PlantSlave(Fmi2Slave):
         if new_p is not None and not np.array_equal(new_p, self._p):
             self._apply_parameters(new_p)
 
+    def _named(self, p: np.ndarray) -> dict[str, float]:
+        return dict(zip((s.name for s in self.plant.parameters), p.tolist()))
+
+    def _plant_with(self, p: np.ndarray) -> tuple[Plant, PlantRef]:
+        """The plant rebuilt with parameter vector ``p`` and its reference;
+        raises if the plant refuses them or its ports or states would change."""
+        ref = self._ref.with_parameters(self._named(p))
+        plant = build_plant(ref, self._base)
+        for what in ("inputs", "outputs", "parameters"):
+            if [s.name for s in getattr(plant, what)] != [s.name for s in getattr(self.plant, what)]:
+                raise ValueError(f"the new parameters change the plant's {what}, fixed by the FMU")
+        if [s.name for s in plant.states] != [s.name for s in self.plant.states]:
+            raise ValueError("the new parameters change the plant's states, fixed by the FMU")
+        return plant, ref
+
     def _apply_parameters(self, p: np.ndarray) -> bool:
         """Rebuild the plant with parameter vector ``p``; False (reported) if refused."""
-        names = [s.name for s in self.plant.parameters]
-        ref = self._ref.with_parameters(dict(zip(names, p.tolist())))
         try:
-            plant = build_plant(ref, self._base)
-            for what in ("inputs", "outputs", "parameters"):
-                if [s.name for s in getattr(plant, what)] != [s.name for s in getattr(self.plant, what)]:
-                    raise ValueError(f"the new parameters change the plant's {what}, fixed by the FMU")
-            if [s.name for s in plant.states] != [s.name for s in self.plant.states]:
-                raise ValueError("the new parameters change the plant's states, fixed by the FMU")
+            plant, ref = self._plant_with(p)
             x = self._x if self._stepped else plant.initial_state()
         except Exception as exc:
-            self.report(Fmi2Status.error, f"refused parameters {dict(zip(names, p.tolist()))}: "
+            self.report(Fmi2Status.error, f"refused parameters {self._named(p)}: "
                                           f"{type(exc).__name__}: {exc}; the previous values are kept")
             return False
         self._set_plant(plant)
-        self._ref, self._p, self._x, self._y = ref, p, np.asarray(x, dtype=float), None
+        self._ref = ref
+        self._p[:], self._x[:], self._fresh[0] = p, x, 0
         return True
 
     # ---- FMI: life cycle ----------------------------------------------------
@@ -303,7 +378,7 @@ class PlantSlave(Fmi2Slave):
             self.report(Fmi2Status.error, f"start time {start_time} is not finite")
             return
         self._t = float(start_time)
-        self._y = None
+        self._fresh[0] = 0
         if tolerance is not None:  # defined by the host: advance's tolerance, else the plant's default
             if not (math.isfinite(tolerance) and tolerance > 0):
                 self.report(Fmi2Status.error, f"tolerance {tolerance} must be finite and > 0")
@@ -312,7 +387,7 @@ class PlantSlave(Fmi2Slave):
             self.plant.set_tolerance(self._tolerance)
 
     def exit_initialization_mode(self) -> None:
-        self._y = None
+        self._fresh[0] = 0
 
     def do_step(self, current_time: float, step_size: float) -> bool:
         """Advance the plant from ``current_time`` by ``step_size`` (s) with the
@@ -320,55 +395,79 @@ class PlantSlave(Fmi2Slave):
         if not (math.isfinite(current_time) and math.isfinite(step_size) and step_size > 0):
             self.report(Fmi2Status.error, f"refused step from t={current_time} s of size {step_size} s")
             return True
-        try:
-            u = self.plant.check_inputs(self._u)
+        try:  # the inputs were checked when set (here or in the shim): finite, within their bounds
             with np.errstate(all="ignore"):  # overflow shows as a non-finite state below
-                x = np.asarray(self.plant.advance(current_time, self._x, u, step_size), dtype=float)
-            if x.shape != self._x.shape or not np.all(np.isfinite(x)):
+                x = np.asarray(self.plant.advance(current_time, self._x, self._u, step_size), dtype=float)
+            if x.shape != self._x.shape or not np.isfinite(x).all():
                 raise FloatingPointError("the state became non-finite")
         except Exception as exc:
             self.report(Fmi2Status.error, f"plant {self.plant.name!r}: step from t={current_time} s "
                                           f"to {current_time + step_size} s failed: {type(exc).__name__}: {exc}")
             return True
-        self._x, self._t, self._y, self._stepped = x, current_time + step_size, None, True
+        self._x[:], self._t, self._fresh[0], self._stepped = x, current_time + step_size, 0, True
+        self._outputs()  # once per step, so that fmi2GetReal is answered without Python
         return True
 
     # ---- FMU state --------------------------------------------------------
     def _get_fmu_state(self) -> dict[str, Any]:
-        return {"format": STATE_FORMAT, "plant": self.plant.name, "t": self._t, "stepped": self._stepped,
-                "x": self._x.tolist(), "u": self._u.tolist(), "p": self._p.tolist()}
+        return SavedState(self.plant.name, self._t, self._stepped, self._x, self._u, self._p).to_dict()
 
-    def _set_fmu_state(self, state: dict[str, Any]) -> None:
+    def _set_fmu_state(self, state: Any) -> None:
+        """Restore ``state``, checked completely first: a refused state is
+        reported (fmi2Error) and the FMU keeps the state it had."""
         try:
-            if state.get("format") != STATE_FORMAT or state.get("plant") != self.plant.name:
+            if isinstance(state, dict) and "refused" in state and state.get("format") is None:
+                raise ValueError(state["refused"])  # what _fmu_state_from_bytes refused
+            new = check_state(state)
+            if new.plant != self.plant.name:
                 raise ValueError(f"not a state of plant {self.plant.name!r}")
-            p = np.array(state["p"], dtype=float)
-            x = np.array(state["x"], dtype=float)
-            u = np.array(state["u"], dtype=float)
-            t = float(state["t"])
-            if p.shape != self._p.shape or u.shape != self._u.shape:
+            if new.p.shape != self._p.shape or new.u.shape != self._u.shape:
                 raise ValueError("wrong number of parameters or inputs")
-            if x.shape != self._x.shape:
+            if new.x.shape != self._x.shape:
                 raise ValueError("wrong number of states")
-            for what, v in (("time", np.array([t])), ("state", x), ("inputs", u), ("parameters", p)):
-                if not np.all(np.isfinite(v)):
-                    raise ValueError(f"its {what} is not finite")
-            # every check passes before anything changes: a refused state leaves the FMU as it was
-            if not np.array_equal(p, self._p) and not self._apply_parameters(p):
-                return
-        except (KeyError, TypeError, ValueError) as exc:
+            for sig, v in (*zip(self.plant.inputs, new.u), *zip(self.plant.parameters, new.p)):
+                sig.check(v)  # the bounds a set_real would apply
+            plant, ref = self.plant, self._ref
+            if not np.array_equal(new.p, self._p):
+                try:
+                    plant, ref = self._plant_with(new.p)
+                except Exception as exc:
+                    raise ValueError(f"refused parameters {self._named(new.p)}: {type(exc).__name__}: {exc}") \
+                        from None
+        except Exception as exc:  # never into pythonfmu, which would make it fmi2Fatal
             self.report(Fmi2Status.error, f"cannot restore FMU state: {exc}")
             return
-        self._x, self._u, self._t = x, u, t
-        self._stepped, self._y = bool(state["stepped"]), None
+        # every check passed: only now does anything change
+        if plant is not self.plant:
+            self._set_plant(plant)
+        self._ref = ref
+        self._p[:], self._x[:], self._u[:], self._t = new.p, new.x, new.u, new.t
+        self._stepped, self._fresh[0] = new.stepped, 0
 
     @staticmethod
     def _fmu_state_to_bytes(state: dict[str, Any]) -> bytes:
         return json.dumps(state).encode("utf-8")
 
-    @staticmethod
-    def _fmu_state_from_bytes(data: bytes) -> dict[str, Any]:
+    @classmethod
+    def _fmu_state_from_bytes(cls, data: bytes) -> dict[str, Any]:
+        """The state in ``data``, checked (:mod:`mbfmu.fmu.saved_state`); a
+        refused one is reported (fmi2Error) and kept as a marker that
+        ``_set_fmu_state`` refuses again."""
         try:
-            return json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            return {"format": None}
+            return state_from_bytes(data).to_dict()
+        except Exception as exc:  # never into pythonfmu, which would make it fmi2Fatal
+            message = f"cannot read serialized FMU state: {exc}"
+            shim = cls._class_shim()
+            if shim is not None:
+                shim(int(Fmi2Status.error), b"logStatusError", message.encode("utf-8", "replace"))
+            return {"format": None, "refused": str(exc)}
+
+    @classmethod
+    def _class_shim(cls) -> Any:
+        """``mbfmu_report`` of the FMU the class was loaded from (called by
+        pythonfmu on the class, without an instance), or None."""
+        module = sys.modules.get(cls.__module__)
+        where = getattr(module, "__file__", None)
+        if not where or not cls.model_identifier:
+            return None
+        return _shim_of(Path(where).parent, cls.model_identifier)

@@ -180,6 +180,15 @@ class MultibodyPlant(Plant):
                 self._compiled_sensors = _sled.CompiledSensors(self.sensors, self.model, len(self.inputs))
             u = np.asarray(u, float)
             return self._compiled_sensors(self.sled, t, x, v, u, self._input_forces(u))
+        packed = self.__dict__.get("_packed_sensors")
+        if packed is None:  # the kernels' sensor code, the native FMU's: one compiled call for all outputs
+            try:
+                packed = _sensors.PackedSensors(self.sensors, self.model, len(self.inputs), self.latches)
+            except (InputError, ModelError):
+                packed = False  # sensors the kernels cannot read (state entries beyond [q; y] and latches)
+            self._packed_sensors = packed
+        if packed:
+            return packed(x, v, u)
         nqv = self.model.nq + self.model.nv
         energy = 0.0 if self.latches is None else _sensors.latch_energy(self.latches, q, x[nqv:])
         return _sensors.evaluate(self.sensors, self.model, x, v, np.asarray(u, float), energy)

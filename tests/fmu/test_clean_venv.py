@@ -121,5 +121,6 @@ def test_venv_without_mbfmu_fails_with_what_to_install_in_the_fmu_log(venvs, tra
                          capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
     assert "FAILED Failed to instantiate model" in res.stdout
-    assert (f"mbfmu {__version__} is not installed in {py}: run {py} -m pip install mbfmu=={__version__}"
+    assert (f"mbfmu {__version__} is not installed in {py}: run {py} -m pip install "
             in res.stdout), res.stdout[-3000:]
+    assert f"mbfmu-{__version__}.tar.gz (mbfmu's source distribution, carried by this FMU" in res.stdout

@@ -5,6 +5,7 @@ environments built from the wheel are in ``test_clean_venv.py`` (slow).
 """
 from __future__ import annotations
 
+import gzip
 import os
 import subprocess
 import sys
@@ -25,6 +26,9 @@ from .conftest import REPO
 from .test_hosts import c_host  # noqa: F401  (fixture)
 from .travel import (STEP, TAU, assert_matches_reference, build_user_fmus, clean_env, plant_source,
                      simulate_elsewhere)
+
+# resources/mbfmu_python.txt without a python hint: the version, and the source distribution carried
+RECORD = f"mbfmu={__version__}\nmbfmu_sdist=mbfmu-{__version__}.tar.gz\n"
 
 
 @pytest.fixture(scope="session")
@@ -59,11 +63,14 @@ def test_no_path_of_the_build_machine_is_inside_the_fmu(user_fmus):
             for name in z.namelist():
                 if name.startswith("binaries/"):
                     continue  # pythonfmu's and the shim's code
-                text = z.read(name).decode("latin-1")
+                data = z.read(name)
+                if name.endswith(".tar.gz"):  # mbfmu's source distribution: its files, not their compression
+                    data = gzip.decompress(data)
+                text = data.decode("latin-1")
                 found = [n for n in needles if n and n in text]
                 assert not found, f"{fmu.name}:{name} contains {found}"
         with zipfile.ZipFile(fmu) as z:
-            assert z.read("resources/mbfmu_python.txt").decode() == f"mbfmu={__version__}\n"
+            assert z.read("resources/mbfmu_python.txt").decode() == RECORD
 
 
 def test_python_hint_is_recorded_only_when_asked(tmp_path):
@@ -172,8 +179,9 @@ def test_search_order_mbfmu_python_comes_first(c_host, pendulum_dirs, bare_venv)
     res = _run_c_host(c_host, pendulum_dirs["plain"], env)
     assert res.returncode != 0
     py = bare_venv / "bin" / "python"
-    assert (f"mbfmu {__version__} is not installed in {py}: run {py} -m pip install mbfmu=={__version__}"
+    assert (f"mbfmu {__version__} is not installed in {py}: run {py} -m pip install "
             in res.stderr), res.stderr[-2000:]
+    assert f"mbfmu-{__version__}.tar.gz (mbfmu's source distribution, carried by this FMU" in res.stderr
 
 
 def test_search_order_then_the_python_on_path(c_host, pendulum_dirs):  # noqa: F811
@@ -265,7 +273,7 @@ def test_cli_chooses_platforms_and_the_python_hint(tmp_path):
             zipfile.ZipFile(tmp_path / "b" / "damped_pendulum.fmu") as b:
         assert {"binaries/win64/damped_pendulum.dll", "binaries/linux64/damped_pendulum.so"} <= set(a.namelist())
         assert not any(n.startswith("binaries/win64/") for n in b.namelist())
-        assert a.read("resources/mbfmu_python.txt").decode() == f"mbfmu={__version__}\n"
+        assert a.read("resources/mbfmu_python.txt").decode() == RECORD
         assert f"python_hint={sys.executable}" in b.read("resources/mbfmu_python.txt").decode()
 
 
@@ -301,3 +309,19 @@ def test_without_mingw_the_build_makes_linux64_and_says_so_in_one_plain_line(run
     assert any(n.startswith("binaries/linux64/") for n in names)
     assert not any(n.startswith("binaries/win64/") for n in names)
 
+
+
+def test_fmu_carries_the_source_distribution_of_this_mbfmu(user_fmus):
+    """#23.4: what the log tells a host without mbfmu to install travels inside (setuptools' sdist)."""
+    import io
+    import tarfile
+
+    with zipfile.ZipFile(user_fmus["module"]) as z:
+        data = z.read(f"resources/mbfmu-{__version__}.tar.gz")
+    with tarfile.open(fileobj=io.BytesIO(data)) as t:
+        names = set(t.getnames())
+        info = t.extractfile(f"mbfmu-{__version__}/PKG-INFO").read().decode()
+    assert f"\nVersion: {__version__}\n" in info and "\nName: mbfmu\n" in info
+    root = f"mbfmu-{__version__}"
+    assert {f"{root}/pyproject.toml", f"{root}/setup.py", f"{root}/mbfmu/fmu/slave.py",
+            f"{root}/mbfmu/dynamics/csrc/sensors.c", f"{root}/models/rigid_arm.py"} <= names

@@ -122,8 +122,9 @@ def test_win64_shim_finds_python3_dll_of_a_venv_named_by_mbfmu_python(win_fmu, w
     python = _win(win_tools["scripts"] / "python.exe")
     res = _run(win_fmu, win_tools, {**wine_env, "MBFMU_PYTHON": python})
     assert res.returncode != 0
-    assert (f"mbfmu {__version__} is not installed in {python}: run {python} -m pip install mbfmu=={__version__}"
+    assert (f"mbfmu {__version__} is not installed in {python}: run {python} -m pip install "
             in res.stderr), res.stderr[-2000:]
+    assert f"mbfmu-{__version__}.tar.gz (mbfmu's source distribution, carried by this FMU" in res.stderr
 
 
 @pytest.mark.slow

@@ -1264,6 +1264,185 @@ static void sensor_from_row(mb_sensor *s, const int *row, double *par) {
     s->par = row[3] >= 0 ? par + row[3] : NULL;
 }
 
+/* ------------------------------------------------ output sensors (sensors.h) */
+
+/* Sensors packed once (sensors_pack) and evaluated by mb_sensors_eval, the
+ * code the native FMU runs (sensors_eval): one call per evaluation of all of
+ * a plant's outputs. The capsule owns copies of everything it points into
+ * and a reference to the model capsule. */
+typedef struct {
+    PyObject *model;      /* the model capsule (kept alive) */
+    int n, nu;
+    mb_sensor *s;
+    double *par, *mass, *com, *Ic, *sign;
+    int *iq, *iv;
+    mb_latches L;
+    mb_mass_props mp;
+} sensors_t;
+
+static const char *SENSORS_CAPSULE = "mbfmu.dynamics.sensors";
+
+static void sensors_free(PyObject *cap) {
+    sensors_t *p = PyCapsule_GetPointer(cap, SENSORS_CAPSULE);
+    if (!p) return;
+    Py_XDECREF(p->model);
+    free(p->s); free(p->par); free(p->mass); free(p->com); free(p->Ic); free(p->sign); free(p->iq); free(p->iv);
+    free(p);
+}
+
+static double *copy_doubles(PyArrayObject *a) {
+    npy_intp n = PyArray_SIZE(a);
+    double *d = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    if (d && n > 0) memcpy(d, PyArray_DATA(a), sizeof(double) * (size_t)n);
+    return d;
+}
+
+/* the row's body, index and parameters fit the model (sensors.h); else an InputError naming the sensor */
+static int check_sensor_row(const mb_model *m, const int *r, npy_intp npar, int nu, int nl, int k) {
+    int kind = r[0], index = r[1], axis = r[2], at = r[3];
+    int nx = m->nq + m->nv + nl, bad = 0, need = 0;
+    switch (kind) {
+    case MB_SENS_STATE: bad = index < 0 || index >= nx; break;
+    case MB_SENS_VELOCITY: bad = index < 0 || index >= m->nv; break;
+    case MB_SENS_POINT: bad = index < 1 || index >= m->nb || axis < 0 || axis > 2; need = 3; break;
+    case MB_SENS_KINETIC: case MB_SENS_POTENTIAL: break;
+    case MB_SENS_QUATERNION: bad = index < 0 || index + 4 > m->nq || axis < 0 || axis > 3; break;
+    case MB_SENS_MOMENTUM: bad = axis < 0 || axis > 5; break;
+    case MB_SENS_BODY_QUATERNION: bad = index < 1 || index >= m->nb || axis < 0 || axis > 3; break;
+    case MB_SENS_BODY_TWIST: bad = index < 1 || index >= m->nb || axis < 0 || axis > 5; break;
+    case MB_SENS_LINEAR: need = 1 + m->nv + nu; break;
+    default:
+        PyErr_Format(InputError, "sensors_pack: sensor %d has kind %d, not an engine sensor (1..10)", k, kind);
+        return -1;
+    }
+    if (!bad && need) bad = at < 0 || at + need > npar;
+    if (bad) {
+        PyErr_Format(InputError, "sensors_pack: sensor %d (kind %d, index %d, axis %d) does not fit the model",
+                     k, kind, index, axis);
+        return -1;
+    }
+    return 0;
+}
+
+/* sensors_pack(h, rows (n, 4) int: kind, index, axis, offset into par or -1, par, nu, mass (nb),
+ *              com (nb, 3), Ic (nb, 3, 3), latches None or (iq, iv, sign, k, c)) -> capsule */
+static PyObject *py_sensors_pack(PyObject *self, PyObject *args) {
+    PyObject *cap, *rows, *par, *mass, *com, *Ic, *latches, *out = NULL;
+    int nu;
+    if (!PyArg_ParseTuple(args, "OOOiOOOO", &cap, &rows, &par, &nu, &mass, &com, &Ic, &latches)) return NULL;
+    handle_t *h = get_handle(cap);
+    if (!h) return NULL;
+    mb_model *m = h->m;
+    PyArrayObject *ar = NULL, *ap = NULL, *am = NULL, *ac = NULL, *ai = NULL, *lq = NULL, *lv = NULL, *ls = NULL;
+    sensors_t *p = calloc(1, sizeof(sensors_t));
+    if (!p) return PyErr_NoMemory();
+    ar = (PyArrayObject *)PyArray_FROMANY(rows, NPY_INT, 2, 2, NPY_ARRAY_IN_ARRAY);
+    if (!ar || PyArray_DIM(ar, 1) != 4) {
+        PyErr_Clear();
+        PyErr_SetString(InputError, "sensors_pack: rows must be an (n, 4) integer array");
+        goto fail;
+    }
+    if (!(ap = (PyArrayObject *)PyArray_FROMANY(par, NPY_DOUBLE, 1, 1, NPY_ARRAY_IN_ARRAY))) goto fail;
+    int nb = m->nb, n = (int)PyArray_DIM(ar, 0);
+    if (nu < 0 || !(am = as_vector(mass, nb, "mass", NULL)) || !(ac = as_vector(com, 3 * nb, "com", NULL)) ||
+        !(ai = as_vector(Ic, 9 * nb, "Ic", NULL)))
+        goto fail;
+    const int *r = PyArray_DATA(ar);
+    p->n = n;
+    p->nu = nu;
+    p->s = calloc((size_t)n + 1, sizeof(mb_sensor));
+    p->par = copy_doubles(ap);
+    p->mass = copy_doubles(am);
+    p->com = copy_doubles(ac);
+    p->Ic = copy_doubles(ai);
+    if (!p->s || !p->par || !p->mass || !p->com || !p->Ic) { PyErr_NoMemory(); goto fail; }
+    for (int k = 0; k < n; ++k) sensor_from_row(p->s + k, r + 4 * k, p->par);
+    p->mp = (mb_mass_props){p->mass, p->com, p->Ic, NULL};
+    if (latches != Py_None) {
+        PyObject *oq, *ov, *os;
+        double lk, lc;
+        if (!PyArg_ParseTuple(latches, "OOOdd", &oq, &ov, &os, &lk, &lc)) goto fail;
+        lq = (PyArrayObject *)PyArray_FROMANY(oq, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
+        lv = (PyArrayObject *)PyArray_FROMANY(ov, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
+        if (!lq || !lv || PyArray_SIZE(lq) != PyArray_SIZE(lv)) {
+            PyErr_Clear();
+            PyErr_SetString(InputError, "sensors_pack: the latches' iq and iv must be integer arrays of one length");
+            goto fail;
+        }
+        npy_intp nl = PyArray_SIZE(lq);
+        if (!(ls = as_vector(os, nl, "sign", NULL))) goto fail;
+        const int *iq = PyArray_DATA(lq), *iv = PyArray_DATA(lv);
+        for (npy_intp j = 0; j < nl; ++j)
+            if (iq[j] < 0 || iq[j] >= m->nq || iv[j] < 0 || iv[j] >= m->nv) {
+                PyErr_Format(InputError, "sensors_pack: latch %zd's coordinate index is out of range", (Py_ssize_t)j);
+                goto fail;
+            }
+        p->iq = malloc(sizeof(int) * (size_t)(nl + 1));
+        p->iv = malloc(sizeof(int) * (size_t)(nl + 1));
+        p->sign = copy_doubles(ls);
+        if (!p->iq || !p->iv || !p->sign) { PyErr_NoMemory(); goto fail; }
+        memcpy(p->iq, iq, sizeof(int) * (size_t)nl);
+        memcpy(p->iv, iv, sizeof(int) * (size_t)nl);
+        p->L = (mb_latches){(int)nl, p->iq, p->iv, p->sign, lk, lc};
+        p->mp.latches = &p->L;
+    }
+    for (int k = 0; k < n; ++k)
+        if (check_sensor_row(m, r + 4 * k, PyArray_SIZE(ap), nu, p->mp.latches ? p->L.n : 0, k)) goto fail;
+    Py_INCREF(cap);
+    p->model = cap;
+    out = PyCapsule_New(p, SENSORS_CAPSULE, sensors_free);
+    if (!out) { Py_DECREF(cap); p->model = NULL; goto fail; }
+    p = NULL;
+fail:
+    if (p) {
+        free(p->s); free(p->par); free(p->mass); free(p->com); free(p->Ic); free(p->sign); free(p->iq); free(p->iv);
+        free(p);
+    }
+    Py_XDECREF(ar); Py_XDECREF(ap); Py_XDECREF(am); Py_XDECREF(ac); Py_XDECREF(ai);
+    Py_XDECREF(lq); Py_XDECREF(lv); Py_XDECREF(ls);
+    return out;
+}
+
+/* obj as a C-contiguous float64 array of n values (any values), or NULL with InputError set */
+static PyArrayObject *sized_vector(PyObject *obj, npy_intp n, const char *arg) {
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(obj, NPY_DOUBLE, 0, 0,
+                                                         NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
+    if (!a) {
+        PyErr_Clear();
+        PyErr_Format(InputError, "%s: cannot be read as an array of floats", arg);
+        return NULL;
+    }
+    if (PyArray_SIZE(a) != n) {
+        PyErr_Format(InputError, "%s has %zd values, expected %zd", arg, (Py_ssize_t)PyArray_SIZE(a), (Py_ssize_t)n);
+        Py_DECREF(a);
+        return NULL;
+    }
+    return a;
+}
+
+/* sensors_eval(packed, x, v, u) -> (n,): mb_sensors_eval at state x (nq + nv, then the latch flags),
+ * velocities v (nv) and inputs u (nu) */
+static PyObject *py_sensors_eval(PyObject *self, PyObject *args) {
+    PyObject *cap, *x, *v, *u, *out = NULL;
+    if (!PyArg_ParseTuple(args, "OOOO", &cap, &x, &v, &u)) return NULL;
+    sensors_t *p = PyCapsule_GetPointer(cap, SENSORS_CAPSULE);
+    if (!p) return NULL;
+    handle_t *h = PyCapsule_GetPointer(p->model, CAPSULE);
+    if (!h) return NULL;
+    mb_model *m = h->m;
+    npy_intp nx = m->nq + m->nv + (p->mp.latches ? p->L.n : 0);
+    PyArrayObject *ax = NULL, *av = NULL, *au = NULL;
+    /* not finite is allowed: the outputs of a blown-up state are not finite, as in Python */
+    if (!(ax = sized_vector(x, nx, "x")) || !(av = sized_vector(v, m->nv, "v")) ||
+        !(au = sized_vector(u, p->nu, "u")))
+        goto done;
+    if (!(out = new_vector(p->n))) goto done;
+    mb_sensors_eval(m, &p->mp, p->n, p->s, D(ax), D(av), D(au), p->nu, D((PyArrayObject *)out));
+done:
+    Py_XDECREF(ax); Py_XDECREF(av); Py_XDECREF(au);
+    return out;
+}
+
 /* ------------------------------------------------ sled frame, HIC (sled.h) */
 
 /* the sled (par: SL_N values, input: index into u or -1) and the optional HIC
@@ -1580,6 +1759,10 @@ static PyMethodDef methods[] = {
      "sled_rhs(h, q, y, tau, u, t, par, input, hic) -> (qdot, ydot): sled frame with HIC recorder (sled.h)"},
     {"sled_advance", py_sled_advance, METH_VARARGS,
      "sled_advance(h, q, y, tau, u, t, dt, options, par, input, hic) -> (q, y): error-controlled, HIC grid (sled.h)"},
+    {"sensors_pack", py_sensors_pack, METH_VARARGS,
+     "sensors_pack(h, rows, par, nu, mass, com, Ic, latches) -> packed engine sensors (sensors.h)"},
+    {"sensors_eval", py_sensors_eval, METH_VARARGS,
+     "sensors_eval(packed, x, v, u) -> outputs: mb_sensors_eval, the native FMU's sensor code (sensors.h)"},
     {"sled_sensors", py_sled_sensors, METH_VARARGS,
      "sled_sensors(h, rows, par, x, v, u, tau, t, sled par, input, mass, com, Ic) -> outputs (sled.h)"},
     {"adapt", py_adapt, METH_VARARGS,
