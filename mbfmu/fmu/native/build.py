@@ -7,7 +7,8 @@ The FMU (FMI 2.0 Co-Simulation and Model Exchange in one binary, see
                                   experiment and parameters as the pythonfmu FMU
     binaries/linux64/<id>.so      the runtime, kernels and plant data, C only
     binaries/win64/<id>.dll       the same, cross-compiled with mingw-w64
-    sources/model_data.c          the generated plant data (for inspection)
+    sources/                      everything that compiles the binary anywhere
+                                  (:mod:`.sources`): runtime, kernels, model_data.c
 
 Nothing from Python runs at run time.
 """
@@ -28,7 +29,7 @@ from ...errors import InputError, MbfmuError, ModelError
 from .. import modeldescription
 from ..plantref import PlantRef, build_plant
 from ..slave import STATE_PREFIX, PlantSlave
-from . import toolchain
+from . import sources, toolchain
 from .flexible import flex_source
 from .fmi3 import PLATFORM_TUPLES, fmi3_description
 from .model_exchange import (INTERFACES, add_model_exchange, check_model_exchange, data_fields,
@@ -191,13 +192,16 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
     fmu_path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="mbfmu_native_") as tmp:
         root = Path(tmp)
-        data_file = root / "model_data.c"
-        data_file.write_text(source)
+        units = sources.stage(root / "sources", source)
+        if fmi_version == 2:
+            sources.add_source_files(xml, units)
+        else:
+            (root / "sources" / sources.BUILD_DESCRIPTION).write_bytes(sources.build_description(ident, units))
         binaries = {}
         for platform in platforms:
             suffix = toolchain.PLATFORMS[platform][1]
             out = root / f"{ident}_{platform}{suffix}"
-            toolchain.compile_binary(platform, data_file, out)
+            toolchain.compile_binary(platform, root / "sources", units, out)
             folder = PLATFORM_TUPLES[platform] if fmi_version == 3 else platform
             binaries[f"binaries/{folder}/{ident}{suffix}"] = out
         part = fmu_path.with_suffix(".fmu.part")
@@ -205,7 +209,8 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
             z.writestr("modelDescription.xml", modeldescription.to_bytes(xml))
             for name, path in binaries.items():
                 z.write(path, name)
-            z.write(data_file, "sources/model_data.c")
+            for path in sorted((root / "sources").iterdir()):
+                z.write(path, f"sources/{path.name}")
         os.replace(part, fmu_path)
     return fmu_path
 

@@ -1,10 +1,10 @@
 """Compiling the native runtime for each FMU platform.
 
-The binary is built from the engine's kernel sources
-(``mbfmu/dynamics/csrc/*.c`` except the CPython binding), the runtime
-(``csrc/runtime.c``, ``csrc/fmi2.c``) and the plant's generated data file,
-with the kernels' own optimization flags so that it computes what the
-Python extension computes.
+The binary is built from the FMU's own ``sources/`` folder (:mod:`.sources`:
+the engine's kernel sources, ``mbfmu/dynamics/csrc`` except the CPython
+binding, the runtime, ``csrc``, and the plant's generated data file), with the
+kernels' own optimization flags so that it computes what the Python extension
+computes.
 """
 from __future__ import annotations
 
@@ -24,15 +24,17 @@ CFLAGS = ["-O3", "-std=c99", "-fno-math-errno", "-Wall", "-Wno-unused-function"]
 
 # platform -> (compiler candidates, binary suffix, platform flags)
 PLATFORMS = {
-    "linux64": (("gcc", "cc"), ".so", ["-fPIC", "-fvisibility=hidden"]),
+    # MB_GLIBC_BASELINE: the glibc 2.17 baseline (dynamics/csrc/glibc_baseline.h)
+    "linux64": (("gcc", "cc"), ".so", ["-fPIC", "-fvisibility=hidden", "-DMB_GLIBC_BASELINE"]),
     "win64": (("x86_64-w64-mingw32-gcc",), ".dll", ["-static-libgcc"]),
 }
 
 
-def sources() -> list[Path]:
-    """The C sources compiled into every native FMU (the plant's data file aside)."""
-    kernels = sorted(p for p in KERNEL_DIR.glob("*.c") if p.name not in PYTHON_ONLY)
-    return kernels + sorted(RUNTIME_DIR.glob("*.c"))
+def runtime_files() -> list[Path]:
+    """The C sources and headers of every native FMU (the plant's data file aside):
+    the kernels' and the runtime's, each folder sorted by name."""
+    kernels = sorted(p for p in KERNEL_DIR.iterdir() if p.suffix in (".c", ".h") and p.name not in PYTHON_ONLY)
+    return kernels + sorted(p for p in RUNTIME_DIR.iterdir() if p.suffix in (".c", ".h"))
 
 
 def compiler(platform: str) -> str:
@@ -51,12 +53,12 @@ def compiler(platform: str) -> str:
                      f"on PATH{hint}; leave {platform} out of the platforms")
 
 
-def compile_binary(platform: str, data_file: Path, dest: Path) -> Path:
-    """Compile the runtime with the plant data ``data_file`` into ``dest``."""
+def compile_binary(platform: str, source_dir: Path, units: list[str], dest: Path) -> Path:
+    """Compile the compilation units ``units`` of the FMU's sources folder
+    ``source_dir`` (:mod:`.sources`) into the binary ``dest``."""
     cc = compiler(platform)
     flags = PLATFORMS[platform][2]
-    cmd = [cc, "-shared", *CFLAGS, *flags, f"-I{KERNEL_DIR}", f"-I{RUNTIME_DIR}", "-o", str(dest),
-           *map(str, sources()), str(data_file), "-lm"]
+    cmd = [cc, "-shared", *CFLAGS, *flags, "-o", str(dest), *(str(source_dir / u) for u in units), "-lm"]
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:
         raise ModelError(f"compiling the native {platform} FMU binary failed ({' '.join(cmd)}):\n{res.stderr}")
