@@ -30,7 +30,10 @@ TOOLS = {
     "ffmpeg": ("ffmpeg", "video export of replays"),
     "ffprobe": ("ffmpeg", "video export of replays"),
     "aarch64-linux-gnu-gcc": ("gcc-aarch64-linux-gnu", "aarch64 cross-builds of FMU sources"),
+    "aarch64-linux-gnu-objdump": ("binutils-aarch64-linux-gnu", "glibc versions of aarch64 binaries"),
     "qemu-aarch64": ("qemu-user", "aarch64 binaries run on x86_64"),
+    "objdump": ("binutils", "glibc symbol versions of binaries"),
+    "cmake": ("cmake", "fmpy.build.build_platform_binary builds FMU sources with CMake"),
     "unshare": ("util-linux", "hosts with the Python installation hidden"),
 }
 
