@@ -74,6 +74,18 @@ def need_tool(*names: str, why: str = "") -> str:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def need_aarch64_libc(cc: str) -> str:
+    """The aarch64 sysroot (``/usr/aarch64-linux-gnu``) whose C library the cross
+    compiler ``cc`` links and qemu-aarch64 runs binaries with; skips (or fails)
+    naming Debian's ``libc6-dev-arm64-cross`` where there is none."""
+    import subprocess
+    out = subprocess.run([cc, "-print-file-name=libc.so"], capture_output=True, text=True).stdout.strip()
+    if not os.path.isabs(out):
+        skip_unless_required(f"{SKIP_PREFIX} {cc} (its aarch64 C library, for cross-built hosts and FMU "
+                             f"binaries): apt-get install libc6-dev-arm64-cross")
+    return str(Path(out).resolve().parent.parent)
+
+
 def has_tool(name: str) -> bool:
     """True when ``name`` is on PATH (for tests that adapt instead of skipping)."""
     return find_tool(name) is not None

@@ -489,5 +489,8 @@ def _build_native(ref: PlantRef, dest, runtime: str, platforms, requirements, re
                          "runs no Python")
     from .native import build_native_fmu
     from .native.model_exchange import INTERFACES
-    return build_native_fmu(ref, dest, default_platforms() if platforms is None else platforms,
+    from .native.toolchain import default_cross_platforms
+    if platforms is None:
+        platforms = default_platforms() + default_cross_platforms(fmi_version)
+    return build_native_fmu(ref, dest, platforms,
                             interfaces=INTERFACES if interfaces is None else interfaces, fmi_version=fmi_version)

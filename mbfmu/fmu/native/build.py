@@ -7,6 +7,7 @@ The FMU (FMI 2.0 Co-Simulation and Model Exchange in one binary, see
                                   experiment and parameters as the pythonfmu FMU
     binaries/linux64/<id>.so      the runtime, kernels and plant data, C only
     binaries/win64/<id>.dll       the same, cross-compiled with mingw-w64
+    binaries/aarch64-linux/<id>.so  FMI 3: the same for aarch64 Linux (gcc-aarch64-linux-gnu)
     sources/                      everything that compiles the binary anywhere
                                   (:mod:`.sources`): runtime, kernels, model_data.c
 
@@ -139,7 +140,7 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
     dest : str or Path
         Folder for ``<name>.fmu``, or the ``.fmu`` file itself.
     platforms : iterable of str
-        FMU platforms to compile (``linux64``, ``win64``).
+        FMU platforms to compile (``linux64``, ``win64``; FMI 3 also ``aarch64-linux``).
     interfaces : iterable of str
         ``"cs"`` (Co-Simulation) and/or ``"me"`` (Model Exchange); both by
         default, in one binary.
@@ -161,6 +162,11 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
         raise InputError(f"FMI version {fmi_version!r}: the native runtime writes FMI 2 or 3")
     if not platforms:
         raise InputError("the native runtime needs at least one platform (linux64, win64)")
+    if fmi_version == 2 and toolchain.FMI3_ONLY.intersection(platforms):
+        raise InputError(f"platform {sorted(toolchain.FMI3_ONLY.intersection(platforms))[0]} is FMI 3 only: FMI 2 "
+                         "names no folder for aarch64 Linux (fmpy loads FMI 2 binaries from binaries/linux64 "
+                         "there, the x86_64 one's); build with --fmi 3, or compile the FMU's sources/ on the "
+                         "aarch64 machine")
     for platform in platforms:
         toolchain.compiler(platform)  # refuse a missing toolchain before any work
     try:
