@@ -119,7 +119,9 @@ def shim_compiler(platform: str) -> str | None:
         return os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if platform == "win64":
         return os.environ.get("MBFMU_MINGW_CC") or shutil.which(MINGW_CC)
-    raise InputError(f"unknown FMU platform {platform!r}: choose from {', '.join(PLATFORMS)}")
+    native = " (aarch64-linux is built by --runtime native --fmi 3)" if platform == "aarch64-linux" else ""
+    raise InputError(f"unknown FMU platform {platform!r}: the pythonfmu runtime builds {', '.join(PLATFORMS)}"
+                     + native)
 
 
 def compile_shim(dest: Path, platform: str = "linux64") -> Path:

@@ -175,4 +175,6 @@ def test_fmi2_refuses_the_aarch64_platform_by_name(tmp_path):
     from mbfmu.fmu.builder import build_fmu
     with pytest.raises(InputError, match="aarch64-linux is FMI 3 only"):
         build_fmu("rigid_arm", tmp_path, runtime="native", platforms=["linux64", AARCH64])
+    with pytest.raises(InputError, match="aarch64-linux is built by --runtime native --fmi 3"):
+        build_fmu("rigid_arm", tmp_path, platforms=["linux64", AARCH64])  # the pythonfmu runtime
     assert not list(tmp_path.iterdir())
