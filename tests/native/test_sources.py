@@ -95,7 +95,9 @@ def test_fmpy_builds_the_sources_into_the_shipped_binary(name, fmi, native_fmu, 
     unzipdir = _without_binary(fmu, tmp_path / "fmu")
     build_dir = tmp_path / "build"
     build_dir.mkdir()
-    build_platform_binary(unzipdir.resolve(), build_dir)
+    # as `fmpy compile --all-warnings --warning-as-error` does: -Wall -Wextra -Wpedantic, no warning
+    build_platform_binary(unzipdir.resolve(), build_dir, all_warnings=True,
+                          cmake_options={"CMAKE_COMPILE_WARNING_AS_ERROR:BOOL": "ON"})
     _assert_equal_runs(_run(unzipdir, name, fmi), _run(fmu, name, fmi))
 
 
