@@ -198,7 +198,7 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
     fmu_path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="mbfmu_native_") as tmp:
         root = Path(tmp)
-        units = sources.stage(root / "sources", source)
+        units = sources.stage(root / "sources", {sources.DATA_FILE: source})
         if fmi_version == 2:
             sources.add_source_files(xml, units)
         else:

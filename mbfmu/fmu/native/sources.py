@@ -19,6 +19,7 @@ from __future__ import annotations
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Mapping
 
 from ...errors import ModelError
 from .toolchain import runtime_files
@@ -28,31 +29,36 @@ BUILD_DESCRIPTION = "buildDescription.xml"
 LANGUAGE = "C99"
 
 
-def stage(folder: Path, data_text: str) -> list[str]:
+def stage(folder: Path, generated: Mapping[str, str]) -> list[str]:
     """Write the sources of one FMU into ``folder``; the names of its compilation units.
 
     Parameters
     ----------
     folder : Path
         The FMU's ``sources`` folder (created).
-    data_text : str
-        The C text of ``model_data.c`` (:func:`.build.data_source`).
+    generated : mapping of str to str
+        File name -> C text of the files generated for this plant
+        (``{"model_data.c": ...}``, :func:`.build.data_source`).
 
     Returns
     -------
     list of str
-        The ``.c`` files, relative to ``folder``, in compilation order.
+        The ``.c`` files, relative to ``folder``, in compilation order (the
+        runtime's, then the generated ones).
     """
     folder.mkdir(parents=True, exist_ok=True)
     units = []
     for path in runtime_files():
-        if path.name == DATA_FILE or (folder / path.name).exists():
-            raise ModelError(f"two runtime sources are named {path.name!r}: the FMU's sources folder is flat")
+        if path.name in generated or (folder / path.name).exists():
+            raise ModelError(f"two native FMU sources are named {path.name!r}: the FMU's sources folder is flat")
         shutil.copyfile(path, folder / path.name)
         if path.suffix == ".c":
             units.append(path.name)
-    (folder / DATA_FILE).write_text(data_text)
-    return [*units, DATA_FILE]
+    for name, text in generated.items():
+        (folder / name).write_text(text)
+        if name.endswith(".c"):
+            units.append(name)
+    return units
 
 
 def add_source_files(root: ET.Element, units: list[str]) -> None:
@@ -74,6 +80,6 @@ def build_description(model_identifier: str, units: list[str]) -> bytes:
     fileset = ET.SubElement(config, "SourceFileSet", language=LANGUAGE)
     for name in units:
         ET.SubElement(fileset, "SourceFile", name=name)
-    ET.SubElement(config, "Library", name="m", description="the C math library (libm; -lm)")
+    ET.SubElement(config, "Library", name="m", external="true", description="the C math library (libm; -lm)")
     ET.indent(root, "  ")
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8") + b"\n"
