@@ -45,6 +45,11 @@ def runtime_files() -> list[Path]:
     return kernels + sorted(p for p in RUNTIME_DIR.iterdir() if p.suffix in (".c", ".h"))
 
 
+def sources() -> list[Path]:
+    """The C files compiled into every native FMU (the plant's data file aside)."""
+    return [p for p in runtime_files() if p.suffix == ".c"]
+
+
 def compiler(platform: str) -> str:
     """Path of the C compiler for ``platform``; raises ModelError naming what is missing."""
     if platform not in PLATFORMS:
