@@ -21,7 +21,8 @@ kernels = Extension(
              "mbfmu/dynamics/csrc/flexible.h", "mbfmu/dynamics/csrc/latch.h",
              "mbfmu/dynamics/csrc/sensors.h", "mbfmu/dynamics/csrc/adaptive.h",
              "mbfmu/dynamics/csrc/sled.h", "mbfmu/dynamics/csrc/hic.h",
-             "mbfmu/dynamics/csrc/flexsensors.h", "mbfmu/dynamics/csrc/drives.h"],
+             "mbfmu/dynamics/csrc/flexsensors.h", "mbfmu/dynamics/csrc/drives.h",
+             "mbfmu/dynamics/csrc/glibc_baseline.h"],
     include_dirs=["mbfmu/dynamics/csrc", numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
     # -fno-wrapv: Python's own CFLAGS carry -fwrapv, which keeps gcc from

@@ -35,9 +35,13 @@ timed in C by ``benchmarks/native_fmi.c`` on states of a trajectory:
   ``fmi2DoStep`` + ``fmi2GetReal`` (FMI 2 FMU of the same plant), target
   at most 1.1x.
 
+Then (``--sources``) the native FMU's shipped linux64 binary against the
+binaries built from its ``sources/`` by ``fmpy.build.build_platform_binary``
+and by a plain ``cc -shared -fPIC -O2`` (the same ``native_step.c`` loop).
+
 Usage::
 
-    python benchmarks/fmu.py [NAME ...] [--steps N] [--native-only] [--me-fmi3]
+    python benchmarks/fmu.py [NAME ...] [--steps N] [--native-only] [--me-fmi3] [--sources]
 """
 from __future__ import annotations
 
@@ -184,6 +188,76 @@ def me_fmi3_table(names: list[str], steps: int, out: Path) -> None:
               f"{r['cs2_ns'] / 1e3:>14.2f}{r['cs3_ns'] / 1e3:>14.2f}{r['cs3_ns'] / r['cs2_ns']:>11.3f}")
 
 
+def _quiet(fn, *args):
+    """Call ``fn(*args)`` with the process's stdout and stderr sent to /dev/null
+    (fmpy's CMake build prints its progress from child processes)."""
+    import os
+    sys.stdout.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(os.devnull, "w") as null:
+        os.dup2(null.fileno(), 1)
+        os.dup2(null.fileno(), 2)
+        try:
+            return fn(*args)
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+
+
+def sources_table(names: list[str], steps: int, out: Path) -> None:
+    """The native FMU's shipped linux64 binary against binaries built from its
+    ``sources/`` by ``fmpy.build.build_platform_binary`` (CMake, Release) and by
+    ``cc -shared -fPIC -O2``: ``fmi2DoStep`` + ``fmi2GetReal`` of all outputs,
+    timed in C by ``native_step.c``, interleaved, best of 5."""
+    import shutil
+    import zipfile
+
+    from fmpy import read_model_description
+    from fmpy.build import build_platform_binary
+
+    from mbfmu.fmu.builder import build_fmu
+    from mbfmu.fmu.native import toolchain
+    from mbfmu.plant.library import load_plant
+    print(f"\n{'plant':<18}{'step s':>8}{'shipped us':>12}{'fmpy us':>9}{'fmpy/shipped':>14}{'cc -O2 us':>11}"
+          f"{'cc/shipped':>12}")
+    for name in names:
+        folder = out / f"sources_{name}"
+        fmu = build_fmu(name, folder, runtime="native", platforms=("linux64",))
+        md = read_model_description(str(fmu))
+        ident, step = md.coSimulation.modelIdentifier, load_plant(name).default_step
+        libs = {}
+        for kind in ("shipped", "fmpy", "cc"):
+            d = folder / kind
+            with zipfile.ZipFile(fmu) as z:
+                z.extractall(d)
+            lib = d / "binaries" / "linux64" / f"{ident}.so"
+            if kind == "fmpy":
+                lib.unlink()
+                (folder / "cmake").mkdir()
+                _quiet(build_platform_binary, d.resolve(), folder / "cmake")
+            elif kind == "cc":
+                files = md.buildConfigurations[0].sourceFileSets[0].sourceFiles
+                subprocess.run([toolchain.compiler("linux64"), "-shared", "-fPIC", "-O2", "-o", str(lib),
+                                *(str(d / "sources" / f) for f in files), "-lm"], check=True)
+            libs[kind] = lib
+        exe = folder / "native_step"
+        srcs = [str(p) for p in toolchain.sources() if p.name not in ("fmi2.c", "fmi3.c")]
+        subprocess.run([toolchain.compiler("linux64"), *toolchain.CFLAGS, f"-I{toolchain.KERNEL_DIR}",
+                        f"-I{toolchain.RUNTIME_DIR}", "-o", str(exe), str(REPO / "benchmarks" / "native_step.c"),
+                        *srcs, str(folder / "shipped" / "sources" / "model_data.c"), "-ldl", "-lm"], check=True)
+        best = {k: float("inf") for k in libs}
+        for _ in range(5):
+            for kind, lib in libs.items():
+                res = subprocess.run([str(exe), str(lib), md.guid, repr(step), str(steps * 4), "1"],
+                                     capture_output=True, text=True, check=True)
+                best[kind] = min(best[kind], json.loads(res.stdout.splitlines()[-1])["step_get_ns"] / 1e3)
+        print(f"{name:<18}{step:>8g}{best['shipped']:>12.2f}{best['fmpy']:>9.2f}"
+              f"{best['fmpy'] / best['shipped']:>14.3f}{best['cc']:>11.2f}{best['cc'] / best['shipped']:>12.3f}")
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def native_table(names: list[str], steps: int, out: Path) -> None:
     """Print the native runtime's table (see the module docstring)."""
     from mbfmu.fmu.native import NativeUnsupported, check_supported
@@ -213,9 +287,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help="library plants (default: all) besides the test pendulum")
     parser.add_argument("--steps", type=int, default=500, help="communication steps timed (default 500)")
     parser.add_argument("--native-only", action="store_true", help="only the native runtime's table")
+    parser.add_argument("--sources", action="store_true",
+                        help="only the table of the native FMU's shipped binary vs builds from its sources/")
     parser.add_argument("--me-fmi3", action="store_true",
                         help="only the Model Exchange (getDerivatives vs aba) and FMI 3 vs FMI 2 step table")
     args = parser.parse_args(argv)
+    if args.sources:
+        from mbfmu.plant.library import list_plants
+        with tempfile.TemporaryDirectory() as tmp:
+            sources_table(list(args.names or list_plants()), args.steps, Path(tmp))
+        return 0
     if args.me_fmi3:
         from mbfmu.plant.library import list_plants
         with tempfile.TemporaryDirectory() as tmp:

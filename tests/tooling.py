@@ -30,7 +30,10 @@ TOOLS = {
     "ffmpeg": ("ffmpeg", "video export of replays"),
     "ffprobe": ("ffmpeg", "video export of replays"),
     "aarch64-linux-gnu-gcc": ("gcc-aarch64-linux-gnu", "aarch64 cross-builds of FMU sources"),
+    "aarch64-linux-gnu-objdump": ("binutils-aarch64-linux-gnu", "glibc versions of aarch64 binaries"),
     "qemu-aarch64": ("qemu-user", "aarch64 binaries run on x86_64"),
+    "objdump": ("binutils", "glibc symbol versions of binaries"),
+    "cmake": ("cmake", "fmpy.build.build_platform_binary builds FMU sources with CMake"),
     "unshare": ("util-linux", "hosts with the Python installation hidden"),
 }
 
@@ -69,6 +72,18 @@ def need_tool(*names: str, why: str = "") -> str:
             return path
     missing_tool(names[0], why)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def need_aarch64_libc(cc: str) -> str:
+    """The aarch64 sysroot (``/usr/aarch64-linux-gnu``) whose C library the cross
+    compiler ``cc`` links and qemu-aarch64 runs binaries with; skips (or fails)
+    naming Debian's ``libc6-dev-arm64-cross`` where there is none."""
+    import subprocess
+    out = subprocess.run([cc, "-print-file-name=libc.so"], capture_output=True, text=True).stdout.strip()
+    if not os.path.isabs(out):
+        skip_unless_required(f"{SKIP_PREFIX} {cc} (its aarch64 C library, for cross-built hosts and FMU "
+                             f"binaries): apt-get install libc6-dev-arm64-cross")
+    return str(Path(out).resolve().parent.parent)
 
 
 def has_tool(name: str) -> bool:

@@ -133,7 +133,9 @@ def shim_compiler(platform: str) -> str | None:
         return os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if platform == "win64":
         return os.environ.get("MBFMU_MINGW_CC") or shutil.which(MINGW_CC)
-    raise InputError(f"unknown FMU platform {platform!r}: choose from {', '.join(PLATFORMS)}")
+    native = " (aarch64-linux is built by --runtime native --fmi 3)" if platform == "aarch64-linux" else ""
+    raise InputError(f"unknown FMU platform {platform!r}: the pythonfmu runtime builds {', '.join(PLATFORMS)}"
+                     + native)
 
 
 def compile_shim(dest: Path, platform: str = "linux64") -> Path:
@@ -516,5 +518,8 @@ def _build_native(ref: PlantRef, dest, runtime: str, platforms, requirements, re
                          "runs no Python")
     from .native import build_native_fmu
     from .native.model_exchange import INTERFACES
-    return build_native_fmu(ref, dest, default_platforms() if platforms is None else platforms,
+    from .native.toolchain import default_cross_platforms
+    if platforms is None:
+        platforms = default_platforms() + default_cross_platforms(fmi_version)
+    return build_native_fmu(ref, dest, platforms,
                             interfaces=INTERFACES if interfaces is None else interfaces, fmi_version=fmi_version)

@@ -78,9 +78,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--runtime", choices=("pythonfmu", "native"), default="pythonfmu",
                    help="pythonfmu (default): the plant runs in Python inside the FMU; native: a C-only "
                         "binary that needs no Python (plants built from the engine's elements)")
-    p.add_argument("--platform", action="append", choices=("linux64", "win64"), metavar="PLATFORM",
+    p.add_argument("--platform", action="append", choices=("linux64", "win64", "aarch64-linux"), metavar="PLATFORM",
                    help="binary platform, repeatable: linux64, win64 (default: both, or linux64 alone, "
-                        "saying so, when the mingw-w64 cross-compiler is missing)")
+                        "saying so, when the mingw-w64 cross-compiler is missing); aarch64-linux with "
+                        "--runtime native --fmi 3 (default there when gcc-aarch64-linux-gnu is installed)")
     p.add_argument("--fmi", type=int, choices=(2, 3), default=2,
                    help="FMI version (default 2); 3 needs --runtime native")
     p.add_argument("--interface", action="append", choices=("cs", "me"), metavar="KIND",

@@ -25,7 +25,9 @@
 #define dlerror() "LoadLibrary failed"
 #else
 #include <dlfcn.h>
+#ifndef PLATFORM_DIR /* -DPLATFORM_DIR='"aarch64-linux"' for a cross-built host */
 #define PLATFORM_DIR "x86_64-linux"
+#endif
 #define LIB_SUFFIX ".so"
 #endif
 

@@ -1029,7 +1029,7 @@ static int rigid_rhs(void *ctx, const double *q, const double *qd, const double 
 
 int mb_rk4(mb_model *m, double *q, double *qd, const double *tau, const double *fext,
            double h, int n) {
-    mb_ode ode = {m, rigid_rhs, rigid_normalize, m->nq, m->nv, m->work};
+    mb_ode ode = {m, rigid_rhs, rigid_normalize, m->nq, m->nv, m->work, NULL};
     return mb_rk4_steps(&ode, q, qd, tau, fext, h, n);
 }
 
@@ -1051,7 +1051,7 @@ static int canonical_rhs(void *ctx, const double *q, const double *p, const doub
 
 int mb_rk4_canonical(mb_model *m, double *q, double *p, const double *tau, const double *fext,
                      double h, int n) {
-    mb_ode ode = {m, canonical_rhs, rigid_normalize, m->nq, m->nv, m->work};
+    mb_ode ode = {m, canonical_rhs, rigid_normalize, m->nq, m->nv, m->work, NULL};
     return mb_rk4_steps(&ode, q, p, tau, fext, h, n);
 }
 

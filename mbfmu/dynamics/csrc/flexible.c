@@ -409,7 +409,7 @@ static void flex_normalize(void *ctx, double *q) {
 
 int mb_flex_rk4(mb_flex *fx, double *q, double *v, const double *tau, const double *fext,
                 double h, int n) {
-    mb_ode ode = {fx, flex_ode_rhs, flex_normalize, fx->nq, fx->nv, fx->rk};
+    mb_ode ode = {fx, flex_ode_rhs, flex_normalize, fx->nq, fx->nv, fx->rk, NULL};
     memset(fx->pres, 0, sizeof(int) * (size_t)fx->m->nb);
     return mb_rk4_steps(&ode, q, v, tau, fext, h, n);
 }

@@ -18,6 +18,8 @@
 #ifndef MBFMU_HIC_H
 #define MBFMU_HIC_H
 
+#include "glibc_baseline.h"
+
 /* columns of the recorder's parameters: point (body frame, m), grid
  * spacing (s), unit of the integrand (m/s^2 per unit, g) */
 enum { HC_PX = 0, HC_PY, HC_PZ, HC_SAMPLE, HC_UNIT, HC_N };

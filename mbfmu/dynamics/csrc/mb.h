@@ -17,6 +17,8 @@
 #ifndef MBFMU_MB_H
 #define MBFMU_MB_H
 
+#include "glibc_baseline.h"
+
 enum mb_joint_type {
     MB_FIXED = 0,
     MB_REVOLUTE = 1,

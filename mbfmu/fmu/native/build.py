@@ -7,7 +7,9 @@ The FMU (FMI 2.0 Co-Simulation and Model Exchange in one binary, see
                                   experiment and parameters as the pythonfmu FMU
     binaries/linux64/<id>.so      the runtime, kernels and plant data, C only
     binaries/win64/<id>.dll       the same, cross-compiled with mingw-w64
-    sources/model_data.c          the generated plant data (for inspection)
+    binaries/aarch64-linux/<id>.so  FMI 3: the same for aarch64 Linux (gcc-aarch64-linux-gnu)
+    sources/                      everything that compiles the binary anywhere
+                                  (:mod:`.sources`): runtime, kernels, model_data.c
 
 Nothing from Python runs at run time.
 """
@@ -28,7 +30,7 @@ from ...errors import InputError, MbfmuError, ModelError
 from .. import modeldescription
 from ..plantref import PlantRef, build_plant
 from ..slave import STATE_PREFIX, PlantSlave
-from . import toolchain
+from . import sources, toolchain
 from .dirder import inexact_reason, mark_directional
 from .flexible import flex_source
 from .fmi3 import PLATFORM_TUPLES, fmi3_description
@@ -139,7 +141,7 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
     dest : str or Path
         Folder for ``<name>.fmu``, or the ``.fmu`` file itself.
     platforms : iterable of str
-        FMU platforms to compile (``linux64``, ``win64``).
+        FMU platforms to compile (``linux64``, ``win64``; FMI 3 also ``aarch64-linux``).
     interfaces : iterable of str
         ``"cs"`` (Co-Simulation) and/or ``"me"`` (Model Exchange); both by
         default, in one binary.
@@ -161,6 +163,11 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
         raise InputError(f"FMI version {fmi_version!r}: the native runtime writes FMI 2 or 3")
     if not platforms:
         raise InputError("the native runtime needs at least one platform (linux64, win64)")
+    if fmi_version == 2 and toolchain.FMI3_ONLY.intersection(platforms):
+        raise InputError(f"platform {sorted(toolchain.FMI3_ONLY.intersection(platforms))[0]} is FMI 3 only: FMI 2 "
+                         "names no folder for aarch64 Linux (fmpy loads FMI 2 binaries from binaries/linux64 "
+                         "there, the x86_64 one's); build with --fmi 3, or compile the FMU's sources/ on the "
+                         "aarch64 machine")
     for platform in platforms:
         toolchain.compiler(platform)  # refuse a missing toolchain before any work
     try:
@@ -193,13 +200,16 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
     fmu_path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="mbfmu_native_") as tmp:
         root = Path(tmp)
-        data_file = root / "model_data.c"
-        data_file.write_text(source)
+        units = sources.stage(root / "sources", {sources.DATA_FILE: source})
+        if fmi_version == 2:
+            sources.add_source_files(xml, units)
+        else:
+            (root / "sources" / sources.BUILD_DESCRIPTION).write_bytes(sources.build_description(ident, units))
         binaries = {}
         for platform in platforms:
             suffix = toolchain.PLATFORMS[platform][1]
             out = root / f"{ident}_{platform}{suffix}"
-            toolchain.compile_binary(platform, data_file, out)
+            toolchain.compile_binary(platform, root / "sources", units, out)
             folder = PLATFORM_TUPLES[platform] if fmi_version == 3 else platform
             binaries[f"binaries/{folder}/{ident}{suffix}"] = out
         part = fmu_path.with_suffix(".fmu.part")
@@ -207,7 +217,8 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
             z.writestr("modelDescription.xml", modeldescription.to_bytes(xml))
             for name, path in binaries.items():
                 z.write(path, name)
-            z.write(data_file, "sources/model_data.c")
+            for path in sorted((root / "sources").iterdir()):
+                z.write(path, f"sources/{path.name}")
         os.replace(part, fmu_path)
     return fmu_path
 
