@@ -114,7 +114,7 @@ def read_ssp(path: str | Path, *, allow_external: bool = False) -> System:
 
 def _read_ssd(path: Path, sources: SourceResolver, ssd: Path) -> System:
     """The system of the SSD file ``ssd``, its references resolved by ``sources``; ``path`` names it in messages."""
-    root = ssp_bindings.parse(str(ssd))
+    root = ssp_bindings.parse(str(ssd), repr(str(path)))
     _validate(root, "SystemStructureDescription.xsd", str(path))
     if not root.get("version", "").startswith("1."):
         raise CosimError(f"{str(path)!r}: SSP version {root.get('version')!r} is not 1.x")

@@ -35,10 +35,13 @@ def parser() -> Any:
     return etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False)
 
 
-def parse(f: Any) -> Any:
-    """The root element of the XML file ``f`` (path or binary file object)."""
+def parse(f: Any, what: str) -> Any:
+    """The root element of the XML file ``f`` (path or binary file object), named ``what`` in messages."""
     from lxml import etree
-    return etree.parse(f, parser()).getroot()
+    try:
+        return etree.parse(f, parser()).getroot()
+    except etree.XMLSyntaxError as exc:
+        raise CosimError(f"{what} is not readable XML: {exc}") from None
 
 
 def validate(root: Any, name: str, what: str) -> None:
@@ -87,7 +90,7 @@ def parameters(binding: Any, open_resource: Callable[[str], Any]) -> list[tuple[
     src = binding.get("source")
     if src:
         with open_resource(src) as f:
-            root = parse(f)
+            root = parse(f, f"parameter file {src!r}")
         validate(root, "SystemStructureParameterValues.xsd", f"parameter file {src!r}")
         sets.append(root)
     out = []
@@ -108,9 +111,9 @@ def mapping(binding: Any, open_resource: Callable[[str], Any]) -> dict[str, Entr
     _checked_type(pm, MAPPING_TYPE, "parameter mapping")
     src = pm.get("source")
     if src:
-        with open_resource(src) as f:
-            root = parse(f)
         what = f"parameter mapping file {src!r}"
+        with open_resource(src) as f:
+            root = parse(f, what)
     else:
         root = pm.find("ssm:ParameterMapping", NS)
         what = "inline parameter mapping"

@@ -1,0 +1,227 @@
+"""SSP 1.0 transformations and parameter mappings (issue 25 item 7): linear,
+boolean and integer mapping transformations on connections and bindings, and
+``.ssm`` parameter mappings inline and inside the ``.ssp``. Each hand-written
+SSD is checked against the flat system built by hand (identical run), or against
+the value the standard's formula gives; ``write_ssp`` writes what it reads."""
+from __future__ import annotations
+
+import math
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mbfmu.cosim import FmuUnit, System, read_ssp, simulate, write_ssp
+from mbfmu.errors import CosimError
+from tooling import REFERENCE_FMUS
+
+from .test_ssp_units import SPEED, _with_units
+
+FEEDTHROUGH = REFERENCE_FMUS / "fmi2" / "Feedthrough.fmu"
+HEAD = """<?xml version="1.0" encoding="UTF-8"?>
+<ssd:SystemStructureDescription version="1.0" name="Maps"
+    xmlns:ssc="http://ssp-standard.org/SSP1/SystemStructureCommon"
+    xmlns:ssd="http://ssp-standard.org/SSP1/SystemStructureDescription"
+    xmlns:ssv="http://ssp-standard.org/SSP1/SystemStructureParameterValues"
+    xmlns:ssm="http://ssp-standard.org/SSP1/SystemStructureParameterMapping">
+<ssd:System name="s">"""
+TAIL = "</ssd:System></ssd:SystemStructureDescription>\n"
+
+
+def _ssp(tmp_path: Path, body: str, files: dict[str, Path | str], name: str = "maps.ssp") -> Path:
+    path = tmp_path / name
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("SystemStructure.ssd", HEAD + body + TAIL)
+        for arc, f in files.items():
+            if isinstance(f, Path):
+                z.write(f, arc)
+            else:
+                z.writestr(arc, f)
+    return path
+
+
+def _param(name: str, typ: str, value, unit: str | None = None) -> str:
+    u = f' unit="{unit}"' if unit else ""
+    return f'<ssv:Parameter name="{name}"><ssv:{typ} value="{value}"{u}/></ssv:Parameter>'
+
+
+def _set(params: str, units: str = "") -> str:
+    return f'<ssv:ParameterSet version="1.0" name="set"><ssv:Parameters>{params}</ssv:Parameters>{units}</ssv:ParameterSet>'
+
+
+def _binding(params: str = "", mapping: str = "", source: str | None = None, units: str = "") -> str:
+    src = f' source="{source}"' if source else ""
+    values = f"<ssd:ParameterValues>{_set(params, units)}</ssd:ParameterValues>" if params else ""
+    return f"<ssd:ParameterBindings><ssd:ParameterBinding{src}>{values}{mapping}</ssd:ParameterBinding></ssd:ParameterBindings>"
+
+
+def _same_run(a: System, b: System, columns: list[str] | None = None, stop: float = 1.0) -> None:
+    r1, r2 = simulate(a, stop, 0.01, progress=False), simulate(b, stop, 0.01, progress=False)
+    for c in columns or r2.names:
+        assert np.array_equal(r1[c], r2[c]), c
+
+
+def _round_trip(s: System, tmp_path: Path) -> System:
+    """read -> write -> read: the same units, values, connections and input transformations."""
+    back = read_ssp(write_ssp(s, tmp_path / "again.ssp", stop_time=1.0))
+    assert list(back.units) == list(s.units)
+    assert sorted(map(str, back.connections)) == sorted(map(str, s.connections))
+    for n, u in s.units.items():
+        assert back.units[n].values == u.values, n
+        assert back.units[n].input_conversion == u.input_conversion, n
+    assert back.transformations == s.transformations
+    return back
+
+
+# -- connections ----------------------------------------------------------------------
+def test_linear_transformation_on_a_connection_equals_the_flat_system(mass_fmu, gain_fmu, tmp_path):
+    """g.u = 2 m.x + 0.5 is the flat system whose gain has k = 2 and b = 0.5
+    (powers of two: the same floats). The gain's u and y are in m here."""
+    gm = _with_units(gain_fmu, tmp_path / "gm.fmu", {"u": "m", "y": "m", "b": "m"}, {})
+    body = f"""<ssd:Elements>
+      <ssd:Component name="m" source="resources/mass.fmu">{_binding(_param("x0", "Real", 1.0) + _param("k", "Real", 10.0))}</ssd:Component>
+      <ssd:Component name="g" source="resources/gain.fmu"/></ssd:Elements>
+      <ssd:Connections><ssd:Connection startElement="m" startConnector="x" endElement="g" endConnector="u">
+        <ssc:LinearTransformation factor="2.0" offset="0.5"/></ssd:Connection></ssd:Connections>"""
+    s = read_ssp(_ssp(tmp_path, body, {"resources/mass.fmu": mass_fmu, "resources/gain.fmu": gm}))
+    flat = System([FmuUnit(mass_fmu, "m", values=dict(x0=1.0, k=10.0)), FmuUnit(gm, "g", values=dict(k=2.0, b=0.5))],
+                  [("m.x", "g.u")])
+    _same_run(s, flat, ["m.x", "g.y"])
+    assert np.ptp(simulate(s, 1.0, 0.01, progress=False)["g.y"]) > 1.0  # the transformed signal moves
+    _same_run(_round_trip(s, tmp_path), s)
+
+
+def test_unit_conversion_comes_before_the_linear_transformation(gain_fmu, tmp_path):
+    """SSP 1.0: target = factor * (source converted to the target's unit) + offset."""
+    g1 = _with_units(gain_fmu, tmp_path / "g1.fmu", {"y": "rad/s"}, SPEED)
+    g2 = _with_units(gain_fmu, tmp_path / "g2.fmu", {"u": "rpm"}, SPEED)
+    body = f"""<ssd:Elements>
+      <ssd:Component name="g1" source="resources/g1.fmu">{_binding(_param("b", "Real", 10.0))}</ssd:Component>
+      <ssd:Component name="g2" source="resources/g2.fmu"/></ssd:Elements>
+      <ssd:Connections><ssd:Connection startElement="g1" startConnector="y" endElement="g2" endConnector="u">
+        <ssc:LinearTransformation factor="2" offset="1"/></ssd:Connection></ssd:Connections>"""
+    s = read_ssp(_ssp(tmp_path, body, {"resources/g1.fmu": g1, "resources/g2.fmu": g2}))
+    r = simulate(s, 0.1, 0.01, progress=False)
+    assert r["g2.y"][-1] == pytest.approx(2 * (10.0 * 60 / (2 * math.pi)) + 1, rel=1e-14)
+    back = _round_trip(s, tmp_path)
+    assert simulate(back, 0.1, 0.01, progress=False)["g2.y"][-1] == r["g2.y"][-1]
+
+
+def _feedthroughs(mapping: str, f1_bool: str = "true", f1_int: int = 3) -> str:
+    params = _param("Boolean_input", "Boolean", f1_bool) + _param("Int32_input", "Integer", f1_int)
+    return f"""<ssd:Elements>
+      <ssd:Component name="f1" source="resources/ft.fmu">{_binding(params)}</ssd:Component>
+      <ssd:Component name="f2" source="resources/ft.fmu"/></ssd:Elements>
+      <ssd:Connections>{mapping}</ssd:Connections>"""
+
+
+NOT = ('<ssd:Connection startElement="f1" startConnector="Boolean_output" endElement="f2" endConnector="Boolean_input">'
+       '<ssc:BooleanMappingTransformation><ssc:MapEntry source="true" target="false"/>'
+       '<ssc:MapEntry source="false" target="true"/></ssc:BooleanMappingTransformation></ssd:Connection>')
+
+
+@pytest.mark.parametrize("f1_bool,f2_bool", [("true", False), ("false", True)])
+def test_boolean_mapping_on_a_connection_equals_the_flat_system(tmp_path, f1_bool, f2_bool):
+    s = read_ssp(_ssp(tmp_path, _feedthroughs(NOT, f1_bool), {"resources/ft.fmu": FEEDTHROUGH}))
+    flat = System([FmuUnit(FEEDTHROUGH, "f1", values=dict(Boolean_input=f1_bool == "true", Int32_input=3)),
+                   FmuUnit(FEEDTHROUGH, "f2", values=dict(Boolean_input=f2_bool))])
+    _same_run(s, flat, ["f1.Boolean_output", "f2.Boolean_output"])
+    assert bool(simulate(s, 0.1, 0.01, progress=False)["f2.Boolean_output"][-1]) is f2_bool
+    _same_run(_round_trip(s, tmp_path), s)
+
+
+def test_integer_mapping_on_a_connection_is_refused_by_name(tmp_path):
+    m = ('<ssd:Connection startElement="f1" startConnector="Int32_output" endElement="f2" endConnector="Int32_input">'
+         '<ssc:IntegerMappingTransformation><ssc:MapEntry source="3" target="7"/></ssc:IntegerMappingTransformation>'
+         "</ssd:Connection>")
+    with pytest.raises(CosimError, match="f1.Int32_output -> f2.Int32_input: an IntegerMappingTransformation on a "
+                                         "connection is not supported"):
+        read_ssp(_ssp(tmp_path, _feedthroughs(m), {"resources/ft.fmu": FEEDTHROUGH}))
+
+
+def test_transformation_of_the_wrong_type_is_refused(tmp_path):
+    wrong = NOT.replace("Boolean_output", "Float64_continuous_output").replace("Boolean_input", "Float64_continuous_input")
+    with pytest.raises(CosimError, match="BooleanMappingTransformation is not valid for a Real value"):
+        read_ssp(_ssp(tmp_path, _feedthroughs(wrong), {"resources/ft.fmu": FEEDTHROUGH}))
+
+
+# -- parameter mappings ---------------------------------------------------------------
+SSM = """<?xml version="1.0" encoding="UTF-8"?>
+<ssm:ParameterMapping version="1.0" xmlns:ssc="http://ssp-standard.org/SSP1/SystemStructureCommon"
+    xmlns:ssm="http://ssp-standard.org/SSP1/SystemStructureParameterMapping">
+  <ssm:MappingEntry source="mass" target="m"/>
+  <ssm:MappingEntry source="stiffness" target="k"><ssc:LinearTransformation factor="2"/></ssm:MappingEntry>
+  <ssm:MappingEntry source="substeps" target="nsub">
+    <ssc:IntegerMappingTransformation><ssc:MapEntry source="3" target="30"/></ssc:IntegerMappingTransformation>
+  </ssm:MappingEntry>
+  <ssm:MappingEntry source="start" target="x0" suppressUnitConversion="true"/>
+</ssm:ParameterMapping>
+"""
+GRAM = '<ssv:Units><ssc:Unit name="g"><ssc:BaseUnit kg="1" factor="0.001"/></ssc:Unit></ssv:Units>'
+PARAMS = (_param("mass", "Real", 2000.0, "g") + _param("stiffness", "Real", 10.0) + _param("substeps", "Integer", 3)
+          + _param("start", "Real", 0.5, "g") + _param("d", "Real", 0.25))
+MAPPED = dict(m=2.0, k=20.0, nsub=30, x0=0.5, d=0.25)  # what the mapping makes of PARAMS
+
+
+@pytest.mark.parametrize("where", ["file in the ssp", "inline"])
+def test_parameter_mapping_renames_converts_and_transforms(mass_fmu, tmp_path, where):
+    """Renamed (mass -> m), converted from g then used (2000 g -> 2 kg), transformed
+    (stiffness 10 -> k 20, substeps 3 -> nsub 30), not converted with
+    suppressUnitConversion (start 0.5 -> x0 0.5), and unmapped names kept (d)."""
+    if where == "inline":
+        inline = SSM.split("?>", 1)[1]
+        mapping = f"<ssd:ParameterMapping>{inline}</ssd:ParameterMapping>"
+    else:
+        mapping = '<ssd:ParameterMapping source="resources/mass.ssm"/>'
+    body = f'<ssd:Elements><ssd:Component name="a" source="resources/mass.fmu">{_binding(PARAMS, mapping, units=GRAM)}</ssd:Component></ssd:Elements>'
+    s = read_ssp(_ssp(tmp_path, body, {"resources/mass.fmu": mass_fmu, "resources/mass.ssm": SSM}))
+    assert s.units["a"].values == MAPPED
+    _same_run(s, System([FmuUnit(mass_fmu, "a", values=MAPPED)]))
+    _same_run(_round_trip(s, tmp_path), s)
+
+
+def test_parameter_mapping_on_a_system_binding_targets_hierarchical_names(mass_fmu, tmp_path):
+    ssm = SSM.replace('target="m"', 'target="a.m"').replace('target="k"', 'target="a.k"') \
+             .replace('target="nsub"', 'target="a.nsub"').replace('target="x0"', 'target="a.x0"')
+    binding = _binding(PARAMS.replace('name="d"', 'name="a.d"'), '<ssd:ParameterMapping source="resources/sys.ssm"/>',
+                       units=GRAM)
+    body = f'{binding}<ssd:Elements><ssd:Component name="a" source="resources/mass.fmu"/></ssd:Elements>'
+    s = read_ssp(_ssp(tmp_path, body, {"resources/mass.fmu": mass_fmu, "resources/sys.ssm": ssm}))
+    assert s.units["a"].values == MAPPED
+
+
+def test_boolean_mapping_on_a_binding(tmp_path):
+    ssm = ('<ssd:ParameterMapping><ssm:ParameterMapping version="1.0"><ssm:MappingEntry source="on" target="Boolean_input">'
+           '<ssc:BooleanMappingTransformation><ssc:MapEntry source="true" target="false"/></ssc:BooleanMappingTransformation>'
+           "</ssm:MappingEntry></ssm:ParameterMapping></ssd:ParameterMapping>")
+    body = f'<ssd:Elements><ssd:Component name="f" source="resources/ft.fmu">{_binding(_param("on", "Boolean", "true"), ssm)}</ssd:Component></ssd:Elements>'
+    s = read_ssp(_ssp(tmp_path, body, {"resources/ft.fmu": FEEDTHROUGH}))
+    assert s.units["f"].values == {"Boolean_input": False}
+    assert not simulate(s, 0.1, 0.01, progress=False)["f.Boolean_output"][-1]
+
+
+def _mass_with_mapping(source: str) -> str:
+    mapping = f'<ssd:ParameterMapping source="{source}"/>'
+    return (f'<ssd:Elements><ssd:Component name="a" source="resources/mass.fmu">'
+            f'{_binding(PARAMS, mapping, units=GRAM)}</ssd:Component></ssd:Elements>')
+
+
+def test_parameter_mapping_outside_the_archive_is_refused(mass_fmu, tmp_path):
+    (tmp_path / "outside.ssm").write_text(SSM)
+    body = _mass_with_mapping("../outside.ssm")
+    with pytest.raises(CosimError, match="source '../outside.ssm' is outside the system's folder"):
+        read_ssp(_ssp(tmp_path, body, {"resources/mass.fmu": mass_fmu}))
+
+
+def test_entities_in_a_parameter_mapping_are_not_expanded(mass_fmu, tmp_path):
+    """A file from someone else cannot make the reader include a local file."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("m")
+    evil = SSM.replace("<?xml version=\"1.0\" encoding=\"UTF-8\"?>",
+                       f'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e SYSTEM "file://{secret}">]>') \
+              .replace('target="m"', 'target="&e;"')
+    body = _mass_with_mapping("resources/evil.ssm")
+    with pytest.raises(CosimError, match="parameter mapping file 'resources/evil.ssm' is not readable XML: "
+                                         "Attribute references external entity 'e'"):
+        read_ssp(_ssp(tmp_path, body, {"resources/mass.fmu": mass_fmu, "resources/evil.ssm": evil}))
