@@ -28,7 +28,7 @@ from typing import Any
 from ..errors import CosimError, InputError
 from ..untrusted.archive import extract
 from ..untrusted.scratch import release
-from .system import System
+from .system import Connection, System
 from .fmu_unit import FmuUnit
 from . import ssp_bindings, ssp_transforms
 from .ssp_hierarchy import SEP, Hierarchy
@@ -246,8 +246,12 @@ def _transform_connection(system: System, tree: Hierarchy, src: tuple, dst: tupl
     if total is None:
         return
     aff = total.affine()
-    if aff is None:
-        raise CosimError(f"{label}: an {total.tag} on a connection is not supported (only on parameter bindings)")
+    if aff is None:  # an Integer table: a unit of its own between the two ends
+        mapper = system.add(ssp_transforms.map_unit(total, f"{ee}.{ec}"))
+        system.connections = [c for c in system.connections if c.dst != f"{ee}.{ec}"]
+        system.connect(f"{se}.{sc}", f"{mapper.name}.u")
+        system.connect(f"{mapper.name}.y", f"{ee}.{ec}")
+        return
     if aff != (1.0, 0.0):
         du_.convert_input(ec, *aff)
     su = _unit_of(system, se, sc, conn_units)
@@ -299,7 +303,8 @@ def write_ssp(system: System, path: str | Path, *, stop_time: float | None = Non
     path = Path(path)
     if path.suffix not in (".ssp", ".ssd"):
         raise InputError(f"{str(path)!r}: write an .ssp or .ssd file")
-    bad = [u.name for u in system.units.values() if not isinstance(u, FmuUnit)]
+    mappers = {n: u for n, u in system.units.items() if ssp_transforms.is_map_unit(u)}
+    bad = [u.name for u in system.units.values() if not isinstance(u, FmuUnit) and u.name not in mappers]
     if bad:
         raise CosimError(f"only FMU units can be written to SSP; not FMUs: {', '.join(bad)}")
     system.validate()
@@ -312,6 +317,8 @@ def write_ssp(system: System, path: str | Path, *, stop_time: float | None = Non
     names: set[str] = set()
     used: dict[str, UnitDef | None] = {}  # units of the connectors and their definitions
     for u in system.units.values():
+        if u.name in mappers:
+            continue
         src = u.path.resolve()
         if src not in sources:
             fname = src.name
@@ -355,7 +362,12 @@ def write_ssp(system: System, path: str | Path, *, stop_time: float | None = Non
                     set_units.setdefault(v.unit, _definition(u, v.unit))
             _write_units(E("ssv:Units", ps), set_units, ps)
     transformations = getattr(system, "transformations", {})  # from read_ssp
+    into = {c.dst_unit: c for c in system.connections if c.dst_unit in mappers}
     for c in system.connections:
+        if c.dst_unit in mappers:
+            continue
+        if c.src_unit in mappers:  # source -> map unit -> input: one connection with the table
+            c = Connection(into[c.src_unit].src_unit, into[c.src_unit].src_var, c.dst_unit, c.dst_var)
         nest.connect(system, c, transformations.get(c.dst))
     nest.finish()
     if any(d is not None for d in used.values()):
@@ -381,7 +393,7 @@ def write_ssp(system: System, path: str | Path, *, stop_time: float | None = Non
             if src.exists():
                 z.write(src, arc)
             else:  # a unit read from an SSP archive, which is not kept: zip its extracted FMU again
-                unit = next(u for u in system.units.values() if u.path.resolve() == src)
+                unit = next(u for u in system.units.values() if isinstance(u, FmuUnit) and u.path.resolve() == src)
                 z.writestr(arc, _zip_folder(Path(unit._unzipdir)))
     return path
 

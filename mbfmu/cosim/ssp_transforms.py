@@ -145,3 +145,39 @@ def compose(first: Transformation | None, second: Transformation | None) -> Tran
     if type(first) is not type(second) or getattr(first, "kind", None) != getattr(second, "kind", None):
         raise CosimError(f"a {first.tag} cannot be followed by a {second.tag}")
     return first.then(second)
+
+
+class _Table:
+    """``fn(t, u)`` of a :class:`MapUnit` (a module-level class, so that the unit can be sent to a worker)."""
+
+    def __init__(self, mapping: Mapping) -> None:
+        self.table = dict(mapping.entries)
+
+    def __call__(self, t: float, u: Any) -> list[float]:
+        v = int(round(float(u[0])))
+        return [float(self.table.get(v, v))]
+
+
+def map_unit(mapping: Mapping, target: str) -> Any:
+    """A unit applying an Integer ``mapping`` between a connection's ends: input
+    ``u``, output ``y`` (direct feedthrough, so the mapped value arrives in the
+    same step), named ``<target unit>:<input>:map`` after the input it drives.
+
+    The master moves Integer values unchanged, so an Integer table on a
+    connection needs a unit of its own; ``write_ssp`` folds it back into the
+    connection's ``IntegerMappingTransformation``.
+    """
+    import dataclasses
+
+    from .units import FunctionUnit
+    unit = FunctionUnit(target.replace(".", ":") + ":map", _Table(mapping), inputs=["u"], outputs=["y"])
+    for n in ("u", "y"):
+        unit.variables[n] = dataclasses.replace(unit.variables[n], type="Integer", start=0)
+    unit.mapping = mapping
+    unit.target = target
+    return unit
+
+
+def is_map_unit(unit: Any) -> bool:
+    """Whether ``unit`` was made by :func:`map_unit`."""
+    return isinstance(getattr(unit, "mapping", None), Mapping) and isinstance(getattr(unit, "fn", None), _Table)
