@@ -1,21 +1,27 @@
 """System Structure and Parameterization (SSP 1.0): read and write systems.
 
-Supported: one flat system of FMU components (``application/x-fmu-sharedlibrary``)
-with connectors, connections between component connectors, parameter
-bindings on components and on the system (inline ``ssv:ParameterSet`` or a
-referenced ``.ssv`` file; a binding's ``prefix`` is prepended to the names of
-its parameters), and ``DefaultExperiment``. Units follow SSP 1.0: a parameter
-value given in another unit than its variable's is converted, and so is a
-connection between connectors of different units, through the unit
-definitions (``ssd:Units``, the parameter set's ``ssv:Units``, the FMUs'
-``UnitDefinitions``); incompatible units are refused by name. The master's
-step and algorithm travel in an ``ssc:Annotation`` of type
+Supported: systems of FMU components (``application/x-fmu-sharedlibrary``)
+with connectors; nested systems, flattened into units named by their path
+(``Right/Inner/Mass2``, :mod:`.ssp_hierarchy`), with connections through
+system connectors followed to the components; parameter bindings on
+components and systems (inline ``ssv:ParameterSet`` or an ``.ssv`` file, a
+binding's ``prefix`` prepended, hierarchical names on systems, higher levels
+winning) with parameter mappings (``.ssm``, inline or a file,
+:mod:`.ssp_bindings`); linear, Boolean and Integer mapping transformations on
+connections and mapping entries (:mod:`.ssp_transforms`); and
+``DefaultExperiment``. Units follow SSP 1.0: a parameter value given in
+another unit than its variable's is converted, and so is a connection between
+connectors of different units, through the unit definitions (``ssd:Units``,
+the parameter set's ``ssv:Units``, the FMUs' ``UnitDefinitions``),
+before any linear transformation; incompatible units are refused by name. The
+master's step and algorithm travel in an ``ssc:Annotation`` of type
 ``org.mbfmu.master``; the Open Simulation Platform's step annotation
-(``osp:FixedStepAlgorithm baseStepSize``) is read too. Files are validated against the SSP 1.0 schemas that
-fmpy ships, on reading and before writing, so the output loads in
-``fmpy.ssp`` and other SSP 1.0 engines. Not supported (reported as errors):
-nested systems, system-level connectors, connection transformations,
-parameter mappings and signal dictionaries.
+(``osp:FixedStepAlgorithm baseStepSize``) is read too. Files are validated
+against the SSP 1.0 schemas that fmpy ships, on reading and before writing,
+so the output loads in ``fmpy.ssp`` and other SSP 1.0 engines. Not supported
+(all reported in one error): signal dictionaries, enumeration mappings,
+components that are not FMUs, files relative to a component
+(``sourceBase="component"``).
 """
 from __future__ import annotations
 
@@ -88,13 +94,15 @@ def read_ssp(path: str | Path, *, allow_external: bool = False) -> System:
     Returns
     -------
     System
-        With FMU units named after the components, the connections, the
-        bound parameter values, and ``system.experiment`` holding
+        With FMU units named after the components (``System/Component``
+        inside nested systems), a ``<unit>:<input>:map`` unit per Integer
+        table on a connection, the flattened connections, the bound
+        parameter values, ``system.experiment`` holding
         ``start_time``/``stop_time`` (``DefaultExperiment``) and ``step``,
-        ``algorithm`` (mbfmu annotation) where present.
+        ``algorithm`` (mbfmu annotation) where present, and
+        ``system.transformations``: ``{"unit.input": transformation}`` for
+        the connections that declared one (what :func:`write_ssp` writes back).
     """
-    from lxml import etree
-
     path = Path(path)
     if not path.exists():
         raise InputError(f"SSP file {str(path)!r} does not exist")
@@ -257,6 +265,7 @@ def _transform_connection(system: System, tree: Hierarchy, src: tuple, dst: tupl
     su = _unit_of(system, se, sc, conn_units)
     if su != du_.variables[ec].unit:  # the input now takes values in the start's unit (what System.validate checks)
         du_.variables[ec] = dataclasses.replace(du_.variables[ec], unit=su)
+
 
 def _ssv_value(parent, value: Any, vtype: str) -> None:
     from lxml import etree
