@@ -41,7 +41,7 @@ def parse(f: Any, what: str) -> Any:
     try:
         return etree.parse(f, parser()).getroot()
     except etree.XMLSyntaxError as exc:
-        raise CosimError(f"{what} is not readable XML: {exc}") from None
+        raise CosimError(f"cannot read {what}: it is not well-formed XML: {exc}") from None
 
 
 def validate(root: Any, name: str, what: str) -> None:

@@ -231,6 +231,6 @@ def test_entities_in_a_parameter_mapping_are_not_expanded(mass_fmu, tmp_path):
                        f'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e SYSTEM "file://{secret}">]>') \
               .replace('target="m"', 'target="&e;"')
     body = _mass_with_mapping("resources/evil.ssm")
-    with pytest.raises(CosimError, match="parameter mapping file 'resources/evil.ssm' is not readable XML: "
-                                         "Attribute references external entity 'e'"):
+    with pytest.raises(CosimError, match="cannot read parameter mapping file 'resources/evil.ssm': it is not "
+                                         "well-formed XML: Attribute references external entity 'e'"):
         read_ssp(_ssp(tmp_path, body, {"resources/mass.fmu": mass_fmu, "resources/evil.ssm": evil}))
