@@ -316,6 +316,11 @@ def write_ssp(system: System, path: str | Path, *, stop_time: float | None = Non
     bad = [u.name for u in system.units.values() if not isinstance(u, FmuUnit) and u.name not in mappers]
     if bad:
         raise CosimError(f"only FMU units can be written to SSP; not FMUs: {', '.join(bad)}")
+    systems = {tuple(n.split(SEP)[:k]) for n in system.units for k in range(1, len(n.split(SEP)))}
+    clash = [n for n in system.units if tuple(n.split(SEP)) in systems or "" in n.split(SEP)]
+    if clash:
+        raise CosimError(f"unit names cannot be written as nested systems ({SEP!r} separates a system from what "
+                         f"it holds): {', '.join(clash)} (a system of that name holds other units, or a part is empty)")
     system.validate()
     E = lambda tag, parent=None, **attrs: (etree.SubElement(parent, _q(tag), **attrs) if parent is not None
                                           else etree.Element(_q(tag), nsmap={k: NS[k] for k in ("ssd", "ssc", "ssv")}, **attrs))

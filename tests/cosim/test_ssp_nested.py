@@ -153,3 +153,9 @@ def test_unknown_names_in_nested_systems_are_listed_together(mass_fmu, tmp_path)
     assert "system 'Left' has no connector 'w'" in msg
     assert "no element 'Nobody' there" in msg
     assert "system 'Right' has no parameter, connector or element variable 'Inner.Mass3.dc'" in msg
+
+
+def test_unit_names_that_cannot_nest_are_refused_by_name(mass_fmu, tmp_path):
+    s = System([FmuUnit(mass_fmu, "B"), FmuUnit(mass_fmu, "B/C"), FmuUnit(mass_fmu, "D//E")])
+    with pytest.raises(CosimError, match="cannot be written as nested systems .*: B, D//E"):
+        write_ssp(s, tmp_path / "x.ssp")
