@@ -26,13 +26,13 @@ HEAD = """<?xml version="1.0" encoding="UTF-8"?>
     xmlns:ssv="http://ssp-standard.org/SSP1/SystemStructureParameterValues"
     xmlns:ssm="http://ssp-standard.org/SSP1/SystemStructureParameterMapping">
 <ssd:System name="s">"""
-TAIL = "</ssd:System></ssd:SystemStructureDescription>\n"
 
 
-def _ssp(tmp_path: Path, body: str, files: dict[str, Path | str], name: str = "maps.ssp") -> Path:
+def _ssp(tmp_path: Path, body: str, files: dict[str, Path | str], name: str = "maps.ssp", after: str = "") -> Path:
+    """An archive of the top-level system ``body`` (``after`` it: units, experiment) and ``files``."""
     path = tmp_path / name
     with zipfile.ZipFile(path, "w") as z:
-        z.writestr("SystemStructure.ssd", HEAD + body + TAIL)
+        z.writestr("SystemStructure.ssd", HEAD + body + "</ssd:System>" + after + "</ssd:SystemStructureDescription>\n")
         for arc, f in files.items():
             if isinstance(f, Path):
                 z.write(f, arc)
@@ -270,3 +270,28 @@ def test_libcosim_applies_our_linear_transformations_alike(mass_fmu, tmp_path):
     np.testing.assert_allclose(theirs, ours, rtol=1e-12, atol=1e-12)
     untransformed = simulate(read_ssp(plain), 1.0, 0.01, progress=False)
     assert abs(untransformed["b.x"][-1] - ours[2]) > 1e-3  # the transformation matters
+
+
+def test_conversions_and_transformations_compose_along_system_connectors(gain_fmu, tmp_path):
+    """g1.y (rad/s) leaves system S through connector w (rpm) with factor 2, offset 1,
+    and reaches g2.u (rad/s) with factor 3: each hop converts, then transforms."""
+    g1 = _with_units(gain_fmu, tmp_path / "g1.fmu", {"y": "rad/s"}, SPEED)
+    g2 = _with_units(gain_fmu, tmp_path / "g2.fmu", {"u": "rad/s"}, SPEED)
+    rpm = 2 * math.pi / 60
+    body = f"""<ssd:Elements>
+      <ssd:System name="S">
+        <ssd:Connectors><ssd:Connector name="w" kind="output"><ssc:Real unit="rpm"/></ssd:Connector></ssd:Connectors>
+        <ssd:Elements><ssd:Component name="g1" source="resources/g1.fmu">{_binding(_param("b", "Real", 10.0))}</ssd:Component></ssd:Elements>
+        <ssd:Connections><ssd:Connection startElement="g1" startConnector="y" endConnector="w">
+          <ssc:LinearTransformation factor="2" offset="1"/></ssd:Connection></ssd:Connections>
+      </ssd:System>
+      <ssd:Component name="g2" source="resources/g2.fmu"/></ssd:Elements>
+      <ssd:Connections><ssd:Connection startElement="S" startConnector="w" endElement="g2" endConnector="u">
+        <ssc:LinearTransformation factor="3"/></ssd:Connection></ssd:Connections>"""
+    units = f'<ssd:Units><ssc:Unit name="rpm"><ssc:BaseUnit rad="1" s="-1" factor="{rpm!r}"/></ssc:Unit></ssd:Units>'
+    s = read_ssp(_ssp(tmp_path, body, {"resources/g1.fmu": g1, "resources/g2.fmu": g2}, after=units))
+    w = 2 * (10.0 / rpm) + 1  # rpm
+    r = simulate(s, 0.1, 0.01, progress=False)
+    assert r["g2.y"][-1] == pytest.approx(3 * (w * rpm), rel=1e-14)
+    back = _round_trip(s, tmp_path)
+    assert simulate(back, 0.1, 0.01, progress=False)["g2.y"][-1] == r["g2.y"][-1]
