@@ -239,6 +239,8 @@ def _transform_connection(system: System, tree: Hierarchy, src: tuple, dst: tupl
             end_unit = c.unit if c is not None else None
         t = ssp_transforms.read(hop.element, f"connection {hop.label()}")
         suppress = isinstance(t, ssp_transforms.Linear) and t.suppress_units
+        if suppress and t.affine() == (1.0, 0.0):  # suppressUnitConversion alone: valid for every type
+            declared, t = True, None
         if typ == "Real" and unit and end_unit and not suppress:
             conv = conversion(unit, end_unit, defs, label if len(hops) == 1 else f"connection {hop.label()}")
             if conv is not None:
@@ -248,7 +250,7 @@ def _transform_connection(system: System, tree: Hierarchy, src: tuple, dst: tupl
             declared = True
             ssp_transforms.check_type(t, typ, f"connection {hop.label()}")
             total = ssp_transforms.compose(total, ssp_transforms.Linear(t.factor, t.offset) if suppress else t)
-    if declared:  # remembered for write_ssp: the whole path as one transformation
+    if declared and (typ == "Real" or total is not None):  # for write_ssp: the whole path as one transformation
         system.transformations[f"{ee}.{ec}"] = (dataclasses.replace(total or ssp_transforms.Linear(), suppress_units=True)
                                                 if typ == "Real" else total)
     if total is None:

@@ -133,7 +133,7 @@ def read(element: Any, what: str) -> Transformation | None:
 def check_type(t: Transformation, var_type: str, what: str) -> None:
     """Refuse a transformation applied to a value of the wrong type."""
     if var_type not in VALID_TYPES[t.tag]:
-        raise CosimError(f"{what}: {t.tag} is not valid for a {var_type} value")
+        raise CosimError(f"{what}: {t.tag} is not valid for a value of type {var_type}")
 
 
 def compose(first: Transformation | None, second: Transformation | None) -> Transformation | None:

@@ -151,8 +151,17 @@ def test_integer_mapping_on_a_connection_equals_the_flat_system(tmp_path, f1_int
 
 def test_transformation_of_the_wrong_type_is_refused(tmp_path):
     wrong = NOT.replace("Boolean_output", "Float64_continuous_output").replace("Boolean_input", "Float64_continuous_input")
-    with pytest.raises(CosimError, match="BooleanMappingTransformation is not valid for a Real value"):
+    with pytest.raises(CosimError, match="BooleanMappingTransformation is not valid for a value of type Real"):
         read_ssp(_ssp(tmp_path, _feedthroughs(wrong), {"resources/ft.fmu": FEEDTHROUGH}))
+
+
+def test_suppress_unit_conversion_alone_passes_any_type(tmp_path):
+    m = INT_MAP.replace("<ssc:IntegerMappingTransformation>", "").replace("</ssc:IntegerMappingTransformation>", "")
+    m = m.replace('<ssc:MapEntry source="3" target="7"/><ssc:MapEntry source="7" target="-2"/>', "")
+    m = m.replace('endConnector="Int32_input">', 'endConnector="Int32_input" suppressUnitConversion="true">')
+    s = read_ssp(_ssp(tmp_path, _feedthroughs(m), {"resources/ft.fmu": FEEDTHROUGH}))
+    assert simulate(s, 0.1, 0.01, progress=False)["f2.Int32_output"][-1] == 3
+    _same_run(_round_trip(s, tmp_path), s)
 
 
 # -- parameter mappings ---------------------------------------------------------------
