@@ -101,6 +101,11 @@ class Hierarchy:
         for h in self.hops:
             self._out.setdefault(h.start, []).append(h)
             self._in.setdefault(h.end, []).append(h)
+        # a system connector driven twice is an error, and followed it would multiply the paths
+        self._driven_twice = {k for k, hs in self._in.items() if k[0] == "s" and len(hs) > 1}
+        for k in self._driven_twice:
+            self.problems.append(f"system connector {_text(k)} is driven by {len(self._in[k])} connections "
+                                 f"({', '.join(h.label() for h in self._in[k])})")
 
     def _walk(self, system: Any, path: tuple[str, ...]) -> None:
         self.systems[path] = system
@@ -164,6 +169,8 @@ class Hierarchy:
         end = hops[-1].end
         if end[0] == "u":
             yield src, end, hops
+            return
+        if end in self._driven_twice:
             return
         if end in seen:
             self.problems.append(f"connections loop through system connector {_text(end)}")

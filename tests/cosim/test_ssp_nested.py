@@ -162,3 +162,11 @@ def test_unit_names_that_cannot_nest_are_refused_by_name(mass_fmu, tmp_path):
     s = System([FmuUnit(mass_fmu, "B"), FmuUnit(mass_fmu, "B/C"), FmuUnit(mass_fmu, "D//E")])
     with pytest.raises(CosimError, match="cannot be written as nested systems .*: B, D//E"):
         write_ssp(s, tmp_path / "x.ssp")
+
+
+def test_system_connector_driven_twice_is_refused_without_following_it(mass_fmu, tmp_path):
+    """A chain of such diamonds would multiply the paths beyond any bound: refused, and fast."""
+    ssd = NESTED.replace(_c("Left", "v", "Right", "vin"), _c("Left", "v", "Right", "vin") + _c("Left", "x", "Right", "vin"))
+    with pytest.raises(CosimError, match=r"system connector Right.vin is driven by 2 connections \(Left.v -> Right.vin, "
+                                         r"Left.x -> Right.vin\)"):
+        read_ssp(_archive(tmp_path, ssd, mass_fmu))
