@@ -320,3 +320,21 @@ def test_isolated_run_keeps_the_connection_transformations(mass_fmu, tmp_path):
     ours = simulate(s, 1.0, 0.01, progress=False)
     isolated = simulate(read_ssp(tmp_path / "linear.ssd", allow_external=True), 1.0, 0.01, progress=False, isolate=True)
     assert np.array_equal(ours["b.x"], isolated["b.x"])
+
+
+def test_unsupported_binding_content_is_listed_in_one_error(mass_fmu, tmp_path):
+    comp = lambda name, binding: f'<ssd:Component name="{name}" source="resources/mass.fmu">{binding}</ssd:Component>'
+    in_fmu = '<ssd:ParameterBindings><ssd:ParameterBinding source="resources/p.ssv" sourceBase="component"/></ssd:ParameterBindings>'
+    cdf = '<ssd:ParameterBindings><ssd:ParameterBinding source="p.cdf" type="application/x-cdf"/></ssd:ParameterBindings>'
+    enum = _binding(PARAMS, '<ssd:ParameterMapping><ssm:ParameterMapping version="1.0"><ssm:MappingEntry source="d" '
+                    'target="d"><ssc:EnumerationMappingTransformation><ssc:MapEntry source="a" target="1"/>'
+                    "</ssc:EnumerationMappingTransformation></ssm:MappingEntry></ssm:ParameterMapping></ssd:ParameterMapping>",
+                    units=GRAM)
+    body = f"<ssd:Elements>{comp('a', in_fmu)}{comp('b', cdf)}{comp('c', enum)}</ssd:Elements>"
+    with pytest.raises(CosimError) as e:
+        read_ssp(_ssp(tmp_path, body, {"resources/mass.fmu": mass_fmu}))
+    msg = str(e.value)
+    assert "(3 problems)" in msg
+    assert "component 'a': parameter binding: sourceBase='component' (a file inside the FMU) is not supported" in msg
+    assert "component 'b': parameter binding: type 'application/x-cdf' is not supported" in msg
+    assert "component 'c': inline parameter mapping: entry 'd': EnumerationMappingTransformation is not supported" in msg
