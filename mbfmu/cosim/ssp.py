@@ -153,7 +153,33 @@ def _read_ssd(path: Path, sources: SourceResolver, ssd: Path) -> System:
         unit = system.add(FmuUnit(fmu_path, name))
         defs = {**fmu_units(unit.md), **defs}  # the SSD's own definitions win
         conn_units[name] = _connector_units(comp)
-    # bindings: components first, then systems from the innermost out (SSP 1.0: higher levels take precedence)
+    _apply_bindings(tree, system, open_resource, conn_units, defs, problems)
+    refused: set[int] = set()  # hops whose transformation is refused: every one is reported, none followed
+    for hop in tree.hops:
+        try:
+            ssp_transforms.read(hop.element, f"connection {hop.label()}")
+        except CosimError as exc:
+            problems.append(str(exc))
+            refused.add(id(hop))
+    for src, dst, hops in tree.flat_connections():
+        if any(id(h) in refused for h in hops):
+            continue
+        system.connect(f"{src[1]}.{src[2]}", f"{dst[1]}.{dst[2]}")
+        try:
+            _transform_connection(system, tree, src, dst, hops, conn_units, defs)
+        except CosimError as exc:
+            problems.append(str(exc))
+    problems.extend(p for p in tree.problems if p not in problems)  # loops found while following
+    if problems:
+        raise CosimError(f"{str(path)!r} cannot be loaded ({len(problems)} problems):\n  - " + "\n  - ".join(problems))
+    system.experiment = _experiment(root)
+    return system
+
+
+def _apply_bindings(tree: Hierarchy, system: System, open_resource, conn_units: dict[str, dict[str, str]],
+                    defs: dict[str, UnitDef], problems: list[str]) -> None:
+    """Every parameter binding: components first, then systems from the innermost
+    out (SSP 1.0: higher levels take precedence); problems are appended."""
     for name, comp, _ in tree.components:
         unit = system.units.get(name)
         if unit is None:
@@ -172,23 +198,10 @@ def _read_ssd(path: Path, sources: SourceResolver, ssd: Path) -> System:
                     if k[1] in system.units]
         for b in tree.systems[spath].findall("ssd:ParameterBindings/ssd:ParameterBinding", NS):
             ssp_bindings.apply(b, open_resource, label, resolve, defs, problems)
-    for hop in tree.hops:  # every transformation is checked, also on connections that fail otherwise
-        try:
-            ssp_transforms.read(hop.element, f"connection {hop.label()}")
-        except CosimError as exc:
-            problems.append(str(exc))
-            hop.element.getparent().remove(hop.element)
-    for src, dst, hops in tree.flat_connections():
-        if any(h.element.getparent() is None for h in hops):
-            continue
-        system.connect(f"{src[1]}.{src[2]}", f"{dst[1]}.{dst[2]}")
-        try:
-            _transform_connection(system, tree, src, dst, hops, conn_units, defs)
-        except CosimError as exc:
-            problems.append(str(exc))
-    problems.extend(p for p in tree.problems if p not in problems)  # loops found while following
-    if problems:
-        raise CosimError(f"{str(path)!r} cannot be loaded ({len(problems)} problems):\n  - " + "\n  - ".join(problems))
+
+
+def _experiment(root) -> dict[str, Any]:
+    """``start_time``, ``stop_time`` (``DefaultExperiment``), ``step`` and ``algorithm`` (annotations) of an SSD."""
     exp: dict[str, Any] = {}
     de = root.find("ssd:DefaultExperiment", NS)
     if de is not None:
@@ -205,8 +218,7 @@ def _read_ssd(path: Path, sources: SourceResolver, ssd: Path) -> System:
                     exp["step"] = float(m.get("step"))
                 if m.get("algorithm"):
                     exp["algorithm"] = m.get("algorithm")
-    system.experiment = exp
-    return system
+    return exp
 
 
 def _unit_of(system: System, comp: str, var: str, conn_units: dict[str, dict[str, str]]) -> str | None:
