@@ -19,6 +19,12 @@ from tooling import REFERENCE_FMUS
 from .test_ssp_units import SPEED, _with_units
 
 FEEDTHROUGH = REFERENCE_FMUS / "fmi2" / "Feedthrough.fmu"
+
+
+@pytest.fixture(params=["fmi2", "fmi3"])
+def feedthrough(request):
+    """The Reference FMUs' Feedthrough, FMI 2 and FMI 3 (Boolean and Int32 inputs and outputs)."""
+    return REFERENCE_FMUS / request.param / "Feedthrough.fmu"
 HEAD = """<?xml version="1.0" encoding="UTF-8"?>
 <ssd:SystemStructureDescription version="1.0" name="Maps"
     xmlns:ssc="http://ssp-standard.org/SSP1/SystemStructureCommon"
@@ -122,10 +128,10 @@ NOT = ('<ssd:Connection startElement="f1" startConnector="Boolean_output" endEle
 
 
 @pytest.mark.parametrize("f1_bool,f2_bool", [("true", False), ("false", True)])
-def test_boolean_mapping_on_a_connection_equals_the_flat_system(tmp_path, f1_bool, f2_bool):
-    s = read_ssp(_ssp(tmp_path, _feedthroughs(NOT, f1_bool), {"resources/ft.fmu": FEEDTHROUGH}))
-    flat = System([FmuUnit(FEEDTHROUGH, "f1", values=dict(Boolean_input=f1_bool == "true", Int32_input=3)),
-                   FmuUnit(FEEDTHROUGH, "f2", values=dict(Boolean_input=f2_bool))])
+def test_boolean_mapping_on_a_connection_equals_the_flat_system(tmp_path, feedthrough, f1_bool, f2_bool):
+    s = read_ssp(_ssp(tmp_path, _feedthroughs(NOT, f1_bool), {"resources/ft.fmu": feedthrough}))
+    flat = System([FmuUnit(feedthrough, "f1", values=dict(Boolean_input=f1_bool == "true", Int32_input=3)),
+                   FmuUnit(feedthrough, "f2", values=dict(Boolean_input=f2_bool))])
     _same_run(s, flat, ["f1.Boolean_output", "f2.Boolean_output"])
     assert bool(simulate(s, 0.1, 0.01, progress=False)["f2.Boolean_output"][-1]) is f2_bool
     _same_run(_round_trip(s, tmp_path), s)
@@ -137,10 +143,10 @@ INT_MAP = ('<ssd:Connection startElement="f1" startConnector="Int32_output" endE
 
 
 @pytest.mark.parametrize("f1_int,f2_int", [(3, 7), (7, -2), (4, 4)])  # 4 is not in the table: it passes unchanged
-def test_integer_mapping_on_a_connection_equals_the_flat_system(tmp_path, f1_int, f2_int):
-    s = read_ssp(_ssp(tmp_path, _feedthroughs(INT_MAP, f1_int=f1_int), {"resources/ft.fmu": FEEDTHROUGH}))
-    flat = System([FmuUnit(FEEDTHROUGH, "f1", values=dict(Boolean_input=True, Int32_input=f1_int)),
-                   FmuUnit(FEEDTHROUGH, "f2", values=dict(Int32_input=f2_int))])
+def test_integer_mapping_on_a_connection_equals_the_flat_system(tmp_path, feedthrough, f1_int, f2_int):
+    s = read_ssp(_ssp(tmp_path, _feedthroughs(INT_MAP, f1_int=f1_int), {"resources/ft.fmu": feedthrough}))
+    flat = System([FmuUnit(feedthrough, "f1", values=dict(Boolean_input=True, Int32_input=f1_int)),
+                   FmuUnit(feedthrough, "f2", values=dict(Int32_input=f2_int))])
     _same_run(s, flat, ["f1.Int32_output", "f2.Int32_output"])
     assert simulate(s, 0.1, 0.01, progress=False)["f2.Int32_output"][-1] == f2_int
     back = _round_trip(s, tmp_path)  # written as one connection with the table, read as the same system
