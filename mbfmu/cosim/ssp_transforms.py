@@ -34,9 +34,11 @@ class Linear:
     tag = "LinearTransformation"
 
     def apply(self, value: Any) -> float:
+        """The target value of source value ``value``."""
         return self.factor * float(value) + self.offset
 
     def affine(self) -> tuple[float, float]:
+        """``(gain, offset)``: ``target = gain source + offset``."""
         return self.factor, self.offset
 
     def then(self, other: "Linear") -> "Linear":
@@ -44,6 +46,7 @@ class Linear:
         return Linear(other.factor * self.factor, other.factor * self.offset + other.offset, self.suppress_units)
 
     def to_xml(self, parent: Any) -> Any:
+        """Append the ``ssc:LinearTransformation`` element to ``parent``."""
         from lxml import etree
         e = etree.SubElement(parent, f"{{{SSC}}}{self.tag}")
         if self.factor != 1.0:
@@ -68,6 +71,7 @@ class Mapping:
         return dict(self.entries)
 
     def apply(self, value: Any) -> Any:
+        """The target value of source value ``value`` (itself when the table does not list it)."""
         v = bool(value) if self.kind == "Boolean" else int(value)
         return self._table().get(v, v)
 
@@ -87,6 +91,7 @@ class Mapping:
         return Mapping(self.kind, tuple(sorted(out.items())))
 
     def to_xml(self, parent: Any) -> Any:
+        """Append the ``ssc:<kind>MappingTransformation`` element to ``parent``."""
         from lxml import etree
         e = etree.SubElement(parent, f"{{{SSC}}}{self.tag}")
         for s, t in self.entries:
