@@ -1,21 +1,27 @@
 """System Structure and Parameterization (SSP 1.0): read and write systems.
 
-Supported: one flat system of FMU components (``application/x-fmu-sharedlibrary``)
-with connectors, connections between component connectors, parameter
-bindings on components and on the system (inline ``ssv:ParameterSet`` or a
-referenced ``.ssv`` file; a binding's ``prefix`` is prepended to the names of
-its parameters), and ``DefaultExperiment``. Units follow SSP 1.0: a parameter
-value given in another unit than its variable's is converted, and so is a
-connection between connectors of different units, through the unit
-definitions (``ssd:Units``, the parameter set's ``ssv:Units``, the FMUs'
-``UnitDefinitions``); incompatible units are refused by name. The master's
-step and algorithm travel in an ``ssc:Annotation`` of type
+Supported: systems of FMU components (``application/x-fmu-sharedlibrary``)
+with connectors; nested systems, flattened into units named by their path
+(``Right/Inner/Mass2``, :mod:`.ssp_hierarchy`), with connections through
+system connectors followed to the components; parameter bindings on
+components and systems (inline ``ssv:ParameterSet`` or an ``.ssv`` file, a
+binding's ``prefix`` prepended, hierarchical names on systems, higher levels
+winning) with parameter mappings (``.ssm``, inline or a file,
+:mod:`.ssp_bindings`); linear, Boolean and Integer mapping transformations on
+connections and mapping entries (:mod:`.ssp_transforms`); and
+``DefaultExperiment``. Units follow SSP 1.0: a parameter value given in
+another unit than its variable's is converted, and so is a connection between
+connectors of different units, through the unit definitions (``ssd:Units``,
+the parameter set's ``ssv:Units``, the FMUs' ``UnitDefinitions``),
+before any linear transformation; incompatible units are refused by name. The
+master's step and algorithm travel in an ``ssc:Annotation`` of type
 ``org.mbfmu.master``; the Open Simulation Platform's step annotation
-(``osp:FixedStepAlgorithm baseStepSize``) is read too. Files are validated against the SSP 1.0 schemas that
-fmpy ships, on reading and before writing, so the output loads in
-``fmpy.ssp`` and other SSP 1.0 engines. Not supported (reported as errors):
-nested systems, system-level connectors, connection transformations,
-parameter mappings and signal dictionaries.
+(``osp:FixedStepAlgorithm baseStepSize``) is read too. Files are validated
+against the SSP 1.0 schemas that fmpy ships, on reading and before writing,
+so the output loads in ``fmpy.ssp`` and other SSP 1.0 engines. Not supported
+(all reported in one error): signal dictionaries, enumeration mappings,
+components that are not FMUs, files relative to a component
+(``sourceBase="component"``).
 """
 from __future__ import annotations
 
@@ -28,8 +34,10 @@ from typing import Any
 from ..errors import CosimError, InputError
 from ..untrusted.archive import extract
 from ..untrusted.scratch import release
-from .system import System
+from .system import Connection, System
 from .fmu_unit import FmuUnit
+from . import ssp_bindings, ssp_transforms
+from .ssp_hierarchy import SEP, Hierarchy
 from .ssp_sources import SourceResolver
 from .ssp_units import KNOWN, UnitDef, conversion, fmu_units, read_units
 
@@ -44,61 +52,8 @@ OSP_TYPE = "com.opensimulationplatform"
 FMU_TYPE = "application/x-fmu-sharedlibrary"
 
 
-def _schema(name: str):
-    from lxml import etree
-    import fmpy.ssp
-    return etree.XMLSchema(file=os.path.join(os.path.dirname(fmpy.ssp.__file__), "schema", name))
-
-
 def _validate(root, name: str, what: str) -> None:
-    schema = _schema(name)
-    if not schema.validate(root):
-        errs = "\n  - ".join(f"line {e.line}: {e.message}" for e in schema.error_log)
-        raise CosimError(f"{what} is not valid SSP 1.0 ({name}):\n  - {errs}")
-
-
-def _value(p) -> tuple[str, Any, str | None] | None:
-    """``(name, value, unit)`` of an ``ssv:Parameter``."""
-    for typ, conv in (("Real", float), ("Integer", int), ("Boolean", lambda s: s in ("true", "1")),
-                      ("String", str), ("Enumeration", str)):
-        e = p.find(f"ssv:{typ}", NS)
-        if e is not None:
-            return p.get("name"), conv(e.get("value")), e.get("unit")
-    return None
-
-
-def _parameter_sets(binding, open_resource) -> list[tuple[str, Any, str | None, dict[str, UnitDef]]]:
-    """``(name, value, unit, unit definitions of its set)`` of every parameter of a binding."""
-    from lxml import etree
-    out: list[tuple[str, Any, str | None, dict[str, UnitDef]]] = []
-    sets = list(binding.findall("ssd:ParameterValues/ssv:ParameterSet", NS))
-    src = binding.get("source")
-    if src is not None:
-        with open_resource(src) as f:
-            root = etree.parse(f).getroot()
-        _validate(root, "SystemStructureParameterValues.xsd", f"parameter file {src!r}")
-        sets.append(root)
-    for s in sets:
-        defs = read_units(s.find("ssv:Units", NS), NS)
-        for p in s.findall("ssv:Parameters/ssv:Parameter", NS):
-            v = _value(p)
-            if v is not None:
-                out.append((*v, defs))
-    return out
-
-
-def _apply_binding(binding, open_resource, target: str, unit_of, set_value, defs: dict[str, UnitDef],
-                   problems: list[str]) -> None:
-    """Apply one parameter binding: names get the binding's ``prefix`` prepended
-    (SSP 1.0), values are converted from their unit to the variable's."""
-    prefix = binding.get("prefix") or ""
-    for pname, v, unit, set_defs in _parameter_sets(binding, open_resource):
-        name = prefix + pname
-        try:
-            conv = conversion(unit, unit_of(name), {**defs, **set_defs}, f"{target} parameter {name!r}")
-            set_value(name, v if conv is None else conv[0] * v + conv[1])
-        except Exception as exc:
-            problems.append(f"{target} parameter binding {name!r}: {exc}")
+    ssp_bindings.validate(root, name, what)
 
 
 def _connector_units(comp) -> dict[str, str]:
@@ -139,13 +94,15 @@ def read_ssp(path: str | Path, *, allow_external: bool = False) -> System:
     Returns
     -------
     System
-        With FMU units named after the components, the connections, the
-        bound parameter values, and ``system.experiment`` holding
+        With FMU units named after the components (``System/Component``
+        inside nested systems), a ``<unit>:<input>:map`` unit per Integer
+        table on a connection, the flattened connections, the bound
+        parameter values, ``system.experiment`` holding
         ``start_time``/``stop_time`` (``DefaultExperiment``) and ``step``,
-        ``algorithm`` (mbfmu annotation) where present.
+        ``algorithm`` (mbfmu annotation) where present, and
+        ``system.transformations``: ``{"unit.input": transformation}`` for
+        the connections that declared one (what :func:`write_ssp` writes back).
     """
-    from lxml import etree
-
     path = Path(path)
     if not path.exists():
         raise InputError(f"SSP file {str(path)!r} does not exist")
@@ -165,9 +122,7 @@ def read_ssp(path: str | Path, *, allow_external: bool = False) -> System:
 
 def _read_ssd(path: Path, sources: SourceResolver, ssd: Path) -> System:
     """The system of the SSD file ``ssd``, its references resolved by ``sources``; ``path`` names it in messages."""
-    from lxml import etree
-
-    root = etree.parse(str(ssd)).getroot()
+    root = ssp_bindings.parse(str(ssd), repr(str(path)))
     _validate(root, "SystemStructureDescription.xsd", str(path))
     if not root.get("version", "").startswith("1."):
         raise CosimError(f"{str(path)!r}: SSP version {root.get('version')!r} is not 1.x")
@@ -175,19 +130,18 @@ def _read_ssd(path: Path, sources: SourceResolver, ssd: Path) -> System:
     def open_resource(src: str):
         return open(sources.resolve(src, "parameter binding"), "rb")
 
-    sysel = root.find("ssd:System", NS)
-    problems: list[str] = []
-    if sysel.find("ssd:Connectors", NS) is not None:
-        problems.append("system-level connectors are not supported")
-    if sysel.find("ssd:SignalDictionaries", NS) is not None:
-        problems.append("signal dictionaries are not supported")
-    if sysel.find("ssd:Elements/ssd:System", NS) is not None:
-        problems.append("nested systems are not supported")
+    tree = Hierarchy(root.find("ssd:System", NS))
+    problems: list[str] = list(tree.problems)
+    for spath, sysel in tree.systems.items():
+        where = f"system {'.'.join(spath)!r}" if spath else "the top-level system"
+        if sysel.find("ssd:SignalDictionaries", NS) is not None or sysel.find("ssd:Elements/ssd:SignalDictionaryReference", NS) is not None:
+            problems.append(f"{where}: signal dictionaries are not supported")
     system = System()
+    system.transformations = {}
     defs = read_units(root.find("ssd:Units", NS), NS)
     conn_units: dict[str, dict[str, str]] = {}
-    for comp in sysel.findall("ssd:Elements/ssd:Component", NS):
-        name, src, typ = comp.get("name"), comp.get("source"), comp.get("type", FMU_TYPE)
+    for name, comp, _ in tree.components:
+        src, typ = comp.get("source"), comp.get("type", FMU_TYPE)
         if typ != FMU_TYPE:
             problems.append(f"component {name!r}: type {typ!r} is not an FMU")
             continue
@@ -199,30 +153,55 @@ def _read_ssd(path: Path, sources: SourceResolver, ssd: Path) -> System:
         unit = system.add(FmuUnit(fmu_path, name))
         defs = {**fmu_units(unit.md), **defs}  # the SSD's own definitions win
         conn_units[name] = _connector_units(comp)
-        for b in comp.findall("ssd:ParameterBindings/ssd:ParameterBinding", NS):
-            if b.find("ssd:ParameterMapping", NS) is not None:
-                problems.append(f"component {name!r}: parameter mappings are not supported")
-            _apply_binding(b, open_resource, f"component {name!r}:",
-                           lambda n, u=unit, cn=name: _unit_of(system, cn, n, conn_units), unit.set, defs, problems)
-    for b in sysel.findall("ssd:ParameterBindings/ssd:ParameterBinding", NS):
-        def unit_of(full: str) -> str | None:
-            un, _, var = full.partition(".")
-            return _unit_of(system, un, var, conn_units)
-        _apply_binding(b, open_resource, "system", unit_of, system.set, defs, problems)
-    for c in sysel.findall("ssd:Connections/ssd:Connection", NS):
-        se, sc, ee, ec = (c.get(k) for k in ("startElement", "startConnector", "endElement", "endConnector"))
-        if se is None or ee is None:
-            problems.append(f"connection {se}.{sc} -> {ee}.{ec}: connections to system connectors are not supported")
-            continue
-        if c.find("ssc:LinearTransformation", NS) is not None or len(c.findall("ssc:*", NS)):
-            problems.append(f"connection {se}.{sc} -> {ee}.{ec}: transformations are not supported")
-        system.connect(f"{se}.{sc}", f"{ee}.{ec}")
+    _apply_bindings(tree, system, open_resource, conn_units, defs, problems)
+    refused: set[int] = set()  # hops whose transformation is refused: every one is reported, none followed
+    for hop in tree.hops:
         try:
-            _convert_connection(system, se, sc, ee, ec, conn_units, defs)
+            ssp_transforms.read(hop.element, f"connection {hop.label()}")
         except CosimError as exc:
             problems.append(str(exc))
+            refused.add(id(hop))
+    for src, dst, hops in tree.flat_connections():
+        if any(id(h) in refused for h in hops):
+            continue
+        system.connect(f"{src[1]}.{src[2]}", f"{dst[1]}.{dst[2]}")
+        try:
+            _transform_connection(system, tree, src, dst, hops, conn_units, defs)
+        except CosimError as exc:
+            problems.append(str(exc))
+    problems.extend(p for p in tree.problems if p not in problems)  # loops found while following
     if problems:
         raise CosimError(f"{str(path)!r} cannot be loaded ({len(problems)} problems):\n  - " + "\n  - ".join(problems))
+    system.experiment = _experiment(root)
+    return system
+
+
+def _apply_bindings(tree: Hierarchy, system: System, open_resource, conn_units: dict[str, dict[str, str]],
+                    defs: dict[str, UnitDef], problems: list[str]) -> None:
+    """Every parameter binding: components first, then systems from the innermost
+    out (SSP 1.0: higher levels take precedence); problems are appended."""
+    for name, comp, _ in tree.components:
+        unit = system.units.get(name)
+        if unit is None:
+            continue
+        resolve = lambda n, u=unit, cn=name: [(u, n, _unit_of(system, cn, n, conn_units))]
+        for b in comp.findall("ssd:ParameterBindings/ssd:ParameterBinding", NS):
+            ssp_bindings.apply(b, open_resource, f"component {name!r}:", resolve, defs, problems)
+    for spath in sorted(tree.systems, key=len, reverse=True):
+        label = f"system {'.'.join(spath)!r}" if spath else "system"
+
+        def resolve(n: str, spath=spath, label=label):
+            keys = tree.resolve(spath, n)
+            if not keys:
+                raise CosimError(f"{label} has no parameter, connector or element variable {n!r}")
+            return [(system.units[k[1]], k[2], _unit_of(system, k[1], k[2], conn_units)) for k in keys
+                    if k[1] in system.units]
+        for b in tree.systems[spath].findall("ssd:ParameterBindings/ssd:ParameterBinding", NS):
+            ssp_bindings.apply(b, open_resource, label, resolve, defs, problems)
+
+
+def _experiment(root) -> dict[str, Any]:
+    """``start_time``, ``stop_time`` (``DefaultExperiment``), ``step`` and ``algorithm`` (annotations) of an SSD."""
     exp: dict[str, Any] = {}
     de = root.find("ssd:DefaultExperiment", NS)
     if de is not None:
@@ -239,8 +218,7 @@ def _read_ssd(path: Path, sources: SourceResolver, ssd: Path) -> System:
                     exp["step"] = float(m.get("step"))
                 if m.get("algorithm"):
                     exp["algorithm"] = m.get("algorithm")
-    system.experiment = exp
-    return system
+    return exp
 
 
 def _unit_of(system: System, comp: str, var: str, conn_units: dict[str, dict[str, str]]) -> str | None:
@@ -250,19 +228,57 @@ def _unit_of(system: System, comp: str, var: str, conn_units: dict[str, dict[str
     return (v.unit if v is not None else None) or conn_units.get(comp, {}).get(var)
 
 
-def _convert_connection(system: System, se: str, sc: str, ee: str, ec: str, conn_units: dict[str, dict[str, str]],
-                        defs: dict[str, UnitDef]) -> None:
-    """Make the end unit convert what the connection brings from the start's unit to its own."""
-    src, dst = system.units.get(se), system.units.get(ee)
-    if src is None or dst is None or sc not in src.variables or ec not in dst.variables:
+def _transform_connection(system: System, tree: Hierarchy, src: tuple, dst: tuple, hops: list,
+                          conn_units: dict[str, dict[str, str]], defs: dict[str, UnitDef]) -> None:
+    """Make the end unit convert and transform what the connection brings: along
+    each hop, the unit conversion from the value's unit to the hop's end connector's
+    (unless ``suppressUnitConversion``), then the hop's transformation (SSP 1.0 order)."""
+    (_, se, sc), (_, ee, ec) = src, dst
+    su_, du_ = system.units.get(se), system.units.get(ee)
+    if su_ is None or du_ is None or sc not in su_.variables or ec not in du_.variables:
         return  # reported by System.validate
-    su, du = _unit_of(system, se, sc, conn_units), _unit_of(system, ee, ec, conn_units)
-    conv = conversion(su, du, defs, f"connection {se}.{sc} -> {ee}.{ec}")
-    if conv is None:
+    typ = su_.variables[sc].type
+    label = f"connection {se}.{sc} -> {ee}.{ec}"
+    unit = _unit_of(system, se, sc, conn_units)
+    total: ssp_transforms.Transformation | None = None
+    declared = False
+    for hop in hops:
+        end = hop.end
+        if end[0] == "u":
+            end_unit = _unit_of(system, end[1], end[2], conn_units)
+        else:
+            c = tree.system_connectors.get(end[1], {}).get(end[2])
+            end_unit = c.unit if c is not None else None
+        t = ssp_transforms.read(hop.element, f"connection {hop.label()}")
+        suppress = isinstance(t, ssp_transforms.Linear) and t.suppress_units
+        if suppress and t.affine() == (1.0, 0.0):  # suppressUnitConversion alone: valid for every type
+            declared, t = True, None
+        if typ == "Real" and unit and end_unit and not suppress:
+            conv = conversion(unit, end_unit, defs, label if len(hops) == 1 else f"connection {hop.label()}")
+            if conv is not None:
+                total = ssp_transforms.compose(total, ssp_transforms.Linear(*conv))
+        unit = end_unit or unit  # a connector without unit passes the value's on
+        if t is not None:
+            declared = True
+            ssp_transforms.check_type(t, typ, f"connection {hop.label()}")
+            total = ssp_transforms.compose(total, ssp_transforms.Linear(t.factor, t.offset) if suppress else t)
+    if declared and (typ == "Real" or total is not None):  # for write_ssp: the whole path as one transformation
+        system.transformations[f"{ee}.{ec}"] = (dataclasses.replace(total or ssp_transforms.Linear(), suppress_units=True)
+                                                if typ == "Real" else total)
+    if total is None:
         return
-    dst.convert_input(ec, *conv)
-    # the input now takes values in the start's unit (what System.validate checks)
-    dst.variables[ec] = dataclasses.replace(dst.variables[ec], unit=su)
+    aff = total.affine()
+    if aff is None:  # an Integer table: a unit of its own between the two ends
+        mapper = system.add(ssp_transforms.map_unit(total, f"{ee}.{ec}"))
+        system.connections = [c for c in system.connections if c.dst != f"{ee}.{ec}"]
+        system.connect(f"{se}.{sc}", f"{mapper.name}.u")
+        system.connect(f"{mapper.name}.y", f"{ee}.{ec}")
+        return
+    if aff != (1.0, 0.0):
+        du_.convert_input(ec, *aff)
+    su = _unit_of(system, se, sc, conn_units)
+    if su != du_.variables[ec].unit:  # the input now takes values in the start's unit (what System.validate checks)
+        du_.variables[ec] = dataclasses.replace(du_.variables[ec], unit=su)
 
 
 def _ssv_value(parent, value: Any, vtype: str) -> None:
@@ -310,19 +326,27 @@ def write_ssp(system: System, path: str | Path, *, stop_time: float | None = Non
     path = Path(path)
     if path.suffix not in (".ssp", ".ssd"):
         raise InputError(f"{str(path)!r}: write an .ssp or .ssd file")
-    bad = [u.name for u in system.units.values() if not isinstance(u, FmuUnit)]
+    mappers = {n: u for n, u in system.units.items() if ssp_transforms.is_map_unit(u)}
+    bad = [u.name for u in system.units.values() if not isinstance(u, FmuUnit) and u.name not in mappers]
     if bad:
         raise CosimError(f"only FMU units can be written to SSP; not FMUs: {', '.join(bad)}")
+    systems = {tuple(n.split(SEP)[:k]) for n in system.units for k in range(1, len(n.split(SEP)))}
+    clash = [n for n in system.units if tuple(n.split(SEP)) in systems or "" in n.split(SEP)]
+    if clash:
+        raise CosimError(f"unit names cannot be written as nested systems ({SEP!r} separates a system from what "
+                         f"it holds): {', '.join(clash)} (a system of that name holds other units, or a part is empty)")
     system.validate()
     E = lambda tag, parent=None, **attrs: (etree.SubElement(parent, _q(tag), **attrs) if parent is not None
                                           else etree.Element(_q(tag), nsmap={k: NS[k] for k in ("ssd", "ssc", "ssv")}, **attrs))
     root = E("ssd:SystemStructureDescription", name=name, version="1.0", generationTool="mbfmu")
     sysel = E("ssd:System", root, name=name)
-    elements = E("ssd:Elements", sysel)
+    nest = _Nesting(sysel, E)
     sources: dict[Path, str] = {}
     names: set[str] = set()
     used: dict[str, UnitDef | None] = {}  # units of the connectors and their definitions
     for u in system.units.values():
+        if u.name in mappers:
+            continue
         src = u.path.resolve()
         if src not in sources:
             fname = src.name
@@ -338,7 +362,8 @@ def write_ssp(system: System, path: str | Path, *, stop_time: float | None = Non
                 sources[src] = fname
             else:
                 sources[src] = os.path.relpath(src, path.parent.resolve())
-        comp = E("ssd:Component", elements, name=u.name, source=sources[src], type=FMU_TYPE)
+        comp = E("ssd:Component", nest.elements(_path(u.name)), name=u.name.split(SEP)[-1], source=sources[src],
+                 type=FMU_TYPE)
         conns = E("ssd:Connectors", comp)
         for vname in [*u.inputs, *u.outputs, *[k for k in u.values if k not in u.inputs]]:
             v = u.variables[vname]
@@ -364,11 +389,15 @@ def write_ssp(system: System, path: str | Path, *, stop_time: float | None = Non
                     p[0].set("unit", v.unit)
                     set_units.setdefault(v.unit, _definition(u, v.unit))
             _write_units(E("ssv:Units", ps), set_units, ps)
-    if system.connections:
-        cs = E("ssd:Connections", sysel)
-        for c in system.connections:
-            E("ssd:Connection", cs, startElement=c.src_unit, startConnector=c.src_var,
-              endElement=c.dst_unit, endConnector=c.dst_var)
+    transformations = getattr(system, "transformations", {})  # from read_ssp
+    into = {c.dst_unit: c for c in system.connections if c.dst_unit in mappers}
+    for c in system.connections:
+        if c.dst_unit in mappers:
+            continue
+        if c.src_unit in mappers:  # source -> map unit -> input: one connection with the table
+            c = Connection(into[c.src_unit].src_unit, into[c.src_unit].src_var, c.dst_unit, c.dst_var)
+        nest.connect(system, c, transformations.get(c.dst))
+    nest.finish()
     if any(d is not None for d in used.values()):
         _write_units(E("ssd:Units", root), used, root)
     if stop_time is not None:
@@ -392,9 +421,83 @@ def write_ssp(system: System, path: str | Path, *, stop_time: float | None = Non
             if src.exists():
                 z.write(src, arc)
             else:  # a unit read from an SSP archive, which is not kept: zip its extracted FMU again
-                unit = next(u for u in system.units.values() if u.path.resolve() == src)
+                unit = next(u for u in system.units.values() if isinstance(u, FmuUnit) and u.path.resolve() == src)
                 z.writestr(arc, _zip_folder(Path(unit._unzipdir)))
     return path
+
+
+def _path(unit: str) -> tuple[str, ...]:
+    """The systems holding unit ``unit`` (``"B/C"`` is component ``C`` of system ``B``)."""
+    return tuple(unit.split(SEP)[:-1])
+
+
+class _Nesting:
+    """The nested ``ssd:System`` elements of a written system, and the system
+    connectors that carry connections between units of different systems."""
+
+    def __init__(self, top: Any, E: Any) -> None:
+        self.E = E
+        self.parts: dict[tuple[str, ...], dict[str, Any]] = {}
+        self._exposed: dict[tuple, str] = {}
+        self._make((), top)
+
+    def _make(self, path: tuple[str, ...], el: Any) -> None:
+        E = self.E
+        self.parts[path] = {"system": el, "connectors": E("ssd:Connectors", el), "elements": E("ssd:Elements", el),
+                            "connections": E("ssd:Connections", el)}
+
+    def _part(self, path: tuple[str, ...], what: str) -> Any:
+        if path not in self.parts:
+            parent = self._part(path[:-1], "elements")
+            self._make(path, self.E("ssd:System", parent, name=path[-1]))
+        return self.parts[path][what]
+
+    def elements(self, path: tuple[str, ...]) -> Any:
+        return self._part(path, "elements")
+
+    def _expose(self, unit: str, var: str, vtype: str, kind: str, common: tuple[str, ...]) -> tuple[str, str]:
+        """``(element, connector)`` by which the system ``common`` reaches ``unit.var``,
+        adding a connector (named after the inner variable, ``C.x``) on each system in between."""
+        path = _path(unit)
+        elem, conn = unit.split(SEP)[-1], var
+        while len(path) > len(common):
+            cname = f"{elem}.{conn}"
+            key = (path, cname, kind)
+            if key not in self._exposed or kind == "input":
+                self._exposed[key] = cname
+                c = self.E("ssd:Connector", self._part(path, "connectors"), name=cname, kind=kind)
+                self.E(f"ssc:{vtype if vtype in ('Real', 'Integer', 'Boolean', 'String') else 'Real'}", c)
+                ends = ({"startElement": elem, "startConnector": conn, "endConnector": cname} if kind == "output"
+                        else {"startConnector": cname, "endElement": elem, "endConnector": conn})
+                self.E("ssd:Connection", self._part(path, "connections"), **ends)
+            elem, conn, path = path[-1], cname, path[:-1]
+        return elem, conn
+
+    def connect(self, system: System, c: Any, transformation: Any) -> None:
+        """Write connection ``c``, through system connectors where it crosses systems;
+        its transformation goes on the hop that ends at the input."""
+        ps, pd = _path(c.src_unit), _path(c.dst_unit)
+        n = 0
+        while n < min(len(ps), len(pd)) and ps[n] == pd[n]:
+            n += 1
+        common = ps[:n]
+        vtype = system.units[c.src_unit].variables[c.src_var].type
+        se, sc = self._expose(c.src_unit, c.src_var, vtype, "output", common)
+        ee, ec = self._expose(c.dst_unit, c.dst_var, vtype, "input", common)
+        conn = self.E("ssd:Connection", self._part(common, "connections"), startElement=se, startConnector=sc,
+                      endElement=ee, endConnector=ec)
+        if transformation is not None:
+            last = conn if pd == common else self._part(pd, "connections")[-1]  # written by _expose just now
+            if getattr(transformation, "suppress_units", False):
+                last.set("suppressUnitConversion", "true")
+            transformation.to_xml(last)
+
+    def finish(self) -> None:
+        """Drop the empty parts (the schema wants none)."""
+        for part in self.parts.values():
+            for what in ("connectors", "elements", "connections"):
+                if not len(part[what]):
+                    part["system"].remove(part[what])
 
 
 def _zip_folder(folder: Path) -> bytes:

@@ -145,7 +145,24 @@ def test_unsupported_ssp_content_lists_every_problem(mass_fmu, tmp_path):
     with pytest.raises(CosimError) as e:
         read_ssp(path)
     assert "source 'resources/missing.fmu' not found" in str(e.value)
-    assert "connections to system connectors are not supported" in str(e.value)
+    assert "connection (system).x -> Mass2.xin in the top-level system: the top-level system has no connector 'x'" in str(e.value)
+    # content mbfmu does not run is named in the same one error
+    worse = bad.replace('<ssd:Connection startElement="Mass2" startConnector="Fc" endElement="Mass1" endConnector="F"/>',
+                        '<ssd:Connection startElement="Mass2" startConnector="Fc" endElement="Mass1" endConnector="F">'
+                        '<ssc:EnumerationMappingTransformation><ssc:MapEntry source="a" target="1"/>'
+                        '</ssc:EnumerationMappingTransformation></ssd:Connection>')
+    worse = worse.replace("</ssd:Connections>", "</ssd:Connections><ssd:SignalDictionaries><ssd:SignalDictionary "
+                          'name="d"><ssd:DictionaryEntry name="e"><ssc:Real/></ssd:DictionaryEntry>'
+                          "</ssd:SignalDictionary></ssd:SignalDictionaries>")
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("SystemStructure.ssd", worse)
+        z.writestr("resources/mass2.ssv", HAND_SSV)
+        z.write(mass_fmu, "resources/mass.fmu")
+    with pytest.raises(CosimError) as e:
+        read_ssp(path)
+    for part in ("source 'resources/missing.fmu' not found", "has no connector 'x'",
+                 "EnumerationMappingTransformation is not supported", "signal dictionaries are not supported"):
+        assert part in str(e.value)
     (tmp_path / "v2.ssd").write_text(HAND_WRITTEN.replace('version="1.0" name="Oscillators"', 'version="2.0" name="Oscillators"'))
     with pytest.raises(CosimError, match="not valid SSP 1.0"):
         read_ssp(tmp_path / "v2.ssd")
