@@ -56,6 +56,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--isolate", action="store_true",
                    help="run every unit in its own worker process (a crashing unit ends the run cleanly)")
     p.add_argument("--allow-nan", action="store_true", help="let non-finite outputs through instead of stopping")
+    p.add_argument("--realtime", nargs="?", type=float, const=1.0, metavar="FACTOR",
+                   help="pace the run to the wall clock, FACTOR simulated seconds per second (default 1); "
+                        "late steps are reported")
+    p.add_argument("--threads", type=int, default=1, metavar="N",
+                   help="step the units of a Jacobi step in N parallel threads (compiled loop)")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     p.add_argument("--log", action="store_true", help="FMU logging on, with all the FMUs' log categories (slower)")
     p.add_argument("--allow-external", action="store_true",
@@ -147,7 +152,7 @@ def _run(args: argparse.Namespace) -> int:
                           rtol=args.tolerance, atol=args.tolerance, record=args.record,
                           progress=False if args.no_progress else None, allow_nan=args.allow_nan,
                           timeout=args.timeout, step_timeout=args.step_timeout, isolate=args.isolate, sink=sink,
-                          log=args.log or None)
+                          log=args.log or None, realtime=args.realtime, threads=args.threads)
     except CosimError as exc:
         partial = getattr(exc, "result", None)
         if partial is None:  # the system is invalid: nothing ran

@@ -437,6 +437,8 @@ def run(master: Any, t0: float, stop: float, n: int, progress: Any = None, summa
                 progress.tick(float(rows[done, 0]))
     finally:
         b.write_back()
+        if summary is not None:
+            summary.threads = S.threads
     if done < n:
         raise b.error()
     return done

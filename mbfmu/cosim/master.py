@@ -58,6 +58,7 @@ Semantics (each reproduced by a plain loop in the tests):
 """
 from __future__ import annotations
 
+import logging
 import math
 import time as _time
 from dataclasses import dataclass
@@ -70,9 +71,12 @@ from .recording import Result, RunSummary, make_array
 from .run_guard import RunGuard, check_recording_fits
 from . import fast_loop
 from .loops import solve_loop
+from .realtime import Pacer, realtime_factor
 from .rollback_probe import probe_rollback
 from .system import System, exchange_order, self_loops
 from .units import Unit
+
+_LOG = logging.getLogger("mbfmu.cosim")
 
 ALGORITHMS = ("jacobi", "gauss-seidel")
 
@@ -97,6 +101,8 @@ class Options:
     allow_nan: bool = False
     timeout: float | None = None
     sink: Any = None
+    realtime: float | None = None
+    threads: int = 1
 
 
 class _Progress:
@@ -159,6 +165,7 @@ class _Master:
         self._nrows = 0
         self._first_row = 0  # rows before the buffer's first (streamed to the sink only)
         self._window = False
+        self.pacer: Pacer | None = None
         if opts.adaptive or opts.iterative:
             bad = [u.name for u in self.units if not u.can_rollback]
             if bad:
@@ -414,6 +421,8 @@ class _Master:
                 probe_rollback(self.units, t0, self.H)
             recs = self._recorders()
             start_wall = _time.perf_counter()
+            if opts.realtime:
+                self.pacer = Pacer(opts.realtime, t0)
             try:
                 if opts.adaptive:
                     self._run_adaptive(t0, stop, recs, summary)
@@ -455,6 +464,11 @@ class _Master:
         span = summary.end_time - float(rows[0, 0]) if len(rows) else 0.0
         summary.real_time_factor = span / summary.wall_time if summary.wall_time > 0 else math.inf
         summary.loop_iterations = self.loop_iterations
+        if self.pacer is not None:  # never silent: the summary and a warning tell the overruns
+            summary.realtime = self.pacer.factor
+            summary.realtime_overruns, summary.realtime_worst_lag = self.pacer.overruns, self.pacer.worst_lag
+            if self.pacer.overruns:
+                _LOG.warning("%s", self.pacer.report())
         meta = self._meta()
         if self._first_row > 0:
             meta["first_row"] = self._first_row  # earlier rows were streamed to the sink only
@@ -502,6 +516,8 @@ class _Master:
         self._nrows += 1
         if not self.opts.allow_nan:
             self._check_finite(row, t)
+        if self.pacer is not None:
+            self.pacer.pace(t)
         if self.guard.due():
             self._between_steps(t)
 
@@ -522,9 +538,12 @@ class _Master:
         self._push_history(t0)
         progress = _Progress(t0, stop, self.opts.progress)
         try:
-            if fast_loop.eligible(self):  # all-FMU fixed-step runs: the same loop in C
+            why = fast_loop.python_loop_reason(self)
+            if why is None:  # all-FMU fixed-step runs: the same loop in C
                 fast_loop.run(self, t0, stop, n, progress, summary)
             else:
+                if self.opts.threads > 1:
+                    _LOG.warning("threads=%d not used: the run takes the Python loop (%s)", self.opts.threads, why)
                 self._fixed_loop(t0, stop, n, span, recs, summary, progress)
         finally:
             progress.close()
@@ -658,7 +677,8 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
              record: Sequence[str] | str | None = None, progress: bool | None = None,
              iterative: bool = False, max_steps: int = 1_000_000, allow_nan: bool = False,
              timeout: float | None = None, step_timeout: float | None = None,
-             isolate: bool | Sequence[str] = False, sink: Any = None, log: bool | None = None) -> Result:
+             isolate: bool | Sequence[str] = False, sink: Any = None, log: bool | None = None,
+             realtime: float | bool | None = None, threads: int = 1) -> Result:
     """Co-simulate ``system`` from ``start_time`` to ``stop_time``.
 
     Parameters
@@ -727,6 +747,16 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
         FMU logging: ``True`` instantiates every FMU with logging and all its
         log categories on, ``False`` off; ``None`` keeps each unit's own
         setting (off unless the unit was made with ``log=True``).
+    realtime : float or bool, optional
+        Pace the run to the wall clock: ``FACTOR`` simulated seconds per
+        wall-clock second (``True``: 1). Steps that end late are counted,
+        with the worst lag, in ``result.summary`` and a warning
+        (:mod:`.realtime`).
+    threads : int
+        Threads stepping the units of a Jacobi step in parallel (compiled
+        loop, all-FMU systems; results bit-identical to serial; a run that
+        takes the Python loop steps serially and warns). Units must be
+        safe to step concurrently (FMUs of distinct instances are).
 
     Returns
     -------
@@ -746,6 +776,11 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
                          "algorithm only")
     if iterative and adaptive:
         raise InputError("iterative coupling and adaptive stepping cannot be combined")
+    realtime = realtime_factor(realtime)
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= fast_loop.MAX_THREADS:
+        raise InputError(f"threads = {threads!r} must be a whole number from 1 to {fast_loop.MAX_THREADS}")
+    if threads > 1 and algorithm == "gauss-seidel":
+        raise InputError("threads step the units of a Jacobi step in parallel; Gauss-Seidel steps them one after the other")
     for name, v in (("stop_time", stop_time), ("start_time", start_time), ("step", step)):
         if not isinstance(v, (int, float)) or not math.isfinite(v):
             raise InputError(f"{name} = {v!r} must be a finite number of seconds")
@@ -769,5 +804,6 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
         from .isolation import isolated_system
         system = isolated_system(system, True if isolate is False else isolate, step_timeout)
     opts = Options(algorithm, order, extrapolation, adaptive, rtol, atol, min_step, max_step, loop_tolerance,
-                   loop_max_iterations, progress, iterative, max_steps, allow_nan, timeout, sink)
+                   loop_max_iterations, progress, iterative, max_steps, allow_nan, timeout, sink,
+                   realtime=realtime, threads=threads)
     return _Master(system, float(step), opts, record).run(float(start_time), float(stop_time))

@@ -73,6 +73,14 @@ class RunSummary:
         or ``"interrupted"`` (Ctrl-C, timeout).
     message : str
         Why the run ended early (empty when completed).
+    realtime : float
+        The pacing factor asked for (``simulate(realtime=...)``), 0 when not paced.
+    realtime_overruns : int
+        Paced runs: steps that ended after their wall-clock deadline.
+    realtime_worst_lag : float
+        Paced runs: the largest lag behind the wall clock [s].
+    threads : int
+        Threads that stepped the units (parallel Jacobi stepping of the compiled loop).
     """
 
     steps: int = 0
@@ -83,10 +91,19 @@ class RunSummary:
     end_time: float = 0.0
     status: str = "completed"
     message: str = ""
+    realtime: float = 0.0
+    realtime_overruns: int = 0
+    realtime_worst_lag: float = 0.0
+    threads: int = 1
 
     def __str__(self) -> str:
         text = (f"{self.steps} steps ({self.rejected_steps} rejected), {self.loop_iterations} loop iterations, "
                 f"t_end = {self.end_time!r} s, wall {self.wall_time:.3f} s, real-time factor {self.real_time_factor:.1f}")
+        if self.realtime:
+            text += (f", paced at x{self.realtime:g}: {self.realtime_overruns} overruns, worst lag "
+                     f"{self.realtime_worst_lag * 1e3:.3f} ms")
+        if self.threads > 1:
+            text += f", {self.threads} threads"
         return text if self.status == "completed" else f"{text}; {self.status}: {self.message.splitlines()[0] if self.message else ''}"
 
 
