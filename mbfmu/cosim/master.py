@@ -24,9 +24,13 @@ Semantics (each reproduced by a plain loop in the tests):
 * **Time** is counted in steps: ``t_n = t_0 + n (t_end - t_0) / N`` (the
   nearest double to the decimal grid point, 0.3 rather than 3 * 0.1) and the
   last point is the stop time exactly; a 10 s run at 1 ms takes exactly 10,000 steps.
-  Every step is ``H`` long but the last, which is ``t_end - t_{N-1}`` so that
-  ``t_{N-1} + h`` is the stop time to the last bit (FMUs told the stop time
-  refuse a step that ends a rounding error past it).
+  Each step passes ``communicationStepSize = t_{n+1} - t_n``, the difference of
+  the two counted points, which floating point computes exactly (for
+  ``t_n > 0``), so ``t_n + h`` is ``t_{n+1}`` to the last bit: an FMU that
+  accumulates ``t += h`` stays on the master's grid for any number of steps,
+  and the last step ends at the stop time exactly (FMUs told the stop time
+  refuse a step that ends a rounding error past it). Sub-steps of multi-rate
+  units are counted from ``t_n`` the same way.
 * **Faults**: a unit's failure ends the run with a
   :class:`~mbfmu.errors.CosimError` naming the unit and the time, with the
   rows so far as ``exc.result``; an FMU that asks to stop (fmi2Discard with
@@ -370,8 +374,12 @@ class _Master:
         m = self.sub[u.name]
         hs = h / m
         idx = self.conn_of[u.name] if coeffs is not None else ()
+        ts_next = t
         for s in range(m):
-            ts = t + s * hs
+            # sub-step points counted from t, the last one t + h: each sub-step is the
+            # difference of its two points (see the fixed loop)
+            ts = ts_next
+            ts_next = t + h if s == m - 1 else t + (s + 1) * hs
             if idx:
                 c0, c1, c2 = coeffs
                 a = s * hs
@@ -390,7 +398,7 @@ class _Master:
                     for i in idx:
                         u.u[self.conns[i][1]] = c0[i] + c1[i] * (a + b) / 2 + c2[i] * (a * a + a * b + b * b) / 3
                     u.push()
-            u.do_step(ts, hs)
+            u.do_step(ts, ts_next - ts)
 
     # -- runs ---------------------------------------------------------------------
     def run(self, t0: float, stop: float) -> Result:
@@ -531,7 +539,6 @@ class _Master:
 
     def _fixed_loop(self, t0: float, stop: float, n: int, span: float, recs: list, summary: RunSummary,
                     progress: "_Progress") -> None:
-        H = self.H
         extrap = self.opts.extrapolation > 0 or any(m > 1 for m in self.sub.values())
         gs = self.opts.algorithm == "gauss-seidel"
         gs_exchange = gs and not all(self.simple)  # algebraic loops are solved in the exchange
@@ -539,8 +546,10 @@ class _Master:
         simple_units = [(u, u.do_step) for u in units]
         t = t0
         for k in range(n):
-            # every step is H long but the last, which ends at the stop time to the bit
-            h = H if k < n - 1 else stop - t
+            # both points counted, never accumulated; h is their difference, so that
+            # t + h is t_next to the bit (an FMU that sums its steps stays on the grid)
+            t_next = stop if k == n - 1 else t0 + (k + 1) * span / n
+            h = t_next - t
             if gs:
                 for u in units:
                     if self.inc[u.name]:
@@ -549,8 +558,7 @@ class _Master:
                     self._step_unit(u, t, h, None)
                     u.pull()
             elif self.opts.iterative:
-                t_new = stop if k == n - 1 else t0 + (k + 1) * span / n
-                self._iterative_step(t, h, t_new)
+                self._iterative_step(t, h, t_next)
             elif extrap:
                 coeffs = self._coeffs() if self.opts.extrapolation > 0 else None
                 if k == 0 and self.opts.extrapolation == 2 and all(u.can_rollback for u in units):
@@ -560,7 +568,7 @@ class _Master:
             else:
                 for u, step in simple_units:
                     step(t, h)
-            t = stop if k == n - 1 else t0 + (k + 1) * span / n  # counted, not accumulated
+            t = t_next
             if (not gs and not self.opts.iterative) or gs_exchange:
                 self.exchange(t)
             summary.steps += 1

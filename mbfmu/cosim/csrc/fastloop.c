@@ -78,11 +78,14 @@ int fl_run(fl_unit *units, int n_units, const int *pre_pull, int n_pre, const in
            double H,
            const int *rec, int n_rec, double *rows, fl_failure *fail) {
     const double span = stop - t0;
+    (void)H; /* the step is the difference of two counted points */
     double t = (k_begin == 0) ? t0 : t0 + (double)k_begin * span / (double)n_steps;
     int k;
     for (k = k_begin; k < k_end; k++) {
-        /* every step is H long but the last, which ends at the stop time to the bit */
-        const double h = (k == n_steps - 1) ? stop - t : H;
+        /* both points counted, never accumulated; h is their difference, so that
+           t + h is t_next to the bit (as in the Python loop) */
+        const double t_next = (k == n_steps - 1) ? stop : t0 + (double)(k + 1) * span / (double)n_steps;
+        const double h = t_next - t;
         if (gauss_seidel) {
             for (int i = 0; i < n_units; i++) {
                 fl_unit *u = &units[order[i]];
@@ -97,7 +100,7 @@ int fl_run(fl_unit *units, int n_units, const int *pre_pull, int n_pre, const in
             for (int i = 0; i < n_units; i++)
                 CHECK(units[i].do_step(units[i].component, t, h, units[i].no_prior), i, 0);
         }
-        t = (k == n_steps - 1) ? stop : t0 + (double)(k + 1) * span / (double)n_steps;
+        t = t_next;
         /* Jacobi: the exchange at the new time; Gauss-Seidel has already set and
            read every unit once in this step (no algebraic loop on this path) */
         if (!gauss_seidel) {
