@@ -9,7 +9,10 @@ written into the master's preallocated buffer. The semantics are those of
 the Python loop of :mod:`mbfmu.cosim.master` (the tests compare the two bit
 for bit), and so are its guards, applied between chunks of steps: the rows
 are checked for non-finite values, streamed to the run's sink, and Ctrl-C or
-the run's timeout stop it; other systems keep the Python loop. ``MBFMU_PYTHON_LOOP=1`` in the
+the run's timeout stop it; other systems keep the Python loop. The loop also
+checks the run's stop flag before every step and publishes how far it got, so
+the run's watchdog (:mod:`.run_guard`) can stop it between two steps and keep
+its rows when a unit is stuck inside a call. ``MBFMU_PYTHON_LOOP=1`` in the
 environment (or ``ENABLED = False``) switches the fast path off.
 """
 from __future__ import annotations
@@ -41,6 +44,13 @@ class _Failure(ctypes.Structure):
     _fields_ = [("unit", ctypes.c_int), ("call", ctypes.c_int), ("status", ctypes.c_int), ("step", ctypes.c_int)]
 
 
+class _Control(ctypes.Structure):
+    """Read by the run's watchdog while the loop may be stuck in an FMU call:
+    ``stop`` (set to stop between steps), ``reached`` (rows written), ``unit``
+    (index of the unit of the current call)."""
+    _fields_ = [("stop", _IP), ("reached", ctypes.c_int), ("unit", ctypes.c_int)]
+
+
 _LIB: Any = None
 
 
@@ -57,7 +67,7 @@ def _library() -> Any:
         lib.fl_run.argtypes = [ctypes.POINTER(_Unit), ctypes.c_int, _IP, ctypes.c_int, _IP, ctypes.c_int,
                                ctypes.c_int, _IP, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_double,
                                ctypes.c_double, ctypes.c_double,
-                               _IP, ctypes.c_int, _DP, ctypes.POINTER(_Failure)]
+                               _IP, ctypes.c_int, _DP, ctypes.POINTER(_Failure), ctypes.POINTER(_Control)]
         _LIB = lib
     return _LIB or None
 
@@ -128,8 +138,10 @@ def run(master: Any, t0: float, stop: float, n: int, progress: Any = None, summa
     rows = master._rows
     assert rows.flags.c_contiguous and rows.shape[1] == 1 + len(rec) // 2
     fail = _Failure()
+    ctl = _Control(ctypes.pointer(master.guard.stop_flag), 0, -1)
+    master._fl_ctl = ctl
     args = (_ints(pre), len(pre), _ints(plan), len(plan) // 2, int(gs), _ints(order))
-    tail = (_ints(rec), len(rec) // 2, rows[1:].ctypes.data_as(_DP), ctypes.byref(fail))
+    tail = (_ints(rec), len(rec) // 2, rows[1:].ctypes.data_as(_DP), ctypes.byref(fail), ctypes.byref(ctl))
     chunk = max(256, n // 200)
     done = 0
     base = summary.steps if summary is not None else 0
@@ -149,6 +161,10 @@ def run(master: Any, t0: float, stop: float, n: int, progress: Any = None, summa
                 count_steps()
                 master._check_finite(master._rows[bad], float(master._rows[bad, 0]))
         count_steps()
+        if reached < end and fail.unit < 0:  # stopped on request, between two steps
+            done = reached
+            master._fl_ctl = None
+            master._between_steps(float(rows[done, 0]))  # raises RunInterrupted
         if reached < end:
             done = reached
             break
@@ -157,6 +173,7 @@ def run(master: Any, t0: float, stop: float, n: int, progress: Any = None, summa
         if progress is not None:
             progress.calls = 255  # let the bar decide at every chunk (it looks every 256 ticks)
             progress.tick(float(rows[done, 0]))
+    master._fl_ctl = None
     if done < n:
         u = units[fail.unit]
         t = t0 if fail.step == 0 else t0 + fail.step * (stop - t0) / n

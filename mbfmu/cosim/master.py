@@ -36,10 +36,12 @@ Semantics (each reproduced by a plain loop in the tests):
   rows so far as ``exc.result``; an FMU that asks to stop (fmi2Discard with
   fmi2Terminated) ends the run at the last good time, normally, with the reason
   in ``result.summary``. Non-finite outputs stop the run naming the unit
-  (unless ``allow_nan``). Ctrl-C and the wall-clock ``timeout`` stop the run
-  between two steps (never inside a unit) with
-  :class:`~mbfmu.errors.RunInterrupted`. Rows can be streamed to a
-  :mod:`.recording` writer as the run goes (flushed at least every second).
+  (unless ``allow_nan``). Ctrl-C, SIGTERM and the wall-clock ``timeout`` stop
+  the run between two steps (never inside a unit) with
+  :class:`~mbfmu.errors.RunInterrupted`; when a unit is stuck inside a call,
+  the run's watchdog thread keeps the rows and ends the process (124 timeout,
+  143 SIGTERM, 130 second Ctrl-C; :mod:`.run_guard`). Rows can be streamed to
+  a :mod:`.recording` writer as the run goes (flushed at least every second).
 * **Input extrapolation** (Jacobi, order 0, 1 or 2): the polynomial through
   the last ``order + 1`` exchanged values of each connection. With order 2
   and units that all roll back, the first step is taken twice (constant
@@ -63,6 +65,7 @@ Semantics (each reproduced by a plain loop in the tests):
 from __future__ import annotations
 
 import math
+import sys
 import time as _time
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -398,6 +401,7 @@ class _Master:
                     for i in idx:
                         u.u[self.conns[i][1]] = c0[i] + c1[i] * (a + b) / 2 + c2[i] * (a * a + a * b + b * b) / 3
                     u.push()
+            self._where = (u, ts)
             u.do_step(ts, ts_next - ts)
 
     # -- runs ---------------------------------------------------------------------
@@ -407,7 +411,11 @@ class _Master:
             opts.extrapolation == 2 and all(u.can_rollback for u in self.units))
         summary = RunSummary()
         start_wall = _time.perf_counter()
-        self.guard = RunGuard(opts.timeout)
+        self._summary, self._start_wall = summary, start_wall
+        self._where: tuple[Unit, float] | None = None  # the unit in a call and its time, for a stuck run
+        self._sink_done = False
+        self._fl_ctl = None  # the compiled loop's shared progress while it runs
+        self.guard = RunGuard(opts.timeout, on_stuck=self._on_stuck, progress=self._progress_mark)
         self._flushed = 0
         if opts.sink is not None:
             opts.sink.start(self.names, self._meta())
@@ -421,7 +429,7 @@ class _Master:
             if opts.adaptive or opts.iterative:  # every unit must really restore a saved state
                 probe_rollback(self.units, t0, self.H)
             recs = self._recorders()
-            start_wall = _time.perf_counter()
+            start_wall = self._start_wall = _time.perf_counter()
             try:
                 if opts.adaptive:
                     self._run_adaptive(t0, stop, recs, summary)
@@ -430,7 +438,9 @@ class _Master:
             except StopRequested as exc:  # the run ends at the last good time
                 summary.status, summary.message = "stopped", str(exc).split("; last unit log lines", 1)[0]
         except (CosimError, KeyboardInterrupt) as exc:  # keep what was recorded so far
-            summary.status = ("interrupted" if isinstance(exc, (RunInterrupted, KeyboardInterrupt)) else "failed")
+            summary.status = ("timeout" if isinstance(exc, RunInterrupted) and exc.kind == "timeout"
+                              else "interrupted" if isinstance(exc, (RunInterrupted, KeyboardInterrupt))
+                              else "failed")
             summary.message = str(exc) or "interrupted"
             result = self._result(self._rows[: self._nrows], summary, start_wall)
             exc.result = result  # type: ignore[attr-defined]
@@ -451,6 +461,13 @@ class _Master:
             self._flushed = self._nrows
 
     def _finish_sink(self, result: Result) -> None:
+        with self.guard.lock:
+            self._finish_sink_locked(result)
+
+    def _finish_sink_locked(self, result: Result) -> None:
+        if self._sink_done:
+            return
+        self._sink_done = True  # also without a sink: the result is made, the run is ending
         if self.opts.sink is not None:
             try:
                 self._flush()
@@ -514,11 +531,49 @@ class _Master:
             self._between_steps(t)
 
     def _between_steps(self, t: float) -> None:
-        """Periodic work between two steps: flush rows; stop on Ctrl-C or timeout."""
-        self._flush()
+        """Periodic work between two steps: flush rows; stop on Ctrl-C, SIGTERM or timeout."""
+        with self.guard.lock:
+            self._flush()
         reason = self.guard.stop_reason()
         if reason:
-            raise RunInterrupted(f"{reason} at t = {t!r} s")
+            exc = RunInterrupted(f"{reason} at t = {t!r} s")
+            exc.kind = self.guard.kind or "SIGINT"
+            raise exc
+
+    def _progress_mark(self) -> tuple:
+        """Changes with every step or row (read by the watchdog thread)."""
+        ctl = self._fl_ctl
+        return (self._first_row, self._nrows, self._where, ctl.reached if ctl is not None else -1)
+
+    def _on_stuck(self, kind: str, reason: str) -> bool:
+        """Called by the run's watchdog thread (with ``guard.lock`` held) when the
+        master did not stop between steps in time: a unit is stuck inside a call.
+        Keeps the rows so far (flushed to the sink with the summary) and says so
+        on stderr; the watchdog then ends the process. Returns False (nothing
+        done) when the master has already handed its result over."""
+        if self._sink_done:
+            return False
+        where = self._where
+        ctl = self._fl_ctl
+        n = self._nrows
+        if ctl is not None:  # the compiled loop: its rows are counted in C
+            n = self._nrows = max(n, 1 + ctl.reached)  # so that the flush below hands them over
+            where = (self.units[ctl.unit], float(self._rows[n - 1, 0])) if 0 <= ctl.unit < len(self.units) else where
+        summary = RunSummary(**vars(self._summary))
+        summary.steps = self._first_row + n - 1 if n else 0
+        summary.status = "timeout" if kind == "timeout" else "interrupted"
+        inside = (f"unit {where[0].name!r} was inside a call from t = {where[1]!r} s" if where is not None
+                  else "a unit was inside a call")
+        summary.message = f"{reason} while {inside}; the process was ended"
+        result = self._result(self._rows[:n], summary, self._start_wall)
+        self._finish_sink_locked(result)
+        path = getattr(self.opts.sink, "path", None)
+        kept = (f"the {len(result)} rows so far are in {str(path)!r}" if path is not None and len(result)
+                else f"{len(result)} rows recorded, none kept (no output file)" if self.opts.sink is None
+                else "no rows were recorded")
+        from .run_guard import EXIT_CODES
+        print(f"mbfmu: {summary.message}; {kept}; exit status {EXIT_CODES[kind]}", file=sys.stderr)
+        return True
 
 
     def _run_fixed(self, t0: float, stop: float, recs: list, summary: RunSummary) -> np.ndarray:
@@ -535,6 +590,7 @@ class _Master:
             else:
                 self._fixed_loop(t0, stop, n, span, recs, summary, progress)
         finally:
+            self._fl_ctl = None
             progress.close()
 
     def _fixed_loop(self, t0: float, stop: float, n: int, span: float, recs: list, summary: RunSummary,
@@ -567,6 +623,7 @@ class _Master:
                     self._step_unit(u, t, h, coeffs)
             else:
                 for u, step in simple_units:
+                    self._where = (u, t)
                     step(t, h)
             t = t_next
             if (not gs and not self.opts.iterative) or gs_exchange:
@@ -716,8 +773,13 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
         Let non-finite outputs through (default: the run stops with an error
         naming the unit and the variable).
     timeout : float, optional
-        Wall-clock limit of the run [s]; checked between steps, so a unit
-        that hangs inside a step needs ``step_timeout`` (isolated units).
+        Wall-clock limit of the run [s]. The run stops between two steps
+        (:class:`~mbfmu.errors.RunInterrupted`, status ``"timeout"``). When a
+        unit is stuck inside a call, a watchdog thread writes the rows so far
+        to ``sink`` and ends the process with status 124 about half a second
+        after the limit (SIGTERM and a second Ctrl-C likewise, with 143 and
+        130; see :mod:`.run_guard`). To have only a stuck unit killed and the
+        run go on to its error, isolate it with ``step_timeout``.
     step_timeout : float, optional
         Wall-clock limit of one step of one isolated unit [s]: a unit
         that passes it is killed and the run ends naming it. Implies

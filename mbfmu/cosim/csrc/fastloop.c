@@ -33,10 +33,20 @@ typedef struct {
     const int *in_conn;
 } fl_unit;
 
-/* What failed: call 0 fmi2DoStep, 1 fmi2SetReal, 2 fmi2GetReal. */
+/* What failed: call 0 fmi2DoStep, 1 fmi2SetReal, 2 fmi2GetReal (unit -1: none,
+ * the loop stopped because *stop was set). */
 typedef struct {
     int unit, call, status, step;
 } fl_failure;
+
+/* Shared with the run's watchdog thread, which reads it while this loop may be
+ * stuck inside an FMU call: stop is set by it (checked before every step),
+ * reached counts the rows written, unit is the unit of the current call. */
+typedef struct {
+    volatile int *stop;
+    volatile int reached;
+    volatile int unit;
+} fl_control;
 
 static void set_inputs(fl_unit *units, fl_unit *u) {
     for (int c = 0; c < u->n_in_conn; c++) {
@@ -56,6 +66,7 @@ static int pull(fl_unit *u) {
 
 #define CHECK(expr, which, callno)                                            \
     do {                                                                       \
+        ctl->unit = (which);                                                   \
         int s_ = (expr);                                                       \
         if (s_ > 1) {                                                          \
             fail->unit = (which); fail->call = (callno); fail->status = s_;    \
@@ -72,16 +83,19 @@ static int pull(fl_unit *u) {
  * plan:       (unit, read outputs again) per exchange entry, in order
  * order:      the Gauss-Seidel stepping order (gauss_seidel != 0)
  * rec:        (unit, output index) per recorded column after time
- * rows:       n_steps rows of 1 + n_rec doubles; step k writes row k */
+ * rows:       n_steps rows of 1 + n_rec doubles; step k writes row k
+ * ctl:        shared with the watchdog thread (see fl_control) */
 int fl_run(fl_unit *units, int n_units, const int *pre_pull, int n_pre, const int *plan, int n_plan,
            int gauss_seidel, const int *order, int k_begin, int k_end, int n_steps, double t0, double stop,
            double H,
-           const int *rec, int n_rec, double *rows, fl_failure *fail) {
+           const int *rec, int n_rec, double *rows, fl_failure *fail, fl_control *ctl) {
     const double span = stop - t0;
     (void)H; /* the step is the difference of two counted points */
     double t = (k_begin == 0) ? t0 : t0 + (double)k_begin * span / (double)n_steps;
     int k;
+    fail->unit = -1;
     for (k = k_begin; k < k_end; k++) {
+        if (*ctl->stop) return k;  /* a stop was requested: end between two steps */
         /* both points counted, never accumulated; h is their difference, so that
            t + h is t_next to the bit (as in the Python loop) */
         const double t_next = (k == n_steps - 1) ? stop : t0 + (double)(k + 1) * span / (double)n_steps;
@@ -115,6 +129,7 @@ int fl_run(fl_unit *units, int n_units, const int *pre_pull, int n_pre, const in
         double *row = rows + (size_t)k * (size_t)(1 + n_rec);
         row[0] = t;
         for (int c = 0; c < n_rec; c++) row[1 + c] = units[rec[2 * c]].y[rec[2 * c + 1]];
+        ctl->reached = k + 1;
     }
     return k;
 }
