@@ -6,8 +6,11 @@ interrupted or even killed run leaves the rows so far in a readable file.
 
 Exit status: 0 the run completed (or a unit asked to stop; the reason is
 printed), 1 bad input (nothing was run), 3 a unit failed, 124 the
-``--timeout`` passed, 130 interrupted (Ctrl-C or SIGTERM); after 3, 124 and
-130 the file holds the rows up to there.
+``--timeout`` passed, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM);
+after 3, 124, 130 and 143 the file holds the rows up to there. These hold
+also when a unit hangs inside a step: the run's watchdog keeps the rows and
+ends the process with 124, 143 or 130 (the second Ctrl-C) about half a
+second after the master failed to stop between steps.
 
 Examples
 --------
@@ -26,6 +29,7 @@ from ..errors import CosimError, InputError, MbfmuError, RunInterrupted
 EXIT_FAILED = 3
 EXIT_TIMEOUT = 124
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -36,7 +40,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                                           "co-simulation FMU with mbfmu's master.",
                               epilog="exit status: 0 completed (or stopped by a unit's request), 1 bad input, "
                                      f"{EXIT_FAILED} a unit failed, {EXIT_TIMEOUT} --timeout reached, "
-                                     f"{EXIT_INTERRUPTED} interrupted; the output file then holds the rows so far")
+                                     f"{EXIT_INTERRUPTED} interrupted (Ctrl-C), {EXIT_TERMINATED} terminated "
+                                     "(SIGTERM); the output file then holds the rows so far, also when a unit "
+                                     "hangs inside a step")
     p.add_argument("model", help="SYSTEM.ssp, SYSTEM.ssd or MODEL.fmu")
     p.add_argument("--stop-time", type=float, help="stop time [s] (default: the file's default experiment, else 1)")
     p.add_argument("--start-time", type=float, help="start time [s] (default: the file's, else 0)")
@@ -164,7 +170,7 @@ def _run(args: argparse.Namespace) -> int:
             print(rest, file=sys.stderr)
         _report_partial(partial, args.output)
         if isinstance(exc, RunInterrupted):
-            return EXIT_TIMEOUT if "timeout" in first else EXIT_INTERRUPTED
+            return {"timeout": EXIT_TIMEOUT, "SIGTERM": EXIT_TERMINATED}.get(exc.kind, EXIT_INTERRUPTED)
         return EXIT_FAILED
     except KeyboardInterrupt as exc:  # the second Ctrl-C
         print("mbfmu simulate: interrupted", file=sys.stderr)

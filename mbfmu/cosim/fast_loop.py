@@ -13,7 +13,10 @@ intern texts). The semantics are those of the Python loop of
 :mod:`mbfmu.cosim.master` (the tests compare the two bit for bit), and so
 are its guards, applied between chunks of steps: the rows are checked for
 non-finite values, streamed to the run's sink, and Ctrl-C or the run's
-timeout stop it; other systems keep the Python loop.
+timeout stop it; other systems keep the Python loop. The loop also checks
+the run's stop flag before every step and publishes how far it got, so the
+run's watchdog (:mod:`.run_guard`) can stop it between two steps and keep
+its rows when a unit is stuck inside a call.
 
 The C loop can also pace the run to the wall clock (``realtime``, see
 :mod:`mbfmu.cosim.realtime`) and step the units of a Jacobi step in
@@ -80,6 +83,13 @@ class _Failure(ctypes.Structure):
 _PY_IO = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int)
 
 
+class _Control(ctypes.Structure):
+    """Read by the run's watchdog while the loop may be stuck in an FMU call:
+    ``stop`` (set to stop between steps), ``reached`` (rows written), ``unit``
+    (index of the unit of the current call)."""
+    _fields_ = [("stop", _IP), ("reached", ctypes.c_int), ("unit", ctypes.c_int)]
+
+
 class _System(ctypes.Structure):
     _fields_ = [("units", ctypes.POINTER(_Unit)), ("n_units", ctypes.c_int), ("pre_pull", _IP), ("n_pre", ctypes.c_int),
                 ("plan", _IP), ("n_plan", ctypes.c_int), ("gauss_seidel", ctypes.c_int), ("order", _IP),
@@ -88,7 +98,8 @@ class _System(ctypes.Structure):
                 ("hist_t", _DP), ("hist_y", _DP), ("c0", _DP), ("c1", _DP), ("c2", _DP), ("startup", ctypes.c_int),
                 ("py_io", _PY_IO), ("realtime", ctypes.c_double), ("wall0", ctypes.c_double),
                 ("t_start", ctypes.c_double), ("overruns", ctypes.c_longlong), ("worst_lag", ctypes.c_double),
-                ("threads", ctypes.c_int), ("unit_fail", ctypes.POINTER(_Failure)), ("fail", _Failure)]
+                ("threads", ctypes.c_int), ("unit_fail", ctypes.POINTER(_Failure)), ("fail", _Failure),
+                ("ctl", ctypes.POINTER(_Control))]
 
 
 _LIB: Any = None
@@ -204,6 +215,8 @@ class _Build:
         S.threads = 1 if gs else max(1, min(threads, len(units), MAX_THREADS))
         self.unit_fail = (_Failure * len(units))()
         S.unit_fail = self.unit_fail
+        self.ctl = _Control(ctypes.pointer(master.guard.stop_flag), 0, -1)
+        S.ctl = ctypes.pointer(self.ctl)
 
     def _arr(self, a: Any) -> Any:
         self.keep.append(a)
@@ -396,6 +409,7 @@ def run(master: Any, t0: float, stop: float, n: int, progress: Any = None, summa
     given) counts the steps as they are taken, so an interrupted run reports them."""
     b = _Build(master)
     S = b.system
+    master._fl_ctl = b.ctl  # the watchdog reads how far the loop got
     o = master.opts
     if o.extrapolation == 2 and all(u.can_rollback for u in master.units):
         h0 = master.H if n > 1 else stop - t0
@@ -427,6 +441,10 @@ def run(master: Any, t0: float, stop: float, n: int, progress: Any = None, summa
                     count_steps()
                     master._check_finite(master._rows[bad], float(master._rows[bad, 0]))
             count_steps()
+            if reached < end and S.fail.unit < 0:  # stopped on request, between two steps
+                done = reached
+                master._fl_ctl = None
+                master._between_steps(float(rows[done, 0]))  # raises RunInterrupted
             if reached < end:
                 done = reached
                 break
@@ -436,6 +454,7 @@ def run(master: Any, t0: float, stop: float, n: int, progress: Any = None, summa
                 progress.calls = 255  # let the bar decide at every chunk (it looks every 256 ticks)
                 progress.tick(float(rows[done, 0]))
     finally:
+        master._fl_ctl = None
         b.write_back()
         if summary is not None:
             summary.threads = S.threads

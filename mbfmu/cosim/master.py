@@ -24,18 +24,24 @@ Semantics (each reproduced by a plain loop in the tests):
 * **Time** is counted in steps: ``t_n = t_0 + n (t_end - t_0) / N`` (the
   nearest double to the decimal grid point, 0.3 rather than 3 * 0.1) and the
   last point is the stop time exactly; a 10 s run at 1 ms takes exactly 10,000 steps.
-  Every step is ``H`` long but the last, which is ``t_end - t_{N-1}`` so that
-  ``t_{N-1} + h`` is the stop time to the last bit (FMUs told the stop time
-  refuse a step that ends a rounding error past it).
+  Each step passes ``communicationStepSize = t_{n+1} - t_n``, the difference of
+  the two counted points, which floating point computes exactly (for
+  ``t_n > 0``), so ``t_n + h`` is ``t_{n+1}`` to the last bit: an FMU that
+  accumulates ``t += h`` stays on the master's grid for any number of steps,
+  and the last step ends at the stop time exactly (FMUs told the stop time
+  refuse a step that ends a rounding error past it). Sub-steps of multi-rate
+  units are counted from ``t_n`` the same way.
 * **Faults**: a unit's failure ends the run with a
   :class:`~mbfmu.errors.CosimError` naming the unit and the time, with the
   rows so far as ``exc.result``; an FMU that asks to stop (fmi2Discard with
   fmi2Terminated) ends the run at the last good time, normally, with the reason
   in ``result.summary``. Non-finite outputs stop the run naming the unit
-  (unless ``allow_nan``). Ctrl-C and the wall-clock ``timeout`` stop the run
-  between two steps (never inside a unit) with
-  :class:`~mbfmu.errors.RunInterrupted`. Rows can be streamed to a
-  :mod:`.recording` writer as the run goes (flushed at least every second).
+  (unless ``allow_nan``). Ctrl-C, SIGTERM and the wall-clock ``timeout`` stop
+  the run between two steps (never inside a unit) with
+  :class:`~mbfmu.errors.RunInterrupted`; when a unit is stuck inside a call,
+  the run's watchdog thread keeps the rows and ends the process (124 timeout,
+  143 SIGTERM, 130 second Ctrl-C; :mod:`.run_guard`). Rows can be streamed to
+  a :mod:`.recording` writer as the run goes (flushed at least every second).
 * **Input extrapolation** (Jacobi, order 0, 1 or 2): the polynomial through
   the last ``order + 1`` exchanged values of each connection. With order 2
   and units that all roll back, the first step is taken twice (constant
@@ -60,6 +66,7 @@ from __future__ import annotations
 
 import logging
 import math
+import sys
 import time as _time
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -377,8 +384,12 @@ class _Master:
         m = self.sub[u.name]
         hs = h / m
         idx = self.conn_of[u.name] if coeffs is not None else ()
+        ts_next = t
         for s in range(m):
-            ts = t + s * hs
+            # sub-step points counted from t, the last one t + h: each sub-step is the
+            # difference of its two points (see the fixed loop)
+            ts = ts_next
+            ts_next = t + h if s == m - 1 else t + (s + 1) * hs
             if idx:
                 c0, c1, c2 = coeffs
                 a = s * hs
@@ -397,7 +408,8 @@ class _Master:
                     for i in idx:
                         u.u[self.conns[i][1]] = c0[i] + c1[i] * (a + b) / 2 + c2[i] * (a * a + a * b + b * b) / 3
                     u.push()
-            u.do_step(ts, hs)
+            self._where = (u, ts)
+            u.do_step(ts, ts_next - ts)
 
     # -- runs ---------------------------------------------------------------------
     def run(self, t0: float, stop: float) -> Result:
@@ -406,7 +418,11 @@ class _Master:
             opts.extrapolation == 2 and all(u.can_rollback for u in self.units))
         summary = RunSummary()
         start_wall = _time.perf_counter()
-        self.guard = RunGuard(opts.timeout)
+        self._summary, self._start_wall = summary, start_wall
+        self._where: tuple[Unit, float] | None = None  # the unit in a call and its time, for a stuck run
+        self._sink_done = False
+        self._fl_ctl = None  # the compiled loop's shared progress while it runs
+        self.guard = RunGuard(opts.timeout, on_stuck=self._on_stuck, progress=self._progress_mark)
         self._flushed = 0
         if opts.sink is not None:
             opts.sink.start(self.names, self._meta())
@@ -420,7 +436,7 @@ class _Master:
             if opts.adaptive or opts.iterative:  # every unit must really restore a saved state
                 probe_rollback(self.units, t0, self.H)
             recs = self._recorders()
-            start_wall = _time.perf_counter()
+            start_wall = self._start_wall = _time.perf_counter()
             if opts.realtime:
                 self.pacer = Pacer(opts.realtime, t0)
             try:
@@ -431,7 +447,9 @@ class _Master:
             except StopRequested as exc:  # the run ends at the last good time
                 summary.status, summary.message = "stopped", str(exc).split("; last unit log lines", 1)[0]
         except (CosimError, KeyboardInterrupt) as exc:  # keep what was recorded so far
-            summary.status = ("interrupted" if isinstance(exc, (RunInterrupted, KeyboardInterrupt)) else "failed")
+            summary.status = ("timeout" if isinstance(exc, RunInterrupted) and exc.kind == "timeout"
+                              else "interrupted" if isinstance(exc, (RunInterrupted, KeyboardInterrupt))
+                              else "failed")
             summary.message = str(exc) or "interrupted"
             result = self._result(self._rows[: self._nrows], summary, start_wall)
             exc.result = result  # type: ignore[attr-defined]
@@ -452,6 +470,13 @@ class _Master:
             self._flushed = self._nrows
 
     def _finish_sink(self, result: Result) -> None:
+        with self.guard.lock:
+            self._finish_sink_locked(result)
+
+    def _finish_sink_locked(self, result: Result) -> None:
+        if self._sink_done:
+            return
+        self._sink_done = True  # also without a sink: the result is made, the run is ending
         if self.opts.sink is not None:
             try:
                 self._flush()
@@ -517,16 +542,54 @@ class _Master:
         if not self.opts.allow_nan:
             self._check_finite(row, t)
         if self.pacer is not None:
-            self.pacer.pace(t)
+            self.pacer.pace(t, lambda: bool(self.guard.stop_flag.value))
         if self.guard.due():
             self._between_steps(t)
 
     def _between_steps(self, t: float) -> None:
-        """Periodic work between two steps: flush rows; stop on Ctrl-C or timeout."""
-        self._flush()
+        """Periodic work between two steps: flush rows; stop on Ctrl-C, SIGTERM or timeout."""
+        with self.guard.lock:
+            self._flush()
         reason = self.guard.stop_reason()
         if reason:
-            raise RunInterrupted(f"{reason} at t = {t!r} s")
+            exc = RunInterrupted(f"{reason} at t = {t!r} s")
+            exc.kind = self.guard.kind or "SIGINT"
+            raise exc
+
+    def _progress_mark(self) -> tuple:
+        """Changes with every step or row (read by the watchdog thread)."""
+        ctl = self._fl_ctl
+        return (self._first_row, self._nrows, self._where, ctl.reached if ctl is not None else -1)
+
+    def _on_stuck(self, kind: str, reason: str) -> bool:
+        """Called by the run's watchdog thread (with ``guard.lock`` held) when the
+        master did not stop between steps in time: a unit is stuck inside a call.
+        Keeps the rows so far (flushed to the sink with the summary) and says so
+        on stderr; the watchdog then ends the process. Returns False (nothing
+        done) when the master has already handed its result over."""
+        if self._sink_done:
+            return False
+        where = self._where
+        ctl = self._fl_ctl
+        n = self._nrows
+        if ctl is not None:  # the compiled loop: its rows are counted in C
+            n = self._nrows = max(n, 1 + ctl.reached)  # so that the flush below hands them over
+            where = (self.units[ctl.unit], float(self._rows[n - 1, 0])) if 0 <= ctl.unit < len(self.units) else where
+        summary = RunSummary(**vars(self._summary))
+        summary.steps = self._first_row + n - 1 if n else 0
+        summary.status = "timeout" if kind == "timeout" else "interrupted"
+        inside = (f"unit {where[0].name!r} was inside a call from t = {where[1]!r} s" if where is not None
+                  else "a unit was inside a call")
+        summary.message = f"{reason} while {inside}; the process was ended"
+        result = self._result(self._rows[:n], summary, self._start_wall)
+        self._finish_sink_locked(result)
+        path = getattr(self.opts.sink, "path", None)
+        kept = (f"the {len(result)} rows so far are in {str(path)!r}" if path is not None and len(result)
+                else f"{len(result)} rows recorded, none kept (no output file)" if self.opts.sink is None
+                else "no rows were recorded")
+        from .run_guard import EXIT_CODES
+        print(f"mbfmu: {summary.message}; {kept}; exit status {EXIT_CODES[kind]}", file=sys.stderr)
+        return True
 
 
     def _run_fixed(self, t0: float, stop: float, recs: list, summary: RunSummary) -> np.ndarray:
@@ -546,11 +609,11 @@ class _Master:
                     _LOG.warning("threads=%d not used: the run takes the Python loop (%s)", self.opts.threads, why)
                 self._fixed_loop(t0, stop, n, span, recs, summary, progress)
         finally:
+            self._fl_ctl = None
             progress.close()
 
     def _fixed_loop(self, t0: float, stop: float, n: int, span: float, recs: list, summary: RunSummary,
                     progress: "_Progress") -> None:
-        H = self.H
         extrap = self.opts.extrapolation > 0 or any(m > 1 for m in self.sub.values())
         gs = self.opts.algorithm == "gauss-seidel"
         gs_exchange = gs and not all(self.simple)  # algebraic loops are solved in the exchange
@@ -558,8 +621,10 @@ class _Master:
         simple_units = [(u, u.do_step) for u in units]
         t = t0
         for k in range(n):
-            # every step is H long but the last, which ends at the stop time to the bit
-            h = H if k < n - 1 else stop - t
+            # both points counted, never accumulated; h is their difference, so that
+            # t + h is t_next to the bit (an FMU that sums its steps stays on the grid)
+            t_next = stop if k == n - 1 else t0 + (k + 1) * span / n
+            h = t_next - t
             if gs:
                 for u in units:
                     if self.inc[u.name]:
@@ -568,8 +633,7 @@ class _Master:
                     self._step_unit(u, t, h, None)
                     u.pull()
             elif self.opts.iterative:
-                t_new = stop if k == n - 1 else t0 + (k + 1) * span / n
-                self._iterative_step(t, h, t_new)
+                self._iterative_step(t, h, t_next)
             elif extrap:
                 coeffs = self._coeffs() if self.opts.extrapolation > 0 else None
                 if k == 0 and self.opts.extrapolation == 2 and all(u.can_rollback for u in units):
@@ -578,8 +642,9 @@ class _Master:
                     self._step_unit(u, t, h, coeffs)
             else:
                 for u, step in simple_units:
+                    self._where = (u, t)
                     step(t, h)
-            t = stop if k == n - 1 else t0 + (k + 1) * span / n  # counted, not accumulated
+            t = t_next
             if (not gs and not self.opts.iterative) or gs_exchange:
                 self.exchange(t)
             summary.steps += 1
@@ -728,8 +793,13 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
         Let non-finite outputs through (default: the run stops with an error
         naming the unit and the variable).
     timeout : float, optional
-        Wall-clock limit of the run [s]; checked between steps, so a unit
-        that hangs inside a step needs ``step_timeout`` (isolated units).
+        Wall-clock limit of the run [s]. The run stops between two steps
+        (:class:`~mbfmu.errors.RunInterrupted`, status ``"timeout"``). When a
+        unit is stuck inside a call, a watchdog thread writes the rows so far
+        to ``sink`` and ends the process with status 124 about half a second
+        after the limit (SIGTERM and a second Ctrl-C likewise, with 143 and
+        130; see :mod:`.run_guard`). To have only a stuck unit killed and the
+        run go on to its error, isolate it with ``step_timeout``.
     step_timeout : float, optional
         Wall-clock limit of one step of one isolated unit [s]: a unit
         that passes it is killed and the run ends naming it. Implies

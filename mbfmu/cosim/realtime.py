@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Callable
 
 from ..errors import InputError
 
@@ -55,8 +56,9 @@ class Pacer:
         """Let simulated time ``t0`` be now."""
         self.wall0 = time.monotonic()
 
-    def pace(self, t: float) -> None:
-        """Wait until ``t`` [s] is due on the wall clock; count an overrun if it is past due."""
+    def pace(self, t: float, stopping: Callable[[], bool] | None = None) -> None:
+        """Wait until ``t`` [s] is due on the wall clock; count an overrun if it is past due.
+        The wait is cut short when ``stopping()`` becomes true (checked every 50 ms)."""
         if t <= self.t0:
             return
         due = self.wall0 + (t - self.t0) / self.factor
@@ -64,8 +66,10 @@ class Pacer:
         if now > due:
             self.overruns += 1
             self.worst_lag = max(self.worst_lag, now - due)
-        else:
-            time.sleep(due - now)
+            return
+        while now < due and not (stopping is not None and stopping()):
+            time.sleep(min(due - now, 0.05))
+            now = time.monotonic()
 
     def report(self) -> str:
         """One line on the overruns (empty when there were none)."""

@@ -69,8 +69,8 @@ class RunSummary:
     end_time : float
         Time reached [s].
     status : str
-        ``"completed"``, ``"stopped"`` (a unit asked to stop), ``"failed"``
-        or ``"interrupted"`` (Ctrl-C, timeout).
+        ``"completed"``, ``"stopped"`` (a unit asked to stop), ``"failed"``,
+        ``"interrupted"`` (Ctrl-C, SIGTERM) or ``"timeout"`` (the wall-clock limit).
     message : str
         Why the run ended early (empty when completed).
     realtime : float
@@ -531,7 +531,7 @@ def _read_mat(path: Path, what: str) -> tuple[np.ndarray, dict[str, Any]]:
     return make_array(names, data.reshape(-1, len(names)), _types_of(meta, what)), meta
 
 
-_STATUSES = ("completed", "stopped", "failed", "interrupted")
+_STATUSES = ("completed", "stopped", "failed", "interrupted", "timeout")
 
 
 def _summary(meta: dict[str, Any], path: Path, what: str, rows: int) -> RunSummary:

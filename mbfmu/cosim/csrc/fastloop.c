@@ -88,6 +88,15 @@ typedef struct {
 
 typedef int (*py_io_t)(int unit, int pull);
 
+/* Shared with the run's watchdog thread, which reads it while this loop may be
+ * stuck inside an FMU call: stop is set by it (checked before every step),
+ * reached counts the rows written, unit is the unit of the current call. */
+typedef struct {
+    volatile int *stop;
+    volatile int reached;
+    volatile int unit;
+} fl_control;
+
 typedef struct {
     fl_unit *units;
     int n_units;
@@ -119,7 +128,8 @@ typedef struct {
     /* parallel Jacobi stepping */
     int threads;
     fl_failure *unit_fail;     /* [n_units] scratch */
-    fl_failure fail;           /* out */
+    fl_failure fail;           /* out; unit -1: none (stopped on request) */
+    fl_control *ctl;
 } fl_system;
 
 /* -- values ---------------------------------------------------------------------- */
@@ -228,6 +238,7 @@ static int failed(fl_failure *f, int unit, int call, int status, int group, doub
 
 static int push(fl_system *S, int i, double t, fl_failure *f) {
     fl_unit *u = &S->units[i];
+    S->ctl->unit = i;
     for (int gi = 0; gi < u->n_push; gi++) {
         fl_group *g = &u->push[gi];
         for (int s = 0; s < g->n_slots; s++) {
@@ -247,6 +258,7 @@ static int push(fl_system *S, int i, double t, fl_failure *f) {
 
 static int pull(fl_system *S, int i, double t, fl_failure *f) {
     fl_unit *u = &S->units[i];
+    S->ctl->unit = i;
     for (int gi = 0; gi < u->n_pull; gi++) {
         fl_group *g = &u->pull[gi];
         int st = get_call(u->component, g);
@@ -259,6 +271,7 @@ static int pull(fl_system *S, int i, double t, fl_failure *f) {
 
 static int do_step(fl_system *S, int i, double t, double h, fl_failure *f) {
     fl_unit *u = &S->units[i];
+    S->ctl->unit = i;
     if (u->stop_requested) return failed(f, i, C_STOP, 0, 0, t, h);
     if (!u->fmi3) {
         int st = ((fmi2DoStepTYPE *)u->do_step)(u->component, t, h, u->no_prior);
@@ -295,14 +308,17 @@ static int push_derivatives(fl_system *S, int i, double t, fl_failure *f) {
 }
 
 /* Master._step_unit: the unit's sub-steps over [t, t + h], inputs extrapolated
- * with the step's coefficients when coeffs is set */
+ * with the step's coefficients when coeffs is set; sub-step points counted
+ * from t (the last one t + h), each sub-step the difference of its two points */
 static int step_unit(fl_system *S, int i, double t, double h, int coeffs, fl_failure *f) {
     fl_unit *u = &S->units[i];
     const int m = u->sub;
     const double hs = h / (double)m;
     const int *cn = S->conns;
+    double ts_next = t;
     for (int s = 0; s < m; s++) {
-        const double ts = t + (double)s * hs;
+        const double ts = ts_next;
+        ts_next = (s == m - 1) ? t + h : t + (double)(s + 1) * hs;
         if (coeffs && u->n_x) {
             const double a = (double)s * hs;
             if (u->interpolate) {
@@ -327,7 +343,7 @@ static int step_unit(fl_system *S, int i, double t, double h, int coeffs, fl_fai
                 if (push(S, i, ts, f)) return 1;
             }
         }
-        if (do_step(S, i, ts, hs, f)) return 1;
+        if (do_step(S, i, ts, ts_next - ts, f)) return 1;
     }
     return 0;
 }
@@ -460,14 +476,18 @@ static void pace(fl_system *S, double t) {
         if (now - due > S->worst_lag) S->worst_lag = now - due;
         return;
     }
-    struct timespec ts;
-    ts.tv_sec = (time_t)due;
-    ts.tv_nsec = (long)((due - (double)ts.tv_sec) * 1e9);
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
+    /* in slices of at most 50 ms, so that a stop request is heard while waiting */
+    for (double at = now; at < due && !*S->ctl->stop; at = monotonic()) {
+        const double until = due - at > 0.05 ? at + 0.05 : due;
+        struct timespec ts;
+        ts.tv_sec = (time_t)until;
+        ts.tv_nsec = (long)((until - (double)ts.tv_sec) * 1e9);
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
     }
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
 }
 
 /* -- the loop ---------------------------------------------------------------------- */
@@ -506,10 +526,14 @@ int fl_run(fl_system *S, int k_begin, int k_end, int n_steps, double t0, double 
         }
         if (n_started != S->threads - 1) S->threads = n_started + 1;  /* fewer threads than asked */
     }
+    (void)H; /* the step is the difference of two counted points */
     f->unit = -1;
     for (k = k_begin; k < k_end; k++) {
-        /* every step is H long but the last, which ends at the stop time to the bit */
-        const double h = (k == n_steps - 1) ? stop - t : H;
+        if (*S->ctl->stop) break;  /* a stop was requested: end between two steps */
+        /* both points counted, never accumulated; h is their difference, so that
+           t + h is t_next to the bit (as in the Python loop) */
+        const double t_next = (k == n_steps - 1) ? stop : t0 + (double)(k + 1) * span / (double)n_steps;
+        const double h = t_next - t;
         if (S->gauss_seidel) {
             for (int i = 0; i < S->n_units; i++) {
                 const int ui = S->order[i];
@@ -519,7 +543,7 @@ int fl_run(fl_system *S, int k_begin, int k_end, int n_steps, double t0, double 
                     CHECK(push(S, ui, t, f));
                 }
                 CHECK(step_unit(S, ui, t, h, 0, f));
-                CHECK(pull(S, ui, t + h, f));
+                CHECK(pull(S, ui, t_next, f));
             }
         } else {
             int coeffs = S->extrapolation > 0;
@@ -530,7 +554,7 @@ int fl_run(fl_system *S, int k_begin, int k_end, int n_steps, double t0, double 
                 for (int i = 0; i < S->n_units; i++) CHECK(step_unit(S, i, t, h, coeffs, f));
             }
         }
-        t = (k == n_steps - 1) ? stop : t0 + (double)(k + 1) * span / (double)n_steps;
+        t = t_next;
         /* Jacobi: the exchange at the new time; Gauss-Seidel has already set and
            read every unit once in this step (no algebraic loop on this path) */
         if (!S->gauss_seidel) {
@@ -546,6 +570,7 @@ int fl_run(fl_system *S, int k_begin, int k_end, int n_steps, double t0, double 
         row[0] = t;
         for (int c = 0; c < S->n_rec; c++) row[1 + c] = S->units[S->rec[2 * c]].y[S->rec[2 * c + 1]];
         if (S->extrapolation > 0) push_history(S, t);
+        S->ctl->reached = k + 1;
         if (S->realtime > 0.0) pace(S, t);
     }
 out:

@@ -7,6 +7,8 @@
  * first and second input derivatives (canInterpolateInputs="true"): over a step,
  * u(tau) = u + d1*tau + d2*tau^2/2. States are integrated with classic RK4 and
  * nsub sub-steps per doStep. fail_time makes doStep fail (for error tests).
+ * A model that defines MODEL_STEP_HOOK provides model_step(Inst*, t, h), called
+ * first in every doStep.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,9 @@ typedef struct {
 static void model_init(Inst *m);
 static void model_outputs(Inst *m);
 static void model_derivs(Inst *m, double tau, const double *x, double *dx);
+#ifdef MODEL_STEP_HOOK
+static void model_step(Inst *m, double t, double h);
+#endif
 
 __attribute__((unused)) static double input_at(const Inst *m, int vr, double tau) {
     return m->r[vr] + m->d1[vr] * tau + 0.5 * m->d2[vr] * tau * tau;
@@ -118,6 +123,9 @@ fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReferenc
 
 fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolean noPrior) {
     Inst *m = (Inst *)c;
+#ifdef MODEL_STEP_HOOK
+    model_step(m, t, h);  /* a model's own work at the start of every step */
+#endif
     if (t + h > m->r[VR_FAIL_TIME]) {
         char msg[160];
         snprintf(msg, sizeof msg, "%s: simulated failure in doStep from t=%g (fail_time=%g)", m->name, t, m->r[VR_FAIL_TIME]);
