@@ -395,7 +395,7 @@ class _Build:
             return u._step_error(f.status, f.t, f.h)
         if f.call == _C_RANGE:
             return CosimError(f"unit {u.name!r}: input {u.inputs[f.index]!r} = {f.value!r} at t = {f.t!r} s "
-                              f"does not fit its type ({names[0][f.group][4:]})")
+                              f"has no integer value ({names[0][f.group][4:]})")
         if f.call == _C_DERIV:
             return _status_error(u, f"fmi2SetRealInputDerivatives (order {f.group})", f.status, f.t)
         return _status_error(u, names[0 if f.call == _C_SET else 1][f.group], f.status, f.t)

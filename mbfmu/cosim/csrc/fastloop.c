@@ -135,8 +135,21 @@ typedef struct {
 /* -- values ---------------------------------------------------------------------- */
 static const double TWO63 = 9223372036854775808.0;
 
-/* int(round(v)) of Python (round half to even), stored into the group's C type with
- * ctypes' wrap-around; 0 on success, -1 when v is not finite or not an int64 */
+/* The low 64 bits of the two's complement of the integer r (finite), as ctypes
+ * keeps them when it stores a Python int into a C integer */
+static uint64_t low_bits(double r) {
+    if (r >= -TWO63 && r < TWO63) return (uint64_t)(int64_t)r;
+    int e;
+    const double m = frexp(fabs(r), &e);          /* |r| = m 2^e, 0.5 <= m < 1, e > 63 */
+    const uint64_t mant = (uint64_t)ldexp(m, 53);  /* exact: |r| = mant 2^(e - 53) */
+    const uint64_t bits = (e - 53 >= 64) ? 0 : mant << (e - 53);
+    return r < 0 ? (uint64_t)0 - bits : bits;
+}
+
+/* A master buffer value into the group's C type as the Python units store it:
+ * Real as is, Boolean (FMI 3) v != 0, integers int(round(v)) (round half to even)
+ * wrapped to the type's width as ctypes does; -1 when v is not finite (Python
+ * raises there) */
 static int put_value(fl_group *g, int k, double v) {
     void *b = g->buf;
     switch (g->type) {
@@ -145,13 +158,8 @@ static int put_value(fl_group *g, int k, double v) {
     case T_BOOL3: ((bool *)b)[k] = v != 0.0; return 0;
     default: break;
     }
-    double r = rint(v);
-    if (g->type == T_U64 && r >= TWO63 && r < 2.0 * TWO63) {
-        ((uint64_t *)b)[k] = (uint64_t)r;
-        return 0;
-    }
-    if (!(r >= -TWO63 && r < TWO63)) return -1;
-    int64_t i = (int64_t)r;
+    if (!isfinite(v)) return -1;
+    const uint64_t i = low_bits(rint(v));
     switch (g->type) {
     case T_I8: ((int8_t *)b)[k] = (int8_t)i; break;
     case T_U8: ((uint8_t *)b)[k] = (uint8_t)i; break;
@@ -159,8 +167,8 @@ static int put_value(fl_group *g, int k, double v) {
     case T_U16: ((uint16_t *)b)[k] = (uint16_t)i; break;
     case T_I32: ((int32_t *)b)[k] = (int32_t)i; break;
     case T_U32: ((uint32_t *)b)[k] = (uint32_t)i; break;
-    case T_I64: ((int64_t *)b)[k] = i; break;
-    case T_U64: ((uint64_t *)b)[k] = (uint64_t)i; break;
+    case T_I64: ((int64_t *)b)[k] = (int64_t)i; break;
+    case T_U64: ((uint64_t *)b)[k] = i; break;
     case T_INT2: case T_BOOL2: ((int *)b)[k] = (int)i; break;
     default: return -1;
     }
