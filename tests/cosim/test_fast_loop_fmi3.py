@@ -50,8 +50,8 @@ def test_fmi3_reference_fmu_in_c_equals_python_loop(model, monkeypatch):
 
 def _mixed(mass_fmu) -> System:
     """FMI 3 VanDerPol, Stair and Dahlquist feed an FMI 3 Feedthrough (Float64,
-    Float32, Int8, Int32, UInt64 inputs; String output by callback), which feeds an
-    FMI 2 Feedthrough (Real, Integer, Boolean), which drives an FMI 2 mass whose
+    Float32, Int8, Int32, UInt64 inputs; String by callback), which feeds an
+    FMI 2 Feedthrough (Real, Integer, Boolean, String), which drives an FMI 2 mass whose
     position, with VanDerPol and Dahlquist, is the input array u of an FMI 3
     StateSpace; BouncingBall (events inside its doStep) runs beside them."""
     ref3 = lambda m: reference_fmu("fmi3", m)  # noqa: E731
@@ -65,6 +65,7 @@ def _mixed(mass_fmu) -> System:
              ("stair.counter", "ft3.UInt64_input"),
              ("ft3.Float64_continuous_output", "ft2.Float64_continuous_input"),
              ("ft3.Int32_output", "ft2.Int32_input"), ("ft3.Boolean_output", "ft2.Boolean_input"),
+             ("ft3.String_output", "ft2.String_input"),
              ("ft2.Float64_continuous_output", "mass.F"),
              ("mass.x", "ss.u[1]"), ("vdp.x1", "ss.u[2]"), ("dq.x", "ss.u[3]")]
     return System(units, conns)
@@ -80,7 +81,7 @@ def test_mixed_fmi2_fmi3_system_in_c_equals_python_loop(mass_fmu, monkeypatch, a
     # the values crossed every type on the way (Stair counts seconds: Int32, Int8, UInt64)
     assert list(np.unique(fast["ft3.Int8_output"])) == [1, 2, 3, 4, 5]
     assert np.array_equal(fast["ft3.UInt64_output"], fast["ft3.Int32_output"])
-    assert fast["ft2.Boolean_output"][-1] and set(fast["ft3.String_output"]) == {"fmi3"}
+    assert fast["ft2.Boolean_output"][-1] and set(fast["ft2.String_output"]) == {"fmi3"}
     assert np.ptp(fast["ss.y[1]"]) > 0.01 and np.ptp(fast["mass.x"]) > 0.01
 
 

@@ -108,6 +108,20 @@ def test_threaded_jacobi_equals_serial_bit_for_bit(mass_fmu, extrapolation, thre
     assert np.ptp(par["c.x"]) > 0.01
 
 
+def test_threads_run_python_fmus_too(pendulum_fmu, pd_fmu):
+    """pythonfmu FMUs take the GIL in every call: stepped from the loop's threads they
+    must still give the serial results (no deadlock: the compiled loop releases the GIL)."""
+    def make():
+        ft = {"theta": [], "omega": []}
+        return System([FmuUnit(pendulum_fmu, "plant", feedthrough=ft),
+                       FmuUnit(pd_fmu, "ctrl", values={"ref": 0.2}, feedthrough={"tau": []})],
+                      [("plant.theta", "ctrl.theta"), ("plant.omega", "ctrl.omega"), ("ctrl.tau", "plant.tau")])
+    serial = simulate(make(), 0.5, 1e-3, progress=False)
+    par = simulate(make(), 0.5, 1e-3, progress=False, threads=2)
+    assert np.array_equal(serial.data, par.data) and par.summary.threads == 2
+    assert np.ptp(par["plant.theta"]) > 0.01
+
+
 def test_failure_in_a_threaded_run_is_the_serial_one(mass_fmu):
     errs = []
     for threads in (1, 2):
