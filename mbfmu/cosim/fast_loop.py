@@ -225,9 +225,8 @@ class _Build:
     def _py_io(self, i: int, pull: int) -> int:
         """The String values of unit ``i`` (C cannot intern texts), set or read in Python."""
         try:
-            u = self.master.units[i]
-            for g in self.strings[i][pull]:
-                g()
+            for call in self.strings[i][pull]:
+                call()
             return 0
         except BaseException as exc:  # re-raised by run() once C has returned
             self.errors.append(exc)
@@ -237,7 +236,7 @@ class _Build:
         """(set, read) calls of a unit's String groups: the String part of its push and pull."""
         sets, reads = [], []
         if isinstance(u, Fmu3Unit):
-            def set3(g=None) -> Any:
+            def set3(g: Any) -> Any:
                 def call() -> None:
                     for k, j in g.slots:
                         if j >= 0:
@@ -247,7 +246,7 @@ class _Build:
                         raise _status_error(u, "fmi3SetString", s)
                 return call
 
-            def get3(g=None) -> Any:
+            def get3(g: Any) -> Any:
                 def call() -> None:
                     s = u._f_get["String"](u._c, g.vr, g.n_vr, g.buf, g.n)
                     if s > 1:

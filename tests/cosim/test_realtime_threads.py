@@ -132,6 +132,15 @@ def test_failure_in_a_threaded_run_is_the_serial_one(mass_fmu):
     assert np.array_equal(errs[0].result.data, errs[1].result.data)
 
 
+def test_cli_threads(mass_fmu, tmp_path, capsys):
+    from mbfmu.cosim import write_ssp
+    ssp = write_ssp(_chain(mass_fmu), tmp_path / "chain.ssp", stop_time=0.5, step=1e-3)
+    assert main(["simulate", str(ssp), "--threads", "2", "-o", str(tmp_path / "par.csv")]) == 0
+    assert "2 threads" in capsys.readouterr().out
+    assert main(["simulate", str(ssp), "--threads", "0"]) == 1
+    assert "threads = 0" in capsys.readouterr().err
+
+
 def test_threads_refused_or_reported_where_they_cannot_apply(mass_fmu, caplog):
     with pytest.raises(InputError, match="Gauss-Seidel"):
         simulate(_chain(mass_fmu), 0.1, 1e-2, algorithm="gauss-seidel", threads=2)
