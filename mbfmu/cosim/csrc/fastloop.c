@@ -402,32 +402,44 @@ static void set_inputs(fl_system *S, fl_unit *u) {
     }
 }
 
-/* -- parallel stepping: a pool of threads, each stepping every threads-th unit ----- */
+/* -- parallel stepping ---------------------------------------------------------------
+ * A pool of threads and the loop's own thread take the units of a Jacobi step from
+ * a shared ticket counter: whoever is free steps the next unit, so a worker that
+ * wakes late (a loaded machine) costs nothing; the loop's thread waits only for the
+ * units to be done. Tickets only grow, so a late worker never takes a unit of a
+ * later step with the times of an earlier one. */
 typedef struct {
     fl_system *S;
     pthread_mutex_t lock;
     pthread_cond_t go, done;
-    int generation, pending, quit;
+    int generation, quit;
     double t, h;
     int coeffs;
+    long long next;            /* the next ticket (atomic) */
+    long long base, limit;     /* this step's tickets: base .. limit - 1, unit = ticket - base */
+    int completed;             /* units of this step done (atomic) */
 } fl_pool;
 
-typedef struct {
-    fl_pool *pool;
-    int w;
-} fl_worker;
-
-static void step_share(fl_pool *P, int w) {
+static void take_units(fl_pool *P, long long base, long long limit, double t, double h, int coeffs) {
     fl_system *S = P->S;
-    for (int i = w; i < S->n_units; i += S->threads) {
+    for (;;) {
+        long long tk = __atomic_load_n(&P->next, __ATOMIC_ACQUIRE);
+        do {
+            if (tk >= limit) return;
+        } while (!__atomic_compare_exchange_n(&P->next, &tk, tk + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+        const int i = (int)(tk - base);
         S->unit_fail[i].unit = -1;
-        step_unit(S, i, P->t, P->h, P->coeffs, &S->unit_fail[i]);
+        step_unit(S, i, t, h, coeffs, &S->unit_fail[i]);
+        if (__atomic_add_fetch(&P->completed, 1, __ATOMIC_ACQ_REL) == S->n_units) {
+            pthread_mutex_lock(&P->lock);
+            pthread_cond_signal(&P->done);
+            pthread_mutex_unlock(&P->lock);
+        }
     }
 }
 
 static void *worker_main(void *arg) {
-    fl_worker *W = arg;
-    fl_pool *P = W->pool;
+    fl_pool *P = arg;
     int seen = 0;
     for (;;) {
         pthread_mutex_lock(&P->lock);
@@ -437,27 +449,31 @@ static void *worker_main(void *arg) {
             return NULL;
         }
         seen = P->generation;
+        const long long base = P->base, limit = P->limit;
+        const double t = P->t, h = P->h;
+        const int coeffs = P->coeffs;
         pthread_mutex_unlock(&P->lock);
-        step_share(P, W->w);
-        pthread_mutex_lock(&P->lock);
-        if (--P->pending == 0) pthread_cond_signal(&P->done);
-        pthread_mutex_unlock(&P->lock);
+        take_units(P, base, limit, t, h, coeffs);
     }
 }
 
-/* every unit steps [t, t + h] in parallel; the failure reported is the first
+/* every unit steps [t, t + h], in parallel; the failure reported is the first
  * unit's in unit order, as the serial loop would have met it */
 static int parallel_step(fl_pool *P, double t, double h, int coeffs, fl_failure *f) {
     fl_system *S = P->S;
     pthread_mutex_lock(&P->lock);
     P->t = t; P->h = h; P->coeffs = coeffs;
-    P->pending = S->threads - 1;
+    P->base = P->limit;  /* every ticket before was taken and its unit is done */
+    P->limit = P->base + S->n_units;
+    __atomic_store_n(&P->completed, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&P->next, P->base, __ATOMIC_RELEASE);
     P->generation++;
+    const long long base = P->base, limit = P->limit;
     pthread_cond_broadcast(&P->go);
     pthread_mutex_unlock(&P->lock);
-    step_share(P, 0);
+    take_units(P, base, limit, t, h, coeffs);
     pthread_mutex_lock(&P->lock);
-    while (P->pending) pthread_cond_wait(&P->done, &P->lock);
+    while (__atomic_load_n(&P->completed, __ATOMIC_ACQUIRE) < S->n_units) pthread_cond_wait(&P->done, &P->lock);
     pthread_mutex_unlock(&P->lock);
     for (int i = 0; i < S->n_units; i++)
         if (S->unit_fail[i].unit >= 0) {
@@ -516,7 +532,6 @@ int fl_run(fl_system *S, int k_begin, int k_end, int n_steps, double t0, double 
     fl_failure *f = &S->fail;
     int k = k_begin;
     fl_pool pool;
-    fl_worker workers[64];
     pthread_t tids[64];
     int n_started = 0;
     const int parallel = S->threads > 1 && !S->gauss_seidel;
@@ -527,9 +542,7 @@ int fl_run(fl_system *S, int k_begin, int k_end, int n_steps, double t0, double 
         pthread_cond_init(&pool.go, NULL);
         pthread_cond_init(&pool.done, NULL);
         for (int w = 1; w < S->threads && w < 64; w++) {
-            workers[w].pool = &pool;
-            workers[w].w = w;
-            if (pthread_create(&tids[w], NULL, worker_main, &workers[w]) != 0) break;
+            if (pthread_create(&tids[w], NULL, worker_main, &pool) != 0) break;
             n_started++;
         }
         if (n_started != S->threads - 1) S->threads = n_started + 1;  /* fewer threads than asked */
