@@ -132,7 +132,7 @@ def python_loop_reason(master: Any) -> str | None:
         return "the recording is streamed through a window"
     for u in master.units:
         if type(u) not in (FmuUnit, Fmu3Unit):
-            return f"unit {u.name!r} is not an FMU"
+            return f"unit {u.name!r} is not an in-process FMU (a Python unit, or an isolated one)"
         if u.input_conversion:
             return f"unit {u.name!r} converts input units"
     if any(loop is not None for *_, loop in master.plan):
