@@ -12,7 +12,8 @@ carried out here.
   value) per unit. The solver stops exactly at each communication point
   (``CVodeSetStopTime``), never evaluating the FMU beyond it, and restarts
   there when the unit's inputs are connected (the master changes them
-  there, held constant over the step).
+  there, held constant over the step) or the run may roll back (so that a
+  repeated step gives the same result to the bit).
 * **Events**: state events are located by CVODE's root finding on the
   event indicators (to within its root tolerance, about 1e-14 s relative
   here); time events end an integration interval at the FMU's
@@ -149,9 +150,11 @@ class _MeStepping:
         """Integrate from ``t`` to ``t + h`` [s], handling every event on the way."""
         me = self._me
         t_end = t + h
-        if self._inputs_driven:
+        if self._inputs_driven or self.will_roll_back:
+            # the inputs were just set (the right-hand side jumped); or the step may be
+            # repeated after a restore, which must give the same result to the bit
             me.setTime(self._t)
-            self._restart()  # the inputs were just set: the right-hand side jumped
+            self._restart()
         tiny = 4 * math.ulp(max(1.0, abs(t_end)))
         for _ in range(MAX_EVENTS_PER_STEP):
             t_stop = min(t_end, self._next_event)
