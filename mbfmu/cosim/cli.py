@@ -16,6 +16,7 @@ Examples
 --------
 ``mbfmu simulate system.ssp --stop-time 10 --step 1e-3 -o results.csv``
 ``mbfmu simulate plant.fmu --set plant.k=2.5 --set x0=1 -o run.npz``
+``mbfmu simulate plant.fmu --interface me --me-tolerance 1e-8 -o run.csv``
 ``mbfmu simulate system.ssp --isolate --step-timeout 5 --timeout 600 -o run.csv``
 """
 from __future__ import annotations
@@ -64,6 +65,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--allow-nan", action="store_true", help="let non-finite outputs through instead of stopping")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     p.add_argument("--log", action="store_true", help="FMU logging on, with all the FMUs' log categories (slower)")
+    p.add_argument("--interface", choices=["cs", "me"],
+                   help="for an FMU: run its co-simulation (cs, the default when it has one) or its model "
+                        "exchange (me), integrated by the master with CVODE")
+    p.add_argument("--me-tolerance", type=float, metavar="RTOL", default=1e-6,
+                   help="relative tolerance of the model-exchange solver (default 1e-6)")
     p.add_argument("--allow-external", action="store_true",
                    help="let an .ssp/.ssd use FMU and parameter files outside its archive or folder")
     p.set_defaults(func=run)
@@ -80,7 +86,7 @@ def _parse_value(text: str):
         return text
 
 
-def _load(path: Path, allow_external: bool = False):
+def _load(path: Path, allow_external: bool = False, interface: str | None = None, me_rtol: float = 1e-6):
     """The system in ``path`` and its default experiment; every reading problem as one InputError."""
     from .fmu_unit import FmuUnit
     from .ssp import read_ssp
@@ -94,7 +100,10 @@ def _load(path: Path, allow_external: bool = False):
         if path.suffix in (".ssp", ".ssd"):
             system = read_ssp(path, allow_external=allow_external)
             return system, dict(system.experiment), None
-        unit = FmuUnit(path)
+        if interface == "me" or (interface is None and not _has_cs(path)):
+            unit = FmuUnit(path, interface="me", rtol=me_rtol)
+        else:
+            unit = FmuUnit(path, interface=interface)
     except MbfmuError:
         raise
     except Exception as exc:  # a malformed file: lxml, zipfile, fmpy or a bad number inside
@@ -109,6 +118,12 @@ def _load(path: Path, allow_external: bool = False):
                 except ValueError:
                     raise InputError(f"{str(path)!r}: DefaultExperiment {k}={getattr(de, k)!r} is not a number") from None
     return System([unit]), exp, unit.name
+
+
+def _has_cs(path: Path) -> bool:
+    from .fmu_unit import _fmi_head
+    version, cs, me = _fmi_head(path)
+    return cs or not me
 
 
 def run(args: argparse.Namespace) -> int:
@@ -126,7 +141,13 @@ def _run(args: argparse.Namespace) -> int:
 
     sink = open_writer(args.output) if args.output else None  # checked before anything runs
     path = Path(args.model)
-    system, exp, default_unit = _load(path, getattr(args, "allow_external", False))
+    interface = getattr(args, "interface", None)
+    me_rtol = getattr(args, "me_tolerance", 1e-6)
+    if not (me_rtol > 0 and me_rtol < 1):
+        raise InputError(f"--me-tolerance {me_rtol!r} must be between 0 and 1")
+    if interface is not None and path.suffix != ".fmu":
+        raise InputError(f"--interface applies to a single FMU, not to {path.suffix} files")
+    system, exp, default_unit = _load(path, getattr(args, "allow_external", False), interface, me_rtol)
     for item in args.set:
         if "=" not in item:
             raise InputError(f"--set {item!r}: expected UNIT.VAR=VALUE")

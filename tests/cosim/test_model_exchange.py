@@ -165,3 +165,25 @@ def test_native_plant_as_model_exchange_equals_its_co_simulation(rigid_arm_fmu):
         scale = float(np.max(np.abs(cs[n])))
         assert scale > 0.1  # the arm moves
         np.testing.assert_allclose(me[n], cs[n], rtol=0, atol=1e-6 * scale)
+
+
+def test_cli_runs_model_exchange_and_isolated_units_keep_it(tmp_path):
+    import subprocess
+    import sys
+
+    from mbfmu.cosim import load_result
+    out = tmp_path / "ball.csv"
+    p = subprocess.run([sys.executable, "-m", "mbfmu", "simulate", str(reference_fmu("fmi3", "BouncingBall")),
+                        "--interface", "me", "--me-tolerance", "1e-9", "--stop-time", "1", "--step", "0.01",
+                        "-o", str(out)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    cs = simulate(System([FmuUnit(reference_fmu("fmi3", "BouncingBall"), "BouncingBall")]), 1.0, 0.01)
+    me = load_result(out)
+    assert me.meta["components"]["BouncingBall"]["type"] == "Fmu3MeUnit"
+    # the co-simulation takes Euler steps of 1 ms; the model exchange run is exact to 1e-9
+    t = me.time[(me.time < _bounce_times(1)[0])]
+    np.testing.assert_allclose(me["BouncingBall.h"][:len(t)], 1 - 0.5 * 9.81 * t ** 2, atol=1e-7)
+    assert np.max(np.abs(me["BouncingBall.h"] - cs["BouncingBall.h"])) < 0.05
+    iso = simulate(System([_me("fmi2", "VanDerPol", "v", rtol=1e-9)]), 1.0, 0.05, isolate=True, progress=False)
+    own = simulate(System([_me("fmi2", "VanDerPol", "v", rtol=1e-9)]), 1.0, 0.05, progress=False)
+    np.testing.assert_array_equal(iso["v.x0"], own["v.x0"])
