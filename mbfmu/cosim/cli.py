@@ -55,6 +55,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--adaptive", action="store_true", help="adaptive macro step (needs rollback)")
     p.add_argument("--iterative", action="store_true", help="iterative (implicit) coupling (needs rollback)")
     p.add_argument("--tolerance", type=float, default=1e-4, help="adaptive tolerance (relative and absolute, > 0)")
+    p.add_argument("--rollback-tolerance", type=float, default=0.0, metavar="REL",
+                   help="adaptive/iterative runs: accept units whose state restore repeats a step only to this "
+                        "relative difference (default 0: to the bit, else the run is refused naming the unit)")
     p.add_argument("--record", choices=["outputs", "all"], default="outputs", help="what to record")
     p.add_argument("-o", "--output", help="results file: " + ", ".join(f"{k} ({v})" for k, v in FORMATS.items()))
     p.add_argument("--timeout", type=float, metavar="S", help="wall-clock limit of the run [s]")
@@ -174,7 +177,7 @@ def _run(args: argparse.Namespace) -> int:
                           rtol=args.tolerance, atol=args.tolerance, record=args.record,
                           progress=False if args.no_progress else None, allow_nan=args.allow_nan,
                           timeout=args.timeout, step_timeout=args.step_timeout, isolate=args.isolate, sink=sink,
-                          log=args.log or None)
+                          log=args.log or None, rollback_tolerance=getattr(args, "rollback_tolerance", 0.0))
     except CosimError as exc:
         partial = getattr(exc, "result", None)
         if partial is None:  # the system is invalid: nothing ran
