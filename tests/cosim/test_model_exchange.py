@@ -187,3 +187,23 @@ def test_cli_runs_model_exchange_and_isolated_units_keep_it(tmp_path):
     iso = simulate(System([_me("fmi2", "VanDerPol", "v", rtol=1e-9)]), 1.0, 0.05, isolate=True, progress=False)
     own = simulate(System([_me("fmi2", "VanDerPol", "v", rtol=1e-9)]), 1.0, 0.05, progress=False)
     np.testing.assert_array_equal(iso["v.x0"], own["v.x0"])
+
+
+def test_openmodelica_mass_spring_as_model_exchange_is_the_limit_of_its_co_simulation(openmodelica_fmus):
+    """OpenModelica's MassSpringSystem takes one explicit Euler step per communication
+    step in co-simulation: its CS result converges to the ME result at first order
+    (ten times closer at a ten times smaller step), and the ME result equals fmpy's
+    own Model Exchange run."""
+    path = openmodelica_fmus["MassSpringSystem"]
+    names = ["s.x1", "s.x2", "s.v1", "s.v2"]
+    me = simulate(System([FmuUnit(path, "s", interface="me", rtol=1e-10, atol=1e-10)]), 10.0, 1e-3, progress=False)
+    errors = []
+    for h in (1e-3, 1e-4):
+        cs = simulate(System([FmuUnit(path, "s")]), 10.0, h, progress=False)
+        k = int(round(1e-3 / h))
+        errors.append(max(float(np.max(np.abs(cs[n][::k] - me[n]))) for n in names))
+    assert errors[1] < 3e-3 and 7 < errors[0] / errors[1] < 13
+    ref = simulate_fmu(str(path), fmi_type="ModelExchange", stop_time=10.0, output_interval=1e-2,
+                       relative_tolerance=1e-10)
+    for n in names:
+        np.testing.assert_allclose(me[n][::10], ref[n.split(".")[1]][:len(me[n][::10])], atol=1e-6)
