@@ -108,6 +108,7 @@ class Options:
     allow_nan: bool = False
     timeout: float | None = None
     sink: Any = None
+    rollback_tolerance: float = 0.0
     realtime: float | None = None
     threads: int = 1
 
@@ -182,6 +183,8 @@ class _Master:
             multi = [u.name for u in self.units if u.step is not None]
             if multi and opts.adaptive:
                 raise CosimError(f"adaptive stepping cannot run multi-rate units {multi}: give them no own step")
+        self._rollback_note: str | None = None
+        self._forced_steps: dict[str, float] = {}
         self.hist_t: list[float] = []
         self.hist_y: list[np.ndarray] = []
         if opts.algorithm == "gauss-seidel":
@@ -434,7 +437,12 @@ class _Master:
                 u.setup(t0, stop, self.H if u.step is None else u.step)
             self.exchange(t0)  # the initial output-to-input propagation
             if opts.adaptive or opts.iterative:  # every unit must really restore a saved state
-                probe_rollback(self.units, t0, self.H)
+                measured = probe_rollback(self.units, t0, self.H, opts.rollback_tolerance)
+                inexact = {n: d for n, d in measured.items() if d > 0}
+                if inexact:  # accepted by the tolerance: said in the result
+                    self._rollback_note = ("restores accepted within rollback_tolerance "
+                                           f"{opts.rollback_tolerance!r}: " + ", ".join(
+                                               f"{n} {d:.2g}" for n, d in inexact.items()))
             recs = self._recorders()
             start_wall = self._start_wall = _time.perf_counter()
             if opts.realtime:
@@ -506,6 +514,10 @@ class _Master:
                 "values": {f"{u.name}.{k}": v for u in self.units for k, v in u.values.items()},
                 "components": {u.name: {"type": type(u).__name__, "source": str(getattr(u, "path", ""))}
                                for u in self.units}}
+        if self._rollback_note:
+            meta["rollback"] = self._rollback_note
+        if self._forced_steps:
+            meta["adaptive_forced_steps"] = self._forced_steps
         plants = {u.name: u.plant_ref for u in self.units if getattr(u, "plant_ref", None)}
         if plants:  # the viewer rebuilds poses from these (mbfmu.viewer.results)
             meta["plants"] = plants
@@ -652,6 +664,15 @@ class _Master:
             self._push_history(t)
             progress.tick(t)
 
+    def _warn_forced(self) -> None:
+        f = self._forced_steps
+        if f:
+            import warnings
+            warnings.warn(f"adaptive stepping accepted {f['count']} steps at the minimum step whose error estimate "
+                          f"was above the tolerance (worst {f['worst_error']:.3g} times it, first at t = "
+                          f"{f['first_time']!r} s): the result does not meet rtol/atol there; lower min_step or "
+                          "loosen the tolerances (result.meta['adaptive_forced_steps'])", RuntimeWarning, stacklevel=4)
+
     def _run_adaptive(self, t0: float, stop: float, recs: list, summary: RunSummary) -> np.ndarray:
         o = self.opts
         hmin = o.min_step if o.min_step is not None else (stop - t0) * 1e-9
@@ -667,6 +688,7 @@ class _Master:
             self._adaptive_loop(t0, stop, t, h, hmin, hmax, p, recs, summary, progress)
         finally:
             progress.close()
+        self._warn_forced()
 
     def _adaptive_loop(self, t0: float, stop: float, t: float, h: float, hmin: float, hmax: float, p: int,
                        recs: list, summary: RunSummary, progress: "_Progress") -> None:
@@ -676,9 +698,11 @@ class _Master:
             if summary.steps + summary.rejected_steps >= o.max_steps:
                 raise CosimError(f"adaptive stepping took {o.max_steps} steps and reached only t = {t!r} s "
                                  f"(step {h!r} s); loosen the tolerances or raise min_step")
-            last = t + h >= stop - max(hmin, 1e-12 * (stop - t0))
+            last = t + h >= stop - 1e-12 * (stop - t0)
             if last:
-                h = stop - t
+                h = stop - t  # shrinks the step (it never grows it: a rejected last step makes progress)
+            elif stop - (t + h) < hmin:  # no sliver shorter than min_step at the end: split the rest in two
+                h = (stop - t) / 2
             saved = self._save()
             coeffs = self._coeffs()
             for u in self.units:
@@ -692,6 +716,11 @@ class _Master:
             err = float(np.max(np.abs(y_new - pred) / scale)) if len(y_new) else 0.0
             fac = min(5.0, max(0.2, 0.9 * (1.0 / err) ** (1.0 / p))) if err > 0 else 5.0
             if err <= 1.0 or h <= hmin:
+                if err > 1.0:  # the tolerance is not met even at the smallest step: say so
+                    f = self._forced_steps
+                    f["count"] = f.get("count", 0) + 1
+                    f["worst_error"] = max(f.get("worst_error", 0.0), err)
+                    f.setdefault("first_time", t)
                 for u, s, _ in saved:
                     u.free_state(s)
                 t = t_new
@@ -743,7 +772,8 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
              iterative: bool = False, max_steps: int = 1_000_000, allow_nan: bool = False,
              timeout: float | None = None, step_timeout: float | None = None,
              isolate: bool | Sequence[str] = False, sink: Any = None, log: bool | None = None,
-             realtime: float | bool | None = None, threads: int = 1) -> Result:
+             rollback_tolerance: float = 0.0, realtime: float | bool | None = None,
+             threads: int = 1) -> Result:
     """Co-simulate ``system`` from ``start_time`` to ``stop_time``.
 
     Parameters
@@ -817,6 +847,13 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
         FMU logging: ``True`` instantiates every FMU with logging and all its
         log categories on, ``False`` off; ``None`` keeps each unit's own
         setting (off unless the unit was made with ``log=True``).
+    rollback_tolerance : float
+        Adaptive and iterative runs first probe every unit's state restore
+        (:mod:`.rollback_probe`): a step repeated after a restore must give
+        the same outputs and states to the bit, else the run is refused,
+        naming the unit and the relative difference measured. A positive
+        value accepts restores that differ up to it (relative); the accepted
+        differences are noted in ``result.meta["rollback"]``.
     realtime : float or bool, optional
         Pace the run to the wall clock: ``FACTOR`` simulated seconds per
         wall-clock second (``True``: 1). Steps that end late are counted,
@@ -854,6 +891,8 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
     for name, v in (("stop_time", stop_time), ("start_time", start_time), ("step", step)):
         if not isinstance(v, (int, float)) or not math.isfinite(v):
             raise InputError(f"{name} = {v!r} must be a finite number of seconds")
+    if not (isinstance(rollback_tolerance, (int, float)) and 0 <= rollback_tolerance < 1):
+        raise InputError(f"rollback_tolerance = {rollback_tolerance!r} must be a relative difference in [0, 1)")
     for name, v in (("rtol", rtol), ("atol", atol), ("timeout", timeout), ("step_timeout", step_timeout)):
         if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
             raise InputError(f"{name} = {v!r} must be a positive finite number")
@@ -875,5 +914,5 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
         system = isolated_system(system, True if isolate is False else isolate, step_timeout)
     opts = Options(algorithm, order, extrapolation, adaptive, rtol, atol, min_step, max_step, loop_tolerance,
                    loop_max_iterations, progress, iterative, max_steps, allow_nan, timeout, sink,
-                   realtime=realtime, threads=threads)
+                   float(rollback_tolerance), realtime=realtime, threads=threads)
     return _Master(system, float(step), opts, record).run(float(start_time), float(stop_time))

@@ -53,9 +53,10 @@ CLOCK_VARS = [
     ("u", "input", "continuous", "1", 0.0), ("y", "output", "continuous", "1", None),
     ("acc", "output", "continuous", "s", None), ("drift", "output", "continuous", "s", None),
     ("last_t", "output", "continuous", "s", None), ("missed", "output", "continuous", "1", None),
+    ("z", "output", "continuous", "1", None), ("restore_error", *_P, "1", 0.0),
 ]
 CLOCK_INTS: list = []
-CLOCK_DEPS = {"y": ["u"], "acc": [], "drift": [], "last_t": [], "missed": []}
+CLOCK_DEPS = {"y": ["u"], "acc": [], "drift": [], "last_t": [], "missed": [], "z": []}
 
 MODELS = {"mass": (MASS_VARS, MASS_INTS, MASS_DEPS), "gain": (GAIN_VARS, GAIN_INTS, GAIN_DEPS),
           "clock": (CLOCK_VARS, CLOCK_INTS, CLOCK_DEPS)}

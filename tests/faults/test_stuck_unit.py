@@ -141,3 +141,38 @@ def test_api_timeout_of_a_unit_that_is_not_stuck_raises_in_process(faulty_c_fmu)
     assert info.value.kind == "timeout" and r.summary.status == "timeout"
     assert 10 < len(r) < 2e7 and r.summary.steps == len(r) - 1
     np.testing.assert_allclose(r["faulty.x"], r.time, rtol=0, atol=1e-9)
+
+
+def test_isolated_ssp_unit_that_hangs_is_killed_after_the_step_timeout(faulty_c_fmu, tmp_path):
+    """``--isolate`` on an SSP archive: the archive's extracted folder lives as long
+    as the run, so the worker finds the FMU; the hung unit is killed after
+    ``--step-timeout 2`` and the run ends with 3, keeping the 301 rows."""
+    from mbfmu.cosim import write_ssp
+    ssp = write_ssp(System([FmuUnit(faulty_c_fmu, "arm", values={"mode": 6, "fail_time": HANG_AT})]),
+                    tmp_path / "hang.ssp", stop_time=100.0, step=STEP)
+    out = tmp_path / "run.csv"
+    t = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "mbfmu", "simulate", str(ssp), "--isolate", "--step-timeout", "2",
+                        "--no-progress", "-o", str(out)], capture_output=True, text=True, timeout=90,
+                       env=_env("compiled"))
+    assert p.returncode == 3, p.stderr
+    assert time.monotonic() - t < 2.0 + 25.0  # worker start-up on a loaded machine, then the step timeout
+    assert "does not exist" not in p.stderr and "unit 'arm'" in p.stderr and "step timeout of 2.0 s" in p.stderr
+    r = load_result(out)
+    assert len(r) == ROWS and r.time[-1] == HANG_AT and r.summary.status == "failed"
+    np.testing.assert_array_equal(r["arm.x"], r.time)
+
+
+def test_ssp_archive_folder_lives_as_long_as_the_system(faulty_c_fmu, tmp_path):
+    import gc
+
+    from mbfmu.cosim import read_ssp, write_ssp
+    ssp = write_ssp(System([FmuUnit(faulty_c_fmu, "arm")]), tmp_path / "s.ssp", stop_time=1.0, step=0.1)
+    system = read_ssp(ssp)
+    folder = system._archive_dir
+    assert system.units["arm"].path.is_file() and str(system.units["arm"].path).startswith(str(folder))
+    r = simulate(system, 1.0, 0.1, isolate=True, progress=False)
+    assert len(r) == 11
+    del system, r
+    gc.collect()
+    assert not folder.exists()  # released with the system

@@ -8,7 +8,8 @@
  * u(tau) = u + d1*tau + d2*tau^2/2. States are integrated with classic RK4 and
  * nsub sub-steps per doStep. fail_time makes doStep fail (for error tests).
  * A model that defines MODEL_STEP_HOOK provides model_step(Inst*, t, h), called
- * first in every doStep.
+ * first in every doStep; MODEL_RESTORE_HOOK, model_restore(Inst*), called after
+ * fmi2SetFMUstate copied the state back.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,9 @@ static void model_outputs(Inst *m);
 static void model_derivs(Inst *m, double tau, const double *x, double *dx);
 #ifdef MODEL_STEP_HOOK
 static void model_step(Inst *m, double t, double h);
+#endif
+#ifdef MODEL_RESTORE_HOOK
+static void model_restore(Inst *m);
 #endif
 
 __attribute__((unused)) static double input_at(const Inst *m, int vr, double tau) {
@@ -97,7 +101,13 @@ fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *s) {
     if (!copy) return fmi2Error;
     memcpy(copy, c, sizeof(Inst)); *s = copy; return fmi2OK;
 }
-fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate s) { memcpy(c, s, sizeof(Inst)); return fmi2OK; }
+fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate s) {
+    memcpy(c, s, sizeof(Inst));
+#ifdef MODEL_RESTORE_HOOK
+    model_restore((Inst *)c);
+#endif
+    return fmi2OK;
+}
 fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *s) { free(*s); *s = NULL; return fmi2OK; }
 fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate s, size_t *size) { *size = sizeof(Inst); return fmi2OK; }
 fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate s, fmi2Byte b[], size_t size) { memcpy(b, s, sizeof(Inst)); return fmi2OK; }
