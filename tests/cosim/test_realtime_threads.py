@@ -132,6 +132,14 @@ def test_failure_in_a_threaded_run_is_the_serial_one(mass_fmu):
     assert np.array_equal(errs[0].result.data, errs[1].result.data)
 
 
+def test_paced_threaded_extrapolated_run_equals_the_plain_one(mass_fmu):
+    free = simulate(_chain(mass_fmu), 0.3, 1e-3, progress=False, extrapolation=2)
+    t = time.monotonic()
+    both = simulate(_chain(mass_fmu), 0.3, 1e-3, progress=False, extrapolation=2, threads=2, realtime=2.0)
+    assert time.monotonic() - t >= 0.15
+    assert np.array_equal(free.data, both.data) and both.summary.threads == 2 and both.summary.realtime == 2.0
+
+
 def test_cli_threads(mass_fmu, tmp_path, capsys):
     from mbfmu.cosim import write_ssp
     ssp = write_ssp(_chain(mass_fmu), tmp_path / "chain.ssp", stop_time=0.5, step=1e-3)
