@@ -355,11 +355,12 @@ class _Master:
                 self.exchange(t_new)
                 self.loop_iterations += 1
                 y = np.array([src.y[k] for _, _, src, k in self.conns], float)
-                if np.all(np.abs(y - guess) <= tol * (1.0 + np.abs(y))):
+                gap = np.abs(y - guess) / (1.0 + np.abs(y))
+                if np.all(gap <= tol):
                     return
                 guess = y
                 self._restore(saved, free=False)
-            worst = int(np.argmax(np.abs(y - guess) / (1.0 + np.abs(y))))
+            worst = int(np.argmax(gap))  # of the last iteration (guess is y by now)
             dst, j, src, k = self.conns[worst]
             raise CosimError(f"iterative coupling did not converge in {self.opts.loop_max_iterations} iterations "
                              f"at t = {t!r} s (worst: {src.name}.{src.outputs[k]} -> {dst.name}.{dst.inputs[j]}); "
@@ -437,7 +438,8 @@ class _Master:
                 u.setup(t0, stop, self.H if u.step is None else u.step)
             self.exchange(t0)  # the initial output-to-input propagation
             if opts.adaptive or opts.iterative:  # every unit must really restore a saved state
-                measured = probe_rollback(self.units, t0, self.H, opts.rollback_tolerance)
+                measured = probe_rollback(self.units, t0, self.H, opts.rollback_tolerance,
+                                          derivatives=opts.iterative or opts.extrapolation > 0)
                 inexact = {n: d for n, d in measured.items() if d > 0}
                 if inexact:  # accepted by the tolerance: said in the result
                     self._rollback_note = ("restores accepted within rollback_tolerance "

@@ -5,8 +5,12 @@ Adaptive and iterative runs repeat steps from saved states. Some FMUs declare
 part of the model, a restore that is a no-op), which makes those runs
 silently wrong. Before such a run, :func:`probe_rollback` takes each unit a
 few steps away from its start with non-trivial inputs (a state still at its
-start values would hide a restore that is off by a relative error), saves
-the state, takes one step, restores, takes the same step again and compares
+start values would hide a restore that is off by a relative error), saves the
+state, takes one step (with input slopes where the run sends them: Dymola's
+Controller restores a state saved before its first such step inexactly), sets other
+inputs and reads the outputs (as the exchange at the end of a step does: some
+exported FMUs restore exactly except after that), restores, takes the same
+step again and compares
 the two results: outputs and, for FMUs, every Real variable it can read. They
 must be identical to the bit, unless the run accepts restores up to a
 relative tolerance (``rollback_tolerance``). The unit is then put back at its
@@ -36,12 +40,19 @@ WARMUP_STEPS = 3  # steps with excited inputs before the state is saved
 EXCITATION = (1.0, -0.5, 0.75, 0.25)  # input offsets per warm-up step, times 1e-2 (1 + |start value|)
 
 
-def _excite(unit: Unit, start: Sequence[float], k: int) -> None:
-    """Real inputs moved off their start values (a different offset at each step ``k``)."""
+def _excite(unit: Unit, start: Sequence[float], k: int, h: float, derivatives: bool) -> None:
+    """Real inputs moved off their start values (a different offset at each step ``k``);
+    with ``derivatives``, also input slopes of the same size per step, sent as the run
+    sends them to units that interpolate inputs."""
+    d1 = [0.0] * len(unit.inputs)
     for j, n in enumerate(unit.inputs):
         if unit.variables[n].type == "Real":
-            unit.u[j] = start[j] + 1e-2 * (1.0 + abs(start[j])) * EXCITATION[(k + j) % len(EXCITATION)]
+            delta = 1e-2 * (1.0 + abs(start[j])) * EXCITATION[(k + j) % len(EXCITATION)]
+            unit.u[j] = start[j] + delta
+            d1[j] = -delta / h
     unit.push()
+    if derivatives and unit.can_interpolate_inputs:
+        unit.push_derivatives(d1, [0.0] * len(unit.inputs))
 
 
 def _relative(a: float, b: float) -> float:
@@ -52,7 +63,8 @@ def _relative(a: float, b: float) -> float:
     return abs(a - b) / max(abs(a), abs(b))
 
 
-def probe_rollback(units: Iterable[Unit], t0: float, h: float, tolerance: float = 0.0) -> dict[str, float]:
+def probe_rollback(units: Iterable[Unit], t0: float, h: float, tolerance: float = 0.0,
+                   derivatives: bool = False) -> dict[str, float]:
     """Refuse, naming them, the units whose restored state does not repeat a step.
 
     Parameters
@@ -66,6 +78,10 @@ def probe_rollback(units: Iterable[Unit], t0: float, h: float, tolerance: float 
     tolerance : float
         Largest relative difference accepted between the step and its repeat
         (0: identical to the bit, the default).
+    derivatives : bool
+        The run sends input derivatives (iterative coupling, extrapolation):
+        so does the probe, to units that interpolate inputs (some FMUs
+        restore exactly, except what the derivatives drive).
 
     Returns
     -------
@@ -88,16 +104,19 @@ def probe_rollback(units: Iterable[Unit], t0: float, h: float, tolerance: float 
         start = u.get_state()
         try:
             t = t0
-            for k in range(WARMUP_STEPS):
-                _excite(u, inputs, k)
+            for k in range(WARMUP_STEPS):  # no slopes yet: the first step with them is probed
+                _excite(u, inputs, k, h, False)
                 u.do_step(t, h)
                 t = t0 + (k + 1) * h
-            _excite(u, inputs, WARMUP_STEPS)
             saved = u.get_state()
-            try:
+            try:  # as the master repeats a step: restore, set the inputs (and slopes) again, step
+                _excite(u, inputs, WARMUP_STEPS, h, derivatives)
                 u.do_step(t, h)
                 first = list(read())
+                _excite(u, inputs, WARMUP_STEPS + 1, h, False)  # the exchange at the step's end: new
+                u.pull()                                         # inputs set, outputs read
                 u.set_state(saved)
+                _excite(u, inputs, WARMUP_STEPS, h, derivatives)
                 u.do_step(t, h)
                 second = list(read())
             finally:
