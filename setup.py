@@ -1,4 +1,7 @@
 """Build script for the compiled dynamics kernels (plain C, CPython binding)."""
+import importlib.util
+from pathlib import Path
+
 import numpy
 from setuptools import Extension, find_namespace_packages, setup
 
@@ -31,12 +34,18 @@ kernels = Extension(
                         "-Wno-unused-function"],
 )
 
+# the FMI 2.0 and 3.0 headers that ship with fmpy (a build requirement), found
+# without importing it
+FMI_HEADERS = str(Path(importlib.util.find_spec("fmpy").origin).parent / "c-code")
+
 # the compiled co-simulation loop (loaded with ctypes by mbfmu.cosim.fast_loop);
 # no FMA contraction: its time points must equal the Python loop's bit for bit
 fastloop = Extension(
     "mbfmu.cosim._fastloop",
     sources=["mbfmu/cosim/csrc/fastloop.c"],
+    include_dirs=[FMI_HEADERS],
     extra_compile_args=["-O2", "-std=c99", "-ffp-contract=off", "-Wall"],
+    extra_link_args=["-pthread"],
 )
 
 # every folder under mbfmu/ (data folders such as dynamics/csrc included), plus

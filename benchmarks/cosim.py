@@ -18,8 +18,13 @@
    fmu-manipulation-toolbox's FMU container (its C loop, driven by fmpy at
    0.01 s) and ``fmpy.ssp.simulate_ssp``; ratios to the container.
 
+4. The compiled loop (issue 25): FMI 3 VanDerPol per step against FMI 2's
+   (and FMI 3 in the Python loop); input extrapolation of order 1 and 2
+   against order 0 on the test mass pair and the OpenModelica pair; two heavy
+   FMUs stepped in 1 and 2 threads; the lag of a real-time run.
+
 Run: ``.venv/bin/python benchmarks/cosim.py`` (a few minutes on 2 cores);
-``benchmarks/cosim.py pair`` runs part 3 only. Part 3 needs the ``bench``
+``benchmarks/cosim.py pair`` runs part 3 only, ``benchmarks/cosim.py compiled`` part 4 only. Part 3 needs the ``bench``
 extra (fmu-manipulation-toolbox) and downloads the gemseo-fmu wheel.
 """
 from __future__ import annotations
@@ -343,10 +348,106 @@ def mass_spring_pair(work: Path) -> None:
           "the container is stepped by fmpy every 0.01 s and records there)")
 
 
+# ----------------------------------------------------------------------------- 4. compiled loop
+def _per_step(make, n_short, n_long, h, repeat=3, **kw):
+    """Wall time per step [us] of the same run at two lengths (set-up removed), best of ``repeat``,
+    and the long run's result."""
+    out = {}
+    for n in (n_short, n_long):
+        best_t, r = math.inf, None
+        for _ in range(repeat):
+            s = make()
+            t0 = time.perf_counter()
+            r = simulate(s, n * h, h, progress=False, **kw)
+            best_t = min(best_t, time.perf_counter() - t0)
+        out[n] = (best_t, r)
+    return (out[n_long][0] - out[n_short][0]) / (n_long - n_short) * 1e6, out[n_long][1]
+
+
+def compiled_loop(work: Path) -> None:
+    from mbfmu.cosim import fast_loop
+    ref = ROOT / "tests" / "fixtures" / "reference-fmus"
+    vdp = {v: ref / v / "VanDerPol.fmu" for v in ("fmi2", "fmi3")}
+    print("\n4. the compiled loop (issue 25)")
+    rows = {}
+    for _ in range(2):  # two interleaved rounds, best kept
+        for label, v, compiled in (("FMI 2, compiled", "fmi2", True), ("FMI 3, compiled", "fmi3", True),
+                                   ("FMI 3, Python loop", "fmi3", False)):
+            fast_loop.ENABLED = compiled
+            try:
+                us, _ = _per_step(lambda: System([FmuUnit(vdp[v], "v")]), 20000, 200000 if compiled else 60000, 1e-3)
+            finally:
+                fast_loop.ENABLED = True
+            rows[label] = min(rows.get(label, math.inf), us)
+    print("   VanDerPol (Reference FMU), per step, 1 ms steps:")
+    for label, us in rows.items():
+        print(f"   {label:22s} {us:7.3f} us   / FMI 2 compiled {us / rows['FMI 2, compiled']:6.2f}")
+
+    mass = build_c_fmu("mass", work)
+
+    def mass_pair():
+        a = FmuUnit(mass, "a", values=dict(m=1.0, k=10.0, x0=1.0, d=0.1))
+        b = FmuUnit(mass, "b", values=dict(m=2.0, k=20.0, kc=30.0, dc=0.5))
+        return System([a, b], [("a.x", "b.xin"), ("a.v", "b.vin"), ("b.Fc", "a.F")])
+    pairs = {"test mass pair (C FMUs, input derivatives)": mass_pair}
+    try:
+        from openmodelica_fmus import fetch
+        fmus = fetch(work / "openmodelica")
+        pairs["OpenModelica mass-spring pair"] = lambda: _pair_system(fmus)
+    except Exception as exc:  # no network
+        print(f"   (OpenModelica pair not available: {exc})")
+    print("   input extrapolation, per step (Jacobi, 1e-4 s steps):")
+    for name, make in pairs.items():
+        res = {}
+        for _ in range(2):
+            for order in (0, 1, 2):
+                us, _ = _per_step(make, 10000, 100000, 1e-4, extrapolation=order)
+                res[order] = min(res.get(order, math.inf), us)
+        fast_loop.ENABLED = False
+        try:
+            py_us, _ = _per_step(make, 2000, 12000, 1e-4, repeat=2, extrapolation=1)
+        finally:
+            fast_loop.ENABLED = True
+        print(f"   {name}: order 0 {res[0]:.3f} us, order 1 {res[1]:.3f} us ({res[1] / res[0]:.2f}x), "
+              f"order 2 {res[2]:.3f} us ({res[2] / res[0]:.2f}x); order 1 in the Python loop {py_us:.3f} us "
+              f"({py_us / res[1]:.1f}x the compiled)")
+
+    def heavy():
+        a = FmuUnit(mass, "a", values=dict(m=1.0, k=10.0, x0=1.0, d=0.1, nsub=4000))
+        b = FmuUnit(mass, "b", values=dict(m=2.0, k=20.0, kc=30.0, dc=0.5, nsub=4000))
+        return System([a, b], [("a.x", "b.xin"), ("a.v", "b.vin"), ("b.Fc", "a.F")])
+    th, res, cpu = {}, {}, {}
+    for _ in range(3):  # whole runs (set-up is small next to 300 heavy steps), interleaved, best kept
+        for n in (1, 2):
+            s = heavy()
+            c0, t0 = os.times(), time.perf_counter()
+            r = simulate(s, 0.3, 1e-3, progress=False, threads=n)
+            dt, c1 = time.perf_counter() - t0, os.times()
+            if dt < th.get(n, math.inf):
+                th[n], res[n] = dt / 300 * 1e6, r
+                cpu[n] = (c1.user - c0.user + c1.system - c0.system) / dt
+    assert np.array_equal(res[1].data, res[2].data), "threaded and serial runs disagree"
+    print(f"   two heavy FMUs (mass, 4000 RK4 sub-steps per step), per step: 1 thread {th[1]:.1f} us "
+          f"(CPU/wall {cpu[1]:.2f}), 2 threads {th[2]:.1f} us (CPU/wall {cpu[2]:.2f}), speed-up "
+          f"{th[1] / th[2]:.2f}x (results identical)")
+
+    for factor in (1.0, 10.0):
+        r = simulate(System([FmuUnit(vdp["fmi3"], "v")]), 2.0, 1e-3, progress=False, realtime=factor)
+        s = r.summary
+        print(f"   real time x{factor:g}, VanDerPol FMI 3, 2 s at 1 ms: wall {s.wall_time:.4f} s "
+              f"(ideal {2.0 / factor:.4f} s), {s.realtime_overruns} of {s.steps} steps late, worst lag "
+              f"{s.realtime_worst_lag * 1e3:.3f} ms")
+
+
 def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="mbfmu_bench_"))
     if sys.argv[1:] == ["pair"]:
         mass_spring_pair(work)
+        return
+    if sys.argv[1:] == ["compiled"]:
+        print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+              f"load average {os.getloadavg()[0]:.1f}")
+        compiled_loop(work)
         return
     gain = build_c_fmu("gain", work)
     plant = build_python_fmu("pendulum", work / "p")
@@ -388,6 +489,7 @@ def main() -> None:
     print(f"   mbfmu summary: {r_nf.summary}")
     print("   (mbfmu times include instantiating and initializing the FMUs; the bare loop's and libcosim's do not)")
     mass_spring_pair(work)
+    compiled_loop(work)
 
 
 
@@ -422,4 +524,5 @@ def isolation_section(gain_fmu) -> None:
 
 if __name__ == "__main__":
     main()
-    isolation_section(build_c_fmu("gain", Path(tempfile.mkdtemp(prefix="mbfmu_bench_"))))
+    if not sys.argv[1:]:
+        isolation_section(build_c_fmu("gain", Path(tempfile.mkdtemp(prefix="mbfmu_bench_"))))

@@ -69,7 +69,12 @@ class StopRequested(CosimError):
 
 
 class RunInterrupted(CosimError):
-    """A run was stopped early by the user (Ctrl-C) or by a wall-clock limit."""
+    """A run was stopped early by the user (Ctrl-C), SIGTERM or a wall-clock limit.
+
+    ``kind`` says which: ``"SIGINT"``, ``"SIGTERM"`` or ``"timeout"``.
+    """
+
+    kind: str = "SIGINT"
 
 
 #: at most this many known names are listed in full in an unknown-name error

@@ -6,13 +6,17 @@ interrupted or even killed run leaves the rows so far in a readable file.
 
 Exit status: 0 the run completed (or a unit asked to stop; the reason is
 printed), 1 bad input (nothing was run), 3 a unit failed, 124 the
-``--timeout`` passed, 130 interrupted (Ctrl-C or SIGTERM); after 3, 124 and
-130 the file holds the rows up to there.
+``--timeout`` passed, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM);
+after 3, 124, 130 and 143 the file holds the rows up to there. These hold
+also when a unit hangs inside a step: the run's watchdog keeps the rows and
+ends the process with 124, 143 or 130 (the second Ctrl-C) about half a
+second after the master failed to stop between steps.
 
 Examples
 --------
 ``mbfmu simulate system.ssp --stop-time 10 --step 1e-3 -o results.csv``
 ``mbfmu simulate plant.fmu --set plant.k=2.5 --set x0=1 -o run.npz``
+``mbfmu simulate plant.fmu --interface me --me-tolerance 1e-8 -o run.csv``
 ``mbfmu simulate system.ssp --isolate --step-timeout 5 --timeout 600 -o run.csv``
 """
 from __future__ import annotations
@@ -26,6 +30,7 @@ from ..errors import CosimError, InputError, MbfmuError, RunInterrupted
 EXIT_FAILED = 3
 EXIT_TIMEOUT = 124
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -36,7 +41,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                                           "co-simulation FMU with mbfmu's master.",
                               epilog="exit status: 0 completed (or stopped by a unit's request), 1 bad input, "
                                      f"{EXIT_FAILED} a unit failed, {EXIT_TIMEOUT} --timeout reached, "
-                                     f"{EXIT_INTERRUPTED} interrupted; the output file then holds the rows so far")
+                                     f"{EXIT_INTERRUPTED} interrupted (Ctrl-C), {EXIT_TERMINATED} terminated "
+                                     "(SIGTERM); the output file then holds the rows so far, also when a unit "
+                                     "hangs inside a step")
     p.add_argument("model", help="SYSTEM.ssp, SYSTEM.ssd or MODEL.fmu")
     p.add_argument("--stop-time", type=float, help="stop time [s] (default: the file's default experiment, else 1)")
     p.add_argument("--start-time", type=float, help="start time [s] (default: the file's, else 0)")
@@ -48,6 +55,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--adaptive", action="store_true", help="adaptive macro step (needs rollback)")
     p.add_argument("--iterative", action="store_true", help="iterative (implicit) coupling (needs rollback)")
     p.add_argument("--tolerance", type=float, default=1e-4, help="adaptive tolerance (relative and absolute, > 0)")
+    p.add_argument("--rollback-tolerance", type=float, default=0.0, metavar="REL",
+                   help="adaptive/iterative runs: accept units whose state restore repeats a step only to this "
+                        "relative difference (default 0: to the bit, else the run is refused naming the unit)")
     p.add_argument("--record", choices=["outputs", "all"], default="outputs", help="what to record")
     p.add_argument("-o", "--output", help="results file: " + ", ".join(f"{k} ({v})" for k, v in FORMATS.items()))
     p.add_argument("--timeout", type=float, metavar="S", help="wall-clock limit of the run [s]")
@@ -56,8 +66,18 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--isolate", action="store_true",
                    help="run every unit in its own worker process (a crashing unit ends the run cleanly)")
     p.add_argument("--allow-nan", action="store_true", help="let non-finite outputs through instead of stopping")
+    p.add_argument("--realtime", nargs="?", type=float, const=1.0, metavar="FACTOR",
+                   help="pace the run to the wall clock, FACTOR simulated seconds per second (default 1); "
+                        "late steps are reported")
+    p.add_argument("--threads", type=int, default=1, metavar="N",
+                   help="step the units of a Jacobi step in N parallel threads (compiled loop)")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     p.add_argument("--log", action="store_true", help="FMU logging on, with all the FMUs' log categories (slower)")
+    p.add_argument("--interface", choices=["cs", "me"],
+                   help="for an FMU: run its co-simulation (cs, the default when it has one) or its model "
+                        "exchange (me), integrated by the master with CVODE")
+    p.add_argument("--me-tolerance", type=float, metavar="RTOL", default=1e-6,
+                   help="relative tolerance of the model-exchange solver (default 1e-6)")
     p.add_argument("--allow-external", action="store_true",
                    help="let an .ssp/.ssd use FMU and parameter files outside its archive or folder")
     p.set_defaults(func=run)
@@ -74,7 +94,7 @@ def _parse_value(text: str):
         return text
 
 
-def _load(path: Path, allow_external: bool = False):
+def _load(path: Path, allow_external: bool = False, interface: str | None = None, me_rtol: float = 1e-6):
     """The system in ``path`` and its default experiment; every reading problem as one InputError."""
     from .fmu_unit import FmuUnit
     from .ssp import read_ssp
@@ -88,7 +108,10 @@ def _load(path: Path, allow_external: bool = False):
         if path.suffix in (".ssp", ".ssd"):
             system = read_ssp(path, allow_external=allow_external)
             return system, dict(system.experiment), None
-        unit = FmuUnit(path)
+        if interface == "me" or (interface is None and not _has_cs(path)):
+            unit = FmuUnit(path, interface="me", rtol=me_rtol)
+        else:
+            unit = FmuUnit(path, interface=interface)
     except MbfmuError:
         raise
     except Exception as exc:  # a malformed file: lxml, zipfile, fmpy or a bad number inside
@@ -103,6 +126,12 @@ def _load(path: Path, allow_external: bool = False):
                 except ValueError:
                     raise InputError(f"{str(path)!r}: DefaultExperiment {k}={getattr(de, k)!r} is not a number") from None
     return System([unit]), exp, unit.name
+
+
+def _has_cs(path: Path) -> bool:
+    from .fmu_unit import _fmi_head
+    version, cs, me = _fmi_head(path)
+    return cs or not me
 
 
 def run(args: argparse.Namespace) -> int:
@@ -120,7 +149,13 @@ def _run(args: argparse.Namespace) -> int:
 
     sink = open_writer(args.output) if args.output else None  # checked before anything runs
     path = Path(args.model)
-    system, exp, default_unit = _load(path, getattr(args, "allow_external", False))
+    interface = getattr(args, "interface", None)
+    me_rtol = getattr(args, "me_tolerance", 1e-6)
+    if not (me_rtol > 0 and me_rtol < 1):
+        raise InputError(f"--me-tolerance {me_rtol!r} must be between 0 and 1")
+    if interface is not None and path.suffix != ".fmu":
+        raise InputError(f"--interface applies to a single FMU, not to {path.suffix} files")
+    system, exp, default_unit = _load(path, getattr(args, "allow_external", False), interface, me_rtol)
     for item in args.set:
         if "=" not in item:
             raise InputError(f"--set {item!r}: expected UNIT.VAR=VALUE")
@@ -147,7 +182,8 @@ def _run(args: argparse.Namespace) -> int:
                           rtol=args.tolerance, atol=args.tolerance, record=args.record,
                           progress=False if args.no_progress else None, allow_nan=args.allow_nan,
                           timeout=args.timeout, step_timeout=args.step_timeout, isolate=args.isolate, sink=sink,
-                          log=args.log or None)
+                          log=args.log or None, rollback_tolerance=getattr(args, "rollback_tolerance", 0.0),
+                          realtime=args.realtime, threads=args.threads)
     except CosimError as exc:
         partial = getattr(exc, "result", None)
         if partial is None:  # the system is invalid: nothing ran
@@ -159,7 +195,7 @@ def _run(args: argparse.Namespace) -> int:
             print(rest, file=sys.stderr)
         _report_partial(partial, args.output)
         if isinstance(exc, RunInterrupted):
-            return EXIT_TIMEOUT if "timeout" in first else EXIT_INTERRUPTED
+            return {"timeout": EXIT_TIMEOUT, "SIGTERM": EXIT_TERMINATED}.get(exc.kind, EXIT_INTERRUPTED)
         return EXIT_FAILED
     except KeyboardInterrupt as exc:  # the second Ctrl-C
         print("mbfmu simulate: interrupted", file=sys.stderr)

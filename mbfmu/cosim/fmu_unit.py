@@ -86,13 +86,23 @@ def _callbacks(key: int) -> Any:
 
 def _fmi_version(path: str | Path) -> str | None:
     """The ``fmiVersion`` of an FMU archive, read without parsing the whole description."""
+    return _fmi_head(path)[0]
+
+
+def _fmi_head(path: str | Path) -> tuple[str | None, bool, bool]:
+    """``(fmiVersion, has co-simulation, has model exchange)`` of an FMU archive,
+    read from the head of its description (``(None, False, False)`` when unreadable)."""
     try:
         with open_zip(path, f"FMU {str(path)!r}", "FMU") as z, z.open("modelDescription.xml") as f:
-            head = f.read(4096).decode("utf-8", "replace")
+            head = f.read(1 << 16).decode("utf-8", "replace")
     except (OSError, KeyError, zipfile.BadZipFile, InputError):
-        return None  # reported by FmuUnit.__init__
+        return None, False, False  # reported by FmuUnit.__init__
     m = re.search(r'fmiVersion\s*=\s*"([^"]*)"', head)
-    return m.group(1) if m else None
+    return (m.group(1) if m else None, re.search(r"<CoSimulation\b", head) is not None,
+            re.search(r"<ModelExchange\b", head) is not None)
+
+
+INTERFACES = (None, "cs", "me")
 
 
 class FmuUnit(Unit):
@@ -116,6 +126,11 @@ class FmuUnit(Unit):
         Instantiate with logging on and every log category of the FMU
         switched on (default off: FMUs that log each call make runs several
         times slower).
+    interface : {None, "cs", "me"}
+        Which FMI interface to run: co-simulation (the default when the FMU
+        has it) or model exchange (the default for an FMU with model exchange
+        only), integrated by the master (:mod:`.fmu_me`, which takes the
+        solver tolerances ``rtol`` and ``atol``).
 
     Notes
     -----
@@ -127,16 +142,27 @@ class FmuUnit(Unit):
     tolerance: float | None = None  # relative tolerance given to the FMU at set-up (None: the FMU's own)
 
     def __new__(cls, path: str | Path, *args: Any, **kwargs: Any) -> "FmuUnit":
-        if cls is FmuUnit and (_fmi_version(path) or "").startswith("3."):
+        if cls is not FmuUnit:
+            return super().__new__(cls)
+        interface = kwargs.get("interface")
+        if interface not in INTERFACES:
+            raise InputError(f"interface {interface!r} must be 'cs' (co-simulation) or 'me' (model exchange)")
+        version, has_cs, has_me = _fmi_head(path)
+        fmi3 = (version or "").startswith("3.")
+        if interface == "me" or (interface is None and has_me and not has_cs):
+            from .fmu_me import Fmu3MeUnit, FmuMeUnit
+            return super().__new__(Fmu3MeUnit if fmi3 else FmuMeUnit)
+        if fmi3:
             from .fmu3_unit import Fmu3Unit
             return super().__new__(Fmu3Unit)
         return super().__new__(cls)
 
     def __init__(self, path: str | Path, name: str | None = None, values: Mapping[str, Any] | None = None,
                  step: float | None = None, feedthrough: Mapping[str, Iterable[str]] | None = None,
-                 log: bool = False) -> None:
+                 log: bool = False, interface: str | None = None) -> None:
         from fmpy import read_model_description
 
+        self.interface = "cs"
         self.path = Path(path)
         if not self.path.exists():
             raise InputError(f"FMU file {str(self.path)!r} does not exist")
@@ -163,9 +189,9 @@ class FmuUnit(Unit):
         if feedthrough is not None:
             declared.update({k: tuple(v) for k, v in feedthrough.items()})
         super().__init__(name or md.modelName, variables, declared, step)
-        cs = md.coSimulation
+        cs = self._interface_element(md)
         self.can_rollback = bool(getattr(cs, "canGetAndSetFMUstate", False) or getattr(cs, "canGetAndSetFMUState", False))
-        self.can_interpolate_inputs = bool(cs.canInterpolateInputs)
+        self.can_interpolate_inputs = bool(getattr(cs, "canInterpolateInputs", False))
         self.max_input_order = self._declared_input_order(cs)
         self.logging_on = bool(log)
         self.model_identifier = cs.modelIdentifier
@@ -180,6 +206,11 @@ class FmuUnit(Unit):
         self._bufs()
 
     # -- reading the model description (FMI 3 overrides these) -----------------------
+    @staticmethod
+    def _interface_element(md: Any) -> Any:
+        """The description's element of the interface this unit runs (CoSimulation here)."""
+        return md.coSimulation
+
     @staticmethod
     def _check_interface(md: Any) -> None:
         if md.fmiVersion != "2.0" or md.coSimulation is None:
@@ -209,7 +240,7 @@ class FmuUnit(Unit):
         """Highest input-derivative order to send: none when the FMU cannot
         interpolate inputs, else 2 capped by a declared ``maxOutputDerivativeOrder``
         of 1 (OpenModelica FMUs declare 1 and refuse order 2)."""
-        if not cs.canInterpolateInputs:
+        if not getattr(cs, "canInterpolateInputs", False):
             return 0
         declared = int(getattr(cs, "maxOutputDerivativeOrder", 0) or 0)
         return min(2, declared) if declared >= 1 else 2

@@ -41,8 +41,11 @@ def _recipe(unit: Unit) -> tuple:
     """How the worker rebuilds ``unit``: FMU units from their file, others pickled."""
     from .fmu_unit import FmuUnit
     if isinstance(unit, FmuUnit):
-        return ("fmu", {"path": str(unit.path), "name": unit.name, "step": unit.step,
-                        "feedthrough": {k: list(v) for k, v in unit.feedthrough.items()}})
+        recipe = {"path": str(unit.path), "name": unit.name, "step": unit.step,
+                  "feedthrough": {k: list(v) for k, v in unit.feedthrough.items()}}
+        if getattr(unit, "interface", "cs") == "me":
+            recipe.update(interface="me", rtol=unit.rtol, atol=unit.atol)
+        return ("fmu", recipe)
     try:
         return ("pickle", pickle.dumps(unit))
     except Exception as exc:

@@ -24,18 +24,24 @@ Semantics (each reproduced by a plain loop in the tests):
 * **Time** is counted in steps: ``t_n = t_0 + n (t_end - t_0) / N`` (the
   nearest double to the decimal grid point, 0.3 rather than 3 * 0.1) and the
   last point is the stop time exactly; a 10 s run at 1 ms takes exactly 10,000 steps.
-  Every step is ``H`` long but the last, which is ``t_end - t_{N-1}`` so that
-  ``t_{N-1} + h`` is the stop time to the last bit (FMUs told the stop time
-  refuse a step that ends a rounding error past it).
+  Each step passes ``communicationStepSize = t_{n+1} - t_n``, the difference of
+  the two counted points, which floating point computes exactly (for
+  ``t_n > 0``), so ``t_n + h`` is ``t_{n+1}`` to the last bit: an FMU that
+  accumulates ``t += h`` stays on the master's grid for any number of steps,
+  and the last step ends at the stop time exactly (FMUs told the stop time
+  refuse a step that ends a rounding error past it). Sub-steps of multi-rate
+  units are counted from ``t_n`` the same way.
 * **Faults**: a unit's failure ends the run with a
   :class:`~mbfmu.errors.CosimError` naming the unit and the time, with the
   rows so far as ``exc.result``; an FMU that asks to stop (fmi2Discard with
   fmi2Terminated) ends the run at the last good time, normally, with the reason
   in ``result.summary``. Non-finite outputs stop the run naming the unit
-  (unless ``allow_nan``). Ctrl-C and the wall-clock ``timeout`` stop the run
-  between two steps (never inside a unit) with
-  :class:`~mbfmu.errors.RunInterrupted`. Rows can be streamed to a
-  :mod:`.recording` writer as the run goes (flushed at least every second).
+  (unless ``allow_nan``). Ctrl-C, SIGTERM and the wall-clock ``timeout`` stop
+  the run between two steps (never inside a unit) with
+  :class:`~mbfmu.errors.RunInterrupted`; when a unit is stuck inside a call,
+  the run's watchdog thread keeps the rows and ends the process (124 timeout,
+  143 SIGTERM, 130 second Ctrl-C; :mod:`.run_guard`). Rows can be streamed to
+  a :mod:`.recording` writer as the run goes (flushed at least every second).
 * **Input extrapolation** (Jacobi, order 0, 1 or 2): the polynomial through
   the last ``order + 1`` exchanged values of each connection. With order 2
   and units that all roll back, the first step is taken twice (constant
@@ -58,7 +64,9 @@ Semantics (each reproduced by a plain loop in the tests):
 """
 from __future__ import annotations
 
+import logging
 import math
+import sys
 import time as _time
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -70,9 +78,12 @@ from .recording import Result, RunSummary, make_array
 from .run_guard import RunGuard, check_recording_fits
 from . import fast_loop
 from .loops import solve_loop
+from .realtime import Pacer, realtime_factor
 from .rollback_probe import probe_rollback
 from .system import System, exchange_order, self_loops
 from .units import Unit
+
+_LOG = logging.getLogger("mbfmu.cosim")
 
 ALGORITHMS = ("jacobi", "gauss-seidel")
 
@@ -97,6 +108,9 @@ class Options:
     allow_nan: bool = False
     timeout: float | None = None
     sink: Any = None
+    rollback_tolerance: float = 0.0
+    realtime: float | None = None
+    threads: int = 1
 
 
 class _Progress:
@@ -159,6 +173,7 @@ class _Master:
         self._nrows = 0
         self._first_row = 0  # rows before the buffer's first (streamed to the sink only)
         self._window = False
+        self.pacer: Pacer | None = None
         if opts.adaptive or opts.iterative:
             bad = [u.name for u in self.units if not u.can_rollback]
             if bad:
@@ -168,6 +183,8 @@ class _Master:
             multi = [u.name for u in self.units if u.step is not None]
             if multi and opts.adaptive:
                 raise CosimError(f"adaptive stepping cannot run multi-rate units {multi}: give them no own step")
+        self._rollback_note: str | None = None
+        self._forced_steps: dict[str, float] = {}
         self.hist_t: list[float] = []
         self.hist_y: list[np.ndarray] = []
         if opts.algorithm == "gauss-seidel":
@@ -338,11 +355,12 @@ class _Master:
                 self.exchange(t_new)
                 self.loop_iterations += 1
                 y = np.array([src.y[k] for _, _, src, k in self.conns], float)
-                if np.all(np.abs(y - guess) <= tol * (1.0 + np.abs(y))):
+                gap = np.abs(y - guess) / (1.0 + np.abs(y))
+                if np.all(gap <= tol):
                     return
                 guess = y
                 self._restore(saved, free=False)
-            worst = int(np.argmax(np.abs(y - guess) / (1.0 + np.abs(y))))
+            worst = int(np.argmax(gap))  # of the last iteration (guess is y by now)
             dst, j, src, k = self.conns[worst]
             raise CosimError(f"iterative coupling did not converge in {self.opts.loop_max_iterations} iterations "
                              f"at t = {t!r} s (worst: {src.name}.{src.outputs[k]} -> {dst.name}.{dst.inputs[j]}); "
@@ -370,8 +388,12 @@ class _Master:
         m = self.sub[u.name]
         hs = h / m
         idx = self.conn_of[u.name] if coeffs is not None else ()
+        ts_next = t
         for s in range(m):
-            ts = t + s * hs
+            # sub-step points counted from t, the last one t + h: each sub-step is the
+            # difference of its two points (see the fixed loop)
+            ts = ts_next
+            ts_next = t + h if s == m - 1 else t + (s + 1) * hs
             if idx:
                 c0, c1, c2 = coeffs
                 a = s * hs
@@ -390,7 +412,8 @@ class _Master:
                     for i in idx:
                         u.u[self.conns[i][1]] = c0[i] + c1[i] * (a + b) / 2 + c2[i] * (a * a + a * b + b * b) / 3
                     u.push()
-            u.do_step(ts, hs)
+            self._where = (u, ts)
+            u.do_step(ts, ts_next - ts)
 
     # -- runs ---------------------------------------------------------------------
     def run(self, t0: float, stop: float) -> Result:
@@ -399,7 +422,11 @@ class _Master:
             opts.extrapolation == 2 and all(u.can_rollback for u in self.units))
         summary = RunSummary()
         start_wall = _time.perf_counter()
-        self.guard = RunGuard(opts.timeout)
+        self._summary, self._start_wall = summary, start_wall
+        self._where: tuple[Unit, float] | None = None  # the unit in a call and its time, for a stuck run
+        self._sink_done = False
+        self._fl_ctl = None  # the compiled loop's shared progress while it runs
+        self.guard = RunGuard(opts.timeout, on_stuck=self._on_stuck, progress=self._progress_mark)
         self._flushed = 0
         if opts.sink is not None:
             opts.sink.start(self.names, self._meta())
@@ -411,9 +438,17 @@ class _Master:
                 u.setup(t0, stop, self.H if u.step is None else u.step)
             self.exchange(t0)  # the initial output-to-input propagation
             if opts.adaptive or opts.iterative:  # every unit must really restore a saved state
-                probe_rollback(self.units, t0, self.H)
+                measured = probe_rollback(self.units, t0, self.H, opts.rollback_tolerance,
+                                          derivatives=opts.iterative or opts.extrapolation > 0)
+                inexact = {n: d for n, d in measured.items() if d > 0}
+                if inexact:  # accepted by the tolerance: said in the result
+                    self._rollback_note = ("restores accepted within rollback_tolerance "
+                                           f"{opts.rollback_tolerance!r}: " + ", ".join(
+                                               f"{n} {d:.2g}" for n, d in inexact.items()))
             recs = self._recorders()
-            start_wall = _time.perf_counter()
+            start_wall = self._start_wall = _time.perf_counter()
+            if opts.realtime:
+                self.pacer = Pacer(opts.realtime, t0)
             try:
                 if opts.adaptive:
                     self._run_adaptive(t0, stop, recs, summary)
@@ -422,7 +457,9 @@ class _Master:
             except StopRequested as exc:  # the run ends at the last good time
                 summary.status, summary.message = "stopped", str(exc).split("; last unit log lines", 1)[0]
         except (CosimError, KeyboardInterrupt) as exc:  # keep what was recorded so far
-            summary.status = ("interrupted" if isinstance(exc, (RunInterrupted, KeyboardInterrupt)) else "failed")
+            summary.status = ("timeout" if isinstance(exc, RunInterrupted) and exc.kind == "timeout"
+                              else "interrupted" if isinstance(exc, (RunInterrupted, KeyboardInterrupt))
+                              else "failed")
             summary.message = str(exc) or "interrupted"
             result = self._result(self._rows[: self._nrows], summary, start_wall)
             exc.result = result  # type: ignore[attr-defined]
@@ -443,6 +480,13 @@ class _Master:
             self._flushed = self._nrows
 
     def _finish_sink(self, result: Result) -> None:
+        with self.guard.lock:
+            self._finish_sink_locked(result)
+
+    def _finish_sink_locked(self, result: Result) -> None:
+        if self._sink_done:
+            return
+        self._sink_done = True  # also without a sink: the result is made, the run is ending
         if self.opts.sink is not None:
             try:
                 self._flush()
@@ -455,6 +499,11 @@ class _Master:
         span = summary.end_time - float(rows[0, 0]) if len(rows) else 0.0
         summary.real_time_factor = span / summary.wall_time if summary.wall_time > 0 else math.inf
         summary.loop_iterations = self.loop_iterations
+        if self.pacer is not None:  # never silent: the summary and a warning tell the overruns
+            summary.realtime = self.pacer.factor
+            summary.realtime_overruns, summary.realtime_worst_lag = self.pacer.overruns, self.pacer.worst_lag
+            if self.pacer.overruns:
+                _LOG.warning("%s", self.pacer.report())
         meta = self._meta()
         if self._first_row > 0:
             meta["first_row"] = self._first_row  # earlier rows were streamed to the sink only
@@ -467,6 +516,10 @@ class _Master:
                 "values": {f"{u.name}.{k}": v for u in self.units for k, v in u.values.items()},
                 "components": {u.name: {"type": type(u).__name__, "source": str(getattr(u, "path", ""))}
                                for u in self.units}}
+        if self._rollback_note:
+            meta["rollback"] = self._rollback_note
+        if self._forced_steps:
+            meta["adaptive_forced_steps"] = self._forced_steps
         plants = {u.name: u.plant_ref for u in self.units if getattr(u, "plant_ref", None)}
         if plants:  # the viewer rebuilds poses from these (mbfmu.viewer.results)
             meta["plants"] = plants
@@ -502,15 +555,55 @@ class _Master:
         self._nrows += 1
         if not self.opts.allow_nan:
             self._check_finite(row, t)
+        if self.pacer is not None:
+            self.pacer.pace(t, lambda: bool(self.guard.stop_flag.value))
         if self.guard.due():
             self._between_steps(t)
 
     def _between_steps(self, t: float) -> None:
-        """Periodic work between two steps: flush rows; stop on Ctrl-C or timeout."""
-        self._flush()
+        """Periodic work between two steps: flush rows; stop on Ctrl-C, SIGTERM or timeout."""
+        with self.guard.lock:
+            self._flush()
         reason = self.guard.stop_reason()
         if reason:
-            raise RunInterrupted(f"{reason} at t = {t!r} s")
+            exc = RunInterrupted(f"{reason} at t = {t!r} s")
+            exc.kind = self.guard.kind or "SIGINT"
+            raise exc
+
+    def _progress_mark(self) -> tuple:
+        """Changes with every step or row (read by the watchdog thread)."""
+        ctl = self._fl_ctl
+        return (self._first_row, self._nrows, self._where, ctl.reached if ctl is not None else -1)
+
+    def _on_stuck(self, kind: str, reason: str) -> bool:
+        """Called by the run's watchdog thread (with ``guard.lock`` held) when the
+        master did not stop between steps in time: a unit is stuck inside a call.
+        Keeps the rows so far (flushed to the sink with the summary) and says so
+        on stderr; the watchdog then ends the process. Returns False (nothing
+        done) when the master has already handed its result over."""
+        if self._sink_done:
+            return False
+        where = self._where
+        ctl = self._fl_ctl
+        n = self._nrows
+        if ctl is not None:  # the compiled loop: its rows are counted in C
+            n = self._nrows = max(n, 1 + ctl.reached)  # so that the flush below hands them over
+            where = (self.units[ctl.unit], float(self._rows[n - 1, 0])) if 0 <= ctl.unit < len(self.units) else where
+        summary = RunSummary(**vars(self._summary))
+        summary.steps = self._first_row + n - 1 if n else 0
+        summary.status = "timeout" if kind == "timeout" else "interrupted"
+        inside = (f"unit {where[0].name!r} was inside a call from t = {where[1]!r} s" if where is not None
+                  else "a unit was inside a call")
+        summary.message = f"{reason} while {inside}; the process was ended"
+        result = self._result(self._rows[:n], summary, self._start_wall)
+        self._finish_sink_locked(result)
+        path = getattr(self.opts.sink, "path", None)
+        kept = (f"the {len(result)} rows so far are in {str(path)!r}" if path is not None and len(result)
+                else f"{len(result)} rows recorded, none kept (no output file)" if self.opts.sink is None
+                else "no rows were recorded")
+        from .run_guard import EXIT_CODES
+        print(f"mbfmu: {summary.message}; {kept}; exit status {EXIT_CODES[kind]}", file=sys.stderr)
+        return True
 
 
     def _run_fixed(self, t0: float, stop: float, recs: list, summary: RunSummary) -> np.ndarray:
@@ -522,16 +615,19 @@ class _Master:
         self._push_history(t0)
         progress = _Progress(t0, stop, self.opts.progress)
         try:
-            if fast_loop.eligible(self):  # all-FMU fixed-step runs: the same loop in C
+            why = fast_loop.python_loop_reason(self)
+            if why is None:  # all-FMU fixed-step runs: the same loop in C
                 fast_loop.run(self, t0, stop, n, progress, summary)
             else:
+                if self.opts.threads > 1:
+                    _LOG.warning("threads=%d not used: the run takes the Python loop (%s)", self.opts.threads, why)
                 self._fixed_loop(t0, stop, n, span, recs, summary, progress)
         finally:
+            self._fl_ctl = None
             progress.close()
 
     def _fixed_loop(self, t0: float, stop: float, n: int, span: float, recs: list, summary: RunSummary,
                     progress: "_Progress") -> None:
-        H = self.H
         extrap = self.opts.extrapolation > 0 or any(m > 1 for m in self.sub.values())
         gs = self.opts.algorithm == "gauss-seidel"
         gs_exchange = gs and not all(self.simple)  # algebraic loops are solved in the exchange
@@ -539,8 +635,10 @@ class _Master:
         simple_units = [(u, u.do_step) for u in units]
         t = t0
         for k in range(n):
-            # every step is H long but the last, which ends at the stop time to the bit
-            h = H if k < n - 1 else stop - t
+            # both points counted, never accumulated; h is their difference, so that
+            # t + h is t_next to the bit (an FMU that sums its steps stays on the grid)
+            t_next = stop if k == n - 1 else t0 + (k + 1) * span / n
+            h = t_next - t
             if gs:
                 for u in units:
                     if self.inc[u.name]:
@@ -549,8 +647,7 @@ class _Master:
                     self._step_unit(u, t, h, None)
                     u.pull()
             elif self.opts.iterative:
-                t_new = stop if k == n - 1 else t0 + (k + 1) * span / n
-                self._iterative_step(t, h, t_new)
+                self._iterative_step(t, h, t_next)
             elif extrap:
                 coeffs = self._coeffs() if self.opts.extrapolation > 0 else None
                 if k == 0 and self.opts.extrapolation == 2 and all(u.can_rollback for u in units):
@@ -559,14 +656,24 @@ class _Master:
                     self._step_unit(u, t, h, coeffs)
             else:
                 for u, step in simple_units:
+                    self._where = (u, t)
                     step(t, h)
-            t = stop if k == n - 1 else t0 + (k + 1) * span / n  # counted, not accumulated
+            t = t_next
             if (not gs and not self.opts.iterative) or gs_exchange:
                 self.exchange(t)
             summary.steps += 1
             self._record(t, recs)
             self._push_history(t)
             progress.tick(t)
+
+    def _warn_forced(self) -> None:
+        f = self._forced_steps
+        if f:
+            import warnings
+            warnings.warn(f"adaptive stepping accepted {f['count']} steps at the minimum step whose error estimate "
+                          f"was above the tolerance (worst {f['worst_error']:.3g} times it, first at t = "
+                          f"{f['first_time']!r} s): the result does not meet rtol/atol there; lower min_step or "
+                          "loosen the tolerances (result.meta['adaptive_forced_steps'])", RuntimeWarning, stacklevel=4)
 
     def _run_adaptive(self, t0: float, stop: float, recs: list, summary: RunSummary) -> np.ndarray:
         o = self.opts
@@ -583,6 +690,7 @@ class _Master:
             self._adaptive_loop(t0, stop, t, h, hmin, hmax, p, recs, summary, progress)
         finally:
             progress.close()
+        self._warn_forced()
 
     def _adaptive_loop(self, t0: float, stop: float, t: float, h: float, hmin: float, hmax: float, p: int,
                        recs: list, summary: RunSummary, progress: "_Progress") -> None:
@@ -592,9 +700,11 @@ class _Master:
             if summary.steps + summary.rejected_steps >= o.max_steps:
                 raise CosimError(f"adaptive stepping took {o.max_steps} steps and reached only t = {t!r} s "
                                  f"(step {h!r} s); loosen the tolerances or raise min_step")
-            last = t + h >= stop - max(hmin, 1e-12 * (stop - t0))
+            last = t + h >= stop - 1e-12 * (stop - t0)
             if last:
-                h = stop - t
+                h = stop - t  # shrinks the step (it never grows it: a rejected last step makes progress)
+            elif stop - (t + h) < hmin:  # no sliver shorter than min_step at the end: split the rest in two
+                h = (stop - t) / 2
             saved = self._save()
             coeffs = self._coeffs()
             for u in self.units:
@@ -608,6 +718,11 @@ class _Master:
             err = float(np.max(np.abs(y_new - pred) / scale)) if len(y_new) else 0.0
             fac = min(5.0, max(0.2, 0.9 * (1.0 / err) ** (1.0 / p))) if err > 0 else 5.0
             if err <= 1.0 or h <= hmin:
+                if err > 1.0:  # the tolerance is not met even at the smallest step: say so
+                    f = self._forced_steps
+                    f["count"] = f.get("count", 0) + 1
+                    f["worst_error"] = max(f.get("worst_error", 0.0), err)
+                    f.setdefault("first_time", t)
                 for u, s, _ in saved:
                     u.free_state(s)
                 t = t_new
@@ -658,7 +773,9 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
              record: Sequence[str] | str | None = None, progress: bool | None = None,
              iterative: bool = False, max_steps: int = 1_000_000, allow_nan: bool = False,
              timeout: float | None = None, step_timeout: float | None = None,
-             isolate: bool | Sequence[str] = False, sink: Any = None, log: bool | None = None) -> Result:
+             isolate: bool | Sequence[str] = False, sink: Any = None, log: bool | None = None,
+             rollback_tolerance: float = 0.0, realtime: float | bool | None = None,
+             threads: int = 1) -> Result:
     """Co-simulate ``system`` from ``start_time`` to ``stop_time``.
 
     Parameters
@@ -708,8 +825,13 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
         Let non-finite outputs through (default: the run stops with an error
         naming the unit and the variable).
     timeout : float, optional
-        Wall-clock limit of the run [s]; checked between steps, so a unit
-        that hangs inside a step needs ``step_timeout`` (isolated units).
+        Wall-clock limit of the run [s]. The run stops between two steps
+        (:class:`~mbfmu.errors.RunInterrupted`, status ``"timeout"``). When a
+        unit is stuck inside a call, a watchdog thread writes the rows so far
+        to ``sink`` and ends the process with status 124 about half a second
+        after the limit (SIGTERM and a second Ctrl-C likewise, with 143 and
+        130; see :mod:`.run_guard`). To have only a stuck unit killed and the
+        run go on to its error, isolate it with ``step_timeout``.
     step_timeout : float, optional
         Wall-clock limit of one step of one isolated unit [s]: a unit
         that passes it is killed and the run ends naming it. Implies
@@ -727,6 +849,23 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
         FMU logging: ``True`` instantiates every FMU with logging and all its
         log categories on, ``False`` off; ``None`` keeps each unit's own
         setting (off unless the unit was made with ``log=True``).
+    rollback_tolerance : float
+        Adaptive and iterative runs first probe every unit's state restore
+        (:mod:`.rollback_probe`): a step repeated after a restore must give
+        the same outputs and states to the bit, else the run is refused,
+        naming the unit and the relative difference measured. A positive
+        value accepts restores that differ up to it (relative); the accepted
+        differences are noted in ``result.meta["rollback"]``.
+    realtime : float or bool, optional
+        Pace the run to the wall clock: ``FACTOR`` simulated seconds per
+        wall-clock second (``True``: 1). Steps that end late are counted,
+        with the worst lag, in ``result.summary`` and a warning
+        (:mod:`.realtime`).
+    threads : int
+        Threads stepping the units of a Jacobi step in parallel (compiled
+        loop, all-FMU systems; results bit-identical to serial; a run that
+        takes the Python loop steps serially and warns). Units must be
+        safe to step concurrently (FMUs of distinct instances are).
 
     Returns
     -------
@@ -746,9 +885,16 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
                          "algorithm only")
     if iterative and adaptive:
         raise InputError("iterative coupling and adaptive stepping cannot be combined")
+    realtime = realtime_factor(realtime)
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= fast_loop.MAX_THREADS:
+        raise InputError(f"threads = {threads!r} must be a whole number from 1 to {fast_loop.MAX_THREADS}")
+    if threads > 1 and algorithm == "gauss-seidel":
+        raise InputError("threads step the units of a Jacobi step in parallel; Gauss-Seidel steps them one after the other")
     for name, v in (("stop_time", stop_time), ("start_time", start_time), ("step", step)):
         if not isinstance(v, (int, float)) or not math.isfinite(v):
             raise InputError(f"{name} = {v!r} must be a finite number of seconds")
+    if not (isinstance(rollback_tolerance, (int, float)) and 0 <= rollback_tolerance < 1):
+        raise InputError(f"rollback_tolerance = {rollback_tolerance!r} must be a relative difference in [0, 1)")
     for name, v in (("rtol", rtol), ("atol", atol), ("timeout", timeout), ("step_timeout", step_timeout)):
         if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
             raise InputError(f"{name} = {v!r} must be a positive finite number")
@@ -769,5 +915,6 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
         from .isolation import isolated_system
         system = isolated_system(system, True if isolate is False else isolate, step_timeout)
     opts = Options(algorithm, order, extrapolation, adaptive, rtol, atol, min_step, max_step, loop_tolerance,
-                   loop_max_iterations, progress, iterative, max_steps, allow_nan, timeout, sink)
+                   loop_max_iterations, progress, iterative, max_steps, allow_nan, timeout, sink,
+                   float(rollback_tolerance), realtime=realtime, threads=threads)
     return _Master(system, float(step), opts, record).run(float(start_time), float(stop_time))

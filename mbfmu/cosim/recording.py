@@ -69,10 +69,18 @@ class RunSummary:
     end_time : float
         Time reached [s].
     status : str
-        ``"completed"``, ``"stopped"`` (a unit asked to stop), ``"failed"``
-        or ``"interrupted"`` (Ctrl-C, timeout).
+        ``"completed"``, ``"stopped"`` (a unit asked to stop), ``"failed"``,
+        ``"interrupted"`` (Ctrl-C, SIGTERM) or ``"timeout"`` (the wall-clock limit).
     message : str
         Why the run ended early (empty when completed).
+    realtime : float
+        The pacing factor asked for (``simulate(realtime=...)``), 0 when not paced.
+    realtime_overruns : int
+        Paced runs: steps that ended after their wall-clock deadline.
+    realtime_worst_lag : float
+        Paced runs: the largest lag behind the wall clock [s].
+    threads : int
+        Threads that stepped the units (parallel Jacobi stepping of the compiled loop).
     """
 
     steps: int = 0
@@ -83,10 +91,19 @@ class RunSummary:
     end_time: float = 0.0
     status: str = "completed"
     message: str = ""
+    realtime: float = 0.0
+    realtime_overruns: int = 0
+    realtime_worst_lag: float = 0.0
+    threads: int = 1
 
     def __str__(self) -> str:
         text = (f"{self.steps} steps ({self.rejected_steps} rejected), {self.loop_iterations} loop iterations, "
                 f"t_end = {self.end_time!r} s, wall {self.wall_time:.3f} s, real-time factor {self.real_time_factor:.1f}")
+        if self.realtime:
+            text += (f", paced at x{self.realtime:g}: {self.realtime_overruns} overruns, worst lag "
+                     f"{self.realtime_worst_lag * 1e3:.3f} ms")
+        if self.threads > 1:
+            text += f", {self.threads} threads"
         return text if self.status == "completed" else f"{text}; {self.status}: {self.message.splitlines()[0] if self.message else ''}"
 
 
@@ -514,7 +531,7 @@ def _read_mat(path: Path, what: str) -> tuple[np.ndarray, dict[str, Any]]:
     return make_array(names, data.reshape(-1, len(names)), _types_of(meta, what)), meta
 
 
-_STATUSES = ("completed", "stopped", "failed", "interrupted")
+_STATUSES = ("completed", "stopped", "failed", "interrupted", "timeout")
 
 
 def _summary(meta: dict[str, Any], path: Path, what: str, rows: int) -> RunSummary:

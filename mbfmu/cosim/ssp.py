@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import weakref
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,9 @@ def read_ssp(path: str | Path, *, allow_external: bool = False) -> System:
         ``algorithm`` (mbfmu annotation) where present, and
         ``system.transformations``: ``{"unit.input": transformation}`` for
         the connections that declared one (what :func:`write_ssp` writes back).
+        An archive is extracted into a private folder that lives as long as
+        the system, so the units' paths exist for the whole run (isolated
+        units' workers open them again).
     """
     path = Path(path)
     if not path.exists():
@@ -111,13 +115,19 @@ def read_ssp(path: str | Path, *, allow_external: bool = False) -> System:
     if path.suffix != ".ssp":
         raise InputError(f"{str(path)!r}: expected an .ssp or .ssd file")
     base = extract(path, f"SSP {str(path)!r}", "ssp", noun="SSP archive")  # bounded and contained (mbfmu.untrusted.archive)
-    try:  # the units extract their FMUs for themselves: nothing of the archive is kept
+    try:
         ssd = base / "SystemStructure.ssd"
         if not ssd.exists():
             raise InputError(f"{str(path)!r} has no SystemStructure.ssd")
-        return _read_ssd(path, SourceResolver(base, repr(str(path)), allow_external, path.parent), ssd)
-    finally:
+        system = _read_ssd(path, SourceResolver(base, repr(str(path)), allow_external, path.parent), ssd)
+    except BaseException:
         release(base)
+        raise
+    # the extracted archive lives as long as the system: its units' files stay where
+    # their paths say (isolated units' workers open them again), then it goes
+    system._archive_dir = base
+    weakref.finalize(system, release, base)
+    return system
 
 
 def _read_ssd(path: Path, sources: SourceResolver, ssd: Path) -> System:

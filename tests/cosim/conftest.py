@@ -25,6 +25,13 @@ def gain_fmu(fmu_dir):
 
 
 @pytest.fixture(scope="session")
+def clock_fmu(fmu_dir):
+    """C FMU that sums the step sizes it gets and compares them with the time points
+    (``drift``, ``missed``); ``hang_time`` makes it sleep forever inside a step."""
+    return build_c_fmu("clock", fmu_dir)
+
+
+@pytest.fixture(scope="session")
 def pendulum_fmu(fmu_dir):
     """pythonfmu FMU: damped pendulum plant (no rollback)."""
     return build_python_fmu("pendulum", fmu_dir / "pendulum")

@@ -1,6 +1,7 @@
 """Build the small test FMUs of the co-simulation tests (and the benchmark).
 
-* C FMUs (no Python inside) from ``cfmu/*.c``, compiled with the machine's
+* C FMUs (no Python inside) from ``cfmu/*.c`` (``clock`` checks the time it
+  is given and can hang inside a step), compiled with the machine's
   ``gcc`` against the FMI 2.0 headers that fmpy installs, with a
   ``modelDescription.xml`` written here;
 * pythonfmu FMUs from ``pyfmu/*.py`` with ``pythonfmu build``, given mbfmu's
@@ -47,7 +48,18 @@ GAIN_VARS = [
 GAIN_INTS = [("mode", "input", "discrete", None, 0)]
 GAIN_DEPS = {"y": ["u", "w"]}
 
-MODELS = {"mass": (MASS_VARS, MASS_INTS, MASS_DEPS), "gain": (GAIN_VARS, GAIN_INTS, GAIN_DEPS)}
+CLOCK_VARS = [
+    ("fail_time", *_P, "s", 1e300), ("hang_time", *_P, "s", 1e300),
+    ("u", "input", "continuous", "1", 0.0), ("y", "output", "continuous", "1", None),
+    ("acc", "output", "continuous", "s", None), ("drift", "output", "continuous", "s", None),
+    ("last_t", "output", "continuous", "s", None), ("missed", "output", "continuous", "1", None),
+    ("z", "output", "continuous", "1", None), ("restore_error", *_P, "1", 0.0),
+]
+CLOCK_INTS: list = []
+CLOCK_DEPS = {"y": ["u"], "acc": [], "drift": [], "last_t": [], "missed": [], "z": []}
+
+MODELS = {"mass": (MASS_VARS, MASS_INTS, MASS_DEPS), "gain": (GAIN_VARS, GAIN_INTS, GAIN_DEPS),
+          "clock": (CLOCK_VARS, CLOCK_INTS, CLOCK_DEPS)}
 
 
 def _model_description(name: str, guid: str) -> str:

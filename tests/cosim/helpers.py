@@ -25,6 +25,21 @@ def monolithic_two_mass(t: np.ndarray | float, x1_0: float = 1.0) -> np.ndarray:
     return np.real((V[None, :, :] * (np.exp(np.outer(ts, lam)) * c)[:, None, :]).sum(axis=2))
 
 
+def grid_steps(t0: float, stop: float, n: int) -> list[tuple[float, float]]:
+    """The master's ``n`` steps from ``t0`` to ``stop`` as ``(t, h)`` pairs: both
+    points counted (``t_k = t0 + k (stop - t0) / n``, the last one ``stop``), the
+    step their difference."""
+    pts = [t0 + k * (stop - t0) / n for k in range(n)] + [stop]
+    return [(pts[k], pts[k + 1] - pts[k]) for k in range(n)]
+
+
+def sub_steps(t: float, h: float, m: int) -> list[tuple[float, float]]:
+    """The ``m`` sub-steps of a multi-rate unit in the step ``(t, h)``, as the master
+    counts them (``t + j h / m``, the last point ``t + h``)."""
+    pts = [t + j * (h / m) for j in range(m)] + [t + h]
+    return [(pts[j], pts[j + 1] - pts[j]) for j in range(m)]
+
+
 class RawFmu:
     """The bare fmpy FMU2Slave API with names, for hand-written master loops."""
 

@@ -55,7 +55,7 @@ def test_failure_in_the_compiled_loop_keeps_the_rows_and_names_the_unit(mass_fmu
     assert np.array_equal(fast.result.data, slow.result.data) and len(fast.result) > 1
 
 
-@pytest.mark.parametrize("variant", ["python unit", "extrapolation", "record all"])
+@pytest.mark.parametrize("variant", ["python unit", "adaptive", "record all"])
 def test_other_runs_keep_the_python_loop(mass_fmu, monkeypatch, variant):
     def make():
         s = _chain(mass_fmu)
@@ -63,6 +63,6 @@ def test_other_runs_keep_the_python_loop(mass_fmu, monkeypatch, variant):
             s.add(FunctionUnit("src", lambda t, u: [np.sin(t)]))
             s.connect("src.y", "c.F")
         return s
-    kw = {"extrapolation": {"extrapolation": 1}, "record all": {"record": "all"}}.get(variant, {})
+    kw = {"adaptive": {"adaptive": True}, "record all": {"record": "all"}}.get(variant, {})
     (fast, slow), calls = _both(make, monkeypatch, stop_time=0.5, step=1e-2, **kw)
     assert calls == 0 and np.array_equal(fast.data, slow.data)

@@ -8,7 +8,7 @@ import scipy.optimize
 
 from mbfmu.cosim import FmuUnit, System, simulate
 
-from .helpers import RawFmu
+from .helpers import RawFmu, grid_steps
 
 H, T = 1e-3, 2.0
 
@@ -26,8 +26,8 @@ def _reference_pendulum(pendulum_fmu, pd_fmu, gauss_seidel):
     p.set(["tau"], c.get("tau"))
     rows = [(0.0, *p.get("theta", "omega"), *c.get("tau"))]
     for k in range(n):
-        t = k * H
-        h = H if k < n - 1 else T - t  # the last step ends at the stop time exactly
+        t = k * T / n  # both points counted; the step is their difference
+        h = (T if k == n - 1 else (k + 1) * T / n) - t
         if gauss_seidel:  # plant first, then the controller sees the new plant outputs
             p.set(["tau"], c.get("tau"))
             p.step(t, h)
@@ -60,9 +60,9 @@ def test_jacobi_skipping_initial_propagation_would_differ(pendulum_fmu, pd_fmu):
     """Guard that the reference test can fail: a loop without the initial propagation differs."""
     r = simulate(pendulum_pd(pendulum_fmu, pd_fmu), T, H)
     p, c = RawFmu(pendulum_fmu, "plant"), RawFmu(pd_fmu, "ctrl", {"ref": 0.2})
-    for k in range(int(round(T / H))):
-        p.step(k * H, H)
-        c.step(k * H, H)
+    for t, h in grid_steps(0.0, T, int(round(T / H))):
+        p.step(t, h)
+        c.step(t, h)
         c.set(["theta", "omega"], p.get("theta", "omega"))
         p.set(["tau"], c.get("tau"))
     assert p.get("theta")[0] != r["plant.theta"][-1]
@@ -83,9 +83,9 @@ def test_feedthrough_exchange_order_matches_hand_loop(mass_fmu):
         a.set(["F"], b.get("Fc"))
     exchange()
     xs = [a.get("x")[0]]
-    for k in range(50):
-        b.step(k * 0.01, 0.01)
-        a.step(k * 0.01, 0.01)
+    for t, h in grid_steps(0.0, 0.5, 50):
+        b.step(t, h)
+        a.step(t, h)
         exchange()
         xs.append(a.get("x")[0])
     assert np.array_equal(r["a.x"], np.array(xs))

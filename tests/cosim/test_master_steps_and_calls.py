@@ -114,19 +114,18 @@ def test_gauss_seidel_sets_and_reads_each_unit_once_per_step(mass_fmu, monkeypat
 
 def test_gauss_seidel_against_a_hand_loop(mass_fmu):
     """b first (its Fc depends on a's x, v), then a sees b's new Fc."""
-    from .helpers import RawFmu
+    from .helpers import RawFmu, grid_steps
     va, vb = {"k": 10.0, "x0": 1.0}, {"kc": 30.0, "dc": 0.5}
     r = simulate(_pair(mass_fmu), 0.5, 0.01, algorithm="gauss-seidel", order=["b", "a"])
     a, b = RawFmu(mass_fmu, "a", va), RawFmu(mass_fmu, "b", vb)
     b.set(["xin", "vin"], a.get("x", "v"))
     a.set(["F"], b.get("Fc"))
     xs = [a.get("x")[0]]
-    for k in range(50):
-        h = 0.01 if k < 49 else 0.5 - k * 0.01
+    for t, h in grid_steps(0.0, 0.5, 50):
         b.set(["xin", "vin"], a.get("x", "v"))
-        b.step(k * 0.01, h)
+        b.step(t, h)
         a.set(["F"], b.get("Fc"))
-        a.step(k * 0.01, h)
+        a.step(t, h)
         xs.append(a.get("x")[0])
     np.testing.assert_array_equal(r["a.x"], xs)
 

@@ -7,7 +7,7 @@ import pytest
 from mbfmu.cosim import FmuUnit, System, simulate
 from mbfmu.errors import CosimError
 
-from .helpers import D1, D2, DC, K1, K2, KC, M1, M2, RawFmu, monolithic_two_mass
+from .helpers import D1, D2, DC, K1, K2, KC, M1, M2, RawFmu, grid_steps, monolithic_two_mass, sub_steps
 from .test_convergence import with_feedthrough
 
 
@@ -24,11 +24,10 @@ def test_multirate_unit_matches_hand_loop_with_sub_steps(mass_fmu):
         a.set(["F"], b.get("Fc"))
     exchange()
     xs = [b.get("x")[0]]
-    for k in range(50):
-        t = k * 0.01
-        a.step(t, 0.01)
-        for j in range(4):
-            b.step(t + j * 0.0025, 0.0025)
+    for t, h in grid_steps(0.0, 0.5, 50):
+        a.step(t, h)
+        for ts, hs in sub_steps(t, h, 4):
+            b.step(ts, hs)
         exchange()
         xs.append(b.get("x")[0])
     np.testing.assert_array_equal(r["b.x"], xs)

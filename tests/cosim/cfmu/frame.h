@@ -7,6 +7,9 @@
  * first and second input derivatives (canInterpolateInputs="true"): over a step,
  * u(tau) = u + d1*tau + d2*tau^2/2. States are integrated with classic RK4 and
  * nsub sub-steps per doStep. fail_time makes doStep fail (for error tests).
+ * A model that defines MODEL_STEP_HOOK provides model_step(Inst*, t, h), called
+ * first in every doStep; MODEL_RESTORE_HOOK, model_restore(Inst*), called after
+ * fmi2SetFMUstate copied the state back.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +28,12 @@ typedef struct {
 static void model_init(Inst *m);
 static void model_outputs(Inst *m);
 static void model_derivs(Inst *m, double tau, const double *x, double *dx);
+#ifdef MODEL_STEP_HOOK
+static void model_step(Inst *m, double t, double h);
+#endif
+#ifdef MODEL_RESTORE_HOOK
+static void model_restore(Inst *m);
+#endif
 
 __attribute__((unused)) static double input_at(const Inst *m, int vr, double tau) {
     return m->r[vr] + m->d1[vr] * tau + 0.5 * m->d2[vr] * tau * tau;
@@ -92,7 +101,13 @@ fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *s) {
     if (!copy) return fmi2Error;
     memcpy(copy, c, sizeof(Inst)); *s = copy; return fmi2OK;
 }
-fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate s) { memcpy(c, s, sizeof(Inst)); return fmi2OK; }
+fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate s) {
+    memcpy(c, s, sizeof(Inst));
+#ifdef MODEL_RESTORE_HOOK
+    model_restore((Inst *)c);
+#endif
+    return fmi2OK;
+}
 fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *s) { free(*s); *s = NULL; return fmi2OK; }
 fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate s, size_t *size) { *size = sizeof(Inst); return fmi2OK; }
 fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate s, fmi2Byte b[], size_t size) { memcpy(b, s, sizeof(Inst)); return fmi2OK; }
@@ -118,6 +133,9 @@ fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReferenc
 
 fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolean noPrior) {
     Inst *m = (Inst *)c;
+#ifdef MODEL_STEP_HOOK
+    model_step(m, t, h);  /* a model's own work at the start of every step */
+#endif
     if (t + h > m->r[VR_FAIL_TIME]) {
         char msg[160];
         snprintf(msg, sizeof msg, "%s: simulated failure in doStep from t=%g (fail_time=%g)", m->name, t, m->r[VR_FAIL_TIME]);
