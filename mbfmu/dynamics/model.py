@@ -29,6 +29,7 @@ from ..errors import InputError, ModelError, UnknownNameError
 from . import _kernels, drives as _drives
 from .joints import FREE, Fixed, Joint, SPHERICAL
 from .spatial import check_inertia, spatial_inertia
+from .symbolic import is_recording, real_array, tile, value, zeros
 
 _NO_LIMIT = 1e300  # the kernels take finite numbers only: this encodes "no limit"
 
@@ -316,7 +317,7 @@ class ModelBuilder:
 
     def __init__(self, gravity: Sequence[float] = (0.0, 0.0, -9.81), name: str = "model"):
         self.name = name
-        self.gravity = np.asarray(gravity, dtype=float)
+        self.gravity = real_array(gravity)
         self.bodies: list[Body] = []
         self.joint_forces: dict[int, JointForce] = {}
         self.drives: dict[int, _drives.JointDrive] = {}
@@ -374,20 +375,21 @@ class ModelBuilder:
             raise ModelError(f"body {name!r}: joint must be a Joint instance, got {joint!r}")
         parent_i = self.body_index(parent)
         where = f"body {name!r}"
-        I = np.asarray(inertia, dtype=float)
+        I = real_array(inertia)
         if I.shape == (3,):
             I = np.diag(I)
-        check_inertia(float(mass), np.asarray(com, float).reshape(-1), I, where)
-        R = np.eye(3) if R_PJ is None else np.asarray(R_PJ, dtype=float)
-        p = np.asarray(p_PJ, dtype=float).reshape(-1)
-        if R.shape != (3, 3) or not np.all(np.isfinite(R)) or np.abs(R.T @ R - np.eye(3)).max() > 1e-9 \
-                or np.linalg.det(R) < 0:
+        check_inertia(float(mass), value(real_array(com)).reshape(-1), value(I), where)
+        R = np.eye(3) if R_PJ is None else real_array(R_PJ)
+        p = real_array(p_PJ).reshape(-1)
+        Rv = np.asarray(value(R), float)
+        if R.shape != (3, 3) or not np.all(np.isfinite(Rv)) or np.abs(Rv.T @ Rv - np.eye(3)).max() > 1e-9 \
+                or np.linalg.det(Rv) < 0:
             raise ModelError(f"{where}: joint placement R_PJ is not a rotation matrix")
-        if p.shape != (3,) or not np.all(np.isfinite(p)):
+        if p.shape != (3,) or not np.all(np.isfinite(np.asarray(value(p), float))):
             raise ModelError(f"{where}: joint placement p_PJ must be a finite 3-vector")
         joint.axes()  # validates axes now, naming the joint type
-        body = Body(name, parent_i, joint, joint_name or name, R, p, float(mass),
-                    np.asarray(com, float).reshape(3), I)
+        body = Body(name, parent_i, joint, joint_name or name, R, p, mass if is_recording() else float(mass),
+                    real_array(com).reshape(3), I)
         self.bodies.append(body)
         self._index[name] = len(self.bodies)
         return len(self.bodies)
@@ -537,8 +539,8 @@ class Model:
                  contacts=(), cables=(), drives=None):
         self.name = name
         self.bodies = tuple(bodies)
-        self.gravity = np.asarray(gravity, dtype=float).reshape(-1)
-        if self.gravity.shape != (3,) or not np.all(np.isfinite(self.gravity)):
+        self.gravity = real_array(gravity).reshape(-1)
+        if self.gravity.shape != (3,) or not np.all(np.isfinite(np.asarray(value(self.gravity), float))):
             raise ModelError("gravity must be a finite 3-vector (m/s^2)")
         self.joint_forces = dict(joint_forces or {})
         self.springs = tuple(springs)
@@ -564,9 +566,9 @@ class Model:
 
         axis1 = np.zeros((nb, 3))
         axis2 = np.zeros((nb, 3))
-        Rtree = np.tile(np.eye(3), (nb, 1, 1))
-        ptree = np.zeros((nb, 3))
-        inertia = np.zeros((nb, 6, 6))
+        Rtree = tile(np.eye(3), (nb, 1, 1))
+        ptree = zeros((nb, 3))
+        inertia = zeros((nb, 6, 6))
         for i, b in enumerate(self.bodies, start=1):
             axis1[i], axis2[i] = b.joint.axes()
             Rtree[i], ptree[i] = b.R_PJ, b.p_PJ
@@ -588,7 +590,8 @@ class Model:
                            springs=springs_arr, contacts=contacts_arr, cables=cables_arr)
         pk = self.packed
         self._h = _kernels.new_model(
-            nb, pk["parent"], pk["jtype"], nqi, nvi, axis1, axis2, Rtree, ptree, inertia, self.gravity,
+            nb, pk["parent"], pk["jtype"], nqi, nvi, axis1, axis2, value(Rtree), value(ptree), value(inertia),
+            value(self.gravity),
             dof_force, len(self.springs), springs_arr, len(self.contacts), contacts_arr,
             len(self.cables), cables_arr, self.q_names, self.v_names, self.body_names)
         pk["drives"] = _drives.pack(self, self.drives)

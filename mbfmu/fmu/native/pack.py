@@ -21,6 +21,7 @@ import numpy as np
 
 from ...dynamics import sensors as S, sled as _sled
 from ...dynamics.model import Model
+from ...dynamics.symbolic import real_array
 from ...errors import ModelError
 from ...plant.multibody import MultibodyPlant
 from ...plant import Plant
@@ -153,7 +154,7 @@ def layout(blocks: list[tuple[str, np.ndarray]]) -> tuple[dict, list[np.ndarray]
     """Offsets of ``blocks`` laid end to end, their flat arrays, and the total size."""
     offsets, parts, at = {}, [], 0
     for key, arr in blocks:
-        flat = np.asarray(arr, dtype=float).reshape(-1)
+        flat = real_array(arr).reshape(-1)  # expressions kept while recording (symbolic.py)
         offsets[key] = at
         parts.append(flat)
         at += flat.size
@@ -170,7 +171,8 @@ def describe(plant: MultibodyPlant) -> Description:
     latches = plant.latches if plant.latches is not None else ((), (), (), 0.0, 0.0)
     blocks = model_blocks(model) + [
         ("o_lsign", np.asarray(latches[2], float)), ("o_lk", np.array(latches[3:5], float)),
-        ("o_q0", plant.initial_state()[:nq]), ("o_v0", plant.initial_velocity),
+        ("o_q0", plant.initial_state()[:nq] if getattr(plant, "initial_configuration", None) is None
+         else plant.initial_configuration), ("o_v0", plant.initial_velocity),
         ("o_B", plant.input_matrix), ("o_step", np.array([plant.internal_step])),
         # the options tuple advance passes to the compiled integrator (first step internal_step)
         ("o_adapt", np.array(plant.error_control.options(plant.internal_step), float)),
@@ -181,7 +183,7 @@ def describe(plant: MultibodyPlant) -> Description:
     for s in plant.sensors:
         if isinstance(s, S.PointPosition):
             sens.append((s.code, s.body, s.axis, at))
-            parts.append(np.asarray(s.point, float))
+            parts.append(real_array(s.point))
             at += 3
         elif isinstance(s, S.Linear):
             sens.append((s.code, 0, 0, at))
@@ -219,6 +221,26 @@ class ParameterMap:
     coefficients: dict = field(default_factory=dict)
     fixed: dict = field(default_factory=dict)
     probe: dict = field(default_factory=dict)  # parameter index -> the probe offset that worked
+    open: list = field(default_factory=list)  # per parameter: 1 the plant refuses its min itself, 2 its max, 3 both
+
+
+def open_bounds(plant: MultibodyPlant, rebuild: Callable[[Mapping[str, float]], MultibodyPlant]) -> list[int]:
+    """Per parameter, which of its finite bounds the plant itself refuses
+    (``check_positive``'s ``> 0`` on a parameter declared ``min=0``): 1 the
+    minimum, 2 the maximum, 3 both. FMI's bounds are inclusive; the native
+    FMU refuses these values as the plant does."""
+    flags = []
+    for sig in plant.parameters:
+        flag = 0
+        for bit, bound in ((1, sig.min), (2, sig.max)):
+            if bound is None or bound == sig.start:
+                continue
+            try:
+                rebuild({sig.name: float(bound)})
+            except Exception:  # the plant refuses the bound itself
+                flag |= bit
+        flags.append(flag)
+    return flags
 
 
 def _probes(sig, p0: float) -> list[tuple[float, float]]:
@@ -283,6 +305,7 @@ def parameter_map(plant: MultibodyPlant, rebuild: Callable[[Mapping[str, float]]
             out.fixed[j] = reason
     _check_far(plant, rebuild, base, out)
     _check_jointly(plant, rebuild, d0, out)
+    out.open = open_bounds(plant, rebuild)
     return out
 
 

@@ -60,6 +60,7 @@ typedef struct {
     const char *const *names;   /* (nu + np + ny + nx) variable names by value reference */
     const char *const *units;   /* same, "" for dimensionless */
     const double *lo, *hi;      /* (nu + np) bounds, +-HUGE_VAL where unbounded */
+    const int *open;            /* (nu + np) 1: the plant refuses the value lo itself, 2: hi itself, 3: both */
     const mbn_flex_data *flex;  /* NULL: a rigid plant; else nq, nv are the public sizes */
     /* Model Exchange (model_exchange.h): continuous states x[0..nxc), event
      * indicators (nz rows of 4 ints: kind, index, configuration index, side) */
