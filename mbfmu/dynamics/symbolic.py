@@ -168,6 +168,7 @@ class Sym:
     """A number recorded on a :class:`Tape`: its value ``v`` and its node ``i``."""
 
     __slots__ = ("t", "i", "v")
+    symbolic = True  # what plantref.group_parameters keeps as it is
 
     def __init__(self, tape: Tape, node: int, value: float):
         self.t, self.i, self.v = tape, node, value

@@ -34,6 +34,7 @@ from .fmi3 import PLATFORM_TUPLES, fmi3_description
 from .model_exchange import (INTERFACES, add_model_exchange, check_model_exchange, data_fields,
                              event_indicators)
 from .pack import Description, ParameterMap, check_supported, describe, parameter_map
+from .tape import tape_source
 
 DEFAULT_PLATFORMS = ("linux64", "win64")
 
@@ -93,6 +94,8 @@ def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
     ]
     flex_text, flex_ref = flex_source(st, _c_array)
     parts.append(flex_text)
+    tape_text, tape_fields = tape_source(pmap.tape, _c_array, _c_double, _c_string)
+    parts.append(tape_text)
     me_text, me_fields = data_fields(plant, _c_array)
     parts.append(me_text)
     parts.append(_c_array("int", "V3TAB", [v for r in v3rows for v in r]))
@@ -102,7 +105,7 @@ def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
                   parent="PARENT", jtype="JTYPE", nqi="NQI", nvi="NVI", l_iq="L_IQ", l_iv="L_IV", nd=desc.d.size, d0="D0",
                   **o, sens="SENS", p0="P0", u0="U0", p_fixed="P_FIXED", naff=len(aff_p), aff_p="AFF_P",
                   aff_i="AFF_I", aff_c="AFF_C", names="NAMES", units="UNITS", lo="LO", hi="HI", open="OPEN", flex=flex_ref,
-                  **me_fields, fmi=fmi_version, nv3=len(v3rows), v3tab="V3TAB")
+                  **me_fields, **tape_fields, fmi=fmi_version, nv3=len(v3rows), v3tab="V3TAB")
     parts.append("const mbn_data MBN_DATA = {\n" + "".join(f"    .{k} = {v},\n" for k, v in fields.items())
                  + "};\n")
     return "\n".join(parts)

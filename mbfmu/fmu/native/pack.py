@@ -25,6 +25,7 @@ from ...dynamics.symbolic import real_array
 from ...errors import ModelError
 from ...plant.multibody import MultibodyPlant
 from ...plant import Plant
+from .tape import trace, verify
 
 # the columns of the force-element tables that hold body indices (structure, not numbers)
 _BODY_COLUMNS = {"springs": (0, 4), "contacts": (0,), "cables": (3,)}
@@ -222,6 +223,8 @@ class ParameterMap:
     fixed: dict = field(default_factory=dict)
     probe: dict = field(default_factory=dict)  # parameter index -> the probe offset that worked
     open: list = field(default_factory=list)  # per parameter: 1 the plant refuses its min itself, 2 its max, 3 both
+    tape: object = None  # the plant's expression tape (.tape.Traced), when its build could be recorded
+    tape_failure: str | None = None  # else why not
 
 
 def open_bounds(plant: MultibodyPlant, rebuild: Callable[[Mapping[str, float]], MultibodyPlant]) -> list[int]:
@@ -276,6 +279,17 @@ def parameter_map(plant: MultibodyPlant, rebuild: Callable[[Mapping[str, float]]
     base = describe(plant)
     d0 = base.d
     out = ParameterMap()
+    try:
+        traced = trace(plant, rebuild, describe)
+        why = None if traced.structure == base.structure else "its recorded build has another structure"
+    except Exception as exc:  # a build the recording cannot follow: the affine map below
+        traced, why = None, f"{type(exc).__name__}: {exc}"
+    if why is None:
+        verify(traced, plant, rebuild, describe, d0)
+        out.tape, out.fixed = traced, dict(traced.fixed)
+        out.open = open_bounds(plant, rebuild)
+        return out
+    out.tape_failure = why
     for j, sig in enumerate(plant.parameters):
         p0 = float(sig.start)
         reason = "no value near it builds a valid plant"

@@ -214,7 +214,7 @@ static void changed_parameters(const mbn_data *D, const double *p, const double 
     buf[0] = 0;
     for (int j = 0; j < D->np && at + 1 < size; ++j) {
         if (p[j] == now[j]) continue;
-        int n = snprintf(buf + at, size - at, "%s%s = %.17g", at ? ", " : "", D->names[D->nu + j], p[j]);
+        int n = snprintf(buf + at, size - at, "%s%s = %.16g", at ? ", " : "", D->names[D->nu + j], p[j]);
         if (n < 0) break;
         at += (size_t)n;
     }
@@ -232,6 +232,11 @@ static int apply_parameters(mbn_component *c, const double *p) {
         mbn_report(c, MBN_ERROR, "refused parameter %s = %.17g: %s; the native FMU keeps %.17g (rebuild "
                    "it with this value, or use the pythonfmu runtime)", D->names[D->nu + j], p[j],
                    D->p_fixed[j], in->p[j]);
+    } else if (err <= -3000) {
+        char what[512];
+        changed_parameters(D, p, in->p, what, sizeof what);
+        mbn_report(c, MBN_ERROR, "refused parameters %s: the plant %s requires %s; the previous values are kept",
+                   what, D->plant, D->tape->g_text[-3000 - err]);
     } else if (err <= -2000) {
         char what[512];
         changed_parameters(D, p, in->p, what, sizeof what);
