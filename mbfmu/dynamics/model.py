@@ -29,7 +29,7 @@ from ..errors import InputError, ModelError, UnknownNameError
 from . import _kernels, drives as _drives
 from .joints import FREE, Fixed, Joint, SPHERICAL
 from .spatial import check_inertia, spatial_inertia
-from .symbolic import is_recording, real_array, tile, value, zeros
+from .symbolic import has_sym, is_recording, number, real_array, tile, value, zeros
 
 _NO_LIMIT = 1e300  # the kernels take finite numbers only: this encodes "no limit"
 
@@ -409,13 +409,14 @@ class ModelBuilder:
                    point_b: Sequence[float], stiffness: float, damping: float = 0.0,
                    rest_length: float = 0.0, name: str = "") -> None:
         """Add a point-to-point spring-damper (N/m, N s/m, m)."""
-        vals = np.r_[point_a, point_b, stiffness, damping, rest_length].astype(float)
+        vals = np.asarray(value(real_array(np.r_[point_a, point_b, stiffness, damping, rest_length])), float)
         if not np.all(np.isfinite(vals)) or len(point_a) != 3 or len(point_b) != 3:
             raise ModelError(f"spring {name!r}: points must be 3-vectors and all values finite")
         if stiffness < 0 or damping < 0 or rest_length < 0:
             raise ModelError(f"spring {name!r}: stiffness, damping and rest length must be >= 0")
         self.springs.append(Spring(self.body_index(body_a), tuple(point_a), self.body_index(body_b),
-                                   tuple(point_b), float(stiffness), float(damping), float(rest_length), name))
+                                   tuple(point_b), number(stiffness), number(damping), number(rest_length),
+                                   name))
 
     def add_contact_sphere_plane(self, body: int | str, center_B: Sequence[float], radius: float,
                                  normal_W: Sequence[float], offset: float, stiffness: float,
@@ -496,8 +497,7 @@ class ModelBuilder:
 
 
 def _per_dof(value, n: int, what: str) -> np.ndarray:
-    arr = np.broadcast_to(np.asarray(value, dtype=float), (n,)) if np.ndim(value) == 0 else \
-        np.asarray(value, dtype=float).reshape(-1)
+    arr = np.broadcast_to(real_array(value), (n,)) if np.ndim(value) == 0 else real_array(value).reshape(-1)
     if arr.shape != (n,):
         raise ModelError(f"{what}: {arr.size} values for {n} joint coordinates")
     return np.array(arr)
@@ -575,8 +575,8 @@ class Model:
             inertia[i] = spatial_inertia(b.mass, b.com, b.inertia)
         self._check_mass()
         dof_force = self._pack_joint_forces()
-        springs_arr = np.array([[s.body_a, *s.point_a, s.body_b, *s.point_b, s.stiffness, s.damping,
-                                 s.rest_length] for s in self.springs], dtype=float).reshape(-1, 11)
+        springs_arr = real_array([[s.body_a, *s.point_a, s.body_b, *s.point_b, s.stiffness, s.damping,
+                                   s.rest_length] for s in self.springs]).reshape(-1, 11)
         for s in self.springs:
             for bi in (s.body_a, s.body_b):
                 if not 0 <= bi < nb:
@@ -592,8 +592,8 @@ class Model:
         self._h = _kernels.new_model(
             nb, pk["parent"], pk["jtype"], nqi, nvi, axis1, axis2, value(Rtree), value(ptree), value(inertia),
             value(self.gravity),
-            dof_force, len(self.springs), springs_arr, len(self.contacts), contacts_arr,
-            len(self.cables), cables_arr, self.q_names, self.v_names, self.body_names)
+            value(dof_force), len(self.springs), value(springs_arr), len(self.contacts), value(contacts_arr),
+            len(self.cables), value(cables_arr), self.q_names, self.v_names, self.body_names)
         pk["drives"] = _drives.pack(self, self.drives)
         if len(pk["drives"]):
             _kernels.set_drives(self._h, len(pk["drives"]), pk["drives"])
@@ -639,7 +639,7 @@ class Model:
         return np.array([e.packed() for e in elements], dtype=float).reshape(-1, ncols)
 
     def _pack_joint_forces(self) -> np.ndarray:
-        dof = np.zeros((self.nv, 7))
+        dof = zeros((self.nv, 7))
         dof[:, 3] = -_NO_LIMIT
         dof[:, 4] = _NO_LIMIT
         for i, jf in self.joint_forces.items():
@@ -653,13 +653,14 @@ class Model:
             cols = [jf.stiffness, jf.damping, jf.rest, jf.lower, jf.upper, jf.limit_stiffness,
                     jf.limit_damping]
             vals = [_per_dof(c, n, where) for c in cols]
+            nums = [np.asarray(value(v), float) for v in vals]  # checks on the numbers (symbolic.py)
             for k in (0, 1, 5, 6):
-                if np.any(vals[k] < 0) or not np.all(np.isfinite(vals[k])):
+                if np.any(nums[k] < 0) or not np.all(np.isfinite(nums[k])):
                     raise ModelError(f"{where}: stiffness and damping must be finite and >= 0")
-            if np.any(vals[3] > vals[4]):
+            if np.any(nums[3] > nums[4]):
                 raise ModelError(f"{where}: lower limit above upper limit")
-            vals[3] = np.clip(vals[3], -_NO_LIMIT, _NO_LIMIT)
-            vals[4] = np.clip(vals[4], -_NO_LIMIT, _NO_LIMIT)
+            for k in (3, 4):  # a limit given as an expression stays one (it is finite)
+                vals[k] = vals[k] if has_sym(vals[k]) else np.clip(vals[k], -_NO_LIMIT, _NO_LIMIT)
             s = self.idx_v[i]
             dof[s:s + n] = np.stack(vals, axis=1)
         return dof

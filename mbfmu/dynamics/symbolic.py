@@ -327,6 +327,11 @@ def value(x):
     return x
 
 
+def number(x):
+    """``float(x)``, or ``x`` itself while recording if it is a :class:`Sym`."""
+    return x if _current and isinstance(x, Sym) else float(x)
+
+
 def zeros(shape) -> np.ndarray:
     """Zeros to fill: object dtype while recording (so that a Sym keeps its expression)."""
     return np.zeros(shape, dtype=object if _current else float) + (0.0 if _current else 0)

@@ -84,7 +84,7 @@ class MultibodyPlant(Plant):
                  canonical: bool = False):
         self.model = model
         self.canonical = bool(canonical)
-        B = np.asarray(input_matrix, dtype=float)
+        B = real_array(input_matrix)
         if B.ndim != 2 or B.shape[0] != model.nv:
             raise InputError(f"input_matrix must have shape (nv={model.nv}, nu), got {B.shape}")
         self.input_matrix = B
