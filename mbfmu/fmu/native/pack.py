@@ -7,10 +7,15 @@ initial configuration and velocities, input matrix, internal step, sensor
 parameters). :func:`check_supported` refuses, naming the piece, a plant
 that computes anything in Python the runtime cannot express.
 
-:func:`parameter_map` finds how each parameter moves ``d``: the runtime
-re-packs the model in C for the parameters that move it affinely (verified
-by rebuilding the plant at probe values, one at a time and all together);
-the others are fixed in the native FMU, with the reason recorded.
+:func:`parameter_map` finds how each parameter moves ``d``. First choice:
+the plant's expression tape (:mod:`.tape`), recorded from the plant's own
+build with symbolic parameters and verified against builds with real
+numbers; the runtime evaluates it in C. For a plant whose build the tape
+cannot follow (numbers computed outside the recorded expressions), the
+affine map of each parameter, probed by rebuilding the plant at probe
+values one at a time and all together, when it takes more parameters. The
+parameters neither takes are fixed in the native FMU, with the reason
+recorded.
 """
 from __future__ import annotations
 
@@ -282,14 +287,30 @@ def parameter_map(plant: MultibodyPlant, rebuild: Callable[[Mapping[str, float]]
     try:
         traced = trace(plant, rebuild, describe)
         why = None if traced.structure == base.structure else "its recorded build has another structure"
+        traced = traced if why is None else None
     except Exception as exc:  # a build the recording cannot follow: the affine map below
         traced, why = None, f"{type(exc).__name__}: {exc}"
     if why is None:
         verify(traced, plant, rebuild, describe, d0)
+        if not traced.fixed:
+            out.tape, out.open = traced, open_bounds(plant, rebuild)
+            return out
+        why = "it does not follow " + "; ".join(f"{plant.parameters[j].name} ({r})" for j, r in traced.fixed.items())
+    # the recorded build misses some parameters: the affine map where it takes more of them
+    affine = _affine_map(plant, rebuild, base)
+    if traced is not None and len(traced.fixed) <= len(affine.fixed):
         out.tape, out.fixed = traced, dict(traced.fixed)
-        out.open = open_bounds(plant, rebuild)
-        return out
-    out.tape_failure = why
+    else:
+        out = affine
+        out.tape_failure = why
+    out.open = open_bounds(plant, rebuild)
+    return out
+
+
+def _affine_map(plant, rebuild, base: Description) -> ParameterMap:
+    """The affine map of each parameter, probed (for a plant whose build the tape cannot follow)."""
+    d0 = base.d
+    out = ParameterMap()
     for j, sig in enumerate(plant.parameters):
         p0 = float(sig.start)
         reason = "no value near it builds a valid plant"
@@ -319,7 +340,6 @@ def parameter_map(plant: MultibodyPlant, rebuild: Callable[[Mapping[str, float]]
             out.fixed[j] = reason
     _check_far(plant, rebuild, base, out)
     _check_jointly(plant, rebuild, d0, out)
-    out.open = open_bounds(plant, rebuild)
     return out
 
 

@@ -26,6 +26,7 @@ from ...dynamics import symbolic as S
 
 _REL_TOL = 1e-12
 _FACTORS = (0.8, 1.25)
+_REFUSED = "the plant refuses the value"
 
 
 @dataclass
@@ -92,13 +93,25 @@ def verify(traced: Traced, plant, rebuild: Callable[[Mapping], object], describe
     """Fix (in ``traced.fixed``) each parameter whose tape the plant does not confirm (module docstring)."""
     p0 = np.array([float(s.start) for s in plant.parameters])
     for j, sig in enumerate(plant.parameters):
-        for v in probe_values(sig):
+        built = 0
+        # a whole-number start (a count) is also probed one up and one down
+        extra = [p0[j] - 1, p0[j] + 1] if float(p0[j]).is_integer() else []
+        # values close to the start where the plant refuses the far ones (a moment on the triangle inequality's edge)
+        near = [p0[j] * f for f in (0.99, 1.01, 0.9999, 1.0001)] if p0[j] != 0 else []
+        for v in probe_values(sig) + extra + near:
+            if built >= 2:
+                break
             p = p0.copy()
             p[j] = v
             why = _check(traced, rebuild, describe, d0, p, {sig.name: v})
+            if why == _REFUSED:
+                continue
+            built += 1
             if why:
                 traced.fixed[j] = why
                 break
+        if not built:
+            traced.fixed[j] = "the plant refuses every probe value near it"
     # all together: each free parameter moved to its first probe value
     p, values = p0.copy(), {}
     for j, sig in enumerate(plant.parameters):
@@ -107,7 +120,7 @@ def verify(traced: Traced, plant, rebuild: Callable[[Mapping], object], describe
             p[j] = values[sig.name] = probes[0]
     if values:
         why = _check(traced, rebuild, describe, d0, p, values)
-        if why:  # name the parameters that do not combine: fix them all (rare; rebuild to change them)
+        if why and why != _REFUSED:  # name the parameters that do not combine: fix them all (rare; rebuild to change them)
             for j, sig in enumerate(plant.parameters):
                 if sig.name in values:
                     traced.fixed[j] = f"together with the other parameters {why}"
@@ -119,7 +132,7 @@ def _check(traced: Traced, rebuild, describe, d0, p, values) -> str | None:
     try:
         real = describe(rebuild(values))
     except Exception:  # the plant refuses these values: nothing to compare (the runtime's checks refuse them)
-        return None
+        return _REFUSED
     if real.structure != traced.structure:
         return f"changes the model's structure (at {shown})"
     tv = traced.tape.evaluate(p)
