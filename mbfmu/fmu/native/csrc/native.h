@@ -64,6 +64,7 @@ typedef struct {
     const char *const *units;   /* same, "" for dimensionless */
     const double *lo, *hi;      /* (nu + np) bounds, +-HUGE_VAL where unbounded */
     const int *open;            /* (nu + np) 1: the plant refuses the value lo itself, 2: hi itself, 3: both */
+    const int *p_integer;       /* (np) 1: a count, declared Integer (fmi2GetInteger) */
     const mbn_flex_data *flex;  /* NULL: a rigid plant; else nq, nv are the public sizes */
     const mbn_tape *tape;       /* NULL, or d as a function of p (tape.h): its out entries replace d0's */
     /* Model Exchange (model_exchange.h): continuous states x[0..nxc), event
