@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fmpy import read_model_description
 from fmpy.fmi1 import FMICallException
 
 from mbfmu.errors import MbfmuError
@@ -29,7 +30,9 @@ from .conftest import NATIVE_PLANTS, assert_same
 from .fmi_loop import Loaded
 
 # the plants whose every parameter the native FMU takes (the others: see the report of issue 23)
-TAPED = ("rigid_arm", "canonical_2body")
+TAPED = ("rigid_arm", "canonical_2body", "satellite")
+# counts change the model's structure: fixed in the native FMU (rebuild it), declared Integer
+COUNTS = {"satellite": {"panels_per_wing", "panel_segments"}}
 STEPS = 12
 
 
@@ -77,7 +80,9 @@ def test_every_parameter_is_taken_by_the_native_runtime(name):
     ref = {s.name: s.start for s in plant.parameters}
     pmap = parameter_map(plant, lambda values: load_plant(name, **{**ref, **values}))
     assert pmap.tape is not None, pmap.tape_failure
-    assert pmap.fixed == {}, pmap.fixed
+    fixed = {plant.parameters[j].name: why for j, why in pmap.fixed.items()}
+    assert set(fixed) == COUNTS.get(name, set()), fixed
+    assert all("structure" in why for why in fixed.values()), fixed
 
 
 @pytest.mark.parametrize("name", TAPED)
@@ -129,7 +134,10 @@ def test_a_parameter_set_before_initialization_equals_the_python_plant(name, par
                                                     ("canonical_2body", "c", 250.0),
                                                     ("canonical_2body", "J2y", 0.046),
                                                     ("canonical_2body", "yc1", 0.45),
-                                                    ("canonical_2body", "k", 12.0)])
+                                                    ("canonical_2body", "k", 12.0),
+                                                    ("satellite", "hub_mass", 450.0),
+                                                    ("satellite", "panel_length", 1.2),
+                                                    ("satellite", "hinge_preload", 0.4)])
 def test_a_tunable_parameter_changed_during_the_run_equals_the_rebuilt_plant(name, parameter, value, loaded):
     half = STEPS // 2
     Y, outs, h = python_run(name, STEPS, {}, change_at=half, change={parameter: value})
@@ -153,6 +161,9 @@ def test_a_tunable_parameter_changed_during_the_run_equals_the_rebuilt_plant(nam
     ("canonical_2body", "xc2", 0.0, ["xc2 = 0", "xc2 != 0", "canonical_2body.py"]),
     # moments of body 2 that break the triangle inequality: J2x + J2z = 0.047 < 0.06
     ("canonical_2body", "J2y", 0.06, ["J2y = 0.06", "(J2x + J2z) >= J2y", "canonical_2body.py"]),
+    ("satellite", "hub_mass", 0.0, ["hub_mass", "= 0", "(0, inf)"]),
+    # the stowed stack: a panel thinner than twice the hinge offset
+    ("satellite", "panel_thickness", 0.05, ["panel_thickness = 0.05", "panel_thickness < 0.04", "satellite.py"]),
 ])
 def test_a_value_the_plant_refuses_is_refused_and_the_previous_values_kept(name, parameter, value, words, loaded):
     with pytest.raises(Exception):
@@ -170,3 +181,41 @@ def test_a_value_the_plant_refuses_is_refused_and_the_previous_values_kept(name,
     L.slave.exitInitializationMode()
     assert L.get([parameter]).tolist() == [start[parameter]]
     assert_same(L.run(outs, h, STEPS), Y)
+
+
+# ------------------------------------------------------------ declarations
+@pytest.mark.parametrize("name", sorted(NATIVE_PLANTS))
+def test_the_declarations_say_what_the_native_fmu_takes(name, native_fmu):
+    """tunable: the native FMU takes it (during the run too); calculatedParameter: it
+    cannot (fixed, with the reason in the packer's report); counts are Integer. fmpy
+    validates the description."""
+    from fmpy.validation import validate_fmu
+    from mbfmu.fmu.native import native_parameter_report
+    from mbfmu.fmu.plantref import parse
+    fmu = native_fmu(name)
+    assert validate_fmu(fmu) == []
+    md = read_model_description(fmu)
+    report = native_parameter_report(parse(name))
+    declared = {v.name: v for v in md.modelVariables if v.causality in ("parameter", "calculatedParameter")}
+    assert set(declared) == set(report)
+    for pname, why in report.items():
+        v = declared[pname]
+        if why is None:
+            assert (v.causality, v.variability, v.type) == ("parameter", "tunable", "Real"), pname
+        else:
+            assert (v.causality, v.variability) == ("calculatedParameter", "fixed"), pname
+    integers = {n for n, v in declared.items() if v.type == "Integer"}
+    assert integers == {n for n in ("n_modes", "n_segments", "tip_shapes", "panels_per_wing", "panel_segments")
+                        if n in declared}
+    if name in TAPED:
+        assert {n for n, why in report.items() if why is not None} == COUNTS.get(name, set()), report
+    if integers:  # read with fmi2GetInteger: the plant's counts
+        plant = load_plant(name)
+        L = Loaded(fmu)
+        try:
+            L.slave.setupExperiment(startTime=0.0)
+            L.slave.enterInitializationMode()
+            got = L.slave.getInteger([L.vr[n] for n in sorted(integers)])
+            assert got == [int(next(s.start for s in plant.parameters if s.name == n)) for n in sorted(integers)]
+        finally:
+            L.close()

@@ -176,7 +176,7 @@ def describe(plant: MultibodyPlant) -> Description:
     nq, nv, nu = model.nq, model.nv, len(plant.inputs)
     latches = plant.latches if plant.latches is not None else ((), (), (), 0.0, 0.0)
     blocks = model_blocks(model) + [
-        ("o_lsign", np.asarray(latches[2], float)), ("o_lk", np.array(latches[3:5], float)),
+        ("o_lsign", np.asarray(latches[2], float)), ("o_lk", real_array(latches[3:5])),
         ("o_q0", plant.initial_state()[:nq] if getattr(plant, "initial_configuration", None) is None
          else plant.initial_configuration), ("o_v0", plant.initial_velocity),
         ("o_B", plant.input_matrix), ("o_step", np.array([plant.internal_step])),
