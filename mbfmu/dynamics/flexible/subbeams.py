@@ -71,7 +71,7 @@ benchmarks/RESULTS.md).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -79,8 +79,8 @@ from ...errors import ModelError
 from ..joints import Fixed, Joint
 from .beam import BeamProperties
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .system import FlexibleSystemBuilder, ModeSet
+# ModeSet and FlexibleSystemBuilder (mbfmu.dynamics.flexible.system, which imports this module)
+# are named in annotations only: no import back, so the two modules form no circle
 
 
 @dataclass(frozen=True)
