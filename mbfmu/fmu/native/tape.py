@@ -98,6 +98,7 @@ def verify(traced: Traced, plant, rebuild: Callable[[Mapping], object], describe
         extra = [p0[j] - 1, p0[j] + 1] if float(p0[j]).is_integer() else []
         # values close to the start where the plant refuses the far ones (a moment on the triangle inequality's edge)
         near = [p0[j] * f for f in (0.99, 1.01, 0.9999, 1.0001)] if p0[j] != 0 else []
+        whole = 0
         for v in probe_values(sig) + extra + near:
             if built >= 2:
                 break
@@ -107,11 +108,14 @@ def verify(traced: Traced, plant, rebuild: Callable[[Mapping], object], describe
             if why == _REFUSED:
                 continue
             built += 1
+            whole += v in extra
             if why:
                 traced.fixed[j] = why
                 break
         if not built:
             traced.fixed[j] = "the plant refuses every probe value near it"
+        elif whole == built and j not in traced.fixed:  # whole numbers only: a count (its check is not recorded)
+            traced.fixed[j] = "it is a count (the plant takes whole numbers only): a structural choice"
     # all together: each free parameter moved to its first probe value
     p, values = p0.copy(), {}
     for j, sig in enumerate(plant.parameters):
