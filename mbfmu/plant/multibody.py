@@ -95,7 +95,7 @@ class MultibodyPlant(Plant):
         # q0 and v0 as the parameters give them (expressions while recording, symbolic.py)
         self.initial_configuration = q if has_sym(q) and not model.has_quaternions else None
         q = _kernels.normalize(model._h, value(q))
-        self.initial_velocity = real_array(v)  # v at t = 0 (the state may hold momenta)
+        self.initial_velocity = np.array(real_array(v))  # v at t = 0 (a copy; the state may hold momenta)
         v = np.asarray(value(v), float)
         second = _kernels.momentum(model._h, q, v) if self.canonical else v
         self.states = _state_signals(model, np.concatenate([q, second]), self.canonical)

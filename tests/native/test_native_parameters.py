@@ -37,7 +37,7 @@ STEPS = 12
 
 
 def _cases():
-    for name in TAPED:
+    for name in sorted(NATIVE_PLANTS):
         for sig in load_plant(name).parameters:
             for v in probe_values(sig):
                 yield pytest.param(name, sig.name, v, id=f"{name}-{sig.name}={v:.6g}")
@@ -112,17 +112,26 @@ def test_the_tape_in_python_equals_the_plant_built_with_real_numbers(name):
 
 @pytest.mark.parametrize("name, parameter, value", list(_cases()))
 def test_a_parameter_set_before_initialization_equals_the_python_plant(name, parameter, value, loaded):
+    """Every library plant, every parameter: equal to the Python plant; a parameter the native
+    runtime cannot take (declared calculatedParameter) is refused with the reason."""
+    L = loaded(name)
+    if next(v for v in L.md.modelVariables if v.name == parameter).causality == "calculatedParameter":
+        assert name not in TAPED or parameter in COUNTS.get(name, ())
+        L.slave.setupExperiment(startTime=0.0)
+        L.slave.enterInitializationMode()
+        with pytest.raises(FMICallException):
+            L.set(parameter, value)
+        assert f"refused parameter {parameter}" in L.log[-1] and "rebuild it" in L.log[-1], L.log[-1]
+        return
     try:
         Y, outs, h = python_run(name, STEPS, {parameter: value})
     except MbfmuError as exc:  # a probe the plant refuses (a moment that breaks the triangle inequality)
-        L = loaded(name)
         L.slave.setupExperiment(startTime=0.0)
         L.slave.enterInitializationMode()
         with pytest.raises(FMICallException):
             L.set(parameter, value)
         assert parameter in L.log[-1] and "refused" in L.log[-1], (L.log[-1], str(exc))
         return
-    L = loaded(name)
     L.setup(parameters={parameter: value}, inputs=NATIVE_PLANTS[name])
     assert L.get([parameter]).tolist() == [value]
     assert_same(L.run(outs, h, STEPS), Y)
@@ -138,7 +147,11 @@ def test_a_parameter_set_before_initialization_equals_the_python_plant(name, par
                                                     ("canonical_2body", "k", 12.0),
                                                     ("satellite", "hub_mass", 450.0),
                                                     ("satellite", "panel_length", 1.2),
-                                                    ("satellite", "hinge_preload", 0.4)])
+                                                    ("satellite", "hinge_preload", 0.4),
+                                                    # re-packed by the affine map (tape not yet followed)
+                                                    ("flexible_arm", "rotor_mass", 0.25),
+                                                    ("crash_occupant", "seat_stiffness", 4.5e4),
+                                                    ("crash_occupant", "belt_slack", 0.05)])
 def test_a_tunable_parameter_changed_during_the_run_equals_the_rebuilt_plant(name, parameter, value, loaded):
     half = STEPS // 2
     Y, outs, h = python_run(name, STEPS, {}, change_at=half, change={parameter: value})
