@@ -151,7 +151,7 @@ def test_a_parameter_set_before_initialization_equals_the_python_plant(name, par
                                                     # re-packed by the affine map (tape not yet followed)
                                                     ("flexible_arm", "rotor_mass", 0.25),
                                                     ("crash_occupant", "seat_stiffness", 4.5e4),
-                                                    ("crash_occupant", "belt_slack", 0.05)])
+                                                    ("crash_occupant", "pulse_peak", 150.0)])
 def test_a_tunable_parameter_changed_during_the_run_equals_the_rebuilt_plant(name, parameter, value, loaded):
     half = STEPS // 2
     Y, outs, h = python_run(name, STEPS, {}, change_at=half, change={parameter: value})
