@@ -176,6 +176,9 @@ def test_a_tunable_parameter_changed_during_the_run_equals_the_rebuilt_plant(nam
     # moments of body 2 that break the triangle inequality: J2x + J2z = 0.047 < 0.06
     ("canonical_2body", "J2y", 0.06, ["J2y = 0.06", "(J2x + J2z) >= J2y", "canonical_2body.py"]),
     ("satellite", "hub_mass", 0.0, ["hub_mass = 0", "hub_mass > 0", "multibody.py"]),
+    # the affine map's plants: the plant's bounds, open where the plant refuses the bound itself
+    ("flexible_arm", "rotor_mass", 0.0, ["rotor_mass", "= 0", "(0, inf)"]),
+    ("crash_occupant", "body_mass", 0.0, ["body_mass", "= 0", "outside"]),
     # the stowed stack: a panel thinner than twice the hinge offset
     ("satellite", "panel_thickness", 0.05, ["panel_thickness = 0.05", "panel_thickness < 0.04", "satellite.py"]),
 ])
