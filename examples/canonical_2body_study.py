@@ -106,7 +106,7 @@ def simulate(plant, x0: np.ndarray, omega_0: float, stop: float, h: float = H) -
         if k < n:
             x = plant.advance(k * h, x, u, h)
     names = [s.name for s in plant.outputs]
-    qd = Y[:, names.index("qd[1]"):names.index("qd[1]") + 4]
+    qd = Y[:, names.index("v[1]"):names.index("v[1]") + 4]
     return dict(time=np.arange(n + 1) * h, x=X, y=Y, qd=qd, q=X[:, :4], omega_0=omega_0,
                 motor=Y[:, names.index("motor_torque")])
 
@@ -124,12 +124,12 @@ def linear_model(plant, x_ss: np.ndarray, omega_0: float) -> control.StateSpace:
 
 
 def linear_prediction(sys: control.StateSpace, step: float, stop: float, h: float = H) -> dict:
-    """Step response of the linear model to ``omega_0 += step``: ``qd[1]`` and
+    """Step response of the linear model to ``omega_0 += step``: ``v[1]`` and
     ``q[2]`` deviations at the samples, their settling times, and the poles."""
     t = np.arange(int(round(stop / h)) + 1) * h
     resp = control.forced_response(sys, t, np.vstack([np.full(len(t), step), np.zeros(len(t))]))
     outs = list(sys.output_labels)
-    dqd1 = resp.outputs[outs.index("qd[1]")]
+    dqd1 = resp.outputs[outs.index("v[1]")]
     dy2 = resp.outputs[outs.index("q[2]")]
     poles = np.linalg.eigvals(sys.A)
     moving = poles[np.abs(poles) > 1e-8]

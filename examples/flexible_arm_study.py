@@ -100,7 +100,7 @@ def rigid_pd(sys, first_mode_hz: float, zeta: float = 0.7) -> control.StateSpace
     Kp, Kd = J * w * w, 2 * zeta * J * w
     D = np.hstack([np.diag(Kp), -np.diag(Kp), -np.diag(Kd)])
     ctrl = control.ss(np.zeros((0, 0)), np.zeros((0, 6)), np.zeros((2, 0)), D, H,
-                      inputs=["q[1]_ref", "q[2]_ref", "q[1]", "q[2]", "qd[1]", "qd[2]"],
+                      inputs=["q[1]_ref", "q[2]_ref", "q[1]", "q[2]", "v[1]", "v[2]"],
                       outputs=["tau[1]", "tau[2]"], name="rigid_pd")
     ctrl.Kp, ctrl.Kd = Kp, Kd
     return ctrl

@@ -97,7 +97,7 @@ def _ref_dict(q, qd, qdd):
 def run_euler(plant, Ts: float, stop: float = STOP) -> dict:
     """The paper's scheme: computed torque and explicit Euler, both at Ts."""
     Kp, Kd = continuous_gains()
-    ctrl = computed_torque(plant.model, Kp, Kd, Ts, measured=("q", "qd"))
+    ctrl = computed_torque(plant.model, Kp, Kd, Ts, measured=("q", "v"))
     n = int(round(stop / Ts))
     t = np.arange(n + 1) * Ts
     qr, vr, ar = reference(plant, t)
@@ -117,7 +117,7 @@ def run_euler(plant, Ts: float, stop: float = STOP) -> dict:
 def run_sampled(plant, Ts: float, stop: float = STOP) -> dict:
     """Sampled-data loop: RK4 plant, ZOH torque, discrete design, averaged feed-forward."""
     Kp, Kd = discrete_gains(Ts)
-    ctrl = computed_torque(plant.model, Kp, Kd, Ts, measured=("q", "qd"))
+    ctrl = computed_torque(plant.model, Kp, Kd, Ts, measured=("q", "v"))
     n = int(round(stop / Ts))
     grid = np.arange(n + 2) * Ts
     qr, vr, _ = reference(plant, grid)

@@ -20,9 +20,11 @@ COMMANDS = {
     "build": "mbfmu.fmu.cli",
     "simulate": "mbfmu.cosim.cli",
     "linearize": "mbfmu.control.cli",
+    "analyze": "mbfmu.control.analyze_cli",
     "view": "mbfmu.viewer.cli",
     "demo": "mbfmu.demo",
     "sweep": "mbfmu.studies.cli",
+    "tune": "mbfmu.studies.tune_cli",
 }
 
 

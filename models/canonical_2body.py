@@ -195,7 +195,7 @@ class Canonical2Body(MultibodyPlant):
         self.outputs = (
             tuple(Signal(f"q[{i + 1}]", u, f"{n}: {d}", q0[i], kind="output")
                   for i, (n, u, _, _, d) in enumerate(_COORDS))
-            + tuple(Signal(f"qd[{i + 1}]", u, f"rate of {n}", v0[i], kind="output")
+            + tuple(Signal(f"v[{i + 1}]", u, f"rate of {n}", v0[i], kind="output")
                     for i, (n, _, u, _, _) in enumerate(_COORDS))
             + tuple(Signal(f"p[{i + 1}]", u, f"generalized momentum conjugate to {n}",
                            x0[4 + i], kind="output")

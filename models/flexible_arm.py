@@ -325,7 +325,7 @@ class FlexibleArm(Plant):
         self.parameters = parameter_signals(values, ranges)
         self.inputs = vector("tau", 2, "input", "N.m", "motor torque of joint {i}")
         self.outputs = (vector("q", 2, "output", "rad", "angle of joint {i}")
-                        + vector("qd", 2, "output", "rad/s", "rate of joint {i}")
+                        + vector("v", 2, "output", "rad/s", "rate of joint {i}")
                         + vector("tip_position", 3, "output", "m", "payload position, world axis {i}")
                         + vector("tip_deflection", 2, "output", "m",
                                  "transverse tip deflection of link {i} in its root frame")

@@ -326,7 +326,7 @@ class RigidArm(MultibodyPlant):
         q0 = self.initial_state()[:3]
         tip0 = fk(q0, self.l2, self.l3, self.h)
         self.outputs = (vector("q", 3, "output", "rad", "angle of joint {i}", start=q0)
-                        + vector("qd", 3, "output", "rad/s", "rate of joint {i}")
+                        + vector("v", 3, "output", "rad/s", "rate of joint {i}")
                         + vector("tip_position", 3, "output", "m", "tip position, world axis {i}",
                                  start=tip0)
                         + (Signal("kinetic_energy", "J", "kinetic energy", kind="output"),

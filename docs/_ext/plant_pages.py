@@ -19,6 +19,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from mbfmu.control.linearization import METHOD_MEANINGS, linearize  # noqa: E402
 from mbfmu.plant.library import list_plants, load_plant  # noqa: E402
 from mbfmu.plant.signals import Signal  # noqa: E402
 from plant_validation import validation_figure  # noqa: E402
@@ -105,6 +106,15 @@ def _recording(plant, time, X):
     return Recording(arr, plant)
 
 
+def _linearization_text(plant) -> str:
+    """How ``mbfmu linearize`` gets this plant's Jacobians, found by linearizing
+    it at its initial state (so the page says what the code does)."""
+    how = linearize(plant).linearization
+    return (f"``mbfmu linearize {plant.name}`` (and :func:`mbfmu.control.linearize`) obtains A and B by "
+            f"{how.method}: {METHOD_MEANINGS[how.method]}; C and D by {how.output_method}: "
+            f"{METHOD_MEANINGS[how.output_method]}.")
+
+
 def write_plant_page(name: str, out: Path, static: Path) -> None:
     """Write ``out/<name>.rst`` with its figures and replay."""
     from mbfmu.viewer import save_still, write_html
@@ -156,6 +166,11 @@ States
 ------
 
 {_table(plant.states, 'States')}
+Linearization
+-------------
+
+{_linearization_text(plant)}
+
 Response
 --------
 

@@ -39,13 +39,15 @@ plt.show()
 # %%
 # Linearization about a held pose
 # -------------------------------
-# The joint torques enter the accelerations linearly, so the torque that holds
-# the initial pose follows from one linearization: ``f(x0, u) = f(x0, 0) + B u``.
+# :func:`~mbfmu.control.trim_inputs` finds the joint torques that hold the
+# initial pose at rest (least squares on the state derivatives, with the exact
+# Jacobians) and reports the residual it reached.
+from mbfmu.control import trim_inputs
+
 x0 = arm.initial_state()
-lin0 = mbfmu.linearize(arm, x0, np.zeros(3))
-f0 = arm.derivatives(0.0, x0, np.zeros(3))
-u0 = -np.linalg.solve(lin0.B[3:], f0[3:])
-print("holding torques [N m]:", np.round(u0, 3))
+hold = trim_inputs(arm, q=x0[:3])
+print(hold.report())
+u0 = hold.u
 lin = mbfmu.linearize(arm, x0, u0)
 print("open-loop poles [1/s]:", np.round(np.linalg.eigvals(lin.A), 3))
 
@@ -74,7 +76,7 @@ from mbfmu.fmu import build_fmu
 work = Path(tempfile.mkdtemp())
 fmu = build_fmu("rigid_arm", work)
 target = x0 + np.array([0.5, 0, 0, 0, 0, 0])
-measured = [f"q[{i}]" for i in (1, 2, 3)] + [f"qd[{i}]" for i in (1, 2, 3)]
+measured = [f"q[{i}]" for i in (1, 2, 3)] + [f"v[{i}]" for i in (1, 2, 3)]
 
 
 def lqr(t, y):

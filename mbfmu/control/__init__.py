@@ -5,10 +5,19 @@ speak python-control.
 ``linearize``                   exact continuous-time model of a plant
                                 (:mod:`~mbfmu.control.linearization`)
 ``trim``                        equilibrium for given inputs (Newton, exact Jacobian)
+``trim_inputs``                 inputs that hold a given state (least squares,
+                                :mod:`~mbfmu.control.input_trim`)
 ``linearize_fmu``, ``era``      discrete model of any FMU: exact for mbfmu-built FMUs
                                 (:mod:`~mbfmu.control.fmu_model`), else ERA for FMUs
                                 with state save/restore (:mod:`~mbfmu.cosim.fmu_linearize`:
                                 it drives FMUs, so it lives in the co-simulation layer)
+``linearize_system``            a whole co-simulation system with analysis points,
+``loop_analysis``               sampled or continuous; loop gain, S, T, margins
+                                (:mod:`~mbfmu.control.system_linearization`)
+``schedule``                    gains designed on a grid of operating points, interpolated
+                                (:mod:`~mbfmu.control.scheduling`)
+``robustness``                  Monte Carlo of margins and poles of the linearized loop
+                                (:mod:`~mbfmu.control.robustness`)
 ``pid``                         discrete PID, derivative filter, anti-windup
 ``lqr_servo``, ``lqg_servo``    LQR with integral action; with a Kalman filter
 ``kalman_filter``               steady-state discrete Kalman filter
@@ -29,11 +38,16 @@ from .._lazy import lazy_getattr
 _LAZY = {
     "linearize": "linearization", "trim": "linearization", "operating_state": "linearization",
     "Linearization": "linearization",
-    "linearize_fmu": "fmu_model", "era": "mbfmu.cosim.fmu_linearize",
+    "trim_inputs": "input_trim", "InputTrim": "input_trim",
+    "linearize_fmu": "fmu_model", "plant_of_fmu": "fmu_model", "era": "mbfmu.cosim.fmu_linearize",
+    "linearize_system": "system_linearization", "loop_analysis": "system_linearization",
+    "LoopAnalysis": "system_linearization",
     "pid": "pid",
     "lqr_servo": "lqr", "lqg_servo": "lqr", "dlqr_gain": "lqr",
     "kalman_filter": "kalman", "kalman_gain": "kalman",
     "computed_torque": "computed_torque",
+    "schedule": "scheduling", "Schedule": "scheduling", "scheduled_controller": "scheduling",
+    "robustness": "robustness", "RobustnessResult": "robustness",
     "simulate_loop": "sampled", "step_system": "sampled",
     "export_fmu": "export",
 }

@@ -60,8 +60,9 @@ def add_parser(subparsers) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("target", help="library plant name, model file (.py) or co-simulation FMU (.fmu)")
     p.add_argument("--at", default=None,
-                   help="operating point: 'trim' (equilibrium for the inputs), a time in s (state "
-                        "reached from the initial state with constant inputs), or state=value,...")
+                   help="operating point: 'trim' (equilibrium for the inputs), 'hold:q=a,b,...' (the "
+                        "inputs that hold this configuration at rest; also hold:NAME=VALUE,...), a time "
+                        "in s (state reached from the initial state with constant inputs), or state=value,...")
     p.add_argument("--u", default=None, help="operating inputs, name=value,... (default: start values)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="plant parameter in SI units; repeatable (or name=value,...)")
@@ -116,16 +117,41 @@ def _warn_if_not_equilibrium(sys_lin) -> None:
               "use --at trim for an equilibrium", file=sys.stderr)
 
 
-def _linearize_plant(args):
+def _hold_state(plant, text: str) -> dict:
+    """``--at hold:...``: ``hold:`` (the initial pose), ``hold:q=a,b,c`` (the
+    configuration, one value per coordinate) or ``hold:NAME=VALUE,...`` (states)."""
+    rest = text.strip()[len("hold:"):].strip()
+    if not rest:
+        return {}
+    if rest.startswith("q="):
+        try:
+            return {"q": [float(v) for v in rest[2:].split(",") if v.strip()]}
+        except ValueError:
+            raise InputError(f"--at {text!r}: q= takes numbers separated by commas (rad, m)") from None
+    return {"state": _pairs(rest, "--at hold:")}
+
+
+def _linearize_plant(args, plant=None):
     from ..plant.library import load_plant
     from .linearization import linearize
-    plant = load_plant(args.target, **_pairs(args.param, "--param"))
+    if plant is None:
+        plant = load_plant(args.target, **_pairs(args.param, "--param"))
     u = plant.default_inputs()
     for k, v in _pairs(args.u, "--u").items():
         u[plant.input_index(k)] = v
     at = args.at
     if at is None:
         return plant, linearize(plant, None, u)
+    if at.strip().lower().startswith("hold:"):
+        from .input_trim import trim_inputs
+        held = trim_inputs(plant, **_hold_state(plant, at), u=u)
+        print(held.report())
+        if not held.success or held.residual > 1e-8 * (1.0 + float(np.abs(held.x).max())):
+            print(f"warning: no inputs hold this state exactly (residual {held.residual:.3g}): the nearest in "
+                  "least squares are used", file=sys.stderr)
+        sys_lin = linearize(plant, held.x, held.u)
+        _print_operating_point(plant, sys_lin.linearization, "held by the trim inputs")
+        return plant, sys_lin
     if at.strip().lower() == "trim":
         sys_lin = linearize(plant, None, u, trim_state=True)
         _print_operating_point(plant, sys_lin.linearization, "trim")
@@ -137,7 +163,7 @@ def _linearize_plant(args):
             import difflib
             close = difflib.get_close_matches(at.strip().lower(), ["trim"], n=1, cutoff=0.5)
             hint = "; did you mean 'trim'?" if close else ""
-            raise InputError(f"--at {at!r}: give 'trim', a time in s, or state=value,...{hint}") from None
+            raise InputError(f"--at {at!r}: give 'trim', 'hold:q=...', a time in s, or state=value,...{hint}") from None
         return plant, linearize(plant, _pairs(at, "--at"), u)
     step = args.step or plant.default_step
     n = max(1, int(round(t_at / step)))
@@ -150,7 +176,15 @@ def _linearize_plant(args):
 def run(args) -> int:
     import control
     target = args.target
-    if target.lower().endswith(".fmu"):
+    if target.lower().endswith(".fmu") and args.at and args.at.strip().lower().startswith("hold:"):
+        from .fmu_model import plant_of_fmu  # an mbfmu FMU held at a pose: its plant's exact model
+        plant, lin_sys = _linearize_plant(args, plant_of_fmu(target))
+        name, dt = plant.name, None
+        out = _output_path(args, Path(target).stem)
+        _warn_if_not_equilibrium(lin_sys)
+        lin = lin_sys.linearization
+        info = f"{lin.method} Jacobians of the FMU's plant; outputs: {lin.output_method}"
+    elif target.lower().endswith(".fmu"):
         from ..cosim.fmu_linearize import input_start_values
         from .fmu_model import linearize_fmu
         t0 = _fmu_start_time(args.at)

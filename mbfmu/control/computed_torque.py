@@ -36,7 +36,7 @@ def _gain(K, n: int, what: str) -> np.ndarray:
 
 
 def computed_torque(model: Model, Kp, Kd, dt: float, tau_max=None,
-                    measured: tuple[str, str] = ("q", "qd"), reference: tuple[str, str, str] = (
+                    measured: tuple[str, str] = ("q", "v"), reference: tuple[str, str, str] = (
                         "q_ref", "qd_ref", "qdd_ref"), output: str = "tau",
                     name: str = "computed_torque") -> control.NonlinearIOSystem:
     """Computed-torque controller as a static discrete-time python-control system.
@@ -53,7 +53,7 @@ def computed_torque(model: Model, Kp, Kd, dt: float, tau_max=None,
         Symmetric limit of the joint forces (N m or N).
     measured, reference, output : names
         Vector base names; inputs are ``ref_q[1..nv], ref_qd[..], ref_qdd[..],
-        q[..], qd[..]`` (with the given bases), outputs ``tau[1..nv]``.
+        q[..], v[..]`` (with the given bases), outputs ``tau[1..nv]``.
     name : str
         Name of the python-control system (its unit name in a co-simulation).
 

@@ -47,6 +47,55 @@ def linearize_fmu(fmu_path: str | Path, step: float | None = None, t0: float = 0
     return era_linearize(fmu_path, step, t0, u0, inputs, outputs, parameters, **era_options)
 
 
+def plant_of_fmu(path: str | Path) -> Any:
+    """The plant an FMU built by mbfmu runs, rebuilt from the plant reference it carries.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.fmu`` file.
+
+    Raises
+    ------
+    InputError
+        When the file is missing or the FMU names no plant this process can rebuild.
+    """
+    from ..cosim.fmu_unit import FmuUnit
+    from ..errors import InputError
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"no FMU file {str(path)!r}")
+    return plant_of_unit(FmuUnit(path, "plant_of"))
+
+
+def plant_of_unit(unit: Any) -> Any:
+    """The plant of an :class:`~mbfmu.cosim.FmuUnit` built by mbfmu, from the
+    plant reference and resources of the unit's extracted FMU, with the
+    parameters set on the unit.
+
+    Raises
+    ------
+    InputError
+        When the FMU names no plant this process can rebuild.
+    """
+    from ..errors import InputError, MbfmuError
+    from ..fmu.plantref import PlantRef, build_plant
+    name = Path(unit.path).name
+    if unit.plant_ref is None:
+        raise InputError(f"{name} was not built by mbfmu from a plant: it names no plant to rebuild")
+    ref = dict(unit.plant_ref)
+    # parameters set on the unit (system.set("arm.arm_mass", 40)) are the FMU's: the plant must have them too
+    values = {k: float(v) for k, v in getattr(unit, "values", {}).items()
+              if k in unit.variables and unit.variables[k].causality == "parameter"}
+    if values:
+        ref["parameters"] = {**dict(ref.get("parameters") or {}), **values}
+    try:
+        return build_plant(PlantRef.from_dict(ref), Path(unit._unzipdir) / "resources")
+    except (MbfmuError, ImportError, OSError) as exc:
+        raise InputError(f"{name}: cannot rebuild its plant ({exc})") from exc
+
+
 def _exact(path: Path, step: float | None, t0: float, u0: Any, inputs: Sequence[str] | None,
            outputs: Sequence[str] | None) -> control.StateSpace | None:
     """The exact model, or ``None`` when the FMU names no plant this process can rebuild."""

@@ -62,6 +62,19 @@ def fd_step(z: np.ndarray) -> np.ndarray:
     return _EPS3 * np.maximum(1.0, np.abs(np.asarray(z, float)))
 
 
+#: What each Jacobian method of :class:`Linearization` means, for people.
+METHOD_MEANINGS = {
+    "analytic": "exact, from the analytic derivatives of the recursive dynamics",
+    "analytic kinematics + central difference": (
+        "the configuration rows exact, the velocity rows by central differences of the dynamics "
+        "(about 1e-10 relative)"),
+    "central difference": "central differences, step eps^(1/3) max(1, |z|) (about 1e-10 relative)",
+    "output_jacobian": "the plant's own output Jacobian",
+    "state_jacobian": "the plant's own state Jacobian",
+    "none": "no outputs",
+}
+
+
 @dataclass
 class Linearization:
     """How a linear model was obtained (attached as ``sys.linearization``).

@@ -39,6 +39,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import InputError, unknown_name
+from ..plant.signals import current_name
 from .result_checks import check_array, check_mat, check_npz, parse_meta
 from .typed import string_code, string_text, typed_columns
 
@@ -118,6 +119,7 @@ class Result:
         return self.data["time"]
 
     def __getitem__(self, name: str) -> np.ndarray:
+        name = current_name(name, self.data.dtype.names)
         if name not in self.data.dtype.names:
             raise unknown_name(f"no recorded column {name!r}", name, self.names, "recorded")
         return self.data[name]

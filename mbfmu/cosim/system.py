@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..errors import CosimError, InputError, unknown_name
+from ..plant.signals import current_name
 from .units import Unit
 
 
@@ -128,6 +129,7 @@ class System:
         u = self.units.get(unit)
         if u is None:
             return None
+        var = current_name(var, u.variables)
         if var in u.variables:
             return [var]
         indices = sorted(int(m.group(1)) for n in u.variables

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..errors import CosimError, InputError, unknown_name
-from ..plant.signals import one_based
+from ..plant.signals import current_name, one_based
 
 TYPES = ("Real", "Integer", "Boolean", "String")
 
@@ -119,7 +119,7 @@ class Unit:
     def variable(self, name: str) -> Variable:
         """The :class:`Variable` called ``name``; raises :class:`UnknownNameError`."""
         try:
-            return self.variables[name]
+            return self.variables[current_name(name, self.variables)]
         except KeyError:
             raise unknown_name(f"unit {self.name!r} has no variable {name!r}", name, self.variables) from None
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -97,12 +98,43 @@ def names(signals: Iterable[Signal]) -> list[str]:
 
 
 def index_of(signals: Sequence[Signal], name: str, what: str = "signal") -> int:
-    """Position of ``name`` in ``signals``; raises :class:`UnknownNameError`
-    listing the known names when it is absent."""
-    for i, s in enumerate(signals):
-        if s.name == name:
+    """Position of ``name`` in ``signals`` (a :data:`RENAMED` name is accepted,
+    with a warning); raises :class:`UnknownNameError` listing the closest
+    known names when it is absent."""
+    known = [s.name for s in signals]
+    name = current_name(name, known)
+    for i, s in enumerate(known):
+        if s == name:
             return i
-    raise unknown_name(f"unknown {what} {name!r}", name, (s.name for s in signals))
+    raise unknown_name(f"unknown {what} {name!r}", name, known)
+
+
+#: Vector names renamed in mbfmu 0.2 -> their current names. The library
+#: plants called joint rates ``qd[i]`` while URDF robots called them ``v[i]``;
+#: both are ``v[i]`` now, and the old name is accepted (with a
+#: DeprecationWarning) until mbfmu 0.3.
+RENAMED = {"qd": "v"}
+
+
+def current_name(name: str, known: Iterable[str]) -> str:
+    """``name`` itself when ``known`` has it or it was never renamed; else the
+    current name of a :data:`RENAMED` one (``qd[2]`` -> ``v[2]``, also
+    prefixed ``arm.qd[2]`` -> ``arm.v[2]`` and the bare vector ``qd`` -> ``v``),
+    with a DeprecationWarning, when ``known`` has that."""
+    known = known if isinstance(known, (set, frozenset, dict)) else set(known)
+    if name in known:
+        return name
+    prefix, _, tail = name.rpartition(".")
+    m = _ELEMENT.match(tail)
+    base, index = (m.group(1), f"[{m.group(2)}]") if m else (tail, "")
+    if base not in RENAMED:
+        return name
+    renamed = f"{prefix}.{RENAMED[base]}{index}" if prefix else f"{RENAMED[base]}{index}"
+    if renamed not in known and not any(k.startswith(renamed + "[") for k in known):
+        return name
+    warnings.warn(f"{name!r} is called {renamed!r} since mbfmu 0.2; the old name is accepted until mbfmu 0.3",
+                  DeprecationWarning, stacklevel=3)
+    return renamed
 
 
 _FMI_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[1-9][0-9]*\])?$")

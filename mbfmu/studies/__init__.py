@@ -14,6 +14,10 @@ SCHEDULER_HOST:8786`` on the command line), with mbfmu installed on the
 workers (``dask scheduler`` on one machine, ``dask worker
 SCHEDULER_HOST:8786 --nthreads 1`` on each of the others).
 
+:func:`tune` tunes controller parameters against time-domain requirements
+(overshoot, settling time, ITAE...) over the same runs: a seeded differential
+evolution whose generations are evaluated as sweeps, then a Nelder-Mead polish.
+
 Examples
 --------
 >>> from mbfmu.studies import sweep, Normal
@@ -28,6 +32,7 @@ from .._lazy import lazy_getattr
 
 _LAZY = {
     "sweep": "mbfmu.studies.study",
+    "tune": "mbfmu.studies.tuning", "TuneResult": "mbfmu.studies.tuning", "Requirement": "mbfmu.studies.tuning",
     "StudyResult": "mbfmu.studies.table",
     "Normal": "mbfmu.studies.params", "Uniform": "mbfmu.studies.params", "Distribution": "mbfmu.studies.params",
     "parse_spec": "mbfmu.studies.params", "runs": "mbfmu.studies.params",

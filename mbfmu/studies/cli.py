@@ -16,7 +16,7 @@ from ..errors import InputError
 EPILOG = """SPEC: a:b:n (n values from a to b), v1,v2,v3, a single value, normal(mu,sigma) or uniform(a,b)
 (distributions need --samples). METRIC: KIND:VARIABLE with KIND final, initial, min, max, mean, rms,
 peak, rise_time, settling_time, peak_time, overshoot or undershoot (step figures take an optional
-steady state, KIND:VARIABLE:FINAL). Exit status: 0 all runs ok, 3 some runs failed, 130 interrupted."""
+steady state, KIND:VARIABLE:FINAL), iae, ise, itae (of y - FINAL). Exit status: 0 all runs ok, 3 some runs failed, 130 interrupted."""
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

@@ -16,6 +16,9 @@ prefix when that is unique (``"y"``). Kinds:
   not stayed inside the settling band for the last :data:`SETTLED_FRACTION` of
   the run is *not settled*: its settling time is NaN and the row's ``error``
   says so (a time at the run's end would look like an answer).
+* integral criteria of the error ``e = y - y_final`` (the same steady state,
+  time ``tau`` from the start of the run), trapezoidal: ``iae`` (``int |e|``),
+  ``ise`` (``int e^2``), ``itae`` (``int tau |e|``).
 
 A user metric is a function ``f(result) -> float`` (or a mapping of names to
 floats, one column each) of the run's :class:`mbfmu.cosim.Result`; its column
@@ -32,11 +35,14 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ..errors import InputError, UnknownNameError, unknown_name
+from ..plant.signals import current_name
 
 STATS = ("final", "initial", "min", "max", "mean", "rms", "peak")
 STEP = {"rise_time": "RiseTime", "settling_time": "SettlingTime", "peak_time": "PeakTime",
         "overshoot": "Overshoot", "undershoot": "Undershoot"}
-KINDS = STATS + tuple(STEP)
+#: integral error criteria of ``e = y - y_final`` over the run (final: the last value or KIND:VARIABLE:FINAL)
+INTEGRAL = ("iae", "ise", "itae")
+KINDS = STATS + tuple(STEP) + INTEGRAL
 #: a response counts as settled only if it stays in the band for this fraction of the run at its end
 SETTLED_FRACTION = 0.1
 
@@ -47,15 +53,22 @@ class NotSettled(ValueError):
 
 def column(result: Any, name: str) -> np.ndarray:
     """Column ``name`` of ``result``: exact, or the unique ``"unit.name"``."""
-    names = result.names
+    return result.data[resolve_column(name, result.names)]
+
+
+def resolve_column(name: str, names: Sequence[str], context: str = "") -> str:
+    """The recorded column ``name`` stands for: itself, or the unique
+    ``"unit.name"`` (a renamed name such as ``qd[1]`` is accepted, with a
+    warning); raises :class:`UnknownNameError`, prefixed by ``context``."""
+    name = current_name(name, set(names) | {n.split(".", 1)[-1] for n in names})
     if name in names:
-        return result.data[name]
+        return name
     hits = [n for n in names if n.split(".", 1)[-1] == name]
     if len(hits) == 1:
-        return result.data[hits[0]]
+        return hits[0]
     if hits:
-        raise UnknownNameError(f"variable {name!r} is ambiguous: {', '.join(hits)}")
-    raise unknown_name(f"no recorded variable {name!r}", name, (n for n in names if n != "time"), "recorded")
+        raise UnknownNameError(f"{context}variable {name!r} is ambiguous: {', '.join(hits)}")
+    raise unknown_name(f"{context}no recorded variable {name!r}", name, (n for n in names if n != "time"), "recorded")
 
 
 @dataclass(frozen=True)
@@ -84,6 +97,8 @@ class Metric:
             return "s"
         if self.kind in ("overshoot", "undershoot"):
             return "%"
+        if self.kind in INTEGRAL:
+            return ""  # the variable's unit times s (iae), squared times s (ise), times s^2 (itae)
         if self.variable is None:
             return ""
         col = self.variable if self.variable in names else next(
@@ -140,6 +155,23 @@ def step_info(t: np.ndarray, y: np.ndarray, final: float | None = None, settling
                              RiseTimeLimits=rise)
 
 
+def integral_error(kind: str, t: np.ndarray, y: np.ndarray, final: float | None = None) -> float:
+    """``iae``, ``ise`` or ``itae`` of ``e = y - final`` (default the last value of ``y``), time from ``t[0]``.
+
+    Parameters
+    ----------
+    kind : {"iae", "ise", "itae"}
+    t, y : ndarray
+        Time [s] and signal.
+    final : float, optional
+        The value ``y`` should reach.
+    """
+    t = np.asarray(t, float)
+    e = np.asarray(y, float) - (y[-1] if final is None else float(final))
+    f = {"iae": np.abs(e), "ise": e * e, "itae": (t - t[0]) * np.abs(e)}[kind]
+    return float(np.trapezoid(f, t))
+
+
 def parse_metric(spec: str) -> Metric:
     """A :class:`Metric` from ``"KIND:VARIABLE"`` (step figures: ``"KIND:VARIABLE[:FINAL]"``)."""
     kind, sep, var = str(spec).partition(":")
@@ -154,9 +186,18 @@ def parse_metric(spec: str) -> Metric:
         except ValueError:
             raise InputError(f"metric {spec!r}: the steady-state value {text!r} is not a number") from None
 
+    if kind in (*STEP, *INTEGRAL) and var.count(":") == 1 and final is None:
+        var, text = (p.strip() for p in var.split(":"))
+        try:
+            final = float(text)
+        except ValueError:
+            raise InputError(f"metric {spec!r}: the steady-state value {text!r} is not a number") from None
     if kind in STATS:
         def fn(result: Any) -> float:
             return _stat(kind, result.time, column(result, var))
+    elif kind in INTEGRAL:
+        def fn(result: Any) -> float:
+            return integral_error(kind, result.time, column(result, var), final)
     elif kind == "settling_time":
         def fn(result: Any) -> float:
             t = result.time
@@ -213,14 +254,8 @@ def check_variables(metrics: Sequence[Metric], names: Sequence[str]) -> None:
     """Refuse, by name, a metric whose variable is not among the recorded
     columns ``names`` (exact, or a unique ``"unit.name"`` suffix), before any run."""
     for m in metrics:
-        if m.variable is None or m.variable in names:
-            continue
-        hits = [n for n in names if n.split(".", 1)[-1] == m.variable]
-        if len(hits) > 1:
-            raise UnknownNameError(f"metric {m.name!r}: variable {m.variable!r} is ambiguous: {', '.join(hits)}")
-        if not hits:
-            raise unknown_name(f"metric {m.name!r}: no recorded variable {m.variable!r}", m.variable,
-                               (n for n in names if n != "time"), "recorded")
+        if m.variable is not None:
+            resolve_column(m.variable, names, f"metric {m.name!r}: ")
 
 
 def evaluate(metrics: Sequence[Metric], result: Any) -> tuple[dict[str, float], list[str]]:

@@ -112,7 +112,7 @@ class DoublePendulumQV(DoublePendulum):
 
     def __init__(self):
         super().__init__()
-        self.outputs = vector("q", 2, "output", "rad") + vector("qd", 2, "output", "rad/s")
+        self.outputs = vector("q", 2, "output", "rad") + vector("v", 2, "output", "rad/s")
 
     def outputs_at(self, t, x, u):
         return np.array(x, float)

@@ -78,7 +78,7 @@ def test_outputs_written(summary, out):
         assert (out / f).stat().st_size > 1000, f
     assert json.loads((out / "summary.json").read_text()).keys() == summary.keys()
     data = load_result(out / "spin_up.npz").data
-    assert data.dtype.names[0] == "time" and "qd[1]" in data.dtype.names and "p[1]" in data.dtype.names
+    assert data.dtype.names[0] == "time" and "v[1]" in data.dtype.names and "p[1]" in data.dtype.names
 
 
 def test_steady_state_is_the_hand_force_balance(study, summary):

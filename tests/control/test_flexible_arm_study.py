@@ -36,7 +36,7 @@ def test_designs_are_stable_on_the_linear_model_and_see_the_flexible_modes():
     assert np.max(np.abs(np.linalg.eigvals(Acl))) < 1.0
     # PD loop on (q, qd)
     names = list(sys_c.output_labels)
-    idx = [names.index(n) for n in ["q[1]", "q[2]", "qd[1]", "qd[2]"]]
+    idx = [names.index(n) for n in ["q[1]", "q[2]", "v[1]", "v[2]"]]
     m = control.c2d(control.ss(sys_c.A, sys_c.B, sys_c.C[idx], sys_c.D[idx]), study.H, "zoh")
     assert _closed_loop_radius(m, d["rigid_pd"].D[:, 2:]) < 1.0
 

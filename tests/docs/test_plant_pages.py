@@ -23,3 +23,24 @@ def test_the_response_on_each_plant_page_moves(name):
     assert coords, name
     motion = np.abs(X[:, coords] - X[0, coords]).max()
     assert motion > 1e-3, f"{name}: the page's response moves its coordinates by {motion:.2g} only"
+
+
+@pytest.mark.parametrize("name", ["rigid_arm", "flexible_arm", "satellite"])
+def test_each_plant_page_says_how_its_linearization_is_obtained(name):
+    """'Exact' only where the A, B rows come from the analytic derivatives:
+    checked against an independent central difference of the plant's
+    derivatives (agreement to FD accuracy, not to rounding, for the others)."""
+    from mbfmu.control.linearization import linearize
+    plant = load_plant(name)
+    text = plant_pages._linearization_text(plant)
+    sys_ = linearize(plant)
+    assert f"A and B by {sys_.linearization.method}:" in text
+    exact = sys_.linearization.method == "analytic"
+    assert ("exact, from the analytic derivatives" in text) == exact
+    assert exact == (name == "rigid_arm")
+    if exact:
+        x0, u0 = plant.initial_state(), plant.default_inputs()
+        h = 1e-6
+        fd = np.column_stack([(plant.derivatives(0.0, x0 + h * e, u0) - plant.derivatives(0.0, x0 - h * e, u0)) / (2 * h)
+                              for e in np.eye(x0.size)])
+        np.testing.assert_allclose(sys_.A, fd, rtol=1e-6, atol=1e-6)

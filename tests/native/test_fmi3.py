@@ -96,7 +96,7 @@ def test_our_master_runs_the_fmi3_fmu_as_the_fmi2_fmu(name, native_fmu, native_f
 def test_arrays_have_dimensions_of_structural_parameters(native_fmu3):
     md = read_model_description(str(native_fmu3("rigid_arm")))
     by_name = {v.name: v for v in md.modelVariables}
-    for name in ("q", "qd", "tau", "tip_position", "states.q", "states.v", "der(states.q)"):
+    for name in ("q", "v", "tau", "tip_position", "states.q", "states.v", "der(states.q)"):
         v = by_name[name]
         (dim,) = v.dimensions
         size = next(s for s in md.modelVariables if s.valueReference == dim.valueReference)

@@ -77,7 +77,7 @@ def test_momentum_about_the_vertical_axis_is_conserved_without_motor():
     assert np.abs(p1 - p1[0]).max() < 1e-9 * abs(p1[0])
     q, v = p.split(X[-1])
     assert momentum(p.model, q, v)[1][0] == pytest.approx(p1[-1], rel=1e-12)
-    assert np.ptp(Y[:, p.output_index("qd[1]")]) > 0.1  # while gamma_1_dot itself varies
+    assert np.ptp(Y[:, p.output_index("v[1]")]) > 0.1  # while gamma_1_dot itself varies
 
 
 def test_motor_brings_the_rate_to_the_set_point_in_steady_state():
@@ -103,7 +103,7 @@ def test_motor_brings_the_rate_to_the_set_point_in_steady_state():
 def test_outputs_have_declared_names_units_and_sizes(plant):
     units = {s.name: s.unit for s in plant.outputs}
     assert [units[f"q[{i}]"] for i in range(1, 5)] == ["rad", "m", "rad", "rad"]
-    assert [units[f"qd[{i}]"] for i in range(1, 5)] == ["rad/s", "m/s", "rad/s", "rad/s"]
+    assert [units[f"v[{i}]"] for i in range(1, 5)] == ["rad/s", "m/s", "rad/s", "rad/s"]
     assert [units[f"p[{i}]"] for i in range(1, 5)] == ["N.m.s", "N.s", "N.m.s", "N.m.s"]
     assert units["kinetic_energy"] == units["potential_energy"] == "J"
     assert units["motor_torque"] == "N.m"

@@ -24,7 +24,7 @@ def segments():
 def test_listed_and_ports_have_si_units(modal):
     assert "flexible_arm" in list_plants()
     names = [s.name for s in modal.outputs]
-    assert names[:4] == ["q[1]", "q[2]", "qd[1]", "qd[2]"]
+    assert names[:4] == ["q[1]", "q[2]", "v[1]", "v[2]"]
     for base, unit in (("tip_position", "m"), ("tip_deflection", "m"), ("root_strain", "1")):
         assert all(s.unit == unit for s in modal.outputs if s.name.startswith(base))
     assert [s.name for s in modal.inputs] == ["tau[1]", "tau[2]"]

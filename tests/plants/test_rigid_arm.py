@@ -230,7 +230,7 @@ def test_inverse_dynamics_torques_drive_the_plant_along_the_seed_run(arm):
 def test_outputs_have_declared_names_units_and_sizes(arm):
     units = {s.name: s.unit for s in arm.outputs}
     for i in (1, 2, 3):
-        assert units[f"q[{i}]"] == "rad" and units[f"qd[{i}]"] == "rad/s"
+        assert units[f"q[{i}]"] == "rad" and units[f"v[{i}]"] == "rad/s"
         assert units[f"tip_position[{i}]"] == "m"
     assert units["kinetic_energy"] == units["potential_energy"] == "J"
     assert [s.name for s in arm.inputs] == ["tau[1]", "tau[2]", "tau[3]"]

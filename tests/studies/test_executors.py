@@ -10,11 +10,11 @@ from mbfmu.cli import main
 from mbfmu.studies import sweep
 
 GRID = {"arm_mass": [10.0, 20.0, 30.0, 40.0], "theta2_0": [0.5, 0.8, 1.1]}  # 12 runs
-SAME = ("run", "arm_mass", "theta2_0", "status", "error", "final:q[2]", "max:kinetic_energy", "rms:qd[3]", "key")
+SAME = ("run", "arm_mass", "theta2_0", "status", "error", "final:q[2]", "max:kinetic_energy", "rms:v[3]", "key")
 
 
 def _study(fmu, executor, **kw):
-    return sweep(fmu, GRID, stop_time=0.2, step=0.01, metrics=["final:q[2]", "max:kinetic_energy", "rms:qd[3]"],
+    return sweep(fmu, GRID, stop_time=0.2, step=0.01, metrics=["final:q[2]", "max:kinetic_energy", "rms:v[3]"],
                  executor=executor, progress=False, **kw)
 
 

@@ -24,7 +24,8 @@ from .rigid import RigidSystem
 from .segments import add_segmented_beam, segment_joint_layout, segment_tip_offset
 from .statics import static_equilibrium, tangent_stiffness
 from .subbeams import SubbeamChain
-from .system import FlexibleSystem, FlexibleSystemBuilder, ModalBeam, ModeSet, solve_prescribed
+from .modes import ModeSet
+from .system import FlexibleSystem, FlexibleSystemBuilder, ModalBeam, solve_prescribed
 
 __all__ = [
     "BeamProperties", "BendingModes", "FlexibleSystem", "FlexibleSystemBuilder", "ModalBeam",

@@ -71,7 +71,7 @@ benchmarks/RESULTS.md).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import Protocol, Sequence
 
 import numpy as np
 
@@ -79,8 +79,16 @@ from ...errors import ModelError
 from ..joints import Fixed, Joint
 from .beam import BeamProperties
 
-# ModeSet and FlexibleSystemBuilder (mbfmu.dynamics.flexible.system, which imports this module)
-# are named in annotations only: no import back, so the two modules form no circle
+from .modes import ModeSet
+
+
+class BeamBuilder(Protocol):
+    """What a chain needs of :class:`~mbfmu.dynamics.flexible.system.FlexibleSystemBuilder`."""
+
+    def add_beam(self, name, parent, joint, beam, modes, stiffening=True, mass=0.0, com=(0.0, 0.0, 0.0),
+                 inertia=None, R_PJ=None, p_PJ=(0.0, 0.0, 0.0), n_sections=None, subbeams=1) -> int: ...
+
+    def modal_beam(self, name): ...  # the ModalBeam added as ``name``
 
 
 @dataclass(frozen=True)
@@ -114,7 +122,7 @@ def subbeam_name(name: str, k: int) -> str:
     return f"{name}.sub{k}"
 
 
-def default_sections(modes: "ModeSet") -> int:
+def default_sections(modes: ModeSet) -> int:
     """Mass stations per sub-beam: ``2 m`` (at least 4) for ``m`` modes of the
     largest family. Enough for the spin-up and elastica accuracies above
     (the section count changes the 10 rad/s peak by < 1e-5 m against
@@ -122,8 +130,8 @@ def default_sections(modes: "ModeSet") -> int:
     return max(4, 2 * max(modes.bending_y, modes.bending_z, modes.axial, modes.torsion))
 
 
-def add_subbeam_chain(builder: "FlexibleSystemBuilder", name: str, parent: int | str, joint: Joint,
-                      beam: BeamProperties, modes: "ModeSet", n: int, stiffening: bool, mass: float,
+def add_subbeam_chain(builder: BeamBuilder, name: str, parent: int | str, joint: Joint,
+                      beam: BeamProperties, modes: ModeSet, n: int, stiffening: bool, mass: float,
                       com: Sequence[float], inertia, R_PJ, p_PJ, n_sections: int | None) -> SubbeamChain:
     """Add ``beam`` to ``builder`` as ``n`` chained sub-beams (see the module
     docstring); arguments as :meth:`FlexibleSystemBuilder.add_beam`, whose

@@ -83,60 +83,12 @@ from ..algorithms import kinetic_energy as tree_kinetic_energy
 from ..joints import Joint, Prismatic, Revolute
 from ..model import JointForce, Model, ModelBuilder, check_vector
 from .beam import BeamProperties
-from .modes import SineModes, bending_modes, gauss_legendre
+from .modes import ModeSet, SineModes, bending_modes, gauss_legendre
 from .subbeams import SubbeamChain, add_subbeam_chain
 
 _X, _Y, _Z = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
 # body roles of the compiled flexible ABA (csrc/flexible.h)
 _FX_RIGID, _FX_FRAME, _FX_DEFORM = 1, 2, 3
-
-
-@dataclass(frozen=True)
-class ModeSet:
-    """Which assumed modes a beam carries.
-
-    Parameters
-    ----------
-    bending_y, bending_z : int
-        Number of bending modes with deflection along y and along z.
-    axial, torsion : int
-        Number of fixed-free axial and torsion modes.
-    boundary : str
-        ``"clamped"`` (clamped-free bending shapes, the floating frame is
-        tangent to the beam at the root) or ``"pinned"`` (pinned-free elastic
-        shapes).
-    tip_shapes : bool
-        With ``boundary="clamped"`` only: replace the clamped-free shapes by
-        :class:`~mbfmu.dynamics.flexible.modes.TipLoadedModes` (the same
-        count, spanning the static deflections under a tip force and a tip
-        moment plus the first ``n - 2`` clamped-free modes), which converge
-        much faster when a heavy body sits on the beam's tip.
-    """
-
-    bending_y: int = 3
-    bending_z: int = 0
-    axial: int = 0
-    torsion: int = 0
-    boundary: str = "clamped"
-    tip_shapes: bool = False
-
-    def __post_init__(self):
-        for name in ("bending_y", "bending_z", "axial", "torsion"):
-            val = getattr(self, name)
-            if not isinstance(val, (int, np.integer)) or val < 0:
-                raise ModelError(f"mode set: {name} = {val!r} must be an integer >= 0")
-        if self.bending_y + self.bending_z + self.axial + self.torsion == 0:
-            raise ModelError("mode set: a flexible beam needs at least one mode")
-        if self.boundary not in ("clamped", "pinned"):
-            raise ModelError(f"mode set: boundary {self.boundary!r} must be 'clamped' or 'pinned'")
-        if not isinstance(self.tip_shapes, (bool, np.bool_)):
-            raise ModelError(f"mode set: tip_shapes = {self.tip_shapes!r} must be True or False")
-        if self.tip_shapes and self.boundary != "clamped":
-            raise ModelError(f"mode set: tip_shapes needs boundary 'clamped', not {self.boundary!r}")
-
-    @property
-    def size(self) -> int:
-        return self.bending_y + self.bending_z + self.axial + self.torsion
 
 
 @dataclass
