@@ -137,6 +137,23 @@ def test_a_parameter_set_before_initialization_equals_the_python_plant(name, par
     assert_same(L.run(outs, h, STEPS), Y)
 
 
+@pytest.mark.parametrize("name", TAPED)
+def test_all_parameters_set_together_equal_the_python_plant(name, loaded):
+    """Every parameter the tape takes, 3 % off its start at once (a zero start 0.05 off)."""
+    values = {s.name: (s.start * 1.03 if s.start else 0.05) for s in load_plant(name).parameters
+              if s.name not in COUNTS.get(name, ())}
+    Y, outs, h = python_run(name, STEPS, values)
+    L = loaded(name)
+    L.slave.setupExperiment(startTime=0.0)
+    L.slave.enterInitializationMode()
+    # in one fmi2SetReal: canonical_2body's J1x alone would break the triangle inequality with J1y, J1z
+    L.slave.setReal([L.vr[n] for n in values], list(values.values()))
+    for k, v in NATIVE_PLANTS[name].items():
+        L.set(k, v)
+    L.slave.exitInitializationMode()
+    assert_same(L.run(outs, h, STEPS), Y)
+
+
 @pytest.mark.parametrize("name, parameter, value", [("rigid_arm", "link_length", 1.3),
                                                     ("rigid_arm", "link_radius", 0.15),
                                                     ("rigid_arm", "arm_mass", 26.0),

@@ -92,6 +92,7 @@ def verify(traced: Traced, plant, rebuild: Callable[[Mapping], object], describe
            ) -> None:
     """Fix (in ``traced.fixed``) each parameter whose tape the plant does not confirm (module docstring)."""
     p0 = np.array([float(s.start) for s in plant.parameters])
+    confirmed = {}  # parameter index -> the first probe value the plant built and the tape matched
     for j, sig in enumerate(plant.parameters):
         built = 0
         # a whole-number start (a count) is also probed one up and one down
@@ -112,19 +113,21 @@ def verify(traced: Traced, plant, rebuild: Callable[[Mapping], object], describe
             if why:
                 traced.fixed[j] = why
                 break
+            confirmed.setdefault(j, v)
         if not built:
             traced.fixed[j] = "the plant refuses every probe value near it"
         elif whole == built and j not in traced.fixed:  # whole numbers only: a count (its check is not recorded)
             traced.fixed[j] = "it is a count (the plant takes whole numbers only): a structural choice"
-    # all together: each free parameter moved to its first probe value
+    # all together: each free parameter moved to its first confirmed probe value
     p, values = p0.copy(), {}
     for j, sig in enumerate(plant.parameters):
-        probes = probe_values(sig)
-        if j not in traced.fixed and probes:
-            p[j] = values[sig.name] = probes[0]
+        if j not in traced.fixed and j in confirmed:
+            p[j] = values[sig.name] = confirmed[j]
     if values:
         why = _check(traced, rebuild, describe, d0, p, values)
-        if why and why != _REFUSED:  # name the parameters that do not combine: fix them all (rare; rebuild to change them)
+        if why == _REFUSED:  # the values combine to ones the plant refuses: nothing to compare
+            why = None
+        if why:  # name the parameters that do not combine: fix them all (rare; rebuild to change them)
             for j, sig in enumerate(plant.parameters):
                 if sig.name in values:
                     traced.fixed[j] = f"together with the other parameters {why}"
