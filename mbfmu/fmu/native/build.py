@@ -107,7 +107,8 @@ def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
                                         "canonical", "nl", "sled", "sled_input", "hic_body", "nh")},
                   parent="PARENT", jtype="JTYPE", nqi="NQI", nvi="NVI", l_iq="L_IQ", l_iv="L_IV", nd=desc.d.size, d0="D0",
                   **o, sens="SENS", p0="P0", u0="U0", p_fixed="P_FIXED", naff=len(aff_p), aff_p="AFF_P",
-                  aff_i="AFF_I", aff_c="AFF_C", names="NAMES", units="UNITS", lo="LO", hi="HI", open="OPEN", p_integer="P_INTEGER", flex=flex_ref,
+                  aff_i="AFF_I", aff_c="AFF_C", names="NAMES", units="UNITS", lo="LO", hi="HI", open="OPEN",
+                  p_integer="P_INTEGER", flex=flex_ref,
                   **me_fields, **tape_fields, fmi=fmi_version, nv3=len(v3rows), v3tab="V3TAB")
     parts.append("const mbn_data MBN_DATA = {\n" + "".join(f"    .{k} = {v},\n" for k, v in fields.items())
                  + "};\n")
