@@ -49,7 +49,7 @@ import math
 
 import numpy as np
 
-from mbfmu.dynamics import JointForce, ModelBuilder, Prismatic, Revolute, Universal, sensors
+from mbfmu.dynamics import JointForce, ModelBuilder, Prismatic, Revolute, Universal, sensors, symbolic
 from mbfmu.dynamics.spatial import rot_y
 from mbfmu.errors import InputError
 from mbfmu.plant.multibody import MultibodyPlant, check_positive, parameter_signals
@@ -139,8 +139,8 @@ class Canonical2Body(MultibodyPlant):
             raise InputError(f"plant {self.name!r}: parameter 'xc2' must be non-zero (body 2's centre "
                              "of mass on xi_2)")
         for body, J in (("1", (J1x, J1y, J1z)), ("2", (J2x, J2y, J2z))):
-            a, b, cc = sorted(J)
-            if a + b < cc:
+            # each moment at most the sum of the other two (sorting would make the order a condition)
+            if any(J[i] + J[j] < J[k] for i, j, k in ((0, 1, 2), (0, 2, 1), (1, 2, 0))):
                 raise InputError(f"plant {self.name!r}: moments J{body}x, J{body}y, J{body}z = {J} "
                                  "break the triangle inequality (no real body has them)")
 
@@ -155,11 +155,11 @@ class Canonical2Body(MultibodyPlant):
         b.add_spring("world", (0.0, 0.0, 0.0), "slider", (0.0, 0.0, 0.0), c, spring_damping, y20,
                      name="O-A spring")
         model = b.build()
-        B = np.zeros((4, 2))
+        B = symbolic.zeros((4, 2))
         B[0] = (k, 1.0)
         super().__init__(model, B, q0=[gamma1_0, y2_0, beta2_0, alpha2_0],
                          v0=[gamma1_dot_0, 0.0, 0.0, 0.0], canonical=True)
-        self.k = float(k)
+        self.k = k
 
         self.parameters = parameter_signals({
             "m1": (m1, "kg", "mass of body 1"),
@@ -212,8 +212,8 @@ class Canonical2Body(MultibodyPlant):
                         + (sensors.KineticEnergy(), sensors.PotentialEnergy(),
                            sensors.Linear(self.k, (-1.0, 0.0, 0.0, 0.0, 1.0, 0.0))))
         self.feedthrough = {"motor_torque": ("omega_0",)}
-        arm_len = max(2.0 * yc1, y20 * 1.5)
-        rod = abs(2 * xc2)
+        arm_len = max(2.0 * float(yc1), float(y20) * 1.5)  # drawing only
+        rod = abs(2 * float(xc2))
         self.geometry = (
             Shape(0, "cylinder", (0.02, 1.0), R=rot_y(math.pi / 2), p=np.array([-0.25, 0.0, 0.0]),
                   color="#bbbbbb", name="axis Ox (vertical)"),
@@ -221,7 +221,7 @@ class Canonical2Body(MultibodyPlant):
                   p=np.array([0.0, arm_len / 2, 0.0]), color="#8c8c8c", name="body 1"),
             Shape(2, "sphere", (0.06,), color="#444444", name="slider A"),
             Shape(3, "cylinder", (0.025, rod), R=rot_y(math.pi / 2),
-                  p=np.array([math.copysign(rod / 2, xc2), 0.0, 0.0]), color="#dd8452",
+                  p=np.array([math.copysign(rod / 2, float(xc2)), 0.0, 0.0]), color="#dd8452",
                   name="body 2"),
         )
 

@@ -319,7 +319,10 @@ class FlexibleArm(Plant):
                       n_segments=(nseg, "1", "segments per link (method 'segments')"),
                       tip_shapes=(tips, "1", "1: link shapes enriched with tip-load shapes, "
                                   "0: clamped-free modes (method 'modes')"))
-        self.parameters = parameter_signals(values, {"tip_shapes": (0, 1)})
+        # the plant's own bounds (check_positive: > 0, which the native FMU applies as an open bound)
+        ranges = {**{k: (0.0, None) for k in (*positive, "damping_ratio")}, "n_modes": (1, None),
+                  "n_segments": (2, None), "tip_shapes": (0, 1)}
+        self.parameters = parameter_signals(values, ranges)
         self.inputs = vector("tau", 2, "input", "N.m", "motor torque of joint {i}")
         self.outputs = (vector("q", 2, "output", "rad", "angle of joint {i}")
                         + vector("v", 2, "output", "rad/s", "rate of joint {i}")

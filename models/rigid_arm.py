@@ -60,6 +60,7 @@ with :func:`mbfmu.dynamics.rnea`).
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
@@ -283,7 +284,7 @@ class RigidArm(MultibodyPlant):
                             base_height=base_height, base_mass=base_mass), self.name)
         for pname, val in dict(gravity=gravity, theta1_0=theta1_0, theta2_0=theta2_0,
                                theta3_0=theta3_0).items():
-            if not isinstance(val, (int, float, np.floating, np.integer)) or not math.isfinite(val):
+            if not isinstance(val, numbers.Real) or not math.isfinite(val):
                 raise InputError(f"plant {self.name!r}: parameter {pname!r} = {val!r} must be a finite number")
         if gravity < 0:
             raise InputError(f"plant {self.name!r}: parameter 'gravity' = {gravity} must be >= 0 "
@@ -295,7 +296,7 @@ class RigidArm(MultibodyPlant):
                 f"plant {self.name!r}: parameter 'link_inertia' = {link_inertia} kg m^2 is too small for "
                 f"a {m_link:g} kg arm of radius {link_radius:g} m (axial moment {axial:g} kg m^2 needs a "
                 f"transverse moment of at least {axial / 2:g} kg m^2)")
-        self.l2 = self.l3 = float(link_length)
+        self.l2 = self.l3 = link_length
         self.h = base_height / 2
         base_axial = 0.5 * base_mass * base_radius ** 2
         base_trans = base_mass * (3 * base_radius ** 2 + base_height ** 2) / 12

@@ -59,10 +59,11 @@ all bodies including the wheels), ``linear_momentum[1..3]`` (N.s),
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
-from mbfmu.dynamics import FreeFlyer, JointForce, Model, ModelBuilder, Revolute, sensors
+from mbfmu.dynamics import FreeFlyer, JointForce, Model, ModelBuilder, Revolute, sensors, symbolic
 from mbfmu.dynamics.algorithms import center_of_mass
 from mbfmu.dynamics.integrators import ErrorControl, advance_latched
 from mbfmu.dynamics.spatial import inertia_box, rot_x, rot_y, rot_z
@@ -89,8 +90,8 @@ def _check_count(value, name: str, low: int, high: int) -> int:
 
 
 def _check_vector3(value, name: str) -> np.ndarray:
-    arr = np.asarray(value, dtype=float).reshape(-1)
-    if arr.size != 3 or not np.all(np.isfinite(arr)):
+    arr = symbolic.real_array(value).reshape(-1)
+    if arr.size != 3 or not np.all(np.isfinite(np.asarray(symbolic.value(arr), float))):
         raise InputError(f"plant 'satellite': parameter {name!r} = {value!r} must be 3 finite numbers")
     return arr
 
@@ -174,7 +175,7 @@ class Satellite(MultibodyPlant):
         nonneg = dict(hinge_preload=hinge_preload, hinge_damping=hinge_damping,
                       latch_damping=latch_damping, panel_bending_damping=panel_bending_damping)
         for key, val in nonneg.items():
-            if not (isinstance(val, (int, float, np.floating)) and math.isfinite(val) and val >= 0):
+            if not (isinstance(val, numbers.Real) and math.isfinite(val) and val >= 0):
                 raise InputError(f"plant 'satellite': parameter {key!r} = {val!r} must be finite and >= 0")
         n_panels = _check_count(panels_per_wing, "panels_per_wing", 1, 10)
         n_seg = _check_count(panel_segments, "panel_segments", 1, 20)
@@ -196,7 +197,7 @@ class Satellite(MultibodyPlant):
         self.panel_model = panel_model
 
         b = ModelBuilder(gravity=(0.0, 0.0, 0.0), name="satellite")
-        s = float(hub_size)
+        s = hub_size
         hub = b.add_body("hub", "world", FreeFlyer(), hub_mass, (0, 0, 0), inertia_box(hub_mass, (s, s, s)))
         shapes = [Shape(hub, "box", (s, s, s), color="#c9a227", name="hub")]
 
@@ -205,7 +206,7 @@ class Satellite(MultibodyPlant):
         It = 0.5 * wheel_inertia + wheel_mass * 0.06 ** 2 / 12.0  # disc-like rotor, 60 mm thick
         self.wheel_bodies = []
         for k in range(3):
-            p = np.zeros(3)
+            p = symbolic.zeros(3)
             p[k] = 0.25 * s
             body = b.add_body(f"wheel_{'xyz'[k]}", hub, Revolute(axis=(0, 0, 1)), wheel_mass, (0, 0, 0),
                               np.diag([It, It, wheel_inertia]), R_PJ=wheel_R[k], p_PJ=p)
@@ -215,14 +216,14 @@ class Satellite(MultibodyPlant):
 
         # wings: Z-folded panels; panel frame x along the span, z along the hinge line,
         # y normal to the panel. Wing 2 is wing 1 turned 180 deg about the hub z axis.
-        L, W, t = float(panel_length), float(panel_width), float(panel_thickness)
+        L, W, t = panel_length, panel_width, panel_thickness
         ls = L / n_seg
         m_seg = panel_mass / n_seg
         I_seg = inertia_box(m_seg, (ls, t, W))
         self.hinge_bodies = []
         q_stow = []
         hinge_force = lambda stow: JointForce(stiffness=hinge_stiffness, damping=hinge_damping,
-                                              rest=-math.copysign(hinge_preload, stow))
+                                              rest=-math.copysign(1.0, stow) * hinge_preload)
         for w, side in enumerate((1.0, -1.0)):
             parent = hub
             R_PJ = rot_z(side * np.pi / 2)
@@ -260,7 +261,7 @@ class Satellite(MultibodyPlant):
             q0[model.idx_q[body]] = stow
         for k, body in enumerate(self.wheel_bodies):
             q0[model.idx_q[body]] = 0.0
-        v0 = np.zeros(model.nv)
+        v0 = symbolic.zeros(model.nv)
         c_hub = center_of_mass(model, q0)  # hub at the origin with identity attitude: hub frame
         v0[0:3] = rate0
         v0[3:6] = -np.cross(rate0, c_hub)  # zero total linear momentum (stowed wings move with the hub)
@@ -284,7 +285,7 @@ class Satellite(MultibodyPlant):
         self._hinge_iv = np.array([model.idx_v[i] for i in self.hinge_bodies])
         # travel past the deployed angle is -sign(stowed angle) * angle
         self._hinge_sign = -np.sign([stow for _, stow in q_stow])
-        self._latch = (float(latch_stiffness), float(latch_damping))
+        self._latch = (symbolic.number(latch_stiffness), symbolic.number(latch_damping))
         self._models = {(0,) * self.n_hinges: model}
         self.latches = (self._hinge_iq.astype(np.int32), self._hinge_iv.astype(np.int32),
                         self._hinge_sign.astype(float), self._latch[0], self._latch[1])

@@ -20,6 +20,7 @@ from . import _kernels
 from ._docs import parameters
 from .model import Model
 from .spatial import skew
+from .symbolic import is_recording, value
 
 _rnea = _kernels.rnea
 _aba = _kernels.aba
@@ -218,9 +219,30 @@ def _com_world(model: Model, R: np.ndarray, p: np.ndarray) -> np.ndarray:
 @parameters("model", "q")
 def center_of_mass(model: Model, q) -> np.ndarray:
     """World position of the centre of mass of all bodies, m."""
-    R, p, _ = _kernels.kinematics(model._h, q)
+    R, p, _ = _kernels.kinematics(model._h, value(q))
     masses = np.array([0.0] + [b.mass for b in model.bodies])
+    if is_recording():  # the body positions as the parameters' expressions (symbolic.py)
+        p = _positions(model, R, q)
+        coms = [p[i] + R[i] @ (np.zeros(3) if i == 0 else model.bodies[i - 1].com) for i in range(len(p))]
+        return sum(masses[i] * coms[i] for i in range(len(p))) / sum(masses[1:])
     return masses @ _com_world(model, R, p) / model.mass
+
+
+def _positions(model: Model, R: np.ndarray, q) -> list:
+    """World positions of the body frames chained from the joint placements, with the
+    world orientations ``R`` of the kernels (free and planar joints: the kernels' positions)."""
+    from .joints import PLANAR, PRISMATIC, FREE
+    p_kernel = _kernels.kinematics(model._h, value(q))[1]
+    out = [np.zeros(3)]
+    for i, b in enumerate(model.bodies, start=1):
+        if b.joint.code in (FREE, PLANAR):
+            out.append(p_kernel[i])
+            continue
+        offset = b.p_PJ
+        if b.joint.code == PRISMATIC:
+            offset = offset + np.asarray(value(b.R_PJ), float) @ b.joint.axes()[0] * q[model.idx_q[i]]
+        out.append(out[b.parent] + R[b.parent] @ offset)
+    return out
 
 
 @parameters("model", "q", "v")

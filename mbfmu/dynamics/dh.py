@@ -33,6 +33,7 @@ from ..errors import ModelError
 from .joints import Prismatic, Revolute
 from .model import Model, ModelBuilder
 from .spatial import rot_x, rot_z
+from .symbolic import real_array
 
 JOINT_KINDS = ("revolute", "prismatic")
 
@@ -126,7 +127,7 @@ def dh_rows(rows: Sequence) -> list[DHRow]:
 def dh_frame_in_body(row: DHRow) -> tuple[np.ndarray, np.ndarray]:
     """Pose ``(R_BF, p_BF)`` of DH frame ``i`` in the model's body frame ``i``:
     ``Tx(a) Rx(alpha)``."""
-    return rot_x(float(row.alpha)), np.array([float(row.a), 0.0, 0.0])
+    return rot_x(row.alpha), real_array([row.a, 0.0, 0.0])
 
 
 def dh_forward_kinematics(rows: Sequence, q, base: np.ndarray | None = None) -> np.ndarray:
@@ -201,20 +202,20 @@ def from_dh(rows: Sequence, gravity: Sequence[float] = (0.0, 0.0, -9.81),
     for i, r in enumerate(rows, start=1):
         body = r.name or f"link{i}"
         # constant part of Rz(theta) Tz(d): the whole of it is the offset
-        R_fix, p_fix = rot_z(float(r.theta)), np.array([0.0, 0.0, float(r.d)])
+        R_fix, p_fix = rot_z(r.theta), real_array([0.0, 0.0, r.d])
         joint = (Revolute if r.joint == "revolute" else Prismatic)(axis=(0.0, 0.0, 1.0))
         R_PJ = R_prev @ R_fix
         p_PJ = p_prev + R_prev @ p_fix
         R_BF, p_BF = dh_frame_in_body(r)
-        I = np.asarray(r.inertia, float)
+        I = real_array(r.inertia)
         if I.shape == (3,):
             I = np.diag(I)
         if I.shape != (3, 3):
             raise ModelError(f"DH row {i} ({body!r}): inertia must be 3x3 or a 3-vector")
-        com = np.asarray(r.com, float).reshape(-1)
+        com = real_array(r.com).reshape(-1)
         if com.shape != (3,):
             raise ModelError(f"DH row {i} ({body!r}): com must have 3 entries")
-        b.add_body(body, parent, joint, float(r.mass), p_BF + R_BF @ com, R_BF @ I @ R_BF.T,
+        b.add_body(body, parent, joint, r.mass, p_BF + R_BF @ com, R_BF @ I @ R_BF.T,
                    R_PJ=R_PJ, p_PJ=p_PJ, joint_name=f"joint{i}")
         R_prev, p_prev = R_BF, p_BF
         parent = body

@@ -29,6 +29,7 @@ from ..errors import InputError, ModelError, UnknownNameError
 from . import _kernels, drives as _drives
 from .joints import FREE, Fixed, Joint, SPHERICAL
 from .spatial import check_inertia, spatial_inertia
+from .symbolic import has_sym, is_recording, number, real_array, tile, value, zeros
 
 _NO_LIMIT = 1e300  # the kernels take finite numbers only: this encodes "no limit"
 
@@ -316,7 +317,7 @@ class ModelBuilder:
 
     def __init__(self, gravity: Sequence[float] = (0.0, 0.0, -9.81), name: str = "model"):
         self.name = name
-        self.gravity = np.asarray(gravity, dtype=float)
+        self.gravity = real_array(gravity)
         self.bodies: list[Body] = []
         self.joint_forces: dict[int, JointForce] = {}
         self.drives: dict[int, _drives.JointDrive] = {}
@@ -374,20 +375,21 @@ class ModelBuilder:
             raise ModelError(f"body {name!r}: joint must be a Joint instance, got {joint!r}")
         parent_i = self.body_index(parent)
         where = f"body {name!r}"
-        I = np.asarray(inertia, dtype=float)
+        I = real_array(inertia)
         if I.shape == (3,):
             I = np.diag(I)
-        check_inertia(float(mass), np.asarray(com, float).reshape(-1), I, where)
-        R = np.eye(3) if R_PJ is None else np.asarray(R_PJ, dtype=float)
-        p = np.asarray(p_PJ, dtype=float).reshape(-1)
-        if R.shape != (3, 3) or not np.all(np.isfinite(R)) or np.abs(R.T @ R - np.eye(3)).max() > 1e-9 \
-                or np.linalg.det(R) < 0:
+        check_inertia(float(mass), value(real_array(com)).reshape(-1), value(I), where)
+        R = np.eye(3) if R_PJ is None else real_array(R_PJ)
+        p = real_array(p_PJ).reshape(-1)
+        Rv = np.asarray(value(R), float)
+        if R.shape != (3, 3) or not np.all(np.isfinite(Rv)) or np.abs(Rv.T @ Rv - np.eye(3)).max() > 1e-9 \
+                or np.linalg.det(Rv) < 0:
             raise ModelError(f"{where}: joint placement R_PJ is not a rotation matrix")
-        if p.shape != (3,) or not np.all(np.isfinite(p)):
+        if p.shape != (3,) or not np.all(np.isfinite(np.asarray(value(p), float))):
             raise ModelError(f"{where}: joint placement p_PJ must be a finite 3-vector")
         joint.axes()  # validates axes now, naming the joint type
-        body = Body(name, parent_i, joint, joint_name or name, R, p, float(mass),
-                    np.asarray(com, float).reshape(3), I)
+        body = Body(name, parent_i, joint, joint_name or name, R, p, mass if is_recording() else float(mass),
+                    real_array(com).reshape(3), I)
         self.bodies.append(body)
         self._index[name] = len(self.bodies)
         return len(self.bodies)
@@ -407,13 +409,14 @@ class ModelBuilder:
                    point_b: Sequence[float], stiffness: float, damping: float = 0.0,
                    rest_length: float = 0.0, name: str = "") -> None:
         """Add a point-to-point spring-damper (N/m, N s/m, m)."""
-        vals = np.r_[point_a, point_b, stiffness, damping, rest_length].astype(float)
+        vals = np.asarray(value(real_array(np.r_[point_a, point_b, stiffness, damping, rest_length])), float)
         if not np.all(np.isfinite(vals)) or len(point_a) != 3 or len(point_b) != 3:
             raise ModelError(f"spring {name!r}: points must be 3-vectors and all values finite")
         if stiffness < 0 or damping < 0 or rest_length < 0:
             raise ModelError(f"spring {name!r}: stiffness, damping and rest length must be >= 0")
         self.springs.append(Spring(self.body_index(body_a), tuple(point_a), self.body_index(body_b),
-                                   tuple(point_b), float(stiffness), float(damping), float(rest_length), name))
+                                   tuple(point_b), number(stiffness), number(damping), number(rest_length),
+                                   name))
 
     def add_contact_sphere_plane(self, body: int | str, center_B: Sequence[float], radius: float,
                                  normal_W: Sequence[float], offset: float, stiffness: float,
@@ -494,8 +497,7 @@ class ModelBuilder:
 
 
 def _per_dof(value, n: int, what: str) -> np.ndarray:
-    arr = np.broadcast_to(np.asarray(value, dtype=float), (n,)) if np.ndim(value) == 0 else \
-        np.asarray(value, dtype=float).reshape(-1)
+    arr = np.broadcast_to(real_array(value), (n,)) if np.ndim(value) == 0 else real_array(value).reshape(-1)
     if arr.shape != (n,):
         raise ModelError(f"{what}: {arr.size} values for {n} joint coordinates")
     return np.array(arr)
@@ -537,8 +539,8 @@ class Model:
                  contacts=(), cables=(), drives=None):
         self.name = name
         self.bodies = tuple(bodies)
-        self.gravity = np.asarray(gravity, dtype=float).reshape(-1)
-        if self.gravity.shape != (3,) or not np.all(np.isfinite(self.gravity)):
+        self.gravity = real_array(gravity).reshape(-1)
+        if self.gravity.shape != (3,) or not np.all(np.isfinite(np.asarray(value(self.gravity), float))):
             raise ModelError("gravity must be a finite 3-vector (m/s^2)")
         self.joint_forces = dict(joint_forces or {})
         self.springs = tuple(springs)
@@ -564,17 +566,17 @@ class Model:
 
         axis1 = np.zeros((nb, 3))
         axis2 = np.zeros((nb, 3))
-        Rtree = np.tile(np.eye(3), (nb, 1, 1))
-        ptree = np.zeros((nb, 3))
-        inertia = np.zeros((nb, 6, 6))
+        Rtree = tile(np.eye(3), (nb, 1, 1))
+        ptree = zeros((nb, 3))
+        inertia = zeros((nb, 6, 6))
         for i, b in enumerate(self.bodies, start=1):
             axis1[i], axis2[i] = b.joint.axes()
             Rtree[i], ptree[i] = b.R_PJ, b.p_PJ
             inertia[i] = spatial_inertia(b.mass, b.com, b.inertia)
         self._check_mass()
         dof_force = self._pack_joint_forces()
-        springs_arr = np.array([[s.body_a, *s.point_a, s.body_b, *s.point_b, s.stiffness, s.damping,
-                                 s.rest_length] for s in self.springs], dtype=float).reshape(-1, 11)
+        springs_arr = real_array([[s.body_a, *s.point_a, s.body_b, *s.point_b, s.stiffness, s.damping,
+                                   s.rest_length] for s in self.springs]).reshape(-1, 11)
         for s in self.springs:
             for bi in (s.body_a, s.body_b):
                 if not 0 <= bi < nb:
@@ -588,9 +590,10 @@ class Model:
                            springs=springs_arr, contacts=contacts_arr, cables=cables_arr)
         pk = self.packed
         self._h = _kernels.new_model(
-            nb, pk["parent"], pk["jtype"], nqi, nvi, axis1, axis2, Rtree, ptree, inertia, self.gravity,
-            dof_force, len(self.springs), springs_arr, len(self.contacts), contacts_arr,
-            len(self.cables), cables_arr, self.q_names, self.v_names, self.body_names)
+            nb, pk["parent"], pk["jtype"], nqi, nvi, axis1, axis2, value(Rtree), value(ptree), value(inertia),
+            value(self.gravity),
+            value(dof_force), len(self.springs), value(springs_arr), len(self.contacts), value(contacts_arr),
+            len(self.cables), value(cables_arr), self.q_names, self.v_names, self.body_names)
         pk["drives"] = _drives.pack(self, self.drives)
         if len(pk["drives"]):
             _kernels.set_drives(self._h, len(pk["drives"]), pk["drives"])
@@ -636,7 +639,7 @@ class Model:
         return np.array([e.packed() for e in elements], dtype=float).reshape(-1, ncols)
 
     def _pack_joint_forces(self) -> np.ndarray:
-        dof = np.zeros((self.nv, 7))
+        dof = zeros((self.nv, 7))
         dof[:, 3] = -_NO_LIMIT
         dof[:, 4] = _NO_LIMIT
         for i, jf in self.joint_forces.items():
@@ -650,13 +653,14 @@ class Model:
             cols = [jf.stiffness, jf.damping, jf.rest, jf.lower, jf.upper, jf.limit_stiffness,
                     jf.limit_damping]
             vals = [_per_dof(c, n, where) for c in cols]
+            nums = [np.asarray(value(v), float) for v in vals]  # checks on the numbers (symbolic.py)
             for k in (0, 1, 5, 6):
-                if np.any(vals[k] < 0) or not np.all(np.isfinite(vals[k])):
+                if np.any(nums[k] < 0) or not np.all(np.isfinite(nums[k])):
                     raise ModelError(f"{where}: stiffness and damping must be finite and >= 0")
-            if np.any(vals[3] > vals[4]):
+            if np.any(nums[3] > nums[4]):
                 raise ModelError(f"{where}: lower limit above upper limit")
-            vals[3] = np.clip(vals[3], -_NO_LIMIT, _NO_LIMIT)
-            vals[4] = np.clip(vals[4], -_NO_LIMIT, _NO_LIMIT)
+            for k in (3, 4):  # a limit given as an expression stays one (it is finite)
+                vals[k] = vals[k] if has_sym(vals[k]) else np.clip(vals[k], -_NO_LIMIT, _NO_LIMIT)
             s = self.idx_v[i]
             dof[s:s + n] = np.stack(vals, axis=1)
         return dof

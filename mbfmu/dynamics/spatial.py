@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .symbolic import real_array, value, zeros
+
 from ..errors import ModelError
 
 
@@ -97,10 +99,10 @@ def spatial_inertia(mass: float, com: np.ndarray, inertia_com: np.ndarray) -> np
     inertia_com : array_like, shape (3, 3)
         Rotational inertia about the centre of mass, body axes, kg m^2.
     """
-    c = np.asarray(com, float).reshape(3)
-    Ic = np.asarray(inertia_com, float).reshape(3, 3)
+    c = real_array(com).reshape(3)
+    Ic = real_array(inertia_com).reshape(3, 3)
     C = skew(c)
-    I = np.zeros((6, 6))
+    I = zeros((6, 6))
     I[:3, :3] = Ic + mass * C @ C.T
     I[:3, 3:] = mass * C
     I[3:, :3] = mass * C.T
@@ -112,8 +114,7 @@ def check_inertia(mass: float, com: np.ndarray, inertia_com: np.ndarray, where: 
     """Raise :class:`ModelError` naming ``where`` unless the rigid-body inertia
     is physical: finite, mass >= 0, inertia symmetric positive semi-definite,
     principal moments obeying the triangle inequality."""
-    com = np.asarray(com, float)
-    Ic = np.asarray(inertia_com, float)
+    mass, com, Ic = float(mass), np.asarray(value(com), float), np.asarray(value(inertia_com), float)
     if not (np.isfinite(mass) and np.all(np.isfinite(com)) and np.all(np.isfinite(Ic))):
         raise ModelError(f"{where}: mass, centre of mass and inertia must be finite")
     if com.shape != (3,) or Ic.shape != (3, 3):

@@ -122,6 +122,11 @@ def parse(spec: str) -> PlantRef:
     raise InputError(f"cannot read plant {spec!r}: give a library name, 'module:Class' or a model file path")
 
 
+def _number(v):
+    """``float(v)``; a symbolic parameter (the native packer's recording, dynamics.symbolic) as it is."""
+    return v if getattr(v, "symbolic", False) else float(v)
+
+
 def group_parameters(values: Mapping[str, float]) -> dict[str, Any]:
     """Keyword arguments for a plant constructor: vector elements ``b[i]``
     gathered into one list ``b`` (1-based, in order)."""
@@ -130,9 +135,9 @@ def group_parameters(values: Mapping[str, float]) -> dict[str, Any]:
     for name, v in values.items():
         m = _ELEMENT.match(name)
         if m:
-            vectors.setdefault(m.group(1), {})[int(m.group(2))] = float(v)
+            vectors.setdefault(m.group(1), {})[int(m.group(2))] = _number(v)
         else:
-            kwargs[name] = float(v)
+            kwargs[name] = _number(v)
     for base, elems in vectors.items():
         n = max(elems)
         if sorted(elems) != list(range(1, n + 1)):

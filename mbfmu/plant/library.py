@@ -20,6 +20,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from ..dynamics.symbolic import number
 from ..errors import InputError, ModelError, UnknownNameError, unknown_name
 from .contract import Plant
 
@@ -163,10 +164,10 @@ def _fold_elements(parameters: dict, signature: inspect.Signature, what: str) ->
             start = parameters.get(base, signature.parameters[base].default)
             if start is inspect.Parameter.empty:
                 raise InputError(f"{what}: {key!r} sets an element of {base!r}, which has no default to start from")
-            vectors[base] = [float(v) for v in start]
+            vectors[base] = [number(v) for v in start]
         if not 1 <= index <= len(vectors[base]):
             raise InputError(f"{what}: {key!r} is outside {base!r}, which has {len(vectors[base])} elements (1-based)")
-        vectors[base][index - 1] = float(folded.pop(key))
+        vectors[base][index - 1] = number(folded.pop(key))  # a symbolic element kept (dynamics.symbolic)
     return {**folded, **vectors}
 
 

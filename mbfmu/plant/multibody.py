@@ -31,6 +31,7 @@ from ..dynamics.integrators import advance_rigid
 from ..dynamics.algorithms import forward_kinematics, kinetic_energy, momentum, potential_energy
 from ..dynamics.joints import FREE, PRISMATIC, SPHERICAL
 from ..dynamics.model import Model
+from ..dynamics.symbolic import has_sym, real_array, value
 from ..errors import InputError, ModelError, SimulationError
 from .contract import Plant
 from .signals import Signal
@@ -83,16 +84,19 @@ class MultibodyPlant(Plant):
                  canonical: bool = False):
         self.model = model
         self.canonical = bool(canonical)
-        B = np.asarray(input_matrix, dtype=float)
+        B = real_array(input_matrix)
         if B.ndim != 2 or B.shape[0] != model.nv:
             raise InputError(f"input_matrix must have shape (nv={model.nv}, nu), got {B.shape}")
         self.input_matrix = B
-        q = model.neutral() if q0 is None else np.asarray(q0, float).reshape(-1)
-        v = np.zeros(model.nv) if v0 is None else np.asarray(v0, float).reshape(-1)
+        q = model.neutral() if q0 is None else real_array(q0).reshape(-1)
+        v = np.zeros(model.nv) if v0 is None else real_array(v0).reshape(-1)
         if q.size != model.nq or v.size != model.nv:
             raise InputError(f"initial q has {q.size} values (nq={model.nq}), v has {v.size} (nv={model.nv})")
-        q = _kernels.normalize(model._h, q)
-        self.initial_velocity = np.array(v, dtype=float)  # v at t = 0 (the state may hold momenta)
+        # q0 and v0 as the parameters give them (expressions while recording, symbolic.py)
+        self.initial_configuration = q if has_sym(q) and not model.has_quaternions else None
+        q = _kernels.normalize(model._h, value(q))
+        self.initial_velocity = np.array(real_array(v))  # v at t = 0 (a copy; the state may hold momenta)
+        v = np.asarray(value(v), float)
         second = _kernels.momentum(model._h, q, v) if self.canonical else v
         self.states = _state_signals(model, np.concatenate([q, second]), self.canonical)
         self._python_forces = type(self).applied_forces is not MultibodyPlant.applied_forces
@@ -250,7 +254,7 @@ def check_positive(values: dict[str, float], plant: str) -> None:
             f = float(val)
         except (TypeError, ValueError):
             raise InputError(f"plant {plant!r}: parameter {name!r} = {val!r} is not a number") from None
-        if not np.isfinite(f) or f <= 0:
+        if not np.isfinite(f) or val <= 0:  # val itself: a symbolic parameter records the bound
             raise InputError(f"plant {plant!r}: parameter {name!r} = {val!r} must be finite and > 0")
 
 

@@ -16,7 +16,7 @@ from mbfmu.models.crash_occupant import HIC_SAMPLE, hic_from_integral
 
 from .conftest import assert_same, plant_run
 from .fmi_loop import Loaded
-from .test_native_fmu import HERE, RESTORE_CHILD, _description
+from .test_native_fmu import HERE, RESTORE_CHILD, assert_same_description
 
 NAME = "crash_occupant"
 
@@ -125,4 +125,4 @@ def test_the_pulse_belt_and_mass_parameters_repack_in_c(parameters, rtol, crash)
 
 
 def test_model_description_is_that_of_the_pythonfmu_fmu(native_fmu, tmp_path):
-    assert _description(native_fmu(NAME)) == _description(build_fmu(NAME, tmp_path))
+    assert_same_description(native_fmu(NAME), build_fmu(NAME, tmp_path), NAME)

@@ -37,6 +37,8 @@ from .fmi3 import PLATFORM_TUPLES, fmi3_description
 from .model_exchange import (INTERFACES, add_model_exchange, check_model_exchange, data_fields,
                              event_indicators)
 from .pack import Description, ParameterMap, check_supported, describe, parameter_map
+from .declare import declare_parameters
+from .tape import tape_source
 
 DEFAULT_PLATFORMS = ("linux64", "win64")
 
@@ -67,6 +69,7 @@ def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
     with the value-reference table ``v3rows`` of :func:`.fmi3.fmi3_description`)."""
     st = desc.structure
     sigs = [*plant.inputs, *plant.parameters]
+    counts = count_parameters(plant, pmap) if fmi_version == 2 else set()  # Integer in FMI 2 (.declare)
     lo = [-math.inf if s.min is None else s.min for s in sigs]
     hi = [math.inf if s.max is None else s.max for s in sigs]
     aff_p, aff_i, aff_c = [], [], []
@@ -92,9 +95,13 @@ def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
         _c_array("char *", "NAMES", names, _c_string),
         _c_array("char *", "UNITS", units, _c_string),
         _c_array("double", "LO", lo, _c_double), _c_array("double", "HI", hi, _c_double),
+        _c_array("int", "OPEN", [0] * len(plant.inputs) + list(pmap.open or [0] * len(plant.parameters))),
+        _c_array("int", "P_INTEGER", [int(s.name in counts) for s in plant.parameters]),
     ]
     flex_text, flex_ref = flex_source(st, _c_array)
     parts.append(flex_text)
+    tape_text, tape_fields = tape_source(pmap.tape, _c_array, _c_double, _c_string)
+    parts.append(tape_text)
     me_text, me_fields = data_fields(plant, _c_array)
     parts.append(me_text)
     parts.append(_c_array("int", "V3TAB", [v for r in v3rows for v in r]))
@@ -103,8 +110,9 @@ def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
                                         "canonical", "nl", "sled", "sled_input", "hic_body", "nh")},
                   parent="PARENT", jtype="JTYPE", nqi="NQI", nvi="NVI", l_iq="L_IQ", l_iv="L_IV", nd=desc.d.size, d0="D0",
                   **o, sens="SENS", p0="P0", u0="U0", p_fixed="P_FIXED", naff=len(aff_p), aff_p="AFF_P",
-                  aff_i="AFF_I", aff_c="AFF_C", names="NAMES", units="UNITS", lo="LO", hi="HI", flex=flex_ref,
-                  **me_fields, fmi=fmi_version, nv3=len(v3rows), v3tab="V3TAB")
+                  aff_i="AFF_I", aff_c="AFF_C", names="NAMES", units="UNITS", lo="LO", hi="HI", open="OPEN",
+                  p_integer="P_INTEGER", flex=flex_ref,
+                  **me_fields, **tape_fields, fmi=fmi_version, nv3=len(v3rows), v3tab="V3TAB")
     parts.append("const mbn_data MBN_DATA = {\n" + "".join(f"    .{k} = {v},\n" for k, v in fields.items())
                  + "};\n")
     return "\n".join(parts)
@@ -189,6 +197,8 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
     xml, names, units = _description_xml(ref, ident, digest, interfaces, with_me=fmi_version == 3 or None)
     mark_directional(xml, inexact_reason(desc))
     guid = xml.get("guid")
+    if fmi_version == 2:
+        declare_parameters(xml, plant, pmap.fixed, count_parameters(plant, pmap))
     v3rows = ()
     if fmi_version == 3:
         xml, v3rows = fmi3_description(xml, count_parameters(plant, pmap), len(event_indicators(plant)),

@@ -28,7 +28,7 @@ import numpy as np
 
 from ...dynamics.flexible import sensors as FS
 from ...errors import ModelError
-from .pack import Description, NativeUnsupported, layout, model_blocks, model_structure, sled_structure
+from .description import Description, NativeUnsupported, layout, model_blocks, model_structure, sled_structure
 
 _INT_TABLES = ("role", "beam", "pq", "pv", "goff", "hoff", "bbody", "bq", "bv", "bnm", "kdoff")
 _NUM_TABLES = (("gtab", "ng"), ("htab", "nh"), ("kd", "nkd"))

@@ -7,10 +7,15 @@ initial configuration and velocities, input matrix, internal step, sensor
 parameters). :func:`check_supported` refuses, naming the piece, a plant
 that computes anything in Python the runtime cannot express.
 
-:func:`parameter_map` finds how each parameter moves ``d``: the runtime
-re-packs the model in C for the parameters that move it affinely (verified
-by rebuilding the plant at probe values, one at a time and all together);
-the others are fixed in the native FMU, with the reason recorded.
+:func:`parameter_map` finds how each parameter moves ``d``. First choice:
+the plant's expression tape (:mod:`.tape`), recorded from the plant's own
+build with symbolic parameters and verified against builds with real
+numbers; the runtime evaluates it in C. For a plant whose build the tape
+cannot follow (numbers computed outside the recorded expressions), the
+affine map of each parameter, probed by rebuilding the plant at probe
+values one at a time and all together, when it takes more parameters. The
+parameters neither takes are fixed in the native FMU, with the reason
+recorded.
 """
 from __future__ import annotations
 
@@ -21,19 +26,15 @@ import numpy as np
 
 from ...dynamics import sensors as S, sled as _sled
 from ...dynamics.model import Model
-from ...errors import ModelError
+from ...dynamics.symbolic import real_array
 from ...plant.multibody import MultibodyPlant
 from ...plant import Plant
+from .description import (Description, NativeUnsupported, layout, model_blocks, model_structure,  # noqa: F401
+                          sled_structure)
+from .flexible import check_flexible, describe_flexible
+from .tape import trace, verify
 
-# the columns of the force-element tables that hold body indices (structure, not numbers)
-_BODY_COLUMNS = {"springs": (0, 4), "contacts": (0,), "cables": (3,)}
-# the columns of the joint drives' table that are structure: coordinates and mode (csrc/drives.h)
-_DRIVE_COLUMNS = (0, 1, 2)
 _REL_TOL = 1e-12
-
-
-class NativeUnsupported(ModelError):
-    """The plant computes something in Python the native runtime cannot express."""
 
 
 def check_supported(plant: Plant) -> None:
@@ -48,7 +49,6 @@ def check_supported(plant: Plant) -> None:
     runs on those kernel elements. (``derivatives`` is not used by an FMU.)
     """
     if getattr(plant, "flexible_system", None) is not None:
-        from .flexible import check_flexible
         return check_flexible(plant)
     cls = type(plant)
     name = f"plant {plant.name!r}"
@@ -92,85 +92,17 @@ def _sled_blocks(plant: MultibodyPlant) -> list[tuple[str, np.ndarray]]:
             ("o_hic", hic.parameters() if hic is not None else np.zeros(0))]
 
 
-def sled_structure(plant: Plant) -> dict:
-    """The sled's and HIC recorder's integers (``sled`` 0 without a sled frame)."""
-    sled, hic = getattr(plant, "sled", None), getattr(plant, "hic", None)
-    return dict(sled=int(sled is not None), sled_input=sled.input if sled is not None else -1,
-                hic_body=hic.body if hic is not None else 0, nh=hic.history if hic is not None else 0)
-
-
-@dataclass
-class Description:
-    """What the C runtime holds of one plant (see ``csrc/native.h``).
-
-    Attributes
-    ----------
-    structure : dict
-        Integer sizes and arrays (``nb``, ``nq``, ``nv``, ``nu``, ``ny``,
-        ``nx``, ``ns``, ``nct``, ``ncb``, ``canonical``, ``parent``,
-        ``jtype``, ``nqi``, ``nvi``, ``sens`` rows, body columns of the
-        force elements): equal for two plants of the same structure.
-    d : ndarray
-        The numeric vector.
-    offsets : dict
-        ``o_*`` offsets of the blocks of ``d``.
-    """
-
-    structure: dict
-    d: np.ndarray
-    offsets: dict = field(default_factory=dict)
-
-
-def model_blocks(model: Model) -> list[tuple[str, np.ndarray]]:
-    """The blocks of ``d`` that describe ``model`` (arrays of ``mb_model``,
-    body masses, centres of mass and inertias), keyed by their offsets' names."""
-    pk = model.packed
-    mass, com, Ic = S.mass_properties(model)
-    return [
-        ("o_axis1", pk["axis1"]), ("o_axis2", pk["axis2"]), ("o_Rtree", pk["Rtree"]),
-        ("o_ptree", pk["ptree"]), ("o_Ibody", pk["inertia"]), ("o_g", pk["gravity"]),
-        ("o_dof", pk["dof_force"]), ("o_springs", pk["springs"]), ("o_contacts", pk["contacts"]),
-        ("o_cables", pk["cables"]), ("o_drives", pk["drives"]),
-        ("o_mass", mass), ("o_com", com), ("o_Ic", Ic),
-    ]
-
-
-def model_structure(model: Model) -> dict:
-    """The integer structure of ``model`` (sizes, tree, joint types, the body
-    columns of the force elements)."""
-    pk = model.packed
-    return dict(
-        nb=model.nbodies, ns=len(model.springs), nct=len(model.contacts), ncb=len(model.cables),
-        ndr=len(pk["drives"]),
-        drives=tuple(tuple(int(v) for v in row) for row in pk["drives"][:, _DRIVE_COLUMNS]),
-        parent=tuple(int(v) for v in pk["parent"]), jtype=tuple(int(v) for v in pk["jtype"]),
-        nqi=tuple(int(v) for v in pk["nqi"]), nvi=tuple(int(v) for v in pk["nvi"]),
-        bodies=tuple(tuple(pk[k][:, c].astype(int).tolist()) for k, cols in _BODY_COLUMNS.items()
-                     for c in cols))
-
-
-def layout(blocks: list[tuple[str, np.ndarray]]) -> tuple[dict, list[np.ndarray], int]:
-    """Offsets of ``blocks`` laid end to end, their flat arrays, and the total size."""
-    offsets, parts, at = {}, [], 0
-    for key, arr in blocks:
-        flat = np.asarray(arr, dtype=float).reshape(-1)
-        offsets[key] = at
-        parts.append(flat)
-        at += flat.size
-    return offsets, parts, at
-
-
 def describe(plant: MultibodyPlant) -> Description:
     """The numeric description of a supported plant (see :func:`check_supported`)."""
     if getattr(plant, "flexible_system", None) is not None:
-        from .flexible import describe_flexible
         return describe_flexible(plant)
     model: Model = plant.model
     nq, nv, nu = model.nq, model.nv, len(plant.inputs)
     latches = plant.latches if plant.latches is not None else ((), (), (), 0.0, 0.0)
     blocks = model_blocks(model) + [
-        ("o_lsign", np.asarray(latches[2], float)), ("o_lk", np.array(latches[3:5], float)),
-        ("o_q0", plant.initial_state()[:nq]), ("o_v0", plant.initial_velocity),
+        ("o_lsign", np.asarray(latches[2], float)), ("o_lk", real_array(latches[3:5])),
+        ("o_q0", plant.initial_state()[:nq] if getattr(plant, "initial_configuration", None) is None
+         else plant.initial_configuration), ("o_v0", plant.initial_velocity),
         ("o_B", plant.input_matrix), ("o_step", np.array([plant.internal_step])),
         # the options tuple advance passes to the compiled integrator (first step internal_step)
         ("o_adapt", np.array(plant.error_control.options(plant.internal_step), float)),
@@ -181,7 +113,7 @@ def describe(plant: MultibodyPlant) -> Description:
     for s in plant.sensors:
         if isinstance(s, S.PointPosition):
             sens.append((s.code, s.body, s.axis, at))
-            parts.append(np.asarray(s.point, float))
+            parts.append(real_array(s.point))
             at += 3
         elif isinstance(s, S.Linear):
             sens.append((s.code, 0, 0, at))
@@ -219,6 +151,28 @@ class ParameterMap:
     coefficients: dict = field(default_factory=dict)
     fixed: dict = field(default_factory=dict)
     probe: dict = field(default_factory=dict)  # parameter index -> the probe offset that worked
+    open: list = field(default_factory=list)  # per parameter: 1 the plant refuses its min itself, 2 its max, 3 both
+    tape: object = None  # the plant's expression tape (.tape.Traced), when its build could be recorded
+    tape_failure: str | None = None  # else why not
+
+
+def open_bounds(plant: MultibodyPlant, rebuild: Callable[[Mapping[str, float]], MultibodyPlant]) -> list[int]:
+    """Per parameter, which of its finite bounds the plant itself refuses
+    (``check_positive``'s ``> 0`` on a parameter declared ``min=0``): 1 the
+    minimum, 2 the maximum, 3 both. FMI's bounds are inclusive; the native
+    FMU refuses these values as the plant does."""
+    flags = []
+    for sig in plant.parameters:
+        flag = 0
+        for bit, bound in ((1, sig.min), (2, sig.max)):
+            if bound is None or bound == sig.start:
+                continue
+            try:
+                rebuild({sig.name: float(bound)})
+            except Exception:  # the plant refuses the bound itself
+                flag |= bit
+        flags.append(flag)
+    return flags
 
 
 def _probes(sig, p0: float) -> list[tuple[float, float]]:
@@ -252,6 +206,33 @@ def parameter_map(plant: MultibodyPlant, rebuild: Callable[[Mapping[str, float]]
         changed (the others as in ``plant``); may raise for invalid values.
     """
     base = describe(plant)
+    d0 = base.d
+    out = ParameterMap()
+    try:
+        traced = trace(plant, rebuild, describe)
+        why = None if traced.structure == base.structure else "its recorded build has another structure"
+        traced = traced if why is None else None
+    except Exception as exc:  # a build the recording cannot follow: the affine map below
+        traced, why = None, f"{type(exc).__name__}: {exc}"
+    if why is None:
+        verify(traced, plant, rebuild, describe, d0)
+        if not traced.fixed:
+            out.tape, out.open = traced, open_bounds(plant, rebuild)
+            return out
+        why = "it does not follow " + "; ".join(f"{plant.parameters[j].name} ({r})" for j, r in traced.fixed.items())
+    # the recorded build misses some parameters: the affine map where it takes more of them
+    affine = _affine_map(plant, rebuild, base)
+    if traced is not None and len(traced.fixed) < len(affine.fixed):
+        out.tape, out.fixed = traced, dict(traced.fixed)
+    else:
+        out = affine
+        out.tape_failure = why
+    out.open = open_bounds(plant, rebuild)
+    return out
+
+
+def _affine_map(plant, rebuild, base: Description) -> ParameterMap:
+    """The affine map of each parameter, probed (for a plant whose build the tape cannot follow)."""
     d0 = base.d
     out = ParameterMap()
     for j, sig in enumerate(plant.parameters):

@@ -197,12 +197,27 @@ static int check_value(mbn_component *c, const mbn_data *D, unsigned vr, const c
                    kind, D->names[vr], v, c->in->t);
         return -1;
     }
-    if (v < D->lo[vr] || v > D->hi[vr]) {
-        mbn_report(c, MBN_ERROR, "refused: %s %s = %.17g %s is outside [%g, %g] at t = %.15g s; it keeps its value",
-                   kind, D->names[vr], v, unit, D->lo[vr], D->hi[vr], c->in->t);
+    int open_lo = D->open && (D->open[vr] & 1), open_hi = D->open && (D->open[vr] & 2);
+    if (v < D->lo[vr] || v > D->hi[vr] || (open_lo && v == D->lo[vr]) || (open_hi && v == D->hi[vr])) {
+        mbn_report(c, MBN_ERROR, "refused: %s %s = %.17g %s is outside %c%g, %g%c at t = %.15g s; it keeps its value",
+                   kind, D->names[vr], v, unit, open_lo || isinf(D->lo[vr]) ? '(' : '[', D->lo[vr], D->hi[vr],
+                   open_hi || isinf(D->hi[vr]) ? ')' : ']',
+                   c->in->t);
         return -1;
     }
     return 0;
+}
+
+/* "name = value, ..." of the parameters p that differ from the current ones, into buf */
+static void changed_parameters(const mbn_data *D, const double *p, const double *now, char *buf, size_t size) {
+    size_t at = 0;
+    buf[0] = 0;
+    for (int j = 0; j < D->np && at + 1 < size; ++j) {
+        if (p[j] == now[j]) continue;
+        int n = snprintf(buf + at, size - at, "%s%s = %.16g", at ? ", " : "", D->names[D->nu + j], p[j]);
+        if (n < 0) break;
+        at += (size_t)n;
+    }
 }
 
 /* apply the parameters p (np): a status */
@@ -217,10 +232,17 @@ static int apply_parameters(mbn_component *c, const double *p) {
         mbn_report(c, MBN_ERROR, "refused parameter %s = %.17g: %s; the native FMU keeps %.17g (rebuild "
                    "it with this value, or use the pythonfmu runtime)", D->names[D->nu + j], p[j],
                    D->p_fixed[j], in->p[j]);
+    } else if (err <= -3000) {
+        char what[512];
+        changed_parameters(D, p, in->p, what, sizeof what);
+        mbn_report(c, MBN_ERROR, "refused parameters %s: the plant %s requires %s; the previous values are kept",
+                   what, D->plant, D->tape->g_text[-3000 - err]);
     } else if (err <= -2000) {
-        mbn_report(c, MBN_ERROR, "refused parameters: body %d of plant %s would not be physical (negative mass, "
+        char what[512];
+        changed_parameters(D, p, in->p, what, sizeof what);
+        mbn_report(c, MBN_ERROR, "refused parameters %s: body %d of plant %s would not be physical (negative mass, "
                    "or an inertia that is not positive or breaks the triangle inequality); the previous values "
-                   "are kept", -2000 - err, D->plant);
+                   "are kept", what, -2000 - err, D->plant);
     } else {
         mbn_report(c, MBN_ERROR, "refused parameters: the re-packed model of plant %s is invalid; "
                    "the previous values are kept", D->plant);

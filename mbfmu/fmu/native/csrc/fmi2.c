@@ -199,7 +199,25 @@ FMI2_Export fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[
         mbn_report(CC(c), fmi2Error, "this FMU has no " T " variables");                        \
         return fmi2Error;                                                                       \
     }
-NO_TYPE("Integer", fmi2GetInteger, fmi2Integer value[], S_GET)
+/* the count parameters (MBN_DATA.p_integer) are the Integer variables: their
+ * value references are the parameters' (a count is held as a whole double) */
+FMI2_Export fmi2Status fmi2GetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2Integer value[]) {
+    ENTER(c, S_GET, 3, "fmi2GetInteger");
+    if (n && (!vr || !value)) { mbn_report(CC(c), fmi2Error, "fmi2GetInteger: NULL arrays"); return fmi2Error; }
+    const mbn_data *D = CC(c)->in->data;
+    fmi2Status st = fmi2OK;
+    for (size_t k = 0; k < n; ++k) {
+        unsigned j = vr[k] - (unsigned)D->nu;
+        if (vr[k] < (unsigned)D->nu || j >= (unsigned)D->np || !D->p_integer || !D->p_integer[j]) {
+            mbn_report(CC(c), fmi2Error, "fmi2GetInteger: value reference %u is not an Integer variable", vr[k]);
+            value[k] = 0;
+            st = fmi2Error;
+            continue;
+        }
+        value[k] = (fmi2Integer)CC(c)->in->p[j];
+    }
+    return st;
+}
 NO_TYPE("Boolean", fmi2GetBoolean, fmi2Boolean value[], S_GET)
 NO_TYPE("String", fmi2GetString, fmi2String value[], S_GET)
 NO_TYPE("Integer", fmi2SetInteger, const fmi2Integer value[], S_SET)

@@ -6,7 +6,9 @@
  * model arrays of mb_model, body masses and centres of mass, the initial
  * configuration q0 and velocities v0, the input matrix B (nv x nu,
  * row-major), the integrator's internal step and the sensor parameters, at
- * the offsets o_*. A re-packable parameter j moves d affinely:
+ * the offsets o_*. The parameters move d through the plant's expression
+ * tape (tape.h; recorded from the plant's own build and verified at build
+ * time), or, for a plant whose build cannot be recorded, affinely:
  *     d = d0 + sum over entries e with aff_p[e] == j of aff_c[e] (p_j - p0_j) at d[aff_i[e]]
  * (verified at build time); the model is then rebuilt from d. Value
  * references (FMI 2): inputs, parameters, outputs, states, derivatives of
@@ -24,6 +26,7 @@
 #include "latch.h"
 #include "sled.h"
 #include "flexible.h"
+#include "tape.h"
 
 /* a flexible plant's tables (flex_runtime.c): the state is the public
  * [q; v] of an mb_flex around the virtual tree that mbn_data describes */
@@ -62,7 +65,10 @@ typedef struct {
     const char *const *names;   /* (nu + np + ny + nx) variable names by value reference */
     const char *const *units;   /* same, "" for dimensionless */
     const double *lo, *hi;      /* (nu + np) bounds, +-HUGE_VAL where unbounded */
+    const int *open;            /* (nu + np) 1: the plant refuses the value lo itself, 2: hi itself, 3: both */
+    const int *p_integer;       /* (np) 1: a count, declared Integer (fmi2GetInteger) */
     const mbn_flex_data *flex;  /* NULL: a rigid plant; else nq, nv are the public sizes */
+    const mbn_tape *tape;       /* NULL, or d as a function of p (tape.h): its out entries replace d0's */
     /* Model Exchange (model_exchange.h): continuous states x[0..nxc), event
      * indicators (nz rows of 4 ints: kind, index, configuration index, side) */
     int nxc, nz;
@@ -104,7 +110,8 @@ void mbn_free(mbn_instance *in);
  * initial state. Returns 0, or -1 - j if parameter j cannot be re-packed
  * (data->p_fixed[j]), -2000 - i if body i would not be physical (negative
  * mass, inertia not positive semi-definite or breaking the triangle
- * inequality), or -1000 if the model cannot be made. */
+ * inequality), -3000 - g if the parameters break the plant's condition g
+ * (data->tape->g_text[g]), or -1000 if the model cannot be made. */
 int mbn_set_parameters(mbn_instance *in, const double *p);
 /* advance by dt (s) with inputs held: returns 0, or the failing body (> 0,
  * singular articulated inertia), MBN_NOMEM, MBN_ADAPT, or -1 - k with state k

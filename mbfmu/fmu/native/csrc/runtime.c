@@ -203,6 +203,18 @@ int mbn_set_parameters(mbn_instance *in, const double *p) {
         int j = D->aff_p[e];
         d[D->aff_i[e]] += D->aff_c[e] * (p[j] - D->p0[j]);
     }
+    if (D->tape && memcmp(p, D->p0, sizeof(double) * (size_t)D->np)) {
+        const mbn_tape *T = D->tape;
+        double *v = malloc(sizeof(double) * (size_t)(T->nn + 1));
+        if (!v) { free(d); return -1000; }
+        mbn_tape_eval(T, p, v);
+        int g = mbn_tape_failed_guard(T, v);
+        if (g >= 0) { free(v); free(d); return -3000 - g; }
+        for (int k = 0; k < T->nout; ++k) d[T->out_d[k]] = v[T->out_n[k]];
+        free(v);
+        for (int k = 0; k < D->nd; ++k)
+            if (!isfinite(d[k])) { free(d); return -1000; }
+    }
     int body = check_bodies(D, d);
     if (body) { free(d); return -2000 - body; }
     mb_model *m = pack_model(D, d);
