@@ -23,6 +23,7 @@ import ctypes
 import os
 import select
 import signal
+import socket
 import sys
 import threading
 import time as _time
@@ -142,36 +143,42 @@ class _Watchdog(threading.Thread):
         super().__init__(name="mbfmu-run-watchdog", daemon=True)
         self.guard = guard
         self._closed = threading.Event()
-        self._wake_r, self._wake_w = os.pipe()  # close() wakes the thread up
-        self._sig_r = self._sig_w = -1
+        # socket pairs, not pipes: select() and set_wakeup_fd take sockets on every platform
+        self._wake_r, self._wake_w = socket.socketpair()  # close() wakes the thread up
+        self._sig: tuple[socket.socket, socket.socket] | None = None
         self._old_wakeup = -1
         if threading.current_thread() is threading.main_thread():
             # the C-level signal handler writes the signal number here, whatever Python does
-            self._sig_r, self._sig_w = os.pipe()
-            os.set_blocking(self._sig_w, False)
+            r, w = socket.socketpair()
+            w.setblocking(False)
             try:
-                self._old_wakeup = signal.set_wakeup_fd(self._sig_w, warn_on_full_buffer=False)
+                self._old_wakeup = signal.set_wakeup_fd(w.fileno(), warn_on_full_buffer=False)
+                self._sig = (r, w)
             except ValueError:  # pragma: no cover - not the main thread after all
-                os.close(self._sig_r), os.close(self._sig_w)
-                self._sig_r = self._sig_w = -1
+                r.close(), w.close()
 
     def close(self) -> None:
         self._closed.set()
-        os.write(self._wake_w, b"x")
+        try:
+            self._wake_w.send(b"x")
+        except OSError:  # pragma: no cover
+            pass
         if self.is_alive() and threading.current_thread() is not self:
             self.join(5.0)
-        if self._sig_w >= 0:
+        if self._sig is not None:
             try:
                 signal.set_wakeup_fd(self._old_wakeup)
             except ValueError:  # pragma: no cover
                 pass
-            os.close(self._sig_r), os.close(self._sig_w)
-            self._sig_r = self._sig_w = -1
-        os.close(self._wake_r), os.close(self._wake_w)
+            for sock in self._sig:
+                sock.close()
+            self._sig = None
+        self._wake_r.close(), self._wake_w.close()
 
     def run(self) -> None:
         g = self.guard
-        fds = [self._wake_r] + ([self._sig_r] if self._sig_r >= 0 else [])
+        sig_r = self._sig[0] if self._sig is not None else None
+        fds = [self._wake_r] + ([sig_r] if sig_r is not None else [])
         interrupts = 0
         act_at: float | None = None  # when to end the process if the master has not stopped
         act_kind = ""
@@ -183,8 +190,8 @@ class _Watchdog(threading.Thread):
             ready, _, _ = select.select(fds, [], [], max(0.0, min(waits)) if waits else None)
             if self._closed.is_set():
                 return
-            if self._sig_r in ready:
-                for signum in os.read(self._sig_r, 64):
+            if sig_r is not None and sig_r in ready:
+                for signum in sig_r.recv(64):
                     if signum == signal.SIGTERM:
                         g.request("SIGTERM")
                         if act_at is None:

@@ -176,3 +176,20 @@ def test_ssp_archive_folder_lives_as_long_as_the_system(faulty_c_fmu, tmp_path):
     del system, r
     gc.collect()
     assert not folder.exists()  # released with the system
+
+
+def test_roberts_reference_fmu_step_that_takes_ages_honours_the_timeout(tmp_path):
+    """The issue's own case: Roberts (FMI 3) at its default experiment takes a first
+    step of 2e5 s that runs for many minutes inside ``fmi3DoStep``; ``--timeout 3``
+    ends it with 124, keeping the start row and the reason."""
+    from tooling import reference_fmu
+    out = tmp_path / "roberts.csv"
+    t = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "mbfmu", "simulate", str(reference_fmu("fmi3", "Roberts")),
+                        "--timeout", "3", "--no-progress", "-o", str(out)], capture_output=True, text=True,
+                       timeout=60, env=_env("compiled"))
+    assert p.returncode == 124, p.stderr
+    assert time.monotonic() - t < 3.0 + 15.0
+    r = load_result(out)
+    assert r.summary.status == "timeout" and len(r) == 1 and r.time[0] == 1e-5
+    assert "unit 'Robertson Problem' was inside a call from t = 1e-05 s" in r.summary.message
