@@ -45,7 +45,9 @@ def _recipe(unit: Unit) -> tuple:
                   "feedthrough": {k: list(v) for k, v in unit.feedthrough.items()}}
         if getattr(unit, "interface", "cs") == "me":
             recipe.update(interface="me", rtol=unit.rtol, atol=unit.atol)
-        return ("fmu", recipe)
+        # unit conversions and SSP linear transformations of its inputs
+        conversions = {unit.inputs[j]: ab for j, ab in getattr(unit, "input_conversion", {}).items()}
+        return ("fmu", {**recipe, "conversions": conversions} if conversions else recipe)
     try:
         return ("pickle", pickle.dumps(unit))
     except Exception as exc:

@@ -53,7 +53,12 @@ def _make_unit(recipe: tuple) -> Any:
     kind, payload = recipe
     if kind == "fmu":
         from .fmu_unit import FmuUnit
-        return FmuUnit(**payload)
+        payload = dict(payload)
+        conversions = payload.pop("conversions", {})
+        unit = FmuUnit(**payload)
+        for name, (gain, offset) in conversions.items():
+            unit.convert_input(name, gain, offset)
+        return unit
     return pickle.loads(payload)
 
 

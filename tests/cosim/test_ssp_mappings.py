@@ -312,8 +312,6 @@ def test_conversions_and_transformations_compose_along_system_connectors(gain_fm
     assert simulate(back, 0.1, 0.01, progress=False)["g2.y"][-1] == r["g2.y"][-1]
 
 
-@pytest.mark.xfail(strict=True, reason="isolation.py's worker recipe drops FmuUnit.input_conversion (unit conversions "
-                                       "and SSP transformations): isolated runs of such systems are wrong (master's area)")
 def test_isolated_run_keeps_the_connection_transformations(mass_fmu, tmp_path):
     from .test_convergence import without_feedthrough
     plain = write_ssp(without_feedthrough(mass_fmu), tmp_path / "plain.ssd", stop_time=1.0, step=0.01)
