@@ -3,7 +3,7 @@
  * (RHEL/CentOS 7 and later) on x86_64 and aarch64 Linux.
  *
  * glibc 2.27 to 2.29 gave exp, log, pow, exp2 and log2 (and their float
- * variants) new implementations under new symbol versions, so a binary linked
+ * variants), and glibc 2.35 hypot, new implementations under new symbol versions, so a binary linked
  * against a recent glibc needs GLIBC_2.29 and does not load on older systems.
  * The original versions are still in every later glibc and compute the same
  * values there (the new code behind a wrapper that only adds the old SVID
@@ -39,6 +39,9 @@ __asm__(".symver logf,logf@" MB_GLIBC_BASE);
 __asm__(".symver powf,powf@" MB_GLIBC_BASE);
 __asm__(".symver exp2f,exp2f@" MB_GLIBC_BASE);
 __asm__(".symver log2f,log2f@" MB_GLIBC_BASE);
+/* glibc 2.35 gave hypot a new version too */
+__asm__(".symver hypot,hypot@" MB_GLIBC_BASE);
+__asm__(".symver hypotf,hypotf@" MB_GLIBC_BASE);
 #endif
 #endif
 

@@ -1,4 +1,5 @@
 /* Evaluating a plant's expression tape (tape.h) in the order Tape.evaluate does. */
+#include "glibc_baseline.h" /* before any libm use: see there */
 #include <math.h>
 
 #include "tape.h"
