@@ -460,8 +460,10 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
                 raise InputError(f"resource file name {fname!r} is used by the FMU itself; choose another")
             (res / fname).write_bytes(data)
             file_hash += fname + hashlib.sha256(data).hexdigest()
+        # the script's format is in the digest: pythonfmu imports the slave module by
+        # name, so FMUs of one plant from two formats met a module of the other format
         digest = hashlib.sha256((json.dumps(ref.to_dict(), sort_keys=True) + file_hash + __version__
-                                 ).encode()).hexdigest()[:12]
+                                 + SLAVE_TEMPLATE).encode()).hexdigest()[:12]
         modules = embed.module_names(r for r in code if r.endswith(".py"))
         if modules or ref.kind == "pickle" or (ref.kind == "file" and code):
             _check_travels(res, ref)

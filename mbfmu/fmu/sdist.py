@@ -80,9 +80,11 @@ def source_distribution() -> Path | None:
         return None
     from ..untrusted.scratch import private_dir
     out = private_dir("sdist")
-    code = "import sys; from setuptools import build_meta; print(build_meta.build_sdist(sys.argv[1]))"
-    res = subprocess.run([sys.executable, "-c", code, str(out)], cwd=root, capture_output=True, text=True,
-                         timeout=600)
+    # egg_info's folder goes to the private folder too: written into the source
+    # tree, it is what importlib.metadata finds there, and an FMU instantiated
+    # meanwhile in another process read a half-written one (no mbfmu version)
+    res = subprocess.run([sys.executable, "setup.py", "-q", "egg_info", "--egg-base", str(out), "sdist",
+                          "--dist-dir", str(out)], cwd=root, capture_output=True, text=True, timeout=600)
     made = out / sdist_name()
     if res.returncode != 0 or not made.is_file():
         raise RuntimeError(f"making mbfmu's source distribution from {root} failed: "

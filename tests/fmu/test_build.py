@@ -141,3 +141,21 @@ def test_build_refuses_parameters_the_plant_refuses(tmp_path):
 def test_library_plants_are_covered():
     """Says loudly when the library plants are not (yet) among the cases."""
     assert not LIBRARY_REASON, f"only the test plants are covered: {LIBRARY_REASON}"
+
+
+def test_slave_scripts_of_another_format_get_another_module_name(tmp_path, monkeypatch):
+    """pythonfmu imports the slave module by name: an FMU built by an mbfmu whose
+    script format differs must not meet the other's module in one process (it
+    lacked the name the newer shim asks for)."""
+    import zipfile
+    from mbfmu.fmu import builder
+
+    def module_of(folder):
+        path = builder.build_fmu("rigid_arm", tmp_path / folder)
+        with zipfile.ZipFile(path) as z:
+            return z.read("resources/slavemodule.txt").decode()
+
+    first = module_of("a")
+    assert module_of("b") == first  # the same build, the same name
+    monkeypatch.setattr(builder, "SLAVE_TEMPLATE", builder.SLAVE_TEMPLATE + "# another format\n")
+    assert module_of("c") != first
