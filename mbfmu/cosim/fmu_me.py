@@ -191,6 +191,35 @@ class _MeStepping:
         del self.events[n_events:]
         return fmu_state
 
+    def connect_inputs(self, driven: Iterable[int]) -> None:
+        driven = list(driven)
+        self._inputs_driven = bool(driven)
+        super().connect_inputs(driven)
+
+    def terminate(self) -> None:
+        self._solver = None
+        super().terminate()
+
+    def do_step(self, t: float, h: float) -> None:
+        try:
+            self._me_advance(t, h)
+        except (CosimError, StopRequested):
+            raise
+        except Exception as exc:  # fmpy raises on an error status; CVODE on a failed step
+            raise CosimError(f"unit {self.name!r}: model exchange step from t = {t!r} s (h = {h!r} s) failed: {exc}"
+                             + (f"; last unit log lines:\n{self.log_text(10)}" if self.log else "")) from exc
+
+    def get_state(self) -> Any:
+        return self._me_state(super().get_state())
+
+    def set_state(self, state: Any) -> None:
+        super().set_state(self._me_restore(state))
+        self._me.setTime(self._t)
+        self._restart()
+
+    def free_state(self, state: Any) -> None:
+        super().free_state(state[0])
+
 
 class FmuMeUnit(_MeStepping, FmuUnit):
     """An FMI 2.0 Model Exchange FMU, integrated by the master (see the module docstring).
@@ -236,11 +265,6 @@ class FmuMeUnit(_MeStepping, FmuUnit):
     def _update_discrete(self) -> tuple:
         return self._me.newDiscreteStates()
 
-    def connect_inputs(self, driven: Iterable[int]) -> None:
-        driven = list(driven)
-        self._inputs_driven = bool(driven)
-        super().connect_inputs(driven)
-
     def setup(self, t0: float, stop_time: float, step: float) -> None:
         from fmpy.fmi2 import FMU2Model
 
@@ -283,29 +307,6 @@ class FmuMeUnit(_MeStepping, FmuUnit):
         self._start_inputs()
         self.pull()
 
-    def terminate(self) -> None:
-        self._solver = None
-        super().terminate()
-
-    def do_step(self, t: float, h: float) -> None:
-        try:
-            self._me_advance(t, h)
-        except (CosimError, StopRequested):
-            raise
-        except Exception as exc:  # fmpy raises on an error status; CVODE on a failed step
-            raise CosimError(f"unit {self.name!r}: model exchange step from t = {t!r} s (h = {h!r} s) failed: {exc}"
-                             + (f"; last unit log lines:\n{self.log_text(10)}" if self.log else "")) from exc
-
-    def get_state(self) -> Any:
-        return self._me_state(super().get_state())
-
-    def set_state(self, state: Any) -> None:
-        super().set_state(self._me_restore(state))
-        self._me.setTime(self._t)
-        self._restart()
-
-    def free_state(self, state: Any) -> None:
-        super().free_state(state[0])
 
 
 class Fmu3MeUnit(_MeStepping, Fmu3Unit):
@@ -333,11 +334,6 @@ class Fmu3MeUnit(_MeStepping, Fmu3Unit):
 
     def _update_discrete(self) -> tuple:
         return self._me.updateDiscreteStates()
-
-    def connect_inputs(self, driven: Iterable[int]) -> None:
-        driven = list(driven)
-        self._inputs_driven = bool(driven)
-        super().connect_inputs(driven)
 
     def setup(self, t0: float, stop_time: float, step: float) -> None:
         from fmpy.fmi3 import FMU3Model
@@ -380,27 +376,3 @@ class Fmu3MeUnit(_MeStepping, Fmu3Unit):
                              + (f"; unit log:\n{self.log_text()}" if self.log else "")) from exc
         self._start_inputs()
         self.pull()
-
-    def terminate(self) -> None:
-        self._solver = None
-        super().terminate()
-
-    def do_step(self, t: float, h: float) -> None:
-        try:
-            self._me_advance(t, h)
-        except (CosimError, StopRequested):
-            raise
-        except Exception as exc:
-            raise CosimError(f"unit {self.name!r}: model exchange step from t = {t!r} s (h = {h!r} s) failed: {exc}"
-                             + (f"; last unit log lines:\n{self.log_text(10)}" if self.log else "")) from exc
-
-    def get_state(self) -> Any:
-        return self._me_state(super().get_state())
-
-    def set_state(self, state: Any) -> None:
-        super().set_state(self._me_restore(state))
-        self._me.setTime(self._t)
-        self._restart()
-
-    def free_state(self, state: Any) -> None:
-        super().free_state(state[0])
