@@ -106,7 +106,7 @@ def test_an_fmu_others_could_have_planted_is_not_used(tmp_path, capsys):
     """A result names the FMU that ran by its path; in a folder anyone can
     write to, an FMU there is not trusted to describe the plant."""
     py, marker = code_marker(tmp_path)
-    shared = tmp_path / "shared"
+    shared = tmp_path / "open_to_all"
     shared.mkdir()
     fmu = _fmu_with_plant_ref(shared, '{"kind": "file", "target": "model.py"}')
     shared.chmod(0o777)  # world-writable, not sticky
