@@ -96,6 +96,18 @@ class _MeStepping:
     atol: float | None = None
     events: list[tuple[float, str]]
 
+    def __init__(self, path: Any, name: str | None = None, values: Mapping[str, Any] | None = None,
+                 step: float | None = None, feedthrough: Mapping[str, Iterable[str]] | None = None,
+                 log: bool = False, interface: str | None = "me", rtol: float = 1e-6,
+                 atol: float | None = None) -> None:
+        self._me_options(rtol, atol)
+        super().__init__(path, name, values, step, feedthrough, log)
+        self.interface = "me"
+
+    @staticmethod
+    def _interface_element(md: Any) -> Any:
+        return md.modelExchange
+
     def _me_options(self, rtol: float, atol: float | None) -> None:
         for name, v in (("rtol", rtol), ("atol", atol)):
             if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
@@ -244,18 +256,6 @@ class FmuMeUnit(_MeStepping, FmuUnit):
 
     _derivatives = "getDerivatives"
 
-    def __init__(self, path: Any, name: str | None = None, values: Mapping[str, Any] | None = None,
-                 step: float | None = None, feedthrough: Mapping[str, Iterable[str]] | None = None,
-                 log: bool = False, interface: str | None = "me", rtol: float = 1e-6,
-                 atol: float | None = None) -> None:
-        self._me_options(rtol, atol)
-        super().__init__(path, name, values, step, feedthrough, log)
-        self.interface = "me"
-
-    @staticmethod
-    def _interface_element(md: Any) -> Any:
-        return md.modelExchange
-
     @staticmethod
     def _check_interface(md: Any) -> None:
         if md.fmiVersion != "2.0" or md.modelExchange is None:
@@ -313,18 +313,6 @@ class Fmu3MeUnit(_MeStepping, Fmu3Unit):
     """An FMI 3.0 Model Exchange FMU, integrated by the master (see :class:`FmuMeUnit`)."""
 
     _derivatives = "getContinuousStateDerivatives"
-
-    def __init__(self, path: Any, name: str | None = None, values: Mapping[str, Any] | None = None,
-                 step: float | None = None, feedthrough: Mapping[str, Iterable[str]] | None = None,
-                 log: bool = False, interface: str | None = "me", rtol: float = 1e-6,
-                 atol: float | None = None) -> None:
-        self._me_options(rtol, atol)
-        super().__init__(path, name, values, step, feedthrough, log)
-        self.interface = "me"
-
-    @staticmethod
-    def _interface_element(md: Any) -> Any:
-        return md.modelExchange
 
     @staticmethod
     def _check_interface(md: Any) -> None:
