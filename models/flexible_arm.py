@@ -301,7 +301,10 @@ class FlexibleArm(Plant):
         # error control alone would hover at that limit, with rejected steps
         # and tolerance-level noise in the stiff modes (measured: slower, and
         # 2e4 x less accurate at the default tolerance)
-        self.internal_step = min(1e-3, 2.0 / self.spectral_radius)
+        # internal_step = min(step_rule[0], step_rule[1] / spectral_radius); the native FMU
+        # takes the parameters that keep it at step_rule[0] (mbfmu.fmu.native.pack.step_rule)
+        self.step_rule = (1e-3, 2.0)
+        self.internal_step = min(self.step_rule[0], self.step_rule[1] / self.spectral_radius)
         self.error_control = ErrorControl(max_step=self.internal_step)
         values = dict(length_1=(length_1, "m", "length of link 1"),
                       length_2=(length_2, "m", "length of link 2"),

@@ -167,6 +167,10 @@ def test_all_parameters_set_together_equal_the_python_plant(name, loaded):
                                                     ("satellite", "hinge_preload", 0.4),
                                                     # re-packed by the affine map (tape not yet followed)
                                                     ("flexible_arm", "rotor_mass", 0.25),
+                                                    # taken while the internal step stays 1 ms (step rule)
+                                                    ("flexible_arm", "damping_ratio", 0.015),
+                                                    ("flexible_arm", "payload_mass", 0.12),
+                                                    ("flexible_arm", "motor_inertia_2", 0.005),
                                                     ("crash_occupant", "seat_stiffness", 4.5e4),
                                                     ("crash_occupant", "pulse_peak", 150.0)])
 def test_a_tunable_parameter_changed_during_the_run_equals_the_rebuilt_plant(name, parameter, value, loaded):
@@ -211,6 +215,34 @@ def test_a_value_the_plant_refuses_is_refused_and_the_previous_values_kept(name,
         L.set(parameter, value)
     assert all(w in L.log[-1] for w in words), L.log[-1]
     for k, v in NATIVE_PLANTS[name].items():
+        L.set(k, v)
+    L.slave.exitInitializationMode()
+    assert L.get([parameter]).tolist() == [start[parameter]]
+    assert_same(L.run(outs, h, STEPS), Y)
+
+
+@pytest.mark.parametrize("parameter, value", [("damping_ratio", 0.1), ("payload_mass", 0.01),
+                                              ("motor_inertia_2", 0.0004)])
+def test_a_value_that_moves_the_flexible_arms_internal_step_is_refused(parameter, value, loaded):
+    """flexible_arm integrates with min(1 ms, 2 / rho), rho the spectral radius at rest
+    (1888 1/s at the start values): the native runtime takes a parameter while the step
+    stays 1 ms, and refuses a value the plant accepts with a shorter step, naming the
+    radius it computed (csrc/steplimit.c), which equals the plant's (numpy's eigvals)."""
+    import re
+    moved = load_plant("flexible_arm", **{parameter: value})
+    assert moved.internal_step < 1e-3  # the plant takes the value, with a shorter step
+    start = {s.name: s.start for s in load_plant("flexible_arm").parameters}
+    Y, outs, h = python_run("flexible_arm", STEPS, {})
+    L = loaded("flexible_arm")
+    L.slave.setupExperiment(startTime=0.0)
+    L.slave.enterInitializationMode()
+    with pytest.raises(FMICallException):
+        L.set(parameter, value)
+    log = L.log[-1]
+    assert f"refused parameters {parameter}" in log and "internal step" in log and "2000" in log, log
+    rho = float(re.search(r"spectral radius ([0-9.e+-]+) 1/s", log).group(1))
+    assert abs(rho - moved.spectral_radius) <= 1e-9 * moved.spectral_radius, (rho, moved.spectral_radius)
+    for k, v in NATIVE_PLANTS["flexible_arm"].items():
         L.set(k, v)
     L.slave.exitInitializationMode()
     assert L.get([parameter]).tolist() == [start[parameter]]

@@ -112,6 +112,8 @@ def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
                   **o, sens="SENS", p0="P0", u0="U0", p_fixed="P_FIXED", naff=len(aff_p), aff_p="AFF_P",
                   aff_i="AFF_I", aff_c="AFF_C", names="NAMES", units="UNITS", lo="LO", hi="HI", open="OPEN",
                   p_integer="P_INTEGER", flex=flex_ref,
+                  step_cap=_c_double(pmap.step_rule[0] if pmap.step_rule else 0.0),
+                  step_k=_c_double(pmap.step_rule[1] if pmap.step_rule else 0.0),
                   **me_fields, **tape_fields, fmi=fmi_version, nv3=len(v3rows), v3tab="V3TAB")
     parts.append("const mbn_data MBN_DATA = {\n" + "".join(f"    .{k} = {v},\n" for k, v in fields.items())
                  + "};\n")

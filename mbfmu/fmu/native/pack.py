@@ -154,6 +154,8 @@ class ParameterMap:
     open: list = field(default_factory=list)  # per parameter: 1 the plant refuses its min itself, 2 its max, 3 both
     tape: object = None  # the plant's expression tape (.tape.Traced), when its build could be recorded
     tape_failure: str | None = None  # else why not
+    # the plant's step rule the runtime guards (csrc/steplimit.c): (step_cap, step_k), or None
+    step_rule: tuple | None = None
 
 
 def open_bounds(plant: MultibodyPlant, rebuild: Callable[[Mapping[str, float]], MultibodyPlant]) -> list[int]:
@@ -207,6 +209,10 @@ def parameter_map(plant: MultibodyPlant, rebuild: Callable[[Mapping[str, float]]
     """
     base = describe(plant)
     d0 = base.d
+    rule = step_rule(plant)
+    full_rebuild = rebuild
+    if rule is not None:  # values that move the internal step are refused by the runtime, as here
+        rebuild = _keeping_step(plant, rebuild)
     out = ParameterMap()
     try:
         traced = trace(plant, rebuild, describe)
@@ -217,7 +223,7 @@ def parameter_map(plant: MultibodyPlant, rebuild: Callable[[Mapping[str, float]]
     if why is None:
         verify(traced, plant, rebuild, describe, d0)
         if not traced.fixed:
-            out.tape, out.open = traced, open_bounds(plant, rebuild)
+            out.tape, out.open, out.step_rule = traced, open_bounds(plant, full_rebuild), rule
             return out
         why = "it does not follow " + "; ".join(f"{plant.parameters[j].name} ({r})" for j, r in traced.fixed.items())
     # the recorded build misses some parameters: the affine map where it takes more of them
@@ -227,8 +233,59 @@ def parameter_map(plant: MultibodyPlant, rebuild: Callable[[Mapping[str, float]]
     else:
         out = affine
         out.tape_failure = why
-    out.open = open_bounds(plant, rebuild)
+    out.open = open_bounds(plant, full_rebuild)
+    out.step_rule = rule
     return out
+
+
+def step_rule(plant) -> tuple[float, float] | None:
+    """``(step_cap, step_k)`` of a flexible plant whose internal step is
+    ``min(step_cap, step_k / rho)`` (``plant.step_rule``; ``rho`` its
+    ``spectral_radius``, of the structural Jacobian at rest), when the step is
+    ``step_cap`` at the plant's start values; else None. The runtime takes a
+    parameter only while the step stays ``step_cap`` (``csrc/steplimit.c``)."""
+    rule = getattr(plant, "step_rule", None)
+    if rule is None or getattr(plant, "flexible_system", None) is None:
+        return None
+    cap, k = (float(v) for v in rule)
+    rho = rest_radius(plant.flexible_system)
+    if rho is None or abs(rho - plant.spectral_radius) > 1e-9 * plant.spectral_radius:
+        return None  # the runtime's radius would not be the plant's
+    return (cap, k) if plant.internal_step == cap and k / rho > cap * (1 + 1e-9) else None
+
+
+def rest_radius(system) -> float | None:
+    """The spectral radius (1/s) of ``J = [[0, I], [-M^-1 K, -M^-1 D]]`` at
+    rest as the runtime computes it (``csrc/steplimit.c``): ``M^-1`` column
+    by column from the flexible ABA, ``K`` and ``D`` the beams' modal blocks
+    of the packed tables; None for a system whose rest linearization has
+    other terms (no beams, force elements)."""
+    if not getattr(system, "beams", ()) or system._has_passive or system.nq != system.nv:
+        return None
+    n, t = system.nv, system.flex_tables
+    x0 = np.concatenate([system.neutral(), np.zeros(n)])
+    a0 = system.rhs(0.0, x0, np.zeros(n))[n:]
+    A = np.column_stack([system.rhs(0.0, x0, np.eye(n)[j])[n:] - a0 for j in range(n)])
+    J = np.zeros((2 * n, 2 * n))
+    J[:n, n:] = np.eye(n)
+    for part in range(2):
+        KD = np.zeros((n, n))
+        for b in range(len(system.beams)):
+            m, o, v = int(t["bnm"][b]), int(t["kdoff"][b]) + part * int(t["bnm"][b]) ** 2, int(t["bv"][b])
+            KD[v:v + m, v:v + m] = t["kd"][o:o + m * m].reshape(m, m)
+        J[n:, part * n:(part + 1) * n] = -A @ KD
+    return float(np.abs(np.linalg.eigvals(J)).max())
+
+
+def _keeping_step(plant, rebuild):
+    """``rebuild`` that refuses values moving the plant's internal step (see :func:`step_rule`)."""
+    def build(values):
+        p = rebuild(values)
+        if p.internal_step != plant.internal_step:
+            raise NativeUnsupported(f"plant {plant.name!r}: at {values} the internal step is {p.internal_step:.6g} s, "
+                                    f"not {plant.internal_step:.6g} s (the runtime's step rule refuses it)")
+        return p
+    return build
 
 
 def _affine_map(plant, rebuild, base: Description) -> ParameterMap:

@@ -232,6 +232,14 @@ static int apply_parameters(mbn_component *c, const double *p) {
         mbn_report(c, MBN_ERROR, "refused parameter %s = %.17g: %s; the native FMU keeps %.17g (rebuild "
                    "it with this value, or use the pythonfmu runtime)", D->names[D->nu + j], p[j],
                    D->p_fixed[j], in->p[j]);
+    } else if (err == -4000) {
+        char what[512];
+        changed_parameters(D, p, in->p, what, sizeof what);
+        mbn_report(c, MBN_ERROR, "refused parameters %s: plant %s linearized at rest would have the spectral radius "
+                   "%.10g 1/s, above %g / %g s = %.10g 1/s, so its internal step would be %.6g s instead of the "
+                   "packed %g s, which the native runtime does not follow; the previous values are kept",
+                   what, D->plant, in->rho_refused, D->step_k, D->step_cap, D->step_k / D->step_cap,
+                   D->step_k / in->rho_refused, D->step_cap);
     } else if (err <= -3000) {
         char what[512];
         changed_parameters(D, p, in->p, what, sizeof what);

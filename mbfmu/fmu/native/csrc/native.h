@@ -69,6 +69,9 @@ typedef struct {
     const int *p_integer;       /* (np) 1: a count, declared Integer (fmi2GetInteger) */
     const mbn_flex_data *flex;  /* NULL: a rigid plant; else nq, nv are the public sizes */
     const mbn_tape *tape;       /* NULL, or d as a function of p (tape.h): its out entries replace d0's */
+    /* the plant's internal-step rule (steplimit.c): internal_step = min(step_cap, step_k / rho), rho the
+     * spectral radius at rest; step_cap 0: none. The runtime takes parameters while the step stays step_cap */
+    double step_cap, step_k;
     /* Model Exchange (model_exchange.h): continuous states x[0..nxc), event
      * indicators (nz rows of 4 ints: kind, index, configuration index, side) */
     int nxc, nz;
@@ -101,6 +104,7 @@ typedef struct {
     int adapt_status;     /* mb_adapt status of the last failed integration (MBN_ADAPT) */
     mb_adapt_stats adapt_stats;
     int y_valid;
+    double rho_refused;   /* the spectral radius (1/s) of the last parameters refused by the step rule */
 } mbn_instance;
 
 /* life cycle: NULL on allocation failure */
@@ -111,7 +115,8 @@ void mbn_free(mbn_instance *in);
  * (data->p_fixed[j]), -2000 - i if body i would not be physical (negative
  * mass, inertia not positive semi-definite or breaking the triangle
  * inequality), -3000 - g if the parameters break the plant's condition g
- * (data->tape->g_text[g]), or -1000 if the model cannot be made. */
+ * (data->tape->g_text[g]), -4000 if the internal step would leave data->step_cap (the plant's step
+ * rule; the spectral radius in in->rho_refused), or -1000 if the model cannot be made. */
 int mbn_set_parameters(mbn_instance *in, const double *p);
 /* advance by dt (s) with inputs held: returns 0, or the failing body (> 0,
  * singular articulated inertia), MBN_NOMEM, MBN_ADAPT, or -1 - k with state k
@@ -132,6 +137,10 @@ const double *mbn_outputs(mbn_instance *in);
  * allocation failure), and the outputs of a flexible plant into in->y */
 mb_flex *mbn_flex_new(const mbn_data *D, mb_model *m, const double *d);
 void mbn_flex_outputs(mbn_instance *in);
+/* steplimit.c: the spectral radius (1/s) of the flexible system fx linearized at rest at the public
+ * configuration q0, and of a general n x n matrix a (destroyed); 0, or -1 if it cannot be computed */
+int mbn_flex_rest_radius(const mbn_data *D, mb_flex *fx, const double *q0, double *radius);
+int mbn_eig_radius(double *a, int n, double *radius);
 /* 1 if the flexible right-hand side's error err (mb_flex_rhs, FX_NONFINITE)
  * in a step from in->x comes from a state the step reached (the equations
  * hold at in->x: the state blew up, as advance_flexible says), a stage that

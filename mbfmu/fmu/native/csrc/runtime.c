@@ -225,6 +225,11 @@ int mbn_set_parameters(mbn_instance *in, const double *p) {
     initial_state(D, m, d, x0);
     for (int k = 0; k < D->nx; ++k)
         if (!isfinite(x0[k])) { mb_flex_free(fx); mb_free(m); free(d); return -1000; }
+    if (fx && D->step_cap > 0) { /* the plant's step rule: the step must stay step_cap (steplimit.c) */
+        double rho = HUGE_VAL;
+        int bad = mbn_flex_rest_radius(D, fx, x0, &rho) || !(D->step_k / rho > D->step_cap * (1.0 + 1e-9));
+        if (bad) { in->rho_refused = rho; mb_flex_free(fx); mb_free(m); free(d); return -4000; }
+    }
     mb_flex_free(in->fx);
     mb_free(in->m);
     free(in->d);
