@@ -57,6 +57,7 @@ import math
 import numpy as np
 
 from mbfmu.dynamics import Fixed, ModelBuilder, Revolute
+from mbfmu.dynamics import symbolic as Y
 from mbfmu.dynamics import sensors as S
 from mbfmu.dynamics.flexible import sensors as FS
 from mbfmu.dynamics.flexible import (BeamProperties, FlexibleSystemBuilder, ModeSet, RigidSystem,
@@ -99,12 +100,12 @@ class _ModalArm:
         modes = ModeSet(bending_y=n_modes, tip_shapes=tip_shapes)
         (m1, J1), (m2, J2) = rotors
         self.roots = [b.add_beam("link1", "world", Revolute(axis=_Z), beams[0], modes, mass=m1,
-                                 inertia=inertia_cylinder(m1, math.sqrt(2 * J1 / m1), 0.02)),
+                                 inertia=inertia_cylinder(m1, Y.sqrt(2 * J1 / m1), 0.02)),
                       None]
         self.elbow = b.add_body("elbow", "link1.tip", Fixed(), mass=elbow_mass,
                                 inertia=inertia_cylinder(elbow_mass, 0.04, 0.08))
         self.roots[1] = b.add_beam("link2", "elbow", Revolute(axis=_Z), beams[1], modes, mass=m2,
-                                   inertia=inertia_cylinder(m2, math.sqrt(2 * J2 / m2), 0.02))
+                                   inertia=inertia_cylinder(m2, Y.sqrt(2 * J2 / m2), 0.02))
         self.payload = b.add_body("payload", "link2.tip", Fixed(), mass=payload_mass,
                                   inertia=inertia_sphere(payload_mass, 0.03))
         self.system = b.build()
@@ -122,9 +123,9 @@ class _ModalArm:
         modal coordinates, each link's transverse tip deflection
         ``phi_y(L) . eta`` (m) and root strain ``-c_y phi_y''(0) . eta``."""
         def combination(rec, values):
-            w = np.zeros(nq + nv)
+            w = Y.zeros(nq + nv)  # expressions kept in a recorded build (symbolic.py)
             w[rec.offset + rec.slices["y"].start:rec.offset + rec.slices["y"].stop] = values
-            return FS.StateCombination(tuple(float(c) for c in w))
+            return FS.StateCombination(tuple(Y.number(c) for c in w))
         jq = self.joint_v
         out = [S.StateValue(jq[0]), S.StateValue(jq[1]), S.StateValue(nq + jq[0]), S.StateValue(nq + jq[1])]
         out += [S.PointPosition(self.payload, (0.0, 0.0, 0.0), a) for a in range(3)]
@@ -262,7 +263,7 @@ class FlexibleArm(Plant):
                         elbow_motor_mass=elbow_motor_mass, payload_mass=payload_mass)
         check_positive(positive, self.name)
         try:
-            zeta = float(damping_ratio)
+            zeta = Y.number(damping_ratio)
         except (TypeError, ValueError):
             zeta = float("nan")
         if not math.isfinite(zeta) or zeta < 0:
@@ -281,13 +282,14 @@ class FlexibleArm(Plant):
                              "or 'BDF'")
         self.method = method
         self.integrator = integrator or "adaptive"
-        beams = [BeamProperties.rectangular(L, float(thickness), float(height), float(youngs_modulus),
-                                            float(density), damping_ratio=zeta)
-                 for L in (float(length_1), float(length_2))]
+        beams = [BeamProperties.rectangular(L, Y.number(thickness), Y.number(height), Y.number(youngs_modulus),
+                                            Y.number(density), damping_ratio=zeta)
+                 for L in (Y.number(length_1), Y.number(length_2))]
         self.beams = beams
-        rotors = [(float(rotor_mass), float(motor_inertia_1)), (float(rotor_mass), float(motor_inertia_2))]
+        rotors = [(Y.number(rotor_mass), Y.number(motor_inertia_1)),
+                  (Y.number(rotor_mass), Y.number(motor_inertia_2))]
         if method == "modes":
-            self.arm = _ModalArm(beams, rotors, float(elbow_motor_mass), float(payload_mass), nm,
+            self.arm = _ModalArm(beams, rotors, Y.number(elbow_motor_mass), Y.number(payload_mass), nm,
                                  bool(tips))
         else:
             self.arm = _SegmentArm(beams, rotors, float(elbow_motor_mass), float(payload_mass), nseg)

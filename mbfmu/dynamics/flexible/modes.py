@@ -29,6 +29,7 @@ from functools import lru_cache
 import numpy as np
 
 from ...errors import ModelError
+from .. import symbolic as Y
 
 
 @lru_cache(maxsize=None)
@@ -139,6 +140,7 @@ class BendingModes:
             raise ModelError(f"bending modes: boundary {boundary!r} must be 'clamped' or 'pinned'")
         self.n = int(n)
         self.length = float(length)
+        self._L = Y.number(length)  # its expression in a recorded build (symbolic.py)
         self.boundary = boundary
         roots = clamped_free_roots(self.n) if boundary == "clamped" else pinned_free_roots(self.n)
         self.lambda_L = np.array(roots)
@@ -160,6 +162,9 @@ class BendingModes:
 
     def values(self, x, derivative: int = 0) -> np.ndarray:
         """``d^k phi_i / dx^k`` at stations ``x`` (m), shape (len(x), n)."""
+        return _scaled(self, self._values(x, derivative), derivative)
+
+    def _values(self, x, derivative: int = 0) -> np.ndarray:
         x = np.atleast_1d(np.asarray(x, float))
         xi = x / self.length
         out = np.empty((x.size, self.n))
@@ -169,6 +174,8 @@ class BendingModes:
 
     def stiffness(self, EI: float) -> np.ndarray:
         """Modal stiffness ``EI integral phi_i'' phi_j''`` (n, n), N/m."""
+        if isinstance(self._L, Y.Sym) or isinstance(EI, Y.Sym):  # EI (lambda L)^4 / L^3, as expressions
+            return np.diag(np.array([EI * float(b) ** 4 / self._L ** 3 for b in self.lambda_L], dtype=object))
         return np.diag(EI * self.lambdas ** 4 * self.length)
 
     def slope_products(self, x) -> np.ndarray:
@@ -179,9 +186,9 @@ class BendingModes:
         out = np.empty((x.size, self.n, self.n))
         for k, xk in enumerate(x):
             s = 0.5 * xk * (xg + 1.0)
-            d = self.values(s, 1)
+            d = self._values(s, 1)
             out[k] = 0.5 * xk * (d.T * wg) @ d
-        return out
+        return _scaled(self, out, 1)  # 1/m: at stations proportional to L, as 1/L
 
 
 def _tip_polynomials(xi: np.ndarray, d: int, length: float) -> np.ndarray:
@@ -280,13 +287,16 @@ class TipLoadedModes(BendingModes):
             raise ModelError(f"tip-loaded bending modes: n = {n!r} must be an integer >= 1")
         self.n = int(n)
         self.length = float(length)
+        self._L = Y.number(length)
         self.boundary = "clamped"
         self.n_static = min(2, self.n)
         n_cf = self.n - self.n_static
         self._free = BendingModes(n_cf, self.length) if n_cf else None
-        self.lambda_L, C = self._ritz_shapes()
-        tip = self._trial(np.array([self.length]), 0)[0] @ C.T
-        self._coef = C * np.where(tip < 0, -1.0, 1.0)[:, None]
+        # the combination is dimensionless (the trial functions are functions of x / L):
+        # computed once per n on the unit beam, so that the shapes of every length are
+        # the same functions of x / L (a recorded build scales them, symbolic.py)
+        self.lambda_L, self._coef = _unit_ritz(self.n)
+        self.lambda_L = self.lambda_L.copy()
 
     def _ritz_shapes(self) -> tuple[np.ndarray, np.ndarray]:
         """``lambda_i L`` and the coefficients (n, n) of the shapes over the
@@ -311,13 +321,40 @@ class TipLoadedModes(BendingModes):
         x-derivatives at ``x`` (m), shape (len(x), n)."""
         parts = [_tip_polynomials(x / self.length, d, self.length)[:, :self.n_static]]
         if self._free is not None:
-            parts.append(self._free.values(x, d))
+            parts.append(self._free._values(x, d))
         return np.hstack(parts)
 
-    def values(self, x, derivative: int = 0) -> np.ndarray:
-        """``d^k phi_i / dx^k`` at stations ``x`` (m), shape (len(x), n)."""
+    def _values(self, x, derivative: int = 0) -> np.ndarray:
         x = np.atleast_1d(np.asarray(x, float))
         return self._trial(x, derivative) @ self._coef.T
+
+
+@lru_cache(maxsize=None)
+def _unit_ritz(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``lambda_i L`` and the coefficients (n, n) of :class:`TipLoadedModes`
+    over its trial functions, ``phi_i(L) > 0`` (read-only arrays), from the
+    beam of unit length."""
+    unit = object.__new__(TipLoadedModes)
+    unit.n, unit.length, unit._L, unit.boundary = n, 1.0, 1.0, "clamped"
+    unit.n_static = min(2, n)
+    unit._free = BendingModes(n - unit.n_static, 1.0) if n > unit.n_static else None
+    beta, C = unit._ritz_shapes()
+    tip = unit._trial(np.array([1.0]), 0)[0] @ C.T
+    C = C * np.where(tip < 0, -1.0, 1.0)[:, None]
+    beta.setflags(write=False)
+    C.setflags(write=False)
+    return beta, C
+
+
+def _scaled(shapes, out: np.ndarray, power: int) -> np.ndarray:
+    """``out`` (numbers at the float length) times ``(L0 / L)^power`` as an
+    expression of the length ``L`` in a recorded build (symbolic.py): the
+    shapes are functions of ``x / L``, so a derivative scales as ``1/L`` at
+    stations proportional to L (the only ones the recorded plants use; the
+    packer's verification proves it); ``out`` itself otherwise."""
+    if power == 0 or not isinstance(shapes._L, Y.Sym):
+        return out
+    return out * ((shapes.length / shapes._L) ** power)
 
 
 def bending_modes(n: int, length: float, boundary: str = "clamped",

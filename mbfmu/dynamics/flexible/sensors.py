@@ -35,6 +35,7 @@ import numpy as np
 from ...errors import ModelError
 from .. import _kernels
 from .. import sensors as S
+from .. import symbolic as Y
 
 COMBINATION, RELATIVE = 20, 21  # csrc/flexsensors.h MB_SENS_COMBINATION, MB_SENS_RELATIVE
 
@@ -100,7 +101,7 @@ def table(sensors: Sequence) -> tuple[np.ndarray, np.ndarray]:
             values = np.asarray(s.point, float)
         elif isinstance(s, StateCombination):
             rows.append((s.code, 0, 0, at))
-            values = np.asarray(s.weights, float)
+            values = Y.real_array(s.weights)  # expressions kept in a recorded build (symbolic.py)
         else:
             rows.append((s.code, getattr(s, "index", 0), 0, -1))
             continue
@@ -127,7 +128,8 @@ class FlexibleSensors:
         check(sensors, system)
         self.system = system
         self.sensors = tuple(sensors)
-        self.rows, self.par = table(self.sensors)
+        self.rows, par = table(self.sensors)
+        self.par = np.asarray(Y.value(par), float)
         self.mass, self.com, self.Ic = S.mass_properties(system.model)
 
     def __call__(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:

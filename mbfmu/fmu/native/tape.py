@@ -99,7 +99,8 @@ def verify(traced: Traced, plant, rebuild: Callable[[Mapping], object], describe
         extra = [p0[j] - 1, p0[j] + 1] if float(p0[j]).is_integer() else []
         # values close to the start where the plant refuses the far ones (a moment on the triangle inequality's edge)
         near = [p0[j] * f for f in (0.99, 1.01, 0.9999, 1.0001)] if p0[j] != 0 else []
-        whole = 0
+        whole = integral = 0
+        fraction_refused = False  # a probe value that is not a whole number was refused
         for v in probe_values(sig) + extra + near:
             if built >= 2:
                 break
@@ -107,16 +108,21 @@ def verify(traced: Traced, plant, rebuild: Callable[[Mapping], object], describe
             p[j] = v
             why = _check(traced, rebuild, describe, d0, p, {sig.name: v})
             if why == _REFUSED:
+                fraction_refused |= not float(v).is_integer()
                 continue
             built += 1
             whole += v in extra
+            integral += float(v).is_integer()
             if why:
                 traced.fixed[j] = why
                 break
             confirmed.setdefault(j, v)
+        count = whole == built or integral == built and fraction_refused
         if not built:
             traced.fixed[j] = "the plant refuses every probe value near it"
-        elif whole == built and j not in traced.fixed:  # whole numbers only: a count (its check is not recorded)
+        elif count and "structure" not in traced.fixed.get(j, ""):
+            # whole numbers only: a count (its check is not recorded), also one without effect here
+            # (a number of segments of a model built of modes) or one that switches the model
             traced.fixed[j] = "it is a count (the plant takes whole numbers only): a structural choice"
     # all together: each free parameter moved to its first confirmed probe value
     p, values = p0.copy(), {}
