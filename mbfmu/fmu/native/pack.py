@@ -211,8 +211,8 @@ def parameter_map(plant: MultibodyPlant, rebuild: Callable[[Mapping[str, float]]
     d0 = base.d
     rule = step_rule(plant)
     full_rebuild = rebuild
-    if rule is not None:  # values that move the internal step are refused by the runtime, as here
-        rebuild = _keeping_step(plant, rebuild)
+    if rule is not None:  # the runtime computes the internal step by the rule: compared apart
+        rebuild = _ruled_step(plant, rebuild, rule)
     out = ParameterMap()
     try:
         traced = trace(plant, rebuild, describe)
@@ -242,8 +242,10 @@ def step_rule(plant) -> tuple[float, float] | None:
     """``(step_cap, step_k)`` of a flexible plant whose internal step is
     ``min(step_cap, step_k / rho)`` (``plant.step_rule``; ``rho`` its
     ``spectral_radius``, of the structural Jacobian at rest), when the step is
-    ``step_cap`` at the plant's start values; else None. The runtime takes a
-    parameter only while the step stays ``step_cap`` (``csrc/steplimit.c``)."""
+    ``step_cap`` at the plant's start values and its integrator's first and
+    largest steps are the internal step; else None. The runtime computes
+    ``rho`` from its packed model as :func:`rest_radius` does and applies the
+    rule when a parameter is set (``csrc/steplimit.c``)."""
     rule = getattr(plant, "step_rule", None)
     if rule is None or getattr(plant, "flexible_system", None) is None:
         return None
@@ -251,6 +253,9 @@ def step_rule(plant) -> tuple[float, float] | None:
     rho = rest_radius(plant.flexible_system)
     if rho is None or abs(rho - plant.spectral_radius) > 1e-9 * plant.spectral_radius:
         return None  # the runtime's radius would not be the plant's
+    options = plant.error_control.options(plant.internal_step)
+    if options[2] != plant.internal_step or options[3] != plant.internal_step:
+        return None
     return (cap, k) if plant.internal_step == cap and k / rho > cap * (1 + 1e-9) else None
 
 
@@ -277,13 +282,24 @@ def rest_radius(system) -> float | None:
     return float(np.abs(np.linalg.eigvals(J)).max())
 
 
-def _keeping_step(plant, rebuild):
-    """``rebuild`` that refuses values moving the plant's internal step (see :func:`step_rule`)."""
+def _ruled_step(plant, rebuild, rule):
+    """``rebuild`` giving the plant as the runtime packs it (see :func:`step_rule`):
+    its step entries (``o_step``, the integrator's first and largest step) those
+    of the start values, which the runtime replaces by the rule; a value where the
+    rule, with the radius as the runtime computes it, does not give the plant's
+    step to 1e-12 is refused (the runtime's radius then is not the plant's)."""
+    import dataclasses
+    cap, k = rule
+
     def build(values):
         p = rebuild(values)
-        if p.internal_step != plant.internal_step:
-            raise NativeUnsupported(f"plant {plant.name!r}: at {values} the internal step is {p.internal_step:.6g} s, "
-                                    f"not {plant.internal_step:.6g} s (the runtime's step rule refuses it)")
+        rho = rest_radius(p.flexible_system)
+        if rho is None or abs(min(cap, k / rho) - p.internal_step) > 1e-12 * p.internal_step or \
+                p.error_control.options(p.internal_step)[2:4] != (p.internal_step, p.internal_step):
+            raise NativeUnsupported(f"plant {plant.name!r}: at {values} its internal step does not follow the "
+                                    "step rule the runtime applies")
+        p.internal_step = plant.internal_step
+        p.error_control = dataclasses.replace(p.error_control, max_step=plant.error_control.max_step)
         return p
     return build
 

@@ -235,11 +235,9 @@ static int apply_parameters(mbn_component *c, const double *p) {
     } else if (err == -4000) {
         char what[512];
         changed_parameters(D, p, in->p, what, sizeof what);
-        mbn_report(c, MBN_ERROR, "refused parameters %s: plant %s linearized at rest would have the spectral radius "
-                   "%.10g 1/s, above %g / %g s = %.10g 1/s, so its internal step would be %.6g s instead of the "
-                   "packed %g s, which the native runtime does not follow; the previous values are kept",
-                   what, D->plant, in->rho_refused, D->step_k, D->step_cap, D->step_k / D->step_cap,
-                   D->step_k / in->rho_refused, D->step_cap);
+        mbn_report(c, MBN_ERROR, "refused parameters %s: the spectral radius at rest of plant %s, which sets its "
+                   "internal step, cannot be computed (%g 1/s); the previous values are kept", what, D->plant,
+                   in->rho_refused);
     } else if (err <= -3000) {
         char what[512];
         changed_parameters(D, p, in->p, what, sizeof what);

@@ -70,7 +70,7 @@ typedef struct {
     const mbn_flex_data *flex;  /* NULL: a rigid plant; else nq, nv are the public sizes */
     const mbn_tape *tape;       /* NULL, or d as a function of p (tape.h): its out entries replace d0's */
     /* the plant's internal-step rule (steplimit.c): internal_step = min(step_cap, step_k / rho), rho the
-     * spectral radius at rest; step_cap 0: none. The runtime takes parameters while the step stays step_cap */
+     * spectral radius at rest, applied when parameters are set; step_cap 0: none */
     double step_cap, step_k;
     /* Model Exchange (model_exchange.h): continuous states x[0..nxc), event
      * indicators (nz rows of 4 ints: kind, index, configuration index, side) */
@@ -115,8 +115,8 @@ void mbn_free(mbn_instance *in);
  * (data->p_fixed[j]), -2000 - i if body i would not be physical (negative
  * mass, inertia not positive semi-definite or breaking the triangle
  * inequality), -3000 - g if the parameters break the plant's condition g
- * (data->tape->g_text[g]), -4000 if the internal step would leave data->step_cap (the plant's step
- * rule; the spectral radius in in->rho_refused), or -1000 if the model cannot be made. */
+ * (data->tape->g_text[g]), -4000 if the spectral radius of the plant's step rule cannot be computed
+ * (in->rho_refused), or -1000 if the model cannot be made. */
 int mbn_set_parameters(mbn_instance *in, const double *p);
 /* advance by dt (s) with inputs held: returns 0, or the failing body (> 0,
  * singular articulated inertia), MBN_NOMEM, MBN_ADAPT, or -1 - k with state k

@@ -225,10 +225,15 @@ int mbn_set_parameters(mbn_instance *in, const double *p) {
     initial_state(D, m, d, x0);
     for (int k = 0; k < D->nx; ++k)
         if (!isfinite(x0[k])) { mb_flex_free(fx); mb_free(m); free(d); return -1000; }
-    if (fx && D->step_cap > 0) { /* the plant's step rule: the step must stay step_cap (steplimit.c) */
+    if (fx && D->step_cap > 0) { /* the plant's step rule (steplimit.c): min(step_cap, step_k / rho) */
         double rho = HUGE_VAL;
-        int bad = mbn_flex_rest_radius(D, fx, x0, &rho) || !(D->step_k / rho > D->step_cap * (1.0 + 1e-9));
-        if (bad) { in->rho_refused = rho; mb_flex_free(fx); mb_free(m); free(d); return -4000; }
+        if (mbn_flex_rest_radius(D, fx, x0, &rho) || !(rho >= 0)) {
+            in->rho_refused = rho;
+            mb_flex_free(fx); mb_free(m); free(d);
+            return -4000;
+        }
+        double h = D->step_k / rho < D->step_cap ? D->step_k / rho : D->step_cap;
+        d[D->o_step] = d[D->o_adapt + 2] = d[D->o_adapt + 3] = h; /* the first and largest steps too */
     }
     mb_flex_free(in->fx);
     mb_free(in->m);

@@ -8,8 +8,8 @@
  *
  * at the initial configuration with v = 0 (the plant's StructuralJacobian:
  * M the mass matrix, K and D the modal stiffness and damping of the beams).
- * The runtime takes a parameter only while step_k / rho > step_cap, so that
- * the step stays step_cap as in the packed model; M^-1 comes column by column
+ * When a parameter is set the runtime applies the rule to its re-packed model
+ * (the internal step, and the integrator's first and largest steps); M^-1 comes column by column
  * from the flexible ABA (unit generalized forces), K and D from the packed
  * tables, the eigenvalues from balancing, reduction to Hessenberg form and
  * the shifted QR algorithm (as LAPACK's dgeev does; the steps of Press et
