@@ -214,8 +214,10 @@ def test_a_tunable_parameter_changed_during_the_run_equals_the_rebuilt_plant(nam
     # moments of body 2 that break the triangle inequality: J2x + J2z = 0.047 < 0.06
     ("canonical_2body", "J2y", 0.06, ["J2y = 0.06", "(J2x + J2z) >= J2y", "canonical_2body.py"]),
     ("satellite", "hub_mass", 0.0, ["hub_mass = 0", "hub_mass > 0", "multibody.py"]),
-    # the affine map's plants: the plant's bounds, open where the plant refuses the bound itself
+    # the plant's bounds, open where the plant refuses the bound itself
     ("flexible_arm", "rotor_mass", 0.0, ["rotor_mass", "= 0", "(0, inf)"]),
+    ("flexible_arm", "length_2", -0.1, ["length_2", "= -0.1", "(0, inf)"]),
+    ("flexible_arm", "damping_ratio", -0.01, ["damping_ratio", "= -0.01", "[0, inf)"]),
     ("crash_occupant", "body_mass", 0.0, ["body_mass", "= 0", "outside"]),
     # the stowed stack: a panel thinner than twice the hinge offset
     ("satellite", "panel_thickness", 0.05, ["panel_thickness = 0.05", "panel_thickness < 0.04", "satellite.py"]),
@@ -239,7 +241,8 @@ def test_a_value_the_plant_refuses_is_refused_and_the_previous_values_kept(name,
 
 
 @pytest.mark.parametrize("parameter, value", [("damping_ratio", 0.1), ("payload_mass", 0.01),
-                                              ("length_2", 0.48), ("youngs_modulus", 1e11)])
+                                              ("length_2", 0.48), ("youngs_modulus", 1e11),
+                                              ("thickness", 0.06)])  # (thicker than high)
 def test_a_value_that_shortens_the_flexible_arms_internal_step_equals_the_python_plant(parameter, value, loaded):
     """flexible_arm integrates with min(1 ms, 2 / rho), rho the spectral radius at rest
     (1888 1/s at the start values): the native runtime computes rho from its re-packed

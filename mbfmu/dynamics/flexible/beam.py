@@ -91,13 +91,17 @@ class BeamProperties:
         """
         if not (width_y > 0 and height_z > 0):
             raise ModelError(f"beam: section {width_y} x {height_z} m must have positive sides")
-        a, b = max(width_y, height_z), min(width_y, height_z)
+        if isinstance(width_y, Y.Sym) or isinstance(height_z, Y.Sym):  # a recorded build: no branch taken
+            mean, half = 0.5 * (width_y + height_z), 0.5 * abs(width_y - height_z)
+            a, b = mean + half, mean - half
+        else:
+            a, b = max(width_y, height_z), min(width_y, height_z)
         J = a * b ** 3 * (1.0 / 3.0 - 0.21 * (b / a) * (1.0 - b ** 4 / (12.0 * a ** 4)))
         return cls(length=length, E=E, G=E / (2.0 * (1.0 + poisson)), density=density,
                    area=width_y * height_z, Iy=width_y * height_z ** 3 / 12.0,
                    Iz=height_z * width_y ** 3 / 12.0, J=J, damping_ratio=damping_ratio,
                    c_y=width_y / 2.0, c_z=height_z / 2.0,
-                   radius=0.5 * max(width_y, height_z))
+                   radius=0.5 * a)
 
     @classmethod
     def circular(cls, length: float, diameter: float, E: float, density: float,
