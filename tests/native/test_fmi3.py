@@ -64,6 +64,26 @@ def test_fmpy_validates_the_fmi3_fmu(name, native_fmu3):
     assert validate_fmu(str(native_fmu3(name))) == []
 
 
+@pytest.mark.parametrize("name", PLANTS)
+def test_fmi3_declares_the_parameters_as_fmi2_does(name, native_fmu, native_fmu3):
+    """Each plant parameter: the same causality and variability in both descriptions (one
+    declaration, mbfmu.fmu.native.declare), except the counts: Integer calculatedParameters in
+    FMI 2, UInt64 structural parameters in FMI 3, fixed in both. fmpy validates both."""
+    assert validate_fmu(str(native_fmu(name))) == [] and validate_fmu(str(native_fmu3(name))) == []
+    two = {v.name: v for v in read_model_description(str(native_fmu(name))).modelVariables}
+    three = {v.name: v for v in read_model_description(str(native_fmu3(name))).modelVariables}
+    for sig in load_plant(name).parameters:
+        a = two[sig.name]
+        b = three.get(sig.name) or three[sig.name.split("[")[0]]  # an element of an FMI 3 array parameter
+        if a.type == "Integer":
+            assert (a.causality, a.variability) == ("calculatedParameter", "fixed"), sig.name
+            assert (b.causality, b.variability, b.type) == ("structuralParameter", "fixed", "UInt64"), sig.name
+            continue
+        assert (b.causality, b.variability, b.initial) == (a.causality, a.variability, a.initial), sig.name
+        assert b.type == "Float64" and (b.start is None) == (a.start is None), sig.name
+    assert any(v.causality == "parameter" for v in two.values())
+
+
 @pytest.mark.parametrize("kind", ["CoSimulation", "ModelExchange"])
 @pytest.mark.parametrize("name", PLANTS)
 def test_fmpy_runs_fmi3_as_the_fmi2_fmu(name, kind, native_fmu, native_fmu3):
