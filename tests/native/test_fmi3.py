@@ -84,6 +84,35 @@ def test_fmi3_declares_the_parameters_as_fmi2_does(name, native_fmu, native_fmu3
     assert any(v.causality == "parameter" for v in two.values())
 
 
+def test_fmi3_refuses_a_calculated_parameter_and_takes_a_tunable_one(native_fmu3):
+    """What FMI 3 declares calculatedParameter the runtime refuses (naming it, 'rebuild it'); a
+    tunable parameter is taken. (flexible_arm: the plant with the most non-count fixed parameters.)"""
+    md = read_model_description(str(native_fmu3("flexible_arm")))
+    calculated = [v for v in md.modelVariables if v.causality == "calculatedParameter"]
+    tunable = [v for v in md.modelVariables if v.causality == "parameter" and v.variability == "tunable"]
+    if not calculated:
+        pytest.skip("flexible_arm's native FMU takes every parameter")
+    unzip = extract(str(native_fmu3("flexible_arm")))
+    log = []
+    fmu = FMU3Slave(guid=md.guid, unzipDirectory=unzip, modelIdentifier=md.coSimulation.modelIdentifier,
+                    instanceName="s")
+    fmu.instantiate(logMessage=lambda env, status, cat, msg: log.append(msg.decode()))
+    try:
+        fmu.enterInitializationMode()
+        for v in calculated:
+            before = fmu.getFloat64([v.valueReference])
+            with pytest.raises(FMICallException):
+                fmu.setFloat64([v.valueReference], [before[0] * 1.01])
+            assert f"refused parameter {v.name}" in log[-1] and "rebuild it" in log[-1], log[-1]
+            assert fmu.getFloat64([v.valueReference]) == before
+        v = tunable[0]
+        value = float(v.start) * 1.01 if float(v.start) else 0.01
+        fmu.setFloat64([v.valueReference], [value])
+        assert fmu.getFloat64([v.valueReference]) == [value]
+    finally:
+        fmu.freeInstance()
+
+
 @pytest.mark.parametrize("kind", ["CoSimulation", "ModelExchange"])
 @pytest.mark.parametrize("name", PLANTS)
 def test_fmpy_runs_fmi3_as_the_fmi2_fmu(name, kind, native_fmu, native_fmu3):
