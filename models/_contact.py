@@ -97,7 +97,7 @@ def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise cross product of (..., 3) arrays (np.cross is slow on small arrays)."""
     a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
     b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape), dtype=np.result_type(a, b, float))
     out[..., 0] = a1 * b2 - a2 * b1
     out[..., 1] = a2 * b0 - a0 * b2
     out[..., 2] = a0 * b1 - a1 * b0

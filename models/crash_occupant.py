@@ -102,11 +102,12 @@ identified from tests. So:
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
-from mbfmu.dynamics import FreeFlyer, JointForce, Model, ModelBuilder, Spherical, sensors
-from mbfmu.dynamics.algorithms import element_forces, gravity_torques, point_position
+from mbfmu.dynamics import FreeFlyer, JointForce, Model, ModelBuilder, Spherical, sensors, symbolic
+from mbfmu.dynamics.algorithms import element_forces, point_position
 from mbfmu.dynamics.sled import G  # m/s2, standard gravity (also the unit "g")
 from mbfmu.dynamics.sled import (Accelerometer, CableTension, HicRecorder, PointDisplacement, SledAcceleration,
                                  SledFrame)
@@ -170,12 +171,56 @@ _PAN_TILT = math.radians(10.0)
 _H_POINT = np.array([0.0, 0.0, 0.40])
 
 
+def _dot(a, b):
+    """``a . b`` of 3-vectors, summed in order (the same operations on numbers and on
+    the parameters' expressions, :mod:`mbfmu.dynamics.symbolic`)."""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def _norm(a):
+    return symbolic.sqrt(_dot(a, a))
+
+
 def _frame(d, hint) -> np.ndarray:
     """Rotation whose z axis is ``d`` and x axis is ``hint`` made orthogonal."""
-    z = np.asarray(d, float) / np.linalg.norm(d)
-    x = np.asarray(hint, float) - np.dot(hint, z) * z
-    x /= np.linalg.norm(x)
+    d, hint = symbolic.real_array(d), symbolic.real_array(hint)
+    z = d / _norm(d)
+    x = hint - _dot(hint, z) * z
+    x = x / _norm(x)
     return np.column_stack([x, cross(z, x), z])
+
+
+def _holding_torques(model, poses: dict, names) -> np.ndarray:
+    """Generalized forces (nv,) that hold the ball joints of bodies ``names`` against
+    gravity in the seated posture (zero elsewhere): the moment about each joint, in its
+    body's frame, of the weights of the bodies it carries, ``rnea(q0, 0, 0)`` of the model.
+
+    Written in the model's numbers (poses, masses, centres of mass) with
+    plain arithmetic, so that it follows the parameters' expressions while
+    recording (:mod:`mbfmu.dynamics.symbolic`) and the plant built with
+    numbers does the very same operations.
+    """
+    g = [float(v) for v in symbolic.value(model.gravity)]
+    tau = symbolic.zeros(model.nv)
+    for name in names:
+        i = model.body_index(name)
+        R_i, o_i = poses[name]
+        moment = [0.0, 0.0, 0.0]
+        for j in range(1, model.nbodies):
+            k = j
+            while k not in (0, i):
+                k = model.bodies[k - 1].parent
+            if k != i:  # j is not carried by joint i
+                continue
+            body = model.bodies[j - 1]
+            R_j, o_j = poses[model.body_names[j]]
+            c = [o_j[r] + _dot(R_j[r], body.com) - o_i[r] for r in range(3)]  # weight's lever arm, world
+            f = [body.mass * gk for gk in g]
+            arm = (c[1] * f[2] - c[2] * f[1], c[2] * f[0] - c[0] * f[2], c[0] * f[1] - c[1] * f[0])
+            moment = [moment[r] - arm[r] for r in range(3)]  # held: minus the weight's moment
+        for r in range(3):
+            tau[model.idx_v[i] + r] = _dot(R_i[:, r], moment)
+    return tau
 
 
 def _segment(name: str, mass: float, scale: float, along=1.0):
@@ -248,17 +293,17 @@ class CrashOccupant(MultibodyPlant):
         for key, val in dict(seat_damping=seat_damping, seat_friction=seat_friction,
                              floor_friction=floor_friction, belt_damping=belt_damping,
                              pulse_peak=pulse_peak, pulse_start=pulse_start).items():
-            if not (isinstance(val, (int, float, np.floating)) and math.isfinite(val) and val >= 0):
+            if not (isinstance(val, numbers.Real) and math.isfinite(val) and val >= 0):
                 raise InputError(f"plant 'crash_occupant': parameter {key!r} = {val!r} must be "
                                  "finite and >= 0")
-        slack_ok = isinstance(belt_slack, (int, float, np.floating)) and math.isfinite(belt_slack)
+        slack_ok = isinstance(belt_slack, numbers.Real) and math.isfinite(belt_slack)
         if not (slack_ok and -0.05 <= belt_slack <= 0.2):
             raise InputError(f"plant 'crash_occupant': parameter 'belt_slack' = {belt_slack!r} must be "
                              "between -0.05 and 0.2 m")
         if not 30.0 <= body_mass <= 200.0 or not 1.2 <= stature <= 2.2:
             raise InputError("plant 'crash_occupant': body_mass must be 30-200 kg and stature 1.2-2.2 m "
                              "(the seated geometry is that of an adult)")
-        self.pulse = (float(pulse_peak), float(pulse_duration), float(pulse_start))
+        self.pulse = tuple(symbolic.number(v) for v in (pulse_peak, pulse_duration, pulse_start))
         self.sled = SledFrame(axis=(1.0, 0.0, 0.0), input=0, peak=self.pulse[0], duration=self.pulse[1],
                               start=self.pulse[2])
 
@@ -414,13 +459,17 @@ class CrashOccupant(MultibodyPlant):
             add(f"thigh_{side}", "pelvis", _frame(d_thigh, n_pan), hip, seg("thigh"), "thigh", L_thigh, 0.075)
             knee = hip + L_thigh * d_thigh
             drop = knee[2] - ankle_z
-            d_leg = np.array([math.sqrt(max(L_shank ** 2 - drop ** 2, 1e-6)), 0.0, -drop])
+            # forward reach of the shank, at least 1 mm (a short leg hangs vertically off the floor); the
+            # max written as arithmetic: the same branch-free expression for every stature (symbolic.py)
+            reach2 = L_shank ** 2 - drop ** 2
+            d_leg = symbolic.real_array([symbolic.sqrt(0.5 * (reach2 + 1e-6 + abs(reach2 - 1e-6))), 0.0, -drop])
             add(f"leg_{side}", f"thigh_{side}", _frame(d_leg, (1.0, 0, 0.3)), knee, leg, "leg", L_shank, 0.05)
         model = b.build()
         # The arms, neck and head hang from the thorax: their springs are
         # preloaded (rest offset) to hold the seated posture against gravity,
         # as muscle tone does; trunk and legs rest on seat, floor and belt.
-        hold = gravity_torques(model, model.neutral())
+        hold = _holding_torques(model, poses, ("neck", "head", "upper_arm_left", "upper_arm_right",
+                                               "lower_arm_left", "lower_arm_right"))
         forces = dict(model.joint_forces)
         for name in ("neck", "head", "upper_arm_left", "upper_arm_right", "lower_arm_left",
                      "lower_arm_right"):
@@ -457,8 +506,9 @@ class CrashOccupant(MultibodyPlant):
         contacts = SpherePlaneSet(
             body=body, center=centers, radius=np.array([s[2] for s in spheres]),
             normal=np.array([s[3] for s in spheres]), offset=np.array([s[4] for s in spheres]),
-            stiffness=np.array([s[5] for s in spheres], float),
-            damping=np.full(len(spheres), float(c_seat)), friction=np.array([s[6] for s in spheres], float))
+            stiffness=symbolic.real_array([s[5] for s in spheres]),
+            damping=symbolic.real_array([c_seat] * len(spheres)),
+            friction=symbolic.real_array([s[6] for s in spheres]))
 
         # ---- belt: anchors in the sled frame, attachment points on pelvis / thorax
         R_th, o_th = poses["thorax"]
@@ -477,7 +527,7 @@ class CrashOccupant(MultibodyPlant):
         L0 = np.array([np.linalg.norm(x[0] - x[2]) for x in belt])
         extra = np.array([x[3] for x in belt])
         belts = CableSet(anchor=anchors, body=bb, point=pts, rest_length=L0 + slack,
-                         stiffness=EA / (L0 + extra), damping=np.full(len(belt), float(c_belt)))
+                         stiffness=EA / (L0 + extra), damping=symbolic.real_array([c_belt] * len(belt)))
         # contacts and belt segments are force elements of the kernels
         model = Model(model.bodies, model.gravity, forces, model.springs, model.name,
                       contacts=contacts.elements(), cables=belts.elements())

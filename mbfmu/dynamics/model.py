@@ -141,12 +141,12 @@ class Spring:
 def _vec3(x, what: str) -> np.ndarray:
     """``x`` as a finite 3-vector of floats (raises ModelError naming ``what``)."""
     try:
-        arr = np.asarray(x, dtype=float).reshape(-1)
+        arr = np.asarray(value(real_array(x)), dtype=float).reshape(-1)
     except (TypeError, ValueError):
         raise ModelError(f"{what} = {x!r} must be a 3-vector of floats") from None
     if arr.shape != (3,) or not np.all(np.isfinite(arr)):
         raise ModelError(f"{what} = {x!r} must be a finite 3-vector")
-    return arr
+    return real_array(x).reshape(-1) if has_sym(x) else arr  # expressions kept while recording (symbolic.py)
 
 
 def _scalar(x, what: str, positive: bool = False, signed: bool = False) -> float:
@@ -159,7 +159,7 @@ def _scalar(x, what: str, positive: bool = False, signed: bool = False) -> float
     if not np.isfinite(val) or (not signed and (val < 0 or (positive and val == 0))):
         rule = "" if signed else (" and > 0" if positive else " and >= 0")
         raise ModelError(f"{what} = {x!r} must be finite{rule}")
-    return val
+    return number(x) if has_sym(x) else val
 
 
 def _check_element_body(body, where: str) -> int:
@@ -636,7 +636,7 @@ class Model:
             if not 1 <= e.body < self.nbodies:
                 raise ModelError(f"{kind.__name__} {e.name!r}: body index {e.body} out of range "
                                  f"1..{self.nbodies - 1}")
-        return np.array([e.packed() for e in elements], dtype=float).reshape(-1, ncols)
+        return real_array([e.packed() for e in elements]).reshape(-1, ncols)
 
     def _pack_joint_forces(self) -> np.ndarray:
         dof = zeros((self.nv, 7))

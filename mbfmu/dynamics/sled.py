@@ -29,6 +29,7 @@ import numpy as np
 
 from ..errors import ModelError, SimulationError
 from . import _kernels, sensors as S
+from .symbolic import real_array, value
 from .integrators import ErrorControl, _failed
 
 G = 9.80665  # m/s2, standard gravity (the unit "g")
@@ -64,11 +65,11 @@ class SledFrame:
 
     def parameters(self) -> np.ndarray:
         """The kernels' parameter block (``csrc/sled.h``, ``SL_N`` values)."""
-        return np.array([*map(float, self.axis), self.peak, self.duration, self.start])
+        return real_array([*map(float, self.axis), self.peak, self.duration, self.start])
 
     def acceleration(self, t: float, u) -> float:
         """``a_s`` (m/s2) at time ``t`` (s) with inputs ``u``."""
-        return _kernels.sled_acceleration(self.parameters(), self.input, float(t), np.asarray(u, float))
+        return _kernels.sled_acceleration(value(self.parameters()), self.input, float(t), np.asarray(u, float))
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ class HicRecorder:
 
     def parameters(self) -> np.ndarray:
         """The kernels' parameter block (``csrc/hic.h``, ``HC_N`` values)."""
-        return np.array([*map(float, self.point), self.sample, self.unit])
+        return real_array([*self.point, self.sample, self.unit])
 
     def kernel_args(self) -> tuple:
         """``(body, history, parameters)`` for the kernels' calls."""
@@ -123,8 +124,8 @@ class Accelerometer:
         return self.body
 
     def parameters(self) -> np.ndarray:
-        """The sensor's parameters for the kernels: the point."""
-        return np.asarray(self.point, float)
+        """The sensor's parameters for the kernels: the point (expressions while recording, symbolic.py)."""
+        return real_array(self.point)
 
 
 @dataclass(frozen=True)
@@ -160,7 +161,7 @@ class PointDisplacement:
 
     def parameters(self) -> np.ndarray:
         """The sensor's parameters for the kernels: the point, then the reference."""
-        return np.r_[np.asarray(self.point, float), float(self.reference)]
+        return real_array([*self.point, self.reference])
 
 
 KINDS = (Accelerometer, SledAcceleration, CableTension, PointDisplacement)
@@ -217,7 +218,7 @@ class CompiledSensors:
                 at += p.size
         self.model = model
         self.rows = np.array(rows, dtype=np.int32).reshape(-1, 4)
-        self.par = np.concatenate(par) if par else np.zeros(1)
+        self.par = np.asarray(value(np.concatenate(par)), float) if par else np.zeros(1)
         self.mass = S.mass_properties(model)
 
     def __call__(self, sled: SledFrame, t: float, x: np.ndarray, v: np.ndarray, u: np.ndarray,

@@ -64,6 +64,55 @@ def test_fmpy_validates_the_fmi3_fmu(name, native_fmu3):
     assert validate_fmu(str(native_fmu3(name))) == []
 
 
+@pytest.mark.parametrize("name", PLANTS)
+def test_fmi3_declares_the_parameters_as_fmi2_does(name, native_fmu, native_fmu3):
+    """Each plant parameter: the same causality and variability in both descriptions (one
+    declaration, mbfmu.fmu.native.declare), except the counts: Integer calculatedParameters in
+    FMI 2, UInt64 structural parameters in FMI 3, fixed in both. fmpy validates both."""
+    assert validate_fmu(str(native_fmu(name))) == [] and validate_fmu(str(native_fmu3(name))) == []
+    two = {v.name: v for v in read_model_description(str(native_fmu(name))).modelVariables}
+    three = {v.name: v for v in read_model_description(str(native_fmu3(name))).modelVariables}
+    for sig in load_plant(name).parameters:
+        a = two[sig.name]
+        b = three.get(sig.name) or three[sig.name.split("[")[0]]  # an element of an FMI 3 array parameter
+        if a.type == "Integer":
+            assert (a.causality, a.variability) == ("calculatedParameter", "fixed"), sig.name
+            assert (b.causality, b.variability, b.type) == ("structuralParameter", "fixed", "UInt64"), sig.name
+            continue
+        assert (b.causality, b.variability, b.initial) == (a.causality, a.variability, a.initial), sig.name
+        assert b.type == "Float64" and (b.start is None) == (a.start is None), sig.name
+    assert any(v.causality == "parameter" for v in two.values())
+
+
+def test_fmi3_refuses_a_calculated_parameter_and_takes_a_tunable_one(native_fmu3):
+    """What FMI 3 declares calculatedParameter the runtime refuses (naming it, 'rebuild it'); a
+    tunable parameter is taken. (flexible_arm: the plant with the most non-count fixed parameters.)"""
+    md = read_model_description(str(native_fmu3("flexible_arm")))
+    calculated = [v for v in md.modelVariables if v.causality == "calculatedParameter"]
+    tunable = [v for v in md.modelVariables if v.causality == "parameter" and v.variability == "tunable"]
+    if not calculated:
+        pytest.skip("flexible_arm's native FMU takes every parameter")
+    unzip = extract(str(native_fmu3("flexible_arm")))
+    log = []
+    fmu = FMU3Slave(guid=md.guid, unzipDirectory=unzip, modelIdentifier=md.coSimulation.modelIdentifier,
+                    instanceName="s")
+    fmu.instantiate(logMessage=lambda env, status, cat, msg: log.append(msg.decode()))
+    try:
+        fmu.enterInitializationMode()
+        for v in calculated:
+            before = fmu.getFloat64([v.valueReference])
+            with pytest.raises(FMICallException):
+                fmu.setFloat64([v.valueReference], [before[0] * 1.01])
+            assert f"refused parameter {v.name}" in log[-1] and "rebuild it" in log[-1], log[-1]
+            assert fmu.getFloat64([v.valueReference]) == before
+        v = tunable[0]
+        value = float(v.start) * 1.01 if float(v.start) else 0.01
+        fmu.setFloat64([v.valueReference], [value])
+        assert fmu.getFloat64([v.valueReference]) == [value]
+    finally:
+        fmu.freeInstance()
+
+
 @pytest.mark.parametrize("kind", ["CoSimulation", "ModelExchange"])
 @pytest.mark.parametrize("name", PLANTS)
 def test_fmpy_runs_fmi3_as_the_fmi2_fmu(name, kind, native_fmu, native_fmu3):

@@ -106,15 +106,16 @@ PULSE = {"pulse_peak": 150.0, "pulse_duration": 0.09, "pulse_start": 0.01}
 
 
 @pytest.mark.parametrize("parameters, rtol", [
-    (PULSE, 1e-12),  # stored as they are in d: the re-pack is exact
+    (PULSE, 1e-12),  # stored as they are in d
     # these enter d through the model's construction (masses, inertias, EA / (L0 + extra),
-    # rest lengths), which the affine re-pack reproduces to an ulp, not bit for bit; the
-    # contacts' and tension-only belt's switching amplifies that (up to 1.8e-12 measured,
-    # in the chest's small lateral acceleration)
-    ({"belt_stiffness": 1.2e5, "belt_slack": 0.01, "body_mass": 70.0}, 1e-10)])
-def test_the_pulse_belt_and_mass_parameters_repack_in_c(parameters, rtol, crash):
-    """Pulse peak, duration and start, belt stiffness and slack, body mass: numbers the
-    runtime re-packs; the FMU then equals the Python plant built with them."""
+    # rest lengths, the segments' lengths and the springs' preload), which the expression
+    # tape recomputes in C with the operations of the plant's build
+    ({"belt_stiffness": 1.2e5, "belt_slack": 0.01, "body_mass": 70.0}, 1e-12),
+    ({"stature": 1.55, "body_mass": 62.0}, 1e-12), ({"stature": 2.0}, 1e-12)])
+def test_the_pulse_belt_mass_and_stature_parameters_repack_in_c(parameters, rtol, crash):
+    """Pulse peak, duration and start, belt stiffness and slack, body mass, stature: numbers
+    the runtime re-packs; the FMU then equals the Python plant built with them (100 steps,
+    through the belt's loading)."""
     Y, outs, h = plant_run(NAME, {}, 100, parameters)
     L = crash()
     L.setup(parameters=parameters)

@@ -331,3 +331,22 @@ def test_derivatives_are_the_kernels_sled_rates():
     y = plant.outputs_at(0.03, x, np.zeros(1))
     assert dx[n] == pytest.approx(y[names.index("head_acceleration_resultant")] / G, rel=1e-13)
     assert not np.any(dx[n + 1:])
+
+
+@pytest.mark.parametrize("stature", [1.4, 1.75, 2.1875])
+def test_the_arm_and_neck_springs_hold_what_the_kernels_weigh(stature):
+    """The springs' preload (the build's plain-arithmetic holding torques, which the
+    native FMU's expression tape records) equals the kernels' gravity torques
+    ``rnea(q0, 0, 0)`` at the seated posture, for short, mean and tall occupants."""
+    from mbfmu.dynamics.algorithms import gravity_torques
+    model = mbfmu.load_plant(NAME, stature=stature).model
+    g = gravity_torques(model, model.neutral())
+    held = 0
+    for name in ("neck", "head", "upper_arm_left", "upper_arm_right", "lower_arm_left", "lower_arm_right"):
+        i = model.body_index(name)
+        jf = model.joint_forces[i]
+        preload = np.asarray(jf.rest) * np.broadcast_to(jf.stiffness, (3,))
+        kernel = g[model.idx_v[i]:model.idx_v[i] + 3]
+        assert np.max(np.abs(preload - kernel)) <= 1e-13 * np.max(np.abs(kernel)), name
+        held += np.max(np.abs(kernel)) > 0.1  # N.m: a real load, not round-off
+    assert held == 6

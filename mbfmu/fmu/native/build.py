@@ -199,12 +199,14 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
     xml, names, units = _description_xml(ref, ident, digest, interfaces, with_me=fmi_version == 3 or None)
     mark_directional(xml, inexact_reason(desc))
     guid = xml.get("guid")
-    if fmi_version == 2:
-        declare_parameters(xml, plant, pmap.fixed, count_parameters(plant, pmap))
+    counts = count_parameters(plant, pmap)
+    # one declaration of what the runtime takes, for both versions (FMI 3 is written from FMI 2's;
+    # its counts become structural parameters there)
+    declare_parameters(xml, plant, pmap.fixed, counts if fmi_version == 2 else set(),
+                       structural=counts if fmi_version == 3 else set())
     v3rows = ()
     if fmi_version == 3:
-        xml, v3rows = fmi3_description(xml, count_parameters(plant, pmap), len(event_indicators(plant)),
-                                       interfaces)
+        xml, v3rows = fmi3_description(xml, counts, len(event_indicators(plant)), interfaces)
     source = data_source(plant, desc, pmap, guid, names, units, fmi_version, v3rows)
 
     dest = Path(dest)

@@ -19,7 +19,8 @@ What FMI 3 adds over the FMI 2 FMU of the same plant:
 * An independent variable ``time``.
 
 Units, the default experiment, start values and bounds are those of the FMI
-2 description. Platforms: ``x86_64-linux`` and ``x86_64-windows``.
+2 description, and so are the parameters' declarations (:mod:`.declare`: a
+parameter the runtime cannot take is a ``calculatedParameter`` in both). Platforms: ``x86_64-linux`` and ``x86_64-windows``.
 """
 from __future__ import annotations
 
