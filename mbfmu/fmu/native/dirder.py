@@ -2,8 +2,10 @@
 
 The C runtime differentiates rigid trees of revolute, prismatic, universal,
 fixed, spherical and free joints with joint springs, dampers, limits, drives,
-point-to-point spring-dampers and hinge latches, and the output sensors of state values, velocities, points,
-energies, linear combinations, quaternions and momenta. :func:`inexact_reason`
+point-to-point spring-dampers, hinge latches, sphere-plane contacts and
+cables (``csrc/contact_dirder.c``: the active piece of their piecewise-smooth
+laws), and the output sensors of state values, velocities, points, energies,
+linear combinations, quaternions and momenta. :func:`inexact_reason`
 is the build-time mirror of ``mbn_dirder_inexact``: the FMU's
 ``providesDirectionalDerivative`` is true exactly when it returns ``None``.
 """
@@ -34,10 +36,6 @@ def inexact_reason(desc: Description) -> str | None:
         return "the sled frame's pulse and belt forces have no tangents in the C runtime"
     if st.get("nh"):
         return "the HIC recorder's running maximum is not differentiable"
-    if st["nct"]:
-        return "sphere-plane contacts switch on and off and their friction saturates"
-    if st["ncb"]:
-        return "cables go slack (tension only)"
     iv = np.concatenate([[0], np.cumsum(st["nvi"])]).astype(int)
     dof = desc.d[desc.offsets["o_dof"]:desc.offsets["o_dof"] + _DF_N * int(iv[-1])].reshape(-1, _DF_N)
     for i, t in enumerate(st["jtype"]):

@@ -6,9 +6,10 @@
  *
  * Rigid trees of revolute, prismatic, universal, fixed, spherical and free
  * joints, in velocity ([q; v]) or canonical ([q; p]) variables, with joint
- * springs, dampers, range limits, drives, point-to-point spring-dampers and
- * hinge latches (a universal joint's S and Sr move with q2: their tangents
- * enter every product with them):
+ * springs, dampers, range limits, drives, point-to-point spring-dampers,
+ * hinge latches, sphere-plane contacts and cables (contact_dirder.c; a
+ * universal joint's S and Sr move with q2: their tangents enter every
+ * product with them):
  *   - configuration tangents are body-frame twists zeta (the tangent of
  *     ^iX_p along dq_i is -zeta_i x ^iX_p, Featherstone's
  *     d(X)/dq = -crm(S dq) X; for a quaternion e, zeta = 2 vec(e* (x) de)/|e|^2
@@ -33,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contact_dirder.h"
 #include "native.h"
 #include "spatial.h"
 
@@ -47,8 +49,6 @@ const char *mbn_dirder_inexact(mbn_instance *in) {
     if (D->flex) return "flexible beams: their modal equations have no tangents in the C runtime";
     if (D->sled) return "the sled frame's pulse and belt forces have no tangents in the C runtime";
     if (D->nh) return "the HIC recorder's running maximum is not differentiable";
-    if (m->nct) return "sphere-plane contacts switch on and off and their friction saturates";
-    if (m->ncb) return "cables go slack (tension only)";
     for (int i = 1; i < m->nb; ++i) {
         int t = m->jtype[i];
         if (t == MB_PLANAR) return "planar joints have no tangents in the C runtime";
@@ -311,6 +311,7 @@ static void spring_forces(const mb_model *m, dd_work *w) {
         add_point_force(m, w, bb, P + SP_PBX, Fw, dFw);
         w->dL[s] = dL;
     }
+    mbn_contact_tangents(m, w->z, w->dv, w->fx, w->dfx); /* contact_dirder.c */
 }
 
 /* force to the parent with its tangent: fp += X^T f, dfp += X^T (zr x* f + df) */
@@ -513,6 +514,7 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
         for (int k = 0; k < 3; ++k) d[k] = xb[k] - xa[k];
         dpe += P[SP_K] * (sqrt(dot3(d, d)) - P[SP_L0]) * w->dL[s];
     }
+    dpe += mbn_contact_energy_tangent(m, w->z);
     double dlatch = 0.0;
     if (D->nl) {
         const double *zf = x + D->nq + D->nv;
