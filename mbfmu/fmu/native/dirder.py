@@ -1,22 +1,22 @@
 """Which native FMUs claim exact directional derivatives (``csrc/dirder.c``).
 
 The C runtime differentiates rigid trees of revolute, prismatic, universal,
-fixed, spherical and free joints with joint springs, dampers, limits, drives,
-point-to-point spring-dampers and hinge latches, and the output sensors of state values, velocities, points,
-energies, linear combinations, quaternions and momenta. :func:`inexact_reason`
+fixed, spherical and free joints with joint springs, dampers, limits (a
+spherical joint's on its rotation vector: ``csrc/ballspring_dirder.c``), drives,
+point-to-point spring-dampers, hinge latches, sphere-plane contacts and
+cables (``csrc/contact_dirder.c``: the active piece of their piecewise-smooth
+laws), and the output sensors of state values, velocities, points, energies,
+linear combinations, quaternions and momenta. :func:`inexact_reason`
 is the build-time mirror of ``mbn_dirder_inexact``: the FMU's
 ``providesDirectionalDerivative`` is true exactly when it returns ``None``.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .pack import Description
 
 # joint types (csrc/mb.h) and sensor codes (csrc/sensors.h) with tangents in dirder.c
-_SPHERICAL, _PLANAR = 3, 6
+_PLANAR = 6
 _SENSORS = {1, 2, 3, 4, 5, 6, 7, 8}
-_DF_N, _DF_K, _DF_D, _DF_LO, _DF_HI = 7, 0, 1, 3, 4
 
 
 def inexact_reason(desc: Description) -> str | None:
@@ -34,19 +34,9 @@ def inexact_reason(desc: Description) -> str | None:
         return "the sled frame's pulse and belt forces have no tangents in the C runtime"
     if st.get("nh"):
         return "the HIC recorder's running maximum is not differentiable"
-    if st["nct"]:
-        return "sphere-plane contacts switch on and off and their friction saturates"
-    if st["ncb"]:
-        return "cables go slack (tension only)"
-    iv = np.concatenate([[0], np.cumsum(st["nvi"])]).astype(int)
-    dof = desc.d[desc.offsets["o_dof"]:desc.offsets["o_dof"] + _DF_N * int(iv[-1])].reshape(-1, _DF_N)
-    for i, t in enumerate(st["jtype"]):
+    for t in st["jtype"]:
         if t == _PLANAR:
             return "planar joints have no tangents in the C runtime"
-        if t == _SPHERICAL:
-            rows = dof[iv[i]:iv[i] + 3]
-            if np.any(rows[:, [_DF_K, _DF_D]] != 0) or np.any(np.abs(rows[:, [_DF_LO, _DF_HI]]) < 1e299):
-                return "spherical joint springs (rotation-vector law) have no tangents in the C runtime"
     if any(row[0] not in _SENSORS for row in st["sens"]):
         return "an output sensor (body frame, flexible or sled) has no tangent in the C runtime"
     return None

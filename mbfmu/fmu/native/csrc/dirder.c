@@ -6,9 +6,11 @@
  *
  * Rigid trees of revolute, prismatic, universal, fixed, spherical and free
  * joints, in velocity ([q; v]) or canonical ([q; p]) variables, with joint
- * springs, dampers, range limits, drives, point-to-point spring-dampers and
- * hinge latches (a universal joint's S and Sr move with q2: their tangents
- * enter every product with them):
+ * springs, dampers, range limits (a spherical joint's on its rotation
+ * vector: ballspring_dirder.c), drives, point-to-point spring-dampers,
+ * hinge latches, sphere-plane contacts and cables (contact_dirder.c; a
+ * universal joint's S and Sr move with q2: their tangents enter every
+ * product with them):
  *   - configuration tangents are body-frame twists zeta (the tangent of
  *     ^iX_p along dq_i is -zeta_i x ^iX_p, Featherstone's
  *     d(X)/dq = -crm(S dq) X; for a quaternion e, zeta = 2 vec(e* (x) de)/|e|^2
@@ -33,6 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ballspring_dirder.h"
+#include "contact_dirder.h"
 #include "native.h"
 #include "spatial.h"
 
@@ -47,17 +51,9 @@ const char *mbn_dirder_inexact(mbn_instance *in) {
     if (D->flex) return "flexible beams: their modal equations have no tangents in the C runtime";
     if (D->sled) return "the sled frame's pulse and belt forces have no tangents in the C runtime";
     if (D->nh) return "the HIC recorder's running maximum is not differentiable";
-    if (m->nct) return "sphere-plane contacts switch on and off and their friction saturates";
-    if (m->ncb) return "cables go slack (tension only)";
     for (int i = 1; i < m->nb; ++i) {
         int t = m->jtype[i];
         if (t == MB_PLANAR) return "planar joints have no tangents in the C runtime";
-        if (t == MB_SPHERICAL && m->has_dof_force)
-            for (int k = 0; k < 3; ++k) {
-                const double *P = m->dof_force + DF_N * (m->iv[i] + k);
-                if (P[DF_K] != 0 || P[DF_D] != 0 || fabs(P[DF_LO]) < 1e299 || fabs(P[DF_HI]) < 1e299)
-                    return "spherical joint springs (rotation-vector law) have no tangents in the C runtime";
-            }
     }
     for (int k = 0; k < D->ny; ++k) {
         int kind = D->sens[4 * k];
@@ -81,7 +77,7 @@ typedef struct {
     double *dL;           /* (ns) spring length tangents */
     double *tau, *dtau;   /* (nv) total generalized force and tangent */
     double *vel, *dvel;   /* (nv) velocities and tangent */
-    double *qdd, *dcmd, *r2, *r3; /* (nv): accelerations, command tangents B du, scratch */
+    double *qdd, *dcmd, *r2, *r3; /* (nv; r3: nv + nq): accelerations, command tangents B du, scratch */
     double *dq;           /* (nq) projected configuration seed */
     double *rows;         /* (3 nl) saved latch rows */
     double *block;
@@ -89,7 +85,7 @@ typedef struct {
 
 static int work_new(const mbn_data *D, dd_work *w) {
     size_t nb6 = 6 * (size_t)D->nb, nv = (size_t)D->nv + 1, nq = (size_t)D->nq + 1;
-    w->block = malloc(sizeof(double) * (24 * nb6 + 8 * nv + nq + 3 * (size_t)D->nl + (size_t)D->ns + 1));
+    w->block = malloc(sizeof(double) * (24 * nb6 + 8 * nv + 2 * nq + 3 * (size_t)D->nl + (size_t)D->ns + 1));
     if (!w->block) return -1;
     double *p = w->block;
     w->zr = p; p += nb6; w->z = p; p += nb6; w->v = p; p += nb6; w->dv = p; p += nb6;
@@ -99,7 +95,8 @@ static int work_new(const mbn_data *D, dd_work *w) {
     w->dS = p; p += 6 * nb6; w->dSr = p; p += 6 * nb6;
     w->dL = p; p += D->ns;
     w->tau = p; p += nv; w->dtau = p; p += nv; w->vel = p; p += nv; w->dvel = p; p += nv;
-    w->qdd = p; p += nv; w->dcmd = p; p += nv; w->r2 = p; p += nv; w->r3 = p; p += nv;
+    w->qdd = p; p += nv; w->dcmd = p; p += nv; w->r2 = p; p += nv;
+    w->r3 = p; p += nv + nq; /* also mb_rhs's unused dq/dt (nq) */
     w->dq = p; p += nq;
     w->rows = p;
     return 0;
@@ -311,6 +308,7 @@ static void spring_forces(const mb_model *m, dd_work *w) {
         add_point_force(m, w, bb, P + SP_PBX, Fw, dFw);
         w->dL[s] = dL;
     }
+    mbn_contact_tangents(m, w->z, w->dv, w->fx, w->dfx); /* contact_dirder.c */
 }
 
 /* force to the parent with its tangent: fp += X^T f, dfp += X^T (zr x* f + df) */
@@ -399,6 +397,7 @@ static void passive_tangent(const mb_model *m, const double *q, const double *ve
             dtau[iv] += t;
         }
     }
+    mbn_ballspring_tangents(m, q, vel, dq, dvel, dtau); /* ballspring_dirder.c */
 }
 
 /* tangent dqdot (nq) of the configuration rate dq/dt (mb_qdot) */
@@ -513,6 +512,7 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
         for (int k = 0; k < 3; ++k) d[k] = xb[k] - xa[k];
         dpe += P[SP_K] * (sqrt(dot3(d, d)) - P[SP_L0]) * w->dL[s];
     }
+    dpe += mbn_contact_energy_tangent(m, w->z) + mbn_ballspring_energy_tangent(m, q, w->dq);
     double dlatch = 0.0;
     if (D->nl) {
         const double *zf = x + D->nq + D->nv;
