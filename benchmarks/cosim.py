@@ -63,6 +63,15 @@ def best(fn, repeat=REPEAT):
 
 
 # ----------------------------------------------------------------------------- helpers
+def grid_point(k, stop, n, t0=0.0):
+    """Communication point ``k`` of ``n`` equal steps from ``t0`` to ``stop`` [s], computed as mbfmu's
+    master computes it (``t0 + k * (stop - t0) / n``, the last one ``stop`` itself). ``k * H`` is not
+    the same number in the last bit (``9 * 1e-3 != 9 * 10.0 / 10000``), and an FMU whose step is
+    ``t_next - t`` then integrates a step one bit longer or shorter: the bare loops use these points
+    so that they make the very same calls as the master, and their results compare bitwise."""
+    return stop if k == n else t0 + k * (stop - t0) / n
+
+
 def raw(path, name, values=None):
     from fmpy import extract, read_model_description
     from fmpy.fmi2 import FMU2Slave
@@ -137,15 +146,17 @@ def closed_loop_bare(plant, ctrl):
     c.setReal(u_vr, p.getReal(y_vr))
     p.setReal(tau_p, c.getReal(tau_c))
     rows = []
+    t = 0.0
     for k in range(N):
-        t = k * H
-        p.doStep(t, H)
-        c.doStep(t, H)
+        t_next = grid_point(k + 1, STOP, N)
+        p.doStep(t, t_next - t)
+        c.doStep(t, t_next - t)
         y = p.getReal(y_vr)
         tau = c.getReal(tau_c)
         c.setReal(u_vr, y)
         p.setReal(tau_p, tau)
-        rows.append((t + H, y[0], y[1], tau[0]))
+        t = t_next
+        rows.append((t, y[0], y[1], tau[0]))
     dt = time.perf_counter() - t0
     for f in (p, c):
         f.terminate()
@@ -225,13 +236,15 @@ def pair_bare(fmus):
     t0 = time.perf_counter()
     b.setReal([bv["x1"]], a.getReal([av["x1"]]))
     a.setReal([av["x2"]], b.getReal([bv["x2"]]))
+    t = 0.0
     for k in range(n):
-        t = k * PAIR_H
-        a.doStep(t, PAIR_H)
-        b.doStep(t, PAIR_H)
+        t_next = grid_point(k + 1, PAIR_STOP, n)
+        a.doStep(t, t_next - t)
+        b.doStep(t, t_next - t)
         x1, x2 = a.getReal([av["x1"]]), b.getReal([bv["x2"]])
         b.setReal([bv["x1"]], x1)
         a.setReal([av["x2"]], x2)
+        t = t_next
     dt = time.perf_counter() - t0
     for f in (a, b):
         f.terminate()
@@ -466,6 +479,7 @@ def main() -> None:
         t_nf = min(t_nf, dt)
         dt, rows = closed_loop_bare(plant, ctrl)
         t_bare = min(t_bare, dt)
+    assert np.array_equal(r_nf["time"][1:], rows[:, 0]), "mbfmu and the bare loop step at different times"
     assert np.array_equal(r_nf["plant.theta"][1:], rows[:, 1]), "mbfmu and the bare loop disagree"
     ssp = write_ssp(System([FmuUnit(plant, "plant"), FmuUnit(ctrl, "ctrl", values={"ref": 0.2})],
                            [("plant.theta", "ctrl.theta"), ("plant.omega", "ctrl.omega"), ("ctrl.tau", "plant.tau")]),
