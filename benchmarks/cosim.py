@@ -452,10 +452,218 @@ def compiled_loop(work: Path) -> None:
               f"{s.realtime_worst_lag * 1e3:.3f} ms")
 
 
+# ----------------------------------------------------------------------------- 5. peers (issue 25)
+ECOS_HOW = "not installed: pip install ecospy (needs Debian's libtbb12: apt-get install libtbb12)"
+OMS_HOW = ("not installed: OMSimulator has no usable PyPI build; build it from source as in benchmarks/README.md "
+           "and set MBFMU_OMSIMULATOR to its install prefix")
+VDP_N, VDP_H = (20000, 200000), 1e-3
+
+
+def _peer_missing(how: str, exc: BaseException | None = None) -> str:
+    return how if exc is None else f"{how} ({type(exc).__name__}: {str(exc).strip()[:80]})"
+
+
+def ecos_run(models: dict[str, Path], links: list[tuple[str, str]], h: float, n: int, read: str
+             ) -> tuple[float, float]:
+    """ecos (Vico's C++ engine, ``ecospy``): wall time [s] of ``n`` steps of ``h`` [s] after
+    initialization, and the final value of ``read`` (``"unit.var"``). ecos connects outputs to
+    inputs after each step (Jacobi) and accumulates time (t_end = 9.99999999999 s after 1e5 steps)."""
+    from ecospy import EcosSimulation, EcosSimulationStructure
+    ss = EcosSimulationStructure()
+    for name, path in models.items():
+        ss.add_model(name, str(path))
+    for a, b in links:
+        ss.make_real_connection(a.replace(".", "::", 1), b.replace(".", "::", 1))
+    sim = EcosSimulation(structure=ss, step_size=h)
+    try:
+        sim.init()
+        t0 = time.perf_counter()
+        sim.step(n)
+        dt = time.perf_counter() - t0
+        return dt, float(sim.get_real(read.replace(".", "::", 1)))
+    finally:
+        sim.terminate()
+        sim.free()
+
+
+def _oms_prefix() -> Path | None:
+    p = os.environ.get("MBFMU_OMSIMULATOR")
+    return Path(p) if p and (Path(p) / "lib").is_dir() else None
+
+
+def oms_run(models: dict[str, Path], links: list[tuple[str, str]], h: float, n: int, read: str
+            ) -> tuple[float, float]:
+    """OMSimulator (source build, the ctypes C API of its Python package, ``OMSimulator.capi.Capi``):
+    wall time [s] of ``n`` steps of ``h`` [s] after initialization (``oms_simulate``) and the final
+    value of ``read`` (``"unit.var"``); a weakly coupled (co-simulation) system, no result file."""
+    prefix = _oms_prefix()
+    if prefix is None:
+        raise RuntimeError(OMS_HOW)
+    if str(prefix / "lib") not in sys.path:
+        sys.path.insert(0, str(prefix / "lib"))
+    from OMSimulator.capi import Capi
+
+    def ok(what, status):
+        if status.value > 1:  # ok or warning
+            raise RuntimeError(f"OMSimulator {what}: {status.name}")
+    Capi.setLoggingLevel(0)
+    ok("setTempDirectory", Capi.setTempDirectory(tempfile.mkdtemp(prefix="mbfmu_oms_")))
+    ok("newModel", Capi.newModel("m"))
+    try:
+        ok("addSystem", Capi.addSystem("m.root", 1))  # oms_system_wc
+        for name, path in models.items():
+            ok(f"addSubModel {name}", Capi.addSubModel(f"m.root.{name}", str(path)))
+        for a, b in links:
+            ok(f"addConnection {a} -> {b}", Capi.addConnection(f"m.root.{a}", f"m.root.{b}"))
+        ok("setResultFile", Capi.setResultFile("m", ""))
+        ok("setFixedStepSize", Capi.setFixedStepSize("m.root", h))
+        ok("setStopTime", Capi.setStopTime("m", n * h))
+        ok("instantiate", Capi.instantiate("m"))
+        ok("initialize", Capi.initialize("m"))
+        t0 = time.perf_counter()
+        ok("simulate", Capi.simulate("m"))
+        dt = time.perf_counter() - t0
+        value, status = Capi.getReal(f"m.root.{read}")
+        ok(f"getReal {read}", status)
+        Capi.terminate("m")
+        return dt, float(value)
+    finally:
+        Capi.delete("m")
+
+
+def _per_step_peer(run, models, links, h, ns, read, repeat=2):
+    """Per-step wall time [us] of a peer from the difference of two run lengths, best of ``repeat``."""
+    best_t = {}
+    value = math.nan
+    for _ in range(repeat):
+        for n in ns:
+            dt, value = run(models, links, h, n, read)
+            best_t[n] = min(best_t.get(n, math.inf), dt)
+    return (best_t[ns[1]] - best_t[ns[0]]) / (ns[1] - ns[0]) * 1e6, value
+
+
+def _fmpy_me(path: Path, stop: float, h: float, rtol: float, read: str) -> tuple[float, float]:
+    from fmpy import simulate_fmu
+    t0 = time.perf_counter()
+    r = simulate_fmu(str(path), fmi_type="ModelExchange", solver="CVode", relative_tolerance=rtol,
+                     stop_time=stop, output_interval=h, output=[read])
+    return time.perf_counter() - t0, float(r[read][-1])
+
+
+def _mbfmu_me(units: list[FmuUnit], links, stop: float, h: float, read: str) -> tuple[float, float]:
+    s = System(units, links)
+    t0 = time.perf_counter()
+    r = simulate(s, stop, h, progress=False)
+    return time.perf_counter() - t0, float(r[read][-1])
+
+
+def peers(work: Path) -> None:
+    """Peers in the same run, with ratios: ecos and OMSimulator where installed, on VanDerPol
+    (FMI 2 and FMI 3 co-simulation, per step) and the OpenModelica mass-spring pair; Model Exchange
+    units against fmpy's own Model Exchange loop (CVODE, same relative tolerance)."""
+    from mbfmu.cosim import fast_loop
+    ref = ROOT / "tests" / "fixtures" / "reference-fmus"
+    vdp = {v: ref / v / "VanDerPol.fmu" for v in ("fmi2", "fmi3")}
+    print(f"\n5. peers (issue 25); load average {os.getloadavg()[0]:.2f} at the start")
+    missing: dict[str, str] = {}
+    try:
+        import ecospy  # noqa: F401
+    except Exception as exc:  # OSError when libtbb12 is missing
+        missing["ecos"] = _peer_missing(ECOS_HOW, exc)
+    if _oms_prefix() is None:
+        missing["OMSimulator"] = OMS_HOW
+
+    # VanDerPol co-simulation, per step
+    rows: dict[str, tuple[float, float]] = {}
+    for _ in range(2):  # two interleaved rounds, best kept
+        for v in ("fmi2", "fmi3"):
+            us, r = _per_step(lambda: System([FmuUnit(vdp[v], "v")]), *VDP_N, VDP_H, repeat=2)
+            key = f"mbfmu compiled loop, {v.upper()[:3]} {v[3]}"
+            rows[key] = (min(rows.get(key, (math.inf,))[0], us), float(r["v.x0"][-1]))
+            for peer, run in (("ecos", ecos_run), ("OMSimulator", oms_run)):
+                key = f"{peer}, {v.upper()[:3]} {v[3]}"
+                if peer in missing:
+                    rows[key] = (math.nan, math.nan)
+                    continue
+                try:
+                    us, x = _per_step_peer(run, {"v": vdp[v]}, [], VDP_H, VDP_N, "v.x0", repeat=1)
+                    rows[key] = (min(rows.get(key, (math.inf,))[0], us), x)
+                except Exception as exc:
+                    missing[key] = f"failed: {type(exc).__name__}: {str(exc).strip()[:100]}"
+                    rows[key] = (math.nan, math.nan)
+    base = rows["mbfmu compiled loop, FMI 2"][0]
+    print(f"   VanDerPol (Reference FMUs), co-simulation, {VDP_H:g} s steps, per step "
+          f"(difference of {VDP_N[0]} and {VDP_N[1]} steps):")
+    print(f"   {'engine':34s} {'us/step':>8s} {'/mbfmu FMI 2':>12s}  x0({VDP_N[1] * VDP_H:g} s)")
+    for key, (us, x) in rows.items():
+        note = f"  {missing[key]}" if key in missing else ""
+        print(f"   {key:34s} {us:8.3f} {us / base:12.2f}  {x:.15f}{note}")
+
+    # the OpenModelica pair, 100,000 steps
+    from openmodelica_fmus import fetch
+    fmus = fetch(work / "openmodelica")
+    models = {"a": fmus["MassSpringSubSystem1"], "b": fmus["MassSpringSubSystem2"]}
+    n = int(round(PAIR_STOP / PAIR_H))
+    runs = {"mbfmu, compiled loop": lambda: pair_mbfmu(fmus),
+            "bare hand-written fmpy loop": lambda: pair_bare(fmus)}
+    for peer, run in (("ecos", ecos_run), ("OMSimulator", oms_run)):
+        if peer not in missing:
+            runs[peer] = (lambda run: lambda: run(models, PAIR_LINKS, PAIR_H, n, "a.x1"))(run)
+    pt: dict[str, float] = {}
+    px: dict[str, Any] = {}
+    for _ in range(2):
+        for label, fn in runs.items():
+            try:
+                dt, x = fn()
+            except Exception as exc:
+                dt, x = math.nan, f"failed: {type(exc).__name__}: {str(exc).strip()[:100]}"
+            pt[label] = min(pt.get(label, math.inf), dt) if dt == dt else math.nan
+            px[label] = x
+    base = pt["mbfmu, compiled loop"]
+    print(f"   OpenModelica mass-spring pair, {PAIR_STOP:g} s at {PAIR_H:g} s = {n} steps (Jacobi):")
+    print(f"   {'engine':34s} {'wall [s]':>8s} {'/mbfmu':>12s}  x1({PAIR_STOP:g} s)")
+    for label in runs:
+        x = px[label]
+        print(f"   {label:34s} {pt[label]:8.3f} {pt[label] / base:12.2f}  {x if isinstance(x, str) else f'{x:.15f}'}")
+    for peer in ("ecos", "OMSimulator"):
+        if peer in missing:
+            print(f"   {peer:34s} {missing[peer]}")
+    print("   (mbfmu's time includes instantiation, initialization and recording every step; the bare loop's, "
+          "ecos' and OMSimulator's only the steps)")
+
+    # Model Exchange: mbfmu's ME units against fmpy's ME loop (CVODE, rtol 1e-6)
+    me_stop, me_h, rtol = 20.0, 1e-3, 1e-6
+    cases = [(f"VanDerPol {v.upper()[:3]} {v[3]}", vdp[v], "x0") for v in ("fmi2", "fmi3")]
+    cases.append(("OpenModelica MassSpringSystem (whole)", fmus["MassSpringSystem"], "x1"))
+    print(f"   Model Exchange, {me_stop:g} s, communication / output every {me_h:g} s, CVODE rtol {rtol:g}:")
+    print(f"   {'FMU':38s} {'mbfmu [s]':>9s} {'fmpy [s]':>9s} {'ratio':>6s}  final (mbfmu, fmpy)")
+    for label, path, var in cases:
+        tm = tf = math.inf
+        for _ in range(2):
+            dt, xm = _mbfmu_me([FmuUnit(path, "u", interface="me", rtol=rtol)], [], me_stop, me_h, f"u.{var}")
+            tm = min(tm, dt)
+            dt, xf = _fmpy_me(path, me_stop, me_h, rtol, var)
+            tf = min(tf, dt)
+        print(f"   {label:38s} {tm:9.3f} {tf:9.3f} {tm / tf:6.2f}  {xm:.10f}, {xf:.10f}")
+    tm = math.inf
+    for _ in range(1):  # slow: CVODE restarts at every communication point (the inputs change there)
+        dt, xm = _mbfmu_me([FmuUnit(models["a"], "a", interface="me", rtol=rtol),
+                            FmuUnit(models["b"], "b", interface="me", rtol=rtol)], PAIR_LINKS, me_stop, me_h, "a.x1")
+        tm = min(tm, dt)
+    print(f"   {'OpenModelica pair as two ME units':38s} {tm:9.3f} {'-':>9s} {'-':>6s}  {xm:.10f} (Jacobi at "
+          f"{me_h:g} s; fmpy has no ME master: compare the whole system's line)")
+    fast_loop.ENABLED = True
+
+
 def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="mbfmu_bench_"))
     if sys.argv[1:] == ["pair"]:
         mass_spring_pair(work)
+        return
+    if sys.argv[1:] == ["peers"]:
+        print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+              f"load average {os.getloadavg()[0]:.1f}")
+        peers(work)
         return
     if sys.argv[1:] == ["compiled"]:
         print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
@@ -504,6 +712,7 @@ def main() -> None:
     print("   (mbfmu times include instantiating and initializing the FMUs; the bare loop's and libcosim's do not)")
     mass_spring_pair(work)
     compiled_loop(work)
+    peers(work)
 
 
 
