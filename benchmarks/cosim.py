@@ -23,9 +23,22 @@
    against order 0 on the test mass pair and the OpenModelica pair; two heavy
    FMUs stepped in 1 and 2 threads; the lag of a real-time run.
 
+5. Peers in the same run (issue 25): ecos (``ecospy``) and OMSimulator (a source
+   build, found through ``MBFMU_OMSIMULATOR``) where installed, on VanDerPol
+   (Reference FMUs) FMI 2 and FMI 3 co-simulation per step and on the
+   OpenModelica pair, with ratios to mbfmu's compiled loop; mbfmu's Model
+   Exchange units against fmpy's own Model Exchange loop (CVODE, same rtol)
+   on VanDerPol FMI 2/FMI 3 and the whole OpenModelica mass-spring system.
+   A missing peer prints ``not installed: <how to install it>``; how to build
+   OMSimulator is in benchmarks/README.md.
+
+The bare fmpy loops step on mbfmu's grid (:func:`grid_point`), so they make the
+same calls as the master and section 2 checks their results bit for bit.
+
 Run: ``.venv/bin/python benchmarks/cosim.py`` (a few minutes on 2 cores);
-``benchmarks/cosim.py pair`` runs part 3 only, ``benchmarks/cosim.py compiled`` part 4 only. Part 3 needs the ``bench``
-extra (fmu-manipulation-toolbox) and downloads the gemseo-fmu wheel.
+``benchmarks/cosim.py pair`` runs part 3 only, ``benchmarks/cosim.py compiled`` part 4 only,
+``benchmarks/cosim.py peers`` part 5 only. Parts 3 and 5 need the ``bench``
+extra (fmu-manipulation-toolbox, ecospy) and download the gemseo-fmu wheel.
 """
 from __future__ import annotations
 
