@@ -597,6 +597,7 @@ def peers(work: Path) -> None:
                 key = f"{peer}, {v.upper()[:3]} {v[3]}"
                 if peer in missing:
                     rows[key] = (math.nan, math.nan)
+                    missing[key] = missing[peer]
                     continue
                 try:
                     us, x = _per_step_peer(run, {"v": vdp[v]}, [], VDP_H, VDP_N, "v.x0", repeat=1)
