@@ -23,9 +23,22 @@
    against order 0 on the test mass pair and the OpenModelica pair; two heavy
    FMUs stepped in 1 and 2 threads; the lag of a real-time run.
 
+5. Peers in the same run (issue 25): ecos (``ecospy``) and OMSimulator (a source
+   build, found through ``MBFMU_OMSIMULATOR``) where installed, on VanDerPol
+   (Reference FMUs) FMI 2 and FMI 3 co-simulation per step and on the
+   OpenModelica pair, with ratios to mbfmu's compiled loop; mbfmu's Model
+   Exchange units against fmpy's own Model Exchange loop (CVODE, same rtol)
+   on VanDerPol FMI 2/FMI 3 and the whole OpenModelica mass-spring system.
+   A missing peer prints ``not installed: <how to install it>``; how to build
+   OMSimulator is in benchmarks/README.md.
+
+The bare fmpy loops step on mbfmu's grid (:func:`grid_point`), so they make the
+same calls as the master and section 2 checks their results bit for bit.
+
 Run: ``.venv/bin/python benchmarks/cosim.py`` (a few minutes on 2 cores);
-``benchmarks/cosim.py pair`` runs part 3 only, ``benchmarks/cosim.py compiled`` part 4 only. Part 3 needs the ``bench``
-extra (fmu-manipulation-toolbox) and downloads the gemseo-fmu wheel.
+``benchmarks/cosim.py pair`` runs part 3 only, ``benchmarks/cosim.py compiled`` part 4 only,
+``benchmarks/cosim.py peers`` part 5 only. Parts 3 and 5 need the ``bench``
+extra (fmu-manipulation-toolbox, ecospy) and download the gemseo-fmu wheel.
 """
 from __future__ import annotations
 
@@ -63,6 +76,15 @@ def best(fn, repeat=REPEAT):
 
 
 # ----------------------------------------------------------------------------- helpers
+def grid_point(k, stop, n, t0=0.0):
+    """Communication point ``k`` of ``n`` equal steps from ``t0`` to ``stop`` [s], computed as mbfmu's
+    master computes it (``t0 + k * (stop - t0) / n``, the last one ``stop`` itself). ``k * H`` is not
+    the same number in the last bit (``9 * 1e-3 != 9 * 10.0 / 10000``), and an FMU whose step is
+    ``t_next - t`` then integrates a step one bit longer or shorter: the bare loops use these points
+    so that they make the very same calls as the master, and their results compare bitwise."""
+    return stop if k == n else t0 + k * (stop - t0) / n
+
+
 def raw(path, name, values=None):
     from fmpy import extract, read_model_description
     from fmpy.fmi2 import FMU2Slave
@@ -137,15 +159,17 @@ def closed_loop_bare(plant, ctrl):
     c.setReal(u_vr, p.getReal(y_vr))
     p.setReal(tau_p, c.getReal(tau_c))
     rows = []
+    t = 0.0
     for k in range(N):
-        t = k * H
-        p.doStep(t, H)
-        c.doStep(t, H)
+        t_next = grid_point(k + 1, STOP, N)
+        p.doStep(t, t_next - t)
+        c.doStep(t, t_next - t)
         y = p.getReal(y_vr)
         tau = c.getReal(tau_c)
         c.setReal(u_vr, y)
         p.setReal(tau_p, tau)
-        rows.append((t + H, y[0], y[1], tau[0]))
+        t = t_next
+        rows.append((t, y[0], y[1], tau[0]))
     dt = time.perf_counter() - t0
     for f in (p, c):
         f.terminate()
@@ -225,13 +249,15 @@ def pair_bare(fmus):
     t0 = time.perf_counter()
     b.setReal([bv["x1"]], a.getReal([av["x1"]]))
     a.setReal([av["x2"]], b.getReal([bv["x2"]]))
+    t = 0.0
     for k in range(n):
-        t = k * PAIR_H
-        a.doStep(t, PAIR_H)
-        b.doStep(t, PAIR_H)
+        t_next = grid_point(k + 1, PAIR_STOP, n)
+        a.doStep(t, t_next - t)
+        b.doStep(t, t_next - t)
         x1, x2 = a.getReal([av["x1"]]), b.getReal([bv["x2"]])
         b.setReal([bv["x1"]], x1)
         a.setReal([av["x2"]], x2)
+        t = t_next
     dt = time.perf_counter() - t0
     for f in (a, b):
         f.terminate()
@@ -439,10 +465,224 @@ def compiled_loop(work: Path) -> None:
               f"{s.realtime_worst_lag * 1e3:.3f} ms")
 
 
+# ----------------------------------------------------------------------------- 5. peers (issue 25)
+ECOS_HOW = "not installed: pip install ecospy (needs Debian's libtbb12: apt-get install libtbb12)"
+OMS_HOW = ("not installed: OMSimulator has no usable PyPI build; build it from source as in benchmarks/README.md "
+           "and set MBFMU_OMSIMULATOR to its install prefix")
+VDP_N, VDP_H = (20000, 200000), 1e-3
+
+
+def _peer_missing(how: str, exc: BaseException | None = None) -> str:
+    return how if exc is None else f"{how} ({type(exc).__name__}: {str(exc).strip()[:80]})"
+
+
+def ecos_run(models: dict[str, Path], links: list[tuple[str, str]], h: float, n: int, read: str
+             ) -> tuple[float, float]:
+    """ecos (Vico's C++ engine, ``ecospy``): wall time [s] of ``n`` steps of ``h`` [s] after
+    initialization, and the final value of ``read`` (``"unit.var"``). ecos connects outputs to
+    inputs after each step (Jacobi) and accumulates time (t_end = 9.99999999999 s after 1e5 steps)."""
+    from ecospy import EcosSimulation, EcosSimulationStructure
+    ss = EcosSimulationStructure()
+    for name, path in models.items():
+        ss.add_model(name, str(path))
+    for a, b in links:
+        ss.make_real_connection(a.replace(".", "::", 1), b.replace(".", "::", 1))
+    sim = EcosSimulation(structure=ss, step_size=h)
+    try:
+        sim.init()
+        t0 = time.perf_counter()
+        sim.step(n)
+        dt = time.perf_counter() - t0
+        return dt, float(sim.get_real(read.replace(".", "::", 1)))
+    finally:
+        sim.terminate()
+        sim.free()
+
+
+def _oms_prefix() -> Path | None:
+    p = os.environ.get("MBFMU_OMSIMULATOR")
+    return Path(p) if p and (Path(p) / "lib").is_dir() else None
+
+
+def oms_run(models: dict[str, Path], links: list[tuple[str, str]], h: float, n: int, read: str
+            ) -> tuple[float, float]:
+    """OMSimulator (source build, the ctypes C API of its Python package, ``OMSimulator.capi.Capi``):
+    wall time [s] of ``n`` steps of ``h`` [s] after initialization (``oms_simulate``) and the final
+    value of ``read`` (``"unit.var"``); a weakly coupled (co-simulation) system, no result file."""
+    prefix = _oms_prefix()
+    if prefix is None:
+        raise RuntimeError(OMS_HOW)
+    if str(prefix / "lib") not in sys.path:
+        sys.path.insert(0, str(prefix / "lib"))
+    from OMSimulator.capi import Capi
+
+    def ok(what, status):
+        if status.value > 1:  # ok or warning
+            raise RuntimeError(f"OMSimulator {what}: {status.name}")
+    Capi.setLoggingLevel(0)
+    ok("setTempDirectory", Capi.setTempDirectory(tempfile.mkdtemp(prefix="mbfmu_oms_")))
+    ok("newModel", Capi.newModel("m"))
+    try:
+        ok("addSystem", Capi.addSystem("m.root", 1))  # oms_system_wc
+        for name, path in models.items():
+            ok(f"addSubModel {name}", Capi.addSubModel(f"m.root.{name}", str(path)))
+        for a, b in links:
+            ok(f"addConnection {a} -> {b}", Capi.addConnection(f"m.root.{a}", f"m.root.{b}"))
+        ok("setResultFile", Capi.setResultFile("m", ""))
+        ok("setFixedStepSize", Capi.setFixedStepSize("m.root", h))
+        ok("setStopTime", Capi.setStopTime("m", n * h))
+        ok("instantiate", Capi.instantiate("m"))
+        ok("initialize", Capi.initialize("m"))
+        t0 = time.perf_counter()
+        ok("simulate", Capi.simulate("m"))
+        dt = time.perf_counter() - t0
+        value, status = Capi.getReal(f"m.root.{read}")
+        ok(f"getReal {read}", status)
+        Capi.terminate("m")
+        return dt, float(value)
+    finally:
+        Capi.delete("m")
+
+
+def _per_step_peer(run, models, links, h, ns, read, repeat=2):
+    """Per-step wall time [us] of a peer from the difference of two run lengths, best of ``repeat``."""
+    best_t = {}
+    value = math.nan
+    for _ in range(repeat):
+        for n in ns:
+            dt, value = run(models, links, h, n, read)
+            best_t[n] = min(best_t.get(n, math.inf), dt)
+    return (best_t[ns[1]] - best_t[ns[0]]) / (ns[1] - ns[0]) * 1e6, value
+
+
+def _fmpy_me(path: Path, stop: float, h: float, rtol: float, read: str) -> tuple[float, float]:
+    from fmpy import simulate_fmu
+    t0 = time.perf_counter()
+    r = simulate_fmu(str(path), fmi_type="ModelExchange", solver="CVode", relative_tolerance=rtol,
+                     stop_time=stop, output_interval=h, output=[read])
+    return time.perf_counter() - t0, float(r[read][-1])
+
+
+def _mbfmu_me(units: list[FmuUnit], links, stop: float, h: float, read: str) -> tuple[float, float]:
+    s = System(units, links)
+    t0 = time.perf_counter()
+    r = simulate(s, stop, h, progress=False)
+    return time.perf_counter() - t0, float(r[read][-1])
+
+
+def peers(work: Path) -> None:
+    """Peers in the same run, with ratios: ecos and OMSimulator where installed, on VanDerPol
+    (FMI 2 and FMI 3 co-simulation, per step) and the OpenModelica mass-spring pair; Model Exchange
+    units against fmpy's own Model Exchange loop (CVODE, same relative tolerance)."""
+    from mbfmu.cosim import fast_loop
+    ref = ROOT / "tests" / "fixtures" / "reference-fmus"
+    vdp = {v: ref / v / "VanDerPol.fmu" for v in ("fmi2", "fmi3")}
+    print(f"\n5. peers (issue 25); load average {os.getloadavg()[0]:.2f} at the start")
+    missing: dict[str, str] = {}
+    try:
+        import ecospy  # noqa: F401
+    except Exception as exc:  # OSError when libtbb12 is missing
+        missing["ecos"] = _peer_missing(ECOS_HOW, exc)
+    if _oms_prefix() is None:
+        missing["OMSimulator"] = OMS_HOW
+
+    # VanDerPol co-simulation, per step
+    rows: dict[str, tuple[float, float]] = {}
+    for _ in range(2):  # two interleaved rounds, best kept
+        for v in ("fmi2", "fmi3"):
+            us, r = _per_step(lambda: System([FmuUnit(vdp[v], "v")]), *VDP_N, VDP_H, repeat=2)
+            key = f"mbfmu compiled loop, {v.upper()[:3]} {v[3]}"
+            rows[key] = (min(rows.get(key, (math.inf,))[0], us), float(r["v.x0"][-1]))
+            for peer, run in (("ecos", ecos_run), ("OMSimulator", oms_run)):
+                key = f"{peer}, {v.upper()[:3]} {v[3]}"
+                if peer in missing:
+                    rows[key] = (math.nan, math.nan)
+                    missing[key] = missing[peer]
+                    continue
+                try:
+                    us, x = _per_step_peer(run, {"v": vdp[v]}, [], VDP_H, VDP_N, "v.x0", repeat=1)
+                    rows[key] = (min(rows.get(key, (math.inf,))[0], us), x)
+                except Exception as exc:
+                    missing[key] = f"failed: {type(exc).__name__}: {str(exc).strip()[:100]}"
+                    rows[key] = (math.nan, math.nan)
+    base = rows["mbfmu compiled loop, FMI 2"][0]
+    print(f"   VanDerPol (Reference FMUs), co-simulation, {VDP_H:g} s steps, per step "
+          f"(difference of {VDP_N[0]} and {VDP_N[1]} steps):")
+    print(f"   {'engine':34s} {'us/step':>8s} {'/mbfmu FMI 2':>12s}  x0({VDP_N[1] * VDP_H:g} s)")
+    for key, (us, x) in rows.items():
+        note = f"  {missing[key]}" if key in missing else ""
+        print(f"   {key:34s} {us:8.3f} {us / base:12.2f}  {x:.15f}{note}")
+
+    # the OpenModelica pair, 100,000 steps
+    from openmodelica_fmus import fetch
+    fmus = fetch(work / "openmodelica")
+    models = {"a": fmus["MassSpringSubSystem1"], "b": fmus["MassSpringSubSystem2"]}
+    n = int(round(PAIR_STOP / PAIR_H))
+    runs = {"mbfmu, compiled loop": lambda: pair_mbfmu(fmus),
+            "bare hand-written fmpy loop": lambda: pair_bare(fmus)}
+    for peer, run in (("ecos", ecos_run), ("OMSimulator", oms_run)):
+        if peer not in missing:
+            runs[peer] = (lambda run: lambda: run(models, PAIR_LINKS, PAIR_H, n, "a.x1"))(run)
+    pt: dict[str, float] = {}
+    px: dict[str, Any] = {}
+    for _ in range(2):
+        for label, fn in runs.items():
+            try:
+                dt, x = fn()
+            except Exception as exc:
+                dt, x = math.nan, f"failed: {type(exc).__name__}: {str(exc).strip()[:100]}"
+            pt[label] = min(pt.get(label, math.inf), dt) if dt == dt else math.nan
+            px[label] = x
+    base = pt["mbfmu, compiled loop"]
+    print(f"   OpenModelica mass-spring pair, {PAIR_STOP:g} s at {PAIR_H:g} s = {n} steps (Jacobi):")
+    print(f"   {'engine':34s} {'wall [s]':>8s} {'/mbfmu':>12s}  x1({PAIR_STOP:g} s)")
+    for label in runs:
+        x = px[label]
+        print(f"   {label:34s} {pt[label]:8.3f} {pt[label] / base:12.2f}  {x if isinstance(x, str) else f'{x:.15f}'}")
+    for peer in ("ecos", "OMSimulator"):
+        if peer in missing:
+            print(f"   {peer:34s} {missing[peer]}")
+    print("   (mbfmu's time includes instantiation, initialization and recording every step; the bare loop's, "
+          "ecos' and OMSimulator's only the steps)")
+
+    # Model Exchange: mbfmu's ME units against fmpy's ME loop (CVODE, rtol 1e-6)
+    me_stop, me_h, rtol = 20.0, 1e-3, 1e-6
+    cases = [(f"VanDerPol {v.upper()[:3]} {v[3]}", vdp[v], "x0") for v in ("fmi2", "fmi3")]
+    cases.append(("OpenModelica MassSpringSystem (whole)", fmus["MassSpringSystem"], "x1"))
+    print(f"   Model Exchange, {me_stop:g} s, communication / output every {me_h:g} s, CVODE rtol {rtol:g}:")
+    print(f"   {'FMU':38s} {'mbfmu [s]':>9s} {'fmpy [s]':>9s} {'ratio':>6s}  final-value error (mbfmu, fmpy) "
+          "against fmpy at rtol 1e-10")
+    for label, path, var in cases:
+        tm = tf = math.inf
+        for _ in range(2):
+            dt, xm = _mbfmu_me([FmuUnit(path, "u", interface="me", rtol=rtol)], [], me_stop, me_h, f"u.{var}")
+            tm = min(tm, dt)
+            dt, xf = _fmpy_me(path, me_stop, me_h, rtol, var)
+            tf = min(tf, dt)
+        x_ref = _fmpy_me(path, me_stop, me_h, 1e-10, var)[1]
+        print(f"   {label:38s} {tm:9.3f} {tf:9.3f} {tm / tf:6.2f}  {abs(xm - x_ref):.2e}, {abs(xf - x_ref):.2e}")
+    print("   (mbfmu stops CVODE at every communication point; fmpy steps past them and interpolates: fewer, longer "
+          "steps)")
+    tm = math.inf
+    for _ in range(1):  # slow: CVODE restarts at every communication point (the inputs change there)
+        dt, xm = _mbfmu_me([FmuUnit(models["a"], "a", interface="me", rtol=rtol),
+                            FmuUnit(models["b"], "b", interface="me", rtol=rtol)], PAIR_LINKS, me_stop, me_h, "a.x1")
+        tm = min(tm, dt)
+    print(f"   {'OpenModelica pair as two ME units':38s} {tm:9.3f} {'-':>9s} {'-':>6s}  x1 {xm:.10f} (Jacobi at "
+          f"{me_h:g} s, CVODE restarted at every point; fmpy has no ME master: compare the whole system's line, "
+          f"x1 {x_ref:.10f})")
+    fast_loop.ENABLED = True
+
+
 def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="mbfmu_bench_"))
     if sys.argv[1:] == ["pair"]:
         mass_spring_pair(work)
+        return
+    if sys.argv[1:] == ["peers"]:
+        print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+              f"load average {os.getloadavg()[0]:.1f}")
+        peers(work)
         return
     if sys.argv[1:] == ["compiled"]:
         print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
@@ -466,6 +706,7 @@ def main() -> None:
         t_nf = min(t_nf, dt)
         dt, rows = closed_loop_bare(plant, ctrl)
         t_bare = min(t_bare, dt)
+    assert np.array_equal(r_nf["time"][1:], rows[:, 0]), "mbfmu and the bare loop step at different times"
     assert np.array_equal(r_nf["plant.theta"][1:], rows[:, 1]), "mbfmu and the bare loop disagree"
     ssp = write_ssp(System([FmuUnit(plant, "plant"), FmuUnit(ctrl, "ctrl", values={"ref": 0.2})],
                            [("plant.theta", "ctrl.theta"), ("plant.omega", "ctrl.omega"), ("ctrl.tau", "plant.tau")]),
@@ -490,6 +731,7 @@ def main() -> None:
     print("   (mbfmu times include instantiating and initializing the FMUs; the bare loop's and libcosim's do not)")
     mass_spring_pair(work)
     compiled_loop(work)
+    peers(work)
 
 
 
