@@ -4,7 +4,7 @@ Richardson-extrapolated central differences.
 Central differences D(h) = f'(z) + c1 h^2 + c2 h^4 + ...; with the steps
 h, h/2, h/4, h/8 the Richardson table removes the h^2, h^4 and h^6 terms,
 leaving O(h^8) truncation and round-off about eps |f| / (h/8). With
-h = 2e-3 max(1, |z|), measured: rigid_arm's native FMU within 5e-14 of its
+h = 2e-3 max(1, |z|), measured: rigid_arm's native FMU within 5e-13 of its
 analytic directional derivatives (relative to max |J|); flexible_arm's with
 steps h and h/2 agreeing within 1e-11 (h = 0.02 is too coarse for its beam
 modes: 1e-7). The oracle the issue's 1e-10 comparison of exact directional
