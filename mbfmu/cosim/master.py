@@ -895,7 +895,13 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
         the same outputs and states to the bit, else the run is refused,
         naming the unit and the relative difference measured. A positive
         value accepts restores that differ up to it (relative); the accepted
-        differences are noted in ``result.meta["rollback"]``.
+        differences are noted in ``result.meta["rollback"]``. The run also
+        checks each rollback it relies on: the first iteration of every
+        iterative step, and every step adaptive stepping rejects, is repeated
+        from the restored state with the same inputs, and each unit's outputs
+        must agree within this tolerance, else the run is refused naming the
+        unit, the time and the difference (Dymola's Controller passes the
+        probe but restores inexactly once it has stepped with input slopes).
     realtime : float or bool, optional
         Pace the run to the wall clock: ``FACTOR`` simulated seconds per
         wall-clock second (``True``: 1). Steps that end late are counted,
