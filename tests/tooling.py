@@ -102,3 +102,6 @@ def reference_fmu(version: str, model: str) -> Path:
     path = REFERENCE_FMUS / version / f"{model}.fmu"
     assert path.is_file(), f"missing fixture {path} (see tests/fixtures/README.md)"
     return path
+
+
+FMPY_FMUS = FIXTURES / "fmpy"   # Controller.fmu, Drivetrain.fmu (Dymola exports, FMPy's test resources)

@@ -352,9 +352,17 @@ class _Master:
                 coeffs = (c0, (guess - c0) / h, np.zeros_like(c0))
                 for u in self.units:
                     self._step_unit(u, t, h, coeffs)
+                if it < 2:  # each unit's outputs after its step, its inputs still those of the step
+                    own = self._own_outputs()
                 self.exchange(t_new)
                 self.loop_iterations += 1
                 y = np.array([src.y[k] for _, _, src, k in self.conns], float)
+                if it == 0:  # repeat the first iteration, same inputs, from the restored state:
+                    first = own  # the restore must give the step taken from the state itself
+                    self._restore(saved, free=False)
+                    continue
+                if it == 1:
+                    self._check_repeat(t, first, own)
                 gap = np.abs(y - guess) / (1.0 + np.abs(y))
                 if np.all(gap <= tol):
                     return
@@ -368,6 +376,33 @@ class _Master:
         finally:
             for u, st, _ in saved:
                 u.free_state(st)
+
+    def _own_outputs(self) -> list:
+        """Each unit's outputs read right after its step, before the exchange changes its inputs."""
+        own = []
+        for u in self.units:
+            u.pull()
+            own.append([float(v) for v in u.y])
+        return own
+
+    def _check_repeat(self, t: float, first: list, again: list, what: str = "iterative") -> None:
+        """Refuse the run, naming the unit, when a step repeated after restoring its
+        saved state (same inputs, same input slopes) does not give the outputs of the
+        step taken from the state itself, beyond ``rollback_tolerance`` (relative).
+        The start-up probe cannot see every such restore: Dymola's Controller
+        repeats exactly there but not once its limiter is active."""
+        tol = self.opts.rollback_tolerance
+        for u, ya, yb in zip(self.units, first, again):
+            if not u.outputs:
+                continue
+            d, k = max(((0.0 if a == b else abs(a - b) / max(abs(a), abs(b)), k)
+                        for k, (a, b) in enumerate(zip(ya, yb))), key=lambda e: e[0])
+            a, b = ya[k], yb[k]
+            if not d <= tol:
+                raise CosimError(f"unit {u.name!r} failed the rollback check at t = {t!r} s: the step repeated "
+                                 f"after restoring its saved state gave {u.outputs[k]} = {b!r} instead of {a!r} "
+                                 f"(relative difference {d:.3g}, rollback_tolerance {tol!r}); its state "
+                                 f"save/restore cannot be trusted, so the {what} run is refused")
 
     def _startup_coeffs(self, t: float, h: float, coeffs: tuple) -> tuple:
         """First step with quadratic extrapolation: there is no history yet, so
@@ -709,6 +744,7 @@ class _Master:
             coeffs = self._coeffs()
             for u in self.units:
                 self._step_unit(u, t, h, coeffs)
+            own = self._own_outputs()
             t_new = stop if last else t + h
             self.exchange(t_new)
             y_new = np.array([src.y[k] for _, _, src, k in self.conns], float)
@@ -732,7 +768,11 @@ class _Master:
                 progress.tick(t)
                 h = min(hmax, max(hmin, h * (min(fac, 1.0) if rejected_last else fac)))
                 rejected_last = False
-            else:
+            else:  # the retry starts from the restored state: the rejected step repeated
+                self._restore(saved, free=False)  # from it must give what it gave
+                for u in self.units:
+                    self._step_unit(u, t, h, coeffs)
+                self._check_repeat(t, own, self._own_outputs(), "adaptive")
                 self._restore(saved, free=True)
                 self.exchange(t)
                 summary.rejected_steps += 1
@@ -855,7 +895,13 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
         the same outputs and states to the bit, else the run is refused,
         naming the unit and the relative difference measured. A positive
         value accepts restores that differ up to it (relative); the accepted
-        differences are noted in ``result.meta["rollback"]``.
+        differences are noted in ``result.meta["rollback"]``. The run also
+        checks each rollback it relies on: the first iteration of every
+        iterative step, and every step adaptive stepping rejects, is repeated
+        from the restored state with the same inputs, and each unit's outputs
+        must agree within this tolerance, else the run is refused naming the
+        unit, the time and the difference (Dymola's Controller passes the
+        probe but restores inexactly once it has stepped with input slopes).
     realtime : float or bool, optional
         Pace the run to the wall clock: ``FACTOR`` simulated seconds per
         wall-clock second (``True``: 1). Steps that end late are counted,
