@@ -280,8 +280,10 @@ def test_numeric_parameters_repack_the_model_in_c(name, parameters, loaded):
     assert_same(L.run(outs, h, 100), Y)
 
 
-@pytest.mark.parametrize("name, fixed, bad", [("crash_occupant", ("stature", 1.8), ("pulse_start", -0.01))])
-def test_a_parameter_the_runtime_cannot_repack_is_refused_with_a_message(name, fixed, bad, loaded):
+@pytest.mark.parametrize("name, bad", [("crash_occupant", ("pulse_start", -0.01))])
+def test_a_parameter_out_of_its_range_is_refused_with_a_message(name, bad, loaded):
+    """The runtime refuses a value outside the parameter's range (naming it and saying so),
+    keeps the start value and runs as the Python plant built with the defaults."""
     outs, h = _outs(name)
     Y, _, _ = plant_run(name, {}, 20)
     L = loaded(name)
@@ -289,13 +291,10 @@ def test_a_parameter_the_runtime_cannot_repack_is_refused_with_a_message(name, f
     L.slave.setupExperiment(startTime=0.0)
     L.slave.enterInitializationMode()
     with pytest.raises(FMICallException):
-        L.set(*fixed)
-    assert fixed[0] in L.log[-1] and "non-linearly" in L.log[-1], L.log[-1]
-    with pytest.raises(FMICallException):
         L.set(*bad)
     assert bad[0] in L.log[-1] and "outside" in L.log[-1], L.log[-1]
     L.slave.exitInitializationMode()
-    assert L.get([fixed[0], bad[0]]).tolist() == [start[fixed[0]], start[bad[0]]]
+    assert L.get([bad[0]]).tolist() == [start[bad[0]]]
     assert_same(L.run(outs, h, 20), Y)
 
 
