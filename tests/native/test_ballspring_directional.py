@@ -19,15 +19,13 @@ import pytest
 from fmpy import read_model_description
 from fmpy.validation import validate_fmu
 
-from mbfmu.cosim.fmu_jacobian import CENTRAL, DIRECTIONAL, ModelExchangeInstance, jacobians
 from mbfmu.dynamics import JointForce, ModelBuilder, sensors
 from mbfmu.dynamics.joints import Spherical
 from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.multibody import MultibodyPlant
 from mbfmu.plant.signals import Signal, vector
 
-from .test_contact_directional import EXACT_RTOL, _plant_oracle
-from .test_directional import _check_against_plant_differences, _fd_tolerance
+from .test_contact_directional import check_exact_tangents
 
 LOWER, UPPER = np.array([-0.4, -0.3, -0.5]), np.array([0.5, 0.6, 0.4])  # rad, rotation-vector components
 
@@ -92,22 +90,7 @@ def test_ball_joint_springs_directional_derivatives_are_exact(state, chain_fmu):
     vel = np.array([0.4, -0.3, 0.8, -0.5, 0.2, 0.1])
     x = np.r_[_quat(phis[0]), _quat(phis[1]), vel]
     u = np.array([0.3, -0.2])
-    with ModelExchangeInstance(chain_fmu) as inst:
-        assert inst.provides_directional
-        nxc = inst.n
-        dd = jacobians(inst, x[:nxc], u, DIRECTIONAL)
-        fd = jacobians(inst, x[:nxc], u, CENTRAL)
-    for got, want in ((dd.A, fd.A), (dd.B, fd.B), (dd.C, fd.C), (dd.D, fd.D)):
-        np.testing.assert_allclose(got, want, rtol=0, atol=_fd_tolerance(want))
-    _check_against_plant_differences(plant, x, u, dd.A, dd.B, dd.C, dd.D)
-    J1, T, nz = _plant_oracle(plant, x, u, 2e-4)
-    J2, _, _ = _plant_oracle(plant, x, u, 4e-4)
-    got = np.block([[dd.A @ T, dd.B], [dd.C @ T, dd.D]])
-    for r in (slice(0, nxc), slice(nxc, None)):
-        for c in (slice(0, nz), slice(nz, None)):
-            scale = max(np.abs(J1[r, c]).max(), 1e-300)
-            assert np.abs(J1[r, c] - J2[r, c]).max() < 5e-11 * scale + 1e-300, (state, r, c)
-            np.testing.assert_allclose(got[r, c], J1[r, c], rtol=0, atol=EXACT_RTOL * scale)
+    check_exact_tangents(chain_fmu, plant, x, u, state)
 
 
 def test_ball_joint_chain_fmu_claims_derivatives_and_validates(chain_fmu):
