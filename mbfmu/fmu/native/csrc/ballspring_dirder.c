@@ -47,13 +47,7 @@ void mbn_ballspring_tangents(const mb_model *m, const double *q, const double *v
             int iv = m->iv[i] + k;
             const double *P = m->dof_force + DF_N * iv;
             double d = phi[k], wv = vel[iv], dd = dphi[k], dw = dvel[iv];
-            double t = -P[DF_K] * dd - P[DF_D] * dw;
-            if (d < P[DF_LO]) {
-                if (P[DF_KLIM] * (P[DF_LO] - d) - P[DF_DLIM] * wv > 0) t += -P[DF_KLIM] * dd - P[DF_DLIM] * dw;
-            } else if (d > P[DF_HI]) {
-                if (P[DF_KLIM] * (d - P[DF_HI]) + P[DF_DLIM] * wv > 0) t -= P[DF_KLIM] * dd + P[DF_DLIM] * dw;
-            }
-            dtau[iv] += t;
+            dtau[iv] += mbn_dof_force_tangent(P, d, wv, dd, dw);
         }
     }
 }

@@ -388,13 +388,7 @@ static void passive_tangent(const mb_model *m, const double *q, const double *ve
             int iv = m->iv[i] + k, iq = m->iq[i] + k;
             const double *P = m->dof_force + DF_N * iv;
             double d = q[iq], wv = vel[iv], dd = dq[iq], dw = dvel[iv];
-            double t = -P[DF_K] * dd - P[DF_D] * dw;
-            if (d < P[DF_LO]) {
-                if (P[DF_KLIM] * (P[DF_LO] - d) - P[DF_DLIM] * wv > 0) t += -P[DF_KLIM] * dd - P[DF_DLIM] * dw;
-            } else if (d > P[DF_HI]) {
-                if (P[DF_KLIM] * (d - P[DF_HI]) + P[DF_DLIM] * wv > 0) t -= P[DF_KLIM] * dd + P[DF_DLIM] * dw;
-            }
-            dtau[iv] += t;
+            dtau[iv] += mbn_dof_force_tangent(P, d, wv, dd, dw);
         }
     }
     mbn_ballspring_tangents(m, q, vel, dq, dvel, dtau); /* ballspring_dirder.c */
