@@ -15,13 +15,20 @@ def _counting_builder(counter, pid=None):
     """A system builder that logs each call to ``counter`` and, while the file
     ``counter.stop`` names a call number, sends process ``pid`` (default: the
     caller's) a Ctrl-C (SIGINT) during that call."""
-    stop = counter.with_suffix(".stop")
+    stop, sent = counter.with_suffix(".stop"), counter.with_suffix(".sent")
 
     def build(zeta):
         with open(counter, "a") as f:
             f.write(f"{zeta!r}\n")
-        if stop.exists() and len(counter.read_text().splitlines()) == int(stop.read_text()):
-            os.kill(pid or os.getpid(), signal.SIGINT)
+        if stop.exists() and len(counter.read_text().splitlines()) >= int(stop.read_text()):
+            # ">=" and an exclusive marker file: two workers may both log a call before
+            # either counts, and exactly one of them must press Ctrl-C
+            try:
+                os.close(os.open(sent, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                pass
+            else:
+                os.kill(pid or os.getpid(), signal.SIGINT)
         return second_order.system(zeta)
     return build
 
@@ -40,6 +47,7 @@ def test_interrupted_study_resumes_from_its_cache_without_redoing_finished_runs(
     assert [r["status"] for r in first.rows] == ["ok"] * 4 + ["cancelled"] * 8
     assert len(counter.read_text().splitlines()) == 4
     counter.with_suffix(".stop").unlink()
+    counter.with_suffix(".sent").unlink()
 
     again = sweep(_counting_builder(counter), {"zeta": ZETAS}, stop_time=2.0, step=0.01, metrics=METRICS,
                   cache=cache, executor="serial", progress=False)
@@ -80,6 +88,7 @@ def test_ctrl_c_during_a_study_on_local_workers_keeps_finished_runs_and_resume_r
     status = [r["status"] for r in first.rows]
     assert first.interrupted and 1 <= status.count("ok") < 12 and set(status) == {"ok", "cancelled"}
     counter.with_suffix(".stop").unlink()
+    counter.with_suffix(".sent").unlink()
     before = len(counter.read_text().splitlines())
     again = sweep(build, {"zeta": ZETAS}, stop_time=1.0, step=0.01, metrics=METRICS, cache=cache,
                   executor="local", workers=2, progress=False)
