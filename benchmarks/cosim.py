@@ -339,6 +339,23 @@ def pair_fmpy_ssp(fmus, work):
     return time.perf_counter() - t0, float(r["x1"][-1])
 
 
+def best_of_rounds(runs: dict[str, Any], failed, rounds: int = 2) -> tuple[dict[str, float], dict[str, Any]]:
+    """Interleaved rounds of ``runs`` (label -> callable returning (wall s, value)): the best
+    wall time (s) of each label, NaN if any round failed, and its last value, or ``failed(exc)``
+    when it raised (a peer missing on this machine)."""
+    best_t: dict[str, float] = {}
+    value: dict[str, Any] = {}
+    for _ in range(rounds):
+        for label, fn in runs.items():
+            try:
+                dt, x = fn()
+            except Exception as exc:  # a peer missing on this machine
+                dt, x = math.nan, failed(exc)
+            best_t[label] = min(best_t.get(label, math.inf), dt) if dt == dt else math.nan
+            value[label] = x
+    return best_t, value
+
+
 def mass_spring_pair(work: Path) -> None:
     from openmodelica_fmus import fetch
     fmus = fetch(work / "openmodelica")
@@ -353,16 +370,7 @@ def mass_spring_pair(work: Path) -> None:
         "libcosim (libcosimpy, from mbfmu SSP)": lambda: pair_libcosim(ssp),
         "fmpy.ssp.simulate_ssp": lambda: pair_fmpy_ssp(fmus, work),
     }
-    best_t: dict[str, float] = {}
-    final: dict[str, Any] = {}
-    for _ in range(2):
-        for label, fn in runs.items():
-            try:
-                dt, x1 = fn()
-            except Exception as exc:  # a peer missing on this machine
-                dt, x1 = math.nan, f"failed: {exc}"
-            best_t[label] = min(best_t.get(label, math.inf), dt) if dt == dt else math.nan
-            final[label] = x1
+    best_t, final = best_of_rounds(runs, lambda exc: f"failed: {exc}")
     ref = best_t["fmu-manipulation-toolbox container (C)"]
     print(f"\n3. OpenModelica mass-spring pair, {PAIR_STOP:g} s at {PAIR_H:g} s = {n} steps (Jacobi):")
     print(f"   {'engine':42s} {'wall [s]':>9s} {'/container':>10s}  x1(10 s)")
@@ -623,16 +631,7 @@ def peers(work: Path) -> None:
     for peer, run in (("ecos", ecos_run), ("OMSimulator", oms_run)):
         if peer not in missing:
             runs[peer] = (lambda run: lambda: run(models, PAIR_LINKS, PAIR_H, n, "a.x1"))(run)
-    pt: dict[str, float] = {}
-    px: dict[str, Any] = {}
-    for _ in range(2):
-        for label, fn in runs.items():
-            try:
-                dt, x = fn()
-            except Exception as exc:
-                dt, x = math.nan, f"failed: {type(exc).__name__}: {str(exc).strip()[:100]}"
-            pt[label] = min(pt.get(label, math.inf), dt) if dt == dt else math.nan
-            px[label] = x
+    pt, px = best_of_rounds(runs, lambda exc: f"failed: {type(exc).__name__}: {str(exc).strip()[:100]}")
     base = pt["mbfmu, compiled loop"]
     print(f"   OpenModelica mass-spring pair, {PAIR_STOP:g} s at {PAIR_H:g} s = {n} steps (Jacobi):")
     print(f"   {'engine':34s} {'wall [s]':>8s} {'/mbfmu':>12s}  x1({PAIR_STOP:g} s)")

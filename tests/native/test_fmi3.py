@@ -84,18 +84,23 @@ def test_fmi3_declares_the_parameters_as_fmi2_does(name, native_fmu, native_fmu3
     assert any(v.causality == "parameter" for v in two.values())
 
 
+def _logged_slave(path: Path):
+    """(model description, instantiated FMI 3 co-simulation instance, its log messages) of ``path``."""
+    md = read_model_description(str(path))
+    log: list[str] = []
+    fmu = FMU3Slave(guid=md.guid, unzipDirectory=extract(str(path)),
+                    modelIdentifier=md.coSimulation.modelIdentifier, instanceName="s")
+    fmu.instantiate(logMessage=lambda env, status, cat, msg: log.append(msg.decode()))
+    return md, fmu, log
+
+
 def test_fmi3_refuses_a_calculated_parameter_and_takes_a_tunable_one(native_fmu3):
     """What FMI 3 declares calculatedParameter the runtime refuses (naming it, 'rebuild it'; since
     the tape takes flexible_arm's beams, none is left there but its counts, structural in FMI 3);
     every tunable parameter is taken. (flexible_arm: the plant with the most non-count fixed parameters.)"""
-    md = read_model_description(str(native_fmu3("flexible_arm")))
+    md, fmu, log = _logged_slave(native_fmu3("flexible_arm"))
     calculated = [v for v in md.modelVariables if v.causality == "calculatedParameter"]
     tunable = [v for v in md.modelVariables if v.causality == "parameter" and v.variability == "tunable"]
-    unzip = extract(str(native_fmu3("flexible_arm")))
-    log = []
-    fmu = FMU3Slave(guid=md.guid, unzipDirectory=unzip, modelIdentifier=md.coSimulation.modelIdentifier,
-                    instanceName="s")
-    fmu.instantiate(logMessage=lambda env, status, cat, msg: log.append(msg.decode()))
     try:
         fmu.enterInitializationMode()
         for v in calculated:
@@ -160,15 +165,10 @@ def test_arrays_have_dimensions_of_structural_parameters(native_fmu3):
 
 
 def test_the_plants_counts_are_structural_parameters_fixed_by_the_build(native_fmu3):
-    md = read_model_description(str(native_fmu3("flexible_arm")))
+    md, fmu, log = _logged_slave(native_fmu3("flexible_arm"))
     counts = {v.name: v for v in md.modelVariables if v.causality == "structuralParameter"}
     assert counts["n_modes"].type == "UInt64" and int(counts["n_modes"].start) == next(
         p.start for p in load_plant("flexible_arm").parameters if p.name == "n_modes")
-    unzip = extract(str(native_fmu3("flexible_arm")))
-    log = []
-    fmu = FMU3Slave(guid=md.guid, unzipDirectory=unzip, modelIdentifier=md.coSimulation.modelIdentifier,
-                    instanceName="s")
-    fmu.instantiate(logMessage=lambda env, status, cat, msg: log.append(msg.decode()))
     try:
         vr = counts["n_modes"].valueReference
         assert fmu.getUInt64([vr]) == [int(counts["n_modes"].start)]
