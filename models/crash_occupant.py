@@ -181,6 +181,12 @@ def _norm(a):
     return symbolic.sqrt(_dot(a, a))
 
 
+def _in_frame(R, x):
+    """``R.T @ x`` (a 3-vector or 3x3 ``x``) with the sums in the tape's order
+    (:func:`mbfmu.dynamics.symbolic.matmul`)."""
+    return symbolic.matmul(np.asarray(R).T, x)
+
+
 def _frame(d, hint) -> np.ndarray:
     """Rotation whose z axis is ``d`` and x axis is ``hint`` made orthogonal."""
     d, hint = symbolic.real_array(d), symbolic.real_array(hint)
@@ -404,7 +410,7 @@ class CrashOccupant(MultibodyPlant):
                 R_PJ, p_PJ, joint = R_WB, o_W, FreeFlyer()
             else:
                 R_WP, o_P = poses[parent]
-                R_PJ, p_PJ, joint = R_WP.T @ R_WB, R_WP.T @ (o_W - o_P), Spherical()
+                R_PJ, p_PJ, joint = _in_frame(R_WP, R_WB), _in_frame(R_WP, o_W - o_P), Spherical()
             com = (0.0, 0.0, cm) if np.ndim(cm) == 0 else cm
             i = b.add_body(name, parent, joint, m, com, np.diag(Idiag), R_PJ=R_PJ, p_PJ=p_PJ)
             poses[name] = (R_WB, o_W)
@@ -448,7 +454,7 @@ class CrashOccupant(MultibodyPlant):
             shoulder = c7 - 0.05 * u + np.array([0.0, sy * 0.18, 0.0])
             add(f"upper_arm_{side}", "thorax", _frame(d_ua, (1.0, 0, 0.25)), shoulder, seg("upper_arm"),
                 "upper_arm", L_ua, 0.045)
-            elbow = shoulder + L_ua * d_ua / np.linalg.norm(d_ua)
+            elbow = shoulder + L_ua * d_ua / _norm(d_ua)
             add(f"lower_arm_{side}", f"upper_arm_{side}", _frame(d_fa, (0.25, 0, 0.85)), elbow, lower_arm,
                 "lower_arm", L_fa + 0.08 * lscale, 0.035)
         # legs: thighs along the pan, shank+foot down to the floor
@@ -502,7 +508,7 @@ class CrashOccupant(MultibodyPlant):
             R_WB, o = poses[name]
             spheres.append((name, o + s * u - 0.10 * n_back, 0.07, n_back, back_offset, k_seat, mu_seat))
         body = np.array([model.body_index(s[0]) for s in spheres])
-        centers = np.array([poses[s[0]][0].T @ (s[1] - poses[s[0]][1]) for s in spheres])
+        centers = np.array([_in_frame(poses[s[0]][0], s[1] - poses[s[0]][1]) for s in spheres])
         contacts = SpherePlaneSet(
             body=body, center=centers, radius=np.array([s[2] for s in spheres]),
             normal=np.array([s[3] for s in spheres]), offset=np.array([s[4] for s in spheres]),
@@ -522,9 +528,9 @@ class CrashOccupant(MultibodyPlant):
             (buckle, "thorax", o_th + 0.05 * u + 0.12 * fwd_t + np.array([0, -0.10, 0]), 0.0),
         ]
         bb = np.array([model.body_index(x[1]) for x in belt])
-        pts = np.array([poses[x[1]][0].T @ (x[2] - poses[x[1]][1]) for x in belt])
+        pts = np.array([_in_frame(poses[x[1]][0], x[2] - poses[x[1]][1]) for x in belt])
         anchors = np.array([x[0] for x in belt])
-        L0 = np.array([np.linalg.norm(x[0] - x[2]) for x in belt])
+        L0 = np.array([_norm(x[0] - x[2]) for x in belt])
         extra = np.array([x[3] for x in belt])
         belts = CableSet(anchor=anchors, body=bb, point=pts, rest_length=L0 + slack,
                          stiffness=EA / (L0 + extra), damping=symbolic.real_array([c_belt] * len(belt)))

@@ -20,7 +20,7 @@ from . import _kernels
 from ._docs import parameters
 from .model import Model
 from .spatial import skew
-from .symbolic import is_recording, value
+from .symbolic import matmul, value
 
 _rnea = _kernels.rnea
 _aba = _kernels.aba
@@ -219,13 +219,13 @@ def _com_world(model: Model, R: np.ndarray, p: np.ndarray) -> np.ndarray:
 @parameters("model", "q")
 def center_of_mass(model: Model, q) -> np.ndarray:
     """World position of the centre of mass of all bodies, m."""
-    R, p, _ = _kernels.kinematics(model._h, value(q))
-    masses = np.array([0.0] + [b.mass for b in model.bodies])
-    if is_recording():  # the body positions as the parameters' expressions (symbolic.py)
-        p = _positions(model, R, q)
-        coms = [p[i] + R[i] @ (np.zeros(3) if i == 0 else model.bodies[i - 1].com) for i in range(len(p))]
-        return sum(masses[i] * coms[i] for i in range(len(p))) / sum(masses[1:])
-    return masses @ _com_world(model, R, p) / model.mass
+    # one sequence of operations for numbers and for the parameters' expressions (symbolic.py):
+    # the native FMU's tape then gives the plant's bits
+    R = _kernels.kinematics(model._h, value(q))[0]
+    masses = [0.0] + [b.mass for b in model.bodies]
+    p = _positions(model, R, q)
+    coms = [p[i] + matmul(R[i], np.zeros(3) if i == 0 else model.bodies[i - 1].com) for i in range(len(p))]
+    return sum(masses[i] * coms[i] for i in range(len(p))) / sum(masses[1:])
 
 
 def _positions(model: Model, R: np.ndarray, q) -> list:
@@ -241,7 +241,7 @@ def _positions(model: Model, R: np.ndarray, q) -> list:
         offset = b.p_PJ
         if b.joint.code == PRISMATIC:
             offset = offset + np.asarray(value(b.R_PJ), float) @ b.joint.axes()[0] * q[model.idx_q[i]]
-        out.append(out[b.parent] + R[b.parent] @ offset)
+        out.append(out[b.parent] + matmul(R[b.parent], offset))
     return out
 
 

@@ -341,3 +341,25 @@ def tile(a, reps) -> np.ndarray:
     """``np.tile`` of ``a``, object dtype while recording."""
     out = np.tile(a, reps)
     return out.astype(object) if _current else out
+
+
+def matmul(a, b) -> np.ndarray:
+    """``a @ b`` of a matrix and a vector or a matrix, each entry summed in order
+    (``a[i, 0] b[0] + a[i, 1] b[1] + ...``), for numbers and :class:`Sym` alike.
+
+    numpy's BLAS product may fuse or reorder the sums for numbers (OpenBLAS's
+    AVX-512 kernels do), while the tape records the order written here: a plant
+    whose build goes through this function gives the same bits with numbers as its
+    tape gives in Python and in C."""
+    a, b = np.asarray(a), np.asarray(b)
+    cols = b[:, None] if b.ndim == 1 else b
+    out = [[_ordered_dot(a[i], cols[:, j]) for j in range(cols.shape[1])] for i in range(a.shape[0])]
+    arr = real_array(out)
+    return arr[:, 0] if b.ndim == 1 else arr
+
+
+def _ordered_dot(x, y):
+    acc = x[0] * y[0]
+    for k in range(1, len(x)):
+        acc = acc + x[k] * y[k]
+    return acc
