@@ -29,8 +29,9 @@ from .plants import UrdfChain
 
 # library plants, URDF robots, and a URDF chain on a floating base (quaternion, revolute
 # and prismatic joints with dampers and range limits)
-EXACT = ("rigid_arm", "canonical_2body", "satellite", "ur5", "panda", UrdfChain)
-NOT_EXACT = {"flexible_arm": "flexible beams", "crash_occupant": "sled frame"}  # Ball: test_contact_directional
+EXACT = ("rigid_arm", "canonical_2body", "satellite", "ur5", "panda", UrdfChain, "crash_occupant")
+# Ball: test_contact_directional; crash_occupant's sled frame and HIC recorder also test_crash_directional
+NOT_EXACT = {"flexible_arm": "flexible beams"}
 
 
 def _plant(spec):
@@ -55,12 +56,20 @@ def fmu(tmp_path_factory):
     return get
 
 
+# the random states' spread about the start state: the seated occupant's 0.3 would push the
+# pelvis 30 cm into the seat (contact forces of 1e5 N whose round-off swamps the central
+# differences of the input block); at 0.01 seed 1 puts the chest's specific force near 0
+# (1.3 m/s2), where the resultant's third derivative ~ |da|^3 / |a|^2 defeats plain central
+# differences (the Richardson oracle of test_crash_directional agrees there to 2e-11)
+SPREAD = {"crash_occupant": 0.02}
+
+
 def _point(plant, seed: int):
     """A random state (unit quaternions, latches free) and random inputs of the plant."""
     rng = np.random.default_rng(seed)
     x = plant.initial_state().astype(float)
     n = plant.model.nq + plant.model.nv
-    x[:n] += 0.3 * rng.standard_normal(n)
+    x[:n] += SPREAD.get(plant.name, 0.3) * rng.standard_normal(n)
     u = plant.default_inputs() + rng.standard_normal(len(plant.inputs))
     return plant.normalize_state(x), u
 
@@ -117,6 +126,9 @@ def test_model_exchange_directional_derivatives_equal_the_python_plant(name, fmu
             # analytic derivatives in canonical variables, whose test is the differences above)
             if plant.canonical:
                 assert method == "central difference"
+            elif plant.model.contacts or plant.model.cables:
+                pass  # the engine has no contact derivatives: the Richardson oracles of
+                # test_contact_directional and test_crash_directional
             elif method == "analytic" and not plant.model.has_quaternions:
                 for got, want in ((dd.A, A_an), (dd.B, B_an)):
                     np.testing.assert_allclose(got, want, rtol=0, atol=ANALYTIC_RTOL * np.abs(want).max())

@@ -5,8 +5,14 @@ fixed, spherical and free joints with joint springs, dampers, limits (a
 spherical joint's on its rotation vector: ``csrc/ballspring_dirder.c``), drives,
 point-to-point spring-dampers, hinge latches, sphere-plane contacts and
 cables (``csrc/contact_dirder.c``: the active piece of their piecewise-smooth
-laws), and the output sensors of state values, velocities, points, energies,
-linear combinations, quaternions and momenta. :func:`inexact_reason`
+laws), a sled frame (the model's dynamics under the gravity g - a_s axis,
+whose tangent along the inputs is -du[input] axis) with its HIC recorder (the
+integral's rate |a| / unit, a the head's specific force; the history and
+running maximum are discrete states, not knowns nor unknowns of the
+derivatives), and the output sensors of state values, velocities, points,
+energies, linear combinations, quaternions, momenta and, in a sled frame,
+accelerometers, the sled acceleration, cable tensions and point
+displacements. :func:`inexact_reason`
 is the build-time mirror of ``mbn_dirder_inexact``: the FMU's
 ``providesDirectionalDerivative`` is true exactly when it returns ``None``.
 """
@@ -17,6 +23,7 @@ from .pack import Description
 # joint types (csrc/mb.h) and sensor codes (csrc/sensors.h) with tangents in dirder.c
 _PLANAR = 6
 _SENSORS = {1, 2, 3, 4, 5, 6, 7, 8}
+_SLED_SENSORS = {31, 32, 33, 34}  # accelerometer, sled acceleration, cable tension, displacement (csrc/sled.h)
 
 
 def inexact_reason(desc: Description) -> str | None:
@@ -30,15 +37,14 @@ def inexact_reason(desc: Description) -> str | None:
     st = desc.structure
     if "flex" in st:
         return "flexible beams: their modal equations have no tangents in the C runtime"
-    if st.get("sled"):
-        return "the sled frame's pulse and belt forces have no tangents in the C runtime"
-    if st.get("nh"):
-        return "the HIC recorder's running maximum is not differentiable"
+    if st.get("sled") and st.get("canonical"):
+        return "a sled frame in canonical variables has no tangents in the C runtime"
     for t in st["jtype"]:
         if t == _PLANAR:
             return "planar joints have no tangents in the C runtime"
-    if any(row[0] not in _SENSORS for row in st["sens"]):
-        return "an output sensor (body frame, flexible or sled) has no tangent in the C runtime"
+    sensors = _SENSORS | (_SLED_SENSORS if st.get("sled") else set())
+    if any(row[0] not in sensors for row in st["sens"]):
+        return "an output sensor (body frame or flexible) has no tangent in the C runtime"
     return None
 
 

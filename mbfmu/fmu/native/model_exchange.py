@@ -84,6 +84,17 @@ def continuous_states(plant) -> int:
     return plant.model.nq + plant.model.nv + (1 if hic is not None else 0)
 
 
+def discrete_outputs(plant) -> list[int]:
+    """The 0-based output (sensor) indices that read a discrete state (such as
+    the HIC recorder's running maximum): piecewise constant in time, changed
+    only at events, so depending on no known (input, continuous state) in
+    continuous time (their directional derivatives are zero)."""
+    from ...dynamics.sensors import StateValue
+    nxc = continuous_states(plant)
+    return [k for k, s in enumerate(getattr(plant, "sensors", None) or ())
+            if isinstance(s, StateValue) and s.index >= nxc]
+
+
 def event_indicators(plant) -> list[Indicator]:
     """The event indicators of ``plant``, in the runtime's order."""
     out: list[Indicator] = []
@@ -162,7 +173,9 @@ def add_model_exchange(root: Element, plant, state_prefix: str) -> list[str]:
     discrete variability for the discrete states, a derivative variable after
     the states for each continuous state, and the ``ModelStructure``:
     ``Outputs`` depending on the continuous states and their feedthrough
-    inputs, ``Derivatives`` on the continuous states and the inputs, and
+    inputs (an output reading a discrete state, :func:`discrete_outputs`,
+    depending on none: piecewise constant, it is no continuous-time unknown
+    of the directional derivatives), ``Derivatives`` on the continuous states and the inputs, and
     ``InitialUnknowns`` (outputs, continuous states, derivatives) depending on
     the parameters and inputs.
 
@@ -217,11 +230,14 @@ def add_model_exchange(root: Element, plant, state_prefix: str) -> list[str]:
         return " ".join(map(str, sorted(set(values))))
 
     outputs = [index[sv.get("name")] for sv in svs if sv.get("causality") == "output"]
+    # the k-th output by value reference is sensor k of the runtime
+    by_vr = sorted((sv for sv in svs if sv.get("causality") == "output"), key=lambda sv: int(sv.get("valueReference")))
+    discrete = {index[by_vr[k].get("name")] for k in discrete_outputs(plant) if k < len(by_vr)}
     if outputs:
         node = SubElement(structure, "Outputs")
         for idx in outputs:
             feed = [int(v) for v in feedthrough.get(str(idx), "").split()]
-            SubElement(node, "Unknown", index=str(idx), dependencies=deps(xs + feed))
+            SubElement(node, "Unknown", index=str(idx), dependencies="" if idx in discrete else deps(xs + feed))
     if der_names:
         node = SubElement(structure, "Derivatives")
         for name in der_names:

@@ -136,16 +136,35 @@ static double cable_geometry(const mb_model *m, const double *z, const double *d
     return L;
 }
 
-static void cable(const mb_model *m, const double *z, const double *dv, int k, double *fx, double *dfx) {
+/* cable k's tension T (N, returned; 0 when slack or compressive, as
+ * mb_cable_force) with its tangent dT, the unit direction u to the anchor
+ * and its tangent du */
+static double cable_tension(const mb_model *m, const double *z, const double *dv, int k, double *dT, double *u,
+                            double *du) {
     const double *P = m->cables + CB_N * k;
-    double u[3], du[3], dL, v[3], dvw[3], dr;
+    double dL, v[3], dvw[3], dr;
     double L = cable_geometry(m, z, dv, k, u, du, &dL, v, dvw);
     double s = L - P[CB_L0];
-    if (s <= 0 || L < 1e-12) return;
+    *dT = 0.0;
+    if (s <= 0 || L < 1e-12) return 0.0;
     double r = ramp_of(s, P[CB_RAMP], dL, &dr), uv = dot3(u, v);
     double T = P[CB_K] * s - P[CB_D] * r * uv;
+    if (T <= 0) return 0.0;
+    *dT = P[CB_K] * dL - P[CB_D] * (dr * uv + r * (dot3(du, v) + dot3(u, dvw)));
+    return T;
+}
+
+double mbn_cable_tension_tangent(const mb_model *m, const double *z, const double *dv, int k) {
+    double dT, u[3], du[3];
+    cable_tension(m, z, dv, k, &dT, u, du);
+    return dT;
+}
+
+static void cable(const mb_model *m, const double *z, const double *dv, int k, double *fx, double *dfx) {
+    const double *P = m->cables + CB_N * k;
+    double u[3], du[3], dT;
+    double T = cable_tension(m, z, dv, k, &dT, u, du);
     if (T <= 0) return;
-    double dT = P[CB_K] * dL - P[CB_D] * (dr * uv + r * (dot3(du, v) + dot3(u, dvw)));
     double F[3], dF[3];
     for (int j = 0; j < 3; ++j) { F[j] = T * u[j]; dF[j] = dT * u[j] + T * du[j]; }
     add_force(m, z, (int)P[CB_BODY], P + CB_PX, NULL, F, dF, fx, dfx);

@@ -14,6 +14,10 @@
  * velocity tangents dv (nb, 6) along the direction */
 void mbn_contact_tangents(const mb_model *m, const double *z, const double *dv, double *fx, double *dfx);
 
+/* tangent (N) of cable k's tension (mb_cable_force; 0 when slack or
+ * compressive) along the direction, after mb_kinematics(q, vel) */
+double mbn_cable_tension_tangent(const mb_model *m, const double *z, const double *dv, int k);
+
 /* tangent (J) of the contacts' and cables' elastic energy (mb_passive_energy_posed) */
 double mbn_contact_energy_tangent(const mb_model *m, const double *z);
 

@@ -10,7 +10,8 @@
  * vector: ballspring_dirder.c), drives, point-to-point spring-dampers,
  * hinge latches, sphere-plane contacts and cables (contact_dirder.c; a
  * universal joint's S and Sr move with q2: their tangents enter every
- * product with them):
+ * product with them), and a sled frame (sled.h) with its HIC recorder
+ * (hic.h):
  *   - configuration tangents are body-frame twists zeta (the tangent of
  *     ^iX_p along dq_i is -zeta_i x ^iX_p, Featherstone's
  *     d(X)/dq = -crm(S dq) X; for a quaternion e, zeta = 2 vec(e* (x) de)/|e|^2
@@ -21,6 +22,18 @@
  *     mbfmu.dynamics.derivatives);
  *   - canonical variables: v = M^-1 p gives dv = M^-1 (dp - d(M v)|dq), and
  *     dp/dt = tau + S^T (F - v x* H) (mb_sweep) is differentiated term by term.
+ *   - the sled frame: the model's dynamics under the gravity g - a_s axis
+ *     (a_s = u[input] - pulse(t), as mb_sled_rhs), the gravity entering as
+ *     the base acceleration -g of the recursions with the tangent
+ *     du[input] axis; its accelerometers (specific force, the point
+ *     acceleration under that base acceleration) differentiate
+ *     mb_point_acceleration at the solved dv/dt with its tangent, the sled
+ *     acceleration is du[input], the belts' tensions are contact_dirder.c's;
+ *   - the HIC recorder: the integral's rate |a| / unit has the tangent
+ *     a . da / (|a| unit) (|a| is smooth off a = 0, where 0 is returned);
+ *     its history and running maximum are discrete states (changed only at
+ *     the recorder's time events), neither knowns nor unknowns here, and
+ *     their rates are zero.
  * Quaternion coordinates of the state are read, as every evaluation of the
  * runtime reads them, projected to unit norm: their seed is projected onto
  * the tangent of the unit sphere. Joint range limits and drive saturation
@@ -49,18 +62,18 @@ const char *mbn_dirder_inexact(mbn_instance *in) {
     const mbn_data *D = in->data;
     const mb_model *m = in->m;
     if (D->flex) return "flexible beams: their modal equations have no tangents in the C runtime";
-    if (D->sled) return "the sled frame's pulse and belt forces have no tangents in the C runtime";
-    if (D->nh) return "the HIC recorder's running maximum is not differentiable";
+    if (D->sled && D->canonical) return "a sled frame in canonical variables has no tangents in the C runtime";
     for (int i = 1; i < m->nb; ++i) {
         int t = m->jtype[i];
         if (t == MB_PLANAR) return "planar joints have no tangents in the C runtime";
     }
     for (int k = 0; k < D->ny; ++k) {
         int kind = D->sens[4 * k];
+        if (D->sled && kind >= MB_SENS_ACCELEROMETER && kind <= MB_SENS_DISPLACEMENT) continue;
         if (kind != MB_SENS_STATE && kind != MB_SENS_VELOCITY && kind != MB_SENS_POINT && kind != MB_SENS_KINETIC &&
             kind != MB_SENS_POTENTIAL && kind != MB_SENS_LINEAR && kind != MB_SENS_QUATERNION &&
             kind != MB_SENS_MOMENTUM)
-            return "an output sensor (body frame, flexible or sled) has no tangent in the C runtime";
+            return "an output sensor (body frame or flexible) has no tangent in the C runtime";
     }
     return NULL;
 }
@@ -81,6 +94,8 @@ typedef struct {
     double *dq;           /* (nq) projected configuration seed */
     double *rows;         /* (3 nl) saved latch rows */
     double *block;
+    double dgrav[3];      /* tangent of the gravity (world, m/s^2): the sled frame's -du[input] axis */
+    int accel;            /* a, da hold the accelerations [with gravity] at the solved qdd, dqdd */
 } dd_work;
 
 static int work_new(const mbn_data *D, dd_work *w) {
@@ -194,12 +209,14 @@ static void subspace_tangent(const mb_model *m, dd_work *w, int i, const double 
 /* Forward pass at (q, vel) after mb_kinematics(q, vel): joint twists,
  * accumulated twists, velocities and their tangents along (dq, dvel); with
  * acc: accelerations a = X a_p + v x S qd + S qdd (gravity at the root when
- * gravity, qdd NULL meaning zero) and their tangents along dqdd (NULL: 0). */
+ * gravity, qdd NULL meaning zero) and their tangents along dqdd (NULL: 0)
+ * and, with gravity, along the gravity tangent w->dgrav (the base acceleration
+ * -g has tangent -dg). */
 static void forward(const mb_model *m, dd_work *w, const double *q, const double *dq, const double *dvel, int acc,
                     const double *qdd, const double *dqdd, int gravity) {
-    double a0[6] = {0, 0, 0, 0, 0, 0};
+    double a0[6] = {0, 0, 0, 0, 0, 0}, da0[6] = {0, 0, 0, 0, 0, 0};
     if (gravity)
-        for (int k = 0; k < 3; ++k) a0[3 + k] = -m->g[k];
+        for (int k = 0; k < 3; ++k) { a0[3 + k] = -m->g[k]; da0[3 + k] = -w->dgrav[k]; }
     for (int k = 0; k < 6; ++k) w->z[k] = w->zr[k] = w->v[k] = w->dv[k] = w->a[k] = w->da[k] = 0.0;
     for (int i = 1; i < m->nb; ++i) {
         int p = m->parent[i];
@@ -226,8 +243,7 @@ static void forward(const mb_model *m, dd_work *w, const double *q, const double
         double *a = B6(w->a, i), *da = B6(w->da, i), c[6];
         Xmv(E, r, p > 0 ? B6(w->a, p) : a0, Xp);
         crm(zr, Xp, t);
-        if (p > 0) Xmv(E, r, B6(w->da, p), da);
-        else for (int k = 0; k < 6; ++k) da[k] = 0.0;
+        Xmv(E, r, p > 0 ? B6(w->da, p) : da0, da);
         crm(v, vJ, c);
         for (int k = 0; k < 6; ++k) { a[k] = Xp[k] + c[k]; da[k] -= t[k]; }
         smul(m, i, Sr, w->vel, a, 1);
@@ -461,6 +477,34 @@ static void point_tangent(const mb_model *m, const dd_work *w, int b, const doub
     mv3(B9(m->RW, b), t, dx);
 }
 
+/* the acceleration acc (3, world axes, m/s^2) of the point rB of body b and
+ * its tangent dacc, after forward(acc) at the solved qdd, dqdd (w->accel):
+ * mb_point_acceleration's aB = a_lin + w x (w x rB + v_lin) + a_ang x rB
+ * (body frame) differentiated, then d(R aB) = R (z_ang x aB + daB). With the
+ * base acceleration -g_s of the sled frame (g_s = g - a_s axis) this is the
+ * specific force of mb_sled_specific_force: the point's acceleration in the
+ * sled frame, plus the frame's a_s axis, minus g. */
+static void accel_tangent(const mb_model *m, const dd_work *w, int b, const double *rB, double *acc, double *dacc) {
+    const double *v = B6(w->v, b), *dv = B6(w->dv, b), *a = B6(w->a, b), *da = B6(w->da, b), *z = B6(w->z, b);
+    double t[3], dt[3], u[3], e[3], aB[3], daB[3];
+    cross3(v, rB, t);
+    for (int k = 0; k < 3; ++k) t[k] += v[3 + k]; /* body-frame point velocity */
+    cross3(dv, rB, dt);
+    for (int k = 0; k < 3; ++k) dt[k] += dv[3 + k];
+    cross3(v, t, u);
+    cross3(a, rB, e);
+    for (int k = 0; k < 3; ++k) aB[k] = a[3 + k] + u[k] + e[k];
+    cross3(dv, t, u);
+    cross3(v, dt, e);
+    for (int k = 0; k < 3; ++k) daB[k] = da[3 + k] + u[k] + e[k];
+    cross3(da, rB, e);
+    for (int k = 0; k < 3; ++k) daB[k] += e[k];
+    cross3(z, aB, e);
+    for (int k = 0; k < 3; ++k) e[k] += daB[k];
+    mv3(B9(m->RW, b), aB, acc);
+    mv3(B9(m->RW, b), e, dacc);
+}
+
 /* tangents dy (ny) of the outputs (mb_sensors_eval) after forward() at the
  * state x along (dx, du) with velocity tangent w->dvel */
 static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const double *dx, const double *du,
@@ -531,6 +575,25 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
             dy[k] = w->dq[s->index + s->axis];
             break;
         case MB_SENS_MOMENTUM: dy[k] = dhl[s->axis]; break;
+        case MB_SENS_ACCELEROMETER: {
+            double a[3], da[3];
+            if (!w->accel) { dy[k] = 0.0 / 0.0; break; }
+            accel_tangent(m, w, s->index, s->par, a, da);
+            if (s->axis < 3) dy[k] = da[s->axis];
+            else {
+                double n = sqrt(dot3(a, a)); /* |a| is smooth off a = 0 */
+                dy[k] = n > 0 ? dot3(a, da) / n : 0.0;
+            }
+            break;
+        }
+        case MB_SENS_SLED_ACCEL: dy[k] = in->sled.input >= 0 ? du[in->sled.input] : 0.0; break;
+        case MB_SENS_CABLE_TENSION: dy[k] = mbn_cable_tension_tangent(m, w->z, w->dv, s->index); break;
+        case MB_SENS_DISPLACEMENT: {
+            double t[3];
+            point_tangent(m, w, s->index, s->par, t);
+            dy[k] = t[s->axis];
+            break;
+        }
         case MB_SENS_LINEAR: {
             double acc = 0.0;
             const double *wt = s->par + 1;
@@ -632,6 +695,18 @@ static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double 
     }
     project_seed(m, x, dx, w->dq);
     for (int k = nq + nv; k < D->nx; ++k) dxdot[k] = 0.0;
+    /* the sled frame (mb_sled_rhs): the model's dynamics with gravity g_s =
+     * g - a_s axis, a_s = u[input] - pulse(t), whose tangent is -du[input] axis */
+    double g0[3];
+    memcpy(g0, m->g, sizeof g0);
+    w->accel = 0;
+    for (int r = 0; r < 3; ++r) w->dgrav[r] = 0.0;
+    if (D->sled) {
+        const double *ax = in->sled.par + SL_AX;
+        double a_s = mb_sled_acceleration(&in->sled, in->t, in->u), da_s = in->sled.input >= 0 ? du[in->sled.input] : 0.0;
+        for (int r = 0; r < 3; ++r)
+            if (ax[r] != 0.0) { m->g[r] = g0[r] - a_s * ax[r]; w->dgrav[r] = -da_s * ax[r]; }
+    }
     if (D->nl) latch_apply(in, x + nq + nv, w->rows);
     if (D->canonical) err = canonical_tangent(in, w, dx + nq, dxdot + nq);
     else {
@@ -639,6 +714,20 @@ static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double 
         memcpy(w->dvel, dx + nq, sizeof(double) * (size_t)nv);
         err = velocity_tangent(in, w, w->dvel, dxdot + nq);
     }
+    if (!err && D->sled) {
+        /* the accelerations at the solved qdd and their tangents along dqdd (with the
+         * sled's gravity): the accelerometers and the HIC recorder's rate |a| / unit */
+        mb_kinematics(m, x, w->vel);
+        forward(m, w, x, w->dq, w->dvel, 1, w->qdd, dxdot + nq, 1);
+        w->accel = 1;
+        if (D->nh) {
+            double a[3], da[3];
+            accel_tangent(m, w, in->hic.body, in->hic.par + HC_PX, a, da);
+            double n = sqrt(dot3(a, a)); /* |a| is smooth off a = 0 */
+            dxdot[nq + nv] = n > 0 ? dot3(a, da) / (n * in->hic.par[HC_UNIT]) : 0.0;
+        }
+    }
+    memcpy(m->g, g0, sizeof g0); /* the outputs' energies read the model's own gravity */
     /* the outputs read the unlatched rows (the latches' energy is its own term) */
     if (D->nl) latch_restore(in, w->rows);
     if (err) return err < 0 ? -err : err;
