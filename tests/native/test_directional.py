@@ -25,13 +25,15 @@ from mbfmu.dynamics.derivatives import configuration_jacobian, forward_dynamics_
 from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.library import load_plant
 
-from .plants import UrdfChain
+from .plants import SegmentArm, UrdfChain
 
 # library plants, URDF robots, and a URDF chain on a floating base (quaternion, revolute
 # and prismatic joints with dampers and range limits)
 EXACT = ("rigid_arm", "canonical_2body", "satellite", "ur5", "panda", UrdfChain, "crash_occupant")
-# Ball: test_contact_directional; crash_occupant's sled frame and HIC recorder also test_crash_directional
-NOT_EXACT = {"flexible_arm": "flexible beams"}
+# Ball: test_contact_directional; crash_occupant's sled frame and HIC recorder also test_crash_directional;
+# flexible_arm (beams) is exact too: test_flexible_directional (its plant has no rigid model for the tests here);
+# SegmentArm, the same arm of finite segments, outputs its tips relative to the link roots
+NOT_EXACT = {SegmentArm: "relative point"}
 
 
 def _plant(spec):
@@ -331,15 +333,16 @@ def test_mbfmu_linearize_uses_the_fmus_directional_derivatives(fmu, tmp_path, ca
 
 
 def test_mbfmu_linearize_falls_back_to_central_differences_saying_so(fmu, tmp_path, capsys):
-    """An FMU without providesDirectionalDerivative (flexible_arm's beams) is
+    """An FMU without providesDirectionalDerivative (SegmentArm: flexible_arm of
+    finite segments, its tips' outputs relative to the link roots) is
     linearized from central differences of its Model Exchange evaluations, and
     the command says so in a line."""
     from mbfmu.cli import main
     from mbfmu.control.fmu_model import linearize_fmu
     from mbfmu.control.linearization import linearize
 
-    plant = load_plant("flexible_arm")
-    path = fmu("flexible_arm")
+    plant = SegmentArm()
+    path = fmu(SegmentArm)
     with pytest.warns(UserWarning, match="provides no directional derivatives"):
         sysd = linearize_fmu(path, step=0.01)
     jac = sysd.linearization.continuous

@@ -2,10 +2,9 @@
 derivatives of plants without an exact linearization (#24.2, flexible_arm):
 validated against the exact analytic directional derivatives of a rigid
 native FMU, then applied to flexible_arm's native FMU: halving its step
-changes it by less than 1e-10 (relative to max |J|), and the FMU's current
-(central-difference) linearization is within 1e-6 of it. The exact
-flexible directional derivatives, when the C runtime has them, are to equal
-it within 1e-10."""
+changes it by less than 1e-10 (relative to max |J|), the FMU's exact
+directional derivatives (csrc/flex_dirder.c) equal it within 1e-10, and its
+central-difference linearization is within 1e-6 of it."""
 from __future__ import annotations
 
 import numpy as np
@@ -55,13 +54,15 @@ def test_oracle_equals_exact_directional_derivatives_of_a_rigid_fmu(tmp_path):
 
 
 @pytest.mark.parametrize("seed", (1, 2))
-def test_flexible_arm_central_difference_linearization_within_the_oracle(tmp_path, seed):
+def test_flexible_arm_directional_and_central_difference_linearizations_within_the_oracle(tmp_path, seed):
     plant = load_plant("flexible_arm")
     with ModelExchangeInstance(_fmu("flexible_arm", tmp_path)) as inst:
-        assert not inst.provides_directional
+        assert inst.provides_directional
         x, u = _point(plant, inst, seed)
         J = _oracle(inst, x, u)
         np.testing.assert_allclose(_oracle(inst, x, u, 1e-3), J, rtol=0, atol=1e-10 * np.abs(J).max())
+        np.testing.assert_allclose(_full(jacobians(inst, x, u, DIRECTIONAL)), J, rtol=0,
+                                   atol=1e-10 * np.abs(J).max())
         cd = jacobians(inst, x, u, CENTRAL)
         assert cd.method == CENTRAL
         np.testing.assert_allclose(_full(cd), J, rtol=0, atol=1e-6 * np.abs(J).max())

@@ -20,6 +20,8 @@
  *     ID(q, v, qdd) = tau(q, v, u) gives dqdd = M^-1 (dtau - dID|dqdd=0)
  *     (the route of Carpentier and Mansard 2018 and of
  *     mbfmu.dynamics.derivatives);
+ *   - flexible plants (assumed-modes beams): these passes on the virtual
+ *     tree, projected onto the modal coordinates (flex_dirder.c);
  *   - canonical variables: v = M^-1 p gives dv = M^-1 (dp - d(M v)|dq), and
  *     dp/dt = tau + S^T (F - v x* H) (mb_sweep) is differentiated term by term.
  *   - the sled frame: the model's dynamics under the gravity g - a_s axis
@@ -50,6 +52,7 @@
 
 #include "ballspring_dirder.h"
 #include "contact_dirder.h"
+#include "flex_dirder.h"
 #include "native.h"
 #include "spatial.h"
 
@@ -61,7 +64,7 @@
 const char *mbn_dirder_inexact(mbn_instance *in) {
     const mbn_data *D = in->data;
     const mb_model *m = in->m;
-    if (D->flex) return "flexible beams: their modal equations have no tangents in the C runtime";
+    if (D->flex) return mbn_flex_dirder_inexact(in); /* flex_dirder.c */
     if (D->sled && D->canonical) return "a sled frame in canonical variables has no tangents in the C runtime";
     for (int i = 1; i < m->nb; ++i) {
         int t = m->jtype[i];
@@ -98,8 +101,10 @@ typedef struct {
     int accel;            /* a, da hold the accelerations [with gravity] at the solved qdd, dqdd */
 } dd_work;
 
-static int work_new(const mbn_data *D, dd_work *w) {
-    size_t nb6 = 6 * (size_t)D->nb, nv = (size_t)D->nv + 1, nq = (size_t)D->nq + 1;
+static int work_new(const mbn_data *D, const mb_model *m, dd_work *w) {
+    /* a flexible plant's virtual tree (m) is larger than its public state (D) */
+    size_t nb6 = 6 * (size_t)D->nb, nv = (size_t)(D->nv > m->nv ? D->nv : m->nv) + 1;
+    size_t nq = (size_t)(D->nq > m->nq ? D->nq : m->nq) + 1;
     w->block = malloc(sizeof(double) * (24 * nb6 + 8 * nv + 2 * nq + 3 * (size_t)D->nl + (size_t)D->ns + 1));
     if (!w->block) return -1;
     double *p = w->block;
@@ -682,6 +687,37 @@ static int canonical_tangent(mbn_instance *in, dd_work *w, const double *dp, dou
     return 0;
 }
 
+/* ------------------------------------------------------------ flexible plants */
+/* the passes above on a flexible plant's virtual tree (flex_dirder.h) */
+static void vtree_id(mbn_instance *in, void *wp, const double *c, const double *cd, const double *cdd,
+                     const double *cmd, const double *dc, const double *dcd, const double *dcdd, const double *dcmd,
+                     double *id, double *did, double *dpass) {
+    dd_work *w = wp;
+    mb_model *m = in->m;
+    memcpy(w->vel, cd, sizeof(double) * (size_t)m->nv);
+    memcpy(w->dvel, dcd, sizeof(double) * (size_t)m->nv);
+    mb_kinematics(m, c, cd);
+    forward(m, w, c, dc, dcd, 1, cdd, dcdd, 1);
+    spring_forces(m, w);
+    backward_id(m, w, did);
+    for (int i = 1; i < m->nb; ++i) stmul(m, i, B36(m->S, i), B6(w->f, i), id, 0);
+    if (dpass) passive_tangent(m, c, cd, cmd, dc, dcd, dcmd, dpass);
+}
+
+/* the virtual tree's sensors (outputs_tangent at the virtual state c along dc) */
+static void vtree_outputs(mbn_instance *in, void *wp, const double *c, const double *dc, const double *dx,
+                          const double *du, double *dy) {
+    dd_work *w = wp;
+    memcpy(w->dq, dc, sizeof(double) * (size_t)in->m->nq);
+    outputs_tangent(in, w, c, dx, du, dy);
+}
+
+static int flex_tangent(mbn_instance *in, dd_work *w, const double *dx, const double *du, double *dxdot,
+                        double *dy) {
+    mbn_vtree_tangents ops = {w, vtree_id, vtree_outputs};
+    return mbn_flex_tangent(in, &ops, dx, du, w->dcmd, dxdot, dy); /* flex_dirder.c */
+}
+
 /* dxdot (nx) and dy (ny) along (dx (nx), du (nu)) at the instance's state and inputs */
 static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double *du, double *dxdot, double *dy) {
     const mbn_data *D = in->data;
@@ -693,6 +729,7 @@ static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double 
         for (int c = 0; c < D->nu; ++c) s += B[D->nu * r + c] * du[c];
         w->dcmd[r] = s;
     }
+    if (D->flex) return flex_tangent(in, w, dx, du, dxdot, dy);
     project_seed(m, x, dx, w->dq);
     for (int k = nq + nv; k < D->nx; ++k) dxdot[k] = 0.0;
     /* the sled frame (mb_sled_rhs): the model's dynamics with gravity g_s =
@@ -742,7 +779,7 @@ int mbn_directional_derivative(mbn_instance *in, size_t nknown, const int *ik, c
     dd_work w;
     size_t nx = (size_t)D->nx, nu = (size_t)D->nu, ny = (size_t)D->ny;
     double *buf = calloc(2 * (nx + nu + ny) + 1, sizeof(double));
-    if (!buf || work_new(D, &w)) { free(buf); return MBN_NOMEM; }
+    if (!buf || work_new(D, in->m, &w)) { free(buf); return MBN_NOMEM; }
     double *dxu = buf, *out = buf + nx + nu;
     for (size_t j = 0; j < nknown; ++j) dxu[ik[j]] += seed[j];
     int err = tangent(in, &w, dxu, dxu + nx, out, out + nx);
