@@ -202,3 +202,69 @@ def test_central_differences_of_the_fmu_approach_its_directional_derivatives(pla
     assert fd.method == CENTRAL
     for got, want in ((dd.A, fd.A), (dd.B, fd.B), (dd.C, fd.C), (dd.D, fd.D)):
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * (1 + np.abs(want).max()))
+
+
+def _same(a, b):
+    """Bit for bit, but for the round-off of exact zeros: entries below 1e-300 in size (the
+    dq0 column's dv/dt, zero but for denormal noise of 1e-316 to 1e-308 that moves with the
+    heap layout, before and after the seed-free cache) need only both be that small."""
+    tiny = (np.abs(a) < 1e-300) & (np.abs(b) < 1e-300)
+    return np.array_equal(np.where(tiny, 0.0, a).view(np.uint64), np.where(tiny, 0.0, b).view(np.uint64))
+
+
+def _columns(inst):
+    return np.column_stack([inst.directional_column(j) for j in range(inst.n + inst.m)])
+
+
+def _set_parameter(inst, name, value):
+    """A tunable parameter in event mode (the FMU refuses them in continuous-time mode)."""
+    vr = {v.name: v.valueReference for v in inst.md.modelVariables}[name]
+    inst.fmu.enterEventMode()
+    inst.fmu.setReal([vr], [value])
+    while inst.fmu.newDiscreteStates()[0]:
+        pass
+    inst.fmu.enterContinuousTimeMode()
+
+
+def _fresh(path, x, u, params=()):
+    with ModelExchangeInstance(path) as inst:
+        for name, value in params:
+            _set_parameter(inst, name, value)
+        inst.set_point(x, u)
+        return _columns(inst)
+
+
+def test_directional_derivatives_follow_every_change_of_the_point(plant, fmus):
+    """flex_dirder.c caches the seed-free forward solve and the factor of the public mass
+    matrix at a point: after each change (a state, one state by one ulp, an input, the
+    state and back after another point's derivatives, a tunable parameter at the same
+    state and inputs), the first directional derivatives equal a fresh instance's."""
+    path = fmus[2]
+    (x1, u1), (x2, u2) = _deflected(plant, 4), _deflected(plant, 5)
+    x3 = x2.copy()
+    x3[3] = np.nextafter(x3[3], np.inf)  # a modal coordinate, one ulp
+    with ModelExchangeInstance(path) as inst:
+        inst.set_point(x1, u1)
+        J1 = _columns(inst)
+        assert _same(J1, _fresh(path, x1, u1))
+        steps = [(x2, u1, ()), (x3, u1, ()), (x3, u2, ())]
+        for x, u, params in steps:
+            inst.set_point(x, u)
+            got = _columns(inst)
+            assert not np.array_equal(got, J1)
+            assert _same(got, _fresh(path, x, u)), (x, u)
+        # another point's right-hand side in between, then back: the cached pieces, not the kernel's leftovers
+        inst.set_point(x2, u2)
+        inst.evaluate()
+        inst.set_point(x1, u1)
+        assert _same(_columns(inst), J1)
+        # a parameter at an unchanged state and inputs (set again: re-packing resets the state)
+        inst.set_point(x2, u2)
+        before = _columns(inst)
+        for params in ((("damping_ratio", 0.05),), (("damping_ratio", 0.05), ("payload_mass", 0.7))):
+            _set_parameter(inst, *params[-1])
+            inst.set_point(x2, u2)
+            got = _columns(inst)
+            assert not np.array_equal(got, before)
+            assert _same(got, _fresh(path, x2, u2, params)), params
+            before = got

@@ -96,8 +96,8 @@ static void hmul(const mb_flex *fx, int i, int nm, const double *x, double *y) {
     }
 }
 
-/* xv (nv_v) = Phi x (public nv): the virtual rates of the public rates x */
-static void phi_mul(const mb_flex *fx, const double *x, double *xv) {
+/* xv (nv_v) = Phi x (public nv): the virtual rates of the public rates x (grow: fx->grow's rows) */
+static void phi_mul(const mb_flex *fx, const double *grow, const double *x, double *xv) {
     const mb_model *m = fx->m;
     for (int i = 1; i < m->nb; ++i) {
         int role = fx->role[i];
@@ -105,7 +105,7 @@ static void phi_mul(const mb_flex *fx, const double *x, double *xv) {
             for (int k = 0; k < m->nvi[i]; ++k) xv[m->iv[i] + k] = x[fx->pv[i] + k];
         } else if (role == FX_DEFORM) {
             int b = fx->beam[i], nm = fx->bnm[b];
-            const double *gr = fx->grow + (size_t)fx->nm_max * i, *xe = x + fx->bv[b];
+            const double *gr = grow + (size_t)fx->nm_max * i, *xe = x + fx->bv[b];
             double s = 0.0;
             for (int a = 0; a < nm; ++a) s += gr[a] * xe[a];
             xv[m->iv[i]] = s;
@@ -114,7 +114,7 @@ static void phi_mul(const mb_flex *fx, const double *x, double *xv) {
 }
 
 /* out (public nv) += Phi^T f (f: nv_v virtual joint forces; the deformation joints' through gr) */
-static void phi_tmul_add(const mb_flex *fx, const double *f, double *out) {
+static void phi_tmul_add(const mb_flex *fx, const double *grow, const double *f, double *out) {
     const mb_model *m = fx->m;
     for (int i = 1; i < m->nb; ++i) {
         int role = fx->role[i];
@@ -122,10 +122,101 @@ static void phi_tmul_add(const mb_flex *fx, const double *f, double *out) {
             for (int k = 0; k < m->nvi[i]; ++k) out[fx->pv[i] + k] += f[m->iv[i] + k];
         } else if (role == FX_DEFORM) {
             int b = fx->beam[i], nm = fx->bnm[b];
-            const double *gr = fx->grow + (size_t)fx->nm_max * i;
+            const double *gr = grow + (size_t)fx->nm_max * i;
             for (int a = 0; a < nm; ++a) out[fx->bv[b] + a] += gr[a] * f[m->iv[i]];
         }
     }
+}
+
+/* ------------------------------------------------------------ the seed-free pieces, cached
+ * A full Jacobian takes n + m directional derivatives at one point; the forward
+ * solve (mb_flex_rhs: vdot, the virtual state c, cd, the rows gr and gam) and
+ * the Cholesky factor of Mpub do not depend on the seed. They are kept in the
+ * instance (in->flexdd) with the point they hold at: the time, the state, the
+ * inputs, the commands tau, the whole numeric description d and the parameter
+ * generation in->pgen (bumped by mbn_set_parameters, which replaces d, m and
+ * fx), compared bit for bit on every call; any difference recomputes them.
+ * The per-call scratch lives there too (no allocation after the first call). */
+typedef struct {
+    int nkey, nqv, nvv, nv, ngrow, nb; /* the sizes it was made for */
+    int valid;
+    unsigned long pgen;
+    const mb_flex *fx;
+    double *key;              /* (nkey) t, x (nx), u (nu), tau (nv), d (nd) */
+    double *c, *cd;           /* (nq_v), (nv_v) the virtual state at the point */
+    double *vdot, *grow, *gam; /* (nv) accelerations, (nb, nm_max) fx->grow, (nb) fx->gam */
+    double *L;                /* (nv, nv) Cholesky factor of Mpub (lower triangle) */
+    double *scratch;          /* the per-call work of mbn_flex_tangent */
+    double *block;
+} flex_cache;
+
+void mbn_flex_dirder_free(mbn_instance *in) {
+    flex_cache *C = in->flexdd;
+    if (C) free(C->block);
+    free(C);
+    in->flexdd = NULL;
+}
+
+static flex_cache *cache_get(mbn_instance *in, size_t nscratch) {
+    const mbn_data *D = in->data;
+    const mb_flex *fx = in->fx;
+    const mb_model *m = fx->m;
+    int nkey = 1 + D->nx + D->nu + D->nv + D->nd, ngrow = m->nb * fx->nm_max;
+    flex_cache *C = in->flexdd;
+    if (C && C->nkey == nkey && C->nqv == m->nq && C->nvv == m->nv && C->nv == fx->nv && C->ngrow == ngrow &&
+        C->nb == m->nb)
+        return C;
+    mbn_flex_dirder_free(in); /* sizes are fixed by the plant: only reached on the first call */
+    C = calloc(1, sizeof(flex_cache));
+    if (!C) return NULL;
+    size_t nv = (size_t)fx->nv;
+    size_t n = (size_t)nkey + (size_t)m->nq + (size_t)m->nv + nv + (size_t)ngrow + (size_t)m->nb + nv * nv + nscratch + 1;
+    C->block = calloc(n, sizeof(double));
+    if (!C->block) { free(C); return NULL; }
+    C->nkey = nkey; C->nqv = m->nq; C->nvv = m->nv; C->nv = fx->nv; C->ngrow = ngrow; C->nb = m->nb;
+    C->key = C->block;
+    C->c = C->key + nkey;
+    C->cd = C->c + m->nq;
+    C->vdot = C->cd + m->nv;
+    C->grow = C->vdot + nv;
+    C->gam = C->grow + ngrow;
+    C->L = C->gam + m->nb;
+    C->scratch = C->L + nv * nv;
+    C->valid = 0;
+    in->flexdd = C;
+    return C;
+}
+
+/* 1 if C holds the pieces at the instance's current point, bit for bit */
+static int cache_hit(const mbn_instance *in, const flex_cache *C) {
+    const mbn_data *D = in->data;
+    const double *k = C->key;
+    if (!C->valid || C->pgen != in->pgen || C->fx != in->fx) return 0;
+    if (memcmp(k, &in->t, sizeof(double))) return 0;
+    k += 1;
+    if (memcmp(k, in->x, sizeof(double) * (size_t)D->nx)) return 0;
+    k += D->nx;
+    if (memcmp(k, in->u, sizeof(double) * (size_t)D->nu)) return 0;
+    k += D->nu;
+    if (memcmp(k, in->tau, sizeof(double) * (size_t)D->nv)) return 0;
+    k += D->nv;
+    return memcmp(k, in->d, sizeof(double) * (size_t)D->nd) == 0;
+}
+
+static void cache_key(const mbn_instance *in, flex_cache *C) {
+    const mbn_data *D = in->data;
+    double *k = C->key;
+    memcpy(k, &in->t, sizeof(double));
+    k += 1;
+    memcpy(k, in->x, sizeof(double) * (size_t)D->nx);
+    k += D->nx;
+    memcpy(k, in->u, sizeof(double) * (size_t)D->nu);
+    k += D->nu;
+    memcpy(k, in->tau, sizeof(double) * (size_t)D->nv);
+    k += D->nv;
+    memcpy(k, in->d, sizeof(double) * (size_t)D->nd);
+    C->pgen = in->pgen;
+    C->fx = in->fx;
 }
 
 int mbn_flex_tangent(mbn_instance *in, const mbn_vtree_tangents *ops, const double *dx, const double *du,
@@ -136,20 +227,27 @@ int mbn_flex_tangent(mbn_instance *in, const mbn_vtree_tangents *ops, const doub
     int nq = fx->nq, nv = fx->nv, nqv = m->nq, nvv = m->nv, nmx = fx->nm_max > 0 ? fx->nm_max : 1;
     const double *q = in->x, *v = in->x + nq, *dq = dx, *dv = dx + nq;
     size_t nvb = (size_t)nvv + 1, nqb = (size_t)nqv + 1, npb = (size_t)nv + 1;
-    double *blk = malloc(sizeof(double) * (2 * nqb + 11 * nvb + (3 + (size_t)nv) * npb + 4 * (size_t)nmx));
-    if (!blk) return MBN_NOMEM;
-    double *c = blk, *dc = c + nqb, *cd = dc + nqb, *dcd = cd + nvb, *cdd = dcd + nvb, *dcdd = cdd + nvb;
+    flex_cache *C = cache_get(in, nqb + 10 * nvb + 3 * npb + 4 * (size_t)nmx);
+    if (!C) return MBN_NOMEM;
+    double *dc = C->scratch, *dcd = dc + nqb, *cdd = dcd + nvb, *dcdd = cdd + nvb;
     double *cmd = dcdd + nvb, *dcmdv = cmd + nvb, *id = dcmdv + nvb, *did = id + nvb, *dpass = did + nvb;
     double *zc = dpass + nvb, *zv = zc + nvb;
-    double *qdot = zv + nvb, *vdot = qdot + npb, *r = vdot + npb, *Mp = r + npb;
-    double *hde = Mp + (size_t)nv * npb, *hdv = hde + nmx, *hv = hdv + nmx, *t = hv + nmx;
-    int err;
+    double *qdot = zv + nvb, *col = qdot + npb, *r = col + npb;
+    double *hde = r + npb, *hdv = hde + nmx, *hv = hdv + nmx, *t = hv + nmx;
+    double *c = C->c, *cd = C->cd, *vdot = C->vdot, *Mp = C->L;
+    const double *grow = C->grow, *gam = C->gam;
+    int err, hit = cache_hit(in, C);
     memset(fx->pres, 0, sizeof(int) * (size_t)m->nb);
-    /* the state's accelerations, and the virtual state the kernel left in fx */
-    err = mb_flex_rhs(fx, q, v, in->tau, NULL, qdot, vdot);
-    if (err) { free(blk); return err < 0 ? -err : MBN_DD_SINGULAR; }
-    memcpy(c, fx->c, sizeof(double) * (size_t)nqv);
-    memcpy(cd, fx->cd, sizeof(double) * (size_t)nvv);
+    if (!hit) {
+        /* the state's accelerations, and the virtual state the kernel left in fx */
+        C->valid = 0;
+        err = mb_flex_rhs(fx, q, v, in->tau, NULL, qdot, vdot);
+        if (err) return err < 0 ? -err : MBN_DD_SINGULAR;
+        memcpy(c, fx->c, sizeof(double) * (size_t)nqv);
+        memcpy(cd, fx->cd, sizeof(double) * (size_t)nvv);
+        memcpy(C->grow, fx->grow, sizeof(double) * (size_t)C->ngrow);
+        memcpy(C->gam, fx->gam, sizeof(double) * (size_t)m->nb);
+    }
     memset(cmd, 0, sizeof(double) * nvb);
     memset(dcmdv, 0, sizeof(double) * nvb);
     memset(zc, 0, sizeof(double) * nvb);
@@ -172,7 +270,7 @@ int mbn_flex_tangent(mbn_instance *in, const mbn_vtree_tangents *ops, const doub
             int b = fx->beam[i], nm = fx->bnm[b], iv = m->iv[i];
             const double *eta = q + fx->bq[b], *etad = v + fx->bv[b], *etadd = vdot + fx->bv[b];
             const double *deta = dq + fx->bq[b], *detad = dv + fx->bv[b];
-            const double *g = fx->gtab + fx->goff[i], *gr = fx->grow + (size_t)fx->nm_max * i;
+            const double *g = fx->gtab + fx->goff[i], *gr = grow + (size_t)fx->nm_max * i;
             double sc = 0.0, scd = 0.0, scdd = 0.0, sdd = 0.0;
             hmul(fx, i, nm, deta, hde);
             hmul(fx, i, nm, detad, hdv);
@@ -187,7 +285,7 @@ int mbn_flex_tangent(mbn_instance *in, const mbn_vtree_tangents *ops, const doub
             dc[m->iq[i]] = sc;
             dcd[iv] = scd;
             dcdd[iv] = scdd;
-            cdd[iv] = sdd + fx->gam[i];
+            cdd[iv] = sdd + gam[i];
         }
     }
     /* dR|dvdot=0 */
@@ -198,7 +296,7 @@ int mbn_flex_tangent(mbn_instance *in, const mbn_vtree_tangents *ops, const doub
         if (fx->role[i] == FX_RIGID || fx->role[i] == FX_FRAME)
             for (int k = 0; k < m->nvi[i]; ++k) zc[m->iv[i] + k] -= dpass[m->iv[i] + k];
     memset(r, 0, sizeof(double) * npb);
-    phi_tmul_add(fx, zc, r);
+    phi_tmul_add(fx, grow, zc, r);
     for (int i = 1; i < m->nb; ++i) {
         if (fx->role[i] != FX_DEFORM) continue;
         int b = fx->beam[i], nm = fx->bnm[b];
@@ -215,20 +313,24 @@ int mbn_flex_tangent(mbn_instance *in, const mbn_vtree_tangents *ops, const doub
             r[fx->bv[b] + j] += s;
         }
     }
-    /* Mpub = Phi^T M_v Phi, column j from the tangent along dcdd = Phi e_j alone */
-    memset(zc, 0, sizeof(double) * nvb);
-    for (int j = 0; j < nv; ++j) {
-        memset(t, 0, sizeof(double) * (size_t)nmx);
-        memset(qdot, 0, sizeof(double) * npb);
-        qdot[j] = 1.0;
-        phi_mul(fx, qdot, dcdd);
-        ops->id(in, ops->w, c, cd, cdd, cmd, zc, zc, dcdd, zc, id, did, NULL);
-        memset(vdot, 0, sizeof(double) * npb);
-        phi_tmul_add(fx, did, vdot);
-        for (int k = 0; k < nv; ++k) Mp[nv * k + j] = vdot[k];
+    if (!hit) {
+        /* Mpub = Phi^T M_v Phi, column j from the tangent along dcdd = Phi e_j alone */
+        memset(zc, 0, sizeof(double) * nvb);
+        for (int j = 0; j < nv; ++j) {
+            memset(t, 0, sizeof(double) * (size_t)nmx);
+            memset(qdot, 0, sizeof(double) * npb);
+            qdot[j] = 1.0;
+            phi_mul(fx, grow, qdot, dcdd);
+            ops->id(in, ops->w, c, cd, cdd, cmd, zc, zc, dcdd, zc, id, did, NULL);
+            memset(col, 0, sizeof(double) * npb);
+            phi_tmul_add(fx, grow, did, col);
+            for (int k = 0; k < nv; ++k) Mp[nv * k + j] = col[k];
+        }
+        /* symmetric to rounding: factor its lower triangle */
+        if (chol(Mp, nv)) return MBN_DD_SINGULAR;
+        cache_key(in, C);
+        C->valid = 1;
     }
-    /* symmetric to rounding: factor its lower triangle */
-    if (chol(Mp, nv)) { free(blk); return MBN_DD_SINGULAR; }
     for (int k = 0; k < nv; ++k) r[k] = -r[k];
     chol_solve(Mp, nv, r);
     memcpy(dxdot, dv, sizeof(double) * (size_t)nq);
@@ -259,6 +361,5 @@ int mbn_flex_tangent(mbn_instance *in, const mbn_vtree_tangents *ops, const doub
         default: dy[k] = 0.0 / 0.0;
         }
     }
-    free(blk);
     return 0;
 }

@@ -105,6 +105,8 @@ typedef struct {
     mb_adapt_stats adapt_stats;
     int y_valid;
     double rho_refused;   /* the spectral radius (1/s) of the last parameters refused by the step rule */
+    unsigned long pgen;   /* bumped whenever mbn_set_parameters replaces d, m and fx */
+    void *flexdd;         /* flex_dirder.c's cache of a flexible plant's seed-free pieces (NULL: none yet) */
 } mbn_instance;
 
 /* life cycle: NULL on allocation failure */
@@ -159,6 +161,8 @@ int mbn_flex_blown_up(mbn_instance *in, int err);
 int mbn_directional_derivative(mbn_instance *in, size_t nknown, const int *ik, const double *seed, size_t nunknown,
                                const int *iu, double *sens);
 const char *mbn_dirder_inexact(mbn_instance *in);
+/* flex_dirder.c: free in->flexdd (mbn_free) */
+void mbn_flex_dirder_free(mbn_instance *in);
 
 /* the saved FMU state: bytes of a flat record (see runtime.c) */
 size_t mbn_state_size(const mbn_instance *in);

@@ -149,6 +149,7 @@ mbn_instance *mbn_new(const mbn_data *D) {
 
 void mbn_free(mbn_instance *in) {
     if (!in) return;
+    mbn_flex_dirder_free(in);
     mb_flex_free(in->fx);
     mb_free(in->m);
     free(in->d); free(in->p); free(in->u); free(in->x); free(in->xw);
@@ -245,6 +246,7 @@ int mbn_set_parameters(mbn_instance *in, const double *p) {
     bind_sensors(in);
     if (!in->stepped) memcpy(in->x, x0, sizeof(double) * (size_t)D->nx);
     in->y_valid = 0;
+    in->pgen++; /* invalidates what was cached at the old parameters (flex_dirder.c) */
     return 0;
 }
 
