@@ -729,6 +729,10 @@ static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double 
         for (int c = 0; c < D->nu; ++c) s += B[D->nu * r + c] * du[c];
         w->dcmd[r] = s;
     }
+    /* the gravity's tangent (forward() reads it) is zero but for the sled frame's, set below;
+     * a flexible plant has none (flex_dirder.c refuses sleds) */
+    w->accel = 0;
+    for (int r = 0; r < 3; ++r) w->dgrav[r] = 0.0;
     if (D->flex) return flex_tangent(in, w, dx, du, dxdot, dy);
     project_seed(m, x, dx, w->dq);
     for (int k = nq + nv; k < D->nx; ++k) dxdot[k] = 0.0;
@@ -736,8 +740,6 @@ static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double 
      * g - a_s axis, a_s = u[input] - pulse(t), whose tangent is -du[input] axis */
     double g0[3];
     memcpy(g0, m->g, sizeof g0);
-    w->accel = 0;
-    for (int r = 0; r < 3; ++r) w->dgrav[r] = 0.0;
     if (D->sled) {
         const double *ax = in->sled.par + SL_AX;
         double a_s = mb_sled_acceleration(&in->sled, in->t, in->u), da_s = in->sled.input >= 0 ? du[in->sled.input] : 0.0;
