@@ -27,6 +27,7 @@ from mbfmu.plant.library import load_plant
 from tooling import need_tool
 
 from .conftest import NATIVE_PLANTS, assert_same
+from .fmi3_jacobian import value_count
 
 HERE = Path(__file__).resolve().parent
 STOPS = {"rigid_arm": 0.5, "canonical_2body": 0.5, "flexible_arm": 0.3, "satellite": 2.0, "crash_occupant": 0.1}
@@ -197,7 +198,7 @@ def test_fmi3_state_get_set_and_serialize_restore_bit_identically(native_fmu3):
         fmu.enterInitializationMode(startTime=0.0)
         fmu.setFloat64([vr["wheel_torque"]], [0.02, -0.01, 0.03])
         fmu.exitInitializationMode()
-        nvals = len(fmu.getFloat64(outs, nValues=_count(md, outs)))
+        nvals = len(fmu.getFloat64(outs, nValues=value_count(md, outs)))
         for k in range(5):
             fmu.doStep(k * 0.05, 0.05)
         state = fmu.getFMUState()
@@ -219,16 +220,6 @@ def test_fmi3_state_get_set_and_serialize_restore_bit_identically(native_fmu3):
         fmu.terminate()
     finally:
         fmu.freeInstance()
-
-
-def _count(md, vrs) -> int:
-    """The number of values of the Float64 variables ``vrs``."""
-    by_vr = {v.valueReference: v for v in md.modelVariables}
-    total = 0
-    for r in vrs:
-        v = by_vr[r]
-        total += int(by_vr[v.dimensions[0].valueReference].start) if v.dimensions else 1
-    return total
 
 
 def test_fmi3_model_exchange_derivatives_are_the_python_plants(native_fmu3):
@@ -282,7 +273,7 @@ def test_the_fmi3_win64_dll_under_wine_equals_x86_64_linux(name, native_fmu3, ho
         groups.setdefault(k.split("[")[0] if k.split("[")[0] in by_name else k, []).append(v)
     inputs = ",".join(f"{by_name[g].valueReference}=" + ":".join(map(repr, v)) for g, v in groups.items())
     outs = [v.valueReference for v in md.modelVariables if v.causality == "output"]
-    spec = [f"{r}:{_count(md, [r])}" for r in outs]
+    spec = [f"{r}:{value_count(md, [r])}" for r in outs]
     h = load_plant(name).default_step
     args = [str(tmp_path), md.coSimulation.modelIdentifier, md.instantiationToken, repr(h), "50", inputs, *spec]
     lin = subprocess.run([str(linux_host), *args], capture_output=True, text=True, timeout=120)
@@ -290,7 +281,7 @@ def test_the_fmi3_win64_dll_under_wine_equals_x86_64_linux(name, native_fmu3, ho
     assert lin.returncode == 0, lin.stderr
     assert win.returncode == 0, win.stderr
     a, b = np.loadtxt(lin.stdout.splitlines()), np.loadtxt(win.stdout.splitlines())
-    assert a.shape == b.shape == (50, _count(md, outs) + 1)
+    assert a.shape == b.shape == (50, value_count(md, outs) + 1)
     assert_same(b[:, 1:], a[:, 1:], floor=1.0)  # msvcrt's pow() vs glibc's: last-ulp differences
 
 

@@ -149,7 +149,7 @@ def test_the_fmi3_fmu_carries_an_aarch64_binary_equal_to_x86_64(name, aarch64, t
 
     from mbfmu.fmu.builder import build_fmu
 
-    from .test_fmi3 import _count
+    from .fmi3_jacobian import value_count
     run, hosts, _ = aarch64
     fmu = build_fmu(name, tmp_path / "fmu", runtime="native", fmi_version=3)  # default platforms
     unzipdir = _extract(fmu, tmp_path / "x")
@@ -164,9 +164,9 @@ def test_the_fmi3_fmu_carries_an_aarch64_binary_equal_to_x86_64(name, aarch64, t
     inputs = ",".join(f"{by_name[g].valueReference}=" + ":".join(map(repr, v)) for g, v in groups.items())
     outs = [v.valueReference for v in md.modelVariables if v.causality == "output"]
     args = [str(unzipdir), md.coSimulation.modelIdentifier, md.instantiationToken,
-            repr(float(md.defaultExperiment.stepSize)), "50", inputs, *(f"{r}:{_count(md, [r])}" for r in outs)]
+            repr(float(md.defaultExperiment.stepSize)), "50", inputs, *(f"{r}:{value_count(md, [r])}" for r in outs)]
     x86, arm = (run(host, args) for host in hosts["fmi3"])
-    assert x86.shape == arm.shape == (50, _count(md, outs) + 1)
+    assert x86.shape == arm.shape == (50, value_count(md, outs) + 1)
     assert_same(arm[:, 1:], x86[:, 1:], rtol=1e-12, floor=1e-12)
 
 
