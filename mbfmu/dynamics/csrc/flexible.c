@@ -70,7 +70,7 @@ void mb_flex_free(mb_flex *fx) {
 
 /* In-place Cholesky A = L L^T of an n x n SPD matrix (leading dimension ld,
  * lower triangle used). Returns -1 when a pivot is not clearly positive. */
-static int chol(double *A, int n, int ld) {
+int mb_chol(double *A, int n, int ld) {
     double scale = 0.0;
     for (int k = 0; k < n; ++k) scale = fmax(scale, fabs(A[ld * k + k]));
     for (int j = 0; j < n; ++j) {
@@ -89,7 +89,7 @@ static int chol(double *A, int n, int ld) {
 }
 
 /* x <- A^-1 x with the factor of chol */
-static void chol_solve(const double *L, int n, int ld, double *x) {
+void mb_chol_solve(const double *L, int n, int ld, double *x) {
     for (int i = 0; i < n; ++i) {
         double t = x[i];
         for (int k = 0; k < i; ++k) t -= L[ld * i + k] * x[k];
@@ -272,20 +272,20 @@ static int reduce_beam(mb_flex *fx, int b, const double *q, const double *v, con
     double *w = fx->w + (size_t)nmx * b;
     const double *K = fx->kd + fx->kdoff[b], *D = K + nm * nm;
     const double *eta = q + fx->bq[b], *etad = v + fx->bv[b];
-    if (chol(Mee, nm, nm)) return 1 + b;
+    if (mb_chol(Mee, nm, nm)) return 1 + b;
     for (int j = 0; j < nm; ++j) {
         double s = tau[fx->bv[b] + j] - be[j];
         for (int k = 0; k < nm; ++k) s -= K[nm * j + k] * eta[k] + D[nm * j + k] * etad[k];
         w[j] = s;
     }
-    chol_solve(Mee, nm, nm, w);
+    mb_chol_solve(Mee, nm, nm, w);
     /* Y column k (of 6) = M_ee^-1 (row k of M_Re)^T, stored Y[6 j + k] */
     double col[64], *y = nm <= 64 ? col : NULL;
     if (!y) y = malloc(sizeof(double) * (size_t)nm);
     if (!y) return 1 + b;
     for (int k = 0; k < 6; ++k) {
         for (int j = 0; j < nm; ++j) y[j] = Mre[6 * j + k];
-        chol_solve(Mee, nm, nm, y);
+        mb_chol_solve(Mee, nm, nm, y);
         for (int j = 0; j < nm; ++j) Y[6 * j + k] = y[j];
     }
     if (y != col) free(y);

@@ -54,6 +54,13 @@ typedef struct {
 #define FX_NONFINITE 0x7fffffff
 
 int mb_flex_alloc_workspace(mb_flex *fx);
+
+/* In-place Cholesky A = L L^T of an n x n symmetric positive definite matrix
+ * (leading dimension ld, lower triangle used); -1 when a pivot is not clearly
+ * positive (below 1e-14 of the largest diagonal entry). mb_chol_solve: x <- A^-1 x
+ * with that factor. */
+int mb_chol(double *A, int n, int ld);
+void mb_chol_solve(const double *L, int n, int ld, double *x);
 void mb_flex_free(mb_flex *fx);
 
 /* dq/dt (nq) and dv/dt (nv) in public coordinates, with the model's force

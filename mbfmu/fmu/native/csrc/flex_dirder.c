@@ -53,38 +53,6 @@ const char *mbn_flex_dirder_inexact(mbn_instance *in) {
     return NULL;
 }
 
-/* in-place Cholesky A = L L^T (n x n, lower triangle); -1 unless clearly positive definite */
-static int chol(double *A, int n) {
-    double scale = 0.0;
-    for (int k = 0; k < n; ++k) scale = fmax(scale, fabs(A[n * k + k]));
-    for (int j = 0; j < n; ++j) {
-        double s = A[n * j + j];
-        for (int k = 0; k < j; ++k) s -= A[n * j + k] * A[n * j + k];
-        if (!(s > 1e-14 * scale) || !(s > 0.0)) return -1;
-        double d = sqrt(s);
-        A[n * j + j] = d;
-        for (int i = j + 1; i < n; ++i) {
-            double t = A[n * i + j];
-            for (int k = 0; k < j; ++k) t -= A[n * i + k] * A[n * j + k];
-            A[n * i + j] = t / d;
-        }
-    }
-    return 0;
-}
-
-static void chol_solve(const double *L, int n, double *x) {
-    for (int i = 0; i < n; ++i) {
-        double t = x[i];
-        for (int k = 0; k < i; ++k) t -= L[n * i + k] * x[k];
-        x[i] = t / L[n * i + i];
-    }
-    for (int i = n - 1; i >= 0; --i) {
-        double t = x[i];
-        for (int k = i + 1; k < n; ++k) t -= L[n * k + i] * x[k];
-        x[i] = t / L[n * i + i];
-    }
-}
-
 /* y (nm) = H x for the H block (nm x nm, row-major) of deformation joint i, or 0 without one */
 static void hmul(const mb_flex *fx, int i, int nm, const double *x, double *y) {
     if (fx->hoff[i] < 0) { for (int a = 0; a < nm; ++a) y[a] = 0.0; return; }
@@ -327,12 +295,12 @@ int mbn_flex_tangent(mbn_instance *in, const mbn_vtree_tangents *ops, const doub
             for (int k = 0; k < nv; ++k) Mp[nv * k + j] = col[k];
         }
         /* symmetric to rounding: factor its lower triangle */
-        if (chol(Mp, nv)) return MBN_DD_SINGULAR;
+        if (mb_chol(Mp, nv, nv)) return MBN_DD_SINGULAR; /* flexible.c */
         cache_key(in, C);
         C->valid = 1;
     }
     for (int k = 0; k < nv; ++k) r[k] = -r[k];
-    chol_solve(Mp, nv, r);
+    mb_chol_solve(Mp, nv, nv, r);
     memcpy(dxdot, dv, sizeof(double) * (size_t)nq);
     memcpy(dxdot + nq, r, sizeof(double) * (size_t)nv);
     for (int k = nq + nv; k < D->nx; ++k) dxdot[k] = 0.0;
