@@ -5,8 +5,9 @@ from __future__ import annotations
 import ctypes
 
 import numpy as np
-from fmpy import extract, read_model_description
-from fmpy.fmi3 import FMU3Model
+from fmpy import read_model_description
+
+from .fmi_instances import me3_model
 
 
 def value_count(md, vrs) -> int:
@@ -26,14 +27,7 @@ def fmi3_jacobian(path, x=None, u=None, t=None, w=None):
     inputs = [v.valueReference for v in md.modelVariables if v.causality == "input"]
     knowns = [d.variable.derivative.valueReference for d in md.derivatives] + inputs
     mu, mk = value_count(md, unknowns), value_count(md, knowns)
-    model = FMU3Model(guid=md.guid, unzipDirectory=extract(str(path)),
-                      modelIdentifier=md.modelExchange.modelIdentifier, instanceName="m3")
-    model.instantiate()
-    try:
-        model.enterInitializationMode(startTime=0.0)
-        model.exitInitializationMode()
-        model.updateDiscreteStates()
-        model.enterContinuousTimeMode()
+    with me3_model(path, md) as model:
         if t is not None:
             model.setTime(t)
         if x is not None:
@@ -44,6 +38,4 @@ def fmi3_jacobian(path, x=None, u=None, t=None, w=None):
         J = np.column_stack([model.getDirectionalDerivative(unknowns, knowns, list(e), mu) for e in np.eye(mk)])
         adjoint = None if w is None else np.array(model.getAdjointDerivative(unknowns, knowns, list(w), mk))
         model.terminate()
-    finally:
-        model.freeInstance()
     return J, adjoint

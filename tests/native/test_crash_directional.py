@@ -22,8 +22,7 @@ from xml.etree import ElementTree
 
 import numpy as np
 import pytest
-from fmpy import extract, read_model_description
-from fmpy.fmi2 import FMU2Slave
+from fmpy import read_model_description
 from fmpy.validation import validate_fmu
 
 from mbfmu.cosim.fmu_jacobian import DIRECTIONAL, ModelExchangeInstance, jacobians, state_at
@@ -32,6 +31,7 @@ from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.library import load_plant
 
 from .fmi3_jacobian import fmi3_jacobian
+from .fmi_instances import cs2_slave
 from .oracle import richardson_jacobian
 
 RTOL = 1e-8      # the brief asks ~1e-7; measured 1e-12 .. 5e-11 (the oracle's own error)
@@ -187,14 +187,7 @@ def test_crash_co_simulation_and_fmi3_derivatives_equal_model_exchange(crash_fmu
     with ModelExchangeInstance(path) as inst:
         unknowns, knowns = inst.der_vrs + inst.output_vrs, inst.state_vrs + inst.input_vrs
         n, out_vrs, in_vrs = inst.n, inst.output_vrs, inst.input_vrs
-        slave = FMU2Slave(guid=md.guid, unzipDirectory=extract(str(path)),
-                          modelIdentifier=md.coSimulation.modelIdentifier, instanceName="cs")
-        slave.instantiate()
-        try:
-            slave.setupExperiment(startTime=0.0)
-            slave.enterInitializationMode()
-            slave.setReal(in_vrs, list(U))
-            slave.exitInitializationMode()
+        with cs2_slave(path, (in_vrs, list(U))) as slave:
             for k in range(int(round(t / STEP))):
                 slave.doStep(currentCommunicationPoint=k * STEP, communicationStepSize=STEP)
             x = np.array(slave.getReal(inst.state_vrs))
@@ -207,8 +200,6 @@ def test_crash_co_simulation_and_fmi3_derivatives_equal_model_exchange(crash_fmu
             Dor = richardson_jacobian(y_of, U.copy(), h0=1e-4, levels=3)[:, 0]
             slave.setReal(in_vrs, list(U))
             slave.terminate()
-        finally:
-            slave.freeInstance()
         inst.fmu.setTime(t)
         me = jacobians(inst, x, U, DIRECTIONAL)
     J2 = np.block([[me.A, me.B], [me.C, me.D]])

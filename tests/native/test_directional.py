@@ -25,6 +25,7 @@ from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.library import load_plant
 
 from .fmi3_jacobian import fmi3_jacobian
+from .fmi_instances import cs2_slave
 from .plants import SegmentArm, UrdfChain
 
 # library plants, URDF robots, and a URDF chain on a floating base (quaternion, revolute
@@ -153,17 +154,9 @@ def test_co_simulation_directional_derivatives_equal_model_exchange(name, fmu):
         knowns = inst.state_vrs + inst.input_vrs
     md = read_model_description(str(path))
     assert md.coSimulation.providesDirectionalDerivative
-    slave = FMU2Slave(guid=md.guid, unzipDirectory=extract(str(path)),
-                      modelIdentifier=md.coSimulation.modelIdentifier, instanceName="cs")
-    slave.instantiate()
-    try:
-        slave.setupExperiment(startTime=0.0)
-        slave.enterInitializationMode()
-        slave.exitInitializationMode()
+    with cs2_slave(path) as slave:
         J = np.column_stack([slave.getDirectionalDerivative(unknowns, [k], [1.0]) for k in knowns])
         slave.terminate()
-    finally:
-        slave.freeInstance()
     np.testing.assert_allclose(J, np.block([[me.A, me.B], [me.C, me.D]]), rtol=0, atol=1e-14)
 
 

@@ -24,8 +24,7 @@ from xml.etree import ElementTree
 
 import numpy as np
 import pytest
-from fmpy import extract, read_model_description
-from fmpy.fmi2 import FMU2Slave
+from fmpy import read_model_description
 from fmpy.validation import validate_fmu
 
 from mbfmu.control.linearization import linearize
@@ -34,6 +33,7 @@ from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.library import load_plant
 
 from .fmi3_jacobian import fmi3_jacobian
+from .fmi_instances import cs2_slave
 from .oracle import richardson_jacobian
 
 EXACT_RTOL = 1e-10
@@ -125,13 +125,7 @@ def test_co_simulation_directional_derivatives_at_a_deflected_state_equal_model_
     with ModelExchangeInstance(path) as inst:
         unknowns, knowns = inst.der_vrs + inst.output_vrs, inst.state_vrs + inst.input_vrs
         nxc = inst.n
-    slave = FMU2Slave(guid=md.guid, unzipDirectory=extract(str(path)),
-                      modelIdentifier=md.coSimulation.modelIdentifier, instanceName="cs")
-    slave.instantiate()
-    try:
-        slave.setupExperiment(startTime=0.0)
-        slave.enterInitializationMode()
-        slave.exitInitializationMode()
+    with cs2_slave(path) as slave:
         u = [2.0, -1.0]
         slave.setReal(knowns[nxc:], u)
         t = 0.0
@@ -141,8 +135,6 @@ def test_co_simulation_directional_derivatives_at_a_deflected_state_equal_model_
         x = np.array(slave.getReal([vr[f"states.{s.name}"] for s in plant.states]))
         J = np.column_stack([slave.getDirectionalDerivative(unknowns, [k], [1.0]) for k in knowns])
         slave.terminate()
-    finally:
-        slave.freeInstance()
     assert np.abs(x[2:plant.nq]).max() > 1e-4  # deflected
     with ModelExchangeInstance(path) as inst:
         me = jacobians(inst, x, np.array(u), DIRECTIONAL)

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from fmpy import extract, read_model_description, simulate_fmu
 from fmpy.fmi1 import FMICallException
-from fmpy.fmi3 import FMU3Model, FMU3Slave
+from fmpy.fmi3 import FMU3Slave
 from fmpy.validation import validate_fmu
 
 from mbfmu.cosim import simulate
@@ -28,6 +28,7 @@ from tooling import need_tool
 
 from .conftest import NATIVE_PLANTS, assert_same
 from .fmi3_jacobian import value_count
+from .fmi_instances import me3_model
 
 HERE = Path(__file__).resolve().parent
 STOPS = {"rigid_arm": 0.5, "canonical_2body": 0.5, "flexible_arm": 0.3, "satellite": 2.0, "crash_occupant": 0.1}
@@ -226,14 +227,7 @@ def test_fmi3_model_exchange_derivatives_are_the_python_plants(native_fmu3):
     plant = load_plant("canonical_2body")
     fmu_path = native_fmu3("canonical_2body")
     md = read_model_description(str(fmu_path))
-    model = FMU3Model(guid=md.guid, unzipDirectory=extract(str(fmu_path)),
-                      modelIdentifier=md.modelExchange.modelIdentifier, instanceName="m")
-    model.instantiate()
-    try:
-        model.enterInitializationMode(startTime=0.0)
-        model.exitInitializationMode()
-        model.updateDiscreteStates()
-        model.enterContinuousTimeMode()
+    with me3_model(fmu_path, md) as model:
         nx = len(plant.states)
         x = np.random.default_rng(5).normal(size=nx) * 0.3
         model.setContinuousStates(x.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), nx)
@@ -242,8 +236,6 @@ def test_fmi3_model_exchange_derivatives_are_the_python_plants(native_fmu3):
         expected = plant.derivatives(0.0, x, plant.default_inputs())
         np.testing.assert_allclose(dx, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
         model.terminate()
-    finally:
-        model.freeInstance()
 
 
 # ---------------------------------------------------------------- win64 under wine
