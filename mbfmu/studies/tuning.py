@@ -44,7 +44,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, MbfmuError
 from .metrics import Metric, as_metrics, parse_metric
 
 #: a best parameter closer than this fraction of its range to a bound is flagged
@@ -234,9 +234,12 @@ class TuneResult:
             lo, hi = self.ranges.get(n, (math.nan, math.nan))
             flag = f"  AT ITS {self.at_bound[n].upper()} BOUND" if n in self.at_bound else ""
             lines.append(f"{n:<36} {self.x0[n]:>12.5g} {v:>12.5g}  [{lo:g}, {hi:g}]{flag}")
-        lines.append(f"(tuned at the step {_seconds(self.step)}"
-                     + (f"; verified at {', '.join(_seconds(h) for h in self.verify_steps)}; 'met' is at "
-                        f"{_seconds(self.verify_steps[-1])})" if self.verify_steps else "; not verified at a finer step)"))
+        if self.verify_steps:
+            lines.append(f"(tuned at the step {_seconds(self.step)}; verified at "
+                         f"{', '.join(_seconds(h) for h in self.verify_steps)}; 'met' is at "
+                         f"{_seconds(self.verify_steps[-1])})")
+        else:
+            lines.append(f"(tuned at the step {_seconds(self.step)}; not verified at a finer step)")
         return "\n".join(lines)
 
     def summary(self) -> list[str]:
@@ -526,9 +529,16 @@ class _Loop:
         from .study import _options
         from .targets import resolve
         opts = _options(stop_time, step, 0.0, record, algorithm, timeout)
-        runner = resolve(target).runner()
-        system = runner.system_for(start)
-        self.step = float(runner.step_for(start, opts))
+        tgt = resolve(target)
+        runner = tgt.runner()
+        try:  # a function target builds its system here once, to find its step and effort signals
+            system = runner.system_for(start)
+            self.step = float(runner.step_for(start, opts))
+        except MbfmuError:
+            raise
+        except Exception as exc:
+            raise InputError(f"tune: the target {tgt.label!r} could not build its system at {dict(start)}: "
+                             f"{type(exc).__name__}: {exc}") from None
         self.verify_steps = self._steps(verify_steps)
         if effort is None:
             from .effort import effort_signals

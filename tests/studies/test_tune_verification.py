@@ -96,8 +96,8 @@ def test_gains_met_only_on_the_10_ms_grid_are_not_met_and_kd_at_its_bound_is_fla
 
 def test_cli_says_so_and_exits_4(loop, capsys):
     rc = main(["tune", str(REPO / "examples" / "loop.py") + ":closed_loop", "--param", "kp=10:3000",
-               "--param", "kd=1:300", "--x0", "kp=2409", "--x0", "kd=297.4", "--require", "overshoot:arm.q[2]:1.0854<5%",
-               "--minimize", "itae:arm.q[2]:1.0854", "--stop-time", "2", "--step", "0.01", "--max-runs", "2",
+               "--param", "kd=1:300", "--x0", "kp=2409", "--x0", "kd=297.4",
+               "--require", "overshoot:arm.q[2]:1.0854<5%", "--minimize", "itae:arm.q[2]:1.0854", "--stop-time", "2", "--step", "0.01", "--max-runs", "2",
                "--verify-step", "0.002", "--no-progress"])
     out = capsys.readouterr().out
     assert rc == 4, out
@@ -131,3 +131,5 @@ def test_bad_verification_steps_and_effort_signals_are_refused_before_any_run(lo
         tune(loop, {"kp": (10.0, 3000.0)}, verify_steps=[-0.001], **spec)
     with pytest.raises(InputError, match="effort signal 'arm.nope'"):
         tune(loop, {"kp": (10.0, 3000.0)}, effort=["arm.nope"], **spec)
+    with pytest.raises(InputError, match="could not build its system at .*ZeroDivisionError"):
+        tune(lambda kp: kp / 0, {"kp": (10.0, 3000.0)}, **spec)
