@@ -133,3 +133,14 @@ def test_bad_verification_steps_and_effort_signals_are_refused_before_any_run(lo
         tune(loop, {"kp": (10.0, 3000.0)}, effort=["arm.nope"], **spec)
     with pytest.raises(InputError, match="could not build its system at .*ZeroDivisionError"):
         tune(lambda kp: kp / 0, {"kp": (10.0, 3000.0)}, **spec)
+
+
+def test_without_a_step_the_targets_own_is_tuned_on_and_a_fifth_of_it_verified(loop):
+    r = tune(loop, {"kp": (300.0, 3000.0)}, constraints=["overshoot:arm.q[2]:1.0854<5%"], stop_time=0.5,
+             max_runs=2, executor="serial", progress=False)
+    assert r.step == pytest.approx(0.5 / 500) and r.verify_steps == [pytest.approx(0.5 / 2500)]
+    # the verification run is at that step: its overshoot is the independent run's at 0.2 ms
+    run = simulate(loop(**r.best), stop_time=0.5, step=0.5 / 2500, record=["arm.q[2]"])
+    y = run["arm.q[2]"]
+    expected = control.step_info(y - y[0], run.time, yfinal=Q2 - y[0])["Overshoot"]
+    assert _row(r, "overshoot")["verified"][-1] == pytest.approx(expected, rel=1e-9)
