@@ -144,3 +144,15 @@ def test_without_a_step_the_targets_own_is_tuned_on_and_a_fifth_of_it_verified(l
     y = run["arm.q[2]"]
     expected = control.step_info(y - y[0], run.time, yfinal=Q2 - y[0])["Overshoot"]
     assert _row(r, "overshoot")["verified"][-1] == pytest.approx(expected, rel=1e-9)
+
+
+def test_no_verification_says_so_and_conflicting_options_are_refused(loop, capsys):
+    r = tune(loop, {"kp": (300.0, 3000.0)}, constraints=["overshoot:arm.q[2]:1.0854<5%"], stop_time=0.5,
+             step=0.01, max_runs=2, verify_steps=[], executor="serial", progress=False)
+    assert r.verify_steps == [] and all(row["verified"] == [] for row in r.requirements)
+    assert r.met is r.met_tuned
+    assert "not verified at a finer step" in r.table() and "not verified at a finer step" in r.summary()[0]
+    rc = main(["tune", str(REPO / "examples" / "loop.py") + ":closed_loop", "--param", "kp=300:3000",
+               "--require", "overshoot:arm.q[2]:1.0854<5%", "--stop-time", "0.5", "--no-verify",
+               "--verify-step", "0.002", "--no-progress"])
+    assert rc == 1 and "--no-verify and --verify-step" in capsys.readouterr().err
