@@ -1,0 +1,154 @@
+"""Crossovers and margins (mbfmu.control.crossovers) against their definition
+(|L| = 1, phase -180 deg, evaluated here by python-control or an independent
+modal formula), a brute-force dense-grid search, analytic textbook margins
+and python-control's stability_margins where it is right; the closed-loop
+verdict (mbfmu.control.loop_verdict) on stable, unstable and mis-modelled loops."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import control as ct
+import numpy as np
+import pytest
+
+from mbfmu.control.crossovers import TOLERANCE, find_crossovers
+
+S = ct.tf("s")
+
+
+def margins_pc(L, method="best"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ct.stability_margins(L, method=method)
+
+
+def flexible_loop():
+    """A rigid body (with a little viscous friction) under PD plus ten lightly damped modes (order 22): the
+    resonance peaks push |L| above 1 again, several times. Returns the loop
+    and its frequency response by the modal sum, evaluated independently."""
+    wn = np.array([3.0, 7.5, 13.0, 21.0, 34.0, 52.0, 80.0, 120.0, 175.0, 260.0])
+    zeta = np.array([0.004, 0.01, 0.006, 0.02, 0.008, 0.015, 0.005, 0.03, 0.01, 0.02])
+    r = np.array([0.8, -0.6, 0.9, 0.5, -0.7, 0.6, 0.4, -0.3, 0.25, 0.2])
+    kp, kd = 4.0, 1.2
+
+    def resp(s):
+        g = 1.0 / (s * (s + 0.1)) + sum(ri / (s ** 2 + 2 * z * w * s + w ** 2) for ri, z, w in zip(r, zeta, wn))
+        return (kp + kd * s) * g
+    P = ct.ss(1 / (S * (S + 0.1)))
+    for ri, z, w in zip(r, zeta, wn):
+        P = ct.parallel(P, ct.ss(ri / (S ** 2 + 2 * z * w * S + w ** 2)))
+    C = ct.ss(ct.tf([kd, kp], [1e-4, 1]))  # PD with a fast roll-off pole
+    return ct.series(P, C), lambda s: resp(s) / (1e-4 * s + 1)
+
+
+def dense(Lw, w):
+    """Brute force: sign changes of ln|L| and of Im L where Re L < 0 on a dense grid."""
+    g = np.log(np.abs(Lw))
+    h = Lw.imag
+    gc = w[:-1][np.sign(g[1:]) != np.sign(g[:-1])]
+    k = np.flatnonzero((np.sign(h[1:]) != np.sign(h[:-1])) & (Lw.real[1:] < 0) & (Lw.real[:-1] < 0))
+    return gc, w[k]
+
+
+def same_set(found, brute, w):
+    """Each crossover found within two grid cells of one of the brute force, and as many."""
+    cell = np.diff(np.log(w)).max()
+    assert len(found) == len(brute), (found, brute)
+    for f, b in zip(sorted(found), sorted(brute)):
+        assert abs(math.log(f / b)) <= 2 * cell
+
+
+def test_textbook_loop_margins_are_analytic_and_python_controls():
+    """L = k / (s (s+1) (s+2)): phase -180 deg at sqrt(2) rad/s, where |L| = k/6."""
+    for k in (1.0, 3.0, 4.5):
+        L = k / (S * (S + 1) * (S + 2))
+        c = find_crossovers(L)
+        assert len(c.phase) == 1 and c.phase[0].frequency == pytest.approx(math.sqrt(2), rel=1e-12)
+        assert c.phase[0].gain_margin == pytest.approx(6 / k, rel=1e-12)
+        (g,) = c.gain
+        assert abs(abs(L(1j * g.frequency)) - 1) < 1e-12
+        gm, pm, _, wpc, wgc, _ = margins_pc(L)
+        assert g.phase_margin_deg == pytest.approx(pm, rel=1e-9) and g.frequency == pytest.approx(wgc, rel=1e-9)
+        assert g.delay_margin == pytest.approx(math.radians(pm) / wgc, rel=1e-9)
+        assert c.closed_loop_stable and not c.conditionally_stable and c.verified
+
+
+def test_high_order_loop_every_crossover_holds_and_the_set_is_the_dense_grid_s():
+    L, resp = flexible_loop()
+    assert L.nstates >= 20
+    c = find_crossovers(L)
+    assert len(c.gain) >= 3  # the resonances bring |L| back above 1
+    for x in c.gain:
+        assert abs(abs(L(1j * x.frequency)) - 1) <= TOLERANCE and x.verified
+    for x in c.phase:
+        v = L(1j * x.frequency)
+        assert v.real < 0 and abs(v.imag) / abs(v) <= TOLERANCE and x.verified
+    w = np.logspace(math.log10(c.band[0]), math.log10(c.band[1]), 200_000)
+    gc, pc = dense(resp(1j * w), w)
+    same_set([x.frequency for x in c.gain], gc, w)
+    same_set([x.frequency for x in c.phase if x.frequency > 0], pc, w)
+    # the headline is the worst crossover, and every one is listed in words
+    worst = min(c.gain, key=lambda x: abs(x.phase_margin))
+    assert c.worst_gain == worst and "crosses 1 at" in " ".join(c.sentences())
+
+
+def test_sampled_high_order_loop_up_to_nyquist():
+    L, _ = flexible_loop()
+    dt = 0.004  # Nyquist 785 rad/s, above every mode
+    Ld = ct.c2d(L, dt, "zoh")
+    c = find_crossovers(Ld)
+    assert c.band[1] == pytest.approx(math.pi / dt, rel=1e-15) and c.dt == dt
+    for x in c.gain:
+        assert abs(abs(Ld(np.exp(1j * x.frequency * dt))) - 1) <= TOLERANCE
+    for x in c.phase:
+        v = Ld(np.exp(1j * x.frequency * dt))
+        assert v.real < 0 and abs(v.imag) / abs(v) <= TOLERANCE
+    # brute force on an independent evaluation of L(z): the eigenvector expansion of the discrete model
+    # (its poles are distinct: the pole at z = 1 is simple)
+    lam, V = np.linalg.eig(Ld.A)
+    cv, vb = (Ld.C @ V)[0], np.linalg.solve(V, Ld.B)[:, 0]
+    w = np.logspace(math.log10(c.band[0]), math.log10(c.band[1] * (1 - 1e-12)), 200_000)
+    z = np.exp(1j * w * dt)
+    Lw = (cv * vb / (z[:, None] - lam)).sum(axis=1) + Ld.D[0, 0]
+    gc, pc = dense(Lw, w)
+    same_set([x.frequency for x in c.gain], gc, w)
+    inner = [x.frequency for x in c.phase if 0 < x.frequency < math.pi / dt]
+    same_set(inner, pc, w)
+    # the Nyquist frequency, where L is real: a phase crossover when L(-1) < 0
+    at_nyquist = [x for x in c.phase if x.frequency == math.pi / dt]
+    assert bool(at_nyquist) == (Ld(-1.0).real < 0)
+
+
+def test_conditionally_stable_loop_is_called_so():
+    """L = K (s+1)^2 / s^3: closed loop s^3 + K s^2 + 2K s + K, stable for K > 1/2
+    (Routh); the phase is -180 deg at 1 rad/s where L = -2K: gain margin 1/(2K) < 1."""
+    K = 2.0
+    c = find_crossovers(K * (S + 1) ** 2 / S ** 3)
+    assert c.closed_loop_stable and c.conditionally_stable
+    (p,) = c.phase
+    assert p.frequency == pytest.approx(1.0, rel=1e-12) and p.gain_margin == pytest.approx(1 / (2 * K), rel=1e-12)
+    assert any("conditionally stable" in s for s in c.sentences())
+    # below the Routh bound the loop is unstable: not conditionally stable, said unstable
+    low = find_crossovers(0.4 * (S + 1) ** 2 / S ** 3)
+    assert not low.closed_loop_stable and not low.conditionally_stable and low.delay_margin == 0.0
+
+
+def test_a_crossover_that_fails_its_check_is_reported_not_dropped(monkeypatch):
+    """A search that lands off the crossover (here: a refinement forced to a
+    wrong point) shows verified=False and a CHECK FAILED sentence."""
+    from mbfmu.control import crossovers
+    monkeypatch.setattr(crossovers, "_root", lambda f, a, b: 0.5 * (a + b) * 1.01)
+    c = crossovers.find_crossovers(3.0 / (S * (S + 1) * (S + 2)))
+    assert not c.verified and any("CHECK FAILED" in s for s in c.sentences())
+    assert "CHECK FAILED" in c.table()
+
+
+def test_bad_loop_gains_are_one_line_errors():
+    from mbfmu.errors import InputError
+    with pytest.raises(InputError, match="one loop"):
+        find_crossovers(ct.rss(3, 2, 1))
+    with pytest.raises(InputError, match="band"):
+        find_crossovers(1 / S, band=(1.0, 0.5))
+    with pytest.raises(InputError, match="NaN"):
+        find_crossovers(ct.ss([[np.nan]], [[1]], [[1]], [[0]]))
