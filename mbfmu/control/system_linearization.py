@@ -5,8 +5,9 @@ python-control units, blocks, function units) into one
 :class:`control.StateSpace` from named inputs to named outputs, in deviation
 variables about an operating point, with the loop broken at chosen
 connections. :func:`loop_analysis` uses that to give the loop gain ``L`` at a
-break, the sensitivity ``S`` and complementary sensitivity ``T``, margins and
-plots.
+break, the sensitivity ``S`` and complementary sensitivity ``T``, margins (every
+crossover, checked: :mod:`.crossovers`), the closed-loop stability verdict
+(:mod:`.loop_verdict`) and plots.
 
 How each unit's linear model is made:
 

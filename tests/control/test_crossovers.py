@@ -152,3 +152,97 @@ def test_bad_loop_gains_are_one_line_errors():
         find_crossovers(1 / S, band=(1.0, 0.5))
     with pytest.raises(InputError, match="NaN"):
         find_crossovers(ct.ss([[np.nan]], [[1]], [[1]], [[0]]))
+
+
+# ---------------------------------------------------------------------------- loops of co-simulation systems
+def _pi_loop(gain: float = 2.0):
+    from mbfmu.cosim import ControlUnit, System, sources
+    from mbfmu.cosim.blocks import Gain, Sum
+    P = ct.tf([2.0], [0.1, 1.1, 1.0])
+    C = ct.tf([1.5, 3.0], [1.0, 0.0])
+    units = [sources.step("ref", 0.5, 1.0), Sum("err", "+-", inputs=("r", "m")), ControlUnit("ctrl", ct.ss(C)),
+             Gain("k", gain), ControlUnit("plant", ct.ss(P))]
+    conns = [("ref.y", "err.r"), ("plant.y[1]", "err.m"), ("err.y", "ctrl.u[1]"), ("ctrl.y[1]", "k.u"),
+             ("k.y", "plant.u[1]")]
+    return System(units, conns), P * gain * C
+
+
+H = 0.01
+
+
+def test_verdict_of_a_stable_and_an_unstable_sampled_loop():
+    """The eigenvalue verdict equals the hand-built sampled loop's poles; the
+    linear simulation and the co-simulation agree with it."""
+    from mbfmu.control import loop_analysis
+    for gain, stable in ((2.0, True), (80.0, False)):
+        system, _ = _pi_loop(gain)
+        la = loop_analysis(system, "k.y->plant.u[1]", sampled=True, step=H)
+        P = ct.tf([2.0], [0.1, 1.1, 1.0])
+        C = ct.tf([1.5, 3.0], [1.0, 0.0])
+        Ld = ct.c2d(ct.ss(P), H, "zoh") * gain * ct.c2d(ct.ss(C), H, "zoh")
+        rho = np.abs(ct.feedback(Ld, 1).poles()).max()
+        assert (rho < 1) == stable
+        v = la.verdict()
+        assert v.stable == stable and v.pole_figure == pytest.approx(rho, rel=1e-9)
+        assert v.linear_check == "agrees" and v.cosim_check == "agrees" and v.checked, v.summary()
+        assert la.margins()["closed_loop_stable"] == stable
+
+
+def test_verdict_names_the_unit_whose_linear_model_the_cosimulation_contradicts(monkeypatch):
+    """The plant's linear model replaced by one with 40 times its gain, labelled
+    ERA: the linear loop is unstable (the gain margin is ~31), the real one is
+    not; the verdict says they disagree and names the plant."""
+    from mbfmu.control import loop_analysis, system_linearization
+    real = system_linearization.unit_model
+
+    def wrong(unit, point, t, step, sampled):
+        model, how = real(unit, point, t, step, sampled)
+        return (40.0 * model, "ERA") if unit.name == "plant" else (model, how)
+    monkeypatch.setattr(system_linearization, "unit_model", wrong)
+    system, _ = _pi_loop(2.0)
+    la = loop_analysis(system, "k.y->plant.u[1]", sampled=True, step=H)
+    v = la.verdict()
+    assert not v.stable and v.cosim_check == "disagrees" and not v.checked
+    assert v.doubtful_units == ["plant (ERA)"] and "plant (ERA)" in v.summary()
+
+
+def _tutorial_7_loop(sampled: bool, tmp_path):
+    """The rigid-arm PD loop of tutorial 7 (gains 400, 40) broken at the shoulder torque."""
+    from mbfmu.control import loop_analysis, trim_inputs
+    from mbfmu.cosim import FmuUnit, System
+    from mbfmu.cosim.blocks import Gain, Offset, Sum
+    from mbfmu.fmu import build_fmu
+    from mbfmu.plant.library import load_plant
+    plant = load_plant("rigid_arm")
+    q_target = plant.initial_state()[:3] + np.array([0.0, 0.3, 0.0])
+    hold = trim_inputs(plant, q=q_target)
+    arm = FmuUnit(build_fmu("rigid_arm", tmp_path), name="arm")
+    units = [arm, Offset("e", -q_target), Gain("kp", -400.0, n=3), Gain("kd", -40.0, n=3), Sum("pd", "++", n=3),
+             Offset("hold", hold.u)]
+    system = System(units, [("arm.q", "e.u"), ("e.y", "kp.u"), (f"arm.{arm.outputs[3][:-3]}", "kd.u"),
+                            ("kp.y", "pd.u1"), ("kd.y", "pd.u2"), ("pd.y", "hold.u"), ("hold.y", "arm.tau")])
+    return loop_analysis(system, "hold.y[2]->arm.tau[2]", at=0.0, sampled=sampled, step=H)
+
+
+def test_rigid_arm_pd_margins_are_unchanged(tmp_path):
+    """Continuous: the margins are python-control's (right on this 6-state
+    loop) to 1e-9. Sampled: the phase margin is python-control's (its
+    frequency-response method) to 1e-9; its crossover frequency, which
+    python-control interpolates on a spline, holds |L| = 1 to 1e-6 here where
+    python-control's is 1e-8 off; the gain margin is the w = 0 crossing
+    1/|L(1)| (the open loop has an unstable pole, so the loop is conditionally
+    stable), which python-control's grid starts above."""
+    la = _tutorial_7_loop(False, tmp_path)
+    m = la.margins()
+    gm, pm, _, wpc, wgc, _ = margins_pc(la.L)
+    assert m["phase_margin"] == pytest.approx(pm, rel=1e-9) and m["gain_crossover"] == pytest.approx(wgc, rel=1e-9)
+    assert m["gain_margin"] == pytest.approx(gm, rel=1e-9) and m["phase_crossover"] == pytest.approx(wpc, abs=1e-12)
+    assert m["delay_margin"] == pytest.approx(math.radians(pm) / wgc, rel=1e-9)
+    assert m["conditionally_stable"] and m["closed_loop_stable"] and m["checked"]
+    ls = _tutorial_7_loop(True, tmp_path / "s")
+    ms = ls.margins()
+    _, pm_s, _, _, wgc_s, _ = margins_pc(ls.L, "frd")
+    assert ms["phase_margin"] == pytest.approx(pm_s, rel=1e-9) and ms["gain_crossover"] == pytest.approx(wgc_s, rel=1e-7)
+    assert abs(abs(ls.L(np.exp(1j * ms["gain_crossover"] * H))) - 1) <= TOLERANCE
+    assert ms["gain_margin"] == pytest.approx(1 / abs(ls.L(1.0)), rel=1e-9) and ls.L(1.0).real < 0
+    assert ms["phase_crossover"] == 0.0 and ms["delay_margin_steps"] == math.ceil(ms["delay_margin"] / H) - 1
