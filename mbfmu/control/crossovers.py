@@ -278,6 +278,17 @@ def _scales(A, B, C, D, dt: float | None) -> np.ndarray:
     return w[np.isfinite(w) & (w > 0)]
 
 
+def _pole_frequencies(A, dt: float | None) -> np.ndarray:
+    """Natural frequency of each pole, rad/s (``|s|``, or ``|ln z| / dt``)."""
+    if not A.shape[0]:
+        return np.zeros(0)
+    p = np.linalg.eigvals(A).astype(complex)
+    if dt is not None:
+        with np.errstate(divide="ignore"):
+            return np.abs(np.log(p)) / dt
+    return np.abs(p)
+
+
 def _resonances(A, dt: float | None) -> np.ndarray:
     """Points around each lightly damped pole's resonance, rad/s."""
     if not A.shape[0]:
@@ -377,10 +388,18 @@ def find_crossovers(L, band: tuple[float, float] | None = None) -> Crossovers:
     A, B, C, D, dt = _siso_matrices(L)
     nyquist = math.pi / dt if dt is not None else None
     scales = _scales(A, B, C, D, dt)
+    top = nyquist if nyquist is not None else (scales.max() if scales.size else 1.0)
+    # poles this close to the origin (z = 1) are integrators moved by rounding (a double or triple
+    # pole splits by eps^(1/2..1/3)): L is infinite at w = 0 and is computed reliably only well above them
+    origin = _pole_frequencies(A, dt)
+    origin = origin[origin < 1e-6 * top]
     if band is None:
-        lo = (scales.min() if scales.size else 1.0) * 1e-4
-        hi = nyquist if nyquist is not None else (scales.max() if scales.size else 1.0) * 1e4
-        lo = min(lo, hi * 1e-6)
+        rest = scales[scales >= 1e-6 * top]
+        lo = (rest.min() if rest.size else top) * 1e-4
+        if origin.size:
+            lo = max(lo, 1e3 * origin.max())
+        hi = nyquist if nyquist is not None else top * 1e4
+        lo = min(lo, hi * 1e-3)
     else:
         lo, hi = (float(b) for b in band)
         if not (0 < lo < hi and math.isfinite(hi)):
@@ -432,11 +451,12 @@ def find_crossovers(L, band: tuple[float, float] | None = None) -> Crossovers:
             phase.append(c)
     # the ends, where L is real: w = 0 (when L is finite there) and the Nyquist frequency
     for x, s in ((0.0, 1.0 if dt is not None else 0.0), (nyquist, -1.0)):
-        if x is None or (x == nyquist and hi < nyquist):
+        if x is None or (x == nyquist and hi < nyquist) or (x == 0.0 and origin.size):
             continue
         v = _direct(A, B, C, D, complex(s))
-        if np.isfinite(v) and abs(v) < 1e12 and v.real < 0 and not any(abs(c.frequency - x) <= 1e-12 * max(x, 1)
-                                                                         for c in phase):
+        if np.isfinite(v) and abs(v) < 1e12 and v.real < 0:
+            # the same crossing found by the scan, rounded off the end: keep the end's exact one
+            phase = [c for c in phase if abs(c.frequency - x) > 1e-6 * max(x, lo)]
             res = float(abs(math.pi - abs(np.angle(v))))
             phase.append(PhaseCrossover(float(x), 1.0 / abs(v), res, res <= TOLERANCE))
     phase.sort(key=lambda c: c.frequency)

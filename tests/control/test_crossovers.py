@@ -43,11 +43,13 @@ def flexible_loop():
 
 
 def dense(Lw, w):
-    """Brute force: sign changes of ln|L| and of Im L where Re L < 0 on a dense grid."""
+    """Brute force: sign changes of ln|L| and of Im L where Re L < 0 on a dense
+    grid (not the rounding noise of Im L where L is real to 1e-9, near w = 0)."""
     g = np.log(np.abs(Lw))
-    h = Lw.imag
+    h = Lw.imag / np.abs(Lw)
     gc = w[:-1][np.sign(g[1:]) != np.sign(g[:-1])]
-    k = np.flatnonzero((np.sign(h[1:]) != np.sign(h[:-1])) & (Lw.real[1:] < 0) & (Lw.real[:-1] < 0))
+    k = np.flatnonzero((np.sign(h[1:]) != np.sign(h[:-1])) & (Lw.real[1:] < 0) & (Lw.real[:-1] < 0)
+                       & (np.maximum(np.abs(h[1:]), np.abs(h[:-1])) > 1e-9))
     return gc, w[k]
 
 
@@ -242,7 +244,94 @@ def test_rigid_arm_pd_margins_are_unchanged(tmp_path):
     ls = _tutorial_7_loop(True, tmp_path / "s")
     ms = ls.margins()
     _, pm_s, _, _, wgc_s, _ = margins_pc(ls.L, "frd")
-    assert ms["phase_margin"] == pytest.approx(pm_s, rel=1e-9) and ms["gain_crossover"] == pytest.approx(wgc_s, rel=1e-7)
+    assert ms["phase_margin"] == pytest.approx(pm_s, rel=1e-9)
+    assert ms["gain_crossover"] == pytest.approx(wgc_s, rel=1e-7)
     assert abs(abs(ls.L(np.exp(1j * ms["gain_crossover"] * H))) - 1) <= TOLERANCE
     assert ms["gain_margin"] == pytest.approx(1 / abs(ls.L(1.0)), rel=1e-9) and ls.L(1.0).real < 0
     assert ms["phase_crossover"] == 0.0 and ms["delay_margin_steps"] == math.ceil(ms["delay_margin"] / H) - 1
+
+
+# ---------------------------------------------------------------------------- the flagship loop
+def _flexible_arm_lqg_loop():
+    """The flexible arm (geared motors) under the LQG servo of
+    examples/flexible_arm_study.py, at 1 ms: the plant by its exact continuous
+    linearization as a python-control unit (no FMU, so no identification in
+    the loop), the controller as designed there."""
+    import importlib.util
+    from pathlib import Path
+
+    from mbfmu.cosim import ControlUnit, System, sources
+    path = Path(__file__).resolve().parents[2] / "examples" / "flexible_arm_study.py"
+    spec = importlib.util.spec_from_file_location("flexible_arm_study_for_tests", path)
+    ex = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ex)
+    design = ex.design(ex.make_plant())
+    lin, lqg = design["sys"], design["lqg"]
+    idx = [list(lin.output_labels).index(n) for n in ex.MEASURED]
+    meas = ct.ss(lin.A, lin.B, lin.C[idx], lin.D[idx], inputs=list(lin.input_labels), outputs=ex.MEASURED)
+    units = [ControlUnit("arm", meas), ControlUnit("ctrl", lqg), sources.step("r1", 0.0, 0.0),
+             sources.step("r2", 0.0, 0.0)]
+    conns = [("r1.y", "ctrl.q[1]_ref"), ("r2.y", "ctrl.q[2]_ref")]
+    conns += [(f"arm.{n}", f"ctrl.{n}") for n in lqg.input_labels if not n.endswith("_ref")]
+    conns += [(f"ctrl.{n}", f"arm.{n}") for n in lqg.output_labels]
+    return System(units, conns), ex.H
+
+
+def _response(L, w):
+    """L(exp(j w dt)) by dense solves (in batches), independent of the search's Schur form."""
+    z = np.exp(1j * w * L.dt)
+    n = L.nstates
+    out = []
+    for k in range(0, len(w), 2000):
+        M = z[k:k + 2000, None, None] * np.eye(n) - L.A
+        x = np.linalg.solve(M, np.repeat(L.B[None].astype(complex), len(M), axis=0))[:, :, 0]
+        out.append(x @ L.C[0] + L.D[0, 0])
+    return np.concatenate(out)
+
+
+@pytest.fixture(scope="module")
+def flexible_arm_loops():
+    from mbfmu.control import loop_analysis
+    system, step = _flexible_arm_lqg_loop()
+    return [loop_analysis(system, f"ctrl.tau[{k}]->arm.tau[{k}]", sampled=True, step=step) for k in (1, 2)]
+
+
+def _check_flagship(la, n_grid):
+    m = la.margins()
+    assert la.L.nstates >= 29 and m["checked"]
+    gains, phases = m["gain_crossovers"], m["phase_crossovers"]
+    assert len(gains) >= 3 and m["conditionally_stable"] and m["closed_loop_stable"]
+    for c in gains:
+        assert abs(abs(la.L(np.exp(1j * c.frequency * la.L.dt))) - 1) <= TOLERANCE
+    for c in phases:
+        v = la.L(np.exp(1j * c.frequency * la.L.dt))
+        assert v.real < 0 and abs(v.imag) / abs(v) <= TOLERANCE
+    band = la.crossovers().band
+    w = np.logspace(math.log10(band[0]), math.log10(band[1] * (1 - 1e-12)), n_grid)
+    gc, pc = dense(_response(la.L, w), w)
+    same_set([c.frequency for c in gains], gc, w)
+    same_set([c.frequency for c in phases if 0 < c.frequency < band[1]], pc, w)
+    return m
+
+
+def test_flexible_arm_lqg_margins_are_crossovers(flexible_arm_loops):
+    """The loop of issue 32 (34 states): python-control's stability_margins
+    reports a 'phase margin' where |L| is not 1 at the tau[2] break; every
+    margin reported here is at a checked crossover, the set equals a
+    dense-grid search's, several crossovers and conditional stability are said."""
+    for la in flexible_arm_loops:
+        m = _check_flagship(la, 20_000)
+        assert any("crosses 1 at" in s for s in m["notes"])
+        assert m["phase_margin"] == min((c.phase_margin_deg for c in m["gain_crossovers"]), key=abs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, _, _, _, wgc, _ = ct.stability_margins(flexible_arm_loops[1].L, method="frd")
+    assert abs(abs(flexible_arm_loops[1].L(np.exp(1j * wgc * 1e-3))) - 1) > 0.1  # the bug this replaces
+    v = flexible_arm_loops[0].verdict(steps=100)
+    assert v.stable and v.linear_check == "agrees" and v.cosim_check == "agrees"
+
+
+@pytest.mark.slow
+def test_flexible_arm_lqg_crossovers_equal_a_200k_point_grid_search(flexible_arm_loops):
+    for la in flexible_arm_loops:
+        _check_flagship(la, 200_000)
