@@ -161,7 +161,7 @@ def _in_doubt(model_sources: dict[str, str]) -> list[str]:
 
 
 def cosim_check(system, connection: str, at: float, step: float, model_sources: dict[str, str], *,
-                steps: int = 200, relative: float = 0.1) -> tuple[str, list[str], str]:
+                steps: int = 200, relative: float = 0.1, closed_loop=None) -> tuple[str, list[str], str]:
     """Compare a co-simulation of the real system with its sampled linear model.
 
     Both are given the same one-step pulse, small against the signal, added at
@@ -186,6 +186,10 @@ def cosim_check(system, connection: str, at: float, step: float, model_sources: 
         Length of the comparison, in macro steps.
     relative : float
         Largest relative difference (2-norm over the steps) that agrees.
+    closed_loop : control.StateSpace, optional
+        The sampled closed loop at ``step`` from the injection at the input end
+        of ``connection`` to its source end (default: linearized here, which
+        repeats the units' modelling; a sampled loop analysis has it as ``-T``).
 
     Returns
     -------
@@ -204,7 +208,8 @@ def cosim_check(system, connection: str, at: float, step: float, model_sources: 
         return "not checked", [], f"{connection} is not one scalar connection"
     c = conns[0]
     src = f"{c.src_unit}.{c.src_var}"
-    G = linearize_system(system, at, inputs=connection, outputs=connection, sampled=True, step=step)
+    G = closed_loop if closed_loop is not None else \
+        linearize_system(system, at, inputs=connection, outputs=connection, sampled=True, step=step)
     poles = np.asarray(G.poles())
     stable = poles_stable(poles, step)
     if not stable:  # an unstable loop: stop before the run overflows (growth 1e6 at most)

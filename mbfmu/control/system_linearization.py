@@ -515,8 +515,11 @@ class LoopAnalysis:
         v = stability_verdict(self.S.A, dt)
         if not cosim or self.system is None or len(self.open_at) != 1 or self.step is None:
             return v
+        # with the loop closed, an injection w at the break comes back at its source as -T w
+        sampled_here = dt is not None and math.isclose(dt, self.step, rel_tol=1e-12)
         v.cosim_check, v.doubtful_units, note = cosim_check(self.system, self.open_at[0], self.at, self.step,
-                                                            self.model_sources, steps=steps)
+                                                            self.model_sources, steps=steps,
+                                                            closed_loop=-self.T if sampled_here else None)
         if dt is None:
             note += " (the co-simulation is compared with the loop sampled at the step)"
         v.notes.append(f"co-simulation: {note}")
