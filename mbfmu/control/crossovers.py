@@ -344,9 +344,9 @@ def _siso_matrices(L):
     A, B, C, D = (np.asarray(M, float) for M in (L.A, L.B, L.C, L.D))
     if not all(np.isfinite(M).all() for M in (A, B, C, D)):
         raise InputError("the loop gain has NaN or infinite entries in its matrices")
-    dt = float(L.dt) if L.isdtime(strict=True) else None
-    if L.isdtime() and dt is None:
+    if L.dt is True:
         raise InputError("the loop gain is discrete with an unspecified sample time (dt=True); give it one")
+    dt = float(L.dt) if L.isdtime(strict=True) else None
     return A, B, C, D, dt
 
 
@@ -406,6 +406,12 @@ def find_crossovers(L, band: tuple[float, float] | None = None) -> Crossovers:
             raise InputError(f"band = {band!r}: give 0 < low < high, rad/s")
         if nyquist is not None:
             hi = min(hi, nyquist)
+    stable = poles_stable(closed_loop_poles(L), dt)
+    if not A.shape[0] or not (np.any(B) and np.any(C)):  # a constant loop gain: one point of the Nyquist plot
+        d = float(D[0, 0])
+        phase = [PhaseCrossover(0.0, 1.0 / abs(d), 0.0, True)] if d < 0 else []
+        note = "the loop gain is a constant: |L| = 1 everywhere" if abs(abs(d) - 1.0) <= TOLERANCE else ""
+        return Crossovers([], phase, (float(lo), float(hi)), dt, stable, note)
     resp = _Response(A, B, C, D)
     s_of = (lambda w: np.exp(1j * w * dt)) if dt is not None else (lambda w: 1j * w)
     w0 = np.concatenate([np.logspace(math.log10(lo), math.log10(hi), 3000), _resonances(A, dt), scales])
@@ -461,10 +467,11 @@ def find_crossovers(L, band: tuple[float, float] | None = None) -> Crossovers:
             phase.append(PhaseCrossover(float(x), 1.0 / abs(v), res, res <= TOLERANCE))
     phase.sort(key=lambda c: c.frequency)
     note = ""
-    ends = [(lo, g[0])] + ([(hi, g[-1])] if dt is None else [])
-    near = [f"{x:.3g}" for x, gx in ends if np.isfinite(gx) and abs(gx) < math.log(2.0)]
+    # an end where |L| is near 1 and still changing (not yet on a constant asymptote)
+    slope = lambda a, b: abs((g[b] - g[a]) / math.log(w[b] / w[a]))  # noqa: E731
+    ends = [(lo, g[0], slope(0, 1))] + ([(hi, g[-1], slope(-2, -1))] if dt is None else [])
+    near = [f"{x:.3g}" for x, gx, sx in ends if np.isfinite(gx) and abs(gx) < math.log(2.0) and sx > 1e-3]
     if near and band is None:
         note = (f"|L| is within a factor 2 of 1 at {' and '.join(near)} rad/s, an end of the searched band "
                 f"{lo:.3g}..{hi:.3g} rad/s: a crossover beyond it is not excluded")
-    stable = poles_stable(closed_loop_poles(L), dt)
     return Crossovers(gain, phase, (float(lo), float(hi)), dt, stable, note)

@@ -154,6 +154,26 @@ def test_bad_loop_gains_are_one_line_errors():
         find_crossovers(1 / S, band=(1.0, 0.5))
     with pytest.raises(InputError, match="NaN"):
         find_crossovers(ct.ss([[np.nan]], [[1]], [[1]], [[0]]))
+    with pytest.raises(InputError, match="unspecified sample time"):
+        find_crossovers(ct.ss([[0.5]], [[1]], [[1]], [[0]], True))
+
+
+def test_constant_and_integrator_loops():
+    """A constant L = -2 is one point of the Nyquist plot: one phase crossover,
+    gain margin 1/2; L = 5/s crosses 1 at 5 rad/s with 90 deg (delay margin
+    pi/10 s) and has no phase crossover; sampled at 0.01 s the integrator's
+    L(-1) = -5 dt/2 is a phase crossover at the Nyquist frequency."""
+    c = find_crossovers(ct.ss(np.zeros((0, 0)), np.zeros((0, 1)), np.zeros((1, 0)), [[-2.0]]))
+    assert not c.gain and [(p.frequency, p.gain_margin) for p in c.phase] == [(0.0, 0.5)]
+    c = find_crossovers(5 / S)
+    (g,) = c.gain
+    assert not c.phase and g.frequency == pytest.approx(5.0, rel=1e-12)
+    assert g.phase_margin_deg == pytest.approx(90.0, rel=1e-12) and c.delay_margin == pytest.approx(math.pi / 10)
+    assert not c.sentences()
+    Ld = ct.c2d(ct.ss(5 / S), 0.01)
+    c = find_crossovers(Ld)
+    assert [p.frequency for p in c.phase] == [math.pi / 0.01]
+    assert c.phase[0].gain_margin == pytest.approx(1 / abs(Ld(-1.0)), rel=1e-12)
 
 
 # ---------------------------------------------------------------------------- loops of co-simulation systems
