@@ -376,9 +376,11 @@ def find_crossovers(L, band: tuple[float, float] | None = None) -> Crossovers:
         Loop gain with the negative-feedback convention (the closed loop is
         ``L / (1 + L)``); continuous, or discrete with a sample time.
     band : (float, float), optional
-        Searched frequencies, rad/s (default: four decades beyond the loop's
-        poles, zeros and high-frequency gain on each side; sampled loops stop
-        at the Nyquist frequency ``pi / dt``).
+        Searched frequencies, rad/s. Default: from four decades below the
+        slowest pole or zero (and a thousand times above integrators that
+        rounding moved off the origin, where ``L`` is not computable) to four
+        decades above the fastest pole, zero and high-frequency gain; a
+        sampled loop up to its Nyquist frequency ``pi / dt``.
 
     Returns
     -------
@@ -434,6 +436,13 @@ def find_crossovers(L, band: tuple[float, float] | None = None) -> Crossovers:
         res = float(abs(math.pi - abs(np.angle(v))))
         return PhaseCrossover(x, 1.0 / abs(v), res, res <= TOLERANCE)
 
+    def log_gain(x: float) -> float:  # ln|L|: zero at a gain crossover
+        return math.log(abs(resp(s_of(x))[0]))
+
+    def sin_phase(x: float) -> float:  # Im L / |L|: zero where L is real
+        v = resp(s_of(x))[0]
+        return float(v.imag / abs(v))
+
     with np.errstate(all="ignore"):
         g = np.log(np.abs(Lw))
         h = Lw.imag / np.abs(Lw)
@@ -446,11 +455,11 @@ def find_crossovers(L, band: tuple[float, float] | None = None) -> Crossovers:
         if g[k] == 0.0:
             gain.append(gain_crossover(float(w[k])))
         elif g[k] * g[k + 1] < 0:
-            gain.append(gain_crossover(_root(lambda x: math.log(abs(resp(s_of(x))[0])), w[k], w[k + 1])))
+            gain.append(gain_crossover(_root(log_gain, w[k], w[k + 1])))
         if h[k] == 0.0 and Lw[k].real < 0:
             c = phase_crossover(float(w[k]))
         elif h[k] * h[k + 1] < 0 and (Lw[k].real < 0 or Lw[k + 1].real < 0):
-            c = phase_crossover(_root(lambda x: float((lambda v: v.imag / abs(v))(resp(s_of(x))[0])), w[k], w[k + 1]))
+            c = phase_crossover(_root(sin_phase, w[k], w[k + 1]))
         else:
             c = None
         if c is not None:
