@@ -177,9 +177,10 @@ class Crossovers:
             out.append(f"|L| crosses 1 at {len(self.gain)} frequencies (phase margins {pms}); "
                        "the headline phase margin is the smallest of them")
         if self.conditionally_stable:
-            low = [c for c in self.phase if c.gain_margin < 1.0]
-            out.append("the loop is conditionally stable: lowering the loop gain by a factor "
-                       f"{max(c.gain_margin for c in low):.4g} (at {low[0].frequency:.4g} rad/s) destabilizes it")
+            top = max((c for c in self.phase if c.gain_margin < 1.0), key=lambda c: c.gain_margin)
+            out.append(f"the loop is conditionally stable: the loop gain multiplied by {top.gain_margin:.4g} (a gain "
+                       f"margin below 1, at {top.frequency:.4g} rad/s) puts it on the stability boundary; "
+                       "a smaller loop gain can destabilize it")
         elif not self.closed_loop_stable:
             out.append("the closed loop is unstable: the margins say how far it is from stability, not how "
                        "much it can take")
