@@ -13,7 +13,10 @@ speak python-control.
                                 it drives FMUs, so it lives in the co-simulation layer)
 ``linearize_system``            a whole co-simulation system with analysis points,
 ``loop_analysis``               sampled or continuous; loop gain, S, T, margins
-                                (:mod:`~mbfmu.control.system_linearization`)
+                                (:mod:`~mbfmu.control.system_linearization`), every
+                                crossover checked (:mod:`~mbfmu.control.crossovers`),
+                                the stability verdict (:mod:`~mbfmu.control.loop_verdict`)
+``find_crossovers``             gain and phase crossovers of any SISO loop gain
 ``schedule``                    gains designed on a grid of operating points, interpolated
                                 (:mod:`~mbfmu.control.scheduling`)
 ``robustness``                  Monte Carlo of margins and poles of the linearized loop
@@ -41,7 +44,7 @@ _LAZY = {
     "trim_inputs": "input_trim", "InputTrim": "input_trim",
     "linearize_fmu": "fmu_model", "plant_of_fmu": "fmu_model", "era": "mbfmu.cosim.fmu_linearize",
     "linearize_system": "system_linearization", "loop_analysis": "system_linearization",
-    "LoopAnalysis": "system_linearization",
+    "LoopAnalysis": "system_linearization", "find_crossovers": "crossovers",
     "pid": "discrete_pid",
     "lqr_servo": "lqr", "lqg_servo": "lqr", "dlqr_gain": "lqr",
     "kalman_filter": "kalman", "kalman_gain": "kalman",

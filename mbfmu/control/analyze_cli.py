@@ -1,6 +1,10 @@
 """mbfmu analyze SYSTEM.ssp --open SRC->DST [--at TIME] [--sampled]: the loop
 of a co-simulation system broken at a connection: gain, phase, delay and disk
-margins printed, Bode and Nyquist plots of the loop gain saved.
+margins printed (the worst of every gain and phase crossover, each crossover
+listed and checked to |L| = 1 or phase -180 deg within 1e-6, and the disk
+margins), the closed-loop stability verdict (eigenvalues, checked by a linear
+simulation and a short co-simulation from a small pulse), Bode and Nyquist
+plots of the loop gain saved; --json FILE stores all of it.
 
 Each unit's linear model is its plant's exact one for FMUs built by mbfmu (an
 exported controller FMU: its own matrices), ERA for other FMUs. With
@@ -27,6 +31,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--step", type=float, default=None, help="macro step, s (default the system's)")
     p.add_argument("--sampled", action="store_true", help="the discrete loop of the master at the step")
     p.add_argument("-o", "--output", default=None, help="plot file (default <system>_loop.png)")
+    p.add_argument("--json", default=None, metavar="FILE", help="store the margins, crossovers and verdict (JSON)")
+    p.add_argument("--no-cosim", action="store_true", help="skip the co-simulation check of the verdict")
     p.set_defaults(func=run)
 
 
@@ -41,6 +47,8 @@ def run(args) -> int:
     kind = f"sampled at {la.L.dt} s" if args.sampled else "continuous"
     print(f"loop gain at {', '.join(args.open_at)} ({kind}, operating point t = {args.at:g} s): "
           f"{la.L.nstates} states")
+    record: dict = {"loop": args.open_at, "sampled": bool(args.sampled), "operating_time_s": args.at,
+                    "states": la.L.nstates, "unit_models": la.model_sources}
     if la.siso:
         m = la.margins()
         rows = [("gain margin", m["gain_margin"], "", m["phase_crossover"]),
@@ -52,12 +60,49 @@ def run(args) -> int:
         for name, value, unit, w in rows:
             at_w = f"  at {w:.6g} rad/s" if math.isfinite(w) else ""
             print(f"  {name:>20} = {value:.6g} {unit}".rstrip() + at_w)
+        if m["delay_margin_steps"] is not None:
+            print(f"  {'':>20}   ({m['delay_margin_steps']} whole steps of extra delay tolerated)")
+        crossings = la.crossovers()
+        print("  crossovers (the headline margins above are the worst of these):")
+        for line in crossings.table().splitlines():
+            print(f"    {line}")
+        for note in m["notes"]:
+            print(f"  NOTE: {note}")
+        record["margins"] = {k: v for k, v in m.items() if k not in ("gain_crossovers", "phase_crossovers")}
+        record["gain_crossovers"] = [dict(vars(c), phase_margin_deg=c.phase_margin_deg) for c in m["gain_crossovers"]]
+        record["phase_crossovers"] = [dict(vars(c), gain_margin_db=c.gain_margin_db) for c in m["phase_crossovers"]]
     else:
         print(f"  L has {la.L.ninputs} inputs and {la.L.noutputs} outputs: margins are for one loop; "
               "break one element (--open a.y[k]->b.u[k])")
+    verdict = la.verdict(cosim=not args.no_cosim)
+    for line in verdict.summary().splitlines():
+        print(f"  {line}")
+    if not verdict.checked:
+        print("  WARNING: the stability verdict is contradicted by a simulation" +
+              (f"; in doubt: {', '.join(verdict.doubtful_units)}" if verdict.doubtful_units else ""))
+    record["verdict"] = {"stable": verdict.stable, "pole_figure": verdict.pole_figure,
+                         "linear_check": verdict.linear_check, "cosim_check": verdict.cosim_check,
+                         "doubtful_units": verdict.doubtful_units, "notes": verdict.notes}
+    if args.json:
+        import json
+        Path(args.json).write_text(json.dumps(_plain(record), indent=1, allow_nan=False) + "\n")
+        print(f"saved the margins, crossovers and verdict to {args.json}")
     out = Path(args.output or f"{path.stem}_loop.png")
     import matplotlib
     matplotlib.use("Agg")
     la.plot(out)
     print(f"saved the Bode and Nyquist plots to {out}")
     return 0
+
+
+def _plain(value):
+    """Standard JSON: numpy scalars as numbers, infinite values as "inf"/"-inf", NaN as null."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value

@@ -42,7 +42,9 @@ class RobustnessResult:
     rows : list of dict
         One per sample: the parameters, the margins (when a loop was broken),
         ``pole_figure`` (spectral radius for a sampled loop, largest real part
-        [1/s] for a continuous one), ``stable`` and ``poles`` (the closed-loop poles).
+        [1/s] for a continuous one), ``stable`` and ``poles`` (the closed-loop
+        poles); with margins also ``conditionally_stable`` (a gain margin
+        below 1) and ``margins_checked`` (every crossover holds its definition).
     parameters : list of str
         The sampled parameter names.
     sampled : bool
@@ -90,6 +92,13 @@ class RobustnessResult:
             p = self.percentiles(f)
             w = self.worst(f)[f] if np.isfinite(self.values(f)).any() else math.nan
             lines.append(f"{f:<16} {w:>12.5g} {p[5.0]:>12.5g} {p[50.0]:>12.5g} {p[95.0]:>12.5g}")
+        conditional = sum(bool(r.get("conditionally_stable")) for r in self.rows)
+        if conditional:
+            lines.append(f"{conditional} of {len(self.rows)} samples are conditionally stable (a gain margin below 1)")
+        unchecked = sum(r.get("margins_checked") is False for r in self.rows)
+        if unchecked:
+            lines.append(f"CHECK FAILED: in {unchecked} samples a crossover does not hold |L| = 1 or phase -180 deg "
+                         "to 1e-6; their margins are not reliable")
         return "\n".join(lines)
 
 
@@ -119,6 +128,7 @@ class _SystemSample:
             if self.open_at:
                 m = loop_analysis(system, self.open_at, self.at, sampled=self.sampled, step=self.step).margins()
                 out.update({k: m[k] for k in MARGINS})
+                out["conditionally_stable"], out["margins_checked"] = m["conditionally_stable"], m["checked"]
             poles = np.asarray(linearize_system(system, self.at, sampled=self.sampled, step=self.step).poles())
         out[POLE_FIGURE], out["stable"] = _pole_figure(poles, self.sampled)
         out["poles"] = poles

@@ -5,8 +5,9 @@ python-control units, blocks, function units) into one
 :class:`control.StateSpace` from named inputs to named outputs, in deviation
 variables about an operating point, with the loop broken at chosen
 connections. :func:`loop_analysis` uses that to give the loop gain ``L`` at a
-break, the sensitivity ``S`` and complementary sensitivity ``T``, margins and
-plots.
+break, the sensitivity ``S`` and complementary sensitivity ``T``, margins (every
+crossover, checked: :mod:`.crossovers`), the closed-loop stability verdict
+(:mod:`.loop_verdict`) and plots.
 
 How each unit's linear model is made:
 
@@ -405,6 +406,12 @@ class LoopAnalysis:
         The connections where the loop is broken.
     units : dict
         Unit of each signal of ``L`` (input side, output side).
+    model_sources : dict
+        How each unit's linear model was made (``"exact ..."``, ``"ERA"``, ...).
+    system : mbfmu.cosim.System
+        The analysed system (for the co-simulation check of :meth:`verdict`).
+    at, step : float
+        Operating time and macro step, s.
     """
 
     L: ct.StateSpace
@@ -412,6 +419,10 @@ class LoopAnalysis:
     T: ct.StateSpace
     open_at: list[str]
     units: dict[str, str] = field(default_factory=dict)
+    model_sources: dict[str, str] = field(default_factory=dict)
+    system: Any = field(default=None, repr=False)
+    at: float = 0.0
+    step: float | None = None
 
     @property
     def siso(self) -> bool:
@@ -422,33 +433,97 @@ class LoopAnalysis:
         w_hi = (math.pi / float(self.L.dt)) * 0.999 if self.L.isdtime(strict=True) else 1e4
         return np.logspace(-3, math.log10(w_hi), n)
 
-    def margins(self) -> dict[str, float]:
+    def _one_loop(self) -> None:
+        if not self.siso:
+            raise InputError(f"margins are for one loop: L has {self.L.ninputs} inputs and {self.L.noutputs} "
+                             "outputs; break one connection (or use control.disk_margins on L)")
+
+    def crossovers(self):
+        """Every gain and phase crossover of ``L``, refined and checked
+        (:func:`~mbfmu.control.crossovers.find_crossovers`).
+
+        Returns
+        -------
+        mbfmu.control.crossovers.Crossovers
+        """
+        from .crossovers import find_crossovers
+        self._one_loop()
+        return find_crossovers(self.L)
+
+    def margins(self) -> dict[str, Any]:
         """Classical and disk margins of a single loop.
 
-        Gain and phase margins are :func:`control.stability_margins` (its
-        frequency-response method for a sampled loop), disk margins
-        :func:`control.disk_margins` on :meth:`frequencies`.
+        The disk margins (:func:`control.disk_margins` on :meth:`frequencies`)
+        are the primary robustness figure. The classical margins come from
+        every crossover of ``L`` (:meth:`crossovers`: an adaptive search up to
+        the Nyquist frequency of a sampled loop, each crossover checked to
+        ``|L| = 1`` or phase -180 deg within 1e-6); the headline ones are the
+        worst: the smallest ``|phase margin|``, the gain margin closest to 1
+        in dB, the smallest delay margin.
 
         Returns
         -------
         dict
-            ``gain_margin`` (factor), ``phase_margin`` (deg), ``gain_crossover``
-            and ``phase_crossover`` (rad/s), ``delay_margin`` (s),
-            ``disk_margin`` (alpha), ``disk_gain_margin`` (factor),
-            ``disk_phase_margin`` (deg).
+            ``gain_margin`` (factor; inf without a phase crossover),
+            ``phase_margin`` (deg) and ``phase_margin_rad`` (rad),
+            ``gain_crossover`` and ``phase_crossover`` (rad/s, NaN without
+            one), ``delay_margin`` (s; 0 when the closed loop is unstable),
+            ``delay_margin_steps`` (sampled: whole steps of extra delay
+            tolerated, else None), ``disk_margin`` (alpha),
+            ``disk_gain_margin`` (factor), ``disk_phase_margin`` (deg),
+            ``closed_loop_stable``, ``conditionally_stable``, ``checked``
+            (every crossover holds its definition), ``gain_crossovers`` and
+            ``phase_crossovers`` (all of them:
+            :class:`~mbfmu.control.crossovers.GainCrossover`,
+            :class:`~mbfmu.control.crossovers.PhaseCrossover`), ``notes``
+            (sentences: several crossovers, conditional stability, failed checks).
         """
-        if not self.siso:
-            raise InputError(f"margins are for one loop: L has {self.L.ninputs} inputs and {self.L.noutputs} "
-                             "outputs; break one connection (or use control.disk_margins on L)")
-        # python-control's polynomial method finds spurious crossovers on sampled loops (seen on the
-        # rigid arm's: a 5 deg "margin" where |L| = 0.37); its frequency-response method does not
-        method = "frd" if self.L.isdtime(strict=True) else "best"
-        gm, pm, _, wpc, wgc, _ = ct.stability_margins(self.L, method=method)
+        c = self.crossovers()
         dm, dgm, dpm = ct.disk_margins(self.L, self.frequencies())
-        delay = math.radians(pm) / wgc if np.isfinite(pm) and np.isfinite(wgc) and wgc > 0 else math.inf
-        return {"gain_margin": float(gm), "phase_margin": float(pm), "gain_crossover": float(wgc),
-                "phase_crossover": float(wpc), "delay_margin": float(delay), "disk_margin": float(dm),
-                "disk_gain_margin": float(dgm), "disk_phase_margin": float(dpm)}
+        g, p = c.worst_gain, c.worst_phase
+        return {"gain_margin": p.gain_margin if p else math.inf,
+                "phase_margin": g.phase_margin_deg if g else math.inf,
+                "phase_margin_rad": g.phase_margin if g else math.inf,
+                "gain_crossover": g.frequency if g else math.nan,
+                "phase_crossover": p.frequency if p else math.nan,
+                "delay_margin": c.delay_margin, "delay_margin_steps": c.delay_margin_steps,
+                "disk_margin": float(dm), "disk_gain_margin": float(dgm), "disk_phase_margin": float(dpm),
+                "closed_loop_stable": c.closed_loop_stable, "conditionally_stable": c.conditionally_stable,
+                "checked": c.verified, "gain_crossovers": list(c.gain), "phase_crossovers": list(c.phase),
+                "notes": c.sentences()}
+
+    def verdict(self, cosim: bool = True, steps: int = 200):
+        """Closed-loop stability from the eigenvalues of the closed loop,
+        checked by a linear simulation and (``cosim``, for one scalar break in
+        a system) a short co-simulation of the real system, both from a
+        small perturbation (:mod:`~mbfmu.control.loop_verdict`).
+
+        Parameters
+        ----------
+        cosim : bool
+            Also run the co-simulation check (two runs of ``steps`` steps past
+            the operating time, plus one sampled linearization).
+        steps : int
+            Length of the co-simulation check, in macro steps.
+
+        Returns
+        -------
+        mbfmu.control.loop_verdict.StabilityVerdict
+        """
+        from .loop_verdict import cosim_check, stability_verdict
+        dt = float(self.L.dt) if self.L.isdtime(strict=True) else None
+        v = stability_verdict(self.S.A, dt)
+        if not cosim or self.system is None or len(self.open_at) != 1 or self.step is None:
+            return v
+        # with the loop closed, an injection w at the break comes back at its source as -T w
+        sampled_here = dt is not None and math.isclose(dt, self.step, rel_tol=1e-12)
+        v.cosim_check, v.doubtful_units, note = cosim_check(self.system, self.open_at[0], self.at, self.step,
+                                                            self.model_sources, steps=steps,
+                                                            closed_loop=-self.T if sampled_here else None)
+        if dt is None:
+            note += " (the co-simulation is compared with the loop sampled at the step)"
+        v.notes.append(f"co-simulation: {note}")
+        return v
 
     def plot(self, path=None):
         """Bode plot of ``L`` (magnitude, phase; frequency in rad/s) and its
@@ -512,4 +587,13 @@ def loop_analysis(system, open_at: Sequence[str] | str, at: float | None = None,
     eye = ct.ss(np.zeros((0, 0)), np.zeros((0, n)), np.zeros((n, 0)), np.eye(n), L.dt)
     S = ct.feedback(eye, L)
     T = ct.feedback(L, eye)
-    return LoopAnalysis(L, S, T, opened, dict(open_sys.signal_units))
+    used_step = float(step if step is not None else system.experiment["step"])
+    return LoopAnalysis(L, S, T, opened, dict(open_sys.signal_units), model_sources(open_sys), system,
+                        open_sys.operating_time, used_step)
+
+
+def model_sources(lin: ct.StateSpace) -> dict[str, str]:
+    """How each unit's linear model in ``lin`` (a :func:`linearize_system`
+    result) was made: ``"exact ..."``, ``"ERA"``, ``"central difference"``, ...
+    The one place that reads it."""
+    return dict(getattr(lin, "unit_models", {}) or {})

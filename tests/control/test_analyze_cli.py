@@ -64,6 +64,32 @@ def test_cli_on_the_shipped_example_ssp(tmp_path, capsys):
     assert main(["analyze", str(ssp_file), "--open", "ctrl.tau[2]->arm.tau[2]", "--at", "0", "--sampled",
                  "-o", str(tmp_path / "l.png")]) == 0
     text = capsys.readouterr().out
-    m = loop_analysis(read_ssp(ssp_file), "ctrl.tau[2]->arm.tau[2]", 0.0, sampled=True).margins()
+    la = loop_analysis(read_ssp(ssp_file), "ctrl.tau[2]->arm.tau[2]", 0.0, sampled=True)
+    m = la.margins()
     assert f"phase margin = {m['phase_margin']:.6g} deg" in text and np.isfinite(m["gain_margin"])
     assert 0 < m["phase_margin"] < 90 and m["delay_margin"] > 0.01
+    # every crossover listed, each holding its definition on L evaluated here; the sentence in words
+    assert m["gain_margin"] < 1 and m["conditionally_stable"] and "conditionally stable" in text
+    for c in m["gain_crossovers"]:
+        assert f"{c.frequency:>12.6g} rad/s" in text
+        assert abs(abs(la.L(np.exp(1j * c.frequency * la.L.dt))) - 1) <= 1e-6
+    for c in m["phase_crossovers"]:
+        assert f"{c.frequency:>12.6g} rad/s" in text
+    assert "closed loop stable by its eigenvalues" in text and "linear simulation: agrees" in text
+
+
+def test_cli_stores_the_margins_crossovers_and_verdict(ssp, tmp_path, capsys):
+    import json
+
+    from mbfmu.control import loop_analysis
+    path, system, _ = ssp
+    out = tmp_path / "loop.json"
+    assert main(["analyze", str(path), "--open", "ctrl.tau[2]->arm.tau[2]", "--sampled", "--no-cosim",
+                 "-o", str(tmp_path / "l.png"), "--json", str(out)]) == 0
+    stored = json.loads(out.read_text())
+    la = loop_analysis(system, "ctrl.tau[2]->arm.tau[2]", sampled=True, step=H)
+    m = la.margins()
+    assert stored["margins"]["phase_margin"] == m["phase_margin"]
+    assert [c["frequency"] for c in stored["gain_crossovers"]] == [c.frequency for c in m["gain_crossovers"]]
+    assert stored["verdict"]["stable"] == bool(np.abs(la.S.poles()).max() < 1)
+    assert stored["verdict"]["cosim_check"] == "not run" and stored["unit_models"]["arm"].startswith("exact")

@@ -41,6 +41,25 @@ def test_margins_per_sample_equal_python_control_and_the_worst_is_the_largest_ga
     assert mc.percentiles("phase_margin", (5, 50, 95)) == pytest.approx(
         dict(zip((5.0, 50.0, 95.0), np.percentile(pm_hand, [5, 50, 95]))), rel=1e-8)
     assert mc.stable_fraction == 1.0 and "phase_margin" in mc.summary()
+    assert all(r["margins_checked"] and not r["conditionally_stable"] for r in mc.rows)
+    assert "conditionally stable" not in mc.summary()
+
+
+def test_conditionally_stable_samples_are_counted_in_words():
+    """L = K (s+1)^2 / s^3: closed loop s^3 + K s^2 + 2K s + K, stable for
+    K > 1/2 (Routh), with the phase at -180 deg at 1 rad/s where L = -2K: every
+    sample with K in (1, 3) is conditionally stable, gain margin 1/(2K)."""
+    from mbfmu.cosim.blocks import Gain, Sum
+
+    def cubic(K):
+        return System([sources.step("ref", 1.0, 1.0), Sum("err", "+-", inputs=("r", "m")), Gain("k", K),
+                       ControlUnit("plant", ct.ss(ct.tf([1.0, 2.0, 1.0], [1.0, 0.0, 0.0, 0.0])))],
+                      [("ref.y", "err.r"), ("plant.y[1]", "err.m"), ("err.y", "k.u"), ("k.y", "plant.u[1]")])
+    mc = robustness(cubic, {"K": Uniform(1.0, 3.0)}, n=4, seed=2, open_at="k.y->plant.u[1]", step=H, sampled=False)
+    for r in mc.rows:
+        assert r["stable"] and r["conditionally_stable"] and r["margins_checked"]
+        assert r["gain_margin"] == pytest.approx(1 / (2 * r["K"]), rel=1e-9)
+    assert "4 of 4 samples are conditionally stable" in mc.summary()
 
 
 def test_worker_processes_give_the_same_samples():
