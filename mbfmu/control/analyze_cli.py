@@ -2,8 +2,11 @@
 of a co-simulation system broken at a connection: gain, phase, delay and disk
 margins printed, Bode and Nyquist plots of the loop gain saved.
 
-Each unit's linear model is its plant's exact one for FMUs built by mbfmu (an
-exported controller FMU: its own matrices), ERA for other FMUs. With
+Each unit's linear model is the best available, and the output says which:
+an FMU's own directional derivatives when they pass a check against central
+differences (mbfmu's native FMUs), else its plant's exact linearization
+(FMUs built by mbfmu; an exported controller FMU: its own matrices), else
+ERA with its validated fit. With
 --sampled the loop is the discrete one the master runs at the step (Jacobi,
 zero-order hold); without, the continuous ideal.
 """
@@ -41,6 +44,8 @@ def run(args) -> int:
     kind = f"sampled at {la.L.dt} s" if args.sampled else "continuous"
     print(f"loop gain at {', '.join(args.open_at)} ({kind}, operating point t = {args.at:g} s): "
           f"{la.L.nstates} states")
+    for name, source in la.unit_models.items():
+        print(f"  model of {name}: {source}")
     if la.siso:
         m = la.margins()
         rows = [("gain margin", m["gain_margin"], "", m["phase_crossover"]),

@@ -187,7 +187,8 @@ def run(args) -> int:
         out = _output_path(args, Path(target).stem)
         _warn_if_not_equilibrium(lin_sys)
         lin = lin_sys.linearization
-        info = f"{lin.method} Jacobians of the FMU's plant; outputs: {lin.output_method}"
+        info = f"model: plant's exact linearization; {lin.method} Jacobians of the FMU's plant; " \
+               f"outputs: {lin.output_method}"
     elif target.lower().endswith(".fmu"):
         from ..cosim.fmu_linearize import input_start_values
         from .fmu_model import linearize_fmu
@@ -197,22 +198,19 @@ def run(args) -> int:
         starts = input_start_values(target)
         ins = list(starts)
         starts.update(_pairs(args.u, "--u"))
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            lin_sys = linearize_fmu(target, step=args.step, t0=t0, u0=[starts[n] for n in ins],
-                                    n_markov=args.markov, order=args.order)
-        for w in caught:  # the identification's doubts, as plain lines
-            print(f"warning: {w.message}", file=sys.stderr)
+        lin_sys = linearize_fmu(target, step=args.step, t0=t0, u0=[starts[n] for n in ins],
+                                n_markov=args.markov, order=args.order)
         if hasattr(lin_sys.linearization, "is_equilibrium"):  # the plant's own (exact) model
             _warn_if_not_equilibrium(lin_sys)
         dt = lin_sys.dt
-        info = f"{lin_sys.linearization.method} at t0 = {t0} s, step {lin_sys.dt} s"
+        info = f"model: {lin_sys.model_source}; {lin_sys.linearization.method} at t0 = {t0} s, step {lin_sys.dt} s"
     else:
         plant, lin_sys = _linearize_plant(args)
         name, dt = plant.name, None
         out = _output_path(args, name)
         _warn_if_not_equilibrium(lin_sys)
-        info = f"{lin_sys.linearization.method} Jacobians; outputs: {lin_sys.linearization.output_method}"
+        info = f"model: plant's exact linearization; {lin_sys.linearization.method} Jacobians; " \
+               f"outputs: {lin_sys.linearization.output_method}"
     print(f"{name}: {lin_sys.nstates} states, {lin_sys.ninputs} inputs, {lin_sys.noutputs} outputs ({info})")
     print(f"{'pole':>34}  {'wn [rad/s]':>12}  {'fn [Hz]':>10}  {'zeta':>9}")
     for p, wn, fn, zeta in modal_table(lin_sys.poles(), dt):

@@ -24,7 +24,7 @@ estimated noise floor.
 
 The model is then **validated** on a second, independent excitation: a
 seeded random input sequence (``n_markov // 2`` steps, each input uniform
-in ``+-`` its pulse size, then held) applied from the same saved FMU state,
+in ``+-`` its pulse size at every step, then back at its operating value) applied from the same saved FMU state,
 again with both signs and differenced, and the outputs recorded over
 ``2 n_markov`` steps (twice the identification window, so the poles are
 tested beyond the data they were fitted to). Per output ``k``, with the
