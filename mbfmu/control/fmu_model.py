@@ -176,9 +176,8 @@ def _step(path: Path, step: float | None) -> float:
     """``step``, else the FMU's default experiment step, else 1e-2 s."""
     if step is not None:
         return float(step)
-    from fmpy import read_model_description
-    de = read_model_description(str(path)).defaultExperiment
-    return float(de.stepSize) if de is not None and de.stepSize else 1e-2
+    from ..cosim.fmu_linearize import default_step
+    return default_step(path)
 
 
 def plant_of_fmu(path: str | Path) -> Any:

@@ -466,3 +466,24 @@ def input_start_values(path: str | Path) -> dict[str, float]:
     md = read_model_description(str(path))
     return {v.name: float(v.start or 0.0) for v in md.modelVariables
             if v.causality == "input" and v.type == "Real"}
+
+
+def default_step(path: str | Path) -> float:
+    """The FMU's default experiment step size, else 1e-2 s.
+
+    Parameters
+    ----------
+    path : str or Path
+        The FMU.
+
+    Returns
+    -------
+    float
+        Communication step, s.
+    """
+    from fmpy import read_model_description
+
+    from ..untrusted.archive import check_file
+    check_file(path, f"FMU {str(path)!r}", "FMU")  # bounded before fmpy reads it
+    de = read_model_description(str(path)).defaultExperiment
+    return float(de.stepSize) if de is not None and de.stepSize else 1e-2
