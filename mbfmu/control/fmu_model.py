@@ -4,8 +4,9 @@
 (:func:`linearize_fmu`, :func:`~mbfmu.control.system_linearization.linearize_system`
 and the tools built on it). It takes, in this order:
 
-1. **the FMU's own directional derivatives** when it declares them (FMI 2.0
-   Model Exchange ``providesDirectionalDerivative``; mbfmu's native FMUs
+1. **the FMU's own directional derivatives** when it declares them (Model
+   Exchange ``providesDirectionalDerivative`` of FMI 2.0,
+   ``providesDirectionalDerivatives`` of FMI 3.0; mbfmu's native FMUs
    carry their exact C tangent there) *and* they pass the probe of
    :mod:`mbfmu.cosim.jacobian_check` (two random directions against central
    differences of the FMU, 1e-5 relative). When the probe fails, central
@@ -302,18 +303,23 @@ def _from_model_exchange(path: Path, step: float, t: float, u0: Mapping[str, flo
     """
     import warnings
 
+    from ..cosim.fmu3_jacobian import (Fmi3ModelExchangeInstance, fmi3_model_exchange_description,
+                                       provides_directional_derivatives)
     from ..cosim.fmu_jacobian import ModelExchangeInstance, model_exchange_description
     from ..cosim.fmu_jacobian import state_at as me_state_at
     from ..cosim.jacobian_check import checked_jacobians
     from .linearization import Linearization
 
-    md = model_exchange_description(path)
+    md, instance = model_exchange_description(path), ModelExchangeInstance
+    if md is None:
+        md, instance = fmi3_model_exchange_description(path), Fmi3ModelExchangeInstance
     if md is None:
         return None
-    provides = bool(md.modelExchange.providesDirectionalDerivative)
+    provides = bool(md.modelExchange.providesDirectionalDerivative) if instance is ModelExchangeInstance \
+        else provides_directional_derivatives(path)
     if provides != declared or (not declared and not (md.generationTool or "").startswith("mbfmu")):
         return None
-    with ModelExchangeInstance(path, parameters) as inst:
+    with instance(path, parameters) as inst:
         if inst.n == 0 or inst.other_inputs:
             return None
         if not set(inputs if inputs is not None else ()) <= set(inst.inputs) \
@@ -326,6 +332,8 @@ def _from_model_exchange(path: Path, step: float, t: float, u0: Mapping[str, flo
         x0 = None
         if t > 0:
             if reached is None:
+                if instance is not ModelExchangeInstance:
+                    return None  # reaching t in co-simulation is written for FMI 2
                 x0 = me_state_at(inst, t, float(step), u)
             elif all(s in reached for s in inst.states):
                 x0 = np.array([reached[s] for s in inst.states], float)

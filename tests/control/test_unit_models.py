@@ -101,3 +101,23 @@ def test_cli_warnings_are_one_line_without_file_paths(capsys, tmp_path):
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert lines and lines[0].startswith("warning: VanDerPol.fmu: its directional derivatives")
     assert not any(".py" in ln or "warnings.warn" in ln for ln in lines)
+
+
+def test_fmi3_native_fmu_uses_its_checked_directional_derivatives(tmp_path):
+    """FMI 3 declares providesDirectionalDerivatives (fmpy reads only FMI 2's
+    attribute); the model is the plant's exact one, with no false alarm of the
+    probe on kinetic_energy (its derivative is zero at rest: the central
+    difference's own error must not count as a mismatch)."""
+    import control
+    import mbfmu
+    from mbfmu.fmu import build_fmu
+    fmu = build_fmu("rigid_arm", tmp_path, runtime="native", platforms=("linux64",), fmi_version=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sys = linearize_fmu(fmu, step=1e-3)
+    assert sys.model_source == "FMU directional derivatives (checked)"
+    ref = control.c2d(mbfmu.linearize(mbfmu.load_plant("rigid_arm")), 1e-3, "zoh")
+    idx = [list(sys.output_labels).index(n) for n in ref.output_labels]
+    w = np.logspace(-1, 3, 20)
+    got, want = control.frequency_response(sys[idx, :], w).frdata, control.frequency_response(ref, w).frdata
+    assert np.abs(got - want).max() < 1e-8 * np.abs(want).max()
