@@ -457,15 +457,15 @@ def linearize_fmu(fmu_path: str | Path, step: float | None = None, t0: float = 0
 
 
 def input_start_values(path: str | Path) -> dict[str, float]:
-    """Real inputs of an FMU, in declaration order, with their start values
-    (0 where none is declared)."""
-    from fmpy import read_model_description
+    """Real inputs of an FMU, in declaration order (the elements of an FMI 3
+    array input each by name, ``u[1]``...), with their start values (0 where
+    none is declared): the inputs ERA pulses."""
+    from .fmu_unit import FmuUnit
 
     from ..untrusted.archive import check_file
     check_file(path, f"FMU {str(path)!r}", "FMU")  # bounded before fmpy reads it
-    md = read_model_description(str(path))
-    return {v.name: float(v.start or 0.0) for v in md.modelVariables
-            if v.causality == "input" and v.type == "Real"}
+    unit = FmuUnit(Path(path), "inputs")
+    return {n: float(unit.variables[n].start or 0.0) for n in _pick(unit, None, "input")}
 
 
 def default_step(path: str | Path) -> float:

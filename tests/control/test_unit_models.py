@@ -121,3 +121,20 @@ def test_fmi3_native_fmu_uses_its_checked_directional_derivatives(tmp_path):
     w = np.logspace(-1, 3, 20)
     got, want = control.frequency_response(sys[idx, :], w).frdata, control.frequency_response(ref, w).frdata
     assert np.abs(got - want).max() < 1e-8 * np.abs(want).max()
+
+
+def test_cli_prints_eras_fit_warning_as_one_line_and_names_the_model(capsys, tmp_path):
+    """The CLI's warning format (mbfmu.cli.one_line_warnings) on ERA's warning;
+    an FMU without directional derivatives (FMI 3 StateSpace) is modelled by
+    ERA and the output says so, with the fit."""
+    from mbfmu.cli import main, one_line_warnings
+    with one_line_warnings():
+        warnings.simplefilter("always")
+        era(DRIVETRAIN, step=1e-3)
+    err = capsys.readouterr().err
+    warned = [ln for ln in err.splitlines() if ln.strip()]
+    assert warned and all(ln.startswith("warning: Drivetrain.fmu: ") for ln in warned)
+    assert any("ERA model of order" in ln for ln in warned)
+    assert "Warning:" not in err and ".py" not in err  # no Python warning format, no file paths
+    assert main(["linearize", str(reference_fmu("fmi3", "StateSpace")), "-o", str(tmp_path / "ss.npz")]) == 0
+    assert "model: ERA (validated fit 100.0 %)" in capsys.readouterr().out
