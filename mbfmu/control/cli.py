@@ -1,13 +1,13 @@
 """mbfmu linearize NAME|MODEL.py|FMU [--at ...]: poles, natural
 frequencies and damping of a plant or an FMU; saves A, B, C, D to an npz file.
 
-A plant (library name or model file) is linearized from its Jacobians; an FMI
-2.0 FMU with Model Exchange from its directional derivatives (exact) when it
-provides them, a native mbfmu FMU without them from central differences of its
-derivatives and outputs (a warning line says so); another FMU built by mbfmu
-from its plant's; all
-discretized at the communication step; any other FMU is identified from pulse
-responses (ERA). The output says which.
+A plant (library name or model file) is linearized from its Jacobians; an FMU
+by the best model available (mbfmu.control.fmu_model.fmu_unit_model): its
+Model Exchange directional derivatives (FMI 2.0 or 3.0) when they pass a probe
+against central differences (else central differences, with a warning line
+naming the wrong entries), else, for an FMU built by mbfmu, its plant's exact
+model; all discretized at the communication step; any other FMU is identified
+from pulse responses (ERA) with a validated fit. The output's "model:" says which.
 
 Guard rails: the operating point of --at trim or --at TIME is printed; a
 point that is not an equilibrium (xdot0 != 0) is reported on stderr; an
