@@ -31,3 +31,13 @@ def native_flexible_arm(tmp_path_factory):
     out = tmp_path_factory.mktemp("native_flexible_arm")
     return build_fmu("flexible_arm", out, parameters=dict(study.make_plant().parameter_values()), runtime="native",
                      platforms=("linux64",))
+
+
+@pytest.fixture(scope="session")
+def pythonfmu_flexible_arm(tmp_path_factory):
+    """The same plant as :func:`native_flexible_arm`, built with the pythonfmu runtime."""
+    sys.path.insert(0, str(HERE.parents[1] / "examples"))
+    import flexible_arm_study as study
+    from mbfmu.fmu import build_fmu
+    out = tmp_path_factory.mktemp("pythonfmu_flexible_arm")
+    return build_fmu("flexible_arm", out, parameters=dict(study.make_plant().parameter_values()))
