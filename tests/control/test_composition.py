@@ -47,33 +47,53 @@ def _hand_loop(design):
     return P, K
 
 
+def _stable(sys_, A) -> bool:
+    poles = np.linalg.eigvals(A)
+    return bool(np.all(np.abs(poles) < 1)) if sys_.isdtime(strict=True) else bool(np.all(poles.real < 0))
+
+
 def test_every_model_we_return_composes_with_python_control(native_flexible_arm, design):
+    from mbfmu.control.scheduling import schedule
     plant = study.make_plant()
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # exact models: no warning
         fmu = linearize_fmu(native_flexible_arm, step=H)
+    arm = mbfmu.load_plant("rigid_arm")
+
+    def lqr_design(lin, point):
+        return ct.lqr(lin, np.eye(lin.nstates), np.eye(lin.ninputs))[0]
+
+    sch = schedule(arm, {"q[3]": [0.0, 0.5]}, lqr_design)
     models = {
-        "linearize": ct.c2d(mbfmu.linearize(plant), H, "zoh"),
+        "linearize": mbfmu.linearize(plant),
         "linearize_fmu": fmu,
         "linearize_system": linearize_system(_system(native_flexible_arm, design["lqg"]), inputs=["arm.tau"],
                                              outputs=["arm.q"], sampled=True, step=H),
-        "controller": design["lqg"],
+        "schedule": sch.linear[0],
+        "controller (lqg_servo)": design["lqg"],
     }
     for name, sys_ in models.items():
         labels = [*sys_.state_labels, *sys_.input_labels, *sys_.output_labels]
         assert not any("." in n for n in labels), name
-        n, m = sys_.nstates, sys_.ninputs
-        K, _, _ = ct.dlqr(sys_, np.eye(n), np.eye(m))
-        assert np.all(np.abs(np.linalg.eigvals(sys_.A - sys_.B @ K)) < 1), name
-        L, _, _ = ct.dlqe(sys_, np.eye(m), np.eye(sys_.noutputs))  # process noise on the inputs
-        assert L.shape == (n, sys_.noutputs), name
+        n, m, p = sys_.nstates, sys_.ninputs, sys_.noutputs
+        K = ct.lqr(sys_, np.eye(n), np.eye(m))[0]
+        assert _stable(sys_, sys_.A - sys_.B @ K), name
+        L = ct.lqe(sys_, np.eye(m), np.eye(p))[0]  # process noise on the inputs
+        assert L.shape == (n, p), name
+        if sys_.isdtime(strict=True):
+            servo = lqr_servo(sys_, np.eye(n), np.eye(m))
+            assert list(servo.input_labels) == list(sys_.state_labels), name
         joined = ct.interconnect([sys_], inplist=list(sys_.input_labels), outlist=list(sys_.output_labels))
-        assert joined.nstates == n
-        closed = ct.feedback(sys_, np.zeros((m, sys_.noutputs)))
+        assert joined.nstates == n, name
+        closed = ct.feedback(sys_, np.zeros((m, p)))
         np.testing.assert_allclose(closed.A, sys_.A)
+    # the scheduled controller (a python-control nonlinear system) joins a loop by its names
+    ctrl = sch.controller(arm.initial_state(), np.zeros(3), H)
+    assert not any("." in n for n in [*ctrl.input_labels, *ctrl.output_labels])
+    ct.interconnect([ctrl], inplist=list(ctrl.input_labels), outlist=list(ctrl.output_labels))
     # lqr_servo on linearize_fmu's output, unchanged
-    ctrl = lqr_servo(fmu, np.eye(fmu.nstates), R=[1e-3, 1e-3], Qi=[1.0, 1.0], track=["q[1]", "q[2]"])
-    assert list(ctrl.output_labels) == ["tau[1]", "tau[2]"]
+    servo = lqr_servo(fmu, np.eye(fmu.nstates), R=[1e-3, 1e-3], Qi=[1.0, 1.0], track=["q[1]", "q[2]"])
+    assert list(servo.output_labels) == ["tau[1]", "tau[2]"]
 
 
 @pytest.mark.parametrize("runtime, source", [
