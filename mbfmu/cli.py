@@ -9,6 +9,7 @@ module lazily so that ``mbfmu --help`` stays fast.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 
@@ -69,6 +70,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@contextlib.contextmanager
+def one_line_warnings():
+    """Warnings printed as ``warning: <message>``, one line on stderr, with no
+    file path or source line, while a sub-command runs (Python's own format
+    is restored after)."""
+    import warnings
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = " ".join(str(message).split())  # one line, whatever the message
+        print(f"warning: {text}", file=file or sys.stderr)
+
+    saved = warnings.showwarning
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = saved
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
@@ -80,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0 if args.command is None else 2
     try:
-        with command_line():
+        with command_line(), one_line_warnings():
             return int(args.func(args) or 0)
     except BrokenPipeError:  # the output went to a pager or `head` that closed early
         import os

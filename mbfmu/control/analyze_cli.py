@@ -6,8 +6,11 @@ margins), the closed-loop stability verdict (eigenvalues, checked by a linear
 simulation and a short co-simulation from a small pulse), Bode and Nyquist
 plots of the loop gain saved; --json FILE stores all of it.
 
-Each unit's linear model is its plant's exact one for FMUs built by mbfmu (an
-exported controller FMU: its own matrices), ERA for other FMUs. With
+Each unit's linear model is the best available, and the output says which:
+an FMU's own directional derivatives when they pass a check against central
+differences (mbfmu's native FMUs), else its plant's exact linearization
+(FMUs built by mbfmu; an exported controller FMU: its own matrices), else
+ERA with its validated fit. With
 --sampled the loop is the discrete one the master runs at the step (Jacobi,
 zero-order hold); without, the continuous ideal.
 """
@@ -47,8 +50,10 @@ def run(args) -> int:
     kind = f"sampled at {la.L.dt} s" if args.sampled else "continuous"
     print(f"loop gain at {', '.join(args.open_at)} ({kind}, operating point t = {args.at:g} s): "
           f"{la.L.nstates} states")
+    for name, source in la.unit_models.items():
+        print(f"  model of {name}: {source}")
     record: dict = {"loop": args.open_at, "sampled": bool(args.sampled), "operating_time_s": args.at,
-                    "states": la.L.nstates, "unit_models": la.model_sources}
+                    "states": la.L.nstates, "unit_models": la.unit_models}
     if la.siso:
         m = la.margins()
         rows = [("gain margin", m["gain_margin"], "", m["phase_crossover"]),

@@ -1,13 +1,13 @@
 """mbfmu linearize NAME|MODEL.py|FMU [--at ...]: poles, natural
 frequencies and damping of a plant or an FMU; saves A, B, C, D to an npz file.
 
-A plant (library name or model file) is linearized from its Jacobians; an FMI
-2.0 FMU with Model Exchange from its directional derivatives (exact) when it
-provides them, a native mbfmu FMU without them from central differences of its
-derivatives and outputs (a warning line says so); another FMU built by mbfmu
-from its plant's; all
-discretized at the communication step; any other FMU is identified from pulse
-responses (ERA). The output says which.
+A plant (library name or model file) is linearized from its Jacobians; an FMU
+by the best model available (mbfmu.control.fmu_model.fmu_unit_model): its
+Model Exchange directional derivatives (FMI 2.0 or 3.0) when they pass a probe
+against central differences (else central differences, with a warning line
+naming the wrong entries), else, for an FMU built by mbfmu, its plant's exact
+model; all discretized at the communication step; any other FMU is identified
+from pulse responses (ERA) with a validated fit. The output's "model:" says which.
 
 Guard rails: the operating point of --at trim or --at TIME is printed; a
 point that is not an equilibrium (xdot0 != 0) is reported on stderr; an
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -187,7 +186,8 @@ def run(args) -> int:
         name, dt = plant.name, None
         _warn_if_not_equilibrium(lin_sys)
         lin = lin_sys.linearization
-        info = f"{lin.method} Jacobians of the FMU's plant; outputs: {lin.output_method}"
+        info = f"model: plant's exact linearization; {lin.method} Jacobians of the FMU's plant; " \
+               f"outputs: {lin.output_method}"
     elif target.lower().endswith(".fmu"):
         from ..cosim.fmu_linearize import input_start_values
         from .fmu_model import linearize_fmu
@@ -197,16 +197,12 @@ def run(args) -> int:
         starts = input_start_values(target)
         ins = list(starts)
         starts.update(_pairs(args.u, "--u"))
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            lin_sys = linearize_fmu(target, step=args.step, t0=t0, u0=[starts[n] for n in ins],
-                                    n_markov=args.markov, order=args.order)
-        for w in caught:  # the identification's doubts, as plain lines
-            print(f"warning: {w.message}", file=sys.stderr)
+        lin_sys = linearize_fmu(target, step=args.step, t0=t0, u0=[starts[n] for n in ins],
+                                n_markov=args.markov, order=args.order)
         if hasattr(lin_sys.linearization, "is_equilibrium"):  # the plant's own (exact) model
             _warn_if_not_equilibrium(lin_sys)
         dt = lin_sys.dt
-        info = f"{lin_sys.linearization.method} at t0 = {t0} s, step {lin_sys.dt} s"
+        info = f"model: {lin_sys.model_source}; {lin_sys.linearization.method} at t0 = {t0} s, step {lin_sys.dt} s"
     else:
         from ..plant.library import load_plant
         plant = load_plant(args.target, **_pairs(args.param, "--param"))
@@ -214,7 +210,8 @@ def run(args) -> int:
         plant, lin_sys = _linearize_plant(args, plant)
         name, dt = plant.name, None
         _warn_if_not_equilibrium(lin_sys)
-        info = f"{lin_sys.linearization.method} Jacobians; outputs: {lin_sys.linearization.output_method}"
+        info = f"model: plant's exact linearization; {lin_sys.linearization.method} Jacobians; " \
+               f"outputs: {lin_sys.linearization.output_method}"
     print(f"{name}: {lin_sys.nstates} states, {lin_sys.ninputs} inputs, {lin_sys.noutputs} outputs ({info})")
     print(f"{'pole':>34}  {'wn [rad/s]':>12}  {'fn [Hz]':>10}  {'zeta':>9}")
     for p, wn, fn, zeta in modal_table(lin_sys.poles(), dt):

@@ -54,6 +54,9 @@ class InputTrim:
         The solver's message.
     plant : Plant
         The plant that was trimmed.
+    model_source : str
+        The model the trim solved with: the plant's exact Jacobians and how
+        they were obtained (an mbfmu FMU is trimmed on its plant, rebuilt).
     """
 
     x: np.ndarray
@@ -67,6 +70,7 @@ class InputTrim:
     success: bool
     message: str = ""
     plant: Any = field(default=None, repr=False)
+    model_source: str = ""
 
     def report(self) -> str:
         """A few lines: the inputs found and the residual."""
@@ -75,6 +79,8 @@ class InputTrim:
         units = {s.name: s.unit for s in getattr(self.plant, "inputs", ())}
         for n, val in zip(self.inputs, self.u):
             lines.append(f"  {n:>16} = {val: .9g} {units.get(n, '')}".rstrip())
+        if self.model_source:
+            lines.append(f"  model: {self.model_source}")
         return "\n".join(lines)
 
 
@@ -220,7 +226,9 @@ def trim_inputs(plant: Any, q: Any = None, v: Any = 0.0, *, state: Any = None, f
     def updfcn(tt, x, uu, params=None):
         return plant.derivatives(tt, plant.normalize_state(np.asarray(x, float)), np.asarray(uu, float))
 
-    sys = ct.nlsys(updfcn, None, states=state_names, inputs=input_names, name=f"{plant.name}_trim")
+    from ..cosim.signal_names import control_name, control_names
+    sys = ct.nlsys(updfcn, None, states=control_names(state_names), inputs=control_names(input_names),
+                   name=control_name(f"{plant.name}_trim"))
     fixed_x = [k for k in range(len(state_names)) if k not in free_x]
     fixed_u = [k for k in range(len(input_names)) if k not in free_u]
 
@@ -241,7 +249,10 @@ def trim_inputs(plant: Any, q: Any = None, v: Any = 0.0, *, state: Any = None, f
     uu = np.asarray(op.inputs, float)
     f = np.asarray(plant.derivatives(t, x, uu), float)
     res = float(np.abs(f[rows]).max()) if rows else 0.0
+    from .fmu_model import SOURCE_PLANT
+    method = state_jacobians(plant, x, uu, t)[3]
     return InputTrim(x=x, u=uu, residual=res, derivatives=f, equations=[state_names[k] for k in rows],
                      unknowns=[state_names[k] for k in free_x] + [input_names[k] for k in free_u],
                      inputs=input_names, states=state_names, success=bool(op.result.success),
-                     message=str(op.result.message), plant=plant)
+                     message=str(op.result.message), plant=plant,
+                     model_source=f"{SOURCE_PLANT} ({method} Jacobians)")

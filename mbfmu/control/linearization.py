@@ -424,8 +424,9 @@ def linearize(plant: Plant, x0: Any = None, u0=None, *, t: float = 0.0, at: floa
         tangent=chart.tangent, to_state=chart.to_state, from_state=chart.from_state,
         notes=("configuration states are tangent increments dq: q = q0 (+) dq"
                if chart.tangent else ""))
-    sys = control.ss(A, B, C, D, states=chart.state_names(),
-                     inputs=[s.name for s in plant.inputs], outputs=[s.name for s in plant.outputs],
-                     name=f"{plant.name}_lin")
+    from ..cosim.signal_names import control_name, control_names
+    sys = control.ss(A, B, C, D, states=control_names(chart.state_names()),
+                     inputs=control_names(s.name for s in plant.inputs),
+                     outputs=control_names(s.name for s in plant.outputs), name=control_name(f"{plant.name}_lin"))
     sys.linearization = info
     return sys

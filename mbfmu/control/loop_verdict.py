@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .crossovers import poles_stable
+from .fmu_model import SOURCE_DIRECTIONAL, SOURCE_PLANT
 
 
 @dataclass
@@ -153,11 +154,15 @@ def stability_verdict(A: np.ndarray, dt: float | None) -> StabilityVerdict:
     return StabilityVerdict(stable, _figure(poles, dt), dt, word, notes=notes)
 
 
+# model sources whose linear model is exact (mbfmu.control.fmu_model's labels and the units' own)
+_EXACT_SOURCES = ("exact", "memoryless", "source", SOURCE_DIRECTIONAL, SOURCE_PLANT)
+
+
 def _in_doubt(model_sources: dict[str, str]) -> list[str]:
     """Units whose linear model is not exact (ERA, central differences of a
     dynamic unit, ...), as ``"name (source)"``."""
     return [f"{name} ({how})" for name, how in model_sources.items()
-            if not how.startswith(("exact", "memoryless", "source"))]
+            if not how.startswith(_EXACT_SOURCES)]
 
 
 def cosim_check(system, connection: str, at: float, step: float, model_sources: dict[str, str], *,
@@ -181,7 +186,7 @@ def cosim_check(system, connection: str, at: float, step: float, model_sources: 
     at, step : float
         Operating time and macro step, s.
     model_sources : dict
-        How each unit's linear model was made (``LoopAnalysis.model_sources``).
+        How each unit's linear model was made (``LoopAnalysis.unit_models``).
     steps : int
         Length of the comparison, in macro steps.
     relative : float

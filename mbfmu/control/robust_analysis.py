@@ -51,12 +51,16 @@ class RobustnessResult:
         Whether the loops are sampled (the pole figure is then a spectral radius).
     figures : list of str
         The figures computed per sample (margins, ``pole_figure``).
+    unit_models : dict
+        Unit (or plant) name -> where its linear model came from (the
+        distinct sources over the samples, joined by ``" / "``).
     """
 
     rows: list[dict[str, Any]]
     parameters: list[str]
     sampled: bool
     figures: list[str] = field(default_factory=list)
+    unit_models: dict[str, str] = field(default_factory=dict)
 
     def values(self, figure: str) -> np.ndarray:
         """The figure over the samples (NaN where it could not be computed)."""
@@ -86,8 +90,9 @@ class RobustnessResult:
     def summary(self) -> str:
         """Worst case and 5/50/95 percentiles of each figure, as text."""
         stable = f"stable: {100 * self.stable_fraction:.1f} %"
-        lines = [f"{len(self.rows)} samples of {', '.join(self.parameters)}; {stable}",
-                 f"{'figure':<16} {'worst':>12} {'p5':>12} {'p50':>12} {'p95':>12}"]
+        lines = [f"{len(self.rows)} samples of {', '.join(self.parameters)}; {stable}"]
+        lines += [f"model of {name}: {source}" for name, source in self.unit_models.items()]
+        lines += [f"{'figure':<16} {'worst':>12} {'p5':>12} {'p50':>12} {'p95':>12}"]
         for f in self.figures:
             p = self.percentiles(f)
             w = self.worst(f)[f] if np.isfinite(self.values(f)).any() else math.nan
@@ -129,8 +134,10 @@ class _SystemSample:
                 m = loop_analysis(system, self.open_at, self.at, sampled=self.sampled, step=self.step).margins()
                 out.update({k: m[k] for k in MARGINS})
                 out["conditionally_stable"], out["margins_checked"] = m["conditionally_stable"], m["checked"]
-            poles = np.asarray(linearize_system(system, self.at, sampled=self.sampled, step=self.step).poles())
+            closed = linearize_system(system, self.at, sampled=self.sampled, step=self.step)
+            poles = np.asarray(closed.poles())
         out[POLE_FIGURE], out["stable"] = _pole_figure(poles, self.sampled)
+        out["unit_models"] = dict(closed.unit_models)
         out["poles"] = poles
         return out
 
@@ -157,7 +164,9 @@ class _PlantSample:
             A = lin.A - lin.B @ K
         poles = np.linalg.eigvals(A)
         fig, stable = _pole_figure(poles, bool(self.dt))
-        return {POLE_FIGURE: fig, "stable": stable, "poles": poles}
+        from .fmu_model import SOURCE_PLANT
+        return {POLE_FIGURE: fig, "stable": stable, "poles": poles,
+                "unit_models": {plant.name: f"{SOURCE_PLANT} ({lin.linearization.method})"}}
 
 
 def _map(fn: Callable[[Any], Any], items: list, executor: Any, workers: int | None) -> list:
@@ -250,5 +259,11 @@ def robustness(subject: Any, params: Mapping[str, Any], n: int = 100, *, seed: i
         is_sampled = bool(dt)
         figures = [POLE_FIGURE]
     outs = _map(fn, samples, executor, workers)
+    sources: dict[str, list[str]] = {}
+    for out in outs:
+        for name, source in out.pop("unit_models", {}).items():
+            if source not in sources.setdefault(name, []):
+                sources[name].append(source)
     rows = [dict(values, **out) for values, out in zip(samples, outs)]
-    return RobustnessResult(rows, list(params), is_sampled, figures)
+    return RobustnessResult(rows, list(params), is_sampled, figures,
+                            {name: " / ".join(found) for name, found in sources.items()})

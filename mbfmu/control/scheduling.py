@@ -49,6 +49,8 @@ class Schedule:
         The operating point at each grid point (held state and its inputs).
     linear : list of control.StateSpace
         The linear model at each grid point.
+    model_source : str
+        Where the linear models came from (the plant's exact linearization and its method).
     """
 
     variable: str
@@ -60,6 +62,7 @@ class Schedule:
     x0: np.ndarray
     u0: np.ndarray
     linear: list
+    model_source: str = ""
 
     def gain(self, s: float) -> np.ndarray:
         """``K(s)``: the gains interpolated at ``s`` (clamped at the grid's ends)."""
@@ -151,8 +154,9 @@ def scheduled_controller(grid: Sequence[float], gains: Sequence[Any], x_ref: Seq
     def update(t, x, u, params=None):
         return np.zeros(0)  # memoryless: the law has no state
 
-    sys = control.nlsys(update, out, inputs=list(states) + ([parameter] if parameter else []),
-                        outputs=list(inputs), states=0, dt=float(dt), name=name)
+    from ..cosim.signal_names import control_names
+    sys = control.nlsys(update, out, inputs=control_names(list(states) + ([parameter] if parameter else [])),
+                        outputs=control_names(inputs), states=0, dt=float(dt), name=name)
     sys.reference = ("mbfmu.control.scheduling:scheduled_controller",
                      dict(grid=g.tolist(), gains=K.tolist(), x_ref=xr.tolist(), u_ref=ur.tolist(), dt=float(dt),
                           states=list(states), inputs=list(inputs), index=int(index), parameter=parameter, name=name))
@@ -231,5 +235,7 @@ def schedule(plant: Plant, grid: Mapping[str, Sequence[float]], design: Callable
             raise InputError(f"schedule: design returned a gain of shape {K.shape}; expected "
                              f"({len(p.inputs)}, {lin.nstates})")
         gains.append(K); xs.append(hold.x); us.append(hold.u); lins.append(lin)
+    from .fmu_model import SOURCE_PLANT
+    methods = sorted({lin.linearization.method for lin in lins})
     return Schedule(name, kind, values, np.array(gains), state_names, [s.name for s in plant.inputs],
-                    np.array(xs), np.array(us), lins)
+                    np.array(xs), np.array(us), lins, f"{SOURCE_PLANT} ({', '.join(methods)})")

@@ -16,11 +16,13 @@ How each unit's linear model is made:
 * :class:`~mbfmu.cosim.FunctionUnit` and the blocks of :mod:`mbfmu.cosim.blocks`
   (memoryless): their Jacobian ``dy/du`` by central differences
   (exact for Gain, Sum, Offset, Mux, Demux, and for Saturation inside its range);
-* an :class:`~mbfmu.cosim.FmuUnit` built by mbfmu: its plant's exact
-  linearization (:func:`~mbfmu.control.linearization.linearize`) at the
-  plant state of the operating point; any other FMU: ERA from pulse
-  responses (:func:`mbfmu.cosim.fmu_linearize.linearize_fmu`), at the
-  communication step.
+* an :class:`~mbfmu.cosim.FmuUnit`: the best model available
+  (:func:`~mbfmu.control.fmu_model.fmu_unit_model`) at the state of the
+  operating point: its own directional derivatives when it declares them
+  and they pass a probe against central differences (mbfmu's native FMUs),
+  else its plant's exact linearization (FMUs built by mbfmu), else ERA from
+  pulse responses at the communication step, with its validated fit. The
+  source of each unit's model is in ``.unit_models``.
 
 The units are joined by :func:`control.interconnect`. **Sampling**
 (``sampled=True``): every unit is taken at the macro step ``H`` as the
@@ -95,8 +97,10 @@ def parse_connection(system, text: str) -> list[Any]:
 
 def label(unit: str, var: str) -> str:
     """The python-control label of ``unit.var``: ``"unit:var"`` (python-control
-    refuses dots in signal names; any dot of the variable becomes ``:`` too)."""
-    return f"{unit}:{var.replace('.', ':')}"
+    refuses dots in signal names; any dot of the variable becomes ``:`` too,
+    :func:`mbfmu.cosim.signal_names.unit_signal`)."""
+    from ..cosim.signal_names import unit_signal
+    return unit_signal(unit, var)
 
 
 # ---------------------------------------------------------------------------- operating point
@@ -107,6 +111,7 @@ class UnitPoint:
     u: np.ndarray
     x: np.ndarray | None = None
     plant_state: np.ndarray | None = None
+    reached: dict[str, float] | None = None  # an FMU's recorded variables at the point (t > 0)
 
 
 def operating_point(system, at: float | None, step: float) -> tuple[dict[str, UnitPoint], float]:
@@ -131,14 +136,15 @@ def operating_point(system, at: float | None, step: float) -> tuple[dict[str, Un
     for name, unit in system.units.items():
         u = np.array([_value(result, unit, name, v, row) for v in unit.inputs], float)
         x = None
-        plant_state = None
+        plant_state = reached = None
         if isinstance(unit, ControlUnit):
             x = unit.x.copy() if t_at > 0 else unit.x0.copy()
         elif isinstance(unit, FmuUnit) and t_at > 0:
+            reached = {v: float(result[f"{name}.{v}"][row]) for v in unit.variables if f"{name}.{v}" in result.names}
             states = [v for v in unit.variables if v.startswith("states.")]
-            if states and all(f"{name}.{v}" in result.names for v in states):
-                plant_state = np.array([result[f"{name}.{v}"][row] for v in states], float)
-        points[name] = UnitPoint(u, x, plant_state)
+            if states and all(v in reached for v in states):
+                plant_state = np.array([reached[v] for v in states], float)
+        points[name] = UnitPoint(u, x, plant_state, reached)
     return points, t_at
 
 
@@ -212,32 +218,15 @@ def _nonlinear(sys, x0: np.ndarray, u0: np.ndarray, t: float) -> ct.StateSpace:
 
 
 def _fmu_model(unit, point: UnitPoint, t: float, step: float) -> tuple[ct.StateSpace, str]:
-    from ..errors import MbfmuError
-    from .fmu_model import plant_of_unit
-    from .linearization import linearize
-    plant = None
-    if unit.plant_ref is not None:
-        try:
-            plant = plant_of_unit(unit)
-        except MbfmuError:
-            plant = None
-    from .system_plant import LinearSystemPlant, ReferencedSystemPlant
-    if isinstance(plant, LinearSystemPlant):  # an exported python-control system: its own matrices
-        return ct.ss(plant.A, plant.B, plant.C, plant.D, plant.dt), "exact (exported linear system)"
-    if isinstance(plant, ReferencedSystemPlant):
-        return _nonlinear(plant.system, plant.initial_state(), point.u, t), "central difference (exported system)"
-    if plant is not None and [s.name for s in plant.inputs] == list(unit.inputs) \
-            and len(plant.outputs) == len(unit.outputs):
-        if point.plant_state is None and t > 0:
-            raise InputError(f"unit {unit.name!r}: its FMU does not expose the plant state (states.*) that the "
-                             f"run reached at t = {t} s; linearize at 0 or rebuild the FMU with mbfmu")
-        sysc = linearize(plant, point.plant_state, point.u, t=t)
-        return sysc, f"exact ({sysc.linearization.method})"
-    from ..cosim.fmu_linearize import linearize_fmu as era
-    sysd = era(unit.path, step, t, list(point.u))
-    if list(sysd.input_labels) != list(unit.inputs) or list(sysd.output_labels) != list(unit.outputs):
-        raise InputError(f"unit {unit.name!r}: ERA identified the FMU with other ports than the unit's")
-    return sysd, "ERA"
+    """The best model of an FMU unit (:func:`~mbfmu.control.fmu_model.fmu_unit_model`) in its port order."""
+    from .fmu_model import fmu_unit_model
+    parameters = {k: v for k, v in getattr(unit, "values", {}).items()
+                  if k in unit.variables and unit.variables[k].causality == "parameter"}
+    sys, how = fmu_unit_model(unit.path, step, dict(zip(unit.inputs, point.u)), t, reached=point.reached,
+                              parameters=parameters, inputs=list(unit.inputs), outputs=list(unit.outputs))
+    if sys.ninputs != len(unit.inputs) or sys.noutputs != len(unit.outputs):
+        raise InputError(f"unit {unit.name!r}: its model has other ports than the unit's")
+    return sys, how
 
 
 def unit_model(unit, point: UnitPoint, t: float, step: float, sampled: bool) -> tuple[ct.StateSpace, str]:
@@ -268,7 +257,7 @@ def unit_model(unit, point: UnitPoint, t: float, step: float, sampled: bool) -> 
                 raise InputError(f"unit {unit.name!r} is discrete with dt = {sys.dt} s, not the macro step {step} s")
             if sampled:
                 return sys, how
-            return (_d2c(sys) if how == "ERA" else _d2c_tustin(sys)), how
+            return (_d2c(sys) if how.startswith("ERA") else _d2c_tustin(sys)), how
     else:
         raise InputError(f"unit {unit.name!r}: no linear model for a {type(unit).__name__}")
     if sampled:
@@ -406,8 +395,9 @@ class LoopAnalysis:
         The connections where the loop is broken.
     units : dict
         Unit of each signal of ``L`` (input side, output side).
-    model_sources : dict
-        How each unit's linear model was made (``"exact ..."``, ``"ERA"``, ...).
+    unit_models : dict
+        Unit name -> where its linear model came from (as
+        :func:`linearize_system`'s ``.unit_models``).
     system : mbfmu.cosim.System
         The analysed system (for the co-simulation check of :meth:`verdict`).
     at, step : float
@@ -419,7 +409,7 @@ class LoopAnalysis:
     T: ct.StateSpace
     open_at: list[str]
     units: dict[str, str] = field(default_factory=dict)
-    model_sources: dict[str, str] = field(default_factory=dict)
+    unit_models: dict[str, str] = field(default_factory=dict)
     system: Any = field(default=None, repr=False)
     at: float = 0.0
     step: float | None = None
@@ -518,7 +508,7 @@ class LoopAnalysis:
         # with the loop closed, an injection w at the break comes back at its source as -T w
         sampled_here = dt is not None and math.isclose(dt, self.step, rel_tol=1e-12)
         v.cosim_check, v.doubtful_units, note = cosim_check(self.system, self.open_at[0], self.at, self.step,
-                                                            self.model_sources, steps=steps,
+                                                            self.unit_models, steps=steps,
                                                             closed_loop=-self.T if sampled_here else None)
         if dt is None:
             note += " (the co-simulation is compared with the loop sampled at the step)"
@@ -588,12 +578,5 @@ def loop_analysis(system, open_at: Sequence[str] | str, at: float | None = None,
     S = ct.feedback(eye, L)
     T = ct.feedback(L, eye)
     used_step = float(step if step is not None else system.experiment["step"])
-    return LoopAnalysis(L, S, T, opened, dict(open_sys.signal_units), model_sources(open_sys), system,
+    return LoopAnalysis(L, S, T, opened, dict(open_sys.signal_units), dict(open_sys.unit_models), system,
                         open_sys.operating_time, used_step)
-
-
-def model_sources(lin: ct.StateSpace) -> dict[str, str]:
-    """How each unit's linear model in ``lin`` (a :func:`linearize_system`
-    result) was made: ``"exact ..."``, ``"ERA"``, ``"central difference"``, ...
-    The one place that reads it."""
-    return dict(getattr(lin, "unit_models", {}) or {})

@@ -70,9 +70,11 @@ class ModelExchangeInstance:
     ----------
     path : str or Path
         The FMU (FMI 2.0 with ``<ModelExchange>``).
+    parameters : mapping, optional
+        Values of parameters and start values (by variable name) set before initialization.
     """
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, parameters=None):
         from fmpy import extract, read_model_description
         from fmpy.fmi2 import FMU2Model
         self.path = Path(path)
@@ -88,6 +90,7 @@ class ModelExchangeInstance:
                              instanceName="mbfmu_jacobian")
         self.fmu.instantiate()
         self.fmu.setupExperiment(startTime=0.0)
+        self._set_values(parameters or {})
         self.fmu.enterInitializationMode()
         self.fmu.exitInitializationMode()
         info = self.fmu.newDiscreteStates()
@@ -109,6 +112,22 @@ class ModelExchangeInstance:
         self.inputs = [v.name for v in ins]
         self.outputs = [v.name for v in outs]
         self.n, self.m = len(self.states), len(self.inputs)
+
+    def _set_values(self, values) -> None:
+        """Set variables by name (Real, Integer or Boolean) before initialization."""
+        by_name = {v.name: v for v in self.md.modelVariables}
+        for name, value in values.items():
+            v = by_name.get(name)
+            if v is None:
+                raise InputError(f"{self.path.name} has no variable {name!r}")
+            if v.type == "Real":
+                self.fmu.setReal([v.valueReference], [float(value)])
+            elif v.type in ("Integer", "Enumeration"):
+                self.fmu.setInteger([v.valueReference], [int(value)])
+            elif v.type == "Boolean":
+                self.fmu.setBoolean([v.valueReference], [bool(value)])
+            else:
+                raise InputError(f"{self.path.name}: cannot set the {v.type} variable {name!r}")
 
     def state(self) -> np.ndarray:
         """The continuous states."""

@@ -15,10 +15,27 @@ reduction", J. Guidance 8(5), 1985) builds the Hankel matrices of the Markov
 parameters, truncates their SVD at the model order, and returns a balanced
 realization ``(A, B, C, D)``. Pulses are applied with both signs and
 differenced (``(y+ - y-) / 2 delta``), which removes the even-order
-nonlinear terms; they are scaled to each input's declared nominal value or
-range. The order is taken at the largest gap between the Hankel singular
-values that stand above an estimated noise floor, and the model carries a
-confidence figure (gap and fit of the Markov parameters).
+nonlinear terms and the FMU's free response: at a point that is not an
+equilibrium the outputs keep moving with the inputs held, and that free
+motion cancels in the difference (this is the detrending). They are scaled
+to each input's declared nominal value or range. The order is taken at the
+largest gap between the Hankel singular values that stand above an
+estimated noise floor.
+
+The model is then **validated** on a second, independent excitation: a
+seeded random input sequence (``n_markov // 2`` steps, each input uniform
+in ``+-`` its pulse size at every step, then back at its operating value) applied from the same saved FMU state,
+again with both signs and differenced, and the outputs recorded over
+``2 n_markov`` steps (twice the identification window, so the poles are
+tested beyond the data they were fitted to). Per output ``k``, with the
+FMU's response ``y_k`` and the model's ``yhat_k`` (from zero state)::
+
+    fit_k = 1 - ||y_k - yhat_k|| / ||y_k - mean(y_k)||      (NRMSE fit)
+
+and the model's ``confidence`` is the worst output's fit (outputs the
+excitation does not reach are left out). Below ``0.95`` an
+:class:`ERAWarning` gives the fit; ``min_fit`` refuses such a model with an
+:class:`~mbfmu.errors.InputError` instead.
 
 It lives in the co-simulation layer because it drives FMUs (through
 ``fmpy``, which only ``mbfmu.cosim`` imports); ``mbfmu.control`` re-exports
@@ -64,10 +81,12 @@ class ERAResult:
         the noise floor): large for a clear order.
     fit_error : float
         Relative RMS error of the model's Markov parameters against the
-        measured ones.
+        measured ones (the identification data).
     confidence : float
-        ``(1 - fit_error) (1 - 1 / gap)`` clipped to [0, 1]: near 1 when the
-        order is clear and the model reproduces the responses.
+        The validated fit: the worst output's NRMSE fit of the model's
+        response to the independent random excitation against the FMU's own
+        (see the module docs), at most 1 (negative when the model is worse
+        than the mean).
     drift : float
         Largest change of the outputs over the response window with the
         inputs held at ``u0``, relative to the largest operating output or
@@ -90,7 +109,41 @@ class ERAResult:
 
 
 class ERAWarning(UserWarning):
-    """An ERA model that deserves a second look (low confidence, off equilibrium)."""
+    """An ERA model that deserves a second look (validated fit below 95 %, off equilibrium)."""
+
+
+FIT_THRESHOLD = 0.95
+
+
+def validation_fit(A, B, C, D, du: np.ndarray, y: np.ndarray) -> float:
+    """The worst output's NRMSE fit of the model's response to ``du`` against ``y``.
+
+    Parameters
+    ----------
+    A, B, C, D : ndarray
+        The discrete model.
+    du : ndarray (K, nu)
+        Input deviations over the steps (zero after them).
+    y : ndarray (K, ny)
+        The FMU's output deviations, ``y[k]`` read with ``du[k]`` applied.
+
+    Returns
+    -------
+    float
+        ``min_k 1 - ||y_k - yhat_k|| / ||y_k - mean(y_k)||`` over the outputs
+        the excitation reaches (1 is a perfect fit).
+    """
+    x = np.zeros(A.shape[0])
+    yhat = np.empty_like(y)
+    for k in range(len(y)):
+        yhat[k] = C @ x + D @ du[k]
+        x = A @ x + B @ du[k]
+    den = np.linalg.norm(y - y.mean(axis=0), axis=0)
+    reached = den > 1e-9 * den.max(initial=0.0)
+    if not reached.any():
+        return 0.0
+    fits = 1.0 - np.linalg.norm(y - yhat, axis=0)[reached] / den[reached]
+    return float(fits.min())
 
 
 def _hankels(Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -235,7 +288,7 @@ def linearize_fmu(fmu_path: str | Path, step: float | None = None, t0: float = 0
                   inputs: Sequence[str] | None = None, outputs: Sequence[str] | None = None,
                   parameters: Mapping[str, Any] | None = None, n_markov: int = 80,
                   order: int | None = None, amplitude=None, rtol: float = 1e-10,
-                  tolerance: float | None = 1e-10) -> control.StateSpace:
+                  tolerance: float | None = 1e-10, min_fit: float | None = None) -> control.StateSpace:
     """Discrete-time linear model of a co-simulation FMU around the state it
     reaches at ``t0`` with inputs held at ``u0``.
 
@@ -267,14 +320,20 @@ def linearize_fmu(fmu_path: str | Path, step: float | None = None, t0: float = 0
         Singular values below ``rtol`` times the largest never count.
     tolerance : float, optional
         Relative tolerance given to the FMU's own solver (``None``: its default).
+    min_fit : float, optional
+        Refuse (:class:`~mbfmu.errors.InputError`) a model whose validated
+        fit is below this; default: return it, with an :class:`ERAWarning`
+        when the fit is below 0.95.
 
     Returns
     -------
     control.StateSpace
-        With ``dt = step``, in deviation variables around ``(u0, y0)``;
-        ``sys.linearization`` is an :class:`ERAResult` with a confidence
-        figure. An :class:`ERAWarning` is issued when the confidence is
-        below 0.9 or the operating point is not an equilibrium.
+        With ``dt = step``, in deviation variables around ``(u0, y0)``,
+        names python-control accepts; ``sys.linearization`` is an
+        :class:`ERAResult` whose ``confidence`` is the validated fit. An
+        :class:`ERAWarning` is issued when the fit is below 0.95 or the
+        operating point is not an equilibrium (its free response is then
+        subtracted, see the module docs).
     """
     import warnings
     from .fmu_unit import FmuUnit
@@ -320,8 +379,10 @@ def linearize_fmu(fmu_path: str | Path, step: float | None = None, t0: float = 0
 
     unit.tolerance = tolerance
     unit.will_roll_back = True
+    n_val = 2 * n_markov  # validation window, steps
+    excitation = np.random.default_rng(1).uniform(-1.0, 1.0, (max(1, n_markov // 2), len(in_names))) * amp
     try:
-        unit.setup(0.0, t0 + (n_markov + 1) * step, step)
+        unit.setup(0.0, t0 + (n_val + 1) * step, step)
         t = 0.0
         set_inputs(u0)
         for k in range(n0):
@@ -330,24 +391,26 @@ def linearize_fmu(fmu_path: str | Path, step: float | None = None, t0: float = 0
         y0 = outputs_now()
         state = unit.get_state()
 
-        def run(u_first: np.ndarray) -> np.ndarray:
-            """Outputs Y[0..N] after holding u_first over the first step."""
+        def run(du: np.ndarray, length: int) -> np.ndarray:
+            """Outputs after 0..length steps from the saved state, the inputs
+            u0 + du[k] over step k (u0 after the rows of du)."""
             unit.set_state(state)
-            set_inputs(u_first)
+            set_inputs(u0 + du[0])
             ys = [outputs_now()]
-            for k in range(n_markov):
+            for k in range(length):
                 unit.do_step(t + k * step, step)
-                if k == 0:
-                    set_inputs(u0)
+                set_inputs(u0 + du[k + 1] if k + 1 < len(du) else u0)
                 ys.append(outputs_now())
             return np.array(ys)
 
         markov = np.zeros((n_markov + 1, len(out_names), len(in_names)))
         for j in range(len(in_names)):
-            du = np.zeros(len(in_names))
-            du[j] = amp[j]
-            markov[:, :, j] = (run(u0 + du) - run(u0 - du)) / (2 * amp[j])
-        held = run(u0)
+            du = np.zeros((1, len(in_names)))
+            du[0, j] = amp[j]
+            # the free response (inputs held at u0) is common to both runs: it cancels
+            markov[:, :, j] = (run(du, n_markov) - run(-du, n_markov)) / (2 * amp[j])
+        held = run(np.zeros((1, len(in_names))), n_markov)
+        y_val = (run(excitation, n_val) - run(-excitation, n_val)) / 2
         unit.free_state(state)
     except InputError:
         raise
@@ -366,31 +429,61 @@ def linearize_fmu(fmu_path: str | Path, step: float | None = None, t0: float = 0
         gap = float(s[order - 1] / max(s[order] if order < len(s) else 0.0, floor, np.finfo(float).tiny))
     A, B, C, D, s = era(markov, order, rtol)
     fit = _fit_error(A, B, C, D, markov)
-    confidence = float(np.clip((1.0 - fit) * (1.0 - 1.0 / gap), 0.0, 1.0)) if gap > 0 else 0.0
+    du_val = np.zeros((n_val + 1, len(in_names)))
+    du_val[:len(excitation)] = excitation
+    confidence = min(1.0, validation_fit(A, B, C, D, du_val, y_val)) if np.all(np.isfinite(y_val)) else -np.inf
     scale = max(np.abs(y0).max(), np.abs(markov[1:]).max() * amp.max())
     drift = float(np.abs(held - held[0]).max() / scale) if scale > 0 else 0.0
-    sys = control.ss(A, B, C, D, step, inputs=in_names, outputs=out_names,
-                     states=[f"x[{k + 1}]" for k in range(A.shape[0])], name=f"{unit.md.modelName}_era")
+    from .signal_names import control_names
+    sys = control.ss(A, B, C, D, step, inputs=control_names(in_names), outputs=control_names(out_names),
+                     states=[f"x[{k + 1}]" for k in range(A.shape[0])], name=control_names([unit.md.modelName])[0]
+                     + "_era")
     sys.linearization = ERAResult("ERA", float(t0), step, u0, y0, markov, s, amp, floor, gap, fit, confidence, drift)
-    if confidence < 0.9:
-        warnings.warn(f"{fmu_path.name}: ERA model of order {order} has low confidence {confidence:.2f} "
-                      f"(singular-value gap {gap:.3g}, Markov-parameter fit error {fit:.2g}); "
-                      "check the order, the pulse size or the response length", ERAWarning, stacklevel=2)
-    if drift > 1e-3:
+    off = (f"; the point at t0 = {t0} s is not an equilibrium (outputs drift by {drift:.3g} of their size "
+           f"over {n_markov} steps with the inputs held)") if drift > 1e-3 else ""
+    if min_fit is not None and confidence < min_fit:
+        raise InputError(f"{fmu_path.name}: ERA model of order {order} has a validated fit of "
+                         f"{100 * confidence:.1f} %, below min_fit = {100 * min_fit:.1f} %{off}")
+    if confidence < FIT_THRESHOLD:
+        warnings.warn(f"{fmu_path.name}: ERA model of order {order} reproduces an independent random excitation "
+                      f"with a fit of only {100 * confidence:.1f} % (below {100 * FIT_THRESHOLD:.0f} %){off}; "
+                      "do not trust it", ERAWarning, stacklevel=2)
+    elif off:
         warnings.warn(f"{fmu_path.name}: the operating point at t0 = {t0} s is not an equilibrium (with the "
-                      f"inputs held the outputs move by {drift:.3g} of their size over "
-                      f"{n_markov} steps); the model describes deviations along that trajectory",
+                      f"inputs held the outputs move by {drift:.3g} of their size over {n_markov} steps); "
+                      f"its free response was subtracted, validated fit {100 * confidence:.1f} %",
                       ERAWarning, stacklevel=2)
     return sys
 
 
 def input_start_values(path: str | Path) -> dict[str, float]:
-    """Real inputs of an FMU, in declaration order, with their start values
-    (0 where none is declared)."""
+    """Real inputs of an FMU, in declaration order (the elements of an FMI 3
+    array input each by name, ``u[1]``...), with their start values (0 where
+    none is declared): the inputs ERA pulses."""
+    from .fmu_unit import FmuUnit
+
+    from ..untrusted.archive import check_file
+    check_file(path, f"FMU {str(path)!r}", "FMU")  # bounded before fmpy reads it
+    unit = FmuUnit(Path(path), "inputs")
+    return {n: float(unit.variables[n].start or 0.0) for n in _pick(unit, None, "input")}
+
+
+def default_step(path: str | Path) -> float:
+    """The FMU's default experiment step size, else 1e-2 s.
+
+    Parameters
+    ----------
+    path : str or Path
+        The FMU.
+
+    Returns
+    -------
+    float
+        Communication step, s.
+    """
     from fmpy import read_model_description
 
     from ..untrusted.archive import check_file
     check_file(path, f"FMU {str(path)!r}", "FMU")  # bounded before fmpy reads it
-    md = read_model_description(str(path))
-    return {v.name: float(v.start or 0.0) for v in md.modelVariables
-            if v.causality == "input" and v.type == "Real"}
+    de = read_model_description(str(path)).defaultExperiment
+    return float(de.stepSize) if de is not None and de.stepSize else 1e-2

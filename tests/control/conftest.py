@@ -20,3 +20,24 @@ def two_mass_fmu(tmp_path_factory):
     subprocess.run([sys.executable, "-m", "pythonfmu", "build", "-f", str(HERE / "fmus" / "two_mass.py"),
                     "-d", str(out), "--handle-state"], check=True, capture_output=True, env=env)
     return add_loader_shim(next(out.glob("*.fmu")))
+
+
+@pytest.fixture(scope="session")
+def native_flexible_arm(tmp_path_factory):
+    """The flexible arm of examples/flexible_arm_study.py (geared motors) as a native FMU, built once."""
+    sys.path.insert(0, str(HERE.parents[1] / "examples"))
+    import flexible_arm_study as study
+    from mbfmu.fmu import build_fmu
+    out = tmp_path_factory.mktemp("native_flexible_arm")
+    return build_fmu("flexible_arm", out, parameters=dict(study.make_plant().parameter_values()), runtime="native",
+                     platforms=("linux64",))
+
+
+@pytest.fixture(scope="session")
+def pythonfmu_flexible_arm(tmp_path_factory):
+    """The same plant as :func:`native_flexible_arm`, built with the pythonfmu runtime."""
+    sys.path.insert(0, str(HERE.parents[1] / "examples"))
+    import flexible_arm_study as study
+    from mbfmu.fmu import build_fmu
+    out = tmp_path_factory.mktemp("pythonfmu_flexible_arm")
+    return build_fmu("flexible_arm", out, parameters=dict(study.make_plant().parameter_values()))

@@ -44,7 +44,10 @@ def test_cli_prints_the_margins_of_loop_analysis_and_saves_the_plots(ssp, tmp_pa
     assert f"disk margin (alpha) = {m['disk_margin']:.6g}" in text
     assert png.stat().st_size > 10_000
     models = linearize_system(system, step=H, sampled=True).unit_models
-    assert models["ctrl"].startswith("exact (exported") and models["arm"].startswith("exact")
+    assert models["ctrl"].startswith("exact (exported") and models["arm"].startswith("plant's exact linearization")
+    assert la.unit_models == models
+    for name, source in models.items():  # the source of each unit's model is printed
+        assert f"model of {name}: {source}" in text
 
 
 def test_cli_refuses_a_non_ssp_file(tmp_path, capsys):
@@ -92,4 +95,4 @@ def test_cli_stores_the_margins_crossovers_and_verdict(ssp, tmp_path, capsys):
     assert stored["margins"]["phase_margin"] == m["phase_margin"]
     assert [c["frequency"] for c in stored["gain_crossovers"]] == [c.frequency for c in m["gain_crossovers"]]
     assert stored["verdict"]["stable"] == bool(np.abs(la.S.poles()).max() < 1)
-    assert stored["verdict"]["cosim_check"] == "not run" and stored["unit_models"]["arm"].startswith("exact")
+    assert stored["verdict"]["cosim_check"] == "not run" and "exact" in stored["unit_models"]["arm"]

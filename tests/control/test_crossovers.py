@@ -355,3 +355,14 @@ def test_flexible_arm_lqg_margins_are_crossovers(flexible_arm_loops):
 def test_flexible_arm_lqg_crossovers_equal_a_200k_point_grid_search(flexible_arm_loops):
     for la in flexible_arm_loops:
         _check_flagship(la, 200_000)
+
+
+def test_only_units_with_inexact_models_are_named_in_doubt():
+    """The labels of the checked FMU derivatives and of the plant's exact
+    linearization are exact models; ERA and central differences are not."""
+    from mbfmu.control.fmu_model import SOURCE_CENTRAL, SOURCE_DIRECTIONAL, SOURCE_PLANT
+    from mbfmu.control.loop_verdict import _in_doubt
+    sources = {"arm": f"{SOURCE_DIRECTIONAL} + ZOH", "plant": f"{SOURCE_PLANT} (analytic)",
+               "ctrl": "exact", "k": "memoryless (central difference)",
+               "other": "ERA (validated fit 97.0 %)", "me": f"{SOURCE_CENTRAL} (it provides no directional derivatives)"}
+    assert _in_doubt(sources) == [f"other ({sources['other']})", f"me ({sources['me']})"]

@@ -35,6 +35,7 @@ def test_era_recovers_the_poles_and_markov_parameters_of_a_known_linear_fmu(two_
     with pytest.warns(ERAWarning, match="not an equilibrium"):  # still swinging at t0 = 1 s
         sys_d = linearize_fmu(two_mass_fmu, step=h, t0=1.0, u0=[2.0], n_markov=60)
     assert sys_d.dt == h and sys_d.nstates == 4
+    assert sys_d.linearization.confidence > 0.999  # the exact model reproduces the independent excitation
     assert sys_d.input_labels == ["F"] and sys_d.output_labels == ["x1", "x2", "a2"]
     ref = control.c2d(_two_mass_ss(), h, "zoh")
     p_era = np.sort_complex(sys_d.poles())

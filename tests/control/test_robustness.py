@@ -41,6 +41,7 @@ def test_margins_per_sample_equal_python_control_and_the_worst_is_the_largest_ga
     assert mc.percentiles("phase_margin", (5, 50, 95)) == pytest.approx(
         dict(zip((5.0, 50.0, 95.0), np.percentile(pm_hand, [5, 50, 95]))), rel=1e-8)
     assert mc.stable_fraction == 1.0 and "phase_margin" in mc.summary()
+    assert mc.unit_models["ctrl"] == "exact" and "model of ctrl: exact" in mc.summary()
     assert all(r["margins_checked"] and not r["conditionally_stable"] for r in mc.rows)
     assert "conditionally stable" not in mc.summary()
 
@@ -85,6 +86,7 @@ def test_plant_under_state_feedback_with_an_uncertain_mass():
         assert np.isclose(row["pole_figure"], np.abs(np.linalg.eigvals(dh.A - dh.B @ K)).max(), rtol=1e-10)
     # the heaviest arm is the slowest under gains designed for 20 kg
     assert mc.worst("pole_figure")["arm_mass"] == max(r["arm_mass"] for r in mc.rows)
+    assert mc.unit_models == {"rigid_arm": f"plant's exact linearization ({lin.linearization.method})"}
     with pytest.raises(InputError, match="needs the state-feedback gain"):
         robustness(arm, {"arm_mass": Uniform(10.0, 60.0)}, n=2)
     with pytest.raises(InputError, match="no parameters"):

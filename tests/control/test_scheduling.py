@@ -48,6 +48,7 @@ def test_gains_are_the_design_at_each_held_pose_and_interpolate_between(arm, sch
     ctrl = sch.controller(arm.initial_state(), np.zeros(3), H)
     x = arm.initial_state() + 0.1
     assert np.allclose(ctrl._out(0.0, [], x), -sch.gain(x[2]) @ np.full(6, 0.1))
+    assert sch.model_source == f"plant's exact linearization ({linearize(arm, x, u).linearization.method})"
 
 
 def _slew(fmu, ctrl_unit):

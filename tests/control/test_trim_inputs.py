@@ -38,6 +38,8 @@ def test_rigid_arm_held_at_random_poses_by_the_gravity_torque(arm):
         assert hold.success and hold.residual < 1e-10
         assert np.allclose(hold.u, gravity_torque(q), rtol=0, atol=1e-9)
         assert np.array_equal(hold.x[:3], q) and not hold.x[3:].any()
+    assert hold.model_source == "plant's exact linearization (analytic Jacobians)"  # rigid_arm's are analytic
+    assert f"model: {hold.model_source}" in hold.report()
 
 
 def test_plant_stays_at_rest_for_one_second_under_the_trim_inputs(arm):
