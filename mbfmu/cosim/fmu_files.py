@@ -12,6 +12,7 @@ folder, so repeating an FMU does not multiply the expansion bound.
 """
 from __future__ import annotations
 
+import tempfile
 import threading
 import zipfile
 from pathlib import Path
@@ -21,7 +22,7 @@ from ..errors import InputError
 from ..untrusted.archive import check_file, extract, file_digest
 from .md_check import check_model_description
 
-_shared: dict[str, tuple[str, int]] = {}   # sha256 of the FMU's bytes -> (folder, bytes it expands to)
+_shared: dict[tuple[str, str], tuple[str, int]] = {}  # (sha256 of the FMU, temp folder) -> (folder, bytes)
 _lock = threading.Lock()
 
 
@@ -94,7 +95,7 @@ def extract_shared(path: Any, share: bool = True) -> tuple[str, int]:
     """
     if not share:
         return str(extract_private(path)), expanded_bytes(path)
-    key = file_digest(path)
+    key = (file_digest(path), tempfile.gettempdir())  # a new temp folder (TMPDIR changed) gets its own copy
     with _lock:
         hit = _shared.get(key)
         if hit is not None and Path(hit[0]).is_dir():
