@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import CosimError, InputError
 from ..untrusted.scratch import release
 from .fmu_files import extract_private, read_checked
 
@@ -83,20 +83,25 @@ class ModelExchangeInstance:
             raise InputError(f"{self.path.name}: no FMI 2.0 Model Exchange interface to differentiate")
         self.provides_directional = bool(me.providesDirectionalDerivative)
         self._dir = str(extract_private(self.path, "jac"))
+        self.fmu = None
         try:
             self.fmu = FMU2Model(guid=self.md.guid, unzipDirectory=self._dir, modelIdentifier=me.modelIdentifier,
                                  instanceName="mbfmu_jacobian")
+            self.fmu.instantiate()
+            self.fmu.setupExperiment(startTime=0.0)
+            self.fmu.enterInitializationMode()
+            self.fmu.exitInitializationMode()
+            info = self.fmu.newDiscreteStates()
+            while info[0]:  # newDiscreteStatesNeeded
+                info = self.fmu.newDiscreteStates()
+            self.fmu.enterContinuousTimeMode()
+        except Exception as exc:  # a library that does not load, a call that fails: one line, nothing left
+            release(self._dir)
+            raise CosimError(f"{self.path.name}: cannot start its Model Exchange interface: "
+                             f"{(str(exc).splitlines() or [type(exc).__name__])[0]}") from None
         except BaseException:
             release(self._dir)
             raise
-        self.fmu.instantiate()
-        self.fmu.setupExperiment(startTime=0.0)
-        self.fmu.enterInitializationMode()
-        self.fmu.exitInitializationMode()
-        info = self.fmu.newDiscreteStates()
-        while info[0]:  # newDiscreteStatesNeeded
-            info = self.fmu.newDiscreteStates()
-        self.fmu.enterContinuousTimeMode()
         ders = self.md.derivatives
         self.state_vars = [d.variable.derivative for d in ders]
         self.der_vrs = [d.variable.valueReference for d in ders]

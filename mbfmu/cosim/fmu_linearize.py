@@ -387,10 +387,7 @@ def linearize_fmu(fmu_path: str | Path, step: float | None = None, t0: float = 0
 def input_start_values(path: str | Path) -> dict[str, float]:
     """Real inputs of an FMU, in declaration order, with their start values
     (0 where none is declared)."""
-    from fmpy import read_model_description
-
-    from ..untrusted.archive import check_file
-    check_file(path, f"FMU {str(path)!r}", "FMU")  # bounded before fmpy reads it
-    md = read_model_description(str(path))
+    from .fmu_files import read_checked
+    md = read_checked(path)  # bounded and checked before fmpy reads it
     return {v.name: float(v.start or 0.0) for v in md.modelVariables
             if v.causality == "input" and v.type == "Real"}
