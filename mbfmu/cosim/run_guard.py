@@ -62,9 +62,10 @@ class RunGuard:
         next step, so the watchdog waits another :data:`GRACE`.
     on_quiet : callable, optional
         ``on_quiet()``: called from the watchdog thread (holding :attr:`lock`)
-        every ``period`` while ``progress`` has not changed over a whole
-        period (a unit inside a long or stuck call): it should hand the rows
-        recorded so far to the sink, so that they survive even a SIGKILL.
+        every half ``period`` while ``progress`` has not changed since the
+        previous half period (a unit inside a long or stuck call): it should
+        hand the rows recorded so far to the sink, so that they are on disk
+        within a period and survive even a SIGKILL.
 
     Attributes
     ----------
@@ -193,8 +194,10 @@ class _Watchdog(threading.Thread):
         hint_at: float | None = None  # when to say that a second Ctrl-C is needed
         last_mark: Any = None  # the master's progress when the stop was requested
         quiet = g.on_quiet is not None and g.progress is not None
-        quiet_at = _time.perf_counter() + g.period if quiet else None  # next look at the master's progress
-        quiet_mark: Any = None
+        # the master's progress is looked at every half period: rows recorded before it stopped
+        # getting on are handed over within one period
+        quiet_at = _time.perf_counter() + g.period / 2 if quiet else None
+        quiet_mark: Any = g.progress() if quiet else None  # type: ignore[misc]
         while not self._closed.is_set():
             now = _time.perf_counter()
             waits = [t - now for t in (g.deadline if g.kind is None else None, act_at, hint_at, quiet_at)
@@ -218,7 +221,7 @@ class _Watchdog(threading.Thread):
                             hint_at = _time.perf_counter() + 2 * GRACE
             now = _time.perf_counter()
             if quiet_at is not None and now >= quiet_at:
-                quiet_at = now + g.period
+                quiet_at = now + g.period / 2
                 mark = g.progress()  # type: ignore[misc]
                 if mark == quiet_mark:
                     self._hand_over_rows()

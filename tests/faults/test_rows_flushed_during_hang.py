@@ -31,7 +31,7 @@ def test_rows_before_a_hang_survive_a_sigkill(faulty_c_fmu, tmp_path, loop):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(loop))
     try:
         _wait_for_hang(proc)
-        time.sleep(3.0)  # two flush periods and more, the run hung all along
+        time.sleep(3.0)  # three flush periods, the run hung all along
         assert proc.poll() is None
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=30)
