@@ -86,8 +86,16 @@ _PY_IO = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int)
 class _Control(ctypes.Structure):
     """Read by the run's watchdog while the loop may be stuck in an FMU call:
     ``stop`` (set to stop between steps), ``reached`` (rows written), ``unit``
-    (index of the unit of the current call)."""
-    _fields_ = [("stop", _IP), ("reached", ctypes.c_int), ("unit", ctypes.c_int)]
+    (index of the unit of the latest call), ``in_call`` (1 per unit while it is
+    inside a call: with threads, the unit stuck need not be the latest)."""
+    _fields_ = [("stop", _IP), ("reached", ctypes.c_int), ("unit", ctypes.c_int), ("in_call", _IP)]
+
+
+def units_in_call(ctl: _Control, n_units: int) -> list[int]:
+    """Indices of the units inside a call now (read while the loop may be stuck)."""
+    if not ctl.in_call:
+        return [ctl.unit] if 0 <= ctl.unit < n_units else []
+    return [i for i in range(n_units) if ctl.in_call[i]]
 
 
 class _System(ctypes.Structure):
@@ -215,7 +223,9 @@ class _Build:
         S.threads = 1 if gs else max(1, min(threads, len(units), MAX_THREADS))
         self.unit_fail = (_Failure * len(units))()
         S.unit_fail = self.unit_fail
-        self.ctl = _Control(ctypes.pointer(master.guard.stop_flag), 0, -1)
+        self.in_call = (ctypes.c_int * max(len(units), 1))()
+        self.ctl = _Control(ctypes.pointer(master.guard.stop_flag), 0, -1,
+                            ctypes.cast(self.in_call, _IP))
         S.ctl = ctypes.pointer(self.ctl)
 
     def _arr(self, a: Any) -> Any:

@@ -6,7 +6,7 @@
 
 fmpy reads FMI 2's ``providesDirectionalDerivative`` only; FMI 3's
 ``providesDirectionalDerivatives`` is read from the model description here.
-The FMU is extracted by :func:`mbfmu.untrusted.archive.extract` (checked,
+The FMU is read and extracted by :mod:`mbfmu.cosim.fmu_files` (checked,
 private folder). Array variables are flattened row-major and their elements named
 ``name[i,j]`` (1-based), as :class:`~mbfmu.cosim.Fmu3Unit` names them.
 """
@@ -20,17 +20,17 @@ import numpy as np
 
 from ..errors import InputError
 from .fmu3_unit import Fmu3Unit, _indices
+from .fmu_files import extract_private, read_checked
 
 _DOUBLE_P = ctypes.POINTER(ctypes.c_double)
 
 
 def fmi3_model_exchange_description(path: str | Path):
     """fmpy's model description of ``path`` if it is an FMI 3.0 FMU with Model Exchange, else ``None``."""
-    from fmpy import read_model_description
     path = Path(path)
     if not path.is_file():
         return None
-    md = read_model_description(str(path))
+    md = read_checked(path)  # bounded and checked (modelIdentifier, names) before anything loads
     return md if str(md.fmiVersion).startswith("3.") and md.modelExchange is not None else None
 
 
@@ -56,7 +56,6 @@ class Fmi3ModelExchangeInstance:
     def __init__(self, path: str | Path, parameters=None):
         from fmpy.fmi3 import FMU3Model
 
-        from ..untrusted.archive import extract
         self.path = Path(path)
         md = fmi3_model_exchange_description(self.path)
         if md is None:
@@ -84,7 +83,7 @@ class Fmi3ModelExchangeInstance:
         self.inputs = [n for v in ins for n in elements(v)]
         self.outputs = [n for v in outs for n in elements(v)]
         self.n, self.m = len(self.states), len(self.inputs)
-        self._dir = extract(self.path, f"FMU {self.path.name!r}", "jac3")
+        self._dir = extract_private(self.path, "jac3")
         self.fmu = FMU3Model(guid=md.guid, unzipDirectory=str(self._dir), modelIdentifier=me.modelIdentifier,
                              instanceName="mbfmu_jacobian")
         self.fmu.instantiate()

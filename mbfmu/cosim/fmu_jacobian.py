@@ -15,14 +15,14 @@ FMU's own variables and units (SI for mbfmu's FMUs).
 from __future__ import annotations
 
 import ctypes
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import CosimError, InputError
+from ..untrusted.scratch import release
+from .fmu_files import extract_private, read_checked
 
 DIRECTIONAL = "directional derivatives"
 CENTRAL = "central difference"
@@ -75,28 +75,36 @@ class ModelExchangeInstance:
     """
 
     def __init__(self, path: str | Path, parameters=None):
-        from fmpy import extract, read_model_description
         from fmpy.fmi2 import FMU2Model
         self.path = Path(path)
         if not self.path.is_file():
             raise InputError(f"{self.path}: no such FMU")
-        self.md = read_model_description(str(self.path))
+        self.md = read_checked(self.path)
         me = self.md.modelExchange
         if me is None or self.md.fmiVersion != "2.0":
             raise InputError(f"{self.path.name}: no FMI 2.0 Model Exchange interface to differentiate")
         self.provides_directional = bool(me.providesDirectionalDerivative)
-        self._dir = extract(str(self.path), tempfile.mkdtemp(prefix="mbfmu_jac_"))
-        self.fmu = FMU2Model(guid=self.md.guid, unzipDirectory=self._dir, modelIdentifier=me.modelIdentifier,
-                             instanceName="mbfmu_jacobian")
-        self.fmu.instantiate()
-        self.fmu.setupExperiment(startTime=0.0)
-        self._set_values(parameters or {})
-        self.fmu.enterInitializationMode()
-        self.fmu.exitInitializationMode()
-        info = self.fmu.newDiscreteStates()
-        while info[0]:  # newDiscreteStatesNeeded
+        self._dir = str(extract_private(self.path, "jac"))
+        self.fmu = None
+        try:
+            self.fmu = FMU2Model(guid=self.md.guid, unzipDirectory=self._dir, modelIdentifier=me.modelIdentifier,
+                                 instanceName="mbfmu_jacobian")
+            self.fmu.instantiate()
+            self.fmu.setupExperiment(startTime=0.0)
+            self._set_values(parameters or {})
+            self.fmu.enterInitializationMode()
+            self.fmu.exitInitializationMode()
             info = self.fmu.newDiscreteStates()
-        self.fmu.enterContinuousTimeMode()
+            while info[0]:  # newDiscreteStatesNeeded
+                info = self.fmu.newDiscreteStates()
+            self.fmu.enterContinuousTimeMode()
+        except Exception as exc:  # a library that does not load, a call that fails: one line, nothing left
+            release(self._dir)
+            raise CosimError(f"{self.path.name}: cannot start its Model Exchange interface: "
+                             f"{(str(exc).splitlines() or [type(exc).__name__])[0]}") from None
+        except BaseException:
+            release(self._dir)
+            raise
         ders = self.md.derivatives
         self.state_vars = [d.variable.derivative for d in ders]
         self.der_vrs = [d.variable.valueReference for d in ders]
@@ -165,7 +173,7 @@ class ModelExchangeInstance:
             self.fmu.terminate()
             self.fmu.freeInstance()
         finally:
-            shutil.rmtree(self._dir, ignore_errors=True)
+            release(self._dir)
 
     def __enter__(self):
         return self
@@ -224,27 +232,25 @@ def jacobians(inst: ModelExchangeInstance, x0=None, u0=None, method: str = "auto
 
 def model_exchange_description(path: str | Path):
     """fmpy's model description of ``path`` if it is an FMI 2.0 FMU with Model Exchange, else ``None``."""
-    from fmpy import read_model_description
     path = Path(path)
     if not path.is_file():
         return None
-    md = read_model_description(str(path))
+    md = read_checked(path)
     return md if md.fmiVersion == "2.0" and md.modelExchange is not None else None
 
 
 def state_at(inst: ModelExchangeInstance, t0: float, step: float, u) -> np.ndarray:
     """The continuous states the FMU of ``inst`` reaches at ``t0`` (s) in co-simulation
     with communication step ``step`` (s) and the inputs ``u`` held."""
-    from fmpy import extract
     from fmpy.fmi2 import FMU2Slave
 
     md = inst.md
     if md.coSimulation is None:
         raise InputError(f"{inst.path.name}: t0 = {t0} s needs the co-simulation interface to reach it")
-    unzip = extract(str(inst.path), tempfile.mkdtemp(prefix="mbfmu_t0_"))
-    slave = FMU2Slave(guid=md.guid, unzipDirectory=unzip, modelIdentifier=md.coSimulation.modelIdentifier,
-                      instanceName="mbfmu_t0")
+    unzip = str(extract_private(inst.path, "t0"))
     try:
+        slave = FMU2Slave(guid=md.guid, unzipDirectory=unzip, modelIdentifier=md.coSimulation.modelIdentifier,
+                          instanceName="mbfmu_t0")
         slave.instantiate()
         slave.setupExperiment(startTime=0.0)
         slave.enterInitializationMode()
@@ -257,7 +263,7 @@ def state_at(inst: ModelExchangeInstance, t0: float, step: float, u) -> np.ndarr
         slave.terminate()
         slave.freeInstance()
     finally:
-        shutil.rmtree(unzip, ignore_errors=True)
+        release(unzip)
     return x
 
 

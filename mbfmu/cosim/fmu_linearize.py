@@ -481,9 +481,6 @@ def default_step(path: str | Path) -> float:
     float
         Communication step, s.
     """
-    from fmpy import read_model_description
-
-    from ..untrusted.archive import check_file
-    check_file(path, f"FMU {str(path)!r}", "FMU")  # bounded before fmpy reads it
-    de = read_model_description(str(path)).defaultExperiment
+    from .fmu_files import read_checked
+    de = read_checked(path).defaultExperiment  # bounded and checked before fmpy reads it
     return float(de.stepSize) if de is not None and de.stepSize else 1e-2

@@ -63,7 +63,30 @@ def _solver_class() -> type:
     from fmpy.sundials import CVodeSolver
 
     class _Solver(CVodeSolver):
-        """fmpy's CVODE wrapper with a stop time and CVODE's own return flag."""
+        """fmpy's CVODE wrapper with a stop time and CVODE's own return flag.
+
+        An exception in the right-hand-side or root callback (an FMU call
+        that returned an error) is kept and turned into CVODE's
+        unrecoverable-error flag, so that CVODE stops at once and makes no
+        further call on the FMU; :meth:`step_to` raises it afterwards.
+        """
+
+        failure: BaseException | None = None
+
+        def f(self, t, y, ydot, user_data):
+            return self._guarded(super().f, t, y, ydot, user_data)
+
+        def g(self, t, y, gout, user_data):
+            return self._guarded(super().g, t, y, gout, user_data)
+
+        def _guarded(self, call, *args) -> int:
+            if self.failure is not None:
+                return -1
+            try:
+                return call(*args)
+            except BaseException as exc:  # Ctrl-C too: raised again once CVODE has returned
+                self.failure = exc
+                return -1
 
         def step_to(self, t_stop: float) -> tuple[bool, float]:
             """Integrate towards ``t_stop`` [s] without passing it; returns
@@ -75,6 +98,8 @@ def _solver_class() -> type:
             _set_stop_time(self.cvode_mem, t_stop)
             tret = realtype(0.0)
             flag = CVode(self.cvode_mem, t_stop, self.x, ctypes.byref(tret), CV_NORMAL)
+            if self.failure is not None:
+                raise self.failure
             if flag < 0:
                 info = self.error_info or (flag, "CVode", "", "no message")
                 raise RuntimeError(f"CVODE failed (flag {flag}) in {info[1]}: {info[3]}")
@@ -210,14 +235,31 @@ class _MeStepping:
 
     def terminate(self) -> None:
         self._solver = None
+        if getattr(self, "_error", False) and self._fmu is not None:
+            # after an error status the FMU takes no terminate call, only its freeing (none after fatal)
+            fmu, self._fmu = self._fmu, None
+            if not getattr(self, "_fatal", False):
+                try:
+                    fmu.freeInstance()
+                except Exception:
+                    pass
+            _LOGS.pop(getattr(self, "_log_key", None), None)
+            return
         super().terminate()
 
     def do_step(self, t: float, h: float) -> None:
+        if getattr(self, "_error", False):
+            raise CosimError(f"unit {self.name!r} failed earlier; no further call is made on it")
         try:
             self._me_advance(t, h)
         except (CosimError, StopRequested):
             raise
         except Exception as exc:  # fmpy raises on an error status; CVODE on a failed step
+            status = getattr(exc, "status", None)
+            if status in (3, 4):  # fmi2Error / fmi2Fatal: the FMU takes no further call but its freeing
+                self._error = True
+                self._fatal = getattr(self, "_fatal", False) or status == 4
+                self._solver = None
             raise CosimError(f"unit {self.name!r}: model exchange step from t = {t!r} s (h = {h!r} s) failed: {exc}"
                              + (f"; last unit log lines:\n{self.log_text(10)}" if self.log else "")) from exc
 
@@ -269,7 +311,7 @@ class FmuMeUnit(_MeStepping, FmuUnit):
         from fmpy.fmi2 import FMU2Model
 
         self.terminate()
-        self._fatal = False
+        self._fatal = self._error = False
         self.log.clear()
         self._log_key = next(_LOG_KEYS)
         _LOGS[self._log_key] = self.log
@@ -327,6 +369,7 @@ class Fmu3MeUnit(_MeStepping, Fmu3Unit):
         from fmpy.fmi3 import FMU3Model
 
         self.terminate()
+        self._fatal = self._error = False
         self.log.clear()
         self._stop_at = None
 

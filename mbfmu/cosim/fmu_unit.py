@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..errors import CosimError, InputError, StopRequested
-from ..untrusted.archive import check_file as check_archive, extract as extract_archive, open_zip
-from .md_check import check_model_description
+from ..untrusted.archive import open_zip
+from .fmu_files import extract_shared, read_checked
 from .typed import string_code, string_text
 from .units import Unit, Variable
 
@@ -160,19 +160,12 @@ class FmuUnit(Unit):
     def __init__(self, path: str | Path, name: str | None = None, values: Mapping[str, Any] | None = None,
                  step: float | None = None, feedthrough: Mapping[str, Iterable[str]] | None = None,
                  log: bool = False, interface: str | None = None) -> None:
-        from fmpy import read_model_description
-
         self.interface = "cs"
         self.path = Path(path)
         if not self.path.exists():
             raise InputError(f"FMU file {str(self.path)!r} does not exist")
-        check_archive(self.path, f"FMU {str(self.path)!r}", "FMU")  # bounded and contained before fmpy reads it
-        try:
-            md = read_model_description(str(self.path), validate=False)
-        except Exception as exc:  # fmpy raises plain Exception for bad archives
-            raise InputError(f"{str(self.path)!r} is not a readable FMU: {exc}") from exc
+        md = read_checked(self.path)  # bounded, contained and its description checked before anything loads
         self._check_interface(md)
-        check_model_description(md, str(self.path))
         self.md = md
         variables = self._variables(md)
         declared: dict[str, tuple[str, ...]] = {}
@@ -197,9 +190,10 @@ class FmuUnit(Unit):
         self.model_identifier = cs.modelIdentifier
         for k, val in (values or {}).items():
             self.set(k, val)
-        # a private folder, removed at exit (mbfmu.untrusted.scratch), not when the unit
-        # goes: Python FMUs (pythonfmu) import modules from their extracted resources
-        self._unzipdir = str(extract_archive(self.path, f"FMU {str(self.path)!r}", "fmu"))
+        # a private folder shared by the units of the same FMU, removed at exit (mbfmu.untrusted.scratch),
+        # not when the unit goes: Python FMUs (pythonfmu) import modules from their extracted resources
+        self._unzipdir, self.extracted_bytes = extract_shared(
+            self.path, not getattr(cs, "canBeInstantiatedOnlyOncePerProcess", False))
         self._fmu = None
         self.log: collections.deque[str] = collections.deque(maxlen=200)
         self.input_conversion: dict[int, tuple[float, float]] = {}

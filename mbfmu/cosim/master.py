@@ -461,7 +461,8 @@ class _Master:
         self._where: tuple[Unit, float] | None = None  # the unit in a call and its time, for a stuck run
         self._sink_done = False
         self._fl_ctl = None  # the compiled loop's shared progress while it runs
-        self.guard = RunGuard(opts.timeout, on_stuck=self._on_stuck, progress=self._progress_mark)
+        self.guard = RunGuard(opts.timeout, on_stuck=self._on_stuck, progress=self._progress_mark,
+                              on_quiet=self._flush_while_in_a_call)
         self._flushed = 0
         if opts.sink is not None:
             opts.sink.start(self.names, self._meta())
@@ -508,11 +509,28 @@ class _Master:
         self._finish_sink(result)
         return result
 
-    def _flush(self) -> None:
-        """Hand the rows recorded since the last flush to the sink."""
-        if self.opts.sink is not None and self._nrows > self._flushed:
-            self.opts.sink.write(self._rows[self._flushed: self._nrows])
-            self._flushed = self._nrows
+    def _flush(self, upto: int | None = None) -> None:
+        """Hand the rows recorded since the last flush (up to row ``upto``) to the sink
+        (the caller holds ``guard.lock``, or is the master outside the watchdog's reach)."""
+        n = self._nrows if upto is None else upto  # read once: the master may record a row meanwhile
+        if self.opts.sink is not None and n > self._flushed:
+            self.opts.sink.write(self._rows[self._flushed: n])
+            self._flushed = n
+
+    def _flush_while_in_a_call(self) -> None:
+        """From the watchdog (``guard.lock`` held), the master inside one call for a
+        whole flush period: the rows so far go to the sink, also those the compiled
+        loop has written (up to its first non-finite row when NaN is not allowed)."""
+        if self._sink_done:
+            return
+        n = self._nrows
+        ctl = self._fl_ctl
+        if ctl is not None:
+            n = max(n, 1 + ctl.reached)
+            if not self.opts.allow_nan:
+                bad = fast_loop._first_non_finite_row(self._rows, self._flushed, n)
+                n = n if bad is None else bad + 1
+        self._flush(n)
 
     def _finish_sink(self, result: Result) -> None:
         with self.guard.lock:
@@ -575,9 +593,10 @@ class _Master:
     def _record(self, t: float, recs: list) -> None:
         if self._nrows == len(self._rows):
             if self._window:  # streamed: pass the window on and start it again
-                self._flush()
-                self._first_row += self._nrows
-                self._nrows = self._flushed = 0
+                with self.guard.lock:
+                    self._flush()
+                    self._first_row += self._nrows
+                    self._nrows = self._flushed = 0
             else:
                 self._rows = np.concatenate([self._rows, np.empty_like(self._rows)])
         row = self._rows[self._nrows]
@@ -621,14 +640,18 @@ class _Master:
         where = self._where
         ctl = self._fl_ctl
         n = self._nrows
+        stuck = [where[0]] if where is not None else []
         if ctl is not None:  # the compiled loop: its rows are counted in C
             n = self._nrows = max(n, 1 + ctl.reached)  # so that the flush below hands them over
-            where = (self.units[ctl.unit], float(self._rows[n - 1, 0])) if 0 <= ctl.unit < len(self.units) else where
+            stuck = [self.units[i] for i in fast_loop.units_in_call(ctl, len(self.units))]
+            where = (None, float(self._rows[n - 1, 0])) if stuck else None
         summary = RunSummary(**vars(self._summary))
         summary.steps = self._first_row + n - 1 if n else 0
         summary.status = "timeout" if kind == "timeout" else "interrupted"
-        inside = (f"unit {where[0].name!r} was inside a call from t = {where[1]!r} s" if where is not None
-                  else "a unit was inside a call")
+        names = ", ".join(repr(u.name) for u in stuck)
+        inside = ("a unit was inside a call" if where is None
+                  else f"unit {names} was inside a call from t = {where[1]!r} s" if len(stuck) == 1
+                  else f"units {names} were inside calls from t = {where[1]!r} s")
         summary.message = f"{reason} while {inside}; the process was ended"
         result = self._result(self._rows[:n], summary, self._start_wall)
         self._finish_sink_locked(result)

@@ -9,9 +9,10 @@ not allocate without a bound nor fail with a raw traceback.
   holds: numpy allocates the declared array before reading it, so a 2.9 MB
   file declaring 2.8 GB is refused here, with both sizes in the message.
 * :func:`check_mat`: a MATLAB file's compressed elements are decompressed in
-  bounded chunks (total at most ``max_expand_bytes``, each element at most
-  ``max_ratio`` times its size) and every cell array and struct must hold as
-  many elements as it declares (scipy allocates them first).
+  chunks that are counted and dropped, stopping as soon as an element passes
+  ``max_ratio`` times its size or the file passes ``max_expand_bytes``; only
+  an element within both is inflated again to check that every cell array
+  and struct holds as many elements as it declares (scipy allocates them first).
 * :func:`parse_meta`: the metadata JSON as a dict, nesting at most
   ``max_json_depth`` deep.
 * :func:`check_array`: a structured one-dimensional array of numbers, bools
@@ -138,48 +139,66 @@ def check_mat(path: Path, what: str) -> None:
                 if typ == _MI_MATRIX:
                     _check_matrix(body, what)
             else:
-                body = _inflate(f, nbytes, lim.max_expand_bytes - total, what)
-                total += len(body)
-                if nbytes and len(body) > lim.ratio_floor_bytes and len(body) / nbytes > lim.max_ratio:
-                    raise InputError(f"{what}: a compressed element expands {len(body) / nbytes:.0f} times "
-                                     f"(limit {lim.max_ratio:g}, MBFMU_MAX_RATIO); refused")
-                typ, n, data = _tag(body, 0, len(body)) if len(body) >= 8 else (0, 0, 0)
-                if typ == _MI_MATRIX:
-                    _check_matrix(body[data:data + n], what)
+                start = f.tell()
+                room = min(lim.max_expand_bytes - total, max(lim.ratio_floor_bytes, int(lim.max_ratio * nbytes)))
+                size, head = _inflate(f, nbytes, room, None, what)  # counted, not kept: a bomb stops at the limit
+                if size > room:
+                    if room < lim.max_expand_bytes - total:
+                        raise InputError(f"{what}: a compressed element of {size_text(nbytes)} expands more than "
+                                         f"{lim.max_ratio:g} times (MBFMU_MAX_RATIO); refused")
+                    raise InputError(f"{what} expands past {size_text(lim.max_expand_bytes)} "
+                                     "(MBFMU_MAX_EXPAND_BYTES); refused")
+                total += size
+                typ, n, data = _tag(head, 0, len(head)) if len(head) >= 8 else (0, 0, 0)
+                if typ == _MI_MATRIX:  # its cells and structs are checked: inflate again, now known bounded
+                    f.seek(start)
+                    body = bytearray()
+                    _inflate(f, nbytes, room, body, what)
+                    _check_matrix(memoryview(body)[data:data + n], what)
+                    del body
+                f.seek(start + nbytes)
             if total > lim.max_expand_bytes:
                 raise InputError(f"{what} expands past {size_text(lim.max_expand_bytes)} "
                                  "(MBFMU_MAX_EXPAND_BYTES); refused")
 
 
-def _check_matrix(body: bytes, what: str) -> None:
+def _check_matrix(body: Any, what: str) -> None:
     try:
         _walk_matrix(body, 0, len(body))
     except (ValueError, struct.error, IndexError) as exc:
         raise InputError(f"{what}: a variable is malformed ({exc}); refused") from None
 
 
-def _inflate(f, nbytes: int, room: int, what: str) -> bytes:
-    """Decompress the next ``nbytes`` of ``f``, refusing more than ``room`` bytes out."""
+def _inflate(f, nbytes: int, room: int, keep: bytearray | None, what: str) -> tuple[int, bytes]:
+    """Decompress the next ``nbytes`` of ``f``, stopping once past ``room`` bytes out.
+
+    Returns the bytes inflated (``room + 1`` at most: more means past the
+    limit) and the first 8 of them. The output is appended to ``keep`` when
+    given, else dropped as it comes (at most 1 MiB held).
+    """
+    try:
+        return _inflate_into(f, nbytes, room, keep)
+    except zlib.error as exc:
+        raise InputError(f"{what}: a compressed element is damaged ({exc})") from None
+
+
+def _inflate_into(f, nbytes: int, room: int, keep: bytearray | None) -> tuple[int, bytes]:
     d = zlib.decompressobj()
-    out, left = [], nbytes
-    size = 0
-    while left > 0:
+    left, size, head = nbytes, 0, b""
+    while left > 0 and size <= room:
         chunk = f.read(min(left, 1 << 16))
         if not chunk:
             break
         left -= len(chunk)
-        data = d.decompress(chunk, max(room - size + 1, 1))
-        while True:
+        while chunk and size <= room:
+            data = d.decompress(chunk, min(1 << 20, room - size + 1))
             size += len(data)
-            out.append(data)
-            if size > room:
-                lim = limits()
-                raise InputError(f"{what} expands past {size_text(lim.max_expand_bytes)} "
-                                 "(MBFMU_MAX_EXPAND_BYTES); refused")
-            if not d.unconsumed_tail:
-                break
-            data = d.decompress(d.unconsumed_tail, max(room - size + 1, 1))
-    return b"".join(out)
+            if len(head) < 8:
+                head += data[:8 - len(head)]
+            if keep is not None:
+                keep += data
+            chunk = d.unconsumed_tail
+    return size, head
 
 
 def _depth(value: Any, limit: int) -> bool:

@@ -6,7 +6,9 @@ master honours between two steps, so the signal never lands inside a unit
 
 A unit stuck inside a step (a C call that never returns) blocks Python's
 signal handlers and every check between steps. So a watchdog thread keeps
-the clock and hears the signals through the interpreter's wakeup file
+the clock, hands the rows recorded so far to the run's sink once the master
+has not got on for a whole flush period (so that they are on disk even if
+the process is then killed with SIGKILL), and hears the signals through the interpreter's wakeup file
 descriptor (written by the C-level handler even while the main thread is
 stuck): when the timeout passes, on SIGTERM, or on a second Ctrl-C, it asks
 the master to stop between steps and, if the master has made no progress
@@ -58,6 +60,12 @@ class RunGuard:
         Returns a value that changes whenever the master gets on (a step, a
         row): while it does, the master is not stuck and will stop at the
         next step, so the watchdog waits another :data:`GRACE`.
+    on_quiet : callable, optional
+        ``on_quiet()``: called from the watchdog thread (holding :attr:`lock`)
+        every half ``period`` while ``progress`` has not changed since the
+        previous half period (a unit inside a long or stuck call): it should
+        hand the rows recorded so far to the sink, so that they are on disk
+        within a period and survive even a SIGKILL.
 
     Attributes
     ----------
@@ -69,7 +77,7 @@ class RunGuard:
 
     def __init__(self, timeout: float | None = None, period: float = FLUSH_PERIOD,
                  on_stuck: Callable[[str, str], bool | None] | None = None,
-                 progress: Callable[[], Any] | None = None) -> None:
+                 progress: Callable[[], Any] | None = None, on_quiet: Callable[[], None] | None = None) -> None:
         self.timeout = timeout
         self.period = period
         self.start = _time.perf_counter()
@@ -81,6 +89,7 @@ class RunGuard:
         self.lock = threading.Lock()  # held by whoever writes the rows out: the master or the watchdog
         self.stop_flag = ctypes.c_int(0)  # 1 once a stop is requested (the compiled loop reads it every step)
         self.progress = progress
+        self.on_quiet = on_quiet
         self._sigints = 0
         self._old: dict[int, Any] = {}
         self._watchdog: _Watchdog | None = None
@@ -184,9 +193,15 @@ class _Watchdog(threading.Thread):
         act_kind = ""
         hint_at: float | None = None  # when to say that a second Ctrl-C is needed
         last_mark: Any = None  # the master's progress when the stop was requested
+        quiet = g.on_quiet is not None and g.progress is not None
+        # the master's progress is looked at every half period: rows recorded before it stopped
+        # getting on are handed over within one period
+        quiet_at = _time.perf_counter() + g.period / 2 if quiet else None
+        quiet_mark: Any = g.progress() if quiet else None  # type: ignore[misc]
         while not self._closed.is_set():
             now = _time.perf_counter()
-            waits = [t - now for t in (g.deadline if g.kind is None else None, act_at, hint_at) if t is not None]
+            waits = [t - now for t in (g.deadline if g.kind is None else None, act_at, hint_at, quiet_at)
+                     if t is not None]
             ready, _, _ = select.select(fds, [], [], max(0.0, min(waits)) if waits else None)
             if self._closed.is_set():
                 return
@@ -205,6 +220,12 @@ class _Watchdog(threading.Thread):
                         else:
                             hint_at = _time.perf_counter() + 2 * GRACE
             now = _time.perf_counter()
+            if quiet_at is not None and now >= quiet_at:
+                quiet_at = now + g.period / 2
+                mark = g.progress()  # type: ignore[misc]
+                if mark == quiet_mark:
+                    self._hand_over_rows()
+                quiet_mark = mark
             if g.deadline is not None and g.kind is None and now >= g.deadline:
                 g.request("timeout")
                 act_kind, act_at = "timeout", now + GRACE
@@ -220,6 +241,19 @@ class _Watchdog(threading.Thread):
                     continue
                 self._end_process(act_kind)
                 return
+
+    def _hand_over_rows(self) -> None:
+        """The master has not got on for a whole period: its rows so far go to the sink now."""
+        g = self.guard
+        if not g.lock.acquire(timeout=0.1):  # the master is writing rows itself
+            return
+        try:
+            if not self._closed.is_set():
+                g.on_quiet()  # type: ignore[misc]
+        except Exception as exc:  # the run goes on; its own flush will meet the problem again
+            print(f"mbfmu: could not write the rows so far: {exc}", file=sys.stderr)
+        finally:
+            g.lock.release()
 
     def _end_process(self, kind: str) -> None:
         """The master did not stop between steps: keep the rows and end the process."""

@@ -34,6 +34,7 @@ from typing import Any
 
 from ..errors import CosimError, InputError
 from ..untrusted.archive import extract
+from ..untrusted.limits import limits, size_text
 from ..untrusted.scratch import release
 from .system import Connection, System
 from .fmu_unit import FmuUnit
@@ -130,6 +131,16 @@ def read_ssp(path: str | Path, *, allow_external: bool = False) -> System:
     return system
 
 
+def _bound_expansion(system: System, path: Path) -> None:
+    """Refuse the system once its units' extracted FMUs (each folder counted once:
+    units of one FMU share it) pass the expansion limit of one archive."""
+    folders = {u._unzipdir: u.extracted_bytes for u in system.units.values() if isinstance(u, FmuUnit)}
+    total, lim = sum(folders.values()), limits().max_expand_bytes
+    if total > lim:
+        raise InputError(f"{str(path)!r}: its components' FMUs expand to {size_text(total)} together, above the "
+                         f"limit of {size_text(lim)} (MBFMU_MAX_EXPAND_BYTES); refused")
+
+
 def _read_ssd(path: Path, sources: SourceResolver, ssd: Path) -> System:
     """The system of the SSD file ``ssd``, its references resolved by ``sources``; ``path`` names it in messages."""
     root = ssp_bindings.parse(str(ssd), repr(str(path)))
@@ -161,6 +172,7 @@ def _read_ssd(path: Path, sources: SourceResolver, ssd: Path) -> System:
             problems.append(str(exc).partition(": ")[2])
             continue
         unit = system.add(FmuUnit(fmu_path, name))
+        _bound_expansion(system, path)
         defs = {**fmu_units(unit.md), **defs}  # the SSD's own definitions win
         conn_units[name] = _connector_units(comp)
     _apply_bindings(tree, system, open_resource, conn_units, defs, problems)

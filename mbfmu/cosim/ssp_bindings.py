@@ -75,6 +75,22 @@ def _value(p: Any) -> tuple[str, Any, str | None, str] | None:
     return None
 
 
+# the FMI types a parameter of an ssv type may be bound to (FmuUnit reads Enumeration as Integer)
+_BINDABLE = {"Real": ("Real",), "Integer": ("Integer", "Enumeration", "Real"), "Boolean": ("Boolean",),
+             "String": ("String",), "Enumeration": ("Integer", "Enumeration")}
+
+
+def _check_binding_type(unit: Any, var: str, typ: str, value: Any) -> None:
+    """Refuse a value of ssv type ``typ`` bound to a variable of another type (SSP 1.0:
+    a parameter's type is its variable's; an Integer may set a Real); the text ``"3"``
+    is not a Real, nor is ``true``."""
+    v = getattr(unit, "variables", {}).get(var)
+    if v is None or v.type in _BINDABLE.get(typ, ()):
+        return
+    raise CosimError(f"ssv:{typ} value {repr(value)[:40]} bound to {v.type} variable {var!r}; "
+                     f"the types must agree (give an ssv:{v.type})")
+
+
 def _checked_type(element: Any, default: str, what: str) -> None:
     typ = element.get("type", default)
     if typ != default:
@@ -165,6 +181,7 @@ def apply(binding: Any, open_resource: Callable[[str], Any], target: str,
             name = entry.target
         try:
             for u, var, var_unit in resolve(name):
+                _check_binding_type(u, var, typ, v)
                 value = v
                 if typ == "Real" and not (entry is not None and entry.suppress_units):
                     conv = conversion(unit, var_unit, {**defs, **set_defs}, f"{target} parameter {name!r}")

@@ -63,9 +63,19 @@ def read_units(parent: Any, ns: Mapping[str, str]) -> dict[str, UnitDef]:
         b = u.find("ssc:BaseUnit", ns)
         if b is None:
             continue
-        out[u.get("name")] = UnitDef(tuple(int(b.get(k, "0")) for k in BASE), float(b.get("factor", "1")),
-                                     float(b.get("offset", "0")))
+        out[u.get("name")] = _checked(u.get("name"), UnitDef(tuple(int(b.get(k, "0")) for k in BASE),
+                                                              float(b.get("factor", "1")), float(b.get("offset", "0"))))
     return out
+
+
+def _checked(name: str, unit: UnitDef) -> UnitDef:
+    """``unit`` unless its factor is zero or not finite, or its offset not finite
+    (a conversion divides by the factor)."""
+    import math
+    if not (math.isfinite(unit.factor) and unit.factor != 0.0 and math.isfinite(unit.offset)):
+        raise CosimError(f"unit {str(name)[:60]!r}: BaseUnit factor={unit.factor!r} offset={unit.offset!r}; "
+                         "the factor must be finite and non-zero and the offset finite")
+    return unit
 
 
 def fmu_units(md: Any) -> dict[str, UnitDef]:
@@ -75,8 +85,9 @@ def fmu_units(md: Any) -> dict[str, UnitDef]:
         b = u.baseUnit
         if b is None:
             continue
-        out[u.name] = UnitDef(tuple(int(getattr(b, k, 0) or 0) for k in BASE), float(b.factor or 1.0),
-                              float(b.offset or 0.0))
+        factor = 1.0 if b.factor is None else float(b.factor)
+        out[u.name] = _checked(u.name, UnitDef(tuple(int(getattr(b, k, 0) or 0) for k in BASE), factor,
+                                               float(b.offset or 0.0)))
     return out
 
 

@@ -59,7 +59,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "view", help="replay recorded results in 3D (window, MP4/GIF, PNG, standalone HTML)",
         description="Replay a recorded run. Without -o a window opens; the output's suffix chooses "
                     ".html (standalone page), .mp4/.gif (video) or .png/.jpg/.svg/.pdf (still at --time).")
-    p.add_argument("results", help="result file (.npz or .csv)")
+    p.add_argument("results", help="result file (.npz, .csv or .mat)")
     p.add_argument("--model", help="plant: library name, module:Class, file.py:Class or robot.urdf "
                                     "(default: the plant named in the results' metadata)")
     p.add_argument("--param", action="append", type=_param, default=[], metavar="NAME=VALUE",

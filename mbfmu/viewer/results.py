@@ -9,6 +9,8 @@ co-simulation layer:
     key ``data``: the structured array; key ``meta``: a 0-d string array
     holding JSON. Also accepted: ``results``/``result`` and ``metadata``
     keys, or one plain array per variable with a ``time`` array.
+``.mat``
+    a co-simulation's MATLAB v5 result (:func:`mbfmu.cosim.recording.load_result`).
 ``.csv``
     a first line ``# mbfmu {json metadata}`` (optional; ``# metadata:
     {json}`` is accepted too), then a header row of names (``time`` first)
@@ -111,7 +113,7 @@ def save_results(path: str | Path, results: np.ndarray, metadata: Mapping[str, A
 
 
 def load_results(path: str | Path) -> tuple[np.ndarray, dict[str, Any]]:
-    """Read a result file written by mbfmu (``.npz`` or ``.csv``).
+    """Read a result file written by mbfmu (``.npz``, ``.csv`` or a co-simulation's ``.mat``).
 
     Parameters
     ----------
@@ -133,8 +135,12 @@ def load_results(path: str | Path) -> tuple[np.ndarray, dict[str, Any]]:
         arr, meta = _load_npz(path)
     elif path.suffix == ".csv":
         arr, meta = _load_csv(path)
+    elif path.suffix == ".mat":  # a co-simulation's MATLAB result, checked and bounded there
+        from ..cosim.recording import load_result
+        result = load_result(path)
+        arr, meta = result.data, result.meta
     else:
-        raise InputError(f"results file {str(path)!r}: unknown suffix {path.suffix!r}; expected .npz or .csv")
+        raise InputError(f"results file {str(path)!r}: unknown suffix {path.suffix!r}; expected .npz, .csv or .mat")
     if not meta:  # the sidecar mbfmu.cosim.recording writes (run.csv.json), else run.json
         side = next((p for p in (path.with_name(path.name + ".json"), path.with_suffix(".json")) if p.is_file()), None)
         if side is not None:

@@ -90,11 +90,14 @@ typedef int (*py_io_t)(int unit, int pull);
 
 /* Shared with the run's watchdog thread, which reads it while this loop may be
  * stuck inside an FMU call: stop is set by it (checked before every step),
- * reached counts the rows written, unit is the unit of the current call. */
+ * reached counts the rows written, unit is the unit of the latest call, and
+ * in_call[i] is 1 while unit i is inside a call (with threads, several units are
+ * stepped at once: the unit of the latest call need not be the one stuck). */
 typedef struct {
     volatile int *stop;
     volatile int reached;
     volatile int unit;
+    volatile int *in_call;
 } fl_control;
 
 typedef struct {
@@ -244,9 +247,8 @@ static int failed(fl_failure *f, int unit, int call, int status, int group, doub
     return 1;
 }
 
-static int push(fl_system *S, int i, double t, fl_failure *f) {
+static int push_calls(fl_system *S, int i, double t, fl_failure *f) {
     fl_unit *u = &S->units[i];
-    S->ctl->unit = i;
     for (int gi = 0; gi < u->n_push; gi++) {
         fl_group *g = &u->push[gi];
         for (int s = 0; s < g->n_slots; s++) {
@@ -264,9 +266,8 @@ static int push(fl_system *S, int i, double t, fl_failure *f) {
     return 0;
 }
 
-static int pull(fl_system *S, int i, double t, fl_failure *f) {
+static int pull_calls(fl_system *S, int i, double t, fl_failure *f) {
     fl_unit *u = &S->units[i];
-    S->ctl->unit = i;
     for (int gi = 0; gi < u->n_pull; gi++) {
         fl_group *g = &u->pull[gi];
         int st = get_call(u->component, g);
@@ -277,9 +278,8 @@ static int pull(fl_system *S, int i, double t, fl_failure *f) {
     return 0;
 }
 
-static int do_step(fl_system *S, int i, double t, double h, fl_failure *f) {
+static int do_step_calls(fl_system *S, int i, double t, double h, fl_failure *f) {
     fl_unit *u = &S->units[i];
-    S->ctl->unit = i;
     if (u->stop_requested) return failed(f, i, C_STOP, 0, 0, t, h);
     if (!u->fmi3) {
         int st = ((fmi2DoStepTYPE *)u->do_step)(u->component, t, h, u->no_prior);
@@ -296,7 +296,33 @@ static int do_step(fl_system *S, int i, double t, double h, fl_failure *f) {
     return 0;
 }
 
-static int push_derivatives(fl_system *S, int i, double t, fl_failure *f) {
+/* the calls of unit i, marked as inside a call for the watchdog while they run */
+static void enter(fl_system *S, int i) {
+    S->ctl->unit = i;
+    if (S->ctl->in_call) __atomic_store_n(&S->ctl->in_call[i], 1, __ATOMIC_RELEASE);
+}
+
+static int leave(fl_system *S, int i, int r) {
+    if (S->ctl->in_call) __atomic_store_n(&S->ctl->in_call[i], 0, __ATOMIC_RELEASE);
+    return r;
+}
+
+static int push(fl_system *S, int i, double t, fl_failure *f) {
+    enter(S, i);
+    return leave(S, i, push_calls(S, i, t, f));
+}
+
+static int pull(fl_system *S, int i, double t, fl_failure *f) {
+    enter(S, i);
+    return leave(S, i, pull_calls(S, i, t, f));
+}
+
+static int do_step(fl_system *S, int i, double t, double h, fl_failure *f) {
+    enter(S, i);
+    return leave(S, i, do_step_calls(S, i, t, h, f));
+}
+
+static int push_derivatives_calls(fl_system *S, int i, double t, fl_failure *f) {
     fl_unit *u = &S->units[i];
     if (!u->n_der) return 0;
     for (int order = 1; order <= 2; order++) {
@@ -313,6 +339,11 @@ static int push_derivatives(fl_system *S, int i, double t, fl_failure *f) {
         }
     }
     return 0;
+}
+
+static int push_derivatives(fl_system *S, int i, double t, fl_failure *f) {
+    enter(S, i);
+    return leave(S, i, push_derivatives_calls(S, i, t, f));
 }
 
 /* Master._step_unit: the unit's sub-steps over [t, t + h], inputs extrapolated

@@ -164,8 +164,21 @@ int mbn_check_vr(mbn_component *c, unsigned vr) {
 /* the derivatives into me->dx, reporting a failure (the error state) */
 static int derivatives(mbn_component *c) {
     mbn_instance *in = c->in;
+    const mbn_data *D = in->data;
     int err = mbn_me_derivatives(&c->me, in->xw);
-    if (!err) return 0;
+    if (!err) {
+        /* finite states can still give non-finite derivatives (1e308 squared): refused, as a
+         * co-simulation step refuses a non-finite state */
+        for (int k = 0; k < D->nxc; ++k)
+            if (!isfinite(c->me.dx[k])) {
+                c->me.dx_valid = 0;
+                mbn_report(c, MBN_ERROR, "plant %s: the derivative of state %s is not finite at t = %.15g s "
+                           "(state %s = %g)", D->plant, D->names[D->nu + D->np + D->ny + k], in->t,
+                           D->names[D->nu + D->np + D->ny + k], in->x[k]);
+                return mbn_fail(c);
+            }
+        return 0;
+    }
     if (err == MB_ADAPT_NO_MEMORY) mbn_report(c, MBN_ERROR, "plant %s: out of memory evaluating the derivatives",
                                               in->data->plant);
     else
