@@ -34,7 +34,7 @@ def build_fmus(out: Path, fmus: Path) -> None:
     from .plant.library import list_plants
 
     for name in list_plants():
-        path = build_fmu(name, fmus)
+        path = build_fmu(name, fmus, overwrite=True)  # the demo's own folder, rebuilt each run
         problems = validate(path)
         status = "valid" if not problems else f"{len(problems)} problems: {problems[0]}"
         print(f"   {path} ({path.stat().st_size / 1024:.0f} kB): {status}")

@@ -194,7 +194,7 @@ def known_reference(sys: Any) -> tuple[str, dict[str, Any]] | None:
 def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, step: float | None = None,
                x0: Sequence[float] | None = None, units: Mapping[str, str] | None = None,
                inputs_start: Mapping[str, float] | None = None,
-               reference: tuple[str, Mapping[str, Any]] | None = None) -> Path:
+               reference: tuple[str, Mapping[str, Any]] | None = None, overwrite: bool = False) -> Path:
     """Export a python-control system as an FMI 2.0 co-simulation FMU.
 
     The FMU steps like :class:`mbfmu.cosim.units.ControlUnit` runs the same
@@ -233,6 +233,8 @@ def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, 
         without it. Any other nonlinear system is refused
         (:class:`~mbfmu.errors.InputError`): its Python functions cannot be
         serialized generically; export its linearization instead.
+    overwrite : bool
+        Replace an existing FMU file (default: refuse it by name).
 
     Returns
     -------
@@ -244,7 +246,8 @@ def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, 
     Raises
     ------
     InputError
-        Unsupported system, missing or inconsistent ``step``, bad ``x0``.
+        Unsupported system, missing or inconsistent ``step``, bad ``x0``, or
+        the FMU file exists.
     """
     spec = system_spec(sys, step, name, x0, units, inputs_start, reference)
     plant_from_spec(spec)  # refuses what the FMU could not load
@@ -263,4 +266,5 @@ def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, 
         model = folder / f"{stem}.py"
         model.write_text(MODEL_TEMPLATE.format(name=stem, version=__version__, json_name=json_name, sha=sha,
                                                base=base, factory_import=factory_import))
-        return build_fmu(PlantRef("file", str(model)), dest, resources={json_name: folder / json_name})
+        return build_fmu(PlantRef("file", str(model)), dest, resources={json_name: folder / json_name},
+                         overwrite=overwrite)

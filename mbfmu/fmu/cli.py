@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     for name in names:
         path = build_fmu(_robot_ref(name, args), args.output, parameters=params or None, runtime=args.runtime,
                          platforms=args.platform or None, python_hint=args.python_hint, fmi_version=args.fmi,
-                         interfaces=args.interface or None)
+                         interfaces=args.interface or None, overwrite=args.force)
         print(path)
     return 0
 
@@ -87,6 +87,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--interface", action="append", choices=("cs", "me"), metavar="KIND",
                    help="native runtime, repeatable: cs (co-simulation), me (model exchange); default both "
                         "in one binary (the pythonfmu runtime: cs)")
+    p.add_argument("--force", action="store_true",
+                   help="replace an FMU file that exists (default: refuse it by name)")
     p.add_argument("--python-hint", action="store_true",
                    help="pythonfmu runtime: record this interpreter as the last place the FMU looks for "
                         "Python (after MBFMU_PYTHON and PATH); off by default, so the FMU holds no path of "

@@ -100,6 +100,9 @@ def load_plant(name_or_path: str, **parameters) -> Plant:
         from . import robots
         if robots.is_robot(spec):
             return robot_plant(robots.robot_urdf(spec), {**robots.robot_options(spec), **parameters})
+        if not robots.robot_catalog():  # a runtime-only install: say where robots by name come from
+            raise unknown_name(f"unknown plant {spec!r} ({robots.NOT_INSTALLED})", spec, list_plants(),
+                               "library plants", "mbfmu list")
         raise unknown_name(f"unknown plant {spec!r}", spec, list_plants() + robots.robot_names(),
                            "library plants and robots", "mbfmu list, mbfmu list --robots")
     return construct(plant_class(name_or_path), parameters, f"plant {spec!r}")
