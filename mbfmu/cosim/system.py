@@ -47,6 +47,24 @@ class Connection:
         return f"{self.src} -> {self.dst}"
 
 
+#: at most this many units and connections are named in a System's repr
+REPR_ITEMS = 12
+
+
+def _grouped(connections: Sequence[Connection]) -> list[str]:
+    """The connections as text, a vector's elements ``a.q[k] -> b.u[k]`` as one ``a.q -> b.u``."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for c in connections:
+        ms, md = (re.fullmatch(r"(.+)\[(\d+)\]", v) for v in (c.src_var, c.dst_var))
+        if ms and md and ms.group(2) == md.group(2):
+            key = (f"{c.src_unit}.{ms.group(1)}", f"{c.dst_unit}.{md.group(1)}")
+            groups.setdefault(key, []).append(int(ms.group(2)))
+        else:
+            groups.setdefault((c.src, c.dst), [])
+    return [f"{a} -> {b}" if not k or k == list(range(1, len(k) + 1))
+            else ", ".join(f"{a}[{i}] -> {b}[{i}]" for i in k) for (a, b), k in groups.items()]
+
+
 def split_name(full: str) -> tuple[str, str]:
     """``"unit.var"`` -> ``("unit", "var")`` (the variable may contain dots)."""
     if not isinstance(full, str) or "." not in full:
@@ -139,6 +157,16 @@ class System:
         if indices != list(range(1, len(indices) + 1)):
             raise InputError(f"{unit}.{var} is not a vector {var}[1..n]: its elements are numbered {indices}")
         return [f"{var}[{k}]" for k in indices]
+
+    def __repr__(self) -> str:
+        units = ", ".join(f"{n} ({type(u).__name__})" for n, u in list(self.units.items())[:REPR_ITEMS])
+        if len(self.units) > REPR_ITEMS:
+            units += f", ... {len(self.units) - REPR_ITEMS} more"
+        wires = _grouped(self.connections)
+        shown = ", ".join(wires[:REPR_ITEMS]) + (f", ... {len(wires) - REPR_ITEMS} more" if len(wires) > REPR_ITEMS
+                                                  else "")
+        return (f"System({len(self.units)} unit{'s' if len(self.units) != 1 else ''}: {units or 'none'}; "
+                f"{len(self.connections)} connections: {shown or 'none'})")
 
     def set(self, name: str, value: Any) -> None:
         """Set a parameter or start value ``"unit.var"``."""
