@@ -28,7 +28,7 @@ def test_sweep_command_writes_the_table_and_the_pictures(arm_fmu, tmp_path, caps
     direct = sweep(arm_fmu, {"arm_mass": [10.0], "theta2_0": [0.5]}, stop_time=0.1, step=0.01, metrics=["final:q[2]"],
                    executor="serial", progress=False)
     assert float(rows[0]["final:q[2]"]) == direct.rows[0]["final:q[2]"]  # 17 digits survive the CSV
-    assert png.stat().st_size > 5000 and (tmp_path / "r_q_2_.png").stat().st_size > 5000
+    assert png.stat().st_size > 5000 and (tmp_path / "r_q2.png").stat().st_size > 5000  # q[2]: a clean file name
     captured = capsys.readouterr()
     assert "6 runs: 4 ok, 2 failed" in captured.out and "run 2 failed" in captured.err
 
