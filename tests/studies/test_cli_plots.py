@@ -88,3 +88,13 @@ def test_the_csv_table_names_results_relative_to_itself(tmp_path):
     rows = list(csv.DictReader(text.splitlines()))
     for row, original in zip(rows, study.rows):
         assert (out.parent / row["result"]).resolve() == Path(original["result"]).resolve()
+
+
+def test_a_study_result_prints_its_runs_shape_and_metrics_in_one_short_line():
+    """``repr(StudyResult)`` says how many runs ended how, over which grid,
+    with which metrics; not the rows."""
+    kw = dict(stop_time=0.2, step=0.01, executor="serial", progress=False, metrics=["max:plant.y"])
+    two = sweep(second_order.system, {"zeta": [0.2, 0.5], "wn": [1.0, 2.0, 3.0]}, **kw)
+    assert repr(two) == "StudyResult(6 runs: 6 ok; grid zeta (2) x wn (3); metrics: max:plant.y)"
+    mc = sweep(second_order.system, {"zeta": Normal(0.5, 0.05)}, samples=4, seed=2, **kw)
+    assert repr(mc) == "StudyResult(4 runs: 4 ok; Monte Carlo of zeta; metrics: max:plant.y)"
