@@ -30,6 +30,7 @@ from ..errors import InputError
 from ..fmu import embed
 from ..fmu.builder import build_fmu, identifier
 from ..fmu.plantref import PlantRef
+from ..cosim.units import system_units
 from ..plant.signals import fmi_names
 from .system_plant import SPEC_FORMAT, SPEC_VERSION, plant_from_spec, rebuild
 
@@ -91,7 +92,7 @@ def system_spec(sys: Any, step: float | None = None, name: str | None = None, x0
                          "TransferFunction or NonlinearIOSystem")
     linear = isinstance(sys, control.StateSpace)
     dsys, dt, origin = _sample_time(sys, step)
-    units = dict(units or {})
+    units = system_units(sys, units)
     inputs_start = dict(inputs_start or {})
     ins, outs, states = list(sys.input_labels), list(sys.output_labels), list(sys.state_labels)
     nx = sys.nstates
@@ -220,8 +221,12 @@ def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, 
         ``dt`` for other discrete systems.
     x0 : array_like, optional
         Initial state (default zeros).
-    units : mapping, optional
-        Unit symbol per python-control signal label (default ``"1"``).
+    units : mapping or Plant, optional
+        Unit symbol per python-control signal label, or the plant the
+        system was designed for (its signals' units by name;
+        :func:`mbfmu.cosim.units.system_units`). Default: the design's own
+        ``sys.signal_units`` (:func:`mbfmu.control.linearize` and the
+        controllers designed on its model carry them), else ``"1"``.
     inputs_start : mapping, optional
         Start values of inputs by label (default 0).
     reference : (str, mapping), optional

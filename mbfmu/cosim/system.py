@@ -168,6 +168,30 @@ class System:
         return (f"System({len(self.units)} unit{'s' if len(self.units) != 1 else ''}: {units or 'none'}; "
                 f"{len(self.connections)} connections: {shown or 'none'})")
 
+    def unit_symbols(self) -> dict[str, str]:
+        """The physical unit of each variable ``"unit.var"`` ("" when unknown).
+
+        A variable's own unit, else the one carried over its connections: a
+        python-control unit or a block declared without units takes the unit
+        of what it is connected to (``ctrl.tau[1] -> arm.tau[1]`` in N.m),
+        along chains of connections.
+
+        Returns
+        -------
+        dict
+            ``"unit.var"`` -> unit symbol, for every variable of every unit.
+        """
+        symbols = {f"{n}.{v}": var.unit or "" for n, u in self.units.items() for v, var in u.variables.items()}
+        ends = [(c.src, c.dst) for c in self.connections if c.src in symbols and c.dst in symbols]
+        changed = True
+        while changed:  # each pass fills at least one more end, or stops
+            changed = False
+            for a, b in ends:
+                if bool(symbols[a]) != bool(symbols[b]):
+                    symbols[a] = symbols[b] = symbols[a] or symbols[b]
+                    changed = True
+        return symbols
+
     def set(self, name: str, value: Any) -> None:
         """Set a parameter or start value ``"unit.var"``."""
         unit, var = split_name(name)
