@@ -271,6 +271,9 @@ def _resolve(plant: str | PlantRef | type, parameters: Mapping[str, float] | Non
     elif ref.kind == "file":
         starts = embed.imports_of(Path(ref.target))
     code.update({rel: path.read_bytes() for rel, path in embed.user_code_files(starts).items()})
+    if ref.kind == "urdf" and ref.options.get("actuation", "torque") != "torque" and not isinstance(plant, Plant):
+        # the servos' gains as numbers (URDFPlant.reference): the FMU started elsewhere (q0[k]) keeps them
+        ref = PlantRef.from_dict(build_plant(ref).reference())
     if parameters:
         ref = ref.with_parameters({**ref.parameters, **parameters})
     return ref, code

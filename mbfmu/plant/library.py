@@ -20,6 +20,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
+
 from ..dynamics.symbolic import number
 from ..errors import InputError, ModelError, UnknownNameError, unknown_name
 from .contract import Plant
@@ -127,6 +129,29 @@ def robot_plant(path, options: dict) -> Plant:
                                    "gravity elements")
             g[int(i) - 1] = float(value)
         options["gravity"] = g
+    starts = {name: {k: options.pop(k) for k in [k for k in options if k.startswith(f"{name}[")]}
+              for name in ("q0", "v0")}
+    if any(starts.values()):
+        plant = None
+        for name, given in starts.items():
+            if not given:
+                continue
+            indices = {key: key[len(name) + 1:-1] for key in given}
+            if all(i.isdigit() for i in indices.values()) and \
+                    sorted(map(int, indices.values())) == list(range(1, len(given) + 1)):
+                values = [0.0] * len(given)  # every element given (an FMU's parameters): the whole vector
+            elif options.get(name) is not None:
+                values = [float(v) for v in options[name]]
+            else:  # some elements: the others as they are without them
+                plant = plant or build(path, **options)
+                values = list(plant.parameter_values()[f"{name}[{k + 1}]"]
+                              for k in range(sum(p.startswith(f"{name}[") for p in plant.parameter_values())))
+            for key, i in indices.items():
+                if not i.isdigit() or not 1 <= int(i) <= len(values):
+                    raise unknown_name(f"robot has no parameter {key!r}", key,
+                                       [f"{name}[{k + 1}]" for k in range(len(values))], f"{name} elements")
+                values[int(i) - 1] = float(given[key])
+            options[name] = values
     return build(path, **options)
 
 
@@ -194,6 +219,17 @@ def describe(plant: Plant) -> str:
         for s in sigs:
             val = f" = {s.start:g}" if title == "parameters" else ""
             lines.append(f"    {s.name:<24} [{s.unit}]{val}  {s.description}")
+    gains = getattr(plant, "servo_gains", None)
+    if gains:
+        lines.append("  servos (gains fixed in the FMU; Servo(kp=..., kd=..., torque_limit=...) sets them):")
+        revolute = {j.name: j.revolute for j in getattr(plant, "joint_table", ())}
+        modes = {j.name: s.mode for j, s in zip(getattr(plant, "joint_table", ()), getattr(plant, "servos", ()))}
+        for joint, (kp, kd, limit) in gains.items():
+            rot = revolute.get(joint, True)
+            force, length = ("N.m", "rad") if rot else ("N", "m")
+            lim = f"{limit:.4g} {force}" if np.isfinite(limit) else "none"
+            lines.append(f"    {joint:<24} {modes.get(joint, ''):<9} kp = {kp:.4g} {force}/{length}, "
+                         f"kd = {kd:.4g} {force}.s/{length}, torque limit {lim}")
     return "\n".join(lines)
 
 
@@ -214,6 +250,8 @@ def add_parser(sub) -> None:
     p.add_argument("--long", action="store_true", help="show every plant's ports in full")
     p.add_argument("--robots", action="store_true",
                    help="list the robots of example-robot-data that NAME may be (mbfmu build ur5)")
+    p.add_argument("--actuation", choices=["torque", "position", "velocity"],
+                   help="robots: how every joint is driven, as in mbfmu build (the servos' gains are shown)")
     p.set_defaults(func=_cmd_list)
 
 
@@ -232,8 +270,11 @@ def _cmd_list(args) -> int:
             print(summary(load_plant(name)))
         print("(mbfmu list NAME or --long for the inputs, outputs and parameters)")
         return 0
+    options = {"actuation": args.actuation} if getattr(args, "actuation", None) else {}
     for name in args.names or list_plants():
-        print(describe(load_plant(name)))
+        if options and not (is_urdf(name) or (_is_name(name) and name not in list_plants())):
+            raise InputError(f"--actuation is for robots (a URDF file or a robot's name), not {name!r}")
+        print(describe(load_plant(name, **options)))
         print()
     return 0
 
