@@ -1,0 +1,614 @@
+/* Fixed-step Jacobi and Gauss-Seidel co-simulation loops over FMI 2.0 and
+ * FMI 3.0 co-simulation FMUs, in C.
+ *
+ * The same semantics as mbfmu.cosim.master's Python loop (counted time,
+ * exchange after every step in the precomputed order, Jacobi input
+ * extrapolation of order 0, 1 or 2 and multi-rate sub-steps, outputs
+ * recorded into a preallocated row buffer), calling the FMUs' own
+ * getters, setters and doStep through the function pointers fmpy loaded.
+ * Values travel as doubles in the master's unit buffers u and y and are
+ * converted per type exactly as the Python units convert them (fmu_unit.py,
+ * fmu3_unit.py). String values are exchanged by a Python callback. Optionally paces the run to the wall clock and
+ * steps the units of a Jacobi step in parallel threads.
+ *
+ * Loaded with ctypes (mbfmu/cosim/fast_loop.py); the Python module entry
+ * point below only lets setuptools build it as an extension. Compiled with
+ * -ffp-contract=off: time points and extrapolated inputs must be the
+ * bit-exact doubles the Python loop computes. */
+#define _POSIX_C_SOURCE 200809L
+#include <Python.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "fmi2FunctionTypes.h"
+#include "fmi3FunctionTypes.h"
+
+/* value types of a group (a buffer exchanged in one call) */
+enum {
+    T_F64, T_F32, T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_BOOL3, /* FMI 3 (T_F64: also fmi2Real) */
+    T_INT2, T_BOOL2                                                              /* fmi2Integer, fmi2Boolean */
+};
+
+/* what failed (fl_failure.call) */
+enum { C_STEP, C_SET, C_GET, C_RANGE, C_STOP, C_PY, C_DERIV };
+
+typedef struct {
+    int type;
+    int fmi3;                  /* FMI 3 signature (with nValues) */
+    void *fn;                  /* the fmi2/fmi3 Set or Get function of the type */
+    const unsigned int *vr;
+    int n_vr;
+    void *buf;                 /* the unit's own ctypes buffer of the group */
+    int n_values;              /* elements in buf (FMI 3 arrays) */
+    int n_slots;
+    const int *slots;          /* (position in buf, index in u or y) */
+} fl_group;
+
+typedef struct {
+    int fmi3;
+    void *component;
+    void *do_step;
+    int no_prior;              /* noSetFMUStatePriorToCurrentPoint */
+    int n_push;
+    fl_group *push;            /* connected inputs, per type */
+    int n_pull;
+    fl_group *pull;            /* all outputs, per type */
+    double *u;                 /* the unit's input buffer (inputs order) */
+    double *y;                 /* the unit's output buffer */
+    int n_in_conn;             /* incoming connections: (dst index in u, source unit, source index in y) */
+    const int *in_conn;
+    int python;                /* String values: exchanged by the Python callback after the groups */
+    int sub;                   /* sub-steps per macro step (multi-rate) */
+    int n_x;                   /* incoming connections as indices into the system's list (extrapolation) */
+    const int *x_conn;
+    int interpolate;           /* canInterpolateInputs: point values (and FMI 2 derivatives) */
+    int max_order;             /* FMI 2 input derivative order sent; 2 -> 1 when the FMU refuses 2 */
+    void *set_derivs;          /* fmi2SetRealInputDerivatives */
+    int n_der;                 /* connected Real inputs: value references, positions in u */
+    const unsigned int *der_vr;
+    const int *der_idx;
+    const int *order1, *order2;
+    double *der_buf;
+    double *d1, *d2;           /* scratch, one per input */
+    int refused_order2;        /* out: the FMU refused order 2 in this call */
+    int stop_requested;        /* FMI 3 terminateSimulation seen; the next doStep ends the run */
+    double stop_at;
+} fl_unit;
+
+typedef struct {
+    int unit, call, status, step, group, index;
+    double t, h, value;
+} fl_failure;
+
+typedef int (*py_io_t)(int unit, int pull);
+
+/* Shared with the run's watchdog thread, which reads it while this loop may be
+ * stuck inside an FMU call: stop is set by it (checked before every step),
+ * reached counts the rows written, unit is the unit of the current call. */
+typedef struct {
+    volatile int *stop;
+    volatile int reached;
+    volatile int unit;
+} fl_control;
+
+typedef struct {
+    fl_unit *units;
+    int n_units;
+    const int *pre_pull;       /* units whose outputs are read first in an exchange */
+    int n_pre;
+    const int *plan;           /* (unit, read outputs again) per exchange entry, in order */
+    int n_plan;
+    int gauss_seidel;
+    const int *order;          /* the Gauss-Seidel stepping order */
+    const int *rec;            /* (unit, output index) per recorded column after time */
+    int n_rec;
+    double *rows;              /* n_steps rows of 1 + n_rec doubles; step k writes row k */
+    /* input extrapolation (Jacobi) */
+    int extrapolation;         /* order 0, 1 or 2 */
+    int n_conn;
+    const int *conns;          /* (dst unit, dst index, src unit, src index, held) per connection */
+    int n_hist;                /* exchanged values kept (newest first), at most 3 */
+    double *hist_t;            /* [3] */
+    double *hist_y;            /* [3 * n_conn] */
+    double *c0, *c1, *c2;      /* [n_conn] the step's coefficients */
+    int startup;               /* step 0 takes the coefficients given in c0..c2 */
+    py_io_t py_io;
+    /* real time */
+    double realtime;           /* simulated seconds per wall-clock second; 0: as fast as possible */
+    double wall0;              /* CLOCK_MONOTONIC [s] at which t0 was */
+    double t_start;            /* t0 of the run */
+    long long overruns;        /* in/out: steps that ended after their wall-clock deadline */
+    double worst_lag;          /* in/out: largest lag behind it [s] */
+    /* parallel Jacobi stepping */
+    int threads;
+    fl_failure *unit_fail;     /* [n_units] scratch */
+    fl_failure fail;           /* out; unit -1: none (stopped on request) */
+    fl_control *ctl;
+} fl_system;
+
+/* -- values ---------------------------------------------------------------------- */
+static const double TWO63 = 9223372036854775808.0;
+
+/* The low 64 bits of the two's complement of the integer r (finite), as ctypes
+ * keeps them when it stores a Python int into a C integer */
+static uint64_t low_bits(double r) {
+    if (r >= -TWO63 && r < TWO63) return (uint64_t)(int64_t)r;
+    int e;
+    const double m = frexp(fabs(r), &e);          /* |r| = m 2^e, 0.5 <= m < 1, e > 63 */
+    const uint64_t mant = (uint64_t)ldexp(m, 53);  /* exact: |r| = mant 2^(e - 53) */
+    const uint64_t bits = (e - 53 >= 64) ? 0 : mant << (e - 53);
+    return r < 0 ? (uint64_t)0 - bits : bits;
+}
+
+/* A master buffer value into the group's C type as the Python units store it:
+ * Real as is, Boolean (FMI 3) v != 0, integers int(round(v)) (round half to even)
+ * wrapped to the type's width as ctypes does; -1 when v is not finite (Python
+ * raises there) */
+static int put_value(fl_group *g, int k, double v) {
+    void *b = g->buf;
+    switch (g->type) {
+    case T_F64: ((double *)b)[k] = v; return 0;
+    case T_F32: ((float *)b)[k] = (float)v; return 0;
+    case T_BOOL3: ((bool *)b)[k] = v != 0.0; return 0;
+    default: break;
+    }
+    if (!isfinite(v)) return -1;
+    const uint64_t i = low_bits(rint(v));
+    switch (g->type) {
+    case T_I8: ((int8_t *)b)[k] = (int8_t)i; break;
+    case T_U8: ((uint8_t *)b)[k] = (uint8_t)i; break;
+    case T_I16: ((int16_t *)b)[k] = (int16_t)i; break;
+    case T_U16: ((uint16_t *)b)[k] = (uint16_t)i; break;
+    case T_I32: ((int32_t *)b)[k] = (int32_t)i; break;
+    case T_U32: ((uint32_t *)b)[k] = (uint32_t)i; break;
+    case T_I64: ((int64_t *)b)[k] = (int64_t)i; break;
+    case T_U64: ((uint64_t *)b)[k] = i; break;
+    case T_INT2: case T_BOOL2: ((int *)b)[k] = (int)i; break;
+    default: return -1;
+    }
+    return 0;
+}
+
+static double get_value(const fl_group *g, int k) {
+    const void *b = g->buf;
+    switch (g->type) {
+    case T_F64: return ((const double *)b)[k];
+    case T_F32: return (double)((const float *)b)[k];
+    case T_I8: return (double)((const int8_t *)b)[k];
+    case T_U8: return (double)((const uint8_t *)b)[k];
+    case T_I16: return (double)((const int16_t *)b)[k];
+    case T_U16: return (double)((const uint16_t *)b)[k];
+    case T_I32: return (double)((const int32_t *)b)[k];
+    case T_U32: return (double)((const uint32_t *)b)[k];
+    case T_I64: return (double)((const int64_t *)b)[k];
+    case T_U64: return (double)((const uint64_t *)b)[k];
+    case T_BOOL3: return ((const bool *)b)[k] ? 1.0 : 0.0;
+    default: return (double)((const int *)b)[k];
+    }
+}
+
+#define CALL3(kind, T, ctype)                                                                  \
+    return ((fmi3##kind##T##TYPE *)g->fn)(c, g->vr, (size_t)g->n_vr, (ctype *)g->buf, (size_t)g->n_values)
+
+static int set_call(void *c, fl_group *g) {
+    if (!g->fmi3) {
+        if (g->type == T_F64) return ((fmi2SetRealTYPE *)g->fn)(c, g->vr, (size_t)g->n_vr, (const fmi2Real *)g->buf);
+        if (g->type == T_INT2) return ((fmi2SetIntegerTYPE *)g->fn)(c, g->vr, (size_t)g->n_vr, (const fmi2Integer *)g->buf);
+        return ((fmi2SetBooleanTYPE *)g->fn)(c, g->vr, (size_t)g->n_vr, (const fmi2Boolean *)g->buf);
+    }
+    switch (g->type) {
+    case T_F64: CALL3(Set, Float64, const fmi3Float64);
+    case T_F32: CALL3(Set, Float32, const fmi3Float32);
+    case T_I8: CALL3(Set, Int8, const fmi3Int8);
+    case T_U8: CALL3(Set, UInt8, const fmi3UInt8);
+    case T_I16: CALL3(Set, Int16, const fmi3Int16);
+    case T_U16: CALL3(Set, UInt16, const fmi3UInt16);
+    case T_I32: CALL3(Set, Int32, const fmi3Int32);
+    case T_U32: CALL3(Set, UInt32, const fmi3UInt32);
+    case T_I64: CALL3(Set, Int64, const fmi3Int64);
+    case T_U64: CALL3(Set, UInt64, const fmi3UInt64);
+    default: CALL3(Set, Boolean, const fmi3Boolean);
+    }
+}
+
+static int get_call(void *c, fl_group *g) {
+    if (!g->fmi3) {
+        if (g->type == T_F64) return ((fmi2GetRealTYPE *)g->fn)(c, g->vr, (size_t)g->n_vr, (fmi2Real *)g->buf);
+        if (g->type == T_INT2) return ((fmi2GetIntegerTYPE *)g->fn)(c, g->vr, (size_t)g->n_vr, (fmi2Integer *)g->buf);
+        return ((fmi2GetBooleanTYPE *)g->fn)(c, g->vr, (size_t)g->n_vr, (fmi2Boolean *)g->buf);
+    }
+    switch (g->type) {
+    case T_F64: CALL3(Get, Float64, fmi3Float64);
+    case T_F32: CALL3(Get, Float32, fmi3Float32);
+    case T_I8: CALL3(Get, Int8, fmi3Int8);
+    case T_U8: CALL3(Get, UInt8, fmi3UInt8);
+    case T_I16: CALL3(Get, Int16, fmi3Int16);
+    case T_U16: CALL3(Get, UInt16, fmi3UInt16);
+    case T_I32: CALL3(Get, Int32, fmi3Int32);
+    case T_U32: CALL3(Get, UInt32, fmi3UInt32);
+    case T_I64: CALL3(Get, Int64, fmi3Int64);
+    case T_U64: CALL3(Get, UInt64, fmi3UInt64);
+    default: CALL3(Get, Boolean, fmi3Boolean);
+    }
+}
+
+/* -- unit calls: 0 on success, else *f describes the failure ---------------------- */
+static int failed(fl_failure *f, int unit, int call, int status, int group, double t, double h) {
+    f->unit = unit; f->call = call; f->status = status; f->group = group; f->t = t; f->h = h;
+    return 1;
+}
+
+static int push(fl_system *S, int i, double t, fl_failure *f) {
+    fl_unit *u = &S->units[i];
+    S->ctl->unit = i;
+    for (int gi = 0; gi < u->n_push; gi++) {
+        fl_group *g = &u->push[gi];
+        for (int s = 0; s < g->n_slots; s++) {
+            double v = u->u[g->slots[2 * s + 1]];
+            if (put_value(g, g->slots[2 * s], v)) {
+                f->index = g->slots[2 * s + 1];
+                f->value = v;
+                return failed(f, i, C_RANGE, 0, gi, t, 0.0);
+            }
+        }
+        int st = set_call(u->component, g);
+        if (st > 1) return failed(f, i, C_SET, st, gi, t, 0.0);
+    }
+    if (u->python && S->py_io(i, 0)) return failed(f, i, C_PY, 0, 0, t, 0.0);
+    return 0;
+}
+
+static int pull(fl_system *S, int i, double t, fl_failure *f) {
+    fl_unit *u = &S->units[i];
+    S->ctl->unit = i;
+    for (int gi = 0; gi < u->n_pull; gi++) {
+        fl_group *g = &u->pull[gi];
+        int st = get_call(u->component, g);
+        if (st > 1) return failed(f, i, C_GET, st, gi, t, 0.0);
+        for (int s = 0; s < g->n_slots; s++) u->y[g->slots[2 * s + 1]] = get_value(g, g->slots[2 * s]);
+    }
+    if (u->python && S->py_io(i, 1)) return failed(f, i, C_PY, 0, 0, t, 0.0);
+    return 0;
+}
+
+static int do_step(fl_system *S, int i, double t, double h, fl_failure *f) {
+    fl_unit *u = &S->units[i];
+    S->ctl->unit = i;
+    if (u->stop_requested) return failed(f, i, C_STOP, 0, 0, t, h);
+    if (!u->fmi3) {
+        int st = ((fmi2DoStepTYPE *)u->do_step)(u->component, t, h, u->no_prior);
+        return st > 1 ? failed(f, i, C_STEP, st, 0, t, h) : 0;
+    }
+    fmi3Boolean event = false, terminate = false, early = false;
+    fmi3Float64 last = 0.0;
+    int st = ((fmi3DoStepTYPE *)u->do_step)(u->component, t, h, u->no_prior != 0, &event, &terminate, &early, &last);
+    if (st > 1) return failed(f, i, C_STEP, st, 0, t, h);
+    if (terminate) {  /* keep this step, stop before the next (as Fmu3Unit.do_step) */
+        u->stop_requested = 1;
+        u->stop_at = t + h;
+    }
+    return 0;
+}
+
+static int push_derivatives(fl_system *S, int i, double t, fl_failure *f) {
+    fl_unit *u = &S->units[i];
+    if (!u->n_der) return 0;
+    for (int order = 1; order <= 2; order++) {
+        if (order > u->max_order) continue;
+        const double *d = order == 1 ? u->d1 : u->d2;
+        for (int m = 0; m < u->n_der; m++) u->der_buf[m] = d[u->der_idx[m]];
+        int st = ((fmi2SetRealInputDerivativesTYPE *)u->set_derivs)(
+            u->component, u->der_vr, (size_t)u->n_der, order == 1 ? u->order1 : u->order2, u->der_buf);
+        if (st > 1 && order > 1) {  /* learnt: this FMU takes lower orders only */
+            u->max_order = order - 1;
+            u->refused_order2 = 1;
+        } else if (st > 1) {
+            return failed(f, i, C_DERIV, st, order, t, 0.0);
+        }
+    }
+    return 0;
+}
+
+/* Master._step_unit: the unit's sub-steps over [t, t + h], inputs extrapolated
+ * with the step's coefficients when coeffs is set; sub-step points counted
+ * from t (the last one t + h), each sub-step the difference of its two points */
+static int step_unit(fl_system *S, int i, double t, double h, int coeffs, fl_failure *f) {
+    fl_unit *u = &S->units[i];
+    const int m = u->sub;
+    const double hs = h / (double)m;
+    const int *cn = S->conns;
+    double ts_next = t;
+    for (int s = 0; s < m; s++) {
+        const double ts = ts_next;
+        ts_next = (s == m - 1) ? t + h : t + (double)(s + 1) * hs;
+        if (coeffs && u->n_x) {
+            const double a = (double)s * hs;
+            if (u->interpolate) {
+                /* every connected Real input gets its derivatives here, so d1 and d2
+                   need no clearing (Python makes fresh zero lists) */
+                for (int c = 0; c < u->n_x; c++) {
+                    const int x = u->x_conn[c], j = cn[5 * x + 1];
+                    const double c0 = S->c0[x], c1 = S->c1[x], c2 = S->c2[x];
+                    u->u[j] = c0 + c1 * a + c2 * a * a;
+                    u->d1[j] = c1 + 2.0 * c2 * a;
+                    u->d2[j] = 2.0 * c2;
+                }
+                if (push(S, i, ts, f)) return 1;
+                if (push_derivatives(S, i, ts, f)) return 1;
+            } else {
+                const double b = a + hs;
+                for (int c = 0; c < u->n_x; c++) {
+                    const int x = u->x_conn[c], j = cn[5 * x + 1];
+                    const double c0 = S->c0[x], c1 = S->c1[x], c2 = S->c2[x];
+                    u->u[j] = c0 + c1 * (a + b) / 2.0 + c2 * (a * a + a * b + b * b) / 3.0;
+                }
+                if (push(S, i, ts, f)) return 1;
+            }
+        }
+        if (do_step(S, i, ts, ts_next - ts, f)) return 1;
+    }
+    return 0;
+}
+
+/* Master._coeffs: monomial coefficients (in tau = t - t_n) of each connection's
+ * polynomial through the last order + 1 exchanged values */
+static void coefficients(fl_system *S) {
+    const int n = S->n_conn;
+    int k = S->extrapolation < S->n_hist - 1 ? S->extrapolation : S->n_hist - 1;
+    const double *Y0 = S->hist_y, *Y1 = S->hist_y + n, *Y2 = S->hist_y + 2 * n;
+    const double t0 = S->hist_t[0], t1 = S->hist_t[1], t2 = S->hist_t[2];
+    for (int c = 0; c < n; c++) {
+        const int held = S->conns[5 * c + 4];
+        S->c0[c] = Y0[c];
+        S->c1[c] = 0.0;
+        S->c2[c] = 0.0;
+        if (k <= 0) continue;
+        const double a = held ? 0.0 : (Y0[c] - Y1[c]) / (t0 - t1);
+        if (k == 1) {
+            S->c1[c] = a;
+            continue;
+        }
+        const double a12 = (Y1[c] - Y2[c]) / (t1 - t2);
+        const double b = held ? 0.0 : (a - a12) / (t0 - t2);
+        S->c1[c] = a - b * (t1 - t0);
+        S->c2[c] = b;
+    }
+}
+
+/* Master._push_history */
+static void push_history(fl_system *S, double t) {
+    const int n = S->n_conn;
+    memmove(S->hist_y + n, S->hist_y, sizeof(double) * (size_t)(2 * n));
+    S->hist_t[2] = S->hist_t[1];
+    S->hist_t[1] = S->hist_t[0];
+    S->hist_t[0] = t;
+    for (int c = 0; c < n; c++) {
+        const int *e = S->conns + 5 * c;
+        S->hist_y[c] = S->units[e[2]].y[e[3]];
+    }
+    if (S->n_hist < 3) S->n_hist++;
+}
+
+static void set_inputs(fl_system *S, fl_unit *u) {
+    for (int c = 0; c < u->n_in_conn; c++) {
+        const int *e = u->in_conn + 3 * c;
+        u->u[e[0]] = S->units[e[1]].y[e[2]];
+    }
+}
+
+/* -- parallel stepping ---------------------------------------------------------------
+ * A pool of threads and the loop's own thread take the units of a Jacobi step from
+ * a shared ticket counter: whoever is free steps the next unit, so a worker that
+ * wakes late (a loaded machine) costs nothing; the loop's thread waits only for the
+ * units to be done. Tickets only grow, so a late worker never takes a unit of a
+ * later step with the times of an earlier one. */
+typedef struct {
+    fl_system *S;
+    pthread_mutex_t lock;
+    pthread_cond_t go, done;
+    int generation, quit;
+    double t, h;
+    int coeffs;
+    long long next;            /* the next ticket (atomic) */
+    long long base, limit;     /* this step's tickets: base .. limit - 1, unit = ticket - base */
+    int completed;             /* units of this step done (atomic) */
+} fl_pool;
+
+static void take_units(fl_pool *P, long long base, long long limit, double t, double h, int coeffs) {
+    fl_system *S = P->S;
+    for (;;) {
+        long long tk = __atomic_load_n(&P->next, __ATOMIC_ACQUIRE);
+        do {
+            if (tk >= limit) return;
+        } while (!__atomic_compare_exchange_n(&P->next, &tk, tk + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+        const int i = (int)(tk - base);
+        S->unit_fail[i].unit = -1;
+        step_unit(S, i, t, h, coeffs, &S->unit_fail[i]);
+        if (__atomic_add_fetch(&P->completed, 1, __ATOMIC_ACQ_REL) == S->n_units) {
+            pthread_mutex_lock(&P->lock);
+            pthread_cond_signal(&P->done);
+            pthread_mutex_unlock(&P->lock);
+        }
+    }
+}
+
+static void *worker_main(void *arg) {
+    fl_pool *P = arg;
+    int seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&P->lock);
+        while (P->generation == seen && !P->quit) pthread_cond_wait(&P->go, &P->lock);
+        if (P->quit) {
+            pthread_mutex_unlock(&P->lock);
+            return NULL;
+        }
+        seen = P->generation;
+        const long long base = P->base, limit = P->limit;
+        const double t = P->t, h = P->h;
+        const int coeffs = P->coeffs;
+        pthread_mutex_unlock(&P->lock);
+        take_units(P, base, limit, t, h, coeffs);
+    }
+}
+
+/* every unit steps [t, t + h], in parallel; the failure reported is the first
+ * unit's in unit order, as the serial loop would have met it */
+static int parallel_step(fl_pool *P, double t, double h, int coeffs, fl_failure *f) {
+    fl_system *S = P->S;
+    pthread_mutex_lock(&P->lock);
+    P->t = t; P->h = h; P->coeffs = coeffs;
+    P->base = P->limit;  /* every ticket before was taken and its unit is done */
+    P->limit = P->base + S->n_units;
+    __atomic_store_n(&P->completed, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&P->next, P->base, __ATOMIC_RELEASE);
+    P->generation++;
+    const long long base = P->base, limit = P->limit;
+    pthread_cond_broadcast(&P->go);
+    pthread_mutex_unlock(&P->lock);
+    take_units(P, base, limit, t, h, coeffs);
+    pthread_mutex_lock(&P->lock);
+    while (__atomic_load_n(&P->completed, __ATOMIC_ACQUIRE) < S->n_units) pthread_cond_wait(&P->done, &P->lock);
+    pthread_mutex_unlock(&P->lock);
+    for (int i = 0; i < S->n_units; i++)
+        if (S->unit_fail[i].unit >= 0) {
+            *f = S->unit_fail[i];
+            return 1;
+        }
+    return 0;
+}
+
+/* -- real time --------------------------------------------------------------------- */
+static double monotonic(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* wait until simulated time t is due on the wall clock; a step that ends after
+ * it is an overrun (counted, with the worst lag) */
+static void pace(fl_system *S, double t) {
+    const double due = S->wall0 + (t - S->t_start) / S->realtime;
+    const double now = monotonic();
+    if (now > due) {
+        S->overruns++;
+        if (now - due > S->worst_lag) S->worst_lag = now - due;
+        return;
+    }
+    /* in slices of at most 50 ms, so that a stop request is heard while waiting */
+    for (double at = now; at < due && !*S->ctl->stop; at = monotonic()) {
+        const double until = due - at > 0.05 ? at + 0.05 : due;
+        struct timespec ts;
+        ts.tv_sec = (time_t)until;
+        ts.tv_nsec = (long)((until - (double)ts.tv_sec) * 1e9);
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+    }
+}
+
+/* -- the loop ---------------------------------------------------------------------- */
+#define CHECK(expr)                                                                    \
+    do {                                                                               \
+        if (expr) {                                                                    \
+            S->fail.step = k;                                                          \
+            goto out;                                                                  \
+        }                                                                              \
+    } while (0)
+
+/* Runs steps k = k_begin .. k_end - 1 of the n_steps from t0 to stop (the state at
+ * t_{k_begin} is where the units are); returns the step reached (k_end unless a
+ * call failed or a unit asked to stop, described in S->fail). */
+int fl_run(fl_system *S, int k_begin, int k_end, int n_steps, double t0, double stop, double H) {
+    const double span = stop - t0;
+    double t = (k_begin == 0) ? t0 : t0 + (double)k_begin * span / (double)n_steps;
+    fl_failure *f = &S->fail;
+    int k = k_begin;
+    fl_pool pool;
+    pthread_t tids[64];
+    int n_started = 0;
+    const int parallel = S->threads > 1 && !S->gauss_seidel;
+    if (parallel) {
+        memset(&pool, 0, sizeof pool);
+        pool.S = S;
+        pthread_mutex_init(&pool.lock, NULL);
+        pthread_cond_init(&pool.go, NULL);
+        pthread_cond_init(&pool.done, NULL);
+        for (int w = 1; w < S->threads && w < 64; w++) {
+            if (pthread_create(&tids[w], NULL, worker_main, &pool) != 0) break;
+            n_started++;
+        }
+        if (n_started != S->threads - 1) S->threads = n_started + 1;  /* fewer threads than asked */
+    }
+    (void)H; /* the step is the difference of two counted points */
+    f->unit = -1;
+    for (k = k_begin; k < k_end; k++) {
+        if (*S->ctl->stop) break;  /* a stop was requested: end between two steps */
+        /* both points counted, never accumulated; h is their difference, so that
+           t + h is t_next to the bit (as in the Python loop) */
+        const double t_next = (k == n_steps - 1) ? stop : t0 + (double)(k + 1) * span / (double)n_steps;
+        const double h = t_next - t;
+        if (S->gauss_seidel) {
+            for (int i = 0; i < S->n_units; i++) {
+                const int ui = S->order[i];
+                fl_unit *u = &S->units[ui];
+                if (u->n_in_conn) {
+                    set_inputs(S, u);
+                    CHECK(push(S, ui, t, f));
+                }
+                CHECK(step_unit(S, ui, t, h, 0, f));
+                CHECK(pull(S, ui, t_next, f));
+            }
+        } else {
+            int coeffs = S->extrapolation > 0;
+            if (coeffs && !(k == 0 && S->startup)) coefficients(S);
+            if (parallel) {
+                CHECK(parallel_step(&pool, t, h, coeffs, f));
+            } else {
+                for (int i = 0; i < S->n_units; i++) CHECK(step_unit(S, i, t, h, coeffs, f));
+            }
+        }
+        t = t_next;
+        /* Jacobi: the exchange at the new time; Gauss-Seidel has already set and
+           read every unit once in this step (no algebraic loop on this path) */
+        if (!S->gauss_seidel) {
+            for (int i = 0; i < S->n_pre; i++) CHECK(pull(S, S->pre_pull[i], t, f));
+            for (int p = 0; p < S->n_plan; p++) {
+                const int ui = S->plan[2 * p];
+                set_inputs(S, &S->units[ui]);
+                CHECK(push(S, ui, t, f));
+                if (S->plan[2 * p + 1]) CHECK(pull(S, ui, t, f));
+            }
+        }
+        double *row = S->rows + (size_t)k * (size_t)(1 + S->n_rec);
+        row[0] = t;
+        for (int c = 0; c < S->n_rec; c++) row[1 + c] = S->units[S->rec[2 * c]].y[S->rec[2 * c + 1]];
+        if (S->extrapolation > 0) push_history(S, t);
+        S->ctl->reached = k + 1;
+        if (S->realtime > 0.0) pace(S, t);
+    }
+out:
+    if (parallel) {
+        pthread_mutex_lock(&pool.lock);
+        pool.quit = 1;
+        pthread_cond_broadcast(&pool.go);
+        pthread_mutex_unlock(&pool.lock);
+        for (int w = 1; w <= n_started; w++) pthread_join(tids[w], NULL);
+        pthread_mutex_destroy(&pool.lock);
+        pthread_cond_destroy(&pool.go);
+        pthread_cond_destroy(&pool.done);
+    }
+    return k;
+}
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastloop",
+                                    "C co-simulation loop, loaded with ctypes", -1, NULL};
+
+PyMODINIT_FUNC PyInit__fastloop(void) { return PyModule_Create(&module); }

@@ -1,0 +1,462 @@
+"""The compiled fast path of the fixed-step master loop.
+
+When every unit of a system is an FMI 2.0 or FMI 3.0 co-simulation FMU, the
+fixed-step Jacobi loop (input extrapolation of order 0, 1 or 2, multi-rate
+units) and the Gauss-Seidel loop (no algebraic loop, all outputs recorded)
+run in C (``csrc/fastloop.c``): the FMUs' own getters, setters and
+``doStep`` function pointers, connections as index arrays, rows written into
+the master's preallocated buffer. Values are converted per type exactly as
+the Python units convert them: FMI 2 Real, Integer and Boolean; FMI 3
+Float32/64, the integer types, Enumeration and Boolean, whole arrays at a
+time. String values are set and read by a Python callback (C cannot
+intern texts). The semantics are those of the Python loop of
+:mod:`mbfmu.cosim.master` (the tests compare the two bit for bit), and so
+are its guards, applied between chunks of steps: the rows are checked for
+non-finite values, streamed to the run's sink, and Ctrl-C or the run's
+timeout stop it; other systems keep the Python loop. The loop also checks
+the run's stop flag before every step and publishes how far it got, so the
+run's watchdog (:mod:`.run_guard`) can stop it between two steps and keep
+its rows when a unit is stuck inside a call.
+
+The C loop can also pace the run to the wall clock (``realtime``, see
+:mod:`mbfmu.cosim.realtime`) and step the units of a Jacobi step in
+parallel threads (``threads``): the units are independent within a Jacobi
+step (each reads only the inputs set at the exchange before it), so the
+results are those of the serial loop bit for bit.
+
+``MBFMU_PYTHON_LOOP=1`` in the environment (or ``ENABLED = False``)
+switches the fast path off.
+"""
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import logging
+import os
+from typing import Any
+
+import numpy as np
+
+from ..errors import CosimError
+from .fmu3_unit import Fmu3Unit, _api_name
+from .fmu_unit import FmuUnit, _status_error
+from .typed import string_code, string_text
+
+ENABLED = os.environ.get("MBFMU_PYTHON_LOOP", "") not in ("1", "true", "yes")
+MAX_THREADS = 64
+
+_LOG = logging.getLogger("mbfmu.cosim")
+_P = ctypes.c_void_p
+_IP = ctypes.POINTER(ctypes.c_int)
+_DP = ctypes.POINTER(ctypes.c_double)
+_UP = ctypes.POINTER(ctypes.c_uint)
+
+# value type codes of csrc/fastloop.c
+_FMI3_TYPES = {"Float64": 0, "Float32": 1, "Int8": 2, "UInt8": 3, "Int16": 4, "UInt16": 5, "Int32": 6, "UInt32": 7,
+               "Int64": 8, "UInt64": 9, "Enumeration": 8, "Boolean": 10}
+_FMI2_TYPES = {"Real": 0, "Integer": 11, "Boolean": 12}
+_C_STEP, _C_SET, _C_GET, _C_RANGE, _C_STOP, _C_PY, _C_DERIV = range(7)
+
+
+class _Group(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_int), ("fmi3", ctypes.c_int), ("fn", _P), ("vr", _UP), ("n_vr", ctypes.c_int),
+                ("buf", _P), ("n_values", ctypes.c_int), ("n_slots", ctypes.c_int), ("slots", _IP)]
+
+
+class _Unit(ctypes.Structure):
+    _fields_ = [("fmi3", ctypes.c_int), ("component", _P), ("do_step", _P), ("no_prior", ctypes.c_int),
+                ("n_push", ctypes.c_int), ("push", ctypes.POINTER(_Group)),
+                ("n_pull", ctypes.c_int), ("pull", ctypes.POINTER(_Group)),
+                ("u", _DP), ("y", _DP), ("n_in_conn", ctypes.c_int), ("in_conn", _IP), ("python", ctypes.c_int),
+                ("sub", ctypes.c_int), ("n_x", ctypes.c_int), ("x_conn", _IP), ("interpolate", ctypes.c_int),
+                ("max_order", ctypes.c_int), ("set_derivs", _P), ("n_der", ctypes.c_int), ("der_vr", _UP),
+                ("der_idx", _IP), ("order1", _IP), ("order2", _IP), ("der_buf", _DP), ("d1", _DP), ("d2", _DP),
+                ("refused_order2", ctypes.c_int), ("stop_requested", ctypes.c_int), ("stop_at", ctypes.c_double)]
+
+
+class _Failure(ctypes.Structure):
+    _fields_ = [("unit", ctypes.c_int), ("call", ctypes.c_int), ("status", ctypes.c_int), ("step", ctypes.c_int),
+                ("group", ctypes.c_int), ("index", ctypes.c_int), ("t", ctypes.c_double), ("h", ctypes.c_double),
+                ("value", ctypes.c_double)]
+
+
+_PY_IO = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int)
+
+
+class _Control(ctypes.Structure):
+    """Read by the run's watchdog while the loop may be stuck in an FMU call:
+    ``stop`` (set to stop between steps), ``reached`` (rows written), ``unit``
+    (index of the unit of the current call)."""
+    _fields_ = [("stop", _IP), ("reached", ctypes.c_int), ("unit", ctypes.c_int)]
+
+
+class _System(ctypes.Structure):
+    _fields_ = [("units", ctypes.POINTER(_Unit)), ("n_units", ctypes.c_int), ("pre_pull", _IP), ("n_pre", ctypes.c_int),
+                ("plan", _IP), ("n_plan", ctypes.c_int), ("gauss_seidel", ctypes.c_int), ("order", _IP),
+                ("rec", _IP), ("n_rec", ctypes.c_int), ("rows", _DP),
+                ("extrapolation", ctypes.c_int), ("n_conn", ctypes.c_int), ("conns", _IP), ("n_hist", ctypes.c_int),
+                ("hist_t", _DP), ("hist_y", _DP), ("c0", _DP), ("c1", _DP), ("c2", _DP), ("startup", ctypes.c_int),
+                ("py_io", _PY_IO), ("realtime", ctypes.c_double), ("wall0", ctypes.c_double),
+                ("t_start", ctypes.c_double), ("overruns", ctypes.c_longlong), ("worst_lag", ctypes.c_double),
+                ("threads", ctypes.c_int), ("unit_fail", ctypes.POINTER(_Failure)), ("fail", _Failure),
+                ("ctl", ctypes.POINTER(_Control))]
+
+
+_LIB: Any = None
+
+
+def _library() -> Any:
+    """The compiled loop, or ``None`` when the package was built without it."""
+    global _LIB
+    if _LIB is None:
+        spec = importlib.util.find_spec("mbfmu.cosim._fastloop")
+        if spec is None or spec.origin is None:
+            _LIB = False
+            return None
+        lib = ctypes.CDLL(spec.origin)  # a CDLL call releases the GIL: Python FMUs and threads can run
+        lib.fl_run.restype = ctypes.c_int
+        lib.fl_run.argtypes = [ctypes.POINTER(_System), ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_double,
+                               ctypes.c_double, ctypes.c_double]
+        _LIB = lib
+    return _LIB or None
+
+
+def python_loop_reason(master: Any) -> str | None:
+    """Why ``master``'s run keeps the Python loop (``None``: it takes the compiled loop)."""
+    o = master.opts
+    if not ENABLED:
+        return "the compiled loop is switched off (MBFMU_PYTHON_LOOP)"
+    if o.adaptive or o.iterative:
+        return "adaptive stepping and iterative coupling run in Python"
+    if master._window:  # a recording streamed through a reused window: the Python loop hands it on
+        return "the recording is streamed through a window"
+    for u in master.units:
+        if type(u) not in (FmuUnit, Fmu3Unit):
+            return f"unit {u.name!r} is not an in-process FMU (a Python unit, or an isolated one)"
+        if u.input_conversion:
+            return f"unit {u.name!r} converts input units"
+    if any(loop is not None for *_, loop in master.plan):
+        return "the system has an algebraic loop"
+    if any(vars_ != u.outputs for u, vars_, _ in master.groups):
+        return "the recording is not the units' outputs"
+    if master._unchecked:
+        return "connected outputs are not recorded"
+    if _library() is None:
+        return "the package was built without the compiled loop"
+    return None
+
+
+def eligible(master: Any) -> bool:
+    """Whether ``master``'s run can take the compiled loop."""
+    return python_loop_reason(master) is None
+
+
+def _first_non_finite_row(rows: np.ndarray, first: int, end: int) -> int | None:
+    """Index of the first row in ``rows[first:end]`` holding a non-finite value."""
+    bad = ~np.isfinite(rows[first:end]).all(axis=1)
+    return first + int(np.argmax(bad)) if bad.any() else None
+
+
+def _ints(values: list[int]) -> Any:
+    return (ctypes.c_int * max(len(values), 1))(*values)
+
+
+class _Build:
+    """The C description of a run, and every buffer it points into (kept alive here)."""
+
+    def __init__(self, master: Any) -> None:
+        self.keep: list[Any] = []
+        self.master = master
+        units = master.units
+        pos = {u.name: i for i, u in enumerate(units)}
+        self.units = (_Unit * len(units))()
+        self.errors: list[BaseException] = []
+        self.group_names: list[tuple[list[str], list[str]]] = []
+        self.strings = [self._string_calls(u) for u in units]
+        for i, u in enumerate(units):
+            self._unit(self.units[i], u, [x for j, src, k in master.inc[u.name] for x in (j, pos[src.name], k)])
+        S = self.system = _System()
+        S.units, S.n_units = self.units, len(units)
+        pre = [pos[u.name] for u in master.pre_pull]
+        plan = [x for u, _, repull, _ in master.plan for x in (pos[u.name], int(bool(repull)))]
+        gs = master.opts.algorithm == "gauss-seidel"
+        order = [pos[u.name] for u in master.gs_order] if gs else list(range(len(units)))
+        rec: list[int] = []
+        for u, vars_, _ in master.groups:
+            rec += [x for k in range(len(vars_)) for x in (pos[u.name], k)]
+        S.pre_pull, S.n_pre = self._arr(_ints(pre)), len(pre)
+        S.plan, S.n_plan = self._arr(_ints(plan)), len(plan) // 2
+        S.gauss_seidel, S.order = int(gs), self._arr(_ints(order))
+        S.rec, S.n_rec = self._arr(_ints(rec)), len(rec) // 2
+        rows = master._rows
+        assert rows.flags.c_contiguous and rows.shape[1] == 1 + len(rec) // 2
+        S.rows = rows[1:].ctypes.data_as(_DP)
+        # extrapolation: the connections in the master's order, the history of their values
+        nc = len(master.conns)
+        S.extrapolation = master.opts.extrapolation
+        S.n_conn = nc
+        S.conns = self._arr(_ints([x for (dst, j, src, k), held in zip(master.conns, master.held)
+                                   for x in (pos[dst.name], j, pos[src.name], k, int(held))]))
+        self.hist_t = np.zeros(3)
+        self.hist_y = np.zeros((3, max(nc, 1)))
+        self.coeffs = np.zeros((3, max(nc, 1)))
+        for r, (t, y) in enumerate(zip(master.hist_t, master.hist_y)):
+            self.hist_t[r], self.hist_y[r, :nc] = t, y
+        S.n_hist = len(master.hist_t)
+        S.hist_t, S.hist_y = self.hist_t.ctypes.data_as(_DP), self.hist_y.ctypes.data_as(_DP)
+        S.c0, S.c1, S.c2 = (self.coeffs[r].ctypes.data_as(_DP) for r in range(3))
+        self.py_io = _PY_IO(self._py_io)
+        S.py_io = self.py_io
+        pacer = getattr(master, "pacer", None)
+        if pacer is not None:
+            S.realtime, S.wall0, S.t_start = pacer.factor, pacer.wall0, pacer.t0
+            S.overruns, S.worst_lag = pacer.overruns, pacer.worst_lag
+        threads = int(getattr(master.opts, "threads", 1) or 1)
+        S.threads = 1 if gs else max(1, min(threads, len(units), MAX_THREADS))
+        self.unit_fail = (_Failure * len(units))()
+        S.unit_fail = self.unit_fail
+        self.ctl = _Control(ctypes.pointer(master.guard.stop_flag), 0, -1)
+        S.ctl = ctypes.pointer(self.ctl)
+
+    def _arr(self, a: Any) -> Any:
+        self.keep.append(a)
+        return a
+
+    def _py_io(self, i: int, pull: int) -> int:
+        """The String values of unit ``i`` (C cannot intern texts), set or read in Python."""
+        try:
+            for call in self.strings[i][pull]:
+                call()
+            return 0
+        except BaseException as exc:  # re-raised by run() once C has returned
+            self.errors.append(exc)
+            return 1
+
+    def _string_calls(self, u: Any) -> tuple[list, list]:
+        """(set, read) calls of a unit's String groups: the String part of its push and pull."""
+        sets, reads = [], []
+        if isinstance(u, Fmu3Unit):
+            def set3(g: Any) -> Any:
+                def call() -> None:
+                    for k, j in g.slots:
+                        if j >= 0:
+                            g.buf[k] = string_text(u.u[j]).encode("utf-8")
+                    s = u._f_set["String"](u._c, g.vr, g.n_vr, g.buf, g.n)
+                    if s > 1:
+                        raise _status_error(u, "fmi3SetString", s)
+                return call
+
+            def get3(g: Any) -> Any:
+                def call() -> None:
+                    s = u._f_get["String"](u._c, g.vr, g.n_vr, g.buf, g.n)
+                    if s > 1:
+                        raise _status_error(u, "fmi3GetString", s)
+                    for k, j in g.slots:
+                        if j >= 0:
+                            u.y[j] = string_code((g.buf[k] or b"").decode("utf-8", "replace"))
+                return call
+            sets = [set3(g) for g in u._in_groups3 if g.type == "String"]
+            reads = [get3(g) for g in u._out_groups3 if g.type == "String"]
+            return sets, reads
+        f = u._fmu._functions
+        for typ, idx, vr, buf in u._in_groups:
+            if typ == "String":
+                def set2(idx=idx, vr=vr, buf=buf) -> None:
+                    for m, j in enumerate(idx):
+                        buf[m] = string_text(u.u[j]).encode("utf-8")
+                    s = f["fmi2SetString"](u._c, vr, len(idx), buf)
+                    if s > 1:
+                        raise _status_error(u, "fmi2SetString", s)
+                sets.append(set2)
+        for typ, idx in u._out_groups:
+            if typ == "String" and idx:
+                vr = (ctypes.c_uint * len(idx))(*[u._out_vr[j] for j in idx])
+                buf = (ctypes.c_char_p * len(idx))()
+
+                def get2(idx=idx, vr=vr, buf=buf) -> None:
+                    s = f["fmi2GetString"](u._c, vr, len(idx), buf)
+                    if s > 1:
+                        raise _status_error(u, "fmi2GetString", s)
+                    for m, j in enumerate(idx):
+                        u.y[j] = string_code((buf[m] or b"").decode("utf-8", "replace"))
+                reads.append(get2)
+        return sets, reads
+
+    def _group(self, g: _Group, typ: int, fmi3: int, fn: Any, vr: Any, n_vr: int, buf: Any, n_values: int,
+               slots: list[tuple[int, int]]) -> None:
+        flat = _ints([x for k, j in slots if j >= 0 for x in (k, j)])
+        self.keep += [fn, vr, buf, flat]
+        g.type, g.fmi3, g.fn = typ, fmi3, ctypes.cast(fn, _P)
+        g.vr, g.n_vr = ctypes.cast(vr, _UP), n_vr
+        g.buf, g.n_values = ctypes.cast(buf, _P), n_values
+        g.n_slots, g.slots = sum(1 for _, j in slots if j >= 0), flat
+
+    def _unit(self, s: _Unit, u: Any, conns: list[int]) -> None:
+        m = self.master
+        fmi3 = isinstance(u, Fmu3Unit)
+        push: list[tuple] = []  # (type code, function, vr, n_vr, buf, n_values, slots)
+        pull: list[tuple] = []
+        names: tuple[list[str], list[str]] = ([], [])
+        python = False
+        if fmi3:
+            for groups, out, fns, verb in ((u._in_groups3, push, u._f_set, "Set"), (u._out_groups3, pull, u._f_get, "Get")):
+                for g in groups:
+                    if g.type not in _FMI3_TYPES:
+                        python = True
+                        continue
+                    out.append((_FMI3_TYPES[g.type], fns[g.type], g.vr, g.n_vr, g.buf, g.n, g.slots))
+                    names[verb == "Get"].append(f"fmi3{verb}{_api_name(g.type)}")
+            s.do_step = ctypes.cast(u._f_step, _P)
+        else:
+            f = u._fmu._functions
+            for typ, idx, vr, buf in u._in_groups:
+                if typ not in _FMI2_TYPES:
+                    python = True
+                    continue
+                push.append((_FMI2_TYPES[typ], f[f"fmi2Set{typ}"], vr, len(idx), buf, len(idx), list(enumerate(idx))))
+                names[0].append(f"fmi2Set{typ}")
+            for typ, idx in u._out_groups:
+                if not idx:
+                    continue
+                if typ not in _FMI2_TYPES:
+                    python = True
+                    continue
+                vr = (ctypes.c_uint * len(idx))(*[u._out_vr[j] for j in idx])
+                buf = ({"Real": ctypes.c_double}.get(typ, ctypes.c_int) * len(idx))()
+                pull.append((_FMI2_TYPES[typ], f[f"fmi2Get{typ}"], vr, len(idx), buf, len(idx), list(enumerate(idx))))
+                names[1].append(f"fmi2Get{typ}")
+            s.do_step = ctypes.cast(f["fmi2DoStep"], _P)
+        self.group_names.append(names)
+        for field, groups in (("push", push), ("pull", pull)):
+            arr = (_Group * max(len(groups), 1))()
+            for g, args in zip(arr, groups):
+                self._group(g, args[0], int(fmi3), *args[1:])
+            self.keep.append(arr)
+            setattr(s, field, arr)
+            setattr(s, "n_" + field, len(groups))
+        s.fmi3, s.component, s.no_prior = int(fmi3), u._c, int(bool(u._no_prior))
+        s.python = int(python)
+        s.u, s.y = ctypes.cast(u.u, _DP), ctypes.cast(u.y, _DP)
+        s.n_in_conn, s.in_conn = len(conns) // 3, self._arr(_ints(conns))
+        s.sub = m.sub[u.name]
+        x = m.conn_of[u.name]
+        s.n_x, s.x_conn = len(x), self._arr(_ints(x))
+        s.interpolate = int(bool(u.can_interpolate_inputs))
+        n_in = max(len(u.inputs), 1)
+        d1, d2 = (ctypes.c_double * n_in)(), (ctypes.c_double * n_in)()
+        self.keep += [d1, d2]
+        s.d1, s.d2 = d1, d2
+        if not fmi3 and u._der_idx and u.max_input_order > 0 and u._setDer is not None:
+            s.max_order = u.max_input_order
+            s.set_derivs = ctypes.cast(u._setDer, _P)
+            s.n_der, s.der_vr = len(u._der_idx), ctypes.cast(u._der_vr, _UP)
+            s.der_idx = self._arr(_ints(u._der_idx))
+            s.order1, s.order2 = u._d_order1, u._d_order2
+            s.der_buf = ctypes.cast(u._d_buf, _DP)
+        if fmi3 and u._stop_at is not None:
+            s.stop_requested, s.stop_at = 1, u._stop_at
+
+    def write_back(self) -> None:
+        """Hand what C learnt back to the Python objects (history, stop requests,
+        refused derivative orders, real-time statistics)."""
+        m, S = self.master, self.system
+        n, nc = S.n_hist, S.n_conn
+        m.hist_t = [float(self.hist_t[r]) for r in range(n)]
+        m.hist_y = [self.hist_y[r, :nc].copy() for r in range(n)]
+        for u, s in zip(m.units, self.units):
+            if s.refused_order2 and u.max_input_order > s.max_order:
+                u.max_input_order = s.max_order
+                _LOG.warning("unit %r refused input derivatives of order %d; sending order %d at most",
+                             u.name, s.max_order + 1, s.max_order)
+            if isinstance(u, Fmu3Unit) and s.stop_requested:
+                u._stop_at = s.stop_at
+        pacer = getattr(m, "pacer", None)
+        if pacer is not None:
+            pacer.overruns, pacer.worst_lag = int(S.overruns), float(S.worst_lag)
+
+    def error(self) -> BaseException:
+        """The error of the failure C reported."""
+        f = self.system.fail
+        u = self.master.units[f.unit]
+        names = self.group_names[f.unit]
+        if f.call == _C_PY:
+            return self.errors[0]
+        if f.call == _C_STOP:
+            u._stop_at = self.units[f.unit].stop_at
+            try:
+                u.do_step(f.t, f.h)  # raises the unit's own stop request
+            except BaseException as exc:
+                return exc
+            return CosimError(f"unit {u.name!r} asked to stop at t = {f.t!r} s")  # pragma: no cover
+        if f.call == _C_STEP:
+            if isinstance(u, Fmu3Unit):
+                return _status_error(u, f"fmi3DoStep(h = {f.h!r} s)", f.status, f.t)
+            return u._step_error(f.status, f.t, f.h)
+        if f.call == _C_RANGE:
+            return CosimError(f"unit {u.name!r}: input {u.inputs[f.index]!r} = {f.value!r} at t = {f.t!r} s "
+                              f"has no integer value ({names[0][f.group][4:]})")
+        if f.call == _C_DERIV:
+            return _status_error(u, f"fmi2SetRealInputDerivatives (order {f.group})", f.status, f.t)
+        return _status_error(u, names[0 if f.call == _C_SET else 1][f.group], f.status, f.t)
+
+
+def run(master: Any, t0: float, stop: float, n: int, progress: Any = None, summary: Any = None) -> int:
+    """Take the ``n`` steps of a fixed-step run in C; rows go to ``master._rows``
+    after the first one. ``progress.tick(t)`` is called between chunks of
+    steps. Returns the number of steps taken; a failing FMU call raises its
+    unit's error with the rows up to the failure kept. ``summary.steps`` (when
+    given) counts the steps as they are taken, so an interrupted run reports them."""
+    b = _Build(master)
+    S = b.system
+    master._fl_ctl = b.ctl  # the watchdog reads how far the loop got
+    o = master.opts
+    if o.extrapolation == 2 and all(u.can_rollback for u in master.units):
+        h0 = master.H if n > 1 else stop - t0
+        c = master._startup_coeffs(t0, h0, master._coeffs())  # the trial step with rollback, in Python
+        for r in range(3):
+            b.coeffs[r, :S.n_conn] = c[r]
+        S.startup = 1
+    pacer = getattr(master, "pacer", None)
+    chunk = max(256, n // 200)
+    if pacer is not None:  # guards at least every 0.1 s of wall time
+        chunk = max(1, min(chunk, int(0.1 * pacer.factor / master.H)))
+    done = 0
+    base = summary.steps if summary is not None else 0
+    rows = master._rows
+
+    def count_steps() -> None:  # one step per recorded row after the first
+        if summary is not None:
+            summary.steps = base + master._nrows - 1
+
+    try:
+        while done < n:
+            end = min(n, done + chunk)
+            reached = _library().fl_run(ctypes.byref(S), done, end, n, t0, stop, master.H)
+            master._nrows = 1 + reached
+            if not o.allow_nan:
+                bad = _first_non_finite_row(master._rows, 1 + done, 1 + reached)
+                if bad is not None:  # the run ends there, as in the Python loop: that row kept
+                    master._nrows = bad + 1
+                    count_steps()
+                    master._check_finite(master._rows[bad], float(master._rows[bad, 0]))
+            count_steps()
+            if reached < end and S.fail.unit < 0:  # stopped on request, between two steps
+                done = reached
+                master._fl_ctl = None
+                master._between_steps(float(rows[done, 0]))  # raises RunInterrupted
+            if reached < end:
+                done = reached
+                break
+            done = end
+            master._between_steps(float(rows[done, 0]))  # flush to the sink; Ctrl-C and the timeout
+            if progress is not None:
+                progress.calls = 255  # let the bar decide at every chunk (it looks every 256 ticks)
+                progress.tick(float(rows[done, 0]))
+    finally:
+        master._fl_ctl = None
+        b.write_back()
+        if summary is not None:
+            summary.threads = S.threads
+    if done < n:
+        raise b.error()
+    return done

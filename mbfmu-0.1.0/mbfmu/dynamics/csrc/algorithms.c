@@ -1,0 +1,1066 @@
+/*
+ * O(N) recursive multibody algorithms on the flat model of mb.h.
+ *
+ * rnea:  recursive Newton-Euler inverse dynamics (Luh, Walker, Paul 1980;
+ *        the outward/inward passes of seed 004; RBDA Table 5.1).
+ * crba:  composite-rigid-body joint-space inertia (RBDA Table 6.2).
+ * aba:   articulated-body forward dynamics (RBDA Table 7.1).
+ * minv:  M^-1 b by the articulated-body passes with zero velocity and gravity.
+ * momentum / sweep: generalized momenta p = M qd and the canonical-variable
+ *        equations of seed 001, dp/dt = tau + S^T (F - v x* H) + Sring^T H,
+ *        with H the subtree momentum and F the subtree's applied forces.
+ * Symbols follow RBDA: Xup, S, vJ, cJ, c, IA, pA, U, D, u.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#include "drives.h"
+#include "mb.h"
+#include "spatial.h"
+
+#define B6(p, i) ((p) + 6 * (i))
+#define B36(p, i) ((p) + 36 * (i))
+#define B9(p, i) ((p) + 9 * (i))
+#define B3(p, i) ((p) + 3 * (i))
+
+static void jcalc_subspace(mb_model *m, int i);
+
+/* k when a is +-e_k exactly (its sign in *sign), else -1 */
+static int unit_axis(const double *a, double *sign) {
+    for (int k = 0; k < 3; ++k) {
+        int j = (k + 1) % 3, l = (k + 2) % 3;
+        if (a[j] == 0.0 && a[l] == 0.0 && (a[k] == 1.0 || a[k] == -1.0)) {
+            *sign = a[k];
+            return k;
+        }
+    }
+    return -1;
+}
+
+static int is_identity3(const double *R) {
+    for (int k = 0; k < 9; ++k)
+        if (R[k] != (k % 4 == 0 ? 1.0 : 0.0)) return 0;
+    return 1;
+}
+
+/* The fast-path structure of every joint (rotax, sax, ssg) and its
+ * configuration-independent motion subspace. */
+static void joint_structure(mb_model *m) {
+    m->vector_q = 1;
+    for (int i = 0; i < m->nb; ++i) {
+        if (m->jtype[i] == MB_SPHERICAL || m->jtype[i] == MB_FREE) m->vector_q = 0;
+        double sg = 1.0;
+        int t = m->jtype[i], k = i > 0 ? unit_axis(B3(m->axis1, i), &sg) : -1;
+        int tree_id = i > 0 && is_identity3(B9(m->Rtree, i));
+        m->rotax[i] = -1;
+        m->sax[i] = -1;
+        m->ssg[i] = 1.0;
+        if (i == 0) continue;
+        if (t == MB_REVOLUTE && k >= 0) {
+            m->sax[i] = k;
+            m->ssg[i] = sg;
+            if (tree_id) m->rotax[i] = k;
+        } else if (t == MB_PRISMATIC && k >= 0) {
+            m->sax[i] = 3 + k;
+            m->ssg[i] = sg;
+        }
+        if ((t == MB_PRISMATIC || t == MB_FIXED) && tree_id) m->rotax[i] = 3;
+        jcalc_subspace(m, i);
+    }
+}
+
+int mb_alloc_workspace(mb_model *m) {
+    int nb = m->nb;
+    m->E = calloc((size_t)nb * 9, sizeof(double));
+    m->r = calloc((size_t)nb * 3, sizeof(double));
+    m->RW = calloc((size_t)nb * 9, sizeof(double));
+    m->pW = calloc((size_t)nb * 3, sizeof(double));
+    m->S = calloc((size_t)nb * 36, sizeof(double));
+    m->Sr = calloc((size_t)nb * 36, sizeof(double));
+    m->cJ = calloc((size_t)nb * 6, sizeof(double));
+    m->v = calloc((size_t)nb * 6, sizeof(double));
+    m->c = calloc((size_t)nb * 6, sizeof(double));
+    m->a = calloc((size_t)nb * 6, sizeof(double));
+    m->f = calloc((size_t)nb * 6, sizeof(double));
+    m->IA = calloc((size_t)nb * 36, sizeof(double));
+    m->pA = calloc((size_t)nb * 6, sizeof(double));
+    m->U = calloc((size_t)nb * 36, sizeof(double));
+    m->Dinv = calloc((size_t)nb * 36, sizeof(double));
+    m->uu = calloc((size_t)nb * 6, sizeof(double));
+    m->fext = calloc((size_t)nb * 6, sizeof(double));
+    m->tau = calloc((size_t)m->nv + 1, sizeof(double));
+    m->work = calloc((size_t)8 * (m->nq + m->nv) + 8, sizeof(double));
+    m->rotax = calloc((size_t)nb, sizeof(int));
+    m->sax = calloc((size_t)nb, sizeof(int));
+    m->ssg = calloc((size_t)nb, sizeof(double));
+    if (!m->E || !m->r || !m->RW || !m->pW || !m->S || !m->Sr || !m->cJ || !m->v || !m->c ||
+        !m->a || !m->f || !m->IA || !m->pA || !m->U || !m->Dinv || !m->uu || !m->fext ||
+        !m->tau || !m->work || !m->rotax || !m->sax || !m->ssg)
+        return -1;
+    /* the world body */
+    m->RW[0] = m->RW[4] = m->RW[8] = 1.0;
+    joint_structure(m);
+    return 0;
+}
+
+void mb_free(mb_model *m) {
+    if (!m) return;
+    void *p[] = {m->parent, m->jtype, m->iq, m->iv, m->nqi, m->nvi, m->axis1, m->axis2,
+                 m->Rtree, m->ptree, m->Ibody, m->dof_force, m->springs, m->contacts, m->cables, m->drives,
+                 m->E, m->r, m->RW, m->pW, m->S, m->Sr, m->cJ, m->v, m->c, m->a, m->f, m->IA, m->pA, m->U, m->Dinv,
+                 m->uu, m->fext, m->tau, m->work, m->rotax, m->sax, m->ssg};
+    for (size_t k = 0; k < sizeof(p) / sizeof(p[0]); ++k) free(p[k]);
+    free(m);
+}
+
+/* ------------------------------------------------------------------ joints */
+
+/* The configuration-independent entries of joint i's motion subspace S
+ * (columns, body frame); Sr and the other entries stay zero (set once). */
+static void jcalc_subspace(mb_model *m, int i) {
+    const double *a1 = B3(m->axis1, i), *a2 = B3(m->axis2, i);
+    double *S = B36(m->S, i);
+    memset(S, 0, 36 * sizeof(double));
+    memset(B36(m->Sr, i), 0, 36 * sizeof(double));
+    switch (m->jtype[i]) {
+    case MB_REVOLUTE:
+        S[0] = a1[0]; S[1] = a1[1]; S[2] = a1[2];
+        break;
+    case MB_PRISMATIC:
+        S[3] = a1[0]; S[4] = a1[1]; S[5] = a1[2];
+        break;
+    case MB_SPHERICAL:
+        S[0] = 1.0; S[6 + 1] = 1.0; S[12 + 2] = 1.0;
+        break;
+    case MB_FREE:
+        for (int k = 0; k < 6; ++k) S[6 * k + k] = 1.0;
+        break;
+    case MB_UNIVERSAL:
+        S[6] = a2[0]; S[7] = a2[1]; S[8] = a2[2];
+        break;
+    case MB_PLANAR:
+        S[12 + 2] = 1.0; /* e_z */
+        break;
+    default:
+        break;
+    }
+}
+
+/* Joint transform (R_J, p_J), and the configuration-dependent entries of
+ * the motion subspace S (columns, body frame) and of its apparent
+ * derivative Sr = dS/dt, for joint i at (q, qd); qd may be NULL (Sr = 0). */
+static void jcalc(mb_model *m, int i, const double *q, const double *qd,
+                  double *RJ, double *pJ) {
+    const double *a1 = B3(m->axis1, i), *a2 = B3(m->axis2, i);
+    double *S = B36(m->S, i), *Sr = B36(m->Sr, i);
+    const double *qi = q + m->iq[i];
+    pJ[0] = pJ[1] = pJ[2] = 0.0;
+    switch (m->jtype[i]) {
+    default: /* MB_FIXED */
+        RJ[0] = RJ[4] = RJ[8] = 1.0;
+        RJ[1] = RJ[2] = RJ[3] = RJ[5] = RJ[6] = RJ[7] = 0.0;
+        break;
+    case MB_REVOLUTE:
+        axis_rot(a1, qi[0], RJ);
+        break;
+    case MB_PRISMATIC:
+        RJ[0] = RJ[4] = RJ[8] = 1.0;
+        RJ[1] = RJ[2] = RJ[3] = RJ[5] = RJ[6] = RJ[7] = 0.0;
+        pJ[0] = a1[0] * qi[0]; pJ[1] = a1[1] * qi[0]; pJ[2] = a1[2] * qi[0];
+        break;
+    case MB_SPHERICAL:
+        quat_rot(qi, RJ);
+        break;
+    case MB_FREE:
+        pJ[0] = qi[0]; pJ[1] = qi[1]; pJ[2] = qi[2];
+        quat_rot(qi + 3, RJ);
+        break;
+    case MB_UNIVERSAL: {
+        double R1[9], R2[9], b[3], bxa2[3];
+        double q2d = qd ? qd[m->iv[i] + 1] : 0.0;
+        axis_rot(a1, qi[0], R1);
+        axis_rot(a2, qi[1], R2);
+        mm3(R1, R2, RJ);
+        mtv3(R2, a1, b); /* a1 seen in the body frame */
+        S[0] = b[0]; S[1] = b[1]; S[2] = b[2];
+        cross3(b, a2, bxa2);
+        Sr[0] = q2d * bxa2[0]; Sr[1] = q2d * bxa2[1]; Sr[2] = q2d * bxa2[2];
+        break;
+    }
+    case MB_PLANAR: {
+        double th = qi[2], s = sin(th), c = cos(th);
+        double thd = qd ? qd[m->iv[i] + 2] : 0.0;
+        RJ[0] = c; RJ[1] = -s; RJ[2] = 0; RJ[3] = s; RJ[4] = c; RJ[5] = 0;
+        RJ[6] = 0; RJ[7] = 0; RJ[8] = 1;
+        pJ[0] = qi[0]; pJ[1] = qi[1];
+        S[3] = c; S[4] = -s;            /* R^T e_x */
+        S[6 + 3] = s; S[6 + 4] = c;     /* R^T e_y */
+        Sr[3] = -s * thd; Sr[4] = -c * thd;
+        Sr[6 + 3] = c * thd; Sr[6 + 4] = -s * thd;
+        break;
+    }
+    }
+}
+
+/* Xup = (E, r) of a revolute joint about +-e_k (rotax k = 0..2, Rtree = 1):
+ * E = R_J^T, the rotation by -(sign) q about e_k; r = ptree */
+AXIS_INLINE void revolute_axis_xup_k(mb_model *m, int i, int k, double th) {
+    double *E = B9(m->E, i), *r = B3(m->r, i);
+    const double *pt = B3(m->ptree, i);
+    double s = sin(th), c = cos(th);
+    s *= m->ssg[i];
+    AXIS_PAIR(k, i1, i2);
+    E[3 * k + k] = 1.0;
+    E[3 * k + i1] = E[3 * k + i2] = E[3 * i1 + k] = E[3 * i2 + k] = 0.0;
+    E[3 * i1 + i1] = c; E[3 * i1 + i2] = s;
+    E[3 * i2 + i1] = -s; E[3 * i2 + i2] = c;
+    r[0] = pt[0]; r[1] = pt[1]; r[2] = pt[2];
+}
+static void revolute_axis_xup(mb_model *m, int i, int k, double th) {
+    switch (k) {
+    case 0: revolute_axis_xup_k(m, i, 0, th); break;
+    case 1: revolute_axis_xup_k(m, i, 1, th); break;
+    default: revolute_axis_xup_k(m, i, 2, th); break;
+    }
+}
+
+/* Xup, S (and with qd: v, vJ, cJ, c) for every body; the world pose too
+ * when world != 0 (the articulated-body passes do not need it). */
+static void kinematics(mb_model *m, const double *q, const double *qd, int world) {
+    for (int i = 1; i < m->nb; ++i) {
+        double RJ[9], pJ[3], Rpi[9], tmp[3];
+        int p = m->parent[i], k = m->rotax[i];
+        double *E = B9(m->E, i), *r = B3(m->r, i);
+        if (k >= 0 && k < 3) {
+            revolute_axis_xup(m, i, k, q[m->iq[i]]);
+        } else {
+            jcalc(m, i, q, qd, RJ, pJ);
+            /* R_PI = Rtree R_J, r = ptree + Rtree p_J */
+            const double *Rt = B9(m->Rtree, i), *pt = B3(m->ptree, i);
+            if (k == 3) {
+                memcpy(E, RJ, sizeof RJ); /* RJ = 1 */
+                memcpy(tmp, pJ, sizeof tmp);
+            } else {
+                mm3(Rt, RJ, Rpi);
+                for (int a = 0; a < 3; ++a)
+                    for (int b = 0; b < 3; ++b) E[3 * a + b] = Rpi[3 * b + a];
+                mv3(Rt, pJ, tmp);
+            }
+            r[0] = pt[0] + tmp[0]; r[1] = pt[1] + tmp[1]; r[2] = pt[2] + tmp[2];
+        }
+        if (world) {
+            const double *RWp = B9(m->RW, p), *pWp = B3(m->pW, p);
+            for (int a = 0; a < 3; ++a)
+                for (int b = 0; b < 3; ++b) Rpi[3 * a + b] = E[3 * b + a];
+            mm3(RWp, Rpi, B9(m->RW, i));
+            mv3(RWp, r, tmp);
+            double *pw = B3(m->pW, i);
+            pw[0] = pWp[0] + tmp[0]; pw[1] = pWp[1] + tmp[1]; pw[2] = pWp[2] + tmp[2];
+        }
+        if (!qd) continue;
+        double *v = B6(m->v, i), *c = B6(m->c, i);
+        int j = m->sax[i];
+        if (j >= 0) {
+            /* vJ = w e_j, cJ = 0 (set once) */
+            double w = m->ssg[i] * qd[m->iv[i]];
+            if (p == 0) for (int a = 0; a < 6; ++a) v[a] = 0.0;
+            else if (k >= 0) Xmv_axis(E, k, r, B6(m->v, p), v);
+            else Xmv(E, r, B6(m->v, p), v);
+            v[j] += w;
+            crm_unit(v, j, w, c);
+            continue;
+        }
+        double vJ[6] = {0, 0, 0, 0, 0, 0}, vx[6];
+        const double *S = B36(m->S, i), *Sr = B36(m->Sr, i);
+        const double *qdi = qd + m->iv[i];
+        double *cJ = B6(m->cJ, i);
+        for (int a = 0; a < 6; ++a) cJ[a] = 0.0;
+        for (int jj = 0; jj < m->nvi[i]; ++jj)
+            for (int a = 0; a < 6; ++a) {
+                vJ[a] += S[6 * jj + a] * qdi[jj];
+                cJ[a] += Sr[6 * jj + a] * qdi[jj];
+            }
+        if (p > 0) {
+            if (k >= 0) Xmv_axis(E, k, r, B6(m->v, p), v);
+            else Xmv(E, r, B6(m->v, p), v);
+            for (int a = 0; a < 6; ++a) v[a] += vJ[a];
+        } else {
+            for (int a = 0; a < 6; ++a) v[a] = vJ[a];
+        }
+        crm(v, vJ, vx);
+        for (int a = 0; a < 6; ++a) c[a] = cJ[a] + vx[a];
+    }
+}
+
+void mb_kinematics(mb_model *m, const double *q, const double *qd) { kinematics(m, q, qd, 1); }
+
+/* spatial acceleration of the world: -g, so that gravity acts on every body */
+static void base_acc(const mb_model *m, int with_gravity, double *a0) {
+    a0[0] = a0[1] = a0[2] = 0.0;
+    a0[3] = with_gravity ? -m->g[0] : 0.0;
+    a0[4] = with_gravity ? -m->g[1] : 0.0;
+    a0[5] = with_gravity ? -m->g[2] : 0.0;
+}
+
+/* ------------------------------------------------------------------ RNEA */
+void mb_rnea(mb_model *m, const double *q, const double *qd, const double *qdd,
+             const double *fext, int with_gravity, double *tau) {
+    double a0[6];
+    base_acc(m, with_gravity, a0);
+    mb_kinematics(m, q, qd);
+    if (!qd) {
+        memset(m->v, 0, (size_t)m->nb * 6 * sizeof(double));
+        memset(m->c, 0, (size_t)m->nb * 6 * sizeof(double));
+    }
+    for (int i = 1; i < m->nb; ++i) {
+        int p = m->parent[i];
+        const double *E = B9(m->E, i), *r = B3(m->r, i), *S = B36(m->S, i);
+        double *a = B6(m->a, i), *f = B6(m->f, i), *v = B6(m->v, i);
+        Xmv(E, r, p > 0 ? B6(m->a, p) : a0, a);
+        const double *c = B6(m->c, i);
+        for (int k = 0; k < 6; ++k) a[k] += c[k];
+        if (qdd)
+            for (int j = 0; j < m->nvi[i]; ++j) {
+                double qj = qdd[m->iv[i] + j];
+                for (int k = 0; k < 6; ++k) a[k] += S[6 * j + k] * qj;
+            }
+        double Iv[6], vxIv[6];
+        const double *I = B36(m->Ibody, i);
+        mv6(I, a, f);
+        mv6(I, v, Iv);
+        crf(v, Iv, vxIv);
+        for (int k = 0; k < 6; ++k) f[k] += vxIv[k];
+        if (fext)
+            for (int k = 0; k < 6; ++k) f[k] -= fext[6 * i + k];
+    }
+    for (int i = m->nb - 1; i > 0; --i) {
+        const double *S = B36(m->S, i), *f = B6(m->f, i);
+        for (int j = 0; j < m->nvi[i]; ++j) tau[m->iv[i] + j] = dot6(S + 6 * j, f);
+        int p = m->parent[i];
+        if (p > 0) XTf_add(B9(m->E, i), B3(m->r, i), f, B6(m->f, p));
+    }
+}
+
+void mb_point_acceleration(const mb_model *m, int b, const double *r_B, double *acc) {
+    const double *v = B6(m->v, b), *a = B6(m->a, b);
+    double t[3], u[3], aB[3];
+    /* aB = dv + w x (v + w x r) + dw x r */
+    cross3(v, r_B, t);
+    for (int k = 0; k < 3; ++k) t[k] += v[3 + k];
+    cross3(v, t, u);
+    cross3(a, r_B, t);
+    for (int k = 0; k < 3; ++k) aB[k] = a[3 + k] + u[k] + t[k];
+    mv3(B9(m->RW, b), aB, acc);
+}
+
+/* ------------------------------------------------------------------ CRBA */
+void mb_crba(mb_model *m, const double *q, double *M) {
+    int nv = m->nv;
+    mb_kinematics(m, q, NULL);
+    memcpy(m->IA, m->Ibody, (size_t)m->nb * 36 * sizeof(double));
+    memset(M, 0, (size_t)nv * nv * sizeof(double));
+    for (int i = m->nb - 1; i > 0; --i) {
+        int p = m->parent[i], nvi = m->nvi[i], iv = m->iv[i];
+        const double *Ic = B36(m->IA, i), *S = B36(m->S, i);
+        double F[36], Ft[6];
+        if (nvi > 0) {
+            for (int j = 0; j < nvi; ++j) mv6(Ic, S + 6 * j, F + 6 * j);
+            for (int j = 0; j < nvi; ++j)
+                for (int k = 0; k < nvi; ++k) M[(iv + j) * nv + iv + k] = dot6(S + 6 * j, F + 6 * k);
+            int jb = i;
+            while (m->parent[jb] > 0) {
+                for (int k = 0; k < nvi; ++k) {
+                    XTf(B9(m->E, jb), B3(m->r, jb), F + 6 * k, Ft);
+                    memcpy(F + 6 * k, Ft, sizeof Ft);
+                }
+                jb = m->parent[jb];
+                const double *Sj = B36(m->S, jb);
+                int ivj = m->iv[jb];
+                for (int a = 0; a < m->nvi[jb]; ++a)
+                    for (int k = 0; k < nvi; ++k) {
+                        double val = dot6(Sj + 6 * a, F + 6 * k);
+                        M[(ivj + a) * nv + iv + k] = val;
+                        M[(iv + k) * nv + ivj + a] = val;
+                    }
+            }
+        }
+        if (p > 0) XTIX_add(B9(m->E, i), B3(m->r, i), Ic, B36(m->IA, p));
+    }
+}
+
+/* ------------------------------------------------------------------ ABA */
+
+/* In-place inverse of a symmetric positive definite n x n block (stride 6) by
+ * Cholesky; returns 0, or -1 when not positive definite. */
+static int spd_inverse(const double *D, double *Dinv, int n) {
+    double L[36] = {0}, Linv[36] = {0};
+    double scale = 0.0;
+    for (int k = 0; k < n; ++k) scale = fmax(scale, fabs(D[6 * k + k]));
+    for (int j = 0; j < n; ++j) {
+        double s = D[6 * j + j];
+        for (int k = 0; k < j; ++k) s -= L[6 * j + k] * L[6 * j + k];
+        if (!(s > 1e-14 * scale) || !(s > 0.0)) return -1;
+        L[6 * j + j] = sqrt(s);
+        for (int i = j + 1; i < n; ++i) {
+            double t = D[6 * i + j];
+            for (int k = 0; k < j; ++k) t -= L[6 * i + k] * L[6 * j + k];
+            L[6 * i + j] = t / L[6 * j + j];
+        }
+    }
+    for (int j = 0; j < n; ++j) {
+        Linv[6 * j + j] = 1.0 / L[6 * j + j];
+        for (int i = j + 1; i < n; ++i) {
+            double t = 0.0;
+            for (int k = j; k < i; ++k) t -= L[6 * i + k] * Linv[6 * k + j];
+            Linv[6 * i + j] = t / L[6 * i + i];
+        }
+    }
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+            double t = 0.0;
+            for (int k = (i > j ? i : j); k < n; ++k) t += Linv[6 * k + i] * Linv[6 * k + j];
+            Dinv[6 * i + j] = t;
+        }
+    return 0;
+}
+
+/* The reduction of body i's articulated inertia and bias through its joint
+ * (RBDA Table 7.1): U = IA S, D = S^T U, u = tau - S^T pA, Ia = IA - U D^-1 U^T,
+ * pa = pA + U D^-1 u. For S = +-e_j (sax[i] = j): U is a column of IA and D
+ * a diagonal entry, no products with S. Returns 0, or
+ * -1 when D is singular. */
+static int reduce_unit_axis(mb_model *m, int i, const double *tau, double *Ia, double *pa) {
+    const double *IA = B36(m->IA, i), *pA = B6(m->pA, i);
+    double *U = B36(m->U, i), *u = B6(m->uu, i);
+    int j = m->sax[i];
+    double sg = m->ssg[i], D = IA[6 * j + j];
+    for (int a = 0; a < 6; ++a) U[a] = sg * IA[6 * a + j];
+    u[0] = tau[m->iv[i]] - sg * pA[j];
+    if (!(D > 0.0)) return -1; /* as spd_inverse for n = 1 */
+    double dinv = 1.0 / D, w = u[0] * dinv;
+    m->Dinv[36 * i] = dinv;
+    for (int a = 0; a < 6; ++a) {
+        double ua = U[a] * dinv;
+        for (int b = 0; b < 6; ++b) Ia[6 * a + b] = IA[6 * a + b] - ua * U[b];
+        pa[a] = pA[a] + U[a] * w;
+    }
+    return 0;
+}
+
+/* The same reduction for any motion subspace of nvi >= 1 columns; Ia and pa
+ * enter as IA and pA. */
+static int reduce_general(mb_model *m, int i, const double *tau, double *Ia, double *pa) {
+    int nvi = m->nvi[i], iv = m->iv[i];
+    const double *IA = B36(m->IA, i), *pA = B6(m->pA, i), *S = B36(m->S, i);
+    double *U = B36(m->U, i), *Dinv = B36(m->Dinv, i), *u = B6(m->uu, i);
+    if (nvi == 1) {
+        /* one joint coordinate (revolute, prismatic): scalar D, no factorization */
+        mv6(IA, S, U);
+        double D = dot6(S, U);
+        u[0] = tau[iv] - dot6(S, pA);
+        if (!(D > 0.0)) return -1; /* as spd_inverse for n = 1 */
+        double dinv = 1.0 / D, w = u[0] * dinv;
+        Dinv[0] = dinv;
+        for (int a = 0; a < 6; ++a) {
+            double ua = U[a] * dinv;
+            for (int b = 0; b < 6; ++b) Ia[6 * a + b] -= ua * U[b];
+            pa[a] += U[a] * w;
+        }
+        return 0;
+    }
+    double D[36], UD[36];
+    for (int j = 0; j < nvi; ++j) mv6(IA, S + 6 * j, U + 6 * j);
+    for (int j = 0; j < nvi; ++j) {
+        for (int k = 0; k < nvi; ++k) D[6 * j + k] = dot6(S + 6 * j, U + 6 * k);
+        u[j] = tau[iv + j] - dot6(S + 6 * j, pA);
+    }
+    if (spd_inverse(D, Dinv, nvi) != 0) return -1;
+    /* Ia = IA - U Dinv U^T,  pa = pA + U Dinv u */
+    for (int k = 0; k < 6; ++k)
+        for (int j = 0; j < nvi; ++j) {
+            double t = 0.0;
+            for (int l = 0; l < nvi; ++l) t += U[6 * l + k] * Dinv[6 * l + j];
+            UD[6 * j + k] = t; /* column j of U Dinv */
+        }
+    for (int a = 0; a < 6; ++a)
+        for (int b = 0; b < 6; ++b) {
+            double t = 0.0;
+            for (int j = 0; j < nvi; ++j) t += UD[6 * j + a] * U[6 * j + b];
+            Ia[6 * a + b] -= t;
+        }
+    for (int k = 0; k < 6; ++k)
+        for (int j = 0; j < nvi; ++j) pa[k] += UD[6 * j + k] * u[j];
+    return 0;
+}
+
+int mb_aba_joint_step(mb_model *m, int i, const double *tau, const double *qdd_prescribed) {
+    int p = m->parent[i], nvi = m->nvi[i], k = m->rotax[i];
+    const double *S = B36(m->S, i);
+    double Ia[36], pa[6], ca[6], Ic[6];
+    memcpy(ca, B6(m->c, i), sizeof ca);
+    if (m->sax[i] >= 0 && !qdd_prescribed) {
+        if (reduce_unit_axis(m, i, tau, Ia, pa)) return -i;
+    } else {
+        memcpy(Ia, B36(m->IA, i), sizeof Ia);
+        memcpy(pa, B6(m->pA, i), sizeof pa);
+        if (nvi > 0 && qdd_prescribed) {
+            /* a prescribed joint passes IA unreduced, with the bias at c + S qdd */
+            for (int j = 0; j < nvi; ++j)
+                for (int a = 0; a < 6; ++a) ca[a] += S[6 * j + a] * qdd_prescribed[j];
+        } else if (nvi > 0 && reduce_general(m, i, tau, Ia, pa)) {
+            return -i;
+        }
+    }
+    mv6(Ia, ca, Ic);
+    for (int a = 0; a < 6; ++a) pa[a] += Ic[a];
+    if (p > 0) {
+        const double *E = B9(m->E, i), *r = B3(m->r, i);
+        if (k >= 0) {
+            XTIX_axis_add(E, k, r, Ia, B36(m->IA, p));
+            XTf_axis_add(E, k, r, pa, B6(m->pA, p));
+        } else {
+            XTIX_add(E, r, Ia, B36(m->IA, p));
+            XTf_add(E, r, pa, B6(m->pA, p));
+        }
+    }
+    return 0;
+}
+
+void mb_aba_joint_forward(mb_model *m, int i, const double *a_parent, const double *qdd_prescribed,
+                          double *qdd) {
+    int nvi = m->nvi[i];
+    double *a = B6(m->a, i);
+    const double *c = B6(m->c, i), *S = B36(m->S, i), *U = B36(m->U, i);
+    const double *Dinv = B36(m->Dinv, i), *u = B6(m->uu, i);
+    int j = m->sax[i], k = m->rotax[i];
+    if (k >= 0) Xmv_axis(B9(m->E, i), k, B3(m->r, i), a_parent, a);
+    else Xmv(B9(m->E, i), B3(m->r, i), a_parent, a);
+    for (int b = 0; b < 6; ++b) a[b] += c[b];
+    if (nvi == 0) return;
+    if (j >= 0 && !qdd_prescribed) {
+        qdd[0] = Dinv[0] * (u[0] - dot6(U, a));
+        a[j] += m->ssg[i] * qdd[0];
+        return;
+    }
+    if (qdd_prescribed) {
+        memcpy(qdd, qdd_prescribed, sizeof(double) * (size_t)nvi);
+    } else {
+        double t[6];
+        for (int j = 0; j < nvi; ++j) t[j] = u[j] - dot6(U + 6 * j, a);
+        for (int j = 0; j < nvi; ++j) {
+            double s = 0.0;
+            for (int k = 0; k < nvi; ++k) s += Dinv[6 * j + k] * t[k];
+            qdd[j] = s;
+        }
+    }
+    for (int j = 0; j < nvi; ++j)
+        for (int k = 0; k < 6; ++k) a[k] += S[6 * j + k] * qdd[j];
+}
+
+/* Backward pass: articulated inertias and bias forces; pA must hold the
+ * rigid-body bias forces and c the velocity-product accelerations. */
+static int aba_backward(mb_model *m, const double *tau) {
+    memcpy(m->IA, m->Ibody, (size_t)m->nb * 36 * sizeof(double));
+    for (int i = m->nb - 1; i > 0; --i) {
+        int err = mb_aba_joint_step(m, i, tau, NULL);
+        if (err) return err;
+    }
+    return 0;
+}
+
+static void aba_forward(mb_model *m, const double *a0, double *qdd) {
+    for (int i = 1; i < m->nb; ++i) {
+        int p = m->parent[i];
+        mb_aba_joint_forward(m, i, p > 0 ? B6(m->a, p) : a0, NULL, qdd + m->iv[i]);
+    }
+}
+
+void mb_bias_forces(mb_model *m, const double *fext) {
+    for (int i = 1; i < m->nb; ++i) {
+        double Iv[6];
+        const double *v = B6(m->v, i);
+        double *pA = B6(m->pA, i);
+        mv6(B36(m->Ibody, i), v, Iv);
+        crf(v, Iv, pA);
+        if (fext)
+            for (int k = 0; k < 6; ++k) pA[k] -= fext[6 * i + k];
+    }
+}
+
+int mb_aba(mb_model *m, const double *q, const double *qd, const double *tau,
+           const double *fext, int with_gravity, double *qdd) {
+    double a0[6];
+    mb_kinematics(m, q, qd);
+    mb_bias_forces(m, fext);
+    int err = aba_backward(m, tau);
+    if (err) return err;
+    base_acc(m, with_gravity, a0);
+    aba_forward(m, a0, qdd);
+    return 0;
+}
+
+int mb_minv(mb_model *m, const double *q, const double *b, double *x) {
+    double a0[6] = {0, 0, 0, 0, 0, 0};
+    mb_kinematics(m, q, NULL);
+    memset(m->pA, 0, (size_t)m->nb * 6 * sizeof(double));
+    memset(m->c, 0, (size_t)m->nb * 6 * sizeof(double));
+    int err = aba_backward(m, b);
+    if (err) return err;
+    aba_forward(m, a0, x);
+    return 0;
+}
+
+/* ------------------------------------------------------- canonical variables */
+
+/* subtree momenta H_i = sum over the subtree of I_j v_j, in body-i coordinates,
+ * into m->f; needs v from mb_kinematics */
+static void subtree_momenta(mb_model *m) {
+    for (int i = 1; i < m->nb; ++i) mv6(B36(m->Ibody, i), B6(m->v, i), B6(m->f, i));
+    for (int i = m->nb - 1; i > 0; --i) {
+        int p = m->parent[i];
+        if (p > 0) XTf_add(B9(m->E, i), B3(m->r, i), B6(m->f, i), B6(m->f, p));
+    }
+}
+
+void mb_momentum(mb_model *m, const double *q, const double *qd, double *p) {
+    mb_kinematics(m, q, qd);
+    subtree_momenta(m);
+    for (int i = 1; i < m->nb; ++i) {
+        const double *S = B36(m->S, i), *H = B6(m->f, i);
+        for (int j = 0; j < m->nvi[i]; ++j) p[m->iv[i] + j] = dot6(S + 6 * j, H);
+    }
+}
+
+int mb_sweep(mb_model *m, const double *q, const double *p, const double *tau,
+             const double *fext, double *qd, double *qdot, double *pdot) {
+    int err = mb_minv(m, q, p, qd);
+    if (err) return err;
+    mb_kinematics(m, q, qd);
+    subtree_momenta(m); /* H in m->f */
+    /* F_i: gravity and external forces on the subtree, in body-i coordinates,
+     * accumulated in m->pA; gravity seen in body coordinates via m->a */
+    double a0[6];
+    base_acc(m, 1, a0);
+    for (int k = 3; k < 6; ++k) a0[k] = -a0[k]; /* [0; g] */
+    for (int i = 1; i < m->nb; ++i) {
+        int par = m->parent[i];
+        double *ag = B6(m->a, i);
+        Xmv(B9(m->E, i), B3(m->r, i), par > 0 ? B6(m->a, par) : a0, ag);
+        mv6(B36(m->Ibody, i), ag, B6(m->pA, i));
+        if (fext)
+            for (int k = 0; k < 6; ++k) m->pA[6 * i + k] += fext[6 * i + k];
+    }
+    for (int i = m->nb - 1; i > 0; --i) {
+        int par = m->parent[i];
+        if (par > 0) XTf_add(B9(m->E, i), B3(m->r, i), B6(m->pA, i), B6(m->pA, par));
+    }
+    for (int i = 1; i < m->nb; ++i) {
+        const double *S = B36(m->S, i), *Sr = B36(m->Sr, i);
+        const double *H = B6(m->f, i), *F = B6(m->pA, i), *v = B6(m->v, i);
+        double vxH[6], G[6];
+        crf(v, H, vxH);
+        for (int k = 0; k < 6; ++k) G[k] = F[k] - vxH[k];
+        for (int j = 0; j < m->nvi[i]; ++j) {
+            int iv = m->iv[i] + j;
+            pdot[iv] = tau[iv] + dot6(S + 6 * j, G) + dot6(Sr + 6 * j, H);
+        }
+    }
+    mb_qdot(m, q, qd, qdot);
+    return 0;
+}
+
+/* ------------------------------------------------- configuration manifold */
+
+static void quat_rate(const double *e, const double *w, double *ed) {
+    ed[0] = -0.5 * (e[1] * w[0] + e[2] * w[1] + e[3] * w[2]);
+    ed[1] = 0.5 * (e[0] * w[0] + e[2] * w[2] - e[3] * w[1]);
+    ed[2] = 0.5 * (e[0] * w[1] + e[3] * w[0] - e[1] * w[2]);
+    ed[3] = 0.5 * (e[0] * w[2] + e[1] * w[1] - e[2] * w[0]);
+}
+
+void mb_qdot(const mb_model *m, const double *q, const double *qd, double *qdot) {
+    if (m->vector_q) {
+        memcpy(qdot, qd, (size_t)m->nv * sizeof(double));
+        return;
+    }
+    for (int i = 1; i < m->nb; ++i) {
+        const double *qi = q + m->iq[i], *vi = qd + m->iv[i];
+        double *o = qdot + m->iq[i];
+        switch (m->jtype[i]) {
+        case MB_SPHERICAL:
+            quat_rate(qi, vi, o);
+            break;
+        case MB_FREE: {
+            double R[9];
+            quat_rot(qi + 3, R);
+            mv3(R, vi + 3, o);
+            quat_rate(qi + 3, vi, o + 3);
+            break;
+        }
+        default:
+            for (int k = 0; k < m->nvi[i]; ++k) o[k] = vi[k];
+        }
+    }
+}
+
+/* e <- e (x) exp(w dt / 2) */
+static void quat_step(double *e, const double *w, double dt) {
+    double th = sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) * dt;
+    double c = cos(0.5 * th), s = th > 1e-12 ? sin(0.5 * th) / th * dt : 0.5 * dt;
+    double d[4] = {c, s * w[0], s * w[1], s * w[2]};
+    double r[4];
+    r[0] = e[0] * d[0] - e[1] * d[1] - e[2] * d[2] - e[3] * d[3];
+    r[1] = e[0] * d[1] + e[1] * d[0] + e[2] * d[3] - e[3] * d[2];
+    r[2] = e[0] * d[2] - e[1] * d[3] + e[2] * d[0] + e[3] * d[1];
+    r[3] = e[0] * d[3] + e[1] * d[2] - e[2] * d[1] + e[3] * d[0];
+    memcpy(e, r, sizeof r);
+}
+
+void mb_integrate(const mb_model *m, double *q, const double *qd, double dt) {
+    for (int i = 1; i < m->nb; ++i) {
+        double *qi = q + m->iq[i];
+        const double *vi = qd + m->iv[i];
+        switch (m->jtype[i]) {
+        case MB_SPHERICAL:
+            quat_step(qi, vi, dt);
+            break;
+        case MB_FREE: {
+            /* first-order: position with the rotation at the start of the step */
+            double R[9], d[3];
+            quat_rot(qi + 3, R);
+            mv3(R, vi + 3, d);
+            for (int k = 0; k < 3; ++k) qi[k] += d[k] * dt;
+            quat_step(qi + 3, vi, dt);
+            break;
+        }
+        default:
+            for (int k = 0; k < m->nvi[i]; ++k) qi[k] += vi[k] * dt;
+        }
+    }
+}
+
+void mb_normalize_joint(const mb_model *m, int i, double *qi) {
+    double *e = NULL;
+    if (m->jtype[i] == MB_SPHERICAL) e = qi;
+    else if (m->jtype[i] == MB_FREE) e = qi + 3;
+    if (!e) return;
+    double n = sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3]);
+    if (n > 0) for (int k = 0; k < 4; ++k) e[k] /= n;
+}
+
+void mb_normalize(const mb_model *m, double *q) {
+    for (int i = 1; i < m->nb; ++i) mb_normalize_joint(m, i, q + m->iq[i]);
+}
+
+/* ------------------------------------------------------------ force elements */
+
+/* rotation vector (log map) of a unit quaternion, |result| <= pi */
+static void quat_log(const double *e, double *phi) {
+    double w = e[0], s = sqrt(e[1] * e[1] + e[2] * e[2] + e[3] * e[3]);
+    double sign = w < 0 ? -1.0 : 1.0; /* shortest rotation */
+    double ang = 2.0 * atan2(s, fabs(w));
+    double k = s > 1e-12 ? sign * ang / s : 2.0 * sign;
+    phi[0] = k * e[1]; phi[1] = k * e[2]; phi[2] = k * e[3];
+}
+
+/* displacements (nvi) the joint spring of body i acts on: the rotation
+ * vector of a spherical joint, else the joint coordinates */
+static void joint_displacement(const mb_model *m, int i, const double *q, double *disp) {
+    if (m->jtype[i] == MB_SPHERICAL) quat_log(q + m->iq[i], disp);
+    else for (int k = 0; k < m->nvi[i]; ++k) disp[k] = q[m->iq[i] + k];
+}
+
+/* bodies whose joint takes a joint force element (not free, not fixed) */
+static int has_joint_spring(const mb_model *m, int i) {
+    return m->nvi[i] > 0 && m->jtype[i] != MB_FREE;
+}
+
+void mb_point_position(const mb_model *m, int b, const double *r_B, double *x) {
+    double t[3];
+    mv3(B9(m->RW, b), r_B, t);
+    for (int k = 0; k < 3; ++k) x[k] = m->pW[3 * b + k] + t[k];
+}
+
+/* world velocity xd of the point r_B (body frame) of body b (needs body velocities) */
+static void point_velocity(const mb_model *m, int b, const double *r_B, double *xd) {
+    double t[3];
+    const double *vb = B6(m->v, b);
+    cross3(vb, r_B, t);
+    for (int k = 0; k < 3; ++k) t[k] += vb[3 + k];
+    mv3(B9(m->RW, b), t, xd);
+}
+
+/* add the world force F_W applied at the point r_B of body b (body frame) to
+ * fext[b] as a body-frame spatial force about the body origin (world: ignored) */
+static void add_point_force(const mb_model *m, double *fext, int b, const double *r_B, const double *F_W) {
+    if (b <= 0) return;
+    double f[3], n[3];
+    double *fe = B6(fext, b);
+    mtv3(B9(m->RW, b), F_W, f);
+    cross3(r_B, f, n);
+    for (int k = 0; k < 3; ++k) { fe[k] += n[k]; fe[3 + k] += f[k]; }
+}
+
+/* damping weight r(x) = min(1, x / ramp) for x >= 0: the damping force fades
+ * in from zero, so the element force is continuous at first contact */
+static double ramp_weight(double x, double ramp) {
+    double r = x / ramp;
+    return r < 1.0 ? r : 1.0;
+}
+
+/* length of point-to-point spring s, with the unit vector u from a to b and
+ * the attachment points' world velocities Va, Vb when with_velocity */
+static double spring_length(const mb_model *m, int s, double *u, double *Va, double *Vb, int with_velocity) {
+    const double *P = m->springs + SP_N * s;
+    int ba = (int)P[SP_BA], bb = (int)P[SP_BB];
+    double Pa[3], Pb[3];
+    mb_point_position(m, ba, P + SP_PAX, Pa);
+    mb_point_position(m, bb, P + SP_PBX, Pb);
+    for (int k = 0; k < 3; ++k) u[k] = Pb[k] - Pa[k];
+    double L = sqrt(dot3(u, u));
+    if (L >= 1e-12) for (int k = 0; k < 3; ++k) u[k] /= L;
+    if (with_velocity) {
+        point_velocity(m, ba, P + SP_PAX, Va);
+        point_velocity(m, bb, P + SP_PBX, Vb);
+    }
+    return L;
+}
+
+/* penetration of contact k (m, negative when apart) */
+static double contact_depth(const mb_model *m, int k) {
+    const double *P = m->contacts + CT_N * k;
+    double x[3];
+    mb_point_position(m, (int)P[CT_BODY], P + CT_CX, x);
+    return P[CT_R] - (dot3(P + CT_NX, x) - P[CT_OFF]);
+}
+
+/* length of cable k and the vector d from its body point to its anchor */
+static double cable_length(const mb_model *m, int k, double *d) {
+    const double *P = m->cables + CB_N * k;
+    double x[3];
+    mb_point_position(m, (int)P[CB_BODY], P + CB_PX, x);
+    for (int j = 0; j < 3; ++j) d[j] = P[CB_AX + j] - x[j];
+    return sqrt(dot3(d, d));
+}
+
+/* Sphere against plane: penetration d = radius - (n . centre - offset);
+ * normal force fn = max(k d - c r(d) vn, 0) (never pulling) with vn the
+ * normal velocity of the deepest point; regularized Coulomb friction
+ * -mu fn v_t / sqrt(|v_t|^2 + eps^2). */
+double mb_contact_force(const mb_model *m, int k, double *F, double *rB) {
+    const double *P = m->contacts + CT_N * k;
+    int b = (int)P[CT_BODY];
+    const double *n = P + CT_NX;
+    double nB[3], v[3];
+    double depth = contact_depth(m, k);
+    mtv3(B9(m->RW, b), n, nB);
+    for (int j = 0; j < 3; ++j) rB[j] = P[CT_CX + j] - nB[j] * P[CT_R];
+    F[0] = F[1] = F[2] = 0.0;
+    if (depth <= 0) return depth;
+    point_velocity(m, b, rB, v);
+    double vn = dot3(n, v);
+    double fn = P[CT_K] * depth - P[CT_D] * ramp_weight(depth, P[CT_RAMP]) * vn;
+    if (fn <= 0) return depth;
+    double vt[3] = {v[0] - vn * n[0], v[1] - vn * n[1], v[2] - vn * n[2]};
+    double mu = P[CT_MU] * fn / sqrt(dot3(vt, vt) + P[CT_EPS] * P[CT_EPS]);
+    for (int j = 0; j < 3; ++j) F[j] = fn * n[j] - mu * vt[j];
+    return depth;
+}
+
+/* Tension-only cable from a ground anchor to a body point: tension
+ * max(k s + c r(s) dL/dt, 0) with the stretch s = max(L - L0, 0). */
+double mb_cable_force(const mb_model *m, int k, double *F, double *L) {
+    const double *P = m->cables + CB_N * k;
+    double d[3], v[3];
+    *L = cable_length(m, k, d);
+    F[0] = F[1] = F[2] = 0.0;
+    double s = *L - P[CB_L0];
+    if (s <= 0 || *L < 1e-12) return 0.0;
+    double u[3] = {d[0] / *L, d[1] / *L, d[2] / *L};
+    point_velocity(m, (int)P[CB_BODY], P + CB_PX, v);
+    double T = P[CB_K] * s - P[CB_D] * ramp_weight(s, P[CB_RAMP]) * dot3(u, v);
+    if (T <= 0) return 0.0;
+    for (int j = 0; j < 3; ++j) F[j] = T * u[j];
+    return T;
+}
+
+void mb_passive_forces(mb_model *m, const double *q, const double *qd, double *tau, double *fext) {
+    if (m->ndr) mb_drive_forces(m, q, qd, tau);
+    if (m->has_dof_force) {
+        for (int i = 1; i < m->nb; ++i) {
+            if (!has_joint_spring(m, i)) continue;
+            int iv = m->iv[i];
+            double disp[6];
+            joint_displacement(m, i, q, disp);
+            for (int k = 0; k < m->nvi[i]; ++k) {
+                const double *P = m->dof_force + DF_N * (iv + k);
+                double d = disp[k], w = qd[iv + k];
+                double t_el = -P[DF_K] * (d - P[DF_Q0]) - P[DF_D] * w;
+                if (d < P[DF_LO]) {
+                    double fl = P[DF_KLIM] * (P[DF_LO] - d) - P[DF_DLIM] * w;
+                    if (fl > 0) t_el += fl;
+                } else if (d > P[DF_HI]) {
+                    double fl = P[DF_KLIM] * (d - P[DF_HI]) + P[DF_DLIM] * w;
+                    if (fl > 0) t_el -= fl;
+                }
+                tau[iv + k] += t_el;
+            }
+        }
+    }
+    for (int s = 0; s < m->ns; ++s) {
+        const double *P = m->springs + SP_N * s;
+        double u[3], Va[3], Vb[3];
+        double L = spring_length(m, s, u, Va, Vb, 1);
+        if (L < 1e-12) continue;
+        double Ld = (Vb[0] - Va[0]) * u[0] + (Vb[1] - Va[1]) * u[1] + (Vb[2] - Va[2]) * u[2];
+        double F = P[SP_K] * (L - P[SP_L0]) + P[SP_D] * Ld; /* tension */
+        double Fw[3] = {F * u[0], F * u[1], F * u[2]};     /* on a, towards b */
+        add_point_force(m, fext, (int)P[SP_BA], P + SP_PAX, Fw);
+        for (int k = 0; k < 3; ++k) Fw[k] = -Fw[k];
+        add_point_force(m, fext, (int)P[SP_BB], P + SP_PBX, Fw);
+    }
+    for (int k = 0; k < m->nct; ++k) {
+        double F[3], rB[3];
+        if (mb_contact_force(m, k, F, rB) > 0)
+            add_point_force(m, fext, (int)m->contacts[CT_N * k + CT_BODY], rB, F);
+    }
+    for (int k = 0; k < m->ncb; ++k) {
+        double F[3], L;
+        if (mb_cable_force(m, k, F, &L) > 0)
+            add_point_force(m, fext, (int)m->cables[CB_N * k + CB_BODY], m->cables + CB_N * k + CB_PX, F);
+    }
+}
+
+double mb_passive_energy(mb_model *m, const double *q) {
+    mb_kinematics(m, q, NULL);
+    return mb_passive_energy_posed(m, q);
+}
+
+double mb_passive_energy_posed(mb_model *m, const double *q) {
+    double e = 0.0;
+    for (int i = 1; i < m->nb && m->has_dof_force; ++i) {
+        if (!has_joint_spring(m, i)) continue;
+        double disp[6];
+        joint_displacement(m, i, q, disp);
+        for (int k = 0; k < m->nvi[i]; ++k) {
+            const double *P = m->dof_force + DF_N * (m->iv[i] + k);
+            double d = disp[k], r = d - P[DF_Q0];
+            double pen = d < P[DF_LO] ? P[DF_LO] - d : (d > P[DF_HI] ? d - P[DF_HI] : 0.0);
+            e += 0.5 * (P[DF_K] * r * r + P[DF_KLIM] * pen * pen);
+        }
+    }
+    for (int s = 0; s < m->ns; ++s) {
+        double u[3], x = spring_length(m, s, u, NULL, NULL, 0) - m->springs[SP_N * s + SP_L0];
+        e += 0.5 * m->springs[SP_N * s + SP_K] * x * x;
+    }
+    for (int k = 0; k < m->nct; ++k) {
+        double d = contact_depth(m, k);
+        if (d > 0) e += 0.5 * m->contacts[CT_N * k + CT_K] * d * d;
+    }
+    for (int k = 0; k < m->ncb; ++k) {
+        double d[3], s = cable_length(m, k, d) - m->cables[CB_N * k + CB_L0];
+        if (s > 0) e += 0.5 * m->cables[CB_N * k + CB_K] * s * s;
+    }
+    return e;
+}
+
+int mb_rhs(mb_model *m, const double *q, const double *qd, const double *tau,
+           const double *fext, double *qdot, double *qdd) {
+    double a0[6];
+    int nb = m->nb;
+    kinematics(m, q, qd, m->ns + m->nct + m->ncb > 0); /* point elements need world poses */
+    memcpy(m->tau, tau, (size_t)m->nv * sizeof(double));
+    if (fext) memcpy(m->fext, fext, (size_t)nb * 6 * sizeof(double));
+    else memset(m->fext, 0, (size_t)nb * 6 * sizeof(double));
+    mb_passive_forces(m, q, qd, m->tau, m->fext);
+    mb_bias_forces(m, m->fext);
+    int err = aba_backward(m, m->tau);
+    if (err) return err;
+    base_acc(m, 1, a0);
+    aba_forward(m, a0, qdd);
+    mb_qdot(m, q, qd, qdot);
+    return 0;
+}
+
+/* n classical RK4 steps on x = [q; y] with the system's right-hand side;
+ * the quaternions are renormalized after each step. The first stage reads
+ * x itself; each stage's slopes go into the weighted sum and the next
+ * stage's state in one pass. Uses the first 3 (nq + ny) doubles of the
+ * scratch; f may use the last ny. */
+int mb_rk4_steps(const mb_ode *ode, double *q, double *y, const double *tau,
+                 const double *fext, double h, int n) {
+    int nq = ode->nq, nv = ode->ny, err;
+    double *w = ode->work;
+    double *qt = w, *yt = qt + nq, *kq = yt + nv, *ky = kq + nq, *sq = ky + nv, *sy = sq + nq;
+    static const double cnext[3] = {0.5, 0.5, 1.0};
+    static const double wstage[4] = {1.0, 2.0, 2.0, 1.0};
+    for (int step = 0; step < n; ++step) {
+        for (int s = 0; s < 4; ++s) {
+            err = ode->f(ode->ctx, s ? qt : q, s ? yt : y, tau, fext, kq, ky);
+            if (err) return err;
+            if (s == 0) {
+                memcpy(sq, kq, nq * sizeof(double));
+                memcpy(sy, ky, nv * sizeof(double));
+            } else {
+                for (int k = 0; k < nq; ++k) sq[k] += wstage[s] * kq[k];
+                for (int k = 0; k < nv; ++k) sy[k] += wstage[s] * ky[k];
+            }
+            if (s < 3) {
+                double hc = h * cnext[s];
+                for (int k = 0; k < nq; ++k) qt[k] = q[k] + hc * kq[k];
+                for (int k = 0; k < nv; ++k) yt[k] = y[k] + hc * ky[k];
+            }
+        }
+        for (int k = 0; k < nq; ++k) q[k] += h / 6.0 * sq[k];
+        for (int k = 0; k < nv; ++k) y[k] += h / 6.0 * sy[k];
+        ode->normalize(ode->ctx, q);
+    }
+    return 0;
+}
+
+static void rigid_normalize(void *ctx, double *q) { mb_normalize((const mb_model *)ctx, q); }
+
+/* x = [q; v] of the rigid tree, with the model's force elements */
+static int rigid_rhs(void *ctx, const double *q, const double *qd, const double *tau,
+                     const double *fext, double *qdot, double *qdd) {
+    return mb_rhs((mb_model *)ctx, q, qd, tau, fext, qdot, qdd);
+}
+
+int mb_rk4(mb_model *m, double *q, double *qd, const double *tau, const double *fext,
+           double h, int n) {
+    mb_ode ode = {m, rigid_rhs, rigid_normalize, m->nq, m->nv, m->work, NULL};
+    return mb_rk4_steps(&ode, q, qd, tau, fext, h, n);
+}
+
+/* canonical right-hand side with the model's force elements: dq/dt (nq)
+ * and dp/dt (nv) from (q, p); the velocity goes to the RK4 scratch */
+static int canonical_rhs(void *ctx, const double *q, const double *p, const double *tau,
+                         const double *fext, double *qdot, double *pdot) {
+    mb_model *m = ctx;
+    double *qd = m->work + 8 * (m->nq + m->nv) - m->nv;
+    int err = mb_minv(m, q, p, qd);
+    if (err) return err;
+    mb_kinematics(m, q, qd);
+    memcpy(m->tau, tau, (size_t)m->nv * sizeof(double));
+    if (fext) memcpy(m->fext, fext, (size_t)m->nb * 6 * sizeof(double));
+    else memset(m->fext, 0, (size_t)m->nb * 6 * sizeof(double));
+    mb_passive_forces(m, q, qd, m->tau, m->fext);
+    return mb_sweep(m, q, p, m->tau, m->fext, qd, qdot, pdot);
+}
+
+int mb_rk4_canonical(mb_model *m, double *q, double *p, const double *tau, const double *fext,
+                     double h, int n) {
+    mb_ode ode = {m, canonical_rhs, rigid_normalize, m->nq, m->nv, m->work, NULL};
+    return mb_rk4_steps(&ode, q, p, tau, fext, h, n);
+}
+
+void mb_rigid_ode(mb_model *m, mb_ode *ode) {
+    mb_ode o = {m, rigid_rhs, rigid_normalize, m->nq, m->nv, m->work, NULL};
+    *ode = o;
+}
+
+void mb_canonical_ode(mb_model *m, mb_ode *ode) {
+    mb_ode o = {m, canonical_rhs, rigid_normalize, m->nq, m->nv, m->work, NULL};
+    *ode = o;
+}

@@ -1,0 +1,1796 @@
+/*
+ * CPython binding of the dynamics kernels: mbfmu.dynamics._kernels.
+ *
+ * Every entry point validates its arguments once (sizes, finiteness) and
+ * raises mbfmu.errors.InputError naming the offending coordinate, then hands
+ * flat arrays to the kernels in algorithms.c. A model handle is a capsule made
+ * by new_model(); mbfmu.dynamics.model.Model owns it.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <numpy/arrayobject.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mb.h"
+#include "drives.h"
+#include "flexible.h"
+#include "flexsensors.h"
+#include "latch.h"
+#include "sensors.h"
+#include "adaptive.h"
+#include "sled.h"
+
+static PyObject *InputError = NULL;      /* mbfmu.errors.InputError */
+static PyObject *SimulationError = NULL; /* mbfmu.errors.SimulationError */
+static PyObject *ModelError = NULL;      /* mbfmu.errors.ModelError */
+
+typedef struct {
+    mb_model *m;
+    PyObject *q_names;    /* tuple (nq) of "joint[k]" labels */
+    PyObject *v_names;    /* tuple (nv) */
+    PyObject *body_names; /* tuple (nb) */
+} handle_t;
+
+static const char *CAPSULE = "mbfmu.dynamics.model";
+
+static void handle_free(PyObject *cap) {
+    handle_t *h = PyCapsule_GetPointer(cap, CAPSULE);
+    if (!h) return;
+    mb_free(h->m);
+    Py_XDECREF(h->q_names);
+    Py_XDECREF(h->v_names);
+    Py_XDECREF(h->body_names);
+    free(h);
+}
+
+static handle_t *get_handle(PyObject *cap) {
+    handle_t *h = PyCapsule_GetPointer(cap, CAPSULE);
+    if (!h) PyErr_SetString(PyExc_TypeError, "expected an mbfmu model handle (Model._h)");
+    return h;
+}
+
+/* Convert obj to a C-contiguous float64 array with n elements (any shape
+ * whose size is n), finite. labels: tuple of names for messages or NULL.
+ * Returns a new reference or NULL with InputError set. */
+static PyArrayObject *as_vector(PyObject *obj, npy_intp n, const char *arg, PyObject *labels) {
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(obj, NPY_DOUBLE, 0, 0,
+                                                         NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
+    if (!a) {
+        PyErr_Clear();
+        PyErr_Format(InputError, "%s: cannot be read as an array of floats", arg);
+        return NULL;
+    }
+    if (PyArray_SIZE(a) != n) {
+        PyErr_Format(InputError, "%s has %zd values, expected %zd", arg, (Py_ssize_t)PyArray_SIZE(a),
+                     (Py_ssize_t)n);
+        Py_DECREF(a);
+        return NULL;
+    }
+    const double *d = (const double *)PyArray_DATA(a);
+    for (npy_intp k = 0; k < n; ++k) {
+        if (!isfinite(d[k])) {
+            const char *what = isnan(d[k]) ? "nan" : (d[k] > 0 ? "inf" : "-inf");
+            if (labels && PyTuple_Check(labels) && k < PyTuple_GET_SIZE(labels))
+                PyErr_Format(InputError, "%s[%zd] (%S) is %s: inputs must be finite", arg,
+                             (Py_ssize_t)k, PyTuple_GET_ITEM(labels, k), what);
+            else
+                PyErr_Format(InputError, "%s[%zd] is %s: inputs must be finite", arg, (Py_ssize_t)k,
+                             what);
+            Py_DECREF(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
+static PyArrayObject *as_fext(PyObject *obj, handle_t *h) {
+    if (obj == NULL || obj == Py_None) return NULL;
+    return as_vector(obj, (npy_intp)h->m->nb * 6, "f_ext (nbodies x 6, body frame)", NULL);
+}
+
+static PyObject *new_vector(npy_intp n) { return PyArray_SimpleNew(1, &n, NPY_DOUBLE); }
+
+static PyObject *new_matrix(npy_intp rows, npy_intp cols) {
+    npy_intp d[2] = {rows, cols};
+    return PyArray_SimpleNew(2, d, NPY_DOUBLE);
+}
+
+static PyObject *raise_singular(handle_t *h, int err) {
+    int body = -err;
+    PyObject *name = (body >= 0 && body < PyTuple_GET_SIZE(h->body_names))
+                         ? PyTuple_GET_ITEM(h->body_names, body) : Py_None;
+    PyErr_Format(SimulationError,
+                 "the articulated inertia seen by the joint of body %d (%S) is singular: "
+                 "that joint moves no mass (add mass or inertia to the bodies it carries)",
+                 body, name);
+    return NULL;
+}
+
+#define D(a) ((double *)PyArray_DATA(a))
+
+/* -------------------------------------------------------------- new_model */
+static int copy_int(PyObject *obj, int n, int **out, const char *arg) {
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(obj, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
+    if (!a) return -1;
+    if (PyArray_SIZE(a) != n) {
+        PyErr_Format(ModelError, "%s has %zd entries, expected %d", arg, (Py_ssize_t)PyArray_SIZE(a), n);
+        Py_DECREF(a);
+        return -1;
+    }
+    *out = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    memcpy(*out, PyArray_DATA(a), sizeof(int) * (size_t)n);
+    Py_DECREF(a);
+    return 0;
+}
+
+static int copy_dbl(PyObject *obj, npy_intp n, double **out, const char *arg) {
+    PyArrayObject *a = as_vector(obj, n, arg, NULL);
+    if (!a) return -1;
+    *out = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    memcpy(*out, PyArray_DATA(a), sizeof(double) * (size_t)n);
+    Py_DECREF(a);
+    return 0;
+}
+
+/* 0 if every force element names existing bodies (contacts and cables:
+ * not the world), else -1 with ModelError set: the kernels follow them */
+static int check_element_bodies(const mb_model *m) {
+    for (int k = 0; k < m->ns; ++k) {
+        double a = m->springs[SP_N * k + SP_BA], b = m->springs[SP_N * k + SP_BB];
+        if (!(a >= 0 && a < m->nb && b >= 0 && b < m->nb)) {
+            PyErr_Format(ModelError, "spring %d: body index out of range", k);
+            return -1;
+        }
+    }
+    for (int k = 0; k < m->nct; ++k) {
+        double b = m->contacts[CT_N * k + CT_BODY];
+        if (!(b >= 1 && b < m->nb)) {
+            PyErr_Format(ModelError, "contact %d: body index out of range 1..%d", k, m->nb - 1);
+            return -1;
+        }
+    }
+    for (int k = 0; k < m->ncb; ++k) {
+        double b = m->cables[CB_N * k + CB_BODY];
+        if (!(b >= 1 && b < m->nb)) {
+            PyErr_Format(ModelError, "cable %d: body index out of range 1..%d", k, m->nb - 1);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *py_new_model(PyObject *self, PyObject *args) {
+    PyObject *parent, *jtype, *nqi, *nvi, *axis1, *axis2, *Rtree, *ptree, *inertia, *grav;
+    PyObject *dof_force, *springs, *contacts, *cables, *q_names, *v_names, *body_names;
+    int nb, ns, nct, ncb;
+    if (!PyArg_ParseTuple(args, "iOOOOOOOOOOOiOiOiOO!O!O!", &nb, &parent, &jtype, &nqi, &nvi, &axis1,
+                          &axis2, &Rtree, &ptree, &inertia, &grav, &dof_force, &ns, &springs,
+                          &nct, &contacts, &ncb, &cables, &PyTuple_Type, &q_names, &PyTuple_Type,
+                          &v_names, &PyTuple_Type, &body_names))
+        return NULL;
+    if (ns < 0 || nct < 0 || ncb < 0) {
+        PyErr_SetString(ModelError, "negative force element count");
+        return NULL;
+    }
+    mb_model *m = calloc(1, sizeof(mb_model));
+    if (!m) return PyErr_NoMemory();
+    m->nb = nb;
+    m->ns = ns;
+    m->nct = nct;
+    m->ncb = ncb;
+    double *g = NULL;
+    if (copy_int(parent, nb, &m->parent, "parent") || copy_int(jtype, nb, &m->jtype, "jtype") ||
+        copy_int(nqi, nb, &m->nqi, "nqi") || copy_int(nvi, nb, &m->nvi, "nvi") ||
+        copy_dbl(axis1, (npy_intp)nb * 3, &m->axis1, "axis1") ||
+        copy_dbl(axis2, (npy_intp)nb * 3, &m->axis2, "axis2") ||
+        copy_dbl(Rtree, (npy_intp)nb * 9, &m->Rtree, "Rtree") ||
+        copy_dbl(ptree, (npy_intp)nb * 3, &m->ptree, "ptree") ||
+        copy_dbl(inertia, (npy_intp)nb * 36, &m->Ibody, "inertia") ||
+        copy_dbl(grav, 3, &g, "gravity")) {
+        mb_free(m);
+        free(g);
+        return NULL;
+    }
+    memcpy(m->g, g, sizeof m->g);
+    free(g);
+    m->iq = malloc(sizeof(int) * (size_t)nb);
+    m->iv = malloc(sizeof(int) * (size_t)nb);
+    int nq = 0, nv = 0;
+    for (int i = 0; i < nb; ++i) {
+        m->iq[i] = nq;
+        m->iv[i] = nv;
+        nq += m->nqi[i];
+        nv += m->nvi[i];
+        if (i > 0 && (m->parent[i] < 0 || m->parent[i] >= i)) {
+            PyErr_Format(ModelError, "body %d: parent %d is not an earlier body", i, m->parent[i]);
+            mb_free(m);
+            return NULL;
+        }
+    }
+    m->nq = nq;
+    m->nv = nv;
+    if (copy_dbl(dof_force, (npy_intp)nv * DF_N, &m->dof_force, "dof_force") ||
+        copy_dbl(springs, (npy_intp)ns * SP_N, &m->springs, "springs") ||
+        copy_dbl(contacts, (npy_intp)nct * CT_N, &m->contacts, "contacts") ||
+        copy_dbl(cables, (npy_intp)ncb * CB_N, &m->cables, "cables") || check_element_bodies(m)) {
+        mb_free(m);
+        return NULL;
+    }
+    m->has_dof_force = 0;
+    for (int k = 0; k < nv; ++k) {
+        const double *P = m->dof_force + DF_N * k;
+        if (P[DF_K] != 0 || P[DF_D] != 0 || fabs(P[DF_LO]) < 1e299 || fabs(P[DF_HI]) < 1e299)
+            m->has_dof_force = 1;
+    }
+    /* limits may be +-inf: copy_dbl refused non-finite values, so the Python
+     * side encodes "no limit" as +-1e300 */
+    if (mb_alloc_workspace(m)) {
+        mb_free(m);
+        return PyErr_NoMemory();
+    }
+    handle_t *h = calloc(1, sizeof(handle_t));
+    h->m = m;
+    Py_INCREF(q_names); h->q_names = q_names;
+    Py_INCREF(v_names); h->v_names = v_names;
+    Py_INCREF(body_names); h->body_names = body_names;
+    return PyCapsule_New(h, CAPSULE, handle_free);
+}
+
+/* set_drives(h, drives (n, DR_N)): the model's joint drives (drives.h), set
+ * once by mbfmu.dynamics.model.Model when it is made */
+static PyObject *py_set_drives(PyObject *self, PyObject *args) {
+    PyObject *cap, *rows;
+    int n;
+    if (!PyArg_ParseTuple(args, "OiO", &cap, &n, &rows)) return NULL;
+    handle_t *h = get_handle(cap);
+    if (!h) return NULL;
+    mb_model *m = h->m;
+    if (n < 0) {
+        PyErr_SetString(ModelError, "negative number of joint drives");
+        return NULL;
+    }
+    double *d = NULL;
+    if (copy_dbl(rows, (npy_intp)n * DR_N, &d, "drives")) return NULL;
+    int bad = mb_drives_check(m, n, d);
+    if (bad) {
+        free(d);
+        PyErr_Format(ModelError, "joint drive %d does not fit the model (a 1-DOF revolute or prismatic joint's "
+                                 "coordinates, driven once; mode 0, 1 or 2; gains, limit and friction >= 0; "
+                                 "smoothing velocity > 0)", bad - 1);
+        return NULL;
+    }
+    free(m->drives);
+    m->drives = d;
+    m->ndr = n;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_set_gravity(PyObject *self, PyObject *args) {
+    PyObject *cap, *g;
+    if (!PyArg_ParseTuple(args, "OO", &cap, &g)) return NULL;
+    handle_t *h = get_handle(cap);
+    if (!h) return NULL;
+    PyArrayObject *a = as_vector(g, 3, "gravity", NULL);
+    if (!a) return NULL;
+    memcpy(h->m->g, PyArray_DATA(a), 3 * sizeof(double));
+    Py_DECREF(a);
+    Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------ algorithms */
+
+/* parse (handle, q[, v[, w]]) with the right sizes; fills arrays (new refs) */
+typedef struct {
+    handle_t *h;
+    PyArrayObject *q, *v, *w, *fext;
+} call_t;
+
+static void call_clear(call_t *c) {
+    Py_XDECREF(c->q);
+    Py_XDECREF(c->v);
+    Py_XDECREF(c->w);
+    Py_XDECREF(c->fext);
+}
+
+/* kinds: 'q' (nq), 'v' (nv); wname names the third vector */
+static int call_parse(call_t *c, PyObject *cap, PyObject *q, PyObject *v, const char *vname,
+                      PyObject *w, const char *wname, PyObject *fext) {
+    memset(c, 0, sizeof *c);
+    c->h = get_handle(cap);
+    if (!c->h) return -1;
+    mb_model *m = c->h->m;
+    c->q = as_vector(q, m->nq, "q", c->h->q_names);
+    if (!c->q) return -1;
+    if (v) {
+        c->v = as_vector(v, m->nv, vname, c->h->v_names);
+        if (!c->v) return -1;
+    }
+    if (w) {
+        c->w = as_vector(w, m->nv, wname, c->h->v_names);
+        if (!c->w) return -1;
+    }
+    if (fext && fext != Py_None) {
+        c->fext = as_fext(fext, c->h);
+        if (!c->fext) return -1;
+    }
+    return 0;
+}
+
+static PyObject *py_rnea(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *a, *fext = Py_None;
+    int grav = 1;
+    if (!PyArg_ParseTuple(args, "OOOO|Op", &cap, &q, &v, &a, &fext, &grav)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", a, "a", fext)) { call_clear(&c); return NULL; }
+    PyObject *out = new_vector(c.h->m->nv);
+    if (out) mb_rnea(c.h->m, D(c.q), D(c.v), D(c.w), c.fext ? D(c.fext) : NULL, grav,
+                     D((PyArrayObject *)out));
+    call_clear(&c);
+    return out;
+}
+
+static PyObject *py_crba(PyObject *self, PyObject *args) {
+    PyObject *cap, *q;
+    if (!PyArg_ParseTuple(args, "OO", &cap, &q)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, NULL, NULL, NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    npy_intp dims[2] = {c.h->m->nv, c.h->m->nv};
+    PyObject *out = PyArray_SimpleNew(2, dims, NPY_DOUBLE);
+    if (out) mb_crba(c.h->m, D(c.q), D((PyArrayObject *)out));
+    call_clear(&c);
+    return out;
+}
+
+static PyObject *py_aba(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *tau, *fext = Py_None;
+    int grav = 1;
+    if (!PyArg_ParseTuple(args, "OOOO|Op", &cap, &q, &v, &tau, &fext, &grav)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", tau, "tau", fext)) { call_clear(&c); return NULL; }
+    PyObject *out = new_vector(c.h->m->nv);
+    if (out) {
+        int err = mb_aba(c.h->m, D(c.q), D(c.v), D(c.w), c.fext ? D(c.fext) : NULL, grav,
+                         D((PyArrayObject *)out));
+        if (err) { Py_DECREF(out); out = raise_singular(c.h, err); }
+    }
+    call_clear(&c);
+    return out;
+}
+
+static PyObject *py_minv(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *b;
+    if (!PyArg_ParseTuple(args, "OOO", &cap, &q, &b)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, b, "b", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    PyObject *out = new_vector(c.h->m->nv);
+    if (out) {
+        int err = mb_minv(c.h->m, D(c.q), D(c.v), D((PyArrayObject *)out));
+        if (err) { Py_DECREF(out); out = raise_singular(c.h, err); }
+    }
+    call_clear(&c);
+    return out;
+}
+
+static PyObject *py_momentum(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v;
+    if (!PyArg_ParseTuple(args, "OOO", &cap, &q, &v)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    PyObject *out = new_vector(c.h->m->nv);
+    if (out) mb_momentum(c.h->m, D(c.q), D(c.v), D((PyArrayObject *)out));
+    call_clear(&c);
+    return out;
+}
+
+static PyObject *py_sweep(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *p, *tau, *fext = Py_None;
+    if (!PyArg_ParseTuple(args, "OOOO|O", &cap, &q, &p, &tau, &fext)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, p, "p", tau, "tau", fext)) { call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    PyObject *v = new_vector(m->nv), *qdot = new_vector(m->nq), *pdot = new_vector(m->nv);
+    PyObject *res = NULL;
+    if (v && qdot && pdot) {
+        int err = mb_sweep(m, D(c.q), D(c.v), D(c.w), c.fext ? D(c.fext) : NULL,
+                           D((PyArrayObject *)v), D((PyArrayObject *)qdot), D((PyArrayObject *)pdot));
+        if (err) raise_singular(c.h, err);
+        else res = PyTuple_Pack(3, qdot, pdot, v);
+    }
+    Py_XDECREF(v); Py_XDECREF(qdot); Py_XDECREF(pdot);
+    call_clear(&c);
+    return res;
+}
+
+/* (R (nb,3,3), p (nb,3), v (nb,6) or None, c-free) after kinematics */
+static PyObject *py_kinematics(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v = Py_None;
+    if (!PyArg_ParseTuple(args, "OO|O", &cap, &q, &v)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v == Py_None ? NULL : v, "v", NULL, NULL, NULL)) {
+        call_clear(&c);
+        return NULL;
+    }
+    mb_model *m = c.h->m;
+    mb_kinematics(m, D(c.q), c.v ? D(c.v) : NULL);
+    npy_intp dR[3] = {m->nb, 3, 3}, dp[2] = {m->nb, 3}, dv[2] = {m->nb, 6};
+    PyObject *R = PyArray_SimpleNew(3, dR, NPY_DOUBLE), *P = PyArray_SimpleNew(2, dp, NPY_DOUBLE);
+    memcpy(PyArray_DATA((PyArrayObject *)R), m->RW, sizeof(double) * 9 * m->nb);
+    memcpy(PyArray_DATA((PyArrayObject *)P), m->pW, sizeof(double) * 3 * m->nb);
+    PyObject *V;
+    if (c.v) {
+        V = PyArray_SimpleNew(2, dv, NPY_DOUBLE);
+        double *vd = PyArray_DATA((PyArrayObject *)V);
+        memset(vd, 0, 6 * sizeof(double));
+        memcpy(vd + 6, m->v + 6, sizeof(double) * 6 * (m->nb - 1));
+    } else {
+        Py_INCREF(Py_None);
+        V = Py_None;
+    }
+    call_clear(&c);
+    PyObject *res = PyTuple_Pack(3, R, P, V);
+    Py_DECREF(R); Py_DECREF(P); Py_DECREF(V);
+    return res;
+}
+
+/* body_frame(h, q, v, body) -> (quaternion (4) of R_WB, scalar first, w >= 0;
+ * twist (6): angular velocity, rad/s, and velocity of the body origin, m/s,
+ * world axes): the sensors' own code (sensors.h) */
+static PyObject *py_body_frame(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v;
+    int b;
+    if (!PyArg_ParseTuple(args, "OOOi", &cap, &q, &v, &b)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    if (b < 1 || b >= m->nb) {
+        call_clear(&c);
+        PyErr_Format(InputError, "body_frame: body %d is not a body of the model (1..%d)", b, m->nb - 1);
+        return NULL;
+    }
+    PyObject *quat = new_vector(4), *tw = new_vector(6), *res = NULL;
+    if (quat && tw) {
+        mb_kinematics(m, D(c.q), D(c.v));
+        mb_body_quaternion(m, b, D((PyArrayObject *)quat));
+        mb_body_twist(m, b, D((PyArrayObject *)tw));
+        res = PyTuple_Pack(2, quat, tw);
+    }
+    Py_XDECREF(quat); Py_XDECREF(tw);
+    call_clear(&c);
+    return res;
+}
+
+/* body accelerations (nb, 6), body frame, with gravity excluded, for (q, v, a) */
+static PyObject *py_body_accelerations(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *a;
+    if (!PyArg_ParseTuple(args, "OOOO", &cap, &q, &v, &a)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", a, "a", NULL)) { call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    double *tau = m->tau;
+    mb_rnea(m, D(c.q), D(c.v), D(c.w), NULL, 0, tau);
+    npy_intp dv[2] = {m->nb, 6};
+    PyObject *A = PyArray_SimpleNew(2, dv, NPY_DOUBLE);
+    double *ad = PyArray_DATA((PyArrayObject *)A);
+    memset(ad, 0, 6 * sizeof(double));
+    memcpy(ad + 6, m->a + 6, sizeof(double) * 6 * (m->nb - 1));
+    call_clear(&c);
+    return A;
+}
+
+/* point_accelerations(h, q, v, a, bodies (n,), points (n, 3)) -> (n, 3):
+ * world-frame inertial accelerations of body points (gravity excluded) */
+static PyObject *py_point_accelerations(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *a, *bodies, *points;
+    if (!PyArg_ParseTuple(args, "OOOOOO", &cap, &q, &v, &a, &bodies, &points)) return NULL;
+    call_t c;
+    PyArrayObject *ab = NULL, *ap = NULL;
+    PyObject *out = NULL;
+    if (call_parse(&c, cap, q, v, "v", a, "a", NULL)) goto done;
+    mb_model *m = c.h->m;
+    ab = (PyArrayObject *)PyArray_FROMANY(bodies, NPY_INTP, 0, 1, NPY_ARRAY_IN_ARRAY);
+    if (!ab) {
+        PyErr_Clear();
+        PyErr_SetString(InputError, "point_accelerations: bodies must be integers");
+        goto done;
+    }
+    npy_intp n = PyArray_SIZE(ab);
+    const npy_intp *b = PyArray_DATA(ab);
+    for (npy_intp k = 0; k < n; ++k)
+        if (b[k] < 0 || b[k] >= m->nb) {
+            PyErr_Format(InputError, "point_accelerations: body %zd is out of range [0, %d)",
+                         (Py_ssize_t)b[k], m->nb);
+            goto done;
+        }
+    if (!(ap = as_vector(points, 3 * n, "points (n x 3, body frames)", NULL))) goto done;
+    mb_rnea(m, D(c.q), D(c.v), D(c.w), NULL, 0, m->tau);
+    if (!(out = new_matrix(n, 3))) goto done;
+    for (npy_intp k = 0; k < n; ++k)
+        mb_point_acceleration(m, (int)b[k], D(ap) + 3 * k, D((PyArrayObject *)out) + 3 * k);
+done:
+    call_clear(&c);
+    Py_XDECREF(ab); Py_XDECREF(ap);
+    return out;
+}
+
+/* (S, Sring) each (nb, 6, 6): column k of joint i's motion subspace at [i, k] */
+static PyObject *py_subspaces(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v;
+    if (!PyArg_ParseTuple(args, "OOO", &cap, &q, &v)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    mb_kinematics(m, D(c.q), D(c.v));
+    npy_intp d[3] = {m->nb, 6, 6};
+    PyObject *S = PyArray_SimpleNew(3, d, NPY_DOUBLE), *Sr = PyArray_SimpleNew(3, d, NPY_DOUBLE);
+    memcpy(PyArray_DATA((PyArrayObject *)S), m->S, sizeof(double) * 36 * m->nb);
+    memcpy(PyArray_DATA((PyArrayObject *)Sr), m->Sr, sizeof(double) * 36 * m->nb);
+    memset(PyArray_DATA((PyArrayObject *)S), 0, sizeof(double) * 36);
+    memset(PyArray_DATA((PyArrayObject *)Sr), 0, sizeof(double) * 36);
+    call_clear(&c);
+    PyObject *res = PyTuple_Pack(2, S, Sr);
+    Py_DECREF(S); Py_DECREF(Sr);
+    return res;
+}
+
+static PyObject *py_qdot(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v;
+    if (!PyArg_ParseTuple(args, "OOO", &cap, &q, &v)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    PyObject *out = new_vector(c.h->m->nq);
+    if (out) mb_qdot(c.h->m, D(c.q), D(c.v), D((PyArrayObject *)out));
+    call_clear(&c);
+    return out;
+}
+
+static PyObject *py_integrate(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v;
+    double dt;
+    if (!PyArg_ParseTuple(args, "OOOd", &cap, &q, &v, &dt)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    PyObject *out = new_vector(c.h->m->nq);
+    if (out) {
+        memcpy(D((PyArrayObject *)out), D(c.q), sizeof(double) * c.h->m->nq);
+        mb_integrate(c.h->m, D((PyArrayObject *)out), D(c.v), dt);
+    }
+    call_clear(&c);
+    return out;
+}
+
+static PyObject *py_normalize(PyObject *self, PyObject *args) {
+    PyObject *cap, *q;
+    if (!PyArg_ParseTuple(args, "OO", &cap, &q)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, NULL, NULL, NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    PyObject *out = new_vector(c.h->m->nq);
+    if (out) {
+        memcpy(D((PyArrayObject *)out), D(c.q), sizeof(double) * c.h->m->nq);
+        mb_normalize(c.h->m, D((PyArrayObject *)out));
+    }
+    call_clear(&c);
+    return out;
+}
+
+/* passive_forces(h, q, v, tau=None) -> (generalized forces (nv), body wrenches
+ * (nb, 6)) that the force elements add to the commanded tau (zero if None);
+ * a model with servo drives needs tau (their set-points are in it) */
+static PyObject *py_passive_forces(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *cmd = Py_None;
+    if (!PyArg_ParseTuple(args, "OOO|O", &cap, &q, &v, &cmd)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", cmd == Py_None ? NULL : cmd, "tau", NULL)) { call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    if (!c.w && mb_drives_have_servo(m)) {
+        call_clear(&c);
+        PyErr_SetString(ModelError, "passive_forces: the model has servo drives, whose set-points are in the "
+                                    "commanded generalized forces: pass tau");
+        return NULL;
+    }
+    npy_intp df[2] = {m->nb, 6};
+    PyObject *tau = new_vector(m->nv), *F = PyArray_ZEROS(2, df, NPY_DOUBLE, 0);
+    double *t = D((PyArrayObject *)tau);
+    if (c.w) memcpy(t, D(c.w), sizeof(double) * m->nv);
+    else memset(t, 0, sizeof(double) * m->nv);
+    mb_kinematics(m, D(c.q), D(c.v));
+    mb_passive_forces(m, D(c.q), D(c.v), t, D((PyArrayObject *)F));
+    if (c.w)
+        for (int k = 0; k < m->nv; ++k) t[k] -= D(c.w)[k];
+    call_clear(&c);
+    PyObject *res = PyTuple_Pack(2, tau, F);
+    Py_DECREF(tau); Py_DECREF(F);
+    return res;
+}
+
+/* elements(h, q, v) -> (contact force (nct,3) world N, contact point (nct,3)
+ * world m, penetration (nct,) m, cable tension (ncb,) N, cable length (ncb,) m) */
+static PyObject *py_elements(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v;
+    if (!PyArg_ParseTuple(args, "OOO", &cap, &q, &v)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    PyObject *Fc = new_matrix(m->nct, 3), *xc = new_matrix(m->nct, 3), *dc = new_vector(m->nct);
+    PyObject *T = new_vector(m->ncb), *L = new_vector(m->ncb), *res = NULL;
+    if (Fc && xc && dc && T && L) {
+        mb_kinematics(m, D(c.q), D(c.v));
+        for (int k = 0; k < m->nct; ++k) {
+            double rB[3];
+            D((PyArrayObject *)dc)[k] = mb_contact_force(m, k, D((PyArrayObject *)Fc) + 3 * k, rB);
+            mb_point_position(m, (int)m->contacts[CT_N * k + CT_BODY], rB, D((PyArrayObject *)xc) + 3 * k);
+        }
+        for (int k = 0; k < m->ncb; ++k) {
+            double F[3];
+            D((PyArrayObject *)T)[k] = mb_cable_force(m, k, F, D((PyArrayObject *)L) + k);
+        }
+        res = PyTuple_Pack(5, Fc, xc, dc, T, L);
+    }
+    Py_XDECREF(Fc); Py_XDECREF(xc); Py_XDECREF(dc); Py_XDECREF(T); Py_XDECREF(L);
+    call_clear(&c);
+    return res;
+}
+
+static PyObject *py_passive_energy(PyObject *self, PyObject *args) {
+    PyObject *cap, *q;
+    if (!PyArg_ParseTuple(args, "OO", &cap, &q)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, NULL, NULL, NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    double e = mb_passive_energy(c.h->m, D(c.q));
+    call_clear(&c);
+    return PyFloat_FromDouble(e);
+}
+
+static PyObject *py_rhs(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *tau, *fext = Py_None;
+    if (!PyArg_ParseTuple(args, "OOOO|O", &cap, &q, &v, &tau, &fext)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", tau, "tau", fext)) { call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    PyObject *qdot = new_vector(m->nq), *vdot = new_vector(m->nv), *res = NULL;
+    int err = mb_rhs(m, D(c.q), D(c.v), D(c.w), c.fext ? D(c.fext) : NULL,
+                     D((PyArrayObject *)qdot), D((PyArrayObject *)vdot));
+    if (err) raise_singular(c.h, err);
+    else res = PyTuple_Pack(2, qdot, vdot);
+    Py_DECREF(qdot); Py_DECREF(vdot);
+    call_clear(&c);
+    return res;
+}
+
+typedef int (*stepper_t)(mb_model *, double *, double *, const double *, const double *, double, int);
+
+/* "%g" text of x (PyErr_Format has no floating-point conversions); the
+ * array lives until the end of the full expression of the call */
+typedef struct { char s[32]; } gtext_t;
+static gtext_t gtext(double x) {
+    gtext_t g;
+    snprintf(g.s, sizeof g.s, "%g", x);
+    return g;
+}
+
+/* 0 if the stepped state (q, v) is finite, else -1 with SimulationError set */
+static int check_stepped(const char *what, const double *q, int nq, const double *v, int nv,
+                         double h, int n) {
+    int ok = 1;
+    for (int k = 0; k < nq && ok; ++k) ok = isfinite(q[k]);
+    for (int k = 0; k < nv && ok; ++k) ok = isfinite(v[k]);
+    if (ok) return 0;
+    PyErr_Format(SimulationError, "%s: the state became non-finite within %d steps of %s s "
+                 "(unstable: reduce the step)", what, n, gtext(h).s);
+    return -1;
+}
+
+/* 0 if (h, n) is a valid step size and count, else -1 with InputError set */
+static int check_steps(const char *what, double h, int n) {
+    if (h > 0 && isfinite(h) && n >= 0) return 0;
+    PyErr_Format(InputError, "%s: the step (%s s) must be finite and > 0 and the step count (%d) >= 0",
+                 what, gtext(h).s, n);
+    return -1;
+}
+
+/* shared by rk4 and rk4_canonical: parse (h, q, x2, tau, dt, n[, fext]),
+ * run the compiled loop on copies, check the result is finite */
+static PyObject *run_stepper(PyObject *args, const char *what, const char *second, stepper_t step) {
+    PyObject *cap, *q, *v, *tau, *fext = Py_None;
+    double h;
+    int n;
+    if (!PyArg_ParseTuple(args, "OOOOdi|O", &cap, &q, &v, &tau, &h, &n, &fext)) return NULL;
+    if (check_steps(what, h, n)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, second, tau, "tau", fext)) { call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    PyObject *qo = new_vector(m->nq), *vo = new_vector(m->nv), *res = NULL;
+    memcpy(D((PyArrayObject *)qo), D(c.q), sizeof(double) * m->nq);
+    memcpy(D((PyArrayObject *)vo), D(c.v), sizeof(double) * m->nv);
+    int err = step(m, D((PyArrayObject *)qo), D((PyArrayObject *)vo), D(c.w),
+                     c.fext ? D(c.fext) : NULL, h, n);
+    if (err) raise_singular(c.h, err);
+    else if (!check_stepped(what, D((PyArrayObject *)qo), m->nq, D((PyArrayObject *)vo), m->nv, h, n))
+        res = PyTuple_Pack(2, qo, vo);
+    Py_DECREF(qo); Py_DECREF(vo);
+    call_clear(&c);
+    return res;
+}
+
+static PyObject *py_rk4(PyObject *self, PyObject *args) {
+    return run_stepper(args, "rk4", "v", mb_rk4);
+}
+
+static PyObject *py_rk4_canonical(PyObject *self, PyObject *args) {
+    return run_stepper(args, "rk4_canonical", "p", mb_rk4_canonical);
+}
+
+/* ------------------------------------------------- error-controlled steps */
+
+/* options tuple (rtol, atol, h_init, h_max, h_min, max_steps, method) */
+static int parse_adapt_options(PyObject *obj, mb_adapt_options *opt) {
+    mb_adapt_defaults(opt);
+    if (!PyArg_ParseTuple(obj, "dddddli;options must be (rtol, atol, h_init, h_max, h_min, "
+                          "max_steps, method)", &opt->rtol, &opt->atol, &opt->h_init, &opt->h_max,
+                          &opt->h_min, &opt->max_steps, &opt->method))
+        return -1;
+    if (!(opt->rtol >= 0 && opt->atol >= 0 && opt->rtol + opt->atol > 0 && isfinite(opt->rtol) &&
+          isfinite(opt->atol))) {
+        PyErr_Format(InputError, "tolerances rtol = %s, atol = %s: must be finite, >= 0, not both 0",
+                     gtext(opt->rtol).s, gtext(opt->atol).s);
+        return -1;
+    }
+    if (opt->method != MB_BS32 && opt->method != MB_DP54) {
+        PyErr_Format(InputError, "integration method %d is not 0 (BS32) or 1 (DP54)", opt->method);
+        return -1;
+    }
+    return 0;
+}
+
+/* (accepted, rejected, evaluations, t_reached, h_next, err_norm) */
+static PyObject *adapt_stats_tuple(const mb_adapt_stats *st) {
+    return Py_BuildValue("(lllddd)", st->accepted, st->rejected, st->evaluations, st->t_reached,
+                         st->h_next, st->err_norm);
+}
+
+/* SimulationError for a failed mb_adapt_advance that is not a right-hand-side
+ * error; returns NULL */
+static PyObject *raise_adapt(int status, const mb_adapt_stats *st, const mb_adapt_options *opt,
+                             double span) {
+    PyErr_Format(SimulationError, "%s: reached %s s of the %s s interval after %ld accepted and %ld "
+                 "rejected steps (last step %s s, error norm %s; rtol %s, atol %s, max_steps %ld)",
+                 mb_adapt_message(status), gtext(st->t_reached).s, gtext(span).s, st->accepted,
+                 st->rejected, gtext(st->h_last).s, gtext(st->err_norm).s, gtext(opt->rtol).s,
+                 gtext(opt->atol).s, opt->max_steps);
+    return NULL;
+}
+
+static int check_span(double span) {
+    if (span >= 0 && isfinite(span)) return 0;
+    PyErr_Format(InputError, "the interval (%s s) must be finite and >= 0", gtext(span).s);
+    return -1;
+}
+
+/* adapt(h, q, y, tau, dt, options, fext=None, canonical=False) -> (q, y, stats):
+ * x = [q; v] (or [q; p] when canonical) over dt (s) with error control */
+static PyObject *py_adapt(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *tau, *options, *fext = Py_None;
+    double span;
+    int canonical = 0;
+    if (!PyArg_ParseTuple(args, "OOOOdO|Op", &cap, &q, &v, &tau, &span, &options, &fext, &canonical))
+        return NULL;
+    mb_adapt_options opt;
+    if (check_span(span) || parse_adapt_options(options, &opt)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, v, canonical ? "p" : "v", tau, "tau", fext)) { call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    PyObject *qo = new_vector(m->nq), *vo = new_vector(m->nv), *res = NULL;
+    memcpy(D((PyArrayObject *)qo), D(c.q), sizeof(double) * m->nq);
+    memcpy(D((PyArrayObject *)vo), D(c.v), sizeof(double) * m->nv);
+    mb_ode ode;
+    if (canonical) mb_canonical_ode(m, &ode);
+    else mb_rigid_ode(m, &ode);
+    mb_adapt_stats st;
+    int status = mb_adapt_advance(&ode, D((PyArrayObject *)qo), D((PyArrayObject *)vo), D(c.w),
+                                  c.fext ? D(c.fext) : NULL, span, &opt, &st);
+    if (status == MB_ADAPT_RHS_ERROR) raise_singular(c.h, st.rhs_error);
+    else if (status) raise_adapt(status, &st, &opt, span);
+    else res = Py_BuildValue("(OON)", qo, vo, adapt_stats_tuple(&st));
+    Py_DECREF(qo); Py_DECREF(vo);
+    call_clear(&c);
+    return res;
+}
+
+/* a Python right-hand side f(t, x) -> dx/dt and normalize(x) -> x for
+ * mb_adapt_advance (ny = 0: x is all "q") */
+typedef struct {
+    PyObject *f, *normalize;
+    double t0, t;
+    npy_intp n;
+} pycb_t;
+
+static int pycb_copy(PyObject *res, double *out, npy_intp n, const char *what) {
+    if (!res) return -1;
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(res, NPY_DOUBLE, 0, 1, NPY_ARRAY_IN_ARRAY);
+    Py_DECREF(res);
+    if (!a) return -1;
+    if (PyArray_SIZE(a) != n) {
+        PyErr_Format(InputError, "%s returned %zd values, expected %zd", what,
+                     (Py_ssize_t)PyArray_SIZE(a), (Py_ssize_t)n);
+        Py_DECREF(a);
+        return -1;
+    }
+    memcpy(out, PyArray_DATA(a), sizeof(double) * (size_t)n);
+    Py_DECREF(a);
+    return 0;
+}
+
+static PyObject *pycb_array(const double *x, npy_intp n) {
+    PyObject *a = new_vector(n);
+    if (a) memcpy(D((PyArrayObject *)a), x, sizeof(double) * (size_t)n);
+    return a;
+}
+
+static int pycb_rhs(void *ctx, const double *x, const double *unused_y, const double *tau,
+                    const double *fext, double *dx, double *unused_dy) {
+    pycb_t *cb = ctx;
+    PyObject *xa = pycb_array(x, cb->n);
+    if (!xa) return -1;
+    PyObject *r = PyObject_CallFunction(cb->f, "dO", cb->t0 + cb->t, xa);
+    Py_DECREF(xa);
+    return pycb_copy(r, dx, cb->n, "the right-hand side") ? -1 : 0;
+}
+
+static void pycb_normalize(void *ctx, double *x) {
+    pycb_t *cb = ctx;
+    if (cb->normalize == Py_None || PyErr_Occurred()) return;
+    PyObject *xa = pycb_array(x, cb->n);
+    if (!xa) return;
+    PyObject *r = PyObject_CallFunctionObjArgs(cb->normalize, xa, NULL);
+    Py_DECREF(xa);
+    pycb_copy(r, x, cb->n, "normalize"); /* an exception stays set and stops the call below */
+}
+
+/* adapt_callback(f, normalize, t0, x, dt, options) -> (x, stats): x over
+ * dt (s) with error control, f(t, x) -> dx/dt in Python, normalize(x) -> x
+ * after every accepted step (or None) */
+static PyObject *py_adapt_callback(PyObject *self, PyObject *args) {
+    PyObject *f, *norm, *x, *options;
+    double t0, span;
+    if (!PyArg_ParseTuple(args, "OOdOdO", &f, &norm, &t0, &x, &span, &options)) return NULL;
+    mb_adapt_options opt;
+    if (check_span(span) || parse_adapt_options(options, &opt)) return NULL;
+    if (!PyCallable_Check(f) || (norm != Py_None && !PyCallable_Check(norm))) {
+        PyErr_SetString(PyExc_TypeError, "adapt_callback: f and normalize must be callables");
+        return NULL;
+    }
+    PyArrayObject *x0 = (PyArrayObject *)PyArray_FROMANY(x, NPY_DOUBLE, 0, 1, NPY_ARRAY_IN_ARRAY);
+    if (!x0) return NULL;
+    PyArrayObject *xa = as_vector((PyObject *)x0, PyArray_SIZE(x0), "x", NULL);
+    Py_DECREF(x0);
+    if (!xa) return NULL;
+    pycb_t cb = {f, norm, t0, 0.0, PyArray_SIZE(xa)};
+    mb_ode ode = {&cb, pycb_rhs, pycb_normalize, (int)cb.n, 0, NULL, &cb.t};
+    PyObject *xo = pycb_array(D(xa), cb.n), *res = NULL;
+    Py_DECREF(xa);
+    if (!xo) return NULL;
+    mb_adapt_stats st;
+    double unused;
+    int status = mb_adapt_advance(&ode, D((PyArrayObject *)xo), &unused, NULL, NULL, span, &opt, &st);
+    if (PyErr_Occurred()) ; /* the Python right-hand side or normalize raised */
+    else if (status) raise_adapt(status, &st, &opt, span);
+    else res = Py_BuildValue("(ON)", xo, adapt_stats_tuple(&st));
+    Py_DECREF(xo);
+    return res;
+}
+
+/* ------------------------------------------------------ flexible systems */
+
+typedef struct {
+    mb_flex *fx;
+    PyObject *model;      /* the virtual tree's capsule (kept alive) */
+    PyObject *q_names;    /* tuple (nq) public coordinate labels */
+    PyObject *v_names;    /* tuple (nv) */
+    PyObject *beam_names; /* tuple (nbeam) */
+} flex_handle_t;
+
+static const char *FLEX_CAPSULE = "mbfmu.dynamics.flexible";
+
+static void flex_handle_free(PyObject *cap) {
+    flex_handle_t *h = PyCapsule_GetPointer(cap, FLEX_CAPSULE);
+    if (!h) return;
+    mb_flex_free(h->fx);
+    Py_XDECREF(h->model);
+    Py_XDECREF(h->q_names);
+    Py_XDECREF(h->v_names);
+    Py_XDECREF(h->beam_names);
+    free(h);
+}
+
+static flex_handle_t *get_flex(PyObject *cap) {
+    flex_handle_t *h = PyCapsule_GetPointer(cap, FLEX_CAPSULE);
+    if (!h) PyErr_SetString(PyExc_TypeError, "expected a flexible-system handle (FlexibleSystem._fh)");
+    return h;
+}
+
+/* SimulationError for a nonzero mb_flex_rhs code; returns NULL */
+static PyObject *raise_flex(flex_handle_t *h, int err) {
+    if (err < 0) return raise_singular(PyCapsule_GetPointer(h->model, CAPSULE), err);
+    PyErr_Format(SimulationError, "the modal mass matrix M_ee of beam %S is singular (a beam "
+                 "without mass, or modes its stations cannot resolve)",
+                 PyTuple_GET_ITEM(h->beam_names, err - 1));
+    return NULL;
+}
+
+static int copy_dbl_any(PyObject *obj, double **out, npy_intp *n, const char *arg) {
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(obj, NPY_DOUBLE, 0, 0, NPY_ARRAY_IN_ARRAY);
+    if (!a) return -1;
+    *n = PyArray_SIZE(a);
+    Py_DECREF(a);
+    return copy_dbl(obj, *n, out, arg);
+}
+
+/* new_flex(model, nq, nv, role, beam, pq, pv, goff, hoff, gtab, htab,
+ *          bbody, bq, bv, bnm, kdoff, kd, q_names, v_names, beam_names) */
+static PyObject *py_new_flex(PyObject *self, PyObject *args) {
+    PyObject *cap, *role, *beam, *pq, *pv, *goff, *hoff, *gtab, *htab, *bbody, *bq, *bv, *bnm;
+    PyObject *kdoff, *kd, *q_names, *v_names, *beam_names;
+    int nq, nv;
+    if (!PyArg_ParseTuple(args, "OiiOOOOOOOOOOOOOOO!O!O!", &cap, &nq, &nv, &role, &beam, &pq, &pv,
+                          &goff, &hoff, &gtab, &htab, &bbody, &bq, &bv, &bnm, &kdoff, &kd,
+                          &PyTuple_Type, &q_names, &PyTuple_Type, &v_names, &PyTuple_Type,
+                          &beam_names))
+        return NULL;
+    handle_t *mh = get_handle(cap);
+    if (!mh) return NULL;
+    mb_model *m = mh->m;
+    int nb = m->nb, nbeam = (int)PyTuple_GET_SIZE(beam_names);
+    mb_flex *fx = calloc(1, sizeof(mb_flex));
+    if (!fx) return PyErr_NoMemory();
+    fx->m = m;
+    fx->nq = nq;
+    fx->nv = nv;
+    fx->nbeam = nbeam;
+    npy_intp ng, nh, nkd;
+    if (copy_int(role, nb, &fx->role, "role") || copy_int(beam, nb, &fx->beam, "beam") ||
+        copy_int(pq, nb, &fx->pq, "pq") || copy_int(pv, nb, &fx->pv, "pv") ||
+        copy_int(goff, nb, &fx->goff, "goff") || copy_int(hoff, nb, &fx->hoff, "hoff") ||
+        copy_int(bbody, nbeam, &fx->bbody, "bbody") || copy_int(bq, nbeam, &fx->bq, "bq") ||
+        copy_int(bv, nbeam, &fx->bv, "bv") || copy_int(bnm, nbeam, &fx->bnm, "bnm") ||
+        copy_int(kdoff, nbeam, &fx->kdoff, "kdoff") ||
+        copy_dbl_any(gtab, &fx->gtab, &ng, "gtab") || copy_dbl_any(htab, &fx->htab, &nh, "htab") ||
+        copy_dbl_any(kd, &fx->kd, &nkd, "kd")) {
+        mb_flex_free(fx);
+        return NULL;
+    }
+    /* every index the kernel follows is checked here, once */
+    const char *bad = NULL;
+    int where = 0;
+    fx->nm_max = 0;
+    for (int b = 0; b < nbeam && !bad; ++b) {
+        int n = fx->bnm[b];
+        where = b;
+        if (n < 1 || fx->bbody[b] < 1 || fx->bbody[b] >= nb || fx->bq[b] < 0 || fx->bq[b] + n > nq ||
+            fx->bv[b] < 0 || fx->bv[b] + n > nv || fx->kdoff[b] < 0 || fx->kdoff[b] + 2 * n * n > nkd)
+            bad = "beam table";
+        else if (fx->nm_max < n) fx->nm_max = n;
+    }
+    for (int i = 1; i < nb && !bad; ++i) {
+        int r = fx->role[i], b = fx->beam[i];
+        where = i;
+        if (r == FX_RIGID || r == FX_FRAME) {
+            if (fx->pq[i] < 0 || fx->pq[i] + m->nqi[i] > nq || fx->pv[i] < 0 || fx->pv[i] + m->nvi[i] > nv)
+                bad = "rigid joint index";
+            else if (r == FX_FRAME && (b < 0 || b >= nbeam || fx->bbody[b] != i))
+                bad = "beam frame";
+        } else if (r == FX_DEFORM) {
+            int p = m->parent[i];
+            if (b < 0 || b >= nbeam || m->nvi[i] != 1 || m->nqi[i] != 1 ||
+                (m->jtype[i] != MB_REVOLUTE && m->jtype[i] != MB_PRISMATIC) ||
+                !((fx->role[p] == FX_DEFORM && fx->beam[p] == b) || fx->bbody[b] == p))
+                bad = "deformation joint";
+            else if (fx->goff[i] < 0 || fx->goff[i] + fx->bnm[b] > ng ||
+                     (fx->hoff[i] >= 0 && fx->hoff[i] + fx->bnm[b] * fx->bnm[b] > nh))
+                bad = "station table";
+        } else {
+            bad = "role";
+        }
+    }
+    if (bad) {
+        PyErr_Format(ModelError, "flexible system: inconsistent %s at entry %d", bad, where);
+        mb_flex_free(fx);
+        return NULL;
+    }
+    if (mb_flex_alloc_workspace(fx)) {
+        mb_flex_free(fx);
+        return PyErr_NoMemory();
+    }
+    flex_handle_t *h = calloc(1, sizeof(flex_handle_t));
+    if (!h) {
+        mb_flex_free(fx);
+        return PyErr_NoMemory();
+    }
+    h->fx = fx;
+    Py_INCREF(cap); h->model = cap;
+    Py_INCREF(q_names); h->q_names = q_names;
+    Py_INCREF(v_names); h->v_names = v_names;
+    Py_INCREF(beam_names); h->beam_names = beam_names;
+    return PyCapsule_New(h, FLEX_CAPSULE, flex_handle_free);
+}
+
+/* flex_rhs(h, q, v, tau, fext=None, pidx=None, pacc=None) -> (qdot, vdot) */
+static PyObject *py_flex_rhs(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *tau, *fext = Py_None, *pidx = Py_None, *pacc = Py_None;
+    if (!PyArg_ParseTuple(args, "OOOO|OOO", &cap, &q, &v, &tau, &fext, &pidx, &pacc)) return NULL;
+    flex_handle_t *h = get_flex(cap);
+    if (!h) return NULL;
+    mb_flex *fx = h->fx;
+    mb_model *m = fx->m;
+    PyArrayObject *aq = NULL, *av = NULL, *at = NULL, *af = NULL, *ai = NULL, *aa = NULL;
+    PyObject *qdot = NULL, *vdot = NULL, *res = NULL;
+    aq = as_vector(q, fx->nq, "q", h->q_names);
+    if (!aq) goto done;
+    av = as_vector(v, fx->nv, "v", h->v_names);
+    if (!av) goto done;
+    at = as_vector(tau, fx->nv, "tau", h->v_names);
+    if (!at) goto done;
+    if (fext != Py_None && !(af = as_vector(fext, (npy_intp)m->nb * 6, "f_ext (nbodies x 6, body frame)", NULL)))
+        goto done;
+    memset(fx->pres, 0, sizeof(int) * (size_t)m->nb);
+    if (pidx != Py_None) {
+        ai = (PyArrayObject *)PyArray_FROMANY(pidx, NPY_INTP, 0, 1, NPY_ARRAY_IN_ARRAY);
+        if (!ai) {
+            PyErr_Clear();
+            PyErr_SetString(InputError, "prescribed indices: cannot be read as integers");
+            goto done;
+        }
+        npy_intp n = PyArray_SIZE(ai);
+        aa = as_vector(pacc, n, "prescribed accelerations", NULL);
+        if (!aa) goto done;
+        const npy_intp *idx = PyArray_DATA(ai);
+        memset(fx->pacc, 0, sizeof(double) * (size_t)fx->nv);
+        for (npy_intp k = 0; k < n; ++k) {
+            npy_intp j = idx[k];
+            if (j < 0 || j >= fx->nv) {
+                PyErr_Format(InputError, "prescribed index %zd is out of range [0, %d)", (Py_ssize_t)j, fx->nv);
+                goto done;
+            }
+            fx->pacc[j] = D(aa)[k];
+        }
+        /* a joint is prescribed if all its velocity coordinates are */
+        for (int i = 1; i < m->nb; ++i) {
+            int r = fx->role[i], cnt = 0;
+            if (r != FX_RIGID && r != FX_FRAME) continue;
+            for (npy_intp k = 0; k < n; ++k)
+                if (idx[k] >= fx->pv[i] && idx[k] < fx->pv[i] + m->nvi[i]) ++cnt;
+            if (cnt > 0 && cnt != m->nvi[i]) {
+                PyErr_Format(InputError, "prescribed accelerations: %d of the %d coordinates of the joint "
+                             "of body %d (first %S); prescribe all or none", cnt, m->nvi[i], i,
+                             PyTuple_GET_ITEM(h->v_names, fx->pv[i]));
+                goto done;
+            }
+            fx->pres[i] = cnt > 0;
+        }
+        for (int b = 0; b < fx->nbeam; ++b)
+            for (npy_intp k = 0; k < n; ++k)
+                if (idx[k] >= fx->bv[b] && idx[k] < fx->bv[b] + fx->bnm[b]) {
+                    PyErr_Format(InputError, "prescribed accelerations: %S is a modal coordinate; the "
+                                 "flexible ABA prescribes rigid joints only",
+                                 PyTuple_GET_ITEM(h->v_names, idx[k]));
+                    goto done;
+                }
+    }
+    qdot = new_vector(fx->nq);
+    vdot = new_vector(fx->nv);
+    if (!qdot || !vdot) goto done;
+    int err = mb_flex_rhs(fx, D(aq), D(av), D(at), af ? D(af) : NULL, D((PyArrayObject *)qdot),
+                          D((PyArrayObject *)vdot));
+    if (err) raise_flex(h, err);
+    else res = PyTuple_Pack(2, qdot, vdot);
+done:
+    Py_XDECREF(aq); Py_XDECREF(av); Py_XDECREF(at); Py_XDECREF(af); Py_XDECREF(ai); Py_XDECREF(aa);
+    Py_XDECREF(qdot); Py_XDECREF(vdot);
+    return res;
+}
+
+/* SimulationError for an mb_flex_rk4 error code: as raise_flex, but if the
+ * start state (q, v) is regular, the steps led to the singular state (most
+ * likely a diverging, unstable step), which the message says first.
+ * Returns NULL. */
+static PyObject *raise_flex_stepped(flex_handle_t *h, int err, const double *q, const double *v,
+                                    const double *tau, const double *fext, double dt, int n) {
+    mb_flex *fx = h->fx;
+    raise_flex(h, err);
+    if (mb_flex_rhs(fx, q, v, tau, fext, fx->rk, fx->rk + fx->nq)) return NULL;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *text = value ? PyObject_Str(value) : NULL;
+    Py_XDECREF(type); Py_XDECREF(value); Py_XDECREF(tb);
+    if (!text) return NULL;
+    PyErr_Format(SimulationError, "flex_rk4: the steps reached a singular state within %d steps "
+                 "of %s s from a regular one (most likely an unstable, diverging step: reduce the "
+                 "step): %U", n, gtext(dt).s, text);
+    Py_DECREF(text);
+    return NULL;
+}
+
+/* flex_rk4(fh, q, v, tau, dt, n, fext=None) -> (q, v): n RK4 steps of dt
+ * with mb_flex_rhs, inputs held, no prescribed joints */
+static PyObject *py_flex_rk4(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *tau, *fext = Py_None;
+    double dt;
+    int n;
+    if (!PyArg_ParseTuple(args, "OOOOdi|O", &cap, &q, &v, &tau, &dt, &n, &fext)) return NULL;
+    flex_handle_t *h = get_flex(cap);
+    if (!h || check_steps("flex_rk4", dt, n)) return NULL;
+    mb_flex *fx = h->fx;
+    PyArrayObject *aq = NULL, *av = NULL, *at = NULL, *af = NULL;
+    PyObject *qo = NULL, *vo = NULL, *res = NULL;
+    if (!(aq = as_vector(q, fx->nq, "q", h->q_names)) || !(av = as_vector(v, fx->nv, "v", h->v_names)) ||
+        !(at = as_vector(tau, fx->nv, "tau", h->v_names)))
+        goto done;
+    if (fext != Py_None &&
+        !(af = as_vector(fext, (npy_intp)fx->m->nb * 6, "f_ext (nbodies x 6, body frame)", NULL)))
+        goto done;
+    qo = new_vector(fx->nq);
+    vo = new_vector(fx->nv);
+    if (!qo || !vo) goto done;
+    double *qs = D((PyArrayObject *)qo), *vs = D((PyArrayObject *)vo);
+    memcpy(qs, D(aq), sizeof(double) * (size_t)fx->nq);
+    memcpy(vs, D(av), sizeof(double) * (size_t)fx->nv);
+    int err = mb_flex_rk4(fx, qs, vs, D(at), af ? D(af) : NULL, dt, n);
+    if (err == FX_NONFINITE)
+        PyErr_Format(SimulationError, "flex_rk4: the state became non-finite within %d steps of %s s "
+                     "(unstable: reduce the step)", n, gtext(dt).s);
+    else if (err) raise_flex_stepped(h, err, D(aq), D(av), D(at), af ? D(af) : NULL, dt, n);
+    else if (!check_stepped("flex_rk4", qs, fx->nq, vs, fx->nv, dt, n))
+        res = PyTuple_Pack(2, qo, vo);
+done:
+    Py_XDECREF(aq); Py_XDECREF(av); Py_XDECREF(at); Py_XDECREF(af);
+    Py_XDECREF(qo); Py_XDECREF(vo);
+    return res;
+}
+
+/* flex_adapt(fh, q, v, tau, dt, options, fext=None) -> (q, v, stats): the
+ * flexible system over dt (s) with error control, inputs held */
+static PyObject *py_flex_adapt(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *tau, *options, *fext = Py_None;
+    double span;
+    if (!PyArg_ParseTuple(args, "OOOOdO|O", &cap, &q, &v, &tau, &span, &options, &fext)) return NULL;
+    flex_handle_t *h = get_flex(cap);
+    mb_adapt_options opt;
+    if (!h || check_span(span) || parse_adapt_options(options, &opt)) return NULL;
+    mb_flex *fx = h->fx;
+    PyArrayObject *aq = NULL, *av = NULL, *at = NULL, *af = NULL;
+    PyObject *qo = NULL, *vo = NULL, *res = NULL;
+    if (!(aq = as_vector(q, fx->nq, "q", h->q_names)) || !(av = as_vector(v, fx->nv, "v", h->v_names)) ||
+        !(at = as_vector(tau, fx->nv, "tau", h->v_names)))
+        goto done;
+    if (fext != Py_None &&
+        !(af = as_vector(fext, (npy_intp)fx->m->nb * 6, "f_ext (nbodies x 6, body frame)", NULL)))
+        goto done;
+    if (!(qo = pycb_array(D(aq), fx->nq)) || !(vo = pycb_array(D(av), fx->nv))) goto done;
+    mb_ode ode;
+    mb_flex_ode(fx, &ode);
+    mb_adapt_stats st;
+    int status = mb_adapt_advance(&ode, D((PyArrayObject *)qo), D((PyArrayObject *)vo), D(at),
+                                  af ? D(af) : NULL, span, &opt, &st);
+    if (status == MB_ADAPT_RHS_ERROR) raise_flex(h, st.rhs_error);
+    else if (status) raise_adapt(status, &st, &opt, span);
+    else res = Py_BuildValue("(OON)", qo, vo, adapt_stats_tuple(&st));
+done:
+    Py_XDECREF(aq); Py_XDECREF(av); Py_XDECREF(at); Py_XDECREF(af);
+    Py_XDECREF(qo); Py_XDECREF(vo);
+    return res;
+}
+
+static PyObject *py_sizes(PyObject *self, PyObject *args) {
+    PyObject *cap;
+    if (!PyArg_ParseTuple(args, "O", &cap)) return NULL;
+    handle_t *h = get_handle(cap);
+    if (!h) return NULL;
+    return Py_BuildValue("(iii)", h->m->nb, h->m->nq, h->m->nv);
+}
+
+/* latch_advance(h, q, v, z, tau, dt, options, iq, iv, sign, k, c) -> (q, v, z): see latch.h */
+static PyObject *py_latch_advance(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *z, *tau, *options, *iq, *iv, *sign, *res = NULL;
+    double dt, k, c;
+    if (!PyArg_ParseTuple(args, "OOOOOdOOOOdd", &cap, &q, &v, &z, &tau, &dt, &options, &iq, &iv, &sign, &k, &c))
+        return NULL;
+    mb_adapt_options opt;
+    if (check_span(dt) || parse_adapt_options(options, &opt)) return NULL;
+    call_t cl;
+    if (call_parse(&cl, cap, q, v, "v", tau, "tau", NULL)) { call_clear(&cl); return NULL; }
+    mb_model *m = cl.h->m;
+    PyArrayObject *aq = (PyArrayObject *)PyArray_FROMANY(iq, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
+    PyArrayObject *av = (PyArrayObject *)PyArray_FROMANY(iv, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
+    npy_intp nh = aq ? PyArray_SIZE(aq) : 0;
+    PyArrayObject *as = NULL, *az = NULL;
+    PyObject *qo = NULL, *vo = NULL, *zo = NULL;
+    if (!aq || !av || PyArray_SIZE(av) != nh) {
+        PyErr_Clear();
+        PyErr_SetString(InputError, "latch_advance: iq and iv must be integer arrays of one length");
+        goto done;
+    }
+    if (!(as = as_vector(sign, nh, "sign", NULL)) || !(az = as_vector(z, nh, "z (latch flags)", NULL))) goto done;
+    for (npy_intp j = 0; j < nh; ++j) {
+        int a = ((int *)PyArray_DATA(aq))[j], b = ((int *)PyArray_DATA(av))[j];
+        if (a < 0 || a >= m->nq || b < 0 || b >= m->nv) {
+            PyErr_Format(InputError, "latch_advance: hinge %zd coordinate index out of range", (Py_ssize_t)j);
+            goto done;
+        }
+    }
+    qo = new_vector(m->nq); vo = new_vector(m->nv); zo = new_vector(nh);
+    memcpy(D((PyArrayObject *)qo), D(cl.q), sizeof(double) * m->nq);
+    memcpy(D((PyArrayObject *)vo), D(cl.v), sizeof(double) * m->nv);
+    memcpy(D((PyArrayObject *)zo), D(az), sizeof(double) * nh);
+    mb_latches L = {(int)nh, PyArray_DATA(aq), PyArray_DATA(av), D(as), k, c};
+    mb_adapt_stats st;
+    int status = mb_latch_advance(m, &L, D((PyArrayObject *)qo), D((PyArrayObject *)vo), D((PyArrayObject *)zo),
+                                  D(cl.w), dt, &opt, &st);
+    if (status == MB_ADAPT_NO_MEMORY) PyErr_NoMemory();
+    else if (status == MB_ADAPT_RHS_ERROR) raise_singular(cl.h, st.rhs_error);
+    else if (status) raise_adapt(status, &st, &opt, dt);
+    else res = PyTuple_Pack(3, qo, vo, zo);
+done:
+    Py_XDECREF(qo); Py_XDECREF(vo); Py_XDECREF(zo);
+    Py_XDECREF(aq); Py_XDECREF(av); Py_XDECREF(as); Py_XDECREF(az);
+    call_clear(&cl);
+    return res;
+}
+
+/* momenta(h, q, v, mass (nb), com (nb, 3), Ic (nb, 3, 3)) -> [H; L] (6,): see sensors.h */
+static PyObject *py_momenta(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *mass, *com, *Ic, *out = NULL;
+    if (!PyArg_ParseTuple(args, "OOOOOO", &cap, &q, &v, &mass, &com, &Ic)) return NULL;
+    call_t c;
+    PyArrayObject *am = NULL, *ac = NULL, *ai = NULL;
+    if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) goto done;
+    int nb = c.h->m->nb;
+    if (!(am = as_vector(mass, nb, "mass", NULL)) || !(ac = as_vector(com, 3 * nb, "com", NULL)) ||
+        !(ai = as_vector(Ic, 9 * nb, "Ic", NULL)))
+        goto done;
+    mb_mass_props mp = {D(am), D(ac), D(ai), NULL};
+    if (!(out = new_vector(6))) goto done;
+    mb_momenta(c.h->m, &mp, D(c.q), D(c.v), D((PyArrayObject *)out));
+done:
+    Py_XDECREF(am); Py_XDECREF(ac); Py_XDECREF(ai);
+    call_clear(&c);
+    return out;
+}
+
+/* a sensor from its row (kind, index, axis, offset into par or -1) */
+static void sensor_from_row(mb_sensor *s, const int *row, double *par) {
+    s->kind = row[0];
+    s->index = row[1];
+    s->axis = row[2];
+    s->par = row[3] >= 0 ? par + row[3] : NULL;
+}
+
+/* ------------------------------------------------ output sensors (sensors.h) */
+
+/* Sensors packed once (sensors_pack) and evaluated by mb_sensors_eval, the
+ * code the native FMU runs (sensors_eval): one call per evaluation of all of
+ * a plant's outputs. The capsule owns copies of everything it points into
+ * and a reference to the model capsule. */
+typedef struct {
+    PyObject *model;      /* the model capsule (kept alive) */
+    int n, nu;
+    mb_sensor *s;
+    double *par, *mass, *com, *Ic, *sign;
+    int *iq, *iv;
+    mb_latches L;
+    mb_mass_props mp;
+} sensors_t;
+
+static const char *SENSORS_CAPSULE = "mbfmu.dynamics.sensors";
+
+static void sensors_free(PyObject *cap) {
+    sensors_t *p = PyCapsule_GetPointer(cap, SENSORS_CAPSULE);
+    if (!p) return;
+    Py_XDECREF(p->model);
+    free(p->s); free(p->par); free(p->mass); free(p->com); free(p->Ic); free(p->sign); free(p->iq); free(p->iv);
+    free(p);
+}
+
+static double *copy_doubles(PyArrayObject *a) {
+    npy_intp n = PyArray_SIZE(a);
+    double *d = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    if (d && n > 0) memcpy(d, PyArray_DATA(a), sizeof(double) * (size_t)n);
+    return d;
+}
+
+/* the row's body, index and parameters fit the model (sensors.h); else an InputError naming the sensor */
+static int check_sensor_row(const mb_model *m, const int *r, npy_intp npar, int nu, int nl, int k) {
+    int kind = r[0], index = r[1], axis = r[2], at = r[3];
+    int nx = m->nq + m->nv + nl, bad = 0, need = 0;
+    switch (kind) {
+    case MB_SENS_STATE: bad = index < 0 || index >= nx; break;
+    case MB_SENS_VELOCITY: bad = index < 0 || index >= m->nv; break;
+    case MB_SENS_POINT: bad = index < 1 || index >= m->nb || axis < 0 || axis > 2; need = 3; break;
+    case MB_SENS_KINETIC: case MB_SENS_POTENTIAL: break;
+    case MB_SENS_QUATERNION: bad = index < 0 || index + 4 > m->nq || axis < 0 || axis > 3; break;
+    case MB_SENS_MOMENTUM: bad = axis < 0 || axis > 5; break;
+    case MB_SENS_BODY_QUATERNION: bad = index < 1 || index >= m->nb || axis < 0 || axis > 3; break;
+    case MB_SENS_BODY_TWIST: bad = index < 1 || index >= m->nb || axis < 0 || axis > 5; break;
+    case MB_SENS_LINEAR: need = 1 + m->nv + nu; break;
+    default:
+        PyErr_Format(InputError, "sensors_pack: sensor %d has kind %d, not an engine sensor (1..10)", k, kind);
+        return -1;
+    }
+    if (!bad && need) bad = at < 0 || at + need > npar;
+    if (bad) {
+        PyErr_Format(InputError, "sensors_pack: sensor %d (kind %d, index %d, axis %d) does not fit the model",
+                     k, kind, index, axis);
+        return -1;
+    }
+    return 0;
+}
+
+/* sensors_pack(h, rows (n, 4) int: kind, index, axis, offset into par or -1, par, nu, mass (nb),
+ *              com (nb, 3), Ic (nb, 3, 3), latches None or (iq, iv, sign, k, c)) -> capsule */
+static PyObject *py_sensors_pack(PyObject *self, PyObject *args) {
+    PyObject *cap, *rows, *par, *mass, *com, *Ic, *latches, *out = NULL;
+    int nu;
+    if (!PyArg_ParseTuple(args, "OOOiOOOO", &cap, &rows, &par, &nu, &mass, &com, &Ic, &latches)) return NULL;
+    handle_t *h = get_handle(cap);
+    if (!h) return NULL;
+    mb_model *m = h->m;
+    PyArrayObject *ar = NULL, *ap = NULL, *am = NULL, *ac = NULL, *ai = NULL, *lq = NULL, *lv = NULL, *ls = NULL;
+    sensors_t *p = calloc(1, sizeof(sensors_t));
+    if (!p) return PyErr_NoMemory();
+    ar = (PyArrayObject *)PyArray_FROMANY(rows, NPY_INT, 2, 2, NPY_ARRAY_IN_ARRAY);
+    if (!ar || PyArray_DIM(ar, 1) != 4) {
+        PyErr_Clear();
+        PyErr_SetString(InputError, "sensors_pack: rows must be an (n, 4) integer array");
+        goto fail;
+    }
+    if (!(ap = (PyArrayObject *)PyArray_FROMANY(par, NPY_DOUBLE, 1, 1, NPY_ARRAY_IN_ARRAY))) goto fail;
+    int nb = m->nb, n = (int)PyArray_DIM(ar, 0);
+    if (nu < 0 || !(am = as_vector(mass, nb, "mass", NULL)) || !(ac = as_vector(com, 3 * nb, "com", NULL)) ||
+        !(ai = as_vector(Ic, 9 * nb, "Ic", NULL)))
+        goto fail;
+    const int *r = PyArray_DATA(ar);
+    p->n = n;
+    p->nu = nu;
+    p->s = calloc((size_t)n + 1, sizeof(mb_sensor));
+    p->par = copy_doubles(ap);
+    p->mass = copy_doubles(am);
+    p->com = copy_doubles(ac);
+    p->Ic = copy_doubles(ai);
+    if (!p->s || !p->par || !p->mass || !p->com || !p->Ic) { PyErr_NoMemory(); goto fail; }
+    for (int k = 0; k < n; ++k) sensor_from_row(p->s + k, r + 4 * k, p->par);
+    p->mp = (mb_mass_props){p->mass, p->com, p->Ic, NULL};
+    if (latches != Py_None) {
+        PyObject *oq, *ov, *os;
+        double lk, lc;
+        if (!PyArg_ParseTuple(latches, "OOOdd", &oq, &ov, &os, &lk, &lc)) goto fail;
+        lq = (PyArrayObject *)PyArray_FROMANY(oq, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
+        lv = (PyArrayObject *)PyArray_FROMANY(ov, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
+        if (!lq || !lv || PyArray_SIZE(lq) != PyArray_SIZE(lv)) {
+            PyErr_Clear();
+            PyErr_SetString(InputError, "sensors_pack: the latches' iq and iv must be integer arrays of one length");
+            goto fail;
+        }
+        npy_intp nl = PyArray_SIZE(lq);
+        if (!(ls = as_vector(os, nl, "sign", NULL))) goto fail;
+        const int *iq = PyArray_DATA(lq), *iv = PyArray_DATA(lv);
+        for (npy_intp j = 0; j < nl; ++j)
+            if (iq[j] < 0 || iq[j] >= m->nq || iv[j] < 0 || iv[j] >= m->nv) {
+                PyErr_Format(InputError, "sensors_pack: latch %zd's coordinate index is out of range", (Py_ssize_t)j);
+                goto fail;
+            }
+        p->iq = malloc(sizeof(int) * (size_t)(nl + 1));
+        p->iv = malloc(sizeof(int) * (size_t)(nl + 1));
+        p->sign = copy_doubles(ls);
+        if (!p->iq || !p->iv || !p->sign) { PyErr_NoMemory(); goto fail; }
+        memcpy(p->iq, iq, sizeof(int) * (size_t)nl);
+        memcpy(p->iv, iv, sizeof(int) * (size_t)nl);
+        p->L = (mb_latches){(int)nl, p->iq, p->iv, p->sign, lk, lc};
+        p->mp.latches = &p->L;
+    }
+    for (int k = 0; k < n; ++k)
+        if (check_sensor_row(m, r + 4 * k, PyArray_SIZE(ap), nu, p->mp.latches ? p->L.n : 0, k)) goto fail;
+    Py_INCREF(cap);
+    p->model = cap;
+    out = PyCapsule_New(p, SENSORS_CAPSULE, sensors_free);
+    if (!out) { Py_DECREF(cap); p->model = NULL; goto fail; }
+    p = NULL;
+fail:
+    if (p) {
+        free(p->s); free(p->par); free(p->mass); free(p->com); free(p->Ic); free(p->sign); free(p->iq); free(p->iv);
+        free(p);
+    }
+    Py_XDECREF(ar); Py_XDECREF(ap); Py_XDECREF(am); Py_XDECREF(ac); Py_XDECREF(ai);
+    Py_XDECREF(lq); Py_XDECREF(lv); Py_XDECREF(ls);
+    return out;
+}
+
+/* obj as a C-contiguous float64 array of n values (any values), or NULL with InputError set */
+static PyArrayObject *sized_vector(PyObject *obj, npy_intp n, const char *arg) {
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(obj, NPY_DOUBLE, 0, 0,
+                                                         NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
+    if (!a) {
+        PyErr_Clear();
+        PyErr_Format(InputError, "%s: cannot be read as an array of floats", arg);
+        return NULL;
+    }
+    if (PyArray_SIZE(a) != n) {
+        PyErr_Format(InputError, "%s has %zd values, expected %zd", arg, (Py_ssize_t)PyArray_SIZE(a), (Py_ssize_t)n);
+        Py_DECREF(a);
+        return NULL;
+    }
+    return a;
+}
+
+/* sensors_eval(packed, x, v, u) -> (n,): mb_sensors_eval at state x (nq + nv, then the latch flags),
+ * velocities v (nv) and inputs u (nu) */
+static PyObject *py_sensors_eval(PyObject *self, PyObject *args) {
+    PyObject *cap, *x, *v, *u, *out = NULL;
+    if (!PyArg_ParseTuple(args, "OOOO", &cap, &x, &v, &u)) return NULL;
+    sensors_t *p = PyCapsule_GetPointer(cap, SENSORS_CAPSULE);
+    if (!p) return NULL;
+    handle_t *h = PyCapsule_GetPointer(p->model, CAPSULE);
+    if (!h) return NULL;
+    mb_model *m = h->m;
+    npy_intp nx = m->nq + m->nv + (p->mp.latches ? p->L.n : 0);
+    PyArrayObject *ax = NULL, *av = NULL, *au = NULL;
+    /* not finite is allowed: the outputs of a blown-up state are not finite, as in Python */
+    if (!(ax = sized_vector(x, nx, "x")) || !(av = sized_vector(v, m->nv, "v")) ||
+        !(au = sized_vector(u, p->nu, "u")))
+        goto done;
+    if (!(out = new_vector(p->n))) goto done;
+    mb_sensors_eval(m, &p->mp, p->n, p->s, D(ax), D(av), D(au), p->nu, D((PyArrayObject *)out));
+done:
+    Py_XDECREF(ax); Py_XDECREF(av); Py_XDECREF(au);
+    return out;
+}
+
+/* ------------------------------------------------ sled frame, HIC (sled.h) */
+
+/* the sled (par: SL_N values, input: index into u or -1) and the optional HIC
+ * recorder (None or (body, nh, par: HC_N values)) of the sled calls; keep
+ * holds the arrays the structs point into (released by sled_clear) */
+typedef struct {
+    mb_sled s;
+    mb_hic hic;
+    int has_hic;
+    PyArrayObject *spar, *hpar;
+} sled_args_t;
+
+static void sled_clear(sled_args_t *a) {
+    Py_XDECREF(a->spar);
+    Py_XDECREF(a->hpar);
+}
+
+static int sled_parse(sled_args_t *a, const mb_model *m, PyObject *spar, int input, npy_intp nu, PyObject *hic) {
+    memset(a, 0, sizeof *a);
+    if (!(a->spar = as_vector(spar, SL_N, "sled parameters (axis, peak, duration, start)", NULL))) return -1;
+    if (input < -1 || input >= nu) {
+        PyErr_Format(InputError, "sled input index %d is out of range [-1, %zd)", input, (Py_ssize_t)nu);
+        return -1;
+    }
+    a->s.input = input;
+    a->s.par = D(a->spar);
+    if (hic == NULL || hic == Py_None) return 0;
+    PyObject *hp;
+    int body, nh;
+    if (!PyArg_ParseTuple(hic, "iiO", &body, &nh, &hp)) return -1;
+    if (body < 1 || body >= m->nb || nh < 2) {
+        PyErr_Format(InputError, "HIC recorder: body %d must be in 1..%d and the history length %d >= 2",
+                     body, m->nb - 1, nh);
+        return -1;
+    }
+    if (!(a->hpar = as_vector(hp, HC_N, "HIC parameters (point, sample, unit)", NULL))) return -1;
+    if (!(D(a->hpar)[HC_SAMPLE] > 0 && D(a->hpar)[HC_UNIT] > 0)) {
+        PyErr_SetString(InputError, "HIC recorder: the grid spacing and the unit must be > 0");
+        return -1;
+    }
+    a->hic.body = body;
+    a->hic.nh = nh;
+    a->hic.par = D(a->hpar);
+    a->has_hic = 1;
+    return 0;
+}
+
+static int sled_ny(const mb_model *m, const sled_args_t *a) {
+    return m->nv + (a->has_hic ? mb_hic_size(&a->hic) : 0);
+}
+
+/* sled_acceleration(par, input, t, u) -> a_s (m/s^2) */
+static PyObject *py_sled_acceleration(PyObject *self, PyObject *args) {
+    PyObject *spar, *u;
+    int input;
+    double t;
+    if (!PyArg_ParseTuple(args, "OidO", &spar, &input, &t, &u)) return NULL;
+    PyArrayObject *au = (PyArrayObject *)PyArray_FROMANY(u, NPY_DOUBLE, 0, 1, NPY_ARRAY_IN_ARRAY);
+    if (!au) return NULL;
+    PyArrayObject *av = as_vector((PyObject *)au, PyArray_SIZE(au), "u", NULL);
+    Py_DECREF(au);
+    if (!av) return NULL;
+    sled_args_t a;
+    mb_model none = {0};
+    PyObject *res = NULL;
+    if (!sled_parse(&a, &none, spar, input, PyArray_SIZE(av), NULL))
+        res = PyFloat_FromDouble(mb_sled_acceleration(&a.s, t, D(av)));
+    sled_clear(&a);
+    Py_DECREF(av);
+    return res;
+}
+
+/* the common arguments (h, q, y, tau, u, t, par, input, hic) of sled_rhs and sled_advance */
+typedef struct {
+    handle_t *h;
+    PyArrayObject *q, *y, *tau, *u;
+    sled_args_t a;
+} sled_call_t;
+
+static void sled_call_clear(sled_call_t *c) {
+    Py_XDECREF(c->q); Py_XDECREF(c->y); Py_XDECREF(c->tau); Py_XDECREF(c->u);
+    sled_clear(&c->a);
+}
+
+static int sled_call_parse(sled_call_t *c, PyObject *cap, PyObject *q, PyObject *y, PyObject *tau, PyObject *u,
+                           PyObject *spar, int input, PyObject *hic) {
+    memset(c, 0, sizeof *c);
+    if (!(c->h = get_handle(cap))) return -1;
+    mb_model *m = c->h->m;
+    PyArrayObject *au = (PyArrayObject *)PyArray_FROMANY(u, NPY_DOUBLE, 0, 1, NPY_ARRAY_IN_ARRAY);
+    if (!au) return -1;
+    c->u = as_vector((PyObject *)au, PyArray_SIZE(au), "u", NULL);
+    Py_DECREF(au);
+    if (!c->u || sled_parse(&c->a, m, spar, input, PyArray_SIZE(c->u), hic)) return -1;
+    if (q && !(c->q = as_vector(q, m->nq, "q", c->h->q_names))) return -1;
+    if (!(c->y = as_vector(y, sled_ny(m, &c->a), "y = [v; HIC states]", NULL))) return -1;
+    if (!(c->tau = as_vector(tau, m->nv, "tau", c->h->v_names))) return -1;
+    return 0;
+}
+
+/* sled_rhs(h, q, y, tau, u, t, par, input, hic) -> (qdot, ydot) (sled.h) */
+static PyObject *py_sled_rhs(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *y, *tau, *u, *spar, *hic, *res = NULL;
+    double t;
+    int input;
+    if (!PyArg_ParseTuple(args, "OOOOOdOiO", &cap, &q, &y, &tau, &u, &t, &spar, &input, &hic)) return NULL;
+    sled_call_t c;
+    if (sled_call_parse(&c, cap, q, y, tau, u, spar, input, hic)) { sled_call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    PyObject *qdot = new_vector(m->nq), *ydot = new_vector(sled_ny(m, &c.a));
+    int err = mb_sled_ode_rhs(m, &c.a.s, c.a.has_hic ? &c.a.hic : NULL, t, D(c.u), D(c.q), D(c.y), D(c.tau),
+                              D((PyArrayObject *)qdot), D((PyArrayObject *)ydot));
+    if (err) raise_singular(c.h, err);
+    else res = PyTuple_Pack(2, qdot, ydot);
+    Py_DECREF(qdot); Py_DECREF(ydot);
+    sled_call_clear(&c);
+    return res;
+}
+
+/* sled_advance(h, q, y, tau, u, t, dt, options, par, input, hic) -> (q, y) (sled.h) */
+static PyObject *py_sled_advance(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *y, *tau, *u, *options, *spar, *hic, *res = NULL;
+    double t, dt;
+    int input;
+    if (!PyArg_ParseTuple(args, "OOOOOddOOiO", &cap, &q, &y, &tau, &u, &t, &dt, &options, &spar, &input, &hic))
+        return NULL;
+    mb_adapt_options opt;
+    if (check_span(dt) || parse_adapt_options(options, &opt)) return NULL;
+    if (!isfinite(t)) {
+        PyErr_SetString(InputError, "sled_advance: the start time must be finite");
+        return NULL;
+    }
+    sled_call_t c;
+    if (sled_call_parse(&c, cap, q, y, tau, u, spar, input, hic)) { sled_call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    int ny = sled_ny(m, &c.a);
+    PyObject *qo = new_vector(m->nq), *yo = new_vector(ny);
+    memcpy(D((PyArrayObject *)qo), D(c.q), sizeof(double) * m->nq);
+    memcpy(D((PyArrayObject *)yo), D(c.y), sizeof(double) * ny);
+    mb_adapt_stats st;
+    int status = mb_sled_advance(m, &c.a.s, c.a.has_hic ? &c.a.hic : NULL, t, D((PyArrayObject *)qo),
+                                 D((PyArrayObject *)yo), D(c.tau), D(c.u), dt, &opt, &st);
+    if (status == MB_ADAPT_NO_MEMORY) PyErr_NoMemory();
+    else if (status == MB_ADAPT_RHS_ERROR) raise_singular(c.h, st.rhs_error);
+    else if (status) raise_adapt(status, &st, &opt, dt);
+    else res = PyTuple_Pack(2, qo, yo);
+    Py_DECREF(qo); Py_DECREF(yo);
+    sled_call_clear(&c);
+    return res;
+}
+
+/* sled_sensors(h, rows (n, 4: kind, index, axis, offset into par or -1), par, x, v, u, tau, t,
+ *              sled par, sled input, mass, com, Ic) -> (n,): mb_sled_sensors_eval */
+static PyObject *py_sled_sensors(PyObject *self, PyObject *args) {
+    PyObject *cap, *rows, *par, *x, *v, *u, *tau, *spar, *mass, *com, *Ic, *out = NULL;
+    double t;
+    int input;
+    if (!PyArg_ParseTuple(args, "OOOOOOOdOiOOO", &cap, &rows, &par, &x, &v, &u, &tau, &t, &spar, &input, &mass,
+                          &com, &Ic))
+        return NULL;
+    sled_call_t c;
+    PyArrayObject *ar = NULL, *ap = NULL, *ax = NULL, *am = NULL, *ac = NULL, *ai = NULL, *a0 = NULL;
+    mb_sensor *sens = NULL;
+    if (sled_call_parse(&c, cap, NULL, v, tau, u, spar, input, NULL)) goto done; /* v read as y (nv) */
+    mb_model *m = c.h->m;
+    if (!(a0 = (PyArrayObject *)PyArray_FROMANY(x, NPY_DOUBLE, 1, 1, NPY_ARRAY_IN_ARRAY))) goto done;
+    if (!(ax = as_vector((PyObject *)a0, PyArray_SIZE(a0), "x", NULL))) goto done;
+    if (PyArray_SIZE(ax) < m->nq + m->nv) {
+        PyErr_Format(InputError, "x has %zd values, expected at least nq + nv = %d", (Py_ssize_t)PyArray_SIZE(ax),
+                     m->nq + m->nv);
+        goto done;
+    }
+    ar = (PyArrayObject *)PyArray_FROMANY(rows, NPY_INT, 2, 2, NPY_ARRAY_IN_ARRAY);
+    if (!ar || PyArray_DIM(ar, 1) != 4) {
+        PyErr_Clear();
+        PyErr_SetString(InputError, "sled_sensors: rows must be an (n, 4) integer array");
+        goto done;
+    }
+    ap = (PyArrayObject *)PyArray_FROMANY(par, NPY_DOUBLE, 1, 1, NPY_ARRAY_IN_ARRAY);
+    if (!ap) goto done;
+    int nb = m->nb, n = (int)PyArray_DIM(ar, 0);
+    if (!(am = as_vector(mass, nb, "mass", NULL)) || !(ac = as_vector(com, 3 * nb, "com", NULL)) ||
+        !(ai = as_vector(Ic, 9 * nb, "Ic", NULL)))
+        goto done;
+    sens = calloc((size_t)n + 1, sizeof(mb_sensor));
+    if (!sens) { PyErr_NoMemory(); goto done; }
+    const int *r = PyArray_DATA(ar);
+    npy_intp np_ = PyArray_SIZE(ap);
+    for (int k = 0; k < n; ++k) {
+        const int *rk = r + 4 * k;
+        if (rk[3] >= np_ || rk[3] < -1) {
+            PyErr_Format(InputError, "sled_sensors: sensor %d's parameters are out of range", k);
+            goto done;
+        }
+        int bad = (rk[0] == MB_SENS_ACCELEROMETER || rk[0] == MB_SENS_DISPLACEMENT || rk[0] == MB_SENS_POINT)
+                      ? (rk[1] < 1 || rk[1] >= nb || rk[3] < 0)
+                      : rk[0] == MB_SENS_CABLE_TENSION ? (rk[1] < 0 || rk[1] >= m->ncb) : 0;
+        if (bad) {
+            PyErr_Format(InputError, "sled_sensors: sensor %d (kind %d) refers to body or cable %d that does not exist",
+                         k, rk[0], rk[1]);
+            goto done;
+        }
+        sensor_from_row(sens + k, rk, D(ap));
+    }
+    mb_mass_props mp = {D(am), D(ac), D(ai), NULL};
+    if (!(out = new_vector(n))) goto done;
+    mb_sled_sensors_eval(m, &mp, &c.a.s, t, n, sens, D(ax), D(c.y), D(c.u), (int)PyArray_SIZE(c.u), D(c.tau),
+                         D((PyArrayObject *)out));
+done:
+    free(sens);
+    Py_XDECREF(ar); Py_XDECREF(ap); Py_XDECREF(ax); Py_XDECREF(a0);
+    Py_XDECREF(am); Py_XDECREF(ac); Py_XDECREF(ai);
+    sled_call_clear(&c);
+    return out;
+}
+
+/* flex_sensors(fh, x, u, rows (n, 4) int: kind, index, axis, offset into par
+ * or -1, par, mass (nb), com (nb, 3), Ic (nb, 3, 3)) -> (n,): the sensors of
+ * flexsensors.h at the public state x = [q; v] (mass properties of the
+ * virtual tree) */
+static PyObject *py_flex_sensors(PyObject *self, PyObject *args) {
+    PyObject *cap, *x, *u, *rows, *par, *mass, *com, *Ic, *out = NULL;
+    if (!PyArg_ParseTuple(args, "OOOOOOOO", &cap, &x, &u, &rows, &par, &mass, &com, &Ic)) return NULL;
+    flex_handle_t *h = get_flex(cap);
+    if (!h) return NULL;
+    mb_flex *fx = h->fx;
+    int nb = fx->m->nb, nx = fx->nq + fx->nv;
+    PyArrayObject *ax = NULL, *au = NULL, *ar = NULL, *ap = NULL, *am = NULL, *ac = NULL, *ai = NULL;
+    mb_sensor *sens = NULL;
+    if (!(am = as_vector(mass, nb, "mass", NULL)) || !(ac = as_vector(com, 3 * nb, "com", NULL)) ||
+        !(ai = as_vector(Ic, 9 * nb, "Ic", NULL)))
+        goto done;
+    /* a non-finite state gives non-finite outputs, as the native FMU's would be */
+    ax = (PyArrayObject *)PyArray_FROMANY(x, NPY_DOUBLE, 1, 1, NPY_ARRAY_IN_ARRAY);
+    if (ax && PyArray_SIZE(ax) != nx) {
+        PyErr_Format(InputError, "x has %zd values, expected %d", (Py_ssize_t)PyArray_SIZE(ax), nx);
+        goto done;
+    }
+    au = (PyArrayObject *)PyArray_FROMANY(u, NPY_DOUBLE, 1, 1, NPY_ARRAY_IN_ARRAY);
+    ap = (PyArrayObject *)PyArray_FROMANY(par, NPY_DOUBLE, 1, 1, NPY_ARRAY_IN_ARRAY);
+    ar = (PyArrayObject *)PyArray_FROMANY(rows, NPY_INT, 2, 2, NPY_ARRAY_IN_ARRAY);
+    if (!ax || !au || !ap || !ar) goto done;
+    if (PyArray_DIM(ar, 1) != 4) {
+        PyErr_SetString(InputError, "flex_sensors: rows must have 4 columns");
+        goto done;
+    }
+    int n = (int)PyArray_DIM(ar, 0), npar = (int)PyArray_SIZE(ap);
+    const int *R = (const int *)PyArray_DATA(ar);
+    sens = calloc((size_t)n + 1, sizeof(mb_sensor));
+    if (!sens) { PyErr_NoMemory(); goto done; }
+    for (int k = 0; k < n; ++k) {
+        const int *r = R + 4 * k;
+        int need = r[0] == MB_SENS_POINT || r[0] == MB_SENS_RELATIVE ? 3 : r[0] == MB_SENS_COMBINATION ? nx : 0;
+        int ok = (r[0] == MB_SENS_STATE && r[1] >= 0 && r[1] < nx) ||
+                 (r[0] == MB_SENS_VELOCITY && r[1] >= 0 && r[1] < fx->nv) ||
+                 (r[0] == MB_SENS_POINT && r[1] >= 1 && r[1] < nb && r[2] >= 0 && r[2] < 3) ||
+                 (r[0] == MB_SENS_RELATIVE && r[1] >= 1 && r[1] < nb && r[2] >= 3 && r[2] < 3 * nb) ||
+                 r[0] == MB_SENS_KINETIC || r[0] == MB_SENS_POTENTIAL || r[0] == MB_SENS_COMBINATION;
+        if (!ok || (need && (r[3] < 0 || r[3] + need > npar))) {
+            PyErr_Format(ModelError, "flex_sensors: sensor %d (kind %d, index %d) does not fit the system", k,
+                         r[0], r[1]);
+            goto done;
+        }
+        sensor_from_row(sens + k, r, D(ap));
+    }
+    mb_mass_props mp = {D(am), D(ac), D(ai), NULL};
+    if (!(out = new_vector(n))) goto done;
+    mb_flex_sensors_eval(fx, &mp, n, sens, D(ax), D(au), (int)PyArray_SIZE(au), D((PyArrayObject *)out));
+done:
+    free(sens);
+    Py_XDECREF(ax); Py_XDECREF(au); Py_XDECREF(ar); Py_XDECREF(ap);
+    Py_XDECREF(am); Py_XDECREF(ac); Py_XDECREF(ai);
+    return out;
+}
+
+static PyMethodDef methods[] = {
+    {"new_model", py_new_model, METH_VARARGS, "Pack a model into a kernel handle."},
+    {"set_gravity", py_set_gravity, METH_VARARGS, "Set gravity (3,), m/s^2."},
+    {"sizes", py_sizes, METH_VARARGS, "(nb, nq, nv) of a handle."},
+    {"rnea", py_rnea, METH_VARARGS, "rnea(h, q, v, a, fext=None, gravity=True) -> tau"},
+    {"crba", py_crba, METH_VARARGS, "crba(h, q) -> M"},
+    {"aba", py_aba, METH_VARARGS, "aba(h, q, v, tau, fext=None, gravity=True) -> a"},
+    {"minv", py_minv, METH_VARARGS, "minv(h, q, b) -> M^-1 b"},
+    {"momentum", py_momentum, METH_VARARGS, "momentum(h, q, v) -> p = M v"},
+    {"sweep", py_sweep, METH_VARARGS, "sweep(h, q, p, tau, fext=None) -> (qdot, pdot, v)"},
+    {"kinematics", py_kinematics, METH_VARARGS, "kinematics(h, q, v=None) -> (R, p, v)"},
+    {"body_accelerations", py_body_accelerations, METH_VARARGS, "body accelerations (nb,6)"},
+    {"point_accelerations", py_point_accelerations, METH_VARARGS,
+     "point_accelerations(h, q, v, a, bodies, points) -> (n, 3) world, gravity excluded"},
+    {"subspaces", py_subspaces, METH_VARARGS, "subspaces(h, q, v) -> (S, Sring)"},
+    {"qdot", py_qdot, METH_VARARGS, "qdot(h, q, v) -> dq/dt"},
+    {"integrate", py_integrate, METH_VARARGS, "integrate(h, q, v, dt) -> q (+) v dt"},
+    {"normalize", py_normalize, METH_VARARGS, "normalize(h, q) -> q with unit quaternions"},
+    {"passive_forces", py_passive_forces, METH_VARARGS,
+     "passive_forces(h, q, v, tau=None) -> (tau, fext) the force elements add to the commanded tau"},
+    {"set_drives", py_set_drives, METH_VARARGS, "set_drives(h, n, drives (n, DR_N)): joint drives (drives.h)"},
+    {"body_frame", py_body_frame, METH_VARARGS,
+     "body_frame(h, q, v, body) -> (quaternion of R_WB (w first), world twist [w; v_origin])"},
+    {"passive_energy", py_passive_energy, METH_VARARGS,
+     "passive_energy(h, q) -> elastic energy of the force elements, J"},
+    {"elements", py_elements, METH_VARARGS,
+     "elements(h, q, v) -> (contact forces, contact points, penetrations, cable tensions, lengths)"},
+    {"rhs", py_rhs, METH_VARARGS, "rhs(h, q, v, tau, fext=None) -> (qdot, vdot)"},
+    {"rk4", py_rk4, METH_VARARGS, "rk4(h, q, v, tau, dt, n, fext=None) -> (q, v)"},
+    {"rk4_canonical", py_rk4_canonical, METH_VARARGS,
+     "rk4_canonical(h, q, p, tau, dt, n, fext=None) -> (q, p)"},
+    {"momenta", py_momenta, METH_VARARGS,
+     "momenta(h, q, v, mass, com, Ic) -> [H about the world origin; L], world axes (sensors.h)"},
+    {"latch_advance", py_latch_advance, METH_VARARGS,
+     "latch_advance(h, q, v, z, tau, dt, options, iq, iv, sign, k, c) -> (q, v, z): hinge latches, error-controlled (latch.h)"},
+    {"sled_acceleration", py_sled_acceleration, METH_VARARGS,
+     "sled_acceleration(par, input, t, u) -> a_s, m/s2 (sled.h)"},
+    {"sled_rhs", py_sled_rhs, METH_VARARGS,
+     "sled_rhs(h, q, y, tau, u, t, par, input, hic) -> (qdot, ydot): sled frame with HIC recorder (sled.h)"},
+    {"sled_advance", py_sled_advance, METH_VARARGS,
+     "sled_advance(h, q, y, tau, u, t, dt, options, par, input, hic) -> (q, y): error-controlled, HIC grid (sled.h)"},
+    {"sensors_pack", py_sensors_pack, METH_VARARGS,
+     "sensors_pack(h, rows, par, nu, mass, com, Ic, latches) -> packed engine sensors (sensors.h)"},
+    {"sensors_eval", py_sensors_eval, METH_VARARGS,
+     "sensors_eval(packed, x, v, u) -> outputs: mb_sensors_eval, the native FMU's sensor code (sensors.h)"},
+    {"sled_sensors", py_sled_sensors, METH_VARARGS,
+     "sled_sensors(h, rows, par, x, v, u, tau, t, sled par, input, mass, com, Ic) -> outputs (sled.h)"},
+    {"adapt", py_adapt, METH_VARARGS,
+     "adapt(h, q, y, tau, dt, options, fext=None, canonical=False) -> (q, y, stats)"},
+    {"adapt_callback", py_adapt_callback, METH_VARARGS,
+     "adapt_callback(f, normalize, t0, x, dt, options) -> (x, stats)"},
+    {"flex_adapt", py_flex_adapt, METH_VARARGS,
+     "flex_adapt(fh, q, v, tau, dt, options, fext=None) -> (q, v, stats)"},
+    {"flex_sensors", py_flex_sensors, METH_VARARGS,
+     "flex_sensors(fh, x, u, rows, par, mass, com, Ic) -> outputs (flexsensors.h)"},
+    {"new_flex", py_new_flex, METH_VARARGS, "Pack a flexible system (see FlexibleSystem)."},
+    {"flex_rhs", py_flex_rhs, METH_VARARGS,
+     "flex_rhs(fh, q, v, tau, fext=None, pidx=None, pacc=None) -> (qdot, vdot)"},
+    {"flex_rk4", py_flex_rk4, METH_VARARGS,
+     "flex_rk4(fh, q, v, tau, dt, n, fext=None) -> (q, v)"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_kernels",
+                                    "Compiled dynamics kernels of mbfmu.", -1, methods};
+
+PyMODINIT_FUNC PyInit__kernels(void) {
+    import_array();
+    PyObject *errors = PyImport_ImportModule("mbfmu.errors");
+    if (!errors) return NULL;
+    InputError = PyObject_GetAttrString(errors, "InputError");
+    SimulationError = PyObject_GetAttrString(errors, "SimulationError");
+    ModelError = PyObject_GetAttrString(errors, "ModelError");
+    Py_DECREF(errors);
+    if (!InputError || !SimulationError || !ModelError) return NULL;
+    return PyModule_Create(&moddef);
+}

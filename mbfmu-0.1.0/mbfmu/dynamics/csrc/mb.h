@@ -1,0 +1,201 @@
+/*
+ * mbfmu dynamics kernels: model layout and algorithm entry points.
+ *
+ * Conventions (the same as mbfmu.dynamics.spatial):
+ *   - spatial vectors are ordered [angular; linear]; motion m = [w; v],
+ *     force f = [n; f]; all 6x6 matrices are row-major;
+ *   - body 0 is the world; bodies 1..nb-1 each have one joint to parent[i] < i;
+ *   - the body frame coincides with the joint's child frame;
+ *   - Xup[i] = ^iX_parent is stored as (E, r): E = R_PI^T (rotation from parent
+ *     to body coordinates), r = origin of body i in parent coordinates, so
+ *     ^iX_p = [E 0; -E r~ E] (Featherstone, RBDA 2008, sec. 2.8);
+ *   - quaternions are scalar first (w, x, y, z);
+ *   - free-joint configuration is (x, y, z, w, qx, qy, qz), velocity is the
+ *     body-frame spatial velocity [w_B; v_B].
+ * All units SI.
+ */
+#ifndef MBFMU_MB_H
+#define MBFMU_MB_H
+
+#include "glibc_baseline.h"
+
+enum mb_joint_type {
+    MB_FIXED = 0,
+    MB_REVOLUTE = 1,
+    MB_PRISMATIC = 2,
+    MB_SPHERICAL = 3,
+    MB_FREE = 4,
+    MB_UNIVERSAL = 5,
+    MB_PLANAR = 6
+};
+
+/* Per-velocity-coordinate joint force element parameters (columns of dof_force). */
+enum { DF_K = 0, DF_D, DF_Q0, DF_LO, DF_HI, DF_KLIM, DF_DLIM, DF_N };
+/* Point-to-point spring-damper parameters (columns of springs). */
+enum { SP_BA = 0, SP_PAX, SP_PAY, SP_PAZ, SP_BB, SP_PBX, SP_PBY, SP_PBZ, SP_K, SP_D, SP_L0, SP_N };
+/* Sphere-plane contact parameters (columns of contacts): body, sphere centre
+ * (body frame, m), radius (m), unit plane normal (world, towards the free
+ * side), plane offset (n . x = offset on the plane, m), stiffness (N/m),
+ * damping (N s/m), friction coefficient, slip speed (m/s), damping ramp (m). */
+enum { CT_BODY = 0, CT_CX, CT_CY, CT_CZ, CT_R, CT_NX, CT_NY, CT_NZ, CT_OFF, CT_K, CT_D, CT_MU,
+       CT_EPS, CT_RAMP, CT_N };
+/* Ground-anchored cable parameters (columns of cables): anchor (world, m),
+ * body, point (body frame, m), rest length (m), stiffness (N/m), damping
+ * (N s/m), damping ramp (m). */
+enum { CB_AX = 0, CB_AY, CB_AZ, CB_BODY, CB_PX, CB_PY, CB_PZ, CB_L0, CB_K, CB_D, CB_RAMP, CB_N };
+
+typedef struct {
+    /* ---- description (immutable after creation) ---- */
+    int nb;          /* number of bodies including the world body 0 */
+    int nq, nv;      /* configuration and velocity sizes */
+    int ns;          /* number of point-to-point springs */
+    int nct, ncb;    /* number of sphere-plane contacts and of cables */
+    int *parent;     /* (nb) parent body, -1 for the world */
+    int *jtype;      /* (nb) enum mb_joint_type */
+    int *iq, *iv;    /* (nb) first configuration / velocity index of the joint */
+    int *nqi, *nvi;  /* (nb) configuration / velocity size of the joint */
+    double *axis1;   /* (nb, 3) joint axis (revolute, prismatic, universal 1st) */
+    double *axis2;   /* (nb, 3) universal joint 2nd axis */
+    double *Rtree;   /* (nb, 3, 3) rotation of the joint frame in the parent frame */
+    double *ptree;   /* (nb, 3) origin of the joint frame in the parent frame, m */
+    double *Ibody;   /* (nb, 6, 6) spatial inertia about the body origin, body frame */
+    double g[3];     /* gravity, world frame, m/s^2 */
+    double *dof_force; /* (nv, DF_N) joint spring/damper/limit per velocity coordinate */
+    double *springs;   /* (ns, SP_N) point-to-point spring-dampers */
+    double *contacts;  /* (nct, CT_N) sphere-plane contacts */
+    double *cables;    /* (ncb, CB_N) ground-anchored tension-only cables */
+    int has_dof_force; /* any nonzero joint force element */
+    int ndr;           /* number of joint drives (drives.h) */
+    double *drives;    /* (ndr, DR_N) servo actuation and Coulomb friction, NULL if none */
+
+    /* ---- workspace (overwritten by every call) ---- */
+    double *E, *r;     /* (nb,3,3), (nb,3) Xup */
+    double *RW, *pW;   /* (nb,3,3), (nb,3) world pose R_WB, p_WB */
+    double *S;         /* (nb,6,6) motion subspace, column k at S + 36 i + 6 k */
+    double *Sr;        /* (nb,6,6) apparent derivative of S (S-ring times 1), same layout */
+    double *cJ;        /* (nb,6) S-ring qd */
+    double *v, *c, *a, *f; /* (nb,6) */
+    double *IA;        /* (nb,6,6) articulated / composite inertia */
+    double *pA;        /* (nb,6) bias force */
+    double *U;         /* (nb,6,6) IA S, column k at U + 36 i + 6 k */
+    double *Dinv;      /* (nb,6,6) inverse of S^T IA S (nvi x nvi, row-major, stride 6) */
+    double *uu;        /* (nb,6) tau - S^T pA */
+    double *fext;      /* (nb,6) external + spring forces on each body, body frame */
+    double *tau;       /* (nv) total generalized force */
+    double *work;      /* scratch, 8 (nq + nv) */
+
+    /* ---- derived from the description by mb_alloc_workspace (fast paths) ---- */
+    int *rotax;        /* (nb) k = 0..2: the rotation E of Xup is always about the body's
+                          coordinate axis k (revolute about +-e_k, Rtree = 1); 3: E = 1
+                          always (prismatic or fixed, Rtree = 1); -1: any rotation */
+    int *sax;          /* (nb) revolute/prismatic with S = +-e_j (j = 0..5): j, else -1 */
+    double *ssg;       /* (nb) the sign of that S, +1 or -1 */
+    int vector_q;      /* no quaternion in q: nq = nv and dq/dt = v */
+} mb_model;
+
+/* model lifetime (binding.c fills the description, mb_alloc_workspace the rest) */
+int mb_alloc_workspace(mb_model *m);
+void mb_free(mb_model *m);
+
+/* kinematics: Xup, S, cJ for all joints; world poses; with qd != NULL body
+ * velocities v and c = cJ + v x vJ. */
+void mb_kinematics(mb_model *m, const double *q, const double *qd);
+
+/* qdd == NULL means zero. fext (nb,6) body-frame, may be NULL. tau out (nv). */
+void mb_rnea(mb_model *m, const double *q, const double *qd, const double *qdd,
+             const double *fext, int with_gravity, double *tau);
+void mb_crba(mb_model *m, const double *q, double *M);
+/* returns 0, or -(i) with i the body whose articulated joint inertia is singular */
+int mb_aba(mb_model *m, const double *q, const double *qd, const double *tau,
+           const double *fext, int with_gravity, double *qdd);
+/* ABA building blocks (also used by the flexible kernel, flexible.c).
+ * mb_bias_forces: pA = v x* I v - fext for every body (needs v from
+ * mb_kinematics). mb_aba_joint_step: backward step of body i: reduce IA and
+ * pA through its joint with generalized force tau[iv..] (or, with
+ * qdd_prescribed != NULL, pass them unreduced at that joint acceleration)
+ * and add them to the parent; returns 0 or -i when S^T IA S is singular.
+ * mb_aba_joint_forward: a_i = X a_parent + c + S qdd with qdd (nvi) from the
+ * stored reduction, or the prescribed one. */
+void mb_bias_forces(mb_model *m, const double *fext);
+int mb_aba_joint_step(mb_model *m, int i, const double *tau, const double *qdd_prescribed);
+void mb_aba_joint_forward(mb_model *m, int i, const double *a_parent, const double *qdd_prescribed,
+                          double *qdd);
+/* x = M(q)^-1 b in O(N); returns as mb_aba */
+int mb_minv(mb_model *m, const double *q, const double *b, double *x);
+/* generalized momentum p = M(q) qd in O(N) */
+void mb_momentum(mb_model *m, const double *q, const double *qd, double *p);
+/* canonical sweep: from (q, p, tau) give qd (nv), dq/dt (nq) and dp/dt (nv) */
+int mb_sweep(mb_model *m, const double *q, const double *p, const double *tau,
+             const double *fext, double *qd, double *qdot, double *pdot);
+
+/* configuration rate dq/dt (nq) from velocity qd (nv) */
+void mb_qdot(const mb_model *m, const double *q, const double *qd, double *qdot);
+/* q <- q (+) qd dt on the configuration manifold (exact quaternion exponential) */
+void mb_integrate(const mb_model *m, double *q, const double *qd, double dt);
+/* renormalize quaternions in place */
+void mb_normalize(const mb_model *m, double *q);
+/* renormalize the quaternion, if any, of the joint of body i whose
+ * coordinates start at qi (any layout of q) */
+void mb_normalize_joint(const mb_model *m, int i, double *qi);
+
+/* passive forces: the joint drives first (drives.h: they read their
+ * commands from tau and replace them by their torques), then joint
+ * springs/dampers/limits into tau (added), spring-damper, contact and cable
+ * forces into fext (added, body frame). Needs mb_kinematics(q, qd) first. */
+void mb_passive_forces(mb_model *m, const double *q, const double *qd, double *tau, double *fext);
+/* elastic energy (J) of the force elements at q: joint springs and range
+ * limits, point-to-point springs, contacts, cables (runs mb_kinematics(q)) */
+double mb_passive_energy(mb_model *m, const double *q);
+/* the same with the world poses of mb_kinematics(q) already in place */
+double mb_passive_energy_posed(mb_model *m, const double *q);
+/* world position x (m) of the point r_B (body frame, m) of body b after mb_kinematics */
+void mb_point_position(const mb_model *m, int b, const double *r_B, double *x);
+/* world-frame classical acceleration (m/s^2) of the point r_B (body frame, m)
+ * of body b from the body velocities v and accelerations a of the last
+ * mb_rnea call (with_gravity = 0: the inertial acceleration; 1: minus gravity) */
+void mb_point_acceleration(const mb_model *m, int b, const double *r_B, double *acc);
+/* Force element readouts (need mb_kinematics(q, qd) first).
+ * mb_contact_force: world force F (3, N) of contact k on its body, applied at
+ * the point rB (3, body frame, m: the sphere's deepest point along -normal);
+ * returns the penetration (m, negative when apart; F = 0 then).
+ * mb_cable_force: world force F (3, N) of cable k on its body point and the
+ * length L (m); returns the tension (N, >= 0). */
+double mb_contact_force(const mb_model *m, int k, double *F, double *rB);
+double mb_cable_force(const mb_model *m, int k, double *F, double *L);
+/* whole right-hand side with passive forces: dq/dt (nq), dv/dt (nv) */
+int mb_rhs(mb_model *m, const double *q, const double *qd, const double *tau,
+           const double *fext, double *qdot, double *qdd);
+/* A first-order system x = [q; y] (y = v or p, or public coordinates of a
+ * flexible system) for the shared fixed-step loop: the right-hand side f
+ * (returns 0 or a nonzero error code that stops the loop), the
+ * renormalization of the quaternions in q, the sizes and a scratch of
+ * 8 (nq + ny) doubles, of which f may use the last ny. */
+typedef int (*mb_ode_rhs)(void *ctx, const double *q, const double *y, const double *tau,
+                          const double *fext, double *qdot, double *ydot);
+typedef struct {
+    void *ctx;
+    mb_ode_rhs f;
+    void (*normalize)(void *ctx, double *q);
+    int nq, ny;
+    double *work;
+    /* optional: mb_adapt_advance stores the time of each stage (s from the
+     * start of the interval) here before calling f (time-dependent f) */
+    double *t_stage;
+} mb_ode;
+
+/* n classical RK4 steps of size h (s) on x = [q; y] with tau and fext held;
+ * quaternions renormalized after each step. Returns 0 or f's error code. */
+int mb_rk4_steps(const mb_ode *ode, double *q, double *y, const double *tau, const double *fext,
+                 double h, int n);
+
+/* n classical RK4 steps of size h on x = [q; v]; quaternions renormalized
+ * after each step. Returns 0 or the mb_aba error code. */
+int mb_rk4(mb_model *m, double *q, double *qd, const double *tau, const double *fext,
+           double h, int n);
+
+/* n classical RK4 steps of size h in canonical variables x = [q; p], with the
+ * model's force elements; quaternions renormalized after each step. */
+int mb_rk4_canonical(mb_model *m, double *q, double *p, const double *tau, const double *fext,
+                     double h, int n);
+
+#endif

@@ -1,0 +1,103 @@
+"""The one exception hierarchy of mbfmu.
+
+Every error mbfmu raises on purpose derives from :class:`MbfmuError` and from
+the builtin class a caller would expect (``ValueError`` for bad input,
+``RuntimeError`` for a failure while running), so ``except ValueError`` keeps
+working for users who do not know mbfmu's classes.
+
+:func:`option_hint` spells an option in a message the way the user gives it:
+the command line's flag while ``mbfmu`` runs a command, else the Python keyword.
+"""
+import contextlib
+import contextvars
+
+_COMMAND_LINE = contextvars.ContextVar("mbfmu_command_line", default=False)
+
+
+def option_hint(python: str, cli: str) -> str:
+    """``cli`` (``"--package-dir DIR"``) inside :func:`command_line`, else ``python``
+    (``"package_dirs=[...]"``)."""
+    return cli if _COMMAND_LINE.get() else python
+
+
+@contextlib.contextmanager
+def command_line():
+    """Messages raised inside name command-line flags (see :func:`option_hint`)."""
+    token = _COMMAND_LINE.set(True)
+    try:
+        yield
+    finally:
+        _COMMAND_LINE.reset(token)
+
+
+class MbfmuError(Exception):
+    """Base class of all mbfmu errors."""
+
+
+class ModelError(MbfmuError, ValueError):
+    """A mechanism description is invalid (topology, inertia, joint, file)."""
+
+
+class InputError(MbfmuError, ValueError):
+    """An argument has the wrong size, type or a non-finite value."""
+
+
+class UnknownNameError(MbfmuError, KeyError, ValueError):
+    """A body, joint, signal, plant or unit name is not known."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else ""
+
+
+class SimulationError(MbfmuError, RuntimeError):
+    """A simulation could not continue (singular mass matrix, step failure)."""
+
+
+class CosimError(MbfmuError, RuntimeError):
+    """A co-simulation system is invalid or a unit failed during a run."""
+
+
+class StopRequested(CosimError):
+    """A unit asked to end the run (an FMU's fmi2Discard with fmi2Terminated).
+
+    Attributes ``unit`` (its name) and ``time`` (the last good time [s]).
+    """
+
+    def __init__(self, message: str, unit: str = "", time: float = float("nan")) -> None:
+        super().__init__(message)
+        self.unit, self.time = unit, time
+
+
+class RunInterrupted(CosimError):
+    """A run was stopped early by the user (Ctrl-C), SIGTERM or a wall-clock limit.
+
+    ``kind`` says which: ``"SIGINT"``, ``"SIGTERM"`` or ``"timeout"``.
+    """
+
+    kind: str = "SIGINT"
+
+
+#: at most this many known names are listed in full in an unknown-name error
+LIST_LIMIT = 16
+
+
+def unknown_name(message: str, name: object, known, listing: str = "known", hint: str = "") -> UnknownNameError:
+    """An :class:`UnknownNameError` for ``name``: ``message``, then the closest
+    known names ("did you mean ...?", by :func:`difflib.get_close_matches`), then
+    the known names themselves when there are few, else their count and ``hint``
+    (where to see them all).
+
+    >>> str(unknown_name("unknown plant 'rigd_arm'", "rigd_arm", ["rigid_arm", "satellite"]))
+    "unknown plant 'rigd_arm'; did you mean 'rigid_arm'? known: rigid_arm, satellite"
+    """
+    import difflib
+    names = list(dict.fromkeys(str(k) for k in known))
+    close = difflib.get_close_matches(str(name), names, n=3, cutoff=0.6)
+    text = message
+    if close:
+        text += "; did you mean " + " or ".join(repr(c) for c in close) + "?"
+    if len(names) <= LIST_LIMIT:
+        text += f"{';' if not close else ''} {listing}: {', '.join(names) or 'none'}"
+    else:
+        text += f"{';' if not close else ''} {len(names)} {listing}" + (f" ({hint})" if hint else "")
+    return UnknownNameError(text)

@@ -1,0 +1,793 @@
+/*
+ * Exact directional derivatives of the native runtime (component.h,
+ * native.h): d(dx/dt, y) along a direction (dx, du) of the continuous states
+ * and the inputs, by forward-mode tangents of the recursive algorithms, one
+ * direction per pass (no step size, no truncation error).
+ *
+ * Rigid trees of revolute, prismatic, universal, fixed, spherical and free
+ * joints, in velocity ([q; v]) or canonical ([q; p]) variables, with joint
+ * springs, dampers, range limits (a spherical joint's on its rotation
+ * vector: ballspring_dirder.c), drives, point-to-point spring-dampers,
+ * hinge latches, sphere-plane contacts and cables (contact_dirder.c; a
+ * universal joint's S and Sr move with q2: their tangents enter every
+ * product with them), and a sled frame (sled.h) with its HIC recorder
+ * (hic.h):
+ *   - configuration tangents are body-frame twists zeta (the tangent of
+ *     ^iX_p along dq_i is -zeta_i x ^iX_p, Featherstone's
+ *     d(X)/dq = -crm(S dq) X; for a quaternion e, zeta = 2 vec(e* (x) de)/|e|^2
+ *     since the kernels' rotation matrix depends on e/|e| only);
+ *   - velocity variables: the tangent of the inverse dynamics
+ *     ID(q, v, qdd) = tau(q, v, u) gives dqdd = M^-1 (dtau - dID|dqdd=0)
+ *     (the route of Carpentier and Mansard 2018 and of
+ *     mbfmu.dynamics.derivatives);
+ *   - flexible plants (assumed-modes beams): these passes on the virtual
+ *     tree, projected onto the modal coordinates (flex_dirder.c);
+ *   - canonical variables: v = M^-1 p gives dv = M^-1 (dp - d(M v)|dq), and
+ *     dp/dt = tau + S^T (F - v x* H) (mb_sweep) is differentiated term by term.
+ *   - the sled frame: the model's dynamics under the gravity g - a_s axis
+ *     (a_s = u[input] - pulse(t), as mb_sled_rhs), the gravity entering as
+ *     the base acceleration -g of the recursions with the tangent
+ *     du[input] axis; its accelerometers (specific force, the point
+ *     acceleration under that base acceleration) differentiate
+ *     mb_point_acceleration at the solved dv/dt with its tangent, the sled
+ *     acceleration is du[input], the belts' tensions are contact_dirder.c's;
+ *   - the HIC recorder: the integral's rate |a| / unit has the tangent
+ *     a . da / (|a| unit) (|a| is smooth off a = 0, where 0 is returned);
+ *     its history and running maximum are discrete states (changed only at
+ *     the recorder's time events), neither knowns nor unknowns here, and
+ *     their rates are zero.
+ * Quaternion coordinates of the state are read, as every evaluation of the
+ * runtime reads them, projected to unit norm: their seed is projected onto
+ * the tangent of the unit sphere. Joint range limits and drive saturation
+ * are piecewise smooth: the derivative is the active piece's (exact off the
+ * switching surface).
+ *
+ * Elements with no tangent here make mbn_dirder_inexact name them, and the
+ * FMU then does not claim directional derivatives (mbfmu.fmu.native.dirder
+ * mirrors this test at build time).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ballspring_dirder.h"
+#include "contact_dirder.h"
+#include "flex_dirder.h"
+#include "native.h"
+#include "spatial.h"
+
+#define B6(p, i) ((p) + 6 * (i))
+#define B36(p, i) ((p) + 36 * (i))
+#define B9(p, i) ((p) + 9 * (i))
+#define B3(p, i) ((p) + 3 * (i))
+
+const char *mbn_dirder_inexact(mbn_instance *in) {
+    const mbn_data *D = in->data;
+    const mb_model *m = in->m;
+    if (D->flex) return mbn_flex_dirder_inexact(in); /* flex_dirder.c */
+    if (D->sled && D->canonical) return "a sled frame in canonical variables has no tangents in the C runtime";
+    for (int i = 1; i < m->nb; ++i) {
+        int t = m->jtype[i];
+        if (t == MB_PLANAR) return "planar joints have no tangents in the C runtime";
+    }
+    for (int k = 0; k < D->ny; ++k) {
+        int kind = D->sens[4 * k];
+        if (D->sled && kind >= MB_SENS_ACCELEROMETER && kind <= MB_SENS_DISPLACEMENT) continue;
+        if (kind != MB_SENS_STATE && kind != MB_SENS_VELOCITY && kind != MB_SENS_POINT && kind != MB_SENS_KINETIC &&
+            kind != MB_SENS_POTENTIAL && kind != MB_SENS_LINEAR && kind != MB_SENS_QUATERNION &&
+            kind != MB_SENS_MOMENTUM)
+            return "an output sensor (body frame or flexible) has no tangent in the C runtime";
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------ workspace */
+typedef struct {
+    double *zr, *z;       /* (nb, 6) joint and accumulated configuration twists, body frame */
+    double *v, *dv;       /* (nb, 6) body velocities and their tangents */
+    double *a, *da;       /* (nb, 6) accelerations (or gravity in body axes) and tangents */
+    double *f, *df;       /* (nb, 6) forces / momenta and tangents */
+    double *g, *dg;       /* (nb, 6) second force accumulator (canonical F) */
+    double *fx, *dfx;     /* (nb, 6) point-to-point spring forces (fext) and tangents */
+    double *dS, *dSr;     /* (nb, 6, 6) tangents of S and of its apparent derivative Sr (universal joints) */
+    double *dL;           /* (ns) spring length tangents */
+    double *tau, *dtau;   /* (nv) total generalized force and tangent */
+    double *vel, *dvel;   /* (nv) velocities and tangent */
+    double *qdd, *dcmd, *r2, *r3; /* (nv; r3: nv + nq): accelerations, command tangents B du, scratch */
+    double *dq;           /* (nq) projected configuration seed */
+    double *rows;         /* (3 nl) saved latch rows */
+    double *block;
+    double dgrav[3];      /* tangent of the gravity (world, m/s^2): the sled frame's -du[input] axis */
+    int accel;            /* a, da hold the accelerations [with gravity] at the solved qdd, dqdd */
+} dd_work;
+
+static int work_new(const mbn_data *D, const mb_model *m, dd_work *w) {
+    /* a flexible plant's virtual tree (m) is larger than its public state (D) */
+    size_t nb6 = 6 * (size_t)D->nb, nv = (size_t)(D->nv > m->nv ? D->nv : m->nv) + 1;
+    size_t nq = (size_t)(D->nq > m->nq ? D->nq : m->nq) + 1;
+    w->block = malloc(sizeof(double) * (24 * nb6 + 8 * nv + 2 * nq + 3 * (size_t)D->nl + (size_t)D->ns + 1));
+    if (!w->block) return -1;
+    double *p = w->block;
+    w->zr = p; p += nb6; w->z = p; p += nb6; w->v = p; p += nb6; w->dv = p; p += nb6;
+    w->a = p; p += nb6; w->da = p; p += nb6; w->f = p; p += nb6; w->df = p; p += nb6;
+    w->g = p; p += nb6; w->dg = p; p += nb6;
+    w->fx = p; p += nb6; w->dfx = p; p += nb6;
+    w->dS = p; p += 6 * nb6; w->dSr = p; p += 6 * nb6;
+    w->dL = p; p += D->ns;
+    w->tau = p; p += nv; w->dtau = p; p += nv; w->vel = p; p += nv; w->dvel = p; p += nv;
+    w->qdd = p; p += nv; w->dcmd = p; p += nv; w->r2 = p; p += nv;
+    w->r3 = p; p += nv + nq; /* also mb_rhs's unused dq/dt (nq) */
+    w->dq = p; p += nq;
+    w->rows = p;
+    return 0;
+}
+
+/* ------------------------------------------------------------ joints */
+/* the body-frame twist 2 vec(e* (x) de) / |e|^2 of a quaternion tangent de */
+static void quat_twist(const double *e, const double *de, double *eta) {
+    double n = e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3], s = n > 0 ? 2.0 / n : 0.0, c[3];
+    cross3(e + 1, de + 1, c);
+    for (int k = 0; k < 3; ++k) eta[k] = s * (e[0] * de[1 + k] - de[0] * e[1 + k] - c[k]);
+}
+
+/* the joint twist zr (6, body frame) of joint i along the configuration tangent dq */
+static void joint_twist(const mb_model *m, int i, const double *q, const double *dq, double *zr) {
+    const double *qi = q + m->iq[i], *dqi = dq + m->iq[i], *a1 = B3(m->axis1, i);
+    for (int k = 0; k < 6; ++k) zr[k] = 0.0;
+    switch (m->jtype[i]) {
+    case MB_REVOLUTE:
+        for (int k = 0; k < 3; ++k) zr[k] = a1[k] * dqi[0];
+        break;
+    case MB_PRISMATIC:
+        for (int k = 0; k < 3; ++k) zr[3 + k] = a1[k] * dqi[0];
+        break;
+    case MB_UNIVERSAL: /* R_J = R1(q1) R2(q2): the body-frame twist S dq at the current S */
+        for (int j = 0; j < 2; ++j)
+            for (int k = 0; k < 6; ++k) zr[k] += m->S[36 * i + 6 * j + k] * dqi[j];
+        break;
+    case MB_SPHERICAL:
+        quat_twist(qi, dqi, zr);
+        break;
+    case MB_FREE: {
+        /* r = ptree + Rtree p: the body-frame translation E Rtree dp */
+        double t[3];
+        quat_twist(qi + 3, dqi + 3, zr);
+        mv3(B9(m->Rtree, i), dqi, t);
+        mv3(B9(m->E, i), t, zr + 3);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* seed dq of the runtime's configuration: quaternion parts projected onto
+ * the tangent of the unit sphere at q/|q| (the runtime normalizes them) */
+static void project_seed(const mb_model *m, const double *q, const double *dq, double *out) {
+    memcpy(out, dq, sizeof(double) * (size_t)m->nq);
+    for (int i = 1; i < m->nb; ++i) {
+        int t = m->jtype[i];
+        if (t != MB_SPHERICAL && t != MB_FREE) continue;
+        int o = m->iq[i] + (t == MB_FREE ? 3 : 0);
+        const double *e = q + o;
+        double n2 = e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3], n = sqrt(n2), s = 0.0;
+        if (!(n > 0)) continue;
+        for (int k = 0; k < 4; ++k) s += e[k] * dq[o + k];
+        for (int k = 0; k < 4; ++k) out[o + k] = (dq[o + k] - e[k] * s / n2) / n;
+    }
+}
+
+/* z (+)= S qd_i for the columns S (6 x nvi, column-major as in mb_model) of joint i */
+static void smul(const mb_model *m, int i, const double *S, const double *qd, double *z, int add) {
+    if (!add) for (int k = 0; k < 6; ++k) z[k] = 0.0;
+    for (int j = 0; j < m->nvi[i]; ++j)
+        for (int k = 0; k < 6; ++k) z[k] += S[6 * j + k] * qd[m->iv[i] + j];
+}
+
+/* out[iv + j] = S_j . f for the columns of S (6 x nvi) of joint i, added when add */
+static void stmul(const mb_model *m, int i, const double *S, const double *f, double *out, int add) {
+    for (int j = 0; j < m->nvi[i]; ++j) {
+        double s = dot6(S + 6 * j, f);
+        out[m->iv[i] + j] = add ? out[m->iv[i] + j] + s : s;
+    }
+}
+
+/* the tangents dS, dSr of joint i's S and Sr (after mb_kinematics(q, vel)) along (dq, dvel):
+ * only a universal joint's first column b = R2(q2)^T a1 moves, db = dq2 (b x a2), and
+ * its Sr = q2d (b x a2) */
+static void subspace_tangent(const mb_model *m, dd_work *w, int i, const double *dq, const double *dvel) {
+    double *dS = B36(w->dS, i), *dSr = B36(w->dSr, i);
+    memset(dS, 0, 36 * sizeof(double));
+    memset(dSr, 0, 36 * sizeof(double));
+    if (m->jtype[i] != MB_UNIVERSAL) return;
+    const double *b = B36(m->S, i), *a2 = B3(m->axis2, i);
+    double bxa2[3], dbxa2[3], dq2 = dq[m->iq[i] + 1], q2d = w->vel[m->iv[i] + 1], dq2d = dvel[m->iv[i] + 1];
+    cross3(b, a2, bxa2);
+    cross3(bxa2, a2, dbxa2); /* (db x a2) / dq2 */
+    for (int k = 0; k < 3; ++k) {
+        dS[k] = dq2 * bxa2[k];
+        dSr[k] = dq2d * bxa2[k] + q2d * dq2 * dbxa2[k];
+    }
+}
+
+/* ------------------------------------------------------------ passes */
+/* Forward pass at (q, vel) after mb_kinematics(q, vel): joint twists,
+ * accumulated twists, velocities and their tangents along (dq, dvel); with
+ * acc: accelerations a = X a_p + v x S qd + S qdd (gravity at the root when
+ * gravity, qdd NULL meaning zero) and their tangents along dqdd (NULL: 0)
+ * and, with gravity, along the gravity tangent w->dgrav (the base acceleration
+ * -g has tangent -dg). */
+static void forward(const mb_model *m, dd_work *w, const double *q, const double *dq, const double *dvel, int acc,
+                    const double *qdd, const double *dqdd, int gravity) {
+    double a0[6] = {0, 0, 0, 0, 0, 0}, da0[6] = {0, 0, 0, 0, 0, 0};
+    if (gravity)
+        for (int k = 0; k < 3; ++k) { a0[3 + k] = -m->g[k]; da0[3 + k] = -w->dgrav[k]; }
+    for (int k = 0; k < 6; ++k) w->z[k] = w->zr[k] = w->v[k] = w->dv[k] = w->a[k] = w->da[k] = 0.0;
+    for (int i = 1; i < m->nb; ++i) {
+        int p = m->parent[i];
+        const double *E = B9(m->E, i), *r = B3(m->r, i), *S = B36(m->S, i);
+        const double *dS = B36(w->dS, i), *Sr = B36(m->Sr, i), *dSr = B36(w->dSr, i);
+        double *zr = B6(w->zr, i), *z = B6(w->z, i), *v = B6(w->v, i), *dv = B6(w->dv, i);
+        double Xp[6], t[6], vJ[6], dvJ[6];
+        joint_twist(m, i, q, dq, zr);
+        subspace_tangent(m, w, i, dq, dvel);
+        memcpy(v, B6(m->v, i), 6 * sizeof(double));
+        smul(m, i, S, w->vel, vJ, 0);
+        smul(m, i, S, dvel, dvJ, 0);
+        smul(m, i, dS, w->vel, dvJ, 1);
+        if (p > 0) {
+            Xmv(E, r, B6(w->z, p), z);
+            Xmv(E, r, B6(m->v, p), Xp);
+            crm(zr, Xp, t);
+            Xmv(E, r, B6(w->dv, p), dv);
+            for (int k = 0; k < 6; ++k) { z[k] += zr[k]; dv[k] += dvJ[k] - t[k]; }
+        } else
+            for (int k = 0; k < 6; ++k) { z[k] = zr[k]; dv[k] = dvJ[k]; }
+        if (!acc) continue;
+        /* a = X a_p + Sr qd + v x S qd + S qdd */
+        double *a = B6(w->a, i), *da = B6(w->da, i), c[6];
+        Xmv(E, r, p > 0 ? B6(w->a, p) : a0, Xp);
+        crm(zr, Xp, t);
+        Xmv(E, r, p > 0 ? B6(w->da, p) : da0, da);
+        crm(v, vJ, c);
+        for (int k = 0; k < 6; ++k) { a[k] = Xp[k] + c[k]; da[k] -= t[k]; }
+        smul(m, i, Sr, w->vel, a, 1);
+        smul(m, i, Sr, dvel, da, 1);
+        smul(m, i, dSr, w->vel, da, 1);
+        crm(dv, vJ, c);
+        for (int k = 0; k < 6; ++k) da[k] += c[k];
+        crm(v, dvJ, c);
+        for (int k = 0; k < 6; ++k) da[k] += c[k];
+        if (qdd) { smul(m, i, S, qdd, a, 1); smul(m, i, dS, qdd, da, 1); }
+        if (dqdd) smul(m, i, S, dqdd, da, 1);
+    }
+}
+
+/* world position x, velocity V and their tangents of the point rB of body b
+ * (world: fixed) after forward() */
+static void point_motion(const mb_model *m, const dd_work *w, int b, const double *rB, double *x, double *dx,
+                         double *V, double *dV) {
+    const double *R = B9(m->RW, b), *z = B6(w->z, b), *v = B6(w->v, b), *dv = B6(w->dv, b);
+    double t[3], u[3], e[3];
+    mv3(R, rB, t);
+    for (int k = 0; k < 3; ++k) x[k] = m->pW[3 * b + k] + t[k];
+    cross3(z, rB, t);
+    for (int k = 0; k < 3; ++k) t[k] += z[3 + k];
+    mv3(R, t, dx);
+    cross3(v, rB, u);
+    for (int k = 0; k < 3; ++k) u[k] += v[3 + k]; /* body-frame point velocity */
+    mv3(R, u, V);
+    cross3(z, u, e);
+    cross3(dv, rB, t);
+    for (int k = 0; k < 3; ++k) e[k] += t[k] + dv[3 + k];
+    mv3(R, e, dV);
+}
+
+/* fext += the body-frame force of the world force F at rB of body b, dfext its tangent */
+static void add_point_force(const mb_model *m, const dd_work *w, int b, const double *rB, const double *F,
+                            const double *dF) {
+    if (b <= 0) return;
+    const double *R = B9(m->RW, b), *z = B6(w->z, b);
+    double f[3], df[3], t[3], n[3];
+    double *fe = B6(w->fx, b), *dfe = B6(w->dfx, b);
+    mtv3(R, F, f);
+    mtv3(R, dF, df);
+    cross3(z, f, t);
+    for (int k = 0; k < 3; ++k) df[k] -= t[k]; /* d(R^T) = -[eta] R^T */
+    cross3(rB, f, n);
+    for (int k = 0; k < 3; ++k) { fe[k] += n[k]; fe[3 + k] += f[k]; }
+    cross3(rB, df, n);
+    for (int k = 0; k < 3; ++k) { dfe[k] += n[k]; dfe[3 + k] += df[k]; }
+}
+
+/* the point-to-point springs' forces (w->fx) and tangents (w->dfx), the laws of
+ * mb_passive_forces, after forward() */
+static void spring_forces(const mb_model *m, dd_work *w) {
+    memset(w->fx, 0, sizeof(double) * 6 * (size_t)m->nb);
+    memset(w->dfx, 0, sizeof(double) * 6 * (size_t)m->nb);
+    for (int s = 0; s < m->ns; ++s) {
+        const double *P = m->springs + SP_N * s;
+        int ba = (int)P[SP_BA], bb = (int)P[SP_BB];
+        double xa[3], dxa[3], Va[3], dVa[3], xb[3], dxb[3], Vb[3], dVb[3], d[3], dd[3], u[3], du[3];
+        point_motion(m, w, ba, P + SP_PAX, xa, dxa, Va, dVa);
+        point_motion(m, w, bb, P + SP_PBX, xb, dxb, Vb, dVb);
+        for (int k = 0; k < 3; ++k) { d[k] = xb[k] - xa[k]; dd[k] = dxb[k] - dxa[k]; }
+        double L = sqrt(dot3(d, d));
+        w->dL[s] = 0.0;
+        if (L < 1e-12) continue;
+        for (int k = 0; k < 3; ++k) u[k] = d[k] / L;
+        double dL = dot3(u, dd);
+        for (int k = 0; k < 3; ++k) du[k] = (dd[k] - u[k] * dL) / L;
+        double rel[3], drel[3];
+        for (int k = 0; k < 3; ++k) { rel[k] = Vb[k] - Va[k]; drel[k] = dVb[k] - dVa[k]; }
+        double Ld = dot3(rel, u), dLd = dot3(drel, u) + dot3(rel, du);
+        double F = P[SP_K] * (L - P[SP_L0]) + P[SP_D] * Ld, dF = P[SP_K] * dL + P[SP_D] * dLd;
+        double Fw[3], dFw[3];
+        for (int k = 0; k < 3; ++k) { Fw[k] = F * u[k]; dFw[k] = dF * u[k] + F * du[k]; }
+        add_point_force(m, w, ba, P + SP_PAX, Fw, dFw);
+        for (int k = 0; k < 3; ++k) { Fw[k] = -Fw[k]; dFw[k] = -dFw[k]; }
+        add_point_force(m, w, bb, P + SP_PBX, Fw, dFw);
+        w->dL[s] = dL;
+    }
+    mbn_contact_tangents(m, w->z, w->dv, w->fx, w->dfx); /* contact_dirder.c */
+}
+
+/* force to the parent with its tangent: fp += X^T f, dfp += X^T (zr x* f + df) */
+static void to_parent(const mb_model *m, dd_work *w, int i, const double *f, const double *df, double *fp, double *dfp) {
+    double t[6];
+    const double *E = B9(m->E, i), *r = B3(m->r, i);
+    crf(B6(w->zr, i), f, t);
+    for (int k = 0; k < 6; ++k) t[k] += df[k];
+    XTf_add(E, r, f, fp);
+    XTf_add(E, r, t, dfp);
+}
+
+/* Backward pass of the inverse dynamics after forward(acc): the tangent
+ * dtau_id (nv) of ID = S^T f, f = I a + v x* I v summed over the subtree */
+static void backward_id(const mb_model *m, dd_work *w, double *dtau_id) {
+    for (int i = 1; i < m->nb; ++i) {
+        const double *I = B36(m->Ibody, i), *v = B6(w->v, i), *dv = B6(w->dv, i);
+        double *f = B6(w->f, i), *df = B6(w->df, i), Iv[6], Idv[6], t[6];
+        mv6(I, B6(w->a, i), f);
+        mv6(I, B6(w->da, i), df);
+        mv6(I, v, Iv);
+        mv6(I, dv, Idv);
+        crf(v, Iv, t);
+        for (int k = 0; k < 6; ++k) f[k] += t[k];
+        crf(dv, Iv, t);
+        for (int k = 0; k < 6; ++k) df[k] += t[k];
+        crf(v, Idv, t);
+        for (int k = 0; k < 6; ++k) { df[k] += t[k] - w->dfx[6 * i + k]; f[k] -= w->fx[6 * i + k]; }
+    }
+    for (int i = m->nb - 1; i > 0; --i) {
+        stmul(m, i, B36(m->S, i), B6(w->df, i), dtau_id, 0);
+        stmul(m, i, B36(w->dS, i), B6(w->f, i), dtau_id, 1);
+        int p = m->parent[i];
+        if (p > 0) to_parent(m, w, i, B6(w->f, i), B6(w->df, i), B6(w->f, p), B6(w->df, p));
+    }
+}
+
+/* subtree momenta H (w->f) and their tangents (w->df) after forward(): H_i = I v_i + children */
+static void subtree_momenta(const mb_model *m, dd_work *w) {
+    for (int i = 1; i < m->nb; ++i) {
+        mv6(B36(m->Ibody, i), B6(w->v, i), B6(w->f, i));
+        mv6(B36(m->Ibody, i), B6(w->dv, i), B6(w->df, i));
+    }
+    for (int i = m->nb - 1; i > 0; --i) {
+        int p = m->parent[i];
+        if (p > 0) to_parent(m, w, i, B6(w->f, i), B6(w->df, i), B6(w->f, p), B6(w->df, p));
+    }
+}
+
+/* the tangent dtau (nv) of the generalized forces after mb_passive_forces
+ * (drives, joint springs, dampers, limits) at (q, vel) with commands cmd
+ * along (dq, dvel, dcmd): the laws of mb_drive_forces and mb_passive_forces */
+static void passive_tangent(const mb_model *m, const double *q, const double *vel, const double *cmd,
+                            const double *dq, const double *dvel, const double *dcmd, double *dtau) {
+    memcpy(dtau, dcmd, sizeof(double) * (size_t)m->nv);
+    for (int k = 0; k < m->ndr; ++k) {
+        const double *P = m->drives + DR_N * k;
+        int iv = (int)P[DR_IV], iq = (int)P[DR_IQ], mode = (int)P[DR_MODE];
+        double wv = vel[iv], c = cmd[iv], df = dcmd[iv];
+        if (mode == DRIVE_POSITION) {
+            double f = P[DR_KP] * (c - q[iq]) - P[DR_KD] * wv;
+            df = fabs(f) < P[DR_LIM] ? P[DR_KP] * (dcmd[iv] - dq[iq]) - P[DR_KD] * dvel[iv] : 0.0;
+        } else if (mode == DRIVE_VELOCITY) {
+            double f = P[DR_KD] * (c - wv);
+            df = fabs(f) < P[DR_LIM] ? P[DR_KD] * (dcmd[iv] - dvel[iv]) : 0.0;
+        }
+        if (P[DR_FC] != 0.0) {
+            double th = tanh(wv / P[DR_VS]);
+            df -= P[DR_FC] * (1.0 - th * th) * dvel[iv] / P[DR_VS];
+        }
+        dtau[iv] = df;
+    }
+    if (!m->has_dof_force) return;
+    for (int i = 1; i < m->nb; ++i) {
+        if (m->nvi[i] == 0 || m->jtype[i] == MB_FREE || m->jtype[i] == MB_SPHERICAL) continue;
+        for (int k = 0; k < m->nvi[i]; ++k) {
+            int iv = m->iv[i] + k, iq = m->iq[i] + k;
+            const double *P = m->dof_force + DF_N * iv;
+            double d = q[iq], wv = vel[iv], dd = dq[iq], dw = dvel[iv];
+            dtau[iv] += mbn_dof_force_tangent(P, d, wv, dd, dw);
+        }
+    }
+    mbn_ballspring_tangents(m, q, vel, dq, dvel, dtau); /* ballspring_dirder.c */
+}
+
+/* tangent dqdot (nq) of the configuration rate dq/dt (mb_qdot) */
+static void qdot_tangent(const mb_model *m, const double *q, const double *vel, const double *dq, const double *dvel,
+                         double *dqdot) {
+    if (m->vector_q) { memcpy(dqdot, dvel, sizeof(double) * (size_t)m->nv); return; }
+    for (int i = 1; i < m->nb; ++i) {
+        const double *qi = q + m->iq[i], *dqi = dq + m->iq[i], *vi = vel + m->iv[i], *dvi = dvel + m->iv[i];
+        double *o = dqdot + m->iq[i];
+        const double *e = qi, *de = dqi, *wv = vi, *dwv = dvi;
+        switch (m->jtype[i]) {
+        case MB_FREE: {
+            /* d(R vlin) = R (eta x vlin + dvlin) */
+            double R[9], eta[3], t[3];
+            quat_rot(qi + 3, R);
+            quat_twist(qi + 3, dqi + 3, eta);
+            cross3(eta, vi + 3, t);
+            for (int k = 0; k < 3; ++k) t[k] += dvi[3 + k];
+            mv3(R, t, o);
+            o += 3; e = qi + 3; de = dqi + 3;
+        } /* fall through: the quaternion rate */
+        /* FALLTHROUGH */
+        case MB_SPHERICAL:
+            /* quat_rate is bilinear in (e, w) */
+            o[0] = -0.5 * (de[1] * wv[0] + de[2] * wv[1] + de[3] * wv[2] + e[1] * dwv[0] + e[2] * dwv[1] + e[3] * dwv[2]);
+            o[1] = 0.5 * (de[0] * wv[0] + de[2] * wv[2] - de[3] * wv[1] + e[0] * dwv[0] + e[2] * dwv[2] - e[3] * dwv[1]);
+            o[2] = 0.5 * (de[0] * wv[1] + de[3] * wv[0] - de[1] * wv[2] + e[0] * dwv[1] + e[3] * dwv[0] - e[1] * dwv[2]);
+            o[3] = 0.5 * (de[0] * wv[2] + de[1] * wv[1] - de[2] * wv[0] + e[0] * dwv[2] + e[1] * dwv[1] - e[2] * dwv[0]);
+            break;
+        default:
+            for (int k = 0; k < m->nqi[i]; ++k) o[k] = dvi[k];
+        }
+    }
+}
+
+/* ------------------------------------------------------------ latches */
+/* engage the latched hinges' joint force rows as mb_latch_rhs does (saved in rows) */
+static void latch_apply(mbn_instance *in, const double *z, double *rows) {
+    const mb_latches *L = &in->latches;
+    for (int j = 0; j < L->n; ++j) {
+        double *row = in->m->dof_force + DF_N * L->iv[j];
+        rows[3 * j] = row[DF_K]; rows[3 * j + 1] = row[DF_D]; rows[3 * j + 2] = row[DF_Q0];
+        if (z[j] > 0.5) {
+            double K = row[DF_K] + L->k;
+            row[DF_Q0] = row[DF_K] * row[DF_Q0] / K;
+            row[DF_K] = K;
+            row[DF_D] += L->c;
+        }
+    }
+}
+
+static void latch_restore(mbn_instance *in, const double *rows) {
+    const mb_latches *L = &in->latches;
+    for (int j = 0; j < L->n; ++j) {
+        double *row = in->m->dof_force + DF_N * L->iv[j];
+        row[DF_K] = rows[3 * j]; row[DF_D] = rows[3 * j + 1]; row[DF_Q0] = rows[3 * j + 2];
+    }
+}
+
+/* ------------------------------------------------------------ outputs */
+/* world tangent of the point rB of body b: R (z_ang x rB + z_lin) */
+static void point_tangent(const mb_model *m, const dd_work *w, int b, const double *rB, double *dx) {
+    double t[3];
+    const double *z = B6(w->z, b);
+    cross3(z, rB, t);
+    for (int k = 0; k < 3; ++k) t[k] += z[3 + k];
+    mv3(B9(m->RW, b), t, dx);
+}
+
+/* the acceleration acc (3, world axes, m/s^2) of the point rB of body b and
+ * its tangent dacc, after forward(acc) at the solved qdd, dqdd (w->accel):
+ * mb_point_acceleration's aB = a_lin + w x (w x rB + v_lin) + a_ang x rB
+ * (body frame) differentiated, then d(R aB) = R (z_ang x aB + daB). With the
+ * base acceleration -g_s of the sled frame (g_s = g - a_s axis) this is the
+ * specific force of mb_sled_specific_force: the point's acceleration in the
+ * sled frame, plus the frame's a_s axis, minus g. */
+static void accel_tangent(const mb_model *m, const dd_work *w, int b, const double *rB, double *acc, double *dacc) {
+    const double *v = B6(w->v, b), *dv = B6(w->dv, b), *a = B6(w->a, b), *da = B6(w->da, b), *z = B6(w->z, b);
+    double t[3], dt[3], u[3], e[3], aB[3], daB[3];
+    cross3(v, rB, t);
+    for (int k = 0; k < 3; ++k) t[k] += v[3 + k]; /* body-frame point velocity */
+    cross3(dv, rB, dt);
+    for (int k = 0; k < 3; ++k) dt[k] += dv[3 + k];
+    cross3(v, t, u);
+    cross3(a, rB, e);
+    for (int k = 0; k < 3; ++k) aB[k] = a[3 + k] + u[k] + e[k];
+    cross3(dv, t, u);
+    cross3(v, dt, e);
+    for (int k = 0; k < 3; ++k) daB[k] = da[3 + k] + u[k] + e[k];
+    cross3(da, rB, e);
+    for (int k = 0; k < 3; ++k) daB[k] += e[k];
+    cross3(z, aB, e);
+    for (int k = 0; k < 3; ++k) e[k] += daB[k];
+    mv3(B9(m->RW, b), aB, acc);
+    mv3(B9(m->RW, b), e, dacc);
+}
+
+/* tangents dy (ny) of the outputs (mb_sensors_eval) after forward() at the
+ * state x along (dx, du) with velocity tangent w->dvel */
+static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const double *dx, const double *du,
+                            double *dy) {
+    const mbn_data *D = in->data;
+    const mb_model *m = in->m;
+    const double *q = x;
+    double dke = 0.0, dpe = 0.0, dhl[6] = {0, 0, 0, 0, 0, 0};
+    for (int i = 1; i < m->nb; ++i) {
+        const double *I = B36(m->Ibody, i), *v = B6(w->v, i), *dv = B6(w->dv, i), *z = B6(w->z, i);
+        double Idv[6], Iv[6], t[6], dc[3];
+        mv6(I, dv, Idv);
+        dke += dot6(v, Idv);
+        point_tangent(m, w, i, in->mp.com + 3 * i, dc);
+        dpe -= in->mp.mass[i] * (dc[0] * m->g[0] + dc[1] * m->g[1] + dc[2] * m->g[2]);
+        /* world momentum about the origin X_W^* (I v); its tangent X_W^* (z x* I v + I dv)
+         * (the term z x* moves both the axes and the origin) */
+        mv6(I, v, Iv);
+        crf(z, Iv, t);
+        for (int k = 0; k < 6; ++k) t[k] += Idv[k];
+        const double *R = B9(m->RW, i), *p = B3(m->pW, i);
+        double n[3], f[3], pf[3];
+        mv3(R, t, n);
+        mv3(R, t + 3, f);
+        cross3(p, f, pf);
+        for (int k = 0; k < 3; ++k) { dhl[k] += n[k] + pf[k]; dhl[3 + k] += f[k]; }
+    }
+    if (m->has_dof_force)
+        for (int i = 1; i < m->nb; ++i) {
+            if (m->nvi[i] == 0 || m->jtype[i] == MB_FREE || m->jtype[i] == MB_SPHERICAL) continue;
+            for (int k = 0; k < m->nvi[i]; ++k) {
+                const double *P = m->dof_force + DF_N * (m->iv[i] + k);
+                double d = q[m->iq[i] + k], dd = w->dq[m->iq[i] + k];
+                double pen = d < P[DF_LO] ? d - P[DF_LO] : (d > P[DF_HI] ? d - P[DF_HI] : 0.0);
+                dpe += (P[DF_K] * (d - P[DF_Q0]) + P[DF_KLIM] * pen) * dd;
+            }
+        }
+    for (int s = 0; s < m->ns; ++s) {
+        const double *P = m->springs + SP_N * s;
+        double xa[3], xb[3], d[3];
+        mb_point_position(m, (int)P[SP_BA], P + SP_PAX, xa);
+        mb_point_position(m, (int)P[SP_BB], P + SP_PBX, xb);
+        for (int k = 0; k < 3; ++k) d[k] = xb[k] - xa[k];
+        dpe += P[SP_K] * (sqrt(dot3(d, d)) - P[SP_L0]) * w->dL[s];
+    }
+    dpe += mbn_contact_energy_tangent(m, w->z) + mbn_ballspring_energy_tangent(m, q, w->dq);
+    double dlatch = 0.0;
+    if (D->nl) {
+        const double *zf = x + D->nq + D->nv;
+        for (int j = 0; j < D->nl; ++j)
+            if (zf[j] != 0.0) dlatch += in->latches.k * zf[j] * q[D->l_iq[j]] * w->dq[D->l_iq[j]];
+    }
+    for (int k = 0; k < D->ny; ++k) {
+        const mb_sensor *s = in->sens + k;
+        switch (s->kind) {
+        case MB_SENS_STATE: dy[k] = s->index < D->nq ? w->dq[s->index] : dx[s->index]; break;
+        case MB_SENS_VELOCITY: dy[k] = w->dvel[s->index]; break;
+        case MB_SENS_POINT: {
+            double t[3];
+            point_tangent(m, w, s->index, s->par, t);
+            dy[k] = t[s->axis];
+            break;
+        }
+        case MB_SENS_KINETIC: dy[k] = dke; break;
+        case MB_SENS_POTENTIAL: dy[k] = dpe + (s->index && D->nl ? dlatch : 0.0); break;
+        case MB_SENS_QUATERNION:
+            /* e_a / |e| of the runtime's unit e: the projected seed itself */
+            dy[k] = w->dq[s->index + s->axis];
+            break;
+        case MB_SENS_MOMENTUM: dy[k] = dhl[s->axis]; break;
+        case MB_SENS_ACCELEROMETER: {
+            double a[3], da[3];
+            if (!w->accel) { dy[k] = 0.0 / 0.0; break; }
+            accel_tangent(m, w, s->index, s->par, a, da);
+            if (s->axis < 3) dy[k] = da[s->axis];
+            else {
+                double n = sqrt(dot3(a, a)); /* |a| is smooth off a = 0 */
+                dy[k] = n > 0 ? dot3(a, da) / n : 0.0;
+            }
+            break;
+        }
+        case MB_SENS_SLED_ACCEL: dy[k] = in->sled.input >= 0 ? du[in->sled.input] : 0.0; break;
+        case MB_SENS_CABLE_TENSION: dy[k] = mbn_cable_tension_tangent(m, w->z, w->dv, s->index); break;
+        case MB_SENS_DISPLACEMENT: {
+            double t[3];
+            point_tangent(m, w, s->index, s->par, t);
+            dy[k] = t[s->axis];
+            break;
+        }
+        case MB_SENS_LINEAR: {
+            double acc = 0.0;
+            const double *wt = s->par + 1;
+            for (int j = 0; j < D->nv + D->nu; ++j)
+                if (wt[j] != 0.0) acc += wt[j] * (j < D->nv ? w->dvel[j] : du[j - D->nv]);
+            dy[k] = s->par[0] * acc;
+            break;
+        }
+        default: dy[k] = 0.0 / 0.0;
+        }
+    }
+}
+
+/* ------------------------------------------------------------ the tangent of the whole model */
+/* velocity variables: dv/dt = qdd with ID(q, v, qdd) - fext(q, v) = tau(q, v, u), so
+ * dqdd = M^-1 (dtau - dID|dqdd=0) */
+static int velocity_tangent(mbn_instance *in, dd_work *w, const double *dvel, double *dvdot) {
+    mb_model *m = in->m;
+    const double *q = in->x;
+    int err = mb_rhs(m, q, w->vel, in->tau, NULL, w->r3 /* dq/dt: unused */, w->qdd);
+    if (err) return err;
+    mb_kinematics(m, q, w->vel);
+    forward(m, w, q, w->dq, dvel, 1, w->qdd, NULL, 1);
+    spring_forces(m, w);
+    backward_id(m, w, w->r2);
+    passive_tangent(m, q, w->vel, in->tau, w->dq, dvel, w->dcmd, w->dtau);
+    for (int k = 0; k < m->nv; ++k) w->dtau[k] -= w->r2[k];
+    return mb_minv(m, q, w->dtau, dvdot);
+}
+
+/* canonical variables: v = M^-1 p, dv = M^-1 (dp - d(M v)/dq dq) into w->dvel, then
+ * dp/dt = tau + S^T (F - v x* H) + Sr^T H (mb_sweep) differentiated term by term */
+static int canonical_tangent(mbn_instance *in, dd_work *w, const double *dp, double *dpdot) {
+    mb_model *m = in->m;
+    const double *q = in->x;
+    double *dvel = w->dvel;
+    int err = mb_minv(m, q, q + m->nq, w->vel);
+    if (err) return err;
+    mb_kinematics(m, q, w->vel);
+    for (int k = 0; k < m->nv; ++k) w->r2[k] = 0.0;
+    forward(m, w, q, w->dq, w->r2, 0, NULL, NULL, 0);
+    subtree_momenta(m, w);
+    for (int i = 1; i < m->nb; ++i)
+        for (int j = 0; j < m->nvi[i]; ++j)
+            w->r3[m->iv[i] + j] = dp[m->iv[i] + j] - dot6(B36(m->S, i) + 6 * j, B6(w->df, i)) -
+                                  dot6(B36(w->dS, i) + 6 * j, B6(w->f, i));
+    err = mb_minv(m, q, w->r3, dvel);
+    if (err) return err;
+    mb_kinematics(m, q, w->vel);
+    forward(m, w, q, w->dq, dvel, 0, NULL, NULL, 0);
+    spring_forces(m, w);
+    subtree_momenta(m, w); /* H, dH */
+    /* F: gravity I [0; g] and the springs' forces, summed over the subtree (w->g), and tangents */
+    double ag0[6] = {0, 0, 0, m->g[0], m->g[1], m->g[2]};
+    for (int i = 1; i < m->nb; ++i) {
+        int p = m->parent[i];
+        const double *E = B9(m->E, i), *r = B3(m->r, i);
+        double *ag = B6(w->a, i), *dag = B6(w->da, i), t[6];
+        Xmv(E, r, p > 0 ? B6(w->a, p) : ag0, ag);
+        if (p > 0) Xmv(E, r, B6(w->da, p), dag);
+        else for (int k = 0; k < 6; ++k) dag[k] = 0.0;
+        crm(B6(w->zr, i), ag, t);
+        for (int k = 0; k < 6; ++k) dag[k] -= t[k];
+        mv6(B36(m->Ibody, i), ag, B6(w->g, i));
+        mv6(B36(m->Ibody, i), dag, B6(w->dg, i));
+        for (int k = 0; k < 6; ++k) { w->g[6 * i + k] += w->fx[6 * i + k]; w->dg[6 * i + k] += w->dfx[6 * i + k]; }
+    }
+    for (int i = m->nb - 1; i > 0; --i) {
+        int p = m->parent[i];
+        if (p > 0) to_parent(m, w, i, B6(w->g, i), B6(w->dg, i), B6(w->g, p), B6(w->dg, p));
+    }
+    passive_tangent(m, q, w->vel, in->tau, w->dq, dvel, w->dcmd, w->dtau);
+    for (int i = 1; i < m->nb; ++i) {
+        const double *H = B6(w->f, i), *dH = B6(w->df, i), *v = B6(w->v, i), *dv = B6(w->dv, i);
+        double G[6], G0[6], t[6];
+        crf(dv, H, G);
+        crf(v, dH, t);
+        crf(v, H, G0);
+        for (int k = 0; k < 6; ++k) { G[k] = B6(w->dg, i)[k] - G[k] - t[k]; G0[k] = B6(w->g, i)[k] - G0[k]; }
+        for (int j = 0; j < m->nvi[i]; ++j) {
+            int iv = m->iv[i] + j;
+            dpdot[iv] = w->dtau[iv] + dot6(B36(m->S, i) + 6 * j, G) + dot6(B36(w->dS, i) + 6 * j, G0) +
+                        dot6(B36(w->dSr, i) + 6 * j, H) + dot6(B36(m->Sr, i) + 6 * j, dH);
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ flexible plants */
+/* the passes above on a flexible plant's virtual tree (flex_dirder.h) */
+static void vtree_id(mbn_instance *in, void *wp, const double *c, const double *cd, const double *cdd,
+                     const double *cmd, const double *dc, const double *dcd, const double *dcdd, const double *dcmd,
+                     double *id, double *did, double *dpass) {
+    dd_work *w = wp;
+    mb_model *m = in->m;
+    memcpy(w->vel, cd, sizeof(double) * (size_t)m->nv);
+    memcpy(w->dvel, dcd, sizeof(double) * (size_t)m->nv);
+    mb_kinematics(m, c, cd);
+    forward(m, w, c, dc, dcd, 1, cdd, dcdd, 1);
+    spring_forces(m, w);
+    backward_id(m, w, did);
+    for (int i = 1; i < m->nb; ++i) stmul(m, i, B36(m->S, i), B6(w->f, i), id, 0);
+    if (dpass) passive_tangent(m, c, cd, cmd, dc, dcd, dcmd, dpass);
+}
+
+/* the virtual tree's sensors (outputs_tangent at the virtual state c along dc) */
+static void vtree_outputs(mbn_instance *in, void *wp, const double *c, const double *dc, const double *dx,
+                          const double *du, double *dy) {
+    dd_work *w = wp;
+    memcpy(w->dq, dc, sizeof(double) * (size_t)in->m->nq);
+    outputs_tangent(in, w, c, dx, du, dy);
+}
+
+static int flex_tangent(mbn_instance *in, dd_work *w, const double *dx, const double *du, double *dxdot,
+                        double *dy) {
+    mbn_vtree_tangents ops = {w, vtree_id, vtree_outputs};
+    return mbn_flex_tangent(in, &ops, dx, du, w->dcmd, dxdot, dy); /* flex_dirder.c */
+}
+
+/* dxdot (nx) and dy (ny) along (dx (nx), du (nu)) at the instance's state and inputs */
+static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double *du, double *dxdot, double *dy) {
+    const mbn_data *D = in->data;
+    mb_model *m = in->m;
+    const double *x = in->x, *B = in->d + D->o_B;
+    int nq = D->nq, nv = D->nv, err;
+    for (int r = 0; r < nv; ++r) {
+        double s = 0.0;
+        for (int c = 0; c < D->nu; ++c) s += B[D->nu * r + c] * du[c];
+        w->dcmd[r] = s;
+    }
+    /* the gravity's tangent (forward() reads it) is zero but for the sled frame's, set below;
+     * a flexible plant has none (flex_dirder.c refuses sleds) */
+    w->accel = 0;
+    for (int r = 0; r < 3; ++r) w->dgrav[r] = 0.0;
+    if (D->flex) return flex_tangent(in, w, dx, du, dxdot, dy);
+    project_seed(m, x, dx, w->dq);
+    for (int k = nq + nv; k < D->nx; ++k) dxdot[k] = 0.0;
+    /* the sled frame (mb_sled_rhs): the model's dynamics with gravity g_s =
+     * g - a_s axis, a_s = u[input] - pulse(t), whose tangent is -du[input] axis */
+    double g0[3];
+    memcpy(g0, m->g, sizeof g0);
+    if (D->sled) {
+        const double *ax = in->sled.par + SL_AX;
+        double a_s = mb_sled_acceleration(&in->sled, in->t, in->u), da_s = in->sled.input >= 0 ? du[in->sled.input] : 0.0;
+        for (int r = 0; r < 3; ++r)
+            if (ax[r] != 0.0) { m->g[r] = g0[r] - a_s * ax[r]; w->dgrav[r] = -da_s * ax[r]; }
+    }
+    if (D->nl) latch_apply(in, x + nq + nv, w->rows);
+    if (D->canonical) err = canonical_tangent(in, w, dx + nq, dxdot + nq);
+    else {
+        memcpy(w->vel, x + nq, sizeof(double) * (size_t)nv);
+        memcpy(w->dvel, dx + nq, sizeof(double) * (size_t)nv);
+        err = velocity_tangent(in, w, w->dvel, dxdot + nq);
+    }
+    if (!err && D->sled) {
+        /* the accelerations at the solved qdd and their tangents along dqdd (with the
+         * sled's gravity): the accelerometers and the HIC recorder's rate |a| / unit */
+        mb_kinematics(m, x, w->vel);
+        forward(m, w, x, w->dq, w->dvel, 1, w->qdd, dxdot + nq, 1);
+        w->accel = 1;
+        if (D->nh) {
+            double a[3], da[3];
+            accel_tangent(m, w, in->hic.body, in->hic.par + HC_PX, a, da);
+            double n = sqrt(dot3(a, a)); /* |a| is smooth off a = 0 */
+            dxdot[nq + nv] = n > 0 ? dot3(a, da) / (n * in->hic.par[HC_UNIT]) : 0.0;
+        }
+    }
+    memcpy(m->g, g0, sizeof g0); /* the outputs' energies read the model's own gravity */
+    /* the outputs read the unlatched rows (the latches' energy is its own term) */
+    if (D->nl) latch_restore(in, w->rows);
+    if (err) return err < 0 ? -err : err;
+    qdot_tangent(m, x, w->vel, w->dq, w->dvel, dxdot);
+    outputs_tangent(in, w, x, dx, du, dy);
+    return 0;
+}
+
+int mbn_directional_derivative(mbn_instance *in, size_t nknown, const int *ik, const double *seed, size_t nunknown,
+                               const int *iu, double *sens) {
+    const mbn_data *D = in->data;
+    dd_work w;
+    size_t nx = (size_t)D->nx, nu = (size_t)D->nu, ny = (size_t)D->ny;
+    double *buf = calloc(2 * (nx + nu + ny) + 1, sizeof(double));
+    if (!buf || work_new(D, in->m, &w)) { free(buf); return MBN_NOMEM; }
+    double *dxu = buf, *out = buf + nx + nu;
+    for (size_t j = 0; j < nknown; ++j) dxu[ik[j]] += seed[j];
+    int err = tangent(in, &w, dxu, dxu + nx, out, out + nx);
+    if (!err)
+        for (size_t k = 0; k < nunknown; ++k) sens[k] = out[iu[k]];
+    free(w.block);
+    free(buf);
+    return err;
+}

@@ -1,0 +1,147 @@
+/* Model Exchange core of the native runtime (see model_exchange.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_exchange.h"
+
+int mbn_me_init(mbn_me *me, mbn_instance *in) {
+    memset(me, 0, sizeof *me);
+    me->in = in;
+    me->dx = calloc((size_t)in->data->nx + 1, sizeof(double));
+    me->hic_done = -INFINITY;
+    return me->dx ? 0 : -1;
+}
+
+void mbn_me_free(mbn_me *me) {
+    free(me->dx);
+    me->dx = NULL;
+}
+
+void mbn_me_start(mbn_me *me) {
+    me->hic_done = me->in->t;
+    me->drift = 0.0;
+    mbn_me_changed(me);
+}
+
+void mbn_me_changed(mbn_me *me) {
+    me->dx_valid = 0;
+    me->in->y_valid = 0;
+}
+
+/* the largest | |e| - 1 | of the quaternions of q, normalizing them */
+static double normalize(const mbn_instance *in, double *q) {
+    const mb_model *m = in->m;
+    double worst = 0.0;
+    if (in->data->flex || m->vector_q) return 0.0; /* no quaternion (flexible systems have none) */
+    for (int i = 1; i < m->nb; ++i) {
+        int t = m->jtype[i];
+        if (t != MB_SPHERICAL && t != MB_FREE) continue;
+        const double *e = q + m->iq[i] + (t == MB_FREE ? 3 : 0);
+        double n = sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3]);
+        worst = fmax(worst, fabs(n - 1.0));
+        mb_normalize_joint(m, i, q + m->iq[i]);
+    }
+    return worst;
+}
+
+void mbn_me_set_states(mbn_me *me, const double *x) {
+    mbn_instance *in = me->in;
+    memcpy(in->x, x, sizeof(double) * (size_t)in->data->nxc);
+    me->drift = fmax(me->drift, normalize(in, in->x));
+    mbn_me_changed(me);
+}
+
+int mbn_me_derivatives(mbn_me *me, double *dx) {
+    mbn_instance *in = me->in;
+    int nxc = in->data->nxc;
+    if (!me->dx_valid) {
+        mbn_generalized_forces(in);
+        int err = mbn_rhs(in, in->t, in->x, me->dx);
+        if (err) return err;
+        me->dx_valid = 1;
+    }
+    memcpy(dx, me->dx, sizeof(double) * (size_t)nxc);
+    return 0;
+}
+
+void mbn_me_indicators(mbn_me *me, double *z) {
+    mbn_instance *in = me->in;
+    const mbn_data *D = in->data;
+    mb_model *m = in->m;
+    const double *q = in->x, *flags = in->x + D->nq + D->nv;
+    int posed = 0;
+    for (int r = 0; r < D->nz; ++r) {
+        const int *row = D->ztab + 4 * r;
+        int k = row[1];
+        if ((row[0] == MBN_Z_CONTACT || row[0] == MBN_Z_CABLE) && !posed) {
+            mb_kinematics(m, q, NULL);
+            posed = 1;
+        }
+        switch (row[0]) {
+        case MBN_Z_LATCH:
+            z[r] = flags[k] > 0.5 ? 1.0 : in->latches.sign[k] * q[in->latches.iq[k]];
+            break;
+        case MBN_Z_CONTACT: {
+            double F[3], rB[3];
+            z[r] = mb_contact_force(m, k, F, rB);
+            break;
+        }
+        case MBN_Z_CABLE: {
+            double F[3], L;
+            mb_cable_force(m, k, F, &L);
+            z[r] = L - m->cables[CB_N * k + CB_L0];
+            break;
+        }
+        default: { /* MBN_Z_LIMIT: row[2] the configuration index, row[3] the side */
+            const double *P = m->dof_force + DF_N * k;
+            z[r] = row[3] < 0 ? q[row[2]] - P[DF_LO] : P[DF_HI] - q[row[2]];
+            break;
+        }
+        }
+    }
+}
+
+/* the HIC grid spacing, 0 without a recorder */
+static double hic_sample(const mbn_instance *in) { return in->data->nh ? in->hic.par[HC_SAMPLE] : 0.0; }
+
+double mbn_me_next_time_event(const mbn_me *me) {
+    const mbn_instance *in = me->in;
+    const mbn_data *D = in->data;
+    double t = in->t, next = INFINITY;
+    if (D->nh) next = mb_hic_next_instant(&in->hic, t);
+    if (D->sled) {
+        const double *p = in->sled.par;
+        double eps = 1e-12 * fmax(1.0, fabs(t));
+        if (p[SL_PEAK] > 0) {
+            if (p[SL_START] > t + eps) next = fmin(next, p[SL_START]);
+            else if (p[SL_START] + p[SL_DUR] > t + eps) next = fmin(next, p[SL_START] + p[SL_DUR]);
+        }
+    }
+    return next;
+}
+
+void mbn_me_event_update(mbn_me *me, int *x_changed) {
+    mbn_instance *in = me->in;
+    const mbn_data *D = in->data;
+    double *flags = in->x + D->nq + D->nv;
+    for (int j = 0; j < D->nl; ++j) /* the rule of mb_latch_advance at a located stop */
+        if (flags[j] < 0.5 && in->latches.sign[j] * in->x[in->latches.iq[j]] >= -1e-12) flags[j] = 1.0;
+    double s = hic_sample(in);
+    if (s > 0) {
+        double grid = floor(in->t / s + 0.5) * s, eps = 1e-9 * s;
+        if (fabs(in->t - grid) <= eps && grid > me->hic_done + 0.5 * s) {
+            mb_hic_record(&in->hic, in->x + D->nq + D->nv);
+            me->hic_done = grid;
+        }
+    }
+    *x_changed = me->drift > 0.0;
+    me->drift = 0.0;
+    mbn_me_changed(me);
+}
+
+int mbn_me_step_event(const mbn_me *me) { return me->drift > MBN_ME_DRIFT; }
+
+void mbn_me_nominals(const mbn_me *me, double *x) {
+    for (int k = 0; k < me->in->data->nxc; ++k) x[k] = 1.0;
+}

@@ -1,0 +1,68 @@
+/*
+ * Model Exchange core of the native runtime, shared by the FMI 2 (fmi2.c)
+ * and FMI 3 (fmi3.c) interfaces: the continuous states, their derivatives
+ * from the right-hand side that mbn_advance integrates (mbn_rhs), the event
+ * indicators and the events.
+ *
+ * Continuous states: the prefix x[0..nxc) of the plant state, [q; v] (or
+ * [q; p] in canonical variables), and the HIC recorder's integral. The rest
+ * of x is discrete: latch flags, the HIC history and running maximum.
+ *
+ * Events (the discontinuities of the kernel elements):
+ *   - state events, one indicator per row of data->ztab: a free latch's
+ *     travel past its stop (engaged latches read +1; the latch engages at
+ *     the event as mb_latch_advance engages it), a contact's penetration, a
+ *     cable's stretch, a joint coordinate's distance to its range limits
+ *     (the force elements' switches: kinks, no state changes);
+ *   - time events: the HIC recorder's grid (mb_hic_record runs there, as in
+ *     mb_sled_advance) and the ends of the sled's built-in pulse (kinks);
+ *   - step events for quaternions: every evaluation uses the host's states
+ *     with each quaternion normalized (a projection at each set of the
+ *     states); when the host's quaternion has drifted from unit norm by more
+ *     than MBN_ME_DRIFT, the completed integrator step asks for an event, at
+ *     which the projected states go back to the host.
+ */
+#ifndef MBFMU_MODEL_EXCHANGE_H
+#define MBFMU_MODEL_EXCHANGE_H
+
+#include "native.h"
+
+#define MBN_ME_DRIFT 1e-9
+
+/* kinds of the rows (kind, index, side) of data->ztab */
+enum { MBN_Z_LATCH = 0, MBN_Z_CONTACT = 1, MBN_Z_CABLE = 2, MBN_Z_LIMIT = 3 };
+
+typedef struct {
+    mbn_instance *in;
+    double *dx;        /* (nx) slopes at the current time, states and inputs */
+    int dx_valid;
+    double drift;      /* largest | |quaternion| - 1 | the host set since the last event */
+    double hic_done;   /* the grid instant of the last HIC record (s) */
+} mbn_me;
+
+/* 0, or -1 out of memory */
+int mbn_me_init(mbn_me *me, mbn_instance *in);
+void mbn_me_free(mbn_me *me);
+/* the event bookkeeping starts at in->t (leaving initialization, or a
+ * restored state): a HIC grid instant at in->t counts as recorded */
+void mbn_me_start(mbn_me *me);
+/* the instance changed (time, states, inputs, parameters, a restored state) */
+void mbn_me_changed(mbn_me *me);
+/* the host's continuous states x (nxc): quaternions normalized into in->x */
+void mbn_me_set_states(mbn_me *me, const double *x);
+/* the derivatives (nxc) at in->t; 0 or the kernel's error code (mbn_rhs) */
+int mbn_me_derivatives(mbn_me *me, double *dx);
+/* the event indicators (data->nz) */
+void mbn_me_indicators(mbn_me *me, double *z);
+/* the next time event after in->t (s), INFINITY if none */
+double mbn_me_next_time_event(const mbn_me *me);
+/* the events at in->t: latches reached engage, the HIC grid instant is
+ * recorded, the projection of the quaternions is handed over; *x_changed:
+ * the continuous states changed */
+void mbn_me_event_update(mbn_me *me, int *x_changed);
+/* the completed integrator step: 1 if a step event is due */
+int mbn_me_step_event(const mbn_me *me);
+/* the nominal magnitudes of the continuous states (nxc): 1 */
+void mbn_me_nominals(const mbn_me *me, double *x);
+
+#endif

@@ -1,0 +1,447 @@
+/*
+ * The native FMU runtime: packing a plant's model from its numeric
+ * description, re-packing for new parameters, the integrator call, the
+ * output sensors and the saved state (see native.h).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "native.h"
+
+/* ------------------------------------------------------------- packing */
+static int *copy_ints(const int *src, int n) {
+    int *p = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    if (p && n > 0) memcpy(p, src, sizeof(int) * (size_t)n);
+    return p;
+}
+
+static double *copy_dbls(const double *src, int n) {
+    double *p = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    if (p && n > 0) memcpy(p, src, sizeof(double) * (size_t)n);
+    return p;
+}
+
+/* an mb_model from the numeric description d (NULL on allocation failure) */
+static mb_model *pack_model(const mbn_data *D, const double *d) {
+    mb_model *m = calloc(1, sizeof(mb_model));
+    if (!m) return NULL;
+    int nb = D->nb;
+    m->nb = nb;
+    m->ns = D->ns;
+    m->nct = D->nct;
+    m->ncb = D->ncb;
+    m->ndr = D->ndr;
+    m->parent = copy_ints(D->parent, nb);
+    m->jtype = copy_ints(D->jtype, nb);
+    m->nqi = copy_ints(D->nqi, nb);
+    m->nvi = copy_ints(D->nvi, nb);
+    m->iq = malloc(sizeof(int) * (size_t)nb);
+    m->iv = malloc(sizeof(int) * (size_t)nb);
+    m->axis1 = copy_dbls(d + D->o_axis1, 3 * nb);
+    m->axis2 = copy_dbls(d + D->o_axis2, 3 * nb);
+    m->Rtree = copy_dbls(d + D->o_Rtree, 9 * nb);
+    m->ptree = copy_dbls(d + D->o_ptree, 3 * nb);
+    m->Ibody = copy_dbls(d + D->o_Ibody, 36 * nb);
+    m->springs = copy_dbls(d + D->o_springs, SP_N * D->ns);
+    m->contacts = copy_dbls(d + D->o_contacts, CT_N * D->nct);
+    m->cables = copy_dbls(d + D->o_cables, CB_N * D->ncb);
+    m->drives = copy_dbls(d + D->o_drives, DR_N * D->ndr);
+    if (!m->parent || !m->jtype || !m->nqi || !m->nvi || !m->iq || !m->iv || !m->axis1 ||
+        !m->axis2 || !m->Rtree || !m->ptree || !m->Ibody || !m->springs ||
+        !m->contacts || !m->cables || !m->drives) {
+        mb_free(m);
+        return NULL;
+    }
+    memcpy(m->g, d + D->o_g, sizeof m->g);
+    int nq = 0, nv = 0;
+    for (int i = 0; i < nb; ++i) {
+        m->iq[i] = nq;
+        m->iv[i] = nv;
+        nq += m->nqi[i];
+        nv += m->nvi[i];
+    }
+    m->nq = nq;
+    m->nv = nv;
+    /* the tree's own velocities (a flexible plant's public nv is another) */
+    m->dof_force = copy_dbls(d + D->o_dof, DF_N * nv);
+    if (!m->dof_force) {
+        mb_free(m);
+        return NULL;
+    }
+    /* the rule of the Python binding's new_model: limits of +-1e300 mean none */
+    m->has_dof_force = 0;
+    for (int k = 0; k < nv; ++k) {
+        const double *P = m->dof_force + DF_N * k;
+        if (P[DF_K] != 0 || P[DF_D] != 0 || fabs(P[DF_LO]) < 1e299 || fabs(P[DF_HI]) < 1e299)
+            m->has_dof_force = 1;
+    }
+    if (mb_alloc_workspace(m)) {
+        mb_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* the sensors' parameter pointers into the current description */
+static void bind_sensors(mbn_instance *in) {
+    const mbn_data *D = in->data;
+    for (int k = 0; k < D->ny; ++k) {
+        const int *row = D->sens + 4 * k;
+        in->sens[k].kind = row[0];
+        in->sens[k].index = row[1];
+        in->sens[k].axis = row[2];
+        in->sens[k].par = row[3] >= 0 ? in->d + row[3] : NULL;
+    }
+    in->mp.mass = in->d + D->o_mass;
+    in->mp.com = in->d + D->o_com;
+    in->mp.Ic = in->d + D->o_Ic;
+    in->latches.n = D->nl;
+    in->latches.iq = D->l_iq;
+    in->latches.iv = D->l_iv;
+    in->latches.sign = in->d + D->o_lsign;
+    in->latches.k = in->d[D->o_lk];
+    in->latches.c = in->d[D->o_lk + 1];
+    in->mp.latches = D->nl ? &in->latches : NULL;
+    in->sled.input = D->sled_input;
+    in->sled.par = in->d + D->o_sled;
+    in->hic.body = D->hic_body;
+    in->hic.nh = D->nh;
+    in->hic.par = in->d + D->o_hic;
+}
+
+/* x = [q0; v0] (or [q0; M(q0) v0] in canonical variables; latches free) of
+ * the model m described by d, quaternions normalized */
+static void initial_state(const mbn_data *D, mb_model *m, const double *d, double *x) {
+    for (int k = D->nq + D->nv; k < D->nx; ++k) x[k] = 0.0;
+    memcpy(x, d + D->o_q0, sizeof(double) * (size_t)D->nq);
+    if (!D->flex) mb_normalize(m, x); /* a flexible plant's q0 is public: as the plant gives it */
+    if (D->canonical) mb_momentum(m, x, d + D->o_v0, x + D->nq);
+    else memcpy(x + D->nq, d + D->o_v0, sizeof(double) * (size_t)D->nv);
+}
+
+mbn_instance *mbn_new(const mbn_data *D) {
+    mbn_instance *in = calloc(1, sizeof(mbn_instance));
+    if (!in) return NULL;
+    in->data = D;
+    in->d = copy_dbls(D->d0, D->nd);
+    in->p = copy_dbls(D->p0, D->np);
+    in->u = calloc((size_t)D->nu + 1, sizeof(double));
+    in->x = calloc((size_t)D->nx + 1, sizeof(double));
+    in->xw = calloc((size_t)D->nx + 1, sizeof(double));
+    in->y = calloc((size_t)D->ny + 1, sizeof(double));
+    in->v = calloc((size_t)D->nv + 1, sizeof(double));
+    in->tau = calloc((size_t)D->nv + 1, sizeof(double));
+    in->sens = calloc((size_t)D->ny + 1, sizeof(mb_sensor));
+    in->m = in->d ? pack_model(D, in->d) : NULL;
+    if (in->m && D->flex) in->fx = mbn_flex_new(D, in->m, in->d);
+    if (!in->p || !in->u || !in->x || !in->xw || !in->y || !in->v || !in->tau || !in->sens || !in->m ||
+        (D->flex && !in->fx)) {
+        mbn_free(in);
+        return NULL;
+    }
+    memcpy(in->u, D->u0, sizeof(double) * (size_t)D->nu);
+    bind_sensors(in);
+    initial_state(D, in->m, in->d, in->x);
+    return in;
+}
+
+void mbn_free(mbn_instance *in) {
+    if (!in) return;
+    mbn_flex_dirder_free(in);
+    mb_flex_free(in->fx);
+    mb_free(in->m);
+    free(in->d); free(in->p); free(in->u); free(in->x); free(in->xw);
+    free(in->y); free(in->v); free(in->tau); free(in->sens);
+    free(in);
+}
+
+/* 1 if the symmetric 3x3 matrix A (row-major) is positive semi-definite
+ * (every k x k principal minor >= -1e-12 scale^k: a round-off negative
+ * moment, as of a thin strip's cross-section on the triangle inequality's
+ * edge, times a positive one stays inside) */
+static int psd3(const double *A, double scale) {
+    double s = scale > 0 ? scale : 1.0, t = 1e-12 * s;
+    for (int i = 0; i < 3; ++i)
+        if (A[4 * i] < -t) return 0;
+    for (int i = 0; i < 3; ++i)
+        for (int j = i + 1; j < 3; ++j)
+            if (A[4 * i] * A[4 * j] - A[3 * i + j] * A[3 * i + j] < -t * s) return 0;
+    double det = A[0] * (A[4] * A[8] - A[5] * A[7]) - A[1] * (A[3] * A[8] - A[5] * A[6]) +
+                 A[2] * (A[3] * A[7] - A[4] * A[6]);
+    return det >= -t * s * s;
+}
+
+/* 0 if every body of the description d is physical (mass >= 0, rotational
+ * inertia about the centre of mass positive semi-definite with principal
+ * moments that satisfy the triangle inequality), else the first bad body */
+static int check_bodies(const mbn_data *D, const double *d) {
+    for (int i = 1; i < D->nb; ++i) {
+        double m = d[D->o_mass + i];
+        const double *c = d + D->o_com + 3 * i, *I6 = d + D->o_Ibody + 36 * i;
+        if (!(m >= 0) || !isfinite(m)) return i;
+        double Ic[9], S[9], cc = c[0] * c[0] + c[1] * c[1] + c[2] * c[2], tr = 0.0, scale = 0.0;
+        for (int r = 0; r < 3; ++r)
+            for (int k = 0; k < 3; ++k) {
+                Ic[3 * r + k] = I6[6 * r + k] - m * ((r == k ? cc : 0.0) - c[r] * c[k]);
+                scale = fmax(scale, fabs(I6[6 * r + k]));
+            }
+        for (int r = 0; r < 3; ++r) tr += Ic[4 * r];
+        for (int k = 0; k < 9; ++k) S[k] = (k % 4 == 0 ? 0.5 * tr : 0.0) - Ic[k]; /* second moment */
+        if (!psd3(Ic, scale) || !psd3(S, scale)) return i;
+    }
+    return 0;
+}
+
+int mbn_set_parameters(mbn_instance *in, const double *p) {
+    const mbn_data *D = in->data;
+    for (int j = 0; j < D->np; ++j)
+        if (p[j] != in->p[j] && D->p_fixed[j] && p[j] != D->p0[j]) return -1 - j;
+    double *d = copy_dbls(D->d0, D->nd);
+    if (!d) return -1000;
+    for (int e = 0; e < D->naff; ++e) {
+        int j = D->aff_p[e];
+        d[D->aff_i[e]] += D->aff_c[e] * (p[j] - D->p0[j]);
+    }
+    if (D->tape && memcmp(p, D->p0, sizeof(double) * (size_t)D->np)) {
+        const mbn_tape *T = D->tape;
+        double *v = malloc(sizeof(double) * (size_t)(T->nn + 1));
+        if (!v) { free(d); return -1000; }
+        mbn_tape_eval(T, p, v);
+        int g = mbn_tape_failed_guard(T, v);
+        if (g >= 0) { free(v); free(d); return -3000 - g; }
+        for (int k = 0; k < T->nout; ++k) d[T->out_d[k]] = v[T->out_n[k]];
+        free(v);
+        for (int k = 0; k < D->nd; ++k)
+            if (!isfinite(d[k])) { free(d); return -1000; }
+    }
+    int body = check_bodies(D, d);
+    if (body) { free(d); return -2000 - body; }
+    mb_model *m = pack_model(D, d);
+    if (!m) { free(d); return -1000; }
+    mb_flex *fx = D->flex ? mbn_flex_new(D, m, d) : NULL;
+    if (D->flex && !fx) { mb_free(m); free(d); return -1000; }
+    double *x0 = in->xw;
+    initial_state(D, m, d, x0);
+    for (int k = 0; k < D->nx; ++k)
+        if (!isfinite(x0[k])) { mb_flex_free(fx); mb_free(m); free(d); return -1000; }
+    if (fx && D->step_cap > 0) { /* the plant's step rule (steplimit.c): min(step_cap, step_k / rho) */
+        double rho = HUGE_VAL;
+        if (mbn_flex_rest_radius(D, fx, x0, &rho) || !(rho >= 0)) {
+            in->rho_refused = rho;
+            mb_flex_free(fx); mb_free(m); free(d);
+            return -4000;
+        }
+        double h = D->step_k / rho < D->step_cap ? D->step_k / rho : D->step_cap;
+        d[D->o_step] = d[D->o_adapt + 2] = d[D->o_adapt + 3] = h; /* the first and largest steps too */
+    }
+    mb_flex_free(in->fx);
+    mb_free(in->m);
+    free(in->d);
+    in->fx = fx;
+    in->m = m;
+    in->d = d;
+    memcpy(in->p, p, sizeof(double) * (size_t)D->np);
+    bind_sensors(in);
+    if (!in->stepped) memcpy(in->x, x0, sizeof(double) * (size_t)D->nx);
+    in->y_valid = 0;
+    in->pgen++; /* invalidates what was cached at the old parameters (flex_dirder.c) */
+    return 0;
+}
+
+/* ---------------------------------------------------------- integration */
+/* tau = B u (B: nv x nu, row-major, in d) */
+void mbn_generalized_forces(mbn_instance *in) {
+    const mbn_data *D = in->data;
+    const double *B = in->d + D->o_B;
+    for (int r = 0; r < D->nv; ++r) {
+        double s = 0.0;
+        for (int c = 0; c < D->nu; ++c) s += B[D->nu * r + c] * in->u[c];
+        in->tau[r] = s;
+    }
+}
+
+/* the integrator options of the Python plant's advance (ErrorControl.options,
+ * first step internal_step), with fmi2SetupExperiment's tolerance if set */
+static void adapt_options(const mbn_instance *in, mb_adapt_options *o) {
+    const double *a = in->d + in->data->o_adapt;
+    o->rtol = in->tolerance > 0 ? in->tolerance : a[0];
+    o->atol = in->tolerance > 0 ? in->tolerance : a[1];
+    o->h_init = a[2];
+    o->h_max = a[3];
+    o->h_min = a[4];
+    o->max_steps = (long)a[5];
+    o->method = (int)a[6];
+}
+
+/* THE integrator call of the native runtime: the compiled error-controlled
+ * integrator (adaptive.h) that the Python plant's advance calls
+ * (MultibodyPlant.advance: mb_rigid_ode / mb_canonical_ode; with latches the
+ * latch element that Satellite.advance calls), with the same options. Replace
+ * here (only) to follow a change of Plant.advance. x = [q; y; z]. Returns an
+ * mb_adapt status (in->adapt_stats holds the call's statistics). */
+static int integrate(mbn_instance *in, double *x, double dt) {
+    const mbn_data *D = in->data;
+    mb_adapt_options opt;
+    adapt_options(in, &opt);
+    double *q = x, *y = x + D->nq;
+    if (D->sled)
+        return mb_sled_advance(in->m, &in->sled, D->nh ? &in->hic : NULL, in->t, q, y, in->tau, in->u, dt, &opt,
+                               &in->adapt_stats);
+    if (D->nl) return mb_latch_advance(in->m, &in->latches, q, y, y + D->nv, in->tau, dt, &opt, &in->adapt_stats);
+    mb_ode ode;
+    /* FlexibleArm._compiled_adaptive: advance_flexible; without beams (segments) advance_rigid */
+    if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
+    else if (D->canonical) mb_canonical_ode(in->m, &ode);
+    else mb_rigid_ode(in->m, &ode);
+    return mb_adapt_advance(&ode, q, y, in->tau, NULL, dt, &opt, &in->adapt_stats);
+}
+
+/* THE right-hand side of that integration at time t: the slopes dx (nx) at
+ * x = [q; y; z] with the inputs held (in->tau from mbn_generalized_forces),
+ * z's slopes 0 (latch flags, the HIC recorder's history and maximum; its
+ * integral's rate is the recorder's). Returns 0 or the kernel's error code
+ * (a singular articulated inertia, a non-finite flexible stage). */
+int mbn_rhs(mbn_instance *in, double t, const double *x, double *dx) {
+    const mbn_data *D = in->data;
+    const double *q = x, *y = x + D->nq;
+    double *qdot = dx, *ydot = dx + D->nq;
+    for (int k = D->nq + D->nv; k < D->nx; ++k) dx[k] = 0.0;
+    if (D->sled)
+        return mb_sled_ode_rhs(in->m, &in->sled, D->nh ? &in->hic : NULL, t, in->u, q, y, in->tau, qdot, ydot);
+    if (D->nl) return mb_latch_rhs(in->m, &in->latches, q, y, y + D->nv, in->tau, qdot, ydot);
+    mb_ode ode;
+    if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
+    else if (D->canonical) mb_canonical_ode(in->m, &ode);
+    else mb_rigid_ode(in->m, &ode);
+    return ode.f(ode.ctx, q, y, in->tau, NULL, qdot, ydot);
+}
+
+int mbn_advance(mbn_instance *in, double dt) {
+    const mbn_data *D = in->data;
+    double *x = in->xw;
+    memcpy(x, in->x, sizeof(double) * (size_t)D->nx);
+    mbn_generalized_forces(in);
+    int status = integrate(in, x, dt);
+    for (int k = 0; k < D->nx; ++k)
+        if (!isfinite(x[k])) return -1 - k;
+    if (status) {
+        /* the integrator leaves x at the last accepted state: a state that
+         * has run away there made a stage non-finite (the inertia then looks
+         * singular), so name it rather than the inertia */
+        int big = 0;
+        for (int k = 1; k < D->nx; ++k)
+            if (fabs(x[k]) > fabs(x[big])) big = k;
+        if (D->nx > 0 && fabs(x[big]) > 1e100) return -1 - big;
+        if (status == MB_ADAPT_NO_MEMORY) return MBN_NOMEM;
+        if (status == MB_ADAPT_RHS_ERROR) {
+            int err = in->adapt_stats.rhs_error;
+            if (D->flex && mbn_flex_blown_up(in, err)) { in->adapt_status = status; return MBN_ADAPT; }
+            return err < 0 ? -err : err;
+        }
+        in->adapt_status = status;
+        return MBN_ADAPT;
+    }
+    memcpy(in->x, x, sizeof(double) * (size_t)D->nx);
+    in->t += dt;
+    in->stepped = 1;
+    in->y_valid = 0;
+    return 0;
+}
+
+const double *mbn_outputs(mbn_instance *in) {
+    const mbn_data *D = in->data;
+    if (in->y_valid) return in->y;
+    const double *v = in->x + D->nq;
+    if (D->canonical) {
+        mb_minv(in->m, in->x, in->x + D->nq, in->v);
+        v = in->v;
+    }
+    if (D->sled) {
+        mbn_generalized_forces(in);
+        mb_sled_sensors_eval(in->m, &in->mp, &in->sled, in->t, D->ny, in->sens, in->x, v, in->u, D->nu, in->tau,
+                             in->y);
+    } else if (D->flex)
+        mbn_flex_outputs(in);
+    else
+        mb_sensors_eval(in->m, &in->mp, D->ny, in->sens, in->x, v, in->u, D->nu, in->y);
+    in->y_valid = 1;
+    return in->y;
+}
+
+/* ---------------------------------------------------------- saved state */
+/* Layout: "MBFMUNS1", uint32 nx, nu, np, then doubles t, stepped, p[np],
+ * u[nu], x[nx], then the 64-bit FNV-1a hash of everything before it. */
+static const char MAGIC[8] = {'M', 'B', 'F', 'M', 'U', 'N', 'S', '1'};
+
+static uint64_t fnv1a(const unsigned char *b, size_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t k = 0; k < n; ++k) {
+        h ^= b[k];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static size_t body_size(const mbn_data *D) {
+    return 8 + 3 * 4 + sizeof(double) * (size_t)(2 + D->np + D->nu + D->nx);
+}
+
+size_t mbn_state_size(const mbn_instance *in) { return body_size(in->data) + 8; }
+
+void mbn_state_write(const mbn_instance *in, unsigned char *buf) {
+    const mbn_data *D = in->data;
+    unsigned char *b = buf;
+    uint32_t sizes[3] = {(uint32_t)D->nx, (uint32_t)D->nu, (uint32_t)D->np};
+    double head[2] = {in->t, (double)in->stepped};
+    memcpy(b, MAGIC, 8); b += 8;
+    memcpy(b, sizes, sizeof sizes); b += sizeof sizes;
+    memcpy(b, head, sizeof head); b += sizeof head;
+    memcpy(b, in->p, sizeof(double) * (size_t)D->np); b += sizeof(double) * (size_t)D->np;
+    memcpy(b, in->u, sizeof(double) * (size_t)D->nu); b += sizeof(double) * (size_t)D->nu;
+    memcpy(b, in->x, sizeof(double) * (size_t)D->nx); b += sizeof(double) * (size_t)D->nx;
+    uint64_t h = fnv1a(buf, (size_t)(b - buf));
+    memcpy(b, &h, 8);
+}
+
+int mbn_state_read(mbn_instance *in, const unsigned char *buf, size_t size, const char **why) {
+    const mbn_data *D = in->data;
+    size_t body = body_size(D);
+    uint32_t sizes[3];
+    uint64_t h;
+    if (!buf || size != body + 8) { *why = "it has the wrong length (truncated or not a state of this FMU)"; return -1; }
+    if (memcmp(buf, MAGIC, 8)) { *why = "it is not a native mbfmu FMU state"; return -2; }
+    memcpy(&h, buf + body, 8);
+    if (h != fnv1a(buf, body)) { *why = "its checksum does not match (corrupted)"; return -3; }
+    memcpy(sizes, buf + 8, sizeof sizes);
+    if (sizes[0] != (uint32_t)D->nx || sizes[1] != (uint32_t)D->nu || sizes[2] != (uint32_t)D->np) {
+        *why = "its sizes are those of another plant";
+        return -4;
+    }
+    const double *v = (const double *)(const void *)(buf + 8 + sizeof sizes);
+    double head[2];
+    memcpy(head, v, sizeof head);
+    size_t nvals = (size_t)(D->np + D->nu + D->nx);
+    double *vals = malloc(sizeof(double) * (nvals + 1));
+    if (!vals) { *why = "out of memory"; return -5; }
+    memcpy(vals, buf + 8 + sizeof sizes + sizeof head, sizeof(double) * nvals);
+    for (size_t k = 0; k < nvals; ++k)
+        if (!isfinite(vals[k])) { free(vals); *why = "it holds non-finite values"; return -6; }
+    if (!isfinite(head[0])) { free(vals); *why = "its time is not finite"; return -6; }
+    const double *p = vals, *u = vals + D->np, *x = vals + D->np + D->nu;
+    if (memcmp(p, in->p, sizeof(double) * (size_t)D->np)) {
+        int saved = in->stepped;
+        in->stepped = 1; /* keep the current state while re-packing */
+        int err = mbn_set_parameters(in, p);
+        in->stepped = saved;
+        if (err) { free(vals); *why = "its parameters cannot be applied"; return -7; }
+    }
+    memcpy(in->u, u, sizeof(double) * (size_t)D->nu);
+    memcpy(in->x, x, sizeof(double) * (size_t)D->nx);
+    in->t = head[0];
+    in->stepped = head[1] != 0.0;
+    in->y_valid = 0;
+    free(vals);
+    return 0;
+}

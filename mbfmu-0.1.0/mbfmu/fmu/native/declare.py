@@ -1,0 +1,77 @@
+"""The native FMU's honest declaration of its parameters (FMI 2).
+
+The model description starts as the pythonfmu FMU's, where every parameter
+is ``tunable``. The native runtime applies a parameter during the run as the
+pythonfmu FMU does (the model re-packed, the state kept), so the parameters it
+takes stay tunable; a parameter it cannot take (its reason in
+:attr:`.pack.ParameterMap.fixed`) is not settable there, so it becomes a
+``calculatedParameter`` (``variability="fixed"``, listed among the
+``InitialUnknowns``), and a count (a number of panels, modes, segments:
+:func:`.build.count_parameters`) is typed ``Integer``, read with
+``fmi2GetInteger`` (``csrc/fmi2.c``).
+
+The FMI 3 description is written from this FMI 2 one (:mod:`.fmi3`), so
+both declare the same parameters tunable and the same ones
+``calculatedParameter``; there the counts are left to become ``UInt64``
+structural parameters (``structural``).
+"""
+from __future__ import annotations
+
+from typing import Mapping
+from xml.etree.ElementTree import Element, SubElement
+
+_REAL_ONLY = ("unit", "displayUnit", "relativeQuantity", "nominal", "unbounded", "derivative", "reinit")
+
+
+def declare_parameters(root: Element, plant, fixed: Mapping[int, str], counts: set[str],
+                       structural: set[str] = frozenset()) -> None:
+    """Rewrite the parameters of the model description ``root`` in place (module docstring).
+
+    Parameters
+    ----------
+    root : Element
+        The FMI 2.0 model description.
+    plant : Plant
+    fixed : mapping
+        Parameter index -> why the native runtime cannot take it.
+    counts : set of str
+        Count parameters declared ``Integer``.
+    structural : set of str
+        Parameters left untouched (the counts that FMI 3 declares structural parameters).
+    """
+    names = [s.name for s in plant.parameters]
+    calculated = []
+    for index, sv in enumerate(root.find("ModelVariables"), start=1):
+        name = sv.get("name")
+        if sv.get("causality") != "parameter" or name not in names or names.index(name) not in fixed \
+                or name in structural:
+            continue
+        sv.set("causality", "calculatedParameter")
+        sv.set("variability", "fixed")
+        sv.set("initial", "calculated")
+        real = sv.find("Real")
+        real.attrib.pop("start", None)
+        if name in counts:
+            sv.remove(real)
+            integer = SubElement(sv, "Integer")
+            for key, val in real.attrib.items():
+                if key not in _REAL_ONLY:
+                    integer.set(key, str(int(float(val))) if key in ("min", "max") else val)
+        calculated.append(index)
+    if not calculated:
+        return
+    structure = root.find("ModelStructure")
+    init = structure.find("InitialUnknowns")
+    if init is None:
+        init = SubElement(structure, "InitialUnknowns")
+    gone = {str(i) for i in calculated}
+    unknowns = list(init)
+    for u in unknowns:
+        deps = u.get("dependencies")
+        if deps:  # a calculated parameter is not a dependency (FMI 2.0, section 2.2.8)
+            u.set("dependencies", " ".join(d for d in deps.split() if d not in gone))
+        init.remove(u)
+    for i in calculated:
+        unknowns.append(Element("Unknown", index=str(i), dependencies=""))
+    for u in sorted(unknowns, key=lambda e: int(e.get("index"))):
+        init.append(u)

@@ -1,0 +1,230 @@
+"""The 2-body, 4-DOF example of Shimanovsky and Ivanov (2013), in canonical variables.
+
+Source: V. A. Shimanovsky and V. N. Ivanov, "Equations of motion of systems
+of coupled rigid bodies in canonical variables", Bulletin of Perm University:
+Mathematics, Mechanics, Informatics, issue 2(21), 2013 (in Russian).
+
+The mechanism (the paper's section 5)
+-------------------------------------
+Fixed frame ``Oxyz``. Body 1 turns about the fixed axis ``Ox`` (angle
+``gamma_1``). A point ``A`` slides along body 1's axis ``O eta_1``
+(``y_2 = OA``); at ``A`` body 2 turns first about ``eta_1`` (``beta_2``), then
+about its own ``zeta_2`` (``alpha_2``). Gravity acts; a spring of stiffness
+``c`` and free length ``y_20`` joins ``O`` and ``A``; body 1 is driven by the
+velocity-feedback motor torque ``k (omega_0 - gamma_1_dot)``.
+
+State: ``q = (gamma_1, y_2, beta_2, alpha_2)`` and the generalized momenta
+``p = dT/dq_dot = M(q) q_dot`` (N m s, N s, N m s, N m s), integrated with the
+O(N) canonical sweep (``MultibodyPlant(..., canonical=True)``), RK4.
+
+Readings of the paper (decisions)
+---------------------------------
+* **Gravity is along -Ox** (``Ox`` is the vertical, pointing up). The paper's
+  generalized forces ``Q`` carry no gravity term for ``gamma_1`` or ``y_2``,
+  which is only so when gravity is parallel to the turning axis; its gravity
+  terms for body 2, ``g m2 x_c2 (...)``, have the sign of a potential
+  ``+g m2 x_c2 cos beta_2 cos alpha_2``, i.e. gravity along ``-x``.
+* **Body 2's centre of mass** is on its ``xi_2`` axis at ``x_c2`` (from the
+  same gravity terms; the printed mass matrix, garbled in the extraction,
+  shows a ``z_c2`` offset instead). ``x_c2 < 0`` (default) makes body 2 hang
+  below ``A`` at ``beta_2 = alpha_2 = 0``.
+* **Body 1's centre of mass** is on ``eta_1`` at ``y_c1`` (the paper's mass
+  matrix ``M1``). Moments of inertia are about each body's centre of mass,
+  in its own axes.
+* **Numbers.** The paper gives none; the defaults are our choice: a 1 m arm of
+  4 kg turning about the vertical; body 2 a 0.6 m, 1.5 kg rod hanging from
+  ``A``; ``c = 300 N/m``, ``y_20 = 0.6 m``, ``k = 10 N m s/rad``.
+* The paper has no damping; ``spring_damping`` and ``gimbal_damping`` (default
+  0) let a run settle to its steady state.
+
+Engine model: body 1 (revolute about ``x``), a massless slider (prismatic
+along body 1's ``y``) and body 2 (universal joint: about ``y``, then about the
+moved ``z``). The spring is a point-to-point spring between ``O`` and ``A``;
+the motor's ``-k gamma_1_dot`` is a joint damper and ``k omega_0`` enters
+through the input matrix, so the whole force model stays in compiled code.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mbfmu.dynamics import JointForce, ModelBuilder, Prismatic, Revolute, Universal, sensors, symbolic
+from mbfmu.dynamics.spatial import rot_y
+from mbfmu.errors import InputError
+from mbfmu.plant.multibody import MultibodyPlant, check_positive, parameter_signals
+from mbfmu.plant import Shape
+from mbfmu.plant.signals import Signal
+
+__all__ = ["Canonical2Body", "PLANT"]
+
+_COORDS = (("gamma_1", "rad", "rad/s", "N.m.s", "rotation of body 1 about Ox"),
+           ("y_2", "m", "m/s", "N.s", "slide of A along body 1's axis, OA"),
+           ("beta_2", "rad", "rad/s", "N.m.s", "rotation of body 2 about eta_1"),
+           ("alpha_2", "rad", "rad/s", "N.m.s", "rotation of body 2 about zeta_2"))
+
+
+def _finite(name: str, value, plant: str) -> float:
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"plant {plant!r}: parameter {name!r} = {value!r} is not a number") from None
+    if not math.isfinite(f):
+        raise InputError(f"plant {plant!r}: parameter {name!r} = {value!r} must be finite")
+    return f
+
+
+class Canonical2Body(MultibodyPlant):
+    """Shimanovsky and Ivanov's two-body system with an O-A spring and a feedback motor.
+
+    Parameters
+    ----------
+    m1 : float
+        Mass of body 1, kg.
+    J1x, J1y, J1z : float
+        Moments of inertia of body 1 about its centre of mass, axes
+        ``xi_1, eta_1, zeta_1``, kg m^2.
+    yc1 : float
+        Centre of mass of body 1 on ``eta_1``, m.
+    m2 : float
+        Mass of body 2, kg.
+    J2x, J2y, J2z : float
+        Moments of inertia of body 2 about its centre of mass, axes
+        ``xi_2, eta_2, zeta_2``, kg m^2.
+    xc2 : float
+        Centre of mass of body 2 on ``xi_2``, m (non-zero).
+    c : float
+        Stiffness of the O-A spring, N/m (>= 0).
+    y20 : float
+        Free length of the spring, m.
+    k : float
+        Motor gain, N m s/rad (>= 0; 0 = motor off).
+    g : float
+        Gravitational acceleration along -Ox, m/s^2 (>= 0).
+    spring_damping : float
+        Damping of the O-A spring, N s/m (>= 0).
+    gimbal_damping : float
+        Viscous damping on ``beta_2`` and ``alpha_2``, N m s/rad (>= 0).
+    gamma1_0, y2_0, beta2_0, alpha2_0 : float
+        Initial coordinates (rad, m, rad, rad); ``y2_0 > 0``.
+    gamma1_dot_0 : float
+        Initial rate of body 1, rad/s (the other rates start at zero).
+    """
+
+    name = "canonical_2body"
+    description = ("2-body, 4-DOF system of Shimanovsky and Ivanov, 'Equations of motion of systems of "
+                   "coupled rigid bodies in canonical variables' (2013): turning arm, slider with O-A spring, "
+                   "body 2 on a 2-axis hinge, gravity, feedback motor k (omega_0 - gamma_1_dot); integrated "
+                   "in canonical variables (q, p).")
+    default_step = 0.01
+    default_stop_time = 10.0
+    internal_step = 1e-3
+
+    def __init__(self, m1: float = 4.0, J1x: float = 0.35, J1y: float = 0.01, J1z: float = 0.35,
+                 yc1: float = 0.5, m2: float = 1.5, J2x: float = 0.002, J2y: float = 0.045,
+                 J2z: float = 0.045, xc2: float = -0.3, c: float = 300.0, y20: float = 0.6,
+                 k: float = 10.0, g: float = 9.81, spring_damping: float = 0.0,
+                 gimbal_damping: float = 0.0, gamma1_0: float = 0.0, y2_0: float = 0.6,
+                 beta2_0: float = 0.0, alpha2_0: float = 0.0, gamma1_dot_0: float = 0.0):
+        check_positive(dict(m1=m1, J1x=J1x, J1y=J1y, J1z=J1z, m2=m2, J2x=J2x, J2y=J2y, J2z=J2z,
+                            y20=y20, y2_0=y2_0), self.name)
+        vals = {n: _finite(n, v, self.name) for n, v in dict(
+            yc1=yc1, xc2=xc2, c=c, k=k, g=g, spring_damping=spring_damping,
+            gimbal_damping=gimbal_damping, gamma1_0=gamma1_0, beta2_0=beta2_0, alpha2_0=alpha2_0,
+            gamma1_dot_0=gamma1_dot_0).items()}
+        for n in ("c", "k", "g", "spring_damping", "gimbal_damping"):
+            if vals[n] < 0:
+                raise InputError(f"plant {self.name!r}: parameter {n!r} = {vals[n]} must be >= 0")
+        if xc2 == 0:
+            raise InputError(f"plant {self.name!r}: parameter 'xc2' must be non-zero (body 2's centre "
+                             "of mass on xi_2)")
+        for body, J in (("1", (J1x, J1y, J1z)), ("2", (J2x, J2y, J2z))):
+            # each moment at most the sum of the other two (sorting would make the order a condition)
+            if any(J[i] + J[j] < J[k] for i, j, k in ((0, 1, 2), (0, 2, 1), (1, 2, 0))):
+                raise InputError(f"plant {self.name!r}: moments J{body}x, J{body}y, J{body}z = {J} "
+                                 "break the triangle inequality (no real body has them)")
+
+        b = ModelBuilder(gravity=(-g, 0.0, 0.0), name=self.name)
+        b.add_body("body1", "world", Revolute(axis=(1.0, 0.0, 0.0)), m1, (0.0, yc1, 0.0),
+                   (J1x, J1y, J1z), joint_name="gamma_1")
+        b.add_body("slider", "body1", Prismatic(axis=(0.0, 1.0, 0.0)), joint_name="y_2")
+        b.add_body("body2", "slider", Universal(axis1=(0.0, 1.0, 0.0), axis2=(0.0, 0.0, 1.0)), m2,
+                   (xc2, 0.0, 0.0), (J2x, J2y, J2z), joint_name="beta_2-alpha_2")
+        b.add_joint_force("body1", JointForce(damping=k))
+        b.add_joint_force("body2", JointForce(damping=gimbal_damping))
+        b.add_spring("world", (0.0, 0.0, 0.0), "slider", (0.0, 0.0, 0.0), c, spring_damping, y20,
+                     name="O-A spring")
+        model = b.build()
+        B = symbolic.zeros((4, 2))
+        B[0] = (k, 1.0)
+        super().__init__(model, B, q0=[gamma1_0, y2_0, beta2_0, alpha2_0],
+                         v0=[gamma1_dot_0, 0.0, 0.0, 0.0], canonical=True)
+        self.k = k
+
+        self.parameters = parameter_signals({
+            "m1": (m1, "kg", "mass of body 1"),
+            "J1x": (J1x, "kg.m2", "moment of inertia of body 1 about xi_1 (centre of mass)"),
+            "J1y": (J1y, "kg.m2", "moment of inertia of body 1 about eta_1 (centre of mass)"),
+            "J1z": (J1z, "kg.m2", "moment of inertia of body 1 about zeta_1 (centre of mass)"),
+            "yc1": (yc1, "m", "centre of mass of body 1 on eta_1"),
+            "m2": (m2, "kg", "mass of body 2"),
+            "J2x": (J2x, "kg.m2", "moment of inertia of body 2 about xi_2 (centre of mass)"),
+            "J2y": (J2y, "kg.m2", "moment of inertia of body 2 about eta_2 (centre of mass)"),
+            "J2z": (J2z, "kg.m2", "moment of inertia of body 2 about zeta_2 (centre of mass)"),
+            "xc2": (xc2, "m", "centre of mass of body 2 on xi_2"),
+            "c": (c, "N/m", "stiffness of the O-A spring"),
+            "y20": (y20, "m", "free length of the O-A spring"),
+            "k": (k, "N.m.s/rad", "motor gain"),
+            "g": (g, "m/s2", "gravitational acceleration along -Ox"),
+            "spring_damping": (spring_damping, "N.s/m", "damping of the O-A spring"),
+            "gimbal_damping": (gimbal_damping, "N.m.s/rad", "viscous damping on beta_2 and alpha_2"),
+            "gamma1_0": (gamma1_0, "rad", "initial gamma_1"),
+            "y2_0": (y2_0, "m", "initial y_2 = OA"),
+            "beta2_0": (beta2_0, "rad", "initial beta_2"),
+            "alpha2_0": (alpha2_0, "rad", "initial alpha_2"),
+            "gamma1_dot_0": (gamma1_dot_0, "rad/s", "initial rate of body 1"),
+        }, ranges={n: (0.0, None) for n in ("m1", "J1x", "J1y", "J1z", "m2", "J2x", "J2y", "J2z",
+                                             "c", "y20", "k", "g", "spring_damping",
+                                             "gimbal_damping", "y2_0")})
+        self.inputs = (Signal("omega_0", "rad/s", "motor speed set-point", 2.0, kind="input"),
+                       Signal("external_torque", "N.m", "external torque on body 1 about Ox",
+                              kind="input"))
+        x0 = self.initial_state()
+        q0, v0 = self.split(x0)
+        ke0, pe0 = self.energies(x0)
+        self.outputs = (
+            tuple(Signal(f"q[{i + 1}]", u, f"{n}: {d}", q0[i], kind="output")
+                  for i, (n, u, _, _, d) in enumerate(_COORDS))
+            + tuple(Signal(f"v[{i + 1}]", u, f"rate of {n}", v0[i], kind="output")
+                    for i, (n, _, u, _, _) in enumerate(_COORDS))
+            + tuple(Signal(f"p[{i + 1}]", u, f"generalized momentum conjugate to {n}",
+                           x0[4 + i], kind="output")
+                    for i, (n, _, _, u, _) in enumerate(_COORDS))
+            + (Signal("kinetic_energy", "J", "kinetic energy", ke0, kind="output"),
+               Signal("potential_energy", "J", "gravity (zero at O) plus spring energy", pe0,
+                      kind="output"),
+               Signal("motor_torque", "N.m", "motor torque k (omega_0 - gamma_1_dot)",
+                      self.k * (self.inputs[0].start - v0[0]), kind="output")))
+        # the outputs as engine sensors; motor torque k (omega_0 - gamma_1_dot)
+        self.sensors = (tuple(sensors.StateValue(k) for k in range(4))
+                        + tuple(sensors.Velocity(k) for k in range(4))
+                        + tuple(sensors.StateValue(4 + k) for k in range(4))
+                        + (sensors.KineticEnergy(), sensors.PotentialEnergy(),
+                           sensors.Linear(self.k, (-1.0, 0.0, 0.0, 0.0, 1.0, 0.0))))
+        self.feedthrough = {"motor_torque": ("omega_0",)}
+        arm_len = max(2.0 * float(yc1), float(y20) * 1.5)  # drawing only
+        rod = abs(2 * float(xc2))
+        self.geometry = (
+            Shape(0, "cylinder", (0.02, 1.0), R=rot_y(math.pi / 2), p=np.array([-0.25, 0.0, 0.0]),
+                  color="#bbbbbb", name="axis Ox (vertical)"),
+            Shape(1, "cylinder", (0.03, arm_len), R=np.array([[1.0, 0, 0], [0, 0, 1], [0, -1, 0]]),
+                  p=np.array([0.0, arm_len / 2, 0.0]), color="#8c8c8c", name="body 1"),
+            Shape(2, "sphere", (0.06,), color="#444444", name="slider A"),
+            Shape(3, "cylinder", (0.025, rod), R=rot_y(math.pi / 2),
+                  p=np.array([math.copysign(rod / 2, float(xc2)), 0.0, 0.0]), color="#dd8452",
+                  name="body 2"),
+        )
+
+
+
+PLANT = Canonical2Body

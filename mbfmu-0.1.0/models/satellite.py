@@ -1,0 +1,394 @@
+"""Free-floating satellite with two deployable solar wings and three reaction wheels.
+
+The "satellite with solar panels, deployment process" test case of the
+master's thesis "Visual simulation of mechanical multibody systems with
+flexible bodies" (mechatronic engineering, in Chinese; software MDAS II). A
+rigid hub floats freely (``FreeFlyer``: position and unit quaternion, no
+gravity: orbit). On two opposite faces a wing of ``panels_per_wing`` panels is
+stowed as a Z-fold (accordion) against the hub and deploys by itself, with no
+input, driven by preloaded torsion springs in the hinges and slowed by viscous
+hinge dampers.
+
+Latch: a hinge swings freely (torsion spring and damper only) until it
+first reaches its deployed angle (0 rad); at that instant its latch engages
+and from then on adds a stiff two-sided spring-damper (``latch_stiffness``,
+``latch_damping``) about the deployed angle, as a latch pin dropping into its
+slot does. The torsion spring's rest angle lies ``hinge_preload`` beyond the
+deployed angle, so the spring still pushes the panel into the latch. The
+latch states ``latched[1..n]`` (0/1) are part of the plant state, so they
+survive FMU state save/restore. :meth:`Satellite.advance` splits the
+interval in which a latch engages at the located instant (to 1e-13 rad), so
+no integration step straddles the switch. Springs, dampers and latches are
+internal torques between the two bodies of a hinge and gravity is off, so
+the total linear and angular momentum are conserved by the equations of
+motion; the integrator keeps them to about 1e-10 relative over a deployment
+(see ``tests/plants/test_satellite.py``).
+
+Panels are rigid (``panel_model="rigid"``, ``panel_segments=1``) or flexible
+by the finite segment method of that thesis (``panel_model="segments"``): each
+panel is cut into ``panel_segments`` rigid strips joined by revolute joints
+about the hinge direction with torsion springs ``EI / segment length`` and
+dampers, which models out-of-plane bending of the wing.
+
+Three reaction wheels spin about the hub's x, y and z axes (revolute joints on
+the hub, driven by the inputs ``wheel_torque[1..3]``, N.m; the reaction acts
+on the hub through the joint).
+
+Numbers (representative, not those of a given spacecraft): hub 1 m cube,
+500 kg; panels 1.0 m (span) x 1.5 m (hinge line) x 30 mm, 10 kg (6.7 kg/m^2,
+the areal mass of honeycomb sandwich rigid panels); reaction wheels 4 kg
+with a 0.05 kg m^2 rotor (15-30 N.m.s at 3000-6000 rpm); hinge springs 0.3
+N.m/rad preloaded 0.5 rad past the stop with 2 N.m.s/rad dampers: the wings
+open in about 12 s and, released at zero initial rate, every latch has engaged
+14 s after release (13.8 s). That holds only at rest: a spinning hub loads
+the panels centrifugally and changes the latch order and times. Released at
+0.05 rad/s about the hub's z axis, the second hinge of each wing latches only
+at 21.8 s (21.1 s at 0.1 rad/s); spins of 0.05-0.1 rad/s about x or y keep
+every latch within 12-16 s (measured with this model, ``initial_rate``). Latches
+add 2000 N.m/rad and 50 N.m.s/rad. Panel bending stiffness EI = 1e4 N.m2
+(a 25 mm sandwich with 0.3 mm CFRP skins) for the segmented panels.
+
+Outputs: ``attitude[1..4]`` hub quaternion (w, x, y, z) in the inertial
+frame, ``rate[1..3]`` hub body-frame angular velocity (rad/s),
+``hinge_angle[1..n]`` (rad, 0 = deployed, wing 1 then wing 2, root hinge
+first), ``wheel_speed[1..3]`` (rad/s, relative to the hub),
+``angular_momentum[1..3]`` (N.m.s, inertial frame, about the inertial origin,
+all bodies including the wheels), ``linear_momentum[1..3]`` (N.s),
+``kinetic_energy`` and ``potential_energy`` (spring and stop energy, J).
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from mbfmu.dynamics import FreeFlyer, JointForce, Model, ModelBuilder, Revolute, sensors, symbolic
+from mbfmu.dynamics.algorithms import center_of_mass
+from mbfmu.dynamics.integrators import ErrorControl, advance_latched
+from mbfmu.dynamics.spatial import inertia_box, rot_x, rot_y, rot_z
+from mbfmu.errors import InputError
+from mbfmu.dynamics import _kernels
+from mbfmu.plant.multibody import MultibodyPlant, check_positive, parameter_signals, raise_if_nonfinite
+from mbfmu.plant import Shape
+from mbfmu.plant.signals import Signal, vector
+
+_WING_GAP = 0.05      # m, hub face to the root hinge line
+_STACK = 0.02         # m, hinge offset from a panel's mid-plane (stack pitch 2 * _STACK)
+_WHEEL_RADIUS = 0.15  # m, drawn size of a wheel (its inertia is a parameter)
+
+
+def _check_count(value, name: str, low: int, high: int) -> int:
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"plant 'satellite': parameter {name!r} = {value!r} is not a number") from None
+    if not math.isfinite(f) or f != round(f) or not low <= f <= high:
+        raise InputError(f"plant 'satellite': parameter {name!r} = {value!r} must be a whole number "
+                         f"from {low} to {high}")
+    return int(round(f))
+
+
+def _check_vector3(value, name: str) -> np.ndarray:
+    arr = symbolic.real_array(value).reshape(-1)
+    if arr.size != 3 or not np.all(np.isfinite(np.asarray(symbolic.value(arr), float))):
+        raise InputError(f"plant 'satellite': parameter {name!r} = {value!r} must be 3 finite numbers")
+    return arr
+
+
+class Satellite(MultibodyPlant):
+    """Free-floating hub, two spring-deployed solar wings with latches, three
+    reaction wheels (see the module docstring for the model and numbers).
+
+    Parameters
+    ----------
+    hub_mass : float
+        kg.
+    hub_size : float
+        Edge of the cubic hub, m.
+    panel_mass : float
+        Mass of one panel, kg.
+    panel_length : float
+        Panel span along the wing (hinge to hinge), m.
+    panel_width : float
+        Panel extent along the hinge line, m.
+    panel_thickness : float
+        m (drawn and used for the panel inertia).
+    panels_per_wing : int
+        Number of panels in each wing (>= 1; 3 by default).
+    hinge_stiffness : float
+        Torsion spring of each hinge, N.m/rad.
+    hinge_preload : float
+        Angle by which the spring's rest position lies beyond the deployed
+        stop, rad (the spring still pushes ``hinge_stiffness * hinge_preload``
+        N.m against the stop once latched).
+    hinge_damping : float
+        Viscous hinge damper, N.m.s/rad.
+    latch_stiffness, latch_damping : float
+        Stiffness (N.m/rad) and damping (N.m.s/rad) an engaged latch adds
+        about the deployed angle.
+    wheel_mass : float
+        kg, each wheel.
+    wheel_inertia : float
+        Spin-axis inertia of each wheel, kg m^2.
+    panel_model : {"rigid", "segments"}, optional
+        Rigid panels, or panels cut into ``panel_segments`` rigid strips with
+        bending springs. Default: from ``panel_segments`` (1 = rigid).
+    panel_segments : int
+        Strips per panel (1 for rigid panels).
+    panel_bending_stiffness : float
+        Panel out-of-plane bending stiffness EI, N.m2 (segments only).
+    panel_bending_damping : float
+        Damping of each strip joint, N.m.s/rad (segments only).
+    initial_rate : sequence of 3 float
+        Hub body-frame angular velocity at t = 0, rad/s (the hub's linear
+        velocity is chosen so the total linear momentum is zero).
+    initial_wheel_speed : sequence of 3 float
+        Wheel speeds relative to the hub at t = 0, rad/s.
+    """
+
+    name = "satellite"
+    description = ("Free-floating satellite: rigid hub (quaternion attitude), two solar wings of "
+                   "spring-deployed panels with dampers and latches, three reaction wheels.")
+    default_step = 0.05
+    default_stop_time = 30.0   # the default wings latch after about 14 s (at zero initial rate)
+    internal_step = 5e-4       # rigid panels; segmented panels choose a smaller one
+    # attitude work lives on momentum bookkeeping over long slews: integrate to 1e-10 by
+    # default (still 2-3x faster than the fixed 0.5 ms RK4 it replaces)
+    error_control = ErrorControl(rtol=1e-10, atol=1e-10)
+
+    def __init__(self, hub_mass: float = 500.0, hub_size: float = 1.0, panel_mass: float = 10.0,
+                 panel_length: float = 1.0, panel_width: float = 1.5, panel_thickness: float = 0.03,
+                 panels_per_wing: int = 3, hinge_stiffness: float = 0.3, hinge_preload: float = 0.5,
+                 hinge_damping: float = 2.0, latch_stiffness: float = 2000.0,
+                 latch_damping: float = 50.0, wheel_mass: float = 4.0, wheel_inertia: float = 0.05,
+                 panel_model: str | None = None, panel_segments: int = 1,
+                 panel_bending_stiffness: float = 1.0e4, panel_bending_damping: float = 5.0,
+                 initial_rate=(0.0, 0.0, 0.0), initial_wheel_speed=(0.0, 0.0, 0.0)):
+        check_positive(dict(hub_mass=hub_mass, hub_size=hub_size, panel_mass=panel_mass,
+                            panel_length=panel_length, panel_width=panel_width,
+                            panel_thickness=panel_thickness, hinge_stiffness=hinge_stiffness,
+                            latch_stiffness=latch_stiffness,
+                            wheel_mass=wheel_mass,
+                            wheel_inertia=wheel_inertia,
+                            panel_bending_stiffness=panel_bending_stiffness), self.name)
+        nonneg = dict(hinge_preload=hinge_preload, hinge_damping=hinge_damping,
+                      latch_damping=latch_damping, panel_bending_damping=panel_bending_damping)
+        for key, val in nonneg.items():
+            if not (isinstance(val, numbers.Real) and math.isfinite(val) and val >= 0):
+                raise InputError(f"plant 'satellite': parameter {key!r} = {val!r} must be finite and >= 0")
+        n_panels = _check_count(panels_per_wing, "panels_per_wing", 1, 10)
+        n_seg = _check_count(panel_segments, "panel_segments", 1, 20)
+        if panel_model is None:
+            panel_model = "rigid" if n_seg == 1 else "segments"
+        if panel_model == "rigid" and n_seg != 1:
+            raise InputError("plant 'satellite': panel_model='rigid' needs panel_segments = 1 "
+                             f"(got {panel_segments})")
+        if panel_model == "segments" and n_seg < 2:
+            raise InputError("plant 'satellite': panel_model='segments' needs panel_segments >= 2")
+        if panel_model not in ("rigid", "segments"):
+            raise InputError(f"plant 'satellite': panel_model {panel_model!r} is not 'rigid' or "
+                             "'segments' (flexible panels are modelled by finite segments)")
+        if panel_thickness >= 2 * _STACK:
+            raise InputError(f"plant 'satellite': panel_thickness = {panel_thickness} m must be below "
+                             f"{2 * _STACK} m so the stowed stack does not overlap")
+        rate0 = _check_vector3(initial_rate, "initial_rate")
+        wheel0 = _check_vector3(initial_wheel_speed, "initial_wheel_speed")
+        self.panel_model = panel_model
+
+        b = ModelBuilder(gravity=(0.0, 0.0, 0.0), name="satellite")
+        s = hub_size
+        hub = b.add_body("hub", "world", FreeFlyer(), hub_mass, (0, 0, 0), inertia_box(hub_mass, (s, s, s)))
+        shapes = [Shape(hub, "box", (s, s, s), color="#c9a227", name="hub")]
+
+        # reaction wheels: spin axis = hub x, y, z; joint frame z along the spin axis
+        wheel_R = (rot_y(np.pi / 2), rot_x(-np.pi / 2), np.eye(3))
+        It = 0.5 * wheel_inertia + wheel_mass * 0.06 ** 2 / 12.0  # disc-like rotor, 60 mm thick
+        self.wheel_bodies = []
+        for k in range(3):
+            p = symbolic.zeros(3)
+            p[k] = 0.25 * s
+            body = b.add_body(f"wheel_{'xyz'[k]}", hub, Revolute(axis=(0, 0, 1)), wheel_mass, (0, 0, 0),
+                              np.diag([It, It, wheel_inertia]), R_PJ=wheel_R[k], p_PJ=p)
+            self.wheel_bodies.append(body)
+            shapes.append(Shape(body, "cylinder", (_WHEEL_RADIUS, 0.06), color="#555555",
+                                name=f"wheel {'xyz'[k]}"))
+
+        # wings: Z-folded panels; panel frame x along the span, z along the hinge line,
+        # y normal to the panel. Wing 2 is wing 1 turned 180 deg about the hub z axis.
+        L, W, t = panel_length, panel_width, panel_thickness
+        ls = L / n_seg
+        m_seg = panel_mass / n_seg
+        I_seg = inertia_box(m_seg, (ls, t, W))
+        self.hinge_bodies = []
+        q_stow = []
+        hinge_force = lambda stow: JointForce(stiffness=hinge_stiffness, damping=hinge_damping,
+                                              rest=-math.copysign(1.0, stow) * hinge_preload)
+        for w, side in enumerate((1.0, -1.0)):
+            parent = hub
+            R_PJ = rot_z(side * np.pi / 2)
+            p_PJ = np.array([side * s / 2, side * (s / 2 + _WING_GAP), 0.0])
+            mid = 0.0
+            for k in range(1, n_panels + 1):
+                sigma = 1.0 if k % 2 else -1.0
+                if k > 1:
+                    p_PJ = np.array([ls, mid + sigma * _STACK, 0.0])
+                    R_PJ = np.eye(3)
+                    mid = -sigma * _STACK
+                stow = np.pi / 2 if k == 1 else sigma * np.pi
+                for j in range(n_seg):
+                    name = f"wing{w + 1}_panel{k}" + (f"_seg{j + 1}" if n_seg > 1 else "")
+                    if j > 0:
+                        p_PJ = np.array([ls, mid, 0.0])
+                        R_PJ = np.eye(3)
+                        mid = 0.0
+                    body = b.add_body(name, parent, Revolute(axis=(0, 0, 1)), m_seg, (ls / 2, mid, 0.0),
+                                      I_seg, R_PJ=R_PJ, p_PJ=p_PJ)
+                    if j == 0:
+                        b.add_joint_force(body, hinge_force(stow))  # the latch is added in Python
+                        self.hinge_bodies.append(body)
+                        q_stow.append((body, stow))
+                    else:
+                        b.add_joint_force(body, JointForce(stiffness=panel_bending_stiffness / ls,
+                                                           damping=panel_bending_damping))
+                    shapes.append(Shape(body, "box", (ls, t, W), p=np.array([ls / 2, mid, 0.0]),
+                                        color="#1f3f8f", name=name))
+                    parent = body
+        model = b.build()
+
+        q0 = model.neutral()
+        for body, stow in q_stow:
+            q0[model.idx_q[body]] = stow
+        for k, body in enumerate(self.wheel_bodies):
+            q0[model.idx_q[body]] = 0.0
+        v0 = symbolic.zeros(model.nv)
+        c_hub = center_of_mass(model, q0)  # hub at the origin with identity attitude: hub frame
+        v0[0:3] = rate0
+        v0[3:6] = -np.cross(rate0, c_hub)  # zero total linear momentum (stowed wings move with the hub)
+        for k, body in enumerate(self.wheel_bodies):
+            v0[model.idx_v[body]] = wheel0[k]
+
+        B = np.zeros((model.nv, 3))
+        for k, body in enumerate(self.wheel_bodies):
+            B[model.idx_v[body], k] = 1.0
+        super().__init__(model, B, q0, v0)
+        self.geometry = tuple(shapes)
+        if n_seg > 1:
+            # strip joints are the fastest dynamics: keep RK4 well inside its accuracy region
+            I_joint = m_seg * ls * ls / 3.0
+            omega = math.sqrt((panel_bending_stiffness / ls + latch_stiffness) / I_joint)
+            rate = (panel_bending_damping + latch_damping) / I_joint
+            self.internal_step = min(type(self).internal_step, 0.02 / max(omega, rate))
+        self.n_hinges = len(self.hinge_bodies)
+        self._hinge_iq = np.array([model.idx_q[i] for i in self.hinge_bodies])
+        self._wheel_iv = np.array([model.idx_v[i] for i in self.wheel_bodies])
+        self._hinge_iv = np.array([model.idx_v[i] for i in self.hinge_bodies])
+        # travel past the deployed angle is -sign(stowed angle) * angle
+        self._hinge_sign = -np.sign([stow for _, stow in q_stow])
+        self._latch = (symbolic.number(latch_stiffness), symbolic.number(latch_damping))
+        self._models = {(0,) * self.n_hinges: model}
+        self.latches = (self._hinge_iq.astype(np.int32), self._hinge_iv.astype(np.int32),
+                        self._hinge_sign.astype(float), self._latch[0], self._latch[1])
+        self.states = self.states + vector("latched", self.n_hinges, "state", "1",
+                                           "latch {i} engaged (0 or 1)")
+
+        # the outputs as engine sensors (evaluated in Python and in the native FMU)
+        self.sensors = (tuple(sensors.Quaternion(3, k) for k in range(4))
+                        + tuple(sensors.Velocity(k) for k in range(3))
+                        + tuple(sensors.StateValue(int(i)) for i in self._hinge_iq)
+                        + tuple(sensors.Velocity(int(i)) for i in self._wheel_iv)
+                        + tuple(sensors.Momentum(k) for k in range(6))
+                        + (sensors.KineticEnergy(), sensors.PotentialEnergy(latches=True)))
+        self.inputs = vector("wheel_torque", 3, "input", "N.m",
+                             "motor torque on the reaction wheel about hub axis {i} (x, y, z)")
+        self.outputs = (
+            vector("attitude", 4, "output", "1", "hub attitude quaternion element {i} (w, x, y, z)",
+                   start=[1.0, 0, 0, 0])
+            + vector("rate", 3, "output", "rad/s", "hub angular velocity, hub axis {i}")
+            + vector("hinge_angle", self.n_hinges, "output", "rad",
+                     "hinge {i} angle from its deployed stop (wing 1 root first, then wing 2)")
+            + vector("wheel_speed", 3, "output", "rad/s", "speed of reaction wheel {i} relative to the hub")
+            + vector("angular_momentum", 3, "output", "N.m.s",
+                     "total angular momentum about the inertial origin, inertial axis {i}")
+            + vector("linear_momentum", 3, "output", "N.s", "total linear momentum, inertial axis {i}")
+            + (Signal("kinetic_energy", "J", "total kinetic energy"),
+               Signal("potential_energy", "J", "energy stored in hinge springs, stops and panel strips")))
+        params = dict(
+            hub_mass=(hub_mass, "kg", "hub mass"),
+            hub_size=(hub_size, "m", "hub cube edge"),
+            panel_mass=(panel_mass, "kg", "mass of one panel"),
+            panel_length=(panel_length, "m", "panel span along the wing"),
+            panel_width=(panel_width, "m", "panel extent along the hinge line"),
+            panel_thickness=(panel_thickness, "m", "panel thickness"),
+            panels_per_wing=(n_panels, "1", "panels in each wing"),
+            hinge_stiffness=(hinge_stiffness, "N.m/rad", "hinge torsion spring stiffness"),
+            hinge_preload=(hinge_preload, "rad", "spring rest angle beyond the deployed stop"),
+            hinge_damping=(hinge_damping, "N.m.s/rad", "hinge viscous damper"),
+            latch_stiffness=(latch_stiffness, "N.m/rad", "stiffness an engaged latch adds"),
+            latch_damping=(latch_damping, "N.m.s/rad", "damping an engaged latch adds"),
+            wheel_mass=(wheel_mass, "kg", "mass of one reaction wheel"),
+            wheel_inertia=(wheel_inertia, "kg.m2", "spin-axis inertia of one reaction wheel"),
+            panel_segments=(n_seg, "1", "rigid strips per panel (1 = rigid panels)"),
+            panel_bending_stiffness=(panel_bending_stiffness, "N.m2", "panel bending stiffness EI"),
+            panel_bending_damping=(panel_bending_damping, "N.m.s/rad", "damping of a strip joint"),
+        )
+        for k in range(3):
+            params[f"initial_rate[{k + 1}]"] = (rate0[k], "rad/s", f"hub body rate at t = 0, axis {k + 1}")
+        for k in range(3):
+            params[f"initial_wheel_speed[{k + 1}]"] = (wheel0[k], "rad/s", f"wheel {k + 1} speed at t = 0")
+        self.parameters = parameter_signals(params, {"panels_per_wing": (1, 10), "panel_segments": (1, 20)})
+
+    # ---- the latch ---------------------------------------------------------
+    def _latched_model(self, latched: np.ndarray) -> Model:
+        """The model with the latches ``latched`` (0/1 per hinge) engaged: an
+        engaged latch adds ``latch_stiffness`` and ``latch_damping`` about the
+        deployed angle to its hinge's spring and damper (models are cached)."""
+        key = tuple(int(f > 0.5) for f in latched)
+        model = self._models.get(key)
+        if model is None:
+            base = self._models[(0,) * self.n_hinges]
+            forces = dict(base.joint_forces)
+            kl, cl = self._latch
+            for flag, body in zip(key, self.hinge_bodies):
+                if flag:
+                    jf = forces[body]
+                    k = jf.stiffness + kl
+                    forces[body] = JointForce(stiffness=k, damping=jf.damping + cl,
+                                              rest=jf.stiffness * jf.rest / k)
+            model = Model(base.bodies, base.gravity, forces, base.springs, base.name)
+            self._models[key] = model
+        return model
+
+    def latch_energy(self, q: np.ndarray, latched: np.ndarray) -> float:
+        """Elastic energy stored in the engaged latches, J."""
+        return sensors.latch_energy(self.latches, q, latched)
+
+    # ---- dynamics ----------------------------------------------------------
+    def derivatives(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """``[dq/dt; dv/dt; 0]`` (a latch state changes only in :meth:`advance`)."""
+        nq, nv = self.model.nq, self.model.nv
+        q, v, z = x[:nq], x[nq:nq + nv], x[nq + nv:]
+        tau = self.input_matrix @ np.asarray(u, float)
+        qdot, vdot = _kernels.rhs(self._latched_model(z)._h, q, v, tau)
+        return np.concatenate([qdot, vdot, np.zeros(self.n_hinges)])
+
+    def advance(self, t: float, x: np.ndarray, u: np.ndarray, dt: float) -> np.ndarray:
+        """State at ``t + dt``, error-controlled (``error_control``). A latch
+        engages at the instant its hinge first reaches the deployed angle:
+        the interval is split there (located to 1e-13 rad or 2^-60 of the
+        interval), so no integration step sees the switch. The latches are a
+        kernel force element (``csrc/latch.h``), shared with the native FMU."""
+        nq, nv = self.model.nq, self.model.nv
+        tau = self.input_matrix @ np.asarray(u, float)
+        q, v, z = advance_latched(self.model, x[:nq], x[nq:nq + nv], x[nq + nv:], tau, t, dt, self.latches,
+                                  self.error_control, self.internal_step, what=f"plant {self.name!r}")
+        out = np.concatenate([q, v, z])
+        raise_if_nonfinite(out, self.name, t + dt)
+        return out
+
+    def hinge_angles(self, X: np.ndarray) -> np.ndarray:
+        """Hinge angles (rad) of states ``X`` (..., nstates) -> (..., n_hinges)."""
+        return np.asarray(X)[..., self._hinge_iq]
+
+
+PLANT = Satellite

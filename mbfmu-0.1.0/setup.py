@@ -1,0 +1,55 @@
+"""Build script for the compiled dynamics kernels (plain C, CPython binding)."""
+import importlib.util
+from pathlib import Path
+
+import numpy
+from setuptools import Extension, find_namespace_packages, setup
+
+kernels = Extension(
+    "mbfmu.dynamics._kernels",
+    sources=[
+        "mbfmu/dynamics/csrc/binding.c",
+        "mbfmu/dynamics/csrc/algorithms.c",
+        "mbfmu/dynamics/csrc/flexible.c",
+        "mbfmu/dynamics/csrc/flexsensors.c",
+        "mbfmu/dynamics/csrc/latch.c",
+        "mbfmu/dynamics/csrc/sensors.c",
+        "mbfmu/dynamics/csrc/adaptive.c",
+        "mbfmu/dynamics/csrc/sled.c",
+        "mbfmu/dynamics/csrc/hic.c",
+        "mbfmu/dynamics/csrc/drives.c",
+    ],
+    # a header change must rebuild the extension (the structs are shared)
+    depends=["mbfmu/dynamics/csrc/mb.h", "mbfmu/dynamics/csrc/spatial.h",
+             "mbfmu/dynamics/csrc/flexible.h", "mbfmu/dynamics/csrc/latch.h",
+             "mbfmu/dynamics/csrc/sensors.h", "mbfmu/dynamics/csrc/adaptive.h",
+             "mbfmu/dynamics/csrc/sled.h", "mbfmu/dynamics/csrc/hic.h",
+             "mbfmu/dynamics/csrc/flexsensors.h", "mbfmu/dynamics/csrc/drives.h",
+             "mbfmu/dynamics/csrc/glibc_baseline.h"],
+    include_dirs=["mbfmu/dynamics/csrc", numpy.get_include()],
+    define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
+    # -fno-wrapv: Python's own CFLAGS carry -fwrapv, which keeps gcc from
+    # simplifying the kernels' index arithmetic (the native FMU's flags have none)
+    extra_compile_args=["-O3", "-std=c99", "-fno-math-errno", "-fno-wrapv", "-Wall",
+                        "-Wno-unused-function"],
+)
+
+# the FMI 2.0 and 3.0 headers that ship with fmpy (a build requirement), found
+# without importing it
+FMI_HEADERS = str(Path(importlib.util.find_spec("fmpy").origin).parent / "c-code")
+
+# the compiled co-simulation loop (loaded with ctypes by mbfmu.cosim.fast_loop);
+# no FMA contraction: its time points must equal the Python loop's bit for bit
+fastloop = Extension(
+    "mbfmu.cosim._fastloop",
+    sources=["mbfmu/cosim/csrc/fastloop.c"],
+    include_dirs=[FMI_HEADERS],
+    extra_compile_args=["-O2", "-std=c99", "-ffp-contract=off", "-Wall"],
+    extra_link_args=["-pthread"],
+)
+
+# every folder under mbfmu/ (data folders such as dynamics/csrc included), plus
+# the plant library in models/, installed as mbfmu.models (package-dir in pyproject.toml)
+packages = find_namespace_packages(include=["mbfmu", "mbfmu.*"], exclude=["*.__pycache__"]) + ["mbfmu.models"]
+
+setup(ext_modules=[kernels, fastloop], packages=packages)

@@ -1,0 +1,151 @@
+"""The layers of ARCHITECTURE.md hold: each package module imports only what
+its layer may import (parsed from the source, so a violation in an unexercised
+code path is caught too)."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "mbfmu"
+
+THIRD_PARTY_HEAVY = {"fmpy", "pythonfmu", "control", "matplotlib"}
+
+# layer prefix -> (allowed mbfmu prefixes, forbidden third-party top-level names)
+RULES = {
+    "mbfmu.errors": ((), THIRD_PARTY_HEAVY | {"numpy", "scipy"}),
+    "mbfmu._lazy": ((), THIRD_PARTY_HEAVY | {"numpy", "scipy"}),
+    # reading files from others (limits, archives, private temp folders): every layer uses it
+    "mbfmu.untrusted": (("mbfmu.errors", "mbfmu.untrusted"), THIRD_PARTY_HEAVY | {"numpy", "scipy"}),
+    "mbfmu.dynamics": (("mbfmu.errors", "mbfmu.dynamics"), THIRD_PARTY_HEAVY),
+    # the plant contract: signals first, then plants on the engine
+    "mbfmu.plant.signals": (("mbfmu.errors",), THIRD_PARTY_HEAVY),
+    "mbfmu.plant": (("mbfmu.errors", "mbfmu.plant", "mbfmu.dynamics"), THIRD_PARTY_HEAVY),
+    # the library finds the plant files of mbfmu.models by name
+    "mbfmu.plant.library": (("mbfmu.errors", "mbfmu.plant", "mbfmu.dynamics", "mbfmu.models"), THIRD_PARTY_HEAVY),
+    "mbfmu.fmu": (("mbfmu.errors", "mbfmu.plant", "mbfmu.fmu", "mbfmu.models"), {"fmpy", "control", "matplotlib"}),
+    # the native runtime compiles the engine's packed model, so it reads it (and the sensors)
+    "mbfmu.fmu.native": (("mbfmu.errors", "mbfmu.plant", "mbfmu.fmu", "mbfmu.models", "mbfmu.dynamics"),
+                         {"fmpy", "control", "matplotlib"}),
+    "mbfmu.cosim": (("mbfmu.errors", "mbfmu.plant.signals", "mbfmu.cosim"), {"pythonfmu", "matplotlib"}),
+}
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports(path: Path, module: str) -> set[str]:
+    tree = ast.parse(path.read_text(), str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                name = ".".join(base + ([node.module] if node.module else []))
+                if node.module is None:
+                    found.update(f"{name}.{a.name}" for a in node.names)
+                else:
+                    found.add(name)
+            else:
+                found.add(node.module)
+    return found
+
+
+def _imports_of_nodes(nodes, module: str) -> set[str]:
+    """Absolute names imported by the top-level statements ``nodes`` of ``module``."""
+    package = module.rpartition(".")[0]
+    found = set()
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = package.split(".")[:len(package.split(".")) - node.level + 1]
+            found.add(".".join(base + ([node.module] if node.module else [])))
+        elif isinstance(node, ast.ImportFrom):
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return found
+
+
+def _rule_for(module: str):
+    best = None
+    for prefix in RULES:
+        if module == prefix or module.startswith(prefix + "."):
+            if best is None or len(prefix) > len(best):
+                best = prefix
+    return best
+
+
+MODULES = sorted(p for p in PACKAGE.rglob("*.py"))
+
+# (module, import) pairs allowed against the layers, each imported inside one
+# function only: ``Result.plot`` hands the drawing to the viewer at call time.
+LAZY_UPWARD = {("mbfmu.cosim.recording", "mbfmu.viewer.result_plot")}
+
+
+def test_lazy_upward_imports_are_inside_functions():
+    """Each allowed upward import is made in a function body, never at module level."""
+    for module, name in LAZY_UPWARD:
+        path = ROOT / (module.replace(".", "/") + ".py")
+        tree = ast.parse(path.read_text())
+        top = _imports_of_nodes(tree.body, module)
+        assert name not in top, f"{module} imports {name} at module level"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_module_imports_respect_its_layer(path):
+    module = _module_name(path)
+    rule = _rule_for(module)
+    if rule is None:
+        return  # cli, demo, control, viewer, studies: may import any layer below them
+    allowed, forbidden = RULES[rule]
+    bad = []
+    for name in _imports(path, module):
+        top = name.split(".")[0]
+        if top == "mbfmu":
+            if name.rpartition(".")[2].startswith("__"):
+                continue  # package metadata such as mbfmu.__version__
+            if name == "mbfmu._lazy" or name == "mbfmu.untrusted" or name.startswith("mbfmu.untrusted."):
+                continue  # stdlib-only helpers that serve every layer
+            if (module, name) in LAZY_UPWARD:
+                continue
+            if name != "mbfmu" and not any(name == a or name.startswith(a + ".") for a in allowed):
+                bad.append(name)
+        elif top in forbidden:
+            bad.append(name)
+    assert not bad, f"{module} ({rule} layer) imports {sorted(bad)}"
+
+
+def test_only_the_cosim_layer_imports_fmpy():
+    offenders = []
+    for path in MODULES:
+        module = _module_name(path)
+        if module.startswith("mbfmu.cosim"):
+            continue
+        if any(n.split(".")[0] == "fmpy" for n in _imports(path, module)):
+            offenders.append(module)
+    assert not offenders, f"fmpy imported outside mbfmu.cosim: {offenders}"
+
+
+def test_rules_see_every_layer():
+    """The walk really parses the package (a renamed folder would silently
+    make the rules vacuous)."""
+    names = {_module_name(p) for p in MODULES}
+    assert {"mbfmu.dynamics.algorithms", "mbfmu.plant", "mbfmu.plant.contract", "mbfmu.cosim.master"} <= names
+
+
+def test_the_package_root_shows_the_layers():
+    """The package root holds the layers and the few cross-layer modules (CLI,
+    demo, errors), not the plant contract's pieces (they live in mbfmu.plant)."""
+    loose = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__")
+    assert set(loose) <= {"__main__", "cli", "demo", "demo_steps", "errors", "example_cli", "_lazy"}, loose
