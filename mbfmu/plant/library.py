@@ -116,42 +116,30 @@ def _is_name(spec: str) -> bool:
 
 def robot_plant(path, options: dict) -> Plant:
     """The URDF plant of ``path`` with ``options`` (parameters among them; the
-    elements ``gravity[i]`` of the gravity vector may come one by one)."""
+    elements of the vectors ``gravity``, ``q0`` and ``v0`` may come one by
+    one, ``gravity[3]``, ``q0[2]``: the others keep their values)."""
     from .urdf import plant_from_urdf as build
     options = dict(options)
-    elements = {k: options.pop(k) for k in [k for k in options if k.startswith("gravity[")]}
-    if elements:
-        g = list(options.get("gravity", (0.0, 0.0, -9.81)))
-        for key, value in elements.items():
-            i = key[len("gravity["):-1]
-            if i not in ("1", "2", "3"):
-                raise unknown_name(f"robot has no parameter {key!r}", key, ["gravity[1]", "gravity[2]", "gravity[3]"],
-                                   "gravity elements")
-            g[int(i) - 1] = float(value)
-        options["gravity"] = g
-    starts = {name: {k: options.pop(k) for k in [k for k in options if k.startswith(f"{name}[")]}
-              for name in ("q0", "v0")}
-    if any(starts.values()):
-        plant = None
-        for name, given in starts.items():
-            if not given:
-                continue
-            indices = {key: key[len(name) + 1:-1] for key in given}
-            if all(i.isdigit() for i in indices.values()) and \
-                    sorted(map(int, indices.values())) == list(range(1, len(given) + 1)):
-                values = [0.0] * len(given)  # every element given (an FMU's parameters): the whole vector
-            elif options.get(name) is not None:
-                values = [float(v) for v in options[name]]
-            else:  # some elements: the others as they are without them
-                plant = plant or build(path, **options)
-                values = list(plant.parameter_values()[f"{name}[{k + 1}]"]
-                              for k in range(sum(p.startswith(f"{name}[") for p in plant.parameter_values())))
-            for key, i in indices.items():
-                if not i.isdigit() or not 1 <= int(i) <= len(values):
-                    raise unknown_name(f"robot has no parameter {key!r}", key,
-                                       [f"{name}[{k + 1}]" for k in range(len(values))], f"{name} elements")
-                values[int(i) - 1] = float(given[key])
-            options[name] = values
+    elements = {name: {k: options.pop(k) for k in [k for k in options if k.startswith(f"{name}[")]}
+                for name in ("gravity", "q0", "v0")}
+    base = None  # the robot without the elements, for the values of those not given
+    for name, given in elements.items():
+        if not given:
+            continue
+        index = {key: int(key[len(name) + 1:-1]) if key[len(name) + 1:-1].isdigit() else 0 for key in given}
+        if options.get(name) is not None:
+            values = [float(v) for v in options[name]]
+        elif name == "gravity":
+            values = [0.0, 0.0, -9.81]
+        else:
+            base = base or build(path, **options)  # (milliseconds: the URDF is parsed once per process)
+            values = [v for k, v in base.parameter_values().items() if k.startswith(f"{name}[")]
+        for key, i in index.items():
+            if not 1 <= i <= len(values):
+                raise unknown_name(f"robot has no parameter {key!r}", key,
+                                   [f"{name}[{k + 1}]" for k in range(len(values))], f"{name} elements")
+            values[i - 1] = float(given[key])
+        options[name] = values
     return build(path, **options)
 
 
