@@ -33,3 +33,26 @@ def test_build_simulate_view_linearize(tmp_path):
     out = _mbfmu("linearize", "rigid_arm", "-o", str(tmp_path / "lin.npz"), cwd=tmp_path)
     lin = np.load(tmp_path / "lin.npz")
     assert lin["A"].shape == (6, 6) and "pole" in out
+
+
+def test_linearize_refuses_an_existing_output_before_the_work(tmp_path, monkeypatch, capsys):
+    """The guard comes first: no trim, no linearization, nothing printed but the refusal; the file is kept."""
+    import pytest
+
+    from mbfmu.cli import main
+    from mbfmu.control import input_trim, linearization
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("linearize worked before refusing the output file")
+    monkeypatch.setattr(linearization, "linearize", no_work)
+    monkeypatch.setattr(input_trim, "trim_inputs", no_work)
+    monkeypatch.chdir(tmp_path)
+    for at, out in (("trim", "rigid_arm_linear.npz"), ("hold:q=0,0.5,-1", "held.npz")):
+        (tmp_path / out).write_bytes(b"the user's file")
+        rc = main(["linearize", "rigid_arm", "--at", at, *(["-o", out] if out == "held.npz" else [])])
+        captured = capsys.readouterr()
+        assert rc == 1 and captured.out == "", captured.out
+        assert f"{out} exists; not overwriting it" in captured.err
+        assert (tmp_path / out).read_bytes() == b"the user's file"
+    with pytest.raises(AssertionError, match="linearize worked"):  # without the file, the work is reached
+        main(["linearize", "rigid_arm", "--at", "trim", "-o", "new.npz"])

@@ -226,9 +226,9 @@ def run(args) -> int:
     target = args.target
     if target.lower().endswith(".fmu") and args.at and args.at.strip().lower().startswith("hold:"):
         from .fmu_model import plant_of_fmu  # an mbfmu FMU held at a pose: its plant's exact model
+        out = _output_path(args, Path(target).stem)  # refuse before the work
         plant, lin_sys = _linearize_plant(args, plant_of_fmu(target))
         name, dt = plant.name, None
-        out = _output_path(args, Path(target).stem)
         _warn_if_not_equilibrium(lin_sys)
         lin = lin_sys.linearization
         info = f"{lin.method} Jacobians of the FMU's plant; outputs: {lin.output_method}"
@@ -252,9 +252,11 @@ def run(args) -> int:
         dt = lin_sys.dt
         info = f"{lin_sys.linearization.method} at t0 = {t0} s, step {lin_sys.dt} s"
     else:
-        plant, lin_sys = _linearize_plant(args)
+        from ..plant.library import load_plant
+        plant = load_plant(args.target, **_pairs(args.param, "--param"))
+        out = _output_path(args, plant.name)  # refuse before the work (trim, linearization)
+        plant, lin_sys = _linearize_plant(args, plant)
         name, dt = plant.name, None
-        out = _output_path(args, name)
         _warn_if_not_equilibrium(lin_sys)
         info = f"{lin_sys.linearization.method} Jacobians; outputs: {lin_sys.linearization.output_method}"
     print(f"{name}: {lin_sys.nstates} states, {lin_sys.ninputs} inputs, {lin_sys.noutputs} outputs ({info})")

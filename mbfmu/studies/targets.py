@@ -109,6 +109,18 @@ class Runner:
         there is refused up front), else None."""
         return None
 
+    def system_for(self, values: Mapping[str, Any]):
+        """The co-simulation :class:`~mbfmu.cosim.System` a run with ``values``
+        simulates (its units and connections), or None for a plant run alone."""
+        return None
+
+    def step_for(self, values: Mapping[str, Any], opts: Options) -> float:
+        """The communication step a run with ``values`` takes, s."""
+        if opts.step is not None:
+            return opts.step
+        system = self.system_for(values)
+        return _default_step(system.experiment if system is not None else {}, opts)
+
 
 # -- plants ---------------------------------------------------------------------------
 class PlantRunner(Runner):
@@ -125,10 +137,14 @@ class PlantRunner(Runner):
         self.parameter_names = self._params + self._inputs
         self.parameter_units = {s.name: s.unit for s in (*plant.parameters, *plant.inputs) if s.unit}
         self.name = plant.name
+        self._default_step = float(plant.default_step)
         self._columns = ["time", *(s.name for s in plant.outputs), *(f"states.{s.name}" for s in plant.states)]
 
     def recorded_names(self, values: Mapping[str, Any], opts: Options) -> list[str]:
         return list(self._columns)
+
+    def step_for(self, values: Mapping[str, Any], opts: Options) -> float:
+        return self._default_step if opts.step is None else opts.step
 
     def run(self, values: Mapping[str, Any], opts: Options):
         from ..cosim.recording import Result, RunSummary, make_array
@@ -196,6 +212,12 @@ class SystemRunner(Runner):
     def recorded_names(self, values: Mapping[str, Any], opts: Options) -> list[str]:
         return _columns(self.system, opts)
 
+    def system_for(self, values: Mapping[str, Any]):
+        return self.system
+
+    def step_for(self, values: Mapping[str, Any], opts: Options) -> float:
+        return _default_step(self.experiment, opts) if opts.step is None else opts.step
+
 
 def _columns(system, opts: Options) -> list[str]:
     from ..cosim.master import recorded_variables
@@ -203,10 +225,15 @@ def _columns(system, opts: Options) -> list[str]:
     return ["time", *(f"{u.name}.{n}" for u, n in recorded_variables(system, record))]
 
 
+def _default_step(experiment: Mapping[str, float], opts: Options) -> float:
+    """The step of a system run given none: its default experiment's, else 1/500 of the run, s."""
+    return float(experiment.get("step", (opts.stop_time - opts.start_time) / 500))
+
+
 def _simulate_watched(system, opts: Options, experiment: Mapping[str, float]):
     """``simulate`` on ``system`` plus, with a timeout, a watchdog unit stepping with it."""
     from ..cosim import FunctionUnit, System, simulate
-    step = opts.step if opts.step is not None else experiment.get("step", (opts.stop_time - opts.start_time) / 500)
+    step = opts.step if opts.step is not None else _default_step(experiment, opts)
     if opts.timeout is not None:
         check = _watchdog(opts.timeout)
 
@@ -255,6 +282,9 @@ class FunctionRunner(Runner):
             if k not in kwargs:
                 system.set(k, v)
         return system
+
+    def system_for(self, values: Mapping[str, Any]):
+        return self._system(values)
 
     def run(self, values: Mapping[str, Any], opts: Options):
         loaded: dict[str, str] = {}

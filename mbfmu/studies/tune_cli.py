@@ -2,7 +2,7 @@
 
 Examples
 --------
-``mbfmu tune loop.py:closed_loop --param kp=10:3000 --param kd=1:300 --require "overshoot:arm.q[2]:1.0854<5%" --minimize "itae:arm.q[2]:1.0854" --stop-time 2 --step 0.01 --workers 2``
+``mbfmu tune examples/loop.py:closed_loop --param kp=10:3000 --param kd=1:300 --require "overshoot:arm.q[2]:1.0854<5%" --minimize "itae:arm.q[2]:1.0854" --stop-time 2 --step 0.01 --workers 2``
 ``mbfmu tune system.ssp --param ctrl.Kp=1:100 --require "settling_time:plant.y<2s" --stop-time 5 --scheduler HOST:8786``
 """
 from __future__ import annotations
@@ -17,7 +17,10 @@ from ..errors import InputError
 EPILOG = """TARGET: FILE.py:FUNCTION (a function building the closed-loop mbfmu.cosim.System from the tuned
 parameters, as keyword arguments), or any sweep target (plant name, model file, MODEL.fmu, SYSTEM.ssp) whose
 variables are tuned. RANGE: lo:hi (log scale when lo > 0 and hi/lo >= 50). REQUIREMENT: KIND:VARIABLE[:FINAL]
-<BOUND[%|s] (or >). Exit status: 0 requirements met, 4 not met, 1 bad input."""
+<BOUND[%|s] (or >). The best parameters are run again at the verification steps (default step/5): the
+requirements count as met only when they hold at the finest; the peak effort (max |value| of each plant
+input the controller drives, or of each --effort signal) is reported, and a parameter within 2 % of its
+range from a bound is flagged. Exit status: 0 requirements met, 4 not met, 1 bad input."""
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -33,7 +36,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--require", action="append", default=[], metavar="REQUIREMENT", help="requirement (repeatable)")
     p.add_argument("--minimize", metavar="KIND:VARIABLE", help="objective, e.g. itae:arm.q[2]:1.0")
     p.add_argument("--stop-time", type=float, required=True, help="end of each run [s]")
-    p.add_argument("--step", type=float, help="communication step [s]")
+    p.add_argument("--step", type=float, help="communication step of the tuning runs [s]")
+    p.add_argument("--verify-step", type=float, action="append", metavar="S",
+                   help="step [s] at which the best parameters are run again (repeatable; default step/5); "
+                        "the requirements are met only when they hold at the finest")
+    p.add_argument("--no-verify", action="store_true", help="no verification at a finer step")
+    p.add_argument("--effort", action="append", metavar="UNIT.VAR",
+                   help="signal whose peak |value| is the effort (repeatable; default the plant inputs the "
+                        "controller drives)")
     p.add_argument("--seed", type=int, default=0, help="seed of the global search (default 0)")
     p.add_argument("--max-runs", type=int, default=200, help="largest number of runs (default 200)")
     where = p.add_mutually_exclusive_group()
@@ -90,13 +100,18 @@ def run(args: argparse.Namespace) -> int:
     target = load_function(args.target) if ".py:" in args.target else args.target
     executor = (args.scheduler if "://" in args.scheduler else f"dask://{args.scheduler}") if args.scheduler else \
         (args.workers if args.workers else "local")
+    if args.no_verify and args.verify_step:
+        raise InputError("--no-verify and --verify-step: give one of them")
     result = tune(target, params, x0=x0, objective=args.minimize, constraints=args.require,
                   stop_time=args.stop_time, step=args.step, seed=args.seed, executor=executor,
-                  max_runs=args.max_runs, cache=args.cache, progress=not args.no_progress)
+                  max_runs=args.max_runs, cache=args.cache, progress=not args.no_progress,
+                  verify_steps=[] if args.no_verify else args.verify_step, effort=args.effort)
     print(f"tuned in {len(result.history)} evaluations ({result.runs} runs, the rest from the cache or repeated)")
     for n, v in result.best.items():
-        print(f"  {n} = {v:.6g}")
+        print(f"  {n} = {v:.6g}" + (f"  (at its {result.at_bound[n]} bound)" if n in result.at_bound else ""))
     print(result.table())
+    for line in result.summary():
+        print(line)
     imp = result.improvement
     print(f"improvement: cost {result.initial_cost:.5g} -> {result.best_cost:.5g}"
           + (f" ({imp:.3g}x)" if math.isfinite(imp) else ""))

@@ -22,6 +22,18 @@ logarithmically when its range spans a factor of 50 or more): scipy's
 :func:`~scipy.optimize.differential_evolution` (seeded, deferred updating,
 each generation evaluated as one batch of runs), then a Nelder-Mead polish
 from the best point found, both within ``max_runs`` cost evaluations.
+
+The best parameters are then checked off the tuning grid: run again at finer
+communication steps (``verify_steps``, default one fifth of the tuning step),
+outside ``max_runs``. The requirement table shows each metric at the tuning
+step and at each verification step, and a requirement counts as *met* only
+when it holds at the finest verification step: a gain that meets an
+overshoot bound only because the sampling at the tuning step hides it is
+reported as not met. A best parameter within :data:`BOUND_FRACTION` of its
+range from a bound (of the logarithmic range for a log-scaled parameter) is
+flagged: the optimum may lie outside the range. The *peak effort*, the largest
+``|value|`` of each signal the controller drives into the plant
+(:mod:`.effort`), is reported next to the requirements, in the signal's unit.
 """
 from __future__ import annotations
 
@@ -32,9 +44,13 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import InputError
-from .metrics import Metric, as_metrics
+from ..errors import InputError, MbfmuError
+from .metrics import Metric, as_metrics, parse_metric
 
+#: a best parameter closer than this fraction of its range to a bound is flagged
+BOUND_FRACTION = 0.02
+#: the default verification step, as a fraction of the tuning step
+VERIFY_FRACTION = 0.2
 #: cost of a run that failed, or whose objective could not be evaluated
 FAILED_COST = 1e12
 #: relative miss counted for a requirement that could not be evaluated (e.g. a response that never settled)
@@ -140,7 +156,10 @@ class TuneResult:
         The starting parameters.
     requirements : list of dict
         One row per objective and requirement: ``name``, ``bound`` (text),
-        ``initial``, ``best`` (values), ``met_initial``, ``met`` (bools).
+        ``initial``, ``best`` (values at the tuning step), ``verified`` (list
+        of values, one per verification step), ``met_initial``, ``met_tuned``
+        (at the tuning step) and ``met`` (at the finest verification step;
+        at the tuning step when there is none) (bools).
     history : list of dict
         Every evaluation in order: ``params``, ``cost``, ``values`` (metric
         values), ``cached``, ``phase`` (``"initial"``, ``"global"``, ``"polish"``).
@@ -148,6 +167,21 @@ class TuneResult:
         Co-simulations run (cached ones excluded).
     objective : str
         Name of the minimized metric (``"requirements"`` when none).
+    step : float
+        Communication step of the tuning runs, s.
+    verify_steps : list of float
+        Steps of the verification runs of ``best``, s, coarsest first.
+    effort : list of dict
+        Peak effort: one row per effort signal: ``name`` (``"unit.var"``),
+        ``unit``, ``initial``, ``best``, ``verified`` (max ``|value|`` at x0,
+        at best, at each verification step).
+    verify_errors : list of str
+        Why a verification run failed ("" when it ran).
+    ranges : dict
+        Tuned name -> ``(lo, hi)``.
+    at_bound : dict
+        Tuned name -> ``"lower"`` or ``"upper"`` for each best parameter within
+        :data:`BOUND_FRACTION` of its range from that bound.
     """
 
     best: dict[str, float]
@@ -158,6 +192,12 @@ class TuneResult:
     history: list[dict[str, Any]] = field(repr=False)
     runs: int = 0
     objective: str = ""
+    step: float = math.nan
+    verify_steps: list[float] = field(default_factory=list)
+    effort: list[dict[str, Any]] = field(default_factory=list)
+    verify_errors: list[str] = field(default_factory=list)
+    ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
+    at_bound: dict[str, str] = field(default_factory=dict)
 
     @property
     def improvement(self) -> float:
@@ -166,18 +206,74 @@ class TuneResult:
 
     @property
     def met(self) -> bool:
-        """Whether every requirement is met at ``best``."""
+        """Whether every requirement is met at ``best`` at the finest verification step."""
         return all(r["met"] for r in self.requirements if r["bound"])
 
+    @property
+    def met_tuned(self) -> bool:
+        """Whether every requirement is met at ``best`` at the tuning step."""
+        return all(r["met_tuned"] for r in self.requirements if r["bound"])
+
     def table(self) -> str:
-        """The requirement table before and after, as text."""
-        lines = [f"{'requirement':<36} {'initial':>12} {'tuned':>12}  met"]
+        """The requirement table (at x0, at best at the tuning step and at each
+        verification step), the peak effort and the tuned parameters, as text."""
+        steps = [f"{'tuned':>12}"] + [f"{'at ' + _seconds(h):>12}" for h in self.verify_steps]
+        lines = [f"{'requirement':<36} {'initial':>12} " + " ".join(steps) + "  met"]
         for r in self.requirements:
             name = r["name"] + (f" {r['bound']}" if r["bound"] else " (minimized)")
             met = ("yes" if r["met"] else "NO") if r["bound"] else ""
-            lines.append(f"{name:<36} {r['initial']:>12.5g} {r['best']:>12.5g}  {met}")
+            values = " ".join(f"{v:>12.5g}" for v in (r["best"], *r["verified"]))
+            lines.append(f"{name:<36} {r['initial']:>12.5g} {values}  {met}")
+        for e in self.effort:
+            name = f"peak effort |{e['name']}|" + (f" [{e['unit']}]" if e["unit"] else "")
+            values = " ".join(f"{v:>12.5g}" for v in (e["best"], *e["verified"]))
+            lines.append(f"{name:<36} {e['initial']:>12.5g} {values}")
         lines.append(f"{'cost':<36} {self.initial_cost:>12.5g} {self.best_cost:>12.5g}")
+        lines.append(f"{'parameter':<36} {'initial':>12} {'tuned':>12}  range")
+        for n, v in self.best.items():
+            lo, hi = self.ranges.get(n, (math.nan, math.nan))
+            flag = f"  AT ITS {self.at_bound[n].upper()} BOUND" if n in self.at_bound else ""
+            lines.append(f"{n:<36} {self.x0[n]:>12.5g} {v:>12.5g}  [{lo:g}, {hi:g}]{flag}")
+        if self.verify_steps:
+            lines.append(f"(tuned at the step {_seconds(self.step)}; verified at "
+                         f"{', '.join(_seconds(h) for h in self.verify_steps)}; 'met' is at "
+                         f"{_seconds(self.verify_steps[-1])})")
+        else:
+            lines.append(f"(tuned at the step {_seconds(self.step)}; not verified at a finer step)")
         return "\n".join(lines)
+
+    def summary(self) -> list[str]:
+        """The verdict in sentences: requirements at the tuning and verification
+        steps, parameters at a bound, peak effort."""
+        out = []
+        missed = [r for r in self.requirements if r["bound"] and not r["met"]]
+        if not self.verify_steps:
+            out.append(f"requirements {'met' if self.met else 'NOT met'} at the tuning step {_seconds(self.step)} "
+                       "(not verified at a finer step)")
+        elif self.met:
+            out.append(f"requirements met at the tuning step {_seconds(self.step)} and at "
+                       f"{', '.join(_seconds(h) for h in self.verify_steps)}")
+        else:
+            what = "; ".join(f"{r['name']} = {r['verified'][-1]:.5g} (needs {r['bound']})" for r in missed)
+            where = _seconds(self.verify_steps[-1])
+            if self.met_tuned:
+                out.append(f"requirements met at the tuning step {_seconds(self.step)} but NOT at {where}: {what}; "
+                           "the tuned parameters rely on the tuning step's sampling: tune at a finer step")
+            else:
+                out.append(f"requirements NOT met at {where}: {what}")
+        for e in self.verify_errors:
+            if e:
+                out.append(f"verification run failed: {e}")
+        for n, side in self.at_bound.items():
+            lo, hi = self.ranges[n]
+            out.append(f"{n} = {self.best[n]:.5g} is within {100 * BOUND_FRACTION:g} % of its {side} bound "
+                       f"{lo if side == 'lower' else hi:g}: the best may lie outside the range; widen it")
+        if self.effort:
+            where = _seconds(self.verify_steps[-1]) if self.verify_steps else _seconds(self.step)
+            out.append(f"peak effort at {where}: " + ", ".join(
+                f"{e['name']} {(e['verified'] or [e['best']])[-1]:.4g}" + (f" {e['unit']}" if e["unit"] else "")
+                for e in self.effort))
+        return out
 
     def plot_history(self, path=None):
         """Cost of every evaluation and the best so far (log scale); saved to ``path`` when given."""
@@ -195,11 +291,16 @@ class TuneResult:
         return fig
 
 
+def _seconds(h: float) -> str:
+    """A step as text: ``0.002 s``."""
+    return f"{h:g} s"
+
+
 class _Evaluator:
     """Batches of parameter sets -> costs, through ``sweep`` on one executor."""
 
     def __init__(self, target, space: _Space, objective: Metric | None, reqs: list[Requirement], kw: dict,
-                 executor, max_runs: int, bar) -> None:
+                 executor, max_runs: int, bar, reported: Sequence[Metric] = ()) -> None:
         self.target, self.space, self.objective, self.reqs, self.kw = target, space, objective, reqs, kw
         self.executor, self.max_runs, self.bar = executor, max_runs, bar
         self.history: list[dict[str, Any]] = []
@@ -207,8 +308,9 @@ class _Evaluator:
         self.runs = 0
         self.phase = "initial"
         self.metrics = ([objective] if objective else []) + [r.metric for r in reqs if r.metric is not objective]
-        names = [m.name for m in self.metrics]
-        self.metric_map = dict(zip(names, self.metrics))
+        self.metric_map: dict[str, Metric] = {}
+        for m in (*self.metrics, *reported):
+            self.metric_map.setdefault(m.name, m)
 
     @property
     def left(self) -> int:
@@ -265,7 +367,8 @@ def tune(target: Any, params: Mapping[str, tuple[float, float]], *, stop_time: f
          step: float | None = None, seed: int | None = 0, executor: Any = None, workers: int | None = None,
          max_runs: int = 200, cache: str | None = None, popsize: int = 6, polish: bool = True,
          record: str | Sequence[str] = "outputs", algorithm: str = "jacobi", timeout: float | None = None,
-         progress: bool = True) -> TuneResult:
+         progress: bool = True, verify_steps: Sequence[float] | None = None,
+         effort: Sequence[str] | None = None) -> TuneResult:
     """Tune parameters of ``target`` against requirements on real closed-loop runs.
 
     Parameters
@@ -289,7 +392,7 @@ def tune(target: Any, params: Mapping[str, tuple[float, float]], *, stop_time: f
         the bound) or ``(metric, op, bound)`` with a metric spec or a function
         of the run's Result.
     step : float, optional
-        Communication step, s.
+        Communication step of the tuning runs, s (default the target's own).
     seed : int, optional
         Seed of the global search (same seed, same result, on any executor).
     executor, workers
@@ -307,6 +410,15 @@ def tune(target: Any, params: Mapping[str, tuple[float, float]], *, stop_time: f
         As :func:`~mbfmu.studies.sweep`.
     progress : bool
         Progress bar of the evaluations with the best cost so far.
+    verify_steps : sequence of float, optional
+        Communication steps, s, at which the best parameters are run again
+        (one run each, beyond ``max_runs``); default one fifth of the tuning
+        step; ``[]``: none. The requirements count as met when they hold at
+        the finest of them.
+    effort : sequence of str, optional
+        Signals (``"unit.var"``) whose peak ``|value|`` is reported as the
+        effort; default the plant inputs the controller drives
+        (:func:`mbfmu.studies.effort.effort_signals`).
 
     Returns
     -------
@@ -334,10 +446,11 @@ def tune(target: Any, params: Mapping[str, tuple[float, float]], *, stop_time: f
         bad = [n for n, lo, hi in zip(space.names, space.lo, space.hi) if not lo <= start[n] <= hi]
         if bad:
             raise InputError(f"tune: x0 of {bad} is outside its range")
-    kw = dict(stop_time=stop_time, step=step, cache=cache, record=record, algorithm=algorithm, timeout=timeout)
+    loop = _Loop(target, start, stop_time, step, record, algorithm, timeout, verify_steps, effort)
+    kw = dict(stop_time=stop_time, step=step, cache=cache, record=loop.record, algorithm=algorithm, timeout=timeout)
     ex = make_executor(executor, workers, 2)
     bar = tqdm(total=max_runs, unit="run", desc="tune", disable=not progress, dynamic_ncols=True)
-    ev = _Evaluator(target, space, obj, reqs, kw, ex, max_runs, bar)
+    ev = _Evaluator(target, space, obj, reqs, kw, ex, max_runs, bar, loop.metrics)
     try:
         z0 = space.to_unit(start)
         initial_cost, = ev.batch_params([start])
@@ -370,14 +483,85 @@ def tune(target: Any, params: Mapping[str, tuple[float, float]], *, stop_time: f
             ex.close()
     best_h = min(ev.history, key=lambda h: h["cost"])
     first = ev.history[0]
+    checks = [_verify(target, best_h["params"], h, ev.metric_map, kw) for h in loop.verify_steps]
+    verified = [values for values, _ in checks]
+
+    def row(name: str) -> dict[str, Any]:
+        return dict(name=name, initial=first["values"][name], best=best_h["values"][name],
+                    verified=[v[name] for v in verified])
     rows = []
     if obj is not None:
-        rows.append(dict(name=obj.name, bound="", initial=first["values"][obj.name], best=best_h["values"][obj.name],
-                         met_initial=True, met=True))
+        rows.append(dict(row(obj.name), bound="", met_initial=True, met_tuned=True, met=True))
     for r in reqs:
-        vi, vb = first["values"][r.metric.name], best_h["values"][r.metric.name]
-        rows.append(dict(name=r.metric.name, bound=f"{r.op} {r.bound:g}", initial=vi, best=vb,
-                         met_initial=r.met(vi), met=r.met(vb)))
+        x = row(r.metric.name)
+        rows.append(dict(x, bound=f"{r.op} {r.bound:g}", met_initial=r.met(x["initial"]), met_tuned=r.met(x["best"]),
+                         met=r.met((x["verified"] or [x["best"]])[-1])))
+    efforts = [dict(row(m.name), name=m.variable, unit=loop.units.get(m.variable, "")) for m in loop.metrics]
+    z = space.to_unit(best_h["params"])
+    at_bound = {n: ("lower" if z[k] <= BOUND_FRACTION else "upper") for k, n in enumerate(space.names)
+                if z[k] <= BOUND_FRACTION or z[k] >= 1.0 - BOUND_FRACTION}
     return TuneResult(best=dict(best_h["params"]), best_cost=best_h["cost"], initial_cost=initial_cost,
                       x0=start, requirements=rows, history=ev.history, runs=ev.runs,
-                      objective=obj.name if obj else "requirements")
+                      objective=obj.name if obj else "requirements", step=loop.step,
+                      verify_steps=list(loop.verify_steps), effort=efforts, verify_errors=[e for _, e in checks],
+                      ranges={n: (float(a), float(b)) for n, a, b in zip(space.names, space.lo, space.hi)},
+                      at_bound=at_bound)
+
+
+def _verify(target, params: Mapping[str, float], step: float, metrics: Mapping[str, Metric],
+            kw: Mapping[str, Any]) -> tuple[dict[str, float], str]:
+    """The metrics of one run of ``params`` at the communication step ``step``: ``(values, error)``."""
+    from .study import sweep
+    study = sweep(target, [dict(params)], metrics=metrics, progress=False, executor="serial", **{**kw, "step": step})
+    row = study.rows[0]
+    values = {m: float(row.get(m, math.nan)) if row["status"] == "ok" else math.nan for m in metrics}
+    error = "" if row["status"] == "ok" else f"at {_seconds(step)}: {row.get('error') or row['status']}"
+    return values, error
+
+
+class _Loop:
+    """What ``tune`` learns of the target before the search: the tuning step,
+    the verification steps, the effort signals (with units and ``peak``
+    metrics) and what to record so that they are."""
+
+    def __init__(self, target, start: Mapping[str, float], stop_time: float, step: float | None, record,
+                 algorithm: str, timeout: float | None, verify_steps, effort) -> None:
+        from .study import _options
+        from .targets import resolve
+        opts = _options(stop_time, step, 0.0, record, algorithm, timeout)
+        tgt = resolve(target)
+        runner = tgt.runner()
+        try:  # a function target builds its system here once, to find its step and effort signals
+            system = runner.system_for(start)
+            self.step = float(runner.step_for(start, opts))
+        except MbfmuError:
+            raise
+        except Exception as exc:
+            raise InputError(f"tune: the target {tgt.label!r} could not build its system at {dict(start)}: "
+                             f"{type(exc).__name__}: {exc}") from None
+        self.verify_steps = self._steps(verify_steps)
+        if effort is None:
+            from .effort import effort_signals
+            signals = effort_signals(system, list(start)) if system is not None else []
+        else:
+            signals = [effort] if isinstance(effort, str) else [str(e) for e in effort]
+        self.units: dict[str, str] = {}
+        self.record = record
+        if system is not None and signals:
+            from ..cosim.master import recorded_variables
+            from .effort import effort_units
+            self.units = effort_units(system, signals)
+            if record != "all":
+                names = [f"{u.name}.{n}" for u, n in recorded_variables(system, record)]
+                self.record = names + [n for n in signals if n not in names]
+        self.metrics = [parse_metric(f"peak:{n}") for n in signals]
+
+    def _steps(self, steps) -> list[float]:
+        if steps is None:
+            return [self.step * VERIFY_FRACTION]
+        out = []
+        for h in ([steps] if isinstance(steps, (int, float)) else steps):
+            if not (isinstance(h, (int, float)) and math.isfinite(h) and h > 0):
+                raise InputError(f"tune: verification step {h!r} must be a positive number of seconds")
+            out.append(float(h))
+        return sorted(set(out), reverse=True)
