@@ -145,7 +145,7 @@ def run_fmu(plant, controller, stop_time: float, fmu_dir: Path):
     from mbfmu.cosim import ControlUnit, FmuUnit, FunctionUnit, System, simulate
     from mbfmu.fmu import build_fmu
 
-    fmu = build_fmu("flexible_arm", fmu_dir, parameters=dict(plant.parameter_values()))
+    fmu = build_fmu("flexible_arm", fmu_dir, parameters=dict(plant.parameter_values()), overwrite=True)
     arm = FmuUnit(fmu, name="arm")
     ctrl = ControlUnit("ctrl", controller)
     ref = FunctionUnit("ref", lambda t, u: [reference(t)["q[1]_ref"], reference(t)["q[2]_ref"]],

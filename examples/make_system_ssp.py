@@ -57,11 +57,11 @@ def pid_controller() -> control.StateSpace:
 
 def system(folder: Path) -> System:
     """The arm and its controller, FMUs built into ``folder``, connected."""
-    arm = build_fmu("rigid_arm", folder)
+    arm = build_fmu("rigid_arm", folder, overwrite=True)
     units = {f"r[{i + 1}]": "rad" for i in range(3)} | {f"q[{i + 1}]": "rad" for i in range(3)} \
         | {f"v[{i + 1}]": "rad/s" for i in range(3)} | {f"tau[{i + 1}]": "N.m" for i in range(3)}
     ctrl = export_fmu(pid_controller(), folder, "ctrl", step=STEP, units=units,
-                      inputs_start={f"r[{i + 1}]": r for i, r in enumerate(SET_POINT)})
+                      inputs_start={f"r[{i + 1}]": r for i, r in enumerate(SET_POINT)}, overwrite=True)
     return System([FmuUnit(arm, "arm"), FmuUnit(ctrl, "ctrl")],
                   [("arm.q", "ctrl.q"), ("arm.v", "ctrl.v"), ("ctrl.tau", "arm.tau")])
 

@@ -446,7 +446,7 @@ def run_via_fmu(plant, d: dict, reference, stop: float, workdir: Path):
     Returns the master's :class:`mbfmu.cosim.Result`."""
     from mbfmu.cosim import ControlUnit, FmuUnit, System, simulate
     from mbfmu.fmu import build_fmu
-    fmu = build_fmu("satellite", Path(workdir) / "satellite.fmu")
+    fmu = build_fmu("satellite", Path(workdir) / "satellite.fmu", overwrite=True)
     ctrl = attitude_controller(d["Kp"], d["Kd"], d["J"], reference)
     units = [FmuUnit(fmu, name="sat"), ControlUnit("ctrl", ctrl)]
     links = [(f"sat.{n}", f"ctrl.{n}") for n in ctrl.input_labels]

@@ -35,7 +35,7 @@ def test_demo_builds_valid_fmus_and_writes_the_studies(tmp_path):
     assert flex["via_fmu"] and flex["lqg"]["residual_vibration_mm"] < flex["rigid_pd"]["residual_vibration_mm"]
     sat = json.loads((out / "satellite" / "summary.json").read_text())
     assert sat["via_fmu"]["max_diff_attitude"] < 1e-9
-    assert "lqg: settling" in res.stdout and "via_fmu: max_diff_attitude" in res.stdout
+    assert "lqg: joint1 " in res.stdout and "via_fmu: max_diff_attitude" in res.stdout
     # the rigid-arm and canonical-variables studies run too (getting_started says so)
     for path in ("rigid_arm/rigid_arm_study.png", "rigid_arm/replay.html",
                  "canonical_2body/canonical_2body_study.png", "canonical_2body/replay.html"):
@@ -48,3 +48,21 @@ def test_demo_builds_valid_fmus_and_writes_the_studies(tmp_path):
         view = subprocess.run([sys.executable, "-m", "mbfmu", "view", str(run), "-o", str(run.with_suffix(".png")),
                                "--time", "0"], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
         assert view.returncode == 0, f"{run.relative_to(out)}: {view.stderr[-500:]}"
+
+
+def test_demo_says_which_joint_did_not_settle_and_where_the_summary_is(tmp_path, monkeypatch, capsys):
+    """A response that has not settled is named with the run's length (not
+    "settling not settled, not settled"); the satellite summary is named by
+    its file, not by its size in characters."""
+    from mbfmu import demo_steps
+    assert demo_steps.settling_text({"joint1": 0.834, "joint2": None}, 2.0) == \
+        "joint1 settles in 0.83 s, joint2 does not settle within the 2 s run"
+
+    class Study:
+        def run(self, folder, **options):
+            return {"step_deployed": {"settling_time_s": 12.5, "note": "x" * 4000}}
+    monkeypatch.setattr(demo_steps, "_study", lambda name: Study())
+    demo_steps.satellite(tmp_path, tmp_path)
+    out = capsys.readouterr().out
+    assert "characters" not in out and str(tmp_path / "satellite" / "summary.json") in out
+    assert "step_deployed: settling_time_s = 12.5" in out

@@ -37,6 +37,50 @@ def modal_table(poles: np.ndarray, dt: float | None = None) -> list[tuple[comple
     return sorted(rows, key=lambda r: (r[1], r[0].imag))
 
 
+#: a pole part below this fraction of the fastest pole's |s| (or |z|) is round-off, shown as 0
+ROUND_OFF = 1e-9
+
+
+def modal_lines(poles: np.ndarray, dt: float | None = None) -> list[str]:
+    """The pole table of ``mbfmu linearize``: a header, then one line per pole
+    with its natural frequency and, for an oscillatory pair only, its damping
+    ratio.
+
+    A real pole has no damping ratio ("-"; its kind says whether it is
+    stable), nor has a pole at s = 0 (z = 1 for a discrete model). Parts
+    below :data:`ROUND_OFF` of the fastest pole are round-off and shown as 0.
+
+    Parameters
+    ----------
+    poles : array_like of complex
+        The poles (z-plane when ``dt`` is given).
+    dt : float, optional
+        Sampling period [s] of a discrete model.
+
+    Returns
+    -------
+    list of str
+        The lines, without newlines.
+    """
+    rows = modal_table(poles, dt)
+    p_tol = ROUND_OFF * max((abs(r[0]) for r in rows), default=0.0)
+    s_tol = ROUND_OFF * max((r[1] for r in rows), default=0.0)
+    lines = [f"{'pole':>34}  {'wn [rad/s]':>12}  {'fn [Hz]':>10}  {'zeta':>7}  kind"]
+    for p, wn, fn, zeta in rows:
+        re_, im = (0.0 if abs(v) <= p_tol else v for v in (p.real, p.imag))
+        s = np.log(p) / dt if dt else p
+        if wn <= s_tol:
+            wn = fn = 0.0
+            zeta_text, kind = "-", "z = 1 (s = 0)" if dt else "s = 0"
+        elif abs(s.imag) <= s_tol:
+            zeta_text, kind = "-", "real, unstable" if s.real > 0 else "real"
+        else:
+            zeta_text = f"{0.0 if abs(zeta) <= ROUND_OFF else zeta:.4g}"
+            kind = "oscillatory, unstable" if s.real > 0 else "oscillatory"
+        lines.append(f"{re_:16.6g} {im:+16.6g}j  {wn:12.6g}  {fn:10.6g}  {zeta_text:>7}  {kind}")
+    return lines
+
+
 def _pairs(text: str | list[str] | None, what: str) -> dict[str, float]:
     """``name=value`` items (comma-separated, or a list of such texts from a
     repeated flag) as a dict; a name given twice is refused."""
@@ -213,9 +257,7 @@ def run(args) -> int:
         info = f"model: plant's exact linearization; {lin_sys.linearization.method} Jacobians; " \
                f"outputs: {lin_sys.linearization.output_method}"
     print(f"{name}: {lin_sys.nstates} states, {lin_sys.ninputs} inputs, {lin_sys.noutputs} outputs ({info})")
-    print(f"{'pole':>34}  {'wn [rad/s]':>12}  {'fn [Hz]':>10}  {'zeta':>9}")
-    for p, wn, fn, zeta in modal_table(lin_sys.poles(), dt):
-        print(f"{p.real:16.6g} {p.imag:+16.6g}j  {wn:12.6g}  {fn:10.6g}  {zeta:9.4g}")
+    print("\n".join(modal_lines(lin_sys.poles(), dt)))
     extra = {}
     if dt is None and args.step:
         d = control.c2d(lin_sys, args.step, "zoh")

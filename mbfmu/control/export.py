@@ -30,6 +30,7 @@ from ..errors import InputError
 from ..fmu import embed
 from ..fmu.builder import build_fmu, identifier
 from ..fmu.plantref import PlantRef
+from ..cosim.units import system_units
 from ..plant.signals import fmi_names
 from .system_plant import SPEC_FORMAT, SPEC_VERSION, plant_from_spec, rebuild
 
@@ -91,7 +92,7 @@ def system_spec(sys: Any, step: float | None = None, name: str | None = None, x0
                          "TransferFunction or NonlinearIOSystem")
     linear = isinstance(sys, control.StateSpace)
     dsys, dt, origin = _sample_time(sys, step)
-    units = dict(units or {})
+    units = system_units(sys, units)
     inputs_start = dict(inputs_start or {})
     ins, outs, states = list(sys.input_labels), list(sys.output_labels), list(sys.state_labels)
     nx = sys.nstates
@@ -194,7 +195,7 @@ def known_reference(sys: Any) -> tuple[str, dict[str, Any]] | None:
 def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, step: float | None = None,
                x0: Sequence[float] | None = None, units: Mapping[str, str] | None = None,
                inputs_start: Mapping[str, float] | None = None,
-               reference: tuple[str, Mapping[str, Any]] | None = None) -> Path:
+               reference: tuple[str, Mapping[str, Any]] | None = None, overwrite: bool = False) -> Path:
     """Export a python-control system as an FMI 2.0 co-simulation FMU.
 
     The FMU steps like :class:`mbfmu.cosim.units.ControlUnit` runs the same
@@ -220,8 +221,12 @@ def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, 
         ``dt`` for other discrete systems.
     x0 : array_like, optional
         Initial state (default zeros).
-    units : mapping, optional
-        Unit symbol per python-control signal label (default ``"1"``).
+    units : mapping or Plant, optional
+        Unit symbol per python-control signal label, or the plant the
+        system was designed for (its signals' units by name;
+        :func:`mbfmu.cosim.units.system_units`). Default: the design's own
+        ``sys.signal_units`` (:func:`mbfmu.control.linearize` and the
+        controllers designed on its model carry them), else ``"1"``.
     inputs_start : mapping, optional
         Start values of inputs by label (default 0).
     reference : (str, mapping), optional
@@ -233,6 +238,8 @@ def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, 
         without it. Any other nonlinear system is refused
         (:class:`~mbfmu.errors.InputError`): its Python functions cannot be
         serialized generically; export its linearization instead.
+    overwrite : bool
+        Replace an existing FMU file (default: refuse it by name).
 
     Returns
     -------
@@ -244,7 +251,8 @@ def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, 
     Raises
     ------
     InputError
-        Unsupported system, missing or inconsistent ``step``, bad ``x0``.
+        Unsupported system, missing or inconsistent ``step``, bad ``x0``, or
+        the FMU file exists.
     """
     spec = system_spec(sys, step, name, x0, units, inputs_start, reference)
     plant_from_spec(spec)  # refuses what the FMU could not load
@@ -263,4 +271,5 @@ def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, 
         model = folder / f"{stem}.py"
         model.write_text(MODEL_TEMPLATE.format(name=stem, version=__version__, json_name=json_name, sha=sha,
                                                base=base, factory_import=factory_import))
-        return build_fmu(PlantRef("file", str(model)), dest, resources={json_name: folder / json_name})
+        return build_fmu(PlantRef("file", str(model)), dest, resources={json_name: folder / json_name},
+                         overwrite=overwrite)

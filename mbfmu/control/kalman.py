@@ -19,7 +19,7 @@ import numpy as np
 from scipy.linalg import solve_discrete_are
 
 from ..errors import InputError
-from .lqr import _discrete, _weights
+from .lqr import _discrete, _weights, carry_units
 
 
 def kalman_gain(A, C, Qw, Rn) -> tuple[np.ndarray, np.ndarray]:
@@ -104,4 +104,4 @@ def kalman_filter(sys: control.StateSpace, Qn, Rn, G=None, name: str = "kalman")
     kf = control.ss(Af, Bf, Cf, Df, h, inputs=list(sys.input_labels) + list(sys.output_labels),
                     outputs=list(sys.state_labels), states=[f"xhat[{k + 1}]" for k in range(n)], name=name)
     kf.M, kf.L, kf.P = M, A @ M, P
-    return kf
+    return carry_units(sys, kf)

@@ -408,7 +408,8 @@ def linearize(plant: Plant, x0: Any = None, u0=None, *, t: float = 0.0, at: floa
         ``(A, B, C, D)`` in deviation variables, states/inputs/outputs named
         after the plant's signals (tangent increments ``dq[k]`` for plants
         with quaternion joints), with ``.linearization`` describing the
-        method and the operating point.
+        method and the operating point, and ``.signal_units`` the unit of
+        each signal by label (carried to the controllers designed on it).
     """
     if not isinstance(plant, Plant):
         raise InputError(f"linearize needs a Plant, got {type(plant).__name__}")
@@ -429,4 +430,7 @@ def linearize(plant: Plant, x0: Any = None, u0=None, *, t: float = 0.0, at: floa
                      inputs=control_names(s.name for s in plant.inputs),
                      outputs=control_names(s.name for s in plant.outputs), name=control_name(f"{plant.name}_lin"))
     sys.linearization = info
+    by_name = {sig.name: sig.unit for sig in (*plant.states, *plant.inputs, *plant.outputs)}
+    sys.signal_units = {lab: by_name[lab] for lab in (*sys.state_labels, *sys.input_labels, *sys.output_labels)
+                        if by_name.get(lab)}
     return sys

@@ -40,6 +40,35 @@ def _weights(Q, n: int, what: str) -> np.ndarray:
     return 0.5 * (Q + Q.T)
 
 
+def carry_units(model: control.InputOutputSystem, design: control.InputOutputSystem) -> control.InputOutputSystem:
+    """Give ``design`` the units of the signals it shares with ``model``.
+
+    The units are ``model.signal_units`` (set by :func:`mbfmu.control.linearize`);
+    a ``<output>_ref`` input takes its output's unit. A model that lost them
+    (``control.c2d`` keeps labels, not attributes) passes none: give the
+    plant as ``units=`` to :class:`~mbfmu.cosim.ControlUnit` or
+    :func:`~mbfmu.control.export.export_fmu` instead.
+
+    Parameters
+    ----------
+    model : control.InputOutputSystem
+        The model the design was made on.
+    design : control.InputOutputSystem
+        The controller or filter; its ``signal_units`` are set.
+
+    Returns
+    -------
+    control.InputOutputSystem
+        ``design``.
+    """
+    known = dict(getattr(model, "signal_units", None) or {})
+    labels = [*design.input_labels, *design.output_labels]
+    units = {lab: known.get(lab, known.get(lab[:-len("_ref")] if lab.endswith("_ref") else "", ""))
+             for lab in labels}
+    design.signal_units = {lab: u for lab, u in units.items() if u}
+    return design
+
+
 def dlqr_gain(A, B, Q, R) -> tuple[np.ndarray, np.ndarray]:
     """State-feedback gain ``K`` (u = -K x) and Riccati solution ``P``.
 
@@ -127,7 +156,7 @@ def lqr_servo(sys: control.StateSpace, Q, R, Qi=None, track: Sequence[str] | Non
         ctrl = control.ss(np.zeros((0, 0)), np.zeros((0, n)), np.zeros((m, 0)), -K, h,
                           inputs=list(sys.state_labels), outputs=list(sys.input_labels), name=name)
         ctrl.K, ctrl.Kx, ctrl.Ki, ctrl.P = K, K, np.zeros((m, 0)), P
-        return ctrl
+        return carry_units(sys, ctrl)
     Aa, Ba, idx = augment_integral(sys, track)
     p = len(idx)
     Qa = np.zeros((n + p, n + p))
@@ -147,7 +176,7 @@ def lqr_servo(sys: control.StateSpace, Q, R, Qi=None, track: Sequence[str] | Non
     ctrl = control.ss(A, B, C, D, h, inputs=refs + list(sys.state_labels), outputs=list(sys.input_labels),
                       states=[f"xi[{k + 1}]" for k in range(p)], name=name)
     ctrl.K, ctrl.Kx, ctrl.Ki, ctrl.P = K, Kx, Ki, P
-    return ctrl
+    return carry_units(sys, ctrl)
 
 
 def lqg_servo(sys: control.StateSpace, lqr: control.StateSpace, kalman: control.StateSpace,
@@ -207,4 +236,4 @@ def lqg_servo(sys: control.StateSpace, lqr: control.StateSpace, kalman: control.
                       outputs=list(sys.input_labels),
                       states=[f"xhat[{k + 1}]" for k in range(n)] + [f"xi[{k + 1}]" for k in range(p)],
                       name=name)
-    return ctrl
+    return carry_units(sys, ctrl)

@@ -64,6 +64,14 @@ class Schedule:
     linear: list
     model_source: str = ""
 
+    def __repr__(self) -> str:
+        g = len(self.grid)
+        span = f"{self.grid[0]:.4g} .. {self.grid[-1]:.4g}" if g else "empty"
+        def names(items: list[str]) -> str:
+            return ", ".join(items[:6]) + (f", ... {len(items) - 6} more" if len(items) > 6 else "")
+        return (f"Schedule({self.kind} {self.variable!r}: {g} points, {span}; gains "
+                f"{len(self.inputs)}x{len(self.states)} (inputs {names(self.inputs)}; states {names(self.states)}))")
+
     def gain(self, s: float) -> np.ndarray:
         """``K(s)``: the gains interpolated at ``s`` (clamped at the grid's ends)."""
         return _interpolate(self.grid, self.gains, float(s))

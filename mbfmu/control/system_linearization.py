@@ -372,8 +372,8 @@ def linearize_system(system, at: float | None = None, inputs: Sequence[str] | st
     out_labels = [label(u, v) for u, v in out_ports]
     result = ct.ss(joined.A, B, C, D, step if sampled else 0, states=states or None,
                    inputs=in_labels or None, outputs=out_labels or None, name="system_lin")
-    result.signal_units = {label(u, v): system.units[u].variables[v].unit or ""
-                           for u, v in [*in_ports, *out_ports]}
+    symbols = system.unit_symbols()
+    result.signal_units = {label(u, v): symbols[f"{u}.{v}"] for u, v in [*in_ports, *out_ports]}
     result.unit_models = how
     result.operating_time = t_at
     return result
@@ -515,6 +515,15 @@ class LoopAnalysis:
         v.notes.append(f"co-simulation: {note}")
         return v
 
+    def gain_label(self) -> str:
+        """The axis label of ``|L|``: a loop gain maps a signal back onto
+        itself, so it is dimensionless when its input and output units match
+        (``"|L| [1] (N.m/N.m)"``); ``"|L| [out/in]"`` otherwise."""
+        unit_in, unit_out = (list(self.units.values()) + ["", ""])[:2]
+        if unit_in == unit_out:
+            return f"|L| [1] ({unit_out}/{unit_in})" if unit_in and unit_in != "1" else "|L| [1]"
+        return f"|L| [{unit_out or '1'}/{unit_in or '1'}]"
+
     def plot(self, path=None):
         """Bode plot of ``L`` (magnitude, phase; frequency in rad/s) and its
         Nyquist plot, side by side; saved to ``path`` when given. Returns the figure."""
@@ -531,8 +540,7 @@ class LoopAnalysis:
         deg -= 360.0 * math.ceil(deg[k] / 360.0)  # the phase at the gain crossover in (-360, 0]: -180 means something
         ax_m.loglog(w, mag[0, 0]); ax_m.axhline(1.0, color="0.6", lw=0.8)
         ax_p.semilogx(w, deg); ax_p.axhline(-180.0, color="0.6", lw=0.8)
-        unit_in, unit_out = (list(self.units.values()) + ["", ""])[:2]
-        ax_m.set(ylabel=f"|L| [{unit_out or '1'}/{unit_in or '1'}]", title=f"loop gain at {', '.join(self.open_at)}")
+        ax_m.set(ylabel=self.gain_label(), title=f"loop gain at {', '.join(self.open_at)}")
         ax_p.set(xlabel="frequency [rad/s]", ylabel="phase [deg]")
         for a in (ax_m, ax_p):
             a.grid(alpha=0.3, which="both")

@@ -204,7 +204,8 @@ class _Master:
         order = list(dict.fromkeys(u.name for u, _ in wanted))
         wanted.sort(key=lambda uv: order.index(uv[0].name))
         self.names = ["time"] + [f"{u.name}.{n}" for u, n in wanted]
-        self.col_units = {f"{u.name}.{n}": u.variables[n].unit for u, n in wanted}
+        symbols = self.system.unit_symbols()  # a variable without its own unit: its connections'
+        self.col_units = {f"{u.name}.{n}": symbols[f"{u.name}.{n}"] or None for u, n in wanted}
         self.col_types = {f"{u.name}.{n}": u.variables[n].type for u, n in wanted if u.variables[n].type != "Real"}
         groups: dict[str, list[str]] = {}
         for u, n in wanted:

@@ -47,6 +47,24 @@ class Connection:
         return f"{self.src} -> {self.dst}"
 
 
+#: at most this many units and connections are named in a System's repr
+REPR_ITEMS = 12
+
+
+def _grouped(connections: Sequence[Connection]) -> list[str]:
+    """The connections as text, a vector's elements ``a.q[k] -> b.u[k]`` as one ``a.q -> b.u``."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for c in connections:
+        ms, md = (re.fullmatch(r"(.+)\[(\d+)\]", v) for v in (c.src_var, c.dst_var))
+        if ms and md and ms.group(2) == md.group(2):
+            key = (f"{c.src_unit}.{ms.group(1)}", f"{c.dst_unit}.{md.group(1)}")
+            groups.setdefault(key, []).append(int(ms.group(2)))
+        else:
+            groups.setdefault((c.src, c.dst), [])
+    return [f"{a} -> {b}" if not k or k == list(range(1, len(k) + 1))
+            else ", ".join(f"{a}[{i}] -> {b}[{i}]" for i in k) for (a, b), k in groups.items()]
+
+
 def split_name(full: str) -> tuple[str, str]:
     """``"unit.var"`` -> ``("unit", "var")`` (the variable may contain dots)."""
     if not isinstance(full, str) or "." not in full:
@@ -139,6 +157,40 @@ class System:
         if indices != list(range(1, len(indices) + 1)):
             raise InputError(f"{unit}.{var} is not a vector {var}[1..n]: its elements are numbered {indices}")
         return [f"{var}[{k}]" for k in indices]
+
+    def __repr__(self) -> str:
+        units = ", ".join(f"{n} ({type(u).__name__})" for n, u in list(self.units.items())[:REPR_ITEMS])
+        if len(self.units) > REPR_ITEMS:
+            units += f", ... {len(self.units) - REPR_ITEMS} more"
+        wires = _grouped(self.connections)
+        shown = ", ".join(wires[:REPR_ITEMS]) + (f", ... {len(wires) - REPR_ITEMS} more" if len(wires) > REPR_ITEMS
+                                                  else "")
+        return (f"System({len(self.units)} unit{'s' if len(self.units) != 1 else ''}: {units or 'none'}; "
+                f"{len(self.connections)} connections: {shown or 'none'})")
+
+    def unit_symbols(self) -> dict[str, str]:
+        """The physical unit of each variable ``"unit.var"`` ("" when unknown).
+
+        A variable's own unit, else the one carried over its connections: a
+        python-control unit or a block declared without units takes the unit
+        of what it is connected to (``ctrl.tau[1] -> arm.tau[1]`` in N.m),
+        along chains of connections.
+
+        Returns
+        -------
+        dict
+            ``"unit.var"`` -> unit symbol, for every variable of every unit.
+        """
+        symbols = {f"{n}.{v}": var.unit or "" for n, u in self.units.items() for v, var in u.variables.items()}
+        ends = [(c.src, c.dst) for c in self.connections if c.src in symbols and c.dst in symbols]
+        changed = True
+        while changed:  # each pass fills at least one more end, or stops
+            changed = False
+            for a, b in ends:
+                if bool(symbols[a]) != bool(symbols[b]):
+                    symbols[a] = symbols[b] = symbols[a] or symbols[b]
+                    changed = True
+        return symbols
 
     def set(self, name: str, value: Any) -> None:
         """Set a parameter or start value ``"unit.var"``."""

@@ -185,6 +185,34 @@ class Unit:
 # ----------------------------------------------------------------------------------
 # python-control unit
 # ----------------------------------------------------------------------------------
+def system_units(sys: Any, units: Any = None) -> dict[str, str]:
+    """Unit symbol per signal label of a python-control system.
+
+    The design's own (``sys.signal_units``, set by :func:`mbfmu.control.linearize`
+    and the controllers designed on its model), overridden by ``units``: a
+    mapping ``label -> unit``, or the plant the system was designed for
+    (its states', inputs' and outputs' units by name: a controller labelled
+    like the plant, ``q[1]`` in, ``tau[1]`` out, gets rad and N.m).
+
+    Parameters
+    ----------
+    sys : control.InputOutputSystem
+        The system.
+    units : mapping or Plant, optional
+        Units by label, or a plant.
+
+    Returns
+    -------
+    dict
+        Label -> unit symbol.
+    """
+    if units is not None and all(hasattr(units, a) for a in ("states", "inputs", "outputs")):
+        signals = (*units.states, *units.inputs, *units.outputs, *getattr(units, "parameters", ()))
+        units = {sig.name: sig.unit for sig in signals}
+    return {**dict(getattr(sys, "signal_units", None) or {}), **dict(units or {})}
+
+
+
 class ControlUnit(Unit):
     """A python-control system as a co-simulation unit.
 
@@ -199,8 +227,12 @@ class ControlUnit(Unit):
         ``u[1], y[1], x[1]``; the mappings below take either.
     x0 : array_like, optional
         Initial state (default zeros).
-    units : mapping, optional
-        Unit symbol per signal name (for the system's unit checks).
+    units : mapping or Plant, optional
+        Unit symbol per signal name (for the system's unit checks), or the
+        plant the system was designed for (:func:`system_units`); default
+        the design's own ``sys.signal_units``. A signal left without a unit
+        takes the unit of what it is connected to in a
+        :class:`~mbfmu.cosim.System` (:meth:`~mbfmu.cosim.System.unit_symbols`).
     inputs_start : mapping or float, optional
         Start value of inputs (used when an input is left unconnected).
     substeps : int
@@ -242,7 +274,7 @@ class ControlUnit(Unit):
         self.state_names = one_based(list(sys.state_labels))
         rename = {**dict(zip(sys.state_labels, self.state_names)), **dict(zip(sys.input_labels, ins)),
                   **dict(zip(sys.output_labels, outs))}
-        units = {rename.get(k, k): v for k, v in (units or {}).items()}
+        units = {rename.get(k, k): v for k, v in system_units(sys, units).items()}
         if isinstance(inputs_start, (int, float)):
             inputs_start = {n: float(inputs_start) for n in ins}
         inputs_start = {rename.get(k, k): v for k, v in (inputs_start or {}).items()}

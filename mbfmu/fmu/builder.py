@@ -60,6 +60,7 @@ from .. import __version__
 from ..errors import InputError, MbfmuError, ModelError
 from ..plant import Plant
 from . import embed, modeldescription, sdist
+from .destination import fmu_destination
 from .plantref import PlantRef, build_plant, parse
 from .slave import PlantSlave
 
@@ -270,6 +271,9 @@ def _resolve(plant: str | PlantRef | type, parameters: Mapping[str, float] | Non
     elif ref.kind == "file":
         starts = embed.imports_of(Path(ref.target))
     code.update({rel: path.read_bytes() for rel, path in embed.user_code_files(starts).items()})
+    if ref.kind == "urdf" and ref.options.get("actuation", "torque") != "torque" and not isinstance(plant, Plant):
+        # the servos' gains as numbers (URDFPlant.reference): the FMU started elsewhere (q0[k]) keeps them
+        ref = PlantRef.from_dict(build_plant(ref).reference())
     if parameters:
         ref = ref.with_parameters({**ref.parameters, **parameters})
     return ref, code
@@ -337,7 +341,7 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
               resources: Mapping[str, str | Path | bytes] | None = None,
               runtime: str = "pythonfmu", *, platforms: Iterable[str] | None = None,
               python_hint: bool | str | Path = False, fmi_version: int = 2,
-              interfaces: Iterable[str] | None = None) -> Path:
+              interfaces: Iterable[str] | None = None, overwrite: bool = False) -> Path:
     """Build the FMU of a plant: FMI 2.0 co-simulation (pythonfmu runtime), or
     FMI 2.0 / 3.0 co-simulation and model exchange in one binary (native).
 
@@ -381,6 +385,8 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
     interfaces : iterable of str, optional
         Native runtime: ``"cs"`` and/or ``"me"`` (default both). The
         pythonfmu runtime is co-simulation only.
+    overwrite : bool
+        Replace an existing FMU file (default: refuse it by name).
 
     Returns
     -------
@@ -397,7 +403,8 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
         if python_hint:
             raise InputError("python_hint is for the pythonfmu runtime; a native FMU runs no Python")
         ref, _ = _resolve(plant, parameters)
-        return _build_native(ref, dest, runtime, platforms, requirements, resources, fmi_version, interfaces)
+        return _build_native(ref, dest, runtime, platforms, requirements, resources, fmi_version, interfaces,
+                             overwrite)
     if fmi_version != 2 or (interfaces is not None and tuple(interfaces) != ("cs",)):
         raise InputError("the pythonfmu runtime writes FMI 2.0 co-simulation only; FMI 3 and model exchange "
                          "need --runtime native")
@@ -437,9 +444,7 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
                              f"({built.parameter_values()} -> {again.parameter_values()}): its constructor must "
                              "accept every parameter signal as a keyword argument")
         ident = identifier(built.name)
-        dest = Path(dest)
-        fmu_path = dest if dest.suffix == ".fmu" else dest / f"{built.name}.fmu"
-        fmu_path.parent.mkdir(parents=True, exist_ok=True)
+        fmu_path = fmu_destination(dest, built.name, overwrite)
 
         file_hash = "".join(rel + hashlib.sha256(data).hexdigest() for rel, data in sorted(code.items()))
         taken = {"slavemodule.txt", "requirements.txt", CONFIG_NAME, "pythonfmu", sdist.sdist_name(),
@@ -511,7 +516,7 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
 
 
 def _build_native(ref: PlantRef, dest, runtime: str, platforms, requirements, resources, fmi_version: int = 2,
-                  interfaces: Iterable[str] | None = None) -> Path:
+                  interfaces: Iterable[str] | None = None, overwrite: bool = False) -> Path:
     """``build_fmu(..., runtime="native")``: see :mod:`mbfmu.fmu.native`."""
     if runtime != "native":
         raise InputError(f"unknown FMU runtime {runtime!r}; choose 'pythonfmu' or 'native'")
@@ -524,4 +529,5 @@ def _build_native(ref: PlantRef, dest, runtime: str, platforms, requirements, re
     if platforms is None:
         platforms = default_platforms() + default_cross_platforms(fmi_version)
     return build_native_fmu(ref, dest, platforms,
-                            interfaces=INTERFACES if interfaces is None else interfaces, fmi_version=fmi_version)
+                            interfaces=INTERFACES if interfaces is None else interfaces, fmi_version=fmi_version,
+                            overwrite=overwrite)

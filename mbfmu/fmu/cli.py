@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -42,9 +43,20 @@ def run(args: argparse.Namespace) -> int:
     for name in names:
         path = build_fmu(_robot_ref(name, args), args.output, parameters=params or None, runtime=args.runtime,
                          platforms=args.platform or None, python_hint=args.python_hint, fmi_version=args.fmi,
-                         interfaces=args.interface or None)
+                         interfaces=args.interface or None, overwrite=args.force)
         print(path)
     return 0
+
+
+def _numbers(text: str, flag: str) -> list[float]:
+    """``"0,-1.2,0.5"`` as numbers (SI units)."""
+    try:
+        values = [float(v) for v in text.split(",")]
+    except ValueError:
+        raise InputError(f"{flag} {text!r} is not comma-separated numbers (rad, m; rad/s, m/s)") from None
+    if not all(map(math.isfinite, values)):
+        raise InputError(f"{flag} {text!r} must be finite numbers")
+    return values
 
 
 def _robot_ref(name: str, args: argparse.Namespace):
@@ -53,11 +65,17 @@ def _robot_ref(name: str, args: argparse.Namespace):
     from .plantref import PlantRef, parse
     ref = parse(name)
     if ref.kind != "urdf":
+        if getattr(args, "q0", None) or getattr(args, "v0", None):
+            raise InputError(f"--q0/--v0 are for robots (a URDF file or a robot's name), not {name!r}: its "
+                             "initial state is among its parameters (mbfmu list NAME; -p NAME=VALUE)")
         return name
     options = {"actuation": args.actuation, "poses": args.pose, "twists": args.twist,
                "package_dirs": [str(Path(d).resolve()) for d in args.package_dir],
                "skip_bad_meshes": args.skip_bad_meshes}
     options = {k: v for k, v in options.items() if v}
+    for name in ("q0", "v0"):
+        if getattr(args, name, None):
+            options[name] = _numbers(getattr(args, name), f"--{name}")
     if args.floating_base is not None:
         options["floating_base"] = args.floating_base
     return PlantRef(ref.kind, ref.target, options={**ref.options, **options})
@@ -87,6 +105,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--interface", action="append", choices=("cs", "me"), metavar="KIND",
                    help="native runtime, repeatable: cs (co-simulation), me (model exchange); default both "
                         "in one binary (the pythonfmu runtime: cs)")
+    p.add_argument("--force", action="store_true",
+                   help="replace an FMU file that exists (default: refuse it by name)")
     p.add_argument("--python-hint", action="store_true",
                    help="pythonfmu runtime: record this interpreter as the last place the FMU looks for "
                         "Python (after MBFMU_PYTHON and PATH); off by default, so the FMU holds no path of "
@@ -108,6 +128,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     robot.add_argument("--skip-bad-meshes", action="store_true",
                        help="drop, with a warning, a mesh the URDF names outside its folder and packages or "
                             "that is not a readable STL/OBJ/DAE (default: refuse the URDF)")
+    robot.add_argument("--q0", metavar="Q1,Q2,...",
+                       help="initial joint positions, rad (m), one per configuration coordinate; also the "
+                            "FMU's parameters q0[k], which start it elsewhere")
+    robot.add_argument("--v0", metavar="V1,V2,...",
+                       help="initial joint rates, rad/s (m/s); also the FMU's parameters v0[k]")
     p.set_defaults(func=run)
     return p
 

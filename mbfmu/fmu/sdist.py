@@ -87,6 +87,25 @@ def source_distribution() -> Path | None:
                           "--dist-dir", str(out)], cwd=root, capture_output=True, text=True, timeout=600)
     made = out / sdist_name()
     if res.returncode != 0 or not made.is_file():
-        raise RuntimeError(f"making mbfmu's source distribution from {root} failed: "
-                           f"{(res.stderr.strip().splitlines() or ['(no message)'])[-1]}")
+        raise RuntimeError(f"making mbfmu's source distribution from {root} failed: {failure_reason(res.stderr)}")
     return made
+
+
+def failure_reason(stderr: str) -> str:
+    """One line saying why setuptools failed, from its ``stderr``.
+
+    setuptools' schema errors end in a dump of the schema (the last line of a
+    refused ``license = "MIT"`` is ``required: ['text']``): the line naming
+    the error is taken instead, and an old setuptools that cannot read the
+    license string is named with the version it needs.
+    """
+    if "`project.license`" in stderr:
+        try:
+            have = f"setuptools {metadata.version('setuptools')}"
+        except metadata.PackageNotFoundError:
+            have = "this setuptools"
+        return (f"{have} cannot read pyproject.toml's license string (it needs setuptools >= 77: "
+                "python -m pip install --upgrade 'setuptools>=77')")
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    named = [line for line in lines if re.match(r"(?i)([\w.]*error\b|configuration error)", line)]
+    return named[0] if named else (lines[-1] if lines else "(no message)")

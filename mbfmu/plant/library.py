@@ -20,6 +20,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
+
 from ..dynamics.symbolic import number
 from ..errors import InputError, ModelError, UnknownNameError, unknown_name
 from .contract import Plant
@@ -100,6 +102,9 @@ def load_plant(name_or_path: str, **parameters) -> Plant:
         from . import robots
         if robots.is_robot(spec):
             return robot_plant(robots.robot_urdf(spec), {**robots.robot_options(spec), **parameters})
+        if not robots.robot_catalog():  # a runtime-only install: say where robots by name come from
+            raise unknown_name(f"unknown plant {spec!r} ({robots.NOT_INSTALLED})", spec, list_plants(),
+                               "library plants", "mbfmu list")
         raise unknown_name(f"unknown plant {spec!r}", spec, list_plants() + robots.robot_names(),
                            "library plants and robots", "mbfmu list, mbfmu list --robots")
     return construct(plant_class(name_or_path), parameters, f"plant {spec!r}")
@@ -111,19 +116,30 @@ def _is_name(spec: str) -> bool:
 
 def robot_plant(path, options: dict) -> Plant:
     """The URDF plant of ``path`` with ``options`` (parameters among them; the
-    elements ``gravity[i]`` of the gravity vector may come one by one)."""
+    elements of the vectors ``gravity``, ``q0`` and ``v0`` may come one by
+    one, ``gravity[3]``, ``q0[2]``: the others keep their values)."""
     from .urdf import plant_from_urdf as build
     options = dict(options)
-    elements = {k: options.pop(k) for k in [k for k in options if k.startswith("gravity[")]}
-    if elements:
-        g = list(options.get("gravity", (0.0, 0.0, -9.81)))
-        for key, value in elements.items():
-            i = key[len("gravity["):-1]
-            if i not in ("1", "2", "3"):
-                raise unknown_name(f"robot has no parameter {key!r}", key, ["gravity[1]", "gravity[2]", "gravity[3]"],
-                                   "gravity elements")
-            g[int(i) - 1] = float(value)
-        options["gravity"] = g
+    elements = {name: {k: options.pop(k) for k in [k for k in options if k.startswith(f"{name}[")]}
+                for name in ("gravity", "q0", "v0")}
+    base = None  # the robot without the elements, for the values of those not given
+    for name, given in elements.items():
+        if not given:
+            continue
+        index = {key: int(key[len(name) + 1:-1]) if key[len(name) + 1:-1].isdigit() else 0 for key in given}
+        if options.get(name) is not None:
+            values = [float(v) for v in options[name]]
+        elif name == "gravity":
+            values = [0.0, 0.0, -9.81]
+        else:
+            base = base or build(path, **options)  # (milliseconds: the URDF is parsed once per process)
+            values = [v for k, v in base.parameter_values().items() if k.startswith(f"{name}[")]
+        for key, i in index.items():
+            if not 1 <= i <= len(values):
+                raise unknown_name(f"robot has no parameter {key!r}", key,
+                                   [f"{name}[{k + 1}]" for k in range(len(values))], f"{name} elements")
+            values[i - 1] = float(given[key])
+        options[name] = values
     return build(path, **options)
 
 
@@ -191,6 +207,17 @@ def describe(plant: Plant) -> str:
         for s in sigs:
             val = f" = {s.start:g}" if title == "parameters" else ""
             lines.append(f"    {s.name:<24} [{s.unit}]{val}  {s.description}")
+    gains = getattr(plant, "servo_gains", None)
+    if gains:
+        lines.append("  servos (gains fixed in the FMU; Servo(kp=..., kd=..., torque_limit=...) sets them):")
+        revolute = {j.name: j.revolute for j in getattr(plant, "joint_table", ())}
+        modes = {j.name: s.mode for j, s in zip(getattr(plant, "joint_table", ()), getattr(plant, "servos", ()))}
+        for joint, (kp, kd, limit) in gains.items():
+            rot = revolute.get(joint, True)
+            force, length = ("N.m", "rad") if rot else ("N", "m")
+            lim = f"{limit:.4g} {force}" if np.isfinite(limit) else "none"
+            lines.append(f"    {joint:<24} {modes.get(joint, ''):<9} kp = {kp:.4g} {force}/{length}, "
+                         f"kd = {kd:.4g} {force}.s/{length}, torque limit {lim}")
     return "\n".join(lines)
 
 
@@ -211,6 +238,8 @@ def add_parser(sub) -> None:
     p.add_argument("--long", action="store_true", help="show every plant's ports in full")
     p.add_argument("--robots", action="store_true",
                    help="list the robots of example-robot-data that NAME may be (mbfmu build ur5)")
+    p.add_argument("--actuation", choices=["torque", "position", "velocity"],
+                   help="robots: how every joint is driven, as in mbfmu build (the servos' gains are shown)")
     p.set_defaults(func=_cmd_list)
 
 
@@ -229,8 +258,11 @@ def _cmd_list(args) -> int:
             print(summary(load_plant(name)))
         print("(mbfmu list NAME or --long for the inputs, outputs and parameters)")
         return 0
+    options = {"actuation": args.actuation} if getattr(args, "actuation", None) else {}
     for name in args.names or list_plants():
-        print(describe(load_plant(name)))
+        if options and not (is_urdf(name) or (_is_name(name) and name not in list_plants())):
+            raise InputError(f"--actuation is for robots (a URDF file or a robot's name), not {name!r}")
+        print(describe(load_plant(name, **options)))
         print()
     return 0
 

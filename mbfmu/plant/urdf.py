@@ -258,6 +258,7 @@ class URDFPlant(MultibodyPlant):
                 B[j.iv, col] = 1.0  # the joint's command: its torque, or its servo's set-point (drives.py)
                 col += 1
         gains = _servo_gains(bare, q0, self.joint_table, self.servos)
+        self.servo_gains = gains  # per servo joint: kp, kd, torque limit (shown by mbfmu list NAME)
         fric = values["friction_scale"] if friction else 0.0
         for j, s in zip(self.joint_table, self.servos):
             if s.mode in ("position", "velocity") or (friction and j.friction > 0):
@@ -269,7 +270,8 @@ class URDFPlant(MultibodyPlant):
         self.inputs = tuple(  # position servos hold the initial configuration by default
             Signal(sig.name, sig.unit, sig.description, float(q_init[j.iq]), kind="input")
             if sig.name.startswith("q_ref[") else sig for sig, j in inputs)
-        self.parameters = _parameter_signals(values, self.payload_link, damping, friction)
+        self.parameters = _parameter_signals(values, self.payload_link, damping, friction) + \
+            self._initial_state_signals()
         self.outputs, self.sensors = self._output_signals(outputs, poses, twists)
         source = "URDF text" if self.urdf.lstrip().startswith("<") else f"the URDF file {Path(self.urdf).name}"
         if "example-robot-data" in Path(self.urdf).parts:
@@ -281,12 +283,37 @@ class URDFPlant(MultibodyPlant):
 
     def reference(self) -> dict[str, Any]:
         """How to rebuild this plant (a ``"urdf"`` :class:`~mbfmu.fmu.plantref.PlantRef` as a dict):
-        what ``mbfmu.build_fmu(plant)`` embeds in the FMU."""
+        what ``mbfmu.build_fmu(plant)`` embeds in the FMU.
+
+        The servos' gains are recorded as numbers: a default gain comes from
+        the mass matrix at the initial configuration, and an FMU started
+        elsewhere (parameters ``q0[k]``) keeps the gains it was built with.
+        """
         if self.urdf.lstrip().startswith("<"):
             raise InputError(f"robot {self.name!r} was read from URDF text, which an FMU cannot rebuild from; "
                              "write the URDF to a file and use plant_from_urdf(path)")
+        options = dict(self.options)
+        if self.servo_gains:
+            options["actuation"] = {
+                j.name: ({"mode": s.mode, "kp": self.servo_gains[j.name][0], "kd": self.servo_gains[j.name][1],
+                          "torque_limit": (self.servo_gains[j.name][2] if np.isfinite(self.servo_gains[j.name][2])
+                                           else None)}
+                         if j.name in self.servo_gains else s.mode)
+                for j, s in zip(self.joint_table, self.servos)}
         return {"kind": "urdf", "target": str(Path(self.urdf).resolve()), "class_name": "",
-                "parameters": self.parameter_values(), "options": self.options}
+                "parameters": self.parameter_values(), "options": options}
+
+    def _initial_state_signals(self) -> tuple[Signal, ...]:
+        """Parameters ``q0[k]``, ``v0[k]``: where the robot starts (its
+        configuration and velocity coordinates, units of ``q[k]``, ``v[k]``)."""
+        nq = self.model.nq
+        q = np.asarray(self.initial_state()[:nq], float)
+        qs, vs = self.states[:nq], self.states[nq:nq + self.model.nv]
+        return tuple(
+            [Signal(f"q0[{k + 1}]", st.unit, f"initial value of {st.name}", float(q[k]), kind="parameter")
+             for k, st in enumerate(qs)]
+            + [Signal(f"v0[{k + 1}]", st.unit, f"initial value of {st.name}", float(self.initial_velocity[k]),
+                      kind="parameter") for k, st in enumerate(vs)])
 
     # ---- construction helpers -----------------------------------------------
     def _output_signals(self, outputs: Sequence[str], poses: Sequence[str],

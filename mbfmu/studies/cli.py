@@ -8,6 +8,7 @@ Examples
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -96,4 +97,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
+    """A variable's name as part of a file name: ``q[2]`` -> ``q2``, ``arm.q[2]`` -> ``arm_q2``."""
+    text = "".join(c if c.isalnum() or c in "-_" else "_" for c in name.replace("[", "").replace("]", ""))
+    return re.sub(r"_+", "_", text).strip("_") or "variable"

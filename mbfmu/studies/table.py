@@ -56,6 +56,14 @@ class StudyResult:
     units: dict[str, str] = field(default_factory=dict)
     _results: dict[int, Any] = field(default_factory=dict, repr=False)
 
+    def __repr__(self) -> str:
+        kind = ("grid " + " x ".join(f"{k} ({len(v)})" for k, v in self.grid.items()) if self.grid
+                else "Monte Carlo of " + ", ".join(self.sampled) if self.sampled
+                else "parameters " + ", ".join(self.parameters))
+        metrics = ", ".join(self.metrics) or "none"
+        return (f"StudyResult({self.summary()}{', interrupted' if self.interrupted else ''}; {kind}; "
+                f"metrics: {metrics})")
+
     def label(self, column: str) -> str:
         """``column [unit]`` when its unit is known, else the column name."""
         unit = self.units.get(column, "")

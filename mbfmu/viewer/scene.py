@@ -519,6 +519,11 @@ class Recording:
         if name in fields:
             return name
         hits = [f for f in fields if f.endswith("." + name)]
+        # a unit's output and its state of one name (rigid_arm.q[2], rigid_arm.states.q[2]) are one
+        # quantity: the output is taken
+        outputs = {f[:-len(name) - 1] for f in hits if not f.endswith(".states." + name)}
+        hits = [f for f in hits if not (f.endswith(".states." + name)
+                                        and f[:-len(".states." + name)] in outputs)]
         if len(hits) == 1:
             return hits[0]
         if hits:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mbfmu.cli import main
-from mbfmu.control.cli import modal_table
+from mbfmu.control.cli import modal_lines, modal_table
 
 from ctl_plants import G
 
@@ -20,6 +20,23 @@ def test_modal_table_of_continuous_and_discrete_poles():
         (pole, wn, fn, zeta), = modal_table([p], dt)
         assert np.isclose(wn, abs(s)) and np.isclose(fn, abs(s) / (2 * np.pi))
         assert np.isclose(zeta, 0.5 / abs(s))
+
+
+def test_pole_table_prints_zeta_only_for_oscillatory_poles_and_round_off_as_zero():
+    """s = 0 (z = 1) and real poles get no damping ratio ("-", not 1 or -1);
+    a pair's zeta is -Re(s)/|s|; parts of 1e-20 are round-off, shown as 0."""
+    s = np.array([0.0, 3.0, -3.0, -1 + 2j, -1 - 2j, 4e-21 + 1e-20j])
+    for poles, dt, zero in ((s, None, "s = 0"), (np.exp(s * 0.01), 0.01, "z = 1 (s = 0)")):
+        lines = modal_lines(poles, dt)
+        assert lines[0].split() == ["pole", "wn", "[rad/s]", "fn", "[Hz]", "zeta", "kind"]
+        rows = [line.split(None, 5) for line in lines[1:]]  # pole re, im, wn, fn, zeta, kind
+        zeros = [r for r in rows if r[5] == zero]
+        assert len(zeros) == 2 and all(r[1] == "+0j" and r[4] == "-" and float(r[2]) == 0 for r in zeros)
+        for kind in ("real, unstable", "real"):
+            [real] = [r for r in rows if r[5] == kind]
+            assert real[4] == "-" and np.isclose(float(real[2]), 3.0, rtol=1e-5)
+        pair = [r for r in rows if r[5] == "oscillatory"]
+        assert len(pair) == 2 and all(np.isclose(float(r[4]), 1 / np.sqrt(5), atol=1e-4) for r in pair)
 
 
 def test_cli_linearizes_a_model_file_at_a_trimmed_point(tmp_path, capsys):

@@ -51,6 +51,15 @@ def test_gains_are_the_design_at_each_held_pose_and_interpolate_between(arm, sch
     assert sch.model_source == f"plant's exact linearization ({linearize(arm, x, u).linearization.method})"
 
 
+def test_a_schedule_prints_what_it_is_in_one_short_line(sch):
+    """``print(schedule)`` names the variable, its grid and the gain shape,
+    not the arrays of gains, operating points and linear models."""
+    text = repr(sch)
+    assert text == str(sch) and "\n" not in text and len(text) < 200, text
+    assert text.startswith("Schedule(state 'q[3]': 11 points, -2.5 .. 2.5; gains 3x6 (inputs tau[1]")
+    assert "array" not in text and "StateSpace" not in text
+
+
 def _slew(fmu, ctrl_unit):
     a = FmuUnit(fmu, name="arm")
     velocity = a.outputs[3][:-3]  # the FMU's name of the joint rates

@@ -159,3 +159,51 @@ def test_slave_scripts_of_another_format_get_another_module_name(tmp_path, monke
     assert module_of("b") == first  # the same build, the same name
     monkeypatch.setattr(builder, "SLAVE_TEMPLATE", builder.SLAVE_TEMPLATE + "# another format\n")
     assert module_of("c") != first
+
+
+def test_build_refuses_to_overwrite_an_fmu_without_force(tmp_path, capsys):
+    """A second build to the same file is refused by name (``overwrite=True``,
+    ``mbfmu build --force`` replace it): the first FMU is never lost silently."""
+    from mbfmu.cli import main
+    from mbfmu.errors import InputError
+    first = builder.build_fmu(f"{PLANTS}:DampedPendulum", tmp_path)
+    before = first.read_bytes()
+    with pytest.raises(InputError, match=r"damped_pendulum\.fmu exists.*overwrite=True"):
+        builder.build_fmu(f"{PLANTS}:DampedPendulum", tmp_path, parameters={"length": 2.5})
+    assert first.read_bytes() == before
+    assert main(["build", f"{PLANTS}:DampedPendulum", "-o", str(tmp_path), "-p", "length=2.5"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--force" in err, err
+    assert main(["build", f"{PLANTS}:DampedPendulum", "-o", str(tmp_path), "-p", "length=2.5", "--force"]) == 0
+    md = read_model_description(str(first))
+    assert {v.name: v.start for v in md.modelVariables}["length"] == "2.5"
+
+
+def test_readme_robot_builds_write_two_files():
+    """The README's pythonfmu and native builds of one robot name two files."""
+    import re
+    readme = (REPO / "README.md").read_text()
+    robot = readme.split("## Your robot", 1)[1].split("\n## ", 1)[0]
+    dests = re.findall(r'build_fmu\(ur5, "([^"]+)"', robot)
+    assert len(dests) == 2 and len(set(dests)) == 2, dests
+
+
+def test_an_old_setuptools_refusing_the_license_is_named_in_one_line(tmp_path, monkeypatch, caplog):
+    """setuptools 66 (Debian 12's) refuses pyproject.toml's ``license = "MIT"``
+    and ends its message with ``required: ['text']``; the build's warning
+    names setuptools, the license and the upgrade instead (its stderr as
+    captured, ``tests/fixtures/setuptools66_license_stderr.txt``)."""
+    import logging
+    from mbfmu.fmu import sdist
+    stderr = (REPO / "tests" / "fixtures" / "setuptools66_license_stderr.txt").read_text()
+    assert stderr.rstrip().splitlines()[-1].strip() == "required: ['text']"
+    import types
+    refused = types.SimpleNamespace(run=lambda *a, **k: subprocess.CompletedProcess(a, 1, stdout="", stderr=stderr))
+    monkeypatch.setattr(sdist, "subprocess", refused)  # setuptools' run only, not the build's compilers
+    monkeypatch.setattr(sdist, "source_distribution", sdist.source_distribution.__wrapped__)
+    with caplog.at_level(logging.WARNING, logger="mbfmu.fmu"):
+        fmu = builder.build_fmu(f"{PLANTS}:DampedPendulum", tmp_path)
+    [warning] = [r.getMessage() for r in caplog.records if "carries no copy" in r.getMessage()]
+    assert "\n" not in warning and "required" not in warning, warning
+    assert "setuptools" in warning and "license" in warning and "setuptools>=77" in warning, warning
+    assert validate_fmu(str(fmu)) == []

@@ -25,7 +25,7 @@ from tooling import FMU_CHECK, need_tool
 from .conftest import REPO
 from .test_hosts import c_host  # noqa: F401  (fixture)
 from .travel import (STEP, TAU, assert_matches_reference, build_user_fmus, clean_env, plant_source,
-                     simulate_elsewhere)
+                     simulate_elsewhere, build_machine_paths)
 
 # resources/mbfmu_python.txt without a python hint: the version, and the source distribution carried
 RECORD = f"mbfmu={__version__}\nmbfmu_sdist=mbfmu-{__version__}.tar.gz\n"
@@ -55,9 +55,8 @@ def test_user_module_travels_as_source_with_what_it_imports(user_fmus):
 
 def test_no_path_of_the_build_machine_is_inside_the_fmu(user_fmus):
     """Every file of the FMU is free of the build's folders (repository,
-    interpreter prefixes, temporary folders, home)."""
-    needles = {str(REPO), sys.prefix, sys.base_prefix, sys.executable, os.path.expanduser("~"),
-               str(user_fmus["module"].parent), "/tmp/"}
+    virtual environment, standard library, temporary folders, home)."""
+    needles = build_machine_paths([str(REPO), str(user_fmus["module"].parent)])
     for fmu in user_fmus.values():
         with zipfile.ZipFile(fmu) as z:
             for name in z.namelist():
@@ -71,6 +70,19 @@ def test_no_path_of_the_build_machine_is_inside_the_fmu(user_fmus):
                 assert not found, f"{fmu.name}:{name} contains {found}"
         with zipfile.ZipFile(fmu) as z:
             assert z.read("resources/mbfmu_python.txt").decode() == RECORD
+
+
+def test_debian_system_python_prefix_is_not_a_leak_but_its_library_is():
+    """With Debian's own Python (``sys.base_prefix == "/usr"``) the README's
+    ``/usr/lib/wine`` is not a build path; the interpreter's library folder,
+    the virtual environment, home and temp are."""
+    needles = build_machine_paths(["/home/u/mbfmu"], prefix="/home/u/mbfmu/.venv", base_prefix="/usr",
+                                  stdlib="/usr/lib/python3.11", home="/home/u", tmp="/tmp")
+    readme = (REPO / "README.md").read_text()
+    assert "/usr/lib/wine" in readme
+    assert not [n for n in needles if n in readme]
+    for leak in ("/usr/lib/python3.11/site.py", "/home/u/mbfmu/.venv/lib", "/home/u/.cache/x", "/tmp/pytest-1/x"):
+        assert any(n in leak for n in needles), leak
 
 
 def test_python_hint_is_recorded_only_when_asked(tmp_path):

@@ -14,6 +14,8 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -55,6 +57,26 @@ SIMULATE = textwrap.dedent('''
                      start_values={{"tau": {tau!r}}})
     print(json.dumps({{"time": r["time"].tolist(), "theta": r["theta"].tolist(), "omega": r["omega"].tolist()}}))
 ''').format(stop=STEPS * STEP, h=STEP, tau=TAU)
+
+
+def build_machine_paths(build_folders: list[str], prefix: str = sys.prefix, base_prefix: str = sys.base_prefix,
+                        stdlib: str = sysconfig.get_paths()["stdlib"], home: str = os.path.expanduser("~"),
+                        tmp: str = tempfile.gettempdir()) -> set[str]:
+    """The paths of the build machine that must not leak into an FMU.
+
+    The build's own folders, home, the temporary folders, and the
+    interpreter's installation (its virtual environment, its standard
+    library, the interpreter itself). An interpreter prefix
+    is never a needle by itself: Debian's Python has ``sys.base_prefix ==
+    "/usr"``, and ``/usr/...`` in a carried README (``/usr/lib/wine``) is
+    text, not a leak.
+    """
+    folders = [*build_folders, home, stdlib, sys.executable, "/tmp/", tmp if tmp != "/tmp" else ""]
+    if prefix != base_prefix:  # a virtual environment: a folder of this build
+        folders.append(prefix)
+    if base_prefix != "/usr" and not base_prefix.startswith("/usr/"):
+        folders.append(base_prefix)  # an interpreter of its own folder (pyenv, conda): not a system prefix
+    return {str(f) for f in folders if f and f != "/"}
 
 
 def plant_source(cls: str, name: str) -> str:

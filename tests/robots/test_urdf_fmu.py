@@ -89,3 +89,56 @@ PLANT = UR5
     assert fmu.name == "ur5_servo.fmu"
     md = read_model_description(str(fmu))
     assert [v.name for v in md.modelVariables if v.causality == "input"][0] == "q_ref[1]"
+
+
+@pytest.mark.parametrize("runtime", ["pythonfmu", "native"])
+def test_a_robot_fmu_starts_where_its_q0_and_v0_parameters_say(runtime, tmp_path):
+    """``mbfmu build ur5 --q0 ...`` records the start, and the FMU's
+    parameters ``q0[k]``, ``v0[k]`` move it elsewhere: the FMU's first
+    steps equal the plant's own started there, in both runtimes."""
+    built_at = [0.0, -1.2, 1.0, 0.0, 0.0, 0.0]
+    assert main(["build", "ur5", "--q0", ",".join(map(str, built_at)), "-o", str(tmp_path / "ur5.fmu"),
+                 "--runtime", runtime, "--platform", "linux64"]) == 0
+    fmu = tmp_path / "ur5.fmu"
+    params = {v.name: v for v in read_model_description(str(fmu)).modelVariables if v.causality == "parameter"}
+    assert [float(params[f"q0[{k}]"].start) for k in range(1, 7)] == built_at
+    assert params["q0[1]"].unit == "rad" and params["v0[1]"].unit == "rad/s"
+    start = {"q0[1]": 0.3, "q0[3]": 0.4, "v0[2]": 0.5}
+    h, n = 0.01, 5
+    res = simulate_fmu(str(fmu), stop_time=n * h, step_size=h, output_interval=h, start_values=start)
+    q0 = np.array(built_at)
+    q0[[0, 2]] = 0.3, 0.4
+    plant = plant_from_urdf(robot_file(UR5), q0=q0, v0=[0.0, 0.5, 0.0, 0.0, 0.0, 0.0])
+    _, _, Y = plant.simulate(n * h, h)
+    for i, s in enumerate(plant.outputs):
+        np.testing.assert_allclose(res[s.name], Y[:, i], atol=1e-9, err_msg=s.name)
+
+
+def test_servo_gains_are_shown_and_kept_when_the_fmu_starts_elsewhere(tmp_path, capsys):
+    """``mbfmu list ur5 --actuation position`` shows each servo's gains (the
+    default kp = M_ii w^2 with Pinocchio's mass matrix at the start); the
+    native FMU started elsewhere re-packs q0 (no parameter is fixed) and its
+    servos hold the pose they start at."""
+    from mbfmu.fmu.builder import _resolve
+    from mbfmu.fmu.native import native_parameter_report
+    from mbfmu.fmu.plantref import parse
+    from mbfmu.plant.urdf import SERVO_BANDWIDTH
+    assert main(["list", "ur5", "--actuation", "position"]) == 0
+    text = capsys.readouterr().out
+    pm = pin.buildModelFromUrdf(str(robot_file(UR5)))
+    M = pin.crba(pm, pm.createData(), pin.neutral(pm))
+    line = next(l for l in text.splitlines() if l.split()[:2] == ["shoulder_lift_joint", "position"])
+    kp = float(line.split("kp = ")[1].split()[0])
+    assert kp == pytest.approx(M[1, 1] * SERVO_BANDWIDTH ** 2, rel=1e-3), line
+    assert "N.m/rad" in line and "torque limit 150 N.m" in line
+    ref = parse("ur5")
+    ref, _ = _resolve(type(ref)(ref.kind, ref.target, options={**ref.options, "actuation": "position"}), None)
+    assert not [k for k, why in native_parameter_report(ref).items() if why]
+    fmu = build_fmu(ref, tmp_path / "ur5_native.fmu", runtime="native", platforms=["linux64"])
+    pose = [0.3, -1.0, 1.2, -0.5, 0.4, 0.2]
+    start = {**{f"q0[{k}]": v for k, v in enumerate(pose, 1)}, **{f"q_ref[{k}]": v for k, v in enumerate(pose, 1)}}
+    res = simulate_fmu(str(fmu), stop_time=0.5, step_size=0.01, output_interval=0.01, start_values=start)
+    np.testing.assert_allclose([res[f"q[{k}]"][0] for k in range(1, 7)], pose, atol=1e-12)
+    np.testing.assert_allclose([res[f"q[{k}]"][-1] for k in range(1, 7)], pose, atol=0.05)  # sags a little
+    assert main(["list", "rigid_arm", "--actuation", "position"]) == 1
+    assert "--actuation is for robots" in capsys.readouterr().err

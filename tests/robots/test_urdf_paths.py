@@ -167,3 +167,17 @@ def test_every_robot_by_name_loads_or_is_refused_in_one_line_naming_its_file():
             loaded.append(name)
     assert {"ur5", "ur3", "ur10", "panda", "solo", "solo12", "talos_full_v2", "double_pendulum"} <= set(loaded)
     assert len(loaded) > len(refused)
+
+
+def test_a_robot_name_without_example_robot_data_names_the_missing_package(monkeypatch, capsys):
+    """A runtime-only install (no example-robot-data): ``load_plant("ur5")``
+    and ``mbfmu build ur5`` name the package to install, in one line."""
+    from mbfmu.plant import robots
+    monkeypatch.setattr(robots, "robot_catalog", lambda: {})
+    with pytest.raises(UnknownNameError, match=r"^unknown plant 'ur5' \(robots by name come from the "
+                                               r"example-robot-data package.*pip install example-robot-data") as err:
+        mbfmu.load_plant("ur5")
+    assert "\n" not in str(err.value)
+    assert main(["build", "ur5", "-o", "unused"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "example-robot-data" in err, err

@@ -28,7 +28,7 @@ def test_sweep_command_writes_the_table_and_the_pictures(arm_fmu, tmp_path, caps
     direct = sweep(arm_fmu, {"arm_mass": [10.0], "theta2_0": [0.5]}, stop_time=0.1, step=0.01, metrics=["final:q[2]"],
                    executor="serial", progress=False)
     assert float(rows[0]["final:q[2]"]) == direct.rows[0]["final:q[2]"]  # 17 digits survive the CSV
-    assert png.stat().st_size > 5000 and (tmp_path / "r_q_2_.png").stat().st_size > 5000
+    assert png.stat().st_size > 5000 and (tmp_path / "r_q2.png").stat().st_size > 5000  # q[2]: a clean file name
     captured = capsys.readouterr()
     assert "6 runs: 4 ok, 2 failed" in captured.out and "run 2 failed" in captured.err
 
@@ -88,3 +88,13 @@ def test_the_csv_table_names_results_relative_to_itself(tmp_path):
     rows = list(csv.DictReader(text.splitlines()))
     for row, original in zip(rows, study.rows):
         assert (out.parent / row["result"]).resolve() == Path(original["result"]).resolve()
+
+
+def test_a_study_result_prints_its_runs_shape_and_metrics_in_one_short_line():
+    """``repr(StudyResult)`` says how many runs ended how, over which grid,
+    with which metrics; not the rows."""
+    kw = dict(stop_time=0.2, step=0.01, executor="serial", progress=False, metrics=["max:plant.y"])
+    two = sweep(second_order.system, {"zeta": [0.2, 0.5], "wn": [1.0, 2.0, 3.0]}, **kw)
+    assert repr(two) == "StudyResult(6 runs: 6 ok; grid zeta (2) x wn (3); metrics: max:plant.y)"
+    mc = sweep(second_order.system, {"zeta": Normal(0.5, 0.05)}, samples=4, seed=2, **kw)
+    assert repr(mc) == "StudyResult(4 runs: 4 ok; Monte Carlo of zeta; metrics: max:plant.y)"

@@ -74,6 +74,19 @@ def test_two_units_with_the_same_states_need_a_unit_choice(pendulum):
     np.testing.assert_allclose(Recording(both, pendulum, unit="b").state_at(t[2]), X[::-1][2])
 
 
+def test_a_units_output_and_its_state_of_one_name_are_one_signal(pendulum):
+    """``q[2]`` recorded as the unit's output ``arm.q[2]`` and as its FMU state
+    ``arm.states.q[2]`` is one quantity: the output is taken; two units
+    still need a choice."""
+    t, X = pendulum_run(n=21)
+    res = record(pendulum, t, X, prefix="arm.", extra={"arm.states.q[2]": X[:, 1] + 1e-9})
+    rec = Recording(res, pendulum)
+    assert rec.resolve("q[2]") == "arm.q[2]" and rec.resolve("states.q[2]") == "arm.states.q[2]"
+    both = record(pendulum, t, X, prefix="a.", extra={"b.q[2]": X[:, 1], "b.states.q[2]": X[:, 1]})
+    with pytest.raises(InputError, match=r"several units: a\.q\[2\], b\.q\[2\]$"):
+        Recording(both, pendulum, unit="a").resolve("q[2]")
+
+
 def test_results_without_states_or_poses_are_refused_naming_what_is_missing(pendulum):
     res = np.zeros(3, dtype=[("time", float), ("x", float)])
     with pytest.raises(InputError, match=r"neither its states \(q\[1\].*record the states"):

@@ -28,6 +28,7 @@ import numpy as np
 from ... import __version__
 from ...errors import InputError, MbfmuError, ModelError
 from .. import modeldescription
+from ..destination import fmu_destination
 from ..plantref import PlantRef, build_plant
 from ..slave import STATE_PREFIX, PlantSlave
 from . import sources, toolchain
@@ -141,7 +142,7 @@ def _description_xml(ref: PlantRef, ident: str, digest: str, interfaces=INTERFAC
 
 def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
                      platforms: Iterable[str] = DEFAULT_PLATFORMS, *, interfaces: Iterable[str] = INTERFACES,
-                     fmi_version: int = 2) -> Path:
+                     fmi_version: int = 2, overwrite: bool = False) -> Path:
     """Build the native-runtime FMU of the plant ``ref`` (all parameters resolved).
 
     Parameters
@@ -157,6 +158,8 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
         default, in one binary.
     fmi_version : {2, 3}
         FMI 2.0 or FMI 3.0 (:mod:`.fmi3`).
+    overwrite : bool
+        Replace an existing FMU file (default: refuse it by name).
 
     Raises
     ------
@@ -209,9 +212,7 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
         xml, v3rows = fmi3_description(xml, counts, len(event_indicators(plant)), interfaces)
     source = data_source(plant, desc, pmap, guid, names, units, fmi_version, v3rows)
 
-    dest = Path(dest)
-    fmu_path = dest if dest.suffix == ".fmu" else dest / f"{plant.name}.fmu"
-    fmu_path.parent.mkdir(parents=True, exist_ok=True)
+    fmu_path = fmu_destination(dest, plant.name, overwrite)
     with tempfile.TemporaryDirectory(prefix="mbfmu_native_") as tmp:
         root = Path(tmp)
         units = sources.stage(root / "sources", {sources.DATA_FILE: source})
