@@ -257,10 +257,12 @@ class FunctionRunner(Runner):
         return system
 
     def run(self, values: Mapping[str, Any], opts: Options):
+        from .run_inputs import record_opened
         loaded: dict[str, str] = {}
-        system = self._system(values, loaded)
-        result = _simulate_watched(system, opts, system.experiment)
-        result.meta["inputs"] = loaded
+        with record_opened() as opened:  # the data files it reads, building the system or running it
+            system = self._system(values, loaded)
+            result = _simulate_watched(system, opts, system.experiment)
+        result.meta["inputs"] = {**opened, **loaded}
         return result
 
 
