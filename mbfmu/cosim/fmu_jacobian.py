@@ -15,14 +15,13 @@ FMU's own variables and units (SI for mbfmu's FMUs).
 from __future__ import annotations
 
 import ctypes
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError
+from ..untrusted.scratch import private_dir, release
 
 DIRECTIONAL = "directional derivatives"
 CENTRAL = "central difference"
@@ -83,7 +82,7 @@ class ModelExchangeInstance:
         if me is None or self.md.fmiVersion != "2.0":
             raise InputError(f"{self.path.name}: no FMI 2.0 Model Exchange interface to differentiate")
         self.provides_directional = bool(me.providesDirectionalDerivative)
-        self._dir = extract(str(self.path), tempfile.mkdtemp(prefix="mbfmu_jac_"))
+        self._dir = extract(str(self.path), str(private_dir("jac")))
         self.fmu = FMU2Model(guid=self.md.guid, unzipDirectory=self._dir, modelIdentifier=me.modelIdentifier,
                              instanceName="mbfmu_jacobian")
         self.fmu.instantiate()
@@ -146,7 +145,7 @@ class ModelExchangeInstance:
             self.fmu.terminate()
             self.fmu.freeInstance()
         finally:
-            shutil.rmtree(self._dir, ignore_errors=True)
+            release(self._dir)
 
     def __enter__(self):
         return self
@@ -222,7 +221,7 @@ def state_at(inst: ModelExchangeInstance, t0: float, step: float, u) -> np.ndarr
     md = inst.md
     if md.coSimulation is None:
         raise InputError(f"{inst.path.name}: t0 = {t0} s needs the co-simulation interface to reach it")
-    unzip = extract(str(inst.path), tempfile.mkdtemp(prefix="mbfmu_t0_"))
+    unzip = extract(str(inst.path), str(private_dir("t0")))
     slave = FMU2Slave(guid=md.guid, unzipDirectory=unzip, modelIdentifier=md.coSimulation.modelIdentifier,
                       instanceName="mbfmu_t0")
     try:
@@ -238,7 +237,7 @@ def state_at(inst: ModelExchangeInstance, t0: float, step: float, u) -> np.ndarr
         slave.terminate()
         slave.freeInstance()
     finally:
-        shutil.rmtree(unzip, ignore_errors=True)
+        release(unzip)
     return x
 
 

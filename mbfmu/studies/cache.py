@@ -22,7 +22,8 @@ opened with ``O_CREAT|O_EXCL|O_NOFOLLOW`` and renamed into place (a link
 planted at the final name is replaced, never followed), and an entry that is
 a link is a miss. The files an entry names as inputs are checked only for a
 function target (the key of a file or plant target covers its content), each
-only when it is a regular file of bounded size
+only when a run could have recorded it (not a file of the system, of Python
+or of mbfmu's temporary folders) and is a regular file of bounded size
 (:func:`.run_inputs.bounded_digest`), each hashed once per study, and at most
 ``limits().max_expand_bytes`` bytes in all.
 """
@@ -39,7 +40,7 @@ from typing import Any, Mapping
 from ..errors import InputError
 from ..untrusted.limits import limits
 from .executors import Outcome
-from .run_inputs import bounded_digest
+from .run_inputs import bounded_digest, could_be_input
 from .targets import FORMAT, Options, Target
 
 
@@ -133,6 +134,8 @@ class RunCache:
         for path, digest in inputs.items():
             if not (isinstance(path, str) and os.path.isabs(path) and isinstance(digest, str)):
                 return False
+            if not could_be_input(path):
+                return False  # a run never records it: named by someone else
             if self._digest(path) != digest:
                 return False
         return True

@@ -85,16 +85,27 @@ def _ignored_roots() -> tuple[str, ...]:
     return tuple(os.path.join(os.path.realpath(r), "") for r in roots if r)
 
 
-def _is_input(path: str) -> bool:
-    """A user's file (not Python's, a package's, the system's or an mbfmu temp folder's)."""
+def could_be_input(path: str) -> bool:
+    """``path`` (absolute, real) is a file a run would record as an input: a
+    user's file, not Python's, a package's, the system's or an mbfmu temp folder's.
+
+    Parameters
+    ----------
+    path : str
+        Absolute path with links resolved.
+
+    Returns
+    -------
+    bool
+    """
     if path.startswith(_SYSTEM) or path.endswith(".pyc") or "site-packages" in path or "dist-packages" in path:
         return False
+    if not hasattr(_local, "roots"):
+        _local.roots = _ignored_roots()
     if path.startswith(_local.roots):
         return False
     tmp = os.path.join(os.path.realpath(tempfile.gettempdir()), "")
-    if path.startswith(tmp) and path[len(tmp):].startswith("mbfmu-"):
-        return False  # extracted FMUs and other private folders: their archive is the input
-    return os.path.isfile(path)
+    return not (path.startswith(tmp) and path[len(tmp):].startswith("mbfmu-"))  # extracted FMUs: the archive counts
 
 
 def _reads(mode: object, flags: object) -> bool:
@@ -117,7 +128,7 @@ def _audit(event: str, args: tuple) -> None:
         if not _reads(mode, flags):
             return
         path = os.path.realpath(os.fsdecode(args[0]))
-        if all(path in seen for seen in stack) or not _is_input(path):
+        if all(path in seen for seen in stack) or not could_be_input(path) or not os.path.isfile(path):
             return
         found = bounded_digest(path)
         digest = found[0] if found else "too large or not a regular file"
@@ -138,8 +149,6 @@ def record_opened() -> Iterator[dict[str, str]]:
         if not _hooked:
             sys.addaudithook(_audit)  # permanent; it does nothing outside these blocks
             _hooked = True
-    if not hasattr(_local, "roots"):
-        _local.roots = _ignored_roots()
     seen: dict[str, str] = {}
     stack = getattr(_local, "stack", None)
     if stack is None:

@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, RunInterrupted
 from .metrics import Metric, as_metrics
 
 #: cost of a run that failed, or whose objective could not be evaluated
@@ -148,6 +149,10 @@ class TuneResult:
         Co-simulations run (cached ones excluded).
     objective : str
         Name of the minimized metric (``"requirements"`` when none).
+    stopped_by : str
+        ``"SIGINT"`` (Ctrl-C) or ``"SIGTERM"`` when the tuning was stopped
+        before its end: ``best`` is then the best point evaluated so far
+        ("" when it ran to its end).
     """
 
     best: dict[str, float]
@@ -158,6 +163,7 @@ class TuneResult:
     history: list[dict[str, Any]] = field(repr=False)
     runs: int = 0
     objective: str = ""
+    stopped_by: str = ""
 
     @property
     def improvement(self) -> float:
@@ -203,6 +209,7 @@ class _Evaluator:
         self.target, self.space, self.objective, self.reqs, self.kw = target, space, objective, reqs, kw
         self.executor, self.max_runs, self.bar = executor, max_runs, bar
         self.history: list[dict[str, Any]] = []
+        self.stopped_by = ""
         self.memo: dict[tuple, dict[str, Any]] = {}
         self.runs = 0
         self.phase = "initial"
@@ -240,6 +247,10 @@ class _Evaluator:
             # a single run (the polish) runs here: a round trip to a worker costs more than it saves
             study = sweep(self.target, todo, metrics=self.metric_map, progress=False,
                           executor=self.executor if len(todo) > 1 else "serial", **self.kw)
+            if study.interrupted:  # Ctrl-C or SIGTERM: keep the finished runs, stop the search
+                self.stopped_by = study.stopped_by
+                kept = [(p, r) for p, r in zip(todo, study.rows) if r["status"] != "cancelled"]
+                todo, study.rows = [p for p, _ in kept], [r for _, r in kept]
             for row, p in zip(study.rows, todo):
                 values = {m: float(row.get(m, math.nan)) for m in self.metric_map}
                 cost = self.cost(values, row["status"] == "ok")
@@ -248,7 +259,9 @@ class _Evaluator:
                 self.runs += 0 if row.get("cached") else 1
         out = []
         for k, p in zip(keys, params):
-            e = self.memo[k]
+            e = self.memo.get(k)
+            if e is None:  # cancelled
+                raise _Stopped
             self.history.append(dict(params=dict(p), cost=e["cost"], values=e["values"], cached=e["cached"],
                                      phase=self.phase, error=e["error"]))
             out.append(e["cost"])
@@ -364,6 +377,11 @@ def tune(target: Any, params: Mapping[str, tuple[float, float]], *, stop_time: f
                                   for k, e in enumerate(np.eye(n))]
             minimize(lambda z: ev.batch([z])[0], z_best, method="Nelder-Mead", bounds=[(0.0, 1.0)] * n,
                      options=dict(maxfev=ev.left, initial_simplex=np.array(simplex), xatol=1e-4, fatol=1e-9))
+    except _Stopped:
+        if not ev.history:
+            raise _interrupted(ev.stopped_by) from None
+        warnings.warn(f"tune {'terminated (SIGTERM)' if ev.stopped_by == 'SIGTERM' else 'interrupted'} after "
+                      f"{len(ev.history)} evaluations: the best point so far is reported", stacklevel=2)
     finally:
         bar.close()
         if ex is not executor:
@@ -380,4 +398,15 @@ def tune(target: Any, params: Mapping[str, tuple[float, float]], *, stop_time: f
                          met_initial=r.met(vi), met=r.met(vb)))
     return TuneResult(best=dict(best_h["params"]), best_cost=best_h["cost"], initial_cost=initial_cost,
                       x0=start, requirements=rows, history=ev.history, runs=ev.runs,
-                      objective=obj.name if obj else "requirements")
+                      objective=obj.name if obj else "requirements", stopped_by=ev.stopped_by)
+
+
+class _Stopped(Exception):
+    """The runs of a batch were cancelled (Ctrl-C, SIGTERM): the search ends here."""
+
+
+def _interrupted(kind: str) -> RunInterrupted:
+    exc = RunInterrupted(f"tune {'terminated (SIGTERM)' if kind == 'SIGTERM' else 'interrupted (Ctrl-C)'} "
+                         "before its first run finished")
+    exc.kind = kind or "SIGINT"
+    return exc

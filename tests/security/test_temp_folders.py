@@ -150,3 +150,20 @@ def test_a_planted_view_folder_is_not_used(scratch_root, tmp_path):
     assert rec.plant.l1 == 1.25 and type(rec.plant).__name__ == "DoublePendulum"  # the FMU's own plant
     q1 = 0.3 * t[5]
     np.testing.assert_allclose(rec.scene_at(t[5])[1][1], [-1.25 * np.sin(q1), 0, -1.25 * np.cos(q1)], atol=1e-9)
+
+
+def test_a_failed_linearization_leaves_no_folder(scratch_root, tmp_path):
+    """Issue 37.12: ``mbfmu_jac_*`` (and ``mbfmu_t0_*``) were plain ``mkdtemp``
+    folders, left behind when the FMU failed; now they are private folders."""
+    import zipfile
+    broken = tmp_path / "nobinary.fmu"  # extracts, then cannot load its library
+    with zipfile.ZipFile(DAHLQUIST) as src, zipfile.ZipFile(broken, "w") as dst:
+        for info in src.infolist():
+            if not info.filename.startswith("binaries/"):
+                dst.writestr(info, src.read(info))
+    code = ("from mbfmu.cosim.fmu_jacobian import ModelExchangeInstance\n"
+            f"try:\n    ModelExchangeInstance({str(broken)!r})\nexcept Exception as exc:\n    print('failed', exc)\n")
+    proc = _python(code, env=dict(os.environ, TMPDIR=str(scratch_root)))
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and out.startswith("failed"), out
+    assert os.listdir(scratch_root) == []
