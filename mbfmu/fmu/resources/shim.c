@@ -632,11 +632,15 @@ static void install_command(const char *exe, const char *need, char *out, size_t
     fclose(f);
     const char *file = carried;
 #ifndef _WIN32
-    /* one copy per process however many instantiations fail, in a marked private folder */
+    /* one copy per process however many instantiations fail (each FMU extraction loads its own
+       copy of this library: the copy's path is kept in the environment), in a marked private folder */
     static char kept[PATH_LEN + 128];
     static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
     pthread_mutex_lock(&kept_lock);
-    if (kept[0] && access(kept, R_OK) == 0 && strcmp(strrchr(kept, '/') + 1, name) == 0) {
+    const char *before = getenv("MBFMU_INSTALL_COPY");
+    if (before && strlen(before) < sizeof kept && strrchr(before, '/')
+            && strcmp(strrchr(before, '/') + 1, name) == 0 && access(before, R_OK) == 0) {
+        snprintf(kept, sizeof kept, "%s", before);
         file = kept;
     } else {
         const char *tmp = getenv("TMPDIR");
@@ -646,8 +650,10 @@ static void install_command(const char *exe, const char *need, char *out, size_t
         if (mkdtemp(dir)) {
             mark_owner(dir);
             snprintf(kept, sizeof kept, "%s/%s", dir, name);
-            if (copy_file(carried, kept) == 0) file = kept;
-            else {
+            if (copy_file(carried, kept) == 0) {
+                file = kept;
+                setenv("MBFMU_INSTALL_COPY", kept, 1);
+            } else {
                 char mark[PATH_LEN + 32];
                 snprintf(mark, sizeof mark, "%s/.mbfmu-owner", dir);
                 remove(kept); remove(mark); rmdir(dir);
