@@ -19,7 +19,10 @@ what has not finished.
   it when the parent dies (``PR_SET_PDEATHSIG``, also after a SIGKILL), and
   everywhere it checks its parent before each run, so no worker outlives a
   killed study; the folders of killed workers are removed by the next mbfmu
-  process (:func:`mbfmu.untrusted.scratch.clean_stale`).
+  process (:func:`mbfmu.untrusted.scratch.clean_stale`). When a study stops
+  (Ctrl-C, SIGTERM), each worker is sent SIGTERM: its run stops at the next
+  step and the worker exits normally, its folders removed; one still there
+  after :data:`STOP_GRACE` seconds (stuck inside a step) is killed.
 * :class:`DaskExecutor`: a ``distributed.Client`` (given, or connected to
   ``dask://HOST:PORT``; or a ``LocalCluster`` for ``"dask-local"``); the
   target is scattered to the workers once (``broadcast=True``) and each
@@ -109,6 +112,8 @@ class SerialExecutor:
 # -- local processes -----------------------------------------------------------------------
 _WORKER_TARGET: Target | None = None
 _PARENT: int | None = None
+_ENDING = False  # the pool asked this worker to end (SIGTERM): take no new run
+STOP_GRACE = 5.0  # s a worker has to end its run at a step (and send it) before it is killed
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
@@ -130,11 +135,19 @@ def _check_parent() -> None:
         _end_worker()
 
 
+def _on_sigterm(signum, frame) -> None:
+    """The pool ends this worker: finish what it is doing, take no new run, then exit
+    normally (its folders removed). Never exit here: it may be sending a result, and
+    a message cut in half would hang the pool's reader."""
+    global _ENDING
+    _ENDING = True
+
+
 def _init_worker(target: Target, parent: int | None = None) -> None:
     """Pool initializer: end with the parent, keep the target, build it, leave Ctrl-C to the parent."""
     global _WORKER_TARGET, _PARENT
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, lambda signum, frame: _end_worker())  # the pool ending it: folders removed
+    signal.signal(signal.SIGTERM, _on_sigterm)
     _PARENT = parent
     if parent is not None:
         _die_with_parent(parent)
@@ -154,6 +167,8 @@ def _end_worker() -> None:
 
 def _run_in_worker(started: str, values: Mapping[str, Any], opts: Options) -> Outcome:
     _check_parent()
+    if _ENDING:
+        return Outcome("cancelled", "the study was stopped", 0.0)
     Path(started).touch()  # tells the parent this run began, should the process die
     if opts.timeout is None:
         return execute(_WORKER_TARGET, values, opts)
@@ -255,10 +270,19 @@ class LocalExecutor:
 
     @staticmethod
     def _shutdown(pool) -> None:
-        for p in list(getattr(pool, "_processes", {}).values()):  # runs still going are cancelled too
+        """End the pool, runs still going included: SIGTERM stops a run at its next step,
+        a worker still there after :data:`STOP_GRACE` (stuck inside a step) is killed."""
+        procs = list(getattr(pool, "_processes", {}).values())
+        for p in procs:
             if p.is_alive():
                 p.terminate()
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + STOP_GRACE
+        for p in procs:
+            p.join(max(0.0, deadline - time.monotonic()))
+            if p.is_alive():
+                p.kill()
+        pool.shutdown(wait=True)
 
     def close(self) -> None:
         pass

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import signal
+import sys
 import threading
 import warnings
 from contextlib import contextmanager
@@ -222,7 +223,8 @@ def _ctrl_c(bar, stop: _Stop) -> Iterator[_Stop]:
             raise KeyboardInterrupt
         if not stop.kind:
             bar.write("SIGTERM: cancelling the remaining runs, keeping the finished ones" if signum == signal.SIGTERM
-                      else "Ctrl-C: cancelling the remaining runs, keeping the finished ones (Ctrl-C again to abort)")
+                      else "Ctrl-C: cancelling the remaining runs, keeping the finished ones (Ctrl-C again to abort)",
+                      file=sys.stderr)
         stop.kind = stop.kind or ("SIGTERM" if signum == signal.SIGTERM else "SIGINT")
     old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:

@@ -50,10 +50,11 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _start(tmp_path):
+def _start(tmp_path, command=None):
     (tmp_path / "tmp").mkdir()
     env = dict(os.environ, TMPDIR=str(tmp_path / "tmp"))
-    proc = subprocess.Popen([sys.executable, "-m", "mbfmu", "sweep", *LONG_SWEEP, "-o", str(tmp_path / "t.csv")],
+    command = command or ["sweep", *LONG_SWEEP, "-o", str(tmp_path / "t.csv")]
+    proc = subprocess.Popen([sys.executable, "-m", "mbfmu", *command],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:  # both workers started and past their first second
@@ -67,6 +68,19 @@ def _start(tmp_path):
     pytest.fail("the sweep did not start two workers")
 
 
+@pytest.fixture
+def started():
+    """Processes a test started, killed at its end should it fail half-way."""
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        if _alive(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
 def _gone(pids, limit=30.0) -> list[int]:
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline and any(_alive(p) for p in pids):
@@ -74,8 +88,9 @@ def _gone(pids, limit=30.0) -> list[int]:
     return [p for p in pids if _alive(p)]
 
 
-def test_sigterm_writes_the_table_exits_143_and_ends_the_workers(tmp_path):
+def test_sigterm_writes_the_table_exits_143_and_ends_the_workers(tmp_path, started):
     proc, workers = _start(tmp_path)
+    started += [proc.pid, *workers]
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 143, err
@@ -88,10 +103,11 @@ def test_sigterm_writes_the_table_exits_143_and_ends_the_workers(tmp_path):
     assert "SIGTERM" in err and "Traceback" not in err
 
 
-def test_workers_end_when_the_sweep_is_killed_and_the_next_process_removes_their_folders(tmp_path):
+def test_workers_end_when_the_sweep_is_killed_and_the_next_process_removes_their_folders(tmp_path, started):
     """Issue 37.2 and 37.12: the study's own folder (``mbfmu_study_*`` before) is a
     marked private folder too, so nothing of the killed study outlives the next run."""
     proc, workers = _start(tmp_path)
+    started += [proc.pid, *workers]
     assert os.listdir(tmp_path / "tmp")  # the target and the run marks
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)
@@ -100,3 +116,17 @@ def test_workers_end_when_the_sweep_is_killed_and_the_next_process_removes_their
                          env=dict(os.environ, TMPDIR=str(tmp_path / "tmp")), timeout=120)
     assert nxt.returncode == 0
     assert os.listdir(tmp_path / "tmp") == []
+
+
+def test_sigterm_stops_tune_with_the_best_point_so_far_and_ends_the_workers(tmp_path, started):
+    # the first run alone, then populations of runs on two workers, of 2 000 000 steps each (minutes in all)
+    proc, workers = _start(tmp_path, ["tune", DAHLQUIST, "--param", "k=0.001:0.002", "--minimize", "final:x",
+                                      "--stop-time", "2000", "--step", "0.001", "--workers", "2",
+                                      "--max-runs", "200", "--no-progress"])
+    started += [proc.pid, *workers]
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    assert _gone(workers) == []
+    assert out.startswith("terminated (SIGTERM) after") and "k = " in out, out
+    assert "Traceback" not in err
