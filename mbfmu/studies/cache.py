@@ -22,8 +22,8 @@ opened with ``O_CREAT|O_EXCL|O_NOFOLLOW`` and renamed into place (a link
 planted at the final name is replaced, never followed), and an entry that is
 a link is a miss. The files an entry names as inputs are checked only for a
 function target (the key of a file or plant target covers its content), each
-only when a run could have recorded it (not a file of the system, of Python
-or of mbfmu's temporary folders) and is a regular file of bounded size
+only when a run could have recorded it (not under ``/proc``, ``/sys``,
+``/dev``, ``/run`` or in mbfmu's temporary folders) and is a regular file of bounded size
 (:func:`.run_inputs.bounded_digest`), each hashed once per study, and at most
 ``limits().max_expand_bytes`` bytes in all.
 """

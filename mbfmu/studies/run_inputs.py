@@ -29,7 +29,8 @@ from typing import Iterator
 
 from ..untrusted.limits import limits
 
-_SYSTEM = ("/proc/", "/sys/", "/dev/", "/etc/", "/run/", "/usr/", "/lib/", "/lib64/")
+_PSEUDO = ("/proc/", "/sys/", "/dev/", "/run/")  # kernel views, devices: never a run's input
+_SYSTEM = (*_PSEUDO, "/etc/", "/usr/", "/lib/", "/lib64/")  # also not recorded: time zones, locales, libraries
 _local = threading.local()
 _hook_lock = threading.Lock()
 _hooked = False
@@ -86,26 +87,33 @@ def _ignored_roots() -> tuple[str, ...]:
 
 
 def could_be_input(path: str) -> bool:
-    """``path`` (absolute, real) is a file a run would record as an input: a
-    user's file, not Python's, a package's, the system's or an mbfmu temp folder's.
+    """``path`` (absolute, links resolved) may be named as a run's input: not a
+    kernel view or device (``/proc``, ``/sys``, ``/dev``, ``/run``), not in an
+    mbfmu temporary folder (an extracted FMU: its archive is the input).
 
     Parameters
     ----------
     path : str
-        Absolute path with links resolved.
+        Absolute path.
 
     Returns
     -------
     bool
     """
+    if path.startswith(_PSEUDO):
+        return False
+    tmp = os.path.join(os.path.realpath(tempfile.gettempdir()), "")
+    return not (path.startswith(tmp) and path[len(tmp):].startswith("mbfmu-"))
+
+
+def _recorded(path: str) -> bool:
+    """A file opened during a run that is recorded: a user's file, not Python's,
+    a package's, the system's or an mbfmu temp folder's."""
     if path.startswith(_SYSTEM) or path.endswith(".pyc") or "site-packages" in path or "dist-packages" in path:
         return False
     if not hasattr(_local, "roots"):
         _local.roots = _ignored_roots()
-    if path.startswith(_local.roots):
-        return False
-    tmp = os.path.join(os.path.realpath(tempfile.gettempdir()), "")
-    return not (path.startswith(tmp) and path[len(tmp):].startswith("mbfmu-"))  # extracted FMUs: the archive counts
+    return not path.startswith(_local.roots) and could_be_input(path) and os.path.isfile(path)
 
 
 def _reads(mode: object, flags: object) -> bool:
@@ -128,7 +136,7 @@ def _audit(event: str, args: tuple) -> None:
         if not _reads(mode, flags):
             return
         path = os.path.realpath(os.fsdecode(args[0]))
-        if all(path in seen for seen in stack) or not could_be_input(path) or not os.path.isfile(path):
+        if all(path in seen for seen in stack) or not _recorded(path):
             return
         found = bounded_digest(path)
         digest = found[0] if found else "too large or not a regular file"
