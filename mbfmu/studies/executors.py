@@ -80,15 +80,20 @@ def execute(target: Target, values: Mapping[str, Any], opts: Options) -> Outcome
         return Outcome("timed out", str(exc), time.perf_counter() - t0, getattr(exc, "result", None))
     except RunInterrupted as exc:
         if exc.kind not in ("SIGINT", "SIGTERM"):
-            raise
+            return _failed(exc, t0)
         # the run's own guard took the signal meant for the study: hand it on, so the study stops too
         if threading.current_thread() is threading.main_thread():
             signal.raise_signal(signal.SIGINT if exc.kind == "SIGINT" else signal.SIGTERM)
         return Outcome("cancelled", str(exc), time.perf_counter() - t0)
     except Exception as exc:  # a failing run never stops the study
-        msg = str(exc) or type(exc).__name__
-        return Outcome("failed", msg if isinstance(exc, (ValueError, RuntimeError)) else f"{type(exc).__name__}: {msg}",
-                       time.perf_counter() - t0, getattr(exc, "result", None))
+        return _failed(exc, t0)
+
+
+def _failed(exc: Exception, t0: float) -> Outcome:
+    """The outcome of a run that raised ``exc`` (started at ``time.perf_counter()`` ``t0``)."""
+    msg = str(exc) or type(exc).__name__
+    return Outcome("failed", msg if isinstance(exc, (ValueError, RuntimeError)) else f"{type(exc).__name__}: {msg}",
+                   time.perf_counter() - t0, getattr(exc, "result", None))
 
 
 class SerialExecutor:

@@ -121,6 +121,8 @@ def sweep(target: Any, parameters: Mapping[str, Any] | Sequence[Mapping[str, Any
         with _ctrl_c(bar, stop):
             if ex is not None:
                 for i, out in ex.run(tgt, todo, opts, stop):
+                    if out.status == "cancelled":  # a worker's run stopped by the signal: its row stays so
+                        continue
                     path = store.store(keys[i], run_values[i], out) if store is not None else None
                     _fill(study, i, out, ms, str(path) if path else "", checked)
                     left -= 1
