@@ -11,9 +11,10 @@ timed-out run is tried again on the next study.
 
 A cache is data, which someone else may have handed over or damaged: an
 entry is taken only when both files name its key inside them (a file copied
-over another entry's is not), the result loads, and every FMU the run
-loaded (recorded with the SHA-256 of its bytes, for function targets whose
-key cannot cover them) still has those bytes. Anything else is a miss: the
+over another entry's is not), the result loads, and every file the run
+read (the FMUs it loaded and the data files it opened, recorded with the
+SHA-256 of their bytes for function targets, whose key cannot cover them)
+still has those bytes. Anything else is a miss: the
 run is done again, the study never stops for it.
 
 Nothing the cache writes leaves its folder: a ``runs`` folder that is a
