@@ -14,7 +14,8 @@ system's temp cleaning).
 Folders made outside Python carry the same mark: the pythonfmu FMU's loader
 shim keeps a copy of mbfmu's source distribution in ``mbfmu-install-*`` for
 the install command it offers when mbfmu is missing (one folder per host
-process, whatever the number of failed instantiations); its mark adds
+process, whatever the number of failed instantiations: the copy's path is
+kept in the host's environment, ``MBFMU_INSTALL_COPY``); its mark adds
 ``keep_until`` (seconds since the epoch, a day later), before which the
 folder is kept even when its owner is gone, so that the command still works.
 """
