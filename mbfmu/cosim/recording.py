@@ -218,14 +218,8 @@ def check_output(path: str | Path) -> Path:
     if path.suffix not in FORMATS:
         raise InputError(f"cannot write results to {str(path)!r}: unknown format {path.suffix or '(no suffix)'!r}; "
                          f"use one of {_formats_text()}")
-    folder = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise InputError(f"cannot write results to {str(path)!r}: it is a folder")
-    if not folder.is_dir():
-        raise InputError(f"cannot write results to {str(path)!r}: folder {str(folder)!r} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise InputError(f"cannot write results to {str(path)!r}: permission denied")
-    return path
+    from .output_path import check_writable
+    return check_writable(path, "results")
 
 
 def _csv_line(fields: Sequence[str]) -> str:

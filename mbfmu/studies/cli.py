@@ -14,10 +14,14 @@ from pathlib import Path
 
 from ..errors import InputError
 
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143  # as the shells report a process ended by SIGINT, SIGTERM
+
 EPILOG = """SPEC: a:b:n (n values from a to b), v1,v2,v3, a single value, normal(mu,sigma) or uniform(a,b)
 (distributions need --samples). METRIC: KIND:VARIABLE with KIND final, initial, min, max, mean, rms,
 peak, rise_time, settling_time, peak_time, overshoot or undershoot (step figures take an optional
-steady state, KIND:VARIABLE:FINAL), iae, ise, itae (of y - FINAL). Exit status: 0 all runs ok, 3 some runs failed, 130 interrupted."""
+steady state, KIND:VARIABLE:FINAL), iae, ise, itae (of y - FINAL). Exit status: 0 all runs ok, 1 bad input (nothing run), 3 some runs failed,
+130 interrupted (Ctrl-C), 143 terminated (SIGTERM); after 130 and 143 the table holds the finished runs and
+the cancelled ones."""
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -54,6 +58,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``sweep`` sub-command; returns the exit status."""
+    from ..cosim.output_path import check_writable
     from .params import parse_assignment
     from .plots import plot_histories
     from .study import sweep
@@ -69,6 +74,11 @@ def run(args: argparse.Namespace) -> int:
     cache = args.cache
     if cache is None and args.output:  # the full results outlive the command, beside the table
         cache = Path(args.output).with_name(Path(args.output).stem + "_runs")
+    history_out = (args.history_plot or f"{Path(args.output or 'sweep').with_suffix('')}_{_safe(args.history)}.png"
+                   if args.history else None)
+    for path, what in ((args.output, "the results table"), (args.plot, "the plot"), (history_out, "the time histories")):
+        if path:  # found now, not after the whole study
+            check_writable(path, what)
     study = sweep(target, parameters, stop_time=args.stop_time, step=args.step, metrics=args.metric or None,
                   executor=executor, workers=args.workers, cache=cache, samples=args.samples, seed=args.seed,
                   sampling="lhs" if args.lhs else "random", zipped=args.zip, timeout=args.timeout,
@@ -88,11 +98,10 @@ def run(args: argparse.Namespace) -> int:
     if args.plot and study.metrics:
         print(f"plot: {study.plot(args.plot) and args.plot}")
     if args.history:
-        out = args.history_plot or f"{Path(args.output or 'sweep').with_suffix('')}_{_safe(args.history)}.png"
-        plot_histories(study, args.history, out)
-        print(f"time histories: {out}")
+        plot_histories(study, args.history, history_out)
+        print(f"time histories: {history_out}")
     if study.interrupted:
-        return 130
+        return EXIT_TERMINATED if study.stopped_by == "SIGTERM" else EXIT_INTERRUPTED
     return 0 if study.count("ok") == len(study) else 3
 
 

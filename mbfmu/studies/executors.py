@@ -15,7 +15,14 @@ what has not finished.
   service, no ports. A worker process that dies (a
   crash inside an FMU, or a run stuck inside one step past its timeout,
   which ends the process) is replaced and the runs it took with it are tried
-  again, each alone.
+  again, each alone. A worker ends with its parent: on Linux the kernel kills
+  it when the parent dies (``PR_SET_PDEATHSIG``, also after a SIGKILL), and
+  everywhere it checks its parent before each run, so no worker outlives a
+  killed study; the folders of killed workers are removed by the next mbfmu
+  process (:func:`mbfmu.untrusted.scratch.clean_stale`). When a study stops
+  (Ctrl-C, SIGTERM), each worker is sent SIGTERM: its run stops at the next
+  step and the worker exits normally, its folders removed; one still there
+  after :data:`STOP_GRACE` seconds (stuck inside a step) is killed.
 * :class:`DaskExecutor`: a ``distributed.Client`` (given, or connected to
   ``dask://HOST:PORT``; or a ``LocalCluster`` for ``"dask-local"``); the
   target is scattered to the workers once (``broadcast=True``) and each
@@ -28,16 +35,15 @@ what has not finished.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import tempfile
+import threading
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from ..errors import InputError
+from ..errors import InputError, RunInterrupted
 from .targets import Options, RunTimeout, Target
 
 Tasks = Sequence[tuple[int, Mapping[str, Any]]]
@@ -72,10 +78,22 @@ def execute(target: Target, values: Mapping[str, Any], opts: Options) -> Outcome
         return Outcome("ok", "", time.perf_counter() - t0, result)
     except RunTimeout as exc:
         return Outcome("timed out", str(exc), time.perf_counter() - t0, getattr(exc, "result", None))
+    except RunInterrupted as exc:
+        if exc.kind not in ("SIGINT", "SIGTERM"):
+            return _failed(exc, t0)
+        # the run's own guard took the signal meant for the study: hand it on, so the study stops too
+        if threading.current_thread() is threading.main_thread():
+            signal.raise_signal(signal.SIGINT if exc.kind == "SIGINT" else signal.SIGTERM)
+        return Outcome("cancelled", str(exc), time.perf_counter() - t0)
     except Exception as exc:  # a failing run never stops the study
-        msg = str(exc) or type(exc).__name__
-        return Outcome("failed", msg if isinstance(exc, (ValueError, RuntimeError)) else f"{type(exc).__name__}: {msg}",
-                       time.perf_counter() - t0, getattr(exc, "result", None))
+        return _failed(exc, t0)
+
+
+def _failed(exc: Exception, t0: float) -> Outcome:
+    """The outcome of a run that raised ``exc`` (started at ``time.perf_counter()`` ``t0``)."""
+    msg = str(exc) or type(exc).__name__
+    return Outcome("failed", msg if isinstance(exc, (ValueError, RuntimeError)) else f"{type(exc).__name__}: {msg}",
+                   time.perf_counter() - t0, getattr(exc, "result", None))
 
 
 class SerialExecutor:
@@ -87,7 +105,10 @@ class SerialExecutor:
         for i, values in tasks:
             if stop():
                 return
-            yield i, execute(target, values, opts)
+            out = execute(target, values, opts)
+            if out.status == "cancelled":
+                return
+            yield i, out
 
     def close(self) -> None:
         pass
@@ -95,12 +116,46 @@ class SerialExecutor:
 
 # -- local processes -----------------------------------------------------------------------
 _WORKER_TARGET: Target | None = None
+_PARENT: int | None = None
+_ENDING = False  # the pool asked this worker to end (SIGTERM): take no new run
+STOP_GRACE = 5.0  # s a worker has to end its run at a step (and send it) before it is killed
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
-def _init_worker(target: Target) -> None:
-    """Pool initializer: keep the target, build it, leave Ctrl-C to the parent."""
-    global _WORKER_TARGET
+def _die_with_parent(parent: int) -> None:
+    """Have the kernel kill this process when its parent dies (Linux), and end it now if it already has."""
+    import sys
+    if sys.platform.startswith("linux"):
+        import ctypes
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # the check before each run remains
+    _check_parent()
+
+
+def _check_parent() -> None:
+    """End this worker when the study that started it is gone (its parent changed)."""
+    if _PARENT is not None and os.getppid() != _PARENT:
+        _end_worker()
+
+
+def _on_sigterm(signum, frame) -> None:
+    """The pool ends this worker: finish what it is doing, take no new run, then exit
+    normally (its folders removed). Never exit here: it may be sending a result, and
+    a message cut in half would hang the pool's reader."""
+    global _ENDING
+    _ENDING = True
+
+
+def _init_worker(target: Target, parent: int | None = None) -> None:
+    """Pool initializer: end with the parent, keep the target, build it, leave Ctrl-C to the parent."""
+    global _WORKER_TARGET, _PARENT
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    _PARENT = parent
+    if parent is not None:
+        _die_with_parent(parent)
     _WORKER_TARGET = target
     try:
         target.runner()
@@ -116,12 +171,14 @@ def _end_worker() -> None:
 
 
 def _run_in_worker(started: str, values: Mapping[str, Any], opts: Options) -> Outcome:
+    _check_parent()
+    if _ENDING:
+        return Outcome("cancelled", "the study was stopped", 0.0)
     Path(started).touch()  # tells the parent this run began, should the process die
     if opts.timeout is None:
         return execute(_WORKER_TARGET, values, opts)
     # the timeout is checked at every macro step; a run stuck inside one step
     # (a hanging FMU) ends its worker process instead, which the pool replaces
-    import threading
     guard = threading.Timer(opts.timeout + max(0.5, 0.5 * opts.timeout), _end_worker)
     guard.daemon = True
     guard.start()
@@ -157,13 +214,14 @@ class LocalExecutor:
         from concurrent.futures import ProcessPoolExecutor
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method),
-                                   initializer=_init_worker, initargs=(target,))
+                                   initializer=_init_worker, initargs=(target, os.getpid()))
 
     def run(self, target: Target, tasks: Tasks, opts: Options, stop: Callable[[], bool]) -> Iterator[tuple[int, Outcome]]:
         values = {i: v for i, v in tasks}
         todo = dict(values)
         suspects: list[int] = []  # runs in progress when a worker process died
-        marks = Path(tempfile.mkdtemp(prefix="mbfmu_study_"))
+        from ..untrusted.scratch import clean_stale, private_dir, release
+        marks = private_dir("study-runs")
         try:
             while todo and not stop():
                 lost = yield from self._round(target, todo, opts, stop, marks, self.workers)
@@ -177,8 +235,7 @@ class LocalExecutor:
                     yield i, Outcome("failed", "the worker process died during this run, also when run alone: "
                                                f"a crash inside the model{why}", 0.0)
         finally:
-            shutil.rmtree(marks, ignore_errors=True)
-            from ..untrusted.scratch import clean_stale
+            release(marks)
             clean_stale()  # the folders of workers that died (a crash, a kill) go with them
 
     def _round(self, target: Target, todo: dict[int, Mapping[str, Any]], opts: Options, stop: Callable[[], bool],
@@ -218,10 +275,19 @@ class LocalExecutor:
 
     @staticmethod
     def _shutdown(pool) -> None:
-        for p in list(getattr(pool, "_processes", {}).values()):  # runs still going are cancelled too
+        """End the pool, runs still going included: SIGTERM stops a run at its next step,
+        a worker still there after :data:`STOP_GRACE` (stuck inside a step) is killed."""
+        procs = list(getattr(pool, "_processes", {}).values())
+        for p in procs:
             if p.is_alive():
                 p.terminate()
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + STOP_GRACE
+        for p in procs:
+            p.join(max(0.0, deadline - time.monotonic()))
+            if p.is_alive():
+                p.kill()
+        pool.shutdown(wait=True)
 
     def close(self) -> None:
         pass

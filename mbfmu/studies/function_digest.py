@@ -4,7 +4,9 @@ A sweep's cache takes a run from disk when its key matches, so the key of a
 function target must change whenever the function would build another system.
 :func:`function_digest` covers the function's source, its defaults, its
 closure and every module global its code reads (recursively into the
-functions and classes of the user's own modules); library functions and
+functions and classes of the user's own modules); a user module the code
+reaches as a module (``helpers.gain()``) counts by the hash of its source
+file, and the user modules that one uses in turn; library functions and
 modules count by name. A value whose content cannot be hashed (an object
 built at import time, an open system) makes the target *uncacheable*: its
 runs are never taken from the cache, since a hit could not be trusted.
@@ -12,7 +14,8 @@ runs are never taken from the cache, since a hit could not be trusted.
 The FMUs a run loads are not known before it runs; the study records them
 with their SHA-256 while the function builds its system
 (:func:`mbfmu.untrusted.archive.watch_inputs`) and the cache checks them
-again before taking a run (:mod:`.cache`).
+again before taking a run (:mod:`.cache`); so are the data files a run opens
+for reading (:mod:`.run_inputs`).
 """
 from __future__ import annotations
 
@@ -32,12 +35,42 @@ class Uncacheable(Exception):
     """A value the digest cannot cover (the message says which)."""
 
 
+def _is_library_module(module: types.ModuleType | None) -> bool:
+    """An installed package, the standard library or mbfmu itself, not the user's code."""
+    file = getattr(module, "__file__", None) or ""
+    return module is not None and (not file or "site-packages" in file or "dist-packages" in file
+                                   or module.__name__.split(".")[0] in ("mbfmu", *sys.stdlib_module_names))
+
+
 def _is_library(obj: Any) -> bool:
     """Defined in an installed package (or mbfmu itself), not in the user's code."""
     module = sys.modules.get(getattr(obj, "__module__", "") or "")
-    file = getattr(module, "__file__", None) or ""
-    return module is not None and ("site-packages" in file or "dist-packages" in file
-                                   or module.__name__.split(".")[0] in ("mbfmu", *sys.stdlib_module_names))
+    return module is not None and _is_library_module(module)
+
+
+def _module_text(module: types.ModuleType, seen: set[int], depth: int) -> str:
+    """A user module by the hash of its source file, and the user modules it uses in turn.
+
+    A target that calls ``helpers.gain()`` reaches ``gain`` through the module,
+    not through a global the digest could follow, so the whole module counts.
+    """
+    if id(module) in seen:
+        return f"again module {module.__name__}"
+    if depth > 20:
+        raise Uncacheable(f"module {module.__name__!r} nests its imports too deeply")
+    seen.add(id(module))
+    try:
+        with open(module.__file__, "rb") as f:
+            source = f.read()
+    except (OSError, TypeError):
+        raise Uncacheable(f"the source of module {module.__name__!r} is not available") from None
+    parts = [f"module {module.__name__} {hashlib.sha256(source).hexdigest()}"]
+    for v in list(vars(module).values()):
+        used = v if isinstance(v, types.ModuleType) else sys.modules.get(getattr(v, "__module__", None) or "") \
+            if isinstance(v, (types.FunctionType, type)) else None
+        if used is not None and used is not module and not _is_library_module(used):
+            parts.append(_module_text(used, seen, depth + 1))
+    return "\n".join(parts)
 
 
 def _value(name: str, v: Any, seen: set[int], depth: int) -> str:
@@ -58,7 +91,7 @@ def _value(name: str, v: Any, seen: set[int], depth: int) -> str:
     if type(v).__module__ == "numpy" and hasattr(v, "tobytes"):
         return f"array {v.dtype} {getattr(v, 'shape', ())} {hashlib.sha256(v.tobytes()).hexdigest()}"
     if isinstance(v, types.ModuleType):
-        return f"module {v.__name__}"
+        return f"module {v.__name__}" if _is_library_module(v) else _module_text(v, seen, depth + 1)
     if isinstance(v, (types.FunctionType, type)):
         if _is_library(v):
             return f"library {v.__module__}.{v.__qualname__}"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import signal
+import sys
 import threading
 import warnings
 from contextlib import contextmanager
@@ -74,8 +75,9 @@ def sweep(target: Any, parameters: Mapping[str, Any] | Sequence[Mapping[str, Any
     -------
     StudyResult
         One row per run. A failing run is reported in its row and never stops
-        the study; after Ctrl-C the finished runs are kept, the rest are
-        ``cancelled`` and ``interrupted`` is set.
+        the study; after Ctrl-C or SIGTERM the finished runs are kept, the
+        rest are ``cancelled``, ``interrupted`` is set and ``stopped_by``
+        says which signal ("SIGINT" or "SIGTERM").
     """
     opts = _options(stop_time, step, start_time, record, algorithm, timeout)
     tgt = resolve(target)
@@ -102,7 +104,7 @@ def sweep(target: Any, parameters: Mapping[str, Any] | Sequence[Mapping[str, Any
     todo = []
     for i, (values, key) in enumerate(zip(run_values, keys)):
         rows[i]["key"] = key
-        hit = store.load(key) if store is not None and not tgt.uncacheable else None
+        hit = store.load(key, tgt.kind == "function") if store is not None and not tgt.uncacheable else None
         if hit is None:
             todo.append((i, values))
             continue
@@ -114,24 +116,29 @@ def sweep(target: Any, parameters: Mapping[str, Any] | Sequence[Mapping[str, Any
     _postfix(bar, study, len(todo))
     ex = make_executor(executor, workers, len(todo)) if todo else None
     left = len(todo)
+    stop = _Stop()
     try:
-        with _ctrl_c(bar) as stop:
+        with _ctrl_c(bar, stop):
             if ex is not None:
                 for i, out in ex.run(tgt, todo, opts, stop):
+                    if out.status == "cancelled":  # a worker's run stopped by the signal: its row stays so
+                        continue
                     path = store.store(keys[i], run_values[i], out) if store is not None else None
                     _fill(study, i, out, ms, str(path) if path else "", checked)
                     left -= 1
                     _postfix(bar, study, left)
                     bar.update(1)
-    except KeyboardInterrupt:  # Ctrl-C where no handler could be installed
-        pass
+    except KeyboardInterrupt:  # Ctrl-C where no handler could be installed, or a second one
+        stop.kind = stop.kind or "SIGINT"
     finally:
         bar.close()
         if ex is not None and ex is not executor:
             ex.close()
     study.interrupted = left > 0
+    study.stopped_by = (stop.kind or "SIGINT") if study.interrupted else ""
     if study.interrupted:
-        warnings.warn(f"study interrupted: {len(rows) - left} runs finished, {left} cancelled"
+        what = "terminated (SIGTERM)" if study.stopped_by == "SIGTERM" else "interrupted"
+        warnings.warn(f"study {what}: {len(rows) - left} runs finished, {left} cancelled"
                       + ("; run it again with the same cache to resume" if store is not None else ""), stacklevel=2)
     return study
 
@@ -195,21 +202,35 @@ def _postfix(bar, study: StudyResult, left: int) -> None:
                         f"remaining {left}", refresh=False)
 
 
+class _Stop:
+    """Whether the study was asked to stop, and by what (``kind``: "SIGINT", "SIGTERM" or "")."""
+
+    def __init__(self) -> None:
+        self.kind = ""
+
+    def __call__(self) -> bool:
+        return bool(self.kind)
+
+
 @contextmanager
-def _ctrl_c(bar) -> Iterator[Any]:
-    """Within: the first Ctrl-C asks to stop (``stop()`` turns true); a second one aborts."""
-    flag = threading.Event()
+def _ctrl_c(bar, stop: _Stop) -> Iterator[_Stop]:
+    """Within: the first Ctrl-C or SIGTERM asks to stop (``stop()`` turns true, the
+    finished runs are kept); a second Ctrl-C aborts."""
     if threading.current_thread() is not threading.main_thread():
-        yield flag.is_set
+        yield stop
         return
 
     def handler(signum, frame):
-        if flag.is_set():
+        if signum == signal.SIGINT and stop.kind == "SIGINT":
             raise KeyboardInterrupt
-        flag.set()
-        bar.write("Ctrl-C: cancelling the remaining runs, keeping the finished ones (Ctrl-C again to abort)")
-    old = signal.signal(signal.SIGINT, handler)
+        if not stop.kind:
+            bar.write("SIGTERM: cancelling the remaining runs, keeping the finished ones" if signum == signal.SIGTERM
+                      else "Ctrl-C: cancelling the remaining runs, keeping the finished ones (Ctrl-C again to abort)",
+                      file=sys.stderr)
+        stop.kind = stop.kind or ("SIGTERM" if signum == signal.SIGTERM else "SIGINT")
+    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield flag.is_set
+        yield stop
     finally:
-        signal.signal(signal.SIGINT, old)
+        for sig, h in old.items():
+            signal.signal(sig, h)

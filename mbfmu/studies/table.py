@@ -41,7 +41,10 @@ class StudyResult:
     sampled : list of str
         Parameters drawn from distributions (Monte Carlo).
     interrupted : bool
-        True when Ctrl-C cancelled runs.
+        True when Ctrl-C or SIGTERM cancelled runs.
+    stopped_by : str
+        The signal that cancelled them: ``"SIGINT"`` (Ctrl-C) or
+        ``"SIGTERM"`` ("" when none did).
     units : dict
         Column -> unit symbol for the parameters and metrics whose unit is
         known (SI; "%" for overshoot), used to label plots.
@@ -53,6 +56,7 @@ class StudyResult:
     grid: dict[str, list[Any]] = field(default_factory=dict)
     sampled: list[str] = field(default_factory=list)
     interrupted: bool = False
+    stopped_by: str = ""
     units: dict[str, str] = field(default_factory=dict)
     _results: dict[int, Any] = field(default_factory=dict, repr=False)
 

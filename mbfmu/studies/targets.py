@@ -287,10 +287,12 @@ class FunctionRunner(Runner):
         return self._system(values)
 
     def run(self, values: Mapping[str, Any], opts: Options):
+        from .run_inputs import record_opened
         loaded: dict[str, str] = {}
-        system = self._system(values, loaded)
-        result = _simulate_watched(system, opts, system.experiment)
-        result.meta["inputs"] = loaded
+        with record_opened() as opened:  # the data files it reads, building the system or running it
+            system = self._system(values, loaded)
+            result = _simulate_watched(system, opts, system.experiment)
+        result.meta["inputs"] = {**opened, **loaded}
         return result
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import math
+import sys
 from pathlib import Path
 
 from ..errors import InputError
@@ -20,7 +21,9 @@ variables are tuned. RANGE: lo:hi (log scale when lo > 0 and hi/lo >= 50). REQUI
 <BOUND[%|s] (or >). The best parameters are run again at the verification steps (default step/5): the
 requirements count as met only when they hold at the finest; the peak effort (max |value| of each plant
 input the controller drives, or of each --effort signal) is reported, and a parameter within 2 % of its
-range from a bound is flagged. Exit status: 0 requirements met, 4 not met, 1 bad input."""
+range from a bound is flagged. Exit status: 0 requirements met, 4 not met, 1 bad input (nothing run), 130
+interrupted (Ctrl-C), 143 terminated (SIGTERM); after 130 and 143 the best point evaluated so far is printed
+(if any run finished)."""
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -94,7 +97,12 @@ def load_function(spec: str):
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``tune`` sub-command; returns the exit status."""
+    from ..cosim.output_path import check_writable
+    from ..errors import RunInterrupted
+    from .cli import EXIT_INTERRUPTED, EXIT_TERMINATED
     from .tuning import tune
+    if args.plot:
+        check_writable(args.plot, "the history plot")  # now, not after the whole tuning
     params = dict(_range(t) for t in args.param)
     x0 = dict(_value(t) for t in args.x0) or None
     target = load_function(args.target) if ".py:" in args.target else args.target
@@ -102,11 +110,18 @@ def run(args: argparse.Namespace) -> int:
         (args.workers if args.workers else "local")
     if args.no_verify and args.verify_step:
         raise InputError("--no-verify and --verify-step: give one of them")
-    result = tune(target, params, x0=x0, objective=args.minimize, constraints=args.require,
-                  stop_time=args.stop_time, step=args.step, seed=args.seed, executor=executor,
-                  max_runs=args.max_runs, cache=args.cache, progress=not args.no_progress,
-                  verify_steps=[] if args.no_verify else args.verify_step, effort=args.effort)
-    print(f"tuned in {len(result.history)} evaluations ({result.runs} runs, the rest from the cache or repeated)")
+    try:
+        result = tune(target, params, x0=x0, objective=args.minimize, constraints=args.require,
+                      stop_time=args.stop_time, step=args.step, seed=args.seed, executor=executor,
+                      max_runs=args.max_runs, cache=args.cache, progress=not args.no_progress,
+                      verify_steps=[] if args.no_verify else args.verify_step, effort=args.effort)
+    except RunInterrupted as exc:
+        print(f"mbfmu tune: {exc}", file=sys.stderr)
+        return EXIT_TERMINATED if exc.kind == "SIGTERM" else EXIT_INTERRUPTED
+    how = {"SIGTERM": "terminated (SIGTERM) after", "SIGINT": "interrupted (Ctrl-C) after"}.get(result.stopped_by,
+                                                                                                "tuned in")
+    print(f"{how} {len(result.history)} evaluations ({result.runs} runs, the rest from the cache or repeated)"
+          + ("; the best point so far:" if result.stopped_by else ""))
     for n, v in result.best.items():
         print(f"  {n} = {v:.6g}" + (f"  (at its {result.at_bound[n]} bound)" if n in result.at_bound else ""))
     print(result.table())
@@ -120,4 +135,6 @@ def run(args: argparse.Namespace) -> int:
         matplotlib.use("Agg")
         result.plot_history(args.plot)
         print(f"history plot: {args.plot}")
+    if result.stopped_by:
+        return EXIT_TERMINATED if result.stopped_by == "SIGTERM" else EXIT_INTERRUPTED
     return 0 if result.met else 4

@@ -39,12 +39,13 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import InputError, MbfmuError
+from ..errors import InputError, MbfmuError, RunInterrupted
 from .metrics import Metric, as_metrics, parse_metric
 
 #: a best parameter closer than this fraction of its range to a bound is flagged
@@ -182,6 +183,10 @@ class TuneResult:
     at_bound : dict
         Tuned name -> ``"lower"`` or ``"upper"`` for each best parameter within
         :data:`BOUND_FRACTION` of its range from that bound.
+    stopped_by : str
+        ``"SIGINT"`` (Ctrl-C) or ``"SIGTERM"`` when the tuning was stopped
+        before its end: ``best`` is then the best point evaluated so far
+        ("" when it ran to its end).
     """
 
     best: dict[str, float]
@@ -198,6 +203,7 @@ class TuneResult:
     verify_errors: list[str] = field(default_factory=list)
     ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
     at_bound: dict[str, str] = field(default_factory=dict)
+    stopped_by: str = ""
 
     @property
     def improvement(self) -> float:
@@ -304,6 +310,7 @@ class _Evaluator:
         self.target, self.space, self.objective, self.reqs, self.kw = target, space, objective, reqs, kw
         self.executor, self.max_runs, self.bar = executor, max_runs, bar
         self.history: list[dict[str, Any]] = []
+        self.stopped_by = ""
         self.memo: dict[tuple, dict[str, Any]] = {}
         self.runs = 0
         self.phase = "initial"
@@ -342,6 +349,10 @@ class _Evaluator:
             # a single run (the polish) runs here: a round trip to a worker costs more than it saves
             study = sweep(self.target, todo, metrics=self.metric_map, progress=False,
                           executor=self.executor if len(todo) > 1 else "serial", **self.kw)
+            if study.interrupted:  # Ctrl-C or SIGTERM: keep the finished runs, stop the search
+                self.stopped_by = study.stopped_by
+                kept = [(p, r) for p, r in zip(todo, study.rows) if r["status"] != "cancelled"]
+                todo, study.rows = [p for p, _ in kept], [r for _, r in kept]
             for row, p in zip(study.rows, todo):
                 values = {m: float(row.get(m, math.nan)) for m in self.metric_map}
                 cost = self.cost(values, row["status"] == "ok")
@@ -350,7 +361,9 @@ class _Evaluator:
                 self.runs += 0 if row.get("cached") else 1
         out = []
         for k, p in zip(keys, params):
-            e = self.memo[k]
+            e = self.memo.get(k)
+            if e is None:  # cancelled
+                raise _Stopped
             self.history.append(dict(params=dict(p), cost=e["cost"], values=e["values"], cached=e["cached"],
                                      phase=self.phase, error=e["error"]))
             out.append(e["cost"])
@@ -477,13 +490,20 @@ def tune(target: Any, params: Mapping[str, tuple[float, float]], *, stop_time: f
                                   for k, e in enumerate(np.eye(n))]
             minimize(lambda z: ev.batch([z])[0], z_best, method="Nelder-Mead", bounds=[(0.0, 1.0)] * n,
                      options=dict(maxfev=ev.left, initial_simplex=np.array(simplex), xatol=1e-4, fatol=1e-9))
+    except _Stopped:
+        if not ev.history:
+            raise _interrupted(ev.stopped_by) from None
+        warnings.warn(f"tune {'terminated (SIGTERM)' if ev.stopped_by == 'SIGTERM' else 'interrupted'} after "
+                      f"{len(ev.history)} evaluations: the best point so far is reported", stacklevel=2)
     finally:
         bar.close()
         if ex is not executor:
             ex.close()
     best_h = min(ev.history, key=lambda h: h["cost"])
     first = ev.history[0]
-    checks = [_verify(target, best_h["params"], h, ev.metric_map, kw) for h in loop.verify_steps]
+    # a tuning stopped by Ctrl-C or SIGTERM ends now: its best point is reported unverified
+    verify_at = [] if ev.stopped_by else list(loop.verify_steps)
+    checks = [_verify(target, best_h["params"], h, ev.metric_map, kw) for h in verify_at]
     verified = [values for values, _ in checks]
 
     def row(name: str) -> dict[str, Any]:
@@ -503,9 +523,9 @@ def tune(target: Any, params: Mapping[str, tuple[float, float]], *, stop_time: f
     return TuneResult(best=dict(best_h["params"]), best_cost=best_h["cost"], initial_cost=initial_cost,
                       x0=start, requirements=rows, history=ev.history, runs=ev.runs,
                       objective=obj.name if obj else "requirements", step=loop.step,
-                      verify_steps=list(loop.verify_steps), effort=efforts, verify_errors=[e for _, e in checks],
+                      verify_steps=verify_at, effort=efforts, verify_errors=[e for _, e in checks],
                       ranges={n: (float(a), float(b)) for n, a, b in zip(space.names, space.lo, space.hi)},
-                      at_bound=at_bound)
+                      at_bound=at_bound, stopped_by=ev.stopped_by)
 
 
 def _verify(target, params: Mapping[str, float], step: float, metrics: Mapping[str, Metric],
@@ -565,3 +585,15 @@ class _Loop:
                 raise InputError(f"tune: verification step {h!r} must be a positive number of seconds")
             out.append(float(h))
         return sorted(set(out), reverse=True)
+
+
+
+class _Stopped(Exception):
+    """The runs of a batch were cancelled (Ctrl-C, SIGTERM): the search ends here."""
+
+
+def _interrupted(kind: str) -> RunInterrupted:
+    exc = RunInterrupted(f"tune {'terminated (SIGTERM)' if kind == 'SIGTERM' else 'interrupted (Ctrl-C)'} "
+                         "before its first run finished")
+    exc.kind = kind or "SIGINT"
+    return exc

@@ -10,6 +10,14 @@ the marked folders whose owner is no longer alive. It runs once in every
 process before its first folder is made, and after every pool of sweep
 workers ends (POSIX; on Windows folders of dead processes are left to the
 system's temp cleaning).
+
+Folders made outside Python carry the same mark: the pythonfmu FMU's loader
+shim keeps a copy of mbfmu's source distribution in ``mbfmu-install-*`` for
+the install command it offers when mbfmu is missing (one folder per host
+process, whatever the number of failed instantiations: the copy's path is
+kept in the host's environment, ``MBFMU_INSTALL_COPY``); its mark adds
+``keep_until`` (seconds since the epoch, a day later), before which the
+folder is kept even when its owner is gone, so that the command still works.
 """
 from __future__ import annotations
 
@@ -19,6 +27,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 PREFIX = "mbfmu-"
@@ -63,6 +72,14 @@ def _alive(owner: dict) -> bool:
     return started is None or owner.get("start") in (None, started)
 
 
+def _kept(owner: dict) -> bool:
+    """The mark asks to keep the folder a while longer (``keep_until``, seconds since the epoch)."""
+    try:
+        return time.time() < float(owner.get("keep_until", 0))
+    except (TypeError, ValueError):
+        return False
+
+
 def clean_stale(root: str | os.PathLike | None = None) -> int:
     """Remove the marked folders under ``root`` (default: the temp folder) whose owner is dead.
 
@@ -85,7 +102,7 @@ def clean_stale(root: str | os.PathLike | None = None) -> int:
             owner = json.loads((Path(e.path) / OWNER).read_text())
         except (OSError, ValueError):
             continue
-        if isinstance(owner, dict) and not _alive(owner):
+        if isinstance(owner, dict) and not _alive(owner) and not _kept(owner):
             shutil.rmtree(e.path, ignore_errors=True)
             removed += not os.path.exists(e.path)
     return removed

@@ -115,3 +115,49 @@ def test_an_entry_copied_over_another_is_detected(cached_fmu_study):
     assert _finals(again) == _finals(first)
     shutil.copy(runs / f"{a}.npz", runs / f"{b}.npz")  # the result alone, beside b's own JSON
     assert [r["cached"] for r in _study(fmu, cache).rows] == [True, False]
+
+
+HELPERS = "def gain():\n    return {gain!r}\n"
+TARGET = """import {helpers}
+from mbfmu.cosim import FmuUnit, System
+
+
+def build(k=1.0):
+    return System([FmuUnit({fmu!r}, "d", values={{"k": k * {helpers}.gain()}})])
+"""
+
+
+def test_a_helper_in_another_user_module_is_in_the_key(tmp_path, monkeypatch):
+    """Issue 37.6: ``helpers.gain()`` reached through the module, not a global function."""
+    import importlib
+    import uuid
+    name = f"helpers_{uuid.uuid4().hex[:8]}"  # a module of its own: no other test's import is reused
+    (tmp_path / f"{name}.py").write_text(HELPERS.format(gain=1.0))
+    (tmp_path / f"target_{name}.py").write_text(TARGET.format(helpers=name, fmu=str(reference_fmu("fmi2", "Dahlquist"))))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    helpers = importlib.import_module(name)
+    target = importlib.import_module(f"target_{name}")
+    first = _study(target.build, tmp_path / "cache")
+    assert [r["cached"] for r in _study(target.build, tmp_path / "cache").rows] == [True, True]
+    (tmp_path / f"{name}.py").write_text(HELPERS.format(gain=2.0))
+    importlib.reload(helpers)
+    changed = _study(target.build, tmp_path / "cache")
+    assert not any(r["cached"] for r in changed.rows)
+    assert _finals(changed)[0] == pytest.approx(_finals(first)[1], rel=1e-12)  # k=1 with gain 2 is k=2
+
+
+def test_a_data_file_the_target_reads_is_checked_by_its_bytes(tmp_path):
+    """Issue 37.6: a file read while the system is built (a table of gains) is an input of the run."""
+    table = tmp_path / "gain.txt"
+    table.write_text("1.0")
+
+    def build(k=1.0):
+        with open(table) as f:
+            gain = float(f.read())
+        return System([FmuUnit(reference_fmu("fmi2", "Dahlquist"), "d", values={"k": k * gain})])
+    first = _study(build, tmp_path / "cache")
+    assert [r["cached"] for r in _study(build, tmp_path / "cache").rows] == [True, True]
+    table.write_text("2.0")  # same path, the key cannot see it
+    changed = _study(build, tmp_path / "cache")
+    assert not any(r["cached"] for r in changed.rows)
+    assert _finals(changed)[0] == pytest.approx(_finals(first)[1], rel=1e-12)

@@ -150,3 +150,59 @@ def test_a_planted_view_folder_is_not_used(scratch_root, tmp_path):
     assert rec.plant.l1 == 1.25 and type(rec.plant).__name__ == "DoublePendulum"  # the FMU's own plant
     q1 = 0.3 * t[5]
     np.testing.assert_allclose(rec.scene_at(t[5])[1][1], [-1.25 * np.sin(q1), 0, -1.25 * np.cos(q1)], atol=1e-9)
+
+
+def test_a_failed_linearization_leaves_no_folder(scratch_root, tmp_path):
+    """Issue 37.12: ``mbfmu_jac_*`` (and ``mbfmu_t0_*``) were plain ``mkdtemp``
+    folders, left behind when the FMU failed; now they are private folders."""
+    import zipfile
+    broken = tmp_path / "nobinary.fmu"  # extracts, then cannot load its library
+    with zipfile.ZipFile(DAHLQUIST) as src, zipfile.ZipFile(broken, "w") as dst:
+        for info in src.infolist():
+            if not info.filename.startswith("binaries/"):
+                dst.writestr(info, src.read(info))
+    code = ("from mbfmu.cosim.fmu_jacobian import ModelExchangeInstance\n"
+            f"try:\n    ModelExchangeInstance({str(broken)!r})\nexcept Exception as exc:\n    print('failed', exc)\n")
+    proc = _python(code, env=dict(os.environ, TMPDIR=str(scratch_root)))
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and out.startswith("failed"), out
+    assert os.listdir(scratch_root) == []
+
+
+HOST_WITHOUT_MBFMU = """
+import os, sys
+from fmpy import simulate_fmu
+log = []
+for k in range(3):  # three failed instantiations, each from its own extraction of the FMU
+    try:
+        simulate_fmu(sys.argv[1], stop_time=0.01, logger=lambda *a: log.append(a[-1].decode()))
+    except Exception:
+        pass
+print(os.getpid())
+print("\\n".join(m for m in log if "is not installed" in m))
+"""
+
+
+def test_the_pythonfmu_install_copy_is_one_marked_folder_per_host(scratch_root, tmp_path):
+    """Issue 37.12: each failed instantiation of a pythonfmu FMU where mbfmu is
+    missing left an unmarked ``mbfmu-install-*`` folder (600 kB) for good. Now
+    there is one per host process, marked: kept a day for the command the log
+    offers, then removed by ``clean_stale``."""
+    import json
+    import sysconfig
+
+    from mbfmu.fmu.builder import build_fmu
+    fmu = build_fmu("rigid_arm", tmp_path / "rigid_arm.fmu", platforms=["linux64"])
+    # -S: no .pth files, so the editable mbfmu is not importable; fmpy still is
+    env = dict(os.environ, PYTHONPATH=sysconfig.get_paths()["purelib"], TMPDIR=str(scratch_root))
+    res = subprocess.run([sys.executable, "-S", "-c", HOST_WITHOUT_MBFMU, str(fmu)], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    pid, *messages = res.stdout.strip().splitlines()
+    (folder,) = [p for p in scratch_root.iterdir() if p.name.startswith("mbfmu-install-")]
+    assert len(messages) == 3 and all(f" {folder}/mbfmu-" in m for m in messages), messages
+    owner = json.loads((folder / scratch.OWNER).read_text())
+    assert owner["pid"] == int(pid) and owner["keep_until"] > time.time() + 3600
+    assert scratch.clean_stale(scratch_root) == 0 and folder.is_dir()  # its host is gone, the day is not
+    (folder / scratch.OWNER).write_text(json.dumps(dict(owner, keep_until=time.time() - 1)))
+    assert scratch.clean_stale(scratch_root) == 1 and not folder.exists()

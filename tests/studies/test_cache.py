@@ -13,14 +13,19 @@ from . import second_order
 
 def _counting_builder(counter, pid=None):
     """A system builder that logs each call to ``counter`` and, while the file
-    ``counter.stop`` names a call number, sends process ``pid`` (default: the
-    caller's) a Ctrl-C (SIGINT) during that call."""
+    ``counter.stop`` exists, sends process ``pid`` (default: the caller's) a
+    Ctrl-C (SIGINT) during the call whose number is that file's size in bytes.
+
+    The builder reads neither file (it appends and looks at sizes): a run
+    records the files it reads as inputs, and these change between studies.
+    """
     stop, sent = counter.with_suffix(".stop"), counter.with_suffix(".sent")
 
     def build(zeta):
-        with open(counter, "a") as f:
-            f.write(f"{zeta!r}\n")
-        if stop.exists() and len(counter.read_text().splitlines()) >= int(stop.read_text()):
+        fd = os.open(counter, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        os.write(fd, f"{zeta!r:>24}\n".encode())  # 25 bytes a call
+        os.close(fd)
+        if stop.exists() and os.path.getsize(counter) // 25 >= os.path.getsize(stop):
             # ">=" and an exclusive marker file: two workers may both log a call before
             # either counts, and exactly one of them must press Ctrl-C
             try:
@@ -39,7 +44,7 @@ METRICS = ["overshoot:plant.y", "final:plant.y"]
 
 def test_interrupted_study_resumes_from_its_cache_without_redoing_finished_runs(tmp_path):
     counter, cache = tmp_path / "calls.txt", tmp_path / "cache"
-    counter.with_suffix(".stop").write_text("4")
+    counter.with_suffix(".stop").write_text("x" * 4)
     with pytest.warns(UserWarning, match="interrupted: 4 runs finished, 8 cancelled"):
         first = sweep(_counting_builder(counter), {"zeta": ZETAS}, stop_time=2.0, step=0.01,
                       metrics=METRICS, cache=cache, executor="serial", progress=False)
@@ -80,7 +85,7 @@ def test_cache_key_holds_the_options_and_metrics_are_recomputed_from_stored_resu
 
 def test_ctrl_c_during_a_study_on_local_workers_keeps_finished_runs_and_resume_redoes_only_the_others(tmp_path):
     counter, cache = tmp_path / "calls.txt", tmp_path / "cache"
-    counter.with_suffix(".stop").write_text("5")  # the 5th run, in a worker process, presses Ctrl-C for us
+    counter.with_suffix(".stop").write_text("x" * 5)  # the 5th run, in a worker process, presses Ctrl-C for us
     build = _counting_builder(counter, pid=os.getpid())
     with pytest.warns(UserWarning, match="interrupted"):
         first = sweep(build, {"zeta": ZETAS}, stop_time=1.0, step=0.01, metrics=METRICS, cache=cache,

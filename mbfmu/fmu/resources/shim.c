@@ -67,6 +67,7 @@ extern char **environ;
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <wchar.h>
 
 /* ---- the FMI 2.0 types this file needs (fmi2TypesPlatform.h, fmi2FunctionTypes.h) */
@@ -582,6 +583,34 @@ static int copy_file(const char *from, const char *to)
     return rc;
 }
 
+/* Mark folder `dir` as mbfmu.untrusted.scratch marks its private folders: the owner (this host
+   process, its pid and start time) and how long to keep it after the owner is gone, so that the
+   command the log offers still finds the file, and a later mbfmu process then removes it. */
+static void mark_owner(const char *dir)
+{
+    char start[32] = "null", line[1024], path[PATH_LEN + 32];
+    FILE *f = fopen("/proc/self/stat", "rb");
+    if (f) {
+        size_t k = fread(line, 1, sizeof line - 1, f);
+        fclose(f);
+        line[k] = 0;
+        char *p = strrchr(line, ')');
+        for (int field = 0; p && field < 20; field++) p = strchr(p + 1, ' ');  /* to field 22, starttime */
+        if (p) {
+            size_t m = strspn(p + 1, "0123456789");
+            if (m > 0 && m < sizeof start - 2) snprintf(start, sizeof start, "\"%.*s\"", (int)m, p + 1);
+        }
+    }
+    snprintf(path, sizeof path, "%s/.mbfmu-owner", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+    if (fd < 0) return;
+    char text[256];
+    int len = snprintf(text, sizeof text, "{\"pid\": %ld, \"start\": %s, \"keep_until\": %lld}",
+                       (long)getpid(), start, (long long)time(NULL) + 86400);
+    if (len > 0 && write(fd, text, (size_t)len) != len) { /* an unmarked folder is only left behind */ }
+    close(fd);
+}
+
 #endif
 
 static void install_command(const char *exe, const char *need, char *out, size_t n)
@@ -603,15 +632,36 @@ static void install_command(const char *exe, const char *need, char *out, size_t
     fclose(f);
     const char *file = carried;
 #ifndef _WIN32
+    /* one copy per process however many instantiations fail (each FMU extraction loads its own
+       copy of this library: the copy's path is kept in the environment), in a marked private folder */
     static char kept[PATH_LEN + 128];
-    const char *tmp = getenv("TMPDIR");
-    char dir[PATH_LEN];
-    snprintf(dir, sizeof dir, "%s/mbfmu-install-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (mkdtemp(dir)) {
-        snprintf(kept, sizeof kept, "%s/%s", dir, name);
-        if (copy_file(carried, kept) == 0) file = kept;
-        else { remove(kept); rmdir(dir); }
+    static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&kept_lock);
+    const char *before = getenv("MBFMU_INSTALL_COPY");
+    if (before && strlen(before) < sizeof kept && strrchr(before, '/')
+            && strcmp(strrchr(before, '/') + 1, name) == 0 && access(before, R_OK) == 0) {
+        snprintf(kept, sizeof kept, "%s", before);
+        file = kept;
+    } else {
+        const char *tmp = getenv("TMPDIR");
+        char dir[PATH_LEN];
+        snprintf(dir, sizeof dir, "%s/mbfmu-install-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        kept[0] = 0;
+        if (mkdtemp(dir)) {
+            mark_owner(dir);
+            snprintf(kept, sizeof kept, "%s/%s", dir, name);
+            if (copy_file(carried, kept) == 0) {
+                file = kept;
+                setenv("MBFMU_INSTALL_COPY", kept, 1);
+            } else {
+                char mark[PATH_LEN + 32];
+                snprintf(mark, sizeof mark, "%s/.mbfmu-owner", dir);
+                remove(kept); remove(mark); rmdir(dir);
+                kept[0] = 0;
+            }
+        }
     }
+    pthread_mutex_unlock(&kept_lock);
 #endif
     quote_arg(file, qfile, sizeof qfile);
     snprintf(out, n, "%s -m pip install %s (mbfmu's source distribution, carried by this FMU as resources/%s; "
