@@ -14,7 +14,7 @@ from fmpy import read_model_description, simulate_fmu, supported_platforms
 from fmpy.build import build_platform_binary
 from fmpy.validation import validate_fmu
 
-from tooling import need_tool
+from tooling import FMU_CHECK, need_tool
 
 from .conftest import NATIVE_PLANTS, assert_same
 from .test_fmi3 import STOPS, _inputs
@@ -99,6 +99,45 @@ def test_fmpy_builds_the_sources_into_the_shipped_binary(name, fmi, native_fmu, 
     build_platform_binary(unzipdir.resolve(), build_dir, all_warnings=True,
                           cmake_options={"CMAKE_COMPILE_WARNING_AS_ERROR:BOOL": "ON"})
     _assert_equal_runs(_run(unzipdir, name, fmi), _run(fmu, name, fmi))
+
+
+def _zip(unzipdir: Path, fmu: Path) -> Path:
+    with zipfile.ZipFile(fmu, "w") as z:
+        for path in sorted(unzipdir.rglob("*")):
+            if path.is_file():
+                z.write(path, path.relative_to(unzipdir).as_posix())
+    return fmu
+
+
+def _checker_run(fmu: Path, out: Path) -> np.ndarray:
+    """The Compliance Checker's co-simulation of ``fmu`` (a C host that links no libm), its
+    outputs as an array; asserts that it reported no error."""
+    res = subprocess.run([str(FMU_CHECK), "-k", "cs", "-h", "0.001", "-s", "0.05", "-o", str(out), str(fmu)],
+                         capture_output=True, text=True, timeout=120)
+    text = res.stdout + res.stderr
+    assert res.returncode == 0 and "0 Error(s)" in text, text[-3000:]
+    return np.genfromtxt(out, delimiter=",", skip_header=1)
+
+
+def test_the_binary_fmpy_builds_from_the_sources_runs_in_a_host_without_libm(native_fmu, tmp_path):
+    """fmpy's CMake build links no library (the buildDescription's libm included): the binary it
+    makes carries the math functions' link to libm itself (csrc/libm_link.c), so the Compliance
+    Checker, whose process has no libm, runs it and gets the shipped binary's numbers."""
+    need_tool("cmake", why="fmpy.build.build_platform_binary runs CMake")
+    need_tool("nm", why="the symbols a binary imports")
+    fmu = native_fmu("rigid_arm")
+    assert "libm" not in subprocess.run(["ldd", str(FMU_CHECK)], capture_output=True, text=True).stdout
+    unzipdir = _without_binary(fmu, tmp_path / "fmu")
+    build_dir = tmp_path / "build"
+    build_dir.mkdir()
+    build_platform_binary(unzipdir.resolve(), build_dir)
+    undefined = subprocess.run(["nm", "-D", "--undefined-only", str(_binary(unzipdir))], capture_output=True,
+                               text=True, check=True).stdout.split()
+    assert not {"sin", "cos", "sincos", "pow", "exp", "atan2", "sqrt"} & set(undefined), undefined
+    rebuilt = _checker_run(_zip(unzipdir, tmp_path / "rebuilt.fmu"), tmp_path / "rebuilt.csv")
+    shipped = _checker_run(fmu, tmp_path / "shipped.csv")
+    assert rebuilt.shape == shipped.shape and rebuilt.shape[0] > 10
+    assert np.array_equal(rebuilt, shipped)
 
 
 @pytest.mark.parametrize("name", PLANTS)

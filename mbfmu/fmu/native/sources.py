@@ -11,7 +11,10 @@ from them::
 
     cc -shared -fPIC -O2 -o <id>.so sources/*.c -lm
 
-and so does ``fmpy.build.build_platform_binary``. The FMU's own binaries are
+and so does ``fmpy.build.build_platform_binary``, whose CMake project links no
+library: there ``csrc/libm_link.c`` finds the C math library when the binary
+is loaded, so the binary runs in hosts without libm too (the builder passes
+``-lm -DMB_LINKS_LIBM`` and leaves it out). The FMU's own binaries are
 compiled from this folder, so they are what a user builds from it.
 """
 from __future__ import annotations
