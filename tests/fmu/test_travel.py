@@ -244,6 +244,25 @@ def test_the_install_command_builds_offline_where_setuptools_is_installed(c_host
     assert "so no network is needed" in res.stderr
 
 
+@pytest.mark.slow
+def test_the_offered_install_command_works_offline(c_host, pendulum_dirs, tmp_path):  # noqa: F811
+    """The command, run as written with pip kept off every index (PIP_NO_INDEX), installs mbfmu
+    from the FMU's source distribution, and the FMU then runs in that interpreter."""
+    import re
+    import shlex
+    py = _venv_with_build_tools(tmp_path / "venv")
+    first = _run_c_host(c_host, pendulum_dirs["plain"], clean_env(MBFMU_PYTHON=str(py)))
+    found = re.search(r": run (.+?) \(mbfmu's source distribution", first.stderr)
+    assert found, first.stderr[-2000:]
+    command = shlex.split(found.group(1))
+    assert command[:5] == [str(py), "-m", "pip", "install", "--no-build-isolation"], command
+    install = subprocess.run(command, cwd=tmp_path, env=clean_env(PIP_NO_INDEX="1"), capture_output=True,
+                             text=True, timeout=1800)
+    assert install.returncode == 0, install.stdout[-3000:] + install.stderr[-3000:]
+    second = _run_c_host(c_host, pendulum_dirs["plain"], clean_env(MBFMU_PYTHON=str(py)))
+    assert second.returncode == 0 and len(second.stdout.splitlines()) == 3, second.stderr[-2000:]
+
+
 def test_an_externally_managed_python_is_told_to_make_a_venv(c_host, pendulum_dirs):  # noqa: F811
     """A system Python whose stdlib holds EXTERNALLY-MANAGED (PEP 668: Debian's) refuses pip
     installs: the message names the virtual environment to create and MBFMU_PYTHON to set."""
