@@ -13,7 +13,7 @@ from fmpy import read_model_description
 from fmpy.validation import validate_fmu
 
 from mbfmu.dynamics import ModelBuilder, sensors
-from mbfmu.dynamics.joints import Revolute, Spherical
+from mbfmu.dynamics.joints import Fixed, Revolute, Spherical
 from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.multibody import MultibodyPlant
 from mbfmu.plant.signals import Signal, vector
@@ -22,8 +22,8 @@ from .test_contact_directional import check_exact_tangents
 
 
 class PosedArm(MultibodyPlant):
-    """A link on a ball joint carrying a hinged link; outputs the hinged link's world pose
-    (origin, orientation quaternion) and twist."""
+    """A link on a ball joint carrying a hinged link with a tool flange on a fixed joint; outputs
+    the flange's world pose (origin, orientation quaternion) and twist, and the hinged link's."""
 
     name = "posed_arm"
     default_step = 0.01
@@ -35,17 +35,25 @@ class PosedArm(MultibodyPlant):
         b.add_body("upper", "world", Spherical(), 1.5, (0.0, 0.0, -0.2), np.diag([0.02, 0.025, 0.008]))
         b.add_body("lower", "upper", Revolute(axis=(0.0, 1.0, 0.0)), 0.8, (0.05, 0.0, -0.15),
                    np.diag([0.008, 0.01, 0.003]), p_PJ=(0.0, 0.0, -0.4))
+        # a tool flange on a fixed joint, offset and turned (what a URDF's tool0 is)
+        c, s_ = np.cos(0.4), np.sin(0.4)
+        b.add_body("tool", "lower", Fixed(), 0.1, (0.0, 0.0, 0.02), np.diag([1e-4, 1e-4, 1e-4]),
+                   p_PJ=(0.03, 0.0, -0.3), R_PJ=np.array([[c, 0.0, s_], [0.0, 1.0, 0.0], [-s_, 0.0, c]]))
         model = b.build()
+        tool = model.body_index("tool")
         B = np.zeros((model.nv, 2))
         B[0, 0] = B[3, 1] = 1.0
         super().__init__(model, B)
         self.inputs = (Signal("tau_x", "N.m", "upper torque x", 0.3, kind="input"),
                        Signal("tau_hinge", "N.m", "hinge torque", kind="input"))
-        self.sensors = (tuple(sensors.PointPosition(2, (0.0, 0.0, 0.0), k) for k in range(3))
+        self.sensors = (tuple(sensors.PointPosition(tool, (0.0, 0.0, 0.0), k) for k in range(3))
+                        + tuple(sensors.BodyQuaternion(tool, k) for k in range(4))
+                        + tuple(sensors.BodyTwist(tool, k) for k in range(6))
                         + tuple(sensors.BodyQuaternion(2, k) for k in range(4))
                         + tuple(sensors.BodyTwist(2, k) for k in range(6)))
         self.outputs = (vector("origin", 3, "output", "m") + vector("quaternion", 4, "output", "1")
-                        + vector("twist", 6, "output", ""))
+                        + vector("twist", 6, "output", "") + vector("lower_quaternion", 4, "output", "1")
+                        + vector("lower_twist", 6, "output", ""))
 
 
 @pytest.fixture(scope="module")
