@@ -155,22 +155,23 @@ def test_plain_cc_over_the_listed_files_builds_the_shipped_binary(name, native_f
     _assert_equal_runs(_run(unzipdir, name, 2), _run(fmu, name, 2))
 
 
-def test_sources_built_where_multiply_add_may_fuse_give_the_shipped_numbers(native_fmu, tmp_path):
+@pytest.mark.parametrize("name", PLANTS)
+def test_sources_built_where_multiply_add_may_fuse_give_the_shipped_numbers(name, native_fmu, tmp_path):
     """GNU C mode (-std=gnu99, as fmpy's CMake build compiles) on a target with FMA would fuse
     multiply-adds (-ffp-contract=fast) and differ from the shipped binary by round-off; the
-    sources turn contraction off themselves (mb.h), so the build equals it bit for bit. x86_64
+    sources turn contraction off themselves (glibc_baseline.h), so the build equals it bit for bit. x86_64
     -march=haswell stands in for aarch64 (both have FMA) and runs here."""
     cc = need_tool("gcc", why="GNU C mode and its contraction pragma")
     cpu = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
     if not all(f" {flag}" in cpu for flag in ("fma", "avx2")):
         pytest.skip("needs an x86_64 CPU with FMA (haswell or newer) to run the fused build")
-    fmu = native_fmu("rigid_arm")
+    fmu = native_fmu(name)
     unzipdir = _without_binary(fmu, tmp_path / "fmu")
     sources = unzipdir / "sources"
     subprocess.run([cc, "-shared", "-fPIC", "-O3", "-std=gnu99", "-march=haswell", "-o",
-                    str(unzipdir / "binaries" / "linux64" / "rigid_arm.so"),
+                    str(unzipdir / "binaries" / "linux64" / f"{name}.so"),
                     *(str(sources / f) for f in _listed(unzipdir)), "-lm"], check=True, capture_output=True, text=True)
-    _assert_equal_runs(_run(unzipdir, "rigid_arm", 2), _run(fmu, "rigid_arm", 2))
+    _assert_equal_runs(_run(unzipdir, name, 2), _run(fmu, name, 2))
 
 
 def test_the_fmi2_and_fmi3_sources_differ_only_in_the_model_data(native_fmu, native_fmu3, tmp_path):

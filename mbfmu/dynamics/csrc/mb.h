@@ -17,16 +17,6 @@
 #ifndef MBFMU_MB_H
 #define MBFMU_MB_H
 
-/* No fused multiply-add: every product is rounded before it is added, as in the shipped
- * binaries (-std=c99, -ffp-contract=off). A build with GNU C modes (fmpy's CMake build:
- * -std=gnu99) on a target with FMA (aarch64, x86_64 -march=haswell) would otherwise fuse them
- * and differ from the shipped numbers by round-off. */
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
-
 #include "glibc_baseline.h"
 
 enum mb_joint_type {

@@ -31,7 +31,7 @@ DATA_FILE = "model_data.c"
 BUILD_DESCRIPTION = "buildDescription.xml"
 LANGUAGE = "C99"
 # no fused multiply-add, so that a build on a target with FMA (aarch64) gives the shipped numbers;
-# the sources also say it (mb.h), for builds that ignore these options (fmpy's CMake build)
+# the sources also say it (glibc_baseline.h), for builds that ignore these options (fmpy's CMake build)
 COMPILER_OPTIONS = "-ffp-contract=off"
 
 
