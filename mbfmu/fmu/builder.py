@@ -12,9 +12,9 @@ cross-compiler is installed) holds::
     resources/slavemodule.txt                 pythonfmu: which module to import
     resources/pythonfmu/*.py                  pythonfmu's Python side, matching its library
     resources/requirements.txt                what the FMU needs installed (pythonfmu deploy)
-    resources/mbfmu_python.txt                for the shim: the mbfmu version the FMU needs, the name
-                                              of its source distribution (and the build's interpreter,
-                                              only if asked)
+    resources/mbfmu_python.txt                for the shim: the FMU's GUID, the mbfmu version it needs,
+                                              the name of its source distribution (and the build's
+                                              interpreter, only if asked)
     resources/mbfmu-<version>.tar.gz          mbfmu's source distribution (mbfmu.fmu.sdist), which
                                               the log names to install where mbfmu is missing
     resources/mbfmu_plant_<stem>.py           the model file of a file reference
@@ -101,12 +101,14 @@ def identifier(name: str) -> str:
     return ident if re.match(r"[A-Za-z_]", ident) else f"fmu_{ident}"
 
 
-def runtime_record(mbfmu_version: str | None, python_hint: bool | str | Path = False,
+def runtime_record(guid: str, mbfmu_version: str | None, python_hint: bool | str | Path = False,
                    sdist_file: str | None = None) -> str:
     """Contents of ``resources/mbfmu_python.txt`` (key=value lines read by the shim).
 
     Parameters
     ----------
+    guid : str
+        The FMU's GUID (modelDescription.xml), which ``fmi2Instantiate`` must be given.
     mbfmu_version : str or None
         The mbfmu version the FMU needs (None: a plain pythonfmu FMU).
     python_hint : bool, str or Path
@@ -115,7 +117,7 @@ def runtime_record(mbfmu_version: str | None, python_hint: bool | str | Path = F
     sdist_file : str, optional
         File name, in ``resources``, of the mbfmu source distribution the FMU carries.
     """
-    lines = {}
+    lines = {"guid": guid}
     if mbfmu_version:
         lines["mbfmu"] = mbfmu_version
     if sdist_file:
@@ -217,8 +219,9 @@ def add_loader_shim(fmu: str | Path) -> Path:
     except (OSError, zipfile.BadZipFile) as exc:
         raise InputError(f"{fmu}: not a readable FMU ({exc})") from None
     m = re.search(rb'modelIdentifier="([^"]+)"', files.get("modelDescription.xml", b""))
-    if not m:
-        raise InputError(f"{fmu}: modelDescription.xml declares no modelIdentifier")
+    guid = re.search(rb'\sguid="([^"]+)"', files.get("modelDescription.xml", b""))
+    if not m or not guid:
+        raise InputError(f"{fmu}: modelDescription.xml declares no {'modelIdentifier' if not m else 'guid'}")
     ident = m.group(1).decode()
     lib = f"binaries/linux64/{ident}.so"
     if f"binaries/linux64/{BACKEND_NAME}" in files:
@@ -232,7 +235,7 @@ def add_loader_shim(fmu: str | Path) -> Path:
         _install_shim(bins, ident, backend)
         files[lib] = (bins / f"{ident}.so").read_bytes()
         files[f"binaries/linux64/{BACKEND_NAME}"] = (bins / BACKEND_NAME).read_bytes()
-    files[f"resources/{CONFIG_NAME}"] = runtime_record(None).encode()
+    files[f"resources/{CONFIG_NAME}"] = runtime_record(guid.group(1).decode(), None).encode()
     part = fmu.with_suffix(".fmu.part")
     with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
         for name in sorted(files):
@@ -485,7 +488,6 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
             carried = None
         if carried is not None:
             shutil.copyfile(carried, res / carried.name)
-        (res / CONFIG_NAME).write_text(runtime_record(__version__, python_hint, carried and carried.name))
         pydir = res / "pythonfmu"
         pydir.mkdir()
         for f in PYTHONFMU_DIR.glob("*.py"):
@@ -499,6 +501,8 @@ def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
         xml = modeldescription.complete(
             slave.to_xml(), slave.signals(), slave.plant.feedthrough, ident, digest,
             f"mbfmu {__version__} (PythonFMU {pythonfmu.__version__})")
+        (res / CONFIG_NAME).write_text(runtime_record(xml.get("guid"), __version__, python_hint,
+                                                      carried and carried.name))
 
         for platform in platforms:
             bins = root / "binaries" / platform

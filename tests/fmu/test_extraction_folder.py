@@ -59,10 +59,10 @@ def test_fmpy_runs_the_fmu_in_a_folder_whose_name_needs_escaping(pendulum_fmu, n
     assert np.array_equal(awkward, plain)
 
 
-def _checker_rows(fmu: Path, temp: Path, out: Path) -> np.ndarray:
+def _checker_rows(fmu: Path, temp: Path, out: Path, env: dict | None = None) -> np.ndarray:
     temp.mkdir()
     res = subprocess.run([str(FMU_CHECK), "-h", "0.01", "-s", "0.2", "-t", str(temp), "-o", str(out), str(fmu)],
-                         capture_output=True, text=True, timeout=300, env=subprocess_env())
+                         capture_output=True, text=True, timeout=300, env=env or subprocess_env())
     assert res.returncode == 0, f"fmuCheck in {temp.name!r}: exit {res.returncode}\n{res.stderr[-3000:]}"
     assert "0 warning(s) and error(s)" in res.stderr and "\t0 Error(s)" in res.stderr, res.stderr[-3000:]
     return np.loadtxt(out, delimiter=",", skiprows=1, ndmin=2)
@@ -75,4 +75,15 @@ def test_compliance_checker_runs_the_fmu_in_a_folder_whose_name_needs_escaping(p
     plain = _checker_rows(fmu, tmp_path / "plain", tmp_path / "plain.csv")
     awkward = _checker_rows(fmu, tmp_path / name, tmp_path / "awkward.csv")
     assert len(plain) >= 20 and not np.array_equal(plain[0, 1:], plain[-1, 1:])
+    assert np.array_equal(awkward, plain)
+
+
+def test_compliance_checker_runs_the_fmu_in_a_non_ascii_folder_without_a_utf8_locale(pendulum_fmu, tmp_path):
+    """A C host started with no locale at all (``env -i``: C/POSIX, ASCII): the interpreter the
+    shim starts is in UTF-8 mode, so it decodes the folder's name as the file system spells it."""
+    fmu, _ = pendulum_fmu
+    plain = _checker_rows(fmu, tmp_path / "plain", tmp_path / "plain.csv")
+    keep = ("PYTHONPATH", "MBFMU_PYTHON", "PATH", "HOME", "TMPDIR")
+    bare = {k: v for k, v in subprocess_env().items() if k in keep}
+    awkward = _checker_rows(fmu, tmp_path / "Jürgen ü", tmp_path / "awkward.csv", env=bare)
     assert np.array_equal(awkward, plain)

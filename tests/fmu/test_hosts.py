@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from fmpy import read_model_description
 
-from .conftest import HERE, subprocess_env
+from .conftest import HERE, REPO, subprocess_env
 from .test_simulate import _setup
 
 
@@ -134,3 +134,35 @@ def test_loader_shim_refuses_a_file_that_is_not_an_fmu(tmp_path):
     bad.write_text("not a zip")
     with pytest.raises(InputError, match="not a readable FMU"):
         add_loader_shim(bad)
+
+
+def test_the_loader_shim_needs_no_glibc_newer_than_the_native_fmus(tmp_path):
+    """The shim is pinned to the native binaries' glibc 2.17 baseline: its dl* functions bind to
+    their versions before glibc 2.34 moved them into libc (the shim then needed GLIBC_2.34)."""
+    from mbfmu.fmu.builder import compile_shim
+    from tests.native.test_portability import BASELINE, glibc_versions, too_new
+    shim = compile_shim(tmp_path / "shim.so")
+    versions = glibc_versions(shim)
+    assert versions["dlopen"][:2] <= BASELINE and "posix_spawnp" in versions, versions
+    assert not too_new(shim), too_new(shim)
+
+
+def test_the_readme_states_the_glibc_and_libstdcxx_the_pythonfmu_fmu_needs():
+    """pythonfmu's own export library (inside every pythonfmu FMU, not rebuilt by mbfmu) needs a
+    newer glibc and libstdc++ than the shim: the README's platforms row states both, as measured
+    here from the library's imported symbol versions."""
+    import re
+    from mbfmu.fmu.builder import PYTHONFMU_LIB
+    from tooling import need_tool
+    objdump = need_tool("objdump", why="the glibc symbol versions a binary needs")
+    dump = subprocess.run([objdump, "-T", str(PYTHONFMU_LIB)], capture_output=True, text=True, check=True).stdout
+    undefined = "\n".join(line for line in dump.splitlines() if "*UND*" in line)
+
+    def newest(prefix: str) -> str:
+        found = {tuple(map(int, m.split("."))) for m in re.findall(rf"\b{prefix}_([0-9.]+)\b", undefined)}
+        return ".".join(map(str, max(found)))
+    row = next(line for line in (REPO / "README.md").read_text().splitlines()
+               if line.startswith("| platforms |"))
+    pythonfmu_column = row.split("|")[2]
+    assert f"glibc {newest('GLIBC')} or newer" in pythonfmu_column, pythonfmu_column
+    assert f"GLIBCXX_{newest('GLIBCXX')}" in pythonfmu_column, pythonfmu_column

@@ -27,7 +27,8 @@ from .test_hosts import c_host  # noqa: F401  (fixture)
 from .travel import (STEP, TAU, assert_matches_reference, build_user_fmus, clean_env, plant_source,
                      simulate_elsewhere, build_machine_paths)
 
-# resources/mbfmu_python.txt without a python hint: the version, and the source distribution carried
+# resources/mbfmu_python.txt without a python hint, after the GUID: the version, and the source
+# distribution carried
 RECORD = f"mbfmu={__version__}\nmbfmu_sdist=mbfmu-{__version__}.tar.gz\n"
 
 
@@ -69,7 +70,8 @@ def test_no_path_of_the_build_machine_is_inside_the_fmu(user_fmus):
                 found = [n for n in needles if n and n in text]
                 assert not found, f"{fmu.name}:{name} contains {found}"
         with zipfile.ZipFile(fmu) as z:
-            assert z.read("resources/mbfmu_python.txt").decode() == RECORD
+            guid = read_model_description(str(fmu)).guid
+            assert z.read("resources/mbfmu_python.txt").decode() == f"guid={guid}\n" + RECORD
 
 
 def test_debian_system_python_prefix_is_not_a_leak_but_its_library_is():
@@ -212,6 +214,83 @@ def test_search_order_the_build_hint_comes_last(c_host, pendulum_dirs, bare_venv
     """PATH's Python lacks mbfmu; the recorded build interpreter has it and is used."""
     res = _run_c_host(c_host, pendulum_dirs["hint"], clean_env(PATH=_path_with(bare_venv / "bin")))
     assert res.returncode == 0, res.stderr[-2000:]
+
+
+def test_a_wrong_guid_is_refused_before_python_starts(c_host, pendulum_dirs, tmp_path):  # noqa: F811
+    """fmi2Instantiate with another FMU's GUID fails naming both, as the native FMU does (FMI 2.0
+    section 2.1.5), and starts no Python: no Python on PATH, yet the message is about the GUID."""
+    unzipped = pendulum_dirs["plain"]
+    md = read_model_description(str(unzipped / "modelDescription.xml"))
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    wrong = "{00000000-0000-0000-0000-000000000000}"
+    res = subprocess.run([str(c_host), str(unzipped), md.coSimulation.modelIdentifier, wrong, repr(STEP), "3",
+                          f"{vr['tau']}={TAU!r}", str(vr["theta"])], capture_output=True, text=True,
+                         env=clean_env(PATH=str(tmp_path)), timeout=300, cwd=unzipped.parent)
+    assert res.returncode != 0
+    assert f"GUID {wrong} does not match this FMU's {md.guid}" in res.stderr, res.stderr[-2000:]
+    assert "no usable Python" not in res.stderr
+    # the right one is taken
+    ok = _run_c_host(c_host, pendulum_dirs["plain"], clean_env(PATH=_path_with(Path(sys.executable).parent)))
+    assert ok.returncode == 0, ok.stderr[-2000:]
+
+
+def _venv_with_build_tools(folder: Path) -> Path:
+    """A virtual environment without mbfmu that sees this environment's other packages
+    (setuptools >= 68 among them) through a .pth file: the interpreter of a recipient who has
+    mbfmu's dependencies and build tools but not mbfmu."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=300)
+    import setuptools
+    site = Path(setuptools.__file__).resolve().parents[1]
+    (next(folder.glob("lib/python3*/site-packages")) / "mbfmu_test_deps.pth").write_text(f"{site}\n")
+    return folder / "bin" / "python"
+
+
+def test_the_install_command_builds_offline_where_setuptools_is_installed(c_host, pendulum_dirs,  # noqa: F811
+                                                                          tmp_path):
+    """Where the interpreter has setuptools >= 68 the command is pip's --no-build-isolation one,
+    which needs no network (pip would otherwise fetch setuptools into an isolated build)."""
+    py = _venv_with_build_tools(tmp_path / "venv")
+    res = _run_c_host(c_host, pendulum_dirs["plain"], clean_env(MBFMU_PYTHON=str(py)))
+    assert res.returncode != 0
+    assert f": run {py} -m pip install --no-build-isolation " in res.stderr, res.stderr[-2000:]
+    assert "so no network is needed" in res.stderr
+
+
+@pytest.mark.slow
+def test_the_offered_install_command_works_offline(c_host, pendulum_dirs, tmp_path):  # noqa: F811
+    """The command, run as written with pip kept off every index (PIP_NO_INDEX), installs mbfmu
+    from the FMU's source distribution, and the FMU then runs in that interpreter."""
+    import re
+    import shlex
+    py = _venv_with_build_tools(tmp_path / "venv")
+    first = _run_c_host(c_host, pendulum_dirs["plain"], clean_env(MBFMU_PYTHON=str(py)))
+    found = re.search(r": run (.+?) \(mbfmu's source distribution", first.stderr)
+    assert found, first.stderr[-2000:]
+    command = shlex.split(found.group(1))
+    assert command[:5] == [str(py), "-m", "pip", "install", "--no-build-isolation"], command
+    install = subprocess.run(command, cwd=tmp_path, env=clean_env(PIP_NO_INDEX="1"), capture_output=True,
+                             text=True, timeout=1800)
+    assert install.returncode == 0, install.stdout[-3000:] + install.stderr[-3000:]
+    second = _run_c_host(c_host, pendulum_dirs["plain"], clean_env(MBFMU_PYTHON=str(py)))
+    assert second.returncode == 0 and len(second.stdout.splitlines()) == 3, second.stderr[-2000:]
+
+
+def test_an_externally_managed_python_is_told_to_make_a_venv(c_host, pendulum_dirs):  # noqa: F811
+    """A system Python whose stdlib holds EXTERNALLY-MANAGED (PEP 668: Debian's) refuses pip
+    installs: the message names the virtual environment to create and MBFMU_PYTHON to set."""
+    import glob
+    system = Path("/usr/bin/python3")
+    probe = subprocess.run([str(system), "-c", "import os, sys, sysconfig; print(os.path.isfile(os.path.join("
+                            "sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED')) and sys.prefix == sys.base_prefix "
+                            "and bool(sysconfig.get_config_var('Py_ENABLE_SHARED')))"],
+                           capture_output=True, text=True) if system.exists() else None
+    if probe is None or probe.stdout.strip() != "True" or not glob.glob("/usr/lib/*/libpython3*.so*"):
+        pytest.skip("needs an externally managed system Python with a shared libpython (Debian: python3, libpython3-dev)")
+    res = _run_c_host(c_host, pendulum_dirs["plain"], clean_env(MBFMU_PYTHON=str(system)))
+    assert res.returncode != 0
+    assert "is an externally managed system Python" in res.stderr, res.stderr[-2000:]
+    assert "-m venv $HOME/mbfmu-venv && $HOME/mbfmu-venv/bin/python -m pip install " in res.stderr
+    assert "then set MBFMU_PYTHON to $HOME/mbfmu-venv/bin/python" in res.stderr
 
 
 def test_no_python_anywhere_is_a_clear_message(c_host, pendulum_dirs, tmp_path):  # noqa: F811

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import os
 import subprocess
+import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from tooling import need_tool
 from .conftest import NATIVE_PLANTS, assert_same
 from .fmi3_jacobian import value_count
 from .fmi_instances import me3_model
+from .test_native_parameters import COUNTS
 
 HERE = Path(__file__).resolve().parent
 STOPS = {"rigid_arm": 0.5, "canonical_2body": 0.5, "flexible_arm": 0.3, "satellite": 2.0, "crash_occupant": 0.1}
@@ -69,8 +71,8 @@ def test_fmpy_validates_the_fmi3_fmu(name, native_fmu3):
 @pytest.mark.parametrize("name", PLANTS)
 def test_fmi3_declares_the_parameters_as_fmi2_does(name, native_fmu, native_fmu3):
     """Each plant parameter: the same causality and variability in both descriptions (one
-    declaration, mbfmu.fmu.native.declare), except the counts: Integer calculatedParameters in
-    FMI 2, UInt64 structural parameters in FMI 3, fixed in both. fmpy validates both."""
+    declaration, mbfmu.fmu.native.declare); the counts are calculatedParameters, Integer in
+    FMI 2 and UInt64 in FMI 3. fmpy validates both."""
     assert validate_fmu(str(native_fmu(name))) == [] and validate_fmu(str(native_fmu3(name))) == []
     two = {v.name: v for v in read_model_description(str(native_fmu(name))).modelVariables}
     three = {v.name: v for v in read_model_description(str(native_fmu3(name))).modelVariables}
@@ -79,7 +81,8 @@ def test_fmi3_declares_the_parameters_as_fmi2_does(name, native_fmu, native_fmu3
         b = three.get(sig.name) or three[sig.name.split("[")[0]]  # an element of an FMI 3 array parameter
         if a.type == "Integer":
             assert (a.causality, a.variability) == ("calculatedParameter", "fixed"), sig.name
-            assert (b.causality, b.variability, b.type) == ("structuralParameter", "fixed", "UInt64"), sig.name
+            assert (b.causality, b.variability, b.initial, b.type) == (
+                "calculatedParameter", "fixed", "calculated", "UInt64"), sig.name
             continue
         assert (b.causality, b.variability, b.initial) == (a.causality, a.variability, a.initial), sig.name
         assert b.type == "Float64" and (b.start is None) == (a.start is None), sig.name
@@ -101,7 +104,7 @@ def test_fmi3_refuses_a_calculated_parameter_and_takes_a_tunable_one(native_fmu3
     the tape takes flexible_arm's beams, none is left there but its counts, structural in FMI 3);
     every tunable parameter is taken. (flexible_arm: the plant with the most non-count fixed parameters.)"""
     md, fmu, log = _logged_slave(native_fmu3("flexible_arm"))
-    calculated = [v for v in md.modelVariables if v.causality == "calculatedParameter"]
+    calculated = [v for v in md.modelVariables if v.causality == "calculatedParameter" and v.type == "Float64"]
     tunable = [v for v in md.modelVariables if v.causality == "parameter" and v.variability == "tunable"]
     try:
         fmu.enterInitializationMode()
@@ -166,25 +169,42 @@ def test_arrays_have_dimensions_of_structural_parameters(native_fmu3):
     assert "x86_64-linux" in platforms
 
 
-def test_the_plants_counts_are_structural_parameters_fixed_by_the_build(native_fmu3):
-    md, fmu, log = _logged_slave(native_fmu3("flexible_arm"))
-    counts = {v.name: v for v in md.modelVariables if v.causality == "structuralParameter"}
-    assert counts["n_modes"].type == "UInt64" and int(counts["n_modes"].start) == next(
-        p.start for p in load_plant("flexible_arm").parameters if p.name == "n_modes")
+@pytest.mark.parametrize("name", sorted(COUNTS))
+def test_the_plants_counts_are_calculated_parameters_a_host_reads(name, native_fmu3):
+    """The counts (panels, modes, segments) are fixed by the build: FMI 3 declares them
+    calculatedParameter (a host reads them, never sets them), not structural parameters that a
+    host may set in configuration mode and that the FMU then refuses; the array lengths stay
+    structural parameters, fixed by the build, another value refused."""
+    md, fmu, log = _logged_slave(native_fmu3(name))
+    by_name = {v.name: v for v in md.modelVariables}
+    starts = {p.name: p.start for p in load_plant(name).parameters}
+    assert not {v.name for v in md.modelVariables if v.causality == "structuralParameter"} & COUNTS[name]
+    initial = {u.variable.name for u in md.initialUnknowns}
     try:
-        vr = counts["n_modes"].valueReference
-        assert fmu.getUInt64([vr]) == [int(counts["n_modes"].start)]
+        for count in COUNTS[name]:
+            v = by_name[count]
+            assert (v.type, v.causality, v.variability, v.initial, v.start) == (
+                "UInt64", "calculatedParameter", "fixed", "calculated", None), count
+            assert count in initial
+            assert fmu.getUInt64([v.valueReference]) == [int(starts[count])], count
+        size = next(v for v in md.modelVariables if v.causality == "structuralParameter")
         fmu.enterConfigurationMode()
-        fmu.setUInt64([vr], [int(counts["n_modes"].start)])  # the built value is accepted
+        fmu.setUInt64([size.valueReference], [int(size.start)])  # the built value is accepted
         with pytest.raises(FMICallException):
-            fmu.setUInt64([vr], [5])
-        assert "n_modes = 5" in log[-1] and "rebuild" in log[-1], log
-        with pytest.raises(FMICallException):
-            fmu.setUInt64([counts["n_tau"].valueReference], [3, 4])
+            fmu.setUInt64([size.valueReference], [int(size.start) + 1])
+        assert f"refused: structural parameter an array length = {int(size.start) + 1}: this FMU is built for " \
+            f"{int(size.start)} (rebuild it" in log[-1], log
         fmu.exitConfigurationMode()
-        assert fmu.getUInt64([vr]) == [int(counts["n_modes"].start)]
     finally:
         fmu.freeInstance()
+
+
+def test_fmi3_log_categories_speak_of_fmi3(native_fmu3):
+    """The categories come from the FMI 2 description; their descriptions name FMI 3's statuses."""
+    root = ET.fromstring(zipfile.ZipFile(native_fmu3("rigid_arm")).read("modelDescription.xml"))
+    descriptions = [c.get("description") for c in root.iterfind("LogCategories/Category")]
+    assert "Log messages with fmi3Error status." in descriptions
+    assert not [d for d in descriptions if "fmi2" in d]
 
 
 def test_fmi3_state_get_set_and_serialize_restore_bit_identically(native_fmu3):

@@ -301,3 +301,22 @@ def test_the_declarations_say_what_the_native_fmu_takes(name, native_fmu):
             assert got == [int(next(s.start for s in plant.parameters if s.name == n)) for n in sorted(integers)]
         finally:
             L.close()
+
+
+def test_refusal_messages_print_six_significant_digits(loaded):
+    """A value refused for its bound, or a count (calculated) parameter refused, is printed with 6
+    significant digits (as %g), not 17: the reader needs the magnitude, not the last bits."""
+    L = loaded("rigid_arm")
+    L.slave.setupExperiment(startTime=0.0)
+    L.slave.enterInitializationMode()
+    with pytest.raises(FMICallException):
+        L.set("arm_mass", -1.2345678912345)
+    assert "arm_mass = -1.23457 kg is outside" in L.log[-1], L.log[-1]
+    F = loaded("flexible_arm")
+    F.slave.setupExperiment(startTime=0.0)
+    F.slave.enterInitializationMode()
+    with pytest.raises(FMICallException):
+        F.set("n_modes", 3.123456789)
+    kept = next(p.start for p in load_plant("flexible_arm").parameters if p.name == "n_modes")
+    assert "refused parameter n_modes = 3.12346:" in F.log[-1], F.log[-1]
+    assert f"the native FMU keeps {kept:g} (" in F.log[-1], F.log[-1]

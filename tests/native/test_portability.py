@@ -66,11 +66,12 @@ def test_without_the_pin_the_same_sources_need_the_newest_libm(native_fmu, tmp_p
         pytest.skip(f"needs glibc 2.29 or newer to show an unpinned pow (this machine: {glibc[:60]!r})")
     sources = _extract(native_fmu("rigid_arm"), tmp_path) / "sources"
     so = tmp_path / "unpinned.so"
-    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", str(so), *map(str, sorted(sources.glob("*.c"))), "-lm"],
-                   check=True)
+    # -DMB_LINKS_LIBM: with -lm the sources call libm directly (csrc/libm_link.c)
+    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-DMB_LINKS_LIBM", "-o", str(so),
+                    *map(str, sorted(sources.glob("*.c"))), "-lm"], check=True)
     assert glibc_versions(so)["pow"] == (2, 29)
     pinned = tmp_path / "pinned.so"
-    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-DMB_GLIBC_BASELINE", "-o", str(pinned),
+    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-DMB_GLIBC_BASELINE", "-DMB_LINKS_LIBM", "-o", str(pinned),
                     *map(str, sorted(sources.glob("*.c"))), "-lm"], check=True)
     assert glibc_versions(pinned)["pow"] == (2, 2, 5)
 

@@ -5,6 +5,7 @@ in FMI 3) each make a binary that computes what the shipped binary computes."""
 from __future__ import annotations
 
 import subprocess
+import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from fmpy import read_model_description, simulate_fmu, supported_platforms
 from fmpy.build import build_platform_binary
 from fmpy.validation import validate_fmu
 
-from tooling import need_tool
+from tooling import FMU_CHECK, need_tool
 
 from .conftest import NATIVE_PLANTS, assert_same
 from .test_fmi3 import STOPS, _inputs
@@ -84,6 +85,8 @@ def test_the_sources_folder_is_whole_and_listed(fmi, native_fmu, native_fmu3, tm
     assert "c-code" in supported_platforms(str(fmu))
     if fmi == 3:
         assert (sources / "buildDescription.xml").is_file()
+        fileset = ET.parse(sources / "buildDescription.xml").getroot().find("BuildConfiguration/SourceFileSet")
+        assert "-ffp-contract=off" in fileset.get("compilerOptions").split()
     assert validate_fmu(str(fmu)) == []
 
 
@@ -101,6 +104,45 @@ def test_fmpy_builds_the_sources_into_the_shipped_binary(name, fmi, native_fmu, 
     _assert_equal_runs(_run(unzipdir, name, fmi), _run(fmu, name, fmi))
 
 
+def _zip(unzipdir: Path, fmu: Path) -> Path:
+    with zipfile.ZipFile(fmu, "w") as z:
+        for path in sorted(unzipdir.rglob("*")):
+            if path.is_file():
+                z.write(path, path.relative_to(unzipdir).as_posix())
+    return fmu
+
+
+def _checker_run(fmu: Path, out: Path) -> np.ndarray:
+    """The Compliance Checker's co-simulation of ``fmu`` (a C host that links no libm), its
+    outputs as an array; asserts that it reported no error."""
+    res = subprocess.run([str(FMU_CHECK), "-k", "cs", "-h", "0.001", "-s", "0.05", "-o", str(out), str(fmu)],
+                         capture_output=True, text=True, timeout=120)
+    text = res.stdout + res.stderr
+    assert res.returncode == 0 and "0 Error(s)" in text, text[-3000:]
+    return np.genfromtxt(out, delimiter=",", skip_header=1)
+
+
+def test_the_binary_fmpy_builds_from_the_sources_runs_in_a_host_without_libm(native_fmu, tmp_path):
+    """fmpy's CMake build links no library (the buildDescription's libm included): the binary it
+    makes carries the math functions' link to libm itself (csrc/libm_link.c), so the Compliance
+    Checker, whose process has no libm, runs it and gets the shipped binary's numbers."""
+    need_tool("cmake", why="fmpy.build.build_platform_binary runs CMake")
+    need_tool("nm", why="the symbols a binary imports")
+    fmu = native_fmu("rigid_arm")
+    assert "libm" not in subprocess.run(["ldd", str(FMU_CHECK)], capture_output=True, text=True).stdout
+    unzipdir = _without_binary(fmu, tmp_path / "fmu")
+    build_dir = tmp_path / "build"
+    build_dir.mkdir()
+    build_platform_binary(unzipdir.resolve(), build_dir)
+    undefined = subprocess.run(["nm", "-D", "--undefined-only", str(_binary(unzipdir))], capture_output=True,
+                               text=True, check=True).stdout.split()
+    assert not {"sin", "cos", "sincos", "pow", "exp", "atan2", "sqrt"} & set(undefined), undefined
+    rebuilt = _checker_run(_zip(unzipdir, tmp_path / "rebuilt.fmu"), tmp_path / "rebuilt.csv")
+    shipped = _checker_run(fmu, tmp_path / "shipped.csv")
+    assert rebuilt.shape == shipped.shape and rebuilt.shape[0] > 10
+    assert np.array_equal(rebuilt, shipped)
+
+
 @pytest.mark.parametrize("name", PLANTS)
 def test_plain_cc_over_the_listed_files_builds_the_shipped_binary(name, native_fmu, tmp_path):
     cc = need_tool("cc", "gcc")
@@ -110,6 +152,25 @@ def test_plain_cc_over_the_listed_files_builds_the_shipped_binary(name, native_f
     dest = unzipdir / "binaries" / "linux64" / f"{name}.so"
     subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", str(dest), *(str(sources / f) for f in _listed(unzipdir)),
                     "-lm"], check=True, capture_output=True, text=True)
+    _assert_equal_runs(_run(unzipdir, name, 2), _run(fmu, name, 2))
+
+
+@pytest.mark.parametrize("name", PLANTS)
+def test_sources_built_where_multiply_add_may_fuse_give_the_shipped_numbers(name, native_fmu, tmp_path):
+    """GNU C mode (-std=gnu99, as fmpy's CMake build compiles) on a target with FMA would fuse
+    multiply-adds (-ffp-contract=fast) and differ from the shipped binary by round-off; the
+    sources turn contraction off themselves (glibc_baseline.h), so the build equals it bit for bit. x86_64
+    -march=haswell stands in for aarch64 (both have FMA) and runs here."""
+    cc = need_tool("gcc", why="GNU C mode and its contraction pragma")
+    cpu = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    if not all(f" {flag}" in cpu for flag in ("fma", "avx2")):
+        pytest.skip("needs an x86_64 CPU with FMA (haswell or newer) to run the fused build")
+    fmu = native_fmu(name)
+    unzipdir = _without_binary(fmu, tmp_path / "fmu")
+    sources = unzipdir / "sources"
+    subprocess.run([cc, "-shared", "-fPIC", "-O3", "-std=gnu99", "-march=haswell", "-o",
+                    str(unzipdir / "binaries" / "linux64" / f"{name}.so"),
+                    *(str(sources / f) for f in _listed(unzipdir)), "-lm"], check=True, capture_output=True, text=True)
     _assert_equal_runs(_run(unzipdir, name, 2), _run(fmu, name, 2))
 
 

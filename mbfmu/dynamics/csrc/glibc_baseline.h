@@ -20,6 +20,17 @@
 #ifndef MBFMU_GLIBC_BASELINE_H
 #define MBFMU_GLIBC_BASELINE_H
 
+/* The other build setting every translation unit needs before its code, here because every
+ * one includes this header first: no fused multiply-add. Every product is rounded before it
+ * is added, as in the shipped binaries (-std=c99, -ffp-contract=off); a build in a GNU C mode
+ * (fmpy's CMake build: -std=gnu99) for a target with FMA (aarch64, x86_64 -march=haswell)
+ * would otherwise fuse them and differ from the shipped numbers by round-off. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 #include <math.h> /* defines __GLIBC__ where the C library is glibc */
 
 #if defined(__GLIBC__) && defined(__linux__) && defined(MB_GLIBC_BASELINE)

@@ -204,9 +204,8 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
     guid = xml.get("guid")
     counts = count_parameters(plant, pmap)
     # one declaration of what the runtime takes, for both versions (FMI 3 is written from FMI 2's;
-    # its counts become structural parameters there)
-    declare_parameters(xml, plant, pmap.fixed, counts if fmi_version == 2 else set(),
-                       structural=counts if fmi_version == 3 else set())
+    # its counts become UInt64 calculated parameters there)
+    declare_parameters(xml, plant, pmap.fixed, counts)
     v3rows = ()
     if fmi_version == 3:
         xml, v3rows = fmi3_description(xml, counts, len(event_indicators(plant)), interfaces)
@@ -240,8 +239,8 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
 
 def count_parameters(plant, pmap: ParameterMap) -> set[str]:
     """Names of the plant's count parameters (a number of panels, segments,
-    modes): integer-valued and changing the model's structure. FMI 3 makes
-    them structural parameters."""
+    modes): integer-valued and changing the model's structure. They are
+    calculated parameters, Integer in FMI 2 and UInt64 in FMI 3."""
     out = set()
     for j, sig in enumerate(plant.parameters):
         reason = pmap.fixed.get(j) or ""

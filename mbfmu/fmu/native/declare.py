@@ -12,8 +12,7 @@ takes stay tunable; a parameter it cannot take (its reason in
 
 The FMI 3 description is written from this FMI 2 one (:mod:`.fmi3`), so
 both declare the same parameters tunable and the same ones
-``calculatedParameter``; there the counts are left to become ``UInt64``
-structural parameters (``structural``).
+``calculatedParameter``; there the counts are ``UInt64``.
 """
 from __future__ import annotations
 
@@ -23,8 +22,7 @@ from xml.etree.ElementTree import Element, SubElement
 _REAL_ONLY = ("unit", "displayUnit", "relativeQuantity", "nominal", "unbounded", "derivative", "reinit")
 
 
-def declare_parameters(root: Element, plant, fixed: Mapping[int, str], counts: set[str],
-                       structural: set[str] = frozenset()) -> None:
+def declare_parameters(root: Element, plant, fixed: Mapping[int, str], counts: set[str]) -> None:
     """Rewrite the parameters of the model description ``root`` in place (module docstring).
 
     Parameters
@@ -36,15 +34,12 @@ def declare_parameters(root: Element, plant, fixed: Mapping[int, str], counts: s
         Parameter index -> why the native runtime cannot take it.
     counts : set of str
         Count parameters declared ``Integer``.
-    structural : set of str
-        Parameters left untouched (the counts that FMI 3 declares structural parameters).
     """
     names = [s.name for s in plant.parameters]
     calculated = []
     for index, sv in enumerate(root.find("ModelVariables"), start=1):
         name = sv.get("name")
-        if sv.get("causality") != "parameter" or name not in names or names.index(name) not in fixed \
-                or name in structural:
+        if sv.get("causality") != "parameter" or name not in names or names.index(name) not in fixed:
             continue
         sv.set("causality", "calculatedParameter")
         sv.set("variability", "fixed")

@@ -10,7 +10,8 @@ whose tangent along the inputs is -du[input] axis) with its HIC recorder (the
 integral's rate |a| / unit, a the head's specific force; the history and
 running maximum are discrete states, not knowns nor unknowns of the
 derivatives), and the output sensors of state values, velocities, points,
-energies, linear combinations, quaternions, momenta and, in a sled frame,
+energies, linear combinations, quaternions, momenta, a body's world
+orientation quaternion and twist (a robot's ``--pose`` and ``--twist``) and, in a sled frame,
 accelerometers, the sled acceleration, cable tensions and point
 displacements; flexible plants (assumed-modes beams, ``csrc/flex_dirder.c``:
 the rigid tangents on the virtual tree, projected onto the modal
@@ -24,7 +25,7 @@ from .pack import Description
 
 # joint types (csrc/mb.h) and sensor codes (csrc/sensors.h) with tangents in dirder.c
 _PLANAR = 6
-_SENSORS = {1, 2, 3, 4, 5, 6, 7, 8}
+_SENSORS = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}  # 9, 10: a body's world quaternion and twist (robots' --pose, --twist)
 _SLED_SENSORS = {31, 32, 33, 34}  # accelerometer, sled acceleration, cable tension, displacement (csrc/sled.h)
 # flexible plants (csrc/flex_dirder.c): fixed, revolute, prismatic, universal joints of the virtual
 # tree; state, velocity, point, kinetic, potential and combination (csrc/flexsensors.h) sensors
@@ -50,7 +51,7 @@ def inexact_reason(desc: Description) -> str | None:
             return "planar joints have no tangents in the C runtime"
     sensors = _SENSORS | (_SLED_SENSORS if st.get("sled") else set())
     if any(row[0] not in sensors for row in st["sens"]):
-        return "an output sensor (body frame or flexible) has no tangent in the C runtime"
+        return "an output sensor (flexible) has no tangent in the C runtime"
     return None
 
 

@@ -10,10 +10,11 @@ What FMI 3 adds over the FMI 2 FMU of the same plant:
   written as one flat block, in element order.
 * **Structural parameters.** Each array's length is a ``UInt64``
   structural parameter (``n_q``, ``n_tau``, ...) that its ``<Dimension>``
-  references, and the plant's own count parameters (the number of panels,
-  of segments, ...) are ``UInt64`` structural parameters too. The binary is
-  compiled for these values: setting another one (in configuration mode) is
-  refused with a message naming the parameter and saying to rebuild.
+  references. The binary is compiled for these values: setting another one
+  (in configuration mode) is refused with a message naming the parameter and
+  saying to rebuild. The plant's own count parameters (the number of panels,
+  of modes, ...) are ``UInt64`` calculated parameters, as they are
+  ``Integer`` ones in FMI 2: the binary is built for them, a host reads them.
 * **Event indicators** are a variable of FMI 3 (``event_indicators``, an
   array) referenced by ``<EventIndicator>``.
 * An independent variable ``time``.
@@ -76,7 +77,7 @@ def _group(svs: list[Element]) -> list[Variable3]:
     ``base[1..n]`` of one kind become an array)."""
     out: list[Variable3] = []
     for sv in svs:
-        real = sv.find("Real")
+        real = sv.find("Real") if sv.find("Real") is not None else sv.find("Integer")
         attrs = {k: sv.get(k) for k in _VAR_ATTRS if sv.get(k) is not None and k != "description"}
         reals = {k: real.get(k) for k in _REAL_ATTRS if real.get(k) is not None}
         m = _ELEMENT.match(sv.get("name"))
@@ -157,7 +158,7 @@ def fmi3_description(root2: Element, counts: set[str], indicators: int, interfac
     root2 : Element
         The native FMU's FMI 2.0 description (with Model Exchange).
     counts : set of str
-        Names of the plant's count parameters (structural in FMI 3).
+        Names of the plant's count parameters (``UInt64`` in FMI 3).
     indicators : int
         Number of event indicators.
     interfaces : iterable of str
@@ -194,6 +195,9 @@ def fmi3_description(root2: Element, counts: set[str], indicators: int, interfac
         node = root2.find(tag)
         if node is not None:
             root.append(node)
+    for category in root.iterfind("LogCategories/Category"):  # "Log messages with fmi2Warning status."
+        if category.get("description"):
+            category.set("description", category.get("description").replace("fmi2", "fmi3"))
     variables = SubElement(root, "ModelVariables")
     SubElement(variables, "Float64", name="time", valueReference="0", causality="independent",
                variability="continuous", description="simulation time, s")
@@ -224,12 +228,9 @@ def fmi3_description(root2: Element, counts: set[str], indicators: int, interfac
         vr_of[g.name] = vr
         for s in g.scalars:
             by_scalar[s] = vr
-        if g.name in counts and not g.array:
+        if g.name in counts and not g.array:  # FMI 2's Integer calculatedParameter (.declare)
             rows.append((K_COUNT, g.scalars[0], 1))
-            start = g.starts[0]
-            SubElement(variables, "UInt64", name=g.name, valueReference=str(vr),
-                       description=g.attrs.get("description", ""), causality="structuralParameter",
-                       variability="fixed", start=str(int(float(start))))
+            SubElement(variables, "UInt64", name=g.name, valueReference=str(vr), **g.attrs)
             continue
         rows.append((K_FLOAT64, g.scalars[0], len(g.scalars)))
         attrs = {"name": g.name, "valueReference": str(vr), **g.attrs, **g.real}

@@ -9,9 +9,12 @@ are listed in the model description's ``<SourceFiles>`` (FMI 2.0, in
 ``sources/buildDescription.xml`` (FMI 3.0). Any C99 compiler builds the binary
 from them::
 
-    cc -shared -fPIC -O2 -o <id>.so sources/*.c -lm
+    cc -shared -fPIC -O2 -ffp-contract=off -o <id>.so sources/*.c -lm
 
-and so does ``fmpy.build.build_platform_binary``. The FMU's own binaries are
+and so does ``fmpy.build.build_platform_binary``, whose CMake project links no
+library: there ``csrc/libm_link.c`` finds the C math library when the binary
+is loaded, so the binary runs in hosts without libm too (the builder passes
+``-lm -DMB_LINKS_LIBM`` and leaves it out). The FMU's own binaries are
 compiled from this folder, so they are what a user builds from it.
 """
 from __future__ import annotations
@@ -27,6 +30,9 @@ from .toolchain import runtime_files
 DATA_FILE = "model_data.c"
 BUILD_DESCRIPTION = "buildDescription.xml"
 LANGUAGE = "C99"
+# no fused multiply-add, so that a build on a target with FMA (aarch64) gives the shipped numbers;
+# the sources also say it (glibc_baseline.h), for builds that ignore these options (fmpy's CMake build)
+COMPILER_OPTIONS = "-ffp-contract=off"
 
 
 def stage(folder: Path, generated: Mapping[str, str]) -> list[str]:
@@ -74,10 +80,10 @@ def add_source_files(root: ET.Element, units: list[str]) -> None:
 
 def build_description(model_identifier: str, units: list[str]) -> bytes:
     """FMI 3.0: the text of ``sources/buildDescription.xml`` compiling ``units`` into
-    ``model_identifier`` (C99, linked with the C math library)."""
+    ``model_identifier`` (C99 without fused multiply-add, linked with the C math library)."""
     root = ET.Element("fmiBuildDescription", fmiVersion="3.0")
     config = ET.SubElement(root, "BuildConfiguration", modelIdentifier=model_identifier)
-    fileset = ET.SubElement(config, "SourceFileSet", language=LANGUAGE)
+    fileset = ET.SubElement(config, "SourceFileSet", language=LANGUAGE, compilerOptions=COMPILER_OPTIONS)
     for name in units:
         ET.SubElement(fileset, "SourceFile", name=name)
     ET.SubElement(config, "Library", name="m", external="true", description="the C math library (libm; -lm)")

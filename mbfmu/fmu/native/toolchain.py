@@ -23,13 +23,14 @@ PYTHON_ONLY = {"binding.c"}
 CFLAGS = ["-O3", "-std=c99", "-fno-math-errno", "-Wall", "-Wno-unused-function"]
 
 # platform -> (compiler candidates, binary suffix, platform flags). MB_GLIBC_BASELINE: the
-# glibc 2.17 baseline (dynamics/csrc/glibc_baseline.h). -ffp-contract=off: aarch64 has fused
+# glibc 2.17 baseline (dynamics/csrc/glibc_baseline.h). MB_LINKS_LIBM: -lm is on the link line, so
+# csrc/libm_link.c (libm found at load time, for builds that link no libm) is left out. -ffp-contract=off: aarch64 has fused
 # multiply-add, which would round differently from x86_64 (-std=c99 implies it; said for clarity)
 PLATFORMS = {
-    "linux64": (("gcc", "cc"), ".so", ["-fPIC", "-fvisibility=hidden", "-DMB_GLIBC_BASELINE"]),
+    "linux64": (("gcc", "cc"), ".so", ["-fPIC", "-fvisibility=hidden", "-DMB_GLIBC_BASELINE", "-DMB_LINKS_LIBM"]),
     "win64": (("x86_64-w64-mingw32-gcc",), ".dll", ["-static-libgcc"]),
     "aarch64-linux": (("aarch64-linux-gnu-gcc",), ".so",
-                      ["-fPIC", "-fvisibility=hidden", "-DMB_GLIBC_BASELINE", "-ffp-contract=off"]),
+                      ["-fPIC", "-fvisibility=hidden", "-DMB_GLIBC_BASELINE", "-DMB_LINKS_LIBM", "-ffp-contract=off"]),
 }
 # platform -> Debian packages of its cross toolchain (the compiler and the target's C library)
 PACKAGES = {"win64": "gcc-mingw-w64-x86-64", "aarch64-linux": "gcc-aarch64-linux-gnu libc6-dev-arm64-cross"}

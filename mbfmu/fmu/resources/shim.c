@@ -61,6 +61,18 @@
 #define PLATFORM "linux64"
 #define LIB_SUFFIX ".so"
 extern char **environ;
+/* The glibc 2.17 baseline of the native FMUs (mbfmu/dynamics/csrc/glibc_baseline.h): glibc 2.34
+ * moved the dl* functions from libdl into libc under a new symbol version; binding them to
+ * their original versions (libc's compatibility symbols since 2.34; before, libdl's, which a
+ * host that loads the shim with dlopen has loaded itself) keeps the shim loadable down to
+ * glibc 2.17. Every other function it calls is older than 2.17. */
+#if defined(__GLIBC__) && defined(__x86_64__) && !defined(__ILP32__)
+__asm__(".symver dlopen,dlopen@GLIBC_2.2.5");
+__asm__(".symver dlsym,dlsym@GLIBC_2.2.5");
+__asm__(".symver dladdr,dladdr@GLIBC_2.2.5");
+__asm__(".symver dlerror,dlerror@GLIBC_2.2.5");
+__asm__(".symver dlclose,dlclose@GLIBC_2.2.5");
+#endif
 #endif
 #include <math.h>
 #include <stddef.h>
@@ -519,6 +531,16 @@ static int start_python(const Candidate *c)
     static wchar_t *wexe = NULL; /* must outlive the interpreter */
     wexe = widen(c->executable);
     if (wexe) py.SetProgramName(wexe);
+    /* UTF-8 mode (PEP 540), as "python -X utf8": a host started without a UTF-8 locale (the C
+     * locale of "env -i", a service) would otherwise give the interpreter ASCII file names, and
+     * the FMU's folder, when it holds a non-ASCII character, could not be decoded. Set through
+     * the pre-initialization variable Py_UTF8Mode, which Py_InitializeEx reads (the host's own
+     * environment is left alone); an interpreter without it gets PYTHONUTF8 unless set. */
+    int *utf8_mode = (int *)py_sym("Py_UTF8Mode");
+    if (utf8_mode) *utf8_mode = 1;
+#ifndef _WIN32
+    else setenv("PYTHONUTF8", "1", 0);
+#endif
     py.InitializeEx(0);   /* 0: leave the host's signal handlers alone */
     py.SaveThread();      /* release the GIL; pythonfmu takes it per call */
     return 0;
@@ -613,6 +635,57 @@ static void mark_owner(const char *dir)
 
 #endif
 
+static int hosted_by_python = 0;  /* the host is a Python process: its interpreter is the one used */
+
+/* The pending Python exception, dropped (GIL held). */
+static void drop_error(void)
+{
+    PyObject *type = NULL, *value = NULL, *tb = NULL;
+    py.ErrFetch(&type, &value, &tb);
+    if (type) py.DecRef(type);
+    if (value) py.DecRef(value);
+    if (tb) py.DecRef(tb);
+}
+
+/* str(module.func(arg)) of the running interpreter into out; "" where it fails (GIL held). */
+static void call_text(const char *module, const char *func, const char *arg, char *out, size_t n)
+{
+    PyObject *(*call)(PyObject *, const char *, ...) = (PyObject * (*)(PyObject *, const char *, ...))
+        py_sym("PyObject_CallFunction");
+    PyObject *mod = call ? py.ImportModule(module) : NULL;
+    PyObject *fn = mod ? py.GetAttrString(mod, func) : NULL;
+    PyObject *res = fn ? call(fn, "s", arg) : NULL;
+    const char *text = res ? py.AsUTF8AndSize(res, NULL) : NULL;
+    snprintf(out, n, "%s", text ? text : "");
+    if (!text) drop_error();
+    if (res) py.DecRef(res);
+    if (fn) py.DecRef(fn);
+    if (mod) py.DecRef(mod);
+}
+
+/* What decides the install command, asked of the running interpreter (GIL held):
+ * externally managed (PEP 668: an EXTERNALLY-MANAGED file in the stdlib folder of a Python that
+ * is not a virtual environment; pip refuses to install into it), and whether pip can build the
+ * source distribution offline with --no-build-isolation: setuptools >= 68 (mbfmu's
+ * pyproject.toml) installed there, with the wheel package where setuptools < 70.1 lacks its own
+ * bdist_wheel. */
+static void install_facts(int *managed, int *builds_offline)
+{
+    char stdlib[PATH_LEN], prefix[PATH_LEN], base[PATH_LEN], setuptools[64], wheel[64], marker[PATH_LEN + 32];
+    call_text("sysconfig", "get_path", "stdlib", stdlib, sizeof stdlib);
+    utf8(py.SysGetObject("prefix"), prefix, sizeof prefix);
+    utf8(py.SysGetObject("base_prefix"), base, sizeof base);
+    snprintf(marker, sizeof marker, "%s/EXTERNALLY-MANAGED", stdlib);
+    FILE *f = stdlib[0] ? fopen(marker, "r") : NULL;
+    *managed = f && strcmp(prefix, base) == 0;
+    if (f) fclose(f);
+    call_text("importlib.metadata", "version", "setuptools", setuptools, sizeof setuptools);
+    call_text("importlib.metadata", "version", "wheel", wheel, sizeof wheel);
+    int major = 0, minor = 0;
+    sscanf(setuptools, "%d.%d", &major, &minor);
+    *builds_offline = major >= 68 && (major > 70 || (major == 70 && minor >= 1) || wheel[0]);
+}
+
 static void install_command(const char *exe, const char *need, char *out, size_t n)
 {
     char qexe[PATH_LEN + 64], qfile[2 * PATH_LEN + 64];
@@ -664,8 +737,30 @@ static void install_command(const char *exe, const char *need, char *out, size_t
     pthread_mutex_unlock(&kept_lock);
 #endif
     quote_arg(file, qfile, sizeof qfile);
-    snprintf(out, n, "%s -m pip install %s (mbfmu's source distribution, carried by this FMU as resources/%s; "
-             "pip takes mbfmu's dependencies from the installed packages or your package index)", qexe, qfile, name);
+    int managed = 0, offline = 0;
+    int gil = py.GILStateEnsure();
+    install_facts(&managed, &offline);
+    py.GILStateRelease(gil);
+    char carried_by[PATH_LEN];
+    snprintf(carried_by, sizeof carried_by, "mbfmu's source distribution, carried by this FMU as resources/%s", name);
+    if (managed) {
+#ifdef _WIN32
+        const char *venv = "%USERPROFILE%\\mbfmu-venv", *vpy = "%USERPROFILE%\\mbfmu-venv\\Scripts\\python.exe";
+#else
+        const char *venv = "$HOME/mbfmu-venv", *vpy = "$HOME/mbfmu-venv/bin/python";
+#endif
+        snprintf(out, n, "%s -m venv %s && %s -m pip install %s (%s; %s is an externally managed system Python, "
+                 "into which pip installs nothing: this creates the virtual environment %s for mbfmu, and pip takes "
+                 "mbfmu's dependencies and build tools from your package index), then %s %s", qexe, venv, vpy, qfile,
+                 carried_by, exe, venv, hosted_by_python ? "run this host with" : "set MBFMU_PYTHON to", vpy);
+    } else if (offline) {
+        snprintf(out, n, "%s -m pip install --no-build-isolation %s (%s; built with the setuptools installed "
+                 "there, so no network is needed where mbfmu's dependencies are installed)", qexe, qfile, carried_by);
+    } else {
+        snprintf(out, n, "%s -m pip install %s (%s; pip takes mbfmu's dependencies from the installed packages or "
+                 "your package index, and fetches the build tools setuptools>=68 and wheel: offline, install "
+                 "those first and add --no-build-isolation)", qexe, qfile, carried_by);
+    }
     free(name);
 }
 
@@ -751,7 +846,8 @@ static int prepare_python(void)
 {
     char *need = config_value("mbfmu");   /* absent: a plain pythonfmu FMU (add_loader_shim) */
     int rc = 0;
-    if (!host_python()) {
+    hosted_by_python = host_python();
+    if (!hosted_by_python) {
         Candidate c;
         rc = find_python(need, &c) != 0 || load_libpython(&c) != 0 || start_python(&c) != 0 ? -1 : 0;
     } else {
@@ -762,22 +858,49 @@ static int prepare_python(void)
     return rc;
 }
 
+/* fmu_root: the FMU's folder, from this binary's path <root>/binaries/<platform>/<id>.so */
+static int locate_fmu(void)
+{
+    lock();
+    int rc = 0;
+    if (!fmu_root[0]) {
+        char here[PATH_LEN];
+        if (self_path(here, sizeof here) != 0) {
+            snprintf(load_error, sizeof load_error, "cannot locate the FMU binary");
+            rc = -1;
+        } else {
+            for (int up = 0; up < 3; up++) {
+                char *slash = strrchr(here, '/');
+                if (slash) *slash = 0; else snprintf(here, sizeof here, ".");
+            }
+            snprintf(fmu_root, sizeof fmu_root, "%s", here);
+        }
+    }
+    unlock();
+    return rc;
+}
+
+/* The GUID the host gives is this FMU's (resources/mbfmu_python.txt, written with
+ * modelDescription.xml), as FMI 2.0 requires (section 2.1.5); else err says so. */
+static int check_guid(const char *given, char *err, size_t n)
+{
+    char *own = config_value("guid");
+    int rc = 0;
+    if (own && (!given || strcmp(given, own) != 0)) {
+        snprintf(err, n, "GUID %s does not match this FMU's %s (its modelDescription.xml)",
+                 given ? given : "(null)", own);
+        rc = -1;
+    }
+    free(own);
+    return rc;
+}
+
 static int load_backend(void)
 {
     lock();
     int rc = 0;
     if (!backend) {
         char lib[PATH_LEN + 64];
-        if (self_path(fmu_root, sizeof fmu_root) != 0) {
-            snprintf(load_error, sizeof load_error, "cannot locate the FMU binary");
-            rc = -1;
-            goto out;
-        }
-        /* <root>/binaries/<platform>/<id>.so */
-        for (int up = 0; up < 3; up++) {
-            char *slash = strrchr(fmu_root, '/');
-            if (slash) *slash = 0; else snprintf(fmu_root, sizeof fmu_root, ".");
-        }
         if (prepare_python() != 0) { rc = -1; goto out; }
         snprintf(lib, sizeof lib, "%s/binaries/" PLATFORM "/mbfmu_pythonfmu_export" LIB_SUFFIX, fmu_root);
         void *h = lib_open_private(lib);
@@ -998,6 +1121,13 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, 
     }
     if (fmuType != fmi2CoSimulation) {
         say(s, fmi2Error, "logStatusError", "this FMU supports co-simulation only");
+        free(s->name);
+        free(s);
+        return NULL;
+    }
+    char refused[PATH_LEN + 256] = "";
+    if (locate_fmu() != 0 || check_guid(fmuGUID, refused, sizeof refused) != 0) {
+        say(s, fmi2Error, "logStatusError", refused[0] ? refused : load_error);
         free(s->name);
         free(s);
         return NULL;

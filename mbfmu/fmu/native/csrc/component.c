@@ -202,6 +202,16 @@ int mbn_get(mbn_component *c, unsigned vr, double *value) {
     return 0;
 }
 
+/* v for a message, into buf: 6 significant digits, or all 17 where those would print v as the
+ * value it is told apart from (a bound, the value kept) */
+static const char *short_value(char *buf, size_t size, double v, double apart) {
+    char other[32];
+    snprintf(buf, size, "%.6g", v);
+    snprintf(other, sizeof other, "%.6g", apart);
+    if (v != apart && strcmp(buf, other) == 0) snprintf(buf, size, "%.17g", v);
+    return buf;
+}
+
 /* the bound check of mbfmu.signals.Signal.check: 0 or -1 (reported) */
 static int check_value(mbn_component *c, const mbn_data *D, unsigned vr, const char *kind, double v) {
     const char *unit = D->units[vr][0] ? D->units[vr] : "";
@@ -212,8 +222,10 @@ static int check_value(mbn_component *c, const mbn_data *D, unsigned vr, const c
     }
     int open_lo = D->open && (D->open[vr] & 1), open_hi = D->open && (D->open[vr] & 2);
     if (v < D->lo[vr] || v > D->hi[vr] || (open_lo && v == D->lo[vr]) || (open_hi && v == D->hi[vr])) {
-        mbn_report(c, MBN_ERROR, "refused: %s %s = %.17g %s is outside %c%g, %g%c at t = %.15g s; it keeps its value",
-                   kind, D->names[vr], v, unit, open_lo || isinf(D->lo[vr]) ? '(' : '[', D->lo[vr], D->hi[vr],
+        char text[32];
+        double bound = fabs(v - D->lo[vr]) < fabs(v - D->hi[vr]) ? D->lo[vr] : D->hi[vr];
+        mbn_report(c, MBN_ERROR, "refused: %s %s = %s %s is outside %c%g, %g%c at t = %.15g s; it keeps its value",
+                   kind, D->names[vr], short_value(text, sizeof text, v, bound), unit, open_lo || isinf(D->lo[vr]) ? '(' : '[', D->lo[vr], D->hi[vr],
                    open_hi || isinf(D->hi[vr]) ? ')' : ']',
                    c->in->t);
         return -1;
@@ -227,7 +239,9 @@ static void changed_parameters(const mbn_data *D, const double *p, const double 
     buf[0] = 0;
     for (int j = 0; j < D->np && at + 1 < size; ++j) {
         if (p[j] == now[j]) continue;
-        int n = snprintf(buf + at, size - at, "%s%s = %.16g", at ? ", " : "", D->names[D->nu + j], p[j]);
+        char text[32];
+        int n = snprintf(buf + at, size - at, "%s%s = %s", at ? ", " : "", D->names[D->nu + j],
+                         short_value(text, sizeof text, p[j], now[j]));
         if (n < 0) break;
         at += (size_t)n;
     }
@@ -242,9 +256,11 @@ static int apply_parameters(mbn_component *c, const double *p) {
     if (!err) return MBN_OK;
     if (err <= -1 && err > -1000) {
         int j = -1 - err;
-        mbn_report(c, MBN_ERROR, "refused parameter %s = %.17g: %s; the native FMU keeps %.17g (rebuild "
-                   "it with this value, or use the pythonfmu runtime)", D->names[D->nu + j], p[j],
-                   D->p_fixed[j], in->p[j]);
+        char given[32], kept[32];
+        mbn_report(c, MBN_ERROR, "refused parameter %s = %s: %s; the native FMU keeps %s (rebuild "
+                   "it with this value, or use the pythonfmu runtime)", D->names[D->nu + j],
+                   short_value(given, sizeof given, p[j], in->p[j]), D->p_fixed[j],
+                   short_value(kept, sizeof kept, in->p[j], p[j]));
     } else if (err == -4000) {
         char what[512];
         changed_parameters(D, p, in->p, what, sizeof what);

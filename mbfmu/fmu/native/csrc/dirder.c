@@ -75,8 +75,8 @@ const char *mbn_dirder_inexact(mbn_instance *in) {
         if (D->sled && kind >= MB_SENS_ACCELEROMETER && kind <= MB_SENS_DISPLACEMENT) continue;
         if (kind != MB_SENS_STATE && kind != MB_SENS_VELOCITY && kind != MB_SENS_POINT && kind != MB_SENS_KINETIC &&
             kind != MB_SENS_POTENTIAL && kind != MB_SENS_LINEAR && kind != MB_SENS_QUATERNION &&
-            kind != MB_SENS_MOMENTUM)
-            return "an output sensor (body frame or flexible) has no tangent in the C runtime";
+            kind != MB_SENS_MOMENTUM && kind != MB_SENS_BODY_QUATERNION && kind != MB_SENS_BODY_TWIST)
+            return "an output sensor (flexible) has no tangent in the C runtime";
     }
     return NULL;
 }
@@ -482,6 +482,29 @@ static void point_tangent(const mb_model *m, const dd_work *w, int b, const doub
     mv3(B9(m->RW, b), t, dx);
 }
 
+/* tangent de (4) of body b's world orientation quaternion e (mb_body_quaternion: unit, w >= 0)
+ * under the body-frame rotation z_ang (dR = R [z_ang]x): de = e (x) (0, z_ang) / 2 */
+static void body_quaternion_tangent(const mb_model *m, const dd_work *w, int b, double *de) {
+    double e[4], t[3];
+    const double *z = B6(w->z, b);
+    mb_body_quaternion(m, b, e);
+    cross3(e + 1, z, t);
+    de[0] = -0.5 * dot3(e + 1, z);
+    for (int k = 0; k < 3; ++k) de[1 + k] = 0.5 * (e[0] * z[k] + t[k]);
+}
+
+/* tangent dtw (6) of body b's world twist (mb_body_twist: R v_ang, R v_lin of the body-frame
+ * velocity v): d(R v) = R (z_ang x v + dv) for each half */
+static void body_twist_tangent(const mb_model *m, const dd_work *w, int b, double *dtw) {
+    const double *v = B6(w->v, b), *dv = B6(w->dv, b), *z = B6(w->z, b);
+    for (int h = 0; h < 2; ++h) {
+        double t[3];
+        cross3(z, v + 3 * h, t);
+        for (int k = 0; k < 3; ++k) t[k] += dv[3 * h + k];
+        mv3(B9(m->RW, b), t, dtw + 3 * h);
+    }
+}
+
 /* the acceleration acc (3, world axes, m/s^2) of the point rB of body b and
  * its tangent dacc, after forward(acc) at the solved qdd, dqdd (w->accel):
  * mb_point_acceleration's aB = a_lin + w x (w x rB + v_lin) + a_ang x rB
@@ -580,6 +603,18 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
             dy[k] = w->dq[s->index + s->axis];
             break;
         case MB_SENS_MOMENTUM: dy[k] = dhl[s->axis]; break;
+        case MB_SENS_BODY_QUATERNION: {
+            double de[4];
+            body_quaternion_tangent(m, w, s->index, de);
+            dy[k] = de[s->axis];
+            break;
+        }
+        case MB_SENS_BODY_TWIST: {
+            double dtw[6];
+            body_twist_tangent(m, w, s->index, dtw);
+            dy[k] = dtw[s->axis];
+            break;
+        }
         case MB_SENS_ACCELEROMETER: {
             double a[3], da[3];
             if (!w->accel) { dy[k] = 0.0 / 0.0; break; }

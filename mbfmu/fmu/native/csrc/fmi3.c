@@ -10,10 +10,10 @@
  *   V_TIME        the independent variable (Float64);
  *   V_FLOAT64     count Float64 elements from the scalar first (an array, or 1);
  *   V_SIZE        a UInt64 structural parameter, an array length (count);
- *   V_COUNT       a UInt64 structural parameter, the plant's count parameter
+ *   V_COUNT       a UInt64 calculated parameter, the plant's count parameter
  *                 (the scalar first);
  *   V_INDICATORS  the event indicators (Float64 array of count).
- * Structural parameters are fixed by the build: another value is refused.
+ * Both are fixed by the build: another value is refused.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -321,8 +321,9 @@ FMI3_Export fmi3Status fmi3SetUInt64(fmi3Instance i, const fmi3ValueReference vr
         const int *r = row(vr[k]);
         fmi3UInt64 now = r[0] == V_SIZE ? (fmi3UInt64)r[2] : (fmi3UInt64)c->in->p[r[1] - MBN_DATA.nu];
         if (values[k] == now) continue;
-        mbn_report(c, MBN_ERROR, "refused: structural parameter %s = %llu: this FMU is built for %llu (rebuild it "
-                   "with the new value: mbfmu build ... -p NAME=VALUE --fmi 3)", name3(vr[k]),
+        mbn_report(c, MBN_ERROR, "refused: %s %s = %llu: this FMU is built for %llu (rebuild it "
+                   "with the new value: mbfmu build ... -p NAME=VALUE --fmi 3)",
+                   r[0] == V_SIZE ? "structural parameter" : "calculated parameter", name3(vr[k]),
                    (unsigned long long)values[k], (unsigned long long)now);
         st = fmi3Error;
     }
