@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import InputError
 from .fmu3_unit import Fmu3Unit, _indices
 from .fmu_files import extract_private, read_checked
+from .fmu_jacobian import InstanceLifetime
 
 _DOUBLE_P = ctypes.POINTER(ctypes.c_double)
 
@@ -42,7 +43,7 @@ def provides_directional_derivatives(path: str | Path) -> bool:
     return bool(tag and re.search(rb'\bprovidesDirectionalDerivatives\s*=\s*"true"', tag.group(0)))
 
 
-class Fmi3ModelExchangeInstance:
+class Fmi3ModelExchangeInstance(InstanceLifetime):
     """An instantiated FMI 3.0 Model Exchange FMU in continuous-time mode (fmpy ``FMU3Model``).
 
     Parameters
@@ -138,21 +139,5 @@ class Fmi3ModelExchangeInstance:
                                                           self.state_vrs + self.input_vrs, list(seed),
                                                           self.n + len(self.outputs)), float)
 
-    def close(self) -> None:
-        """Free the instance and its extracted files."""
-        try:
-            self.fmu.terminate()
-            self.fmu.freeInstance()
-        except Exception:  # noqa: BLE001 (a failed initialization leaves nothing to terminate)
-            pass
-        finally:
-            from ..untrusted.scratch import release
-            release(self._dir)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 

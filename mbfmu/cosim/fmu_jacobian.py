@@ -63,7 +63,28 @@ class FmuJacobians:
     evaluations: int
 
 
-class ModelExchangeInstance:
+class InstanceLifetime:
+    """Frees a Model Exchange instance (``self.fmu``) and its extracted folder
+    (``self._dir``); a context manager."""
+
+    def close(self) -> None:
+        """Free the instance and its extracted files."""
+        try:
+            self.fmu.terminate()
+            self.fmu.freeInstance()
+        except Exception:  # noqa: BLE001 (a failed initialization leaves nothing to terminate)
+            pass
+        finally:
+            release(self._dir)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class ModelExchangeInstance(InstanceLifetime):
     """An instantiated Model Exchange FMU in continuous-time mode (fmpy ``FMU2Model``).
 
     Parameters
@@ -168,18 +189,6 @@ class ModelExchangeInstance:
         known = (self.state_vrs + self.input_vrs)[j]
         return np.array(self.fmu.getDirectionalDerivative(self.der_vrs + self.output_vrs, [known], [1.0]), float)
 
-    def close(self) -> None:
-        try:
-            self.fmu.terminate()
-            self.fmu.freeInstance()
-        finally:
-            release(self._dir)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 def jacobians(inst: ModelExchangeInstance, x0=None, u0=None, method: str = "auto") -> FmuJacobians:
