@@ -55,7 +55,8 @@ _UP = ctypes.POINTER(ctypes.c_uint)
 _FMI3_TYPES = {"Float64": 0, "Float32": 1, "Int8": 2, "UInt8": 3, "Int16": 4, "UInt16": 5, "Int32": 6, "UInt32": 7,
                "Int64": 8, "UInt64": 9, "Enumeration": 8, "Boolean": 10}
 _FMI2_TYPES = {"Real": 0, "Integer": 11, "Boolean": 12}
-_C_STEP, _C_SET, _C_GET, _C_RANGE, _C_STOP, _C_PY, _C_DERIV = range(7)
+_FMI2_BOOL_READ = 13  # fmi2Boolean read as 0 or 1, as fmpy's getBoolean (the recording getters)
+_C_STEP, _C_SET, _C_GET, _C_RANGE, _C_STOP, _C_PY, _C_DERIV, _C_RGET, _C_NAN = range(9)
 
 
 class _Group(ctypes.Structure):
@@ -71,7 +72,8 @@ class _Unit(ctypes.Structure):
                 ("sub", ctypes.c_int), ("n_x", ctypes.c_int), ("x_conn", _IP), ("interpolate", ctypes.c_int),
                 ("max_order", ctypes.c_int), ("set_derivs", _P), ("n_der", ctypes.c_int), ("der_vr", _UP),
                 ("der_idx", _IP), ("order1", _IP), ("order2", _IP), ("der_buf", _DP), ("d1", _DP), ("d2", _DP),
-                ("refused_order2", ctypes.c_int), ("stop_requested", ctypes.c_int), ("stop_at", ctypes.c_double)]
+                ("refused_order2", ctypes.c_int), ("stop_requested", ctypes.c_int), ("stop_at", ctypes.c_double),
+                ("conv_on", _IP), ("conv", _DP), ("n_rget", ctypes.c_int), ("rget", ctypes.POINTER(_Group))]
 
 
 class _Failure(ctypes.Structure):
@@ -93,7 +95,7 @@ class _Control(ctypes.Structure):
 class _System(ctypes.Structure):
     _fields_ = [("units", ctypes.POINTER(_Unit)), ("n_units", ctypes.c_int), ("pre_pull", _IP), ("n_pre", ctypes.c_int),
                 ("plan", _IP), ("n_plan", ctypes.c_int), ("gauss_seidel", ctypes.c_int), ("order", _IP),
-                ("rec", _IP), ("n_rec", ctypes.c_int), ("rows", _DP),
+                ("rec", _IP), ("n_rec", ctypes.c_int), ("n_chk", ctypes.c_int), ("chk", _IP), ("rows", _DP),
                 ("extrapolation", ctypes.c_int), ("n_conn", ctypes.c_int), ("conns", _IP), ("n_hist", ctypes.c_int),
                 ("hist_t", _DP), ("hist_y", _DP), ("c0", _DP), ("c1", _DP), ("c2", _DP), ("startup", ctypes.c_int),
                 ("py_io", _PY_IO), ("realtime", ctypes.c_double), ("wall0", ctypes.c_double),
@@ -133,14 +135,12 @@ def python_loop_reason(master: Any) -> str | None:
     for u in master.units:
         if type(u) not in (FmuUnit, Fmu3Unit):
             return f"unit {u.name!r} is not an in-process FMU (a Python unit, or an isolated one)"
-        if u.input_conversion:
-            return f"unit {u.name!r} converts input units"
     if any(loop is not None for *_, loop in master.plan):
         return "the system has an algebraic loop"
-    if any(vars_ != u.outputs for u, vars_, _ in master.groups):
-        return "the recording is not the units' outputs"
-    if master._unchecked:
-        return "connected outputs are not recorded"
+    for u, vars_, _ in master.groups:
+        strings = [v for v in vars_ if v not in u.outputs and u.variable(v).type == "String"]
+        if strings and not all(v in u.outputs for v in vars_):
+            return f"unit {u.name!r}: recorded String variables that are not outputs ({strings[0]!r}) are read in Python"
     if _library() is None:
         return "the package was built without the compiled loop"
     return None
@@ -173,21 +173,32 @@ class _Build:
         self.errors: list[BaseException] = []
         self.group_names: list[tuple[list[str], list[str]]] = []
         self.strings = [self._string_calls(u) for u in units]
+        # recorded columns: read from a unit's output buffer, or (a group that is not all
+        # outputs, as Master._recorders reads it) from the FMU by the unit's getter groups
+        rec: list[int] = []
+        self.getter_cols: list[list[tuple[list[str], int]]] = [[] for _ in units]
+        for u, vars_, col in master.groups:
+            if all(v in u.outputs for v in vars_):
+                rec += [x for v in vars_ for x in (pos[u.name], u.outputs.index(v))]
+            else:
+                rec += [-1, -1] * len(vars_)
+                self.getter_cols[pos[u.name]].append((vars_, col - 1))
+        self.rget_names: list[list[str]] = [[] for _ in units]
         for i, u in enumerate(units):
             self._unit(self.units[i], u, [x for j, src, k in master.inc[u.name] for x in (j, pos[src.name], k)])
+            self._record_getters(self.units[i], u, i)
         S = self.system = _System()
         S.units, S.n_units = self.units, len(units)
         pre = [pos[u.name] for u in master.pre_pull]
         plan = [x for u, _, repull, _ in master.plan for x in (pos[u.name], int(bool(repull)))]
         gs = master.opts.algorithm == "gauss-seidel"
         order = [pos[u.name] for u in master.gs_order] if gs else list(range(len(units)))
-        rec: list[int] = []
-        for u, vars_, _ in master.groups:
-            rec += [x for k in range(len(vars_)) for x in (pos[u.name], k)]
         S.pre_pull, S.n_pre = self._arr(_ints(pre)), len(pre)
         S.plan, S.n_plan = self._arr(_ints(plan)), len(plan) // 2
         S.gauss_seidel, S.order = int(gs), self._arr(_ints(order))
         S.rec, S.n_rec = self._arr(_ints(rec)), len(rec) // 2
+        chk = [x for src, k in master._unchecked for x in (pos[src.name], k)]
+        S.chk, S.n_chk = self._arr(_ints(chk)), len(chk) // 2
         rows = master._rows
         assert rows.flags.c_contiguous and rows.shape[1] == 1 + len(rec) // 2
         S.rows = rows[1:].ctypes.data_as(_DP)
@@ -355,6 +366,41 @@ class _Build:
             s.der_buf = ctypes.cast(u._d_buf, _DP)
         if fmi3 and u._stop_at is not None:
             s.stop_requested, s.stop_at = 1, u._stop_at
+        if u.input_conversion:
+            on, conv = [0] * len(u.inputs), [1.0, 0.0] * len(u.inputs)
+            for j, (a, b) in u.input_conversion.items():
+                on[j], conv[2 * j], conv[2 * j + 1] = 1, a, b
+            s.conv_on, s.conv = self._arr(_ints(on)), self._arr((ctypes.c_double * len(conv))(*conv))
+
+    def _record_getters(self, s: _Unit, u: Any, i: int) -> None:
+        """The unit's recorded variables read from the FMU (as ``u.getter`` reads
+        them), one group per type; slots map buffer positions to row columns."""
+        groups: list[tuple] = []
+        fmi3 = isinstance(u, Fmu3Unit)
+        names = self.rget_names[i]
+        for vars_, col in self.getter_cols[i]:
+            if fmi3:
+                for g in u._groups(list(vars_), range(len(vars_))):
+                    slots = [(k, col + j) for k, j in g.slots if j >= 0]
+                    groups.append((_FMI3_TYPES[g.type], u._f_get[g.type], g.vr, g.n_vr, g.buf, g.n, slots))
+                    names.append(f"fmi3Get{_api_name(g.type)}")
+                continue
+            f = u._fmu._functions
+            for typ in ("Real", "Integer", "Boolean"):
+                idx = [j for j, v in enumerate(vars_) if u.variable(v).type == typ]
+                if not idx:
+                    continue
+                vr = (ctypes.c_uint * len(idx))(*[u.variable(vars_[j]).vr for j in idx])
+                buf = ({"Real": ctypes.c_double}.get(typ, ctypes.c_int) * len(idx))()
+                code = _FMI2_BOOL_READ if typ == "Boolean" else _FMI2_TYPES[typ]
+                groups.append((code, f[f"fmi2Get{typ}"], vr, len(idx), buf, len(idx),
+                               [(m, col + j) for m, j in enumerate(idx)]))
+                names.append(f"fmi2Get{typ}")
+        arr = (_Group * max(len(groups), 1))()
+        for g, args in zip(arr, groups):
+            self._group(g, args[0], int(fmi3), *args[1:])
+        self.keep.append(arr)
+        s.rget, s.n_rget = arr, len(groups)
 
     def write_back(self) -> None:
         """Hand what C learnt back to the Python objects (history, stop requests,
@@ -395,6 +441,8 @@ class _Build:
         if f.call == _C_RANGE:
             return CosimError(f"unit {u.name!r}: input {u.inputs[f.index]!r} = {f.value!r} at t = {f.t!r} s "
                               f"has no integer value ({names[0][f.group][4:]})")
+        if f.call == _C_RGET:
+            return _status_error(u, self.rget_names[f.unit][f.group], f.status, f.t)
         if f.call == _C_DERIV:
             return _status_error(u, f"fmi2SetRealInputDerivatives (order {f.group})", f.status, f.t)
         return _status_error(u, names[0 if f.call == _C_SET else 1][f.group], f.status, f.t)
@@ -440,6 +488,9 @@ def run(master: Any, t0: float, stop: float, n: int, progress: Any = None, summa
                     count_steps()
                     master._check_finite(master._rows[bad], float(master._rows[bad, 0]))
             count_steps()
+            if S.fail.unit >= 0 and S.fail.call == _C_NAN:  # a connected output that is not recorded
+                master._check_finite(master._rows[reached], float(master._rows[reached, 0]))
+                raise CosimError("the compiled loop stopped on a non-finite output")  # pragma: no cover
             if reached < end and S.fail.unit < 0:  # stopped on request, between two steps
                 done = reached
                 master._fl_ctl = None

@@ -55,7 +55,7 @@ def test_failure_in_the_compiled_loop_keeps_the_rows_and_names_the_unit(mass_fmu
     assert np.array_equal(fast.result.data, slow.result.data) and len(fast.result) > 1
 
 
-@pytest.mark.parametrize("variant", ["python unit", "adaptive", "record all"])
+@pytest.mark.parametrize("variant", ["python unit", "adaptive"])
 def test_other_runs_keep_the_python_loop(mass_fmu, monkeypatch, variant):
     def make():
         s = _chain(mass_fmu)
@@ -63,6 +63,80 @@ def test_other_runs_keep_the_python_loop(mass_fmu, monkeypatch, variant):
             s.add(FunctionUnit("src", lambda t, u: [np.sin(t)]))
             s.connect("src.y", "c.F")
         return s
-    kw = {"adaptive": {"adaptive": True}, "record all": {"record": "all"}}.get(variant, {})
+    kw = {"adaptive": {"adaptive": True}}.get(variant, {})
     (fast, slow), calls = _both(make, monkeypatch, stop_time=0.5, step=1e-2, **kw)
     assert calls == 0 and np.array_equal(fast.data, slow.data)
+
+
+def _reason(system: System, record=None, **kw):
+    """``python_loop_reason`` of the master a run of ``system`` with ``kw`` builds."""
+    from mbfmu.cosim.master import Options, _Master
+    return fast_loop.python_loop_reason(_Master(system, 1e-2, Options(**kw), record))
+
+
+@pytest.mark.parametrize("record", [["a.x"], ["c.v", "a.x"], ["b.Fc", "c.x", "c.F", "b.m"], "all"])
+def test_any_recorded_subset_takes_the_compiled_loop_and_equals_full_recording(mass_fmu, monkeypatch, record):
+    """Recording a subset (outputs in any order, inputs, parameters, locals: what is
+    not an output is read from the FMU as the Python loop reads it) takes the
+    compiled loop, gives the Python loop's rows bit for bit, and each recorded
+    output equals its column of the full recording."""
+    assert _reason(_chain(mass_fmu), record) is None
+    (fast, slow), calls = _both(lambda: _chain(mass_fmu), monkeypatch, stop_time=1.0, step=1e-3, record=record)
+    assert calls == 1
+    assert fast.names == slow.names and np.array_equal(fast.data, slow.data)
+    full = simulate(_chain(mass_fmu), 1.0, 1e-3, progress=False)
+    outputs = [n for n in fast.names[1:] if n in full.names]
+    assert outputs and all(np.array_equal(fast[n], full[n]) for n in ["time", *outputs])
+    if record == "all":  # an input read from the FMU is what its source sent
+        assert np.array_equal(fast["c.xin"], full["b.x"]) and np.ptp(fast["c.xin"]) > 0.01
+
+
+def test_non_finite_connected_output_that_is_not_recorded_stops_the_compiled_loop(mass_fmu, monkeypatch):
+    """a (no mass) diverges at its first step; only c.x is recorded: the compiled
+    loop checks the connected outputs it does not record, as the Python loop does."""
+    def make():
+        s = _chain(mass_fmu)
+        s.units["a"].set("m", 0.0)
+        return s
+    (fast, slow), calls = _both(make, monkeypatch, stop_time=1.0, step=1e-2, record=["c.x"])
+    assert calls == 1
+    assert isinstance(fast, CosimError) and isinstance(slow, CosimError)
+    assert str(fast) == str(slow) and "unit 'a'" in str(fast)
+    assert np.array_equal(fast.result.data, slow.result.data) and len(fast.result) == 2
+
+
+def _converting_ssp(mass_fmu, tmp_path):
+    """a drives b through a.x (m) -> b.xin (declared in mm: converted, factor 1000)
+    with a LinearTransformation (factor 0.002, offset 0.25) after the conversion,
+    and a.v -> b.vin as it is; b.Fc feeds a.F back (direct feedthrough)."""
+    from .test_ssp_mappings import _binding, _param, _ssp
+    from .test_ssp_units import _with_units
+    bmm = _with_units(mass_fmu, tmp_path / "bmm.fmu", {"xin": "mm"}, {"mm": {"m": "1", "factor": "0.001"}})
+    a = _binding(_param("x0", "Real", 1.0) + _param("k", "Real", 10.0))
+    b = _binding(_param("m", "Real", 2.0) + _param("kc", "Real", 30.0) + _param("dc", "Real", 0.5))
+    body = f"""<ssd:Elements>
+      <ssd:Component name="a" source="resources/mass.fmu">{a}</ssd:Component>
+      <ssd:Component name="b" source="resources/bmm.fmu">{b}</ssd:Component></ssd:Elements>
+      <ssd:Connections><ssd:Connection startElement="a" startConnector="x" endElement="b" endConnector="xin">
+        <ssc:LinearTransformation factor="0.002" offset="0.25"/></ssd:Connection>
+        <ssd:Connection startElement="a" startConnector="v" endElement="b" endConnector="vin"/>
+        <ssd:Connection startElement="b" startConnector="Fc" endElement="a" endConnector="F"/></ssd:Connections>"""
+    return _ssp(tmp_path, body, {"resources/mass.fmu": mass_fmu, "resources/bmm.fmu": bmm})
+
+
+@pytest.mark.parametrize("kw", [{}, {"algorithm": "gauss-seidel"}, {"extrapolation": 2}])
+def test_unit_conversion_and_linear_transformation_run_compiled(mass_fmu, monkeypatch, tmp_path, kw):
+    """An SSP whose connection converts units and applies a LinearTransformation runs
+    in the compiled loop (conversion applied in C) and gives the Python loop's rows
+    bit for bit; b.xin read from the FMU is 2 a.x + 0.25 (1000 a.x mm, then the
+    transformation)."""
+    from mbfmu.cosim import read_ssp
+    ssp = _converting_ssp(mass_fmu, tmp_path)
+    assert read_ssp(ssp).units["b"].input_conversion  # the connection converts
+    assert _reason(read_ssp(ssp), **kw) is None
+    (fast, slow), calls = _both(lambda: read_ssp(ssp), monkeypatch, stop_time=1.0, step=1e-3, record="all", **kw)
+    assert calls == 1
+    assert fast.names == slow.names and np.array_equal(fast.data, slow.data)
+    if not kw:  # Jacobi: b holds the value sent at the exchange that recorded a.x
+        np.testing.assert_allclose(fast["b.xin"], 2.0 * fast["a.x"] + 0.25, rtol=1e-15, atol=1e-15)
+    assert np.ptp(fast["b.x"]) > 0.01

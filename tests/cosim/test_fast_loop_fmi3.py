@@ -148,3 +148,19 @@ def test_integer_inputs_wrap_to_their_width_as_the_python_units_do(monkeypatch):
                                           "ft2.Int32_output", "ft2.Int16_output")}
     assert last == {"ft2.Int8_output": -44, "ft2.UInt16_output": 65536 - 300, "ft2.Int64_output": -2**63 + 2**12,
                     "ft2.Int32_output": 4096, "ft2.Int16_output": 70000 - 65536}
+
+
+def test_recorded_subset_with_inputs_and_parameters_in_c_equals_python_loop(mass_fmu, monkeypatch):
+    """A recording of outputs, inputs and parameters of FMI 2 and FMI 3 units (the
+    non-outputs read from the FMUs per type, Booleans as 0 or 1, an FMI 3 array
+    element) takes the compiled loop and gives the Python loop's rows bit for bit."""
+    record = ["ft3.Int8_input", "ft3.Boolean_output", "ft3.Float32_continuous_input", "ss.u[2]", "ss.y[1]",
+              "ft2.Boolean_input", "ft2.Int32_input", "ft2.Float64_tunable_parameter", "mass.x", "vdp.x1", "vdp.mu"]
+    (fast, slow), calls = _both(lambda: _mixed(mass_fmu), monkeypatch, stop_time=2.0, step=1e-2, record=record)
+    assert calls == 1
+    _same(fast, slow)
+    assert np.ptp(fast["ft3.Int8_input"]) > 0 and np.ptp(fast["ss.u[2]"]) > 0.1
+    full = simulate(_mixed(mass_fmu), 2.0, 1e-2, progress=False, record="all")
+    for n in [n for n in record if n in full.names]:  # all but the parameters
+        assert np.array_equal(fast[n], full[n]), n
+    assert np.all(fast["ft2.Float64_tunable_parameter"] == 0.0) and np.all(fast["vdp.mu"] == 1.0)  # start values

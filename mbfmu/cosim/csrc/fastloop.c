@@ -32,11 +32,12 @@
 /* value types of a group (a buffer exchanged in one call) */
 enum {
     T_F64, T_F32, T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_BOOL3, /* FMI 3 (T_F64: also fmi2Real) */
-    T_INT2, T_BOOL2                                                              /* fmi2Integer, fmi2Boolean */
+    T_INT2, T_BOOL2,                                                             /* fmi2Integer, fmi2Boolean */
+    T_BOOL2N                   /* fmi2Boolean read as 0 or 1 (as fmpy's getBoolean: the recording getters) */
 };
 
 /* what failed (fl_failure.call) */
-enum { C_STEP, C_SET, C_GET, C_RANGE, C_STOP, C_PY, C_DERIV };
+enum { C_STEP, C_SET, C_GET, C_RANGE, C_STOP, C_PY, C_DERIV, C_RGET, C_NAN };
 
 typedef struct {
     int type;
@@ -79,6 +80,10 @@ typedef struct {
     int refused_order2;        /* out: the FMU refused order 2 in this call */
     int stop_requested;        /* FMI 3 terminateSimulation seen; the next doStep ends the run */
     double stop_at;
+    const int *conv_on;        /* per input: sent as conv[2j] u + conv[2j+1] (a unit conversion); NULL: none */
+    const double *conv;
+    int n_rget;                /* recorded variables read from the FMU (not from y), per type */
+    fl_group *rget;            /* slots: (position in buf, recorded column after time) */
 } fl_unit;
 
 typedef struct {
@@ -106,8 +111,10 @@ typedef struct {
     int n_plan;
     int gauss_seidel;
     const int *order;          /* the Gauss-Seidel stepping order */
-    const int *rec;            /* (unit, output index) per recorded column after time */
+    const int *rec;            /* (unit, output index) per recorded column after time; unit -1: read by rget */
     int n_rec;
+    int n_chk;                 /* connected outputs not recorded, checked for non-finite values */
+    const int *chk;            /* (unit, output index) */
     double *rows;              /* n_steps rows of 1 + n_rec doubles; step k writes row k */
     /* input extrapolation (Jacobi) */
     int extrapolation;         /* order 0, 1 or 2 */
@@ -189,6 +196,7 @@ static double get_value(const fl_group *g, int k) {
     case T_I64: return (double)((const int64_t *)b)[k];
     case T_U64: return (double)((const uint64_t *)b)[k];
     case T_BOOL3: return ((const bool *)b)[k] ? 1.0 : 0.0;
+    case T_BOOL2N: return ((const int *)b)[k] != 0 ? 1.0 : 0.0;
     default: return (double)((const int *)b)[k];
     }
 }
@@ -250,7 +258,9 @@ static int push(fl_system *S, int i, double t, fl_failure *f) {
     for (int gi = 0; gi < u->n_push; gi++) {
         fl_group *g = &u->push[gi];
         for (int s = 0; s < g->n_slots; s++) {
-            double v = u->u[g->slots[2 * s + 1]];
+            const int j = g->slots[2 * s + 1];
+            double v = u->u[j];
+            if (u->conv && u->conv_on[j]) v = u->conv[2 * j] * v + u->conv[2 * j + 1];  /* as FmuUnit._converted_inputs */
             if (put_value(g, g->slots[2 * s], v)) {
                 f->index = g->slots[2 * s + 1];
                 f->value = v;
@@ -274,6 +284,21 @@ static int pull(fl_system *S, int i, double t, fl_failure *f) {
         for (int s = 0; s < g->n_slots; s++) u->y[g->slots[2 * s + 1]] = get_value(g, g->slots[2 * s]);
     }
     if (u->python && S->py_io(i, 1)) return failed(f, i, C_PY, 0, 0, t, 0.0);
+    return 0;
+}
+
+/* the recorded variables that are not read from the output buffers (Unit.getter) */
+static int record_getters(fl_system *S, double *cols, double t, fl_failure *f) {
+    for (int i = 0; i < S->n_units; i++) {
+        fl_unit *u = &S->units[i];
+        for (int gi = 0; gi < u->n_rget; gi++) {
+            fl_group *g = &u->rget[gi];
+            S->ctl->unit = i;
+            int st = get_call(u->component, g);
+            if (st > 1) return failed(f, i, C_RGET, st, gi, t, 0.0);
+            for (int s = 0; s < g->n_slots; s++) cols[g->slots[2 * s + 1]] = get_value(g, g->slots[2 * s]);
+        }
+    }
     return 0;
 }
 
@@ -589,9 +614,19 @@ int fl_run(fl_system *S, int k_begin, int k_end, int n_steps, double t0, double 
         }
         double *row = S->rows + (size_t)k * (size_t)(1 + S->n_rec);
         row[0] = t;
-        for (int c = 0; c < S->n_rec; c++) row[1 + c] = S->units[S->rec[2 * c]].y[S->rec[2 * c + 1]];
+        for (int c = 0; c < S->n_rec; c++)
+            if (S->rec[2 * c] >= 0) row[1 + c] = S->units[S->rec[2 * c]].y[S->rec[2 * c + 1]];
+        CHECK(record_getters(S, row + 1, t, f));
         if (S->extrapolation > 0) push_history(S, t);
         S->ctl->reached = k + 1;
+        for (int c = 0; c < S->n_chk; c++) {  /* the row is kept, then the run ends (as Master._check_finite) */
+            const int ui = S->chk[2 * c];
+            if (!isfinite(S->units[ui].y[S->chk[2 * c + 1]])) {
+                failed(f, ui, C_NAN, 0, c, t, 0.0);
+                S->fail.step = k++;
+                goto out;
+            }
+        }
         if (S->realtime > 0.0) pace(S, t);
     }
 out:
