@@ -55,7 +55,7 @@ def test_failure_in_the_compiled_loop_keeps_the_rows_and_names_the_unit(mass_fmu
     assert np.array_equal(fast.result.data, slow.result.data) and len(fast.result) > 1
 
 
-@pytest.mark.parametrize("variant", ["python unit", "adaptive"])
+@pytest.mark.parametrize("variant", ["python unit", "adaptive"])  # adaptive: input extrapolation 2 by default
 def test_other_runs_keep_the_python_loop(mass_fmu, monkeypatch, variant):
     def make():
         s = _chain(mass_fmu)
@@ -140,3 +140,31 @@ def test_unit_conversion_and_linear_transformation_run_compiled(mass_fmu, monkey
     if not kw:  # Jacobi: b holds the value sent at the exchange that recorded a.x
         np.testing.assert_allclose(fast["b.xin"], 2.0 * fast["a.x"] + 0.25, rtol=1e-15, atol=1e-15)
     assert np.ptp(fast["b.x"]) > 0.01
+
+
+def test_adaptive_defaults_take_at_most_twice_the_steps_of_the_best_order(mass_fmu):
+    """adaptive=True without an extrapolation order takes one whose error estimate
+    means something: at most twice the steps of the best order, where order 0 (the
+    fixed-step default) needs more than 100 times as many, and the answer agrees
+    with a fine fixed-step run to the tolerance's order."""
+    def run(**kw):
+        return simulate(_chain(mass_fmu), 0.5, 1e-2, adaptive=True, progress=False, **kw)
+    default = run()
+    best = min(run(extrapolation=e).summary.steps for e in (1, 2))
+    assert default.summary.steps <= 2 * best and default.meta["extrapolation"] == 2
+    with pytest.raises(CosimError, match="adaptive stepping took"):
+        run(extrapolation=0, max_steps=100 * default.summary.steps)
+    fine = simulate(_chain(mass_fmu), 0.5, 1e-4, extrapolation=2, progress=False)
+    for n in ("a.x", "b.x", "c.x"):
+        assert abs(default[n][-1] - fine[n][-1]) < 1e-3, n
+
+
+def test_simulate_verbose_names_the_loop_and_why(mass_fmu, capsys):
+    """``mbfmu simulate -v`` says which loop ran, and why a run took the Python loop."""
+    from mbfmu.cli import main
+    assert main(["simulate", str(mass_fmu), "--stop-time", "0.1", "--step", "0.01", "-v"]) == 0
+    assert "master loop: compiled (C)" in capsys.readouterr().out
+    assert main(["simulate", str(mass_fmu), "--stop-time", "0.1", "--step", "0.01", "--iterative", "-v"]) == 0
+    assert "master loop: Python (adaptive stepping and iterative coupling run in Python)" in capsys.readouterr().out
+    assert main(["simulate", str(mass_fmu), "--stop-time", "0.1", "--step", "0.01"]) == 0
+    assert "master loop" not in capsys.readouterr().out
