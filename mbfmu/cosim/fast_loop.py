@@ -2,14 +2,20 @@
 
 When every unit of a system is an FMI 2.0 or FMI 3.0 co-simulation FMU, the
 fixed-step Jacobi loop (input extrapolation of order 0, 1 or 2, multi-rate
-units) and the Gauss-Seidel loop (no algebraic loop, all outputs recorded)
+units) and the Gauss-Seidel loop (no algebraic loop)
 run in C (``csrc/fastloop.c``): the FMUs' own getters, setters and
 ``doStep`` function pointers, connections as index arrays, rows written into
 the master's preallocated buffer. Values are converted per type exactly as
 the Python units convert them: FMI 2 Real, Integer and Boolean; FMI 3
 Float32/64, the integer types, Enumeration and Boolean, whole arrays at a
-time. String values are set and read by a Python callback (C cannot
-intern texts). The semantics are those of the Python loop of
+time, String values too: they travel as the codes of their interned texts
+(:mod:`.typed`), and each String slot keeps its last text and code, so
+Python is called only when a String value changes. Any recorded subset is
+written by C: outputs from the output buffers, other variables read from the
+FMUs per type; the connected outputs that are not recorded are checked for
+non-finite values. Input unit conversions (``input_conversion``: SSP unit
+conversions and linear transformations) are applied as the units apply
+them. The semantics are those of the Python loop of
 :mod:`mbfmu.cosim.master` (the tests compare the two bit for bit), and so
 are its guards, applied between chunks of steps: the rows are checked for
 non-finite values, streamed to the run's sink, and Ctrl-C or the run's
@@ -53,22 +59,23 @@ _UP = ctypes.POINTER(ctypes.c_uint)
 
 # value type codes of csrc/fastloop.c
 _FMI3_TYPES = {"Float64": 0, "Float32": 1, "Int8": 2, "UInt8": 3, "Int16": 4, "UInt16": 5, "Int32": 6, "UInt32": 7,
-               "Int64": 8, "UInt64": 9, "Enumeration": 8, "Boolean": 10}
-_FMI2_TYPES = {"Real": 0, "Integer": 11, "Boolean": 12}
+               "Int64": 8, "UInt64": 9, "Enumeration": 8, "Boolean": 10, "String": 14}
+_FMI2_TYPES = {"Real": 0, "Integer": 11, "Boolean": 12, "String": 14}
+_FMI2_CTYPES = {"Real": ctypes.c_double, "Integer": ctypes.c_int, "Boolean": ctypes.c_int, "String": ctypes.c_char_p}
 _FMI2_BOOL_READ = 13  # fmi2Boolean read as 0 or 1, as fmpy's getBoolean (the recording getters)
 _C_STEP, _C_SET, _C_GET, _C_RANGE, _C_STOP, _C_PY, _C_DERIV, _C_RGET, _C_NAN = range(9)
 
 
 class _Group(ctypes.Structure):
     _fields_ = [("type", ctypes.c_int), ("fmi3", ctypes.c_int), ("fn", _P), ("vr", _UP), ("n_vr", ctypes.c_int),
-                ("buf", _P), ("n_values", ctypes.c_int), ("n_slots", ctypes.c_int), ("slots", _IP)]
+                ("buf", _P), ("n_values", ctypes.c_int), ("n_slots", ctypes.c_int), ("slots", _IP), ("str", _P)]
 
 
 class _Unit(ctypes.Structure):
     _fields_ = [("fmi3", ctypes.c_int), ("component", _P), ("do_step", _P), ("no_prior", ctypes.c_int),
                 ("n_push", ctypes.c_int), ("push", ctypes.POINTER(_Group)),
                 ("n_pull", ctypes.c_int), ("pull", ctypes.POINTER(_Group)),
-                ("u", _DP), ("y", _DP), ("n_in_conn", ctypes.c_int), ("in_conn", _IP), ("python", ctypes.c_int),
+                ("u", _DP), ("y", _DP), ("n_in_conn", ctypes.c_int), ("in_conn", _IP),
                 ("sub", ctypes.c_int), ("n_x", ctypes.c_int), ("x_conn", _IP), ("interpolate", ctypes.c_int),
                 ("max_order", ctypes.c_int), ("set_derivs", _P), ("n_der", ctypes.c_int), ("der_vr", _UP),
                 ("der_idx", _IP), ("order1", _IP), ("order2", _IP), ("der_buf", _DP), ("d1", _DP), ("d2", _DP),
@@ -82,7 +89,8 @@ class _Failure(ctypes.Structure):
                 ("value", ctypes.c_double)]
 
 
-_PY_IO = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int)
+_PY_CODE = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_char_p)
+_PY_TEXT = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_double)
 
 
 class _Control(ctypes.Structure):
@@ -98,7 +106,7 @@ class _System(ctypes.Structure):
                 ("rec", _IP), ("n_rec", ctypes.c_int), ("n_chk", ctypes.c_int), ("chk", _IP), ("rows", _DP),
                 ("extrapolation", ctypes.c_int), ("n_conn", ctypes.c_int), ("conns", _IP), ("n_hist", ctypes.c_int),
                 ("hist_t", _DP), ("hist_y", _DP), ("c0", _DP), ("c1", _DP), ("c2", _DP), ("startup", ctypes.c_int),
-                ("py_io", _PY_IO), ("realtime", ctypes.c_double), ("wall0", ctypes.c_double),
+                ("py_code", _PY_CODE), ("py_text", _PY_TEXT), ("realtime", ctypes.c_double), ("wall0", ctypes.c_double),
                 ("t_start", ctypes.c_double), ("overruns", ctypes.c_longlong), ("worst_lag", ctypes.c_double),
                 ("threads", ctypes.c_int), ("unit_fail", ctypes.POINTER(_Failure)), ("fail", _Failure),
                 ("ctl", ctypes.POINTER(_Control))]
@@ -119,6 +127,8 @@ def _library() -> Any:
         lib.fl_run.restype = ctypes.c_int
         lib.fl_run.argtypes = [ctypes.POINTER(_System), ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_double,
                                ctypes.c_double, ctypes.c_double]
+        lib.fl_release.restype = None
+        lib.fl_release.argtypes = [ctypes.POINTER(_System)]
         _LIB = lib
     return _LIB or None
 
@@ -137,10 +147,6 @@ def python_loop_reason(master: Any) -> str | None:
             return f"unit {u.name!r} is not an in-process FMU (a Python unit, or an isolated one)"
     if any(loop is not None for *_, loop in master.plan):
         return "the system has an algebraic loop"
-    for u, vars_, _ in master.groups:
-        strings = [v for v in vars_ if v not in u.outputs and u.variable(v).type == "String"]
-        if strings and not all(v in u.outputs for v in vars_):
-            return f"unit {u.name!r}: recorded String variables that are not outputs ({strings[0]!r}) are read in Python"
     if _library() is None:
         return "the package was built without the compiled loop"
     return None
@@ -172,7 +178,6 @@ class _Build:
         self.units = (_Unit * len(units))()
         self.errors: list[BaseException] = []
         self.group_names: list[tuple[list[str], list[str]]] = []
-        self.strings = [self._string_calls(u) for u in units]
         # recorded columns: read from a unit's output buffer, or (a group that is not all
         # outputs, as Master._recorders reads it) from the FMU by the unit's getter groups
         rec: list[int] = []
@@ -216,8 +221,9 @@ class _Build:
         S.n_hist = len(master.hist_t)
         S.hist_t, S.hist_y = self.hist_t.ctypes.data_as(_DP), self.hist_y.ctypes.data_as(_DP)
         S.c0, S.c1, S.c2 = (self.coeffs[r].ctypes.data_as(_DP) for r in range(3))
-        self.py_io = _PY_IO(self._py_io)
-        S.py_io = self.py_io
+        self.texts: dict[float, Any] = {}
+        self.callbacks = (_PY_CODE(self._code), _PY_TEXT(self._text))
+        S.py_code, S.py_text = self.callbacks
         pacer = getattr(master, "pacer", None)
         if pacer is not None:
             S.realtime, S.wall0, S.t_start = pacer.factor, pacer.wall0, pacer.t0
@@ -233,65 +239,24 @@ class _Build:
         self.keep.append(a)
         return a
 
-    def _py_io(self, i: int, pull: int) -> int:
-        """The String values of unit ``i`` (C cannot intern texts), set or read in Python."""
+    def _code(self, text: bytes) -> float:
+        """The code of a String value C read (C cannot intern texts); -1 when it fails."""
         try:
-            for call in self.strings[i][pull]:
-                call()
-            return 0
+            return string_code(text.decode("utf-8", "replace"))
         except BaseException as exc:  # re-raised by run() once C has returned
             self.errors.append(exc)
-            return 1
+            return -1.0
 
-    def _string_calls(self, u: Any) -> tuple[list, list]:
-        """(set, read) calls of a unit's String groups: the String part of its push and pull."""
-        sets, reads = [], []
-        if isinstance(u, Fmu3Unit):
-            def set3(g: Any) -> Any:
-                def call() -> None:
-                    for k, j in g.slots:
-                        if j >= 0:
-                            g.buf[k] = string_text(u.u[j]).encode("utf-8")
-                    s = u._f_set["String"](u._c, g.vr, g.n_vr, g.buf, g.n)
-                    if s > 1:
-                        raise _status_error(u, "fmi3SetString", s)
-                return call
-
-            def get3(g: Any) -> Any:
-                def call() -> None:
-                    s = u._f_get["String"](u._c, g.vr, g.n_vr, g.buf, g.n)
-                    if s > 1:
-                        raise _status_error(u, "fmi3GetString", s)
-                    for k, j in g.slots:
-                        if j >= 0:
-                            u.y[j] = string_code((g.buf[k] or b"").decode("utf-8", "replace"))
-                return call
-            sets = [set3(g) for g in u._in_groups3 if g.type == "String"]
-            reads = [get3(g) for g in u._out_groups3 if g.type == "String"]
-            return sets, reads
-        f = u._fmu._functions
-        for typ, idx, vr, buf in u._in_groups:
-            if typ == "String":
-                def set2(idx=idx, vr=vr, buf=buf) -> None:
-                    for m, j in enumerate(idx):
-                        buf[m] = string_text(u.u[j]).encode("utf-8")
-                    s = f["fmi2SetString"](u._c, vr, len(idx), buf)
-                    if s > 1:
-                        raise _status_error(u, "fmi2SetString", s)
-                sets.append(set2)
-        for typ, idx in u._out_groups:
-            if typ == "String" and idx:
-                vr = (ctypes.c_uint * len(idx))(*[u._out_vr[j] for j in idx])
-                buf = (ctypes.c_char_p * len(idx))()
-
-                def get2(idx=idx, vr=vr, buf=buf) -> None:
-                    s = f["fmi2GetString"](u._c, vr, len(idx), buf)
-                    if s > 1:
-                        raise _status_error(u, "fmi2GetString", s)
-                    for m, j in enumerate(idx):
-                        u.y[j] = string_code((buf[m] or b"").decode("utf-8", "replace"))
-                reads.append(get2)
-        return sets, reads
+    def _text(self, code: float) -> int | None:
+        """The address of the text of a String code, kept for the run (``None`` when it fails)."""
+        try:
+            buf = self.texts.get(code)
+            if buf is None:
+                buf = self.texts[code] = ctypes.create_string_buffer(string_text(code).encode("utf-8"))
+            return ctypes.addressof(buf)
+        except BaseException as exc:  # re-raised by run() once C has returned
+            self.errors.append(exc)
+            return None
 
     def _group(self, g: _Group, typ: int, fmi3: int, fn: Any, vr: Any, n_vr: int, buf: Any, n_values: int,
                slots: list[tuple[int, int]]) -> None:
@@ -308,32 +273,22 @@ class _Build:
         push: list[tuple] = []  # (type code, function, vr, n_vr, buf, n_values, slots)
         pull: list[tuple] = []
         names: tuple[list[str], list[str]] = ([], [])
-        python = False
         if fmi3:
             for groups, out, fns, verb in ((u._in_groups3, push, u._f_set, "Set"), (u._out_groups3, pull, u._f_get, "Get")):
                 for g in groups:
-                    if g.type not in _FMI3_TYPES:
-                        python = True
-                        continue
                     out.append((_FMI3_TYPES[g.type], fns[g.type], g.vr, g.n_vr, g.buf, g.n, g.slots))
                     names[verb == "Get"].append(f"fmi3{verb}{_api_name(g.type)}")
             s.do_step = ctypes.cast(u._f_step, _P)
         else:
             f = u._fmu._functions
             for typ, idx, vr, buf in u._in_groups:
-                if typ not in _FMI2_TYPES:
-                    python = True
-                    continue
                 push.append((_FMI2_TYPES[typ], f[f"fmi2Set{typ}"], vr, len(idx), buf, len(idx), list(enumerate(idx))))
                 names[0].append(f"fmi2Set{typ}")
             for typ, idx in u._out_groups:
                 if not idx:
                     continue
-                if typ not in _FMI2_TYPES:
-                    python = True
-                    continue
                 vr = (ctypes.c_uint * len(idx))(*[u._out_vr[j] for j in idx])
-                buf = ({"Real": ctypes.c_double}.get(typ, ctypes.c_int) * len(idx))()
+                buf = (_FMI2_CTYPES[typ] * len(idx))()
                 pull.append((_FMI2_TYPES[typ], f[f"fmi2Get{typ}"], vr, len(idx), buf, len(idx), list(enumerate(idx))))
                 names[1].append(f"fmi2Get{typ}")
             s.do_step = ctypes.cast(f["fmi2DoStep"], _P)
@@ -346,7 +301,6 @@ class _Build:
             setattr(s, field, arr)
             setattr(s, "n_" + field, len(groups))
         s.fmi3, s.component, s.no_prior = int(fmi3), u._c, int(bool(u._no_prior))
-        s.python = int(python)
         s.u, s.y = ctypes.cast(u.u, _DP), ctypes.cast(u.y, _DP)
         s.n_in_conn, s.in_conn = len(conns) // 3, self._arr(_ints(conns))
         s.sub = m.sub[u.name]
@@ -386,12 +340,12 @@ class _Build:
                     names.append(f"fmi3Get{_api_name(g.type)}")
                 continue
             f = u._fmu._functions
-            for typ in ("Real", "Integer", "Boolean"):
+            for typ in ("Real", "Integer", "Boolean", "String"):
                 idx = [j for j, v in enumerate(vars_) if u.variable(v).type == typ]
                 if not idx:
                     continue
                 vr = (ctypes.c_uint * len(idx))(*[u.variable(vars_[j]).vr for j in idx])
-                buf = ({"Real": ctypes.c_double}.get(typ, ctypes.c_int) * len(idx))()
+                buf = (_FMI2_CTYPES[typ] * len(idx))()
                 code = _FMI2_BOOL_READ if typ == "Boolean" else _FMI2_TYPES[typ]
                 groups.append((code, f[f"fmi2Get{typ}"], vr, len(idx), buf, len(idx),
                                [(m, col + j) for m, j in enumerate(idx)]))
@@ -425,8 +379,8 @@ class _Build:
         f = self.system.fail
         u = self.master.units[f.unit]
         names = self.group_names[f.unit]
-        if f.call == _C_PY:
-            return self.errors[0]
+        if f.call == _C_PY:  # the String callbacks (or memory for their values) failed
+            return self.errors[0] if self.errors else CosimError(f"unit {u.name!r}: no memory for String values")
         if f.call == _C_STOP:
             u._stop_at = self.units[f.unit].stop_at
             try:
@@ -505,6 +459,7 @@ def run(master: Any, t0: float, stop: float, n: int, progress: Any = None, summa
                 progress.tick(float(rows[done, 0]))
     finally:
         master._fl_ctl = None
+        _library().fl_release(ctypes.byref(S))
         b.write_back()
         if summary is not None:
             summary.threads = S.threads

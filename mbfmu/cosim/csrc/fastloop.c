@@ -8,8 +8,11 @@
  * getters, setters and doStep through the function pointers fmpy loaded.
  * Values travel as doubles in the master's unit buffers u and y and are
  * converted per type exactly as the Python units convert them (fmu_unit.py,
- * fmu3_unit.py). String values are exchanged by a Python callback. Optionally paces the run to the wall clock and
- * steps the units of a Jacobi step in parallel threads.
+ * fmu3_unit.py). String values travel as the codes of their interned texts
+ * (mbfmu.cosim.typed): each String slot keeps its last text and code, so Python
+ * is called (to intern a text, or to give the text of a code) only when a
+ * value changes. Optionally paces the run to the wall clock and steps the units
+ * of a Jacobi step in parallel threads.
  *
  * Loaded with ctypes (mbfmu/cosim/fast_loop.py); the Python module entry
  * point below only lets setuptools build it as an extension. Compiled with
@@ -23,6 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -33,8 +37,17 @@
 enum {
     T_F64, T_F32, T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_BOOL3, /* FMI 3 (T_F64: also fmi2Real) */
     T_INT2, T_BOOL2,                                                             /* fmi2Integer, fmi2Boolean */
-    T_BOOL2N                   /* fmi2Boolean read as 0 or 1 (as fmpy's getBoolean: the recording getters) */
+    T_BOOL2N,                  /* fmi2Boolean read as 0 or 1 (as fmpy's getBoolean: the recording getters) */
+    T_STR                      /* fmi2String / fmi3String */
 };
+
+/* the last value of a String slot: its text and code */
+typedef struct {
+    char *text;                /* read slots: a copy owned here; set slots: Python's buffer of the code's text */
+    size_t cap;
+    double code;
+    int valid;
+} fl_str;
 
 /* what failed (fl_failure.call) */
 enum { C_STEP, C_SET, C_GET, C_RANGE, C_STOP, C_PY, C_DERIV, C_RGET, C_NAN };
@@ -49,6 +62,7 @@ typedef struct {
     int n_values;              /* elements in buf (FMI 3 arrays) */
     int n_slots;
     const int *slots;          /* (position in buf, index in u or y) */
+    fl_str *str;               /* String groups: one per slot, allocated at first use (fl_release frees) */
 } fl_group;
 
 typedef struct {
@@ -64,7 +78,6 @@ typedef struct {
     double *y;                 /* the unit's output buffer */
     int n_in_conn;             /* incoming connections: (dst index in u, source unit, source index in y) */
     const int *in_conn;
-    int python;                /* String values: exchanged by the Python callback after the groups */
     int sub;                   /* sub-steps per macro step (multi-rate) */
     int n_x;                   /* incoming connections as indices into the system's list (extrapolation) */
     const int *x_conn;
@@ -91,7 +104,8 @@ typedef struct {
     double t, h, value;
 } fl_failure;
 
-typedef int (*py_io_t)(int unit, int pull);
+typedef double (*py_code_t)(const char *text);       /* the code of a text (< 0: failed) */
+typedef const char *(*py_text_t)(double code);        /* the text of a code (NULL: failed) */
 
 /* Shared with the run's watchdog thread, which reads it while this loop may be
  * stuck inside an FMU call: stop is set by it (checked before every step),
@@ -125,7 +139,8 @@ typedef struct {
     double *hist_y;            /* [3 * n_conn] */
     double *c0, *c1, *c2;      /* [n_conn] the step's coefficients */
     int startup;               /* step 0 takes the coefficients given in c0..c2 */
-    py_io_t py_io;
+    py_code_t py_code;
+    py_text_t py_text;
     /* real time */
     double realtime;           /* simulated seconds per wall-clock second; 0: as fast as possible */
     double wall0;              /* CLOCK_MONOTONIC [s] at which t0 was */
@@ -208,6 +223,7 @@ static int set_call(void *c, fl_group *g) {
     if (!g->fmi3) {
         if (g->type == T_F64) return ((fmi2SetRealTYPE *)g->fn)(c, g->vr, (size_t)g->n_vr, (const fmi2Real *)g->buf);
         if (g->type == T_INT2) return ((fmi2SetIntegerTYPE *)g->fn)(c, g->vr, (size_t)g->n_vr, (const fmi2Integer *)g->buf);
+        if (g->type == T_STR) return ((fmi2SetStringTYPE *)g->fn)(c, g->vr, (size_t)g->n_vr, (const fmi2String *)g->buf);
         return ((fmi2SetBooleanTYPE *)g->fn)(c, g->vr, (size_t)g->n_vr, (const fmi2Boolean *)g->buf);
     }
     switch (g->type) {
@@ -221,6 +237,7 @@ static int set_call(void *c, fl_group *g) {
     case T_U32: CALL3(Set, UInt32, const fmi3UInt32);
     case T_I64: CALL3(Set, Int64, const fmi3Int64);
     case T_U64: CALL3(Set, UInt64, const fmi3UInt64);
+    case T_STR: CALL3(Set, String, const fmi3String);
     default: CALL3(Set, Boolean, const fmi3Boolean);
     }
 }
@@ -229,6 +246,7 @@ static int get_call(void *c, fl_group *g) {
     if (!g->fmi3) {
         if (g->type == T_F64) return ((fmi2GetRealTYPE *)g->fn)(c, g->vr, (size_t)g->n_vr, (fmi2Real *)g->buf);
         if (g->type == T_INT2) return ((fmi2GetIntegerTYPE *)g->fn)(c, g->vr, (size_t)g->n_vr, (fmi2Integer *)g->buf);
+        if (g->type == T_STR) return ((fmi2GetStringTYPE *)g->fn)(c, g->vr, (size_t)g->n_vr, (fmi2String *)g->buf);
         return ((fmi2GetBooleanTYPE *)g->fn)(c, g->vr, (size_t)g->n_vr, (fmi2Boolean *)g->buf);
     }
     switch (g->type) {
@@ -242,7 +260,81 @@ static int get_call(void *c, fl_group *g) {
     case T_U32: CALL3(Get, UInt32, fmi3UInt32);
     case T_I64: CALL3(Get, Int64, fmi3Int64);
     case T_U64: CALL3(Get, UInt64, fmi3UInt64);
+    case T_STR: CALL3(Get, String, fmi3String);
     default: CALL3(Get, Boolean, fmi3Boolean);
+    }
+}
+
+/* -- String values ------------------------------------------------------------------ */
+static fl_str *str_slots(fl_group *g) {
+    if (!g->str) g->str = calloc((size_t)(g->n_slots > 0 ? g->n_slots : 1), sizeof(fl_str));
+    return g->str;
+}
+
+/* the texts of the group's slots from the codes in u: Python is asked only for a code
+ * not seen last time in that slot; 1 when it failed */
+static int put_strings(fl_system *S, fl_group *g, const double *u) {
+    fl_str *cache = str_slots(g);
+    if (!cache) return 1;
+    for (int s = 0; s < g->n_slots; s++) {
+        const double code = u[g->slots[2 * s + 1]];
+        fl_str *c = &cache[s];
+        if (!c->valid || memcmp(&c->code, &code, sizeof code) != 0) {
+            const char *text = S->py_text(code);
+            if (!text) return 1;
+            c->text = (char *)text;  /* kept alive by Python for the run */
+            c->code = code;
+            c->valid = 1;
+        }
+        ((const char **)g->buf)[g->slots[2 * s]] = c->text;
+    }
+    return 0;
+}
+
+/* the codes of the texts just read into the group's buffer, written to out[slot index]:
+ * Python is asked only for a text that differs from the slot's last one; 1 when it failed */
+static int get_strings(fl_system *S, fl_group *g, double *out) {
+    fl_str *cache = str_slots(g);
+    if (!cache) return 1;
+    for (int s = 0; s < g->n_slots; s++) {
+        const char *text = ((const char **)g->buf)[g->slots[2 * s]];
+        if (!text) text = "";
+        fl_str *c = &cache[s];
+        if (!c->valid || strcmp(c->text, text) != 0) {
+            const size_t n = strlen(text) + 1;
+            if (n > c->cap) {
+                char *p = realloc(c->text, n);
+                if (!p) return 1;
+                c->text = p;
+                c->cap = n;
+            }
+            memcpy(c->text, text, n);
+            c->code = S->py_code(text);
+            c->valid = c->code >= 0.0;
+            if (!c->valid) return 1;
+        }
+        out[g->slots[2 * s + 1]] = c->code;
+    }
+    return 0;
+}
+
+static void release_groups(fl_group *gs, int n, int owned) {
+    for (int i = 0; i < n; i++) {
+        if (!gs[i].str) continue;
+        if (owned)
+            for (int s = 0; s < gs[i].n_slots; s++) free(gs[i].str[s].text);
+        free(gs[i].str);
+        gs[i].str = NULL;
+    }
+}
+
+/* frees the String caches of a run (called once it is over) */
+void fl_release(fl_system *S) {
+    for (int i = 0; i < S->n_units; i++) {
+        fl_unit *u = &S->units[i];
+        release_groups(u->push, u->n_push, 0);
+        release_groups(u->pull, u->n_pull, 1);
+        release_groups(u->rget, u->n_rget, 1);
     }
 }
 
@@ -257,7 +349,9 @@ static int push(fl_system *S, int i, double t, fl_failure *f) {
     S->ctl->unit = i;
     for (int gi = 0; gi < u->n_push; gi++) {
         fl_group *g = &u->push[gi];
-        for (int s = 0; s < g->n_slots; s++) {
+        if (g->type == T_STR) {
+            if (put_strings(S, g, u->u)) return failed(f, i, C_PY, 0, gi, t, 0.0);
+        } else for (int s = 0; s < g->n_slots; s++) {
             const int j = g->slots[2 * s + 1];
             double v = u->u[j];
             if (u->conv && u->conv_on[j]) v = u->conv[2 * j] * v + u->conv[2 * j + 1];  /* as FmuUnit._converted_inputs */
@@ -270,7 +364,6 @@ static int push(fl_system *S, int i, double t, fl_failure *f) {
         int st = set_call(u->component, g);
         if (st > 1) return failed(f, i, C_SET, st, gi, t, 0.0);
     }
-    if (u->python && S->py_io(i, 0)) return failed(f, i, C_PY, 0, 0, t, 0.0);
     return 0;
 }
 
@@ -281,9 +374,10 @@ static int pull(fl_system *S, int i, double t, fl_failure *f) {
         fl_group *g = &u->pull[gi];
         int st = get_call(u->component, g);
         if (st > 1) return failed(f, i, C_GET, st, gi, t, 0.0);
-        for (int s = 0; s < g->n_slots; s++) u->y[g->slots[2 * s + 1]] = get_value(g, g->slots[2 * s]);
+        if (g->type == T_STR) {
+            if (get_strings(S, g, u->y)) return failed(f, i, C_PY, 0, gi, t, 0.0);
+        } else for (int s = 0; s < g->n_slots; s++) u->y[g->slots[2 * s + 1]] = get_value(g, g->slots[2 * s]);
     }
-    if (u->python && S->py_io(i, 1)) return failed(f, i, C_PY, 0, 0, t, 0.0);
     return 0;
 }
 
@@ -296,7 +390,9 @@ static int record_getters(fl_system *S, double *cols, double t, fl_failure *f) {
             S->ctl->unit = i;
             int st = get_call(u->component, g);
             if (st > 1) return failed(f, i, C_RGET, st, gi, t, 0.0);
-            for (int s = 0; s < g->n_slots; s++) cols[g->slots[2 * s + 1]] = get_value(g, g->slots[2 * s]);
+            if (g->type == T_STR) {
+                if (get_strings(S, g, cols)) return failed(f, i, C_PY, 0, gi, t, 0.0);
+            } else for (int s = 0; s < g->n_slots; s++) cols[g->slots[2 * s + 1]] = get_value(g, g->slots[2 * s]);
         }
     }
     return 0;
