@@ -2,8 +2,7 @@
 
 When every unit of a system is an FMI 2.0 or FMI 3.0 co-simulation FMU, the
 fixed-step Jacobi loop (input extrapolation of order 0, 1 or 2, multi-rate
-units) and the Gauss-Seidel loop (no algebraic loop)
-run in C (``csrc/fastloop.c``): the FMUs' own getters, setters and
+units) and the Gauss-Seidel loop run in C (``csrc/fastloop.c``): the FMUs' own getters, setters and
 ``doStep`` function pointers, connections as index arrays, rows written into
 the master's preallocated buffer. Values are converted per type exactly as
 the Python units convert them: FMI 2 Real, Integer and Boolean; FMI 3
@@ -15,7 +14,10 @@ written by C: outputs from the output buffers, other variables read from the
 FMUs per type; the connected outputs that are not recorded are checked for
 non-finite values. Input unit conversions (``input_conversion``: SSP unit
 conversions and linear transformations) are applied as the units apply
-them. The semantics are those of the Python loop of
+them. Algebraic loops are solved at each exchange as :mod:`.loops` solves
+them (fixed-point sweeps, Newton with a forward-difference Jacobian when
+they do not contract; the linear solve is an LU with partial pivoting, so
+Newton's iterates may differ from numpy's in the last bits). The semantics are those of the Python loop of
 :mod:`mbfmu.cosim.master` (the tests compare the two bit for bit), and so
 are its guards, applied between chunks of steps: the rows are checked for
 non-finite values, streamed to the run's sink, and Ctrl-C or the run's
@@ -46,6 +48,7 @@ import numpy as np
 from ..errors import CosimError
 from .fmu3_unit import Fmu3Unit, _api_name
 from .fmu_unit import FmuUnit, _status_error
+from .loops import NEWTON_ITERATIONS, loop_message
 from .typed import string_code, string_text
 
 ENABLED = os.environ.get("MBFMU_PYTHON_LOOP", "") not in ("1", "true", "yes")
@@ -63,12 +66,17 @@ _FMI3_TYPES = {"Float64": 0, "Float32": 1, "Int8": 2, "UInt8": 3, "Int16": 4, "U
 _FMI2_TYPES = {"Real": 0, "Integer": 11, "Boolean": 12, "String": 14}
 _FMI2_CTYPES = {"Real": ctypes.c_double, "Integer": ctypes.c_int, "Boolean": ctypes.c_int, "String": ctypes.c_char_p}
 _FMI2_BOOL_READ = 13  # fmi2Boolean read as 0 or 1, as fmpy's getBoolean (the recording getters)
-_C_STEP, _C_SET, _C_GET, _C_RANGE, _C_STOP, _C_PY, _C_DERIV, _C_RGET, _C_NAN = range(9)
+_C_STEP, _C_SET, _C_GET, _C_RANGE, _C_STOP, _C_PY, _C_DERIV, _C_RGET, _C_NAN, _C_LOOP = range(10)
 
 
 class _Group(ctypes.Structure):
     _fields_ = [("type", ctypes.c_int), ("fmi3", ctypes.c_int), ("fn", _P), ("vr", _UP), ("n_vr", ctypes.c_int),
                 ("buf", _P), ("n_values", ctypes.c_int), ("n_slots", ctypes.c_int), ("slots", _IP), ("str", _P)]
+
+
+class _Loop(ctypes.Structure):
+    _fields_ = [("n_block", ctypes.c_int), ("block", _IP), ("n", ctypes.c_int), ("conns", _IP), ("z", _DP),
+                ("F", _DP), ("g", _DP), ("zp", _DP), ("J", _DP), ("piv", _IP)]
 
 
 class _Unit(ctypes.Structure):
@@ -102,7 +110,10 @@ class _Control(ctypes.Structure):
 
 class _System(ctypes.Structure):
     _fields_ = [("units", ctypes.POINTER(_Unit)), ("n_units", ctypes.c_int), ("pre_pull", _IP), ("n_pre", ctypes.c_int),
-                ("plan", _IP), ("n_plan", ctypes.c_int), ("gauss_seidel", ctypes.c_int), ("order", _IP),
+                ("plan", _IP), ("n_plan", ctypes.c_int), ("loops", ctypes.POINTER(_Loop)), ("loop_tol", ctypes.c_double),
+                ("loop_max_iterations", ctypes.c_int), ("newton_iterations", ctypes.c_int),
+                ("loop_iterations", ctypes.c_longlong), ("gauss_seidel", ctypes.c_int), ("gs_exchange", ctypes.c_int),
+                ("order", _IP),
                 ("rec", _IP), ("n_rec", ctypes.c_int), ("n_chk", ctypes.c_int), ("chk", _IP), ("rows", _DP),
                 ("extrapolation", ctypes.c_int), ("n_conn", ctypes.c_int), ("conns", _IP), ("n_hist", ctypes.c_int),
                 ("hist_t", _DP), ("hist_y", _DP), ("c0", _DP), ("c1", _DP), ("c2", _DP), ("startup", ctypes.c_int),
@@ -145,8 +156,6 @@ def python_loop_reason(master: Any) -> str | None:
     for u in master.units:
         if type(u) not in (FmuUnit, Fmu3Unit):
             return f"unit {u.name!r} is not an in-process FMU (a Python unit, or an isolated one)"
-    if any(loop is not None for *_, loop in master.plan):
-        return "the system has an algebraic loop"
     if _library() is None:
         return "the package was built without the compiled loop"
     return None
@@ -195,12 +204,29 @@ class _Build:
         S = self.system = _System()
         S.units, S.n_units = self.units, len(units)
         pre = [pos[u.name] for u in master.pre_pull]
-        plan = [x for u, _, repull, _ in master.plan for x in (pos[u.name], int(bool(repull)))]
+        plan: list[int] = []
+        self.loops: list[list[tuple]] = []  # the loops' connections (unit, j, source, k), for errors
+        for u, _, repull, block in master.plan:
+            if block is None:
+                plan += [pos[u.name], int(bool(repull))]
+            else:
+                plan += [-1 - len(self.loops), 0]
+                self.loops.append(master.loops[tuple(v.name for v in block)])
+        S.loops = self._arr((_Loop * max(len(self.loops), 1))())
+        for L, block, conns in zip(S.loops, [b for *_, b in master.plan if b is not None], self.loops):
+            n = len(conns)
+            L.n_block, L.block = len(block), self._arr(_ints([pos[v.name] for v in block]))
+            L.n, L.conns = n, self._arr(_ints([x for v, j, src, k in conns for x in (pos[v.name], j, pos[src.name], k)]))
+            L.z, L.F, L.g, L.zp, L.J = (self._arr((ctypes.c_double * max(m, 1))()) for m in (n, n, n, n, n * n))
+            L.piv = self._arr(_ints([0] * n))
+        S.loop_tol, S.loop_max_iterations = master.opts.loop_tolerance, master.opts.loop_max_iterations
+        S.newton_iterations = NEWTON_ITERATIONS
         gs = master.opts.algorithm == "gauss-seidel"
         order = [pos[u.name] for u in master.gs_order] if gs else list(range(len(units)))
         S.pre_pull, S.n_pre = self._arr(_ints(pre)), len(pre)
         S.plan, S.n_plan = self._arr(_ints(plan)), len(plan) // 2
         S.gauss_seidel, S.order = int(gs), self._arr(_ints(order))
+        S.gs_exchange = int(gs and bool(self.loops))
         S.rec, S.n_rec = self._arr(_ints(rec)), len(rec) // 2
         chk = [x for src, k in master._unchecked for x in (pos[src.name], k)]
         S.chk, S.n_chk = self._arr(_ints(chk)), len(chk) // 2
@@ -361,6 +387,8 @@ class _Build:
         refused derivative orders, real-time statistics)."""
         m, S = self.master, self.system
         n, nc = S.n_hist, S.n_conn
+        m.loop_iterations += int(S.loop_iterations)
+        S.loop_iterations = 0
         m.hist_t = [float(self.hist_t[r]) for r in range(n)]
         m.hist_y = [self.hist_y[r, :nc].copy() for r in range(n)]
         for u, s in zip(m.units, self.units):
@@ -395,6 +423,10 @@ class _Build:
         if f.call == _C_RANGE:
             return CosimError(f"unit {u.name!r}: input {u.inputs[f.index]!r} = {f.value!r} at t = {f.t!r} s "
                               f"has no integer value ({names[0][f.group][4:]})")
+        if f.call == _C_LOOP:
+            why = ("the loop's Jacobian is singular" if f.index == 0 else
+                   f"no convergence after {NEWTON_ITERATIONS} Newton iterations (residual {f.value:.3g})")
+            return CosimError(loop_message(self.loops[f.group], f.t, why))
         if f.call == _C_RGET:
             return _status_error(u, self.rget_names[f.unit][f.group], f.status, f.t)
         if f.call == _C_DERIV:

@@ -50,7 +50,7 @@ typedef struct {
 } fl_str;
 
 /* what failed (fl_failure.call) */
-enum { C_STEP, C_SET, C_GET, C_RANGE, C_STOP, C_PY, C_DERIV, C_RGET, C_NAN };
+enum { C_STEP, C_SET, C_GET, C_RANGE, C_STOP, C_PY, C_DERIV, C_RGET, C_NAN, C_LOOP };
 
 typedef struct {
     int type;
@@ -104,6 +104,16 @@ typedef struct {
     double t, h, value;
 } fl_failure;
 
+/* an algebraic loop of the exchange (mbfmu.cosim.loops), with its scratch */
+typedef struct {
+    int n_block;
+    const int *block;          /* its units, in order */
+    int n;
+    const int *conns;          /* (unit, input index, source unit, output index) per loop connection */
+    double *z, *F, *g, *zp, *J; /* [n], [n], [n], [n], [n * n] (column i: J[i * n ..]) */
+    int *piv;                  /* [n] */
+} fl_loop;
+
 typedef double (*py_code_t)(const char *text);       /* the code of a text (< 0: failed) */
 typedef const char *(*py_text_t)(double code);        /* the text of a code (NULL: failed) */
 
@@ -121,9 +131,15 @@ typedef struct {
     int n_units;
     const int *pre_pull;       /* units whose outputs are read first in an exchange */
     int n_pre;
-    const int *plan;           /* (unit, read outputs again) per exchange entry, in order */
+    const int *plan;           /* (unit, read outputs again) per exchange entry, in order; unit -1 - i: loop i */
     int n_plan;
+    fl_loop *loops;
+    double loop_tol;           /* Options.loop_tolerance */
+    int loop_max_iterations;
+    int newton_iterations;     /* loops.NEWTON_ITERATIONS */
+    long long loop_iterations; /* out: iterations of the loops solved in C */
     int gauss_seidel;
+    int gs_exchange;           /* Gauss-Seidel with algebraic loops: the exchange after the sweep too */
     const int *order;          /* the Gauss-Seidel stepping order */
     const int *rec;            /* (unit, output index) per recorded column after time; unit -1: read by rget */
     int n_rec;
@@ -523,6 +539,147 @@ static void set_inputs(fl_system *S, fl_unit *u) {
     }
 }
 
+/* -- algebraic loops: mbfmu.cosim.loops in C, the same iterations and tests ---------- */
+/* G(z) of loops.newton: the loop inputs set to z, every unit pushed and pulled; the
+ * source outputs into out */
+static int loop_G(fl_system *S, fl_loop *L, const double *z, double *out, double t, fl_failure *f) {
+    for (int c = 0; c < L->n; c++) S->units[L->conns[4 * c]].u[L->conns[4 * c + 1]] = z[c];
+    for (int b = 0; b < L->n_block; b++) {
+        if (push(S, L->block[b], t, f) || pull(S, L->block[b], t, f)) return 1;
+    }
+    for (int c = 0; c < L->n; c++) out[c] = S->units[L->conns[4 * c + 2]].y[L->conns[4 * c + 3]];
+    return 0;
+}
+
+/* J x = F by LU with partial pivoting; F is overwritten by x; 1 when J is singular */
+static int lu_solve(double *J, double *F, int *piv, int n) {
+#define A(r, c) J[(size_t)(c) * (size_t)n + (size_t)(r)]
+    for (int k = 0; k < n; k++) {
+        int p = k;
+        for (int r = k + 1; r < n; r++)
+            if (fabs(A(r, k)) > fabs(A(p, k))) p = r;
+        piv[k] = p;
+        if (A(p, k) == 0.0) return 1;
+        if (p != k) {
+            for (int c = 0; c < n; c++) {
+                const double tmp = A(k, c); A(k, c) = A(p, c); A(p, c) = tmp;
+            }
+            const double tmp = F[k]; F[k] = F[p]; F[p] = tmp;
+        }
+        for (int r = k + 1; r < n; r++) {
+            const double l = A(r, k) / A(k, k);
+            A(r, k) = l;
+            for (int c = k + 1; c < n; c++) A(r, c) -= l * A(k, c);
+            F[r] -= l * F[k];
+        }
+    }
+    for (int k = n - 1; k >= 0; k--) {
+        double v = F[k];
+        for (int c = k + 1; c < n; c++) v -= A(k, c) * F[c];
+        F[k] = v / A(k, k);
+    }
+    return 0;
+#undef A
+}
+
+static int loop_failed(fl_failure *f, fl_system *S, int li, int why, double residual, double t) {
+    f->index = why;
+    f->value = residual;
+    return failed(f, S->loops[li].block[0], C_LOOP, 0, li, t, 0.0);
+}
+
+/* loops.newton */
+static int newton(fl_system *S, int li, double t, long long *its, fl_failure *f) {
+    fl_loop *L = &S->loops[li];
+    const int n = L->n;
+    double *z = L->z, *F = L->F, *g = L->g, *zp = L->zp, *J = L->J;
+    for (int c = 0; c < n; c++) z[c] = S->units[L->conns[4 * c]].u[L->conns[4 * c + 1]];
+    int it, converged = 0;
+    double residual = 0.0;
+    for (it = 1; it <= S->newton_iterations; it++) {
+        if (loop_G(S, L, z, g, t, f)) return 1;
+        double worst = 0.0;
+        residual = 0.0;
+        for (int c = 0; c < n; c++) {
+            F[c] = z[c] - g[c];
+            const double e = fabs(F[c]) / (1.0 + fabs(z[c]));
+            if (isnan(e) || e > worst) worst = e;  /* as np.max: NaN wins */
+            if (isnan(F[c]) || fabs(F[c]) > residual) residual = fabs(F[c]);
+        }
+        if (worst <= S->loop_tol) {
+            converged = 1;
+            break;
+        }
+        for (int i = 0; i < n; i++) {
+            const double dz = 1e-7 * (fabs(z[i]) > 1.0 ? fabs(z[i]) : 1.0);
+            memcpy(zp, z, sizeof(double) * (size_t)n);
+            zp[i] += dz;
+            if (loop_G(S, L, zp, g, t, f)) return 1;
+            for (int r = 0; r < n; r++) J[(size_t)i * (size_t)n + (size_t)r] = ((zp[r] - g[r]) - F[r]) / dz;
+        }
+        if (lu_solve(J, F, L->piv, n)) return loop_failed(f, S, li, 0, residual, t);
+        for (int c = 0; c < n; c++) z[c] = z[c] - F[c];
+    }
+    if (!converged) return loop_failed(f, S, li, 1, residual, t);
+    if (loop_G(S, L, z, g, t, f)) return 1;
+    for (int b = 0; b < L->n_block; b++) {  /* consistent values everywhere, inputs from outside the loop too */
+        const int ui = L->block[b];
+        set_inputs(S, &S->units[ui]);
+        if (push(S, ui, t, f) || pull(S, ui, t, f)) return 1;
+    }
+    *its += it;
+    return 0;
+}
+
+/* loops.solve_loop: Gauss-Seidel sweeps, Newton when they do not contract */
+static int solve_loop(fl_system *S, int li, double t, fl_failure *f) {
+    fl_loop *L = &S->loops[li];
+    double prev = INFINITY;
+    int it;
+    for (it = 1; it <= S->loop_max_iterations; it++) {
+        for (int b = 0; b < L->n_block; b++) {
+            const int ui = L->block[b];
+            set_inputs(S, &S->units[ui]);
+            if (push(S, ui, t, f) || pull(S, ui, t, f)) return 1;
+        }
+        double err = 0.0;
+        for (int c = 0; c < L->n; c++) {
+            const int *e = L->conns + 4 * c;
+            const double y = S->units[e[2]].y[e[3]];
+            const double d = fabs(y - S->units[e[0]].u[e[1]]) / (S->loop_tol * (1.0 + fabs(y)));
+            if (d > err) err = d;
+        }
+        if (err <= 1.0) {
+            S->loop_iterations += it;
+            return 0;
+        }
+        if (it >= 4 && err > 0.5 * prev) break;  /* not contracting */
+        prev = err;
+    }
+    if (it > S->loop_max_iterations) it = S->loop_max_iterations;
+    long long its = it;
+    if (newton(S, li, t, &its, f)) return 1;
+    S->loop_iterations += its;
+    return 0;
+}
+
+/* Master.exchange at t */
+static int exchange(fl_system *S, double t, fl_failure *f) {
+    for (int i = 0; i < S->n_pre; i++)
+        if (pull(S, S->pre_pull[i], t, f)) return 1;
+    for (int p = 0; p < S->n_plan; p++) {
+        const int ui = S->plan[2 * p];
+        if (ui < 0) {
+            if (solve_loop(S, -1 - ui, t, f)) return 1;
+            continue;
+        }
+        set_inputs(S, &S->units[ui]);
+        if (push(S, ui, t, f)) return 1;
+        if (S->plan[2 * p + 1] && pull(S, ui, t, f)) return 1;
+    }
+    return 0;
+}
+
 /* -- parallel stepping ---------------------------------------------------------------
  * A pool of threads and the loop's own thread take the units of a Jacobi step from
  * a shared ticket counter: whoever is free steps the next unit, so a worker that
@@ -698,16 +855,8 @@ int fl_run(fl_system *S, int k_begin, int k_end, int n_steps, double t0, double 
         }
         t = t_next;
         /* Jacobi: the exchange at the new time; Gauss-Seidel has already set and
-           read every unit once in this step (no algebraic loop on this path) */
-        if (!S->gauss_seidel) {
-            for (int i = 0; i < S->n_pre; i++) CHECK(pull(S, S->pre_pull[i], t, f));
-            for (int p = 0; p < S->n_plan; p++) {
-                const int ui = S->plan[2 * p];
-                set_inputs(S, &S->units[ui]);
-                CHECK(push(S, ui, t, f));
-                if (S->plan[2 * p + 1]) CHECK(pull(S, ui, t, f));
-            }
-        }
+           read every unit once in this step (and adds the exchange for its algebraic loops) */
+        if (!S->gauss_seidel || S->gs_exchange) CHECK(exchange(S, t, f));
         double *row = S->rows + (size_t)k * (size_t)(1 + S->n_rec);
         row[0] = t;
         for (int c = 0; c < S->n_rec; c++)
