@@ -209,3 +209,30 @@ def test_singular_algebraic_loop_in_c_is_refused_as_in_python(gain_fmu, monkeypa
     (fast, slow), calls = _both(lambda: _gain_loop(gain_fmu, 1.0, 1.0), monkeypatch, stop_time=1.0, step=1e-1)
     # the initial exchange (in Python in both runs) already meets the singular loop
     assert isinstance(fast, CosimError) and str(fast) == str(slow) and "g1.y -> g2.u" in str(fast)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_converted_input_gets_converted_derivatives(mass_fmu, monkeypatch, tmp_path, compiled):
+    """a.x (m) drives b.xin declared in mm, with input extrapolation: b interpolates
+    its inputs from the value and derivatives it is sent, so the derivatives must be
+    converted too. The same run without conversion, a scaled by 1000 (x0 = 1000 m: a
+    linear, unforced mass), must give the same b."""
+    from mbfmu.cosim import read_ssp
+    from .test_ssp_mappings import _binding, _param, _ssp
+    from .test_ssp_units import _with_units
+    monkeypatch.setattr(fast_loop, "ENABLED", compiled)
+    bmm = _with_units(mass_fmu, tmp_path / "bmm.fmu", {"xin": "mm"}, {"mm": {"m": "1", "factor": "0.001"}})
+    a = _binding(_param("x0", "Real", 1.0) + _param("k", "Real", 10.0))
+    b = _binding(_param("m", "Real", 2.0) + _param("kc", "Real", 30.0))
+    body = f"""<ssd:Elements>
+      <ssd:Component name="a" source="resources/mass.fmu">{a}</ssd:Component>
+      <ssd:Component name="b" source="resources/bmm.fmu">{b}</ssd:Component></ssd:Elements>
+      <ssd:Connections><ssd:Connection startElement="a" startConnector="x" endElement="b" endConnector="xin"/>
+      </ssd:Connections>"""
+    converted = read_ssp(_ssp(tmp_path, body, {"resources/mass.fmu": mass_fmu, "resources/bmm.fmu": bmm}))
+    scaled = System([FmuUnit(mass_fmu, "a", values=dict(x0=1000.0, k=10.0)),
+                     FmuUnit(mass_fmu, "b", values=dict(m=2.0, kc=30.0))], [("a.x", "b.xin")])
+    r1 = simulate(converted, 1.0, 0.05, extrapolation=1, progress=False)
+    r2 = simulate(scaled, 1.0, 0.05, extrapolation=1, progress=False)
+    np.testing.assert_allclose(r1["b.x"], r2["b.x"], rtol=1e-12, atol=1e-9)
+    assert np.ptp(r1["b.x"]) > 100.0

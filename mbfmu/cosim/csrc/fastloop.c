@@ -439,7 +439,10 @@ static int push_derivatives(fl_system *S, int i, double t, fl_failure *f) {
     for (int order = 1; order <= 2; order++) {
         if (order > u->max_order) continue;
         const double *d = order == 1 ? u->d1 : u->d2;
-        for (int m = 0; m < u->n_der; m++) u->der_buf[m] = d[u->der_idx[m]];
+        for (int m = 0; m < u->n_der; m++) {
+            const int j = u->der_idx[m];
+            u->der_buf[m] = (u->conv && u->conv_on[j]) ? u->conv[2 * j] * d[j] : d[j];  /* gain only */
+        }
         int st = ((fmi2SetRealInputDerivativesTYPE *)u->set_derivs)(
             u->component, u->der_vr, (size_t)u->n_der, order == 1 ? u->order1 : u->order2, u->der_buf);
         if (st > 1 && order > 1) {  /* learnt: this FMU takes lower orders only */
