@@ -34,7 +34,8 @@
 
 6. Recording a subset of the outputs (``record=["u.x0"]``) against recording
    them all, both in the compiled loop (issue 35), with the Python loop's
-   subset run (where such runs went before) for scale.
+   subset run (where such runs went before) for scale; chains of 2, 8 and 32
+   Reference Feedthrough FMUs (String values in C) per unit-step.
 
 The bare fmpy loops step on mbfmu's grid (:func:`grid_point`), so they make the
 same calls as the master and section 2 checks their results bit for bit.
@@ -508,6 +509,23 @@ def subset_recording(work: Path) -> None:
             fast_loop.ENABLED = True
         print(f"   {name:24s} {res['all']:9.3f} us {res['subset']:7.3f} us {res['subset'] / res['all']:6.2f} "
               f"{py_us:14.3f} us ({record[0]})")
+
+    def feedthrough_chain(n):
+        ft = ref / "fmi2" / "Feedthrough.fmu"
+        units = [FmuUnit(ft, f"f{k}", values={"String_input": "text"} if k == 0 else None) for k in range(n)]
+        conns = [(f"f{k - 1}.{t}_output", f"f{k}.{t}_input") for k in range(1, n)
+                 for t in ("Float64_continuous", "Float64_discrete", "Int32", "Boolean", "String", "Enumeration")]
+        return System(units, conns)
+    print("   chains of Reference Feedthrough FMUs (FMI 2; every type, String included), per unit-step:")
+    for n in (2, 8, 32):
+        us, r = _per_step(lambda: feedthrough_chain(n), 2000, 20000, 1e-3, repeat=2)
+        assert set(r[f"f{n - 1}.String_output"]) == {"text"}
+        fast_loop.ENABLED = False
+        try:
+            py_us, _ = _per_step(lambda: feedthrough_chain(n), 500, 2500, 1e-3, repeat=2)
+        finally:
+            fast_loop.ENABLED = True
+        print(f"   {n:3d} units: compiled {us / n:7.3f} us, Python loop {py_us / n:7.3f} us")
 
 
 # ----------------------------------------------------------------------------- 5. peers (issue 25)

@@ -2,22 +2,23 @@
 
 When every unit of a system is an FMI 2.0 or FMI 3.0 co-simulation FMU, the
 fixed-step Jacobi loop (input extrapolation of order 0, 1 or 2, multi-rate
-units) and the Gauss-Seidel loop run in C (``csrc/fastloop.c``): the FMUs' own getters, setters and
-``doStep`` function pointers, connections as index arrays, rows written into
-the master's preallocated buffer. Values are converted per type exactly as
-the Python units convert them: FMI 2 Real, Integer and Boolean; FMI 3
-Float32/64, the integer types, Enumeration and Boolean, whole arrays at a
-time, String values too: they travel as the codes of their interned texts
-(:mod:`.typed`), and each String slot keeps its last text and code, so
-Python is called only when a String value changes. Any recorded subset is
-written by C: outputs from the output buffers, other variables read from the
-FMUs per type; the connected outputs that are not recorded are checked for
-non-finite values. Input unit conversions (``input_conversion``: SSP unit
-conversions and linear transformations) are applied as the units apply
-them. Algebraic loops are solved at each exchange as :mod:`.loops` solves
-them (fixed-point sweeps, Newton with a forward-difference Jacobian when
-they do not contract; the linear solve is an LU with partial pivoting, so
-Newton's iterates may differ from numpy's in the last bits). The semantics are those of the Python loop of
+units) and the Gauss-Seidel loop run in C (``csrc/fastloop.c``): the FMUs'
+own getters, setters and ``doStep`` function pointers, connections as index
+arrays, rows written into the master's preallocated buffer. Values are
+converted per type exactly as the Python units convert them: FMI 2 Real,
+Integer and Boolean; FMI 3 Float32/64, the integer types, Enumeration and
+Boolean, whole arrays at a time, String values too: they travel as the codes
+of their interned texts (:mod:`.typed`), and each String slot keeps its last
+text and code, so Python is called only when a String value changes. Any
+recorded subset is written by C: outputs from the output buffers, other
+variables read from the FMUs per type; the connected outputs that are not
+recorded are checked for non-finite values. Input unit conversions
+(``input_conversion``: SSP unit conversions and linear transformations) are
+applied as the units apply them. Algebraic loops are solved at each exchange
+as :mod:`.loops` solves them (fixed-point sweeps, Newton with a
+forward-difference Jacobian when they do not contract; the linear solve is
+an LU with partial pivoting, so Newton's iterates may differ from numpy's in
+the last bits). The semantics are those of the Python loop of
 :mod:`mbfmu.cosim.master` (the tests compare the two bit for bit), and so
 are its guards, applied between chunks of steps: the rows are checked for
 non-finite values, streamed to the run's sink, and Ctrl-C or the run's
