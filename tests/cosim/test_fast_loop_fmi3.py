@@ -182,18 +182,20 @@ def _feedthrough_chain(n: int = 8) -> System:
     return System(units, conns)
 
 
-@pytest.mark.parametrize("record", [None, "all"])
-def test_feedthrough_chain_with_strings_runs_compiled_and_equals_python_loop(monkeypatch, record):
+@pytest.mark.parametrize("record,kw", [(None, {}), ("all", {}), (None, {"extrapolation": 1, "threads": 2})],
+                         ids=["outputs", "all", "threads"])
+def test_feedthrough_chain_with_strings_runs_compiled_and_equals_python_loop(monkeypatch, record, kw):
     """A chain of 8 Reference Feedthrough FMUs runs in the compiled loop with its
     String values read and set in C: the rows (text columns too) equal the Python
     loop's, the text reaches the end of the chain, and texts are interned in Python
-    only when a value changes, not at every step."""
+    only when a value changes, not at every step (also when worker threads step
+    the units and push the held String inputs)."""
     from mbfmu.cosim import typed
     calls = []
     real_code = typed.string_code
     monkeypatch.setattr(fast_loop, "string_code", lambda text: calls.append(text) or real_code(text))
     assert _reason(_feedthrough_chain(), record) is None
-    (fast, slow), n = _both(_feedthrough_chain, monkeypatch, stop_time=2.0, step=1e-3, record=record)
+    (fast, slow), n = _both(_feedthrough_chain, monkeypatch, stop_time=2.0, step=1e-3, record=record, **kw)
     assert n == 1
     _same(fast, slow)
     assert set(fast["f7.String_output"]) == {"text \u00e9 #1"}
