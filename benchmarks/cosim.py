@@ -32,12 +32,17 @@
    A missing peer prints ``not installed: <how to install it>``; how to build
    OMSimulator is in benchmarks/README.md.
 
+6. Recording a subset of the outputs (``record=["u.x0"]``) against recording
+   them all, both in the compiled loop (issue 35), with the Python loop's
+   subset run (where such runs went before) for scale; chains of 2, 8 and 32
+   Reference Feedthrough FMUs (String values in C) per unit-step.
+
 The bare fmpy loops step on mbfmu's grid (:func:`grid_point`), so they make the
 same calls as the master and section 2 checks their results bit for bit.
 
 Run: ``.venv/bin/python benchmarks/cosim.py`` (a few minutes on 2 cores);
 ``benchmarks/cosim.py pair`` runs part 3 only, ``benchmarks/cosim.py compiled`` part 4 only,
-``benchmarks/cosim.py peers`` part 5 only. Parts 3 and 5 need the ``bench``
+``benchmarks/cosim.py peers`` part 5 only, ``benchmarks/cosim.py subset`` part 6 only. Parts 3 and 5 need the ``bench``
 extra (fmu-manipulation-toolbox, ecospy) and download the gemseo-fmu wheel.
 """
 from __future__ import annotations
@@ -473,6 +478,56 @@ def compiled_loop(work: Path) -> None:
               f"{s.realtime_worst_lag * 1e3:.3f} ms")
 
 
+def subset_recording(work: Path) -> None:
+    """Recording a subset against recording every output (issue 35, target at most 1.1x),
+    per step, both in the compiled loop; the Python loop (where subsets ran before) for scale."""
+    from mbfmu.cosim import fast_loop
+    ref = ROOT / "tests" / "fixtures" / "reference-fmus"
+    mass = build_c_fmu("mass", work)
+
+    def chain():
+        a = FmuUnit(mass, "a", values=dict(m=1.0, k=10.0, x0=1.0, d=0.1))
+        b = FmuUnit(mass, "b", values=dict(m=2.0, k=20.0, kc=30.0, dc=0.5))
+        c = FmuUnit(mass, "c", values=dict(m=0.5, k=5.0, kc=8.0))
+        return System([a, b, c], [("a.x", "b.xin"), ("a.v", "b.vin"), ("b.Fc", "a.F"), ("b.x", "c.xin"),
+                                  ("b.v", "c.vin")])
+    cases = {"VanDerPol FMI 2": (lambda: System([FmuUnit(ref / "fmi2" / "VanDerPol.fmu", "u")]), ["u.x0"]),
+             "VanDerPol FMI 3": (lambda: System([FmuUnit(ref / "fmi3" / "VanDerPol.fmu", "u")]), ["u.x0"]),
+             "three masses (C FMUs)": (chain, ["c.x"])}
+    print("\n6. recording a subset (issue 35), per step, 1 ms steps, best of 2 interleaved rounds:")
+    print(f"   {'system':24s} {'all outputs':>12s} {'subset':>10s} {'ratio':>6s} {'subset, Python loop':>20s}")
+    for name, (make, record) in cases.items():
+        res: dict[str, float] = {}
+        for _ in range(2):
+            for label, rec in (("all", None), ("subset", record)):
+                us, _ = _per_step(make, 20000, 200000, 1e-3, record=rec)
+                res[label] = min(res.get(label, math.inf), us)
+        fast_loop.ENABLED = False
+        try:
+            py_us, _ = _per_step(make, 2000, 12000, 1e-3, repeat=2, record=record)
+        finally:
+            fast_loop.ENABLED = True
+        print(f"   {name:24s} {res['all']:9.3f} us {res['subset']:7.3f} us {res['subset'] / res['all']:6.2f} "
+              f"{py_us:14.3f} us ({record[0]})")
+
+    def feedthrough_chain(n):
+        ft = ref / "fmi2" / "Feedthrough.fmu"
+        units = [FmuUnit(ft, f"f{k}", values={"String_input": "text"} if k == 0 else None) for k in range(n)]
+        conns = [(f"f{k - 1}.{t}_output", f"f{k}.{t}_input") for k in range(1, n)
+                 for t in ("Float64_continuous", "Float64_discrete", "Int32", "Boolean", "String", "Enumeration")]
+        return System(units, conns)
+    print("   chains of Reference Feedthrough FMUs (FMI 2; every type, String included), per unit-step:")
+    for n in (2, 8, 32):
+        us, r = _per_step(lambda: feedthrough_chain(n), 2000, 20000, 1e-3, repeat=2)
+        assert set(r[f"f{n - 1}.String_output"]) == {"text"}
+        fast_loop.ENABLED = False
+        try:
+            py_us, _ = _per_step(lambda: feedthrough_chain(n), 500, 2500, 1e-3, repeat=2)
+        finally:
+            fast_loop.ENABLED = True
+        print(f"   {n:3d} units: compiled {us / n:7.3f} us, Python loop {py_us / n:7.3f} us")
+
+
 # ----------------------------------------------------------------------------- 5. peers (issue 25)
 ECOS_HOW = "not installed: pip install ecospy (needs Debian's libtbb12: apt-get install libtbb12)"
 OMS_HOW = ("not installed: OMSimulator has no usable PyPI build; build it from source as in benchmarks/README.md "
@@ -683,6 +738,11 @@ def main() -> None:
               f"load average {os.getloadavg()[0]:.1f}")
         peers(work)
         return
+    if sys.argv[1:] == ["subset"]:
+        print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+              f"load average {os.getloadavg()[0]:.1f}")
+        subset_recording(work)
+        return
     if sys.argv[1:] == ["compiled"]:
         print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
               f"load average {os.getloadavg()[0]:.1f}")
@@ -731,6 +791,7 @@ def main() -> None:
     mass_spring_pair(work)
     compiled_loop(work)
     peers(work)
+    subset_recording(work)
 
 
 

@@ -51,7 +51,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", default=[], metavar="UNIT.VAR=VALUE",
                    help="parameter or start value (repeatable); for an FMU the unit name may be left out")
     p.add_argument("--algorithm", choices=["jacobi", "gauss-seidel"], help="master algorithm (default jacobi)")
-    p.add_argument("--extrapolation", type=int, choices=[0, 1, 2], default=0, help="input extrapolation order")
+    p.add_argument("--extrapolation", type=int, choices=[0, 1, 2],
+                   help="input extrapolation order (default 0; 2 with --adaptive)")
     p.add_argument("--adaptive", action="store_true", help="adaptive macro step (needs rollback)")
     p.add_argument("--iterative", action="store_true", help="iterative (implicit) coupling (needs rollback)")
     p.add_argument("--tolerance", type=float, default=1e-4, help="adaptive tolerance (relative and absolute, > 0)")
@@ -72,6 +73,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=1, metavar="N",
                    help="step the units of a Jacobi step in N parallel threads (compiled loop)")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="say which master loop ran (compiled C or Python) and, for Python, why")
     p.add_argument("--log", action="store_true", help="FMU logging on, with all the FMUs' log categories (slower)")
     p.add_argument("--interface", choices=["cs", "me"],
                    help="for an FMU: run its co-simulation (cs, the default when it has one) or its model "
@@ -203,6 +206,9 @@ def _run(args: argparse.Namespace) -> int:
             _report_partial(exc.result, args.output)
         return EXIT_INTERRUPTED
     print(f"{path.name}: {result.summary}")
+    if getattr(args, "verbose", False):
+        why = result.meta.get("python_loop")
+        print(f"master loop: Python ({why})" if why else "master loop: compiled (C)")
     if result.summary.status == "stopped":
         print(f"the run ended early: {result.summary.message}")
     if args.output:

@@ -2,14 +2,23 @@
 
 When every unit of a system is an FMI 2.0 or FMI 3.0 co-simulation FMU, the
 fixed-step Jacobi loop (input extrapolation of order 0, 1 or 2, multi-rate
-units) and the Gauss-Seidel loop (no algebraic loop, all outputs recorded)
-run in C (``csrc/fastloop.c``): the FMUs' own getters, setters and
-``doStep`` function pointers, connections as index arrays, rows written into
-the master's preallocated buffer. Values are converted per type exactly as
-the Python units convert them: FMI 2 Real, Integer and Boolean; FMI 3
-Float32/64, the integer types, Enumeration and Boolean, whole arrays at a
-time. String values are set and read by a Python callback (C cannot
-intern texts). The semantics are those of the Python loop of
+units) and the Gauss-Seidel loop run in C (``csrc/fastloop.c``): the FMUs'
+own getters, setters and ``doStep`` function pointers, connections as index
+arrays, rows written into the master's preallocated buffer. Values are
+converted per type exactly as the Python units convert them: FMI 2 Real,
+Integer and Boolean; FMI 3 Float32/64, the integer types, Enumeration and
+Boolean, whole arrays at a time, String values too: they travel as the codes
+of their interned texts (:mod:`.typed`), and each String slot keeps its last
+text and code, so Python is called only when a String value changes. Any
+recorded subset is written by C: outputs from the output buffers, other
+variables read from the FMUs per type; the connected outputs that are not
+recorded are checked for non-finite values. Input unit conversions
+(``input_conversion``: SSP unit conversions and linear transformations) are
+applied as the units apply them. Algebraic loops are solved at each exchange
+as :mod:`.loops` solves them (fixed-point sweeps, Newton with a
+forward-difference Jacobian when they do not contract; the linear solve is
+an LU with partial pivoting, so Newton's iterates may differ from numpy's in
+the last bits). The semantics are those of the Python loop of
 :mod:`mbfmu.cosim.master` (the tests compare the two bit for bit), and so
 are its guards, applied between chunks of steps: the rows are checked for
 non-finite values, streamed to the run's sink, and Ctrl-C or the run's
@@ -40,6 +49,7 @@ import numpy as np
 from ..errors import CosimError
 from .fmu3_unit import Fmu3Unit, _api_name
 from .fmu_unit import FmuUnit, _status_error
+from .loops import NEWTON_ITERATIONS, loop_message
 from .typed import string_code, string_text
 
 ENABLED = os.environ.get("MBFMU_PYTHON_LOOP", "") not in ("1", "true", "yes")
@@ -53,25 +63,33 @@ _UP = ctypes.POINTER(ctypes.c_uint)
 
 # value type codes of csrc/fastloop.c
 _FMI3_TYPES = {"Float64": 0, "Float32": 1, "Int8": 2, "UInt8": 3, "Int16": 4, "UInt16": 5, "Int32": 6, "UInt32": 7,
-               "Int64": 8, "UInt64": 9, "Enumeration": 8, "Boolean": 10}
-_FMI2_TYPES = {"Real": 0, "Integer": 11, "Boolean": 12}
-_C_STEP, _C_SET, _C_GET, _C_RANGE, _C_STOP, _C_PY, _C_DERIV = range(7)
+               "Int64": 8, "UInt64": 9, "Enumeration": 8, "Boolean": 10, "String": 14}
+_FMI2_TYPES = {"Real": 0, "Integer": 11, "Boolean": 12, "String": 14}
+_FMI2_CTYPES = {"Real": ctypes.c_double, "Integer": ctypes.c_int, "Boolean": ctypes.c_int, "String": ctypes.c_char_p}
+_FMI2_BOOL_READ = 13  # fmi2Boolean read as 0 or 1, as fmpy's getBoolean (the recording getters)
+_C_STEP, _C_SET, _C_GET, _C_RANGE, _C_STOP, _C_PY, _C_DERIV, _C_RGET, _C_NAN, _C_LOOP = range(10)
 
 
 class _Group(ctypes.Structure):
     _fields_ = [("type", ctypes.c_int), ("fmi3", ctypes.c_int), ("fn", _P), ("vr", _UP), ("n_vr", ctypes.c_int),
-                ("buf", _P), ("n_values", ctypes.c_int), ("n_slots", ctypes.c_int), ("slots", _IP)]
+                ("buf", _P), ("n_values", ctypes.c_int), ("n_slots", ctypes.c_int), ("slots", _IP), ("str", _P)]
+
+
+class _Loop(ctypes.Structure):
+    _fields_ = [("n_block", ctypes.c_int), ("block", _IP), ("n", ctypes.c_int), ("conns", _IP), ("z", _DP),
+                ("F", _DP), ("g", _DP), ("zp", _DP), ("J", _DP), ("piv", _IP)]
 
 
 class _Unit(ctypes.Structure):
     _fields_ = [("fmi3", ctypes.c_int), ("component", _P), ("do_step", _P), ("no_prior", ctypes.c_int),
                 ("n_push", ctypes.c_int), ("push", ctypes.POINTER(_Group)),
                 ("n_pull", ctypes.c_int), ("pull", ctypes.POINTER(_Group)),
-                ("u", _DP), ("y", _DP), ("n_in_conn", ctypes.c_int), ("in_conn", _IP), ("python", ctypes.c_int),
+                ("u", _DP), ("y", _DP), ("n_in_conn", ctypes.c_int), ("in_conn", _IP),
                 ("sub", ctypes.c_int), ("n_x", ctypes.c_int), ("x_conn", _IP), ("interpolate", ctypes.c_int),
                 ("max_order", ctypes.c_int), ("set_derivs", _P), ("n_der", ctypes.c_int), ("der_vr", _UP),
                 ("der_idx", _IP), ("order1", _IP), ("order2", _IP), ("der_buf", _DP), ("d1", _DP), ("d2", _DP),
-                ("refused_order2", ctypes.c_int), ("stop_requested", ctypes.c_int), ("stop_at", ctypes.c_double)]
+                ("refused_order2", ctypes.c_int), ("stop_requested", ctypes.c_int), ("stop_at", ctypes.c_double),
+                ("conv_on", _IP), ("conv", _DP), ("n_rget", ctypes.c_int), ("rget", ctypes.POINTER(_Group))]
 
 
 class _Failure(ctypes.Structure):
@@ -80,7 +98,8 @@ class _Failure(ctypes.Structure):
                 ("value", ctypes.c_double)]
 
 
-_PY_IO = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int)
+_PY_CODE = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_char_p)
+_PY_TEXT = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_double)
 
 
 class _Control(ctypes.Structure):
@@ -100,11 +119,14 @@ def units_in_call(ctl: _Control, n_units: int) -> list[int]:
 
 class _System(ctypes.Structure):
     _fields_ = [("units", ctypes.POINTER(_Unit)), ("n_units", ctypes.c_int), ("pre_pull", _IP), ("n_pre", ctypes.c_int),
-                ("plan", _IP), ("n_plan", ctypes.c_int), ("gauss_seidel", ctypes.c_int), ("order", _IP),
-                ("rec", _IP), ("n_rec", ctypes.c_int), ("rows", _DP),
+                ("plan", _IP), ("n_plan", ctypes.c_int), ("loops", ctypes.POINTER(_Loop)), ("loop_tol", ctypes.c_double),
+                ("loop_max_iterations", ctypes.c_int), ("newton_iterations", ctypes.c_int),
+                ("loop_iterations", ctypes.c_longlong), ("gauss_seidel", ctypes.c_int), ("gs_exchange", ctypes.c_int),
+                ("order", _IP),
+                ("rec", _IP), ("n_rec", ctypes.c_int), ("n_chk", ctypes.c_int), ("chk", _IP), ("rows", _DP),
                 ("extrapolation", ctypes.c_int), ("n_conn", ctypes.c_int), ("conns", _IP), ("n_hist", ctypes.c_int),
                 ("hist_t", _DP), ("hist_y", _DP), ("c0", _DP), ("c1", _DP), ("c2", _DP), ("startup", ctypes.c_int),
-                ("py_io", _PY_IO), ("realtime", ctypes.c_double), ("wall0", ctypes.c_double),
+                ("py_code", _PY_CODE), ("py_text", _PY_TEXT), ("realtime", ctypes.c_double), ("wall0", ctypes.c_double),
                 ("t_start", ctypes.c_double), ("overruns", ctypes.c_longlong), ("worst_lag", ctypes.c_double),
                 ("threads", ctypes.c_int), ("unit_fail", ctypes.POINTER(_Failure)), ("fail", _Failure),
                 ("ctl", ctypes.POINTER(_Control))]
@@ -125,6 +147,8 @@ def _library() -> Any:
         lib.fl_run.restype = ctypes.c_int
         lib.fl_run.argtypes = [ctypes.POINTER(_System), ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_double,
                                ctypes.c_double, ctypes.c_double]
+        lib.fl_release.restype = None
+        lib.fl_release.argtypes = [ctypes.POINTER(_System)]
         _LIB = lib
     return _LIB or None
 
@@ -141,14 +165,6 @@ def python_loop_reason(master: Any) -> str | None:
     for u in master.units:
         if type(u) not in (FmuUnit, Fmu3Unit):
             return f"unit {u.name!r} is not an in-process FMU (a Python unit, or an isolated one)"
-        if u.input_conversion:
-            return f"unit {u.name!r} converts input units"
-    if any(loop is not None for *_, loop in master.plan):
-        return "the system has an algebraic loop"
-    if any(vars_ != u.outputs for u, vars_, _ in master.groups):
-        return "the recording is not the units' outputs"
-    if master._unchecked:
-        return "connected outputs are not recorded"
     if _library() is None:
         return "the package was built without the compiled loop"
     return None
@@ -180,22 +196,49 @@ class _Build:
         self.units = (_Unit * len(units))()
         self.errors: list[BaseException] = []
         self.group_names: list[tuple[list[str], list[str]]] = []
-        self.strings = [self._string_calls(u) for u in units]
+        # recorded columns: read from a unit's output buffer, or (a group that is not all
+        # outputs, as Master._recorders reads it) from the FMU by the unit's getter groups
+        rec: list[int] = []
+        self.getter_cols: list[list[tuple[list[str], int]]] = [[] for _ in units]
+        for u, vars_, col in master.groups:
+            if all(v in u.outputs for v in vars_):
+                rec += [x for v in vars_ for x in (pos[u.name], u.outputs.index(v))]
+            else:
+                rec += [-1, -1] * len(vars_)
+                self.getter_cols[pos[u.name]].append((vars_, col - 1))
+        self.rget_names: list[list[str]] = [[] for _ in units]
         for i, u in enumerate(units):
             self._unit(self.units[i], u, [x for j, src, k in master.inc[u.name] for x in (j, pos[src.name], k)])
+            self._record_getters(self.units[i], u, i)
         S = self.system = _System()
         S.units, S.n_units = self.units, len(units)
         pre = [pos[u.name] for u in master.pre_pull]
-        plan = [x for u, _, repull, _ in master.plan for x in (pos[u.name], int(bool(repull)))]
+        plan: list[int] = []
+        self.loops: list[list[tuple]] = []  # the loops' connections (unit, j, source, k), for errors
+        for u, _, repull, block in master.plan:
+            if block is None:
+                plan += [pos[u.name], int(bool(repull))]
+            else:
+                plan += [-1 - len(self.loops), 0]
+                self.loops.append(master.loops[tuple(v.name for v in block)])
+        S.loops = self._arr((_Loop * max(len(self.loops), 1))())
+        for L, block, conns in zip(S.loops, [b for *_, b in master.plan if b is not None], self.loops):
+            n = len(conns)
+            L.n_block, L.block = len(block), self._arr(_ints([pos[v.name] for v in block]))
+            L.n, L.conns = n, self._arr(_ints([x for v, j, src, k in conns for x in (pos[v.name], j, pos[src.name], k)]))
+            L.z, L.F, L.g, L.zp, L.J = (self._arr((ctypes.c_double * max(m, 1))()) for m in (n, n, n, n, n * n))
+            L.piv = self._arr(_ints([0] * n))
+        S.loop_tol, S.loop_max_iterations = master.opts.loop_tolerance, master.opts.loop_max_iterations
+        S.newton_iterations = NEWTON_ITERATIONS
         gs = master.opts.algorithm == "gauss-seidel"
         order = [pos[u.name] for u in master.gs_order] if gs else list(range(len(units)))
-        rec: list[int] = []
-        for u, vars_, _ in master.groups:
-            rec += [x for k in range(len(vars_)) for x in (pos[u.name], k)]
         S.pre_pull, S.n_pre = self._arr(_ints(pre)), len(pre)
         S.plan, S.n_plan = self._arr(_ints(plan)), len(plan) // 2
         S.gauss_seidel, S.order = int(gs), self._arr(_ints(order))
+        S.gs_exchange = int(gs and bool(self.loops))
         S.rec, S.n_rec = self._arr(_ints(rec)), len(rec) // 2
+        chk = [x for src, k in master._unchecked for x in (pos[src.name], k)]
+        S.chk, S.n_chk = self._arr(_ints(chk)), len(chk) // 2
         rows = master._rows
         assert rows.flags.c_contiguous and rows.shape[1] == 1 + len(rec) // 2
         S.rows = rows[1:].ctypes.data_as(_DP)
@@ -213,8 +256,9 @@ class _Build:
         S.n_hist = len(master.hist_t)
         S.hist_t, S.hist_y = self.hist_t.ctypes.data_as(_DP), self.hist_y.ctypes.data_as(_DP)
         S.c0, S.c1, S.c2 = (self.coeffs[r].ctypes.data_as(_DP) for r in range(3))
-        self.py_io = _PY_IO(self._py_io)
-        S.py_io = self.py_io
+        self.texts: dict[float, Any] = {}
+        self.callbacks = (_PY_CODE(self._code), _PY_TEXT(self._text))
+        S.py_code, S.py_text = self.callbacks
         pacer = getattr(master, "pacer", None)
         if pacer is not None:
             S.realtime, S.wall0, S.t_start = pacer.factor, pacer.wall0, pacer.t0
@@ -232,65 +276,24 @@ class _Build:
         self.keep.append(a)
         return a
 
-    def _py_io(self, i: int, pull: int) -> int:
-        """The String values of unit ``i`` (C cannot intern texts), set or read in Python."""
+    def _code(self, text: bytes) -> float:
+        """The code of a String value C read (C cannot intern texts); -1 when it fails."""
         try:
-            for call in self.strings[i][pull]:
-                call()
-            return 0
+            return string_code(text.decode("utf-8", "replace"))
         except BaseException as exc:  # re-raised by run() once C has returned
             self.errors.append(exc)
-            return 1
+            return -1.0
 
-    def _string_calls(self, u: Any) -> tuple[list, list]:
-        """(set, read) calls of a unit's String groups: the String part of its push and pull."""
-        sets, reads = [], []
-        if isinstance(u, Fmu3Unit):
-            def set3(g: Any) -> Any:
-                def call() -> None:
-                    for k, j in g.slots:
-                        if j >= 0:
-                            g.buf[k] = string_text(u.u[j]).encode("utf-8")
-                    s = u._f_set["String"](u._c, g.vr, g.n_vr, g.buf, g.n)
-                    if s > 1:
-                        raise _status_error(u, "fmi3SetString", s)
-                return call
-
-            def get3(g: Any) -> Any:
-                def call() -> None:
-                    s = u._f_get["String"](u._c, g.vr, g.n_vr, g.buf, g.n)
-                    if s > 1:
-                        raise _status_error(u, "fmi3GetString", s)
-                    for k, j in g.slots:
-                        if j >= 0:
-                            u.y[j] = string_code((g.buf[k] or b"").decode("utf-8", "replace"))
-                return call
-            sets = [set3(g) for g in u._in_groups3 if g.type == "String"]
-            reads = [get3(g) for g in u._out_groups3 if g.type == "String"]
-            return sets, reads
-        f = u._fmu._functions
-        for typ, idx, vr, buf in u._in_groups:
-            if typ == "String":
-                def set2(idx=idx, vr=vr, buf=buf) -> None:
-                    for m, j in enumerate(idx):
-                        buf[m] = string_text(u.u[j]).encode("utf-8")
-                    s = f["fmi2SetString"](u._c, vr, len(idx), buf)
-                    if s > 1:
-                        raise _status_error(u, "fmi2SetString", s)
-                sets.append(set2)
-        for typ, idx in u._out_groups:
-            if typ == "String" and idx:
-                vr = (ctypes.c_uint * len(idx))(*[u._out_vr[j] for j in idx])
-                buf = (ctypes.c_char_p * len(idx))()
-
-                def get2(idx=idx, vr=vr, buf=buf) -> None:
-                    s = f["fmi2GetString"](u._c, vr, len(idx), buf)
-                    if s > 1:
-                        raise _status_error(u, "fmi2GetString", s)
-                    for m, j in enumerate(idx):
-                        u.y[j] = string_code((buf[m] or b"").decode("utf-8", "replace"))
-                reads.append(get2)
-        return sets, reads
+    def _text(self, code: float) -> int | None:
+        """The address of the text of a String code, kept for the run (``None`` when it fails)."""
+        try:
+            buf = self.texts.get(code)
+            if buf is None:
+                buf = self.texts[code] = ctypes.create_string_buffer(string_text(code).encode("utf-8"))
+            return ctypes.addressof(buf)
+        except BaseException as exc:  # re-raised by run() once C has returned
+            self.errors.append(exc)
+            return None
 
     def _group(self, g: _Group, typ: int, fmi3: int, fn: Any, vr: Any, n_vr: int, buf: Any, n_values: int,
                slots: list[tuple[int, int]]) -> None:
@@ -307,32 +310,22 @@ class _Build:
         push: list[tuple] = []  # (type code, function, vr, n_vr, buf, n_values, slots)
         pull: list[tuple] = []
         names: tuple[list[str], list[str]] = ([], [])
-        python = False
         if fmi3:
             for groups, out, fns, verb in ((u._in_groups3, push, u._f_set, "Set"), (u._out_groups3, pull, u._f_get, "Get")):
                 for g in groups:
-                    if g.type not in _FMI3_TYPES:
-                        python = True
-                        continue
                     out.append((_FMI3_TYPES[g.type], fns[g.type], g.vr, g.n_vr, g.buf, g.n, g.slots))
                     names[verb == "Get"].append(f"fmi3{verb}{_api_name(g.type)}")
             s.do_step = ctypes.cast(u._f_step, _P)
         else:
             f = u._fmu._functions
             for typ, idx, vr, buf in u._in_groups:
-                if typ not in _FMI2_TYPES:
-                    python = True
-                    continue
                 push.append((_FMI2_TYPES[typ], f[f"fmi2Set{typ}"], vr, len(idx), buf, len(idx), list(enumerate(idx))))
                 names[0].append(f"fmi2Set{typ}")
             for typ, idx in u._out_groups:
                 if not idx:
                     continue
-                if typ not in _FMI2_TYPES:
-                    python = True
-                    continue
                 vr = (ctypes.c_uint * len(idx))(*[u._out_vr[j] for j in idx])
-                buf = ({"Real": ctypes.c_double}.get(typ, ctypes.c_int) * len(idx))()
+                buf = (_FMI2_CTYPES[typ] * len(idx))()
                 pull.append((_FMI2_TYPES[typ], f[f"fmi2Get{typ}"], vr, len(idx), buf, len(idx), list(enumerate(idx))))
                 names[1].append(f"fmi2Get{typ}")
             s.do_step = ctypes.cast(f["fmi2DoStep"], _P)
@@ -345,7 +338,6 @@ class _Build:
             setattr(s, field, arr)
             setattr(s, "n_" + field, len(groups))
         s.fmi3, s.component, s.no_prior = int(fmi3), u._c, int(bool(u._no_prior))
-        s.python = int(python)
         s.u, s.y = ctypes.cast(u.u, _DP), ctypes.cast(u.y, _DP)
         s.n_in_conn, s.in_conn = len(conns) // 3, self._arr(_ints(conns))
         s.sub = m.sub[u.name]
@@ -365,12 +357,49 @@ class _Build:
             s.der_buf = ctypes.cast(u._d_buf, _DP)
         if fmi3 and u._stop_at is not None:
             s.stop_requested, s.stop_at = 1, u._stop_at
+        if u.input_conversion:
+            on, conv = [0] * len(u.inputs), [1.0, 0.0] * len(u.inputs)
+            for j, (a, b) in u.input_conversion.items():
+                on[j], conv[2 * j], conv[2 * j + 1] = 1, a, b
+            s.conv_on, s.conv = self._arr(_ints(on)), self._arr((ctypes.c_double * len(conv))(*conv))
+
+    def _record_getters(self, s: _Unit, u: Any, i: int) -> None:
+        """The unit's recorded variables read from the FMU (as ``u.getter`` reads
+        them), one group per type; slots map buffer positions to row columns."""
+        groups: list[tuple] = []
+        fmi3 = isinstance(u, Fmu3Unit)
+        names = self.rget_names[i]
+        for vars_, col in self.getter_cols[i]:
+            if fmi3:
+                for g in u._groups(list(vars_), range(len(vars_))):
+                    slots = [(k, col + j) for k, j in g.slots if j >= 0]
+                    groups.append((_FMI3_TYPES[g.type], u._f_get[g.type], g.vr, g.n_vr, g.buf, g.n, slots))
+                    names.append(f"fmi3Get{_api_name(g.type)}")
+                continue
+            f = u._fmu._functions
+            for typ in ("Real", "Integer", "Boolean", "String"):
+                idx = [j for j, v in enumerate(vars_) if u.variable(v).type == typ]
+                if not idx:
+                    continue
+                vr = (ctypes.c_uint * len(idx))(*[u.variable(vars_[j]).vr for j in idx])
+                buf = (_FMI2_CTYPES[typ] * len(idx))()
+                code = _FMI2_BOOL_READ if typ == "Boolean" else _FMI2_TYPES[typ]
+                groups.append((code, f[f"fmi2Get{typ}"], vr, len(idx), buf, len(idx),
+                               [(m, col + j) for m, j in enumerate(idx)]))
+                names.append(f"fmi2Get{typ}")
+        arr = (_Group * max(len(groups), 1))()
+        for g, args in zip(arr, groups):
+            self._group(g, args[0], int(fmi3), *args[1:])
+        self.keep.append(arr)
+        s.rget, s.n_rget = arr, len(groups)
 
     def write_back(self) -> None:
         """Hand what C learnt back to the Python objects (history, stop requests,
         refused derivative orders, real-time statistics)."""
         m, S = self.master, self.system
         n, nc = S.n_hist, S.n_conn
+        m.loop_iterations += int(S.loop_iterations)
+        S.loop_iterations = 0
         m.hist_t = [float(self.hist_t[r]) for r in range(n)]
         m.hist_y = [self.hist_y[r, :nc].copy() for r in range(n)]
         for u, s in zip(m.units, self.units):
@@ -389,8 +418,8 @@ class _Build:
         f = self.system.fail
         u = self.master.units[f.unit]
         names = self.group_names[f.unit]
-        if f.call == _C_PY:
-            return self.errors[0]
+        if f.call == _C_PY:  # the String callbacks (or memory for their values) failed
+            return self.errors[0] if self.errors else CosimError(f"unit {u.name!r}: no memory for String values")
         if f.call == _C_STOP:
             u._stop_at = self.units[f.unit].stop_at
             try:
@@ -405,6 +434,12 @@ class _Build:
         if f.call == _C_RANGE:
             return CosimError(f"unit {u.name!r}: input {u.inputs[f.index]!r} = {f.value!r} at t = {f.t!r} s "
                               f"has no integer value ({names[0][f.group][4:]})")
+        if f.call == _C_LOOP:
+            why = ("the loop's Jacobian is singular" if f.index == 0 else
+                   f"no convergence after {NEWTON_ITERATIONS} Newton iterations (residual {f.value:.3g})")
+            return CosimError(loop_message(self.loops[f.group], f.t, why))
+        if f.call == _C_RGET:
+            return _status_error(u, self.rget_names[f.unit][f.group], f.status, f.t)
         if f.call == _C_DERIV:
             return _status_error(u, f"fmi2SetRealInputDerivatives (order {f.group})", f.status, f.t)
         return _status_error(u, names[0 if f.call == _C_SET else 1][f.group], f.status, f.t)
@@ -450,6 +485,9 @@ def run(master: Any, t0: float, stop: float, n: int, progress: Any = None, summa
                     count_steps()
                     master._check_finite(master._rows[bad], float(master._rows[bad, 0]))
             count_steps()
+            if S.fail.unit >= 0 and S.fail.call == _C_NAN:  # a connected output that is not recorded
+                master._check_finite(master._rows[reached], float(master._rows[reached, 0]))
+                raise CosimError("the compiled loop stopped on a non-finite output")  # pragma: no cover
             if reached < end and S.fail.unit < 0:  # stopped on request, between two steps
                 done = reached
                 master._fl_ctl = None
@@ -464,6 +502,7 @@ def run(master: Any, t0: float, stop: float, n: int, progress: Any = None, summa
                 progress.tick(float(rows[done, 0]))
     finally:
         master._fl_ctl = None
+        _library().fl_release(ctypes.byref(S))
         b.write_back()
         if summary is not None:
             summary.threads = S.threads

@@ -430,15 +430,17 @@ class FmuUnit(Unit):
                 raise _status_error(self, f"fmi2Set{typ}", s)
 
     def push_derivatives(self, d1: Sequence[float], d2: Sequence[float]) -> None:
-        """First and second time derivatives of the connected Real inputs."""
+        """First and second time derivatives of the connected Real inputs (in the
+        master's units: a converted input's derivatives are scaled by its gain)."""
         n = len(self._der_idx)
         if not n:
             return
+        conv = self.input_conversion
         for order, d, buf in ((1, d1, self._d_order1), (2, d2, self._d_order2)):
             if d is None or order > self.max_input_order:
                 continue
             for m, j in enumerate(self._der_idx):
-                self._d_buf[m] = d[j]
+                self._d_buf[m] = conv[j][0] * d[j] if j in conv else d[j]
             s = self._setDer(self._c, self._der_vr, n, buf, self._d_buf)
             if s > 1 and order > 1:  # learnt: this FMU takes lower orders only
                 self.max_input_order = order - 1

@@ -6,7 +6,8 @@ FMI 2.0 lets a master set inputs and read outputs between steps, so the loop
 is solved there, without stepping and without rollback: fixed-point
 (Gauss-Seidel) sweeps over the group, and Newton's method with a
 finite-difference Jacobian when the sweeps do not contract (for example
-``|k1 k2| > 1`` in a loop of two gains).
+``|k1 k2| > 1`` in a loop of two gains). The compiled loop
+(:mod:`.fast_loop`) solves loops of FMUs with the same iteration in C.
 
 A loop here is a list of ``(unit, j, source unit, k)``: input ``j`` of
 ``unit`` is fed by output ``k`` of ``source unit``, both in the group.

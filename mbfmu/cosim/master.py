@@ -86,6 +86,10 @@ from .units import Unit
 _LOG = logging.getLogger("mbfmu.cosim")
 
 ALGORITHMS = ("jacobi", "gauss-seidel")
+# the input extrapolation of an adaptive run that does not choose one: the error estimate
+# compares each exchanged value with its extrapolation, so order 0 would bound the change of
+# the signals per step (497,986 steps for 0.5 s on the tests' three-mass chain, 180 with 2)
+ADAPTIVE_EXTRAPOLATION = 2
 
 
 @dataclass
@@ -184,6 +188,7 @@ class _Master:
             if multi and opts.adaptive:
                 raise CosimError(f"adaptive stepping cannot run multi-rate units {multi}: give them no own step")
         self._rollback_note: str | None = None
+        self._python_loop: str | None = None  # why the run took the Python loop (None: compiled, or not yet run)
         self._forced_steps: dict[str, float] = {}
         self.hist_t: list[float] = []
         self.hist_y: list[np.ndarray] = []
@@ -572,6 +577,8 @@ class _Master:
                                for u in self.units}}
         if self._rollback_note:
             meta["rollback"] = self._rollback_note
+        if self._python_loop:
+            meta["python_loop"] = self._python_loop
         if self._forced_steps:
             meta["adaptive_forced_steps"] = self._forced_steps
         plants = {u.name: u.plant_ref for u in self.units if getattr(u, "plant_ref", None)}
@@ -674,7 +681,7 @@ class _Master:
         self._push_history(t0)
         progress = _Progress(t0, stop, self.opts.progress)
         try:
-            why = fast_loop.python_loop_reason(self)
+            why = self._note_loop()
             if why is None:  # all-FMU fixed-step runs: the same loop in C
                 fast_loop.run(self, t0, stop, n, progress, summary)
             else:
@@ -734,8 +741,16 @@ class _Master:
                           f"{f['first_time']!r} s): the result does not meet rtol/atol there; lower min_step or "
                           "loosen the tolerances (result.meta['adaptive_forced_steps'])", RuntimeWarning, stacklevel=4)
 
+    def _note_loop(self) -> str | None:
+        """Why this run takes the Python loop (``None``: the compiled one); said once in the log."""
+        why = self._python_loop = fast_loop.python_loop_reason(self)
+        if why is not None:
+            _LOG.info("the run takes the Python loop: %s", why)
+        return why
+
     def _run_adaptive(self, t0: float, stop: float, recs: list, summary: RunSummary) -> np.ndarray:
         o = self.opts
+        self._note_loop()
         hmin = o.min_step if o.min_step is not None else (stop - t0) * 1e-9
         hmax = o.max_step if o.max_step is not None else (stop - t0)
         self._allocate(1024)
@@ -831,7 +846,7 @@ def recorded_variables(system, record: Sequence[str] | str | None) -> list[tuple
 
 
 def simulate(system: System, stop_time: float, step: float, *, start_time: float = 0.0,
-             algorithm: str = "jacobi", order: Sequence[str] | None = None, extrapolation: int = 0,
+             algorithm: str = "jacobi", order: Sequence[str] | None = None, extrapolation: int | None = None,
              adaptive: bool = False, rtol: float = 1e-4, atol: float = 1e-6, min_step: float | None = None,
              max_step: float | None = None, loop_tolerance: float = 1e-12, loop_max_iterations: int = 100,
              record: Sequence[str] | str | None = None, progress: bool | None = None,
@@ -855,8 +870,9 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
         Master algorithm (see the module docstring).
     order : sequence of str, optional
         Gauss-Seidel stepping order (default: the order units were added).
-    extrapolation : {0, 1, 2}
-        Input extrapolation order (Jacobi only).
+    extrapolation : {0, 1, 2}, optional
+        Input extrapolation order (Jacobi only). Default: 0 for fixed steps,
+        2 with ``adaptive`` (see ``rtol``).
     adaptive : bool
         Adaptive macro step with rollback (Jacobi; all units must roll back).
     rtol, atol : float
@@ -864,7 +880,8 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
         connected signals' units). The estimate is the gap between each
         exchanged value at the end of a step and its extrapolation over the
         step, so with ``extrapolation=0`` it bounds the change of the signals
-        per step (small steps); use ``extrapolation=1`` or 2 for efficiency.
+        per step (very small steps: an adaptive run takes order 2 unless told
+        otherwise).
     min_step, max_step : float, optional
         Bounds of the adaptive step [s].
     loop_tolerance : float
@@ -948,6 +965,8 @@ def simulate(system: System, stop_time: float, step: float, *, start_time: float
     """
     if algorithm not in ALGORITHMS:
         raise InputError(f"algorithm {algorithm!r} is not one of {ALGORITHMS}")
+    if extrapolation is None:
+        extrapolation = ADAPTIVE_EXTRAPOLATION if adaptive else 0
     if extrapolation not in (0, 1, 2):
         raise InputError(f"extrapolation order {extrapolation!r} must be 0, 1 or 2")
     if algorithm == "gauss-seidel" and (extrapolation or adaptive or iterative):

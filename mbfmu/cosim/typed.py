@@ -32,6 +32,25 @@ def string_text(code: float) -> str:
     return _TEXTS[k] if 0 <= k < len(_TEXTS) else ""
 
 
+def string_texts(codes: np.ndarray) -> np.ndarray:
+    """:func:`string_text` of every code in ``codes``, as a unicode array (one
+    table look-up for the whole column, not a Python call per value)."""
+    codes = np.asarray(codes, dtype=float)
+    idx = np.full(codes.shape, len(_TEXTS), dtype=np.int64)  # the table's last entry: ""
+    finite = np.isfinite(codes)
+    k = np.rint(codes[finite])
+    known = (k >= 0) & (k < len(_TEXTS))
+    sub = idx[finite]
+    sub[known] = k[known].astype(np.int64)
+    idx[finite] = sub
+    if not len(codes):
+        return np.zeros(0, "U1")
+    used = np.unique(idx)  # only the texts the column holds: the width is theirs
+    table = np.zeros(len(_TEXTS) + 1, dtype=np.array([(_TEXTS + [""])[i] for i in used], dtype=str).dtype)
+    table[used] = [(_TEXTS + [""])[i] for i in used]
+    return table[idx]
+
+
 def numpy_dtype(vtype: str, values: np.ndarray | None = None) -> np.dtype:
     """The result field type of a variable of FMI type ``vtype``: float64,
     int64, bool, or unicode wide enough for ``values`` (String)."""
@@ -40,6 +59,8 @@ def numpy_dtype(vtype: str, values: np.ndarray | None = None) -> np.dtype:
     if vtype == "Boolean":
         return np.dtype(bool)
     if vtype == "String":
+        if isinstance(values, np.ndarray) and values.dtype.kind == "U":
+            return np.dtype(f"U{max(values.dtype.itemsize // 4, 1)}")  # as wide as its longest text
         width = max((len(s) for s in values), default=1) if values is not None else 1
         return np.dtype(f"U{max(width, 1)}")
     return np.dtype(np.float64)
@@ -64,7 +85,7 @@ def typed_columns(names: Sequence[str], rows: np.ndarray, types: Mapping[str, st
         col = rows[:, j]
         vtype = types.get(n, "Real")
         if vtype == "String":
-            col = np.array([string_text(c) for c in col], dtype=str) if len(col) else np.zeros(0, "U1")
+            col = string_texts(col)
         elif vtype == "Integer":
             col = np.rint(col).astype(np.int64)
         elif vtype == "Boolean":

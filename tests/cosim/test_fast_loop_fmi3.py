@@ -14,6 +14,8 @@ from mbfmu.cosim.system import System
 from mbfmu.errors import CosimError
 from tooling import reference_fmu
 
+from .test_fast_loop import _reason
+
 
 def _both(make, monkeypatch, **kw):
     """(compiled, Python) results of the same run, and how often the compiled loop ran."""
@@ -148,3 +150,56 @@ def test_integer_inputs_wrap_to_their_width_as_the_python_units_do(monkeypatch):
                                           "ft2.Int32_output", "ft2.Int16_output")}
     assert last == {"ft2.Int8_output": -44, "ft2.UInt16_output": 65536 - 300, "ft2.Int64_output": -2**63 + 2**12,
                     "ft2.Int32_output": 4096, "ft2.Int16_output": 70000 - 65536}
+
+
+def test_recorded_subset_with_inputs_and_parameters_in_c_equals_python_loop(mass_fmu, monkeypatch):
+    """A recording of outputs, inputs and parameters of FMI 2 and FMI 3 units (the
+    non-outputs read from the FMUs per type, Booleans as 0 or 1, an FMI 3 array
+    element) takes the compiled loop and gives the Python loop's rows bit for bit."""
+    record = ["ft3.Int8_input", "ft3.Boolean_output", "ft3.Float32_continuous_input", "ss.u[2]", "ss.y[1]",
+              "ft2.Boolean_input", "ft2.Int32_input", "ft2.Float64_tunable_parameter", "mass.x", "vdp.x1", "vdp.mu"]
+    (fast, slow), calls = _both(lambda: _mixed(mass_fmu), monkeypatch, stop_time=2.0, step=1e-2, record=record)
+    assert calls == 1
+    _same(fast, slow)
+    assert np.ptp(fast["ft3.Int8_input"]) > 0 and np.ptp(fast["ss.u[2]"]) > 0.1
+    full = simulate(_mixed(mass_fmu), 2.0, 1e-2, progress=False, record="all")
+    for n in [n for n in record if n in full.names]:  # all but the parameters
+        assert np.array_equal(fast[n], full[n]), n
+    assert np.all(fast["ft2.Float64_tunable_parameter"] == 0.0) and np.all(fast["vdp.mu"] == 1.0)  # start values
+
+
+def _feedthrough_chain(n: int = 8) -> System:
+    """Stair and VanDerPol drive the first of ``n`` FMI 2 Reference Feedthrough FMUs,
+    each passing every output (Real, Integer, Boolean, String, Enumeration) to the next."""
+    ft = reference_fmu("fmi2", "Feedthrough")
+    units = [FmuUnit(reference_fmu("fmi2", "VanDerPol"), "vdp"), FmuUnit(reference_fmu("fmi2", "Stair"), "stair")]
+    units += [FmuUnit(ft, f"f{k}", values={"String_input": "text \u00e9 #1", "Boolean_input": True} if k == 0 else None)
+              for k in range(n)]
+    conns = [("vdp.x0", "f0.Float64_continuous_input"), ("stair.counter", "f0.Int32_input")]
+    for k in range(1, n):
+        conns += [(f"f{k - 1}.{t}_output", f"f{k}.{t}_input")
+                  for t in ("Float64_continuous", "Float64_discrete", "Int32", "Boolean", "String", "Enumeration")]
+    return System(units, conns)
+
+
+@pytest.mark.parametrize("record,kw", [(None, {}), ("all", {}), (None, {"extrapolation": 1, "threads": 2})],
+                         ids=["outputs", "all", "threads"])
+def test_feedthrough_chain_with_strings_runs_compiled_and_equals_python_loop(monkeypatch, record, kw):
+    """A chain of 8 Reference Feedthrough FMUs runs in the compiled loop with its
+    String values read and set in C: the rows (text columns too) equal the Python
+    loop's, the text reaches the end of the chain, and texts are interned in Python
+    only when a value changes, not at every step (also when worker threads step
+    the units and push the held String inputs)."""
+    from mbfmu.cosim import typed
+    calls = []
+    real_code = typed.string_code
+    monkeypatch.setattr(fast_loop, "string_code", lambda text: calls.append(text) or real_code(text))
+    assert _reason(_feedthrough_chain(), record) is None
+    (fast, slow), n = _both(_feedthrough_chain, monkeypatch, stop_time=2.0, step=1e-3, record=record, **kw)
+    assert n == 1
+    _same(fast, slow)
+    assert set(fast["f7.String_output"]) == {"text \u00e9 #1"}
+    assert np.array_equal(fast["f7.Int32_output"], fast["stair.counter"]) and np.ptp(fast["f7.Int32_output"]) > 0
+    # each String slot read interns its text once in 2000 steps: the outputs, and with
+    # "all" the inputs and outputs read again for the recording
+    assert len(calls) == (8 if record is None else 3 * 8)

@@ -281,6 +281,7 @@ def test_libcosim_applies_our_linear_transformations_alike(mass_fmu, tmp_path):
     assert ex.simulate_until(1_000_000_000)
     theirs = [*obs.last_real_values(ia, [vr["x"], vr["v"]]), *obs.last_real_values(ib, [vr["x"], vr["v"]])]
     r = simulate(read_ssp(ssp), 1.0, 0.01, progress=False)
+    assert "python_loop" not in r.meta  # the transformation is applied in the compiled loop
     ours = [r["a.x"][-1], r["a.v"][-1], r["b.x"][-1], r["b.v"][-1]]
     np.testing.assert_allclose(theirs, ours, rtol=1e-12, atol=1e-12)
     untransformed = simulate(read_ssp(plain), 1.0, 0.01, progress=False)

@@ -82,3 +82,13 @@ def test_integer_signals_are_held_not_extrapolated(order):
     r = simulate(s, 5.0, 0.2, extrapolation=order, progress=False)
     assert probe.seen == [float(c) for c in r["stair.counter"][:-1]]
     assert len(set(probe.seen)) > 3
+
+
+def test_string_columns_are_decoded_as_string_text_decodes_each_code():
+    """The column look-up (typed.string_texts) gives what string_text gives per value:
+    known codes, codes off the grid (rounded), unknown, negative and NaN codes ("")."""
+    from mbfmu.cosim.typed import string_code, string_text, string_texts
+    a, b = string_code("a \u00e9 #1"), string_code("longer text")
+    codes = np.array([a, b, b + 0.4, a - 0.4, -1.0, 1e9, np.nan, string_code("")])
+    assert list(string_texts(codes)) == [string_text(c) for c in codes]
+    assert string_texts(codes).dtype == np.dtype("U11") and string_texts(np.zeros(0)).shape == (0,)

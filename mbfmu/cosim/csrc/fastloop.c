@@ -8,8 +8,11 @@
  * getters, setters and doStep through the function pointers fmpy loaded.
  * Values travel as doubles in the master's unit buffers u and y and are
  * converted per type exactly as the Python units convert them (fmu_unit.py,
- * fmu3_unit.py). String values are exchanged by a Python callback. Optionally paces the run to the wall clock and
- * steps the units of a Jacobi step in parallel threads.
+ * fmu3_unit.py). String values travel as the codes of their interned texts
+ * (mbfmu.cosim.typed): each String slot keeps its last text and code, so Python
+ * is called (to intern a text, or to give the text of a code) only when a
+ * value changes. Optionally paces the run to the wall clock and steps the units
+ * of a Jacobi step in parallel threads.
  *
  * Loaded with ctypes (mbfmu/cosim/fast_loop.py); the Python module entry
  * point below only lets setuptools build it as an extension. Compiled with
@@ -23,6 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -32,11 +36,21 @@
 /* value types of a group (a buffer exchanged in one call) */
 enum {
     T_F64, T_F32, T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_BOOL3, /* FMI 3 (T_F64: also fmi2Real) */
-    T_INT2, T_BOOL2                                                              /* fmi2Integer, fmi2Boolean */
+    T_INT2, T_BOOL2,                                                             /* fmi2Integer, fmi2Boolean */
+    T_BOOL2N,                  /* fmi2Boolean read as 0 or 1 (as fmpy's getBoolean: the recording getters) */
+    T_STR                      /* fmi2String / fmi3String */
 };
 
+/* the last value of a String slot: its text and code */
+typedef struct {
+    char *text;                /* read slots: a copy owned here; set slots: Python's buffer of the code's text */
+    size_t cap;
+    double code;
+    int valid;
+} fl_str;
+
 /* what failed (fl_failure.call) */
-enum { C_STEP, C_SET, C_GET, C_RANGE, C_STOP, C_PY, C_DERIV };
+enum { C_STEP, C_SET, C_GET, C_RANGE, C_STOP, C_PY, C_DERIV, C_RGET, C_NAN, C_LOOP };
 
 typedef struct {
     int type;
@@ -48,6 +62,7 @@ typedef struct {
     int n_values;              /* elements in buf (FMI 3 arrays) */
     int n_slots;
     const int *slots;          /* (position in buf, index in u or y) */
+    fl_str *str;               /* String groups: one per slot, allocated at first use (fl_release frees) */
 } fl_group;
 
 typedef struct {
@@ -63,7 +78,6 @@ typedef struct {
     double *y;                 /* the unit's output buffer */
     int n_in_conn;             /* incoming connections: (dst index in u, source unit, source index in y) */
     const int *in_conn;
-    int python;                /* String values: exchanged by the Python callback after the groups */
     int sub;                   /* sub-steps per macro step (multi-rate) */
     int n_x;                   /* incoming connections as indices into the system's list (extrapolation) */
     const int *x_conn;
@@ -79,6 +93,10 @@ typedef struct {
     int refused_order2;        /* out: the FMU refused order 2 in this call */
     int stop_requested;        /* FMI 3 terminateSimulation seen; the next doStep ends the run */
     double stop_at;
+    const int *conv_on;        /* per input: sent as conv[2j] u + conv[2j+1] (a unit conversion); NULL: none */
+    const double *conv;
+    int n_rget;                /* recorded variables read from the FMU (not from y), per type */
+    fl_group *rget;            /* slots: (position in buf, recorded column after time) */
 } fl_unit;
 
 typedef struct {
@@ -86,7 +104,18 @@ typedef struct {
     double t, h, value;
 } fl_failure;
 
-typedef int (*py_io_t)(int unit, int pull);
+/* an algebraic loop of the exchange (mbfmu.cosim.loops), with its scratch */
+typedef struct {
+    int n_block;
+    const int *block;          /* its units, in order */
+    int n;
+    const int *conns;          /* (unit, input index, source unit, output index) per loop connection */
+    double *z, *F, *g, *zp, *J; /* [n], [n], [n], [n], [n * n] (column i: J[i * n ..]) */
+    int *piv;                  /* [n] */
+} fl_loop;
+
+typedef double (*py_code_t)(const char *text);       /* the code of a text (< 0: failed) */
+typedef const char *(*py_text_t)(double code);        /* the text of a code (NULL: failed) */
 
 /* Shared with the run's watchdog thread, which reads it while this loop may be
  * stuck inside an FMU call: stop is set by it (checked before every step),
@@ -105,12 +134,20 @@ typedef struct {
     int n_units;
     const int *pre_pull;       /* units whose outputs are read first in an exchange */
     int n_pre;
-    const int *plan;           /* (unit, read outputs again) per exchange entry, in order */
+    const int *plan;           /* (unit, read outputs again) per exchange entry, in order; unit -1 - i: loop i */
     int n_plan;
+    fl_loop *loops;
+    double loop_tol;           /* Options.loop_tolerance */
+    int loop_max_iterations;
+    int newton_iterations;     /* loops.NEWTON_ITERATIONS */
+    long long loop_iterations; /* out: iterations of the loops solved in C */
     int gauss_seidel;
+    int gs_exchange;           /* Gauss-Seidel with algebraic loops: the exchange after the sweep too */
     const int *order;          /* the Gauss-Seidel stepping order */
-    const int *rec;            /* (unit, output index) per recorded column after time */
+    const int *rec;            /* (unit, output index) per recorded column after time; unit -1: read by rget */
     int n_rec;
+    int n_chk;                 /* connected outputs not recorded, checked for non-finite values */
+    const int *chk;            /* (unit, output index) */
     double *rows;              /* n_steps rows of 1 + n_rec doubles; step k writes row k */
     /* input extrapolation (Jacobi) */
     int extrapolation;         /* order 0, 1 or 2 */
@@ -121,7 +158,8 @@ typedef struct {
     double *hist_y;            /* [3 * n_conn] */
     double *c0, *c1, *c2;      /* [n_conn] the step's coefficients */
     int startup;               /* step 0 takes the coefficients given in c0..c2 */
-    py_io_t py_io;
+    py_code_t py_code;
+    py_text_t py_text;
     /* real time */
     double realtime;           /* simulated seconds per wall-clock second; 0: as fast as possible */
     double wall0;              /* CLOCK_MONOTONIC [s] at which t0 was */
@@ -192,6 +230,7 @@ static double get_value(const fl_group *g, int k) {
     case T_I64: return (double)((const int64_t *)b)[k];
     case T_U64: return (double)((const uint64_t *)b)[k];
     case T_BOOL3: return ((const bool *)b)[k] ? 1.0 : 0.0;
+    case T_BOOL2N: return ((const int *)b)[k] != 0 ? 1.0 : 0.0;
     default: return (double)((const int *)b)[k];
     }
 }
@@ -203,6 +242,7 @@ static int set_call(void *c, fl_group *g) {
     if (!g->fmi3) {
         if (g->type == T_F64) return ((fmi2SetRealTYPE *)g->fn)(c, g->vr, (size_t)g->n_vr, (const fmi2Real *)g->buf);
         if (g->type == T_INT2) return ((fmi2SetIntegerTYPE *)g->fn)(c, g->vr, (size_t)g->n_vr, (const fmi2Integer *)g->buf);
+        if (g->type == T_STR) return ((fmi2SetStringTYPE *)g->fn)(c, g->vr, (size_t)g->n_vr, (const fmi2String *)g->buf);
         return ((fmi2SetBooleanTYPE *)g->fn)(c, g->vr, (size_t)g->n_vr, (const fmi2Boolean *)g->buf);
     }
     switch (g->type) {
@@ -216,6 +256,7 @@ static int set_call(void *c, fl_group *g) {
     case T_U32: CALL3(Set, UInt32, const fmi3UInt32);
     case T_I64: CALL3(Set, Int64, const fmi3Int64);
     case T_U64: CALL3(Set, UInt64, const fmi3UInt64);
+    case T_STR: CALL3(Set, String, const fmi3String);
     default: CALL3(Set, Boolean, const fmi3Boolean);
     }
 }
@@ -224,6 +265,7 @@ static int get_call(void *c, fl_group *g) {
     if (!g->fmi3) {
         if (g->type == T_F64) return ((fmi2GetRealTYPE *)g->fn)(c, g->vr, (size_t)g->n_vr, (fmi2Real *)g->buf);
         if (g->type == T_INT2) return ((fmi2GetIntegerTYPE *)g->fn)(c, g->vr, (size_t)g->n_vr, (fmi2Integer *)g->buf);
+        if (g->type == T_STR) return ((fmi2GetStringTYPE *)g->fn)(c, g->vr, (size_t)g->n_vr, (fmi2String *)g->buf);
         return ((fmi2GetBooleanTYPE *)g->fn)(c, g->vr, (size_t)g->n_vr, (fmi2Boolean *)g->buf);
     }
     switch (g->type) {
@@ -237,7 +279,81 @@ static int get_call(void *c, fl_group *g) {
     case T_U32: CALL3(Get, UInt32, fmi3UInt32);
     case T_I64: CALL3(Get, Int64, fmi3Int64);
     case T_U64: CALL3(Get, UInt64, fmi3UInt64);
+    case T_STR: CALL3(Get, String, fmi3String);
     default: CALL3(Get, Boolean, fmi3Boolean);
+    }
+}
+
+/* -- String values ------------------------------------------------------------------ */
+static fl_str *str_slots(fl_group *g) {
+    if (!g->str) g->str = calloc((size_t)(g->n_slots > 0 ? g->n_slots : 1), sizeof(fl_str));
+    return g->str;
+}
+
+/* the texts of the group's slots from the codes in u: Python is asked only for a code
+ * not seen last time in that slot; 1 when it failed */
+static int put_strings(fl_system *S, fl_group *g, const double *u) {
+    fl_str *cache = str_slots(g);
+    if (!cache) return 1;
+    for (int s = 0; s < g->n_slots; s++) {
+        const double code = u[g->slots[2 * s + 1]];
+        fl_str *c = &cache[s];
+        if (!c->valid || memcmp(&c->code, &code, sizeof code) != 0) {
+            const char *text = S->py_text(code);
+            if (!text) return 1;
+            c->text = (char *)text;  /* kept alive by Python for the run */
+            c->code = code;
+            c->valid = 1;
+        }
+        ((const char **)g->buf)[g->slots[2 * s]] = c->text;
+    }
+    return 0;
+}
+
+/* the codes of the texts just read into the group's buffer, written to out[slot index]:
+ * Python is asked only for a text that differs from the slot's last one; 1 when it failed */
+static int get_strings(fl_system *S, fl_group *g, double *out) {
+    fl_str *cache = str_slots(g);
+    if (!cache) return 1;
+    for (int s = 0; s < g->n_slots; s++) {
+        const char *text = ((const char **)g->buf)[g->slots[2 * s]];
+        if (!text) text = "";
+        fl_str *c = &cache[s];
+        if (!c->valid || strcmp(c->text, text) != 0) {
+            const size_t n = strlen(text) + 1;
+            if (n > c->cap) {
+                char *p = realloc(c->text, n);
+                if (!p) return 1;
+                c->text = p;
+                c->cap = n;
+            }
+            memcpy(c->text, text, n);
+            c->code = S->py_code(text);
+            c->valid = c->code >= 0.0;
+            if (!c->valid) return 1;
+        }
+        out[g->slots[2 * s + 1]] = c->code;
+    }
+    return 0;
+}
+
+static void release_groups(fl_group *gs, int n, int owned) {
+    for (int i = 0; i < n; i++) {
+        if (!gs[i].str) continue;
+        if (owned)
+            for (int s = 0; s < gs[i].n_slots; s++) free(gs[i].str[s].text);
+        free(gs[i].str);
+        gs[i].str = NULL;
+    }
+}
+
+/* frees the String caches of a run (called once it is over) */
+void fl_release(fl_system *S) {
+    for (int i = 0; i < S->n_units; i++) {
+        fl_unit *u = &S->units[i];
+        release_groups(u->push, u->n_push, 0);
+        release_groups(u->pull, u->n_pull, 1);
+        release_groups(u->rget, u->n_rget, 1);
     }
 }
 
@@ -251,8 +367,12 @@ static int push_calls(fl_system *S, int i, double t, fl_failure *f) {
     fl_unit *u = &S->units[i];
     for (int gi = 0; gi < u->n_push; gi++) {
         fl_group *g = &u->push[gi];
-        for (int s = 0; s < g->n_slots; s++) {
-            double v = u->u[g->slots[2 * s + 1]];
+        if (g->type == T_STR) {
+            if (put_strings(S, g, u->u)) return failed(f, i, C_PY, 0, gi, t, 0.0);
+        } else for (int s = 0; s < g->n_slots; s++) {
+            const int j = g->slots[2 * s + 1];
+            double v = u->u[j];
+            if (u->conv && u->conv_on[j]) v = u->conv[2 * j] * v + u->conv[2 * j + 1];  /* as FmuUnit._converted_inputs */
             if (put_value(g, g->slots[2 * s], v)) {
                 f->index = g->slots[2 * s + 1];
                 f->value = v;
@@ -262,7 +382,6 @@ static int push_calls(fl_system *S, int i, double t, fl_failure *f) {
         int st = set_call(u->component, g);
         if (st > 1) return failed(f, i, C_SET, st, gi, t, 0.0);
     }
-    if (u->python && S->py_io(i, 0)) return failed(f, i, C_PY, 0, 0, t, 0.0);
     return 0;
 }
 
@@ -272,9 +391,27 @@ static int pull_calls(fl_system *S, int i, double t, fl_failure *f) {
         fl_group *g = &u->pull[gi];
         int st = get_call(u->component, g);
         if (st > 1) return failed(f, i, C_GET, st, gi, t, 0.0);
-        for (int s = 0; s < g->n_slots; s++) u->y[g->slots[2 * s + 1]] = get_value(g, g->slots[2 * s]);
+        if (g->type == T_STR) {
+            if (get_strings(S, g, u->y)) return failed(f, i, C_PY, 0, gi, t, 0.0);
+        } else for (int s = 0; s < g->n_slots; s++) u->y[g->slots[2 * s + 1]] = get_value(g, g->slots[2 * s]);
     }
-    if (u->python && S->py_io(i, 1)) return failed(f, i, C_PY, 0, 0, t, 0.0);
+    return 0;
+}
+
+/* the recorded variables that are not read from the output buffers (Unit.getter) */
+static int record_getters(fl_system *S, double *cols, double t, fl_failure *f) {
+    for (int i = 0; i < S->n_units; i++) {
+        fl_unit *u = &S->units[i];
+        for (int gi = 0; gi < u->n_rget; gi++) {
+            fl_group *g = &u->rget[gi];
+            S->ctl->unit = i;
+            int st = get_call(u->component, g);
+            if (st > 1) return failed(f, i, C_RGET, st, gi, t, 0.0);
+            if (g->type == T_STR) {
+                if (get_strings(S, g, cols)) return failed(f, i, C_PY, 0, gi, t, 0.0);
+            } else for (int s = 0; s < g->n_slots; s++) cols[g->slots[2 * s + 1]] = get_value(g, g->slots[2 * s]);
+        }
+    }
     return 0;
 }
 
@@ -328,7 +465,10 @@ static int push_derivatives_calls(fl_system *S, int i, double t, fl_failure *f) 
     for (int order = 1; order <= 2; order++) {
         if (order > u->max_order) continue;
         const double *d = order == 1 ? u->d1 : u->d2;
-        for (int m = 0; m < u->n_der; m++) u->der_buf[m] = d[u->der_idx[m]];
+        for (int m = 0; m < u->n_der; m++) {
+            const int j = u->der_idx[m];
+            u->der_buf[m] = (u->conv && u->conv_on[j]) ? u->conv[2 * j] * d[j] : d[j];  /* gain only */
+        }
         int st = ((fmi2SetRealInputDerivativesTYPE *)u->set_derivs)(
             u->component, u->der_vr, (size_t)u->n_der, order == 1 ? u->order1 : u->order2, u->der_buf);
         if (st > 1 && order > 1) {  /* learnt: this FMU takes lower orders only */
@@ -431,6 +571,147 @@ static void set_inputs(fl_system *S, fl_unit *u) {
         const int *e = u->in_conn + 3 * c;
         u->u[e[0]] = S->units[e[1]].y[e[2]];
     }
+}
+
+/* -- algebraic loops: mbfmu.cosim.loops in C, the same iterations and tests ---------- */
+/* G(z) of loops.newton: the loop inputs set to z, every unit pushed and pulled; the
+ * source outputs into out */
+static int loop_G(fl_system *S, fl_loop *L, const double *z, double *out, double t, fl_failure *f) {
+    for (int c = 0; c < L->n; c++) S->units[L->conns[4 * c]].u[L->conns[4 * c + 1]] = z[c];
+    for (int b = 0; b < L->n_block; b++) {
+        if (push(S, L->block[b], t, f) || pull(S, L->block[b], t, f)) return 1;
+    }
+    for (int c = 0; c < L->n; c++) out[c] = S->units[L->conns[4 * c + 2]].y[L->conns[4 * c + 3]];
+    return 0;
+}
+
+/* J x = F by LU with partial pivoting; F is overwritten by x; 1 when J is singular */
+static int lu_solve(double *J, double *F, int *piv, int n) {
+#define A(r, c) J[(size_t)(c) * (size_t)n + (size_t)(r)]
+    for (int k = 0; k < n; k++) {
+        int p = k;
+        for (int r = k + 1; r < n; r++)
+            if (fabs(A(r, k)) > fabs(A(p, k))) p = r;
+        piv[k] = p;
+        if (A(p, k) == 0.0) return 1;
+        if (p != k) {
+            for (int c = 0; c < n; c++) {
+                const double tmp = A(k, c); A(k, c) = A(p, c); A(p, c) = tmp;
+            }
+            const double tmp = F[k]; F[k] = F[p]; F[p] = tmp;
+        }
+        for (int r = k + 1; r < n; r++) {
+            const double l = A(r, k) / A(k, k);
+            A(r, k) = l;
+            for (int c = k + 1; c < n; c++) A(r, c) -= l * A(k, c);
+            F[r] -= l * F[k];
+        }
+    }
+    for (int k = n - 1; k >= 0; k--) {
+        double v = F[k];
+        for (int c = k + 1; c < n; c++) v -= A(k, c) * F[c];
+        F[k] = v / A(k, k);
+    }
+    return 0;
+#undef A
+}
+
+static int loop_failed(fl_failure *f, fl_system *S, int li, int why, double residual, double t) {
+    f->index = why;
+    f->value = residual;
+    return failed(f, S->loops[li].block[0], C_LOOP, 0, li, t, 0.0);
+}
+
+/* loops.newton */
+static int newton(fl_system *S, int li, double t, long long *its, fl_failure *f) {
+    fl_loop *L = &S->loops[li];
+    const int n = L->n;
+    double *z = L->z, *F = L->F, *g = L->g, *zp = L->zp, *J = L->J;
+    for (int c = 0; c < n; c++) z[c] = S->units[L->conns[4 * c]].u[L->conns[4 * c + 1]];
+    int it, converged = 0;
+    double residual = 0.0;
+    for (it = 1; it <= S->newton_iterations; it++) {
+        if (loop_G(S, L, z, g, t, f)) return 1;
+        double worst = 0.0;
+        residual = 0.0;
+        for (int c = 0; c < n; c++) {
+            F[c] = z[c] - g[c];
+            const double e = fabs(F[c]) / (1.0 + fabs(z[c]));
+            if (isnan(e) || e > worst) worst = e;  /* as np.max: NaN wins */
+            if (isnan(F[c]) || fabs(F[c]) > residual) residual = fabs(F[c]);
+        }
+        if (worst <= S->loop_tol) {
+            converged = 1;
+            break;
+        }
+        for (int i = 0; i < n; i++) {
+            const double dz = 1e-7 * (fabs(z[i]) > 1.0 ? fabs(z[i]) : 1.0);
+            memcpy(zp, z, sizeof(double) * (size_t)n);
+            zp[i] += dz;
+            if (loop_G(S, L, zp, g, t, f)) return 1;
+            for (int r = 0; r < n; r++) J[(size_t)i * (size_t)n + (size_t)r] = ((zp[r] - g[r]) - F[r]) / dz;
+        }
+        if (lu_solve(J, F, L->piv, n)) return loop_failed(f, S, li, 0, residual, t);
+        for (int c = 0; c < n; c++) z[c] = z[c] - F[c];
+    }
+    if (!converged) return loop_failed(f, S, li, 1, residual, t);
+    if (loop_G(S, L, z, g, t, f)) return 1;
+    for (int b = 0; b < L->n_block; b++) {  /* consistent values everywhere, inputs from outside the loop too */
+        const int ui = L->block[b];
+        set_inputs(S, &S->units[ui]);
+        if (push(S, ui, t, f) || pull(S, ui, t, f)) return 1;
+    }
+    *its += it;
+    return 0;
+}
+
+/* loops.solve_loop: Gauss-Seidel sweeps, Newton when they do not contract */
+static int solve_loop(fl_system *S, int li, double t, fl_failure *f) {
+    fl_loop *L = &S->loops[li];
+    double prev = INFINITY;
+    int it;
+    for (it = 1; it <= S->loop_max_iterations; it++) {
+        for (int b = 0; b < L->n_block; b++) {
+            const int ui = L->block[b];
+            set_inputs(S, &S->units[ui]);
+            if (push(S, ui, t, f) || pull(S, ui, t, f)) return 1;
+        }
+        double err = 0.0;
+        for (int c = 0; c < L->n; c++) {
+            const int *e = L->conns + 4 * c;
+            const double y = S->units[e[2]].y[e[3]];
+            const double d = fabs(y - S->units[e[0]].u[e[1]]) / (S->loop_tol * (1.0 + fabs(y)));
+            if (d > err) err = d;
+        }
+        if (err <= 1.0) {
+            S->loop_iterations += it;
+            return 0;
+        }
+        if (it >= 4 && err > 0.5 * prev) break;  /* not contracting */
+        prev = err;
+    }
+    if (it > S->loop_max_iterations) it = S->loop_max_iterations;
+    long long its = it;
+    if (newton(S, li, t, &its, f)) return 1;
+    S->loop_iterations += its;
+    return 0;
+}
+
+/* Master.exchange at t */
+static int exchange(fl_system *S, double t, fl_failure *f) {
+    for (int i = 0; i < S->n_pre; i++)
+        if (pull(S, S->pre_pull[i], t, f)) return 1;
+    for (int p = 0; p < S->n_plan; p++) {
+        const int ui = S->plan[2 * p];
+        if (ui < 0) {
+            if (solve_loop(S, -1 - ui, t, f)) return 1;
+            continue;
+        }
+        set_inputs(S, &S->units[ui]);
+        if (push(S, ui, t, f)) return 1;
+        if (S->plan[2 * p + 1] && pull(S, ui, t, f)) return 1;
+    }
+    return 0;
 }
 
 /* -- parallel stepping ---------------------------------------------------------------
@@ -608,21 +889,23 @@ int fl_run(fl_system *S, int k_begin, int k_end, int n_steps, double t0, double 
         }
         t = t_next;
         /* Jacobi: the exchange at the new time; Gauss-Seidel has already set and
-           read every unit once in this step (no algebraic loop on this path) */
-        if (!S->gauss_seidel) {
-            for (int i = 0; i < S->n_pre; i++) CHECK(pull(S, S->pre_pull[i], t, f));
-            for (int p = 0; p < S->n_plan; p++) {
-                const int ui = S->plan[2 * p];
-                set_inputs(S, &S->units[ui]);
-                CHECK(push(S, ui, t, f));
-                if (S->plan[2 * p + 1]) CHECK(pull(S, ui, t, f));
-            }
-        }
+           read every unit once in this step (and adds the exchange for its algebraic loops) */
+        if (!S->gauss_seidel || S->gs_exchange) CHECK(exchange(S, t, f));
         double *row = S->rows + (size_t)k * (size_t)(1 + S->n_rec);
         row[0] = t;
-        for (int c = 0; c < S->n_rec; c++) row[1 + c] = S->units[S->rec[2 * c]].y[S->rec[2 * c + 1]];
+        for (int c = 0; c < S->n_rec; c++)
+            if (S->rec[2 * c] >= 0) row[1 + c] = S->units[S->rec[2 * c]].y[S->rec[2 * c + 1]];
+        CHECK(record_getters(S, row + 1, t, f));
         if (S->extrapolation > 0) push_history(S, t);
         S->ctl->reached = k + 1;
+        for (int c = 0; c < S->n_chk; c++) {  /* the row is kept, then the run ends (as Master._check_finite) */
+            const int ui = S->chk[2 * c];
+            if (!isfinite(S->units[ui].y[S->chk[2 * c + 1]])) {
+                failed(f, ui, C_NAN, 0, c, t, 0.0);
+                S->fail.step = k++;
+                goto out;
+            }
+        }
         if (S->realtime > 0.0) pace(S, t);
     }
 out:
