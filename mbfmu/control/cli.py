@@ -145,12 +145,24 @@ def _fmu_start_time(at: str | None) -> float:
 
 
 def _print_operating_point(plant, lin, how: str) -> None:
-    """The plant state and inputs of the operating point, one ``name = value unit`` line each."""
+    """The plant state and inputs of the operating point, one ``name = value unit`` line each
+    (a value within :data:`POINT_ROUND_OFF` of the largest, or of 1, is round-off and shown as 0)."""
     print(f"operating point ({how}), t = {lin.t:g} s:")
-    for sig, value in zip(plant.states, lin.x0):
+    x0, u0 = np.asarray(lin.x0, float), np.asarray(lin.u0, float)
+    for sig, value in zip(plant.states, _round_off_as_zero(x0)):
         print(f"  {sig.name:>24} = {value: .9g} {sig.unit}")
-    for sig, value in zip(plant.inputs, lin.u0):
+    for sig, value in zip(plant.inputs, _round_off_as_zero(u0)):
         print(f"  {sig.name:>24} = {value: .9g} {sig.unit} (input)")
+
+
+#: relative size below which a printed operating-point value is round-off
+POINT_ROUND_OFF = 1e-12
+
+
+def _round_off_as_zero(values: np.ndarray) -> np.ndarray:
+    """``values`` with entries below :data:`POINT_ROUND_OFF` times ``max(1, max|values|)`` set to 0."""
+    scale = max(1.0, float(np.max(np.abs(values), initial=0.0)))
+    return np.where(np.abs(values) <= POINT_ROUND_OFF * scale, 0.0, values)
 
 
 def _warn_if_not_equilibrium(sys_lin) -> None:

@@ -1,6 +1,8 @@
 """``mbfmu linearize``: modal table and saved matrices."""
 from __future__ import annotations
 
+import itertools
+
 from pathlib import Path
 
 import numpy as np
@@ -134,3 +136,16 @@ def test_cli_at_trim_on_an_fmu_is_a_one_line_error(two_mass_fmu, tmp_path, capsy
     err = capsys.readouterr().err
     assert rc == 1 and len(err.strip().splitlines()) == 1, err
     assert f"--at {at!r} is not available for an FMU" in err and "Traceback" not in err
+
+
+def test_operating_point_prints_round_off_as_zero(tmp_path, capsys):
+    """The trimmed rigid arm holds still: its rates are zero up to round-off
+    (the trim leaves values like 3e-24 rad/s), printed as 0; every other
+    printed value is a real number of the point."""
+    assert main(["linearize", "rigid_arm", "--at", "trim", "-o", str(tmp_path / "arm.npz")]) == 0
+    text = capsys.readouterr().out
+    lines = text.split("operating point", 1)[1].splitlines()[1:]
+    point = dict(line.split(" = ", 1) for line in itertools.takewhile(lambda l: l.startswith("  "), lines))
+    values = {name.strip(): float(rest.split()[0]) for name, rest in point.items()}
+    assert len(values) == 9 and all(v == 0.0 or abs(v) > 1e-12 for v in values.values())
+    assert [values[f"v[{k}]"] for k in (1, 2, 3)] == [0.0, 0.0, 0.0]
