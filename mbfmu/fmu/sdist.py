@@ -96,8 +96,12 @@ def failure_reason(stderr: str) -> str:
 
     setuptools' schema errors end in a dump of the schema (the last line of a
     refused ``license = "MIT"`` is ``required: ['text']``): the line naming
-    the error is taken instead, and an old setuptools that cannot read the
-    license string is named with the version it needs.
+    the error is taken instead, and an old setuptools that cannot read a
+    license string in pyproject.toml is named with the version it needs.
+    mbfmu's own tree sets its license in setup.py, in the form the running
+    setuptools reads, so any setuptools from 61 on (65.5 in Python 3.11's
+    venv) makes the distribution; the message is for a tree that was edited
+    back to the PEP 639 string.
     """
     if "`project.license`" in stderr:
         try:
