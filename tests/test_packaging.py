@@ -73,6 +73,26 @@ def test_make_test_installs_the_test_extra(tmp_path):
     assert any("-e '.[test]'" in line for line in installs), installs
 
 
+@pytest.mark.parametrize("target", ["test", "test-all"])
+def test_make_test_runs_the_linter_before_the_tests(tmp_path, target):
+    for name in ("Makefile", "pyproject.toml", "setup.py"):
+        shutil.copy2(REPO / name, tmp_path / name)
+    res = subprocess.run(["make", "-n", target, "PYTHON=python3.11"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    lint = [i for i, line in enumerate(lines) if "-m ruff check" in line]
+    tests = [i for i, line in enumerate(lines) if "-m pytest" in line]
+    assert lint and tests and lint[0] < tests[0], lines
+
+
+def test_the_linter_finds_nothing():
+    """ruff with the rules of pyproject.toml ([tool.ruff]) over every Python folder."""
+    res = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "mbfmu", "tests", "examples",
+                          "benchmarks", "models", "docs"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
+
+
 # import name -> distribution name, where they differ
 _DISTRIBUTION = {"mpl_toolkits": "matplotlib", "yaml": "pyyaml", "PIL": "pillow"}
 # imported only inside optional paths that name their extra in the error they raise
