@@ -16,6 +16,7 @@ their log names the package instead.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
@@ -23,6 +24,7 @@ import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
+from typing import Iterator
 from urllib.parse import unquote, urlparse
 
 from .. import __version__
@@ -83,12 +85,34 @@ def source_distribution() -> Path | None:
     # egg_info's folder goes to the private folder too: written into the source
     # tree, it is what importlib.metadata finds there, and an FMU instantiated
     # meanwhile in another process read a half-written one (no mbfmu version)
-    res = subprocess.run([sys.executable, "setup.py", "-q", "egg_info", "--egg-base", str(out), "sdist",
-                          "--dist-dir", str(out)], cwd=root, capture_output=True, text=True, timeout=600)
+    # setuptools' sdist assembles the release in the folder mbfmu-<version>/ of
+    # the source tree and deletes it after: two processes making it at once
+    # (test workers, a build beside a demo) delete each other's files. An
+    # exclusive lock on the tree's setup.py makes them take turns.
+    with _tree_lock(root):
+        res = subprocess.run([sys.executable, "setup.py", "-q", "egg_info", "--egg-base", str(out), "sdist",
+                              "--dist-dir", str(out)], cwd=root, capture_output=True, text=True, timeout=600)
     made = out / sdist_name()
     if res.returncode != 0 or not made.is_file():
         raise RuntimeError(f"making mbfmu's source distribution from {root} failed: {failure_reason(res.stderr)}")
     return made
+
+
+@contextlib.contextmanager
+def _tree_lock(root: Path) -> Iterator[None]:
+    """An exclusive advisory lock of the source tree ``root`` (``flock`` on its
+    setup.py; nothing where the platform has no ``fcntl``)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        yield
+        return
+    with open(root / "setup.py", "rb") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 
 def failure_reason(stderr: str) -> str:

@@ -207,3 +207,18 @@ def test_an_old_setuptools_refusing_the_license_is_named_in_one_line(tmp_path, m
     assert "\n" not in warning and "required" not in warning, warning
     assert "setuptools" in warning and "license" in warning and "setuptools>=77" in warning, warning
     assert validate_fmu(str(fmu)) == []
+
+
+def test_processes_making_the_source_distribution_at_once_all_get_it():
+    """setuptools assembles the distribution in mbfmu-<version>/ of the source tree and
+    deletes it after: three processes making it at once (xdist workers, a build beside
+    a demo) deleted each other's files ("No such file or directory:
+    'mbfmu-0.1.0/mbfmu/errors.py'") and their FMUs carried no copy of mbfmu."""
+    code = ("from mbfmu.fmu import sdist; import tarfile; p = sdist.source_distribution(); "
+            "print(len(tarfile.open(p).getnames()))")
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=subprocess_env()) for _ in range(3)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err[-2000:] for _, err in outs]
+    counts = {int(out.strip()) for out, _ in outs}
+    assert len(counts) == 1 and counts.pop() > 100, outs
