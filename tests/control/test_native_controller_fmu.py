@@ -20,9 +20,13 @@ from scipy.linalg import expm
 
 from mbfmu.control import export_fmu
 from mbfmu.control.discrete_pid import pid
+from mbfmu.control.kalman import kalman_filter
+from mbfmu.control.linearization import linearize
+from mbfmu.control.lqr import lqg_servo, lqr_servo
 from mbfmu.cosim import ControlUnit, FmuUnit, System, simulate, sources
 from mbfmu.errors import InputError
 from mbfmu.fmu.builder import build_fmu
+from mbfmu.plant.library import load_plant
 from native.test_hosts import _fmu_check, hidden_python_works  # noqa: F401 (a fixture)
 from tooling import need_tool
 
@@ -42,7 +46,36 @@ def pid_integral_continuous() -> control.StateSpace:
     return control.ss(A, B, C, D, inputs=Q + V, outputs=TAU, states=["i1", "i2", "i3"], name="joint_pid")
 
 
+def _arm_model() -> control.StateSpace:
+    """The rigid arm linearized at rest, sampled at H: outputs q, inputs tau."""
+    lin = linearize(load_plant("rigid_arm"))
+    return control.c2d(lin[[0, 1, 2], :], H)
+
+
+def _relabel(sys: control.StateSpace, inputs, outputs, name: str) -> control.StateSpace:
+    return control.ss(sys.A, sys.B, sys.C, sys.D, sys.dt, inputs=inputs, outputs=outputs,
+                      states=list(sys.state_labels), name=name)
+
+
+def lqr_static() -> control.StateSpace:
+    """State feedback u = -K x (no states of its own)."""
+    arm = _arm_model()
+    full = control.ss(arm.A, arm.B, np.eye(6), np.zeros((6, 3)), H, inputs=arm.input_labels,
+                      states=arm.state_labels)
+    return _relabel(lqr_servo(full, np.ones(6), 0.1 * np.ones(3)), Q + V, TAU, "lqr")
+
+
+def lqg() -> control.StateSpace:
+    """Kalman filter + LQR with integral action on the three joint angles."""
+    arm = _arm_model()
+    lq = lqr_servo(arm, np.ones(6), 0.1 * np.ones(3), Qi=10 * np.ones(3))
+    kf = kalman_filter(arm, 1e-3 * np.eye(6), 1e-6 * np.eye(3))
+    return _relabel(lqg_servo(arm, lq, kf), ["r1", "r2", "r3"] + Q, TAU, "lqg")
+
+
 DESIGNS = {
+    "lqr": lqr_static,
+    "lqg": lqg,
     "continuous_ss": lambda: pid_integral_continuous(),
     "discrete_ss": lambda: control.c2d(pid_integral_continuous(), H, method="tustin").copy(name="joint_pid_d"),
     "transfer_function": lambda: control.tf([-8.0, -40.0], [0.02, 1.0], inputs=["q2"], outputs=["tau2"],
@@ -56,8 +89,7 @@ def _connections(sys) -> list[tuple[str, str]]:
     ins, outs = list(sys.input_labels), list(sys.output_labels)
     cons = [(f"plant.{s[0]}[{s[1]}]", f"ctrl.{s}") for s in ins if s[0] in "qv" and s[1:].isdigit()]
     cons += [(f"ctrl.{o}", f"plant.tau[{o[3]}]") for o in outs]
-    if "r" in ins:
-        cons.append(("ref.y", "ctrl.r"))
+    cons += [("ref.y", f"ctrl.{s}") for s in ins if s[0] == "r"]
     return cons
 
 
@@ -83,7 +115,7 @@ def closed_loop(plant_fmu: Path, ctrl, step: float = H, stop: float = STOP):
     """The rigid arm under ``ctrl`` (a Unit); its result."""
     sys = DESIGNS_BY_UNIT[id(ctrl)]
     units = [FmuUnit(plant_fmu, "plant"), ctrl]
-    if "r" in sys.input_labels:
+    if any(s[0] == "r" for s in sys.input_labels):
         units.append(sources.step("ref", 0.2, 1.0))
     return simulate(System(units, _connections(sys)), stop, step)
 
