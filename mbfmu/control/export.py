@@ -195,7 +195,7 @@ def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, 
                x0: Sequence[float] | None = None, units: Mapping[str, str] | None = None,
                inputs_start: Mapping[str, float] | None = None,
                reference: tuple[str, Mapping[str, Any]] | None = None, runtime: str = "python",
-               platforms: Sequence[str] | None = None) -> Path:
+               platforms: Sequence[str] | None = None, fmi: int = 2) -> Path:
     """Export a python-control system as an FMI 2.0 co-simulation FMU.
 
     With ``runtime="native"`` the FMU is C only (no Python where it runs;
@@ -246,6 +246,8 @@ def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, 
         mingw-w64 is installed, with its ``sources/``).
     platforms : sequence of str, optional
         Native runtime only: the platforms to compile.
+    fmi : {2, 3}
+        FMI version; 3 (FMI 3.0 co-simulation) with the native runtime only.
 
     Returns
     -------
@@ -267,7 +269,9 @@ def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, 
                              "mbfmu.control.pid controllers from their numbers")
         from .native_export import export_native
         return export_native(sys, dest, name, step=step, x0=x0, units=units, inputs_start=inputs_start,
-                             platforms=platforms)
+                             platforms=platforms, fmi_version=fmi)
+    if fmi != 2:
+        raise InputError(f"fmi={fmi!r}: the python runtime writes FMI 2.0; FMI 3.0 needs runtime='native'")
     if platforms is not None:
         raise InputError("platforms is for the native runtime (runtime='native')")
     spec = system_spec(sys, step, name, x0, units, inputs_start, reference)

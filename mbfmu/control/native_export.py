@@ -163,15 +163,16 @@ def _derivative_on(sys: Any) -> str:
 def export_native(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, step: float | None = None,
                   x0: Sequence[float] | None = None, units: Mapping[str, str] | None = None,
                   inputs_start: Mapping[str, float] | None = None,
-                  platforms: Iterable[str] | None = None) -> Path:
-    """Export a python-control system as a native (C only) FMI 2.0 co-simulation FMU.
+                  platforms: Iterable[str] | None = None, fmi_version: int = 2) -> Path:
+    """Export a python-control system as a native (C only) co-simulation FMU.
 
     Parameters are those of :func:`mbfmu.control.export_fmu`; ``platforms``
-    as in :func:`mbfmu.fmu.native.controller.build_controller_fmu`.
+    and ``fmi_version`` (2 or 3) as in
+    :func:`mbfmu.fmu.native.controller.build_controller_fmu`.
 
     Returns
     -------
     Path
         The FMU file.
     """
-    return build_controller_fmu(native_spec(sys, step, name, x0, units, inputs_start), dest, platforms)
+    return build_controller_fmu(native_spec(sys, step, name, x0, units, inputs_start), dest, platforms, fmi_version)

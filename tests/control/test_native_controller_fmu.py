@@ -310,6 +310,25 @@ def test_a_general_nonlinear_system_is_refused_in_one_line(tmp_path):
         export_fmu(DESIGNS["discrete_ss"](), tmp_path, runtime="cuda")
 
 
+@pytest.mark.parametrize("kind", ["discrete_pid", "continuous_ss", "lqg"])
+def test_the_fmi3_fmu_equals_the_python_unit_and_validates(kind, plant_fmu, tmp_path):
+    sys = DESIGNS[kind]()
+    fmu = export_fmu(sys, tmp_path, runtime="native", step=H if sys.isctime() else None, fmi=3,
+                     platforms=("linux64",))
+    assert validate_fmu(str(fmu)) == []
+    md = read_model_description(str(fmu))
+    assert md.fmiVersion == "3.0" and md.coSimulation is not None
+    assert "binaries/x86_64-linux/" + md.coSimulation.modelIdentifier + ".so" in zipfile.ZipFile(fmu).namelist()
+    native = closed_loop(plant_fmu, _unit(kind, fmu))
+    python = closed_loop(plant_fmu, _unit(kind))
+    assert_close(native, python, 1e-13)
+
+
+def test_fmi3_is_refused_for_the_python_runtime(tmp_path):
+    with pytest.raises(InputError, match="runtime='native'"):
+        export_fmu(DESIGNS["discrete_ss"](), tmp_path, fmi=3)
+
+
 def _listed(unzipdir: Path) -> list[str]:
     md = read_model_description(str(unzipdir))
     (config,) = md.buildConfigurations

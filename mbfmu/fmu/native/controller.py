@@ -1,15 +1,18 @@
 """Native controller FMUs: :func:`build_controller_fmu`.
 
 A linear controller (state space, discrete or continuous) or mbfmu's discrete
-PID becomes an FMI 2.0 co-simulation FMU whose binary is C only. The
+PID becomes an FMI 2.0 or 3.0 co-simulation FMU whose binary is C only. The
 controller is evaluated by ``ctrl/controller.c`` (its C API is documented in
 ``ctrl/controller.h``; a compiled co-simulation loop can run the same
-evaluator), the FMI interface is ``ctrl/ctrl_fmi2.c``, and the controller's
-numbers are generated into ``ctrl_data.c``. The FMU holds::
+evaluator), the FMU instance and its state machine are
+``ctrl/ctrl_component.c``, the FMI interfaces ``ctrl/ctrl_fmi2.c`` and
+``ctrl/ctrl_fmi3.c`` over it, and the controller's numbers are generated into
+``ctrl_data.c``. The FMU holds::
 
     modelDescription.xml
-    binaries/linux64/<id>.so      (and binaries/win64/<id>.dll where mingw-w64 is installed)
-    sources/                      controller.[ch], ctrl_fmu.h, ctrl_fmi2.c, ctrl_data.c:
+    binaries/linux64/<id>.so      (FMI 3: x86_64-linux; win64 / x86_64-windows where mingw-w64
+                                  is installed; FMI 3 aarch64-linux where its cross compiler is)
+    sources/                      the files of ctrl/ and ctrl_data.c (FMI 3: buildDescription.xml):
                                   cc -shared -fPIC -std=c99 -o <id>.so sources/*.c -lm
 
 This module knows no python-control: :mod:`mbfmu.control.native_export`
@@ -35,7 +38,8 @@ from ... import __version__
 from ...errors import InputError
 from .. import modeldescription
 from ..units import parse_unit
-from . import toolchain
+from . import sources, toolchain
+from .fmi3 import PLATFORM_TUPLES
 
 CTRL_DIR = Path(__file__).parent / "ctrl"
 DATA_FILE = "ctrl_data.c"
@@ -189,21 +193,37 @@ def _real(parent: Element, sig: Signal, start: bool) -> None:
     SubElement(parent, "Real", attrs)
 
 
-def description_xml(spec: ControllerSpec, guid: str, units: Sequence[str]) -> Element:
-    """The FMI 2.0 ``modelDescription.xml`` of the controller (its root element)."""
+def description_xml(spec: ControllerSpec, guid: str, units: Sequence[str], fmi_version: int = 2) -> Element:
+    """The ``modelDescription.xml`` of the controller (its root element), FMI 2.0 or 3.0.
+
+    FMI 2 value references are the evaluator's scalar indices; FMI 3's are
+    those plus 1 (0 is the time), with flat naming (FMI 3's structured
+    names would read ``u[1]`` as an array element).
+    """
     discrete = spec.dt > 0
     step = spec.dt if discrete else spec.h0
-    root = Element("fmiModelDescription", fmiVersion="2.0", modelName=spec.name, guid=guid,
+    three = fmi_version == 3
+    ident = dict(instantiationToken=guid) if three else dict(guid=guid)
+    root = Element("fmiModelDescription", fmiVersion="3.0" if three else "2.0", modelName=spec.name, **ident,
                    description=spec.description, generationTool=f"mbfmu {__version__} (native controller)",
-                   variableNamingConvention="structured", numberOfEventIndicators="0")
-    cs = SubElement(root, "CoSimulation", modelIdentifier=spec.name, needsExecutionTool="false",
-                    canHandleVariableCommunicationStepSize="true",
-                    canInterpolateInputs="false", canBeInstantiatedOnlyOncePerProcess="false",
-                    canGetAndSetFMUstate="true", canSerializeFMUstate="true",
-                    canNotUseMemoryManagementFunctions="true", providesDirectionalDerivative="false")
-    files = SubElement(cs, "SourceFiles")
-    for name in units:
-        SubElement(files, "File", name=name)
+                   variableNamingConvention="flat" if three else "structured")
+    if not three:
+        root.set("numberOfEventIndicators", "0")
+    flags = dict(modelIdentifier=spec.name, canHandleVariableCommunicationStepSize="true")
+    if three:
+        flags.update(canGetAndSetFMUState="true", canSerializeFMUState="true", providesDirectionalDerivatives="false",
+                     providesAdjointDerivatives="false", hasEventMode="false", providesIntermediateUpdate="false",
+                     canReturnEarlyAfterIntermediateUpdate="false")
+    else:
+        flags.update(needsExecutionTool="false", canInterpolateInputs="false",
+                     canBeInstantiatedOnlyOncePerProcess="false", canGetAndSetFMUstate="true",
+                     canSerializeFMUstate="true", canNotUseMemoryManagementFunctions="true",
+                     providesDirectionalDerivative="false")
+    cs = SubElement(root, "CoSimulation", flags)
+    if not three:
+        files = SubElement(cs, "SourceFiles")
+        for name in units:
+            SubElement(files, "File", name=name)
     signals = spec.inputs + spec.outputs + spec.states + spec.parameters
     used = list(dict.fromkeys(s.unit for s in signals if s.unit and s.unit != "1"))
     if used:
@@ -218,7 +238,11 @@ def description_xml(spec: ControllerSpec, guid: str, units: Sequence[str]) -> El
         SubElement(cats, "Category", name=cat)
     SubElement(root, "DefaultExperiment", startTime="0.0", stepSize=repr(float(step)))
     mv = SubElement(root, "ModelVariables")
-    vr = 0
+    first = 1 if three else 0
+    if three:
+        SubElement(mv, "Float64", name="time", valueReference="0", causality="independent", variability="continuous",
+                   description="simulation time, s")
+    vr = first
     state_var = "discrete" if discrete else "continuous"
     for group, causality, variability in ((spec.inputs, "input", "continuous"),
                                           (spec.outputs, "output", "continuous"),
@@ -230,23 +254,36 @@ def description_xml(spec: ControllerSpec, guid: str, units: Sequence[str]) -> El
                 attrs["initial"] = "exact"
             if s.description:
                 attrs["description"] = s.description
-            sv = SubElement(mv, "ScalarVariable", attrs)
-            _real(sv, s, start=causality != "output")
+            if three:
+                if s.unit and s.unit != "1":
+                    attrs["unit"] = s.unit
+                if causality != "output":
+                    attrs["start"] = repr(float(s.start))
+                SubElement(mv, "Float64", attrs)
+            else:
+                _real(SubElement(mv, "ScalarVariable", attrs), s, start=causality != "output")
             vr += 1
     ms = SubElement(root, "ModelStructure")
     nu = len(spec.inputs)
-    if spec.outputs:
+    outputs = range(nu + first, nu + first + len(spec.outputs))
+    deps = [" ".join(str(j + first if three else j + 1) for j in sorted(spec.feedthrough.get(i, [])))
+            for i in range(len(spec.outputs))]
+    if three:
+        for ref, d in zip(outputs, deps):
+            SubElement(ms, "Output", valueReference=str(ref), dependencies=d)
+        for ref in outputs:
+            SubElement(ms, "InitialUnknown", valueReference=str(ref))
+    elif spec.outputs:
         outs, init = SubElement(ms, "Outputs"), SubElement(ms, "InitialUnknowns")
-        for i in range(len(spec.outputs)):
-            deps = " ".join(str(j + 1) for j in sorted(spec.feedthrough.get(i, [])))
-            SubElement(outs, "Unknown", index=str(nu + i + 1), dependencies=deps)
-            SubElement(init, "Unknown", index=str(nu + i + 1))
+        for ref, d in zip(outputs, deps):
+            SubElement(outs, "Unknown", index=str(ref + 1), dependencies=d)
+            SubElement(init, "Unknown", index=str(ref + 1))
     return root
 
 
 def build_controller_fmu(spec: ControllerSpec, dest: str | Path = "fmus",
-                         platforms: Iterable[str] | None = None) -> Path:
-    """Build the native FMI 2.0 co-simulation FMU of a controller.
+                         platforms: Iterable[str] | None = None, fmi_version: int = 2) -> Path:
+    """Build the native co-simulation FMU (FMI 2.0 or 3.0) of a controller.
 
     Parameters
     ----------
@@ -257,6 +294,10 @@ def build_controller_fmu(spec: ControllerSpec, dest: str | Path = "fmus",
     platforms : iterable of str, optional
         FMU platforms to compile (default ``linux64``, and ``win64`` where
         mingw-w64 is installed).
+    fmi_version : {2, 3}
+        FMI 2.0 or FMI 3.0 co-simulation (the same binary serves both; the
+        sources differ only in ``ctrl_data.c``, FMI 3 adds
+        ``sources/buildDescription.xml``).
 
     Returns
     -------
@@ -271,11 +312,17 @@ def build_controller_fmu(spec: ControllerSpec, dest: str | Path = "fmus",
         A platform has no toolchain, or compilation failed.
     """
     _check(spec)
+    if fmi_version not in (2, 3):
+        raise InputError(f"FMI version {fmi_version!r}: a native controller FMU is FMI 2 or 3")
     if platforms is None:
-        platforms = ("linux64",) + (("win64",) if toolchain.available("win64") else ())
+        platforms = ("linux64",) + (("win64",) if toolchain.available("win64") else ()) \
+            + (toolchain.default_cross_platforms(fmi_version))
     platforms = tuple(dict.fromkeys(platforms))
     if not platforms:
         raise InputError("a native controller FMU needs at least one platform (linux64, win64)")
+    if fmi_version == 2 and toolchain.FMI3_ONLY.intersection(platforms):
+        raise InputError(f"platform {sorted(toolchain.FMI3_ONLY.intersection(platforms))[0]} is FMI 3 only: build "
+                         "with fmi_version=3")
     for platform in platforms:
         toolchain.compiler(platform)
     digest = hashlib.sha256(data_source(spec, "").encode()).hexdigest()
@@ -295,13 +342,16 @@ def build_controller_fmu(spec: ControllerSpec, dest: str | Path = "fmus",
                 units.append(path.name)
         (src / DATA_FILE).write_text(text)
         units.append(DATA_FILE)
-        xml = description_xml(spec, guid, units)
+        xml = description_xml(spec, guid, units, fmi_version)
+        if fmi_version == 3:
+            (src / sources.BUILD_DESCRIPTION).write_bytes(sources.build_description(spec.name, units))
         binaries = {}
         for platform in platforms:
             suffix = toolchain.PLATFORMS[platform][1]
             out = root / f"{spec.name}_{platform}{suffix}"
             toolchain.compile_binary(platform, src, units, out)
-            binaries[f"binaries/{platform}/{spec.name}{suffix}"] = out
+            folder = PLATFORM_TUPLES[platform] if fmi_version == 3 else platform
+            binaries[f"binaries/{folder}/{spec.name}{suffix}"] = out
         part = fmu_path.with_suffix(".fmu.part")
         with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
             z.writestr("modelDescription.xml", modeldescription.to_bytes(xml))
