@@ -336,7 +336,7 @@ def _listed(unzipdir: Path) -> list[str]:
     return fileset.sourceFiles
 
 
-def test_the_sources_rebuild_with_cc_into_the_shipped_binary(exported, tmp_path):
+def test_the_sources_rebuild_with_cc_into_the_shipped_binary(exported, plant_fmu, tmp_path):
     cc = need_tool("cc", "gcc")
     fmu = exported("discrete_pid")
     unzip = tmp_path / "fmu"
@@ -354,15 +354,42 @@ def test_the_sources_rebuild_with_cc_into_the_shipped_binary(exported, tmp_path)
     # a plain build computes the same numbers
     so.unlink()
     subprocess.run([cc, "-shared", "-fPIC", "-O2", "-std=c99", "-o", str(so), *files, "-lm"], check=True)
-    rebuilt = tmp_path / "rebuilt.fmu"
-    with zipfile.ZipFile(rebuilt, "w") as z:
-        for p in sorted(unzip.rglob("*")):
+    plain = FmuUnit(_rezip(unzip, tmp_path / "rebuilt.fmu"), "ctrl")
+    _assert_same_loop(plain, fmu, plant_fmu)
+
+
+def _rezip(folder: Path, dest: Path) -> Path:
+    with zipfile.ZipFile(dest, "w") as z:
+        for p in sorted(folder.rglob("*")):
             if p.is_file():
-                z.write(p, p.relative_to(unzip).as_posix())
-    plain = FmuUnit(rebuilt, "ctrl")
+                z.write(p, p.relative_to(folder).as_posix())
+    return dest
+
+
+def _assert_same_loop(rebuilt_unit, fmu: Path, arm: Path) -> None:
+    """The closed loop with the rebuilt PID equals the one with the shipped binary, bit for bit."""
+    plain = rebuilt_unit
     DESIGNS_BY_UNIT[id(plain)] = DESIGNS["discrete_pid"]()
     shipped_unit = _unit("discrete_pid", fmu)
-    arm = build_fmu("rigid_arm", tmp_path / "arm", runtime="native", platforms=("linux64",))
     a, b = closed_loop(arm, plain, stop=0.3), closed_loop(arm, shipped_unit, stop=0.3)
     for n in a.names:
         assert np.array_equal(a[n], b[n]), n
+
+
+@pytest.mark.parametrize("fmi", [2, 3])
+def test_fmpy_builds_the_sources_into_a_binary_that_computes_the_same(fmi, plant_fmu, tmp_path):
+    need_tool("cmake", why="fmpy.build.build_platform_binary runs CMake")
+    from fmpy.build import build_platform_binary
+    fmu = export_fmu(DESIGNS["discrete_pid"](), tmp_path / "fmu", runtime="native", fmi=fmi, platforms=("linux64",))
+    unzip = tmp_path / "unzip"
+    with zipfile.ZipFile(fmu) as z:
+        z.extractall(unzip)
+    (so,) = [p for d in ("linux64", "x86_64-linux") for p in (unzip / "binaries" / d).glob("*.so")]
+    so.unlink()
+    build = tmp_path / "build"
+    build.mkdir()
+    # as `fmpy compile --all-warnings --warning-as-error` does: -Wall -Wextra -Wpedantic, no warning
+    build_platform_binary(unzip.resolve(), build, all_warnings=True,
+                          cmake_options={"CMAKE_COMPILE_WARNING_AS_ERROR:BOOL": "ON"})
+    assert so.is_file()
+    _assert_same_loop(FmuUnit(_rezip(unzip, tmp_path / "rebuilt.fmu"), "ctrl"), fmu, plant_fmu)
