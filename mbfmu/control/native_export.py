@@ -58,8 +58,8 @@ def _sample_time(sys: Any, step: float | None) -> float:
         raise InputError(f"step {step!r} must be a positive finite number of seconds")
     if sys.isctime(strict=True):
         if step is None:
-            raise InputError(f"system {sys.name!r} is continuous-time: give `step` [s], the FMU's default "
-                             "communication step (other steps are held exactly too)")
+            raise InputError(f"system {sys.name!r} is continuous-time: give `step` [s] (--step), the FMU's "
+                             "default communication step (other steps are held exactly too)")
         return 0.0
     if sys.dt is True or sys.dt is None:
         if step is None:
@@ -89,8 +89,9 @@ def native_spec(sys: Any, step: float | None = None, name: str | None = None, x0
         ``NonlinearIOSystem``), a missing or inconsistent ``step``, a bad
         ``x0``, non-finite matrices.
     """
+    design_name = getattr(sys, "name", None)
     if isinstance(sys, control.TransferFunction):
-        sys = control.ss(sys)  # as ControlUnit converts it
+        sys = control.ss(sys)  # as ControlUnit converts it (python-control renames it '<name>$converted')
     if not isinstance(sys, control.InputOutputSystem):
         raise InputError(f"cannot export {type(sys).__name__}: expected a python-control StateSpace, "
                          "TransferFunction or a PID of mbfmu.control.pid")
@@ -109,7 +110,7 @@ def native_spec(sys: Any, step: float | None = None, name: str | None = None, x0
     in_names = fmi_names(ins)
     out_names = fmi_names(outs, taken=in_names)
     common = dict(
-        name=identifier(name or sys.name or "controller"),
+        name=identifier(name or design_name or "controller"),
         dt=dt,
         inputs=_signals(ins, in_names, units, [inputs_start.get(l, 0.0) for l in ins]),
         outputs=_signals(outs, out_names, units, [0.0] * len(outs)),
