@@ -195,7 +195,7 @@ def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, 
                x0: Sequence[float] | None = None, units: Mapping[str, str] | None = None,
                inputs_start: Mapping[str, float] | None = None,
                reference: tuple[str, Mapping[str, Any]] | None = None, runtime: str = "python",
-               platforms: Sequence[str] | None = None, fmi: int = 2) -> Path:
+               platforms: Sequence[str] | None = None, fmi: int = 2, scheduled: bool = False) -> Path:
     """Export a python-control system as an FMI 2.0 co-simulation FMU.
 
     With ``runtime="native"`` the FMU is C only (no Python where it runs;
@@ -248,6 +248,10 @@ def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, 
         Native runtime only: the platforms to compile.
     fmi : {2, 3}
         FMI version; 3 (FMI 3.0 co-simulation) with the native runtime only.
+    scheduled : bool
+        Native runtime, ``fmi=3``, discrete systems: FMI 3.0 Scheduled
+        Execution instead of co-simulation (one periodic input clock at
+        ``dt``; each activation of its model partition is one sample).
 
     Returns
     -------
@@ -269,9 +273,10 @@ def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, 
                              "mbfmu.control.pid controllers from their numbers")
         from .native_export import export_native
         return export_native(sys, dest, name, step=step, x0=x0, units=units, inputs_start=inputs_start,
-                             platforms=platforms, fmi_version=fmi)
-    if fmi != 2:
-        raise InputError(f"fmi={fmi!r}: the python runtime writes FMI 2.0; FMI 3.0 needs runtime='native'")
+                             platforms=platforms, fmi_version=fmi, scheduled=scheduled)
+    if fmi != 2 or scheduled:
+        raise InputError(f"fmi={fmi!r}, scheduled={scheduled!r}: the python runtime writes FMI 2.0 co-simulation; "
+                         "FMI 3.0 and Scheduled Execution need runtime='native'")
     if platforms is not None:
         raise InputError("platforms is for the native runtime (runtime='native')")
     spec = system_spec(sys, step, name, x0, units, inputs_start, reference)

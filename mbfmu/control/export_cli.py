@@ -4,6 +4,7 @@ Examples
 --------
 ``mbfmu export-controller design.py:controller --fmi 3 -o fmus/``
 ``mbfmu export-controller design.py:lead --step 0.001 --unit e=rad --unit u=N.m``
+``mbfmu export-controller design.py:speed_pid --fmi 3 --scheduled``
 """
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--step", type=float, help="default communication step of a continuous controller [s] "
                                               "(must equal dt for a discrete one)")
     p.add_argument("--fmi", type=int, choices=(2, 3), default=2, help="FMI version (default 2)")
+    p.add_argument("--scheduled", action="store_true",
+                   help="FMI 3 Scheduled Execution (a discrete controller: one periodic input clock at its dt)")
     p.add_argument("--runtime", choices=("native", "python"), default="native",
                    help="native: C only (default); python: pythonfmu")
     p.add_argument("--platform", action="append", metavar="PLATFORM",
@@ -71,8 +74,9 @@ def run(args: argparse.Namespace) -> int:
     if args.runtime == "python" and args.platform:
         raise InputError("--platform is for the native runtime")
     path = export_fmu(sys, args.output, args.name, step=args.step, units=_units(args.unit), runtime=args.runtime,
-                      platforms=args.platform, fmi=args.fmi)
+                      platforms=args.platform, fmi=args.fmi, scheduled=args.scheduled)
     what = "continuous" if sys.isctime(strict=True) else f"discrete, dt = {sys.dt} s"
-    print(f"wrote {path} (FMI {args.fmi}.0 co-simulation, {args.runtime} runtime; {what}; inputs "
+    interface = "scheduled execution" if args.scheduled else "co-simulation"
+    print(f"wrote {path} (FMI {args.fmi}.0 {interface}, {args.runtime} runtime; {what}; inputs "
           f"{', '.join(sys.input_labels)}; outputs {', '.join(sys.output_labels)})")
     return 0

@@ -164,16 +164,18 @@ def _derivative_on(sys: Any) -> str:
 def export_native(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, step: float | None = None,
                   x0: Sequence[float] | None = None, units: Mapping[str, str] | None = None,
                   inputs_start: Mapping[str, float] | None = None,
-                  platforms: Iterable[str] | None = None, fmi_version: int = 2) -> Path:
+                  platforms: Iterable[str] | None = None, fmi_version: int = 2,
+                  scheduled: bool = False) -> Path:
     """Export a python-control system as a native (C only) co-simulation FMU.
 
-    Parameters are those of :func:`mbfmu.control.export_fmu`; ``platforms``
-    and ``fmi_version`` (2 or 3) as in
-    :func:`mbfmu.fmu.native.controller.build_controller_fmu`.
+    Parameters are those of :func:`mbfmu.control.export_fmu`; ``platforms``,
+    ``fmi_version`` (2 or 3) and ``scheduled`` (FMI 3 Scheduled Execution)
+    as in :func:`mbfmu.fmu.native.controller.build_controller_fmu`.
 
     Returns
     -------
     Path
         The FMU file.
     """
-    return build_controller_fmu(native_spec(sys, step, name, x0, units, inputs_start), dest, platforms, fmi_version)
+    return build_controller_fmu(native_spec(sys, step, name, x0, units, inputs_start), dest, platforms, fmi_version,
+                                scheduled)

@@ -66,12 +66,21 @@ def test_a_pid_design_exports_with_its_gains_as_parameters(design, tmp_path):
     assert md.defaultExperiment.stepSize == "0.005"
 
 
+def test_a_discrete_design_exports_for_scheduled_execution(design, tmp_path, capsys):
+    assert main(["export-controller", f"{design}:speed_pid", "--fmi", "3", "--scheduled", "-o", str(tmp_path),
+                 "--platform", "linux64"]) == 0
+    assert "FMI 3.0 scheduled execution" in capsys.readouterr().out
+    md = read_model_description(str(tmp_path / "speed.fmu"))
+    assert md.scheduledExecution is not None and [v.name for v in md.modelVariables if v.type == "Clock"] == ["sample"]
+
+
 @pytest.mark.parametrize("args, message", [
     (["{design}:nope"], "defines no function 'nope'"),
     (["{design}:broken"], "RuntimeError: the plant model file is missing"),
     (["{design}:lead"], "--step"),
     (["{design}:lead", "--step", "0.01", "--unit", "e"], "expected SIGNAL=UNIT"),
     (["design_without_function.py"], "expected FILE.py:FUNCTION"),
+    (["{design}:speed_pid", "--scheduled"], "FMI 3"),
 ])
 def test_bad_input_is_one_line_and_exit_1(args, message, design, tmp_path, capsys):
     rc = main(["export-controller", *[a.format(design=design) for a in args], "-o", str(tmp_path)])

@@ -358,6 +358,64 @@ def test_the_fmi3_fmu_equals_the_python_unit_and_validates(kind, plant_fmu, tmp_
     assert_close(native, python, 1e-13)
 
 
+@pytest.mark.parametrize("kind", ["discrete_pid", "discrete_ss", "lqg"])
+def test_a_scheduled_execution_controller_ticks_like_the_python_unit_steps(kind, tmp_path):
+    """FMI 3 Scheduled Execution: each activation of the sample clock latches the outputs
+    of the current state and inputs, then advances one sample (ControlUnit's pull, then
+    do_step)."""
+    from fmpy.fmi3 import FMU3ScheduledExecution
+    sys = DESIGNS[kind]()
+    fmu = export_fmu(sys, tmp_path, runtime="native", fmi=3, scheduled=True, platforms=("linux64",))
+    assert validate_fmu(str(fmu)) == []
+    md = read_model_description(str(fmu))
+    assert md.scheduledExecution is not None and md.coSimulation is None
+    (clock,) = [v for v in md.modelVariables if v.type == "Clock"]
+    import xml.etree.ElementTree as ET
+    node = ET.fromstring(zipfile.ZipFile(fmu).read("modelDescription.xml")).find("ModelVariables/Clock")
+    assert float(node.get("intervalDecimal")) == H and clock.intervalVariability == "constant"
+    outputs = {v.name for v in md.modelVariables if v.causality == "output"}
+    assert all(v.clocks == [clock] for v in md.modelVariables if v.name in outputs)
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    unzip = tmp_path / "unzip"
+    with zipfile.ZipFile(fmu) as z:
+        z.extractall(unzip)
+    fm = FMU3ScheduledExecution(guid=md.guid, unzipDirectory=str(unzip),
+                                modelIdentifier=md.scheduledExecution.modelIdentifier, instanceName="se")
+    fm.instantiate()
+    fm.enterInitializationMode(startTime=0.0)
+    fm.exitInitializationMode()
+    unit = ControlUnit("c", sys)
+    unit.setup(0.0, 1.0, H)
+    ins, outs = [vr[n] for n in unit.inputs], [vr[n] for n in unit.outputs]
+    rng = np.random.default_rng(7)
+    for k in range(200):
+        u = rng.normal(scale=0.3, size=len(ins))
+        fm.setFloat64(ins, list(u))
+        fm.activateModelPartition(clock.valueReference, k * H)
+        unit.u[:] = u
+        unit.pull()
+        got = np.array(fm.getFloat64(outs))
+        if kind == "discrete_pid":
+            assert np.array_equal(got, unit.y)
+        else:
+            np.testing.assert_allclose(got, unit.y, rtol=1e-13, atol=1e-13 * np.abs(unit.y).max())
+        unit.do_step(k * H, H)
+        # the latched outputs do not follow the inputs between ticks
+        fm.setFloat64(ins, list(u + 1.0))
+        assert np.array_equal(np.array(fm.getFloat64(outs)), got)
+    with pytest.raises(FMICallException):
+        fm.activateModelPartition(clock.valueReference + 1, 200 * H)  # not its clock
+    fm.terminate()
+    fm.freeInstance()
+
+
+def test_scheduled_execution_needs_a_discrete_controller_and_fmi3(tmp_path):
+    with pytest.raises(InputError, match="discrete controller"):
+        export_fmu(DESIGNS["continuous_ss"](), tmp_path, runtime="native", step=H, fmi=3, scheduled=True)
+    with pytest.raises(InputError, match="FMI 3"):
+        export_fmu(DESIGNS["discrete_pid"](), tmp_path, runtime="native", scheduled=True)
+
+
 def test_fmi3_is_refused_for_the_python_runtime(tmp_path):
     with pytest.raises(InputError, match="runtime='native'"):
         export_fmu(DESIGNS["discrete_ss"](), tmp_path, fmi=3)

@@ -151,8 +151,9 @@ def _check(spec: ControllerSpec) -> None:
             raise InputError(f"controller {spec.name!r}: start value of {s.name!r} must be finite")
 
 
-def data_source(spec: ControllerSpec, guid: str) -> str:
-    """The C text of ``ctrl_data.c``: ``MBC_FMU`` for this controller."""
+def data_source(spec: ControllerSpec, guid: str, scheduled: bool = False) -> str:
+    """The C text of ``ctrl_data.c``: ``MBC_FMU`` for this controller (``scheduled``:
+    FMI 3 Scheduled Execution)."""
     flat = lambda M: np.asarray(M, float).reshape(-1)  # noqa: E731 (row-major)
     lti = spec.kind == "lti"
     has_zoh = lti and spec.dt == 0 and spec.Ad0 is not None
@@ -174,7 +175,7 @@ def data_source(spec: ControllerSpec, guid: str) -> str:
         f".Bd0 = {'BD0' if has_zoh else 'NULL'},\n"
         f"    .x0 = X0, .p0 = P0, .on_error = {int(spec.on_error)},\n}};\n",
         f"const mbc_fmu MBC_FMU = {{\n    .model = {_c_string(spec.name)}, .guid = {_c_string(guid)}, .desc = &DESC, "
-        ".u0 = U0, .names = NAMES,\n};\n",
+        f".u0 = U0, .names = NAMES, .scheduled = {int(scheduled)},\n}};\n",
     ]
     return "\n".join(parts)
 
@@ -193,12 +194,16 @@ def _real(parent: Element, sig: Signal, start: bool) -> None:
     SubElement(parent, "Real", attrs)
 
 
-def description_xml(spec: ControllerSpec, guid: str, units: Sequence[str], fmi_version: int = 2) -> Element:
+def description_xml(spec: ControllerSpec, guid: str, units: Sequence[str], fmi_version: int = 2,
+                    scheduled: bool = False) -> Element:
     """The ``modelDescription.xml`` of the controller (its root element), FMI 2.0 or 3.0.
 
     FMI 2 value references are the evaluator's scalar indices; FMI 3's are
     those plus 1 (0 is the time), with flat naming (FMI 3's structured
-    names would read ``u[1]`` as an array element).
+    names would read ``u[1]`` as an array element). ``scheduled``: FMI 3
+    Scheduled Execution, with one periodic input clock ``sample`` at the
+    sample time (the last value reference) that the outputs and states
+    are clocked by.
     """
     discrete = spec.dt > 0
     step = spec.dt if discrete else spec.h0
@@ -212,14 +217,18 @@ def description_xml(spec: ControllerSpec, guid: str, units: Sequence[str], fmi_v
     flags = dict(modelIdentifier=spec.name, canHandleVariableCommunicationStepSize="true")
     if three:
         flags.update(canGetAndSetFMUState="true", canSerializeFMUState="true", providesDirectionalDerivatives="false",
-                     providesAdjointDerivatives="false", hasEventMode="false", providesIntermediateUpdate="false",
-                     canReturnEarlyAfterIntermediateUpdate="false")
+                     providesAdjointDerivatives="false")
+        if scheduled:
+            del flags["canHandleVariableCommunicationStepSize"]
+        else:
+            flags.update(hasEventMode="false", providesIntermediateUpdate="false",
+                         canReturnEarlyAfterIntermediateUpdate="false")
     else:
         flags.update(needsExecutionTool="false", canInterpolateInputs="false",
                      canBeInstantiatedOnlyOncePerProcess="false", canGetAndSetFMUstate="true",
                      canSerializeFMUstate="true", canNotUseMemoryManagementFunctions="true",
                      providesDirectionalDerivative="false")
-    cs = SubElement(root, "CoSimulation", flags)
+    cs = SubElement(root, "ScheduledExecution" if scheduled else "CoSimulation", flags)
     if not three:
         files = SubElement(cs, "SourceFiles")
         for name in units:
@@ -243,6 +252,7 @@ def description_xml(spec: ControllerSpec, guid: str, units: Sequence[str], fmi_v
         SubElement(mv, "Float64", name="time", valueReference="0", causality="independent", variability="continuous",
                    description="simulation time, s")
     vr = first
+    clock_vr = first + len(spec.inputs + spec.outputs + spec.states + spec.parameters)
     state_var = "discrete" if discrete else "continuous"
     for group, causality, variability in ((spec.inputs, "input", "continuous"),
                                           (spec.outputs, "output", "continuous"),
@@ -259,19 +269,27 @@ def description_xml(spec: ControllerSpec, guid: str, units: Sequence[str], fmi_v
                     attrs["unit"] = s.unit
                 if causality != "output":
                     attrs["start"] = repr(float(s.start))
+                if scheduled and causality in ("output", "local"):
+                    attrs.update(variability="discrete", clocks=str(clock_vr))
                 SubElement(mv, "Float64", attrs)
             else:
                 _real(SubElement(mv, "ScalarVariable", attrs), s, start=causality != "output")
             vr += 1
+    if scheduled:
+        SubElement(mv, "Clock", name="sample", valueReference=str(clock_vr), causality="input",
+                   intervalVariability="constant", intervalDecimal=repr(float(spec.dt)), priority="0",
+                   description="the controller's sample clock: each tick is one sample")
     ms = SubElement(root, "ModelStructure")
     nu = len(spec.inputs)
     outputs = range(nu + first, nu + first + len(spec.outputs))
     deps = [" ".join(str(j + first if three else j + 1) for j in sorted(spec.feedthrough.get(i, [])))
             for i in range(len(spec.outputs))]
+    if scheduled:
+        deps = [" ".join(filter(None, [str(clock_vr), d])) for d in deps]
     if three:
         for ref, d in zip(outputs, deps):
             SubElement(ms, "Output", valueReference=str(ref), dependencies=d)
-        for ref in outputs:
+        for ref in outputs if not scheduled else ():  # clocked outputs are no initial unknowns
             SubElement(ms, "InitialUnknown", valueReference=str(ref))
     elif spec.outputs:
         outs, init = SubElement(ms, "Outputs"), SubElement(ms, "InitialUnknowns")
@@ -282,7 +300,8 @@ def description_xml(spec: ControllerSpec, guid: str, units: Sequence[str], fmi_v
 
 
 def build_controller_fmu(spec: ControllerSpec, dest: str | Path = "fmus",
-                         platforms: Iterable[str] | None = None, fmi_version: int = 2) -> Path:
+                         platforms: Iterable[str] | None = None, fmi_version: int = 2,
+                         scheduled: bool = False) -> Path:
     """Build the native co-simulation FMU (FMI 2.0 or 3.0) of a controller.
 
     Parameters
@@ -298,6 +317,10 @@ def build_controller_fmu(spec: ControllerSpec, dest: str | Path = "fmus",
         FMI 2.0 or FMI 3.0 co-simulation (the same binary serves both; the
         sources differ only in ``ctrl_data.c``, FMI 3 adds
         ``sources/buildDescription.xml``).
+    scheduled : bool
+        FMI 3.0 Scheduled Execution instead of co-simulation (a discrete
+        controller only): one periodic input clock at the sample time,
+        each activation one sample.
 
     Returns
     -------
@@ -314,6 +337,9 @@ def build_controller_fmu(spec: ControllerSpec, dest: str | Path = "fmus",
     _check(spec)
     if fmi_version not in (2, 3):
         raise InputError(f"FMI version {fmi_version!r}: a native controller FMU is FMI 2 or 3")
+    if scheduled and (fmi_version != 3 or spec.dt <= 0):
+        raise InputError(f"controller {spec.name!r}: Scheduled Execution is FMI 3 (fmi_version=3) and needs a "
+                         "discrete controller (its sample time is the clock's interval)")
     if platforms is None:
         platforms = ("linux64",) + (("win64",) if toolchain.available("win64") else ()) \
             + (toolchain.default_cross_platforms(fmi_version))
@@ -325,9 +351,9 @@ def build_controller_fmu(spec: ControllerSpec, dest: str | Path = "fmus",
                          "with fmi_version=3")
     for platform in platforms:
         toolchain.compiler(platform)
-    digest = hashlib.sha256(data_source(spec, "").encode()).hexdigest()
+    digest = hashlib.sha256(data_source(spec, "", scheduled).encode()).hexdigest()
     guid = "{%s}" % uuid.uuid5(uuid.NAMESPACE_URL, f"mbfmu-controller:{spec.name}:{digest}")
-    text = data_source(spec, guid)
+    text = data_source(spec, guid, scheduled)
     dest = Path(dest)
     fmu_path = dest if dest.suffix == ".fmu" else dest / f"{spec.name}.fmu"
     fmu_path.parent.mkdir(parents=True, exist_ok=True)
@@ -342,7 +368,7 @@ def build_controller_fmu(spec: ControllerSpec, dest: str | Path = "fmus",
                 units.append(path.name)
         (src / DATA_FILE).write_text(text)
         units.append(DATA_FILE)
-        xml = description_xml(spec, guid, units, fmi_version)
+        xml = description_xml(spec, guid, units, fmi_version, scheduled)
         if fmi_version == 3:
             (src / sources.BUILD_DESCRIPTION).write_bytes(sources.build_description(spec.name, units))
         binaries = {}

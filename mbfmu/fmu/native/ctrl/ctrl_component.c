@@ -88,6 +88,7 @@ int cc_enter_init(cc_inst *f) {
 }
 
 int cc_exit_init(cc_inst *f) {
+    if (f->scheduled) mbc_outputs(f->c); /* the outputs until the first tick */
     f->state = CS_STEP;
     return CC_OK;
 }
@@ -112,7 +113,7 @@ int cc_get(cc_inst *f, const unsigned k[], size_t n, double value[], const char 
             cc_report(f, CC_ERROR, "%s: no Float64 variable has index %u", fn, k[j]);
             return CC_ERROR;
         }
-    mbc_outputs(f->c);
+    if (!f->scheduled || f->state == CS_INIT) mbc_outputs(f->c);
     for (size_t j = 0; j < n; ++j) {
         unsigned r = k[j];
         if (r < (unsigned)NU) value[j] = f->c->u[r];
@@ -191,6 +192,18 @@ int cc_do_step(cc_inst *f, double t, double h, const char *fn) {
     return CC_OK;
 }
 
+int cc_tick(cc_inst *f, double t, const char *fn) {
+    mbc_outputs(f->c);
+    int rc = mbc_step(f->c, MBC_FMU.desc->dt);
+    if (rc) {
+        cc_report(f, CC_ERROR, "%s: the state is not finite after the tick at t = %.17g s", fn, t);
+        f->state = CS_ERROR;
+        return CC_ERROR;
+    }
+    f->t = t;
+    return CC_OK;
+}
+
 /* ---- FMU state ---------------------------------------------------------------------- */
 
 #define SAVED_MAGIC 0x4d424331u /* "MBC1" */
@@ -198,11 +211,11 @@ typedef struct {
     unsigned magic;
     int state;
     double t;
-    double v[]; /* x (nx), u (nu), p (np) */
+    double v[]; /* x (nx), u (nu), p (np), y (ny: the latched outputs of Scheduled Execution) */
 } saved;
 
 size_t cc_state_size(void) {
-    return sizeof(saved) + (size_t)(NX + NU + NP) * sizeof(double);
+    return sizeof(saved) + (size_t)(NX + NU + NP + NY) * sizeof(double);
 }
 
 int cc_get_state(cc_inst *f, void **out, const char *fn) {
@@ -217,6 +230,7 @@ int cc_get_state(cc_inst *f, void **out, const char *fn) {
     memcpy(r->v, f->c->x, (size_t)NX * sizeof(double));
     memcpy(r->v + NX, f->c->u, (size_t)NU * sizeof(double));
     memcpy(r->v + NX + NU, f->c->p, (size_t)NP * sizeof(double));
+    memcpy(r->v + NX + NU + NP, f->c->y, (size_t)NY * sizeof(double));
     *out = r;
     return CC_OK;
 }
@@ -232,6 +246,7 @@ int cc_set_state(cc_inst *f, const void *in, const char *fn) {
     memcpy(f->c->x, r->v, (size_t)NX * sizeof(double));
     memcpy(f->c->u, r->v + NX, (size_t)NU * sizeof(double));
     memcpy(f->c->p, r->v + NX + NU, (size_t)NP * sizeof(double));
+    memcpy(f->c->y, r->v + NX + NU + NP, (size_t)NY * sizeof(double));
     return CC_OK;
 }
 

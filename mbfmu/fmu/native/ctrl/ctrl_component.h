@@ -14,7 +14,8 @@
  *
  * Scalar indices: inputs [0, nu), outputs [nu, nu + ny), states
  * [nu + ny, nu + ny + nx), parameters after them (ctrl_fmu.h); FMI 2's value
- * references are these, FMI 3's are these plus 1 (0 is the time).
+ * references are these, FMI 3's are these plus 1 (0 is the time; the clock
+ * of a Scheduled Execution FMU is the last, cc_nvars() + 1).
  */
 #ifndef MBFMU_CTRL_COMPONENT_H
 #define MBFMU_CTRL_COMPONENT_H
@@ -32,6 +33,7 @@ typedef void (*cc_log_fn)(void *host, int status, const char *message);
 typedef struct {
     mbc_ctrl *c;
     int state, logging, fmi;
+    int scheduled;   /* FMI 3 Scheduled Execution: the outputs are those latched at the last clock tick */
     double t;
     cc_log_fn log;
     void *host;
@@ -57,6 +59,10 @@ int cc_get(cc_inst *f, const unsigned k[], size_t n, double value[], const char 
 /* n values as one call: inputs, states (before initialization ends), parameters */
 int cc_set(cc_inst *f, const unsigned k[], size_t n, const double value[], const char *fn);
 int cc_do_step(cc_inst *f, double t, double h, const char *fn);
+/* Scheduled Execution: one tick of the controller's clock at time t (s): the
+ * outputs of the current state and inputs are latched, then the state
+ * advances one sample */
+int cc_tick(cc_inst *f, double t, const char *fn);
 
 /* the FMU state: an opaque copy the host holds (t, x, u, p and the machine's state) */
 int cc_get_state(cc_inst *f, void **saved, const char *fn);

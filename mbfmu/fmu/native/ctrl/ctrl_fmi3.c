@@ -4,7 +4,11 @@
  * (fmi3PlatformTypes.h, fmi3FunctionTypes.h), declared here. The instance,
  * its state machine, checks and messages are ctrl_component.c's (shared with
  * ctrl_fmi2.c). Value reference 0 is the time; value reference k + 1 is the
- * component's scalar k (all Float64). No event mode, no clocks.
+ * component's scalar k (all Float64). Co-Simulation without event mode; a
+ * discrete controller built for Scheduled Execution instead has one input
+ * clock (value reference cc_nvars() + 1, periodic at its sample time) whose
+ * model partition is one sample: fmi3ActivateModelPartition latches the
+ * outputs of the current state and inputs, then advances the state.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -81,28 +85,21 @@ FMI3_Export fmi3Status fmi3SetDebugLogging(fmi3Instance i, fmi3Boolean on, size_
 
 static fmi3Instance refuse_instance(const char *kind, fmi3InstanceEnvironment env, fmi3LogMessageCallback log) {
     char msg[256];
-    snprintf(msg, sizeof msg, "%s: %s is a co-simulation FMU only", kind, MBC_FMU.model);
+    snprintf(msg, sizeof msg, "%s: %s is a %s FMU only", kind, MBC_FMU.model,
+             MBC_FMU.scheduled ? "scheduled-execution" : "co-simulation");
     if (log) log(env, fmi3Error, "logStatusError", msg);
     return NULL;
 }
 
-FMI3_Export fmi3Instance fmi3InstantiateCoSimulation(fmi3String name, fmi3String token, fmi3String resources,
-                                                     fmi3Boolean visible, fmi3Boolean logging, fmi3Boolean event_mode,
-                                                     fmi3Boolean early_return, const fmi3ValueReference required[],
-                                                     size_t nrequired, fmi3InstanceEnvironment env,
-                                                     fmi3LogMessageCallback log,
-                                                     fmi3IntermediateUpdateCallback intermediate) {
+static fmu3 *instantiate(fmi3String name, fmi3String token, fmi3String resources, fmi3Boolean visible,
+                         fmi3Boolean logging, fmi3InstanceEnvironment env, fmi3LogMessageCallback log,
+                         const char *fn) {
     (void)resources;
     (void)visible;
-    (void)event_mode;
-    (void)early_return;
-    (void)required;
-    (void)nrequired;
-    (void)intermediate;
     char msg[512];
     if (!token || strcmp(token, MBC_FMU.guid) != 0) {
-        snprintf(msg, sizeof msg, "fmi3InstantiateCoSimulation: the instantiation token is not this FMU's (%s, %s)",
-                 MBC_FMU.model, MBC_FMU.guid);
+        snprintf(msg, sizeof msg, "%s: the instantiation token is not this FMU's (%s, %s)", fn, MBC_FMU.model,
+                 MBC_FMU.guid);
         if (log) log(env, fmi3Error, "logStatusError", msg);
         return NULL;
     }
@@ -110,7 +107,8 @@ FMI3_Export fmi3Instance fmi3InstantiateCoSimulation(fmi3String name, fmi3String
     unsigned *k = h ? calloc(cc_nvars() + 1, sizeof *k) : NULL;
     if (!k) {
         free(h);
-        if (log) log(env, fmi3Fatal, "logStatusError", "fmi3InstantiateCoSimulation: out of memory");
+        snprintf(msg, sizeof msg, "%s: out of memory", fn);
+        if (log) log(env, fmi3Fatal, "logStatusError", msg);
         return NULL;
     }
     h->env = env;
@@ -123,6 +121,21 @@ FMI3_Export fmi3Instance fmi3InstantiateCoSimulation(fmi3String name, fmi3String
         return NULL;
     }
     return h;
+}
+
+FMI3_Export fmi3Instance fmi3InstantiateCoSimulation(fmi3String name, fmi3String token, fmi3String resources,
+                                                     fmi3Boolean visible, fmi3Boolean logging, fmi3Boolean event_mode,
+                                                     fmi3Boolean early_return, const fmi3ValueReference required[],
+                                                     size_t nrequired, fmi3InstanceEnvironment env,
+                                                     fmi3LogMessageCallback log,
+                                                     fmi3IntermediateUpdateCallback intermediate) {
+    (void)event_mode;
+    (void)early_return;
+    (void)required;
+    (void)nrequired;
+    (void)intermediate;
+    if (MBC_FMU.scheduled) return refuse_instance("fmi3InstantiateCoSimulation", env, log);
+    return instantiate(name, token, resources, visible, logging, env, log, "fmi3InstantiateCoSimulation");
 }
 
 FMI3_Export fmi3Instance fmi3InstantiateModelExchange(fmi3String name, fmi3String token, fmi3String resources,
@@ -142,15 +155,13 @@ FMI3_Export fmi3Instance fmi3InstantiateScheduledExecution(fmi3String name, fmi3
                                                            fmi3ClockUpdateCallback clock,
                                                            fmi3LockPreemptionCallback lock,
                                                            fmi3UnlockPreemptionCallback unlock) {
-    (void)name;
-    (void)token;
-    (void)resources;
-    (void)visible;
-    (void)logging;
     (void)clock;
     (void)lock;
     (void)unlock;
-    return refuse_instance("fmi3InstantiateScheduledExecution", env, log);
+    if (!MBC_FMU.scheduled) return refuse_instance("fmi3InstantiateScheduledExecution", env, log);
+    fmu3 *h = instantiate(name, token, resources, visible, logging, env, log, "fmi3InstantiateScheduledExecution");
+    if (h) h->f->scheduled = 1;
+    return h;
 }
 
 FMI3_Export void fmi3FreeInstance(fmi3Instance i) {
@@ -444,6 +455,7 @@ FMI3_Export fmi3Status fmi3DoStep(fmi3Instance i, fmi3Float64 t, fmi3Float64 h, 
     if (event_needed) *event_needed = false;
     if (terminate) *terminate = false;
     if (early_return) *early_return = false;
+    if (CC3(i)->scheduled) return unsupported(i, "fmi3DoStep");
     if (guard(i, CS_STEP, "fmi3DoStep")) return fmi3Error;
     fmi3Status st = (fmi3Status)cc_do_step(CC3(i), t, h, "fmi3DoStep");
     if (last_time) *last_time = CC3(i)->t;
@@ -478,9 +490,15 @@ FMI3_Export fmi3Status fmi3DeserializeFMUState(fmi3Instance i, const fmi3Byte by
 /* ---- Model Exchange and Scheduled Execution: not this FMU's interfaces -------------- */
 
 FMI3_Export fmi3Status fmi3ActivateModelPartition(fmi3Instance i, fmi3ValueReference clock, fmi3Float64 t) {
-    (void)clock;
-    (void)t;
-    return unsupported(i, "fmi3ActivateModelPartition");
+    const char *fn = "fmi3ActivateModelPartition";
+    if (!CC3(i)->scheduled) return unsupported(i, fn);
+    if (guard(i, CS_STEP, fn)) return fmi3Error;
+    if (clock != cc_nvars() + 1) {
+        cc_report(CC3(i), CC_ERROR, "%s: value reference %u is not this FMU's clock (%u)", fn, (unsigned)clock,
+                  cc_nvars() + 1);
+        return fmi3Error;
+    }
+    return (fmi3Status)cc_tick(CC3(i), t, fn);
 }
 FMI3_Export fmi3Status fmi3EnterContinuousTimeMode(fmi3Instance i) {
     return unsupported(i, "fmi3EnterContinuousTimeMode");

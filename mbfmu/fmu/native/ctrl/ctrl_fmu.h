@@ -16,6 +16,7 @@ typedef struct {
     const mbc_desc *desc;
     const double *u0;           /* (nu) start values of the inputs */
     const char *const *names;   /* (nu + ny + nx + np) variable names by value reference */
+    int scheduled;              /* 1: an FMI 3 Scheduled Execution FMU (ctrl_fmi3.c), else co-simulation */
 } mbc_fmu;
 
 extern const mbc_fmu MBC_FMU;
