@@ -56,12 +56,14 @@ def _sample_time(sys: Any, step: float | None) -> float:
     """The controller's sample time [s] (0: continuous)."""
     if step is not None and not (isinstance(step, (int, float)) and step > 0 and math.isfinite(step)):
         raise InputError(f"step {step!r} must be a positive finite number of seconds")
+    if sys.dt is None:  # a static system: ControlUnit holds it at any step, as a continuous one
+        return 0.0
     if sys.isctime(strict=True):
         if step is None:
             raise InputError(f"system {sys.name!r} is continuous-time: give `step` [s] (--step), the FMU's "
                              "default communication step (other steps are held exactly too)")
         return 0.0
-    if sys.dt is True or sys.dt is None:
+    if sys.dt is True:
         if step is None:
             raise InputError(f"system {sys.name!r} is discrete with an unspecified sample time (dt=True): give `step`")
         return float(step)
@@ -136,7 +138,7 @@ def native_spec(sys: Any, step: float | None = None, name: str | None = None, x0
             raise InputError(f"system {sys.name!r}: matrix {k} is not finite")
     Ad0 = Bd0 = None
     h0 = 0.0
-    if dt == 0.0:
+    if dt == 0.0 and step is not None:
         h0 = float(step)
         d = control.c2d(sys, h0, method="zoh")  # the matrices ControlUnit uses at this step
         Ad0, Bd0 = np.asarray(d.A, float), np.asarray(d.B, float)

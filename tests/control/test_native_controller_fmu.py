@@ -336,6 +336,18 @@ def test_the_pid_gains_are_tunable_and_equal_the_python_pid_with_them(exported, 
     s.freeInstance()
 
 
+@pytest.mark.parametrize("fmi", [2, 3])
+def test_a_static_gain_holds_at_any_step_as_the_python_unit_does(fmi, tmp_path):
+    """python-control gives a static gain dt=None; ControlUnit runs it at any step, so does the FMU."""
+    from fmpy import simulate_fmu
+    g = control.ss([], [], [], [[2.0, -1.0]], inputs=["a", "b"], outputs=["y"], name="static")
+    assert g.dt is None
+    fmu = export_fmu(g, tmp_path, runtime="native", fmi=fmi, platforms=("linux64",))
+    for step in (0.025, 0.01):
+        res = simulate_fmu(str(fmu), stop_time=0.1, output_interval=step, start_values={"a": 1.0, "b": 3.0})
+        assert np.all(res["y"] == -1.0)
+
+
 def test_a_general_nonlinear_system_is_refused_in_one_line(tmp_path):
     sys = control.nlsys(lambda t, x, u, p: -x + u, lambda t, x, u, p: x, inputs=1, outputs=1, states=1, dt=H)
     with pytest.raises(InputError, match="runtime='python'"):

@@ -138,7 +138,7 @@ def _check(spec: ControllerSpec) -> None:
             M = np.asarray(getattr(spec, k), float)
             if M.shape != shape or not np.all(np.isfinite(M)):
                 raise InputError(f"controller {spec.name!r}: matrix {k} must be {shape[0]}x{shape[1]} finite values")
-        if spec.dt == 0 and not spec.h0 > 0:
+        if spec.dt == 0 and not spec.h0 > 0 and nx:
             raise InputError(f"controller {spec.name!r} is continuous: give its default step h0 [s]")
     elif (nu, ny, nx, len(spec.parameters)) != (2, 1, 3, 7) or spec.dt <= 0:
         raise InputError(f"controller {spec.name!r}: a PID has 2 inputs, 1 output, 3 states, 7 parameters and dt > 0")
@@ -245,7 +245,9 @@ def description_xml(spec: ControllerSpec, guid: str, units: Sequence[str], fmi_v
     cats = SubElement(root, "LogCategories")
     for cat in ("logStatusWarning", "logStatusError"):
         SubElement(cats, "Category", name=cat)
-    SubElement(root, "DefaultExperiment", startTime="0.0", stepSize=repr(float(step)))
+    experiment = SubElement(root, "DefaultExperiment", startTime="0.0")
+    if step > 0:
+        experiment.set("stepSize", repr(float(step)))
     mv = SubElement(root, "ModelVariables")
     first = 1 if three else 0
     if three:

@@ -43,7 +43,11 @@ typedef struct {
 /* NULL: out of memory (reported through log) */
 cc_inst *cc_new(int fmi, const char *name, cc_log_fn log, void *host, int logging);
 void cc_free(cc_inst *f);
+#if defined(__GNUC__)
 void cc_report(cc_inst *f, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#else
+void cc_report(cc_inst *f, int status, const char *fmt, ...);
+#endif
 /* 1 if fn is allowed in the current state (mask of CS_*), else reported, 0 */
 int cc_allowed(cc_inst *f, int mask, const char *fn);
 unsigned cc_nvars(void);
