@@ -111,23 +111,15 @@ def exported(tmp_path_factory):
     return get
 
 
-def closed_loop(plant_fmu: Path, ctrl, step: float = H, stop: float = STOP):
-    """The rigid arm under ``ctrl`` (a Unit); its result."""
-    sys = DESIGNS_BY_UNIT[id(ctrl)]
+def closed_loop(plant_fmu: Path, kind: str, fmu: Path | None = None, step: float = H, stop: float = STOP):
+    """The rigid arm under the controller ``DESIGNS[kind]``: its FMU ``fmu``, or the
+    Python unit (ControlUnit) when None; the run's result."""
+    sys = DESIGNS[kind]()
+    ctrl = FmuUnit(fmu, "ctrl") if fmu is not None else ControlUnit("ctrl", sys)
     units = [FmuUnit(plant_fmu, "plant"), ctrl]
     if any(s[0] == "r" for s in sys.input_labels):
         units.append(sources.step("ref", 0.2, 1.0))
     return simulate(System(units, _connections(sys)), stop, step)
-
-
-DESIGNS_BY_UNIT: dict[int, object] = {}
-
-
-def _unit(kind_or_sys, fmu: Path | None = None):
-    sys = DESIGNS[kind_or_sys]() if isinstance(kind_or_sys, str) else kind_or_sys
-    unit = FmuUnit(fmu, "ctrl") if fmu is not None else ControlUnit("ctrl", sys)
-    DESIGNS_BY_UNIT[id(unit)] = sys
-    return unit
 
 
 def assert_close(a, b, rtol: float) -> None:
@@ -141,8 +133,8 @@ def assert_close(a, b, rtol: float) -> None:
 
 @pytest.mark.parametrize("kind", sorted(DESIGNS))
 def test_the_native_fmu_equals_the_python_unit_in_a_closed_loop(kind, plant_fmu, exported):
-    native = closed_loop(plant_fmu, _unit(kind, exported(kind)))
-    python = closed_loop(plant_fmu, _unit(kind))
+    native = closed_loop(plant_fmu, kind, exported(kind))
+    python = closed_loop(plant_fmu, kind)
     assert_close(native, python, 1e-13)
     if kind == "discrete_pid":  # scalar arithmetic in the same order as the Python PID: bit for bit
         assert all(np.array_equal(native[n], python[n]) for n in native.names)
@@ -152,7 +144,7 @@ def test_the_native_fmu_equals_the_python_unit_in_a_closed_loop(kind, plant_fmu,
 
 
 def test_the_discrete_pid_saturates_and_its_anti_windup_matches(plant_fmu, exported):
-    native = closed_loop(plant_fmu, _unit("discrete_pid", exported("discrete_pid")))
+    native = closed_loop(plant_fmu, "discrete_pid", exported("discrete_pid"))
     assert np.isclose(np.abs(native["ctrl.tau1"]).max(), 15.0, rtol=0, atol=1e-12)
 
 
@@ -235,8 +227,8 @@ def test_a_discrete_controller_takes_whole_numbers_of_samples_and_refuses_other_
 def test_a_continuous_controller_at_another_step_is_held_exactly(step, plant_fmu, exported):
     """Away from the export's step the FMU's own matrix exponential (C) holds the input:
     equal to ControlUnit (scipy's expm) to rounding."""
-    native = closed_loop(plant_fmu, _unit("continuous_ss", exported("continuous_ss")), step=step, stop=0.5)
-    python = closed_loop(plant_fmu, _unit("continuous_ss"), step=step, stop=0.5)
+    native = closed_loop(plant_fmu, "continuous_ss", exported("continuous_ss"), step=step, stop=0.5)
+    python = closed_loop(plant_fmu, "continuous_ss", step=step, stop=0.5)
     assert_close(native, python, 1e-12)
 
 
@@ -365,8 +357,8 @@ def test_the_fmi3_fmu_equals_the_python_unit_and_validates(kind, plant_fmu, tmp_
     md = read_model_description(str(fmu))
     assert md.fmiVersion == "3.0" and md.coSimulation is not None
     assert "binaries/x86_64-linux/" + md.coSimulation.modelIdentifier + ".so" in zipfile.ZipFile(fmu).namelist()
-    native = closed_loop(plant_fmu, _unit(kind, fmu))
-    python = closed_loop(plant_fmu, _unit(kind))
+    native = closed_loop(plant_fmu, kind, fmu)
+    python = closed_loop(plant_fmu, kind)
     assert_close(native, python, 1e-13)
 
 
@@ -458,8 +450,7 @@ def test_the_sources_rebuild_with_cc_into_the_shipped_binary(exported, plant_fmu
     # a plain build computes the same numbers
     so.unlink()
     subprocess.run([cc, "-shared", "-fPIC", "-O2", "-std=c99", "-o", str(so), *files, "-lm"], check=True)
-    plain = FmuUnit(_rezip(unzip, tmp_path / "rebuilt.fmu"), "ctrl")
-    _assert_same_loop(plain, fmu, plant_fmu)
+    _assert_same_loop(_rezip(unzip, tmp_path / "rebuilt.fmu"), fmu, plant_fmu)
 
 
 def _rezip(folder: Path, dest: Path) -> Path:
@@ -470,12 +461,9 @@ def _rezip(folder: Path, dest: Path) -> Path:
     return dest
 
 
-def _assert_same_loop(rebuilt_unit, fmu: Path, arm: Path) -> None:
-    """The closed loop with the rebuilt PID equals the one with the shipped binary, bit for bit."""
-    plain = rebuilt_unit
-    DESIGNS_BY_UNIT[id(plain)] = DESIGNS["discrete_pid"]()
-    shipped_unit = _unit("discrete_pid", fmu)
-    a, b = closed_loop(arm, plain, stop=0.3), closed_loop(arm, shipped_unit, stop=0.3)
+def _assert_same_loop(rebuilt: Path, shipped: Path, arm: Path) -> None:
+    """The closed loop with the rebuilt PID FMU equals the one with the shipped binary, bit for bit."""
+    a, b = closed_loop(arm, "discrete_pid", rebuilt, stop=0.3), closed_loop(arm, "discrete_pid", shipped, stop=0.3)
     for n in a.names:
         assert np.array_equal(a[n], b[n]), n
 
@@ -496,4 +484,4 @@ def test_fmpy_builds_the_sources_into_a_binary_that_computes_the_same(fmi, plant
     build_platform_binary(unzip.resolve(), build, all_warnings=True,
                           cmake_options={"CMAKE_COMPILE_WARNING_AS_ERROR:BOOL": "ON"})
     assert so.is_file()
-    _assert_same_loop(FmuUnit(_rezip(unzip, tmp_path / "rebuilt.fmu"), "ctrl"), fmu, plant_fmu)
+    _assert_same_loop(_rezip(unzip, tmp_path / "rebuilt.fmu"), fmu, plant_fmu)
