@@ -259,7 +259,8 @@ void cc_free_state(void **s) {
 
 int cc_serialize(cc_inst *f, const void *s, unsigned char *bytes, size_t size, const char *fn) {
     if (!s || size != cc_state_size()) {
-        cc_report(f, CC_ERROR, "%s: %zu bytes given, the state takes %zu", fn, size, cc_state_size());
+        cc_report(f, CC_ERROR, "%s: %lu bytes given, the state takes %lu", fn, (unsigned long)size,
+                  (unsigned long)cc_state_size());
         return CC_ERROR;
     }
     memcpy(bytes, s, size);
@@ -270,7 +271,7 @@ int cc_deserialize(cc_inst *f, const unsigned char *bytes, size_t size, void **o
     saved head;
     if (size != cc_state_size() || (memcpy(&head, bytes, sizeof head), head.magic != SAVED_MAGIC) ||
         !(head.state & CS_ANY) || (head.state & (head.state - 1))) {
-        cc_report(f, CC_ERROR, "%s: %zu bytes are not a serialized state of this FMU", fn, size);
+        cc_report(f, CC_ERROR, "%s: %lu bytes are not a serialized state of this FMU", fn, (unsigned long)size);
         return CC_ERROR;
     }
     saved *r = malloc(size);

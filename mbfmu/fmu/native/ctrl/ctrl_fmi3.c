@@ -227,8 +227,8 @@ FMI3_Export fmi3Status fmi3UpdateDiscreteStates(fmi3Instance i, fmi3Boolean *upd
 static int scalars(fmi3Instance i, const fmi3ValueReference vr[], size_t nvr, size_t nvalues, const char *fn) {
     fmu3 *h = i;
     if (nvr != nvalues) {
-        cc_report(h->f, CC_ERROR, "%s: %zu values for %zu value references (every variable is a scalar)", fn, nvalues,
-                  nvr);
+        cc_report(h->f, CC_ERROR, "%s: %lu values for %lu value references (every variable is a scalar)", fn,
+                  (unsigned long)nvalues, (unsigned long)nvr);
         return -1;
     }
     for (size_t k = 0; k < nvr; ++k) {
