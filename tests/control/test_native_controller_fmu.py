@@ -27,7 +27,7 @@ from mbfmu.cosim import ControlUnit, FmuUnit, System, simulate, sources
 from mbfmu.errors import InputError
 from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.library import load_plant
-from native.test_hosts import _fmu_check, hidden_python_works  # noqa: F401 (a fixture)
+from native.test_hosts import _fmu_check, _without_python, hidden_python_works  # noqa: F401 (a fixture)
 from tooling import need_tool
 
 H = 0.01       # the plant's and the master's step [s]
@@ -418,6 +418,37 @@ def test_scheduled_execution_needs_a_discrete_controller_and_fmi3(tmp_path):
         export_fmu(DESIGNS["continuous_ss"](), tmp_path, runtime="native", step=H, fmi=3, scheduled=True)
     with pytest.raises(InputError, match="FMI 3"):
         export_fmu(DESIGNS["discrete_pid"](), tmp_path, runtime="native", scheduled=True)
+
+
+def test_the_fmi3_fmu_runs_in_a_c_host_where_no_python_exists(hidden_python_works, tmp_path):  # noqa: F811
+    """The FMI 3 LQG in the native tests' C host (tests/native/c_host3.c), Python hidden:
+    the outputs after each step equal ControlUnit's with the same held inputs."""
+    sys = DESIGNS["lqg"]()
+    fmu = export_fmu(sys, tmp_path / "fmu", runtime="native", fmi=3, platforms=("linux64",))
+    md = read_model_description(str(fmu))
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    unzip = tmp_path / "unzip"
+    with zipfile.ZipFile(fmu) as z:
+        z.extractall(unzip)
+    host = tmp_path / "c_host3"
+    subprocess.run(["gcc", "-O1", "-o", str(host), str(Path(__file__).parents[1] / "native" / "c_host3.c"), "-ldl"],
+                   check=True)
+    inputs = {"r1": 1.0, "r2": -0.5, "q1": 0.1, "q3": 0.2}
+    res = _without_python([str(host), str(unzip), md.coSimulation.modelIdentifier, md.guid, repr(H), "50",
+                           ",".join(f"{vr[n]}={v!r}" for n, v in inputs.items()),
+                           *(f"{vr[t]}:1" for t in TAU)])
+    assert res.returncode == 0, res.stderr
+    got = np.array([[float(v) for v in line.split()] for line in res.stdout.splitlines()])
+    unit = ControlUnit("c", sys)
+    unit.setup(0.0, 1.0, H)
+    for n, v in inputs.items():
+        unit.u[unit.inputs.index(n)] = v
+    expected = []
+    for k in range(50):
+        unit.do_step(k * H, H)
+        unit.pull()
+        expected.append([(k + 1) * H, *unit.y])
+    np.testing.assert_allclose(got, np.array(expected), rtol=1e-13, atol=1e-13 * np.abs(unit.y).max())
 
 
 def test_fmi3_is_refused_for_the_python_runtime(tmp_path):
