@@ -28,6 +28,7 @@ from mbfmu.errors import InputError
 from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.library import load_plant
 from native.test_hosts import _fmu_check, _without_python, hidden_python_works  # noqa: F401 (a fixture)
+from native.test_portability import too_new
 from tooling import need_tool
 
 H = 0.01       # the plant's and the master's step [s]
@@ -159,6 +160,7 @@ def test_the_binary_is_c_only_and_validates(kind, exported, tmp_path):
     dyn = subprocess.run(["readelf", "-d", str(so)], capture_output=True, text=True, check=True).stdout
     needed = {line.split("[")[1].rstrip("]") for line in dyn.splitlines() if "(NEEDED)" in line}
     assert needed <= {"libm.so.6", "libc.so.6"}, needed
+    assert not too_new(so), too_new(so)  # loads on glibc 2.17 (RHEL 7) and later
     assert validate_fmu(str(fmu)) == []
 
 

@@ -260,8 +260,14 @@ int mbc_expm(int n, const double *a, double *e, double *work) {
         if (col > norm) norm = col;
     }
     if (!isfinite(norm)) return MBC_E_EXPM;
+    /* s = ceil(log2(norm / theta13)) from frexp (r = m 2^e, 0.5 <= m < 1): no log2, whose
+     * glibc 2.29 symbol version would raise the binary's glibc baseline */
     int s = 0;
-    if (norm > theta13) s = (int)ceil(log2(norm / theta13));
+    if (norm > theta13) {
+        int e;
+        double m = frexp(norm / theta13, &e);
+        s = m == 0.5 ? e - 1 : e;
+    }
     double scale = ldexp(1.0, -s);
     for (size_t k = 0; k < nn; ++k) A[k] = a[k] * scale;
     matmul(n, A, A, A2);
