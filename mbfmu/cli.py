@@ -26,6 +26,7 @@ COMMANDS = {
     "demo": "mbfmu.demo",
     "sweep": "mbfmu.studies.cli",
     "tune": "mbfmu.studies.tune_cli",
+    "export-controller": "mbfmu.control.export_cli",
 }
 
 

@@ -108,4 +108,5 @@ def pid(Kp: float, Ki: float = 0.0, Kd: float = 0.0, dt: float = 0.01, Tf: float
 
     sys.linear = linear
     sys.gains = dict(Kp=Kp, Ki=Ki, Kd=Kd, Tf=Tf, Tt=Tt, u_min=u_min, u_max=u_max)
+    sys.derivative_on = derivative_on
     return sys

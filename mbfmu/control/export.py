@@ -195,8 +195,16 @@ def known_reference(sys: Any) -> tuple[str, dict[str, Any]] | None:
 def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, step: float | None = None,
                x0: Sequence[float] | None = None, units: Mapping[str, str] | None = None,
                inputs_start: Mapping[str, float] | None = None,
-               reference: tuple[str, Mapping[str, Any]] | None = None, overwrite: bool = False) -> Path:
+               reference: tuple[str, Mapping[str, Any]] | None = None, overwrite: bool = False,
+               runtime: str = "python", platforms: Sequence[str] | None = None, fmi: int = 2,
+               scheduled: bool = False) -> Path:
     """Export a python-control system as an FMI 2.0 co-simulation FMU.
+
+    With ``runtime="native"`` the FMU is C only (no Python where it runs;
+    :mod:`mbfmu.control.native_export`): a ``StateSpace`` or
+    ``TransferFunction``, discrete or continuous (held exactly over any
+    communication step, ``step`` being the default one), or a PID of
+    :func:`mbfmu.control.pid`.
 
     The FMU steps like :class:`mbfmu.cosim.units.ControlUnit` runs the same
     system, so swapping one for the other in a co-simulation gives the same
@@ -240,6 +248,18 @@ def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, 
         serialized generically; export its linearization instead.
     overwrite : bool
         Replace an existing FMU file (default: refuse it by name).
+    runtime : {"python", "native"}
+        ``"python"`` (default): a pythonfmu FMU running this module's
+        plant; ``"native"``: a C-only FMU (linux64, and win64 where
+        mingw-w64 is installed, with its ``sources/``).
+    platforms : sequence of str, optional
+        Native runtime only: the platforms to compile.
+    fmi : {2, 3}
+        FMI version; 3 (FMI 3.0 co-simulation) with the native runtime only.
+    scheduled : bool
+        Native runtime, ``fmi=3``, discrete systems: FMI 3.0 Scheduled
+        Execution instead of co-simulation (one periodic input clock at
+        ``dt``; each activation of its model partition is one sample).
 
     Returns
     -------
@@ -254,6 +274,20 @@ def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, 
         Unsupported system, missing or inconsistent ``step``, bad ``x0``, or
         the FMU file exists.
     """
+    if runtime not in ("python", "native"):
+        raise InputError(f"runtime {runtime!r}: choose 'python' (pythonfmu) or 'native' (C only)")
+    if runtime == "native":
+        if reference is not None:
+            raise InputError("reference is for the python runtime: the native runtime exports linear systems and "
+                             "mbfmu.control.pid controllers from their numbers")
+        from .native_export import export_native
+        return export_native(sys, dest, name, step=step, x0=x0, units=units, inputs_start=inputs_start,
+                             platforms=platforms, fmi_version=fmi, scheduled=scheduled, overwrite=overwrite)
+    if fmi != 2 or scheduled:
+        raise InputError(f"fmi={fmi!r}, scheduled={scheduled!r}: the python runtime writes FMI 2.0 co-simulation; "
+                         "FMI 3.0 and Scheduled Execution need runtime='native'")
+    if platforms is not None:
+        raise InputError("platforms is for the native runtime (runtime='native')")
     spec = system_spec(sys, step, name, x0, units, inputs_start, reference)
     plant_from_spec(spec)  # refuses what the FMU could not load
     stem = spec["name"]

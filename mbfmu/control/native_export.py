@@ -1,0 +1,183 @@
+"""python-control designs as native (C only) controller FMUs.
+
+:func:`native_spec` turns a python-control ``StateSpace`` or
+``TransferFunction`` (discrete or continuous) or a PID of
+:func:`mbfmu.control.pid` into the :class:`~mbfmu.fmu.native.controller.ControllerSpec`
+that :func:`~mbfmu.fmu.native.controller.build_controller_fmu` compiles;
+:func:`mbfmu.control.export_fmu` with ``runtime="native"`` calls both.
+
+The FMU computes what :class:`mbfmu.cosim.units.ControlUnit` computes for the
+same system:
+
+* discrete systems run their difference equation at their ``dt``; a
+  communication step of ``n dt`` runs ``n`` samples with the inputs held
+  (what the master does with a ``ControlUnit``, whose own step ``dt``
+  divides the macro step), any other step is refused with ``fmi2Error``;
+* continuous systems are held over each step (zero-order hold). At the
+  default step ``step`` the FMU uses the matrices of ``control.c2d(sys,
+  step, "zoh")`` computed at export (the ones ``ControlUnit`` uses); at any
+  other step the FMU computes them in C (``controller.c``'s ``mbc_expm``:
+  scaling and squaring with the degree-13 Pade approximant, Higham 2005),
+  which agrees with scipy's ``expm`` to rounding, not bit for bit;
+* a linear system's output gain ``gain`` (1 by default, ``y = gain (C x +
+  D u)``) is a tunable parameter, a PID's gains, time constants and limits
+  are tunable parameters; states are visible as ``states.<name>``.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import control
+import numpy as np
+
+from ..errors import InputError
+from ..fmu.builder import identifier
+from ..fmu.native.controller import ControllerSpec, Signal, build_controller_fmu
+from ..fmu.slave import STATE_PREFIX
+from ..plant.signals import fmi_names
+
+PID_MODULE = "mbfmu.control.discrete_pid"
+NO_LIMIT = float(np.finfo(float).max)  # stands for an infinite limit or tracking time in the FMU
+
+
+def _is_pid(sys: Any) -> bool:
+    return getattr(getattr(sys, "updfcn", None), "__module__", None) == PID_MODULE and hasattr(sys, "gains")
+
+
+def _signals(labels: Sequence[str], names: Sequence[str], units: Mapping[str, str], starts: Sequence[float],
+             prefix: str = "") -> list[Signal]:
+    return [Signal(prefix + n, units.get(l, "1"), float(s), f"python-control signal {l!r}")
+            for l, n, s in zip(labels, names, starts)]
+
+
+def _sample_time(sys: Any, step: float | None) -> float:
+    """The controller's sample time [s] (0: continuous)."""
+    if step is not None and not (isinstance(step, (int, float)) and step > 0 and math.isfinite(step)):
+        raise InputError(f"step {step!r} must be a positive finite number of seconds")
+    if sys.dt is None:  # a static system: ControlUnit holds it at any step, as a continuous one
+        return 0.0
+    if sys.isctime(strict=True):
+        if step is None:
+            raise InputError(f"system {sys.name!r} is continuous-time: give `step` [s] (--step), the FMU's "
+                             "default communication step (other steps are held exactly too)")
+        return 0.0
+    if sys.dt is True:
+        if step is None:
+            raise InputError(f"system {sys.name!r} is discrete with an unspecified sample time (dt=True): give `step`")
+        return float(step)
+    if step is not None and not math.isclose(float(step), float(sys.dt), rel_tol=1e-12):
+        raise InputError(f"system {sys.name!r} is discrete with dt = {sys.dt} s; it cannot run at step {step} s")
+    return float(sys.dt)
+
+
+def native_spec(sys: Any, step: float | None = None, name: str | None = None, x0: Sequence[float] | None = None,
+                units: Mapping[str, str] | None = None,
+                inputs_start: Mapping[str, float] | None = None) -> ControllerSpec:
+    """The native controller spec of a python-control system.
+
+    Parameters are those of :func:`mbfmu.control.export_fmu`.
+
+    Returns
+    -------
+    ControllerSpec
+        For :func:`mbfmu.fmu.native.controller.build_controller_fmu`.
+
+    Raises
+    ------
+    InputError
+        A system the native runtime cannot express (a general
+        ``NonlinearIOSystem``), a missing or inconsistent ``step``, a bad
+        ``x0``, non-finite matrices.
+    """
+    design_name = getattr(sys, "name", None)
+    if isinstance(sys, control.TransferFunction):
+        sys = control.ss(sys)  # as ControlUnit converts it (python-control renames it '<name>$converted')
+    if not isinstance(sys, control.InputOutputSystem):
+        raise InputError(f"cannot export {type(sys).__name__}: expected a python-control StateSpace, "
+                         "TransferFunction or a PID of mbfmu.control.pid")
+    pid = _is_pid(sys)
+    if not isinstance(sys, control.StateSpace) and not pid:
+        raise InputError(f"system {sys.name!r} is a NonlinearIOSystem: the native runtime exports linear systems and "
+                         "mbfmu.control.pid controllers; export it with runtime='python', or its linearization")
+    dt = _sample_time(sys, step)
+    units = dict(units or {})
+    inputs_start = dict(inputs_start or {})
+    ins, outs, states = list(sys.input_labels), list(sys.output_labels), list(sys.state_labels)
+    nx = sys.nstates
+    x0 = np.zeros(nx) if x0 is None else np.asarray(x0, dtype=float).reshape(-1)
+    if x0.size != nx or not np.all(np.isfinite(x0)):
+        raise InputError(f"x0 must be {nx} finite values (states {states}), got {x0.tolist()}")
+    in_names = fmi_names(ins)
+    out_names = fmi_names(outs, taken=in_names)
+    common = dict(
+        name=identifier(name or design_name or "controller"),
+        dt=dt,
+        inputs=_signals(ins, in_names, units, [inputs_start.get(l, 0.0) for l in ins]),
+        outputs=_signals(outs, out_names, units, [0.0] * len(outs)),
+        states=_signals(states, fmi_names(states), units, x0, prefix=STATE_PREFIX),
+    )
+    if pid:
+        g = sys.gains
+        out_unit = units.get(outs[0], "1")
+        limit = lambda v: max(-NO_LIMIT, min(NO_LIMIT, float(v)))  # noqa: E731
+        params = [Signal("Kp", "1", float(g["Kp"]), "proportional gain [output unit per error unit]"),
+                  Signal("Ki", "1", float(g["Ki"]), "integral gain [output unit per error unit and second]"),
+                  Signal("Kd", "1", float(g["Kd"]), "derivative gain [output unit times second per error unit]"),
+                  Signal("Tf", "s", float(g["Tf"]), "derivative filter time constant"),
+                  Signal("Tt", "s", limit(g["Tt"]), f"anti-windup tracking time ({NO_LIMIT!r}: none)"),
+                  Signal("u_min", out_unit, limit(g["u_min"]), f"lower output limit ({-NO_LIMIT!r}: none)"),
+                  Signal("u_max", out_unit, limit(g["u_max"]), f"upper output limit ({NO_LIMIT!r}: none)")]
+        return ControllerSpec(kind="pid", parameters=params, on_error=_derivative_on(sys) == "error",
+                              feedthrough={0: [0, 1]}, description=f"discrete PID {sys.name!r} (mbfmu.control.pid)",
+                              **common)
+    mats = {k: np.asarray(getattr(sys, k), float) for k in "ABCD"}
+    for k, M in mats.items():
+        if not np.all(np.isfinite(M)):
+            raise InputError(f"system {sys.name!r}: matrix {k} is not finite")
+    Ad0 = Bd0 = None
+    h0 = 0.0
+    if dt == 0.0 and step is not None:
+        h0 = float(step)
+        d = control.c2d(sys, h0, method="zoh")  # the matrices ControlUnit uses at this step
+        Ad0, Bd0 = np.asarray(d.A, float), np.asarray(d.B, float)
+    D = mats["D"]
+    feedthrough = {i: [j for j in range(D.shape[1]) if D[i, j] != 0.0] for i in range(D.shape[0])}
+    taken = {s.name for s in common["inputs"] + common["outputs"] + common["states"]}
+    gain_name = fmi_names(["gain"], taken=taken)[0]
+    what = "discrete" if dt else "continuous (zero-order hold)"
+    return ControllerSpec(kind="lti", parameters=[Signal(gain_name, "1", 1.0, "output gain: y = gain (C x + D u)")],
+                          h0=h0, Ad0=Ad0, Bd0=Bd0, feedthrough=feedthrough,
+                          description=f"{what} linear system {sys.name!r} (python-control)", **mats, **common)
+
+
+def _derivative_on(sys: Any) -> str:
+    on = getattr(sys, "derivative_on", None)
+    if on is None:  # a PID built before mbfmu recorded it: find it as export's reference does
+        from .export import known_reference
+        ref = known_reference(sys)
+        if ref is None:
+            raise InputError(f"PID {sys.name!r}: cannot tell whether its derivative acts on the error or the measurement")
+        on = ref[1]["derivative_on"]
+    return on
+
+
+def export_native(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, step: float | None = None,
+                  x0: Sequence[float] | None = None, units: Mapping[str, str] | None = None,
+                  inputs_start: Mapping[str, float] | None = None,
+                  platforms: Iterable[str] | None = None, fmi_version: int = 2,
+                  scheduled: bool = False, overwrite: bool = False) -> Path:
+    """Export a python-control system as a native (C only) co-simulation FMU.
+
+    Parameters are those of :func:`mbfmu.control.export_fmu`; ``platforms``,
+    ``fmi_version`` (2 or 3), ``scheduled`` (FMI 3 Scheduled Execution) and ``overwrite``
+    as in :func:`mbfmu.fmu.native.controller.build_controller_fmu`.
+
+    Returns
+    -------
+    Path
+        The FMU file.
+    """
+    return build_controller_fmu(native_spec(sys, step, name, x0, units, inputs_start), dest, platforms, fmi_version,
+                                scheduled, overwrite)

@@ -1,0 +1,302 @@
+/*
+ * The controller evaluator (controller.h). The order of the floating-point
+ * operations follows mbfmu.cosim.units.ControlUnit and
+ * mbfmu.control.discrete_pid.pid, so the results agree with them to the
+ * rounding of the matrix-vector sums (numpy's may group them differently).
+ */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller.h"
+
+enum { P_KP, P_KI, P_KD, P_TF, P_TT, P_UMIN, P_UMAX };
+
+size_t mbc_expm_work(int n) {
+    return (size_t)7 * (size_t)n * (size_t)n;
+}
+
+static int nmat(const mbc_desc *d) {
+    return d->kind == MBC_LTI ? d->nx + d->nu : 0;
+}
+
+mbc_ctrl *mbc_new(const mbc_desc *d) {
+    mbc_ctrl *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->d = d;
+    int nx = d->nx, nu = d->nu, ny = d->ny, n = nmat(d);
+    /* one block: x, u, y, p, Ad, Bd, xn, work (every count at least 1) */
+    size_t work = d->kind == MBC_LTI && d->dt == 0.0 ? mbc_expm_work(n) + (size_t)2 * n * n : 0;
+    size_t total = (size_t)nx + nu + ny + d->np + (size_t)nx * nx + (size_t)nx * nu + nx + work + 8;
+    double *b = calloc(total, sizeof *b);
+    if (!b) {
+        free(c);
+        return NULL;
+    }
+    c->x = b;
+    c->u = c->x + nx;
+    c->y = c->u + nu;
+    c->p = c->y + ny;
+    c->Ad = c->p + d->np;
+    c->Bd = c->Ad + (size_t)nx * nx;
+    c->xn = c->Bd + (size_t)nx * nu;
+    c->work = work ? c->xn + nx : NULL;
+    if (d->np) memcpy(c->p, d->p0, (size_t)d->np * sizeof *c->p);
+    mbc_reset(c, NULL);
+    return c;
+}
+
+void mbc_free(mbc_ctrl *c) {
+    if (!c) return;
+    free(c->x);
+    free(c);
+}
+
+void mbc_reset(mbc_ctrl *c, const double *x0) {
+    const mbc_desc *d = c->d;
+    if (d->nx) memcpy(c->x, x0 ? x0 : d->x0, (size_t)d->nx * sizeof *c->x);
+}
+
+int mbc_check_parameters(const mbc_desc *d, const double *p, const char **why) {
+    for (int j = 0; j < d->np; ++j)
+        if (isnan(p[j])) {
+            *why = "is not a number";
+            return 1 + j;
+        }
+    if (d->kind == MBC_LTI) {
+        if (!isfinite(p[0])) {
+            *why = "must be finite";
+            return 1;
+        }
+        return 0;
+    }
+    for (int j = P_KP; j <= P_KD; ++j)
+        if (!isfinite(p[j])) {
+            *why = "must be finite";
+            return 1 + j;
+        }
+    if (!(p[P_TF] >= 0.0) || isinf(p[P_TF])) {
+        *why = "must be finite and >= 0 s";
+        return 1 + P_TF;
+    }
+    if (!(p[P_TT] > 0.0)) {
+        *why = "must be > 0 s";
+        return 1 + P_TT;
+    }
+    if (!(p[P_UMIN] < p[P_UMAX])) {
+        *why = "must be below u_max";
+        return 1 + P_UMIN;
+    }
+    return 0;
+}
+
+/* the PID's pieces (discrete_pid.parts): e, s, D, v, saturated u */
+typedef struct {
+    double e, s, D, v, us;
+} pid_parts;
+
+static pid_parts pid_eval(const mbc_ctrl *c) {
+    const double *p = c->p, *x = c->x, *u = c->u;
+    double dt = c->d->dt;
+    double a = p[P_TF] / (p[P_TF] + dt), b = p[P_KD] / (p[P_TF] + dt);
+    pid_parts r;
+    r.e = u[0] - u[1];
+    r.s = c->d->on_error ? r.e : -u[1];
+    r.D = a * x[1] + b * (r.s - x[2]);
+    r.v = p[P_KP] * r.e + x[0] + r.D;
+    double lo = r.v < p[P_UMIN] ? p[P_UMIN] : r.v; /* Python's max(v, u_min), min(., u_max) */
+    r.us = lo > p[P_UMAX] ? p[P_UMAX] : lo;
+    return r;
+}
+
+void mbc_outputs(mbc_ctrl *c) {
+    const mbc_desc *d = c->d;
+    if (d->kind == MBC_PID) {
+        c->y[0] = pid_eval(c).us;
+        return;
+    }
+    /* y = g (C x + D u): the two products apart, then added, as numpy does */
+    for (int i = 0; i < d->ny; ++i) {
+        double cx = 0.0, du = 0.0;
+        for (int j = 0; j < d->nx; ++j) cx += d->C[(size_t)i * d->nx + j] * c->x[j];
+        for (int j = 0; j < d->nu; ++j) du += d->D[(size_t)i * d->nu + j] * c->u[j];
+        double s = cx + du;
+        c->y[i] = c->p[0] == 1.0 ? s : c->p[0] * s;
+    }
+}
+
+/* Ad, Bd for the step h (continuous LTI) */
+static int zoh(mbc_ctrl *c, double h) {
+    const mbc_desc *d = c->d;
+    int nx = d->nx, nu = d->nu, n = nx + nu;
+    if (d->h0 > 0.0 && h == d->h0 && d->Ad0) {
+        memcpy(c->Ad, d->Ad0, (size_t)nx * nx * sizeof *c->Ad);
+        if (nu) memcpy(c->Bd, d->Bd0, (size_t)nx * nu * sizeof *c->Bd);
+        c->h = h;
+        return 0;
+    }
+    double *m = c->work, *e = m + (size_t)n * n, *w = e + (size_t)n * n;
+    memset(m, 0, (size_t)n * n * sizeof *m);
+    for (int i = 0; i < nx; ++i) {
+        for (int j = 0; j < nx; ++j) m[(size_t)i * n + j] = h * d->A[(size_t)i * nx + j];
+        for (int j = 0; j < nu; ++j) m[(size_t)i * n + nx + j] = h * d->B[(size_t)i * nu + j];
+    }
+    if (mbc_expm(n, m, e, w)) return MBC_E_EXPM;
+    for (int i = 0; i < nx; ++i) {
+        for (int j = 0; j < nx; ++j) c->Ad[(size_t)i * nx + j] = e[(size_t)i * n + j];
+        for (int j = 0; j < nu; ++j) c->Bd[(size_t)i * nu + j] = e[(size_t)i * n + nx + j];
+    }
+    c->h = h;
+    return 0;
+}
+
+int mbc_step(mbc_ctrl *c, double h) {
+    const mbc_desc *d = c->d;
+    int nx = d->nx;
+    if (d->dt > 0.0) {
+        /* a whole number of samples, inputs held (as the master steps a unit of its own step) */
+        double n = nearbyint(h / d->dt);
+        if (!(n >= 1.0) || !(fabs(h - n * d->dt) <= 1e-12 * n * d->dt) || n > 1e9) return MBC_E_STEP;
+        if (n > 1.0) {
+            for (long k = 0; k < (long)n; ++k) {
+                int rc = mbc_step(c, d->dt);
+                if (rc) return rc;
+            }
+            return 0;
+        }
+    }
+    if (d->kind == MBC_PID) {
+        pid_parts r = pid_eval(c);
+        double kt = c->p[P_TT] >= DBL_MAX ? 0.0 : d->dt / c->p[P_TT];
+        double xn0 = c->x[0] + c->p[P_KI] * d->dt * r.e + kt * (r.us - r.v);
+        if (!isfinite(xn0) || !isfinite(r.D) || !isfinite(r.s)) return MBC_E_STATE;
+        c->x[0] = xn0;
+        c->x[1] = r.D;
+        c->x[2] = r.s;
+        return 0;
+    }
+    const double *Ad = d->A, *Bd = d->B;
+    if (d->dt == 0.0) {
+        if (h != c->h) {
+            int rc = zoh(c, h);
+            if (rc) return rc;
+        }
+        Ad = c->Ad;
+        Bd = c->Bd;
+    }
+    /* x+ = Ad x + Bd u: the two products apart, then added, as numpy does */
+    for (int i = 0; i < nx; ++i) {
+        double ax = 0.0, bu = 0.0;
+        for (int j = 0; j < nx; ++j) ax += Ad[(size_t)i * nx + j] * c->x[j];
+        for (int j = 0; j < d->nu; ++j) bu += Bd[(size_t)i * d->nu + j] * c->u[j];
+        c->xn[i] = ax + bu;
+        if (!isfinite(c->xn[i])) return MBC_E_STATE;
+    }
+    if (nx) memcpy(c->x, c->xn, (size_t)nx * sizeof *c->x);
+    return 0;
+}
+
+/* ---- matrix exponential ------------------------------------------------------------- */
+
+static void matmul(int n, const double *a, const double *b, double *out) {
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+            double acc = 0.0;
+            for (int k = 0; k < n; ++k) acc += a[(size_t)i * n + k] * b[(size_t)k * n + j];
+            out[(size_t)i * n + j] = acc;
+        }
+}
+
+/* solve P X = Q in place (Q becomes X), n x n, Gaussian elimination with
+ * partial pivoting; P is destroyed. 0, or -1 if P is singular */
+static int solve(int n, double *P, double *Q) {
+    for (int k = 0; k < n; ++k) {
+        int best = k;
+        for (int i = k + 1; i < n; ++i)
+            if (fabs(P[(size_t)i * n + k]) > fabs(P[(size_t)best * n + k])) best = i;
+        if (P[(size_t)best * n + k] == 0.0) return -1;
+        if (best != k)
+            for (int j = 0; j < n; ++j) {
+                double t = P[(size_t)k * n + j];
+                P[(size_t)k * n + j] = P[(size_t)best * n + j];
+                P[(size_t)best * n + j] = t;
+                t = Q[(size_t)k * n + j];
+                Q[(size_t)k * n + j] = Q[(size_t)best * n + j];
+                Q[(size_t)best * n + j] = t;
+            }
+        for (int i = k + 1; i < n; ++i) {
+            double f = P[(size_t)i * n + k] / P[(size_t)k * n + k];
+            if (f == 0.0) continue;
+            for (int j = k; j < n; ++j) P[(size_t)i * n + j] -= f * P[(size_t)k * n + j];
+            for (int j = 0; j < n; ++j) Q[(size_t)i * n + j] -= f * Q[(size_t)k * n + j];
+        }
+    }
+    for (int k = n - 1; k >= 0; --k)
+        for (int j = 0; j < n; ++j) {
+            double acc = Q[(size_t)k * n + j];
+            for (int i = k + 1; i < n; ++i) acc -= P[(size_t)k * n + i] * Q[(size_t)i * n + j];
+            Q[(size_t)k * n + j] = acc / P[(size_t)k * n + k];
+        }
+    return 0;
+}
+
+int mbc_expm(int n, const double *a, double *e, double *work) {
+    /* Higham (2005), Algorithm 2.3 with degree 13 only: scale A by 2^-s so that
+     * ||A||_1 <= theta_13, r13 = (V - U)^-1 (V + U), square s times */
+    static const double b[14] = {64764752532480000.0, 32382376266240000.0, 7771770303897600.0,
+                                 1187353796428800.0,  129060195264000.0,   10559470521600.0,
+                                 670442572800.0,      33522128640.0,       1323241920.0,
+                                 40840800.0,          960960.0,            16380.0,
+                                 182.0,               1.0};
+    const double theta13 = 5.371920351148152;
+    size_t nn = (size_t)n * n;
+    if (n == 0) return 0;
+    double *A = work, *A2 = A + nn, *A4 = A2 + nn, *A6 = A4 + nn, *U = A6 + nn, *V = U + nn, *T = V + nn;
+    double norm = 0.0;
+    for (int j = 0; j < n; ++j) {
+        double col = 0.0;
+        for (int i = 0; i < n; ++i) col += fabs(a[(size_t)i * n + j]);
+        if (col > norm) norm = col;
+    }
+    if (!isfinite(norm)) return MBC_E_EXPM;
+    /* s = ceil(log2(norm / theta13)) from frexp (r = m 2^e, 0.5 <= m < 1): no log2, whose
+     * glibc 2.29 symbol version would raise the binary's glibc baseline */
+    int s = 0;
+    if (norm > theta13) {
+        int e;
+        double m = frexp(norm / theta13, &e);
+        s = m == 0.5 ? e - 1 : e;
+    }
+    double scale = ldexp(1.0, -s);
+    for (size_t k = 0; k < nn; ++k) A[k] = a[k] * scale;
+    matmul(n, A, A, A2);
+    matmul(n, A2, A2, A4);
+    matmul(n, A4, A2, A6);
+    /* U = A [A6 (b13 A6 + b11 A4 + b9 A2) + b7 A6 + b5 A4 + b3 A2 + b1 I] */
+    for (size_t k = 0; k < nn; ++k) T[k] = b[13] * A6[k] + b[11] * A4[k] + b[9] * A2[k];
+    matmul(n, A6, T, U);
+    for (size_t k = 0; k < nn; ++k) U[k] += b[7] * A6[k] + b[5] * A4[k] + b[3] * A2[k];
+    for (int i = 0; i < n; ++i) U[(size_t)i * n + i] += b[1];
+    memcpy(T, U, nn * sizeof *T);
+    matmul(n, A, T, U);
+    /* V = A6 (b12 A6 + b10 A4 + b8 A2) + b6 A6 + b4 A4 + b2 A2 + b0 I */
+    for (size_t k = 0; k < nn; ++k) T[k] = b[12] * A6[k] + b[10] * A4[k] + b[8] * A2[k];
+    matmul(n, A6, T, V);
+    for (size_t k = 0; k < nn; ++k) V[k] += b[6] * A6[k] + b[4] * A4[k] + b[2] * A2[k];
+    for (int i = 0; i < n; ++i) V[(size_t)i * n + i] += b[0];
+    /* (V - U) X = (V + U) */
+    for (size_t k = 0; k < nn; ++k) {
+        double u = U[k], v = V[k];
+        A2[k] = v - u; /* P */
+        e[k] = v + u;  /* Q, then X */
+    }
+    if (solve(n, A2, e)) return MBC_E_EXPM;
+    for (int k = 0; k < s; ++k) {
+        memcpy(T, e, nn * sizeof *T);
+        matmul(n, T, T, e);
+    }
+    for (size_t k = 0; k < nn; ++k)
+        if (!isfinite(e[k])) return MBC_E_EXPM;
+    return 0;
+}

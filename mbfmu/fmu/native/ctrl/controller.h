@@ -1,0 +1,91 @@
+/*
+ * The controller evaluator: one C implementation of the controllers mbfmu
+ * exports (native controller FMUs, mbfmu.fmu.native.controller) and that a
+ * compiled co-simulation loop can run in place of the Python unit
+ * (mbfmu.cosim.units.ControlUnit). It computes what ControlUnit computes, in
+ * the same order of operations (C99, no fused multiply-add).
+ *
+ * Kinds
+ * -----
+ * MBC_LTI  x[k+1] = Ad x[k] + Bd u[k],  y = g (C x + D u)
+ *          Discrete (dt > 0): Ad = A, Bd = B; a step of n dt (n >= 1 whole,
+ *          relative 1e-12) runs n samples with the inputs held, as the
+ *          co-simulation master steps a unit whose own step divides the
+ *          macro step; any other step is refused (MBC_E_STEP). Continuous (dt == 0): zero-order hold over the
+ *          step h, [Ad Bd; 0 I] = expm([A B; 0 0] h), recomputed when h
+ *          changes; at h0 the build-time matrices Ad0, Bd0 are used (those of
+ *          control.c2d, so the FMU equals ControlUnit bit for bit there),
+ *          at any other step mbc_expm computes them. Parameters p = {g}
+ *          (an output gain, 1 by default: a scaled K).
+ * MBC_PID  mbfmu.control.discrete_pid.pid: inputs {r, y}, output {u},
+ *          states {I, D, s_prev}; parameters p = {Kp, Ki, Kd, Tf, Tt, u_min,
+ *          u_max}; desc.on_error 1: derivative on the error, 0: on -y;
+ *          always discrete at dt. Tt >= DBL_MAX (or inf): no anti-windup.
+ *
+ * Matrices are row-major doubles. Nothing here allocates except
+ * mbc_new; nothing logs: functions return 0 or an MBC_E_* code.
+ *
+ * Use
+ * ---
+ *     mbc_ctrl *c = mbc_new(&desc);            NULL: out of memory
+ *     mbc_reset(c, x0);                        x0 NULL: desc's x0
+ *     c->u[j] = ...;  mbc_outputs(c);  ... c->y[i]
+ *     if (mbc_step(c, h)) ...                  advance one step, inputs held
+ *     mbc_free(c);
+ * Parameters are c->p (np values); mbc_check_parameters says whether a set
+ * of them is acceptable before it is copied in.
+ */
+#ifndef MBFMU_CONTROLLER_H
+#define MBFMU_CONTROLLER_H
+
+#include <stddef.h>
+
+enum { MBC_LTI = 1, MBC_PID = 2 };
+enum {
+    MBC_E_STEP = 1,     /* a discrete controller's step is not a whole number of samples */
+    MBC_E_EXPM = 2,     /* the matrix exponential of a continuous one is not finite */
+    MBC_E_NOMEM = 3,
+    MBC_E_STATE = 4     /* a new state is not finite (the state is that of the last finite sample) */
+};
+
+typedef struct {
+    int kind;                     /* MBC_LTI or MBC_PID */
+    int nx, nu, ny, np;
+    double dt;                    /* sample time (s) > 0, or 0: continuous (LTI only) */
+    const double *A, *B, *C, *D;  /* LTI: (nx,nx), (nx,nu), (ny,nx), (ny,nu) */
+    double h0;                    /* continuous LTI: the step (s) of Ad0, Bd0 (0: none) */
+    const double *Ad0, *Bd0;
+    const double *x0;             /* (nx) initial state */
+    const double *p0;             /* (np) default parameters */
+    int on_error;                 /* PID: the derivative acts on the error (1) or on -y (0) */
+} mbc_desc;
+
+typedef struct {
+    const mbc_desc *d;
+    double *x, *u, *y, *p;        /* (nx), (nu), (ny), (np) */
+    double *Ad, *Bd;              /* LTI: the matrices of step h */
+    double h;                     /* the step (s) Ad, Bd belong to (0: none yet) */
+    double *xn;                   /* (nx) scratch */
+    double *work;                 /* continuous LTI: the exponential's scratch */
+} mbc_ctrl;
+
+mbc_ctrl *mbc_new(const mbc_desc *d);
+void mbc_free(mbc_ctrl *c);
+/* state to x0 (desc's when NULL); parameters and inputs are kept */
+void mbc_reset(mbc_ctrl *c, const double *x0);
+/* 0 if the parameters p (np) are acceptable, else 1 + the index of the first
+ * that is not, with why set to a short reason */
+int mbc_check_parameters(const mbc_desc *d, const double *p, const char **why);
+/* the outputs c->y of the current state, inputs and parameters */
+void mbc_outputs(mbc_ctrl *c);
+/* advance one step of h (s) with the inputs held: 0 or MBC_E_* */
+int mbc_step(mbc_ctrl *c, double h);
+/* e = expm(a) of the n x n matrix a (row-major): Higham's scaling and
+ * squaring with the degree-13 Pade approximant (SIAM J. Matrix Anal. Appl.
+ * 26(4), 2005). work: mbc_expm_work(n) doubles. 0, or
+ * MBC_E_EXPM if the result is not finite or the Pade denominator singular */
+int mbc_expm(int n, const double *a, double *e, double *work);
+/* doubles of scratch mbc_expm needs for an n x n matrix */
+size_t mbc_expm_work(int n);
+
+#endif
