@@ -121,7 +121,8 @@ def failure_reason(stderr: str) -> str:
     setuptools' schema errors end in a dump of the schema (the last line of a
     refused ``license = "MIT"`` is ``required: ['text']``): the line naming
     the error is taken instead, and an old setuptools that cannot read a
-    license string in pyproject.toml is named with the version it needs.
+    license string in pyproject.toml is named with the version it needs, and
+    a Python without setuptools with the command that installs it.
     mbfmu's own tree sets its license in setup.py, in the form the running
     setuptools reads, so any setuptools from 61 on (65.5 in Python 3.11's
     venv) makes the distribution; the message is for a tree that was edited
@@ -134,6 +135,9 @@ def failure_reason(stderr: str) -> str:
             have = "this setuptools"
         return (f"{have} cannot read pyproject.toml's license string (it needs setuptools >= 77: "
                 "python -m pip install --upgrade 'setuptools>=77')")
+    if "No module named 'setuptools'" in stderr:
+        return ("this Python has no setuptools (a venv of Python 3.12 or newer installs none): "
+                "python -m pip install setuptools")
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     named = [line for line in lines if re.match(r"(?i)([\w.]*error\b|configuration error)", line)]
     return named[0] if named else (lines[-1] if lines else "(no message)")

@@ -222,3 +222,14 @@ def test_processes_making_the_source_distribution_at_once_all_get_it():
     assert all(p.returncode == 0 for p in procs), [err[-2000:] for _, err in outs]
     counts = {int(out.strip()) for out, _ in outs}
     assert len(counts) == 1 and counts.pop() > 100, outs
+
+
+def test_a_python_without_setuptools_is_named_with_the_install_command():
+    """A venv of Python 3.12 or newer has no setuptools: the FMU then carries no copy of
+    mbfmu, and the warning says how to get one instead of a bare ModuleNotFoundError."""
+    from mbfmu.fmu import sdist
+    stderr = ('Traceback (most recent call last):\n  File "/src/setup.py", line 6, in <module>\n'
+              "    from setuptools import Extension, find_namespace_packages, setup\n"
+              "ModuleNotFoundError: No module named 'setuptools'\n")
+    reason = sdist.failure_reason(stderr)
+    assert "\n" not in reason and reason.endswith("python -m pip install setuptools"), reason
