@@ -1,5 +1,6 @@
 """Build script for the compiled dynamics kernels (plain C, CPython binding)."""
 import importlib.util
+import re
 from pathlib import Path
 
 import numpy
@@ -58,7 +59,7 @@ packages = find_namespace_packages(include=["mbfmu", "mbfmu.*"], exclude=["*.__p
 # while setuptools < 77 (65.5 in Python 3.11's venv, the one a pythonfmu FMU's
 # copy of mbfmu is made with: mbfmu.fmu.sdist) refuses `license = "MIT"` in
 # pyproject.toml. So pyproject.toml declares the license dynamic.
-_SETUPTOOLS = tuple(int(part) for part in setuptools.__version__.split(".")[:2])
+_SETUPTOOLS = tuple(int(part) for part in re.match(r"(\d+)\.(\d+)", setuptools.__version__).groups())
 LICENSE = {"license_expression": "MIT"} if _SETUPTOOLS >= (77, 0) else {"license": "MIT"}
 
 setup(ext_modules=[kernels, fastloop], packages=packages, **LICENSE)
