@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import blocks
-from .units import ControlUnit
+from .units import ControlUnit, FunctionUnit, Unit
 
 _DP = ctypes.POINTER(ctypes.c_double)
 
@@ -59,17 +59,30 @@ def is_pid(sys: Any) -> bool:
             and sys.nstates == 3 and sys.ninputs == 2 and sys.noutputs == 1)
 
 
-def why_not_in_c(u: Any) -> str | None:
-    """Why the Python unit ``u`` cannot be evaluated in C (``None``: it can)."""
+def evaluated_in_c(u: Any) -> bool:
+    """Whether C evaluates the Python unit ``u`` itself (a block, an LTI ControlUnit, a discrete PID)."""
     if type(u) in BLOCKS:
+        return True
+    if type(u) is ControlUnit and not (u.discrete and u.sys.dt is True):
+        return bool(u.linear or (u.discrete and is_pid(u.sys)))
+    return False
+
+
+def called_back(u: Any) -> bool:
+    """Whether the compiled loop can call the Python unit ``u`` back: a
+    FunctionUnit or ControlUnit (its own ``pull`` and ``do_step``, once per
+    exchange and step) whose buffers are float arrays C can write and whose
+    ``push`` does nothing (the master's inputs are read from ``u`` when called)."""
+    return (isinstance(u, (FunctionUnit, ControlUnit)) and type(u).push is Unit.push
+            and not u.can_interpolate_inputs
+            and all(isinstance(b, np.ndarray) and b.dtype == np.float64 and b.flags.c_contiguous
+                    for b in (u.u, u.y)))
+
+
+def why_not_in_c(u: Any) -> str | None:
+    """Why the Python unit ``u`` cannot take the compiled loop (``None``: it can)."""
+    if evaluated_in_c(u) or called_back(u):
         return None
-    if type(u) is ControlUnit:
-        sys = u.sys
-        if u.discrete and sys.dt is True:
-            return f"unit {u.name!r} is a discrete system without a sample time (dt=True)"
-        if u.linear or (u.discrete and is_pid(sys)):
-            return None
-        return f"unit {u.name!r} is a nonlinear python-control system (its Python callback)"
     return f"unit {u.name!r} is not an in-process FMU (a Python unit, or an isolated one)"
 
 

@@ -72,7 +72,7 @@ _FMI2_TYPES = {"Real": 0, "Integer": 11, "Boolean": 12, "String": 14}
 _FMI2_CTYPES = {"Real": ctypes.c_double, "Integer": ctypes.c_int, "Boolean": ctypes.c_int, "String": ctypes.c_char_p}
 _FMI2_BOOL_READ = 13  # fmi2Boolean read as 0 or 1, as fmpy's getBoolean (the recording getters)
 _C_STEP, _C_SET, _C_GET, _C_RANGE, _C_STOP, _C_PY, _C_DERIV, _C_RGET, _C_NAN, _C_LOOP, _C_UNIT = range(11)
-_U_FMU, _U_CTRL, _U_BLOCK = range(3)
+_U_FMU, _U_CTRL, _U_BLOCK, _U_PY = range(4)
 _MBC_LTI, _MBC_PID = 1, 2
 _MBC_ERRORS = {1: "its step is not a whole number of samples", 2: "the step's matrix exponential is not finite",
                3: "no memory", 4: "its state is not finite after the step"}
@@ -111,6 +111,7 @@ class _Failure(ctypes.Structure):
 
 _PY_CODE = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_char_p)
 _PY_TEXT = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_double)
+_PY_UNIT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_double, ctypes.c_double)
 
 
 class _Control(ctypes.Structure):
@@ -140,7 +141,8 @@ class _System(ctypes.Structure):
                 ("py_code", _PY_CODE), ("py_text", _PY_TEXT), ("realtime", ctypes.c_double), ("wall0", ctypes.c_double),
                 ("t_start", ctypes.c_double), ("overruns", ctypes.c_longlong), ("worst_lag", ctypes.c_double),
                 ("threads", ctypes.c_int), ("unit_fail", ctypes.POINTER(_Failure)), ("fail", _Failure),
-                ("ctl", ctypes.POINTER(_Control)), ("rec_ptr", ctypes.POINTER(_DP))]
+                ("ctl", ctypes.POINTER(_Control)), ("rec_ptr", ctypes.POINTER(_DP)),
+                ("py_unit", _PY_UNIT)]
 
 
 _LIB: Any = None
@@ -182,6 +184,11 @@ def python_loop_reason(master: Any) -> str | None:
             why = c_units.why_not_in_c(u)
             if why is not None:
                 return why
+    for u, vars_, _ in master.groups:
+        if type(u) not in (FmuUnit, Fmu3Unit) and not c_units.evaluated_in_c(u):
+            states = [v for v in vars_ if v not in u.outputs and v not in u.inputs]
+            if states:
+                return f"the recording holds {u.name}.{states[0]}, a state of a Python unit"
     if _library() is None:
         return "the package was built without the compiled loop"
     return None
@@ -289,8 +296,8 @@ class _Build:
         S.hist_t, S.hist_y = self.hist_t.ctypes.data_as(_DP), self.hist_y.ctypes.data_as(_DP)
         S.c0, S.c1, S.c2 = (self.coeffs[r].ctypes.data_as(_DP) for r in range(3))
         self.texts: dict[float, Any] = {}
-        self.callbacks = (_PY_CODE(self._code), _PY_TEXT(self._text))
-        S.py_code, S.py_text = self.callbacks
+        self.callbacks = (_PY_CODE(self._code), _PY_TEXT(self._text), _PY_UNIT(self._py_unit))
+        S.py_code, S.py_text, S.py_unit = self.callbacks
         pacer = getattr(master, "pacer", None)
         if pacer is not None:
             S.realtime, S.wall0, S.t_start = pacer.factor, pacer.wall0, pacer.t0
@@ -321,10 +328,14 @@ class _Build:
         return ctypes.cast(x.ctypes.data + 8 * u.state_names.index(name), _DP)
 
     def _c_unit(self, s: _Unit, u: Any) -> None:
-        """A Python unit evaluated in C: a ControlUnit's controller, or a block."""
+        """A Python unit evaluated in C (a ControlUnit's controller, or a block),
+        or called back (its own ``pull`` and ``do_step``)."""
         m = self.master
         s.u, s.y = u.u.ctypes.data_as(_DP), u.y.ctypes.data_as(_DP)
         s.n_u, s.n_y = len(u.inputs), len(u.outputs)
+        if not c_units.evaluated_in_c(u):
+            s.kind = _U_PY
+            return
         if isinstance(u, c_units.BLOCKS):
             op, k, k2 = c_units.block_op(u)
             self.keep += [k, k2]
@@ -353,6 +364,20 @@ class _Build:
     def _arr(self, a: Any) -> Any:
         self.keep.append(a)
         return a
+
+    def _py_unit(self, i: int, call: int, t: float, h: float) -> int:
+        """A Python unit's ``pull`` (call 0) or ``do_step`` (call 1) for C; 1 when it raised."""
+        u = self.master.units[i]
+        try:
+            if call == 0:
+                u.pull()
+            else:
+                self.master._where = (u, t)
+                u.do_step(t, h)
+            return 0
+        except BaseException as exc:  # re-raised by run() once C has returned
+            self.errors.append(exc)
+            return 1
 
     def _code(self, text: bytes) -> float:
         """The code of a String value C read (C cannot intern texts); -1 when it fails."""
@@ -492,7 +517,7 @@ class _Build:
         m.hist_y = [self.hist_y[r, :nc].copy() for r in range(n)]
         t = float(m._rows[m._nrows - 1, 0])
         for u in m.units:  # the Python units evaluated in C: where C left them
-            if type(u) not in (FmuUnit, Fmu3Unit):
+            if type(u) not in (FmuUnit, Fmu3Unit) and c_units.evaluated_in_c(u):
                 u.t = t
                 if u.name in self.states:
                     u.x = self.states[u.name].copy()

@@ -1,8 +1,10 @@
 """Python units in the compiled loop: python-control LTI systems, discrete PIDs
 and the static blocks run in C (mbfmu.cosim.c_units) around an FMU, and give
-the Python loop's results (MBFMU_PYTHON_LOOP=1): the blocks bit for bit; the
-controllers to the rounding of their matrix-vector sums, which controller.c
-adds in sequence where numpy's BLAS may group them differently."""
+the Python loop's results (MBFMU_PYTHON_LOOP=1): the blocks and PIDs bit for
+bit; LTI controllers to the rounding of their matrix-vector sums, which
+controller.c adds in sequence where numpy's BLAS may group them differently.
+Other Python units (FunctionUnit, nonlinear ControlUnit) are called back from
+C and leave the rest compiled, bit for bit."""
 from __future__ import annotations
 
 import control
@@ -10,10 +12,12 @@ import numpy as np
 import pytest
 
 import mbfmu
-from mbfmu.cosim import ControlUnit, FmuUnit, Gain, Offset, Saturation, Sum, System, fast_loop, simulate
+from mbfmu.cosim import (ControlUnit, FmuUnit, FunctionUnit, Gain, Offset, Saturation, Sum, System, fast_loop,
+                         simulate)
 from mbfmu.cosim.c_units import step_sizes
 from mbfmu.cosim.master import Options, _Master
 from mbfmu.dynamics import gravity_torques
+from mbfmu.errors import CosimError
 
 REF = [0.5, 0.8, -0.4]  # set-point, rad
 
@@ -154,13 +158,56 @@ def test_recorded_controller_states_and_block_inputs_come_from_c(arm_fmu, monkey
     np.testing.assert_allclose(system.units["lqg"].x, slow_system.units["lqg"].x, rtol=0, atol=1e-12)
 
 
-def test_nonlinear_python_systems_keep_the_python_loop(arm_fmu):
-    """A general NonlinearIOSystem keeps its Python callback: the run takes the
-    Python loop and the reason names the unit."""
-    sat = control.NonlinearIOSystem(None, lambda t, x, u, p: np.clip(u, -1, 1), inputs=3, outputs=3)
-    system = _controlled(arm_fmu, ControlUnit("lqg", sat))
-    why = fast_loop.python_loop_reason(_Master(system, 0.01, Options(progress=False), None))
-    assert why is not None and "'lqg'" in why and "nonlinear" in why
+def _with_python_callbacks(arm_fmu, fail_at: float = np.inf) -> System:
+    """The README blocks system with Python units C calls back: the reference of
+    joint 1 from a FunctionUnit (a smooth move, NaN from ``fail_at`` s), the
+    torque limit a nonlinear python-control system (tanh, static) in place of
+    the Saturation block, and a continuous nonlinear ControlUnit (RK4) filtering q[1]."""
+    system = _blocks_system(arm_fmu)
+    src = FunctionUnit("src", lambda t, u: [REF[0] * (1.0 - np.exp(-3.0 * t)) if t < fail_at else np.nan],
+                       outputs=["y"])
+    soft = ControlUnit("soft", control.NonlinearIOSystem(
+        None, lambda t, x, u, p: 300.0 * np.tanh(np.asarray(u) / 300.0), inputs=3, outputs=3))
+    filt = ControlUnit("filt", control.NonlinearIOSystem(
+        lambda t, x, u, p: -20.0 * x + 20.0 * np.sin(u), None, inputs=1, outputs=1, states=1))
+    units = [system.units[n] for n in ("arm", "err", "kp", "kd", "pd", "u")] + [src, soft, filt]
+    return System(units, [("arm.q", "err.q"), ("err.y", "kp.u"), ("arm.v", "kd.u"), ("kp.y", "pd.p"),
+                          ("kd.y", "pd.d"), ("pd.y", "u.u"), ("u.y", "soft.u"), ("soft.y", "arm.tau"),
+                          ("src.y", "err.ref[1]"), ("arm.q[1]", "filt.u[1]")],
+                  values={f"err.ref[{i}]": REF[i - 1] for i in (2, 3)})
+
+
+@pytest.mark.parametrize("kw", [{}, {"extrapolation": 1}, {"algorithm": "gauss-seidel"}])
+def test_python_callback_units_run_compiled_and_equal_the_python_loop(arm_fmu, monkeypatch, kw):
+    """A FunctionUnit and nonlinear ControlUnits keep their Python callbacks,
+    called from C once per exchange and step, and no longer pull the FMU and the
+    blocks out of the compiled loop: the run equals the Python loop bit for bit."""
+    fast, slow = _both(lambda: _with_python_callbacks(arm_fmu), monkeypatch, stop_time=1.0, step=0.01, **kw)
+    assert all(np.array_equal(fast[n], slow[n]) for n in fast.names)
+    assert np.max(np.abs(fast["filt.y[1]"])) > 0.1 and fast["src.y"][-1] > 0.4  # the callbacks ran
+
+
+def test_python_callback_failure_in_the_compiled_loop_is_the_units_own_error(arm_fmu, monkeypatch):
+    """A Python unit that fails inside the compiled loop raises its own error (a
+    FunctionUnit's non-finite output), as in the Python loop, with the rows up to it."""
+    errors = []
+    for enabled in (True, False):
+        monkeypatch.setattr(fast_loop, "ENABLED", enabled)
+        with pytest.raises(CosimError, match=r"unit 'src': output 'y' is not finite") as exc:
+            simulate(_with_python_callbacks(arm_fmu, fail_at=0.5), 1.0, 0.01, progress=False)
+        errors.append(exc.value)
+    assert str(errors[0]) == str(errors[1])
+    rows = [e.result for e in errors]
+    assert len(rows[0]) == len(rows[1]) > 10
+    assert all(np.array_equal(rows[0][n], rows[1][n]) for n in rows[0].names)
+
+
+def test_a_state_of_a_python_unit_in_the_recording_keeps_the_python_loop(arm_fmu):
+    """A nonlinear ControlUnit's state (replaced at every Python step) is not read
+    by C: recording it keeps the Python loop, and the reason names it."""
+    system = _with_python_callbacks(arm_fmu)
+    why = fast_loop.python_loop_reason(_Master(system, 0.01, Options(progress=False), ["filt.x[1]"]))
+    assert why is not None and "filt.x[1]" in why
 
 
 @pytest.mark.parametrize("t0, stop, n, sub", [(0.0, 1.0, 10, 1), (0.1, 0.7, 6, 3), (0.0, 3.0, 300, 4)])

@@ -56,7 +56,7 @@ enum { C_STEP, C_SET, C_GET, C_RANGE, C_STOP, C_PY, C_DERIV, C_RGET, C_NAN, C_LO
 /* what a unit is: an FMU, a controller stepped by controller.c (a python-control
  * LTI system or discrete PID of mbfmu.cosim.units.ControlUnit), or a static block
  * of mbfmu.cosim.blocks evaluated here */
-enum { U_FMU, U_CTRL, U_BLOCK };
+enum { U_FMU, U_CTRL, U_BLOCK, U_PY };  /* U_PY: a Python unit called back (pull, do_step) */
 /* the blocks: y = k u (element-wise), y = K u (K: n_y x n_u), y = u + k,
  * y = clip(u, k, k2), y = sum_g k[g] u[g n_y ..] (Sum), y = u (Mux, Demux) */
 enum { B_GAIN, B_MATRIX, B_OFFSET, B_SAT, B_SUM, B_COPY };
@@ -138,6 +138,7 @@ typedef struct {
     int *piv;                  /* [n] */
 } fl_loop;
 
+typedef int (*py_unit_t)(int unit, int call, double t, double h); /* call 0: pull, 1: do_step; 1: failed */
 typedef double (*py_code_t)(const char *text);       /* the code of a text (< 0: failed) */
 typedef const char *(*py_text_t)(double code);        /* the text of a code (NULL: failed) */
 
@@ -197,6 +198,7 @@ typedef struct {
     fl_control *ctl;
     double **rec_ptr;          /* per recorded column whose rec unit is -2: the double it reads
                                   (an input or state of a unit evaluated here) */
+    py_unit_t py_unit;         /* the Python units' pull and do_step */
 } fl_system;
 
 /* -- values ---------------------------------------------------------------------- */
@@ -501,6 +503,7 @@ static int push_calls(fl_system *S, int i, double t, fl_failure *f) {
 
 static int pull_calls(fl_system *S, int i, double t, fl_failure *f) {
     fl_unit *u = &S->units[i];
+    if (u->kind == U_PY) return S->py_unit(i, 0, t, 0.0) ? failed(f, i, C_PY, 0, 0, t, 0.0) : 0;
     if (u->kind != U_FMU) return eval_unit(S, i, t, f);
     for (int gi = 0; gi < u->n_pull; gi++) {
         fl_group *g = &u->pull[gi];
@@ -534,6 +537,7 @@ static int do_step_calls(fl_system *S, int i, double t, double h, fl_failure *f)
     fl_unit *u = &S->units[i];
     if (u->kind == U_CTRL) return step_ctrl(S, i, t, h, f);
     if (u->kind == U_BLOCK) return 0;
+    if (u->kind == U_PY) return S->py_unit(i, 1, t, h) ? failed(f, i, C_PY, 0, 0, t, h) : 0;
     if (u->stop_requested) return failed(f, i, C_STOP, 0, 0, t, h);
     if (!u->fmi3) {
         int st = ((fmi2DoStepTYPE *)u->do_step)(u->component, t, h, u->no_prior);
