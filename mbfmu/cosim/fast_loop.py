@@ -366,11 +366,18 @@ class _Build:
         return a
 
     def _py_unit(self, i: int, call: int, t: float, h: float) -> int:
-        """A Python unit's ``pull`` (call 0) or ``do_step`` (call 1) for C; 1 when it raised."""
+        """A Python unit's ``pull`` (call 0) or ``do_step`` (call 1) for C, or (call 2) the
+        step of a controller C evaluates from the state C holds, when its new state is
+        not finite (ControlUnit keeps it; controller.c does not); 1 when it raised."""
         u = self.master.units[i]
         try:
             if call == 0:
                 u.pull()
+            elif call == 2:  # a controller whose state left the finite numbers: the Python unit's step
+                x = self.states[u.name]
+                u.x = x.copy()
+                u.do_step(t, h)
+                x[:] = u.x
             else:
                 self.master._where = (u, t)
                 u.do_step(t, h)

@@ -227,3 +227,24 @@ def test_step_sizes_are_the_loops_own(t0, stop, n, sub):
             seen.add(ts_next - ts)
         t = t_next
     assert step_sizes(t0, stop, n, sub) == sorted(seen)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+@pytest.mark.parametrize("dt", [0.01, 0])
+def test_a_diverging_controller_in_c_ends_as_in_the_python_loop(monkeypatch, dt):
+    """x+ = 1e300 x (continuous: exp(400) x) overflows at the second step: controller.c refuses the
+    non-finite state, the Python unit takes that step, so the run stops with the
+    Python loop's error and rows, or (allow_nan) carries inf and NaN as it does."""
+    def make():
+        sys = control.ss([[1e300 if dt else 4e4]], [[1.0]], [[1.0]], [[0.0]], dt or None)
+        return System([ControlUnit("c", sys, x0=[1.0], inputs_start=1.0)])
+    out = {}
+    for enabled in (True, False):
+        monkeypatch.setattr(fast_loop, "ENABLED", enabled)
+        with pytest.raises(CosimError) as exc:
+            simulate(make(), 0.1, 0.01, progress=False)
+        out[enabled] = (str(exc.value), simulate(make(), 0.1, 0.01, progress=False, allow_nan=True))
+    assert out[True][0] == out[False][0] and "'y[1]' is inf" in out[True][0]
+    fast, slow = out[True][1], out[False][1]
+    assert not np.isfinite(fast["c.y[1]"][-1])
+    assert all(np.array_equal(fast[n], slow[n], equal_nan=True) for n in fast.names)

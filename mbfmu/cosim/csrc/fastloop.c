@@ -138,7 +138,8 @@ typedef struct {
     int *piv;                  /* [n] */
 } fl_loop;
 
-typedef int (*py_unit_t)(int unit, int call, double t, double h); /* call 0: pull, 1: do_step; 1: failed */
+/* call 0: pull, 1: do_step, 2: do_step of a controller from the state C holds; returns 1 when it failed */
+typedef int (*py_unit_t)(int unit, int call, double t, double h);
 typedef double (*py_code_t)(const char *text);       /* the code of a text (< 0: failed) */
 typedef const char *(*py_text_t)(double code);        /* the text of a code (NULL: failed) */
 
@@ -475,6 +476,9 @@ static int step_ctrl(fl_system *S, int i, double t, double h, fl_failure *f) {
             }
     }
     const int rc = mbc_step(c, h);
+    /* a state that is not finite: controller.c keeps the last finite one, the Python
+       unit takes the step (its state then holds what ControlUnit holds: NaN, inf) */
+    if (rc == MBC_E_STATE) return S->py_unit(i, 2, t, h) ? failed(f, i, C_PY, 0, 0, t, h) : 0;
     return rc ? failed(f, i, C_UNIT, rc, 0, t, h) : 0;
 }
 
