@@ -1,4 +1,4 @@
-"""The Python units the compiled loop evaluates in C, and their C descriptions.
+"""The Python units the compiled loop runs, and their C descriptions.
 
 The compiled loop (:mod:`.fast_loop`) runs two kinds of Python unit without
 calling Python:
@@ -12,6 +12,9 @@ calling Python:
   the native controller FMUs (``mbfmu/fmu/native/ctrl/controller.c``);
 * the static blocks of :mod:`.blocks` (``Gain``, ``Sum``, ``Offset``,
   ``Saturation``, ``Mux``, ``Demux``) are evaluated in ``csrc/fastloop.c``.
+
+Other FunctionUnits and ControlUnits (a general ``NonlinearIOSystem``) are
+called back from C (:func:`called_back`): their own ``pull`` and ``do_step``.
 
 Each is described here from the unit's own data (the python-control system,
 the block's gains and limits), so the Python unit and the C evaluator work

@@ -1,8 +1,9 @@
 """The compiled fast path of the fixed-step master loop.
 
-When every unit of a system is an FMI 2.0 or FMI 3.0 co-simulation FMU (or a
-Python unit C evaluates: the blocks, LTI ControlUnits and discrete PIDs of
-:mod:`.c_units`), the
+When every unit of a system is an FMI 2.0 or FMI 3.0 co-simulation FMU or a
+Python unit of :mod:`.c_units` (the blocks, LTI ControlUnits and discrete PIDs
+evaluated in C; other FunctionUnits and ControlUnits called back through a
+ctypes callback for their ``pull`` and ``do_step``), the
 fixed-step Jacobi loop (input extrapolation of order 0, 1 or 2, multi-rate
 units) and the Gauss-Seidel loop run in C (``csrc/fastloop.c``): the FMUs'
 own getters, setters and ``doStep`` function pointers, connections as index
