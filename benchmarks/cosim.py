@@ -541,7 +541,7 @@ def python_units(work: Path) -> None:
 
     import mbfmu
     from mbfmu.control import linearize
-    from mbfmu.cosim import ControlUnit, Gain, Offset, Saturation, Sum, fast_loop
+    from mbfmu.cosim import ControlUnit, FunctionUnit, Gain, Offset, Saturation, Sum, fast_loop
     from mbfmu.dynamics import gravity_torques
     from mbfmu.fmu import build_fmu
     arm_fmu = build_fmu("rigid_arm", work / "arm_native", runtime="native", platforms=("linux64",))
@@ -563,6 +563,12 @@ def python_units(work: Path) -> None:
                               ("kd.y", "pd.d"), ("pd.y", "u.u"), ("u.y", "lim.u"), ("lim.y", "arm.tau")],
                       values={f"err.ref[{i}]": r for i, r in enumerate(ref, 1)})
 
+    def blocks_callback():  # the same with joint 1's reference from a FunctionUnit (called back from C)
+        s = blocks()
+        s.add(FunctionUnit("src", lambda t, u: [ref[0] * (1.0 - np.exp(-3.0 * t))], outputs=["y"]))
+        s.connect("src.y", "err.ref[1]")
+        return s
+
     lin = linearize(plant, list(ref) + [0.0] * 3, list(u0))
     A, B = np.asarray(lin.A), np.asarray(lin.B)
     C = np.hstack([np.eye(3), np.zeros((3, 3))])
@@ -575,22 +581,24 @@ def python_units(work: Path) -> None:
                  ControlUnit("lqg", lqg_sys), Offset("u", u0, unit="N.m")]
         return System(units, [("arm.q", "dev.u"), ("dev.y", "lqg.u"), ("lqg.y", "u.u"), ("u.y", "arm.tau")])
 
+    cases = (("FMU alone", alone), ("README blocks (6 blocks)", blocks),
+             ("README blocks + FunctionUnit (callback)", blocks_callback), ("LQG ControlUnit (+2 Offsets)", lqg))
     print("\n7. Python units in the compiled loop (issue 35 §1), rigid_arm native FMU, per step, 1 ms steps,"
           " best of 2 interleaved rounds:")
-    print(f"   {'system':34s} {'compiled':>10s} {'ratio':>6s} {'Python loop':>12s} {'ratio':>6s}")
+    print(f"   {'system':40s} {'compiled':>10s} {'ratio':>6s} {'Python loop':>12s} {'ratio':>6s}")
     res: dict[str, float] = {}
     for _ in range(2):
-        for name, make in (("FMU alone", alone), ("README blocks (6 blocks)", blocks), ("LQG ControlUnit (+2 Offsets)", lqg)):
+        for name, make in cases:
             us, _ = _per_step(make, 2000, 20000, 1e-3, repeat=2)
             res[name] = min(res.get(name, math.inf), us)
     base = res["FMU alone"]
-    for name, make in (("FMU alone", alone), ("README blocks (6 blocks)", blocks), ("LQG ControlUnit (+2 Offsets)", lqg)):
+    for name, make in cases:
         fast_loop.ENABLED = False
         try:
             py_us, _ = _per_step(make, 500, 3000, 1e-3, repeat=2)
         finally:
             fast_loop.ENABLED = True
-        print(f"   {name:34s} {res[name]:7.3f} us {res[name] / base:6.2f} {py_us:9.3f} us {py_us / base:6.2f}")
+        print(f"   {name:40s} {res[name]:7.3f} us {res[name] / base:6.2f} {py_us:9.3f} us {py_us / base:6.2f}")
 
 
 # ----------------------------------------------------------------------------- 5. peers (issue 25)
