@@ -475,7 +475,10 @@ static int step_ctrl(fl_system *S, int i, double t, double h, fl_failure *f) {
                 break;
             }
     }
-    const int rc = mbc_step(c, h);
+    /* a discrete controller takes one sample per (sub-)step, as ControlUnit.do_step does:
+       the master steps it at its dt, and a step counted from the run's time points may
+       differ from dt in its last bits by more than controller.c's whole-sample check allows */
+    const int rc = mbc_step(c, d->dt > 0.0 ? d->dt : h);
     /* a state that is not finite: controller.c keeps the last finite one, the Python
        unit takes the step (its state then holds what ControlUnit holds: NaN, inf) */
     if (rc == MBC_E_STATE) return S->py_unit(i, 2, t, h) ? failed(f, i, C_PY, 0, 0, t, h) : 0;
