@@ -109,7 +109,7 @@ def test_readme_blocks_system_runs_compiled_bit_for_bit(arm_fmu, monkeypatch):
     np.testing.assert_allclose([fast[f"arm.q[{i}]"][-1] for i in (1, 2, 3)], REF, atol=2e-3)
 
 
-@pytest.mark.parametrize("dt, step, extrapolation", [(None, 0.01, 0), (None, 0.01, 1), (0.01, 0.01, 0),
+@pytest.mark.parametrize("dt, step, extrapolation", [(None, 0.01, 0), (None, 0.01, 1), (None, 0.01, 2), (0.01, 0.01, 0),
                                                     (0.0025, 0.01, 0)])
 def test_lqg_around_the_arm_runs_compiled_and_equals_the_python_loop(arm_fmu, monkeypatch, dt, step, extrapolation):
     """A python-control LQG (continuous: zero-order hold over the step with
@@ -177,7 +177,7 @@ def _with_python_callbacks(arm_fmu, fail_at: float = np.inf) -> System:
                   values={f"err.ref[{i}]": REF[i - 1] for i in (2, 3)})
 
 
-@pytest.mark.parametrize("kw", [{}, {"extrapolation": 1}, {"algorithm": "gauss-seidel"}])
+@pytest.mark.parametrize("kw", [{}, {"extrapolation": 1}, {"algorithm": "gauss-seidel"}, {"threads": 2}])
 def test_python_callback_units_run_compiled_and_equal_the_python_loop(arm_fmu, monkeypatch, kw):
     """A FunctionUnit and nonlinear ControlUnits keep their Python callbacks,
     called from C once per exchange and step, and no longer pull the FMU and the
