@@ -264,3 +264,11 @@ def test_a_discrete_controller_takes_one_sample_per_step_whatever_the_steps_last
     assert all(np.array_equal(fast[n], slow[n]) for n in fast.names)
     # x -> the fixed point of x = 0.999 x + 0.001 (2 - 0.5 x): 2 / 1.5
     assert abs(fast["lag.y[1]"][-1] - 2.0 / 1.5) < 1e-3
+
+
+def test_a_number_as_inputs_start_starts_every_input():
+    """``inputs_start=1.0`` gives every input of a system with python-control's
+    default labels the start value 1 (u[1] was left without one: the one-based
+    names were renamed a second time)."""
+    c = ControlUnit("c", control.ss(-np.eye(2), np.eye(2, 3), np.eye(2), np.zeros((2, 3))), inputs_start=1.0)
+    assert [c.variables[n].start for n in c.inputs] == [1.0, 1.0, 1.0] and list(c.u) == [1.0, 1.0, 1.0]
