@@ -26,7 +26,6 @@ group differently from numpy's, which may differ in the last bits.
 from __future__ import annotations
 
 import ctypes
-import math
 from typing import Any
 
 import numpy as np
@@ -93,13 +92,15 @@ def _doubles(a: Any) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(a, dtype=float))
 
 
-def control_desc(u: ControlUnit, step: float, steps: list[float], keep: list) -> tuple[McDesc, np.ndarray, tuple]:
+def control_desc(u: ControlUnit, x: np.ndarray, step: float, steps: list[float], keep: list) -> tuple[McDesc, tuple]:
     """The ``mbc_desc`` of a ControlUnit set up for a run whose unit steps are ``steps`` (s).
 
     Parameters
     ----------
     u : ControlUnit
-        The unit, after its ``setup`` (its state ``u.x`` is the run's start).
+        The unit, after its ``setup``.
+    x : numpy.ndarray
+        The state buffer C steps, holding the run's start (``u.x``); the initial state.
     step : float
         The unit's step (s) at set-up (the build-time matrices of a continuous system).
     steps : list of float
@@ -111,14 +112,11 @@ def control_desc(u: ControlUnit, step: float, steps: list[float], keep: list) ->
     Returns
     -------
     desc : McDesc
-    x : numpy.ndarray
-        The state buffer C steps (a copy of ``u.x``).
     zoh : tuple
         ``(h, Ad, Bd)`` arrays of the continuous system's step table (empty otherwise).
     """
     sys = u.sys
     d = McDesc()
-    x = _doubles(u.x).copy()
     zoh: tuple = ()
     if u.linear:
         A, B, C, D = (_doubles(m) for m in (sys.A, sys.B, sys.C, sys.D))
@@ -146,8 +144,8 @@ def control_desc(u: ControlUnit, step: float, steps: list[float], keep: list) ->
         arrays = [p0]
         d.p0 = p0.ctypes.data_as(_DP)
     d.x0 = x.ctypes.data_as(_DP)
-    keep += [*arrays, x]
-    return d, x, zoh
+    keep += arrays
+    return d, zoh
 
 
 def block_op(u: Any) -> tuple[int, np.ndarray, np.ndarray]:

@@ -344,8 +344,8 @@ class _Build:
             return
         step = m.H if u.step is None else u.step
         steps = [] if u.discrete or not u.linear else c_units.step_sizes(self.t0, self.stop, self.n, m.sub[u.name])
-        desc, _, zoh = c_units.control_desc(u, step, steps, self.keep)
         x = self._state(u)
+        desc, zoh = c_units.control_desc(u, x, step, steps, self.keep)
         self.keep.append(desc)
         if zoh:
             s.n_zoh = len(zoh[0])
