@@ -36,13 +36,17 @@
    them all, both in the compiled loop (issue 35), with the Python loop's
    subset run (where such runs went before) for scale; chains of 2, 8 and 32
    Reference Feedthrough FMUs (String values in C) per unit-step.
+7. Python units in the compiled loop (issue 35): the README blocks system
+   (rigid_arm native FMU under P-D control through six blocks) and the arm
+   under a continuous python-control LQG, per step against the FMU alone,
+   compiled (blocks and controller in C) and in the Python loop.
 
 The bare fmpy loops step on mbfmu's grid (:func:`grid_point`), so they make the
 same calls as the master and section 2 checks their results bit for bit.
 
 Run: ``.venv/bin/python benchmarks/cosim.py`` (a few minutes on 2 cores);
 ``benchmarks/cosim.py pair`` runs part 3 only, ``benchmarks/cosim.py compiled`` part 4 only,
-``benchmarks/cosim.py peers`` part 5 only, ``benchmarks/cosim.py subset`` part 6 only. Parts 3 and 5 need the ``bench``
+``benchmarks/cosim.py peers`` part 5 only, ``benchmarks/cosim.py subset`` part 6 only, ``benchmarks/cosim.py units`` part 7 only. Parts 3 and 5 need the ``bench``
 extra (fmu-manipulation-toolbox, ecospy) and download the gemseo-fmu wheel.
 """
 from __future__ import annotations
@@ -528,6 +532,75 @@ def subset_recording(work: Path) -> None:
         print(f"   {n:3d} units: compiled {us / n:7.3f} us, Python loop {py_us / n:7.3f} us")
 
 
+def python_units(work: Path) -> None:
+    """The README blocks system (rigid_arm, native FMU, under P-D control through six
+    blocks) and the arm under a continuous python-control LQG (a ControlUnit),
+    per step: the FMU alone, the system compiled (blocks and controller in C,
+    issue 35 §1, target at most 1.3x the FMU alone), and the Python loop."""
+    import control
+
+    import mbfmu
+    from mbfmu.control import linearize
+    from mbfmu.cosim import ControlUnit, FunctionUnit, Gain, Offset, Saturation, Sum, fast_loop
+    from mbfmu.dynamics import gravity_torques
+    from mbfmu.fmu import build_fmu
+    arm_fmu = build_fmu("rigid_arm", work / "arm_native", runtime="native", platforms=("linux64",))
+    ref = [0.5, 0.8, -0.4]
+    plant = mbfmu.load_plant("rigid_arm")
+    u0 = gravity_torques(plant.model, ref)
+
+    def alone():
+        return System([FmuUnit(arm_fmu, "arm", values={f"tau[{i}]": float(u0[i - 1]) for i in (1, 2, 3)})])
+
+    def blocks():  # the README's "Blocks and vector connections" system
+        arm = FmuUnit(arm_fmu, name="arm")
+        units = [arm, Sum("err", "+-", n=3, inputs=("ref", "q"), unit="rad"),
+                 Gain("kp", 400.0, n=3, unit_in="rad", unit_out="N.m"),
+                 Gain("kd", 150.0, n=3, unit_in="rad/s", unit_out="N.m"),
+                 Sum("pd", "+-", n=3, inputs=("p", "d"), unit="N.m"), Offset("u", u0, unit="N.m"),
+                 Saturation("lim", -300.0, 300.0, n=3, unit="N.m")]
+        return System(units, [("arm.q", "err.q"), ("err.y", "kp.u"), ("arm.v", "kd.u"), ("kp.y", "pd.p"),
+                              ("kd.y", "pd.d"), ("pd.y", "u.u"), ("u.y", "lim.u"), ("lim.y", "arm.tau")],
+                      values={f"err.ref[{i}]": r for i, r in enumerate(ref, 1)})
+
+    def blocks_callback():  # the same with joint 1's reference from a FunctionUnit (called back from C)
+        s = blocks()
+        s.add(FunctionUnit("src", lambda t, u: [ref[0] * (1.0 - np.exp(-3.0 * t))], outputs=["y"]))
+        s.connect("src.y", "err.ref[1]")
+        return s
+
+    lin = linearize(plant, list(ref) + [0.0] * 3, list(u0))
+    A, B = np.asarray(lin.A), np.asarray(lin.B)
+    C = np.hstack([np.eye(3), np.zeros((3, 3))])
+    K, _, _ = control.lqr(A, B, np.diag([400.0] * 3 + [10.0] * 3), np.eye(3) * 1e-2)
+    L, _, _ = control.lqe(A, np.eye(6), C, np.eye(6), np.eye(3) * 1e-4)
+    lqg_sys = control.ss(A - B @ K - L @ C, L, -K, np.zeros((3, 3)))
+
+    def lqg():  # continuous: zero-order hold over the step
+        units = [FmuUnit(arm_fmu, name="arm"), Offset("dev", -np.asarray(ref), unit="rad"),
+                 ControlUnit("lqg", lqg_sys), Offset("u", u0, unit="N.m")]
+        return System(units, [("arm.q", "dev.u"), ("dev.y", "lqg.u"), ("lqg.y", "u.u"), ("u.y", "arm.tau")])
+
+    cases = (("FMU alone", alone), ("README blocks (6 blocks)", blocks),
+             ("README blocks + FunctionUnit (callback)", blocks_callback), ("LQG ControlUnit (+2 Offsets)", lqg))
+    print("\n7. Python units in the compiled loop (issue 35 §1), rigid_arm native FMU, per step, 1 ms steps,"
+          " best of 2 interleaved rounds:")
+    print(f"   {'system':40s} {'compiled':>10s} {'ratio':>6s} {'Python loop':>12s} {'ratio':>6s}")
+    res: dict[str, float] = {}
+    for _ in range(2):
+        for name, make in cases:
+            us, _ = _per_step(make, 2000, 20000, 1e-3, repeat=2)
+            res[name] = min(res.get(name, math.inf), us)
+    base = res["FMU alone"]
+    for name, make in cases:
+        fast_loop.ENABLED = False
+        try:
+            py_us, _ = _per_step(make, 500, 3000, 1e-3, repeat=2)
+        finally:
+            fast_loop.ENABLED = True
+        print(f"   {name:40s} {res[name]:7.3f} us {res[name] / base:6.2f} {py_us:9.3f} us {py_us / base:6.2f}")
+
+
 # ----------------------------------------------------------------------------- 5. peers (issue 25)
 ECOS_HOW = "not installed: pip install ecospy (needs Debian's libtbb12: apt-get install libtbb12)"
 OMS_HOW = ("not installed: OMSimulator has no usable PyPI build; build it from source as in benchmarks/README.md "
@@ -743,6 +816,11 @@ def main() -> None:
               f"load average {os.getloadavg()[0]:.1f}")
         subset_recording(work)
         return
+    if sys.argv[1:] == ["units"]:
+        print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+              f"load average {os.getloadavg()[0]:.1f}")
+        python_units(work)
+        return
     if sys.argv[1:] == ["compiled"]:
         print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
               f"load average {os.getloadavg()[0]:.1f}")
@@ -792,6 +870,7 @@ def main() -> None:
     compiled_loop(work)
     peers(work)
     subset_recording(work)
+    python_units(work)
 
 
 
