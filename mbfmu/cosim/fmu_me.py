@@ -66,13 +66,12 @@ class _NoInput:
         pass
 
 
-def _set_stop_time(cvode_mem: Any, t_stop: float) -> None:
+def _stop_time_function() -> Any:
     """``CVodeSetStopTime`` (fmpy binds the library but not this function)."""
     from fmpy.sundials.libraries import sundials_cvode
     f = sundials_cvode.CVodeSetStopTime
     f.argtypes, f.restype = [ctypes.c_void_p, ctypes.c_double], ctypes.c_int
-    if f(cvode_mem, t_stop) < 0:
-        raise RuntimeError(f"CVodeSetStopTime({t_stop!r}) failed")
+    return f
 
 
 def _solver_class() -> type:
@@ -88,6 +87,15 @@ def _solver_class() -> type:
         """
 
         failure: BaseException | None = None
+        _t_stop: float | None = None  # the stop time CVODE holds (None: set it again)
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._tret = realtype(0.0)
+
+        def reset(self, time):
+            super().reset(time)
+            self._t_stop = None
 
         def f(self, t, y, ydot, user_data):
             return self._guarded(super().f, t, y, ydot, user_data)
@@ -108,11 +116,14 @@ def _solver_class() -> type:
             """Integrate to ``t_out`` [s] (interpolated there when CVODE stepped past it),
             never past ``t_stop`` >= ``t_out`` [s]; the FMU is left at the time and
             states reached. Returns ``(root found, time reached)``."""
-            from fmpy.sundials.cvode import CV_NORMAL, CV_ROOT_RETURN, CVode
-            from fmpy.sundials.sundials_types import realtype
-            _set_stop_time(self.cvode_mem, t_stop)
-            tret = realtype(0.0)
-            flag = CVode(self.cvode_mem, t_out, self.x, ctypes.byref(tret), CV_NORMAL)
+            if t_stop != self._t_stop:
+                if _SET_STOP_TIME(self.cvode_mem, t_stop) < 0:
+                    raise RuntimeError(f"CVodeSetStopTime({t_stop!r}) failed")
+                self._t_stop = t_stop
+            tret = self._tret
+            flag = _CVODE(self.cvode_mem, t_out, self.x, ctypes.byref(tret), _CV_NORMAL)
+            if flag == _CV_TSTOP_RETURN:
+                self._t_stop = None  # SUNDIALS 7 disables a stop time once reached
             if self.failure is not None:
                 raise self.failure
             if flag < 0:
@@ -121,8 +132,12 @@ def _solver_class() -> type:
             self.set_time(tret.value)
             if not self.discrete:
                 self.set_x(self.px, self.nx)
-            return flag == CV_ROOT_RETURN, float(tret.value)
+            return flag == _CV_ROOT_RETURN, float(tret.value)
 
+    from fmpy.sundials.cvode import CV_NORMAL, CV_ROOT_RETURN, CVode
+    from fmpy.sundials.sundials_types import realtype
+    _SET_STOP_TIME, _CVODE, _CV_NORMAL, _CV_ROOT_RETURN, _CV_TSTOP_RETURN = \
+        _stop_time_function(), CVode, CV_NORMAL, CV_ROOT_RETURN, 1
     return _Solver
 
 
@@ -240,10 +255,10 @@ class _MeStepping:
             t_stop = max(t_end, min(self._next_event, self._stop)) if interpolate and t_out == t_end else t_out
             root = False
             if t_out - self._t > tiny:
-                root, self._t = self._solver.step_to(t_out, t_stop)
+                root, self._t = self._solver.step_to(t_out, t_stop)  # the FMU is at self._t
             else:  # a time event within rounding of here: no integration to do
-                self._t = t_stop
-            me.setTime(self._t)
+                self._t = t_out
+                me.setTime(self._t)
             step_event, terminate = me.completedIntegratorStep(not self.will_roll_back) \
                 if self._needs_completed else (False, False)
             if terminate:
@@ -265,8 +280,9 @@ class _MeStepping:
                 if not (smooth and not changed):
                     self._restart()
             if self._t >= t_end - tiny:
-                self._t = t_end
-                me.setTime(t_end)
+                if self._t != t_end:
+                    self._t = t_end
+                    me.setTime(t_end)
                 return
         raise CosimError(f"unit {self.name!r}: more than {MAX_EVENTS_PER_STEP} events in the step from t = {t!r} s "
                          "(chattering?)")
