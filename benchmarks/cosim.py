@@ -788,17 +788,80 @@ def peers(work: Path) -> None:
             tf = min(tf, dt)
         x_ref = _fmpy_me(path, me_stop, me_h, 1e-10, var)[1]
         print(f"   {label:38s} {tm:9.3f} {tf:9.3f} {tm / tf:6.2f}  {abs(xm - x_ref):.2e}, {abs(xf - x_ref):.2e}")
-    print("   (mbfmu stops CVODE at every communication point; fmpy steps past them and interpolates: fewer, longer "
-          "steps)")
+    print("   (both keep one CVODE integration across communication points and interpolate there; "
+          "`benchmarks/cosim.py me` sweeps the tolerance)")
     tm = math.inf
-    for _ in range(1):  # slow: CVODE restarts at every communication point (the inputs change there)
+    for _ in range(1):  # slow: CVODE stops at every communication point and restarts where an input changed
         dt, xm = _mbfmu_me([FmuUnit(models["a"], "a", interface="me", rtol=rtol),
                             FmuUnit(models["b"], "b", interface="me", rtol=rtol)], PAIR_LINKS, me_stop, me_h, "a.x1")
         tm = min(tm, dt)
     print(f"   {'OpenModelica pair as two ME units':38s} {tm:9.3f} {'-':>9s} {'-':>6s}  x1 {xm:.10f} (Jacobi at "
-          f"{me_h:g} s, CVODE restarted at every point; fmpy has no ME master: compare the whole system's line, "
+          f"{me_h:g} s, CVODE restarted where an input changed; fmpy has no ME master: compare the whole system's line, "
           f"x1 {x_ref:.10f})")
     fast_loop.ENABLED = True
+
+
+def _me_native(work: Path, name: str) -> Path:
+    from mbfmu.fmu.builder import build_fmu
+    return build_fmu(name, work / f"me_{name}", runtime="native", platforms=("linux64",))
+
+
+def _equal_error_ratio(t_m: float, e_m: float, curve: list[tuple[float, float]]) -> float:
+    """mbfmu's time over fmpy's at mbfmu's final-value error, fmpy's (error, time) curve
+    interpolated in log-log; NaN outside fmpy's range."""
+    pts = sorted((math.log(max(e, 1e-300)), math.log(t)) for e, t in curve)
+    le = math.log(max(e_m, 1e-300))
+    for (e0, t0), (e1, t1) in zip(pts, pts[1:]):
+        if e0 <= le <= e1:
+            lt = t0 + (t1 - t0) * (le - e0) / (e1 - e0) if e1 > e0 else t0
+            return t_m / math.exp(lt)
+    return math.nan
+
+
+def me_sweep(work: Path) -> None:
+    """Model Exchange units against fmpy's ``simulate_fmu`` (ME, CVODE) in the same run, on a
+    tolerance sweep: cost at equal final-value error (errors against fmpy at rtol 1e-12); and
+    crash_occupant as ME against its own co-simulation."""
+    from fmpy import simulate_fmu
+    ref = ROOT / "tests" / "fixtures" / "reference-fmus"
+    cases = [(f"VanDerPol {v.upper()[:3]} {v[3]}", ref / v / "VanDerPol.fmu", "x0", 20.0, 1e-3) for v in ("fmi2", "fmi3")]
+    cases += [("Dahlquist FMI 2", ref / "fmi2" / "Dahlquist.fmu", "x", 10.0, 1e-3),
+              ("BouncingBall FMI 2", ref / "fmi2" / "BouncingBall.fmu", "h", 1.0, 1e-3),
+              ("native satellite", _me_native(work, "satellite"), "hinge_angle[1]", 20.0, 0.05)]
+    rtols = (1e-4, 1e-6, 1e-8, 1e-10)
+    print(f"\nModel Exchange at equal final-value error (load average {os.getloadavg()[0]:.2f} at the start); "
+          "times best of 2 [s], error against fmpy at rtol 1e-12; ratio = mbfmu / fmpy interpolated at mbfmu's error")
+    print(f"   {'FMU':22s} {'rtol':>6s} {'mbfmu [s]':>9s} {'err':>8s} {'fmpy [s]':>9s} {'err':>8s} {'ratio@err':>9s}")
+    for label, path, var, stop, h in cases:
+        x_ref = float(simulate_fmu(str(path), fmi_type="ModelExchange", solver="CVode", relative_tolerance=1e-12,
+                                   stop_time=stop, output_interval=h, output=[var])[var][-1])
+        rows, curve = [], []
+        for rtol in rtols:
+            tm = tf = math.inf
+            for _ in range(2):
+                unit = FmuUnit(path, "u", interface="me", rtol=rtol)
+                t0 = time.perf_counter()
+                xm = float(simulate(System([unit]), stop, h, progress=False)[f"u.{var}"][-1])
+                tm = min(tm, time.perf_counter() - t0)
+                dt, xf = _fmpy_me(path, stop, h, rtol, var)
+                tf = min(tf, dt)
+            rows.append((rtol, tm, abs(xm - x_ref), tf, abs(xf - x_ref)))
+            curve.append((abs(xf - x_ref), tf))
+        for rtol, tm, em, tf, ef in rows:
+            print(f"   {label:22s} {rtol:6.0e} {tm:9.4f} {em:8.1e} {tf:9.4f} {ef:8.1e} "
+                  f"{_equal_error_ratio(tm, em, curve):9.2f}")
+    crash = _me_native(work, "crash_occupant")
+    tc = tme = math.inf
+    for _ in range(2):
+        t0 = time.perf_counter()
+        simulate(System([FmuUnit(crash, "c", interface="cs")]), 0.25, 1e-3, progress=False)
+        tc = min(tc, time.perf_counter() - t0)
+        unit = FmuUnit(crash, "c", interface="me", rtol=1e-6)
+        t0 = time.perf_counter()
+        simulate(System([unit]), 0.25, 1e-3, progress=False)
+        tme = min(tme, time.perf_counter() - t0)
+    print(f"   crash_occupant 0.25 s at 1 ms: co-simulation {tc:.3f} s, ME (rtol 1e-6) {tme:.3f} s, ratio "
+          f"{tme / tc:.2f}; {len(unit.events)} events, {unit.restarts} solver restarts")
 
 
 def main() -> None:
@@ -810,6 +873,11 @@ def main() -> None:
         print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
               f"load average {os.getloadavg()[0]:.1f}")
         peers(work)
+        return
+    if sys.argv[1:] == ["me"]:
+        print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+              f"load average {os.getloadavg()[0]:.1f}")
+        me_sweep(work)
         return
     if sys.argv[1:] == ["subset"]:
         print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
