@@ -40,12 +40,14 @@ kernels = Extension(
 # without importing it
 FMI_HEADERS = str(Path(importlib.util.find_spec("fmpy").origin).parent / "c-code")
 
-# the compiled co-simulation loop (loaded with ctypes by mbfmu.cosim.fast_loop);
-# no FMA contraction: its time points must equal the Python loop's bit for bit
+# the compiled co-simulation loop (loaded with ctypes by mbfmu.cosim.fast_loop),
+# with the controller evaluator the native controller FMUs carry (it steps
+# ControlUnit's LTI systems and PIDs in the loop); no FMA contraction: its time
+# points must equal the Python loop's bit for bit
 fastloop = Extension(
     "mbfmu.cosim._fastloop",
-    sources=["mbfmu/cosim/csrc/fastloop.c"],
-    include_dirs=[FMI_HEADERS],
+    sources=["mbfmu/cosim/csrc/fastloop.c", "mbfmu/fmu/native/ctrl/controller.c"],
+    include_dirs=[FMI_HEADERS, "mbfmu/fmu/native/ctrl"],
     extra_compile_args=["-O2", "-std=c99", "-ffp-contract=off", "-Wall"],
     extra_link_args=["-pthread"],
 )

@@ -36,13 +36,17 @@
    them all, both in the compiled loop (issue 35), with the Python loop's
    subset run (where such runs went before) for scale; chains of 2, 8 and 32
    Reference Feedthrough FMUs (String values in C) per unit-step.
+7. Python units in the compiled loop (issue 35): the README blocks system
+   (rigid_arm native FMU under P-D control through six blocks) and the arm
+   under a continuous python-control LQG, per step against the FMU alone,
+   compiled (blocks and controller in C) and in the Python loop.
 
 The bare fmpy loops step on mbfmu's grid (:func:`grid_point`), so they make the
 same calls as the master and section 2 checks their results bit for bit.
 
 Run: ``.venv/bin/python benchmarks/cosim.py`` (a few minutes on 2 cores);
 ``benchmarks/cosim.py pair`` runs part 3 only, ``benchmarks/cosim.py compiled`` part 4 only,
-``benchmarks/cosim.py peers`` part 5 only, ``benchmarks/cosim.py subset`` part 6 only. Parts 3 and 5 need the ``bench``
+``benchmarks/cosim.py peers`` part 5 only, ``benchmarks/cosim.py subset`` part 6 only, ``benchmarks/cosim.py units`` part 7 only. Parts 3 and 5 need the ``bench``
 extra (fmu-manipulation-toolbox, ecospy) and download the gemseo-fmu wheel.
 """
 from __future__ import annotations
@@ -528,6 +532,75 @@ def subset_recording(work: Path) -> None:
         print(f"   {n:3d} units: compiled {us / n:7.3f} us, Python loop {py_us / n:7.3f} us")
 
 
+def python_units(work: Path) -> None:
+    """The README blocks system (rigid_arm, native FMU, under P-D control through six
+    blocks) and the arm under a continuous python-control LQG (a ControlUnit),
+    per step: the FMU alone, the system compiled (blocks and controller in C,
+    issue 35 §1, target at most 1.3x the FMU alone), and the Python loop."""
+    import control
+
+    import mbfmu
+    from mbfmu.control import linearize
+    from mbfmu.cosim import ControlUnit, FunctionUnit, Gain, Offset, Saturation, Sum, fast_loop
+    from mbfmu.dynamics import gravity_torques
+    from mbfmu.fmu import build_fmu
+    arm_fmu = build_fmu("rigid_arm", work / "arm_native", runtime="native", platforms=("linux64",))
+    ref = [0.5, 0.8, -0.4]
+    plant = mbfmu.load_plant("rigid_arm")
+    u0 = gravity_torques(plant.model, ref)
+
+    def alone():
+        return System([FmuUnit(arm_fmu, "arm", values={f"tau[{i}]": float(u0[i - 1]) for i in (1, 2, 3)})])
+
+    def blocks():  # the README's "Blocks and vector connections" system
+        arm = FmuUnit(arm_fmu, name="arm")
+        units = [arm, Sum("err", "+-", n=3, inputs=("ref", "q"), unit="rad"),
+                 Gain("kp", 400.0, n=3, unit_in="rad", unit_out="N.m"),
+                 Gain("kd", 150.0, n=3, unit_in="rad/s", unit_out="N.m"),
+                 Sum("pd", "+-", n=3, inputs=("p", "d"), unit="N.m"), Offset("u", u0, unit="N.m"),
+                 Saturation("lim", -300.0, 300.0, n=3, unit="N.m")]
+        return System(units, [("arm.q", "err.q"), ("err.y", "kp.u"), ("arm.v", "kd.u"), ("kp.y", "pd.p"),
+                              ("kd.y", "pd.d"), ("pd.y", "u.u"), ("u.y", "lim.u"), ("lim.y", "arm.tau")],
+                      values={f"err.ref[{i}]": r for i, r in enumerate(ref, 1)})
+
+    def blocks_callback():  # the same with joint 1's reference from a FunctionUnit (called back from C)
+        s = blocks()
+        s.add(FunctionUnit("src", lambda t, u: [ref[0] * (1.0 - np.exp(-3.0 * t))], outputs=["y"]))
+        s.connect("src.y", "err.ref[1]")
+        return s
+
+    lin = linearize(plant, list(ref) + [0.0] * 3, list(u0))
+    A, B = np.asarray(lin.A), np.asarray(lin.B)
+    C = np.hstack([np.eye(3), np.zeros((3, 3))])
+    K, _, _ = control.lqr(A, B, np.diag([400.0] * 3 + [10.0] * 3), np.eye(3) * 1e-2)
+    L, _, _ = control.lqe(A, np.eye(6), C, np.eye(6), np.eye(3) * 1e-4)
+    lqg_sys = control.ss(A - B @ K - L @ C, L, -K, np.zeros((3, 3)))
+
+    def lqg():  # continuous: zero-order hold over the step
+        units = [FmuUnit(arm_fmu, name="arm"), Offset("dev", -np.asarray(ref), unit="rad"),
+                 ControlUnit("lqg", lqg_sys), Offset("u", u0, unit="N.m")]
+        return System(units, [("arm.q", "dev.u"), ("dev.y", "lqg.u"), ("lqg.y", "u.u"), ("u.y", "arm.tau")])
+
+    cases = (("FMU alone", alone), ("README blocks (6 blocks)", blocks),
+             ("README blocks + FunctionUnit (callback)", blocks_callback), ("LQG ControlUnit (+2 Offsets)", lqg))
+    print("\n7. Python units in the compiled loop (issue 35 §1), rigid_arm native FMU, per step, 1 ms steps,"
+          " best of 2 interleaved rounds:")
+    print(f"   {'system':40s} {'compiled':>10s} {'ratio':>6s} {'Python loop':>12s} {'ratio':>6s}")
+    res: dict[str, float] = {}
+    for _ in range(2):
+        for name, make in cases:
+            us, _ = _per_step(make, 2000, 20000, 1e-3, repeat=2)
+            res[name] = min(res.get(name, math.inf), us)
+    base = res["FMU alone"]
+    for name, make in cases:
+        fast_loop.ENABLED = False
+        try:
+            py_us, _ = _per_step(make, 500, 3000, 1e-3, repeat=2)
+        finally:
+            fast_loop.ENABLED = True
+        print(f"   {name:40s} {res[name]:7.3f} us {res[name] / base:6.2f} {py_us:9.3f} us {py_us / base:6.2f}")
+
+
 # ----------------------------------------------------------------------------- 5. peers (issue 25)
 ECOS_HOW = "not installed: pip install ecospy (needs Debian's libtbb12: apt-get install libtbb12)"
 OMS_HOW = ("not installed: OMSimulator has no usable PyPI build; build it from source as in benchmarks/README.md "
@@ -715,17 +788,80 @@ def peers(work: Path) -> None:
             tf = min(tf, dt)
         x_ref = _fmpy_me(path, me_stop, me_h, 1e-10, var)[1]
         print(f"   {label:38s} {tm:9.3f} {tf:9.3f} {tm / tf:6.2f}  {abs(xm - x_ref):.2e}, {abs(xf - x_ref):.2e}")
-    print("   (mbfmu stops CVODE at every communication point; fmpy steps past them and interpolates: fewer, longer "
-          "steps)")
+    print("   (both keep one CVODE integration across communication points and interpolate there; "
+          "`benchmarks/cosim.py me` sweeps the tolerance)")
     tm = math.inf
-    for _ in range(1):  # slow: CVODE restarts at every communication point (the inputs change there)
+    for _ in range(1):  # slow: CVODE stops at every communication point and restarts where an input changed
         dt, xm = _mbfmu_me([FmuUnit(models["a"], "a", interface="me", rtol=rtol),
                             FmuUnit(models["b"], "b", interface="me", rtol=rtol)], PAIR_LINKS, me_stop, me_h, "a.x1")
         tm = min(tm, dt)
     print(f"   {'OpenModelica pair as two ME units':38s} {tm:9.3f} {'-':>9s} {'-':>6s}  x1 {xm:.10f} (Jacobi at "
-          f"{me_h:g} s, CVODE restarted at every point; fmpy has no ME master: compare the whole system's line, "
+          f"{me_h:g} s, CVODE restarted where an input changed; fmpy has no ME master: compare the whole system's line, "
           f"x1 {x_ref:.10f})")
     fast_loop.ENABLED = True
+
+
+def _me_native(work: Path, name: str) -> Path:
+    from mbfmu.fmu.builder import build_fmu
+    return build_fmu(name, work / f"me_{name}", runtime="native", platforms=("linux64",))
+
+
+def _equal_error_ratio(t_m: float, e_m: float, curve: list[tuple[float, float]]) -> float:
+    """mbfmu's time over fmpy's at mbfmu's final-value error, fmpy's (error, time) curve
+    interpolated in log-log; NaN outside fmpy's range."""
+    pts = sorted((math.log(max(e, 1e-300)), math.log(t)) for e, t in curve)
+    le = math.log(max(e_m, 1e-300))
+    for (e0, t0), (e1, t1) in zip(pts, pts[1:]):
+        if e0 <= le <= e1:
+            lt = t0 + (t1 - t0) * (le - e0) / (e1 - e0) if e1 > e0 else t0
+            return t_m / math.exp(lt)
+    return math.nan
+
+
+def me_sweep(work: Path) -> None:
+    """Model Exchange units against fmpy's ``simulate_fmu`` (ME, CVODE) in the same run, on a
+    tolerance sweep: cost at equal final-value error (errors against fmpy at rtol 1e-12); and
+    crash_occupant as ME against its own co-simulation."""
+    from fmpy import simulate_fmu
+    ref = ROOT / "tests" / "fixtures" / "reference-fmus"
+    cases = [(f"VanDerPol {v.upper()[:3]} {v[3]}", ref / v / "VanDerPol.fmu", "x0", 20.0, 1e-3) for v in ("fmi2", "fmi3")]
+    cases += [("Dahlquist FMI 2", ref / "fmi2" / "Dahlquist.fmu", "x", 10.0, 1e-3),
+              ("BouncingBall FMI 2", ref / "fmi2" / "BouncingBall.fmu", "h", 1.0, 1e-3),
+              ("native satellite", _me_native(work, "satellite"), "hinge_angle[1]", 20.0, 0.05)]
+    rtols = (1e-4, 1e-6, 1e-8, 1e-10)
+    print(f"\nModel Exchange at equal final-value error (load average {os.getloadavg()[0]:.2f} at the start); "
+          "times best of 2 [s], error against fmpy at rtol 1e-12; ratio = mbfmu / fmpy interpolated at mbfmu's error")
+    print(f"   {'FMU':22s} {'rtol':>6s} {'mbfmu [s]':>9s} {'err':>8s} {'fmpy [s]':>9s} {'err':>8s} {'ratio@err':>9s}")
+    for label, path, var, stop, h in cases:
+        x_ref = float(simulate_fmu(str(path), fmi_type="ModelExchange", solver="CVode", relative_tolerance=1e-12,
+                                   stop_time=stop, output_interval=h, output=[var])[var][-1])
+        rows, curve = [], []
+        for rtol in rtols:
+            tm = tf = math.inf
+            for _ in range(2):
+                unit = FmuUnit(path, "u", interface="me", rtol=rtol)
+                t0 = time.perf_counter()
+                xm = float(simulate(System([unit]), stop, h, progress=False)[f"u.{var}"][-1])
+                tm = min(tm, time.perf_counter() - t0)
+                dt, xf = _fmpy_me(path, stop, h, rtol, var)
+                tf = min(tf, dt)
+            rows.append((rtol, tm, abs(xm - x_ref), tf, abs(xf - x_ref)))
+            curve.append((abs(xf - x_ref), tf))
+        for rtol, tm, em, tf, ef in rows:
+            print(f"   {label:22s} {rtol:6.0e} {tm:9.4f} {em:8.1e} {tf:9.4f} {ef:8.1e} "
+                  f"{_equal_error_ratio(tm, em, curve):9.2f}")
+    crash = _me_native(work, "crash_occupant")
+    tc = tme = math.inf
+    for _ in range(2):
+        t0 = time.perf_counter()
+        simulate(System([FmuUnit(crash, "c", interface="cs")]), 0.25, 1e-3, progress=False)
+        tc = min(tc, time.perf_counter() - t0)
+        unit = FmuUnit(crash, "c", interface="me", rtol=1e-6)
+        t0 = time.perf_counter()
+        simulate(System([unit]), 0.25, 1e-3, progress=False)
+        tme = min(tme, time.perf_counter() - t0)
+    print(f"   crash_occupant 0.25 s at 1 ms: co-simulation {tc:.3f} s, ME (rtol 1e-6) {tme:.3f} s, ratio "
+          f"{tme / tc:.2f}; {len(unit.events)} events, {unit.restarts} solver restarts")
 
 
 def main() -> None:
@@ -738,10 +874,20 @@ def main() -> None:
               f"load average {os.getloadavg()[0]:.1f}")
         peers(work)
         return
+    if sys.argv[1:] == ["me"]:
+        print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+              f"load average {os.getloadavg()[0]:.1f}")
+        me_sweep(work)
+        return
     if sys.argv[1:] == ["subset"]:
         print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
               f"load average {os.getloadavg()[0]:.1f}")
         subset_recording(work)
+        return
+    if sys.argv[1:] == ["units"]:
+        print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+              f"load average {os.getloadavg()[0]:.1f}")
+        python_units(work)
         return
     if sys.argv[1:] == ["compiled"]:
         print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
@@ -792,6 +938,7 @@ def main() -> None:
     compiled_loop(work)
     peers(work)
     subset_recording(work)
+    python_units(work)
 
 
 

@@ -329,7 +329,14 @@ def _refine(resp, s_of, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _root(f, a: float, b: float) -> float:
+    """The root of ``f`` in ``[a, b]``, where the scan saw a sign change. When
+    ``f`` alone sees none (the scan's batched evaluation and this one differ
+    by round-off next to a root), the end nearer to zero is the root; the
+    crossover's own check then says whether it holds."""
     from scipy.optimize import brentq
+    fa, fb = f(a), f(b)
+    if fa == 0.0 or fb == 0.0 or (fa > 0) == (fb > 0):
+        return float(a if abs(fa) <= abs(fb) else b)
     return float(brentq(f, a, b, xtol=1e-15 * b, rtol=4 * np.finfo(float).eps, maxiter=200))
 
 

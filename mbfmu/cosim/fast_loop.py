@@ -1,6 +1,9 @@
 """The compiled fast path of the fixed-step master loop.
 
-When every unit of a system is an FMI 2.0 or FMI 3.0 co-simulation FMU, the
+When every unit of a system is an FMI 2.0 or FMI 3.0 co-simulation FMU or a
+Python unit of :mod:`.c_units` (the blocks, LTI ControlUnits and discrete PIDs
+evaluated in C; other FunctionUnits and ControlUnits called back through a
+ctypes callback for their ``pull`` and ``do_step``), the
 fixed-step Jacobi loop (input extrapolation of order 0, 1 or 2, multi-rate
 units) and the Gauss-Seidel loop run in C (``csrc/fastloop.c``): the FMUs'
 own getters, setters and ``doStep`` function pointers, connections as index
@@ -50,7 +53,9 @@ from ..errors import CosimError
 from .fmu3_unit import Fmu3Unit, _api_name
 from .fmu_unit import FmuUnit, _status_error
 from .loops import NEWTON_ITERATIONS, loop_message
+from .units import ControlUnit
 from .typed import string_code, string_text
+from . import c_units
 
 ENABLED = os.environ.get("MBFMU_PYTHON_LOOP", "") not in ("1", "true", "yes")
 MAX_THREADS = 64
@@ -67,7 +72,11 @@ _FMI3_TYPES = {"Float64": 0, "Float32": 1, "Int8": 2, "UInt8": 3, "Int16": 4, "U
 _FMI2_TYPES = {"Real": 0, "Integer": 11, "Boolean": 12, "String": 14}
 _FMI2_CTYPES = {"Real": ctypes.c_double, "Integer": ctypes.c_int, "Boolean": ctypes.c_int, "String": ctypes.c_char_p}
 _FMI2_BOOL_READ = 13  # fmi2Boolean read as 0 or 1, as fmpy's getBoolean (the recording getters)
-_C_STEP, _C_SET, _C_GET, _C_RANGE, _C_STOP, _C_PY, _C_DERIV, _C_RGET, _C_NAN, _C_LOOP = range(10)
+_C_STEP, _C_SET, _C_GET, _C_RANGE, _C_STOP, _C_PY, _C_DERIV, _C_RGET, _C_NAN, _C_LOOP, _C_UNIT = range(11)
+_U_FMU, _U_CTRL, _U_BLOCK, _U_PY = range(4)
+_MBC_LTI, _MBC_PID = 1, 2
+_MBC_ERRORS = {1: "its step is not a whole number of samples", 2: "the step's matrix exponential is not finite",
+               3: "no memory", 4: "its state is not finite after the step"}
 
 
 class _Group(ctypes.Structure):
@@ -89,7 +98,10 @@ class _Unit(ctypes.Structure):
                 ("max_order", ctypes.c_int), ("set_derivs", _P), ("n_der", ctypes.c_int), ("der_vr", _UP),
                 ("der_idx", _IP), ("order1", _IP), ("order2", _IP), ("der_buf", _DP), ("d1", _DP), ("d2", _DP),
                 ("refused_order2", ctypes.c_int), ("stop_requested", ctypes.c_int), ("stop_at", ctypes.c_double),
-                ("conv_on", _IP), ("conv", _DP), ("n_rget", ctypes.c_int), ("rget", ctypes.POINTER(_Group))]
+                ("conv_on", _IP), ("conv", _DP), ("n_rget", ctypes.c_int), ("rget", ctypes.POINTER(_Group)),
+                ("kind", ctypes.c_int), ("ctrl", _P), ("n_zoh", ctypes.c_int), ("zoh_h", _DP), ("zoh_A", _DP),
+                ("zoh_B", _DP), ("op", ctypes.c_int), ("n_u", ctypes.c_int), ("n_y", ctypes.c_int), ("k", _DP),
+                ("k2", _DP)]
 
 
 class _Failure(ctypes.Structure):
@@ -100,6 +112,7 @@ class _Failure(ctypes.Structure):
 
 _PY_CODE = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_char_p)
 _PY_TEXT = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_double)
+_PY_UNIT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_double, ctypes.c_double)
 
 
 class _Control(ctypes.Structure):
@@ -129,7 +142,8 @@ class _System(ctypes.Structure):
                 ("py_code", _PY_CODE), ("py_text", _PY_TEXT), ("realtime", ctypes.c_double), ("wall0", ctypes.c_double),
                 ("t_start", ctypes.c_double), ("overruns", ctypes.c_longlong), ("worst_lag", ctypes.c_double),
                 ("threads", ctypes.c_int), ("unit_fail", ctypes.POINTER(_Failure)), ("fail", _Failure),
-                ("ctl", ctypes.POINTER(_Control))]
+                ("ctl", ctypes.POINTER(_Control)), ("rec_ptr", ctypes.POINTER(_DP)),
+                ("py_unit", _PY_UNIT)]
 
 
 _LIB: Any = None
@@ -149,6 +163,10 @@ def _library() -> Any:
                                ctypes.c_double, ctypes.c_double]
         lib.fl_release.restype = None
         lib.fl_release.argtypes = [ctypes.POINTER(_System)]
+        lib.fl_ctrl_new.restype = _P
+        lib.fl_ctrl_new.argtypes = [ctypes.POINTER(c_units.McDesc), _DP, _DP, _DP]
+        lib.fl_ctrl_free.restype = None
+        lib.fl_ctrl_free.argtypes = [_P]
         _LIB = lib
     return _LIB or None
 
@@ -164,7 +182,14 @@ def python_loop_reason(master: Any) -> str | None:
         return "the recording is streamed through a window"
     for u in master.units:
         if type(u) not in (FmuUnit, Fmu3Unit):
-            return f"unit {u.name!r} is not an in-process FMU (a Python unit, or an isolated one)"
+            why = c_units.why_not_in_c(u)
+            if why is not None:
+                return why
+    for u, vars_, _ in master.groups:
+        if type(u) not in (FmuUnit, Fmu3Unit) and not c_units.evaluated_in_c(u):
+            states = [v for v in vars_ if v not in u.outputs and v not in u.inputs]
+            if states:
+                return f"the recording holds {u.name}.{states[0]}, a state of a Python unit"
     if _library() is None:
         return "the package was built without the compiled loop"
     return None
@@ -188,9 +213,11 @@ def _ints(values: list[int]) -> Any:
 class _Build:
     """The C description of a run, and every buffer it points into (kept alive here)."""
 
-    def __init__(self, master: Any) -> None:
+    def __init__(self, master: Any, t0: float, stop: float, n: int) -> None:
         self.keep: list[Any] = []
+        self.ctrls: list[int] = []
         self.master = master
+        self.t0, self.stop, self.n = t0, stop, n
         units = master.units
         pos = {u.name: i for i, u in enumerate(units)}
         self.units = (_Unit * len(units))()
@@ -199,11 +226,23 @@ class _Build:
         # recorded columns: read from a unit's output buffer, or (a group that is not all
         # outputs, as Master._recorders reads it) from the FMU by the unit's getter groups
         rec: list[int] = []
+        rec_ptr: list[Any] = []  # per column: the double read (an input or state of a unit evaluated in C)
         self.getter_cols: list[list[tuple[list[str], int]]] = [[] for _ in units]
+        self.states: dict[str, np.ndarray] = {}  # ControlUnits' states as C steps them
         for u, vars_, col in master.groups:
             if all(v in u.outputs for v in vars_):
                 rec += [x for v in vars_ for x in (pos[u.name], u.outputs.index(v))]
+                rec_ptr += [None] * len(vars_)
+            elif type(u) not in (FmuUnit, Fmu3Unit):
+                for v in vars_:
+                    if v in u.outputs:
+                        rec += [pos[u.name], u.outputs.index(v)]
+                        rec_ptr.append(None)
+                    else:
+                        rec += [-2, 0]
+                        rec_ptr.append(self._address(u, v))
             else:
+                rec_ptr += [None] * len(vars_)
                 rec += [-1, -1] * len(vars_)
                 self.getter_cols[pos[u.name]].append((vars_, col - 1))
         self.rget_names: list[list[str]] = [[] for _ in units]
@@ -237,6 +276,7 @@ class _Build:
         S.gauss_seidel, S.order = int(gs), self._arr(_ints(order))
         S.gs_exchange = int(gs and bool(self.loops))
         S.rec, S.n_rec = self._arr(_ints(rec)), len(rec) // 2
+        S.rec_ptr = self._arr((_DP * max(len(rec_ptr), 1))(*[p or _DP() for p in rec_ptr]))
         chk = [x for src, k in master._unchecked for x in (pos[src.name], k)]
         S.chk, S.n_chk = self._arr(_ints(chk)), len(chk) // 2
         rows = master._rows
@@ -257,8 +297,8 @@ class _Build:
         S.hist_t, S.hist_y = self.hist_t.ctypes.data_as(_DP), self.hist_y.ctypes.data_as(_DP)
         S.c0, S.c1, S.c2 = (self.coeffs[r].ctypes.data_as(_DP) for r in range(3))
         self.texts: dict[float, Any] = {}
-        self.callbacks = (_PY_CODE(self._code), _PY_TEXT(self._text))
-        S.py_code, S.py_text = self.callbacks
+        self.callbacks = (_PY_CODE(self._code), _PY_TEXT(self._text), _PY_UNIT(self._py_unit))
+        S.py_code, S.py_text, S.py_unit = self.callbacks
         pacer = getattr(master, "pacer", None)
         if pacer is not None:
             S.realtime, S.wall0, S.t_start = pacer.factor, pacer.wall0, pacer.t0
@@ -272,9 +312,80 @@ class _Build:
                             ctypes.cast(self.in_call, _IP))
         S.ctl = ctypes.pointer(self.ctl)
 
+    def _state(self, u: Any) -> np.ndarray:
+        """The state buffer C steps for the ControlUnit ``u`` (made at its first use)."""
+        x = self.states.get(u.name)
+        if x is None:
+            x = self.states[u.name] = np.ascontiguousarray(u.x, dtype=float).copy()
+        return x
+
+    def _address(self, u: Any, name: str) -> Any:
+        """The address of the double a unit evaluated in C keeps ``name`` in
+        (an input in its input buffer, a ControlUnit's state in the state buffer C steps)."""
+        u.variable(name)
+        if name in u.inputs:
+            return ctypes.cast(u.u.ctypes.data + 8 * u.inputs.index(name), _DP)
+        x = self._state(u)
+        return ctypes.cast(x.ctypes.data + 8 * u.state_names.index(name), _DP)
+
+    def _c_unit(self, s: _Unit, u: Any) -> None:
+        """A Python unit evaluated in C (a ControlUnit's controller, or a block),
+        or called back (its own ``pull`` and ``do_step``)."""
+        m = self.master
+        s.u, s.y = u.u.ctypes.data_as(_DP), u.y.ctypes.data_as(_DP)
+        s.n_u, s.n_y = len(u.inputs), len(u.outputs)
+        if not c_units.evaluated_in_c(u):
+            s.kind = _U_PY
+            return
+        if isinstance(u, c_units.BLOCKS):
+            op, k, k2 = c_units.block_op(u)
+            self.keep += [k, k2]
+            s.kind, s.op, s.k, s.k2 = _U_BLOCK, op, k.ctypes.data_as(_DP), k2.ctypes.data_as(_DP)
+            return
+        step = m.H if u.step is None else u.step
+        steps = [] if u.discrete or not u.linear else c_units.step_sizes(self.t0, self.stop, self.n, m.sub[u.name])
+        x = self._state(u)
+        desc, zoh = c_units.control_desc(u, x, step, steps, self.keep)
+        self.keep.append(desc)
+        if zoh:
+            s.n_zoh = len(zoh[0])
+            s.zoh_h, s.zoh_A, s.zoh_B = (a.ctypes.data_as(_DP) for a in zoh)
+        ctrl = _library().fl_ctrl_new(ctypes.byref(desc), s.u, s.y, x.ctypes.data_as(_DP))
+        if not ctrl:
+            raise CosimError(f"unit {u.name!r}: no memory for its compiled controller")
+        self.ctrls.append(ctrl)
+        s.kind, s.ctrl = _U_CTRL, ctrl
+
+    def free(self) -> None:
+        """Release the controllers C made for the run."""
+        for c in self.ctrls:
+            _library().fl_ctrl_free(c)
+        self.ctrls = []
+
     def _arr(self, a: Any) -> Any:
         self.keep.append(a)
         return a
+
+    def _py_unit(self, i: int, call: int, t: float, h: float) -> int:
+        """A Python unit's ``pull`` (call 0) or ``do_step`` (call 1) for C, or (call 2) the
+        step of a controller C evaluates from the state C holds, when its new state is
+        not finite (ControlUnit keeps it; controller.c does not); 1 when it raised."""
+        u = self.master.units[i]
+        try:
+            if call == 0:
+                u.pull()
+            elif call == 2:  # a controller whose state left the finite numbers: the Python unit's step
+                x = self.states[u.name]
+                u.x = x.copy()
+                u.do_step(t, h)
+                x[:] = u.x
+            else:
+                self.master._where = (u, t)
+                u.do_step(t, h)
+            return 0
+        except BaseException as exc:  # re-raised by run() once C has returned
+            self.errors.append(exc)
+            return 1
 
     def _code(self, text: bytes) -> float:
         """The code of a String value C read (C cannot intern texts); -1 when it fails."""
@@ -306,6 +417,14 @@ class _Build:
 
     def _unit(self, s: _Unit, u: Any, conns: list[int]) -> None:
         m = self.master
+        if type(u) not in (FmuUnit, Fmu3Unit):
+            self.group_names.append(([], []))
+            self._c_unit(s, u)
+            s.n_in_conn, s.in_conn = len(conns) // 3, self._arr(_ints(conns))
+            s.sub = m.sub[u.name]
+            x = m.conn_of[u.name]
+            s.n_x, s.x_conn = len(x), self._arr(_ints(x))
+            return
         fmi3 = isinstance(u, Fmu3Unit)
         push: list[tuple] = []  # (type code, function, vr, n_vr, buf, n_values, slots)
         pull: list[tuple] = []
@@ -366,6 +485,8 @@ class _Build:
     def _record_getters(self, s: _Unit, u: Any, i: int) -> None:
         """The unit's recorded variables read from the FMU (as ``u.getter`` reads
         them), one group per type; slots map buffer positions to row columns."""
+        if type(u) not in (FmuUnit, Fmu3Unit):
+            return
         groups: list[tuple] = []
         fmi3 = isinstance(u, Fmu3Unit)
         names = self.rget_names[i]
@@ -402,6 +523,12 @@ class _Build:
         S.loop_iterations = 0
         m.hist_t = [float(self.hist_t[r]) for r in range(n)]
         m.hist_y = [self.hist_y[r, :nc].copy() for r in range(n)]
+        t = float(m._rows[m._nrows - 1, 0])
+        for u in m.units:  # the Python units evaluated in C: where C left them
+            if type(u) not in (FmuUnit, Fmu3Unit) and c_units.evaluated_in_c(u):
+                u.t = t
+                if u.name in self.states:
+                    u.x = self.states[u.name].copy()
         for u, s in zip(m.units, self.units):
             if s.refused_order2 and u.max_input_order > s.max_order:
                 u.max_input_order = s.max_order
@@ -418,6 +545,11 @@ class _Build:
         f = self.system.fail
         u = self.master.units[f.unit]
         names = self.group_names[f.unit]
+        if f.call == _C_UNIT:
+            if isinstance(u, ControlUnit):
+                return CosimError(f"unit {u.name!r}: {_MBC_ERRORS.get(f.status, 'failed')} "
+                                  f"(step from t = {f.t!r} s, h = {f.h!r} s)")
+            return CosimError(f"unit {u.name!r}: output {u.outputs[f.index]!r} is not finite at t = {f.t!r} s")
         if f.call == _C_PY:  # the String callbacks (or memory for their values) failed
             return self.errors[0] if self.errors else CosimError(f"unit {u.name!r}: no memory for String values")
         if f.call == _C_STOP:
@@ -451,7 +583,7 @@ def run(master: Any, t0: float, stop: float, n: int, progress: Any = None, summa
     steps. Returns the number of steps taken; a failing FMU call raises its
     unit's error with the rows up to the failure kept. ``summary.steps`` (when
     given) counts the steps as they are taken, so an interrupted run reports them."""
-    b = _Build(master)
+    b = _Build(master, t0, stop, n)
     S = b.system
     master._fl_ctl = b.ctl  # the watchdog reads how far the loop got
     o = master.opts
@@ -503,6 +635,7 @@ def run(master: Any, t0: float, stop: float, n: int, progress: Any = None, summa
     finally:
         master._fl_ctl = None
         _library().fl_release(ctypes.byref(S))
+        b.free()
         b.write_back()
         if summary is not None:
             summary.threads = S.threads

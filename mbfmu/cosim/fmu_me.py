@@ -9,18 +9,34 @@ carried out here.
 * **Solver**: CVODE's BDF method with Newton iterations and a dense linear
   solver (SUNDIALS, as bundled with fmpy), fit for stiff FMUs; ``rtol``
   (default 1e-6) and ``atol`` (default ``rtol`` times each state's nominal
-  value) per unit. The solver stops exactly at each communication point
-  (``CVodeSetStopTime``), never evaluating the FMU beyond it, and restarts
-  there when the unit's inputs are connected (the master changes them
-  there, held constant over the step) or the run may roll back (so that a
-  repeated step gives the same result to the bit).
+  value) per unit. One integration runs across communication points; CVODE
+  is reinitialized (:attr:`FmuMeUnit.restarts`) only
+
+  - at an event (see below),
+  - when an input changed value since the last step: the master holds
+    inputs constant over a step, so a new value is a jump of the right-hand
+    side (inputs that are set to the value they had cost no restart),
+  - at a state set from outside (``set_state``), and at the start of every
+    step of a run that may roll back (so that a repeated step gives the same
+    result to the bit).
+
+  A unit without connected inputs lets CVODE step past a communication point
+  and reads the FMU there at CVODE's interpolated solution (its dense output,
+  of the method's order; the FMU is then evaluated at that time and state),
+  as fmpy's own loop does; it still stops exactly at the FMU's next time
+  event and at the run's stop time. A unit with connected inputs stops
+  exactly at each communication point (``CVodeSetStopTime``), never
+  evaluating the FMU beyond it, as its next inputs are not known yet.
 * **Events**: state events are located by CVODE's root finding on the
   event indicators (to within its root tolerance, about 1e-14 s relative
   here); time events end an integration interval at the FMU's
   ``nextEventTime``; step events come from ``completedIntegratorStep``.
   At each event the FMU is put in event mode and ``newDiscreteStates`` /
   ``updateDiscreteStates`` is iterated until it needs no more; the solver
-  restarts after it. The times and kinds of the events are kept in
+  restarts after it, except after a time event that changed neither the
+  continuous states nor their derivatives (bit for bit, at the event): a
+  discrete state that does not feed the dynamics, such as a sampled
+  recorder's history, then costs no restart. The times and kinds of the events are kept in
   :attr:`FmuMeUnit.events`.
 * **Stop requests**: ``terminateSimulation`` at an event ends the run at
   that step with :class:`~mbfmu.errors.StopRequested`.
@@ -50,13 +66,12 @@ class _NoInput:
         pass
 
 
-def _set_stop_time(cvode_mem: Any, t_stop: float) -> None:
+def _stop_time_function() -> Any:
     """``CVodeSetStopTime`` (fmpy binds the library but not this function)."""
     from fmpy.sundials.libraries import sundials_cvode
     f = sundials_cvode.CVodeSetStopTime
     f.argtypes, f.restype = [ctypes.c_void_p, ctypes.c_double], ctypes.c_int
-    if f(cvode_mem, t_stop) < 0:
-        raise RuntimeError(f"CVodeSetStopTime({t_stop!r}) failed")
+    return f
 
 
 def _solver_class() -> type:
@@ -72,6 +87,15 @@ def _solver_class() -> type:
         """
 
         failure: BaseException | None = None
+        _t_stop: float | None = None  # the stop time CVODE holds (None: set it again)
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._tret = realtype(0.0)
+
+        def reset(self, time):
+            super().reset(time)
+            self._t_stop = None
 
         def f(self, t, y, ydot, user_data):
             return self._guarded(super().f, t, y, ydot, user_data)
@@ -88,25 +112,32 @@ def _solver_class() -> type:
                 self.failure = exc
                 return -1
 
-        def step_to(self, t_stop: float) -> tuple[bool, float]:
-            """Integrate towards ``t_stop`` [s] without passing it; returns
-            ``(root found, time reached)``."""
-            from fmpy.sundials.cvode import CV_NORMAL, CV_ROOT_RETURN, CVode
-            from fmpy.sundials.sundials_types import realtype
-            if not self.discrete:
-                self.get_x(self.px, self.nx)
-            _set_stop_time(self.cvode_mem, t_stop)
-            tret = realtype(0.0)
-            flag = CVode(self.cvode_mem, t_stop, self.x, ctypes.byref(tret), CV_NORMAL)
+        def step_to(self, t_out: float, t_stop: float) -> tuple[bool, float]:
+            """Integrate to ``t_out`` [s] (interpolated there when CVODE stepped past it),
+            never past ``t_stop`` >= ``t_out`` [s]; the FMU is left at the time and
+            states reached. Returns ``(root found, time reached)``."""
+            if t_stop != self._t_stop:
+                if _SET_STOP_TIME(self.cvode_mem, t_stop) < 0:
+                    raise RuntimeError(f"CVodeSetStopTime({t_stop!r}) failed")
+                self._t_stop = t_stop
+            tret = self._tret
+            flag = _CVODE(self.cvode_mem, t_out, self.x, ctypes.byref(tret), _CV_NORMAL)
+            if flag == _CV_TSTOP_RETURN:
+                self._t_stop = None  # SUNDIALS 7 disables a stop time once reached
             if self.failure is not None:
                 raise self.failure
             if flag < 0:
                 info = self.error_info or (flag, "CVode", "", "no message")
                 raise RuntimeError(f"CVODE failed (flag {flag}) in {info[1]}: {info[3]}")
+            self.set_time(tret.value)
             if not self.discrete:
                 self.set_x(self.px, self.nx)
-            return flag == CV_ROOT_RETURN, float(tret.value)
+            return flag == _CV_ROOT_RETURN, float(tret.value)
 
+    from fmpy.sundials.cvode import CV_NORMAL, CV_ROOT_RETURN, CVode
+    from fmpy.sundials.sundials_types import realtype
+    _SET_STOP_TIME, _CVODE, _CV_NORMAL, _CV_ROOT_RETURN, _CV_TSTOP_RETURN = \
+        _stop_time_function(), CVode, CV_NORMAL, CV_ROOT_RETURN, 1
     return _Solver
 
 
@@ -120,6 +151,7 @@ class _MeStepping:
     rtol: float = 1e-6
     atol: float | None = None
     events: list[tuple[float, str]]
+    restarts: int = 0
 
     def __init__(self, path: Any, name: str | None = None, values: Mapping[str, Any] | None = None,
                  step: float | None = None, feedthrough: Mapping[str, Iterable[str]] | None = None,
@@ -140,11 +172,14 @@ class _MeStepping:
         self.rtol, self.atol = float(rtol), None if atol is None else float(atol)
         self.interface = "me"
         self.events = []
+        self.restarts = 0
 
     def _me_start(self, t0: float, stop_time: float) -> None:
         """After initialization: the initial event iteration, then continuous-time mode and the solver."""
         me = self._me
         self.events = []
+        self.restarts = 0
+        self._u_sent_last: bytes | None = None
         self._t = float(t0)
         self._stop = float(stop_time)
         self._event_update("initial")
@@ -156,6 +191,8 @@ class _MeStepping:
             get_nominals=me.getNominalsOfContinuousStates, set_time=me.setTime, input=_NoInput(),
             startTime=self._t, maxStep=math.inf, relativeTolerance=self.rtol, maxNumSteps=100_000)
         self._set_abstol()
+        self._dx_before = (ctypes.c_double * max(nx, 1))()
+        self._dx_after = (ctypes.c_double * max(nx, 1))()
 
     def _set_abstol(self) -> None:
         if self.atol is not None and not self._solver.discrete:
@@ -166,11 +203,28 @@ class _MeStepping:
     def _restart(self) -> None:
         self._solver.reset(self._t)
         self._set_abstol()
+        self.restarts += 1
 
-    def _event_update(self, kind: str) -> None:
-        """Event iteration at the current time (the FMU in event or initialization mode)."""
+    def _derivatives_into(self, buf: Any) -> None:
+        if self._nx:
+            getattr(self._me, self._derivatives)(buf, self._nx)
+
+    def _inputs_changed(self) -> bool:
+        """Whether a connected input has a new value since the last step (a jump of the right-hand side)."""
+        if not self._inputs_driven:
+            return False
+        sent = bytes(self.u)
+        changed = sent != self._u_sent_last
+        self._u_sent_last = sent
+        return changed
+
+    def _event_update(self, kind: str) -> bool:
+        """Event iteration at the current time (the FMU in event or initialization mode);
+        returns whether the continuous states or their nominals changed."""
+        states_changed = False
         for _ in range(MAX_EVENT_ITERATIONS):
-            needed, terminate, _, _, defined, t_next = self._update_discrete()
+            needed, terminate, nominals, values, defined, t_next = self._update_discrete()
+            states_changed = states_changed or bool(nominals) or bool(values)
             if terminate:
                 raise StopRequested(f"unit {self.name!r} asked to stop (terminateSimulation) at a {kind} event "
                                     f"at t = {self._t!r} s", unit=self.name, time=self._t)
@@ -182,25 +236,29 @@ class _MeStepping:
         self._next_event = float(t_next) if defined else math.inf
         if kind != "initial":
             self.events.append((self._t, kind))
+        return states_changed
 
     def _me_advance(self, t: float, h: float) -> None:
         """Integrate from ``t`` to ``t + h`` [s], handling every event on the way."""
         me = self._me
         t_end = t + h
-        if self._inputs_driven or self.will_roll_back:
-            # the inputs were just set (the right-hand side jumped); or the step may be
-            # repeated after a restore, which must give the same result to the bit
+        if self._inputs_changed() or self.will_roll_back:
+            # an input jumped; or the step may be repeated after a restore, which must
+            # give the same result to the bit
             me.setTime(self._t)
             self._restart()
+        # past the communication point only where nothing can change there
+        interpolate = not (self._inputs_driven or self.will_roll_back)
         tiny = 4 * math.ulp(max(1.0, abs(t_end)))
         for _ in range(MAX_EVENTS_PER_STEP):
-            t_stop = min(t_end, self._next_event)
+            t_out = min(t_end, self._next_event)
+            t_stop = max(t_end, min(self._next_event, self._stop)) if interpolate and t_out == t_end else t_out
             root = False
-            if t_stop - self._t > tiny:
-                root, self._t = self._solver.step_to(t_stop)
+            if t_out - self._t > tiny:
+                root, self._t = self._solver.step_to(t_out, t_stop)  # the FMU is at self._t
             else:  # a time event within rounding of here: no integration to do
-                self._t = t_stop
-            me.setTime(self._t)
+                self._t = t_out
+                me.setTime(self._t)
             step_event, terminate = me.completedIntegratorStep(not self.will_roll_back) \
                 if self._needs_completed else (False, False)
             if terminate:
@@ -208,13 +266,23 @@ class _MeStepping:
                                     f"t = {self._t!r} s", unit=self.name, time=self._t)
             time_event = self._t >= self._next_event - tiny
             if root or time_event or step_event:
+                # a time event alone may leave the dynamics as they were (a sampled recorder):
+                # then the integration goes on
+                smooth = time_event and not (root or step_event)
+                if smooth:
+                    self._derivatives_into(self._dx_before)
                 me.enterEventMode()
-                self._event_update("state" if root else "time" if time_event else "step")
+                changed = self._event_update("state" if root else "time" if time_event else "step")
                 me.enterContinuousTimeMode()
-                self._restart()
+                if smooth and not changed:
+                    self._derivatives_into(self._dx_after)
+                    smooth = bytes(self._dx_before) == bytes(self._dx_after)
+                if not (smooth and not changed):
+                    self._restart()
             if self._t >= t_end - tiny:
-                self._t = t_end
-                me.setTime(t_end)
+                if self._t != t_end:
+                    self._t = t_end
+                    me.setTime(t_end)
                 return
         raise CosimError(f"unit {self.name!r}: more than {MAX_EVENTS_PER_STEP} events in the step from t = {t!r} s "
                          "(chattering?)")
@@ -294,6 +362,9 @@ class FmuMeUnit(_MeStepping, FmuUnit):
     ----------
     events : list of (float, str)
         The events of the last run: time [s] and ``"state"``, ``"time"`` or ``"step"``.
+    restarts : int
+        How many times the solver was reinitialized in the last run (at events, input
+        jumps, restored states).
     """
 
     _derivatives = "getDerivatives"

@@ -275,8 +275,8 @@ class ControlUnit(Unit):
         rename = {**dict(zip(sys.state_labels, self.state_names)), **dict(zip(sys.input_labels, ins)),
                   **dict(zip(sys.output_labels, outs))}
         units = {rename.get(k, k): v for k, v in system_units(sys, units).items()}
-        if isinstance(inputs_start, (int, float)):
-            inputs_start = {n: float(inputs_start) for n in ins}
+        if isinstance(inputs_start, (int, float)):  # by the system's own labels: renamed once below
+            inputs_start = {n: float(inputs_start) for n in sys.input_labels}
         inputs_start = {rename.get(k, k): v for k, v in (inputs_start or {}).items()}
         if feedthrough is not None:
             feedthrough = {rename.get(o, o): [rename.get(i, i) for i in v] for o, v in feedthrough.items()}

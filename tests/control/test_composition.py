@@ -127,3 +127,13 @@ def test_flagship_loop_uses_the_exact_model_and_matches_the_hand_built_loop(runt
         want = ct.disk_margins(-broken, w)
         got = ct.disk_margins(la.L, w)
         np.testing.assert_allclose(got, want, rtol=1e-3)
+        # every reported gain crossover is one (|L| = 1 to 1e-6), and they are the hand loop's crossings
+        m = la.margins()
+        found = np.array([c.frequency for c in m["gain_crossovers"]])
+        assert len(found) and all(abs(abs(la.L(np.exp(1j * w_c * H))) - 1) < 1e-6 for w_c in found)
+        grid = np.logspace(-2, np.log10(0.999 * np.pi / H), 20000)
+        excess = np.abs((-broken)(np.exp(1j * grid * H))) - 1
+        crossings = grid[:-1][np.sign(excess[:-1]) != np.sign(excess[1:])]
+        assert len(crossings) == len(found)
+        np.testing.assert_allclose(np.sort(found), crossings, rtol=1e-3)
+    assert la.verdict(cosim=False).stable

@@ -8,7 +8,6 @@ import pytest
 from mbfmu.cosim import fast_loop, simulate
 from mbfmu.cosim.fmu_unit import FmuUnit
 from mbfmu.cosim.system import System
-from mbfmu.cosim.units import FunctionUnit
 from mbfmu.errors import CosimError
 from tooling import reference_fmu
 
@@ -56,14 +55,10 @@ def test_failure_in_the_compiled_loop_keeps_the_rows_and_names_the_unit(mass_fmu
     assert np.array_equal(fast.result.data, slow.result.data) and len(fast.result) > 1
 
 
-@pytest.mark.parametrize("variant", ["python unit", "adaptive"])  # adaptive: input extrapolation 2 by default
+@pytest.mark.parametrize("variant", ["adaptive"])  # adaptive: input extrapolation 2 by default
 def test_other_runs_keep_the_python_loop(mass_fmu, monkeypatch, variant):
     def make():
-        s = _chain(mass_fmu)
-        if variant == "python unit":
-            s.add(FunctionUnit("src", lambda t, u: [np.sin(t)]))
-            s.connect("src.y", "c.F")
-        return s
+        return _chain(mass_fmu)
     kw = {"adaptive": {"adaptive": True}}.get(variant, {})
     (fast, slow), calls = _both(make, monkeypatch, stop_time=0.5, step=1e-2, **kw)
     assert calls == 0 and np.array_equal(fast.data, slow.data)

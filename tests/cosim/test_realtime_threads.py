@@ -149,6 +149,13 @@ def test_cli_threads(mass_fmu, tmp_path, capsys):
     assert "threads = 0" in capsys.readouterr().err
 
 
+class _OwnPush(FunctionUnit):
+    """A FunctionUnit with its own ``push``: the compiled loop does not call it, so the run keeps the Python loop."""
+
+    def push(self) -> None:
+        pass
+
+
 def test_threads_refused_or_reported_where_they_cannot_apply(mass_fmu, caplog):
     with pytest.raises(InputError, match="Gauss-Seidel"):
         simulate(_chain(mass_fmu), 0.1, 1e-2, algorithm="gauss-seidel", threads=2)
@@ -156,6 +163,6 @@ def test_threads_refused_or_reported_where_they_cannot_apply(mass_fmu, caplog):
         simulate(_chain(mass_fmu), 0.1, 1e-2, threads=0)
     caplog.set_level(logging.WARNING, logger="mbfmu.cosim")
     s = _chain(mass_fmu)
-    s.add(FunctionUnit("src", lambda t, u: [0.0], outputs=["y"]))
+    s.add(_OwnPush("src", lambda t, u: [0.0], outputs=["y"]))  # a Python unit C cannot call back
     r = simulate(s, 0.1, 1e-2, progress=False, threads=2)
     assert r.summary.threads == 1 and "threads=2 not used" in caplog.text and "not an in-process FMU" in caplog.text

@@ -87,10 +87,12 @@ def test_a_model_exchange_error_stops_the_solver_and_no_call_follows(faulty_me_f
     assert "called after fmi2Error" not in unit.log_text(), unit.log_text()
     err = capfd.readouterr().err
     assert "Traceback" not in err and "Exception ignored" not in err, err
-    # the rows up to the failing step are right: x = exp(-t)
+    # the rows up to the failing step are right: x = exp(-t). A unit without connected
+    # inputs lets CVODE step past a communication point (#35), so the error may come in
+    # the step before the one that reaches FAIL_AT
     result = e.value.result
-    assert result.time[-1] == pytest.approx(FAIL_AT, abs=1e-9)
-    assert result["m.x"][-1] == pytest.approx(math.exp(-FAIL_AT), rel=1e-4)
+    assert FAIL_AT - 0.1 - 1e-9 <= result.time[-1] <= FAIL_AT + 1e-9
+    assert result["m.x"][-1] == pytest.approx(math.exp(-result.time[-1]), rel=1e-4)
 
 
 def test_the_cli_prints_one_line_for_a_model_exchange_error(faulty_me_fmu):

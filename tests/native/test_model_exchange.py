@@ -127,6 +127,55 @@ def test_the_satellites_latches_engage_at_the_python_plants_event_times(native_f
     np.testing.assert_allclose(me_times, expected, rtol=0, atol=1e-9)
 
 
+def test_the_satellite_as_a_model_exchange_unit_has_only_its_latch_events_and_equals_co_simulation(native_fmu):
+    """#35: the quaternions' projection asked for a step event at every completed
+    step (every output point, 400 of 400 here) and so restarted the integrator
+    there. Now the only events are the six latches engaging, and the outputs
+    equal the FMU's own co-simulation to the tolerance."""
+    from mbfmu.cosim import FmuUnit, System, simulate
+
+    fmu = native_fmu("satellite")
+    stop, h = 20.0, 0.05
+    inputs = NATIVE_PLANTS["satellite"]
+    me_unit = FmuUnit(fmu, "s", values=inputs, interface="me", rtol=1e-10)
+    me = simulate(System([me_unit]), stop, h, progress=False)
+    cs = simulate(System([FmuUnit(fmu, "s", values=inputs, interface="cs")]), stop, h, progress=False)
+    kinds = [kind for _, kind in me_unit.events]
+    assert kinds == ["state"] * 6, f"events {me_unit.events[:8]}..."
+    for out in _outputs(fmu):
+        col = f"s.{out}"
+        scale = max(np.abs(cs[col]).max(), 1.0 if "momentum" in out else 1e-300)
+        err = np.abs(me[col] - cs[col]).max() / scale
+        assert err <= 1e-6, f"{out}: ME and CS differ by {err:.3g} (relative to its largest value)"
+
+
+def test_the_crash_occupants_hic_samples_are_time_events_that_cost_no_restart(native_fmu):
+    """#35: every HIC sample (a 0.5 ms grid) is a time event that changes only the
+    recorder's history; the round-off norm drift of the quaternions handed back at
+    each of them made the host restart CVODE there (528 restarts in 0.25 s). Now
+    only the contacts' state events and the sled pulse's ends restart it, and the
+    outputs equal the FMU's own co-simulation to the tolerance."""
+    from mbfmu.cosim import FmuUnit, System, simulate
+
+    fmu = native_fmu("crash_occupant")
+    sample = load_plant("crash_occupant").hic.sample
+    stop, h = 0.1, 1e-3
+    inputs = NATIVE_PLANTS["crash_occupant"]
+    me_unit = FmuUnit(fmu, "c", values=inputs, interface="me", rtol=1e-8)
+    me = simulate(System([me_unit]), stop, h, progress=False)
+    cs = simulate(System([FmuUnit(fmu, "c", values=inputs, interface="cs")]), stop, h, progress=False)
+    times = np.array([t for t, kind in me_unit.events if kind == "time"])
+    on_grid = np.abs(times / sample - np.round(times / sample)) < 1e-6
+    assert on_grid.sum() == round(stop / sample) and (~on_grid).sum() <= 2  # the samples, the pulse's ends
+    n_state = sum(kind == "state" for _, kind in me_unit.events)
+    assert me_unit.restarts <= n_state + 2, (me_unit.restarts, n_state)
+    for out in _outputs(fmu):
+        col = f"c.{out}"
+        scale = max(np.abs(cs[col]).max(), 1e-300)
+        err = np.abs(me[col] - cs[col]).max() / scale
+        assert err <= 1e-3, f"{out}: ME and CS differ by {err:.3g} (relative to its largest value)"
+
+
 @pytest.mark.parametrize("name", sorted(NATIVE_PLANTS))
 def test_the_model_description_declares_model_exchange(name, native_fmu):
     fmu = native_fmu(name)

@@ -32,6 +32,7 @@
 
 #include "fmi2FunctionTypes.h"
 #include "fmi3FunctionTypes.h"
+#include "controller.h"
 
 /* value types of a group (a buffer exchanged in one call) */
 enum {
@@ -50,7 +51,22 @@ typedef struct {
 } fl_str;
 
 /* what failed (fl_failure.call) */
-enum { C_STEP, C_SET, C_GET, C_RANGE, C_STOP, C_PY, C_DERIV, C_RGET, C_NAN, C_LOOP };
+enum { C_STEP, C_SET, C_GET, C_RANGE, C_STOP, C_PY, C_DERIV, C_RGET, C_NAN, C_LOOP, C_UNIT };
+
+/* what a unit is: an FMU, a controller stepped by controller.c (a python-control
+ * LTI system or discrete PID of mbfmu.cosim.units.ControlUnit), or a static block
+ * of mbfmu.cosim.blocks evaluated here */
+enum { U_FMU, U_CTRL, U_BLOCK, U_PY };  /* U_PY: a Python unit called back (pull, do_step) */
+/* the blocks: y = k u (element-wise), y = K u (K: n_y x n_u), y = u + k,
+ * y = clip(u, k, k2), y = sum_g k[g] u[g n_y ..] (Sum), y = u (Mux, Demux) */
+enum { B_GAIN, B_MATRIX, B_OFFSET, B_SAT, B_SUM, B_COPY };
+
+/* a controller unit: controller.c's state, its inputs, outputs and state in the
+ * Python unit's own buffers */
+typedef struct {
+    mbc_ctrl *c;
+    double *block;             /* mbc_new's allocation (c->x pointed there) */
+} fl_ctrl;
 
 typedef struct {
     int type;
@@ -97,6 +113,14 @@ typedef struct {
     const double *conv;
     int n_rget;                /* recorded variables read from the FMU (not from y), per type */
     fl_group *rget;            /* slots: (position in buf, recorded column after time) */
+    int kind;                  /* U_FMU, U_CTRL or U_BLOCK */
+    fl_ctrl *ctrl;             /* U_CTRL */
+    int n_zoh;                 /* U_CTRL continuous: the step sizes of the run with their */
+    const double *zoh_h;       /* matrices, as ControlUnit discretizes them (Ad: nx x nx, */
+    const double *zoh_A;       /* Bd: nx x nu each) */
+    const double *zoh_B;
+    int op, n_u, n_y;          /* U_BLOCK: B_*, input and output widths */
+    const double *k, *k2;      /* U_BLOCK: gains, offsets, lower and upper limits, signs */
 } fl_unit;
 
 typedef struct {
@@ -114,6 +138,8 @@ typedef struct {
     int *piv;                  /* [n] */
 } fl_loop;
 
+/* call 0: pull, 1: do_step, 2: do_step of a controller from the state C holds; returns 1 when it failed */
+typedef int (*py_unit_t)(int unit, int call, double t, double h);
 typedef double (*py_code_t)(const char *text);       /* the code of a text (< 0: failed) */
 typedef const char *(*py_text_t)(double code);        /* the text of a code (NULL: failed) */
 
@@ -171,6 +197,9 @@ typedef struct {
     fl_failure *unit_fail;     /* [n_units] scratch */
     fl_failure fail;           /* out; unit -1: none (stopped on request) */
     fl_control *ctl;
+    double **rec_ptr;          /* per recorded column whose rec unit is -2: the double it reads
+                                  (an input or state of a unit evaluated here) */
+    py_unit_t py_unit;         /* the Python units' pull and do_step */
 } fl_system;
 
 /* -- values ---------------------------------------------------------------------- */
@@ -363,8 +392,102 @@ static int failed(fl_failure *f, int unit, int call, int status, int group, doub
     return 1;
 }
 
+/* -- units evaluated here ------------------------------------------------------------ */
+/* a controller of desc d reading u, writing y, its state in x (nx, its initial value) */
+fl_ctrl *fl_ctrl_new(const mbc_desc *d, double *u, double *y, double *x) {
+    fl_ctrl *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    w->c = mbc_new(d);
+    if (!w->c) {
+        free(w);
+        return NULL;
+    }
+    w->block = w->c->x;
+    w->c->u = u;
+    w->c->y = y;
+    w->c->x = x;
+    return w;
+}
+
+void fl_ctrl_free(fl_ctrl *w) {
+    if (!w) return;
+    w->c->x = w->block;  /* mbc_free frees the block that starts at x */
+    mbc_free(w->c);
+    free(w);
+}
+
+/* ControlUnit.pull / FunctionUnit.pull of a block; a block's output that is not
+ * finite fails, as FunctionUnit.pull raises */
+static int eval_unit(fl_system *S, int i, double t, fl_failure *f) {
+    fl_unit *u = &S->units[i];
+    if (u->kind == U_CTRL) {
+        mbc_outputs(u->ctrl->c);
+        return 0;
+    }
+    const double *x = u->u, *k = u->k, *k2 = u->k2;
+    double *y = u->y;
+    const int nu = u->n_u, ny = u->n_y;
+    switch (u->op) {
+    case B_GAIN: for (int j = 0; j < ny; j++) y[j] = k[j] * x[j]; break;
+    case B_MATRIX:
+        for (int r = 0; r < ny; r++) {
+            double v = 0.0;
+            for (int j = 0; j < nu; j++) v += k[(size_t)r * (size_t)nu + (size_t)j] * x[j];
+            y[r] = v;
+        }
+        break;
+    case B_OFFSET: for (int j = 0; j < ny; j++) y[j] = x[j] + k[j]; break;
+    case B_SAT:  /* np.clip: NaN stays NaN */
+        for (int j = 0; j < ny; j++) y[j] = isnan(x[j]) ? x[j] : (x[j] < k[j] ? k[j] : (x[j] > k2[j] ? k2[j] : x[j]));
+        break;
+    case B_SUM: {
+        const int groups = ny > 0 ? nu / ny : 0;
+        for (int j = 0; j < ny; j++) {
+            double v = 0.0;
+            for (int g = 0; g < groups; g++) v += k[g] * x[(size_t)g * (size_t)ny + (size_t)j];
+            y[j] = v;
+        }
+        break;
+    }
+    default: for (int j = 0; j < ny; j++) y[j] = x[j]; break;
+    }
+    for (int j = 0; j < ny; j++)
+        if (!isfinite(y[j])) {
+            f->index = j;
+            return failed(f, i, C_UNIT, 0, 0, t, 0.0);
+        }
+    return 0;
+}
+
+/* ControlUnit.do_step of a controller: the step's matrices taken from the run's
+ * table (those ControlUnit computes) when h is in it */
+static int step_ctrl(fl_system *S, int i, double t, double h, fl_failure *f) {
+    fl_unit *u = &S->units[i];
+    mbc_ctrl *c = u->ctrl->c;
+    const mbc_desc *d = c->d;
+    if (d->kind == MBC_LTI && d->dt == 0.0 && h != c->h) {
+        for (int z = 0; z < u->n_zoh; z++)
+            if (u->zoh_h[z] == h) {
+                const size_t nx = (size_t)d->nx, nu = (size_t)d->nu;
+                memcpy(c->Ad, u->zoh_A + (size_t)z * nx * nx, nx * nx * sizeof(double));
+                if (nu) memcpy(c->Bd, u->zoh_B + (size_t)z * nx * nu, nx * nu * sizeof(double));
+                c->h = h;
+                break;
+            }
+    }
+    /* a discrete controller takes one sample per (sub-)step, as ControlUnit.do_step does:
+       the master steps it at its dt, and a step counted from the run's time points may
+       differ from dt in its last bits by more than controller.c's whole-sample check allows */
+    const int rc = mbc_step(c, d->dt > 0.0 ? d->dt : h);
+    /* a state that is not finite: controller.c keeps the last finite one, the Python
+       unit takes the step (its state then holds what ControlUnit holds: NaN, inf) */
+    if (rc == MBC_E_STATE) return S->py_unit(i, 2, t, h) ? failed(f, i, C_PY, 0, 0, t, h) : 0;
+    return rc ? failed(f, i, C_UNIT, rc, 0, t, h) : 0;
+}
+
 static int push_calls(fl_system *S, int i, double t, fl_failure *f) {
     fl_unit *u = &S->units[i];
+    if (u->kind != U_FMU) return 0;  /* reads its input buffer when evaluated */
     for (int gi = 0; gi < u->n_push; gi++) {
         fl_group *g = &u->push[gi];
         if (g->type == T_STR) {
@@ -387,6 +510,8 @@ static int push_calls(fl_system *S, int i, double t, fl_failure *f) {
 
 static int pull_calls(fl_system *S, int i, double t, fl_failure *f) {
     fl_unit *u = &S->units[i];
+    if (u->kind == U_PY) return S->py_unit(i, 0, t, 0.0) ? failed(f, i, C_PY, 0, 0, t, 0.0) : 0;
+    if (u->kind != U_FMU) return eval_unit(S, i, t, f);
     for (int gi = 0; gi < u->n_pull; gi++) {
         fl_group *g = &u->pull[gi];
         int st = get_call(u->component, g);
@@ -417,6 +542,9 @@ static int record_getters(fl_system *S, double *cols, double t, fl_failure *f) {
 
 static int do_step_calls(fl_system *S, int i, double t, double h, fl_failure *f) {
     fl_unit *u = &S->units[i];
+    if (u->kind == U_CTRL) return step_ctrl(S, i, t, h, f);
+    if (u->kind == U_BLOCK) return 0;
+    if (u->kind == U_PY) return S->py_unit(i, 1, t, h) ? failed(f, i, C_PY, 0, 0, t, h) : 0;
     if (u->stop_requested) return failed(f, i, C_STOP, 0, 0, t, h);
     if (!u->fmi3) {
         int st = ((fmi2DoStepTYPE *)u->do_step)(u->component, t, h, u->no_prior);
@@ -895,6 +1023,7 @@ int fl_run(fl_system *S, int k_begin, int k_end, int n_steps, double t0, double 
         row[0] = t;
         for (int c = 0; c < S->n_rec; c++)
             if (S->rec[2 * c] >= 0) row[1 + c] = S->units[S->rec[2 * c]].y[S->rec[2 * c + 1]];
+            else if (S->rec[2 * c] == -2) row[1 + c] = *S->rec_ptr[c];
         CHECK(record_getters(S, row + 1, t, f));
         if (S->extrapolation > 0) push_history(S, t);
         S->ctl->reached = k + 1;

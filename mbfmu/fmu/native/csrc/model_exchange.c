@@ -135,8 +135,11 @@ void mbn_me_event_update(mbn_me *me, int *x_changed) {
             me->hic_done = grid;
         }
     }
-    *x_changed = me->drift > 0.0;
-    me->drift = 0.0;
+    /* the projected quaternions go back to the host only past MBN_ME_DRIFT (as at a
+     * step event): a round-off drift handed back at every event would make each
+     * event (a HIC sample) change the continuous states, and the host restart */
+    *x_changed = me->drift > MBN_ME_DRIFT;
+    if (*x_changed) me->drift = 0.0;
     mbn_me_changed(me);
 }
 
