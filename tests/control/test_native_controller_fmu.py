@@ -29,7 +29,7 @@ from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.library import load_plant
 from native.test_hosts import _fmu_check, _without_python, hidden_python_works  # noqa: F401 (a fixture)
 from native.test_portability import too_new
-from tooling import need_tool
+from tooling import need_tool, zip_folder
 
 H = 0.01       # the plant's and the master's step [s]
 STOP = 1.0     # [s]
@@ -483,15 +483,7 @@ def test_the_sources_rebuild_with_cc_into_the_shipped_binary(exported, plant_fmu
     # a plain build computes the same numbers
     so.unlink()
     subprocess.run([cc, "-shared", "-fPIC", "-O2", "-std=c99", "-o", str(so), *files, "-lm"], check=True)
-    _assert_same_loop(_rezip(unzip, tmp_path / "rebuilt.fmu"), fmu, plant_fmu)
-
-
-def _rezip(folder: Path, dest: Path) -> Path:
-    with zipfile.ZipFile(dest, "w") as z:
-        for p in sorted(folder.rglob("*")):
-            if p.is_file():
-                z.write(p, p.relative_to(folder).as_posix())
-    return dest
+    _assert_same_loop(zip_folder(unzip, tmp_path / "rebuilt.fmu"), fmu, plant_fmu)
 
 
 def _assert_same_loop(rebuilt: Path, shipped: Path, arm: Path) -> None:
@@ -517,4 +509,4 @@ def test_fmpy_builds_the_sources_into_a_binary_that_computes_the_same(fmi, plant
     build_platform_binary(unzip.resolve(), build, all_warnings=True,
                           cmake_options={"CMAKE_COMPILE_WARNING_AS_ERROR:BOOL": "ON"})
     assert so.is_file()
-    _assert_same_loop(_rezip(unzip, tmp_path / "rebuilt.fmu"), fmu, plant_fmu)
+    _assert_same_loop(zip_folder(unzip, tmp_path / "rebuilt.fmu"), fmu, plant_fmu)
