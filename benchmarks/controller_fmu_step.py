@@ -22,23 +22,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-CHILD = r"""
-import json, sys, time
-from fmpy import extract, read_model_description
-from fmpy.fmi2 import FMU2Slave
+from fmu2_child import CHILD_PRELUDE
+
+CHILD = CHILD_PRELUDE + r"""
 steps = int(sys.argv[1])
 units = {}
 for arg in sys.argv[2:]:
     kind, path = arg.split("=", 1)
-    md = read_model_description(path)
-    f = FMU2Slave(guid=md.guid, unzipDirectory=extract(path), modelIdentifier=md.coSimulation.modelIdentifier,
-                  instanceName=kind)
-    f.instantiate()
-    f.setupExperiment(startTime=0.0)
-    f.enterInitializationMode()
-    f.exitInitializationMode()
-    ins = [v.valueReference for v in md.modelVariables if v.causality == "input"]
-    outs = [v.valueReference for v in md.modelVariables if v.causality == "output"]
+    f, ins, outs, md = open_slave(kind, path)
     units[kind] = [f, ins, outs, float(md.defaultExperiment.stepSize), 0.0]
 
 def loop(kind):

@@ -864,40 +864,25 @@ def me_sweep(work: Path) -> None:
           f"{tme / tc:.2f}; {len(unit.events)} events, {unit.restarts} solver restarts")
 
 
+def _machine() -> str:
+    return f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
 def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="mbfmu_bench_"))
     if sys.argv[1:] == ["pair"]:
         mass_spring_pair(work)
         return
-    if sys.argv[1:] == ["peers"]:
-        print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-              f"load average {os.getloadavg()[0]:.1f}")
-        peers(work)
-        return
-    if sys.argv[1:] == ["me"]:
-        print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-              f"load average {os.getloadavg()[0]:.1f}")
-        me_sweep(work)
-        return
-    if sys.argv[1:] == ["subset"]:
-        print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-              f"load average {os.getloadavg()[0]:.1f}")
-        subset_recording(work)
-        return
-    if sys.argv[1:] == ["units"]:
-        print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-              f"load average {os.getloadavg()[0]:.1f}")
-        python_units(work)
-        return
-    if sys.argv[1:] == ["compiled"]:
-        print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-              f"load average {os.getloadavg()[0]:.1f}")
-        compiled_loop(work)
+    with_load = {"peers": peers, "me": me_sweep, "subset": subset_recording, "units": python_units,
+                 "compiled": compiled_loop}
+    if len(sys.argv) == 2 and sys.argv[1] in with_load:
+        print(f"{_machine()}, load average {os.getloadavg()[0]:.1f}")
+        with_load[sys.argv[1]](work)
         return
     gain = build_c_fmu("gain", work)
     plant = build_python_fmu("pendulum", work / "p")
     ctrl = build_python_fmu("pd", work / "c")
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(_machine())
 
     o = overhead(gain)
     print(f"\n1. per macro step per unit ({o['units']} trivial C FMUs in a chain, {o['steps']} steps):")

@@ -20,24 +20,15 @@ import sys
 import tempfile
 from pathlib import Path
 
+from fmu2_child import CHILD_PRELUDE
+
 REPO = Path(__file__).resolve().parents[1]
 
-CHILD = r"""
-import json, sys, time
-from fmpy import extract, read_model_description
-from fmpy.fmi2 import FMU2Slave
+CHILD = CHILD_PRELUDE + r"""
 h, steps = float(sys.argv[1]), int(sys.argv[2])
 units = {}
 for kind, path in (("pythonfmu", sys.argv[3]), ("native", sys.argv[4])):
-    md = read_model_description(path)
-    f = FMU2Slave(guid=md.guid, unzipDirectory=extract(path), modelIdentifier=md.coSimulation.modelIdentifier,
-                  instanceName=kind)
-    f.instantiate()
-    f.setupExperiment(startTime=0.0)
-    f.enterInitializationMode()
-    f.exitInitializationMode()
-    ins = [v.valueReference for v in md.modelVariables if v.causality == "input"]
-    outs = [v.valueReference for v in md.modelVariables if v.causality == "output"]
+    f, ins, outs, _ = open_slave(kind, path)
     units[kind] = [f, ins, outs, 0.0]
 u = [0.01 * (i + 1) for i in range(len(units["native"][1]))]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,12 @@ def reference_fmu(version: str, model: str) -> Path:
 
 
 FMPY_FMUS = FIXTURES / "fmpy"   # Controller.fmu, Drivetrain.fmu (Dymola exports, FMPy's test resources)
+
+
+def zip_folder(folder: Path, dest: Path) -> Path:
+    """Zip every file below ``folder`` into ``dest`` (an FMU from its unzipped folder), names relative to it."""
+    with zipfile.ZipFile(dest, "w") as z:
+        for p in sorted(folder.rglob("*")):
+            if p.is_file():
+                z.write(p, p.relative_to(folder).as_posix())
+    return dest

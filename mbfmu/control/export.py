@@ -32,6 +32,7 @@ from ..fmu.builder import build_fmu, identifier
 from ..fmu.plantref import PlantRef
 from ..cosim.units import system_units
 from ..plant.signals import fmi_names
+from .signal_layout import signal_layout
 from .system_plant import SPEC_FORMAT, SPEC_VERSION, plant_from_spec, rebuild
 
 
@@ -94,20 +95,16 @@ def system_spec(sys: Any, step: float | None = None, name: str | None = None, x0
     dsys, dt, origin = _sample_time(sys, step)
     units = system_units(sys, units)
     inputs_start = dict(inputs_start or {})
-    ins, outs, states = list(sys.input_labels), list(sys.output_labels), list(sys.state_labels)
-    nx = sys.nstates
-    x0 = np.zeros(nx) if x0 is None else np.asarray(x0, dtype=float).reshape(-1)
-    if x0.size != nx or not np.all(np.isfinite(x0)):
-        raise InputError(f"x0 must be {nx} finite values (states {states}), got {x0.tolist()}")
-    in_names = fmi_names(ins)
-    out_names = fmi_names(outs, taken=in_names)
+    layout = signal_layout(sys, x0)
+    ins, outs, states, x0 = layout.inputs, layout.outputs, layout.states, layout.x0
+    in_names, out_names = layout.input_names, layout.output_names
     spec: dict[str, Any] = {
         "format": SPEC_FORMAT, "version": SPEC_VERSION,
         "name": identifier(name or sys.name or "system"),
         "dt": dt,
         "inputs": _entries(ins, in_names, units, [inputs_start.get(l, 0.0) for l in ins]),
         "outputs": _entries(outs, out_names, units, [0.0] * len(outs)),
-        "states": _entries(states, fmi_names(states), units, x0),
+        "states": _entries(states, layout.state_names, units, x0),
         "origin": {**origin, "python_control": control.__version__, "mbfmu": __version__},
     }
     if linear:

@@ -37,6 +37,7 @@ from ..fmu.builder import identifier
 from ..fmu.native.controller import ControllerSpec, Signal, build_controller_fmu
 from ..fmu.slave import STATE_PREFIX
 from ..plant.signals import fmi_names
+from .signal_layout import signal_layout
 
 PID_MODULE = "mbfmu.control.discrete_pid"
 NO_LIMIT = float(np.finfo(float).max)  # stands for an infinite limit or tracking time in the FMU
@@ -104,19 +105,15 @@ def native_spec(sys: Any, step: float | None = None, name: str | None = None, x0
     dt = _sample_time(sys, step)
     units = dict(units or {})
     inputs_start = dict(inputs_start or {})
-    ins, outs, states = list(sys.input_labels), list(sys.output_labels), list(sys.state_labels)
-    nx = sys.nstates
-    x0 = np.zeros(nx) if x0 is None else np.asarray(x0, dtype=float).reshape(-1)
-    if x0.size != nx or not np.all(np.isfinite(x0)):
-        raise InputError(f"x0 must be {nx} finite values (states {states}), got {x0.tolist()}")
-    in_names = fmi_names(ins)
-    out_names = fmi_names(outs, taken=in_names)
+    layout = signal_layout(sys, x0)
+    ins, outs, states, x0 = layout.inputs, layout.outputs, layout.states, layout.x0
+    in_names, out_names = layout.input_names, layout.output_names
     common = dict(
         name=identifier(name or design_name or "controller"),
         dt=dt,
         inputs=_signals(ins, in_names, units, [inputs_start.get(l, 0.0) for l in ins]),
         outputs=_signals(outs, out_names, units, [0.0] * len(outs)),
-        states=_signals(states, fmi_names(states), units, x0, prefix=STATE_PREFIX),
+        states=_signals(states, layout.state_names, units, x0, prefix=STATE_PREFIX),
     )
     if pid:
         g = sys.gains

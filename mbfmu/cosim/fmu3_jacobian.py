@@ -103,22 +103,13 @@ class Fmi3ModelExchangeInstance(InstanceLifetime):
             self.close()
             raise
 
-    def state(self) -> np.ndarray:
-        """The continuous states."""
-        x = np.zeros(self.n)
-        if self.n:
-            self.fmu.getContinuousStates(x.ctypes.data_as(_DOUBLE_P), self.n)
-        return x
-
     def input_values(self) -> np.ndarray:
         """The inputs (flattened)."""
         return np.array(self.fmu.getFloat64(self.input_vrs, self.m) if self.m else [], float)
 
     def set_point(self, x, u) -> None:
         """Set the continuous states ``x`` and the inputs ``u``."""
-        if self.n:
-            x = np.ascontiguousarray(x, float)
-            self.fmu.setContinuousStates(x.ctypes.data_as(_DOUBLE_P), self.n)
+        self._set_states(x)
         if self.m:
             self.fmu.setFloat64(self.input_vrs, [float(v) for v in u])
 

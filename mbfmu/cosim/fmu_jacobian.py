@@ -65,7 +65,8 @@ class FmuJacobians:
 
 class InstanceLifetime:
     """Frees a Model Exchange instance (``self.fmu``) and its extracted folder
-    (``self._dir``); a context manager."""
+    (``self._dir``); a context manager. Reads and sets its ``self.n``
+    continuous states (the calls are named alike in FMI 2.0 and 3.0)."""
 
     def close(self) -> None:
         """Free the instance and its extracted files."""
@@ -82,6 +83,18 @@ class InstanceLifetime:
 
     def __exit__(self, *exc):
         self.close()
+
+    def state(self) -> np.ndarray:
+        """The continuous states (``self.n`` of them)."""
+        x = np.zeros(self.n)
+        if self.n:
+            self.fmu.getContinuousStates(x.ctypes.data_as(_DOUBLE_P), self.n)
+        return x
+
+    def _set_states(self, x) -> None:
+        if self.n:
+            x = np.ascontiguousarray(x, float)
+            self.fmu.setContinuousStates(x.ctypes.data_as(_DOUBLE_P), self.n)
 
 
 class ModelExchangeInstance(InstanceLifetime):
@@ -158,21 +171,12 @@ class ModelExchangeInstance(InstanceLifetime):
             else:
                 raise InputError(f"{self.path.name}: cannot set the {v.type} variable {name!r}")
 
-    def state(self) -> np.ndarray:
-        """The continuous states."""
-        x = np.zeros(self.n)
-        if self.n:
-            self.fmu.getContinuousStates(x.ctypes.data_as(_DOUBLE_P), self.n)
-        return x
-
     def input_values(self) -> np.ndarray:
         return np.array(self.fmu.getReal(self.input_vrs) if self.m else [], float)
 
     def set_point(self, x, u) -> None:
         """Set the continuous states ``x`` and the inputs ``u``."""
-        if self.n:
-            x = np.ascontiguousarray(x, float)
-            self.fmu.setContinuousStates(x.ctypes.data_as(_DOUBLE_P), self.n)
+        self._set_states(x)
         if self.m:
             self.fmu.setReal(self.input_vrs, list(np.asarray(u, float)))
 

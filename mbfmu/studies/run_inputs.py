@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..untrusted.limits import limits
+from ..untrusted.records import recording
 
 _PSEUDO = ("/proc/", "/sys/", "/dev/", "/run/")  # kernel views, devices: never a run's input
 _SYSTEM = (*_PSEUDO, "/etc/", "/usr/", "/lib/", "/lib64/")  # also not recorded: time zones, locales, libraries
@@ -157,12 +158,5 @@ def record_opened() -> Iterator[dict[str, str]]:
         if not _hooked:
             sys.addaudithook(_audit)  # permanent; it does nothing outside these blocks
             _hooked = True
-    seen: dict[str, str] = {}
-    stack = getattr(_local, "stack", None)
-    if stack is None:
-        stack = _local.stack = []
-    stack.append(seen)
-    try:
+    with recording(_local) as seen:
         yield seen
-    finally:
-        stack.remove(seen)

@@ -28,6 +28,7 @@ from typing import Iterator
 
 from ..errors import InputError
 from .limits import limits, size_text
+from .records import recording
 from .scratch import private_dir, release
 
 _watch = threading.local()
@@ -37,15 +38,8 @@ _watch = threading.local()
 def watch_inputs() -> Iterator[dict[str, str]]:
     """Within: every file passed to :func:`note_input` (every archive opened
     here) is recorded as ``{resolved path: sha256 hex}`` in the dict yielded."""
-    seen: dict[str, str] = {}
-    stack = getattr(_watch, "stack", None)
-    if stack is None:
-        stack = _watch.stack = []
-    stack.append(seen)
-    try:
+    with recording(_watch) as seen:
         yield seen
-    finally:
-        stack.remove(seen)
 
 
 def file_digest(path: str | os.PathLike) -> str:

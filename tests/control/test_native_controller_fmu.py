@@ -29,7 +29,7 @@ from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.library import load_plant
 from native.test_hosts import _fmu_check, _without_python, hidden_python_works  # noqa: F401 (a fixture)
 from native.test_portability import too_new
-from tooling import need_tool
+from tooling import need_tool, zip_folder
 
 H = 0.01       # the plant's and the master's step [s]
 STOP = 1.0     # [s]
@@ -186,7 +186,9 @@ def test_the_compliance_checker_runs_it_with_no_warning_where_no_python_exists(k
     assert "0 warning(s) and error(s)" in text, text
 
 
-def _slave(fmu: Path, tmp_path: Path) -> tuple[FMU2Slave, dict]:
+def _slave(fmu: Path, tmp_path: Path, parameters: dict[str, float] | None = None) -> tuple[FMU2Slave, dict]:
+    """The FMU instantiated and initialized at t = 0 (``parameters`` set in initialization mode),
+    with its value references by name."""
     md = read_model_description(str(fmu))
     unzip = tmp_path / "unzip"
     with zipfile.ZipFile(fmu) as z:
@@ -194,7 +196,13 @@ def _slave(fmu: Path, tmp_path: Path) -> tuple[FMU2Slave, dict]:
     s = FMU2Slave(guid=md.guid, unzipDirectory=str(unzip), modelIdentifier=md.coSimulation.modelIdentifier,
                   instanceName="c")
     s.instantiate()
-    return s, {v.name: v.valueReference for v in md.modelVariables}
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    s.setupExperiment(startTime=0.0)
+    s.enterInitializationMode()
+    if parameters:
+        s.setReal([vr[n] for n in parameters], list(parameters.values()))
+    s.exitInitializationMode()
+    return s, vr
 
 
 def test_a_discrete_controller_takes_whole_numbers_of_samples_and_refuses_other_steps(exported, tmp_path):
@@ -205,9 +213,6 @@ def test_a_discrete_controller_takes_whole_numbers_of_samples_and_refuses_other_
     s, vr = _slave(exported("discrete_ss"), tmp_path)
     unit = ControlUnit("ctrl", DESIGNS["discrete_ss"]())
     unit.setup(0.0, 1.0, H)
-    s.setupExperiment(startTime=0.0)
-    s.enterInitializationMode()
-    s.exitInitializationMode()
     s.setReal([vr["q1"], vr["v3"]], [1.0, -2.0])
     unit.u[:] = [1.0, 0, 0, 0, 0, -2.0]
     s.doStep(0.0, 3 * H)
@@ -243,9 +248,6 @@ def test_the_c_matrix_exponential_equals_scipys_with_scaling_and_squaring(tmp_pa
     s, vr = _slave(fmu, tmp_path)
     h = 1.0
     E = expm(np.block([[A * h, B * h], [np.zeros((1, 4))]]))
-    s.setupExperiment(startTime=0.0)
-    s.enterInitializationMode()
-    s.exitInitializationMode()
     outs = [vr[n] for n in "abc"]
     s.setReal([vr["u"]], [1.0])
     s.doStep(0.0, h)
@@ -260,9 +262,6 @@ def test_the_c_matrix_exponential_equals_scipys_with_scaling_and_squaring(tmp_pa
 def test_a_saved_state_restores_and_restepping_is_bit_identical(exported, tmp_path):
     """Rollback: get the FMU state, step, restore, step again (also through serialized bytes)."""
     s, vr = _slave(exported("lqg"), tmp_path)
-    s.setupExperiment(startTime=0.0)
-    s.enterInitializationMode()
-    s.exitInitializationMode()
     names = [v for v in vr if v.startswith(("states.", "tau"))]
     refs = [vr[n] for n in names]
     s.setReal([vr["q1"], vr["r2"]], [0.2, 1.0])
@@ -291,9 +290,6 @@ def test_a_saved_state_restores_and_restepping_is_bit_identical(exported, tmp_pa
 
 def test_the_gain_of_a_linear_controller_is_tunable(exported, tmp_path):
     s, vr = _slave(exported("discrete_ss"), tmp_path)
-    s.setupExperiment(startTime=0.0)
-    s.enterInitializationMode()
-    s.exitInitializationMode()
     s.setReal([vr["q1"], vr["v2"]], [0.3, -0.7])
     s.doStep(0.0, H)
     y1 = np.array(s.getReal([vr[t] for t in TAU]))
@@ -306,11 +302,7 @@ def test_the_gain_of_a_linear_controller_is_tunable(exported, tmp_path):
 
 
 def test_the_pid_gains_are_tunable_and_equal_the_python_pid_with_them(exported, tmp_path):
-    s, vr = _slave(exported("discrete_pid"), tmp_path)
-    s.setupExperiment(startTime=0.0)
-    s.enterInitializationMode()
-    s.setReal([vr["Kp"], vr["Kd"], vr["u_max"]], [30.0, 1.5, 2.0])
-    s.exitInitializationMode()
+    s, vr = _slave(exported("discrete_pid"), tmp_path, {"Kp": 30.0, "Kd": 1.5, "u_max": 2.0})
     Tt = DESIGNS["discrete_pid"]().gains["Tt"]  # set from the exported gains; kept when they are tuned
     unit = ControlUnit("p", pid(30.0, 20.0, 1.5, dt=H, u_min=-15.0, u_max=2.0, Tt=Tt, reference="r",
                                 measurement="q1", output="tau1"))
@@ -483,15 +475,7 @@ def test_the_sources_rebuild_with_cc_into_the_shipped_binary(exported, plant_fmu
     # a plain build computes the same numbers
     so.unlink()
     subprocess.run([cc, "-shared", "-fPIC", "-O2", "-std=c99", "-o", str(so), *files, "-lm"], check=True)
-    _assert_same_loop(_rezip(unzip, tmp_path / "rebuilt.fmu"), fmu, plant_fmu)
-
-
-def _rezip(folder: Path, dest: Path) -> Path:
-    with zipfile.ZipFile(dest, "w") as z:
-        for p in sorted(folder.rglob("*")):
-            if p.is_file():
-                z.write(p, p.relative_to(folder).as_posix())
-    return dest
+    _assert_same_loop(zip_folder(unzip, tmp_path / "rebuilt.fmu"), fmu, plant_fmu)
 
 
 def _assert_same_loop(rebuilt: Path, shipped: Path, arm: Path) -> None:
@@ -517,4 +501,4 @@ def test_fmpy_builds_the_sources_into_a_binary_that_computes_the_same(fmi, plant
     build_platform_binary(unzip.resolve(), build, all_warnings=True,
                           cmake_options={"CMAKE_COMPILE_WARNING_AS_ERROR:BOOL": "ON"})
     assert so.is_file()
-    _assert_same_loop(_rezip(unzip, tmp_path / "rebuilt.fmu"), fmu, plant_fmu)
+    _assert_same_loop(zip_folder(unzip, tmp_path / "rebuilt.fmu"), fmu, plant_fmu)

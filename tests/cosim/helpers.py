@@ -2,6 +2,8 @@
 monolithic linear model of the two-mass oscillator."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.linalg
 
@@ -23,6 +25,16 @@ def monolithic_two_mass(t: np.ndarray | float, x1_0: float = 1.0) -> np.ndarray:
     lam, V = scipy.linalg.eig(A)  # distinct eigenvalues: x(t) = V e^{lam t} V^-1 x0
     c = np.linalg.solve(V, x0)
     return np.real((V[None, :, :] * (np.exp(np.outer(ts, lam)) * c)[:, None, :]).sum(axis=2))
+
+
+def bounce_times(n: int, h0: float = 1.0, g: float = 9.81, e: float = 0.7) -> np.ndarray:
+    """The first ``n`` bounce times [s] of a ball dropped at rest from ``h0`` [m] (gravity ``g``
+    [m/s^2], restitution ``e``): t1 = sqrt(2 h0 / g), then flights of 2 v_k / g."""
+    t, v = [math.sqrt(2 * h0 / g)], g * math.sqrt(2 * h0 / g)
+    for _ in range(n - 1):
+        v *= e
+        t.append(t[-1] + 2 * v / g)
+    return np.array(t)
 
 
 def grid_steps(t0: float, stop: float, n: int) -> list[tuple[float, float]]:

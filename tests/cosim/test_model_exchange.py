@@ -9,8 +9,6 @@ native mbfmu FMU.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 import scipy.integrate
@@ -20,6 +18,8 @@ from mbfmu.cosim import FmuUnit, System, simulate, sources
 from mbfmu.cosim.fmu_me import Fmu3MeUnit, FmuMeUnit
 from mbfmu.errors import InputError
 from tooling import reference_fmu
+
+from .helpers import bounce_times
 
 VERSIONS = ["fmi2", "fmi3"]
 ME_CLASS = {"fmi2": FmuMeUnit, "fmi3": Fmu3MeUnit}
@@ -31,21 +31,12 @@ def _me(version, model, name="u", **kw):
     return u
 
 
-def _bounce_times(n, h0=1.0, g=9.81, e=0.7):
-    """Free fall from h0 at rest, restitution e: t1 = sqrt(2 h0 / g), then flights of 2 v_k / g."""
-    t, v = [math.sqrt(2 * h0 / g)], g * math.sqrt(2 * h0 / g)
-    for _ in range(n - 1):
-        v *= e
-        t.append(t[-1] + 2 * v / g)
-    return np.array(t)
-
-
 @pytest.mark.parametrize("version", VERSIONS)
 def test_bouncing_ball_bounces_at_the_analytic_times(version):
     u = _me(version, "BouncingBall", "ball", rtol=1e-10, atol=1e-10)
     r = simulate(System([u]), 2.5, 0.01, progress=False)
     states = [t for t, kind in u.events if kind == "state"]
-    exact = _bounce_times(5)
+    exact = bounce_times(5)
     assert len(states) >= 5
     np.testing.assert_allclose(states[:5], exact, rtol=0, atol=1e-6)
     # between bounces the ball flies freely: at the first communication point past the
@@ -139,7 +130,7 @@ def test_rollback_repeats_a_step_with_its_events(version):
     a = _me(version, "BouncingBall", "ball", rtol=1e-10, atol=1e-10)
     r = simulate(System([a]), 1.2, 0.01, adaptive=True, extrapolation=1, progress=False)
     assert r.time[-1] == 1.2
-    np.testing.assert_allclose([t for t, kind in a.events if kind == "state"][:2], _bounce_times(2), atol=1e-6)
+    np.testing.assert_allclose([t for t, kind in a.events if kind == "state"][:2], bounce_times(2), atol=1e-6)
 
 
 @pytest.fixture(scope="module")
@@ -181,7 +172,7 @@ def test_cli_runs_model_exchange_and_isolated_units_keep_it(tmp_path):
     me = load_result(out)
     assert me.meta["components"]["BouncingBall"]["type"] == "Fmu3MeUnit"
     # the co-simulation takes Euler steps of 1 ms; the model exchange run is exact to 1e-9
-    t = me.time[(me.time < _bounce_times(1)[0])]
+    t = me.time[(me.time < bounce_times(1)[0])]
     np.testing.assert_allclose(me["BouncingBall.h"][:len(t)], 1 - 0.5 * 9.81 * t ** 2, atol=1e-7)
     assert np.max(np.abs(me["BouncingBall.h"] - cs["BouncingBall.h"])) < 0.05
     iso = simulate(System([_me("fmi2", "VanDerPol", "v", rtol=1e-9)]), 1.0, 0.05, isolate=True, progress=False)

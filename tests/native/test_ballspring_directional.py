@@ -25,7 +25,7 @@ from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.multibody import MultibodyPlant
 from mbfmu.plant.signals import Signal, vector
 
-from .test_contact_directional import check_exact_tangents
+from .tangent_checks import check_exact_tangents
 
 LOWER, UPPER = np.array([-0.4, -0.3, -0.5]), np.array([0.5, 0.6, 0.4])  # rad, rotation-vector components
 

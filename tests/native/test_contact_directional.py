@@ -28,15 +28,11 @@ import pytest
 from fmpy import read_model_description
 from fmpy.validation import validate_fmu
 
-from mbfmu.control.linearization import state_jacobians
-from mbfmu.cosim.fmu_jacobian import CENTRAL, DIRECTIONAL, ModelExchangeInstance, jacobians
 from mbfmu.dynamics.algorithms import element_forces, point_position
 from mbfmu.fmu.builder import build_fmu
 
 from .plants import Ball
-from .test_directional import _check_against_plant_differences, _fd_tolerance
-
-EXACT_RTOL = 1e-10
+from .tangent_checks import check_exact_tangents
 
 
 def _state(height: float, stretch: float, spin, vel, flap: float = 0.2):
@@ -83,62 +79,6 @@ def _modes(plant, x):
     q, v = x[:m.nq], x[m.nq:m.nq + m.nv]
     ef = element_forces(m, q, v)
     return ef.penetration[0], ef.contact_force[0][2], ef.cable_length[0] - 1.3, ef.cable_tension[0]
-
-
-def _richardson(f, z0, h):
-    """Central differences at steps h and h/2 (h: one per coordinate), extrapolated: error O(h^4)."""
-    def central(s):
-        return np.column_stack([(f(z0 + s[k] * e) - f(z0 - s[k] * e)) / (2 * s[k])
-                                for k, e in enumerate(np.eye(z0.size))])
-    return (4.0 * central(h / 2) - central(h)) / 3.0
-
-
-def _plant_oracle(plant, x, u, h):
-    """[A B; C D] of the Python plant in its tangent chart by Richardson extrapolation."""
-    nq, nv = plant.model.nq, plant.model.nv
-    nxc = nq + nv
-    _, _, _, _, chart = state_jacobians(plant, x, u, 0.0)
-    nz = nxc - (nq - nv if chart.tangent else 0)
-
-    def pad(z):
-        return np.concatenate([z, np.zeros(chart.n - nz)])
-
-    def f(zu):
-        xs = chart.to_state(pad(zu[:nz]))
-        uu = zu[nz:]
-        return np.r_[plant.derivatives(0.0, xs, uu)[:nxc], plant.outputs_at(0.0, xs, uu)]
-    # the plant is affine in its input (B u enters the joint forces): a large input step
-    # has no truncation error and less round-off
-    J = _richardson(f, np.r_[np.zeros(nz), u], np.r_[np.full(nz, h), np.full(u.size, 100 * h)])
-    T = chart.state_jacobian()[:nxc, :nz]
-    return J, T, nz
-
-
-def check_exact_tangents(fmu, plant, x, u, label):
-    """The native FMU's directional derivatives at state ``x``, input ``u`` equal the FMU's own
-    central differences and the Python plant's, and the plant's Richardson oracle (whose own
-    error, estimated at twice its step, must be below 5e-11 of each block's scale) to
-    ``EXACT_RTOL`` of each block's largest entry."""
-    with ModelExchangeInstance(fmu) as inst:
-        assert inst.provides_directional
-        nxc = inst.n
-        dd = jacobians(inst, x[:nxc], u, DIRECTIONAL)
-        fd = jacobians(inst, x[:nxc], u, CENTRAL)
-    # the FMU's own central differences (raw states)
-    for got, want in ((dd.A, fd.A), (dd.B, fd.B), (dd.C, fd.C), (dd.D, fd.D)):
-        np.testing.assert_allclose(got, want, rtol=0, atol=_fd_tolerance(want))
-    # the Python plant's central differences (tangent chart)
-    _check_against_plant_differences(plant, x, u, dd.A, dd.B, dd.C, dd.D)
-    # the Richardson oracle, with its own error estimate
-    J1, T, nz = _plant_oracle(plant, x, u, 2e-4)
-    J2, _, _ = _plant_oracle(plant, x, u, 4e-4)
-    got = np.block([[dd.A @ T, dd.B], [dd.C @ T, dd.D]])
-    rows, cols = (slice(0, nxc), slice(nxc, None)), (slice(0, nz), slice(nz, None))
-    for r in rows:
-        for c in cols:
-            scale = max(np.abs(J1[r, c]).max(), 1e-300)
-            assert np.abs(J1[r, c] - J2[r, c]).max() < 5e-11 * scale + 1e-300, (label, r, c)
-            np.testing.assert_allclose(got[r, c], J1[r, c], rtol=0, atol=EXACT_RTOL * scale)
 
 
 @pytest.mark.parametrize("state", list(STATES))

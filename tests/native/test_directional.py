@@ -19,7 +19,7 @@ from fmpy.fmi1 import FMICallException
 from fmpy.fmi2 import FMU2Slave
 
 from mbfmu.cosim.fmu_jacobian import CENTRAL, DIRECTIONAL, ModelExchangeInstance, jacobians
-from mbfmu.control.linearization import fd_step, state_jacobians
+from mbfmu.control.linearization import state_jacobians
 from mbfmu.dynamics.derivatives import configuration_jacobian, forward_dynamics_derivatives
 from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.library import load_plant
@@ -27,6 +27,7 @@ from mbfmu.plant.library import load_plant
 from .fmi3_jacobian import fmi3_jacobian
 from .fmi_instances import cs2_slave
 from .plants import SegmentArm, UrdfChain
+from .tangent_checks import check_against_plant_differences, fd_tolerance
 
 # library plants, URDF robots, and a URDF chain on a floating base (quaternion, revolute
 # and prismatic joints with dampers and range limits)
@@ -77,39 +78,6 @@ def _point(plant, seed: int):
     return plant.normalize_state(x), u
 
 
-def _central(f, z0):
-    h = fd_step(z0)
-    return np.column_stack([(f(z0 + h[k] * e) - f(z0 - h[k] * e)) / (2 * h[k]) for k, e in enumerate(np.eye(z0.size))])
-
-
-def _fd_tolerance(J: np.ndarray) -> float:
-    """Central differences with h = eps^(1/3) max(1, |z|) err by h^2/6 |f'''| + eps |f| / h:
-    about 1e-10 times the function's scale for these smooth plants; 1e-7 (1 + max |J|) leaves
-    three orders for third derivatives larger than the first."""
-    return 1e-7 * (1.0 + float(np.abs(J).max()))
-
-
-def _check_against_plant_differences(plant, x, u, A, B, C, D, t=0.0) -> str:
-    """A, B, C, D (the FMU's continuous states and inputs) against central differences of
-    the Python plant at (x, u), in its tangent chart (quaternions); returns the method of
-    the plant's own state Jacobian."""
-    nq, nv, nxc = plant.model.nq, plant.model.nv, A.shape[0]
-    _, _, _, method, chart = state_jacobians(plant, x, u, t)
-    T = chart.state_jacobian()[:nxc, :nxc - (nq - nv if chart.tangent else 0)]
-    nz = T.shape[1]
-
-    def pad(z):
-        return np.concatenate([z, np.zeros(chart.n - nz)])
-    z0 = np.zeros(nz)
-    Ax = _central(lambda z: plant.derivatives(t, chart.to_state(pad(z)), u)[:nxc], z0)
-    Bx = _central(lambda w: plant.derivatives(t, x, w)[:nxc], u)
-    Cx = _central(lambda z: plant.outputs_at(t, chart.to_state(pad(z)), u), z0)
-    Dx = _central(lambda w: plant.outputs_at(t, x, w), u)
-    for got, want in ((A @ T, Ax), (B, Bx), (C @ T, Cx), (D, Dx)):
-        np.testing.assert_allclose(got, want, rtol=0, atol=_fd_tolerance(want))
-    return method
-
-
 @pytest.mark.parametrize("name", EXACT, ids=_id)
 def test_model_exchange_directional_derivatives_equal_the_python_plant(name, fmu):
     plant = _plant(name)
@@ -123,7 +91,7 @@ def test_model_exchange_directional_derivatives_equal_the_python_plant(name, fmu
             dd = jacobians(inst, x[:nxc], u, DIRECTIONAL)
             assert dd.method == DIRECTIONAL and dd.evaluations == nxc + len(u)
             np.testing.assert_allclose(dd.xdot0, plant.derivatives(0.0, x, u)[:nxc], rtol=1e-12, atol=1e-12)
-            method = _check_against_plant_differences(plant, x, u, dd.A, dd.B, dd.C, dd.D)
+            method = check_against_plant_differences(plant, x, u, dd.A, dd.B, dd.C, dd.D)
             A_an, B_an, *_ = state_jacobians(plant, x, u)
             # against the engine's analytic Jacobian (of [q; v] plants: the engine has no
             # analytic derivatives in canonical variables, whose test is the differences above)
@@ -190,7 +158,7 @@ def test_satellite_with_engaged_latches_in_co_simulation(fmu):
         slave.freeInstance()
     flags = x[nxc:]
     assert flags.sum() >= 2, flags  # latches engaged
-    _check_against_plant_differences(plant, x, u, J[:nxc, :nxc], J[:nxc, nxc:], J[nxc:, :nxc], J[nxc:, nxc:], t)
+    check_against_plant_differences(plant, x, u, J[:nxc, :nxc], J[:nxc, nxc:], J[nxc:, :nxc], J[nxc:, nxc:], t)
     assert m == len(plant.inputs)
 
 
@@ -256,7 +224,7 @@ def test_central_differences_of_the_fmu_approach_its_directional_derivatives(nam
         fd = jacobians(inst, x, u, CENTRAL)
     assert fd.method == CENTRAL and fd.evaluations == 2 * (inst.n + inst.m)
     for got, want in ((dd.A, fd.A), (dd.B, fd.B), (dd.C, fd.C), (dd.D, fd.D)):
-        np.testing.assert_allclose(got, want, rtol=0, atol=_fd_tolerance(want))
+        np.testing.assert_allclose(got, want, rtol=0, atol=fd_tolerance(want))
 
 
 # ---------------------------------------------------------------- #24.4: mbfmu linearize uses them
@@ -282,7 +250,7 @@ def test_mbfmu_linearize_uses_the_fmus_directional_derivatives(fmu, tmp_path, ca
     for got, want in ((jac.A, ref.A), (jac.B, ref.B)):
         np.testing.assert_allclose(got, want, rtol=0, atol=ANALYTIC_RTOL * np.abs(want).max())
     for got, want in ((jac.C, ref.C), (jac.D, ref.D)):
-        np.testing.assert_allclose(got, want, rtol=0, atol=_fd_tolerance(want))
+        np.testing.assert_allclose(got, want, rtol=0, atol=fd_tolerance(want))
     out = tmp_path / "lin.npz"
     assert main(["linearize", str(path), "--step", "0.01", "-o", str(out)]) == 0
     text = capsys.readouterr()

@@ -18,7 +18,7 @@ from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.multibody import MultibodyPlant
 from mbfmu.plant.signals import Signal, vector
 
-from .test_contact_directional import check_exact_tangents
+from .tangent_checks import check_exact_tangents
 
 
 class PosedArm(MultibodyPlant):

@@ -15,7 +15,7 @@ from fmpy import read_model_description, simulate_fmu, supported_platforms
 from fmpy.build import build_platform_binary
 from fmpy.validation import validate_fmu
 
-from tooling import FMU_CHECK, need_tool
+from tooling import FMU_CHECK, need_tool, zip_folder
 
 from .conftest import NATIVE_PLANTS, assert_same
 from .test_fmi3 import STOPS, _inputs
@@ -104,14 +104,6 @@ def test_fmpy_builds_the_sources_into_the_shipped_binary(name, fmi, native_fmu, 
     _assert_equal_runs(_run(unzipdir, name, fmi), _run(fmu, name, fmi))
 
 
-def _zip(unzipdir: Path, fmu: Path) -> Path:
-    with zipfile.ZipFile(fmu, "w") as z:
-        for path in sorted(unzipdir.rglob("*")):
-            if path.is_file():
-                z.write(path, path.relative_to(unzipdir).as_posix())
-    return fmu
-
-
 def _checker_run(fmu: Path, out: Path) -> np.ndarray:
     """The Compliance Checker's co-simulation of ``fmu`` (a C host that links no libm), its
     outputs as an array; asserts that it reported no error."""
@@ -137,7 +129,7 @@ def test_the_binary_fmpy_builds_from_the_sources_runs_in_a_host_without_libm(nat
     undefined = subprocess.run(["nm", "-D", "--undefined-only", str(_binary(unzipdir))], capture_output=True,
                                text=True, check=True).stdout.split()
     assert not {"sin", "cos", "sincos", "pow", "exp", "atan2", "sqrt"} & set(undefined), undefined
-    rebuilt = _checker_run(_zip(unzipdir, tmp_path / "rebuilt.fmu"), tmp_path / "rebuilt.csv")
+    rebuilt = _checker_run(zip_folder(unzipdir, tmp_path / "rebuilt.fmu"), tmp_path / "rebuilt.csv")
     shipped = _checker_run(fmu, tmp_path / "shipped.csv")
     assert rebuilt.shape == shipped.shape and rebuilt.shape[0] > 10
     assert np.array_equal(rebuilt, shipped)
