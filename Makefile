@@ -32,10 +32,15 @@ demo: $(RUNTIME_STAMP)
 	$(PY) -m mbfmu demo
 	@echo "the command line: .venv/bin/mbfmu --help (or source .venv/bin/activate, then mbfmu --help)"
 
+# the linter first (its rules: [tool.ruff] in pyproject.toml), held at zero findings
+LINT := $(PY) -m ruff check --quiet mbfmu tests examples benchmarks models docs
+
 test: kernels
+	$(LINT)
 	$(PY) -m pytest -n 2 -m "not slow" $(PYTEST_ARGS)
 
 test-all: kernels
+	$(LINT)
 	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
 
 bench: kernels

@@ -1,8 +1,10 @@
 """Build script for the compiled dynamics kernels (plain C, CPython binding)."""
 import importlib.util
+import re
 from pathlib import Path
 
 import numpy
+import setuptools
 from setuptools import Extension, find_namespace_packages, setup
 
 kernels = Extension(
@@ -54,4 +56,12 @@ fastloop = Extension(
 # the plant library in models/, installed as mbfmu.models (package-dir in pyproject.toml)
 packages = find_namespace_packages(include=["mbfmu", "mbfmu.*"], exclude=["*.__pycache__"]) + ["mbfmu.models"]
 
-setup(ext_modules=[kernels, fastloop], packages=packages)
+# The license, MIT, in the form the running setuptools reads: setuptools >= 77
+# takes the SPDX expression (PEP 639) and deprecates the older free-text field,
+# while setuptools < 77 (65.5 in Python 3.11's venv, the one a pythonfmu FMU's
+# copy of mbfmu is made with: mbfmu.fmu.sdist) refuses `license = "MIT"` in
+# pyproject.toml. So pyproject.toml declares the license dynamic.
+_SETUPTOOLS = tuple(int(part) for part in re.match(r"(\d+)\.(\d+)", setuptools.__version__).groups())
+LICENSE = {"license_expression": "MIT"} if _SETUPTOOLS >= (77, 0) else {"license": "MIT"}
+
+setup(ext_modules=[kernels, fastloop], packages=packages, **LICENSE)

@@ -7,9 +7,13 @@ working for users who do not know mbfmu's classes.
 
 :func:`option_hint` spells an option in a message the way the user gives it:
 the command line's flag while ``mbfmu`` runs a command, else the Python keyword.
+:func:`require_extra` imports a package of one of mbfmu's optional extras, or
+names the ``pip install`` that brings it.
 """
 import contextlib
 import contextvars
+import importlib
+from types import ModuleType
 
 _COMMAND_LINE = contextvars.ContextVar("mbfmu_command_line", default=False)
 
@@ -32,6 +36,50 @@ def command_line():
 
 class MbfmuError(Exception):
     """Base class of all mbfmu errors."""
+
+
+class MissingExtra(MbfmuError, ImportError):
+    """A feature needs a package of an optional extra of mbfmu that is not installed."""
+
+
+# import name -> the extra of mbfmu (pyproject.toml) that installs it
+EXTRA_OF = {"dask": "dask", "distributed": "dask", "pandas": "pandas", "trimesh": "urdf", "collada": "urdf",
+            "fast_simplification": "urdf", "example_robot_data": "urdf"}
+
+
+def extra_hint(module: str) -> str:
+    """The command that installs ``module``'s extra: ``pip install 'mbfmu[dask]'``
+    (in a clone of mbfmu: ``pip install '.[dask]'``)."""
+    extra = EXTRA_OF[module]
+    return f"pip install 'mbfmu[{extra}]', or in a clone of mbfmu pip install '.[{extra}]'"
+
+
+def require_extra(module: str, feature: str) -> ModuleType:
+    """Import ``module``, a package of one of mbfmu's extras (see ``EXTRA_OF``).
+
+    Parameters
+    ----------
+    module : str
+        Import name of the package (``"distributed"``).
+    feature : str
+        What needs it, for the message (``"the Dask executor"``).
+
+    Returns
+    -------
+    module
+        The imported module.
+
+    Raises
+    ------
+    MissingExtra
+        The package is not installed; the one-line message names the
+        ``pip install 'mbfmu[...]'`` that brings it.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingExtra(f"{feature} needs the {module!r} package, which is not installed: "
+                           f"{extra_hint(module)}") from None
 
 
 class ModelError(MbfmuError, ValueError):

@@ -1,12 +1,14 @@
 """What users read about the library's plants (descriptions, port
 descriptions, docstrings, ``mbfmu list``, the FMUs' modelDescription.xml)
 describes each plant by what it is and its published source, never by the
-project's internal document names ("seed 000")."""
+project's internal document names ("seed 000"); nor does any comment,
+docstring or document of the repository."""
 from __future__ import annotations
 
 import inspect
 import re
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +16,8 @@ from mbfmu.cli import main
 from mbfmu.fmu import build_fmu
 from mbfmu.plant.library import list_plants, load_plant
 
-INTERNAL_NAME = re.compile(r"\bseeds?\s*0\d\d", re.IGNORECASE)
+REPO = Path(__file__).resolve().parents[1]
+INTERNAL_NAME = re.compile(r"(?<![a-z])seeds?[\s_-]*0\d\d", re.IGNORECASE)
 PLANTS = list_plants()
 
 
@@ -28,7 +31,8 @@ def _texts(plant) -> dict[str, str]:
 
 
 def test_the_check_recognises_internal_names():
-    assert all(INTERNAL_NAME.search(t) for t in ("Seed 001's system", "seeds 000 and 002", "(seed 003)"))
+    assert all(INTERNAL_NAME.search(t) for t in ("Seed 001's system", "seeds 000 and 002", "(seed 003)",
+                                                 "the seed-003 move", "test_seed_003_arm", '"seed003"'))
     assert not INTERNAL_NAME.search("reproducible from (seed, k)")
 
 
@@ -57,3 +61,21 @@ def test_fmu_model_descriptions_name_no_internal_documents(tmp_path):
         xml = zipfile.ZipFile(fmu).read("modelDescription.xml").decode()
         assert 'description="' in xml
         assert not INTERNAL_NAME.search(xml), f"{name}: {INTERNAL_NAME.search(xml).group()}"
+
+
+def test_no_source_or_document_of_the_repository_names_internal_documents():
+    """Comments, docstrings and documents cite published sources (a reader has no "seed 004")."""
+    this = Path(__file__).resolve()
+    bad = []
+    for folder in ("mbfmu", "models", "tests", "examples", "benchmarks", "docs"):
+        for path in (REPO / folder).rglob("*"):
+            if path.suffix not in (".py", ".c", ".h", ".md", ".rst", ".txt", ".toml", ".js") or path == this \
+                    or "_build" in path.parts:
+                continue
+            for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+                if INTERNAL_NAME.search(line):
+                    bad.append(f"{path.relative_to(REPO)}:{n}: {line.strip()}")
+    for name in ("README.md", "pyproject.toml", "setup.py", "Makefile"):
+        bad += [f"{name}:{n}" for n, line in enumerate((REPO / name).read_text().splitlines(), 1)
+                if INTERNAL_NAME.search(line)]
+    assert not bad, "\n".join(bad[:20])

@@ -9,7 +9,6 @@ go to ``docs/plants/`` (not committed).
 from __future__ import annotations
 
 import inspect
-import textwrap
 from pathlib import Path
 
 import numpy as np

@@ -31,7 +31,7 @@ from ..fmu import embed
 from ..fmu.builder import build_fmu, identifier
 from ..fmu.plantref import PlantRef
 from ..cosim.units import system_units
-from ..plant.signals import fmi_names
+from ..plant.signals import fmi_names as fmi_names  # re-exported: the module docstring names it here
 from .signal_layout import signal_layout
 from .system_plant import SPEC_FORMAT, SPEC_VERSION, plant_from_spec, rebuild
 

@@ -14,7 +14,6 @@ this holds up to ``O(dt)`` terms.
 """
 from __future__ import annotations
 
-from typing import Sequence
 
 import control
 import numpy as np
@@ -86,16 +85,3 @@ def computed_torque(model: Model, Kp, Kd, dt: float, tau_max=None,
     sys = control.NonlinearIOSystem(None, out, inputs=inputs, outputs=vec(output), dt=dt, name=name)
     sys.gains = dict(Kp=Kp, Kd=Kd, tau_max=lim)
     return sys
-
-
-def trajectory_reference(times_fn, n: int, reference: Sequence[str] = ("q_ref", "qd_ref", "qdd_ref")):
-    """Wrap ``t -> (q, qd, qdd)`` as ``t -> {name: value}`` for
-    :func:`mbfmu.control.sampled.simulate_loop`."""
-    def ref(t):
-        q, v, a = times_fn(t)
-        out = {}
-        for base, val in zip(reference, (q, v, a)):
-            for k in range(n):
-                out[f"{base}[{k + 1}]"] = float(val[k])
-        return out
-    return ref

@@ -88,7 +88,7 @@ def kalman_filter(sys: control.StateSpace, Qn, Rn, G=None, name: str = "kalman")
     """
     h = _discrete(sys, "kalman_filter")
     A, B, C, D = sys.A, sys.B, sys.C, sys.D
-    n, m, ny = sys.nstates, sys.ninputs, sys.noutputs
+    n, ny = sys.nstates, sys.noutputs
     G = np.eye(n) if G is None else np.atleast_2d(np.asarray(G, float))
     if G.shape[0] != n:
         raise InputError(f"kalman_filter: G must have {n} rows, got {G.shape}")

@@ -26,7 +26,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, require_extra
 
 #: the figures of each sample; the worst case is the minimum of the margins, the maximum of the pole figure
 MARGINS = ("gain_margin", "phase_margin", "delay_margin", "disk_margin")
@@ -174,7 +174,7 @@ def _map(fn: Callable[[Any], Any], items: list, executor: Any, workers: int | No
     if executor in (None, "serial") or len(items) <= 1:
         return [fn(i) for i in items]
     if isinstance(executor, str) and (executor.startswith("dask://") or executor.startswith("tcp://")):
-        import distributed
+        distributed = require_extra("distributed", "a Dask executor")
         with distributed.Client(executor.replace("dask://", "tcp://"), timeout=30) as client:
             return client.gather(client.map(fn, items, pure=False))
     if type(executor).__name__ == "Client" and hasattr(executor, "map"):

@@ -194,7 +194,7 @@ class ReferencedSystemPlant(SystemPlant):
                           dtype=float).reshape(len(self.outputs))
 
 
-#: Modules renamed in mbfmu 0.2 (each had the name of the function it exports, so
+#: Modules renamed before mbfmu 0.1.0 (each had the name of the function it exports, so
 #: importing it replaced the package's function by the module); controller FMUs
 #: exported before name the old module.
 RENAMED_MODULES = {"mbfmu.control.pid": "mbfmu.control.discrete_pid"}

@@ -84,11 +84,6 @@ def _callbacks(key: int) -> Any:
     return cb
 
 
-def _fmi_version(path: str | Path) -> str | None:
-    """The ``fmiVersion`` of an FMU archive, read without parsing the whole description."""
-    return _fmi_head(path)[0]
-
-
 def _fmi_head(path: str | Path) -> tuple[str | None, bool, bool]:
     """``(fmiVersion, has co-simulation, has model exchange)`` of an FMU archive,
     read from the head of its description (``(None, False, False)`` when unreadable)."""

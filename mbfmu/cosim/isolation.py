@@ -16,7 +16,6 @@ the master (which stops between steps), and it dies with the master.
 from __future__ import annotations
 
 import itertools
-import os
 import pickle
 import select
 import signal

@@ -38,7 +38,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import InputError, unknown_name
+from ..errors import InputError, require_extra, unknown_name
 from ..plant.signals import current_name
 from .result_checks import check_array, check_mat, check_npz, parse_meta
 from .typed import string_code, string_text, typed_columns
@@ -172,8 +172,8 @@ class Result:
 
     def to_dataframe(self) -> Any:
         """A ``pandas.DataFrame`` with one column per recorded variable (``time`` first);
-        units in ``df.attrs["units"]``, metadata in ``df.attrs["meta"]``."""
-        import pandas as pd
+        units in ``df.attrs["units"]``, metadata in ``df.attrs["meta"]`` (the ``pandas`` extra)."""
+        pd = require_extra("pandas", "Result.to_dataframe")
         df = pd.DataFrame({n: self.data[n] for n in self.names})
         df.attrs["units"] = self.units
         df.attrs["meta"] = self._full_meta()

@@ -19,11 +19,11 @@ from .model import Body, Cable, JointForce, Model, ModelBuilder, SpherePlaneCont
 from .dh import DHRow, dh_forward_kinematics, dh_transform, from_dh
 
 __all__ = [
-    "Body", "Cable", "ElementForces", "Fixed", "FreeFlyer", "Joint", "JointDrive", "JointForce", "Kinematics",
-    "Model", "ModelBuilder", "Planar", "Prismatic", "Revolute", "SpherePlaneContact", "Spherical",
+    "Body", "Cable", "DHRow", "ElementForces", "Fixed", "FreeFlyer", "Joint", "JointDrive", "JointForce",
+    "Kinematics", "Model", "ModelBuilder", "Planar", "Prismatic", "Revolute", "SpherePlaneContact", "Spherical",
     "Spring", "Universal", "aba", "body_accelerations", "body_jacobian", "body_velocities",
-    "center_of_mass", "coriolis_matrix", "coriolis_torques", "crba", "element_forces",
-    "forward_kinematics", "frame_jacobian", "gravity_torques", "kinetic_energy", "make_joint", "minv",
-    "momentum", "nonlinear_effects", "point_accelerations", "point_jacobian", "point_position",
-    "potential_energy", "rnea",
+    "center_of_mass", "coriolis_matrix", "coriolis_torques", "crba", "dh_forward_kinematics", "dh_transform",
+    "element_forces", "forward_kinematics", "frame_jacobian", "from_dh", "gravity_torques", "kinetic_energy",
+    "make_joint", "minv", "momentum", "nonlinear_effects", "point_accelerations", "point_jacobian",
+    "point_position", "potential_energy", "rnea",
 ]

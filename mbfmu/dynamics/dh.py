@@ -84,6 +84,17 @@ def dh_transform(a: float, alpha: float, d: float, theta: float) -> np.ndarray:
     Written out element by element (Spong, Hutchinson & Vidyasagar, "Robot
     Modeling and Control", eq. 3.10) so that it is independent of the
     engine's rotation helpers.
+
+    Parameters
+    ----------
+    a : float
+        Link length along the new x axis [m].
+    alpha : float
+        Link twist about the new x axis [rad].
+    d : float
+        Offset along the previous z axis [m].
+    theta : float
+        Joint angle about the previous z axis [rad].
     """
     ct, st = np.cos(theta), np.sin(theta)
     ca, sa = np.cos(alpha), np.sin(alpha)

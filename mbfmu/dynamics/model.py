@@ -20,7 +20,7 @@ Example
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -685,14 +685,6 @@ class Model:
     def children(self, i: int) -> list[int]:
         """Bodies whose parent is ``i``."""
         return [int(k) for k in np.flatnonzero(self.parent == i)]
-
-    def subtree(self, i: int) -> list[int]:
-        """Body ``i`` and all its descendants."""
-        inside = np.zeros(self.nbodies, bool)
-        inside[i] = True
-        for k in range(i + 1, self.nbodies):
-            inside[k] = inside[self.parent[k]]
-        return [int(k) for k in np.flatnonzero(inside)]
 
     def with_gravity(self, gravity: Sequence[float]) -> "Model":
         """A copy of the model with another gravity vector (m/s^2)."""

@@ -16,6 +16,7 @@ their log names the package instead.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
@@ -23,6 +24,7 @@ import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
+from typing import Iterator
 from urllib.parse import unquote, urlparse
 
 from .. import __version__
@@ -83,12 +85,34 @@ def source_distribution() -> Path | None:
     # egg_info's folder goes to the private folder too: written into the source
     # tree, it is what importlib.metadata finds there, and an FMU instantiated
     # meanwhile in another process read a half-written one (no mbfmu version)
-    res = subprocess.run([sys.executable, "setup.py", "-q", "egg_info", "--egg-base", str(out), "sdist",
-                          "--dist-dir", str(out)], cwd=root, capture_output=True, text=True, timeout=600)
+    # setuptools' sdist assembles the release in the folder mbfmu-<version>/ of
+    # the source tree and deletes it after: two processes making it at once
+    # (test workers, a build beside a demo) delete each other's files. An
+    # exclusive lock on the tree's setup.py makes them take turns.
+    with _tree_lock(root):
+        res = subprocess.run([sys.executable, "setup.py", "-q", "egg_info", "--egg-base", str(out), "sdist",
+                              "--dist-dir", str(out)], cwd=root, capture_output=True, text=True, timeout=600)
     made = out / sdist_name()
     if res.returncode != 0 or not made.is_file():
         raise RuntimeError(f"making mbfmu's source distribution from {root} failed: {failure_reason(res.stderr)}")
     return made
+
+
+@contextlib.contextmanager
+def _tree_lock(root: Path) -> Iterator[None]:
+    """An exclusive advisory lock of the source tree ``root`` (``flock`` on its
+    setup.py; nothing where the platform has no ``fcntl``)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        yield
+        return
+    with open(root / "setup.py", "rb") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 
 def failure_reason(stderr: str) -> str:
@@ -96,8 +120,13 @@ def failure_reason(stderr: str) -> str:
 
     setuptools' schema errors end in a dump of the schema (the last line of a
     refused ``license = "MIT"`` is ``required: ['text']``): the line naming
-    the error is taken instead, and an old setuptools that cannot read the
-    license string is named with the version it needs.
+    the error is taken instead, and an old setuptools that cannot read a
+    license string in pyproject.toml is named with the version it needs, and
+    a Python without setuptools with the command that installs it.
+    mbfmu's own tree sets its license in setup.py, in the form the running
+    setuptools reads, so any setuptools from 61 on (65.5 in Python 3.11's
+    venv) makes the distribution; the message is for a tree that was edited
+    back to the PEP 639 string.
     """
     if "`project.license`" in stderr:
         try:
@@ -106,6 +135,9 @@ def failure_reason(stderr: str) -> str:
             have = "this setuptools"
         return (f"{have} cannot read pyproject.toml's license string (it needs setuptools >= 77: "
                 "python -m pip install --upgrade 'setuptools>=77')")
+    if "No module named 'setuptools'" in stderr:
+        return ("this Python has no setuptools (a venv of Python 3.12 or newer installs none): "
+                "python -m pip install setuptools")
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     named = [line for line in lines if re.match(r"(?i)([\w.]*error\b|configuration error)", line)]
     return named[0] if named else (lines[-1] if lines else "(no message)")

@@ -16,7 +16,7 @@ import functools
 import importlib.metadata
 from pathlib import Path
 
-from ..errors import InputError, unknown_name
+from ..errors import InputError, extra_hint, unknown_name
 
 # the URDF files (stems, lower case, "-" and "." as "_") of robots whose base is not fixed to the world:
 # legged robots, humanoids, aerial vehicles
@@ -31,7 +31,7 @@ FLOATING = frozenset({
 
 
 NOT_INSTALLED = ("robots by name come from the example-robot-data package, which is not installed "
-                 "(python -m pip install example-robot-data)")
+                 f"({extra_hint('example_robot_data')})")
 
 
 def _robots_folder() -> Path | None:

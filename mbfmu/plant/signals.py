@@ -109,10 +109,10 @@ def index_of(signals: Sequence[Signal], name: str, what: str = "signal") -> int:
     raise unknown_name(f"unknown {what} {name!r}", name, known)
 
 
-#: Vector names renamed in mbfmu 0.2 -> their current names. The library
+#: Vector names renamed before mbfmu 0.1.0 -> their current names. The library
 #: plants called joint rates ``qd[i]`` while URDF robots called them ``v[i]``;
 #: both are ``v[i]`` now, and the old name is accepted (with a
-#: DeprecationWarning) until mbfmu 0.3.
+#: DeprecationWarning) until mbfmu 0.2.
 RENAMED = {"qd": "v"}
 
 
@@ -132,7 +132,7 @@ def current_name(name: str, known: Iterable[str]) -> str:
     renamed = f"{prefix}.{RENAMED[base]}{index}" if prefix else f"{RENAMED[base]}{index}"
     if renamed not in known and not any(k.startswith(renamed + "[") for k in known):
         return name
-    warnings.warn(f"{name!r} is called {renamed!r} since mbfmu 0.2; the old name is accepted until mbfmu 0.3",
+    warnings.warn(f"{name!r} is called {renamed!r} now; the old name is accepted until mbfmu 0.2",
                   DeprecationWarning, stacklevel=3)
     return renamed
 

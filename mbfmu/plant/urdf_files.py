@@ -38,7 +38,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import InputError, ModelError, option_hint
+from ..errors import ModelError, option_hint, require_extra
 
 _PACKAGE = re.compile(r"^package://([^/]+)/(.*)$")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
@@ -179,12 +179,10 @@ def mesh_parts(path: Path) -> list[tuple[np.ndarray, np.ndarray, str | None]]:
     BadMesh
         The file cannot be read as its type.
     """
-    try:
-        import trimesh
-    except ImportError:
-        raise InputError("reading URDF meshes needs the 'trimesh' package (pip install trimesh pycollada "
-                         "fast-simplification)") from None
+    trimesh = require_extra("trimesh", "reading URDF meshes")
     check_mesh_file(path)
+    if path.suffix.lower() == ".dae":
+        require_extra("collada", "reading COLLADA (.dae) meshes")
     try:
         with open(path, "rb") as f:
             loaded = trimesh.load(f, file_type=path.suffix.lower()[1:])

@@ -26,6 +26,7 @@ from typing import Sequence
 import numpy as np
 
 from ..dynamics.urdf import parse_floats, parse_origin
+from ..errors import require_extra
 from .contract import Shape
 from .urdf_files import usable_mesh
 
@@ -61,7 +62,7 @@ def decimate(V: np.ndarray, F: np.ndarray, faces: int) -> tuple[np.ndarray, np.n
     """
     if len(F) <= faces:
         return V, F
-    import fast_simplification
+    fast_simplification = require_extra("fast_simplification", "simplifying URDF meshes")
     Vd, Fd = fast_simplification.simplify(V.astype(np.float32), F.astype(np.int32),
                                           target_reduction=1.0 - faces / len(F))
     Vd, Fd = (np.asarray(Vd, dtype=float), np.asarray(Fd, dtype=np.int64)) if len(Fd) else (V, F)

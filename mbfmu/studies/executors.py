@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from ..errors import InputError, RunInterrupted
+from ..errors import InputError, RunInterrupted, require_extra
 from .targets import Options, RunTimeout, Target
 
 Tasks = Sequence[tuple[int, Mapping[str, Any]]]
@@ -314,7 +314,7 @@ class DaskExecutor:
 
     def __init__(self, client: Any = None, address: str | None = None, local_workers: int | None = None,
                  connect_timeout: float = 10.0) -> None:
-        import distributed
+        distributed = require_extra("distributed", "the Dask executor")
         self._own: list[Any] = []
         if client is None and local_workers is not None:
             cluster = distributed.LocalCluster(n_workers=int(local_workers), threads_per_worker=1, processes=True,
@@ -332,7 +332,7 @@ class DaskExecutor:
         self.workers = max(1, sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()))
 
     def run(self, target: Target, tasks: Tasks, opts: Options, stop: Callable[[], bool]) -> Iterator[tuple[int, Outcome]]:
-        import distributed
+        distributed = require_extra("distributed", "the Dask executor")
         client = self.client
         shipped = client.scatter(target, broadcast=True, hash=False)  # once per worker, not per run
         tag = uuid.uuid4().hex[:8]

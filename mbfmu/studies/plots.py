@@ -10,7 +10,7 @@ parameter. Failed runs are left out (a gap, or a blank cell).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import InputError, unknown_name
+from ..errors import InputError, require_extra, unknown_name
 
 STATUSES = ("ok", "failed", "timed out", "cancelled")
 
@@ -116,8 +116,8 @@ class StudyResult:
         return load_result(path)
 
     def to_dataframe(self):
-        """The table as a ``pandas.DataFrame``."""
-        import pandas as pd
+        """The table as a ``pandas.DataFrame`` (the ``pandas`` extra)."""
+        pd = require_extra("pandas", "StudyResult.to_dataframe")
         return pd.DataFrame(self.rows, columns=self.columns)
 
     def to_csv(self, path: str | Path) -> Path:

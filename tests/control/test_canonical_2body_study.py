@@ -1,4 +1,4 @@
-"""examples/canonical_2body_study.py: seed 001's velocity-feedback motor
+"""examples/canonical_2body_study.py: the velocity-feedback motor of Shimanovsky and Ivanov (2013)
 ``k (omega_0 - gamma_1_dot)`` spinning the two-body system up (issue 8).
 
 Independent expectations:
@@ -26,7 +26,6 @@ import json
 import math
 from pathlib import Path
 
-import numpy as np
 import pytest
 from scipy.optimize import fsolve
 

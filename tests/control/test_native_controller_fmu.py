@@ -179,7 +179,7 @@ def test_names_units_and_visible_states_come_from_the_design(tmp_path):
 
 @pytest.mark.parametrize("kind", sorted(DESIGNS))
 def test_the_compliance_checker_runs_it_with_no_warning_where_no_python_exists(kind, exported,
-                                                                             hidden_python_works, tmp_path):
+                                                                             hidden_python_works, tmp_path):  # noqa: F811 (a fixture imported from another module)
     res = _fmu_check(exported(kind), H, 100 * H, tmp_path / "out.csv")
     text = res.stdout + res.stderr
     assert res.returncode == 0 and "0 Warning(s)" in text and "0 Error(s)" in text, text

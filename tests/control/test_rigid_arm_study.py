@@ -1,4 +1,4 @@
-"""examples/rigid_arm_study.py: the seed-003 tip move under computed torque,
+"""examples/rigid_arm_study.py: the tip move of Wang et al. (2009) under computed torque,
 and the sampling comparison (Ts = 0.1 s against 0.05 s)."""
 from __future__ import annotations
 

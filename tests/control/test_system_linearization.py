@@ -3,7 +3,6 @@ co-simulation loop against the same loop built by hand in python-control,
 and the sampled model against the master's own step map."""
 from __future__ import annotations
 
-import warnings
 
 import control as ct
 import numpy as np

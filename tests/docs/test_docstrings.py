@@ -54,18 +54,11 @@ def documented_parameters(obj) -> tuple[set[str], set[str]]:
 
 OBJECTS = sorted(public_objects(), key=lambda kv: kv[0])
 
-# Their modules (cosim/fmu_linearize.py, cosim/ssp.py) are being rewritten on the conformance
-# branch; their parameters are documented there. Remove an entry once it passes.
-PENDING: set[str] = set()  # public names allowed to fail for now (none)
-
-
 def test_the_public_api_is_not_empty():
     assert len(OBJECTS) > 50
 
 
-@pytest.mark.parametrize("qualname,obj", [
-    pytest.param(q, o, marks=pytest.mark.xfail(reason="documented on the conformance branch"))
-    if q in PENDING else (q, o) for q, o in OBJECTS], ids=[q for q, _ in OBJECTS])
+@pytest.mark.parametrize("qualname,obj", OBJECTS, ids=[q for q, _ in OBJECTS])
 def test_public_name_has_a_summary_and_documents_its_parameters(qualname, obj):
     doc = inspect.getdoc(obj)
     assert doc and doc.strip(), f"{qualname} has no docstring"

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from mbfmu import load_urdf
-from mbfmu.dynamics import (Fixed, JointForce, ModelBuilder, Prismatic, Revolute, aba, crba,
+from mbfmu.dynamics import (JointForce, ModelBuilder, Prismatic, Revolute, aba, crba,
                             make_joint, rnea)
 from mbfmu.dynamics.model import Body, Model
 from mbfmu.errors import InputError, ModelError, UnknownNameError

@@ -1,4 +1,4 @@
-"""Canonical variables (seed 001): p = M v in O(N), the O(N) sweep's dp/dt
+"""Canonical variables (Shimanovsky and Ivanov (2013)): p = M v in O(N), the O(N) sweep's dp/dt
 against d(M v)/dt, and trajectories in (q, p) against (q, v)."""
 import numpy as np
 import pytest

@@ -1,9 +1,8 @@
 """Conservation laws: energy of an undamped pendulum chain, momentum of a
 free-floating tree, unit quaternions."""
 import numpy as np
-import pytest
 
-from mbfmu.dynamics import (FreeFlyer, ModelBuilder, Revolute, _kernels, kinetic_energy, momentum,
+from mbfmu.dynamics import (ModelBuilder, Revolute, _kernels, kinetic_energy, momentum,
                             potential_energy)
 from mbfmu.dynamics.integrators import DormandPrince, integrate_rk4
 from mbfmu.dynamics.spatial import inertia_cylinder

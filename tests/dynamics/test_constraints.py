@@ -1,4 +1,4 @@
-"""Loop closure (seed 000): a planar four-bar linkage built as a tree plus a
+"""Loop closure (Featherstone, Rigid Body Dynamics Algorithms, 2008, ch. 8): a planar four-bar linkage built as a tree plus a
 point constraint, against an independent one-coordinate model derived here by
 hand from the closed-form four-bar geometry (Lagrange's equation in the crank
 angle)."""

@@ -1,7 +1,7 @@
 """Models from Denavit-Hartenberg parameters (``mbfmu.dynamics.dh``).
 
 Checked against (a) a hand-written homogeneous-transform chain, (b) the
-closed-form forward kinematics of seed 003's arm, (c) the same arm written
+closed-form forward kinematics of the arm of Wang et al. (2009) (models/rigid_arm.py), (c) the same arm written
 by hand as a URDF and with ``ModelBuilder`` (mass matrix, inverse dynamics).
 """
 from __future__ import annotations
@@ -87,8 +87,8 @@ def seed_arm_rows(h=0.15, l2=1.0, l3=1.0, m=10.0, It=0.9, Ia=0.2, mb=20.0, Ib=(1
             DHRow(a=l3, mass=m, com=(-l3 / 2, 0, 0), inertia=(Ia, It, It))]
 
 
-def test_seed_003_arm_tip_matches_closed_form_kinematics():
-    """px = c1 (l2 c2 + l3 c23), py = s1 (...), pz = h + l2 s2 + l3 s23 (seed 003 eq. 3, pz derived)."""
+def test_wang_2009_arm_tip_matches_closed_form_kinematics():
+    """px = c1 (l2 c2 + l3 c23), py = s1 (...), pz = h + l2 s2 + l3 s23 (Wang et al. 2009, eq. 3; pz derived)."""
     h, l2, l3 = 0.15, 1.0, 0.8
     model = from_dh(seed_arm_rows(h, l2, l3))
     for _ in range(20):
@@ -99,7 +99,7 @@ def test_seed_003_arm_tip_matches_closed_form_kinematics():
                                    atol=1e-12)
 
 
-SEED_ARM_URDF = """<robot name="seed003">
+SEED_ARM_URDF = """<robot name="wang2009_arm">
   <link name="ground"/>
   <link name="base"><inertial><origin xyz="0 0 -0.15"/><mass value="20"/>
     <inertia ixx="1.0" iyy="1.0" izz="1.6" ixy="0" ixz="0" iyz="0"/></inertial></link>

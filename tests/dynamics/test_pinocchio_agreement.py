@@ -82,10 +82,6 @@ def test_joint_order_follows_pinocchio_for_named_branches():
     assert [n for n in model.joint_names[1:] if not n.startswith("base")] == list(pmodel.names[1:])
 
 
-def _pin_inertia(body):
-    return pin.Inertia(body.mass, np.asarray(body.com), np.asarray(body.inertia))
-
-
 def test_free_flyer_and_spherical_match_pinocchio():
     """A floating base carrying a ball joint and a revolute joint. Pinocchio
     orders a free joint's q as (x, y, z, qx, qy, qz, qw) and v as [v; w]; mbfmu

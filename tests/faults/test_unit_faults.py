@@ -34,7 +34,7 @@ def test_status_fault_names_unit_time_and_log_and_keeps_rows(faulty_c_fmu, tmp_p
     with pytest.raises(CosimError) as e:
         simulate(coupled(faulty_c_fmu, mode), 1.0, STEP, sink=open_writer(out))
     msg = str(e.value)
-    assert f"unit 'bad'" in msg and f"returned {label} at t = {LAST_GOOD!r} s" in msg
+    assert "unit 'bad'" in msg and f"returned {label} at t = {LAST_GOOD!r} s" in msg
     assert "injected fault" in msg  # the FMU's last log line
     _check_partial(e.value.result, LAST_GOOD)
     on_disk = pd.read_csv(out)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import shutil
 import uuid
-import zipfile
 from pathlib import Path
 
 import pytest

@@ -207,3 +207,29 @@ def test_an_old_setuptools_refusing_the_license_is_named_in_one_line(tmp_path, m
     assert "\n" not in warning and "required" not in warning, warning
     assert "setuptools" in warning and "license" in warning and "setuptools>=77" in warning, warning
     assert validate_fmu(str(fmu)) == []
+
+
+def test_processes_making_the_source_distribution_at_once_all_get_it():
+    """setuptools assembles the distribution in mbfmu-<version>/ of the source tree and
+    deletes it after: three processes making it at once (xdist workers, a build beside
+    a demo) deleted each other's files ("No such file or directory:
+    'mbfmu-0.1.0/mbfmu/errors.py'") and their FMUs carried no copy of mbfmu."""
+    code = ("from mbfmu.fmu import sdist; import tarfile; p = sdist.source_distribution(); "
+            "print(len(tarfile.open(p).getnames()))")
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=subprocess_env()) for _ in range(3)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err[-2000:] for _, err in outs]
+    counts = {int(out.strip()) for out, _ in outs}
+    assert len(counts) == 1 and counts.pop() > 100, outs
+
+
+def test_a_python_without_setuptools_is_named_with_the_install_command():
+    """A venv of Python 3.12 or newer has no setuptools: the FMU then carries no copy of
+    mbfmu, and the warning says how to get one instead of a bare ModuleNotFoundError."""
+    from mbfmu.fmu import sdist
+    stderr = ('Traceback (most recent call last):\n  File "/src/setup.py", line 6, in <module>\n'
+              "    from setuptools import Extension, find_namespace_packages, setup\n"
+              "ModuleNotFoundError: No module named 'setuptools'\n")
+    reason = sdist.failure_reason(stderr)
+    assert "\n" not in reason and reason.endswith("python -m pip install setuptools"), reason

@@ -6,7 +6,6 @@ import math
 import pytest
 from fmpy.fmi1 import FMICallException
 
-from mbfmu.fmu.builder import build_fmu
 
 from .conftest import OWN_CASES
 from .fmurun import initialize, instantiate, open_fmu

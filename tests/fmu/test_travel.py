@@ -173,10 +173,10 @@ def pendulum_dirs(tmp_path_factory) -> dict[str, Path]:
     return out
 
 
-def _run_c_host(c_host, unzipped: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+def _run_c_host(host: Path, unzipped: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
     md = read_model_description(str(unzipped / "modelDescription.xml"))
     vr = {v.name: v.valueReference for v in md.modelVariables}
-    args = [str(c_host), str(unzipped), md.coSimulation.modelIdentifier, md.guid, repr(STEP), "3",
+    args = [str(host), str(unzipped), md.coSimulation.modelIdentifier, md.guid, repr(STEP), "3",
             f"{vr['tau']}={TAU!r}", str(vr["theta"])]
     return subprocess.run(args, capture_output=True, text=True, env=env, timeout=300, cwd=unzipped.parent)
 

@@ -182,11 +182,9 @@ def test_crash_co_simulation_and_fmi3_derivatives_equal_model_exchange(crash_fmu
     getDirectionalDerivative equals FMI 2's and getAdjointDerivative(w) = J^T w."""
     t = 0.05
     path = crash_fmu(2)
-    md = read_model_description(str(path))
-    vr = {v.name: v.valueReference for v in md.modelVariables}
     with ModelExchangeInstance(path) as inst:
         unknowns, knowns = inst.der_vrs + inst.output_vrs, inst.state_vrs + inst.input_vrs
-        n, out_vrs, in_vrs = inst.n, inst.output_vrs, inst.input_vrs
+        out_vrs, in_vrs = inst.output_vrs, inst.input_vrs
         with cs2_slave(path, (in_vrs, list(U))) as slave:
             for k in range(int(round(t / STEP))):
                 slave.doStep(currentCommunicationPoint=k * STEP, communicationStepSize=STEP)

@@ -130,7 +130,7 @@ def test_a_robot_parameter_changed_during_the_run_acts_in_both_runtimes_alike(fm
     assert np.abs(Yn - _run(native, plant)).max() > 1e-4
 
 
-def test_the_native_robot_fmu_runs_in_the_compliance_checker_without_python(fmus, hidden_python_works, tmp_path):
+def test_the_native_robot_fmu_runs_in_the_compliance_checker_without_python(fmus, hidden_python_works, tmp_path):  # noqa: F811 (a fixture imported from another module)
     name, plant, native, _ = fmus
     u = inputs_of(plant)
     res = _fmu_check(native, H, N * H, tmp_path / "out.csv", _input_file(tmp_path / "in.csv", u, 2 * N * H))

@@ -1,4 +1,4 @@
-"""The ``canonical_2body`` plant (seed 001's worked example) in canonical variables."""
+"""The ``canonical_2body`` plant (the worked example of Shimanovsky and Ivanov (2013)) in canonical variables."""
 from __future__ import annotations
 
 import math
@@ -36,7 +36,7 @@ def test_state_is_coordinates_and_momenta_equal_to_mass_matrix_times_rates():
 
 
 def test_canonical_and_velocity_variables_give_the_same_trajectory():
-    """Sweep in (q, p) (seed 001) versus articulated-body dynamics in (q, v), with the motor,
+    """The sweep in (q, p) of Shimanovsky and Ivanov (2013) versus articulated-body dynamics in (q, v), with the motor,
     an input torque, spring and hinge damping all active."""
     canon = mbfmu.load_plant("canonical_2body", spring_damping=5.0, gimbal_damping=0.05, **MOVING)
     x0 = canon.initial_state()

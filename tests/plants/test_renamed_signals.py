@@ -1,5 +1,5 @@
 """Joint rates are ``v[i]`` on every plant (library plants called them
-``qd[i]`` before mbfmu 0.2); the old name is accepted with a warning."""
+``qd[i]`` before mbfmu 0.1.0); the old name is accepted with a warning until mbfmu 0.2."""
 from __future__ import annotations
 
 import numpy as np
@@ -42,3 +42,17 @@ def test_old_names_work_in_systems_and_results():
     result = simulate(system, stop_time=0.5, step=0.1)
     with pytest.warns(DeprecationWarning):
         np.testing.assert_allclose(result["arm.qd[2]"], 2 * np.sin(result.time))
+
+
+def test_the_deprecation_names_no_version_before_this_one_as_its_future():
+    """mbfmu is 0.1.0: a rename cannot have happened "since mbfmu 0.2"; the old name is
+    accepted until a version after this one."""
+    import re
+    from importlib.metadata import version
+    current = tuple(int(x) for x in version("mbfmu").split(".")[:2])
+    with pytest.warns(DeprecationWarning) as rec:
+        assert current_name("arm.qd[2]", {"arm.v[2]"}) == "arm.v[2]"
+    (message,) = [str(w.message) for w in rec]
+    assert "since" not in message, message
+    until = [tuple(map(int, v)) for v in re.findall(r"until mbfmu (\d+)\.(\d+)", message)]
+    assert until and all(v > current for v in until), message

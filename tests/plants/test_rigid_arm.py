@@ -1,4 +1,4 @@
-"""The ``rigid_arm`` plant (seed 003): kinematics helpers, planner and physics."""
+"""The ``rigid_arm`` plant (Wang et al. (2009)): kinematics helpers, planner and physics."""
 from __future__ import annotations
 
 import copy
@@ -17,8 +17,8 @@ from mbfmu.viewer.plants import check_plant
 from mbfmu.models.rigid_arm import fk, ik, jacobian, joint_trajectory, quintic, quintic_coefficients
 
 RNG = np.random.default_rng(3)
-Q0 = np.array([0.0, math.pi / 4, -math.pi / 4])  # seed 003's initial joints
-TARGET = np.array([1.6, 1.0, 0.5])  # seed 003's tip target, m
+Q0 = np.array([0.0, math.pi / 4, -math.pi / 4])  # the initial joints of Wang et al. (2009)
+TARGET = np.array([1.6, 1.0, 0.5])  # the tip target of Wang et al. (2009), m
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +84,7 @@ def test_jacobian_matches_finite_differences_and_the_model(arm):
 
 
 def test_jacobian_matches_the_seed_formula_on_dh_frames():
-    """Seed 003 sec. 2.1: for revolute joints J_Li = b_{i-1} x r_{i-1,n}, with b_{i-1} the z axis of
+    """Wang et al. (2009), sec. 2.1: for revolute joints J_Li = b_{i-1} x r_{i-1,n}, with b_{i-1} the z axis of
     DH frame i-1 and r_{i-1,n} the vector from its origin to the tip."""
     rows = [DHRow(alpha=math.pi / 2, d=0.15, mass=1.0), DHRow(a=1.0, mass=1.0), DHRow(a=1.0, mass=1.0)]
     for q in RNG.uniform(-2, 2, (10, 3)):
@@ -160,7 +160,7 @@ def test_energy_is_conserved_without_torque(arm):
 
 
 def test_mass_matrix_matches_the_seed_lagrange_form(arm):
-    """Seed 003 eq. 8: H = sum_i m_i J_L(i)^T J_L(i) + J_A(i)^T I_i J_A(i), with the centre-of-mass
+    """Wang et al. (2009), eq. 8: H = sum_i m_i J_L(i)^T J_L(i) + J_A(i)^T I_i J_A(i), with the centre-of-mass
     Jacobians built from the DH frames (J_Lj = b_{j-1} x (c_i - o_{j-1}), J_Aj = b_{j-1}, j <= i);
     compared with the engine's composite-rigid-body mass matrix and kinetic energy."""
     m, mb, h = 10.0, 20.0, 0.15
@@ -206,8 +206,8 @@ def test_holding_torque_keeps_the_arm_still(arm):
     assert abs(X[-1, 1] - Q0[1]) > 0.1
 
 
-def test_inverse_dynamics_torques_drive_the_plant_along_the_seed_run(arm):
-    """Seed 003's run: T = 5 s, tip from the initial joints (0, 45, -45 deg) to (1.6, 1.0, 0.5) m.
+def test_inverse_dynamics_torques_drive_the_plant_along_the_published_run(arm):
+    """The run of Wang et al. (2009): T = 5 s, tip from the initial joints (0, 45, -45 deg) to (1.6, 1.0, 0.5) m.
     The torques of inverse dynamics (rnea) along the planned joint path, fed open loop to the
     plant's forward dynamics (articulated-body kernel), reproduce the planned tip path."""
     T = 5.0

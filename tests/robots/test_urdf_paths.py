@@ -175,7 +175,7 @@ def test_a_robot_name_without_example_robot_data_names_the_missing_package(monke
     from mbfmu.plant import robots
     monkeypatch.setattr(robots, "robot_catalog", lambda: {})
     with pytest.raises(UnknownNameError, match=r"^unknown plant 'ur5' \(robots by name come from the "
-                                               r"example-robot-data package.*pip install example-robot-data") as err:
+                                               r"example-robot-data package.*pip install 'mbfmu\[urdf\]'") as err:
         mbfmu.load_plant("ur5")
     assert "\n" not in str(err.value)
     assert main(["build", "ur5", "-o", "unused"]) == 1

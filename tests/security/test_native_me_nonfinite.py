@@ -22,7 +22,7 @@ def _refuses_huge(status: int, dx, log: list[str]) -> None:
     assert "the derivative of state" in log[-1] and "is not finite" in log[-1], log[-1]
 
 
-def test_fmi2_model_exchange_refuses_non_finite_derivatives_naming_the_state(host):
+def test_fmi2_model_exchange_refuses_non_finite_derivatives_naming_the_state(host):  # noqa: F811 (a fixture imported from another module)
     h = host(ME)
     h.initialize()
     assert h("fmi2EnterContinuousTimeMode") == OK
@@ -44,7 +44,7 @@ def test_fmi2_model_exchange_refuses_non_finite_derivatives_naming_the_state(hos
 class MeHost3:
     """One FMI 3 Model Exchange instance through ctypes; ``log`` holds its messages."""
 
-    def __init__(self, fmu):
+    def __init__(self, fmu):  # noqa: F811 (a fixture imported from another module)
         so, self.md = fmu
         self.lib = C.CDLL(str(so))
         self.log: list[str] = []
@@ -65,7 +65,7 @@ class MeHost3:
         self.lib.fmi3FreeInstance(self.c)
 
 
-def test_fmi3_model_exchange_refuses_non_finite_derivatives_naming_the_state(fmu3):
+def test_fmi3_model_exchange_refuses_non_finite_derivatives_naming_the_state(fmu3):  # noqa: F811 (a fixture imported from another module)
     h = MeHost3(fmu3)
     try:
         assert h("fmi3EnterInitializationMode", C.c_bool(False), C.c_double(0), C.c_double(0), C.c_bool(False),

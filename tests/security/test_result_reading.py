@@ -8,14 +8,11 @@ read back.
 """
 from __future__ import annotations
 
-import io
 import json
-import os
 import signal
 import subprocess
 import sys
 import time
-import zipfile
 
 import numpy as np
 import pytest

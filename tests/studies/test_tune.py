@@ -6,7 +6,6 @@ resumed tune redoes no finished run."""
 from __future__ import annotations
 
 import control
-import numpy as np
 import pytest
 
 from mbfmu.cli import main

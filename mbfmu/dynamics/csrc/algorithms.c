@@ -2,13 +2,14 @@
  * O(N) recursive multibody algorithms on the flat model of mb.h.
  *
  * rnea:  recursive Newton-Euler inverse dynamics (Luh, Walker, Paul 1980;
- *        the outward/inward passes of seed 004; RBDA Table 5.1).
+ *        its outward and inward passes as in RBDA Table 5.1).
  * crba:  composite-rigid-body joint-space inertia (RBDA Table 6.2).
  * aba:   articulated-body forward dynamics (RBDA Table 7.1).
  * minv:  M^-1 b by the articulated-body passes with zero velocity and gravity.
  * momentum / sweep: generalized momenta p = M qd and the canonical-variable
- *        equations of seed 001, dp/dt = tau + S^T (F - v x* H) + Sring^T H,
+ *        equations of Shimanovsky and Ivanov (2013; see canonical.py), dp/dt = tau + S^T (F - v x* H) + Sring^T H,
  *        with H the subtree momentum and F the subtree's applied forces.
+ * RBDA: R. Featherstone, Rigid Body Dynamics Algorithms, Springer, 2008.
  * Symbols follow RBDA: Xup, S, vJ, cJ, c, IA, pA, U, D, u.
  */
 #include <stdlib.h>

@@ -21,9 +21,8 @@ import os
 import tempfile
 import zipfile
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable
 
-import numpy as np
 
 from ... import __version__
 from ...errors import InputError, MbfmuError, ModelError
