@@ -23,7 +23,8 @@ forward-difference Jacobian when they do not contract; the linear solve is
 an LU with partial pivoting, so Newton's iterates may differ from numpy's in
 the last bits). The semantics are those of the Python loop of
 :mod:`mbfmu.cosim.master` (the tests compare the two bit for bit), and so
-are its guards, applied between chunks of steps: the rows are checked for
+are its guards, applied between chunks of steps (about :data:`CHUNK_SECONDS` of
+wall time each, whatever a step costs): the rows are checked for
 non-finite values, streamed to the run's sink, and Ctrl-C or the run's
 timeout stop it; other systems keep the Python loop. The loop also checks
 the run's stop flag before every step and publishes how far it got, so the
@@ -45,6 +46,7 @@ import ctypes
 import importlib.util
 import logging
 import os
+import time
 from typing import Any
 
 import numpy as np
@@ -59,6 +61,9 @@ from . import c_units
 
 ENABLED = os.environ.get("MBFMU_PYTHON_LOOP", "") not in ("1", "true", "yes")
 MAX_THREADS = 64
+#: wall time, s, of one chunk of compiled steps: the rows are flushed to the sink and Ctrl-C,
+#: the timeout and the progress bar are looked at between chunks
+CHUNK_SECONDS = 0.25
 
 _LOG = logging.getLogger("mbfmu.cosim")
 _P = ctypes.c_void_p
@@ -594,9 +599,10 @@ def run(master: Any, t0: float, stop: float, n: int, progress: Any = None, summa
             b.coeffs[r, :S.n_conn] = c[r]
         S.startup = 1
     pacer = getattr(master, "pacer", None)
-    chunk = max(256, n // 200)
+    most = max(256, n // 200)
+    chunk = min(256, most)
     if pacer is not None:  # guards at least every 0.1 s of wall time
-        chunk = max(1, min(chunk, int(0.1 * pacer.factor / master.H)))
+        chunk = most = max(1, min(most, int(0.1 * pacer.factor / master.H)))
     done = 0
     base = summary.steps if summary is not None else 0
     rows = master._rows
@@ -608,7 +614,11 @@ def run(master: Any, t0: float, stop: float, n: int, progress: Any = None, summa
     try:
         while done < n:
             end = min(n, done + chunk)
+            started = time.perf_counter()
             reached = _library().fl_run(ctypes.byref(S), done, end, n, t0, stop, master.H)
+            if pacer is None:  # chunks of about CHUNK_SECONDS of wall time, whatever a step costs
+                took = max(time.perf_counter() - started, 1e-9)
+                chunk = max(1, min(most, int(chunk * CHUNK_SECONDS / took)))
             master._nrows = 1 + reached
             if not o.allow_nan:
                 bad = _first_non_finite_row(master._rows, 1 + done, 1 + reached)

@@ -29,6 +29,7 @@ from typing import Iterator
 
 from ..untrusted.limits import limits
 from ..untrusted.records import recording
+from ..untrusted import scratch
 
 _PSEUDO = ("/proc/", "/sys/", "/dev/", "/run/")  # kernel views, devices: never a run's input
 _SYSTEM = (*_PSEUDO, "/etc/", "/usr/", "/lib/", "/lib64/")  # also not recorded: time zones, locales, libraries
@@ -90,7 +91,8 @@ def _ignored_roots() -> tuple[str, ...]:
 def could_be_input(path: str) -> bool:
     """``path`` (absolute, links resolved) may be named as a run's input: not a
     kernel view or device (``/proc``, ``/sys``, ``/dev``, ``/run``), not in an
-    mbfmu temporary folder (an extracted FMU: its archive is the input).
+    mbfmu temporary folder (a marked :func:`mbfmu.untrusted.scratch.private_dir`:
+    an extracted FMU, whose archive is the input).
 
     Parameters
     ----------
@@ -104,7 +106,11 @@ def could_be_input(path: str) -> bool:
     if path.startswith(_PSEUDO):
         return False
     tmp = os.path.join(os.path.realpath(tempfile.gettempdir()), "")
-    return not (path.startswith(tmp) and path[len(tmp):].startswith("mbfmu-"))
+    if not (path.startswith(tmp) and path[len(tmp):].startswith(scratch.PREFIX)):
+        return True
+    # only mbfmu's own marked folders: a user's folder that happens to be named mbfmu-* holds inputs
+    top = path[len(tmp):].split(os.sep, 1)[0]
+    return not os.path.isfile(os.path.join(tmp, top, scratch.OWNER))
 
 
 def _recorded(path: str) -> bool:

@@ -8,7 +8,9 @@ their bytes, and a damaged or swapped entry is a miss that is run again.
 """
 from __future__ import annotations
 
+import os
 import shutil
+from pathlib import Path
 import warnings
 
 import pytest
@@ -161,3 +163,24 @@ def test_a_data_file_the_target_reads_is_checked_by_its_bytes(tmp_path):
     changed = _study(build, tmp_path / "cache")
     assert not any(r["cached"] for r in changed.rows)
     assert _finals(changed)[0] == pytest.approx(_finals(first)[1], rel=1e-12)
+
+
+def test_only_mbfmus_marked_temp_folders_are_never_inputs():
+    """A file in an extracted FMU's private folder is never a run's input (its
+    archive is); a user's folder that is merely named ``mbfmu-*`` in the temp
+    folder (a clone of mbfmu made there) holds inputs like any other."""
+    import tempfile
+
+    from mbfmu.studies.run_inputs import could_be_input
+    from mbfmu.untrusted.scratch import private_dir, release
+    mine = private_dir("fmu")
+    users = Path(tempfile.mkdtemp(prefix="mbfmu-clone-"))
+    try:
+        for folder in (mine, users):
+            (folder / "data.txt").write_text("1.0")
+        assert not could_be_input(os.path.realpath(mine / "data.txt"))
+        assert could_be_input(os.path.realpath(users / "data.txt"))
+        assert not could_be_input("/proc/self/mem")
+    finally:
+        release(mine)
+        shutil.rmtree(users)
