@@ -364,7 +364,8 @@ def test_cli_chooses_platforms_and_the_python_hint(tmp_path):
             zipfile.ZipFile(tmp_path / "b" / "damped_pendulum.fmu") as b:
         assert {"binaries/win64/damped_pendulum.dll", "binaries/linux64/damped_pendulum.so"} <= set(a.namelist())
         assert not any(n.startswith("binaries/win64/") for n in b.namelist())
-        assert a.read("resources/mbfmu_python.txt").decode() == RECORD
+        guid = read_model_description(str(tmp_path / "a" / "damped_pendulum.fmu")).guid
+        assert a.read("resources/mbfmu_python.txt").decode() == f"guid={guid}\n" + RECORD
         assert f"python_hint={sys.executable}" in b.read("resources/mbfmu_python.txt").decode()
 
 

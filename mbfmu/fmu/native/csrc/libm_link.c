@@ -28,6 +28,17 @@
 #include <dlfcn.h>
 #include <string.h>
 
+/* With MB_GLIBC_BASELINE (glibc_baseline.h), dlopen and dlsym bind to their
+ * oldest versions, which glibc 2.34 and newer keep in libc, instead of
+ * dlopen@GLIBC_2.34: the binary keeps the 2.17 baseline of the others. */
+#if defined(MB_GLIBC_BASELINE) && defined(__x86_64__) && !defined(__ILP32__)
+__asm__(".symver dlopen,dlopen@GLIBC_2.2.5");
+__asm__(".symver dlsym,dlsym@GLIBC_2.2.5");
+#elif defined(MB_GLIBC_BASELINE) && defined(__aarch64__)
+__asm__(".symver dlopen,dlopen@GLIBC_2.17");
+__asm__(".symver dlsym,dlsym@GLIBC_2.17");
+#endif
+
 #define MB_LIBM_HIDDEN __attribute__((visibility("hidden")))
 /* the functions forwarded: (name, number of double arguments) */
 #define MB_LIBM_1(X) X(sin) X(cos) X(tan) X(asin) X(acos) X(atan) X(tanh) X(exp) X(log) X(sqrt) X(floor)
