@@ -57,7 +57,7 @@ def faulty_me_fmu(tmp_path_factory):
     lib.parent.mkdir(parents=True)
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
-        pytest.skip("no C compiler (gcc) to build the fault FMU")
+        pytest.skip("needs a C compiler (gcc) to build the fault FMU")
     subprocess.run([cc, "-shared", "-fPIC", "-O1", "-Wall", f"-I{FMI_HEADERS}", "-o", str(lib),
                     str(HERE / "cfmu" / "faulty_me.c"), "-lm"], check=True)
     (work / "modelDescription.xml").write_text(_model_description(str(uuid.uuid4())))

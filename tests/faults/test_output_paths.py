@@ -44,7 +44,7 @@ def test_sweep_refuses_an_output_in_a_missing_folder_before_any_run(tmp_path, ca
     assert not list(tmp_path.glob("cache/runs/*.npz"))  # nothing was run
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux (/proc)")
 def test_sweep_refuses_a_folder_it_cannot_write_before_any_run(tmp_path, capsys):
     # /proc takes no new file, even from root (whom a chmod would not stop)
     assert main([*SWEEP, "--cache", str(tmp_path / "cache"), "-o", "/proc/mbfmu_table.csv"]) == 1

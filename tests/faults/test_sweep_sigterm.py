@@ -19,7 +19,7 @@ import time
 import pytest
 from tooling import reference_fmu
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are found through /proc")
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux: workers are found through /proc")
 
 DAHLQUIST = str(reference_fmu("fmi2", "Dahlquist"))
 # 200 runs of 200 000 steps each: the study is still running when the signal comes
