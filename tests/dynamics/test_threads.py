@@ -87,3 +87,34 @@ def test_a_shared_model_is_read_only():
     expected = _kernels.aba(tree._h, q, v, np.zeros(tree.nv))
     del tree
     np.testing.assert_array_equal(_kernels.aba(twin._h, q, v, np.zeros(twin.nv)), expected)
+
+
+ALLOCATION_SCRIPT = """
+import resource, numpy as np
+from mbfmu.dynamics import ModelBuilder, Revolute, aba
+b = ModelBuilder()
+for k in range(20000):
+    b.add_body(f"b{k}", k, Revolute([0, 0, 1]), 1.0, [0.1, 0, 0], np.eye(3) * 0.01, p_PJ=[0.2, 0, 0])
+model = b.build()
+pages = int(open("/proc/self/statm").read().split()[0])
+resource.setrlimit(resource.RLIMIT_AS, (pages * resource.getpagesize() + (8 << 20), resource.RLIM_INFINITY))
+try:
+    model.for_thread()  # a workspace of some 40 MB: more than the 8 MB left
+    print("allocated")
+except MemoryError:
+    print("MemoryError")
+resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+twin = model.for_thread()  # with the memory back, the same call succeeds
+q = np.zeros(model.nq)
+assert np.all(np.isfinite(aba(twin, q, q, q)))
+print("alive")
+"""
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="needs Linux (RLIMIT_AS, /proc)")
+def test_a_failed_workspace_allocation_is_a_memory_error_not_a_crash():
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", ALLOCATION_SCRIPT], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["MemoryError", "alive"]
