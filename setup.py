@@ -20,6 +20,7 @@ kernels = Extension(
         "mbfmu/dynamics/csrc/sled.c",
         "mbfmu/dynamics/csrc/hic.c",
         "mbfmu/dynamics/csrc/drives.c",
+        "mbfmu/dynamics/csrc/pack.c",
     ],
     # a header change must rebuild the extension (the structs are shared)
     depends=["mbfmu/dynamics/csrc/mb.h", "mbfmu/dynamics/csrc/spatial.h",

@@ -46,12 +46,14 @@ def sweep(target: Any, parameters: Mapping[str, Any] | Sequence[Mapping[str, Any
     metrics : str, callable, list or mapping, optional
         ``"KIND:VARIABLE"`` specs and functions of the result
         (:mod:`mbfmu.studies.metrics`).
-    executor : None, "local", "serial", int, "dask://HOST:PORT", "dask-local" or distributed.Client
+    executor : None, "local", "serial", "threads", int, "dask://HOST:PORT", "dask-local" or distributed.Client
         Where runs execute. ``None``/``"local"``: worker processes on this
         machine (``workers`` of them, default one per core; serial for a
-        single run); ``"dask://HOST:PORT"`` or a client: a Dask cluster.
+        single run); ``"threads"``: ``workers`` threads of this process
+        (the dynamics kernels release the GIL; no start-up, nothing
+        pickled); ``"dask://HOST:PORT"`` or a client: a Dask cluster.
     workers : int, optional
-        Local worker processes.
+        Local worker processes (or threads with ``"threads"``).
     cache : str or Path, optional
         Folder keeping finished runs; a later study with the same target,
         parameters and options takes them from there (resume).

@@ -87,8 +87,9 @@ extern const mbn_data MBN_DATA;
 /* one running instance (the FMI component) */
 typedef struct {
     const mbn_data *data;
-    mb_model *m;
-    mb_flex *fx;          /* data->flex: the flexible system around m */
+    mb_model *m;          /* the plant's model, packed by mb_pack (dynamics/csrc/pack.c) */
+    mb_data *ws;          /* its workspace (the kernels' data) */
+    mb_flex *fx;          /* data->flex: the flexible system around m (with a workspace of its own) */
     mb_sensor *sens;      /* (ny) pointing into d */
     mb_mass_props mp;
     mb_latches latches;   /* (data->nl hinges) pointing into d */
