@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -33,6 +34,7 @@ import mbfmu
 PACKAGE = Path(mbfmu.__file__).resolve().parent
 MODELS = PACKAGE.parent / "models"
 SOURCE_SUFFIXES = {".py", ".c", ".h", ".xml", ".json", ".toml", ".urdf", ".txt"}
+UNUSED_DAYS = 7  # entries no run has used for this long are removed (every source edit makes new keys)
 
 
 def source_files(roots: Iterable[Path] = (PACKAGE, MODELS)) -> list[Path]:
@@ -108,6 +110,7 @@ class NativeFmuCache:
         key = self._keys[memo]
         final = self.folder / f"{plant}-{key}.fmu"
         if final.is_file():
+            os.utime(final)  # used: kept by the clean-up below
             return final
         with open(self.folder / f"{plant}-{key}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # another worker building the same key: wait for it
@@ -119,7 +122,18 @@ class NativeFmuCache:
                     self.builds += 1
                 finally:
                     shutil.rmtree(work, ignore_errors=True)
+                self._remove_unused()
         return final
+
+    def _remove_unused(self) -> None:
+        old = time.time() - UNUSED_DAYS * 86400
+        for entry in self.folder.glob("*.fmu"):
+            try:
+                if entry.stat().st_mtime < old:
+                    entry.unlink()
+                    entry.with_suffix(".lock").unlink(missing_ok=True)
+            except OSError:  # another worker removed it first
+                pass
 
     def get(self, plant: str, dest_dir: Path, **build_args: Any) -> Path:
         """A copy of the cached FMU in ``dest_dir`` (named ``<plant>.fmu``)."""

@@ -79,6 +79,20 @@ def test_a_changed_source_or_build_argument_builds_again(tmp_path):
     assert build.calls == 3
 
 
+def test_entries_unused_for_a_week_are_removed_when_a_new_one_is_built(tmp_path):
+    import os
+    src = tmp_path / "kernel.c"
+    src.write_text("int x;\n")
+    cache = NativeFmuCache(tmp_path / "cache", _CountingBuild(), lambda: [src])
+    stale = cache.path("arm")
+    fresh_enough = cache.path("arm", fmi_version=3)
+    week = 7 * 86400
+    os.utime(stale, (time.time() - week - 60,) * 2)
+    os.utime(fresh_enough, (time.time() - week + 3600,) * 2)
+    cache.path("arm", fmi_version=2)  # a new key: built, then the clean-up
+    assert not stale.exists() and fresh_enough.exists()
+
+
 def test_two_workers_asking_at_once_build_once(tmp_path):
     src = tmp_path / "kernel.c"
     src.write_text("int x;\n")
