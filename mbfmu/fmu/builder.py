@@ -338,15 +338,20 @@ def _resource_files(resources: Mapping[str, str | Path | bytes] | None) -> dict[
     return out
 
 
-def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
+def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus", *,
               parameters: Mapping[str, float] | None = None,
               requirements: Iterable[str] = (),
               resources: Mapping[str, str | Path | bytes] | None = None,
-              runtime: str = "pythonfmu", *, platforms: Iterable[str] | None = None,
+              runtime: str = "pythonfmu", platforms: Iterable[str] | None = None,
               python_hint: bool | str | Path = False, fmi_version: int = 2,
               interfaces: Iterable[str] | None = None, overwrite: bool = False) -> Path:
     """Build the FMU of a plant: FMI 2.0 co-simulation (pythonfmu runtime), or
     FMI 2.0 / 3.0 co-simulation and model exchange in one binary (native).
+
+    Everything after ``dest`` is given by keyword: what goes into the FMU
+    (``parameters``, ``requirements``, ``resources``), how it runs (``runtime``,
+    ``fmi_version``, ``interfaces``, ``platforms``, ``python_hint``) and
+    ``overwrite``.
 
     Parameters
     ----------

@@ -156,8 +156,9 @@ def _options(stop_time, step, start_time, record, algorithm, timeout) -> Options
     if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0):
         raise InputError(f"timeout = {timeout!r} must be a positive number of seconds")
     rec = record if isinstance(record, str) else tuple(record)
-    return Options(float(stop_time), None if step is None else float(step), float(start_time), rec, algorithm,
-                   None if timeout is None else float(timeout))
+    return Options(stop_time=float(stop_time), step=None if step is None else float(step),
+                   start_time=float(start_time), record=rec, algorithm=algorithm,
+                   timeout=None if timeout is None else float(timeout))
 
 
 def _grid_of(parameters: Any, zipped: bool) -> dict[str, list[Any]]:

@@ -25,7 +25,6 @@ from mbfmu.control.linearization import linearize
 from mbfmu.control.lqr import lqg_servo, lqr_servo
 from mbfmu.cosim import ControlUnit, FmuUnit, System, simulate, sources
 from mbfmu.errors import InputError
-from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.library import load_plant
 from native.test_hosts import _fmu_check, _without_python, hidden_python_works  # noqa: F401 (a fixture)
 from native.test_portability import too_new
@@ -95,8 +94,8 @@ def _connections(sys) -> list[tuple[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def plant_fmu(tmp_path_factory):
-    return build_fmu("rigid_arm", tmp_path_factory.mktemp("arm"), runtime="native", platforms=("linux64",))
+def plant_fmu(native_fmus):
+    return native_fmus("rigid_arm", platforms=("linux64",))
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,8 @@ import mbfmu
 from mbfmu.cosim import (ControlUnit, FmuUnit, FunctionUnit, Gain, Offset, Saturation, Sum, System, fast_loop,
                          simulate)
 from mbfmu.cosim.c_units import step_sizes
-from mbfmu.cosim.master import Options, _Master
+from mbfmu.cosim.master import _Master
+from mbfmu.cosim.options import SimulationOptions
 from mbfmu.dynamics import gravity_torques
 from mbfmu.errors import CosimError
 
@@ -23,9 +24,8 @@ REF = [0.5, 0.8, -0.4]  # set-point, rad
 
 
 @pytest.fixture(scope="module")
-def arm_fmu(tmp_path_factory):
-    from mbfmu.fmu.builder import build_fmu
-    return build_fmu("rigid_arm", tmp_path_factory.mktemp("ltiloop_arm"), runtime="native", platforms=("linux64",))
+def arm_fmu(native_fmus):
+    return native_fmus("rigid_arm", platforms=("linux64",))
 
 
 def _u0():
@@ -91,7 +91,7 @@ def _both(make, monkeypatch, **kw):
     real_run = fast_loop.run
     monkeypatch.setattr(fast_loop, "run", lambda *a: calls.append(1) or real_run(*a))
     system = make()
-    assert fast_loop.python_loop_reason(_Master(system, kw["step"], Options(progress=False), None)) is None
+    assert fast_loop.python_loop_reason(_Master(system, kw["step"], SimulationOptions(progress=False), None)) is None
     fast = simulate(system, progress=False, **kw)
     assert calls == [1] and "python_loop" not in fast.meta
     monkeypatch.setattr(fast_loop, "ENABLED", False)
@@ -206,7 +206,7 @@ def test_a_state_of_a_python_unit_in_the_recording_keeps_the_python_loop(arm_fmu
     """A nonlinear ControlUnit's state (replaced at every Python step) is not read
     by C: recording it keeps the Python loop, and the reason names it."""
     system = _with_python_callbacks(arm_fmu)
-    why = fast_loop.python_loop_reason(_Master(system, 0.01, Options(progress=False), ["filt.x[1]"]))
+    why = fast_loop.python_loop_reason(_Master(system, 0.01, SimulationOptions(progress=False), ["filt.x[1]"]))
     assert why is not None and "filt.x[1]" in why
 
 
