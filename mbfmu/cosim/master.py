@@ -78,6 +78,7 @@ from .recording import Result, RunSummary, make_array
 from .run_guard import RunGuard, check_recording_fits
 from . import fast_loop
 from .loops import solve_loop
+from .fmu3_scheduled import refuse_clocked_loops
 from .realtime import Pacer, realtime_factor
 from .rollback_probe import probe_rollback
 from .system import System, exchange_order, self_loops
@@ -156,6 +157,7 @@ class _Master:
         self.blocks = exchange_order(system)
         loops_self = self_loops(system)
         self.simple = [len(b) == 1 and b[0] not in loops_self for b in self.blocks]
+        refuse_clocked_loops([[system.units[n] for n in b] for b, s in zip(self.blocks, self.simple) if not s])
         self.ft = {u.name: any(u.feedthrough.values()) for u in self.units}
         # connections per destination unit: (j, source unit, source index)
         self.inc: dict[str, list[tuple[int, Unit, int]]] = {u.name: [] for u in self.units}
