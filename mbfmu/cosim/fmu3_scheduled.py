@@ -39,20 +39,18 @@ import collections
 import ctypes
 import heapq
 import os
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 from ..errors import CosimError, InputError
-from ..untrusted.archive import open_zip
-from .clocks import PERIODIC, Clock, PeriodicTicks, read_clocks, steps_of
-from .fmu3_unit import Fmu3Unit
+from .clocks import PERIODIC, Clock, PeriodicTicks, steps_of
+from .fmu3_clocked import ClockedFmu3Unit
 from .fmu_unit import _status_error
-from .units import Variable
 
 INTERVAL_CHANGED = 2  # fmi3IntervalQualifier fmi3IntervalChanged
 ACTIVATIONS_KEPT = 10_000  # (clock, time) pairs kept in ``activations``
 
 
-class Fmu3ScheduledUnit(Fmu3Unit):
+class Fmu3ScheduledUnit(ClockedFmu3Unit):
     """An FMI 3.0 Scheduled Execution FMU, run through fmpy (see the module docstring).
 
     Parameters are those of :class:`~mbfmu.cosim.fmu_unit.FmuUnit`.
@@ -67,6 +65,10 @@ class Fmu3ScheduledUnit(Fmu3Unit):
         The last (clock name, activation time [s]) pairs, oldest first.
     """
 
+    master_ticked = PERIODIC + ("countdown",)
+    interface_name = "FMI 3.0 Scheduled Execution"
+    python_loop_why = "the master activates its model partitions at their clock ticks"
+
     # -- model description ------------------------------------------------------------
     @staticmethod
     def _check_interface(md: Any) -> None:
@@ -77,44 +79,7 @@ class Fmu3ScheduledUnit(Fmu3Unit):
     def _interface_element(md: Any) -> Any:
         return md.scheduledExecution
 
-    def _variables(self, md: Any) -> list[Variable]:
-        with open_zip(self.path, f"FMU {str(self.path)!r}", "FMU") as z:
-            self.clocks = {c.name: c for c in read_clocks(z.read("modelDescription.xml"))}
-        kept = []
-        for v in super()._variables(md):
-            c = self.clocks.get(v.name)
-            if c is None:
-                kept.append(v)
-            elif c.causality == "output" or (c.causality == "input" and c.kind == "triggered"):
-                kept.append(Variable(v.name, c.causality, "Boolean", None, 0.0, v.vr))
-            elif c.causality == "input" and c.kind not in PERIODIC + ("countdown",):
-                raise InputError(f"{md.modelName!r}: input clock {c.name!r} has intervalVariability "
-                                 f"{c.kind!r}; the master runs periodic, countdown and triggered clocks")
-        self._kept_inputs = {v.name for v in kept if v.causality == "input"}
-        return kept
-
-    def _expand_declared(self, declared: dict[str, tuple[str, ...]]) -> None:
-        super()._expand_declared(declared)
-        for out, deps in declared.items():  # the master drives periodic and countdown clocks itself
-            declared[out] = tuple(d for d in deps if d in self._kept_inputs)
-
-    def set(self, name: str, value: Any) -> None:
-        """Set a parameter or start value by name before a run (not a clock)."""
-        if name in self.clocks:
-            raise InputError(f"unit {self.name!r}: {name!r} is a clock; the master ticks it")
-        super().set(name, value)
-
-    # -- buffers -------------------------------------------------------------------------
     def _bufs(self) -> None:
-        self._n_in, self._n_out = len(self.inputs), len(self.outputs)
-        self.u = (ctypes.c_double * max(self._n_in, 1))()
-        self.y = (ctypes.c_double * max(self._n_out, 1))()
-        self._clock_out = [(j, self.clocks[n]) for j, n in enumerate(self.outputs) if n in self.clocks]
-        self._clock_in = [(j, self.clocks[n]) for j, n in enumerate(self.inputs) if n in self.clocks]
-        clock_out = {j for j, _ in self._clock_out}
-        self._out_groups3 = self._groups(self.outputs, [j for j in range(self._n_out) if j not in clock_out])
-        self._out_clock_vr = (ctypes.c_uint * max(len(self._clock_out), 1))(*[c.vr for _, c in self._clock_out])
-        self._out_clock_val = (ctypes.c_bool * max(len(self._clock_out), 1))()
         self._countdown = [c for c in self.clocks.values() if c.causality == "input" and c.kind == "countdown"]
         self._cd_vr = (ctypes.c_uint * max(len(self._countdown), 1))(*[c.vr for c in self._countdown])
         self._cd_interval = (ctypes.c_double * max(len(self._countdown), 1))()
@@ -122,28 +87,7 @@ class Fmu3ScheduledUnit(Fmu3Unit):
         self._rank = {c.name: k for k, c in enumerate(self.clocks.values())}
         self.ticks: dict[str, tuple[int, float]] = {}
         self.activations: collections.deque[tuple[str, float]] = collections.deque(maxlen=ACTIVATIONS_KEPT)
-        self.connect_inputs(range(self._n_in))
-
-    def connect_inputs(self, driven: Sequence[int] | Any) -> None:
-        driven = sorted(set(driven))
-        self._driven = bool(driven)
-        self._triggers = [(j, c) for j, c in self._clock_in if j in driven]
-        clock_in = {j for j, _ in self._clock_in}
-        self._in_groups3 = self._groups(self.inputs, [j for j in driven if j not in clock_in])
-
-    def getter(self, names: Sequence[str]) -> Callable[[], Sequence[float]]:
-        """A reader of ``names``; clocks read as their Boolean input or output buffer value."""
-        clock_at = {n: (self.u, self.inputs.index(n)) if n in self.inputs else (self.y, self.outputs.index(n))
-                    for n in names if n in self.clocks}
-        if not clock_at:
-            return super().getter(names)
-        rest = [n for n in names if n not in clock_at]
-        get_rest = super().getter(rest) if rest else (lambda: ())
-
-        def get() -> list[float]:
-            values = iter(get_rest())
-            return [clock_at[n][0][clock_at[n][1]] if n in clock_at else next(values) for n in names]
-        return get
+        super()._bufs()
 
     # -- set-up --------------------------------------------------------------------------
     def setup(self, t0: float, stop_time: float, step: float) -> None:
@@ -186,7 +130,6 @@ class Fmu3ScheduledUnit(Fmu3Unit):
     def _initialized(self, t0: float, step: float) -> None:
         f = self._fmu._functions
         self._f_activate = f["fmi3ActivateModelPartition"]
-        self._f_get_clock = f["fmi3GetClock"]
         self._f_interval = f["fmi3GetIntervalDecimal"]
         self._periodic = []
         for c in self.clocks.values():
@@ -229,8 +172,7 @@ class Fmu3ScheduledUnit(Fmu3Unit):
         if abs(self._t0 + k * self._H - end) > 1e-9 * max(self._H, abs(end)):
             raise CosimError(f"unit {self.name!r}: a step to t = {end!r} s leaves the grid of its clocks "
                              f"(t0 = {self._t0!r} s, step {self._H!r} s)")
-        for j, _ in self._clock_out:
-            self.y[j] = 0.0
+        self._clear_output_clocks()
         self._k, self._t_now, self._pending = k, end, True
 
     def _activate(self) -> None:
@@ -264,12 +206,7 @@ class Fmu3ScheduledUnit(Fmu3Unit):
                 for cd, at in self._countdowns_set(ta):
                     if at == ta:
                         heapq.heappush(due, (cd.priority, self._rank[cd.name], cd, at))
-        if self._clock_out:
-            s = self._f_get_clock(comp, self._out_clock_vr, len(self._clock_out), self._out_clock_val)
-            if s > 1:
-                raise _status_error(self, "fmi3GetClock", s, self._t_now)
-            for (j, _), v in zip(self._clock_out, self._out_clock_val):
-                self.y[j] = 1.0 if v else 0.0
+        self._read_output_clocks(self._t_now)
         super().pull()
 
     def _countdowns_set(self, ta: float) -> list[tuple[Clock, float]]:
@@ -295,14 +232,3 @@ class Fmu3ScheduledUnit(Fmu3Unit):
             self._scheduled.setdefault(j, []).append((c, ta + d))
         return now
 
-
-def refuse_clocked_loops(loops: Sequence[Sequence[Any]]) -> None:
-    """Raise :class:`~mbfmu.errors.InputError` when a Scheduled Execution unit sits in an
-    algebraic loop (``loops``: the units of each loop): its partitions run once per
-    tick, so the loop could not be iterated to convergence."""
-    for block in loops:
-        clocked = [u.name for u in block if isinstance(u, Fmu3ScheduledUnit)]
-        if clocked:
-            raise InputError(f"unit {clocked[0]!r} (FMI 3.0 Scheduled Execution) is in an algebraic loop with "
-                             f"{[u.name for u in block if u.name != clocked[0]]}: its partitions run once per "
-                             "clock tick and cannot be iterated; break the loop (a unit without direct feedthrough)")

@@ -78,7 +78,7 @@ from .recording import Result, RunSummary, make_array
 from .run_guard import RunGuard, check_recording_fits
 from . import fast_loop
 from .loops import solve_loop
-from .fmu3_scheduled import refuse_clocked_loops
+from .fmu3_clocked import refuse_clocked_loops
 from .realtime import Pacer, realtime_factor
 from .rollback_probe import probe_rollback
 from .system import System, exchange_order, self_loops
