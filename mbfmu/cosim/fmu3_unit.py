@@ -8,7 +8,9 @@ master types: Float32/Float64 are Real, the eight integer types and
 Enumeration are Integer, Boolean and String keep their names. Arrays are
 split into scalar variables named ``x[1]``, ``A[2,1]`` (1-based, row major)
 and exchanged as whole arrays. Binary variables are left out (listed in
-``skipped``); clocked FMUs are refused, naming their clocks.
+``skipped``). FMUs with clocks run as :mod:`mbfmu.cosim.fmu3_events` (event
+mode) or :mod:`mbfmu.cosim.fmu3_scheduled` (Scheduled Execution); this class
+refuses them, naming their clocks.
 
 A request to stop (``terminateSimulation`` out of ``fmi3DoStep``) keeps the
 step that asked (its outputs are read and recorded) and ends the run at
@@ -111,7 +113,8 @@ class Fmu3Unit(FmuUnit):
                              + (f" (it offers {' and '.join(kinds)} only)" if kinds else ""))
         clocks = [v.name for v in md.modelVariables if v.type == "Clock"]
         if clocks:
-            raise InputError(f"{md.modelName!r}: clocked FMUs are not supported (FMI 3.0 clocks: {', '.join(clocks)})")
+            raise InputError(f"{md.modelName!r}: the FMU has clocks ({', '.join(clocks)}); Fmu3Unit runs co-simulation "
+                             "without event mode: open it with FmuUnit(path), which runs its event mode")
 
     def _variables(self, md: Any) -> list[Variable]:
         by_vr = {v.valueReference: v for v in md.modelVariables}

@@ -136,3 +136,53 @@ def build_python_fmu(script: str, outdir: Path, *options: str) -> Path:
                     "-d", str(outdir), *options], check=True, capture_output=True, env=env)
     fmus = sorted(outdir.glob("*.fmu"), key=lambda p: p.stat().st_mtime)
     return add_loader_shim(fmus[-1])
+
+
+TICKER3_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<fmiModelDescription fmiVersion="3.0" modelName="Ticker3" instantiationToken="{token}">
+ <CoSimulation modelIdentifier="ticker3" canHandleVariableCommunicationStepSize="true" hasEventMode="true"
+               mightReturnEarlyFromDoStep="true"/>
+ <ModelVariables>
+  <Float64 name="time" valueReference="0" causality="independent" variability="continuous"/>
+  <Float64 name="period" valueReference="1" causality="parameter" variability="fixed" start="0.37"/>
+  <Float64 name="first" valueReference="2" causality="parameter" variability="fixed" start="0.1234567891234"/>
+  <Float64 name="x" valueReference="3" causality="output" variability="continuous"/>
+  <Float64 name="t_event" valueReference="4" causality="output" variability="discrete" clocks="6"/>
+  <Int32 name="count" valueReference="5" causality="output" variability="discrete" clocks="6"/>
+  <Clock name="tick" valueReference="6" causality="output" intervalVariability="triggered"/>
+  <Clock name="kick" valueReference="7" causality="input" intervalVariability="triggered"/>
+  <Int32 name="kicks" valueReference="8" causality="output" variability="discrete" clocks="7"/>
+  <Float64 name="kick_time" valueReference="9" causality="output" variability="discrete" clocks="7"/>
+ </ModelVariables>
+ <ModelStructure>
+  <Output valueReference="3" dependencies=""/>
+  <Output valueReference="4" dependencies=""/>
+  <Output valueReference="5" dependencies=""/>
+  <Output valueReference="6" dependencies=""/>
+  <Output valueReference="8" dependencies="7"/>
+  <Output valueReference="9" dependencies="7"/>
+  <InitialUnknown valueReference="3"/>
+  <InitialUnknown valueReference="6"/>
+ </ModelStructure>
+</fmiModelDescription>
+"""
+
+
+def build_ticker3(outdir: Path) -> Path:
+    """Compile ``cfmu/ticker3.c`` (FMI 3.0 co-simulation with event mode and an output
+    clock inside steps) into ``outdir/Ticker3.fmu`` against fmpy's FMI 3.0 headers."""
+    outdir = Path(outdir)
+    work = outdir / "_ticker3_build"
+    lib = work / "binaries" / "x86_64-linux" / "ticker3.so"
+    lib.parent.mkdir(parents=True, exist_ok=True)
+    cc = shutil.which("gcc") or shutil.which("cc")
+    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-Wall", f"-I{FMI_HEADERS}", "-o", str(lib),
+                    str(HERE / "cfmu" / "ticker3.c")], check=True)
+    (work / "modelDescription.xml").write_text(TICKER3_XML.format(token=uuid.uuid4()))
+    fmu = outdir / "Ticker3.fmu"
+    with zipfile.ZipFile(fmu, "w") as z:
+        for p in sorted(work.rglob("*")):
+            if p.is_file():
+                z.write(p, p.relative_to(work).as_posix())
+    shutil.rmtree(work)
+    return fmu
