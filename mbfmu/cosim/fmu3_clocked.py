@@ -61,6 +61,9 @@ class ClockedFmu3Unit(Fmu3Unit):
         super().set(name, value)
 
     def _bufs(self) -> None:
+        # the tick schedule and the clocks of a step are the master's and the unit's, not in the
+        # FMU state: no rollback (adaptive stepping and iterative coupling refuse the unit)
+        self.can_rollback = False
         self._n_in, self._n_out = len(self.inputs), len(self.outputs)
         self.u = (ctypes.c_double * max(self._n_in, 1))()
         self.y = (ctypes.c_double * max(self._n_out, 1))()

@@ -79,7 +79,6 @@ class Fmu3EventUnit(ClockedFmu3Unit):
 
     # -- set-up --------------------------------------------------------------------------
     def setup(self, t0: float, stop_time: float, step: float) -> None:
-        self.can_rollback = False  # events and clock outputs of a step are the unit's, not in the FMU state
         self.events.clear()
         self._pending = False
         super().setup(t0, stop_time, step)

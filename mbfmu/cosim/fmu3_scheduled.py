@@ -91,7 +91,6 @@ class Fmu3ScheduledUnit(ClockedFmu3Unit):
 
     # -- set-up --------------------------------------------------------------------------
     def setup(self, t0: float, stop_time: float, step: float) -> None:
-        self.can_rollback = False  # the tick schedule is the master's, not in the FMU state
         self._t0, self._H = t0, step
         self._k, self._t_now, self._pending = 0, t0, True
         self._scheduled: dict[int, list[tuple[Clock, float]]] = {}

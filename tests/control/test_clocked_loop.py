@@ -108,3 +108,13 @@ def test_a_scheduled_execution_unit_in_an_algebraic_loop_is_refused(fmus):
     with pytest.raises(InputError, match="'ctrl' .*FMI 3.0 with clocks.* algebraic loop") as err:
         simulate(System([se, echo], cons), 0.01, T)
     assert "\n" not in str(err.value)
+
+
+def test_iterative_coupling_refuses_the_scheduled_controller_although_its_fmu_saves_state(fmus):
+    """The FMU declares canGetAndSetFMUState, but the tick schedule is the master's: restoring the
+    FMU alone would replay a partition at the wrong tick."""
+    _, ctrl_fmu = fmus
+    se = FmuUnit(ctrl_fmu, "ctrl")
+    assert se.md.scheduledExecution.canGetAndSetFMUstate and not se.can_rollback
+    with pytest.raises(Exception, match=r"iterative coupling needs rollback, but units \['ctrl'\]"):
+        simulate(System([se]), 0.01, T, iterative=True)

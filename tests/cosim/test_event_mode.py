@@ -82,3 +82,9 @@ def test_the_run_says_why_it_takes_the_python_loop(ticker):
 def test_a_clocked_fmu_as_plain_co_simulation_is_refused_by_name(ticker):
     with pytest.raises(InputError, match=r"has clocks \(tick, kick\).*FmuUnit\(path\)"):
         Fmu3Unit(ticker)
+
+
+def test_adaptive_stepping_refuses_a_clocked_unit_by_name(ticker):
+    from mbfmu.errors import CosimError
+    with pytest.raises(CosimError, match=r"adaptive stepping needs rollback, but units \['tick'\]"):
+        simulate(System([FmuUnit(ticker, "tick")]), STOP, H, adaptive=True)
