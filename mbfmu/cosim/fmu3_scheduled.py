@@ -223,7 +223,7 @@ class Fmu3ScheduledUnit(ClockedFmu3Unit):
                 now.append((c, ta))
                 continue
             try:
-                j = steps_of(c.name, "countdown tick", ta + d - self._t0, self._H)
+                j = steps_of(c.name, "countdown tick at", ta + d - self._t0, self._H)
             except InputError as exc:
                 raise CosimError(f"unit {self.name!r}: {exc} (set at t = {ta!r} s)") from None
             if j <= self._k:

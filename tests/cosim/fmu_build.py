@@ -168,18 +168,44 @@ TICKER3_XML = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 
-def build_ticker3(outdir: Path) -> Path:
-    """Compile ``cfmu/ticker3.c`` (FMI 3.0 co-simulation with event mode and an output
-    clock inside steps) into ``outdir/Ticker3.fmu`` against fmpy's FMI 3.0 headers."""
+SAMPLER3_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<fmiModelDescription fmiVersion="3.0" modelName="Sampler3" instantiationToken="{token}">
+ <ScheduledExecution modelIdentifier="ticker3"/>
+ <ModelVariables>
+  <Float64 name="time" valueReference="0" causality="independent" variability="continuous"/>
+  <Float64 name="t_event" valueReference="4" causality="output" variability="discrete" clocks="10"/>
+  <Int32 name="count" valueReference="5" causality="output" variability="discrete" clocks="10"/>
+  <Int32 name="kicks" valueReference="8" causality="output" variability="discrete" clocks="11"/>
+  <Float64 name="kick_time" valueReference="9" causality="output" variability="discrete" clocks="11"/>
+  <Clock name="sample" valueReference="10" causality="input" intervalVariability="constant" intervalDecimal="0.5"
+         priority="0"/>
+  <Clock name="later" valueReference="11" causality="input" intervalVariability="countdown" priority="1"/>
+  <Float64 name="delay" valueReference="12" causality="parameter" variability="fixed" start="0.25"/>
+ </ModelVariables>
+ <ModelStructure>
+  <Output valueReference="4" dependencies="10"/>
+  <Output valueReference="5" dependencies="10"/>
+  <Output valueReference="8" dependencies="11"/>
+  <Output valueReference="9" dependencies="11"/>
+ </ModelStructure>
+</fmiModelDescription>
+"""
+
+
+def build_ticker3(outdir: Path, scheduled: bool = False) -> Path:
+    """Compile ``cfmu/ticker3.c`` into ``outdir/Ticker3.fmu`` (FMI 3.0 co-simulation with
+    event mode and an output clock inside steps) or, with ``scheduled``,
+    ``outdir/Sampler3.fmu`` (the same binary as FMI 3.0 Scheduled Execution with a
+    periodic and a countdown clock), against fmpy's FMI 3.0 headers."""
     outdir = Path(outdir)
-    work = outdir / "_ticker3_build"
+    work = outdir / f"_ticker3_build{'_se' if scheduled else ''}"
     lib = work / "binaries" / "x86_64-linux" / "ticker3.so"
     lib.parent.mkdir(parents=True, exist_ok=True)
     cc = shutil.which("gcc") or shutil.which("cc")
     subprocess.run([cc, "-shared", "-fPIC", "-O2", "-Wall", f"-I{FMI_HEADERS}", "-o", str(lib),
                     str(HERE / "cfmu" / "ticker3.c")], check=True)
-    (work / "modelDescription.xml").write_text(TICKER3_XML.format(token=uuid.uuid4()))
-    fmu = outdir / "Ticker3.fmu"
+    (work / "modelDescription.xml").write_text((SAMPLER3_XML if scheduled else TICKER3_XML).format(token=uuid.uuid4()))
+    fmu = outdir / ("Sampler3.fmu" if scheduled else "Ticker3.fmu")
     with zipfile.ZipFile(fmu, "w") as z:
         for p in sorted(work.rglob("*")):
             if p.is_file():

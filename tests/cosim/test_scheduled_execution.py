@@ -159,3 +159,34 @@ def test_python_loop_reason_names_the_clocked_unit():
     from mbfmu.cosim.master import Options, _Master
     m = _Master(System([FmuUnit(CLOCKS, "clk")]), 1.0, Options(), None)
     assert "unit 'clk' runs FMI 3.0 Scheduled Execution" in python_loop_reason(m)
+
+
+@pytest.fixture(scope="module")
+def sampler(tmp_path_factory):
+    """A Scheduled Execution FMU (cfmu/ticker3.c) whose periodic partition (0.5 s) sets a
+    countdown clock ``delay`` seconds ahead."""
+    from .fmu_build import build_ticker3
+    return build_ticker3(tmp_path_factory.mktemp("sampler3"), scheduled=True)
+
+
+def test_a_countdown_clock_ticks_where_the_fmu_schedules_it(sampler):
+    unit = FmuUnit(sampler, "s")
+    res = simulate(System([unit]), 2.0, 0.25)
+    sample = [0.5 * i for i in range(5)]
+    later = [t + 0.25 for t in sample[:-1]]
+    assert list(unit.activations) == sorted([("sample", t) for t in sample] + [("later", t) for t in later],
+                                            key=lambda a: a[1])
+    assert res["s.kick_time"].tolist() == [0.0] + [max([t for t in later if t <= g], default=0.0)
+                                                   for g in res["time"][1:]]
+    unit.set("delay", 0.0)  # in the same round, after the periodic partition (higher priority)
+    simulate(System([unit]), 1.0, 0.25)
+    assert list(unit.activations) == [(n, t) for t in (0.0, 0.5, 1.0) for n in ("sample", "later")]
+
+
+def test_a_countdown_tick_off_the_master_grid_fails_the_run_by_name(sampler):
+    from mbfmu.errors import CosimError
+    unit = FmuUnit(sampler, "s", values={"delay": 0.1})
+    with pytest.raises(CosimError, match=r"clock 'later': countdown tick at 0.1 s is not a whole number of master "
+                                         r"steps \(0.25 s\).*\(set at t = 0.0 s\)") as err:
+        simulate(System([unit]), 1.0, 0.25)
+    assert "\n" not in str(err.value) and len(err.value.result["time"]) == 0  # at the first exchange

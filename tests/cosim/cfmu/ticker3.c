@@ -12,7 +12,14 @@
  * after an early return.
  *
  * Value references: 0 time, 1 period, 2 first, 3 x, 4 t_event, 5 count, 6 tick, 7 kick,
- * 8 kicks, 9 kick_time. Every other FMI 3.0 function exists and returns fmi3Error.
+ * 8 kicks, 9 kick_time.
+ *
+ * The same binary offers Scheduled Execution (a second model description declares it):
+ * the periodic input clock `sample` (vr 10) counts its activations in `count` with their
+ * time in `t_event`, and sets the countdown clock `later` (vr 11) to fire `delay` (vr 12)
+ * seconds after it (calling the clock-update callback); the partition of `later` counts in
+ * `kicks` with its activation time in `kick_time`.
+ * Every other FMI 3.0 function exists and returns fmi3Error.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,10 +29,11 @@
 enum { INIT, STEP, EVENT };
 
 typedef struct {
-    double time, period, first, x, t_event, kick_time;
-    int count, kicks, k, tick, kick, state;
+    double time, period, first, x, t_event, kick_time, delay;
+    int count, kicks, k, tick, kick, state, later_set;
     fmi3Boolean event_mode_used, early_return;
     fmi3LogMessageCallback log;
+    fmi3ClockUpdateCallback clock_update;
     fmi3InstanceEnvironment env;
 } Inst;
 
@@ -51,6 +59,51 @@ fmi3Instance fmi3InstantiateCoSimulation(fmi3String name, fmi3String token, fmi3
     m->log = log;
     m->env = env;
     return m;
+}
+
+fmi3Instance fmi3InstantiateScheduledExecution(fmi3String name, fmi3String token, fmi3String res,
+                                               fmi3Boolean visible, fmi3Boolean logging,
+                                               fmi3InstanceEnvironment env, fmi3LogMessageCallback log,
+                                               fmi3ClockUpdateCallback clock_update, fmi3LockPreemptionCallback lock,
+                                               fmi3UnlockPreemptionCallback unlock) {
+    (void)lock, (void)unlock;
+    Inst *m = fmi3InstantiateCoSimulation(name, token, res, visible, logging, fmi3False, fmi3False, NULL, 0, env,
+                                          log, NULL);
+    if (m) {
+        m->clock_update = clock_update;
+        m->delay = 0.25;
+    }
+    return m;
+}
+
+fmi3Status fmi3ActivateModelPartition(fmi3Instance i, fmi3ValueReference clock, fmi3Float64 t) {
+    Inst *m = i;
+    if (!m->clock_update || m->state != STEP) return fail(m, "fmi3ActivateModelPartition: not scheduled execution");
+    m->time = t;
+    if (clock == 10) {
+        m->count++;
+        m->t_event = t;
+        m->later_set = 1;
+        m->clock_update(m->env);
+    } else if (clock == 11) {
+        m->kicks++;
+        m->kick_time = t;
+    } else {
+        return fail(m, "fmi3ActivateModelPartition: not an input clock");
+    }
+    return fmi3OK;
+}
+
+fmi3Status fmi3GetIntervalDecimal(fmi3Instance i, const fmi3ValueReference vr[], size_t n, fmi3Float64 v[],
+                                  fmi3IntervalQualifier q[]) {
+    Inst *m = i;
+    for (size_t k = 0; k < n; k++) {
+        if (vr[k] != 11) return fail(m, "fmi3GetIntervalDecimal: not a countdown clock");
+        q[k] = m->later_set ? fmi3IntervalChanged : fmi3IntervalUnchanged;
+        if (m->later_set) v[k] = m->delay;
+        m->later_set = 0;
+    }
+    return fmi3OK;
 }
 
 void fmi3FreeInstance(fmi3Instance i) { free(i); }
@@ -154,6 +207,7 @@ fmi3Status fmi3GetFloat64(fmi3Instance i, const fmi3ValueReference vr[], size_t 
         case 3: v[k] = m->x; break;
         case 4: v[k] = m->t_event; break;
         case 9: v[k] = m->kick_time; break;
+        case 12: v[k] = m->delay; break;
         default: return fail(m, "fmi3GetFloat64: unknown value reference");
         }
     }
@@ -167,6 +221,7 @@ fmi3Status fmi3SetFloat64(fmi3Instance i, const fmi3ValueReference vr[], size_t 
     for (size_t k = 0; k < n; k++) {
         if (vr[k] == 1) m->period = v[k];
         else if (vr[k] == 2) m->first = v[k];
+        else if (vr[k] == 12) m->delay = v[k];
         else return fail(m, "fmi3SetFloat64: not a parameter");
     }
     return fmi3OK;
@@ -217,13 +272,6 @@ fmi3Instance fmi3InstantiateModelExchange(fmi3String a, fmi3String b, fmi3String
     (void)a, (void)b, (void)c, (void)d, (void)e, (void)f, (void)g;
     return NULL;
 }
-fmi3Instance fmi3InstantiateScheduledExecution(fmi3String a, fmi3String b, fmi3String c, fmi3Boolean d,
-                                               fmi3Boolean e, fmi3InstanceEnvironment f, fmi3LogMessageCallback g,
-                                               fmi3ClockUpdateCallback h, fmi3LockPreemptionCallback j,
-                                               fmi3UnlockPreemptionCallback k) {
-    (void)a, (void)b, (void)c, (void)d, (void)e, (void)f, (void)g, (void)h, (void)j, (void)k;
-    return NULL;
-}
 #define NO(name, ...) fmi3Status name(fmi3Instance i, __VA_ARGS__) { return fail(i, #name ": not supported"); }
 #define NO_VALUES(T, Tc)                                                                                   \
     NO(fmi3Get##T, const fmi3ValueReference vr[], size_t n, Tc v[], size_t nv)                             \
@@ -256,7 +304,6 @@ NO(fmi3GetAdjointDerivative, const fmi3ValueReference a[], size_t b, const fmi3V
    const fmi3Float64 e[], size_t f, fmi3Float64 g[], size_t h)
 fmi3Status fmi3EnterConfigurationMode(fmi3Instance i) { return fail(i, "fmi3EnterConfigurationMode: not supported"); }
 fmi3Status fmi3ExitConfigurationMode(fmi3Instance i) { return fail(i, "fmi3ExitConfigurationMode: not supported"); }
-NO(fmi3GetIntervalDecimal, const fmi3ValueReference vr[], size_t n, fmi3Float64 v[], fmi3IntervalQualifier q[])
 NO(fmi3GetIntervalFraction, const fmi3ValueReference vr[], size_t n, fmi3UInt64 c[], fmi3UInt64 r[],
    fmi3IntervalQualifier q[])
 NO(fmi3GetShiftDecimal, const fmi3ValueReference vr[], size_t n, fmi3Float64 v[])
@@ -278,4 +325,3 @@ NO(fmi3GetNumberOfEventIndicators, size_t *n)
 NO(fmi3GetNumberOfContinuousStates, size_t *n)
 NO(fmi3GetOutputDerivatives, const fmi3ValueReference vr[], size_t n, const fmi3Int32 o[], fmi3Float64 v[],
    size_t nv)
-NO(fmi3ActivateModelPartition, fmi3ValueReference c, fmi3Float64 t)
