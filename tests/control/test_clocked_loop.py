@@ -118,3 +118,21 @@ def test_iterative_coupling_refuses_the_scheduled_controller_although_its_fmu_sa
     assert se.md.scheduledExecution.canGetAndSetFMUstate and not se.can_rollback
     with pytest.raises(Exception, match=r"iterative coupling needs rollback, but units \['ctrl'\]"):
         simulate(System([se]), 0.01, T, iterative=True)
+
+
+def test_a_native_fmi2_discrete_controller_takes_1_ms_steps_past_t_5_s(tmp_path):
+    """The master's step is the difference of two rounded grid points: at t = 8 s a 1 ms step
+    is 1 ms + 1.2e-15 s, which the FMU refused as "not a whole number of samples" (1e-12
+    relative tolerance). It is now taken as the one sample it is, and the controller equals
+    the Python unit over 10 s."""
+    from mbfmu.cosim import sources
+    fmu = export_fmu(joint_controller(), tmp_path, runtime="native", platforms=("linux64",))
+    runs = []
+    cons = [("s.y", f"ctrl.{n}") for n in Q + V]
+    for ctrl in (FmuUnit(fmu, "ctrl"), ControlUnit("ctrl", joint_controller())):
+        system = System([sources.sine("s", 0.3, 0.7), ctrl], cons)
+        runs.append(simulate(system, 10.0, T, record=["ctrl.tau1"]))
+    native, python = runs
+    assert native["time"][-1] == 10.0
+    scale = np.abs(python["ctrl.tau1"]).max()
+    assert scale > 1.0 and np.abs(native["ctrl.tau1"] - python["ctrl.tau1"]).max() <= 1e-13 * scale

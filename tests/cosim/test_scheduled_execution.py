@@ -19,6 +19,8 @@ from mbfmu.cosim.fast_loop import python_loop_reason
 from mbfmu.cosim.fmu3_scheduled import Fmu3ScheduledUnit
 from mbfmu.cosim.units import Unit, Variable
 from mbfmu.errors import InputError
+
+from .fmu_build import build_ticker3
 from tooling import FIXTURES, REFERENCE_FMUS
 
 CLOCKS = REFERENCE_FMUS / "fmi3" / "Clocks.fmu"
@@ -165,7 +167,6 @@ def test_python_loop_reason_names_the_clocked_unit():
 def sampler(tmp_path_factory):
     """A Scheduled Execution FMU (cfmu/ticker3.c) whose periodic partition (0.5 s) sets a
     countdown clock ``delay`` seconds ahead."""
-    from .fmu_build import build_ticker3
     return build_ticker3(tmp_path_factory.mktemp("sampler3"), scheduled=True)
 
 
