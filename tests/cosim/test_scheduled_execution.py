@@ -191,3 +191,14 @@ def test_a_countdown_tick_off_the_master_grid_fails_the_run_by_name(sampler):
                                          r"steps \(0.25 s\).*\(set at t = 0.0 s\)") as err:
         simulate(System([unit]), 1.0, 0.25)
     assert "\n" not in str(err.value) and len(err.value.result["time"]) == 0  # at the first exchange
+
+
+def test_simulate_verbose_says_why_a_clocked_fmu_takes_the_python_loop(tmp_path, capsys, monkeypatch):
+    from mbfmu.cli import main
+    monkeypatch.chdir(tmp_path)
+    assert main(["simulate", str(CLOCKS), "--stop-time", "3", "-v", "-o", "out.csv"]) == 0
+    out = capsys.readouterr().out
+    assert ("master loop: Python (unit 'Clocks' runs FMI 3.0 Scheduled Execution: the master activates its model "
+            "partitions at their clock ticks, which only the Python loop does)") in out
+    rows = (tmp_path / "out.csv").read_text().splitlines()
+    assert rows[0].startswith("time,Clocks.outClock,Clocks.inClock1Ticks") and len(rows) == 5
