@@ -34,9 +34,9 @@ class Clock:
     kind : str
         ``intervalVariability``: ``constant``, ``fixed``, ``tunable``, ``changing``,
         ``countdown`` or ``triggered``.
-    priority : int
+    priority : float
         Lower values run first when several partitions are due at one time
-        (FMI 3.0, 2.2.8.4); a clock without one sorts last.
+        (FMI 3.0, 2.2.8.4); a clock without one has ``inf`` and sorts last.
     interval : float or None
         ``intervalDecimal`` (or ``intervalCounter / resolution``) [s]; ``None`` when not declared.
     shift : float
@@ -47,7 +47,7 @@ class Clock:
     vr: int
     causality: str
     kind: str
-    priority: int
+    priority: float
     interval: float | None
     shift: float
 
@@ -76,11 +76,11 @@ def read_clocks(xml_text: str | bytes) -> list[Clock]:
             shift = (float(node.get("shiftDecimal")) if node.get("shiftDecimal") is not None
                      else int(node.get("shiftCounter", "0")) / resolution)
             vr = int(node.get("valueReference", ""))
-            priority = int(node.get("priority")) if node.get("priority") is not None else math.inf
+            priority = float(int(node.get("priority"))) if node.get("priority") is not None else math.inf
         except (TypeError, ValueError, ZeroDivisionError) as exc:
             raise InputError(f"clock {name!r}: malformed attribute in the model description ({exc})") from None
         clocks.append(Clock(name, vr, node.get("causality", "local"), node.get("intervalVariability", ""),
-                            priority, interval, shift))  # type: ignore[arg-type]
+                            priority, interval, shift))
     return clocks
 
 

@@ -46,7 +46,7 @@ class ClockedFmu3Unit(Fmu3Unit):
                 raise InputError(f"{md.modelName!r}: input clock {c.name!r} has intervalVariability {c.kind!r}; "
                                  f"the master runs {' and '.join(self.master_ticked + ('triggered',))} input clocks "
                                  "of this kind of FMU")
-        self._kept_inputs = {v.name for v in kept if v.causality == "input"}
+        self._kept_inputs = [v.name for v in kept if v.causality == "input"]
         return kept
 
     def _expand_declared(self, declared: dict[str, tuple[str, ...]]) -> None:

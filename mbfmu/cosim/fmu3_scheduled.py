@@ -25,7 +25,8 @@ first), each with ``fmi3ActivateModelPartition(clock, t)``:
 At a communication point the unit takes its (non-clock) inputs, activates the
 partitions due there and then latches its outputs, so a clocked output
 reflects the inputs of the same instant (as a discrete controller's output
-does). A unit with connected inputs activates when the master sets its
+does). For the exchange order every output therefore depends on every input,
+whatever the model structure declares (``feedthrough=`` overrides it). A unit with connected inputs activates when the master sets its
 inputs (``push``); one without, when the master reads its outputs (``pull``).
 
 The unit keeps the activations it made (``ticks``: count and last time per
@@ -78,6 +79,13 @@ class Fmu3ScheduledUnit(ClockedFmu3Unit):
     @staticmethod
     def _interface_element(md: Any) -> Any:
         return md.scheduledExecution
+
+    def _expand_declared(self, declared: dict[str, tuple[str, ...]]) -> None:
+        # an activation latches the outputs of its tick with the inputs of that tick, so for the
+        # order of the exchange every output follows every input, whatever the model structure
+        # says (a controller with D = 0 declares none, and its outputs were read a tick late)
+        for out in declared:
+            declared[out] = tuple(self._kept_inputs)
 
     def _bufs(self) -> None:
         self._countdown = [c for c in self.clocks.values() if c.causality == "input" and c.kind == "countdown"]

@@ -136,3 +136,33 @@ def test_a_native_fmi2_discrete_controller_takes_1_ms_steps_past_t_5_s(tmp_path)
     assert native["time"][-1] == 10.0
     scale = np.abs(python["ctrl.tau1"]).max()
     assert scale > 1.0 and np.abs(native["ctrl.tau1"] - python["ctrl.tau1"]).max() <= 1e-13 * scale
+
+
+def strictly_proper_controller() -> control.StateSpace:
+    """A joint controller without direct feedthrough (D = 0): leaky integral and lagged
+    proportional-derivative action, zero-order hold at T."""
+    A = np.kron(np.eye(3), [[-0.5, 0.0], [0.0, -200.0]])
+    B = np.zeros((6, 6))
+    for j in range(3):
+        B[2 * j, j] = 1.0                                 # integral of q
+        B[2 * j + 1, j], B[2 * j + 1, 3 + j] = 200.0 * 40.0, 200.0 * 8.0  # lagged PD
+    C = np.zeros((3, 6))
+    for j in range(3):
+        C[j, 2 * j], C[j, 2 * j + 1] = -5.0, -1.0
+    sys = control.ss(A, B, C, np.zeros((3, 6)), inputs=Q + V, outputs=TAU)
+    return control.c2d(sys, T, method="zoh").copy(name="joint_lag")
+
+
+def test_a_controller_without_feedthrough_latches_its_outputs_before_the_plant_reads_them(tmp_path, fmus):
+    """With D = 0 the FMU declares no output dependency; still, an activation latches the
+    outputs of the tick, so the plant must read them after it (as it reads ControlUnit's)."""
+    plant, _ = fmus
+    sys = strictly_proper_controller()
+    assert not np.asarray(sys.D).any()
+    fmu = export_fmu(sys, tmp_path, runtime="native", fmi=3, scheduled=True, platforms=("linux64",))
+    native = _loop(plant, FmuUnit(fmu, "ctrl"), stop=0.2)
+    python = _loop(plant, ControlUnit("ctrl", sys), stop=0.2)
+    assert np.abs(python["ctrl.tau2"]).max() > 1e-2
+    for n in native.names:
+        scale = max(np.abs(python[n]).max(), 1e-300)
+        assert np.abs(native[n] - python[n]).max() <= 1e-13 * scale, n
