@@ -192,19 +192,25 @@ SAMPLER3_XML = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 
-def build_ticker3(outdir: Path, scheduled: bool = False) -> Path:
+def build_ticker3(outdir: Path, scheduled: bool = False, model_exchange: bool = False) -> Path:
     """Compile ``cfmu/ticker3.c`` into ``outdir/Ticker3.fmu`` (FMI 3.0 co-simulation with
     event mode and an output clock inside steps) or, with ``scheduled``,
     ``outdir/Sampler3.fmu`` (the same binary as FMI 3.0 Scheduled Execution with a
-    periodic and a countdown clock), against fmpy's FMI 3.0 headers."""
+    periodic and a countdown clock), against fmpy's FMI 3.0 headers. ``model_exchange``
+    declares Ticker3's clocks under a Model Exchange interface instead (for refusals:
+    the binary has none)."""
     outdir = Path(outdir)
-    work = outdir / f"_ticker3_build{'_se' if scheduled else ''}"
+    work = outdir / f"_ticker3_build{'_se' if scheduled else '_me' if model_exchange else ''}"
     lib = work / "binaries" / "x86_64-linux" / "ticker3.so"
     lib.parent.mkdir(parents=True, exist_ok=True)
     cc = shutil.which("gcc") or shutil.which("cc")
     subprocess.run([cc, "-shared", "-fPIC", "-O2", "-Wall", f"-I{FMI_HEADERS}", "-o", str(lib),
                     str(HERE / "cfmu" / "ticker3.c")], check=True)
-    (work / "modelDescription.xml").write_text((SAMPLER3_XML if scheduled else TICKER3_XML).format(token=uuid.uuid4()))
+    xml = SAMPLER3_XML if scheduled else TICKER3_XML
+    if model_exchange:
+        xml = xml.replace('<CoSimulation modelIdentifier="ticker3"', '<ModelExchange modelIdentifier="ticker3"')
+        xml = xml.replace(' hasEventMode="true"\n               mightReturnEarlyFromDoStep="true"', '')
+    (work / "modelDescription.xml").write_text(xml.format(token=uuid.uuid4()))
     fmu = outdir / ("Sampler3.fmu" if scheduled else "Ticker3.fmu")
     with zipfile.ZipFile(fmu, "w") as z:
         for p in sorted(work.rglob("*")):

@@ -88,3 +88,9 @@ def test_adaptive_stepping_refuses_a_clocked_unit_by_name(ticker):
     from mbfmu.errors import CosimError
     with pytest.raises(CosimError, match=r"adaptive stepping needs rollback, but units \['tick'\]"):
         simulate(System([FmuUnit(ticker, "tick")]), STOP, H, adaptive=True)
+
+
+def test_model_exchange_with_clocks_is_refused_by_name(tmp_path):
+    fmu = build_ticker3(tmp_path, model_exchange=True)
+    with pytest.raises(InputError, match=r"model exchange with clocks \(tick, kick\) is not run"):
+        FmuUnit(fmu)
