@@ -80,6 +80,7 @@ from .master_fixed import FixedLoop
 from .master_iterative import IterativeStep
 from .master_recording import Recording, recorded_variables as recorded_variables
 from .loops import solve_loop
+from .fmu3_clocked import refuse_clocked_loops
 from .realtime import Pacer
 from .rollback_probe import probe_rollback
 from .options import SimulationOptions, simulation_options
@@ -105,6 +106,7 @@ class _Master(Recording, FixedLoop, AdaptiveLoop, IterativeStep):
         self.blocks = exchange_order(system)
         loops_self = self_loops(system)
         self.simple = [len(b) == 1 and b[0] not in loops_self for b in self.blocks]
+        refuse_clocked_loops([[system.units[n] for n in b] for b, s in zip(self.blocks, self.simple) if not s])
         self.ft = {u.name: any(u.feedthrough.values()) for u in self.units}
         # connections per destination unit: (j, source unit, source index)
         self.inc: dict[str, list[tuple[int, Unit, int]]] = {u.name: [] for u in self.units}
