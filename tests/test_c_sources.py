@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tooling import FMI_STANDARD_HEADERS, assert_standard_fmi_headers
+
 ROOT = Path(__file__).resolve().parents[1]
 HEADERS = ROOT / "mbfmu" / "fmu" / "native" / "fmi_headers"
 
@@ -39,3 +41,25 @@ def test_the_detector_finds_a_transcription():
     sample = ("#define A_(i, j) a[(size_t)((i) - 1) * (size_t)n + (size_t)((j) - 1)] /* 1-based, as in the "
               "reference */\nfor (int i = 1; i <= n; ++i) {}\n")
     assert sum(bool(rx.search(sample)) for rx in TRANSCRIBED) >= 3
+
+
+def test_the_shipped_fmi_headers_are_the_standards():
+    """Byte for byte fmpy's copy of the FMI 2.0 and 3.0 headers, with the license they carry."""
+    assert_standard_fmi_headers(HEADERS)
+    assert sorted(p.name for p in HEADERS.iterdir() if p.suffix == ".h") == sorted(FMI_STANDARD_HEADERS)
+    for name in FMI_STANDARD_HEADERS:
+        assert "2-Clause BSD License" in (HEADERS / name).read_text(), name
+
+
+# a type or enumeration of the standard declared in a source file
+HAND_DECLARED = re.compile(r"typedef[^;{]*\b(fmi[23]\w+)\s*;|typedef\s+enum\s*\{[^}]*\b(fmi[23]OK)\b"
+                           r"|typedef\s+struct\s*\{[^}]*\}\s*(fmi[23]\w+)\s*;|\(\s*\*\s*(fmi[23]\w+)\s*\)\s*\(")
+
+
+@pytest.mark.parametrize("path", c_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_source_declares_the_fmi_types_by_hand(path):
+    text = path.read_text()
+    m = HAND_DECLARED.search(text)
+    assert m is None, f"{path.name} declares {next(g for g in m.groups() if g)} itself"
+    if re.search(r"\bfmi[23](Status|Component|Instance)\b", text):
+        assert re.search(r'#include\s+"fmi[23]Function(s|Types)\.h"', text), path.name
