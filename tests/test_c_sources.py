@@ -63,3 +63,25 @@ def test_no_source_declares_the_fmi_types_by_hand(path):
     assert m is None, f"{path.name} declares {next(g for g in m.groups() if g)} itself"
     if re.search(r"\bfmi[23](Status|Component|Instance)\b", text):
         assert re.search(r'#include\s+"fmi[23]Function(s|Types)\.h"', text), path.name
+
+
+@pytest.mark.parametrize("runtime, include", [("csrc/fmi3.c", ("csrc", "../../dynamics/csrc")),
+                                              ("ctrl/ctrl_fmi3.c", ("ctrl",))])
+def test_fmi3_sources_compiled_with_a_function_prefix_define_only_prefixed_functions(runtime, include, tmp_path):
+    """FMI3_FUNCTION_PREFIX (a source FMU linked statically with others): every function the
+    runtime defines is the standard's name with the prefix, as fmi3Functions.h makes it."""
+    import shutil
+    import subprocess
+    from mbfmu.fmu.native import toolchain
+    native = ROOT / "mbfmu" / "fmu" / "native"
+    obj = tmp_path / "fmi3.o"
+    flags = [f"-I{native / d}" for d in (*include, "fmi_headers", "fmi_common")]
+    subprocess.run([toolchain.compiler("linux64"), "-c", "-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Werror",
+                    "-DFMI3_FUNCTION_PREFIX=plant_", *flags, "-o", str(obj), str(native / runtime)],
+                   check=True, capture_output=True)
+    nm = shutil.which("nm")
+    assert nm, "nm (binutils) lists the object's symbols"
+    defined = [line.split()[-1] for line in subprocess.run([nm, "-g", "--defined-only", str(obj)], check=True,
+                                                           capture_output=True, text=True).stdout.splitlines()]
+    assert len(defined) > 60
+    assert all(name.startswith("plant_fmi3") for name in defined), [n for n in defined if "plant_" not in n]
