@@ -1,7 +1,5 @@
 """Build script for the compiled dynamics kernels (plain C, CPython binding)."""
-import importlib.util
 import re
-from pathlib import Path
 
 import numpy
 import setuptools
@@ -37,9 +35,8 @@ kernels = Extension(
                         "-Wno-unused-function"],
 )
 
-# the FMI 2.0 and 3.0 headers that ship with fmpy (a build requirement), found
-# without importing it
-FMI_HEADERS = str(Path(importlib.util.find_spec("fmpy").origin).parent / "c-code")
+# the FMI 2.0 and 3.0 standard's headers, shipped with their license in the package
+FMI_HEADERS = "mbfmu/fmu/native/fmi_headers"
 
 # the compiled co-simulation loop (loaded with ctypes by mbfmu.cosim.fast_loop),
 # with the controller evaluator the native controller FMUs carry (it steps

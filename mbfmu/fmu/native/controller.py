@@ -182,8 +182,9 @@ def data_source(spec: ControllerSpec, guid: str, scheduled: bool = False) -> str
 
 
 def runtime_files() -> list[Path]:
-    """The C files every native controller FMU compiles (its data file aside), sorted."""
-    return sorted(p for p in CTRL_DIR.iterdir() if p.suffix in (".c", ".h"))
+    """The C files every native controller FMU compiles (its data file aside), sorted, and the
+    FMI headers with their license (:func:`.toolchain.fmi_files`)."""
+    return sorted(p for p in CTRL_DIR.iterdir() if p.suffix in (".c", ".h")) + toolchain.fmi_files()
 
 
 def _real(parent: Element, sig: Signal, start: bool) -> None:
