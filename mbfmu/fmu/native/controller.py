@@ -1,7 +1,8 @@
 """Native controller FMUs: :func:`build_controller_fmu`.
 
-A linear controller (state space, discrete or continuous) or mbfmu's discrete
-PID becomes an FMI 2.0 or 3.0 co-simulation FMU whose binary is C only. The
+A linear controller (state space, discrete or continuous), mbfmu's discrete
+PID or a gain-scheduled state feedback (gain tables interpolated at a
+scheduling input) becomes an FMI 2.0 or 3.0 co-simulation FMU whose binary is C only. The
 controller is evaluated by ``ctrl/controller.c`` (its C API is documented in
 ``ctrl/controller.h``; a compiled co-simulation loop can run the same
 evaluator), the FMU instance and its state machine are
@@ -44,7 +45,7 @@ from .fmi3 import PLATFORM_TUPLES
 
 CTRL_DIR = Path(__file__).parent / "ctrl"
 DATA_FILE = "ctrl_data.c"
-KINDS = {"lti": 1, "pid": 2}
+KINDS = {"lti": 1, "pid": 2, "sched": 3}
 MAX_PARAMETERS = 64  # ctrl_fmi2.c checks parameter sets on a fixed array
 
 
@@ -67,7 +68,7 @@ class ControllerSpec:
     name : str
         Model name (a C identifier: the model identifier).
     kind : str
-        ``"lti"`` or ``"pid"``.
+        ``"lti"``, ``"pid"`` or ``"sched"``.
     dt : float
         Sample time [s] of a discrete controller; 0 for a continuous one
         (zero-order hold over the communication step).
@@ -82,6 +83,13 @@ class ControllerSpec:
     Ad0, Bd0 : ndarray or None
     on_error : bool
         PID: the derivative acts on the error (else on minus the measurement).
+    grid, gains, x_ref, u_ref : ndarray
+        Scheduled: the grid (g,) of the scheduling variable, increasing, the
+        gains (g, ny, nk) at its points, the target (nk,) of the first nk
+        inputs and the outputs u_ref (ny,) there: ``y = u_ref - gain K(s)
+        (u[:nk] - x_ref)``.
+    sidx : int
+        Scheduled: the input that is the scheduling variable (-1: none).
     feedthrough : dict of int to list of int
         Output index -> input indices it depends on directly.
     description : str
@@ -103,6 +111,11 @@ class ControllerSpec:
     Ad0: np.ndarray | None = None
     Bd0: np.ndarray | None = None
     on_error: bool = False
+    grid: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    gains: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0)))
+    x_ref: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    u_ref: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    sidx: int = -1
     feedthrough: dict[int, list[int]] = field(default_factory=dict)
     description: str = ""
 
@@ -141,6 +154,8 @@ def _check(spec: ControllerSpec) -> None:
                 raise InputError(f"controller {spec.name!r}: matrix {k} must be {shape[0]}x{shape[1]} finite values")
         if spec.dt == 0 and not spec.h0 > 0 and nx:
             raise InputError(f"controller {spec.name!r} is continuous: give its default step h0 [s]")
+    elif spec.kind == "sched":
+        _check_schedule(spec)
     elif (nu, ny, nx, len(spec.parameters)) != (2, 1, 3, 7) or spec.dt <= 0:
         raise InputError(f"controller {spec.name!r}: a PID has 2 inputs, 1 output, 3 states, 7 parameters and dt > 0")
     names = [s.name for s in spec.inputs + spec.outputs + spec.states + spec.parameters]
@@ -152,11 +167,31 @@ def _check(spec: ControllerSpec) -> None:
             raise InputError(f"controller {spec.name!r}: start value of {s.name!r} must be finite")
 
 
+def _check_schedule(spec: ControllerSpec) -> None:
+    K, grid = np.asarray(spec.gains, float), np.asarray(spec.grid, float)
+    nu, ny = len(spec.inputs), len(spec.outputs)
+    bad = None
+    if K.ndim != 3 or grid.shape != (K.shape[0],) or K.shape[0] < 1 or K.shape[1] != ny:
+        bad = f"gains {K.shape} do not fit {grid.size} grid points and {ny} outputs"
+    elif nu - K.shape[2] not in (0, 1) or not -1 <= spec.sidx < nu:
+        bad = f"{nu} inputs do not fit gains of {K.shape[2]} columns and scheduling input {spec.sidx}"
+    elif np.shape(spec.x_ref) != (K.shape[2],) or np.shape(spec.u_ref) != (ny,):
+        bad = f"x_ref {np.shape(spec.x_ref)} and u_ref {np.shape(spec.u_ref)} do not fit the gains {K.shape}"
+    elif not all(np.all(np.isfinite(a)) for a in (K, grid, spec.x_ref, spec.u_ref)):
+        bad = "grid, gains, x_ref and u_ref must be finite"
+    elif np.any(np.diff(grid) <= 0):
+        bad = "the grid must increase"
+    elif spec.states or len(spec.parameters) != 1 or spec.dt <= 0:
+        bad = "a scheduled controller has no states, one parameter (its gain) and dt > 0"
+    if bad:
+        raise InputError(f"controller {spec.name!r}: {bad}")
+
+
 def data_source(spec: ControllerSpec, guid: str, scheduled: bool = False) -> str:
     """The C text of ``ctrl_data.c``: ``MBC_FMU`` for this controller (``scheduled``:
     FMI 3 Scheduled Execution)."""
     flat = lambda M: np.asarray(M, float).reshape(-1)  # noqa: E731 (row-major)
-    lti = spec.kind == "lti"
+    lti, sched = spec.kind == "lti", spec.kind == "sched"
     has_zoh = lti and spec.dt == 0 and spec.Ad0 is not None
     names = [s.name for s in spec.inputs + spec.outputs + spec.states + spec.parameters]
     parts = [
@@ -167,6 +202,8 @@ def data_source(spec: ControllerSpec, guid: str, scheduled: bool = False) -> str
         _c_array("AD0", flat(spec.Ad0)) + _c_array("BD0", flat(spec.Bd0)) if has_zoh else "",
         _c_array("X0", [s.start for s in spec.states]), _c_array("P0", [s.start for s in spec.parameters]),
         _c_array("U0", [s.start for s in spec.inputs]),
+        _c_array("GRID", flat(spec.grid) if sched else []), _c_array("KS", flat(spec.gains) if sched else []),
+        _c_array("XR", flat(spec.x_ref) if sched else []), _c_array("UR", flat(spec.u_ref) if sched else []),
         "static const char *const NAMES[] = {\n    " + ",\n    ".join(_c_string(n) for n in names) + "\n};\n",
         "static const mbc_desc DESC = {\n"
         f"    .kind = {KINDS[spec.kind]}, .nx = {len(spec.states)}, .nu = {len(spec.inputs)}, "
@@ -174,7 +211,10 @@ def data_source(spec: ControllerSpec, guid: str, scheduled: bool = False) -> str
         f"    .dt = {_c_double(spec.dt)}, .A = A, .B = B, .C = C, .D = D,\n"
         f"    .h0 = {_c_double(spec.h0 if has_zoh else 0.0)}, .Ad0 = {'AD0' if has_zoh else 'NULL'}, "
         f".Bd0 = {'BD0' if has_zoh else 'NULL'},\n"
-        f"    .x0 = X0, .p0 = P0, .on_error = {int(spec.on_error)},\n}};\n",
+        f"    .x0 = X0, .p0 = P0, .on_error = {int(spec.on_error)},\n"
+        f"    .ng = {np.shape(spec.grid)[0] if sched else 0}, "
+        f".nk = {np.shape(spec.gains)[2] if sched else 0}, .sidx = {int(spec.sidx) if sched else -1},\n"
+        "    .grid = GRID, .K = KS, .xr = XR, .ur = UR,\n};\n",
         f"const mbc_fmu MBC_FMU = {{\n    .model = {_c_string(spec.name)}, .guid = {_c_string(guid)}, .desc = &DESC, "
         f".u0 = U0, .names = NAMES, .scheduled = {int(scheduled)},\n}};\n",
     ]

@@ -64,7 +64,7 @@ int mbc_check_parameters(const mbc_desc *d, const double *p, const char **why) {
             *why = "is not a number";
             return 1 + j;
         }
-    if (d->kind == MBC_LTI) {
+    if (d->kind != MBC_PID) {
         if (!isfinite(p[0])) {
             *why = "must be finite";
             return 1;
@@ -110,10 +110,49 @@ static pid_parts pid_eval(const mbc_ctrl *c) {
     return r;
 }
 
+/* the scheduled law (scheduling.ScheduledLaw.output): the interpolation
+ * weight as _interpolate computes it (numpy's searchsorted, then clip), each
+ * gain (1 - w) K[k] + w K[k + 1], the row's products summed in sequence */
+static void sched_outputs(mbc_ctrl *c) {
+    const mbc_desc *d = c->d;
+    const int ng = d->ng, nk = d->nk, ny = d->ny;
+    const double *g = d->grid, *u = c->u;
+    int k = 0;
+    double w = 0.0;
+    if (ng > 1) {
+        double s = d->sidx >= 0 ? u[d->sidx] : 0.0;
+        /* np.searchsorted(grid, s) (side left): grid values below s; NaN sorts last */
+        int below = 0;
+        if (isnan(s)) below = ng;
+        else
+            while (below < ng && g[below] < s) ++below;
+        k = below - 1;
+        if (k < 0) k = 0;
+        if (k > ng - 2) k = ng - 2;
+        w = (s - g[k]) / (g[k + 1] - g[k]);
+        w = w < 0.0 ? 0.0 : (w > 1.0 ? 1.0 : w); /* np.clip: NaN stays NaN */
+    }
+    const size_t plane = (size_t)ny * nk;
+    const double *K0 = d->K + (size_t)k * plane, *K1 = ng > 1 ? K0 + plane : K0;
+    for (int i = 0; i < ny; ++i) {
+        double acc = 0.0;
+        for (int j = 0; j < nk; ++j) {
+            size_t e = (size_t)i * nk + j;
+            double kij = ng > 1 ? (1.0 - w) * K0[e] + w * K1[e] : K0[e];
+            acc += kij * (u[j] - d->xr[j]);
+        }
+        c->y[i] = d->ur[i] - (c->p[0] == 1.0 ? acc : c->p[0] * acc);
+    }
+}
+
 void mbc_outputs(mbc_ctrl *c) {
     const mbc_desc *d = c->d;
     if (d->kind == MBC_PID) {
         c->y[0] = pid_eval(c).us;
+        return;
+    }
+    if (d->kind == MBC_SCHED) {
+        sched_outputs(c);
         return;
     }
     /* y = g (C x + D u): the two products apart, then added, as numpy does */
@@ -166,6 +205,7 @@ int mbc_step(mbc_ctrl *c, double h) {
             return 0;
         }
     }
+    if (d->kind == MBC_SCHED) return 0; /* memoryless */
     if (d->kind == MBC_PID) {
         pid_parts r = pid_eval(c);
         double kt = c->p[P_TT] >= DBL_MAX ? 0.0 : d->dt / c->p[P_TT];

@@ -21,6 +21,12 @@
  *          states {I, D, s_prev}; parameters p = {Kp, Ki, Kd, Tf, Tt, u_min,
  *          u_max}; desc.on_error 1: derivative on the error, 0: on -y;
  *          always discrete at dt. Tt >= DBL_MAX (or inf): no anti-windup.
+ * MBC_SCHED mbfmu.control.scheduling.scheduled_controller: no state,
+ *          y = u_ref - g K(s) (u[0..nk) - x_ref), K(s) the gains (ng, ny, nk)
+ *          interpolated linearly at s = u[sidx] (s = 0 when sidx < 0),
+ *          element by element, clamped at the grid's ends (one grid point:
+ *          K itself); always discrete at dt. Parameters p = {g} (a scaled
+ *          K, 1 by default).
  *
  * Matrices are row-major doubles. Nothing here allocates except
  * mbc_new; nothing logs: functions return 0 or an MBC_E_* code.
@@ -40,7 +46,7 @@
 
 #include <stddef.h>
 
-enum { MBC_LTI = 1, MBC_PID = 2 };
+enum { MBC_LTI = 1, MBC_PID = 2, MBC_SCHED = 3 };
 enum {
     MBC_E_STEP = 1,     /* a discrete controller's step is not a whole number of samples */
     MBC_E_EXPM = 2,     /* the matrix exponential of a continuous one is not finite */
@@ -49,7 +55,7 @@ enum {
 };
 
 typedef struct {
-    int kind;                     /* MBC_LTI or MBC_PID */
+    int kind;                     /* MBC_LTI, MBC_PID or MBC_SCHED */
     int nx, nu, ny, np;
     double dt;                    /* sample time (s) > 0, or 0: continuous (LTI only) */
     const double *A, *B, *C, *D;  /* LTI: (nx,nx), (nx,nu), (ny,nx), (ny,nu) */
@@ -58,6 +64,10 @@ typedef struct {
     const double *x0;             /* (nx) initial state */
     const double *p0;             /* (np) default parameters */
     int on_error;                 /* PID: the derivative acts on the error (1) or on -y (0) */
+    int ng, nk, sidx;             /* SCHED: grid points, measured inputs, the scheduling input (-1: none) */
+    const double *grid;           /* SCHED: (ng) increasing */
+    const double *K;              /* SCHED: (ng, ny, nk) the gains at the grid points */
+    const double *xr, *ur;        /* SCHED: (nk) x_ref, (ny) u_ref */
 } mbc_desc;
 
 typedef struct {
