@@ -280,6 +280,9 @@ def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, 
         from .native_export import export_native
         return export_native(sys, dest, name, step=step, x0=x0, units=units, inputs_start=inputs_start,
                              platforms=platforms, fmi_version=fmi, scheduled=scheduled, overwrite=overwrite)
+    from ..cosim.system import System
+    if isinstance(sys, System):
+        raise InputError("an interconnection of controllers and blocks (a System) exports with runtime='native'")
     if fmi != 2 or scheduled:
         raise InputError(f"fmi={fmi!r}, scheduled={scheduled!r}: the python runtime writes FMI 2.0 co-simulation; "
                          "FMI 3.0 and Scheduled Execution need runtime='native'")

@@ -83,7 +83,9 @@ def _sample_time(sys: Any, step: float | None) -> float:
 def native_spec(sys: Any, step: float | None = None, name: str | None = None, x0: Sequence[float] | None = None,
                 units: Mapping[str, str] | None = None,
                 inputs_start: Mapping[str, float] | None = None) -> ControllerSpec:
-    """The native controller spec of a python-control system.
+    """The native controller spec of a python-control system, or of a
+    :class:`~mbfmu.cosim.System` of controllers and blocks
+    (:func:`mbfmu.control.native_system.interconnection_spec`).
 
     Parameters are those of :func:`mbfmu.control.export_fmu`.
 
@@ -99,6 +101,13 @@ def native_spec(sys: Any, step: float | None = None, name: str | None = None, x0
         ``NonlinearIOSystem``), a missing or inconsistent ``step``, a bad
         ``x0``, non-finite matrices.
     """
+    from ..cosim.system import System
+    if isinstance(sys, System):
+        if x0 is not None or inputs_start:
+            raise InputError("x0 and inputs_start are for one python-control system: give an interconnection's "
+                             "units their initial states and input values")
+        from .native_system import interconnection_spec
+        return interconnection_spec(sys, name, step, dict(units or {}))
     design_name = getattr(sys, "name", None)
     if isinstance(sys, control.TransferFunction):
         sys = control.ss(sys)  # as ControlUnit converts it (python-control renames it '<name>$converted')

@@ -14,7 +14,9 @@ calling Python:
   controller evaluator of the native controller FMUs
   (``mbfmu/fmu/native/ctrl/controller.c``);
 * the static blocks of :mod:`.blocks` (``Gain``, ``Sum``, ``Offset``,
-  ``Saturation``, ``Mux``, ``Demux``) are evaluated in ``csrc/fastloop.c``.
+  ``Saturation``, ``Mux``, ``Demux``) are evaluated by the same file's
+  ``mbc_block`` (called from ``csrc/fastloop.c``; a native controller FMU
+  of an interconnection evaluates them there too).
 
 Other FunctionUnits and ControlUnits (a general ``NonlinearIOSystem``) are
 called back from C (:func:`called_back`): their own ``pull`` and ``do_step``.
@@ -39,7 +41,7 @@ from .units import ControlUnit, FunctionUnit, Unit
 
 _DP = ctypes.POINTER(ctypes.c_double)
 
-# csrc/fastloop.c's block operations
+# controller.c's block operations (MBC_B_*: mbc_block, which csrc/fastloop.c calls)
 B_GAIN, B_MATRIX, B_OFFSET, B_SAT, B_SUM, B_COPY = range(6)
 MBC_LTI, MBC_PID, MBC_SCHED = 1, 2, 3
 PID_GAINS = ("Kp", "Ki", "Kd", "Tf", "Tt", "u_min", "u_max")
