@@ -24,6 +24,10 @@ same system:
   x_ref)`` from the tables of its ``ScheduledLaw`` (grid, gains, x_ref,
   u_ref), interpolating the gains at the scheduling input as
   ``ScheduledLaw.output`` does;
+* a discrete ``NonlinearIOSystem`` whose update and output functions
+  trace through the expression tape (:mod:`mbfmu.control.traced`) is
+  evaluated from its tape; a comparison in them is a guard: inputs and
+  states on its other branch are refused with an FMI error naming it;
 * a linear system's output gain ``gain`` (1 by default, ``y = gain (C x +
   D u)``) and a scheduled controller's (``u = u_ref - gain K(s) (x -
   x_ref)``) are tunable parameters, a PID's gains, time constants and limits
@@ -116,10 +120,13 @@ def native_spec(sys: Any, step: float | None = None, name: str | None = None, x0
                          "TransferFunction or a PID of mbfmu.control.pid")
     pid = _is_pid(sys)
     law = scheduled_law(sys)
+    traced = None
     if not isinstance(sys, control.StateSpace) and not pid and law is None:
-        raise InputError(f"system {sys.name!r} is a NonlinearIOSystem: the native runtime exports linear systems, "
-                         "mbfmu.control.pid and scheduled controllers; export it with runtime='python', or its "
-                         "linearization")
+        if not isinstance(sys, control.NonlinearIOSystem):
+            raise InputError(f"system {sys.name!r} ({type(sys).__name__}): the native runtime exports linear systems, "
+                             "mbfmu.control.pid, scheduled controllers and traced NonlinearIOSystems")
+        from .traced import trace_system
+        traced = trace_system(sys)  # refuses, naming what broke the trace
     dt = _sample_time(sys, step)
     units = dict(units or {})
     inputs_start = dict(inputs_start or {})
@@ -151,6 +158,10 @@ def native_spec(sys: Any, step: float | None = None, name: str | None = None, x0
     gain_name = fmi_names(["gain"], taken=taken)[0]
     if law is not None:
         return _scheduled_spec(sys, law, gain_name, common)
+    if traced is not None:
+        return ControllerSpec(kind="tape", parameters=[], tape=traced.tape, tout=traced.out,
+                              feedthrough={i: list(range(len(ins))) for i in range(len(outs))},
+                              description=f"discrete nonlinear system {sys.name!r} (python-control, traced)", **common)
     mats = {k: np.asarray(getattr(sys, k), float) for k in "ABCD"}
     for k, M in mats.items():
         if not np.all(np.isfinite(M)):

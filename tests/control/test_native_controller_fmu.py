@@ -99,6 +99,19 @@ def scheduled():
                                 name="scheduled_lqr")
 
 
+def traced_pid() -> control.NonlinearIOSystem:
+    """A nonlinear joint controller in plain numpy: integral state z, tau = -40 sin(q) -
+    8 v exp(-v^2 / 10) - 5 z, z+ = 0.99 z + H q (it traces through the expression tape)."""
+    def update(t, x, u, params):
+        return 0.99 * x + H * u[:3]
+
+    def output(t, x, u, params):
+        q, v = u[:3], u[3:]
+        return -40.0 * np.sin(q) - 8.0 * v * np.exp(-v ** 2 / 10.0) - 5.0 * x
+    return control.nlsys(update, output, inputs=Q + V, outputs=TAU, states=["z1", "z2", "z3"], dt=H,
+                         name="traced_pid")
+
+
 DESIGNS = {
     "lqr": lqr_static,
     "lqg": lqg,
@@ -109,6 +122,7 @@ DESIGNS = {
     "discrete_pid": lambda: pid(60.0, 20.0, 4.0, dt=H, u_min=-15.0, u_max=15.0, reference="r", measurement="q1",
                                 output="tau1", name="pid1"),
     "scheduled": scheduled,
+    "traced": traced_pid,
 }
 
 
@@ -388,12 +402,63 @@ def test_the_scheduled_fmu_computes_its_law_and_its_gain_scales_k(exported, plan
     assert q3.min() < -0.5 and q3.max() > 0.9  # from below 0 rad to near 1 rad: three grid intervals
 
 
-def test_a_general_nonlinear_system_is_refused_in_one_line(tmp_path):
-    sys = control.nlsys(lambda t, x, u, p: -x + u, lambda t, x, u, p: x, inputs=1, outputs=1, states=1, dt=H)
-    with pytest.raises(InputError, match="runtime='python'"):
+@pytest.mark.parametrize("update, why", [
+    (lambda t, x, u, p: np.tanh(x) + u, "numpy's tanh"),
+    (lambda t, x, u, p: x * np.cos(t) + u, "depend on the time t"),
+    (lambda t, x, u, p: np.array([float(x[0]) + float(u[0])]), "do not follow the traced expressions"),
+])
+def test_a_nonlinear_system_that_does_not_trace_is_refused_naming_what_broke_it(tmp_path, update, why):
+    sys = control.nlsys(update, lambda t, x, u, p: x, inputs=1, outputs=1, states=1, dt=H, name="f")
+    with pytest.raises(InputError, match=why) as exc:
         export_fmu(sys, tmp_path, runtime="native")
+    assert "runtime='python'" in str(exc.value) and "\n" not in str(exc.value)
+    continuous = control.nlsys(lambda t, x, u, p: -x + u, None, inputs=1, outputs=1, states=1, name="c")
+    with pytest.raises(InputError, match="discrete"):
+        export_fmu(continuous, tmp_path, runtime="native")
     with pytest.raises(InputError, match="runtime 'cuda'"):
         export_fmu(DESIGNS["discrete_ss"](), tmp_path, runtime="cuda")
+
+
+def test_a_traced_comparison_is_a_guard_the_fmu_keeps_naming_it(tmp_path):
+    """np.clip traces as two comparisons: the FMU computes the branch it was traced on
+    (inside the limits, equal to the Python unit) and refuses inputs on the other,
+    naming the condition in its log."""
+    from fmpy.fmi2 import (fmi2CallbackAllocateMemoryTYPE, fmi2CallbackFreeMemoryTYPE, fmi2CallbackFunctions,
+                           fmi2CallbackLoggerTYPE, calloc, free)
+    sys = control.nlsys(lambda t, x, u, p: 0.5 * x + u, lambda t, x, u, p: np.clip(2.0 * x + u, -1.0, 1.0),
+                        inputs=["e"], outputs=["y"], states=["s"], dt=H, name="clipped")
+    fmu = export_fmu(sys, tmp_path / "fmu", runtime="native", platforms=("linux64",))
+    md = read_model_description(str(fmu))
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    unzip = tmp_path / "unzip"
+    with zipfile.ZipFile(fmu) as z:
+        z.extractall(unzip)
+    log: list[str] = []
+    cb = fmi2CallbackFunctions()
+    cb.logger = fmi2CallbackLoggerTYPE(lambda env, inst, status, cat, msg: log.append(msg.decode()))
+    cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
+    cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
+    s = FMU2Slave(guid=md.guid, unzipDirectory=str(unzip), modelIdentifier=md.coSimulation.modelIdentifier,
+                  instanceName="c")
+    s.instantiate(callbacks=cb, loggingOn=True)
+    s.setupExperiment(startTime=0.0)
+    s.enterInitializationMode()
+    s.exitInitializationMode()
+    unit = ControlUnit("c", sys)
+    unit.setup(0.0, 1.0, H)
+    for k, e in enumerate([0.1, -0.2, 0.05, 0.3]):
+        s.setReal([vr["e"]], [e])
+        unit.u[:] = [e]
+        unit.pull()
+        assert s.getReal([vr["y"]]) == list(unit.y)
+        s.doStep(k * H, H)
+        unit.do_step(k * H, H)
+    s.setReal([vr["e"]], [5.0])
+    with pytest.raises(FMICallException):
+        s.getReal([vr["y"]])
+    assert any("leave the branch clipped was traced on" in m and "<=" in m for m in log), log
+    s.terminate()
+    s.freeInstance()
 
 
 @pytest.mark.parametrize("kind", ["discrete_pid", "continuous_ss", "lqg", "scheduled"])

@@ -30,7 +30,8 @@ import uuid
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from types import SimpleNamespace
+from typing import Any, Iterable, Sequence
 from xml.etree.ElementTree import Element, SubElement
 
 import numpy as np
@@ -45,7 +46,7 @@ from .fmi3 import PLATFORM_TUPLES
 
 CTRL_DIR = Path(__file__).parent / "ctrl"
 DATA_FILE = "ctrl_data.c"
-KINDS = {"lti": 1, "pid": 2, "sched": 3, "block": 4, "net": 5}
+KINDS = {"lti": 1, "pid": 2, "sched": 3, "block": 4, "net": 5, "tape": 6}
 MAX_PARAMETERS = 64  # ctrl_fmi2.c checks parameter sets on a fixed array
 
 
@@ -69,7 +70,8 @@ class ControllerSpec:
         Model name (a C identifier: the model identifier).
     kind : str
         ``"lti"``, ``"pid"``, ``"sched"``, ``"block"`` (a static block of
-        :mod:`mbfmu.cosim.blocks`) or ``"net"`` (an interconnection of the others).
+        :mod:`mbfmu.cosim.blocks`), ``"net"`` (an interconnection of the
+        others) or ``"tape"`` (a traced nonlinear system).
     dt : float
         Sample time [s] of a discrete controller; 0 for a continuous one
         (zero-order hold over the communication step).
@@ -104,6 +106,10 @@ class ControllerSpec:
         ``j``, ``nu + o`` the ``o``-th sub-unit output (concatenated).
     su0 : list of float
         Net: the constant of each sub-unit input whose ``src`` is -1.
+    tape : symbolic.Tape or None
+        Tape: the expression tape, leaves (t, x, u) (:mod:`mbfmu.control.traced`).
+    tout : list of int
+        Tape: its nodes of the next state, then of the outputs.
     feedthrough : dict of int to list of int
         Output index -> input indices it depends on directly.
     description : str
@@ -137,6 +143,8 @@ class ControllerSpec:
     src: list = field(default_factory=list)
     out: list = field(default_factory=list)
     su0: list = field(default_factory=list)
+    tape: Any = None
+    tout: list = field(default_factory=list)
     feedthrough: dict[int, list[int]] = field(default_factory=dict)
     description: str = ""
 
@@ -191,6 +199,11 @@ def _check_numbers(spec: ControllerSpec) -> None:
             raise InputError(f"block {spec.name!r}: a block has no states, no parameters, no sample time")
     elif spec.kind == "net":
         _check_net(spec)
+    elif spec.kind == "tape":
+        leaves = sum(1 for n in spec.tape.nodes if n[0] == 1) if spec.tape is not None else -1  # PARAM nodes
+        if leaves != 1 + nx + nu or len(spec.tout) != nx + ny or spec.parameters or spec.dt <= 0:
+            raise InputError(f"controller {spec.name!r}: a traced system has a tape of (t, x, u), its nodes of "
+                             "the next state and the outputs, no parameters and dt > 0")
     elif (nu, ny, nx, len(spec.parameters)) != (2, 1, 3, 7) or spec.dt <= 0:
         raise InputError(f"controller {spec.name!r}: a PID has 2 inputs, 1 output, 3 states, 7 parameters and dt > 0")
     for s in spec.inputs + spec.states + spec.parameters:
@@ -249,6 +262,15 @@ def _desc_source(spec: ControllerSpec, prefix: str) -> str:
         parts += ["static const mbc_desc *const " + P + "SUBS[] = {" +
                   ", ".join(f"&{P}S{i}_DESC" for i in range(len(spec.subs))) + "};\n",
                   ints(P + "SRC", spec.src), ints(P + "OUT", spec.out), _c_array(P + "SU0", spec.su0)]
+    tape_fields = ""
+    if spec.kind == "tape":
+        from .build import _c_array as typed_array, _c_string as c_string
+        from .tape import tape_source
+        n_out = len(spec.tout)
+        text, _ = tape_source(SimpleNamespace(tape=spec.tape, out_d=np.arange(n_out), out_node=np.array(spec.tout)),
+                              typed_array, _c_double, c_string)
+        parts.append(text)
+        tape_fields = "    .tape = &TAPE, .tout = TP_OUT_N,\n"
     parts += [
         _c_array(P + "A", flat(spec.A) if lti else []), _c_array(P + "B", flat(spec.B) if lti else []),
         _c_array(P + "C", flat(spec.C) if lti else []), _c_array(P + "D", flat(spec.D) if lti else []),
@@ -269,7 +291,7 @@ def _desc_source(spec: ControllerSpec, prefix: str) -> str:
         f"    .grid = {P}GRID, .K = {P}KS, .xr = {P}XR, .ur = {P}UR,\n"
         f"    .op = {int(spec.op) if block else 0}, .k = {P}K1, .k2 = {P}K2,\n"
         + (f"    .nsub = {len(spec.subs)}, .sub = {P}SUBS, .src = {P}SRC, .su0 = {P}SU0, .out = {P}OUT,\n"
-           if net else "") + "};\n",
+           if net else "") + tape_fields + "};\n",
     ]
     return "\n".join(p for p in parts if p)
 
@@ -291,8 +313,11 @@ def data_source(spec: ControllerSpec, guid: str, scheduled: bool = False) -> str
 
 
 def runtime_files() -> list[Path]:
-    """The C files every native controller FMU compiles (its data file aside), sorted."""
-    return sorted(p for p in CTRL_DIR.iterdir() if p.suffix in (".c", ".h"))
+    """The C files every native controller FMU compiles (its data file aside), sorted by
+    name: ``ctrl/``, the expression tape's evaluator and the glibc baseline it is built with."""
+    shared = [CTRL_DIR.parent / "csrc" / "tape.c", CTRL_DIR.parent / "csrc" / "tape.h",
+              CTRL_DIR.parents[2] / "dynamics" / "csrc" / "glibc_baseline.h"]
+    return sorted([p for p in CTRL_DIR.iterdir() if p.suffix in (".c", ".h")] + shared, key=lambda p: p.name)
 
 
 def _real(parent: Element, sig: Signal, start: bool) -> None:

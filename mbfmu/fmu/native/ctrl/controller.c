@@ -30,6 +30,7 @@ mbc_ctrl *mbc_new(const mbc_desc *d) {
     int nx = d->nx, nu = d->nu, ny = d->ny, n = nmat(d);
     /* one block: x, u, y, p, Ad, Bd, xn, work (every count at least 1) */
     size_t work = d->kind == MBC_LTI && d->dt == 0.0 ? mbc_expm_work(n) + (size_t)2 * n * n : 0;
+    if (d->kind == MBC_TAPE) work = 1 + (size_t)nx + (size_t)nu + (size_t)d->tape->nn;
     size_t total = (size_t)nx + nu + ny + d->np + (size_t)nx * nx + (size_t)nx * nu + nx + work + 8;
     double *b = calloc(total, sizeof *b);
     if (!b) {
@@ -44,6 +45,11 @@ mbc_ctrl *mbc_new(const mbc_desc *d) {
     c->Bd = c->Ad + (size_t)nx * nx;
     c->xn = c->Bd + (size_t)nx * nu;
     c->work = work ? c->xn + nx : NULL;
+    c->guard = -1;
+    if (d->kind == MBC_TAPE) {
+        c->leaf = c->work;
+        c->node = c->leaf + 1 + nx + nu;
+    }
     if (d->np) memcpy(c->p, d->p0, (size_t)d->np * sizeof *c->p);
     if (d->kind == MBC_NET && net_new(c)) {
         mbc_free(c);
@@ -126,7 +132,7 @@ int mbc_check_parameters(const mbc_desc *d, const double *p, const char **why) {
             *why = "is not a number";
             return 1 + j;
         }
-    if (d->kind == MBC_BLOCK) return 0;
+    if (d->kind == MBC_BLOCK || d->kind == MBC_TAPE) return 0;
     if (d->kind == MBC_NET) {
         int off = 0;
         for (int i = 0; i < d->nsub; ++i) {
@@ -244,8 +250,24 @@ void mbc_block(int op, int nu, int ny, const double *k, const double *k2, const 
     }
 }
 
+/* the tape's values at (t = 0, x, u): 0, or 1 when a guard fails (c->guard) */
+static int tape_eval(mbc_ctrl *c) {
+    const mbc_desc *d = c->d;
+    c->leaf[0] = 0.0;
+    if (d->nx) memcpy(c->leaf + 1, c->x, (size_t)d->nx * sizeof *c->x);
+    if (d->nu) memcpy(c->leaf + 1 + d->nx, c->u, (size_t)d->nu * sizeof *c->u);
+    mbn_tape_eval(d->tape, c->leaf, c->node);
+    c->guard = mbn_tape_failed_guard(d->tape, c->node);
+    return c->guard >= 0;
+}
+
 void mbc_outputs(mbc_ctrl *c) {
     const mbc_desc *d = c->d;
+    if (d->kind == MBC_TAPE) {
+        int bad = tape_eval(c);
+        for (int i = 0; i < d->ny; ++i) c->y[i] = bad ? NAN : c->node[d->tout[d->nx + i]];
+        return;
+    }
     if (d->kind == MBC_BLOCK) {
         mbc_block(d->op, d->nu, d->ny, d->k, d->k2, c->u, c->y);
         return;
@@ -336,6 +358,15 @@ int mbc_step(mbc_ctrl *c, double h) {
         }
     }
     if (d->kind == MBC_SCHED) return 0; /* memoryless */
+    if (d->kind == MBC_TAPE) {
+        if (tape_eval(c)) return MBC_E_GUARD;
+        for (int i = 0; i < nx; ++i) {
+            c->xn[i] = c->node[d->tout[i]];
+            if (!isfinite(c->xn[i])) return MBC_E_STATE;
+        }
+        if (nx) memcpy(c->x, c->xn, (size_t)nx * sizeof *c->x);
+        return 0;
+    }
     if (d->kind == MBC_PID) {
         pid_parts r = pid_eval(c);
         double kt = c->p[P_TT] >= DBL_MAX ? 0.0 : d->dt / c->p[P_TT];

@@ -32,6 +32,13 @@
  *          ny x nu), MBC_B_OFFSET y = u + k, MBC_B_SAT y = clip(u, k, k2)
  *          (NaN stays NaN), MBC_B_SUM y = sum_g k[g] u[g ny ..] (Sum),
  *          MBC_B_COPY y = u (Mux, Demux).
+ * MBC_TAPE a traced python-control NonlinearIOSystem (mbfmu.control.traced):
+ *          discrete at dt, x[k+1] = f(x, u), y = g(x, u), the values of
+ *          nodes tout[0..nx) and tout[nx..nx+ny) of the expression tape
+ *          (tape.h) whose leaves are (t = 0, x, u). A guard the inputs and
+ *          state break (a comparison that took the other branch when
+ *          traced) gives NaN outputs, refuses the step (MBC_E_GUARD) and
+ *          leaves its index in c->guard.
  * MBC_NET  an interconnection of nsub controllers and blocks (sub[], in
  *          evaluation order: each one's direct-feedthrough inputs come
  *          from the net's inputs or from earlier units). The sub-units'
@@ -63,13 +70,16 @@
 
 #include <stddef.h>
 
-enum { MBC_LTI = 1, MBC_PID = 2, MBC_SCHED = 3, MBC_BLOCK = 4, MBC_NET = 5 };
+#include "tape.h"
+
+enum { MBC_LTI = 1, MBC_PID = 2, MBC_SCHED = 3, MBC_BLOCK = 4, MBC_NET = 5, MBC_TAPE = 6 };
 enum { MBC_B_GAIN, MBC_B_MATRIX, MBC_B_OFFSET, MBC_B_SAT, MBC_B_SUM, MBC_B_COPY };
 enum {
     MBC_E_STEP = 1,     /* a discrete controller's step is not a whole number of samples */
     MBC_E_EXPM = 2,     /* the matrix exponential of a continuous one is not finite */
     MBC_E_NOMEM = 3,
-    MBC_E_STATE = 4     /* a new state is not finite (the state is that of the last finite sample) */
+    MBC_E_STATE = 4,    /* a new state is not finite (the state is that of the last finite sample) */
+    MBC_E_GUARD = 5     /* a traced system's inputs and state leave the branch it was traced on */
 };
 
 typedef struct mbc_desc {
@@ -93,6 +103,8 @@ typedef struct mbc_desc {
     const int *src;               /* NET: (sum of the sub-units' nu) where each input comes from */
     const double *su0;            /* NET: (same) the constant of an input whose src is -1 */
     const int *out;               /* NET: (ny) where each output comes from */
+    const mbn_tape *tape;         /* TAPE: the expression tape */
+    const int *tout;              /* TAPE: (nx + ny) the nodes of the next state and the outputs */
 } mbc_desc;
 
 typedef struct mbc_ctrl {
@@ -105,6 +117,8 @@ typedef struct mbc_ctrl {
     void *mem;                    /* the allocation x, u, y, p ... live in */
     struct mbc_ctrl **sub;        /* NET: the sub-units (their x and p point into x and p) */
     const double **in, **out;     /* NET: where each sub-unit input and each output is read */
+    double *leaf, *node;          /* TAPE: (1 + nx + nu) the tape's leaves, (nn) its values */
+    int guard;                    /* TAPE: the guard the last evaluation broke, or -1 */
 } mbc_ctrl;
 
 mbc_ctrl *mbc_new(const mbc_desc *d);
