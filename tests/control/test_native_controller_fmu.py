@@ -461,7 +461,7 @@ def test_a_traced_comparison_is_a_guard_the_fmu_keeps_naming_it(tmp_path):
     s.freeInstance()
 
 
-@pytest.mark.parametrize("kind", ["discrete_pid", "continuous_ss", "lqg", "scheduled"])
+@pytest.mark.parametrize("kind", ["discrete_pid", "continuous_ss", "lqg", "scheduled", "traced"])
 def test_the_fmi3_fmu_equals_the_python_unit_and_validates(kind, plant_fmu, tmp_path):
     sys = DESIGNS[kind]()
     fmu = export_fmu(sys, tmp_path, runtime="native", step=H if sys.isctime() else None, fmi=3,
@@ -475,7 +475,7 @@ def test_the_fmi3_fmu_equals_the_python_unit_and_validates(kind, plant_fmu, tmp_
     assert_close(native, python, 1e-13)
 
 
-@pytest.mark.parametrize("kind", ["discrete_pid", "discrete_ss", "lqg", "scheduled"])
+@pytest.mark.parametrize("kind", ["discrete_pid", "discrete_ss", "lqg", "scheduled", "traced"])
 def test_a_scheduled_execution_controller_ticks_like_the_python_unit_steps(kind, tmp_path):
     """FMI 3 Scheduled Execution: each activation of the sample clock latches the outputs
     of the current state and inputs, then advances one sample (ControlUnit's pull, then
