@@ -44,8 +44,8 @@ FMI_HEADERS = "mbfmu/fmu/native/fmi_headers"
 # points must equal the Python loop's bit for bit
 fastloop = Extension(
     "mbfmu.cosim._fastloop",
-    sources=["mbfmu/cosim/csrc/fastloop.c", "mbfmu/fmu/native/ctrl/controller.c"],
-    include_dirs=[FMI_HEADERS, "mbfmu/fmu/native/ctrl"],
+    sources=["mbfmu/cosim/csrc/fastloop.c", "mbfmu/fmu/native/ctrl/controller.c", "mbfmu/fmu/native/csrc/tape.c"],
+    include_dirs=[FMI_HEADERS, "mbfmu/fmu/native/ctrl", "mbfmu/fmu/native/csrc", "mbfmu/dynamics/csrc"],
     extra_compile_args=["-O2", "-std=c99", "-ffp-contract=off", "-Wall"],
     extra_link_args=["-pthread"],
 )

@@ -114,7 +114,14 @@ int cc_get(cc_inst *f, const unsigned k[], size_t n, double value[], const char 
             cc_report(f, CC_ERROR, "%s: no Float64 variable has index %u", fn, k[j]);
             return CC_ERROR;
         }
-    if (!f->scheduled || f->state == CS_INIT) mbc_outputs(f->c);
+    if (!f->scheduled || f->state == CS_INIT) {
+        mbc_outputs(f->c);
+        if (f->c->guard >= 0) {
+            cc_report(f, CC_ERROR, "%s: at t = %.17g s the inputs leave the branch %s was traced on: %s", fn, f->t,
+                      MBC_FMU.model, MBC_FMU.desc->tape->g_text[f->c->guard]);
+            return CC_ERROR;
+        }
+    }
     for (size_t j = 0; j < n; ++j) {
         unsigned r = k[j];
         if (r < (unsigned)NU) value[j] = f->c->u[r];
@@ -187,6 +194,12 @@ int cc_do_step(cc_inst *f, double t, double h, const char *fn) {
                   "is not a whole number of samples", fn, MBC_FMU.model, MBC_FMU.desc->dt, h, t);
         return CC_ERROR;
     }
+    if (rc == MBC_E_GUARD) {
+        cc_report(f, CC_ERROR, "%s: at t = %.17g s the inputs and state leave the branch %s was traced on: %s", fn,
+                  t, MBC_FMU.model, MBC_FMU.desc->tape->g_text[f->c->guard]);
+        f->state = CS_ERROR; /* a step of several samples may have taken some */
+        return CC_ERROR;
+    }
     if (rc) {
         cc_report(f, CC_ERROR, "%s: %s at t = %.17g s, step %.17g s", fn,
                   rc == MBC_E_EXPM ? "the matrix exponential of the zero-order hold is not finite"
@@ -202,7 +215,9 @@ int cc_tick(cc_inst *f, double t, const char *fn) {
     mbc_outputs(f->c);
     int rc = mbc_step(f->c, MBC_FMU.desc->dt);
     if (rc) {
-        cc_report(f, CC_ERROR, "%s: the state is not finite after the tick at t = %.17g s", fn, t);
+        cc_report(f, CC_ERROR, "%s: %s after the tick at t = %.17g s", fn,
+                  rc == MBC_E_GUARD ? "the inputs and state leave the branch the system was traced on"
+                                    : "the state is not finite", t);
         f->state = CS_ERROR;
         return CC_ERROR;
     }
