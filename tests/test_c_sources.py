@@ -66,7 +66,7 @@ def test_no_source_declares_the_fmi_types_by_hand(path):
 
 
 @pytest.mark.parametrize("runtime, include", [("csrc/fmi3.c", ("csrc", "../../dynamics/csrc")),
-                                              ("ctrl/ctrl_fmi3.c", ("ctrl",))])
+                                              ("ctrl/ctrl_fmi3.c", ("ctrl", "csrc", "../../dynamics/csrc"))])
 def test_fmi3_sources_compiled_with_a_function_prefix_define_only_prefixed_functions(runtime, include, tmp_path):
     """FMI3_FUNCTION_PREFIX (a source FMU linked statically with others): every function the
     runtime defines is the standard's name with the prefix, as fmi3Functions.h makes it."""

@@ -74,8 +74,8 @@ def test_an_output_clock_ticks_another_units_input_clock(ticker):
 
 
 def test_the_run_says_why_it_takes_the_python_loop(ticker):
-    from mbfmu.cosim.master import Options, _Master
-    m = _Master(System([FmuUnit(ticker, "tick")]), H, Options(), None)
+    from mbfmu.cosim.master import SimulationOptions, _Master
+    m = _Master(System([FmuUnit(ticker, "tick")]), H, SimulationOptions(), None)
     assert "unit 'tick' runs FMI 3.0 co-simulation with event mode" in python_loop_reason(m)
 
 

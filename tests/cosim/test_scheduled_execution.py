@@ -158,8 +158,8 @@ def test_the_run_says_why_it_takes_the_python_loop(caplog):
 
 
 def test_python_loop_reason_names_the_clocked_unit():
-    from mbfmu.cosim.master import Options, _Master
-    m = _Master(System([FmuUnit(CLOCKS, "clk")]), 1.0, Options(), None)
+    from mbfmu.cosim.master import SimulationOptions, _Master
+    m = _Master(System([FmuUnit(CLOCKS, "clk")]), 1.0, SimulationOptions(), None)
     assert "unit 'clk' runs FMI 3.0 Scheduled Execution" in python_loop_reason(m)
 
 
