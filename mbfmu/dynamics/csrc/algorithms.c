@@ -361,6 +361,7 @@ void mb_rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, c
 }
 
 void mb_point_acceleration(const mb_model *m, const mb_data *d, int b, const double *r_B, double *acc) {
+    (void)m; /* the uniform (model, data) signature: this one reads the data only */
     const double *v = B6(d->v, b), *a = B6(d->a, b);
     double t[3], u[3], aB[3];
     /* aB = dv + w x (v + w x r) + dw x r */
@@ -795,13 +796,14 @@ static int has_joint_spring(const mb_model *m, int i) {
 }
 
 void mb_point_position(const mb_model *m, const mb_data *d, int b, const double *r_B, double *x) {
+    (void)m; /* the uniform (model, data) signature: this one reads the data only */
     double t[3];
     mv3(B9(d->RW, b), r_B, t);
     for (int k = 0; k < 3; ++k) x[k] = d->pW[3 * b + k] + t[k];
 }
 
 /* world velocity xd of the point r_B (body frame) of body b (needs body velocities) */
-static void point_velocity(const mb_model *m, const mb_data *d, int b, const double *r_B, double *xd) {
+static void point_velocity(const mb_data *d, int b, const double *r_B, double *xd) {
     double t[3];
     const double *vb = B6(d->v, b);
     cross3(vb, r_B, t);
@@ -811,7 +813,7 @@ static void point_velocity(const mb_model *m, const mb_data *d, int b, const dou
 
 /* add the world force F_W applied at the point r_B of body b (body frame) to
  * fext[b] as a body-frame spatial force about the body origin (world: ignored) */
-static void add_point_force(const mb_model *m, const mb_data *d, double *fext, int b, const double *r_B, const double *F_W) {
+static void add_point_force(const mb_data *d, double *fext, int b, const double *r_B, const double *F_W) {
     if (b <= 0) return;
     double f[3], n[3];
     double *fe = B6(fext, b);
@@ -839,8 +841,8 @@ static double spring_length(const mb_model *m, const mb_data *d, int s, double *
     double L = sqrt(dot3(u, u));
     if (L >= 1e-12) for (int k = 0; k < 3; ++k) u[k] /= L;
     if (with_velocity) {
-        point_velocity(m, d, ba, P + SP_PAX, Va);
-        point_velocity(m, d, bb, P + SP_PBX, Vb);
+        point_velocity(d, ba, P + SP_PAX, Va);
+        point_velocity(d, bb, P + SP_PBX, Vb);
     }
     return L;
 }
@@ -876,7 +878,7 @@ double mb_contact_force(const mb_model *m, const mb_data *d, int k, double *F, d
     for (int j = 0; j < 3; ++j) rB[j] = P[CT_CX + j] - nB[j] * P[CT_R];
     F[0] = F[1] = F[2] = 0.0;
     if (depth <= 0) return depth;
-    point_velocity(m, d, b, rB, v);
+    point_velocity(d, b, rB, v);
     double vn = dot3(n, v);
     double fn = P[CT_K] * depth - P[CT_D] * ramp_weight(depth, P[CT_RAMP]) * vn;
     if (fn <= 0) return depth;
@@ -896,7 +898,7 @@ double mb_cable_force(const mb_model *m, const mb_data *d, int k, double *F, dou
     double s = *L - P[CB_L0];
     if (s <= 0 || *L < 1e-12) return 0.0;
     double u[3] = {dir[0] / *L, dir[1] / *L, dir[2] / *L};
-    point_velocity(m, d, (int)P[CB_BODY], P + CB_PX, v);
+    point_velocity(d, (int)P[CB_BODY], P + CB_PX, v);
     double T = P[CB_K] * s - P[CB_D] * ramp_weight(s, P[CB_RAMP]) * dot3(u, v);
     if (T <= 0) return 0.0;
     for (int j = 0; j < 3; ++j) F[j] = T * u[j];
@@ -934,19 +936,19 @@ void mb_passive_forces(const mb_model *m, mb_data *d, const double *q, const dou
         double Ld = (Vb[0] - Va[0]) * u[0] + (Vb[1] - Va[1]) * u[1] + (Vb[2] - Va[2]) * u[2];
         double F = P[SP_K] * (L - P[SP_L0]) + P[SP_D] * Ld; /* tension */
         double Fw[3] = {F * u[0], F * u[1], F * u[2]};     /* on a, towards b */
-        add_point_force(m, d, fext, (int)P[SP_BA], P + SP_PAX, Fw);
+        add_point_force(d, fext, (int)P[SP_BA], P + SP_PAX, Fw);
         for (int k = 0; k < 3; ++k) Fw[k] = -Fw[k];
-        add_point_force(m, d, fext, (int)P[SP_BB], P + SP_PBX, Fw);
+        add_point_force(d, fext, (int)P[SP_BB], P + SP_PBX, Fw);
     }
     for (int k = 0; k < m->nct; ++k) {
         double F[3], rB[3];
         if (mb_contact_force(m, d, k, F, rB) > 0)
-            add_point_force(m, d, fext, (int)m->contacts[CT_N * k + CT_BODY], rB, F);
+            add_point_force(d, fext, (int)m->contacts[CT_N * k + CT_BODY], rB, F);
     }
     for (int k = 0; k < m->ncb; ++k) {
         double F[3], L;
         if (mb_cable_force(m, d, k, F, &L) > 0)
-            add_point_force(m, d, fext, (int)m->cables[CB_N * k + CB_BODY], m->cables + CB_N * k + CB_PX, F);
+            add_point_force(d, fext, (int)m->cables[CB_N * k + CB_BODY], m->cables + CB_N * k + CB_PX, F);
     }
 }
 

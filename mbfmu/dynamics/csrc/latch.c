@@ -8,7 +8,7 @@
 
 /* set the joint force rows of the hinges for the flags z from the saved
  * unlatched rows base (n, 3: K0, D0, Q0) */
-static void apply(const mb_model *m, mb_data *d, const mb_latches *L, const double *base, const double *z) {
+static void apply(mb_data *d, const mb_latches *L, const double *base, const double *z) {
     for (int j = 0; j < L->n; ++j) {
         double *row = d->dof_force + DF_N * L->iv[j];
         const double *b = base + 3 * j;
@@ -93,7 +93,7 @@ static int advance(const mb_model *m, mb_data *d, const mb_latches *L, const dou
     double *q1 = w, *v1 = q1 + nq, *wl = v1 + nv;
     double rest = dt;
     while (rest > 1e-12 * dt) {
-        apply(m, d, L, base, z);
+        apply(d, L, base, z);
         if ((err = step(m, d, q, v, tau, rest, opt, st, q1, v1))) return err;
         if (!any_reached(L, q1, z)) {
             memcpy(q, q1, sizeof(double) * (size_t)nq);
@@ -110,7 +110,7 @@ static int advance(const mb_model *m, mb_data *d, const mb_latches *L, const dou
 }
 
 /* the unlatched rows (n, 3: K0, D0, Q0) of the hinges, saved into base */
-static void save_rows(const mb_model *m, const mb_data *d, const mb_latches *L, double *base) {
+static void save_rows(const mb_data *d, const mb_latches *L, double *base) {
     for (int j = 0; j < L->n; ++j) {
         const double *row = d->dof_force + DF_N * L->iv[j];
         base[3 * j] = row[DF_K];
@@ -119,7 +119,7 @@ static void save_rows(const mb_model *m, const mb_data *d, const mb_latches *L, 
     }
 }
 
-static void restore_rows(const mb_model *m, mb_data *d, const mb_latches *L, const double *base) {
+static void restore_rows(mb_data *d, const mb_latches *L, const double *base) {
     for (int j = 0; j < L->n; ++j) {
         double *row = d->dof_force + DF_N * L->iv[j];
         row[DF_K] = base[3 * j];
@@ -136,9 +136,9 @@ int mb_latch_advance(const mb_model *m, mb_data *d, const mb_latches *L, double 
     double *base = calloc((size_t)(3 * L->n + 1), sizeof(double));
     double *w = calloc((size_t)(3 * (m->nq + m->nv) + 1), sizeof(double));
     if (!base || !w) { free(base); free(w); return MB_ADAPT_NO_MEMORY; }
-    save_rows(m, d, L, base);
+    save_rows(d, L, base);
     int err = advance(m, d, L, base, q, v, z, tau, dt, opt, stats, w);
-    restore_rows(m, d, L, base);
+    restore_rows(d, L, base);
     free(base);
     free(w);
     return err;
@@ -148,10 +148,10 @@ int mb_latch_rhs(const mb_model *m, mb_data *d, const mb_latches *L, const doubl
                  const double *tau, double *qdot, double *vdot) {
     double fixed[3 * 8], *base = L->n <= 8 ? fixed : malloc(sizeof(double) * (size_t)(3 * L->n));
     if (!base) return MB_ADAPT_NO_MEMORY;
-    save_rows(m, d, L, base);
-    apply(m, d, L, base, z);
+    save_rows(d, L, base);
+    apply(d, L, base, z);
     int err = mb_rhs(m, d, q, v, tau, NULL, qdot, vdot);
-    restore_rows(m, d, L, base);
+    restore_rows(d, L, base);
     if (base != fixed) free(base);
     return err;
 }

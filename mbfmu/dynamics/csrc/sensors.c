@@ -70,6 +70,7 @@ void mb_momenta(const mb_model *m, mb_data *d, const mb_mass_props *mp, const do
 }
 
 void mb_body_quaternion(const mb_model *m, const mb_data *d, int b, double *e) {
+    (void)m; /* the uniform (model, data) signature: this one reads the data only */
     const double *R = d->RW + 9 * b;
     double tr = R[0] + R[4] + R[8], s;
     if (tr >= fmax(R[0], fmax(R[4], R[8]))) {
@@ -91,6 +92,7 @@ void mb_body_quaternion(const mb_model *m, const mb_data *d, int b, double *e) {
 }
 
 void mb_body_twist(const mb_model *m, const mb_data *d, int b, double *tw) {
+    (void)m; /* the uniform (model, data) signature: this one reads the data only */
     const double *R = d->RW + 9 * b, *vb = d->v + 6 * b;
     for (int r = 0; r < 3; ++r) {
         tw[r] = R[3 * r] * vb[0] + R[3 * r + 1] * vb[1] + R[3 * r + 2] * vb[2];

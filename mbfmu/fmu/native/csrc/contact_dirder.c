@@ -38,7 +38,7 @@ static double ramp_of(double x, double ramp, double dx, double *dr) {
 
 /* world position x, velocity V and tangents dx, dV of the body point rB of
  * body b with the point's own body-frame tangent drB (NULL: fixed) */
-static void motion(const mb_model *m, mb_data *ws, const double *z, const double *dv, int b, const double *rB, const double *drB,
+static void motion(mb_data *ws, const double *z, const double *dv, int b, const double *rB, const double *drB,
                    double *x, double *dx, double *V, double *dV) {
     const double *R = B9(ws->RW, b), *zb = B6(z, b), *v = B6(ws->v, b), *dvb = B6(dv, b);
     double t[3], u[3], e[3];
@@ -62,7 +62,7 @@ static void motion(const mb_model *m, mb_data *ws, const double *z, const double
 
 /* fx += the body-frame force of the world force F at rB of body b, dfx += its tangent
  * (drB: the tangent of rB in the body, NULL: fixed) */
-static void add_force(const mb_model *m, mb_data *ws, const double *z, int b, const double *rB, const double *drB, const double *F,
+static void add_force(mb_data *ws, const double *z, int b, const double *rB, const double *drB, const double *F,
                       const double *dF, double *fx, double *dfx) {
     if (b <= 0) return;
     const double *R = B9(ws->RW, b), *zb = B6(z, b);
@@ -89,13 +89,13 @@ static double contact_point(const mb_model *m, mb_data *ws, const double *z, con
     const double *P = m->contacts + CT_N * k, *n = P + CT_NX;
     int b = (int)P[CT_BODY];
     double nB[3], t[3], xc[3], dxc[3], Vc[3], dVc[3], x[3], dx[3];
-    motion(m, ws, z, dv, b, P + CT_CX, NULL, xc, dxc, Vc, dVc);
+    motion(ws, z, dv, b, P + CT_CX, NULL, xc, dxc, Vc, dVc);
     double depth = P[CT_R] - (dot3(n, xc) - P[CT_OFF]);
     *dd = -dot3(n, dxc);
     mtv3(B9(ws->RW, b), n, nB);
     cross3(B6(z, b), nB, t);
     for (int j = 0; j < 3; ++j) { rB[j] = P[CT_CX + j] - nB[j] * P[CT_R]; drB[j] = P[CT_R] * t[j]; }
-    motion(m, ws, z, dv, b, rB, drB, x, dx, V, dV);
+    motion(ws, z, dv, b, rB, drB, x, dx, V, dV);
     return depth;
 }
 
@@ -117,7 +117,7 @@ static void contact(const mb_model *m, mb_data *ws, const double *z, const doubl
         F[j] = fn * n[j] - mu * vt[j];
         dF[j] = dfn * n[j] - dmu * vt[j] - mu * dvt[j];
     }
-    add_force(m, ws, z, (int)P[CT_BODY], rB, drB, F, dF, fx, dfx);
+    add_force(ws, z, (int)P[CT_BODY], rB, drB, F, dF, fx, dfx);
 }
 
 /* cable k: d = anchor - x (body point to anchor), L = |d|; returns L, with dL */
@@ -125,7 +125,7 @@ static double cable_geometry(const mb_model *m, mb_data *ws, const double *z, co
                              double *dL, double *V, double *dV) {
     const double *P = m->cables + CB_N * k;
     double x[3], dx[3], d[3];
-    motion(m, ws, z, dv, (int)P[CB_BODY], P + CB_PX, NULL, x, dx, V, dV);
+    motion(ws, z, dv, (int)P[CB_BODY], P + CB_PX, NULL, x, dx, V, dV);
     for (int j = 0; j < 3; ++j) d[j] = P[CB_AX + j] - x[j];
     double L = sqrt(dot3(d, d));
     *dL = 0.0;
@@ -167,7 +167,7 @@ static void cable(const mb_model *m, mb_data *ws, const double *z, const double 
     if (T <= 0) return;
     double F[3], dF[3];
     for (int j = 0; j < 3; ++j) { F[j] = T * u[j]; dF[j] = dT * u[j] + T * du[j]; }
-    add_force(m, ws, z, (int)P[CB_BODY], P + CB_PX, NULL, F, dF, fx, dfx);
+    add_force(ws, z, (int)P[CB_BODY], P + CB_PX, NULL, F, dF, fx, dfx);
 }
 
 void mbn_contact_tangents(const mb_model *m, mb_data *ws, const double *z, const double *dv, double *fx, double *dfx) {

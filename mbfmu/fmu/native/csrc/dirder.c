@@ -265,7 +265,7 @@ static void forward(const mb_model *m, mb_data *ws, dd_work *w, const double *q,
 
 /* world position x, velocity V and their tangents of the point rB of body b
  * (world: fixed) after forward() */
-static void point_motion(const mb_model *m, mb_data *ws, const dd_work *w, int b, const double *rB, double *x, double *dx,
+static void point_motion(mb_data *ws, const dd_work *w, int b, const double *rB, double *x, double *dx,
                          double *V, double *dV) {
     const double *R = B9(ws->RW, b), *z = B6(w->z, b), *v = B6(w->v, b), *dv = B6(w->dv, b);
     double t[3], u[3], e[3];
@@ -284,7 +284,7 @@ static void point_motion(const mb_model *m, mb_data *ws, const dd_work *w, int b
 }
 
 /* fext += the body-frame force of the world force F at rB of body b, dfext its tangent */
-static void add_point_force(const mb_model *m, mb_data *ws, const dd_work *w, int b, const double *rB, const double *F,
+static void add_point_force(mb_data *ws, const dd_work *w, int b, const double *rB, const double *F,
                             const double *dF) {
     if (b <= 0) return;
     const double *R = B9(ws->RW, b), *z = B6(w->z, b);
@@ -309,8 +309,8 @@ static void spring_forces(const mb_model *m, mb_data *ws, dd_work *w) {
         const double *P = m->springs + SP_N * s;
         int ba = (int)P[SP_BA], bb = (int)P[SP_BB];
         double xa[3], dxa[3], Va[3], dVa[3], xb[3], dxb[3], Vb[3], dVb[3], d[3], dd[3], u[3], du[3];
-        point_motion(m, ws, w, ba, P + SP_PAX, xa, dxa, Va, dVa);
-        point_motion(m, ws, w, bb, P + SP_PBX, xb, dxb, Vb, dVb);
+        point_motion(ws, w, ba, P + SP_PAX, xa, dxa, Va, dVa);
+        point_motion(ws, w, bb, P + SP_PBX, xb, dxb, Vb, dVb);
         for (int k = 0; k < 3; ++k) { d[k] = xb[k] - xa[k]; dd[k] = dxb[k] - dxa[k]; }
         double L = sqrt(dot3(d, d));
         w->dL[s] = 0.0;
@@ -324,16 +324,16 @@ static void spring_forces(const mb_model *m, mb_data *ws, dd_work *w) {
         double F = P[SP_K] * (L - P[SP_L0]) + P[SP_D] * Ld, dF = P[SP_K] * dL + P[SP_D] * dLd;
         double Fw[3], dFw[3];
         for (int k = 0; k < 3; ++k) { Fw[k] = F * u[k]; dFw[k] = dF * u[k] + F * du[k]; }
-        add_point_force(m, ws, w, ba, P + SP_PAX, Fw, dFw);
+        add_point_force(ws, w, ba, P + SP_PAX, Fw, dFw);
         for (int k = 0; k < 3; ++k) { Fw[k] = -Fw[k]; dFw[k] = -dFw[k]; }
-        add_point_force(m, ws, w, bb, P + SP_PBX, Fw, dFw);
+        add_point_force(ws, w, bb, P + SP_PBX, Fw, dFw);
         w->dL[s] = dL;
     }
     mbn_contact_tangents(m, ws, w->z, w->dv, w->fx, w->dfx); /* contact_dirder.c */
 }
 
 /* force to the parent with its tangent: fp += X^T f, dfp += X^T (zr x* f + df) */
-static void to_parent(const mb_model *m, mb_data *ws, dd_work *w, int i, const double *f, const double *df, double *fp, double *dfp) {
+static void to_parent(mb_data *ws, dd_work *w, int i, const double *f, const double *df, double *fp, double *dfp) {
     double t[6];
     const double *E = B9(ws->E, i), *r = B3(ws->r, i);
     crf(B6(w->zr, i), f, t);
@@ -363,7 +363,7 @@ static void backward_id(const mb_model *m, mb_data *ws, dd_work *w, double *dtau
         stmul(m, i, B36(ws->S, i), B6(w->df, i), dtau_id, 0);
         stmul(m, i, B36(w->dS, i), B6(w->f, i), dtau_id, 1);
         int p = m->parent[i];
-        if (p > 0) to_parent(m, ws, w, i, B6(w->f, i), B6(w->df, i), B6(w->f, p), B6(w->df, p));
+        if (p > 0) to_parent(ws, w, i, B6(w->f, i), B6(w->df, i), B6(w->f, p), B6(w->df, p));
     }
 }
 
@@ -375,7 +375,7 @@ static void subtree_momenta(const mb_model *m, mb_data *ws, dd_work *w) {
     }
     for (int i = m->nb - 1; i > 0; --i) {
         int p = m->parent[i];
-        if (p > 0) to_parent(m, ws, w, i, B6(w->f, i), B6(w->df, i), B6(w->f, p), B6(w->df, p));
+        if (p > 0) to_parent(ws, w, i, B6(w->f, i), B6(w->df, i), B6(w->f, p), B6(w->df, p));
     }
 }
 
@@ -474,7 +474,7 @@ static void latch_restore(mbn_instance *in, const double *rows) {
 
 /* ------------------------------------------------------------ outputs */
 /* world tangent of the point rB of body b: R (z_ang x rB + z_lin) */
-static void point_tangent(const mb_model *m, mb_data *ws, const dd_work *w, int b, const double *rB, double *dx) {
+static void point_tangent(mb_data *ws, const dd_work *w, int b, const double *rB, double *dx) {
     double t[3];
     const double *z = B6(w->z, b);
     cross3(z, rB, t);
@@ -495,7 +495,7 @@ static void body_quaternion_tangent(const mb_model *m, mb_data *ws, const dd_wor
 
 /* tangent dtw (6) of body b's world twist (mb_body_twist: R v_ang, R v_lin of the body-frame
  * velocity v): d(R v) = R (z_ang x v + dv) for each half */
-static void body_twist_tangent(const mb_model *m, mb_data *ws, const dd_work *w, int b, double *dtw) {
+static void body_twist_tangent(mb_data *ws, const dd_work *w, int b, double *dtw) {
     const double *v = B6(w->v, b), *dv = B6(w->dv, b), *z = B6(w->z, b);
     for (int h = 0; h < 2; ++h) {
         double t[3];
@@ -512,7 +512,7 @@ static void body_twist_tangent(const mb_model *m, mb_data *ws, const dd_work *w,
  * base acceleration -g_s of the sled frame (g_s = g - a_s axis) this is the
  * specific force of mb_sled_specific_force: the point's acceleration in the
  * sled frame, plus the frame's a_s axis, minus g. */
-static void accel_tangent(const mb_model *m, mb_data *ws, const dd_work *w, int b, const double *rB, double *acc, double *dacc) {
+static void accel_tangent(mb_data *ws, const dd_work *w, int b, const double *rB, double *acc, double *dacc) {
     const double *v = B6(w->v, b), *dv = B6(w->dv, b), *a = B6(w->a, b), *da = B6(w->da, b), *z = B6(w->z, b);
     double t[3], dt[3], u[3], e[3], aB[3], daB[3];
     cross3(v, rB, t);
@@ -547,7 +547,7 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
         double Idv[6], Iv[6], t[6], dc[3];
         mv6(I, dv, Idv);
         dke += dot6(v, Idv);
-        point_tangent(m, ws, w, i, in->mp.com + 3 * i, dc);
+        point_tangent(ws, w, i, in->mp.com + 3 * i, dc);
         dpe -= in->mp.mass[i] * (dc[0] * ws->g[0] + dc[1] * ws->g[1] + dc[2] * ws->g[2]);
         /* world momentum about the origin X_W^* (I v); its tangent X_W^* (z x* I v + I dv)
          * (the term z x* moves both the axes and the origin) */
@@ -593,7 +593,7 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
         case MB_SENS_VELOCITY: dy[k] = w->dvel[s->index]; break;
         case MB_SENS_POINT: {
             double t[3];
-            point_tangent(m, ws, w, s->index, s->par, t);
+            point_tangent(ws, w, s->index, s->par, t);
             dy[k] = t[s->axis];
             break;
         }
@@ -612,14 +612,14 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
         }
         case MB_SENS_BODY_TWIST: {
             double dtw[6];
-            body_twist_tangent(m, ws, w, s->index, dtw);
+            body_twist_tangent(ws, w, s->index, dtw);
             dy[k] = dtw[s->axis];
             break;
         }
         case MB_SENS_ACCELEROMETER: {
             double a[3], da[3];
             if (!w->accel) { dy[k] = 0.0 / 0.0; break; }
-            accel_tangent(m, ws, w, s->index, s->par, a, da);
+            accel_tangent(ws, w, s->index, s->par, a, da);
             if (s->axis < 3) dy[k] = da[s->axis];
             else {
                 double n = sqrt(dot3(a, a)); /* |a| is smooth off a = 0 */
@@ -631,7 +631,7 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
         case MB_SENS_CABLE_TENSION: dy[k] = mbn_cable_tension_tangent(m, ws, w->z, w->dv, s->index); break;
         case MB_SENS_DISPLACEMENT: {
             double t[3];
-            point_tangent(m, ws, w, s->index, s->par, t);
+            point_tangent(ws, w, s->index, s->par, t);
             dy[k] = t[s->axis];
             break;
         }
@@ -706,7 +706,7 @@ static int canonical_tangent(mbn_instance *in, dd_work *w, const double *dp, dou
     }
     for (int i = m->nb - 1; i > 0; --i) {
         int p = m->parent[i];
-        if (p > 0) to_parent(m, ws, w, i, B6(w->g, i), B6(w->dg, i), B6(w->g, p), B6(w->dg, p));
+        if (p > 0) to_parent(ws, w, i, B6(w->g, i), B6(w->dg, i), B6(w->g, p), B6(w->dg, p));
     }
     passive_tangent(m, ws, q, w->vel, in->tau, w->dq, dvel, w->dcmd, w->dtau);
     for (int i = 1; i < m->nb; ++i) {
@@ -801,7 +801,7 @@ static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double 
         w->accel = 1;
         if (D->nh) {
             double a[3], da[3];
-            accel_tangent(m, ws, w, in->hic.body, in->hic.par + HC_PX, a, da);
+            accel_tangent(ws, w, in->hic.body, in->hic.par + HC_PX, a, da);
             double n = sqrt(dot3(a, a)); /* |a| is smooth off a = 0 */
             dxdot[nq + nv] = n > 0 ? dot3(a, da) / (n * in->hic.par[HC_UNIT]) : 0.0;
         }
