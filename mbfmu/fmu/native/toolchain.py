@@ -18,7 +18,8 @@ from ...errors import ModelError
 HERE = Path(__file__).parent
 RUNTIME_DIR = HERE / "csrc"
 KERNEL_DIR = HERE.parent.parent / "dynamics" / "csrc"
-PYTHON_ONLY = {"binding.c"}
+# the CPython bindings of the kernels extension (not the FMU's: it has no Python)
+PYTHON_ONLY = {"binding.c", "tangent_binding.c", "tangent_binding.h"}
 # the kernels' flags (setup.py), so the FMU computes what Plant.advance computes
 CFLAGS = ["-O3", "-std=c99", "-fno-math-errno", "-Wall", "-Wno-unused-function"]
 
