@@ -242,3 +242,32 @@ def test_tangents_that_are_not_the_plants_own_are_refused_naming_the_check():
     assert lin.method == "analytic kinematics + central difference"
     assert "no exact tangents: the exact tangents differ from the plant's own derivatives" in lin.notes
     assert exact_jacobian(Satellite(), plant.initial_state(), plant.default_inputs()).J is not None
+
+
+def test_packed_jacobian_refuses_bad_points_in_one_line():
+    from mbfmu.dynamics.tangents import packed_jacobian
+    from mbfmu.errors import InputError
+    from mbfmu.fmu.native.pack import describe
+    plant = load_plant("rigid_arm")
+    desc = describe(plant)
+    x, u = plant.initial_state(), plant.default_inputs()
+    J, why = packed_jacobian(desc.structure, desc.d, desc.offsets, x, u)
+    assert why is None and J.shape == (len(x) + len(plant.outputs), len(x) + len(u))
+    bad = x.copy()
+    bad[2] = np.nan
+    with pytest.raises(InputError, match=r"^packed_jacobian: state\[3\] is not finite \(nan\)$"):
+        packed_jacobian(desc.structure, desc.d, desc.offsets, bad, u)
+    with pytest.raises(InputError, match="state of 5 values and input of 3 for a plant with 6 states and 3 inputs"):
+        packed_jacobian(desc.structure, desc.d, desc.offsets, x[:5], u)
+
+
+def test_a_piece_without_a_tangent_is_named_in_the_result():
+    """The finite-segment arm outputs its tips relative to the link roots, which have no C
+    tangent: the linear model names the method it used and why (#33)."""
+    from mbfmu.control.cli import _plant_model_words
+
+    from .plants import SegmentArm
+    lin = mbfmu.linearize(SegmentArm()).linearization
+    assert lin.method != "analytic" or lin.output_method != "analytic"
+    assert "no exact tangents:" in lin.notes and "relative point" in lin.notes
+    assert not _plant_model_words(lin).startswith("plant's exact")
