@@ -91,10 +91,12 @@ class Linearization:
     Attributes
     ----------
     method : str
-        ``"analytic"`` (exact derivatives of the dynamics),
+        ``"analytic"`` (exact derivatives of the dynamics: the C tangents),
+        ``"state_jacobian"`` (the plant's own),
         ``"analytic kinematics + central difference"`` or ``"central difference"``.
     output_method : str
-        ``"output_jacobian"`` (the plant's own) or ``"central difference"``.
+        ``"analytic"`` (the C tangents of the engine sensors), ``"output_jacobian"``
+        (the plant's own), ``"central difference"`` or ``"none"`` (no outputs).
     step : str
         The finite-difference step rule, or ``""`` when none was used.
     t : float
@@ -110,6 +112,8 @@ class Linearization:
     from_state : callable
         Plant state ``x`` -> linear state deviation ``dz``.
     notes : str
+        The chart of quaternion states, and why there are no exact tangents
+        (``"no exact tangents: ..."``, naming the piece) when there are none.
     """
 
     method: str
