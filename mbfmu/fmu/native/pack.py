@@ -37,7 +37,7 @@ from .tape import trace, verify
 _REL_TOL = 1e-12
 
 
-def check_supported(plant: Plant) -> None:
+def check_supported(plant: Plant, outputs: bool = True) -> None:
     """Raise NativeUnsupported naming the first piece of ``plant`` that is Python code.
 
     Supported: a :class:`MultibodyPlant` integrated by the compiled kernels
@@ -47,6 +47,8 @@ def check_supported(plant: Plant) -> None:
     outputs are engine sensors; a plant in a sled frame (``sled``, with its
     ``hic`` recorder and sled-frame sensors, :mod:`mbfmu.dynamics.sled`)
     runs on those kernel elements. (``derivatives`` is not used by an FMU.)
+    With ``outputs`` False the outputs are not checked (a rigid plant's
+    dynamics alone, as :func:`describe` with ``outputs=False`` packs it).
     """
     if getattr(plant, "flexible_system", None) is not None:
         return check_flexible(plant)
@@ -63,6 +65,8 @@ def check_supported(plant: Plant) -> None:
             owner = next(k for k in cls.__mro__ if method in vars(k))
             raise NativeUnsupported(f"{name}: {owner.__name__}.{method} is Python code the native runtime "
                                     "cannot run (express it with the engine's elements)")
+    if not outputs and plant.sled is None:
+        return
     if cls.outputs_at is not MultibodyPlant.outputs_at or not plant.sensors:
         owner = next(k for k in cls.__mro__ if "outputs_at" in vars(k))
         raise NativeUnsupported(f"{name}: its outputs are computed in Python ({owner.__name__}.outputs_at); "
@@ -92,8 +96,9 @@ def _sled_blocks(plant: MultibodyPlant) -> list[tuple[str, np.ndarray]]:
             ("o_hic", hic.parameters() if hic is not None else np.zeros(0))]
 
 
-def describe(plant: MultibodyPlant) -> Description:
-    """The numeric description of a supported plant (see :func:`check_supported`)."""
+def describe(plant: MultibodyPlant, outputs: bool = True) -> Description:
+    """The numeric description of a supported plant (see :func:`check_supported`);
+    with ``outputs`` False, of a rigid plant's dynamics alone (no sensors, ``ny`` 0)."""
     if getattr(plant, "flexible_system", None) is not None:
         return describe_flexible(plant)
     model: Model = plant.model
@@ -110,7 +115,7 @@ def describe(plant: MultibodyPlant) -> Description:
     ]
     offsets, parts, at = layout(blocks)
     sens = []
-    for s in plant.sensors:
+    for s in (plant.sensors if outputs else ()):
         if isinstance(s, S.PointPosition):
             sens.append((s.code, s.body, s.axis, at))
             parts.append(real_array(s.point))
@@ -128,8 +133,8 @@ def describe(plant: MultibodyPlant) -> Description:
         else:
             sens.append((s.code, getattr(s, "index", 0), getattr(s, "axis", 0), -1))
     structure = dict(
-        **model_structure(model), nq=nq, nv=nv, nu=nu, np=len(plant.parameters), ny=len(plant.outputs),
-        nx=len(plant.states), canonical=int(plant.canonical), sens=tuple(sens), nl=len(latches[0]),
+        **model_structure(model), nq=nq, nv=nv, nu=nu, np=len(plant.parameters),
+        ny=len(plant.outputs) if outputs else 0, nx=len(plant.states), canonical=int(plant.canonical), sens=tuple(sens), nl=len(latches[0]),
         l_iq=tuple(int(v) for v in latches[0]), l_iv=tuple(int(v) for v in latches[1]),
         **sled_structure(plant))
     return Description(structure, np.concatenate(parts) if parts else np.zeros(0), offsets)
