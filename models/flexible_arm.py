@@ -65,22 +65,11 @@ from mbfmu.dynamics.flexible import (BeamProperties, FlexibleSystemBuilder, Mode
 from mbfmu.dynamics.integrators import ErrorControl, advance_flexible, advance_rigid
 from mbfmu.dynamics.spatial import inertia_cylinder, inertia_sphere
 from mbfmu.errors import InputError
-from mbfmu.plant.multibody import check_positive, parameter_signals
+from mbfmu.plant.parameters import Declaration, Parameter
 from mbfmu.plant import Plant, Shape
 from mbfmu.plant.signals import Signal, vector
 
 _Z = (0.0, 0.0, 1.0)
-
-
-def _count(value, name: str, minimum: int) -> int:
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"plant 'flexible_arm': parameter {name!r} = {value!r} is not a number") from None
-    if not math.isfinite(f) or f != round(f) or f < minimum:
-        raise InputError(f"plant 'flexible_arm': parameter {name!r} = {value!r} must be a whole number "
-                         f">= {minimum}")
-    return int(round(f))
 
 
 def _spectral_radius(system) -> float:
@@ -202,39 +191,42 @@ class _SegmentArm:
         return tuple(out) + (S.KineticEnergy(), S.PotentialEnergy())
 
 
+_STRUCTURE = "a count: it changes the model's structure (rebuild the FMU to change it)"
+
+PARAMETERS = Declaration(
+    "flexible_arm",
+    Parameter("length_1", "m", 0.8, "length of link 1", "(0, inf)"),
+    Parameter("length_2", "m", 0.6, "length of link 2", "(0, inf)"),
+    Parameter("thickness", "m", 0.005, "link section side in the plane of motion", "(0, inf)"),
+    Parameter("height", "m", 0.05, "link section side along the joint axes", "(0, inf)"),
+    Parameter("youngs_modulus", "Pa", 70e9, "Young's modulus of the links", "(0, inf)"),
+    Parameter("density", "kg/m3", 2700.0, "density of the links", "(0, inf)"),
+    Parameter("damping_ratio", "1", 0.01, "structural damping ratio (first bending mode)", "[0, inf)"),
+    Parameter("rotor_mass", "kg", 0.2, "mass of each motor rotor", "(0, inf)"),
+    Parameter("motor_inertia_1", "kg.m2", 0.01, "rotor inertia of joint 1", "(0, inf)"),
+    Parameter("motor_inertia_2", "kg.m2", 0.004, "rotor inertia of joint 2", "(0, inf)"),
+    Parameter("elbow_motor_mass", "kg", 1.0, "elbow motor mass on link 1's tip", "(0, inf)"),
+    Parameter("payload_mass", "kg", 0.1, "payload at link 2's tip", "(0, inf)"),
+    Parameter("n_modes", "1", 3, "bending modes per link (method 'modes')", "[1, inf)", integer=True,
+              rebuild=_STRUCTURE),
+    Parameter("n_segments", "1", 10, "segments per link (method 'segments')", "[2, inf)", integer=True,
+              rebuild=_STRUCTURE),
+    Parameter("tip_shapes", "1", 1, "1: link shapes enriched with tip-load shapes, 0: clamped-free modes "
+              "(method 'modes')", "[0, 1]", integer=True, rebuild="a choice of the link's shape functions: "
+              "it changes the model's structure (rebuild the FMU to change it)"),
+)
+
+
 class FlexibleArm(Plant):
     """Two-link planar arm with flexible links; see the module docstring.
 
+    Its parameters (keywords, SI units, defaults, bounds) are :data:`PARAMETERS`
+    (``tip_shapes`` 1: link shapes enriched with the static tip-force and
+    tip-moment deflections, ``ModeSet(tip_shapes=True)``, faster convergence
+    with the heavy tip bodies). Options:
+
     Parameters
     ----------
-    length_1, length_2 : float
-        Link lengths, m.
-    thickness : float
-        Link section side in the plane of motion (bending direction), m.
-    height : float
-        Link section side along the joint axes, m.
-    youngs_modulus : float
-        Pa.
-    density : float
-        kg/m^3.
-    damping_ratio : float
-        Structural damping ratio of the first bending mode of a link, 1.
-    rotor_mass : float
-        Mass of each motor rotor (on the link side of its joint), kg.
-    motor_inertia_1, motor_inertia_2 : float
-        Rotor inertias about the joint axes (reflected through any gear), kg m^2.
-    elbow_motor_mass : float
-        Elbow motor stator mass on the tip of link 1, kg.
-    payload_mass : float
-        Point-like payload on the tip of link 2, kg.
-    n_modes : int
-        Bending shapes per link (``method="modes"``).
-    n_segments : int
-        Segments per link (``method="segments"``).
-    tip_shapes : {1, 0}
-        1: link shapes enriched with the static tip-force and tip-moment
-        deflections (``ModeSet(tip_shapes=True)``, faster convergence with the
-        heavy tip bodies); 0: clamped-free modes (``method="modes"``).
     method : {"modes", "segments"}
         Link model (a constructor option, not an FMU parameter).
     integrator : {"adaptive", "Radau", "BDF"}, optional
@@ -246,35 +238,19 @@ class FlexibleArm(Plant):
     """
 
     name = "flexible_arm"
+    parameter_declaration = PARAMETERS
     description = ("Two-link planar manipulator with flexible aluminium links (assumed modes or "
                    "finite segments), motor inertia at each joint, payload at the tip.")
     default_step = 0.01
     default_stop_time = 2.0
 
-    def __init__(self, length_1: float = 0.8, length_2: float = 0.6, thickness: float = 0.005,
-                 height: float = 0.05, youngs_modulus: float = 70e9, density: float = 2700.0,
-                 damping_ratio: float = 0.01, rotor_mass: float = 0.2, motor_inertia_1: float = 0.01,
-                 motor_inertia_2: float = 0.004, elbow_motor_mass: float = 1.0,
-                 payload_mass: float = 0.1, n_modes: float = 3, n_segments: float = 10,
-                 tip_shapes: float = 1, method: str = "modes", integrator: str | None = None):
-        positive = dict(length_1=length_1, length_2=length_2, thickness=thickness, height=height,
-                        youngs_modulus=youngs_modulus, density=density, rotor_mass=rotor_mass,
-                        motor_inertia_1=motor_inertia_1, motor_inertia_2=motor_inertia_2,
-                        elbow_motor_mass=elbow_motor_mass, payload_mass=payload_mass)
-        check_positive(positive, self.name)
-        try:
-            zeta = Y.number(damping_ratio)
-        except (TypeError, ValueError):
-            zeta = float("nan")
-        if not math.isfinite(zeta) or zeta < 0:
-            raise InputError(f"plant 'flexible_arm': parameter 'damping_ratio' = {damping_ratio!r} "
-                             "must be finite and >= 0")
-        nm = _count(n_modes, "n_modes", 1)
-        nseg = _count(n_segments, "n_segments", 2)
-        tips = _count(tip_shapes, "tip_shapes", 0)
-        if tips > 1:
-            raise InputError(f"plant 'flexible_arm': parameter 'tip_shapes' = {tip_shapes!r} "
-                             "must be 0 or 1")
+    @PARAMETERS.constructor
+    def __init__(self, p, method: str = "modes", integrator: str | None = None):
+        length_1, length_2, thickness, height = p.length_1, p.length_2, p.thickness, p.height
+        youngs_modulus, density, zeta, rotor_mass = p.youngs_modulus, p.density, p.damping_ratio, p.rotor_mass
+        motor_inertia_1, motor_inertia_2 = p.motor_inertia_1, p.motor_inertia_2
+        elbow_motor_mass, payload_mass = p.elbow_motor_mass, p.payload_mass
+        nm, nseg, tips = p.n_modes, p.n_segments, p.tip_shapes
         if method not in ("modes", "segments"):
             raise InputError(f"plant 'flexible_arm': method {method!r} must be 'modes' or 'segments'")
         if integrator not in (None, "adaptive", "Radau", "BDF"):
@@ -292,7 +268,7 @@ class FlexibleArm(Plant):
             self.arm = _ModalArm(beams, rotors, Y.number(elbow_motor_mass), Y.number(payload_mass), nm,
                                  bool(tips))
         else:
-            self.arm = _SegmentArm(beams, rotors, float(elbow_motor_mass), float(payload_mass), nseg)
+            self.arm = _SegmentArm(beams, rotors, Y.number(elbow_motor_mass), Y.number(payload_mass), nseg)
         sysm = self.arm.system
         self.system = sysm
         self.nq, self.nv = sysm.nq, sysm.nv
@@ -308,26 +284,7 @@ class FlexibleArm(Plant):
         self.step_rule = (1e-3, 2.0)
         self.internal_step = min(self.step_rule[0], self.step_rule[1] / self.spectral_radius)
         self.error_control = ErrorControl(max_step=self.internal_step)
-        values = dict(length_1=(length_1, "m", "length of link 1"),
-                      length_2=(length_2, "m", "length of link 2"),
-                      thickness=(thickness, "m", "link section side in the plane of motion"),
-                      height=(height, "m", "link section side along the joint axes"),
-                      youngs_modulus=(youngs_modulus, "Pa", "Young's modulus of the links"),
-                      density=(density, "kg/m3", "density of the links"),
-                      damping_ratio=(zeta, "1", "structural damping ratio (first bending mode)"),
-                      rotor_mass=(rotor_mass, "kg", "mass of each motor rotor"),
-                      motor_inertia_1=(motor_inertia_1, "kg.m2", "rotor inertia of joint 1"),
-                      motor_inertia_2=(motor_inertia_2, "kg.m2", "rotor inertia of joint 2"),
-                      elbow_motor_mass=(elbow_motor_mass, "kg", "elbow motor mass on link 1's tip"),
-                      payload_mass=(payload_mass, "kg", "payload at link 2's tip"),
-                      n_modes=(nm, "1", "bending modes per link (method 'modes')"),
-                      n_segments=(nseg, "1", "segments per link (method 'segments')"),
-                      tip_shapes=(tips, "1", "1: link shapes enriched with tip-load shapes, "
-                                  "0: clamped-free modes (method 'modes')"))
-        # the plant's own bounds (check_positive: > 0, which the native FMU applies as an open bound)
-        ranges = {**{k: (0.0, None) for k in (*positive, "damping_ratio")}, "n_modes": (1, None),
-                  "n_segments": (2, None), "tip_shapes": (0, 1)}
-        self.parameters = parameter_signals(values, ranges)
+        self.parameters = PARAMETERS.signals(p)
         self.inputs = vector("tau", 2, "input", "N.m", "motor torque of joint {i}")
         self.outputs = (vector("q", 2, "output", "rad", "angle of joint {i}")
                         + vector("v", 2, "output", "rad/s", "rate of joint {i}")

@@ -246,18 +246,6 @@ class MultibodyPlant(Plant):
         return momentum(self.model, q, v)
 
 
-def check_positive(values: dict[str, float], plant: str) -> None:
-    """Raise InputError naming the first parameter that is not a finite,
-    strictly positive number."""
-    for name, val in values.items():
-        try:
-            f = float(val)
-        except (TypeError, ValueError):
-            raise InputError(f"plant {plant!r}: parameter {name!r} = {val!r} is not a number") from None
-        if not np.isfinite(f) or val <= 0:  # val itself: a symbolic parameter records the bound
-            raise InputError(f"plant {plant!r}: parameter {name!r} = {val!r} must be finite and > 0")
-
-
 def parameter_signals(values: dict[str, tuple[float, str, str]],
                       ranges: dict[str, tuple[float | None, float | None]] | None = None
                       ) -> tuple[Signal, ...]:
