@@ -57,7 +57,7 @@ import math
 import numpy as np
 
 from mbfmu.dynamics import Fixed, ModelBuilder, Revolute
-from mbfmu.dynamics import symbolic as Y
+from mbfmu.dynamics import symbolic
 from mbfmu.dynamics import sensors as S
 from mbfmu.dynamics.flexible import sensors as FS
 from mbfmu.dynamics.flexible import (BeamProperties, FlexibleSystemBuilder, ModeSet, RigidSystem,
@@ -89,12 +89,12 @@ class _ModalArm:
         modes = ModeSet(bending_y=n_modes, tip_shapes=tip_shapes)
         (m1, J1), (m2, J2) = rotors
         self.roots = [b.add_beam("link1", "world", Revolute(axis=_Z), beams[0], modes, mass=m1,
-                                 inertia=inertia_cylinder(m1, Y.sqrt(2 * J1 / m1), 0.02)),
+                                 inertia=inertia_cylinder(m1, symbolic.sqrt(2 * J1 / m1), 0.02)),
                       None]
         self.elbow = b.add_body("elbow", "link1.tip", Fixed(), mass=elbow_mass,
                                 inertia=inertia_cylinder(elbow_mass, 0.04, 0.08))
         self.roots[1] = b.add_beam("link2", "elbow", Revolute(axis=_Z), beams[1], modes, mass=m2,
-                                   inertia=inertia_cylinder(m2, Y.sqrt(2 * J2 / m2), 0.02))
+                                   inertia=inertia_cylinder(m2, symbolic.sqrt(2 * J2 / m2), 0.02))
         self.payload = b.add_body("payload", "link2.tip", Fixed(), mass=payload_mass,
                                   inertia=inertia_sphere(payload_mass, 0.03))
         self.system = b.build()
@@ -112,9 +112,9 @@ class _ModalArm:
         modal coordinates, each link's transverse tip deflection
         ``phi_y(L) . eta`` (m) and root strain ``-c_y phi_y''(0) . eta``."""
         def combination(rec, values):
-            w = Y.zeros(nq + nv)  # expressions kept in a recorded build (symbolic.py)
+            w = symbolic.zeros(nq + nv)  # expressions kept in a recorded build (symbolic.py)
             w[rec.offset + rec.slices["y"].start:rec.offset + rec.slices["y"].stop] = values
-            return FS.StateCombination(tuple(Y.number(c) for c in w))
+            return FS.StateCombination(tuple(symbolic.number(c) for c in w))
         jq = self.joint_v
         out = [S.StateValue(jq[0]), S.StateValue(jq[1]), S.StateValue(nq + jq[0]), S.StateValue(nq + jq[1])]
         out += [S.PointPosition(self.payload, (0.0, 0.0, 0.0), a) for a in range(3)]
@@ -258,17 +258,17 @@ class FlexibleArm(Plant):
                              "or 'BDF'")
         self.method = method
         self.integrator = integrator or "adaptive"
-        beams = [BeamProperties.rectangular(L, Y.number(thickness), Y.number(height), Y.number(youngs_modulus),
-                                            Y.number(density), damping_ratio=zeta)
-                 for L in (Y.number(length_1), Y.number(length_2))]
+        beams = [BeamProperties.rectangular(L, symbolic.number(thickness), symbolic.number(height), symbolic.number(youngs_modulus),
+                                            symbolic.number(density), damping_ratio=zeta)
+                 for L in (symbolic.number(length_1), symbolic.number(length_2))]
         self.beams = beams
-        rotors = [(Y.number(rotor_mass), Y.number(motor_inertia_1)),
-                  (Y.number(rotor_mass), Y.number(motor_inertia_2))]
+        rotors = [(symbolic.number(rotor_mass), symbolic.number(motor_inertia_1)),
+                  (symbolic.number(rotor_mass), symbolic.number(motor_inertia_2))]
         if method == "modes":
-            self.arm = _ModalArm(beams, rotors, Y.number(elbow_motor_mass), Y.number(payload_mass), nm,
+            self.arm = _ModalArm(beams, rotors, symbolic.number(elbow_motor_mass), symbolic.number(payload_mass), nm,
                                  bool(tips))
         else:
-            self.arm = _SegmentArm(beams, rotors, Y.number(elbow_motor_mass), Y.number(payload_mass), nseg)
+            self.arm = _SegmentArm(beams, rotors, symbolic.number(elbow_motor_mass), symbolic.number(payload_mass), nseg)
         sysm = self.arm.system
         self.system = sysm
         self.nq, self.nv = sysm.nq, sysm.nv

@@ -22,7 +22,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from ...dynamics import symbolic as S
+from ...dynamics import symbolic
 
 _REL_TOL = 1e-12
 _FACTORS = (0.8, 1.25)
@@ -42,7 +42,7 @@ class Traced:
         Parameter index -> why the tape cannot set it (after :func:`verify`).
     """
 
-    tape: S.Tape
+    tape: symbolic.Tape
     out_d: np.ndarray
     out_node: np.ndarray
     structure: dict
@@ -62,10 +62,10 @@ def trace(plant, rebuild: Callable[[Mapping], object], describe: Callable) -> Tr
     Raises whatever the symbolic build raises (the caller falls back, with the reason)."""
     names = [s.name for s in plant.parameters]
     values = [float(s.start) for s in plant.parameters]
-    with S.recording(names, values) as tape:
+    with symbolic.recording(names, values) as tape:
         desc = describe(rebuild(dict(zip(names, tape.params))))
     flat = desc.d
-    idx = [k for k, e in enumerate(flat) if isinstance(e, S.Sym)]
+    idx = [k for k, e in enumerate(flat) if isinstance(e, symbolic.Sym)]
     return Traced(tape, np.array(idx, dtype=int), np.array([flat[k].i for k in idx], dtype=int),
                   desc.structure)
 
