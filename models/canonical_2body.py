@@ -165,8 +165,8 @@ class Canonical2Body(MultibodyPlant):
                         + (sensors.KineticEnergy(), sensors.PotentialEnergy(),
                            sensors.Linear(self.k, (-1.0, 0.0, 0.0, 0.0, 1.0, 0.0))))
         self.feedthrough = {"motor_torque": ("omega_0",)}
-        arm_len = max(2.0 * float(yc1), float(y20) * 1.5)  # drawing only
-        rod = abs(2 * float(xc2))
+        arm_len = max(2.0 * symbolic.value(yc1), symbolic.value(y20) * 1.5)  # drawing only: numbers
+        rod = abs(2 * symbolic.value(xc2))
         self.geometry = (
             Shape(0, "cylinder", (0.02, 1.0), R=rot_y(math.pi / 2), p=np.array([-0.25, 0.0, 0.0]),
                   color="#bbbbbb", name="axis Ox (vertical)"),
@@ -174,7 +174,7 @@ class Canonical2Body(MultibodyPlant):
                   p=np.array([0.0, arm_len / 2, 0.0]), color="#8c8c8c", name="body 1"),
             Shape(2, "sphere", (0.06,), color="#444444", name="slider A"),
             Shape(3, "cylinder", (0.025, rod), R=rot_y(math.pi / 2),
-                  p=np.array([math.copysign(rod / 2, float(xc2)), 0.0, 0.0]), color="#dd8452",
+                  p=np.array([math.copysign(rod / 2, symbolic.value(xc2)), 0.0, 0.0]), color="#dd8452",
                   name="body 2"),
         )
 

@@ -575,9 +575,10 @@ class FlexibleSystem:
             kdoff.append(sum(a.size for a in kd))
             kd += [symbolic.real_array(b.K).ravel(), symbolic.real_array(b.D).ravel()]
         q_names = tuple(h.q_names[k] for k in self._vq_rigid) + tuple(
-            f"{b.name}.eta[{k}]" for b in self.beams for k in range(b.n))
+            f"{b.name}.eta[{k + 1}]" for b in self.beams for k in range(b.n))
         v_names = tuple(h.v_names[k] for k in self._vv_rigid) + tuple(
-            f"{b.name}.eta_dot[{k}]" for b in self.beams for k in range(b.n))
+            f"{b.name}.eta_dot[{k + 1}]" for b in self.beams for k in range(b.n))
+        self.q_names, self.v_names = q_names, v_names  # the coordinates' names in messages, 1-based
         ib = lambda xs: np.array(xs, np.intc)  # noqa: E731
         # the kernel's tables, kept for the native FMU runtime (mbfmu.fmu.native.flexible)
         self.flex_tables = dict(
