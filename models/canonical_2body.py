@@ -53,6 +53,7 @@ from mbfmu.dynamics import JointForce, ModelBuilder, Prismatic, Revolute, Univer
 from mbfmu.dynamics.spatial import rot_y
 from mbfmu.errors import InputError
 from mbfmu.plant.multibody import MultibodyPlant
+from mbfmu.plant.outputs import declare_outputs, measured, measured_vector
 from mbfmu.plant.parameters import Declaration, Parameter
 from mbfmu.plant import Shape
 from mbfmu.plant.signals import Signal
@@ -145,25 +146,20 @@ class Canonical2Body(MultibodyPlant):
         x0 = self.initial_state()
         q0, v0 = self.split(x0)
         ke0, pe0 = self.energies(x0)
-        self.outputs = (
-            tuple(Signal(f"q[{i + 1}]", u, f"{n}: {d}", q0[i], kind="output")
-                  for i, (n, u, _, _, d) in enumerate(_COORDS))
-            + tuple(Signal(f"v[{i + 1}]", u, f"rate of {n}", v0[i], kind="output")
-                    for i, (n, _, u, _, _) in enumerate(_COORDS))
-            + tuple(Signal(f"p[{i + 1}]", u, f"generalized momentum conjugate to {n}",
-                           x0[4 + i], kind="output")
-                    for i, (n, _, _, u, _) in enumerate(_COORDS))
-            + (Signal("kinetic_energy", "J", "kinetic energy", ke0, kind="output"),
-               Signal("potential_energy", "J", "gravity (zero at O) plus spring energy", pe0,
-                      kind="output"),
-               Signal("motor_torque", "N.m", "motor torque k (omega_0 - gamma_1_dot)",
-                      self.k * (self.inputs[0].start - v0[0]), kind="output")))
-        # the outputs as engine sensors; motor torque k (omega_0 - gamma_1_dot)
-        self.sensors = (tuple(sensors.StateValue(k) for k in range(4))
-                        + tuple(sensors.Velocity(k) for k in range(4))
-                        + tuple(sensors.StateValue(4 + k) for k in range(4))
-                        + (sensors.KineticEnergy(), sensors.PotentialEnergy(),
-                           sensors.Linear(self.k, (-1.0, 0.0, 0.0, 0.0, 1.0, 0.0))))
+        names, q_units, v_units, p_units, what = zip(*_COORDS)
+        # each output with the engine sensor that computes it (in Python and in the native FMU)
+        self.outputs, self.sensors = declare_outputs(
+            measured_vector("q", 4, q_units, [f"{n}: {d}" for n, d in zip(names, what)], sensors.StateValue,
+                            start=q0),
+            measured_vector("v", 4, v_units, [f"rate of {n}" for n in names], sensors.Velocity, start=v0),
+            measured_vector("p", 4, p_units, [f"generalized momentum conjugate to {n}" for n in names],
+                            lambda k: sensors.StateValue(4 + k), start=x0[4:8]),
+            measured("kinetic_energy", "J", "kinetic energy", sensors.KineticEnergy(), start=ke0),
+            measured("potential_energy", "J", "gravity (zero at O) plus spring energy", sensors.PotentialEnergy(),
+                     start=pe0),
+            measured("motor_torque", "N.m", "motor torque k (omega_0 - gamma_1_dot)",
+                     sensors.Linear(self.k, (-1.0, 0.0, 0.0, 0.0, 1.0, 0.0)),
+                     start=self.k * (self.inputs[0].start - v0[0])))
         self.feedthrough = {"motor_torque": ("omega_0",)}
         arm_len = max(2.0 * symbolic.value(yc1), symbolic.value(y20) * 1.5)  # drawing only: numbers
         rod = abs(2 * symbolic.value(xc2))

@@ -111,6 +111,7 @@ from mbfmu.dynamics.sled import G  # m/s2, standard gravity (also the unit "g")
 from mbfmu.dynamics.sled import (Accelerometer, CableTension, HicRecorder, PointDisplacement, SledAcceleration,
                                  SledFrame)
 from mbfmu.plant.multibody import MultibodyPlant
+from mbfmu.plant.outputs import declare_outputs, measured, measured_vector
 from mbfmu.plant.parameters import Declaration, Parameter
 from mbfmu.plant import Shape
 from mbfmu.plant.signals import Signal, vector
@@ -301,12 +302,6 @@ class CrashOccupant(MultibodyPlant):
         # the HIC states follow [q; v]: integral, history, maximum (their rates are the recorder's)
         self.hic = HicRecorder(head, head_cg, sample=HIC_SAMPLE, window=HIC_WINDOW, unit=G)
         nhist = self.hic.history
-        self.sensors = (
-            tuple(Accelerometer(head, head_cg, k) for k in range(4))
-            + tuple(Accelerometer(chest, chest_cg, k) for k in range(4))
-            + tuple(CableTension(k) for k in range(len(self._belts.body)))
-            + (PointDisplacement(head, head_cg, 0, head_x0), sensors.StateValue(nmech + 1 + nhist),
-               SledAcceleration(), sensors.KineticEnergy(), sensors.PotentialEnergy()))
 
         self.states = self.states + (
             Signal("hic_integral", "1", "integral of the head resultant acceleration, g.s", 0.0,
@@ -318,22 +313,28 @@ class CrashOccupant(MultibodyPlant):
                               "sled acceleration along its forward x axis (frontal crash: negative); "
                               "added to the built-in pulse", 0.0, -1000.0, 1000.0, kind="input"),)
         nbelt = len(self._belts.body)
-        self.outputs = (
-            vector("head_acceleration", 3, "output", "m/s2",
-                   "head CG accelerometer (specific force), sled axis {i}")
-            + (Signal("head_acceleration_resultant", "m/s2", "magnitude of head_acceleration"),)
-            + vector("chest_acceleration", 3, "output", "m/s2",
-                     "thorax CG accelerometer (specific force), sled axis {i}")
-            + (Signal("chest_acceleration_resultant", "m/s2", "magnitude of chest_acceleration"),)
-            + vector("belt_force", nbelt, "output", "N",
-                     "belt segment {i} tension (lap outboard, lap inboard, shoulder upper, "
-                     "shoulder lower)")
-            + (Signal("head_excursion", "m", "forward displacement of the head CG relative to the sled"),
-               Signal("hic15", "1", "HIC15 over the run so far (head resultant in g, time in s)"),
-               Signal("sled_acceleration_total", "m/s2", "input plus built-in pulse, sled x"),
-               Signal("kinetic_energy", "J", "kinetic energy relative to the sled"),
-               Signal("potential_energy", "J",
-                      "gravity, joint springs and limits, contact and belt elastic energy")))
+        # each output with the engine sensor that computes it (in Python and in the native FMU);
+        # an accelerometer's axis 3 (0-based) is its resultant
+        self.outputs, self.sensors = declare_outputs(
+            measured_vector("head_acceleration", 3, "m/s2", "head CG accelerometer (specific force), sled axis {i}",
+                            lambda k: Accelerometer(head, head_cg, k)),
+            measured("head_acceleration_resultant", "m/s2", "magnitude of head_acceleration",
+                     Accelerometer(head, head_cg, 3)),
+            measured_vector("chest_acceleration", 3, "m/s2",
+                            "thorax CG accelerometer (specific force), sled axis {i}",
+                            lambda k: Accelerometer(chest, chest_cg, k)),
+            measured("chest_acceleration_resultant", "m/s2", "magnitude of chest_acceleration",
+                     Accelerometer(chest, chest_cg, 3)),
+            measured_vector("belt_force", nbelt, "N", "belt segment {i} tension (lap outboard, lap inboard, "
+                            "shoulder upper, shoulder lower)", CableTension),
+            measured("head_excursion", "m", "forward displacement of the head CG relative to the sled",
+                     PointDisplacement(head, head_cg, 0, head_x0)),
+            measured("hic15", "1", "HIC15 over the run so far (head resultant in g, time in s)",
+                     sensors.StateValue(nmech + 1 + nhist)),  # the state hic15_max
+            measured("sled_acceleration_total", "m/s2", "input plus built-in pulse, sled x", SledAcceleration()),
+            measured("kinetic_energy", "J", "kinetic energy relative to the sled", sensors.KineticEnergy()),
+            measured("potential_energy", "J", "gravity, joint springs and limits, contact and belt elastic energy",
+                     sensors.PotentialEnergy()))
         acc = tuple(s.name for s in self.outputs if "acceleration" in s.name)
         self.feedthrough = {name: ("sled_acceleration",) for name in acc}
         self.parameters = PARAMETERS.signals(p)

@@ -65,6 +65,7 @@ from mbfmu.dynamics.flexible import (BeamProperties, FlexibleSystemBuilder, Mode
 from mbfmu.dynamics.integrators import ErrorControl, advance_flexible, advance_rigid
 from mbfmu.dynamics.spatial import inertia_cylinder, inertia_sphere
 from mbfmu.errors import InputError
+from mbfmu.plant.outputs import declare_outputs, measured, measured_vector
 from mbfmu.plant.parameters import Declaration, Parameter
 from mbfmu.plant import Plant, Shape
 from mbfmu.plant.signals import Signal, vector
@@ -105,22 +106,23 @@ class _ModalArm:
         rec = self.links[k]
         return rec.deflection(rec.coordinates(q), s)
 
-    def sensors(self, nq: int, nv: int) -> tuple:
-        """The outputs of :class:`FlexibleArm` as sensors of the flexible
-        system, evaluated by the kernels (``csrc/flexsensors.c``): joint
-        angles and rates, the payload's world position, and, linear in the
-        modal coordinates, each link's transverse tip deflection
-        ``phi_y(L) . eta`` (m) and root strain ``-c_y phi_y''(0) . eta``."""
+    def probes(self, nq: int, nv: int) -> dict:
+        """The sensors of the flexible system behind the outputs of
+        :class:`FlexibleArm`, by output vector: ``probes[name](k)`` computes
+        element ``k`` (0-based), evaluated by the kernels
+        (``csrc/flexsensors.c``): joint angles and rates, the payload's world
+        position, and, linear in the modal coordinates, each link's transverse
+        tip deflection ``phi_y(L) . eta`` (m) and root strain ``-c_y phi_y''(0) . eta``."""
         def combination(rec, values):
             w = symbolic.zeros(nq + nv)  # expressions kept in a recorded build (symbolic.py)
             w[rec.offset + rec.slices["y"].start:rec.offset + rec.slices["y"].stop] = values
             return FS.StateCombination(tuple(symbolic.number(c) for c in w))
-        jq = self.joint_v
-        out = [S.StateValue(jq[0]), S.StateValue(jq[1]), S.StateValue(nq + jq[0]), S.StateValue(nq + jq[1])]
-        out += [S.PointPosition(self.payload, (0.0, 0.0, 0.0), a) for a in range(3)]
-        out += [combination(rec, rec.shapes["y"].values([rec.beam.length])[0]) for rec in self.links]
-        out += [combination(rec, -rec.beam.c_y * rec.shapes["y"].values([0.0], 2)[0]) for rec in self.links]
-        return tuple(out) + (S.KineticEnergy(), S.PotentialEnergy())
+        jq, links = self.joint_v, self.links
+        return dict(
+            q=lambda k: S.StateValue(jq[k]), v=lambda k: S.StateValue(nq + jq[k]),
+            tip_position=lambda a: S.PointPosition(self.payload, (0.0, 0.0, 0.0), a),
+            tip_deflection=lambda k: combination(links[k], links[k].shapes["y"].values([links[k].beam.length])[0]),
+            root_strain=lambda k: combination(links[k], -links[k].beam.c_y * links[k].shapes["y"].values([0.0], 2)[0]))
 
 
 class _SegmentArm:
@@ -172,23 +174,25 @@ class _SegmentArm:
             out[j] = R[root].T @ (world - p[root]) - np.array([sj, 0.0, 0.0])
         return out
 
-    def sensors(self, nq: int, nv: int) -> tuple:
-        """The outputs of :class:`FlexibleArm` as sensors of the segment tree,
+    def probes(self, nq: int, nv: int) -> dict:
+        """The sensors of the segment tree behind the outputs of
+        :class:`FlexibleArm`, by output vector (as :meth:`_ModalArm.probes`),
         evaluated by the kernels (``csrc/flexsensors.c``): joint angles and
         rates, the payload's world position, each link's tip (the last
         segment's end, ``h/2`` beyond its frame) in its root frame, y (m), and
         the root strain ``-c_y theta_1 / h`` of the first elastic joint."""
-        jq = self.joint_v
-        out = [S.StateValue(jq[0]), S.StateValue(jq[1]), S.StateValue(nq + jq[0]), S.StateValue(nq + jq[1])]
-        out += [S.PointPosition(self.payload, (0.0, 0.0, 0.0), a) for a in range(3)]
-        for k, beam in enumerate(self.beams):
-            out.append(FS.RelativePosition(self.segments[k][-1], (beam.length / self.n / 2, 0.0, 0.0),
-                                           self.roots[k], 1))
-        for k, beam in enumerate(self.beams):
+        def strain(k):
+            beam = self.beams[k]
             w = np.zeros(nq + nv)
             w[self.model.idx_q[self.segments[k][0]]] = -beam.c_y / (beam.length / self.n)
-            out.append(FS.StateCombination(tuple(float(c) for c in w)))
-        return tuple(out) + (S.KineticEnergy(), S.PotentialEnergy())
+            return FS.StateCombination(tuple(float(c) for c in w))
+        jq = self.joint_v
+        return dict(
+            q=lambda k: S.StateValue(jq[k]), v=lambda k: S.StateValue(nq + jq[k]),
+            tip_position=lambda a: S.PointPosition(self.payload, (0.0, 0.0, 0.0), a),
+            tip_deflection=lambda k: FS.RelativePosition(
+                self.segments[k][-1], (self.beams[k].length / self.n / 2, 0.0, 0.0), self.roots[k], 1),
+            root_strain=strain)
 
 
 _STRUCTURE = "a count: it changes the model's structure (rebuild the FMU to change it)"
@@ -286,19 +290,20 @@ class FlexibleArm(Plant):
         self.error_control = ErrorControl(max_step=self.internal_step)
         self.parameters = PARAMETERS.signals(p)
         self.inputs = vector("tau", 2, "input", "N.m", "motor torque of joint {i}")
-        self.outputs = (vector("q", 2, "output", "rad", "angle of joint {i}")
-                        + vector("v", 2, "output", "rad/s", "rate of joint {i}")
-                        + vector("tip_position", 3, "output", "m", "payload position, world axis {i}")
-                        + vector("tip_deflection", 2, "output", "m",
-                                 "transverse tip deflection of link {i} in its root frame")
-                        + vector("root_strain", 2, "output", "1",
-                                 "bending strain at the root of link {i}, outer fibre on +y")
-                        + (Signal("kinetic_energy", "J", "kinetic energy"),
-                           Signal("potential_energy", "J", "strain and gravity energy")))
-        # the outputs are sensors the kernels evaluate (shared with the native FMU), and
+        # each output with the kernels' sensor that computes it (shared with the native FMU), and
         # the native runtime integrates flexible_system as _compiled_adaptive does
+        probe = self.arm.probes(self.nq, self.nv)
+        self.outputs, self.sensors = declare_outputs(
+            measured_vector("q", 2, "rad", "angle of joint {i}", probe["q"]),
+            measured_vector("v", 2, "rad/s", "rate of joint {i}", probe["v"]),
+            measured_vector("tip_position", 3, "m", "payload position, world axis {i}", probe["tip_position"]),
+            measured_vector("tip_deflection", 2, "m", "transverse tip deflection of link {i} in its root frame",
+                            probe["tip_deflection"]),
+            measured_vector("root_strain", 2, "1", "bending strain at the root of link {i}, outer fibre on +y",
+                            probe["root_strain"]),
+            measured("kinetic_energy", "J", "kinetic energy", S.KineticEnergy()),
+            measured("potential_energy", "J", "strain and gravity energy", S.PotentialEnergy()))
         self.flexible_system = sysm if self.integrator == "adaptive" else None
-        self.sensors = self.arm.sensors(self.nq, self.nv)
         self._sensor_outputs = FS.FlexibleSensors(sysm, self.sensors)
         x0 = np.zeros(self.nq + self.nv)
         x0[:self.nq] = sysm.neutral()

@@ -68,9 +68,10 @@ from mbfmu.dynamics.dh import DHRow, from_dh
 from mbfmu.dynamics.spatial import rot_y
 from mbfmu.errors import InputError
 from mbfmu.plant.multibody import MultibodyPlant
+from mbfmu.plant.outputs import declare_outputs, measured, measured_vector
 from mbfmu.plant.parameters import Declaration, Parameter
 from mbfmu.plant import Shape
-from mbfmu.plant.signals import Signal, vector
+from mbfmu.plant.signals import vector
 
 __all__ = ["RigidArm", "PLANT", "fk", "ik", "jacobian", "quintic_coefficients", "quintic",
            "joint_trajectory"]
@@ -304,19 +305,15 @@ class RigidArm(MultibodyPlant):
         self.inputs = vector("tau", 3, "input", "N.m", "torque of joint {i}")
         q0 = self.initial_state()[:3]
         tip0 = fk(q0, self.l2, self.l3, self.h)
-        self.outputs = (vector("q", 3, "output", "rad", "angle of joint {i}", start=q0)
-                        + vector("v", 3, "output", "rad/s", "rate of joint {i}")
-                        + vector("tip_position", 3, "output", "m", "tip position, world axis {i}",
-                                 start=tip0)
-                        + (Signal("kinetic_energy", "J", "kinetic energy", kind="output"),
-                           Signal("potential_energy", "J",
-                                  "gravitational potential energy (zero at the base's centre of mass)",
-                                  self.energies(self.initial_state())[1], kind="output")))
-        # the outputs as engine sensors (evaluated in Python and in the native FMU)
-        self.sensors = (tuple(sensors.StateValue(k) for k in range(3))
-                        + tuple(sensors.Velocity(k) for k in range(3))
-                        + tuple(sensors.PointPosition(3, (self.l3, 0.0, 0.0), k) for k in range(3))
-                        + (sensors.KineticEnergy(), sensors.PotentialEnergy()))
+        # each output with the engine sensor that computes it (in Python and in the native FMU)
+        self.outputs, self.sensors = declare_outputs(
+            measured_vector("q", 3, "rad", "angle of joint {i}", sensors.StateValue, start=q0),
+            measured_vector("v", 3, "rad/s", "rate of joint {i}", sensors.Velocity),
+            measured_vector("tip_position", 3, "m", "tip position, world axis {i}",
+                            lambda k: sensors.PointPosition(3, (self.l3, 0.0, 0.0), k), start=tip0),
+            measured("kinetic_energy", "J", "kinetic energy", sensors.KineticEnergy()),
+            measured("potential_energy", "J", "gravitational potential energy (zero at the base's centre of mass)",
+                     sensors.PotentialEnergy(), start=self.energies(self.initial_state())[1]))
         self.feedthrough = {}
         arm = dict(kind="cylinder", size=(link_radius, link_length), R=rot_y(math.pi / 2),
                    p=np.array([link_length / 2, 0.0, 0.0]))

@@ -69,9 +69,10 @@ from mbfmu.dynamics.spatial import inertia_box, rot_x, rot_y, rot_z
 from mbfmu.errors import InputError
 from mbfmu.dynamics import _kernels
 from mbfmu.plant.multibody import MultibodyPlant, raise_if_nonfinite
+from mbfmu.plant.outputs import declare_outputs, measured, measured_vector
 from mbfmu.plant.parameters import Declaration, Parameter
 from mbfmu.plant import Shape
-from mbfmu.plant.signals import Signal, vector
+from mbfmu.plant.signals import vector
 
 _WING_GAP = 0.05      # m, hub face to the root hinge line
 _STACK = 0.02         # m, hinge offset from a panel's mid-plane (stack pitch 2 * _STACK)
@@ -249,26 +250,25 @@ class Satellite(MultibodyPlant):
                                            "latch {i} engaged (0 or 1)")
 
         # the outputs as engine sensors (evaluated in Python and in the native FMU)
-        self.sensors = (tuple(sensors.Quaternion(3, k) for k in range(4))
-                        + tuple(sensors.Velocity(k) for k in range(3))
-                        + tuple(sensors.StateValue(int(i)) for i in self._hinge_iq)
-                        + tuple(sensors.Velocity(int(i)) for i in self._wheel_iv)
-                        + tuple(sensors.Momentum(k) for k in range(6))
-                        + (sensors.KineticEnergy(), sensors.PotentialEnergy(latches=True)))
         self.inputs = vector("wheel_torque", 3, "input", "N.m",
                              "motor torque on the reaction wheel about hub axis {i} (x, y, z)")
-        self.outputs = (
-            vector("attitude", 4, "output", "1", "hub attitude quaternion element {i} (w, x, y, z)",
-                   start=[1.0, 0, 0, 0])
-            + vector("rate", 3, "output", "rad/s", "hub angular velocity, hub axis {i}")
-            + vector("hinge_angle", self.n_hinges, "output", "rad",
-                     "hinge {i} angle from its deployed stop (wing 1 root first, then wing 2)")
-            + vector("wheel_speed", 3, "output", "rad/s", "speed of reaction wheel {i} relative to the hub")
-            + vector("angular_momentum", 3, "output", "N.m.s",
-                     "total angular momentum about the inertial origin, inertial axis {i}")
-            + vector("linear_momentum", 3, "output", "N.s", "total linear momentum, inertial axis {i}")
-            + (Signal("kinetic_energy", "J", "total kinetic energy"),
-               Signal("potential_energy", "J", "energy stored in hinge springs, stops and panel strips")))
+        # each output with the engine sensor that computes it (in Python and in the native FMU)
+        self.outputs, self.sensors = declare_outputs(
+            measured_vector("attitude", 4, "1", "hub attitude quaternion element {i} (w, x, y, z)",
+                            lambda k: sensors.Quaternion(3, k), start=[1.0, 0, 0, 0]),
+            measured_vector("rate", 3, "rad/s", "hub angular velocity, hub axis {i}", sensors.Velocity),
+            measured_vector("hinge_angle", self.n_hinges, "rad",
+                            "hinge {i} angle from its deployed stop (wing 1 root first, then wing 2)",
+                            lambda k: sensors.StateValue(int(self._hinge_iq[k]))),
+            measured_vector("wheel_speed", 3, "rad/s", "speed of reaction wheel {i} relative to the hub",
+                            lambda k: sensors.Velocity(int(self._wheel_iv[k]))),
+            measured_vector("angular_momentum", 3, "N.m.s",
+                            "total angular momentum about the inertial origin, inertial axis {i}", sensors.Momentum),
+            measured_vector("linear_momentum", 3, "N.s", "total linear momentum, inertial axis {i}",
+                            lambda k: sensors.Momentum(3 + k)),
+            measured("kinetic_energy", "J", "total kinetic energy", sensors.KineticEnergy()),
+            measured("potential_energy", "J", "energy stored in hinge springs, stops and panel strips",
+                     sensors.PotentialEnergy(latches=True)))
         self.parameters = PARAMETERS.signals(par)
 
     # ---- the latch ---------------------------------------------------------

@@ -246,3 +246,31 @@ def test_the_float_scan_finds_a_float_on_a_parameter():
     tree = ast.parse("def build(self, p):\n    m, k = p.mass, p.k\n    a = float(m)\n    b = np.asarray(p.k, float)\n"
                      "    c = float(self.n)\n")
     assert [line for line, _ in _float_calls(tree, {"mass", "k"})] == [3, 4]
+
+
+# ------------------------------------------------------ outputs with their sensors
+def test_a_measured_vector_pairs_the_name_from_one_with_the_index_from_zero():
+    from mbfmu.dynamics import sensors
+    from mbfmu.plant.outputs import declare_outputs, measured, measured_vector
+    outputs, probes = declare_outputs(
+        measured_vector("v", 3, ["rad/s", "m/s", "rad/s"], "rate {i}", sensors.Velocity, start=[1.0, 2.0, 3.0]),
+        measured("ke", "J", "kinetic energy", sensors.KineticEnergy()))
+    assert [(s.name, s.unit, s.description, s.start) for s in outputs[:3]] == [
+        ("v[1]", "rad/s", "rate 1", 1.0), ("v[2]", "m/s", "rate 2", 2.0), ("v[3]", "rad/s", "rate 3", 3.0)]
+    assert [p.index for p in probes[:3]] == [0, 1, 2] and isinstance(probes[3], sensors.KineticEnergy)
+    with pytest.raises(InputError, match="2 start values for 3 elements"):
+        measured_vector("v", 3, "m/s", "rate {i}", sensors.Velocity, start=[1.0, 2.0])
+
+
+@pytest.mark.parametrize("name", PLANTS)
+def test_each_output_is_declared_with_its_sensor(name):
+    """The plant's outputs and sensors come from one declare_outputs call (no
+    second list aligned by position), one sensor per output."""
+    source = pathlib.Path(inspect.getsourcefile(plant_class(name))).read_text()
+    tree = ast.parse(source)
+    assigned = [node for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                and any("self.sensors" in ast.unparse(t) or "self.outputs" in ast.unparse(t) for t in node.targets)]
+    assert assigned and all("declare_outputs(" in ast.unparse(node.value) for node in assigned), \
+        [ast.unparse(n)[:80] for n in assigned]
+    plant = mbfmu.load_plant(name)
+    assert len(plant.sensors) == len(plant.outputs)
