@@ -42,7 +42,26 @@ class Measured:
 
 
 def measured(name: str, unit: str, description: str, sensor, start: float = 0.0) -> tuple[Measured]:
-    """The scalar output ``name`` (SI ``unit``) computed by ``sensor``."""
+    """The scalar output ``name`` computed by ``sensor``.
+
+    Parameters
+    ----------
+    name : str
+        FMI name of the output.
+    unit : str
+        SI unit (``"J"``, ``"m/s2"``; ``"1"`` dimensionless).
+    description : str
+        One line.
+    sensor : object
+        The engine sensor (:mod:`mbfmu.dynamics.sensors`) that computes it.
+    start : float
+        Value before the first step, in ``unit``.
+
+    Returns
+    -------
+    tuple of Measured
+        One pair, for :func:`declare_outputs`.
+    """
     return (Measured(Signal(name, unit, description, float(start), kind="output"), sensor),)
 
 
@@ -51,8 +70,25 @@ def measured_vector(base: str, n: int, unit: str | Sequence[str], description: s
     """Outputs ``base[1] .. base[n]``: element ``base[i + 1]`` computed by
     ``sensor(i)``, ``i`` the 0-based index.
 
-    ``unit``, ``description`` and ``start`` are one for all elements or one per
-    element; ``{i}`` in a description is the 1-based number of the name."""
+    Parameters
+    ----------
+    base : str
+        The vector's name.
+    n : int
+        Its length.
+    unit, description : str or sequence of str
+        One for all elements or one per element; ``{i}`` in a description is
+        the 1-based number of the name.
+    sensor : callable
+        ``sensor(i)``: the engine sensor of element ``i`` (0-based).
+    start : float or sequence of float
+        Values before the first step, in the unit.
+
+    Returns
+    -------
+    tuple of Measured
+        The pairs, for :func:`declare_outputs`.
+    """
     units, texts, starts = ([x] * n if isinstance(x, (str, int, float)) else list(x)
                             for x in (unit, description, start))
     if not len(units) == len(texts) == len(starts) == n:
@@ -63,6 +99,18 @@ def measured_vector(base: str, n: int, unit: str | Sequence[str], description: s
 
 
 def declare_outputs(*groups: Sequence[Measured]) -> tuple[tuple[Signal, ...], tuple]:
-    """``(outputs, sensors)`` of a plant from its :func:`measured` groups, in order."""
+    """``(outputs, sensors)`` of a plant from its :func:`measured` groups, in order.
+
+    Parameters
+    ----------
+    *groups : sequence of Measured
+        From :func:`measured` and :func:`measured_vector`.
+
+    Returns
+    -------
+    outputs : tuple of Signal
+    sensors : tuple
+        One sensor per output, in the same order.
+    """
     pairs = [m for group in groups for m in group]
     return tuple(m.signal for m in pairs), tuple(m.sensor for m in pairs)

@@ -239,7 +239,12 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
 def count_parameters(plant, pmap: ParameterMap) -> set[str]:
     """Names of the plant's count parameters (a number of panels, segments,
     modes): integer-valued and changing the model's structure. They are
-    calculated parameters, Integer in FMI 2 and UInt64 in FMI 3."""
+    calculated parameters, Integer in FMI 2 and UInt64 in FMI 3. A plant that
+    declares its parameters (:mod:`mbfmu.plant.parameters`) says which: the
+    whole-number ones declared with a rebuild reason."""
+    declared = plant.parameter_declaration
+    if declared is not None:
+        return {n for p in declared if p.integer and p.rebuild for n in p.element_names()}
     out = set()
     for j, sig in enumerate(plant.parameters):
         reason = pmap.fixed.get(j) or ""
