@@ -151,7 +151,7 @@ class ParameterMap:
     coefficients: dict = field(default_factory=dict)
     fixed: dict = field(default_factory=dict)
     probe: dict = field(default_factory=dict)  # parameter index -> the probe offset that worked
-    open: list = field(default_factory=list)  # per parameter: 1 the plant refuses its min itself, 2 its max, 3 both
+    open: list = field(default_factory=list)  # per parameter: 1 its min is an open end (declared), 2 its max, 3 both
     tape: object = None  # the plant's expression tape (.tape.Traced), when its build could be recorded
     tape_failure: str | None = None  # else why not
     # the plant's step rule the runtime guards (csrc/steplimit.c): (step_cap, step_k), or None
