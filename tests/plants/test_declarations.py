@@ -274,3 +274,21 @@ def test_each_output_is_declared_with_its_sensor(name):
         [ast.unparse(n)[:80] for n in assigned]
     plant = mbfmu.load_plant(name)
     assert len(plant.sensors) == len(plant.outputs)
+
+
+def test_the_pythonfmu_slave_applies_the_open_and_closed_ends():
+    """The pythonfmu FMU checks a parameter set with the declared signal: an open end
+    (arm_mass = 0 kg) is refused, a closed one (gravity = 0) taken (FMI's own min and
+    max are inclusive, so the slave checks the open ends itself)."""
+    from mbfmu.fmu.plantref import parse
+    from mbfmu.fmu.slave import PARAMETER, PlantSlave
+
+    class Slave(PlantSlave):
+        plant_ref = parse("rigid_arm").to_dict()
+    slave = Slave(instance_name="arm", resources=None, visible=False)
+    vr = {slave.plant.parameters[i].name: ref for ref, (kind, i) in enumerate(slave._table) if kind == PARAMETER}
+    slave.set_real([vr["arm_mass"]], [0.0])
+    assert "refused" in slave.errors[-1] and "'arm_mass' = 0.0 is at or below its minimum 0.0 kg" in slave.errors[-1]
+    before = len(slave.errors)
+    slave.set_real([vr["gravity"]], [0.0])
+    assert len(slave.errors) == before
