@@ -13,7 +13,11 @@ verification here and the tests) and by C.
 description of the plant built with real numbers equals the tape's to
 1e-12; a parameter it cannot prove (a number computed outside the recorded
 expressions, a change of the model's structure, a guard that refuses a value
-the plant accepts) is fixed in the native FMU, with the reason.
+the plant accepts) is fixed in the native FMU, with the reason, only where the
+plant says so: a plant that declares its parameters
+(:mod:`mbfmu.plant.parameters`) lists the ones a change of which needs a
+rebuild, with the reason, and any other parameter found fixed fails the build
+(:func:`.pack.hold_to_declaration`).
 """
 from __future__ import annotations
 
