@@ -244,6 +244,16 @@ class Declaration:
         return __init__
 
 
+def declared_by(plant) -> Declaration | None:
+    """The :class:`Declaration` that ``plant``'s own class makes, or None.
+
+    A subclass that inherits a declaration but builds another model (the
+    flexible arm with ``method="segments"`` in a model file, say) is not held
+    to it: its native FMU keeps the packer's own reasons for the parameters it
+    fixes, until the subclass declares its parameters itself."""
+    return vars(type(plant)).get("parameter_declaration")
+
+
 def _numeric_sequence(v) -> bool:
     try:
         return all(isinstance(e, numbers.Real) and not isinstance(e, bool) for e in v)

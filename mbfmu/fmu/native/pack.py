@@ -29,6 +29,7 @@ from ...dynamics.model import Model
 from ...dynamics.symbolic import real_array
 from ...plant.multibody import MultibodyPlant
 from ...plant import Plant
+from ...plant.parameters import declared_by
 from .description import (Description, NativeUnsupported, layout, model_blocks, model_structure,  # noqa: F401
                           sled_structure)
 from .flexible import check_flexible, describe_flexible
@@ -228,7 +229,7 @@ def parameter_map(plant: MultibodyPlant, rebuild: Callable[[Mapping[str, float]]
 
 def _only_declared(plant, fixed: Mapping[int, str]) -> bool:
     """True when every parameter in ``fixed`` is one the plant's declaration says needs a rebuild."""
-    declared = plant.parameter_declaration
+    declared = declared_by(plant)
     listed = declared.rebuild_reasons() if declared is not None else {}
     return all(plant.parameters[j].name in listed for j in fixed)
 
@@ -238,8 +239,9 @@ def hold_to_declaration(plant, pmap: ParameterMap) -> ParameterMap:
     rebuild (with the declared reason); raises :class:`NativeUnsupported` naming a
     parameter the packer could not follow that the declaration does not list: it
     would be fixed in the native FMU silently (:mod:`mbfmu.plant.parameters`).
-    A plant without a declaration keeps the packer's reasons."""
-    declared = plant.parameter_declaration
+    A plant without a declaration of its own (:func:`~mbfmu.plant.parameters.declared_by`)
+    keeps the packer's reasons."""
+    declared = declared_by(plant)
     if declared is None:
         return pmap
     listed = declared.rebuild_reasons()
