@@ -81,7 +81,7 @@ def check(sensors: Sequence, system) -> None:
                                                         or s.axis not in (0, 1, 2) or len(s.point) != 3))
                or (isinstance(s, S.PotentialEnergy) and s.latches))
         if bad:
-            raise ModelError(f"output sensor {k} ({s!r}) is not a sensor of the flexible system "
+            raise ModelError(f"the sensor of output {k + 1} ({s!r}) is not a sensor of the flexible system "
                              f"(states={nx}, virtual bodies={nb}; kinds: "
                              f"{', '.join(c.__name__ for c in KINDS)})")
 
