@@ -249,7 +249,10 @@ class MultibodyPlant(Plant):
 def parameter_signals(values: dict[str, tuple[float, str, str]],
                       ranges: dict[str, tuple[float | None, float | None]] | None = None
                       ) -> tuple[Signal, ...]:
-    """Parameter signals from ``{name: (value, unit, description)}``."""
+    """Parameter signals from ``{name: (value, unit, description)}`` and closed
+    ``ranges``, for a plant that does not declare its parameters; the library
+    plants declare them once instead (:class:`mbfmu.plant.parameters.Declaration`:
+    constructor, checks, open or closed bounds and signals from one place)."""
     ranges = ranges or {}
     return tuple(Signal(k, unit, desc, float(val), *ranges.get(k, (None, None)), kind="parameter")
                  for k, (val, unit, desc) in values.items())
