@@ -106,3 +106,16 @@ def test_the_continuous_ideal_takes_the_controller_s_tustin_equivalent(ctrl_fmu)
     got = control.frequency_response(back, w).complex.squeeze()
     want = control.frequency_response(controller(), w).complex.squeeze()
     assert np.abs(got - want).max() <= 1e-9 * np.abs(want).max()
+
+
+def test_a_saturating_controller_is_refused_as_no_linear_system(tmp_path):
+    """A PID whose output limits act on a unit impulse: the realization from the impulses
+    misses the check run, and the unit is refused by name instead of modelled wrongly."""
+    from mbfmu.control import pid
+    law = pid(Kp=100.0, Ki=10.0, dt=T, u_min=-1.0, u_max=1.0, name="sat")
+    fmu = export_fmu(law, tmp_path, runtime="native", fmi=3, scheduled=True, platforms=("linux64",))
+    system = System([ControlUnit("plant", plant()), FmuUnit(fmu, "ctrl")],
+                    [("plant.y", "ctrl.y"), ("ctrl.u", "plant.u")])
+    with pytest.raises(InputError, match="unit 'ctrl': .* not linear time-invariant") as err:
+        loop_analysis(system, "ctrl.u->plant.u", sampled=True, step=H)
+    assert "\n" not in str(err.value)
