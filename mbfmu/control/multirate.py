@@ -32,7 +32,9 @@ CHECK_RTOL = 1e-9  # realization against a second run of the FMU, relative to th
 
 
 def clock_period(unit: Any) -> float | None:
-    """The sample time [s] of a Scheduled Execution unit with one periodic input clock, else ``None``.
+    """The sample time [s] of a discrete controller FMU unit, else ``None``: the clock
+    interval of a Scheduled Execution unit with one periodic input clock, or the sample
+    time (default step) of a discrete native mbfmu controller (co-simulation, FMI 2 or 3).
 
     Parameters
     ----------
@@ -42,10 +44,18 @@ def clock_period(unit: Any) -> float | None:
     Returns
     -------
     float or None
-        The clock's interval, s.
+        The sample time, s.
     """
     from ..cosim.clocks import PERIODIC
     from ..cosim.fmu3_scheduled import Fmu3ScheduledUnit
+    from ..cosim.fmu_unit import FmuUnit
+    if isinstance(unit, FmuUnit) and not isinstance(unit, Fmu3ScheduledUnit):
+        md = getattr(unit, "md", None)
+        native = str(getattr(md, "generationTool", "") or "").endswith("(native controller)")
+        step = getattr(getattr(md, "defaultExperiment", None), "stepSize", None)
+        if native and str(md.description or "").startswith("discrete") and step:
+            return float(step)
+        return None
     if not isinstance(unit, Fmu3ScheduledUnit):
         return None
     periodic = [c for c in unit.clocks.values() if c.causality == "input" and c.kind in PERIODIC]
@@ -141,6 +151,28 @@ def ticks_per_sample(dt: float, step: float, name: str) -> int:
     if N < 1 or not math.isclose(N * step, dt, rel_tol=1e-9):
         raise InputError(f"unit {name!r} is discrete with dt = {dt} s, not a whole number of macro steps {step} s")
     return N
+
+
+def hold_over(sys: ct.StateSpace, N: int) -> ct.StateSpace:
+    """A discrete system run ``N`` samples per macro step with its inputs held, at the macro step.
+
+    Parameters
+    ----------
+    sys : control.StateSpace
+        The discrete system at its sample time.
+    N : int
+        Samples per macro step.
+
+    Returns
+    -------
+    control.StateSpace
+        ``A^N``, ``sum_{i<N} A^i B``, ``C``, ``D`` at ``dt = N dt``.
+    """
+    A, B = np.asarray(sys.A, float), np.asarray(sys.B, float)
+    Ad, Bd = np.eye(A.shape[0]), np.zeros_like(B)
+    for _ in range(N):
+        Ad, Bd = A @ Ad, A @ Bd + B
+    return ct.ss(Ad, Bd, sys.C, sys.D, N * float(sys.dt))
 
 
 def tick_and_hold(sys: ct.StateSpace, step: float) -> tuple[ct.StateSpace, ct.StateSpace]:

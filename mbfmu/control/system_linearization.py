@@ -26,7 +26,9 @@ How each unit's linear model is made:
 * an FMI 3.0 Scheduled Execution unit with one periodic clock (a controller
   FMU of ``mbfmu export-controller --scheduled``): the discrete system it is at
   its clock period ``T``, identified exactly from unit impulses and checked
-  against a second run (:mod:`.multirate`).
+  against a second run (:mod:`.multirate`); a discrete native mbfmu
+  controller FMU for co-simulation likewise at its sample time (at a macro
+  step of ``N`` samples: ``N`` samples with its inputs held).
 
 **Multirate** (``sampled=True``, a Scheduled Execution unit with ``T = N H``,
 ``N > 1``): the master runs a periodic loop (the unit ticks, then holds its
@@ -266,6 +268,9 @@ def unit_model(unit, point: UnitPoint, t: float, step: float, sampled: bool) -> 
             sys, how = clocked_unit_model(unit)
             if not sampled:
                 return _d2c_tustin(sys), how + " (Tustin equivalent)"
+            if float(sys.dt) < step * (1 - 1e-9):  # a co-simulation FMU runs N samples per step, inputs held
+                from .multirate import hold_over
+                return hold_over(sys, ticks_per_sample(step, float(sys.dt), unit.name)), how
             ticks_per_sample(float(sys.dt), step, unit.name)
             return sys, how  # at its own period; linearize_system lifts a multirate loop
         sys, how = _fmu_model(unit, point, t, step)
@@ -287,6 +292,18 @@ def _names(items: Sequence[str] | str | None) -> list[str]:
     if items is None:
         return []
     return [items] if isinstance(items, str) else list(items)
+
+
+def _check_periods(system, step: float) -> None:
+    """Refuse, by name, a discrete co-simulation controller FMU whose sample time is longer than the
+    macro step (it refuses the step; a Scheduled Execution FMU may tick every whole number of steps)."""
+    from ..cosim.fmu3_scheduled import Fmu3ScheduledUnit
+    from .multirate import clock_period
+    for unit in system.units.values():
+        period = clock_period(unit)
+        if period is not None and not isinstance(unit, Fmu3ScheduledUnit) and step < period * (1 - 1e-9):
+            raise InputError(f"unit {unit.name!r} is a co-simulation FMU with sample time {period} s: it cannot run "
+                             f"at a macro step of {step} s (a Scheduled Execution FMU may tick slower than the step)")
 
 
 def linearize_system(system, at: float | None = None, inputs: Sequence[str] | str = (),
@@ -351,6 +368,7 @@ def linearize_system(system, at: float | None = None, inputs: Sequence[str] | st
     for u, v in out_ports:
         if v not in system.units[u].outputs:
             raise InputError(f"{u}.{v} is not an output of unit {u!r}: outputs= takes unit outputs or connections")
+    _check_periods(system, step)
     points, t_at = operating_point(system, at, step)
     models, how, states, names = [], {}, [], []
     holds: list[Any] = []  # per unit: its hold model when it ticks slower than the macro step, else None

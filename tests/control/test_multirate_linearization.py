@@ -119,3 +119,45 @@ def test_a_saturating_controller_is_refused_as_no_linear_system(tmp_path):
     with pytest.raises(InputError, match="unit 'ctrl': .* not linear time-invariant") as err:
         loop_analysis(system, "ctrl.u->plant.u", sampled=True, step=H)
     assert "\n" not in str(err.value)
+
+
+def test_a_native_fmi2_controller_is_its_design_too(tmp_path):
+    """The same design as a native FMI 2.0 co-simulation controller, at a macro step of T:
+    identified exactly at its sample time, and the sampled loop is the hand-built one."""
+    fmu = export_fmu(control.ss(controller(), inputs=["y"], outputs=["u"]), tmp_path, runtime="native",
+                     platforms=("linux64",))
+    system = System([ControlUnit("plant", plant()), FmuUnit(fmu, "ctrl")],
+                    [("plant.y", "ctrl.y"), ("ctrl.u", "plant.u")])
+    la = loop_analysis(system, "ctrl.u->plant.u", sampled=True, step=T)
+    assert la.unit_models["ctrl"] == SOURCE_IDENTIFIED
+    L_hand = -controller() * control.c2d(plant(), T, method="zoh")
+    w = np.logspace(-1, np.log10(np.pi / T * 0.99), 100)
+    got = control.frequency_response(la.L, w).complex.squeeze()
+    want = control.frequency_response(L_hand, w).complex.squeeze()
+    assert np.all(np.abs(got - want) <= 1e-8 * np.abs(want))
+    with pytest.raises(InputError, match="co-simulation FMU with sample time .* cannot run at a macro step"):
+        loop_analysis(system, "ctrl.u->plant.u", sampled=True, step=T / 5)
+
+
+def test_a_native_fmi2_controller_runs_two_samples_per_macro_step(tmp_path):
+    """At a macro step of 2 T the FMU takes two samples with its input held: the hand-built
+    model is the controller's own two-step map (A^2, (A + I) B), its output at the step."""
+    fmu = export_fmu(control.ss(controller(), inputs=["y"], outputs=["u"]), tmp_path, runtime="native",
+                     platforms=("linux64",))
+    system = System([ControlUnit("plant", plant()), FmuUnit(fmu, "ctrl")],
+                    [("plant.y", "ctrl.y"), ("ctrl.u", "plant.u")])
+    lin = linearize_system(system, inputs="ctrl.y", outputs="ctrl.u", open_at="plant.y->ctrl.y",
+                           sampled=True, step=2 * T)
+    c = controller()
+    A, B = np.asarray(c.A), np.asarray(c.B)
+    two = control.ss(A @ A, (A + np.eye(A.shape[0])) @ B, c.C, c.D, 2 * T)
+    w = np.logspace(-1, np.log10(np.pi / (2 * T) * 0.99), 50)
+    got = control.frequency_response(lin, w).complex.squeeze()
+    want = control.frequency_response(two, w).complex.squeeze()
+    assert np.all(np.abs(got - want) <= 1e-8 * np.abs(want))
+    # and the FMU run by the master at 2 T gives what the model predicts
+    from mbfmu.cosim import simulate, sources
+    run = simulate(System([sources.sine("s", 0.3, 7.0), FmuUnit(fmu, "c")], [("s.y", "c.y")]), 0.2, 2 * T,
+                   record=["s.y", "c.u"])
+    pred = control.forced_response(lin, U=run["s.y"]).outputs
+    assert np.abs(pred - run["c.u"]).max() <= 1e-9 * np.abs(run["c.u"]).max()
