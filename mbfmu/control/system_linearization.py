@@ -22,13 +22,25 @@ How each unit's linear model is made:
   and they pass a probe against central differences (mbfmu's native FMUs),
   else its plant's exact linearization (FMUs built by mbfmu), else ERA from
   pulse responses at the communication step, with its validated fit. The
-  source of each unit's model is in ``.unit_models``.
+  source of each unit's model is in ``.unit_models``;
+* an FMI 3.0 Scheduled Execution unit with one periodic clock (a controller
+  FMU of ``mbfmu export-controller --scheduled``): the discrete system it is at
+  its clock period ``T``, identified exactly from unit impulses and checked
+  against a second run (:mod:`.multirate`); a discrete native mbfmu
+  controller FMU for co-simulation likewise at its sample time (at a macro
+  step of ``N`` samples: ``N`` samples with its inputs held).
+
+**Multirate** (``sampled=True``, a Scheduled Execution unit with ``T = N H``,
+``N > 1``): the master runs a periodic loop (the unit ticks, then holds its
+outputs for ``N - 1`` steps); the model is that loop lifted over one period,
+linear time-invariant at ``T``: inputs held over the period, outputs read at
+the ticks, ``dt = T`` (:func:`.multirate.lift`).
 
 The units are joined by :func:`control.interconnect`. **Sampling**
 (``sampled=True``): every unit is taken at the macro step ``H`` as the
 master's Jacobi algorithm runs it: a continuous unit by zero-order hold
 (inputs held over the step), a discrete unit at its own sample time (which
-must be ``H``), the memoryless units and the direct feedthroughs solved at
+must be ``H``, or a whole multiple for a Scheduled Execution unit), the memoryless units and the direct feedthroughs solved at
 each communication point as the master's exchange does. The one-step delay of
 the Jacobi coupling is then in the model: a unit's input over
 ``[t_n, t_{n+1}]`` is its sources' output at ``t_n``. ``sampled=False`` is the
@@ -251,6 +263,16 @@ def unit_model(unit, point: UnitPoint, t: float, step: float, sampled: bool) -> 
     elif isinstance(unit, FunctionUnit):
         sys, how = _static(unit, t, point.u.copy()), "memoryless (central difference)"
     elif isinstance(unit, FmuUnit):
+        from .multirate import clock_period, clocked_unit_model, ticks_per_sample
+        if clock_period(unit) is not None:
+            sys, how = clocked_unit_model(unit)
+            if not sampled:
+                return _d2c_tustin(sys), how + " (Tustin equivalent)"
+            if float(sys.dt) < step * (1 - 1e-9):  # a co-simulation FMU runs N samples per step, inputs held
+                from .multirate import hold_over
+                return hold_over(sys, ticks_per_sample(step, float(sys.dt), unit.name)), how
+            ticks_per_sample(float(sys.dt), step, unit.name)
+            return sys, how  # at its own period; linearize_system lifts a multirate loop
         sys, how = _fmu_model(unit, point, t, step)
         if sys.isdtime(strict=True):
             if sampled and not math.isclose(float(sys.dt), step, rel_tol=1e-9):
@@ -270,6 +292,18 @@ def _names(items: Sequence[str] | str | None) -> list[str]:
     if items is None:
         return []
     return [items] if isinstance(items, str) else list(items)
+
+
+def _check_periods(system, step: float) -> None:
+    """Refuse, by name, a discrete co-simulation controller FMU whose sample time is longer than the
+    macro step (it refuses the step; a Scheduled Execution FMU may tick every whole number of steps)."""
+    from ..cosim.fmu3_scheduled import Fmu3ScheduledUnit
+    from .multirate import clock_period
+    for unit in system.units.values():
+        period = clock_period(unit)
+        if period is not None and not isinstance(unit, Fmu3ScheduledUnit) and step < period * (1 - 1e-9):
+            raise InputError(f"unit {unit.name!r} is a co-simulation FMU with sample time {period} s: it cannot run "
+                             f"at a macro step of {step} s (a Scheduled Execution FMU may tick slower than the step)")
 
 
 def linearize_system(system, at: float | None = None, inputs: Sequence[str] | str = (),
@@ -334,8 +368,11 @@ def linearize_system(system, at: float | None = None, inputs: Sequence[str] | st
     for u, v in out_ports:
         if v not in system.units[u].outputs:
             raise InputError(f"{u}.{v} is not an output of unit {u!r}: outputs= takes unit outputs or connections")
+    _check_periods(system, step)
     points, t_at = operating_point(system, at, step)
     models, how, states, names = [], {}, [], []
+    holds: list[Any] = []  # per unit: its hold model when it ticks slower than the macro step, else None
+    period = 1
     for name, unit in system.units.items():
         if not unit.inputs and not isinstance(unit, (ControlUnit, FmuUnit)):
             how[name] = "source (no deviation)"  # a memoryless source: its deviation is zero
@@ -344,10 +381,21 @@ def linearize_system(system, at: float | None = None, inputs: Sequence[str] | st
         names.append(name)
         m, how[name] = unit_model(unit, points[name], t_at, step, sampled)
         labels = list(m.state_labels) if m.nstates else []
+        hold = None
+        if sampled and not math.isclose(float(m.dt), step, rel_tol=1e-9):
+            from .multirate import tick_and_hold, ticks_per_sample
+            n_ticks = ticks_per_sample(float(m.dt), step, name)
+            if period not in (1, n_ticks):
+                raise InputError(f"unit {name!r} ticks every {n_ticks} macro steps, another unit every {period}: "
+                                 "one clock period per linear model")
+            period = n_ticks
+            m, hold = tick_and_hold(m, step)
+            labels += [f"held:{v}" for v in unit.outputs]
         states += [label(name, s) for s in labels]
-        models.append(ct.ss(m.A, m.B, m.C, m.D, m.dt, name=f"s{k}",
-                            inputs=[f"u{j}" for j in range(len(unit.inputs))],
-                            outputs=[f"y{j}" for j in range(len(unit.outputs))]))
+        signals = dict(name=f"s{k}", inputs=[f"u{j}" for j in range(len(unit.inputs))],
+                       outputs=[f"y{j}" for j in range(len(unit.outputs))])
+        models.append(ct.ss(m.A, m.B, m.C, m.D, m.dt, **signals))
+        holds.append(None if hold is None else ct.ss(hold.A, hold.B, hold.C, hold.D, hold.dt, **signals))
     idx = {n: k for k, n in enumerate(names)}
 
     for u, v in [*in_ports, *out_ports]:
@@ -365,6 +413,13 @@ def linearize_system(system, at: float | None = None, inputs: Sequence[str] | st
     outlist = [sig(u, v, "y") for u, v in out_ports]
     joined = ct.interconnect(models, connections=connections or False, inplist=inplist or None,
                              outlist=outlist or None, check_unused=False)
+    if period > 1:  # a multirate loop: one tick step and period - 1 hold steps, lifted to the clock period
+        from .multirate import lift
+        held = ct.interconnect([hm if hm is not None else m for m, hm in zip(models, holds)],
+                               connections=connections or False, inplist=inplist or None,
+                               outlist=outlist or None, check_unused=False)
+        joined = lift(joined, held, period)
+        step = period * step
     B = joined.B if in_ports else np.zeros((joined.nstates, 0))
     C = joined.C if out_ports else np.zeros((0, joined.nstates))
     D = joined.D if (in_ports and out_ports) else np.zeros((len(out_ports), len(in_ports)))

@@ -16,7 +16,13 @@ the parameter set's ``ssv:Units``, the FMUs' ``UnitDefinitions``),
 before any linear transformation; incompatible units are refused by name. The
 master's step and algorithm travel in an ``ssc:Annotation`` of type
 ``org.mbfmu.master``; the Open Simulation Platform's step annotation
-(``osp:FixedStepAlgorithm baseStepSize``) is read too. Files are validated
+(``osp:FixedStepAlgorithm baseStepSize``) is read too. FMI 3.0 clocks: SSP 1.0
+has no Clock type, so a clock's connector is written without a type (SSP 1.0:
+the FMU variable's type is then used) and marked by an ``ssc:Annotation`` of
+type ``org.mbfmu.clock``; on reading, a connector typed Real, Integer, Boolean
+or String on an FMU clock is refused by name (the standard calls a type that
+differs from the FMU variable's an error), and so is the clock annotation on a
+variable that is no clock. Files are validated
 against the SSP 1.0 schemas that fmpy ships, on reading and before writing,
 so the output loads in ``fmpy.ssp`` and other SSP 1.0 engines. Not supported
 (all reported in one error): signal dictionaries, enumeration mappings,
@@ -50,6 +56,8 @@ NS = {
     "ssm": "http://ssp-standard.org/SSP1/SystemStructureParameterMapping",
 }
 MBFMU_NS = "https://mbfmu.org/ssp/master"
+CLOCK_TYPE = "org.mbfmu.clock"  # ssc:Annotation type marking a clock's connector
+CLOCK_NS = "https://mbfmu.org/ssp/clock"
 OSP_TYPE = "com.opensimulationplatform"
 FMU_TYPE = "application/x-fmu-sharedlibrary"
 
@@ -175,6 +183,7 @@ def _read_ssd(path: Path, sources: SourceResolver, ssd: Path) -> System:
         _bound_expansion(system, path)
         defs = {**fmu_units(unit.md), **defs}  # the SSD's own definitions win
         conn_units[name] = _connector_units(comp)
+        problems += _clock_problems(comp, unit, name)
     _apply_bindings(tree, system, open_resource, conn_units, defs, problems)
     refused: set[int] = set()  # hops whose transformation is refused: every one is reported, none followed
     for hop in tree.hops:
@@ -392,7 +401,7 @@ def write_ssp(system: System, path: str | Path, *, stop_time: float | None = Non
             kind = {"input": "input", "output": "output", "parameter": "parameter",
                     "calculatedParameter": "calculatedParameter"}.get(v.causality, "parameter")
             c = E("ssd:Connector", conns, name=vname, kind=kind)
-            t = E(f"ssc:{v.type if v.type in ('Real', 'Integer', 'Boolean', 'String') else 'Real'}", c)
+            t = _connector_type(E, c, _vtype(u, vname))
             if v.type == "Real" and v.unit:
                 t.set("unit", v.unit)
                 used.setdefault(v.unit, _definition(u, v.unit))
@@ -488,7 +497,7 @@ class _Nesting:
             if key not in self._exposed or kind == "input":
                 self._exposed[key] = cname
                 c = self.E("ssd:Connector", self._part(path, "connectors"), name=cname, kind=kind)
-                self.E(f"ssc:{vtype if vtype in ('Real', 'Integer', 'Boolean', 'String') else 'Real'}", c)
+                _connector_type(self.E, c, vtype)
                 ends = ({"startElement": elem, "startConnector": conn, "endConnector": cname} if kind == "output"
                         else {"startConnector": cname, "endElement": elem, "endConnector": conn})
                 self.E("ssd:Connection", self._part(path, "connections"), **ends)
@@ -503,7 +512,7 @@ class _Nesting:
         while n < min(len(ps), len(pd)) and ps[n] == pd[n]:
             n += 1
         common = ps[:n]
-        vtype = system.units[c.src_unit].variables[c.src_var].type
+        vtype = _vtype(system.units[c.src_unit], c.src_var)
         se, sc = self._expose(c.src_unit, c.src_var, vtype, "output", common)
         ee, ec = self._expose(c.dst_unit, c.dst_var, vtype, "input", common)
         conn = self.E("ssd:Connection", self._part(common, "connections"), startElement=se, startConnector=sc,
@@ -545,6 +554,39 @@ def _write_units(parent, defs: dict[str, UnitDef | None], owner) -> None:
             d.to_xml(parent, name, NS["ssc"])
     if not len(parent):
         owner.remove(parent)
+
+
+def _vtype(unit: Any, var: str) -> str:
+    """The SSP type of ``unit.var``: ``"Clock"`` for an FMI 3.0 clock, else the variable's type."""
+    return "Clock" if var in getattr(unit, "clocks", {}) else unit.variables[var].type
+
+
+def _connector_type(E: Any, connector: Any, vtype: str) -> Any:
+    """Write the type of ``connector``: its ``ssc:`` type element, or for a clock none
+    (SSP 1.0 then takes the FMU variable's type) and the ``org.mbfmu.clock`` annotation."""
+    if vtype != "Clock":
+        return E(f"ssc:{vtype if vtype in ('Real', 'Integer', 'Boolean', 'String') else 'Real'}", connector)
+    from lxml import etree
+    a = E("ssc:Annotation", E("ssd:Annotations", connector), type=CLOCK_TYPE)
+    return etree.SubElement(a, f"{{{CLOCK_NS}}}Clock", nsmap={"mbfmuclock": CLOCK_NS})
+
+
+def _clock_problems(comp: Any, unit: FmuUnit, name: str) -> list[str]:
+    """What is wrong with the clock connectors of component ``comp`` (its unit ``unit``)."""
+    clocks = getattr(unit, "clocks", {})
+    problems = []
+    for c in comp.findall("ssd:Connectors/ssd:Connector", NS):
+        cname = c.get("name")
+        typed = [_local(e.tag) for e in c if _local(e.tag) in ("Real", "Integer", "Boolean", "String", "Enumeration",
+                                                                 "Binary")]
+        marked = any(a.get("type") == CLOCK_TYPE for a in c.findall("ssd:Annotations/ssc:Annotation", NS))
+        if cname in clocks and typed:
+            problems.append(f"connector {name}.{cname} is typed {typed[0]}, but the FMU variable is a clock (SSP 1.0 "
+                            "has no Clock type: leave the type out)")
+        elif marked and cname not in clocks:
+            problems.append(f"connector {name}.{cname} is marked as a clock ({CLOCK_TYPE}), but the FMU has no "
+                            "clock of that name")
+    return problems
 
 
 def _q(tag: str) -> str:
