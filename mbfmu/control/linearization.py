@@ -42,7 +42,7 @@ central difference of ``outputs_at`` with the same step rule.
 **Quaternion states.** For a multibody plant with spherical or free joints,
 the configuration part of the linear state is the tangent increment ``dq``
 (nv values, states named ``dq[1]..dq[nv]``) with ``q = q0 (+) dq`` (see
-:func:`mbfmu.dynamics.derivatives.integrate`: ``R = R0 Exp(dq_rot)`` in the
+:func:`mbfmu.dynamics.configuration_chart.integrate`: ``R = R0 Exp(dq_rot)`` in the
 body frame, free-joint position ``p = p0 + R0 dq_lin``), followed by the
 velocity deviations ``v[k]``. ``sys.linearization.to_state(dz)`` and
 ``from_state(x)`` convert between linear and nonlinear states. Without
@@ -170,7 +170,7 @@ class _Chart:
         dz = np.asarray(dz, float)
         if not self.tangent:
             return x_ref + dz
-        from ..dynamics.derivatives import integrate
+        from ..dynamics.configuration_chart import integrate
         q = integrate(self.plant.model, x_ref[:self.nq], dz[:self.nv])
         return np.concatenate([q, x_ref[self.nq:] + dz[self.nv:]])
 
@@ -178,7 +178,7 @@ class _Chart:
         x = np.asarray(x, float)
         if not self.tangent:
             return x - self.x0
-        from ..dynamics.derivatives import difference
+        from ..dynamics.configuration_chart import difference
         return np.concatenate([difference(self.plant.model, self.x0[:self.nq], x[:self.nq]),
                                x[self.nq:] - self.x0[self.nq:]])
 
@@ -188,7 +188,7 @@ class _Chart:
             if not self.tangent:
                 self._dxdz = np.eye(len(self.x0))
             else:
-                from ..dynamics.derivatives import configuration_jacobian
+                from ..dynamics.configuration_chart import configuration_jacobian
                 J = np.zeros((len(self.x0), self.n))
                 J[:self.nq, :self.nv] = configuration_jacobian(self.plant.model, self.x0[:self.nq])
                 J[self.nq:, self.nv:] = np.eye(len(self.x0) - self.nq)
@@ -215,7 +215,7 @@ def _central(f: Callable[[np.ndarray], np.ndarray], z0: np.ndarray) -> np.ndarra
 def _mixed_multibody(plant, chart: _Chart, t, x0, u0):
     """Exact configuration rows, central differences for the others
     (velocities and any extra states)."""
-    from ..dynamics.derivatives import tangent_kinematics
+    from ..dynamics.configuration_chart import tangent_kinematics
     nq, nv = chart.nq, chart.nv
     Kq, Kv = tangent_kinematics(plant.model, x0[:nq], x0[nq:nq + nv])
 
@@ -344,7 +344,7 @@ def _exact_state(plant, chart: _Chart, J: np.ndarray, t, x0, u0):
     Jx, Ju = J[:nx, :nx], J[:nx, nx:]
     if not chart.tangent:
         return Jx, Ju, plant.derivatives(t, x0, u0)
-    from ..dynamics.derivatives import tangent_kinematics
+    from ..dynamics.configuration_chart import tangent_kinematics
     nq, nv = chart.nq, chart.nv
     T = chart.state_jacobian()
     Kq, Kv = tangent_kinematics(plant.model, x0[:nq], x0[nq:nq + nv])

@@ -120,10 +120,13 @@ class Parameter:
         return (x > lo if left == "(" and lo > -math.inf else x >= lo) and \
             (x < hi if right == ")" and hi < math.inf else x <= hi)
 
-    def check(self, plant: str, v):
+    def check(self, plant: str, v, element: str | None = None):
         """``v`` if it is a valid value (a Sym kept while recording); raises
-        :class:`InputError` naming the parameter, the value and the bounds."""
-        what = f"plant {plant!r}: parameter {self.name!r} = {v!r}"
+        :class:`InputError` naming the parameter (``element``, a vector's
+        ``name[i]``, when given), the value and the bounds."""
+        if type(v).__module__ == "numpy":  # a vector's element: shown (and checked) as the plain number
+            v = v.item()
+        what = f"plant {plant!r}: parameter {element or self.name!r} = {v!r}"
         if isinstance(v, bool) or not isinstance(v, numbers.Real):
             raise InputError(f"{what} is not a number")
         x = symbolic.value(v)
@@ -204,8 +207,8 @@ class Declaration:
                 if arr is None or arr.size != p.size:
                     raise InputError(f"plant {self.plant!r}: parameter {p.name!r} = {v!r} must be "
                                      f"{p.size} numbers")
-                for k in range(p.size):
-                    p.check(self.plant, arr[k])
+                for k, element in enumerate(p.element_names()):
+                    p.check(self.plant, arr[k], element)
                 out[p.name] = arr
             else:
                 out[p.name] = p.check(self.plant, v)

@@ -33,19 +33,28 @@ servos are the kernels' force elements (``JointForce``, ``JointDrive``), so
 the compiled integrators and the native FMU run them.
 
 parameters
-    ``payload_mass`` (kg): a point mass at the origin of the tool link
-    (``payload_link``, default: the last link of the robot's serial chain,
-    see :func:`default_payload_link`); ``gravity[1..3]`` (m/s^2, world frame);
-    ``damping_scale`` and ``friction_scale`` (1) multiply the URDF's joint
-    damping and friction (present with ``damping=True`` / ``friction=True``).
-    Default servo gains come from the robot without its payload, so a sweep
-    of the payload keeps the controller.
+    Declared once in :data:`PARAMETERS` (units, defaults, bounds, as the
+    library plants declare theirs, :mod:`mbfmu.plant.parameters`):
+    ``payload_mass`` (kg, ``[0, inf)``): a point mass at the origin of the
+    tool link (``payload_link``, default: the last link of the robot's serial
+    chain, see :func:`default_payload_link`); ``gravity[1..3]`` (m/s^2, world
+    frame, each in ``[-100, 100]``); ``damping_scale`` and ``friction_scale``
+    (1, ``[0, inf)``) multiply the URDF's joint damping and friction. Default
+    servo gains come from the robot without its payload, so a sweep of the
+    payload keeps the controller.
+
+    What depends on the options, and so is not in the declaration: which
+    parameters the plant has (``damping_scale`` only with ``damping=True``,
+    ``friction_scale`` only with ``friction=True``), the payload's link named
+    in its description, and the initial state ``q0[1..nq]``, ``v0[1..nv]``
+    (one per coordinate of the robot read, in the units of ``q[k]``,
+    ``v[k]``, unbounded).
 """
 from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -58,11 +67,22 @@ from ..dynamics.joints import Fixed, PRISMATIC, REVOLUTE
 from ..dynamics.urdf import parse_floats, urdf_builder
 from ..errors import InputError, ModelError, UnknownNameError
 from .multibody import MultibodyPlant
+from .parameters import Declaration, Parameter
 from .signals import Signal
 
 MODES = ("torque", "position", "velocity", "passive")
 SERVO_BANDWIDTH = 2 * np.pi * 5.0  # rad/s: default servo gains give this natural frequency (critically damped)
 GRAVITY_BOUND = 100.0  # m/s^2: |gravity[i]| at most about 10 g
+
+#: The URDF robot's parameters (the option-dependent ones are explained in the module docstring).
+PARAMETERS = Declaration(
+    "urdf",
+    Parameter("payload_mass", "kg", 0.0, "point mass carried at the origin of the tool link", "[0, inf)"),
+    Parameter("gravity", "m/s2", (0.0, 0.0, -9.81), "gravity, world axis {i} (1 x, 2 y, 3 z)",
+              f"[{-GRAVITY_BOUND:g}, {GRAVITY_BOUND:g}]", size=3),
+    Parameter("damping_scale", "1", 1.0, "factor on the URDF's joint damping", "[0, inf)"),
+    Parameter("friction_scale", "1", 1.0, "factor on the URDF's joint Coulomb friction", "[0, inf)"),
+)
 
 
 @dataclass(frozen=True)
@@ -157,7 +177,7 @@ _DEFAULTS = {"actuation": "torque", "outputs": ["q", "v"], "poses": [], "twists"
              "internal_step": 1e-3, "default_step": 1e-2, "default_stop_time": 2.0, "payload_link": None,
              "skip_bad_meshes": False}
 # the constructor's arguments that are parameter signals (recorded as parameters, not options)
-_PARAMETERS = ("gravity", "payload_mass", "damping_scale", "friction_scale")
+_PARAMETERS = tuple(PARAMETERS.names())
 
 
 def _json_options(**options: Any) -> dict[str, Any]:
@@ -202,13 +222,14 @@ class URDFPlant(MultibodyPlant):
     def __init__(self, urdf: str | os.PathLike, *, actuation: str | Servo | Mapping[str, str | Servo] = "torque",
                  outputs: Sequence[str] = ("q", "v"), poses: Sequence[str] = (), twists: Sequence[str] = (),
                  floating_base: bool = False, damping: bool = False, friction: bool = False,
-                 limits: bool = False, gravity: Sequence[float] = (0.0, 0.0, -9.81),
+                 limits: bool = False, gravity: Sequence[float] = PARAMETERS["gravity"].default,
                  q0: Sequence[float] | None = None, v0: Sequence[float] | None = None,
                  name: str | None = None, package_dirs: Sequence[str | os.PathLike] = (),
                  mesh_faces: int = 12000, friction_velocity: float = 1e-3,
                  internal_step: float = 1e-3, default_step: float = 1e-2, default_stop_time: float = 2.0,
-                 payload_mass: float = 0.0, payload_link: str | None = None, damping_scale: float = 1.0,
-                 friction_scale: float = 1.0, skip_bad_meshes: bool = False):
+                 payload_mass: float = PARAMETERS["payload_mass"].default, payload_link: str | None = None,
+                 damping_scale: float = PARAMETERS["damping_scale"].default,
+                 friction_scale: float = PARAMETERS["friction_scale"].default, skip_bad_meshes: bool = False):
         self.urdf = str(urdf)
         self.options = _json_options(actuation=actuation, outputs=list(outputs), poses=list(poses),
                                      twists=list(twists), floating_base=floating_base, damping=damping,
@@ -220,7 +241,9 @@ class URDFPlant(MultibodyPlant):
                                      internal_step=float(internal_step), default_step=float(default_step),
                                      default_stop_time=float(default_stop_time), payload_link=payload_link,
                                      skip_bad_meshes=bool(skip_bad_meshes))
-        values = _parameter_values(gravity, payload_mass, damping_scale, friction_scale)
+        values = Declaration(name or "urdf", *PARAMETERS).resolve(
+            dict(gravity=gravity, payload_mass=payload_mass, damping_scale=damping_scale,
+                 friction_scale=friction_scale))
         builder, root = urdf_builder(urdf, floating_base=floating_base, gravity=values["gravity"],
                                      use_damping=damping, use_limits=limits, damping_scale=values["damping_scale"])
         bare = builder.build()  # the robot alone: its joints, and the inertia the default servo gains use
@@ -405,41 +428,13 @@ def _servo_gains(model, q0, joints: list[_Joint], servos: list[Servo]) -> dict[s
     return out
 
 
-def _parameter_values(gravity, payload_mass, damping_scale, friction_scale) -> dict[str, Any]:
-    """The parameters' values, checked against their bounds (InputError naming the culprit)."""
-    try:
-        g = np.asarray(gravity, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        raise InputError(f"gravity = {gravity!r} must be 3 numbers (m/s^2)") from None
-    if g.shape != (3,) or not np.all(np.abs(g) <= GRAVITY_BOUND):
-        raise InputError(f"gravity = {gravity!r} must be 3 finite numbers within +-{GRAVITY_BOUND:g} m/s^2")
-    out: dict[str, Any] = {"gravity": g}
-    for name, val, unit in (("payload_mass", payload_mass, " kg"), ("damping_scale", damping_scale, ""),
-                            ("friction_scale", friction_scale, "")):
-        try:
-            f = float(val)
-        except (TypeError, ValueError):
-            raise InputError(f"{name} = {val!r} is not a number") from None
-        if not (np.isfinite(f) and f >= 0):
-            raise InputError(f"{name} = {val!r}{unit} must be finite and >= 0")
-        out[name] = f
-    return out
-
-
 def _parameter_signals(values: Mapping[str, Any], link: str, damping: bool, friction: bool
                        ) -> tuple[Signal, ...]:
-    g = values["gravity"]
-    sig = [Signal("payload_mass", "kg", f"point mass carried at the origin of link {link}",
-                  values["payload_mass"], 0.0, None, kind="parameter")]
-    sig += [Signal(f"gravity[{i + 1}]", "m/s2", f"gravity, world {'xyz'[i]}", float(g[i]), -GRAVITY_BOUND,
-                   GRAVITY_BOUND, kind="parameter") for i in range(3)]
-    if damping:
-        sig.append(Signal("damping_scale", "1", "factor on the URDF's joint damping", values["damping_scale"],
-                          0.0, None, kind="parameter"))
-    if friction:
-        sig.append(Signal("friction_scale", "1", "factor on the URDF's joint Coulomb friction",
-                          values["friction_scale"], 0.0, None, kind="parameter"))
-    return tuple(sig)
+    """The declared parameters this robot has (its options choose the scales), the payload's link named."""
+    present = {"damping_scale": damping, "friction_scale": friction}
+    return tuple(replace(s, description=f"point mass carried at the origin of link {link}")
+                 if s.name == "payload_mass" else s
+                 for s in PARAMETERS.signals(values) if present.get(s.name, True))
 
 
 def _identifier(name: str) -> str:

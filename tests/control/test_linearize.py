@@ -8,7 +8,7 @@ import pytest
 
 import mbfmu
 from mbfmu.control.linearization import fd_step, operating_state, trim
-from mbfmu.dynamics.derivatives import jr_inv
+from mbfmu.dynamics.configuration_chart import jr_inv
 from mbfmu.errors import InputError
 
 from ctl_plants import G, BallPendulum, DoublePendulum, FrictionPendulum, LaggedBallPendulum, Pendulum

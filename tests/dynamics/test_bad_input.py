@@ -31,9 +31,9 @@ def test_wrong_array_sizes_are_named():
 def test_non_finite_inputs_name_the_joint(bad):
     m = two_link()
     v = np.array([0.0, bad])
-    with pytest.raises(InputError, match=r"v\[1\] \(elbow\) is (nan|inf|-inf)"):
+    with pytest.raises(InputError, match=r"v\[2\] \(elbow\) is (nan|inf|-inf)"):
         rnea(m, np.zeros(2), v, np.zeros(2))
-    with pytest.raises(InputError, match=r"q\[0\] \(shoulder\)"):
+    with pytest.raises(InputError, match=r"q\[1\] \(shoulder\)"):
         crba(m, np.array([bad, 0.0]))
 
 

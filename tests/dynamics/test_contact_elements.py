@@ -10,7 +10,6 @@ import pytest
 
 from mbfmu.dynamics import (FreeFlyer, ModelBuilder, Revolute, Spherical, _kernels, element_forces,
                             kinetic_energy, potential_energy)
-from mbfmu.dynamics.derivatives import forward_dynamics_derivatives
 from mbfmu.dynamics.flexible import BeamProperties, FlexibleSystemBuilder, ModeSet
 from mbfmu.dynamics.model import Cable, JointForce, Model, SpherePlaneContact, Spring
 from mbfmu.errors import ModelError
@@ -351,5 +350,3 @@ def test_normal_is_normalized_and_gravity_copy_keeps_elements():
     assert model.contacts[0] is c
     e = element_forces(model, np.array([0, 0, 0.1, 1, 0, 0, 0.0]), np.zeros(6))
     assert e.penetration[0] == pytest.approx(0.05)
-    with pytest.raises(ModelError, match="contacts or cables"):
-        forward_dynamics_derivatives(model, np.array([0, 0, 0.1, 1, 0, 0, 0.0]), np.zeros(6), np.zeros(6))

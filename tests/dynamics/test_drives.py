@@ -104,7 +104,7 @@ def test_drive_declarations_are_checked_by_name():
     b.add_joint_drive("link", JointDrive("position", kp=10.0, kd=1.0, torque_limit=3.0))
     m = b.build()
     # the kernels refuse rows that do not fit the model, naming the drive
-    with pytest.raises(ModelError, match="joint drive 0 does not fit"):
+    with pytest.raises(ModelError, match="joint drive 1 does not fit"):
         _kernels.set_drives(m._h, 1, np.array([[5, 0, 1, 1.0, 1.0, 1.0, 0.0, 1.0]]))
     # a servo's set-point is in the commanded torque: the force elements need it
     with pytest.raises(ModelError, match="pass tau"):

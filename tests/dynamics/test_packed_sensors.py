@@ -80,10 +80,10 @@ def test_a_non_finite_state_gives_non_finite_outputs_not_an_error():
 
 
 @pytest.mark.parametrize("bad, why", [
-    (S.PointPosition(99, (0.0, 0.0, 0.0), 0), "does not fit the model"),
-    (S.Velocity(99), "does not fit the model"),
-    (S.Quaternion(99, 0), "does not fit the model"),
-    (S.BodyTwist(1, 6), "does not fit the model"),
+    (S.PointPosition(99, (0.0, 0.0, 0.0), 0), r"^sensors_pack: sensor 2 \(kind .*\) does not fit the model$"),
+    (S.Velocity(99), r"^sensors_pack: sensor 2 \(kind .*\) does not fit the model$"),
+    (S.Quaternion(99, 0), r"^sensors_pack: sensor 2 \(kind .*\) does not fit the model$"),
+    (S.BodyTwist(1, 6), r"^sensors_pack: sensor 2 \(kind .*\) does not fit the model$"),
 ])
 def test_packing_refuses_a_sensor_that_does_not_fit(bad, why):
     plant = mbfmu.load_plant("rigid_arm")

@@ -96,9 +96,9 @@ def test_hic_of_a_rectangular_pulse_is_its_closed_form():
     (lambda m: advance(m, SledFrame(), HicRecorder(1, (0, 0, 0)), np.zeros(1), np.zeros(3), np.zeros(1),
                        np.zeros(0), 0.0, 1e-3, ErrorControl()), r"y = \[v; HIC states\] has 3 values, expected 34"),
     (lambda m: advance(m, SledFrame(), None, np.zeros(1), np.zeros(1), np.zeros(1), np.array([math.nan]), 0.0,
-                       1e-3, ErrorControl()), r"u\[0\] is nan"),
+                       1e-3, ErrorControl()), r"u\[1\] is nan"),
     (lambda m: CompiledSensors([sensors.KineticEnergy(), Accelerometer(4, (0, 0, 0), 0)], m, 0)(
-        SledFrame(), 0.0, np.zeros(2), np.zeros(1), np.zeros(0), np.zeros(1)), "sensor 1 .* body or cable 4"),
+        SledFrame(), 0.0, np.zeros(2), np.zeros(1), np.zeros(0), np.zeros(1)), "sensor 2 .* body 4"),
 ])
 def test_bad_arguments_are_input_errors_naming_them(call, words):
     with pytest.raises(InputError, match=words):

@@ -238,7 +238,7 @@ def test_bad_input_raises_and_never_crashes():
     beam = s.beams[0]
     bad = q.copy()
     bad[beam.offset] = math.nan
-    with pytest.raises(InputError, match=rf"q\[{beam.offset}\] \({beam.name}\.eta\[1\]\) is nan"):
+    with pytest.raises(InputError, match=rf"q\[{beam.offset + 1}\] \({beam.name}\.eta\[1\]\) is nan"):
         s.accelerations(bad, v)
     with pytest.raises(InputError, match=r"eta_dot\[1\]"):
         v2 = v.copy()

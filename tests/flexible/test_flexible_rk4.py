@@ -133,7 +133,7 @@ def test_bad_input_raises_and_never_crashes():
     beam = s.beams[0]
     bad = q.copy()
     bad[beam.offset] = math.nan
-    with pytest.raises(InputError, match=rf"q\[{beam.offset}\] \({beam.name}\.eta\[1\]\) is nan"):
+    with pytest.raises(InputError, match=rf"q\[{beam.offset + 1}\] \({beam.name}\.eta\[1\]\) is nan"):
         s.step_rk4(bad, v, tau, 1e-4, 2)
     v2 = v.copy()
     v2[s.nv_rigid] = -math.inf

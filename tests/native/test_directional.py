@@ -2,9 +2,8 @@
 fmi2GetDirectionalDerivative (Model Exchange and Co-Simulation) and FMI 3's
 fmi3GetDirectionalDerivative / fmi3GetAdjointDerivative. At random states the
 Jacobian equals central differences of the Python plant within their error
-and the Python tangents of mbfmu.dynamics.derivatives (a second
-implementation; mbfmu.control.linearize runs these C tangents, #33) to
-1e-11; the adjoint is its transpose; plants whose derivatives the C runtime does not have exactly do not claim them and
+(the same C tangents, which mbfmu.control.linearize runs (#33), equal Pinocchio's
+computeABADerivatives in tests/dynamics/test_exact_tangents.py); the adjoint is its transpose; plants whose derivatives the C runtime does not have exactly do not claim them and
 refuse the call naming why."""
 from __future__ import annotations
 
@@ -20,7 +19,6 @@ from fmpy.fmi2 import FMU2Slave
 
 from mbfmu.cosim.fmu_jacobian import CENTRAL, DIRECTIONAL, ModelExchangeInstance, jacobians
 from mbfmu.control.linearization import state_jacobians
-from mbfmu.dynamics.derivatives import configuration_jacobian, forward_dynamics_derivatives
 from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.library import load_plant
 
@@ -83,7 +81,6 @@ def _point(plant, seed: int):
 def test_model_exchange_directional_derivatives_equal_the_python_plant(name, fmu):
     plant = _plant(name)
     path = fmu(name)
-    nq, nv = plant.model.nq, plant.model.nv
     with ModelExchangeInstance(path) as inst:
         assert inst.provides_directional
         for seed in (1, 2):
@@ -93,20 +90,8 @@ def test_model_exchange_directional_derivatives_equal_the_python_plant(name, fmu
             assert dd.method == DIRECTIONAL and dd.evaluations == nxc + len(u)
             np.testing.assert_allclose(dd.xdot0, plant.derivatives(0.0, x, u)[:nxc], rtol=1e-12, atol=1e-12)
             method = check_against_plant_differences(plant, x, u, dd.A, dd.B, dd.C, dd.D)
-            # against the Python tangents of mbfmu.dynamics.derivatives (of [q; v] plants: they
-            # have none in canonical variables, whose test is the differences above)
-            if plant.canonical:  # the C tangents (#33): the differences above are the independent check
+            if plant.canonical:  # no differences in canonical variables: the C tangents (#33)
                 assert method == "analytic"
-            elif plant.model.contacts or plant.model.cables:
-                pass  # the engine has no contact derivatives: the Richardson oracles of
-                # test_contact_directional and test_crash_directional
-            else:  # the second, Python implementation (a tangent chart for quaternions; latches free here)
-                q, v = x[:nq], x[nq:nq + nv]
-                _, Aq, Av, dvdtau = forward_dynamics_derivatives(plant.model, q, v, plant.input_matrix @ u)
-                rows = slice(nq, nq + nv)
-                for got, want in ((dd.A[rows, :nq] @ configuration_jacobian(plant.model, q), Aq),
-                                  (dd.A[rows, nq:nq + nv], Av), (dd.B[rows], dvdtau @ plant.input_matrix)):
-                    np.testing.assert_allclose(got, want, rtol=0, atol=ANALYTIC_RTOL * np.abs(want).max())
 
 
 @pytest.mark.parametrize("name", ("rigid_arm", "satellite"))

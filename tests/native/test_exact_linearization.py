@@ -22,7 +22,7 @@ The rows of A and B and the columns of A of discrete states (latch flags, the
 HIC recorder's history and running maximum) are zero: they change only at
 events. The configuration
 rows of a quaternion plant's tangent chart are the chart's kinematics
-(``mbfmu.dynamics.derivatives.tangent_kinematics``, tested in
+(``mbfmu.dynamics.configuration_chart.tangent_kinematics``, tested in
 ``tests/dynamics``); the tangents' own configuration rows are checked in the
 plant's raw coordinates.
 """

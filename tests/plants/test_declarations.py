@@ -292,3 +292,36 @@ def test_the_pythonfmu_slave_applies_the_open_and_closed_ends():
     before = len(slave.errors)
     slave.set_real([vr["gravity"]], [0.0])
     assert len(slave.errors) == before
+
+
+def test_the_urdf_robot_declares_its_parameters_and_refuses_exactly_outside_their_bounds():
+    """The URDF plant (UR5 with damping and friction, so every declared parameter is
+    present): its parameter signals carry the declared units, bounds and open ends, and
+    its constructor refuses exactly the values outside them, naming the 1-based element."""
+    from mbfmu.plant.robots import robot_urdf
+    from mbfmu.plant.urdf import PARAMETERS
+    path = robot_urdf("ur5")
+    options = dict(damping=True, friction=True)
+    signals = {s.name: s for s in mbfmu.plant_from_urdf(path, **options).parameters}
+    checked = 0
+    for p in PARAMETERS:
+        for k, element in enumerate(p.element_names()):
+            s = signals[element]
+            assert (s.unit, s.min, s.max, s.min_open, s.max_open) == (p.unit, p.min, p.max, p.min_open, p.max_open)
+            assert s.start == (p.default[k] if p.size else p.default)
+            for value, accepted in _inside_and_outside(p):
+                given = value
+                if p.size:
+                    given = list(p.default)
+                    given[k] = value
+                if accepted:
+                    built = mbfmu.plant_from_urdf(path, **options, **{p.name: given})
+                    assert next(s.start for s in built.parameters if s.name == element) == value
+                else:
+                    with pytest.raises(InputError, match=re.escape(f"{element!r} = ") + ".*" +
+                                       re.escape(p.interval())):
+                        mbfmu.plant_from_urdf(path, **options, **{p.name: given})
+                checked += 1
+    assert checked >= 12
+    # the scales exist only with the options that use them
+    assert {"damping_scale", "friction_scale"}.isdisjoint(s.name for s in mbfmu.plant_from_urdf(path).parameters)

@@ -131,9 +131,9 @@ static PyArrayObject *as_vector(PyObject *obj, npy_intp n, const char *arg, PyOb
             const char *what = isnan(d[k]) ? "nan" : (d[k] > 0 ? "inf" : "-inf");
             if (labels && PyTuple_Check(labels) && k < PyTuple_GET_SIZE(labels))
                 PyErr_Format(InputError, "%s[%zd] (%S) is %s: inputs must be finite", arg,
-                             (Py_ssize_t)k, PyTuple_GET_ITEM(labels, k), what);
+                             (Py_ssize_t)k + 1, PyTuple_GET_ITEM(labels, k), what);
             else
-                PyErr_Format(InputError, "%s[%zd] is %s: inputs must be finite", arg, (Py_ssize_t)k,
+                PyErr_Format(InputError, "%s[%zd] is %s: inputs must be finite", arg, (Py_ssize_t)k + 1,
                              what);
             Py_DECREF(a);
             return NULL;
@@ -309,7 +309,7 @@ static PyObject *py_set_drives(PyObject *self, PyObject *args) {
         free(d);
         PyErr_Format(ModelError, "joint drive %d does not fit the model (a 1-DOF revolute or prismatic joint's "
                                  "coordinates, driven once; mode 0, 1 or 2; gains, limit and friction >= 0; "
-                                 "smoothing velocity > 0)", bad - 1);
+                                 "smoothing velocity > 0)", bad);
         return NULL;
     }
     free(m->drives);
@@ -1421,13 +1421,13 @@ static int check_sensor_row(const mb_model *m, const int *r, npy_intp npar, int 
     case MB_SENS_BODY_TWIST: bad = index < 1 || index >= m->nb || axis < 0 || axis > 5; break;
     case MB_SENS_LINEAR: need = 1 + m->nv + nu; break;
     default:
-        PyErr_Format(InputError, "sensors_pack: sensor %d has kind %d, not an engine sensor (1..10)", k, kind);
+        PyErr_Format(InputError, "sensors_pack: sensor %d has kind %d, not an engine sensor (1..10)", k + 1, kind);
         return -1;
     }
     if (!bad && need) bad = at < 0 || at + need > npar;
     if (bad) {
         PyErr_Format(InputError, "sensors_pack: sensor %d (kind %d, index %d, axis %d) does not fit the model",
-                     k, kind, index, axis);
+                     k + 1, kind, index, axis);
         return -1;
     }
     return 0;
@@ -1753,15 +1753,19 @@ static PyObject *py_sled_sensors(PyObject *self, PyObject *args) {
     for (int k = 0; k < n; ++k) {
         const int *rk = r + 4 * k;
         if (rk[3] >= np_ || rk[3] < -1) {
-            PyErr_Format(InputError, "sled_sensors: sensor %d's parameters are out of range", k);
+            PyErr_Format(InputError, "sled_sensors: sensor %d's parameters are out of range", k + 1);
             goto done;
         }
         int bad = (rk[0] == MB_SENS_ACCELEROMETER || rk[0] == MB_SENS_DISPLACEMENT || rk[0] == MB_SENS_POINT)
                       ? (rk[1] < 1 || rk[1] >= nb || rk[3] < 0)
                       : rk[0] == MB_SENS_CABLE_TENSION ? (rk[1] < 0 || rk[1] >= m->ncb) : 0;
         if (bad) {
-            PyErr_Format(InputError, "sled_sensors: sensor %d (kind %d) refers to body or cable %d that does not exist",
-                         k, rk[0], rk[1]);
+            if (rk[0] == MB_SENS_CABLE_TENSION)
+                PyErr_Format(InputError, "sled_sensors: sensor %d (kind %d) refers to cable %d that does not exist",
+                             k + 1, rk[0], rk[1] + 1);
+            else
+                PyErr_Format(InputError, "sled_sensors: sensor %d (kind %d) refers to body %d that does not exist",
+                             k + 1, rk[0], rk[1]);
             goto done;
         }
         sensor_from_row(sens + k, rk, D(ap));
@@ -1821,7 +1825,7 @@ static PyObject *py_flex_sensors(PyObject *self, PyObject *args) {
                  (r[0] == MB_SENS_RELATIVE && r[1] >= 1 && r[1] < nb && r[2] >= 3 && r[2] < 3 * nb) ||
                  r[0] == MB_SENS_KINETIC || r[0] == MB_SENS_POTENTIAL || r[0] == MB_SENS_COMBINATION;
         if (!ok || (need && (r[3] < 0 || r[3] + need > npar))) {
-            PyErr_Format(ModelError, "flex_sensors: sensor %d (kind %d, index %d) does not fit the system", k,
+            PyErr_Format(ModelError, "flex_sensors: sensor %d (kind %d, index %d) does not fit the system", k + 1,
                          r[0], r[1]);
             goto done;
         }

@@ -18,8 +18,8 @@
  *     since the kernels' rotation matrix depends on e/|e| only);
  *   - velocity variables: the tangent of the inverse dynamics
  *     ID(q, v, qdd) = tau(q, v, u) gives dqdd = M^-1 (dtau - dID|dqdd=0)
- *     (the route of Carpentier and Mansard 2018 and of
- *     mbfmu.dynamics.derivatives);
+ *     (the route of Carpentier and Mansard 2018, whose results Pinocchio's
+ *     computeABADerivatives returns: tests/dynamics/test_exact_tangents.py);
  *   - flexible plants (assumed-modes beams): these passes on the virtual
  *     tree, projected onto the modal coordinates (flex_dirder.c);
  *   - canonical variables: v = M^-1 p gives dv = M^-1 (dp - d(M v)|dq), and
