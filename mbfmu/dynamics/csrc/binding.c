@@ -359,6 +359,130 @@ static PyObject *py_aba(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* forward_dynamics(h, q, v, tau, fext=None, gravity=True, route=-1) -> a:
+ * route -1 the model's pick, 0 ABA, 1 the sparse LTDL route */
+static PyObject *py_forward_dynamics(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *tau, *fext = Py_None;
+    int grav = 1, route = -1;
+    if (!PyArg_ParseTuple(args, "OOOO|Opi", &cap, &q, &v, &tau, &fext, &grav, &route)) return NULL;
+    if (route < -1 || route > 1) {
+        PyErr_Format(InputError, "route %d: expected -1 (the model's pick), 0 (ABA) or 1 (sparse LTDL)", route);
+        return NULL;
+    }
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", tau, "tau", fext)) { call_clear(&c); return NULL; }
+    if (route == 1 && !c.h->m->Hs) {
+        PyErr_Format(InputError, "the sparse route holds a dense nv x nv workspace only up to "
+                                 "1024 velocity coordinates; this model has %d", c.h->m->nv);
+        call_clear(&c);
+        return NULL;
+    }
+    PyObject *out = new_vector(c.h->m->nv);
+    if (out) {
+        int err = mb_forward_dynamics(c.h->m, D(c.q), D(c.v), D(c.w), c.fext ? D(c.fext) : NULL, grav,
+                                      D((PyArrayObject *)out), route);
+        if (err) { Py_DECREF(out); out = raise_singular(c.h, err); }
+    }
+    call_clear(&c);
+    return out;
+}
+
+/* sparsity(h) -> (lambda, route): the dof parent array and the forward
+ * dynamics route the model's structure picks (0 ABA, 1 sparse LTDL) */
+static PyObject *py_sparsity(PyObject *self, PyObject *args) {
+    PyObject *cap;
+    if (!PyArg_ParseTuple(args, "O", &cap)) return NULL;
+    handle_t *h = get_handle(cap);
+    if (!h) return NULL;
+    npy_intp n = h->m->nv;
+    PyObject *lam = PyArray_SimpleNew(1, &n, NPY_INT);
+    if (!lam) return NULL;
+    memcpy(PyArray_DATA((PyArrayObject *)lam), h->m->lambda, sizeof(int) * (size_t)n);
+    return Py_BuildValue("Ni", lam, h->m->fd_sparse);
+}
+
+/* the square matrix and parent array of sparse_factor / sparse_solve: *H a
+ * new reference, *lam a malloc'd copy of lambda as int, *n their size */
+static int sparse_parse(PyObject *Hobj, PyObject *lobj, PyArrayObject **H, int **lam, int *n) {
+    PyArrayObject *la = (PyArrayObject *)PyArray_FROMANY(lobj, NPY_INT64, 1, 1, NPY_ARRAY_IN_ARRAY);
+    if (!la) {
+        PyErr_Clear();
+        PyErr_SetString(InputError, "lambda: cannot be read as a vector of integers");
+        return -1;
+    }
+    npy_intp len = PyArray_SIZE(la);
+    if (len > 100000) {
+        PyErr_Format(InputError, "lambda has %zd entries, more than the 100000 the dense storage allows",
+                     (Py_ssize_t)len);
+        Py_DECREF(la);
+        return -1;
+    }
+    *n = (int)len;
+    const npy_int64 *l = PyArray_DATA(la);
+    *lam = malloc(sizeof(int) * (size_t)(len > 0 ? len : 1));
+    if (!*lam) {
+        Py_DECREF(la);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int k = 0; k < *n; ++k) {
+        if (l[k] < -1 || l[k] >= k) {
+            PyErr_Format(InputError, "lambda[%d] = %lld: a parent must come before its dof (-1 <= lambda[k] < k)",
+                         k, (long long)l[k]);
+            Py_DECREF(la);
+            return -1;
+        }
+        (*lam)[k] = (int)l[k];
+    }
+    Py_DECREF(la);
+    *H = as_vector(Hobj, len * len, "H (n x n, n = len(lambda))", NULL);
+    return *H ? 0 : -1;
+}
+
+/* sparse_factor(H, lambda, unit=True) -> L: LTDL (unit) or LTL factor of H's lower pattern */
+static PyObject *py_sparse_factor(PyObject *self, PyObject *args) {
+    PyObject *Hobj, *lobj;
+    int unit = 1, n;
+    if (!PyArg_ParseTuple(args, "OO|p", &Hobj, &lobj, &unit)) return NULL;
+    PyArrayObject *H = NULL;
+    int *l = NULL;
+    PyObject *out = NULL;
+    if (sparse_parse(Hobj, lobj, &H, &l, &n) == 0 && (out = new_matrix(n, n))) {
+        double *F = D((PyArrayObject *)out);
+        memcpy(F, D(H), sizeof(double) * (size_t)n * (size_t)n);
+        int err = unit ? mb_ltdl_factor(F, l, n) : mb_ltl_factor(F, l, n);
+        if (err) {
+            Py_CLEAR(out);
+            PyErr_Format(InputError, "H is not positive definite: pivot %d is %g", err - 1,
+                         F[(size_t)(err - 1) * n + err - 1]);
+        }
+    }
+    Py_XDECREF(H);
+    free(l);
+    return out;
+}
+
+/* sparse_solve(F, lambda, b, unit=True) -> H^-1 b with the factor F of sparse_factor */
+static PyObject *py_sparse_solve(PyObject *self, PyObject *args) {
+    PyObject *Fobj, *lobj, *bobj;
+    int unit = 1, n;
+    if (!PyArg_ParseTuple(args, "OOO|p", &Fobj, &lobj, &bobj, &unit)) return NULL;
+    PyArrayObject *F = NULL, *b = NULL;
+    int *l = NULL;
+    PyObject *out = NULL;
+    if (sparse_parse(Fobj, lobj, &F, &l, &n) == 0 && (b = as_vector(bobj, n, "b", NULL)) &&
+        (out = new_vector(n))) {
+        double *x = D((PyArrayObject *)out);
+        memcpy(x, D(b), sizeof(double) * (size_t)n);
+        if (unit) mb_ltdl_solve(D(F), l, n, x);
+        else mb_ltl_solve(D(F), l, n, x);
+    }
+    Py_XDECREF(F);
+    free(l);
+    Py_XDECREF(b);
+    return out;
+}
+
 static PyObject *py_minv(PyObject *self, PyObject *args) {
     PyObject *cap, *q, *b;
     if (!PyArg_ParseTuple(args, "OOO", &cap, &q, &b)) return NULL;
@@ -1725,6 +1849,11 @@ static PyMethodDef methods[] = {
     {"rnea", py_rnea, METH_VARARGS, "rnea(h, q, v, a, fext=None, gravity=True) -> tau"},
     {"crba", py_crba, METH_VARARGS, "crba(h, q) -> M"},
     {"aba", py_aba, METH_VARARGS, "aba(h, q, v, tau, fext=None, gravity=True) -> a"},
+    {"forward_dynamics", py_forward_dynamics, METH_VARARGS,
+     "forward_dynamics(h, q, v, tau, fext=None, gravity=True, route=-1) -> a"},
+    {"sparsity", py_sparsity, METH_VARARGS, "sparsity(h) -> (lambda, route)"},
+    {"sparse_factor", py_sparse_factor, METH_VARARGS, "sparse_factor(H, lambda, unit=True) -> LTDL or LTL factor"},
+    {"sparse_solve", py_sparse_solve, METH_VARARGS, "sparse_solve(F, lambda, b, unit=True) -> H^-1 b"},
     {"minv", py_minv, METH_VARARGS, "minv(h, q, b) -> M^-1 b"},
     {"momentum", py_momentum, METH_VARARGS, "momentum(h, q, v) -> p = M v"},
     {"sweep", py_sweep, METH_VARARGS, "sweep(h, q, p, tau, fext=None) -> (qdot, pdot, v)"},
