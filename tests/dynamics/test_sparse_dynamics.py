@@ -9,7 +9,7 @@ import pytest
 
 from mbfmu import load_urdf
 from mbfmu.dynamics import (FreeFlyer, JointForce, ModelBuilder, Revolute, Spherical, _kernels, aba, crba,
-                            rnea)
+                            forward_dynamics, rnea)
 from mbfmu.dynamics.spatial import rpy
 from mbfmu.errors import InputError
 from pinocchio_bridge import to_pinocchio
@@ -193,6 +193,7 @@ def _forward_routes(model, q, v, tau, fext=None):
     for route in (-1, 0, 1):
         a = _kernels.forward_dynamics(model._h, q, v, tau, fext, True, route)
         assert _rel(a, ref) < 1e-12, route
+    assert _rel(forward_dynamics(model, q, v, tau, fext), ref) < 1e-12
     return ref
 
 
