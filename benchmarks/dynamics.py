@@ -23,7 +23,9 @@ or the sparse LTDL route by the tree's structure) per call, and RK4 at 1 ms
 per simulated second (mbfmu ``_kernels.rk4``, MuJoCo ``rollout``). MuJoCo
 loads the same URDF (contacts and constraints disabled); its calls are
 ``mj_kinematics + mj_comPos + mj_crb`` (crba, its sparse ``qM``; with
-``mj_fullM`` as the dense matrix mbfmu returns in a second column),
+``mj_fullM`` as the dense matrix mbfmu's ``crba`` returns in a second column;
+row ``crbaS``: mbfmu's ``_kernels.crba_pattern``, the same kernel writing only
+the nonzeros, as MuJoCo's ``qM``),
 ``mj_forward`` (forward dynamics) and ``mj_kinematics + mj_comPos + mj_comVel +
 mj_rne`` (rnea). The times are process CPU time (``time.process_time``, best
 of interleaved repeats): on a shared machine that leaves out the time the
@@ -296,6 +298,7 @@ def bench_peers(sizes, budget: float, sim_time: float):
             cases = [
                 ("rnea", lambda: rnea(m, q, v, x), mj_rnea, None, lambda: pin.rnea(pm, pd, q, v, x), None),
                 ("crba", lambda: crba(m, q), mj_crba, mj_crba_dense, lambda: pin.crba(pm, pd, q), agree_M),
+                ("crbaS", lambda: _kernels.crba_pattern(h, q), mj_crba, None, None, None),
                 ("aba", lambda: aba(m, q, v, x), lambda: mujoco.mj_forward(mj, md), None,
                  lambda: pin.aba(pm, pd, q, v, x), None),
                 ("fd", lambda: forward_dynamics(m, q, v, x), lambda: mujoco.mj_forward(mj, md), None,
@@ -307,7 +310,7 @@ def bench_peers(sizes, budget: float, sim_time: float):
                 t = iter(cpu_us(fns, budget))
                 a, b = next(t), next(t)
                 c = next(t) if mjd else float("nan")
-                d = next(t)
+                d = next(t) if pinf else float("nan")
                 rows.append((label, n, name, a, b, c, d, agree))
             # RK4 per simulated second, both from the same state
             tau = np.zeros(m.nv)

@@ -81,6 +81,24 @@ def test_sparse_crba_equals_dense_h_and_pinocchio(n, branchy):
         assert _is_ancestor_pattern(H, lam)
 
 
+@pytest.mark.parametrize("branchy", [False, True], ids=["chain", "tree"])
+def test_crba_pattern_holds_the_nonzeros_of_h_row_by_row(branchy):
+    model, _ = _urdf_model(5, 25, branchy)
+    q = np.random.default_rng(5).uniform(-np.pi, np.pi, model.nq)
+    H = crba(model, q)
+    lam, _ = _kernels.sparsity(model._h)
+    rows, cols = [], []
+    for k in range(model.nv):
+        chain = []
+        j = k
+        while j >= 0:
+            chain.append(j)
+            j = lam[j]
+        rows += [k] * len(chain)
+        cols += chain[::-1]
+    assert np.array_equal(_kernels.crba_pattern(model._h, q), H[rows, cols])
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_sparse_crba_with_multi_dof_joints_equals_pinocchio(seed):
     """Free, spherical, universal, prismatic and fixed joints (no planar:
@@ -213,7 +231,7 @@ def test_forward_dynamics_routes_with_multi_dof_joints(seed):
     rng = np.random.default_rng(400 + seed)
     model = random_tree(rng, 20, floating=seed % 2 == 0)
     q, v = random_state(rng, model)
-    _forward_routes(model, q, v, rng.normal(size=model.nv))
+    _forward_routes(model, q, v, rng.normal(size=model.nv), rng.normal(size=(model.nbodies, 6)))
 
 
 def test_rhs_and_rk4_of_a_wide_tree_take_the_sparse_route_and_equal_aba():

@@ -309,11 +309,15 @@ static void base_acc(const mb_model *m, int with_gravity, double *a0) {
 }
 
 /* ------------------------------------------------------------------ RNEA */
-/* the outward and inward passes, with Xup, S, v and c in place */
-static void rnea_passes(mb_model *m, const double *qdd, const double *fext, int with_gravity,
-                        double *tau) {
+void mb_rnea(mb_model *m, const double *q, const double *qd, const double *qdd,
+             const double *fext, int with_gravity, double *tau) {
     double a0[6];
     base_acc(m, with_gravity, a0);
+    mb_kinematics(m, q, qd);
+    if (!qd) {
+        memset(m->v, 0, (size_t)m->nb * 6 * sizeof(double));
+        memset(m->c, 0, (size_t)m->nb * 6 * sizeof(double));
+    }
     for (int i = 1; i < m->nb; ++i) {
         int p = m->parent[i];
         const double *E = B9(m->E, i), *r = B3(m->r, i), *S = B36(m->S, i);
@@ -343,19 +347,9 @@ static void rnea_passes(mb_model *m, const double *qdd, const double *fext, int 
     }
 }
 
-void mb_rnea(mb_model *m, const double *q, const double *qd, const double *qdd,
-             const double *fext, int with_gravity, double *tau) {
-    mb_kinematics(m, q, qd);
-    if (!qd) {
-        memset(m->v, 0, (size_t)m->nb * 6 * sizeof(double));
-        memset(m->c, 0, (size_t)m->nb * 6 * sizeof(double));
-    }
-    rnea_passes(m, qdd, fext, with_gravity, tau);
-}
-
 static void crba_lower(mb_model *m, double *H);
-static int sparse_forward(mb_model *m, const double *tau, const double *fext, int with_gravity,
-                          double *qdd);
+static int sparse_forward(mb_model *m, const double *qd, const double *tau, const double *fext,
+                          int with_gravity, double *qdd);
 
 void mb_point_acceleration(const mb_model *m, int b, const double *r_B, double *acc) {
     const double *v = B6(m->v, b), *a = B6(m->a, b);
@@ -370,6 +364,23 @@ void mb_point_acceleration(const mb_model *m, int b, const double *r_B, double *
 }
 
 /* ------------------------------------------------------------------ CRBA */
+int mb_crba_pattern(mb_model *m, const double *q, double *values) {
+    if (!m->Hs) return -1;
+    int nv = m->nv;
+    mb_kinematics(m, q, NULL);
+    crba_lower(m, m->Hs);
+    double *out = values;
+    for (int k = 0; k < nv; ++k) {
+        const double *Hk = m->Hs + (size_t)k * nv;
+        int depth = 0;
+        for (int j = k; j >= 0; j = m->lambda[j]) ++depth;
+        out += depth;
+        double *o = out;
+        for (int j = k; j >= 0; j = m->lambda[j]) *--o = Hk[j];
+    }
+    return 0;
+}
+
 void mb_crba(mb_model *m, const double *q, double *M) {
     mb_kinematics(m, q, NULL);
     memset(M, 0, sizeof(double) * (size_t)m->nv * (size_t)m->nv);
@@ -956,15 +967,16 @@ double mb_passive_energy_posed(mb_model *m, const double *q) {
 int mb_rhs(mb_model *m, const double *q, const double *qd, const double *tau,
            const double *fext, double *qdot, double *qdd) {
     double a0[6];
-    int nb = m->nb, sparse = m->fd_sparse;
-    /* point elements and the sparse route need world poses */
-    kinematics(m, q, qd, sparse || m->ns + m->nct + m->ncb > 0);
+    int nb = m->nb, sparse = m->fd_sparse, points = m->ns + m->nct + m->ncb > 0;
+    /* point elements and the sparse route need world poses; the sparse route
+     * needs body velocities only for point elements and Sring */
+    kinematics(m, q, sparse && !points && !m->has_sr ? NULL : qd, sparse || points);
     memcpy(m->tau, tau, (size_t)m->nv * sizeof(double));
     if (fext) memcpy(m->fext, fext, (size_t)nb * 6 * sizeof(double));
     else memset(m->fext, 0, (size_t)nb * 6 * sizeof(double));
     mb_passive_forces(m, q, qd, m->tau, m->fext);
     if (sparse) {
-        int err = sparse_forward(m, m->tau, m->fext, 1, qdd);
+        int err = sparse_forward(m, qd, m->tau, m->fext, 1, qdd);
         if (err) return err;
     } else {
         mb_bias_forces(m, m->fext);
@@ -1103,9 +1115,11 @@ static int dof_structure(mb_model *m) {
     long nnz = 0;
     last[0] = -1;
     m->root[0] = 0;
+    m->has_sr = 0;
     for (int i = 1; i < nb; ++i) {
         int p = m->parent[i], prev = last[p];
         m->root[i] = p > 0 ? m->root[p] : i;
+        m->has_sr |= m->jtype[i] == MB_UNIVERSAL || m->jtype[i] == MB_PLANAR;
         for (int a = 0; a < m->nvi[i]; ++a) {
             int k = m->iv[i] + a;
             m->lambda[k] = prev;
@@ -1174,52 +1188,123 @@ static inline void inertia10_mv(const double *J, const double *s, double *f) {
     f[5] = J[0] * v[2] - (h[0] * w[1] - h[1] * w[0]);
 }
 
-/* CRBA over the lower pattern of H (row-major nv x nv, entries H[k][j] with
- * j = k or an ancestor of k; nothing else written), from the world poses of
- * mb_kinematics. Each tree of the world's children is expressed in
- * world-aligned coordinates about its root body's origin (so a floating
- * tree far from the world origin keeps its digits): then the composite
- * inertias add without transforms and H[k][j] = S_j . (Ic S_k) is one dot
- * product per entry (RBDA Table 6.2 in one frame instead of link frames). */
-static void crba_lower(mb_model *m, double *H) {
+/* Body i in its tree's world-aligned coordinates about the root body's
+ * origin: its 10-number inertia at IA + 36 i and its motion subspace
+ * (component a of dof k at U[a nv + k]); returns d = p_i - O in dO. Each
+ * tree of the world's children has its own origin, so a floating tree far
+ * from the world origin keeps its digits. */
+static void world_body(mb_model *m, int i, double *dO) {
     int nv = m->nv;
-    /* the world-aligned subspaces by component (component a of dof k at
-     * Sw[a nv + k]): a run of consecutive ancestor dofs is then a
-     * matrix-vector product over contiguous rows */
-    double *Sw = m->U, *Jc = m->IA;
-    for (int i = 1; i < m->nb; ++i) {
-        const double *O = B3(m->pW, m->root[i]), *R = B9(m->RW, i), *p = B3(m->pW, i);
-        double d[3] = {p[0] - O[0], p[1] - O[1], p[2] - O[2]};
-        world_inertia(m, i, O, B36(Jc, i));
-        for (int a = 0; a < m->nvi[i]; ++a) {
-            const double *s = B36(m->S, i) + 6 * a;
-            double sw[6], dw[3];
-            mv3(R, s, sw);
-            mv3(R, s + 3, sw + 3);
-            cross3(d, sw, dw);
-            for (int b = 0; b < 3; ++b) sw[3 + b] += dw[b];
-            for (int b = 0; b < 6; ++b) Sw[b * nv + m->iv[i] + a] = sw[b];
+    const double *O = B3(m->pW, m->root[i]), *R = B9(m->RW, i), *p = B3(m->pW, i);
+    for (int b = 0; b < 3; ++b) dO[b] = p[b] - O[b];
+    world_inertia(m, i, O, B36(m->IA, i));
+    for (int a = 0; a < m->nvi[i]; ++a) {
+        const double *s = B36(m->S, i) + 6 * a;
+        double sw[6], dw[3];
+        mv3(R, s, sw);
+        mv3(R, s + 3, sw + 3);
+        cross3(dO, sw, dw);
+        for (int b = 0; b < 3; ++b) m->U[(3 + b) * nv + m->iv[i] + a] = sw[3 + b] + dw[b];
+        for (int b = 0; b < 3; ++b) m->U[b * nv + m->iv[i] + a] = sw[b];
+    }
+}
+
+/* The rows of H of body i's dofs over the lower pattern, H[k][j] =
+ * S_j . (Ic_i S_k) for j = k and its ancestors, with Ic_i the composite
+ * inertia at IA + 36 i (complete once i's descendants are done); then Ic_i
+ * is added to its parent's. All in one frame per tree, so the composite
+ * inertias add without transforms and each entry is one dot product (RBDA
+ * Table 6.2 in one frame instead of link frames). A run of consecutive
+ * ancestor dofs is a matrix-vector product over contiguous components. */
+static void composite_rows(mb_model *m, int i, double *H) {
+    int nv = m->nv;
+    const double *S0 = m->U, *S1 = S0 + nv, *S2 = S1 + nv, *S3 = S2 + nv, *S4 = S3 + nv, *S5 = S4 + nv;
+    const double *J = B36(m->IA, i);
+    for (int a = 0; a < m->nvi[i]; ++a) {
+        int k = m->iv[i] + a;
+        double F[6], s[6] = {S0[k], S1[k], S2[k], S3[k], S4[k], S5[k]}, *Hk = H + (size_t)k * nv;
+        inertia10_mv(J, s, F);
+        for (int j = k; j >= 0; j = m->lambda[j]) {
+            int j0 = m->lrun[j];
+            for (int t = j0; t <= j; ++t)
+                Hk[t] = S0[t] * F[0] + S1[t] * F[1] + S2[t] * F[2] + S3[t] * F[3] + S4[t] * F[4] +
+                        S5[t] * F[5];
+            j = j0;
         }
     }
-    const double *S0 = Sw, *S1 = Sw + nv, *S2 = Sw + 2 * nv, *S3 = Sw + 3 * nv, *S4 = Sw + 4 * nv,
-                 *S5 = Sw + 5 * nv;
-    for (int i = m->nb - 1; i > 0; --i) {
-        const double *J = B36(Jc, i);
-        for (int a = 0; a < m->nvi[i]; ++a) {
-            int k = m->iv[i] + a;
-            double F[6], s[6] = {S0[k], S1[k], S2[k], S3[k], S4[k], S5[k]}, *Hk = H + (size_t)k * nv;
-            inertia10_mv(J, s, F);
-            for (int j = k; j >= 0; j = m->lambda[j]) {
-                int j0 = m->lrun[j];
-                for (int t = j0; t <= j; ++t)
-                    Hk[t] = S0[t] * F[0] + S1[t] * F[1] + S2[t] * F[2] + S3[t] * F[3] + S4[t] * F[4] +
-                            S5[t] * F[5];
-                j = j0;
-            }
+    int p = m->parent[i];
+    if (p > 0)
+        for (int b = 0; b < 10; ++b) m->IA[36 * p + b] += J[b];
+}
+
+/* CRBA over the lower pattern of H (row-major nv x nv; nothing else
+ * written), from the world poses of mb_kinematics. */
+static void crba_lower(mb_model *m, double *H) {
+    double d[3];
+    for (int i = 1; i < m->nb; ++i) world_body(m, i, d);
+    for (int i = m->nb - 1; i > 0; --i) composite_rows(m, i, H);
+}
+
+/* The sparse route's two passes: C = RNEA(q, qd, qdd = 0) (gravity and
+ * fext included) and the lower pattern of H, in the same world-aligned
+ * coordinates. There a body-fixed motion vector s changes as v x s, so
+ * v_i = v_parent + S qd, a_i = a_parent + v_i x (S qd) + X cJ (cJ = Sring qd
+ * of universal and planar joints, from mb_kinematics with qd), f_i = I_i a_i
+ * + v_i x* I_i v_i - fext_i, and f adds up the tree untransformed (RBDA
+ * Table 5.1 in one frame). Needs the world poses of mb_kinematics (and cJ
+ * for joints with Sring). Workspace: pA (velocities), uu (accelerations),
+ * f (forces), IA and U as crba_lower. */
+static void sparse_bias_crba(mb_model *m, const double *qd, const double *fext, int with_gravity,
+                             double *C, double *H) {
+    int nv = m->nv;
+    const double *S0 = m->U, *S1 = S0 + nv, *S2 = S1 + nv, *S3 = S2 + nv, *S4 = S3 + nv, *S5 = S4 + nv;
+    double a0[6], zero[6] = {0, 0, 0, 0, 0, 0};
+    base_acc(m, with_gravity, a0);
+    for (int i = 1; i < m->nb; ++i) {
+        double d[3], vJ[6] = {0, 0, 0, 0, 0, 0}, Jv[6], vxJv[6];
+        world_body(m, i, d);
+        int p = m->parent[i];
+        const double *vp = p > 0 ? B6(m->pA, p) : zero, *ap = p > 0 ? B6(m->uu, p) : a0;
+        const double *J = B36(m->IA, i);
+        double *v = B6(m->pA, i), *a = B6(m->uu, i), *f = B6(m->f, i);
+        for (int k = m->iv[i]; k < m->iv[i] + m->nvi[i]; ++k) {
+            double w = qd[k];
+            vJ[0] += S0[k] * w; vJ[1] += S1[k] * w; vJ[2] += S2[k] * w;
+            vJ[3] += S3[k] * w; vJ[4] += S4[k] * w; vJ[5] += S5[k] * w;
         }
+        for (int b = 0; b < 6; ++b) v[b] = vp[b] + vJ[b];
+        crm(v, vJ, a);
+        if (m->jtype[i] == MB_UNIVERSAL || m->jtype[i] == MB_PLANAR) {
+            const double *cJ = B6(m->cJ, i), *R = B9(m->RW, i);
+            double cw[6], dc[3];
+            mv3(R, cJ, cw);
+            mv3(R, cJ + 3, cw + 3);
+            cross3(d, cw, dc);
+            for (int b = 0; b < 3; ++b) { a[b] += cw[b]; a[3 + b] += cw[3 + b] + dc[b]; }
+        }
+        for (int b = 0; b < 6; ++b) a[b] += ap[b];
+        inertia10_mv(J, a, f);
+        inertia10_mv(J, v, Jv);
+        crf(v, Jv, vxJv);
+        for (int b = 0; b < 6; ++b) f[b] += vxJv[b];
+        if (fext) {
+            /* the body-frame force about the body origin, in the tree's frame about O */
+            const double *fe = B6(fext, i), *R = B9(m->RW, i);
+            double n[6], dn[3];
+            mv3(R, fe, n);
+            mv3(R, fe + 3, n + 3);
+            cross3(d, n + 3, dn);
+            for (int b = 0; b < 3; ++b) { f[b] -= n[b] + dn[b]; f[3 + b] -= n[3 + b]; }
+        }
+    }
+    for (int i = m->nb - 1; i > 0; --i) {
+        const double *f = B6(m->f, i);
+        for (int k = m->iv[i]; k < m->iv[i] + m->nvi[i]; ++k)
+            C[k] = S0[k] * f[0] + S1[k] * f[1] + S2[k] * f[2] + S3[k] * f[3] + S4[k] * f[4] + S5[k] * f[5];
         int p = m->parent[i];
         if (p > 0)
-            for (int b = 0; b < 10; ++b) Jc[36 * p + b] += J[b];
+            for (int b = 0; b < 6; ++b) m->f[6 * p + b] += f[b];
+        composite_rows(m, i, H);
     }
 }
 
@@ -1310,14 +1395,14 @@ static int dof_body(const mb_model *m, int k) {
 }
 
 /* qdd = H^-1 (tau - C) with C from the RNEA at qdd = 0 and H from the sparse
- * CRBA, factored H = L^T D L in m->Hs; needs kinematics(q, qd) with the world
- * poses. Returns 0 or -(body) when H is not positive definite. */
-static int sparse_forward(mb_model *m, const double *tau, const double *fext, int with_gravity,
-                          double *qdd) {
+ * CRBA, factored H = L^T D L in m->Hs; needs kinematics(q, ...) with the
+ * world poses (and qd when a joint has Sring). Returns 0 or -(body) when H is
+ * not positive definite. */
+static int sparse_forward(mb_model *m, const double *qd, const double *tau, const double *fext,
+                          int with_gravity, double *qdd) {
     int nv = m->nv;
-    rnea_passes(m, NULL, fext, with_gravity, qdd);
+    sparse_bias_crba(m, qd, fext, with_gravity, qdd, m->Hs);
     for (int k = 0; k < nv; ++k) qdd[k] = tau[k] - qdd[k];
-    crba_lower(m, m->Hs);
     int err = mb_ltdl_factor(m->Hs, m->lambda, nv);
     if (err) return -dof_body(m, err - 1);
     mb_ltdl_solve(m->Hs, m->lambda, nv, qdd);
@@ -1328,6 +1413,6 @@ int mb_forward_dynamics(mb_model *m, const double *q, const double *qd, const do
                         const double *fext, int with_gravity, double *qdd, int route) {
     if (route < 0) route = m->fd_sparse;
     if (!route || !m->Hs) return mb_aba(m, q, qd, tau, fext, with_gravity, qdd);
-    kinematics(m, q, qd, 1);
-    return sparse_forward(m, tau, fext, with_gravity, qdd);
+    kinematics(m, q, m->has_sr ? qd : NULL, 1);
+    return sparse_forward(m, qd, tau, fext, with_gravity, qdd);
 }

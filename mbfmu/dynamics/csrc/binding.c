@@ -343,6 +343,24 @@ static PyObject *py_crba(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* crba_pattern(h, q) -> values of H's lower pattern (mb_crba_pattern) */
+static PyObject *py_crba_pattern(PyObject *self, PyObject *args) {
+    PyObject *cap, *q;
+    if (!PyArg_ParseTuple(args, "OO", &cap, &q)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, NULL, NULL, NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    if (!c.h->m->Hs) {
+        PyErr_Format(InputError, "crba_pattern works in a dense nv x nv workspace held only up to 1024 "
+                                 "velocity coordinates; this model has %d", c.h->m->nv);
+        call_clear(&c);
+        return NULL;
+    }
+    PyObject *out = new_vector((npy_intp)c.h->m->lnnz);
+    if (out) mb_crba_pattern(c.h->m, D(c.q), D((PyArrayObject *)out));
+    call_clear(&c);
+    return out;
+}
+
 static PyObject *py_aba(PyObject *self, PyObject *args) {
     PyObject *cap, *q, *v, *tau, *fext = Py_None;
     int grav = 1;
@@ -1848,6 +1866,8 @@ static PyMethodDef methods[] = {
     {"sizes", py_sizes, METH_VARARGS, "(nb, nq, nv) of a handle."},
     {"rnea", py_rnea, METH_VARARGS, "rnea(h, q, v, a, fext=None, gravity=True) -> tau"},
     {"crba", py_crba, METH_VARARGS, "crba(h, q) -> M"},
+    {"crba_pattern", py_crba_pattern, METH_VARARGS,
+     "crba_pattern(h, q) -> H's lower pattern, row by row, columns increasing"},
     {"aba", py_aba, METH_VARARGS, "aba(h, q, v, tau, fext=None, gravity=True) -> a"},
     {"forward_dynamics", py_forward_dynamics, METH_VARARGS,
      "forward_dynamics(h, q, v, tau, fext=None, gravity=True, route=-1) -> a"},

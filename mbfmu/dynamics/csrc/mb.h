@@ -77,12 +77,12 @@ typedef struct {
     double *v, *c, *a, *f; /* (nb,6) */
     double *IA;        /* (nb,6,6) articulated inertia; mb_crba: composite inertias,
                           world-aligned (10 numbers per body, stride 36) */
-    double *pA;        /* (nb,6) bias force */
+    double *pA;        /* (nb,6) bias force; the sparse route: world-aligned velocities */
     double *U;         /* (nb,6,6) IA S, column k at U + 36 i + 6 k; mb_crba: the
                           world-aligned motion subspaces, component a of dof k at
                           U + a nv + k */
     double *Dinv;      /* (nb,6,6) inverse of S^T IA S (nvi x nvi, row-major, stride 6) */
-    double *uu;        /* (nb,6) tau - S^T pA */
+    double *uu;        /* (nb,6) tau - S^T pA; the sparse route: world-aligned accelerations */
     double *fext;      /* (nb,6) external + spring forces on each body, body frame */
     double *tau;       /* (nv) total generalized force */
     double *work;      /* scratch, 8 (nq + nv) */
@@ -100,6 +100,7 @@ typedef struct {
     long lnnz;         /* ancestor-or-self pairs (i, j): the nonzeros of H's lower triangle */
     int *root;         /* (nb) the ancestor of each body whose parent is the world */
     int fd_sparse;     /* forward dynamics by the sparse LTDL route (mb_forward_dynamics) */
+    int has_sr;        /* a joint whose S depends on q (universal, planar: Sr != 0) */
     double *Hs;        /* (nv,nv) the sparse route's H and factor (lower pattern); NULL above 1024 dofs */
 } mb_model;
 
@@ -115,6 +116,10 @@ void mb_kinematics(mb_model *m, const double *q, const double *qd);
 void mb_rnea(mb_model *m, const double *q, const double *qd, const double *qdd,
              const double *fext, int with_gravity, double *tau);
 void mb_crba(mb_model *m, const double *q, double *M);
+/* the same H as its lower pattern only (lnnz values: row by row, each row's
+ * entries H[k][j], j = k and its ancestors, by increasing column), as
+ * MuJoCo's sparse qM; -1 when the model holds no sparse workspace (Hs) */
+int mb_crba_pattern(mb_model *m, const double *q, double *values);
 /* returns 0, or -(i) with i the body whose articulated joint inertia is singular */
 int mb_aba(mb_model *m, const double *q, const double *qd, const double *tau,
            const double *fext, int with_gravity, double *qdd);
