@@ -1090,10 +1090,10 @@ void mb_canonical_ode(mb_model *m, mb_ode *ode) {
  * dofs per dof (the nonzeros of a row of L) is at most SPARSE_DEPTH, or
  * SPARSE_DEPTH_ALIGNED when most joints are axis-aligned revolutes (rotax).
  * Measured (process CPU time, random revolute trees with parents drawn among
- * the last w bodies, 10-300 bodies; benchmarks/RESULTS.md "sparse forward
- * dynamics"): general axes, sparse / ABA = 0.72-0.84 at mean depth 2.3-7.4,
- * 0.99-1.10 at 8.9-9.1, 1.23-1.59 at 11.6-15; axis-aligned: 0.90-0.93 at
- * 2.6-4.5, 1.00 at 6.3, 1.63 at 10.7. */
+ * the last w bodies, 10-300 bodies, 2026-12-05; benchmarks/RESULTS.md
+ * "sparse forward dynamics"): general axes, sparse / ABA = 0.62-0.78 at mean
+ * depth 2.3-8.0, 0.86-1.06 at 8.9-9.5, 1.10-2.53 at 11.6-21; axis-aligned:
+ * 0.86-0.98 at 2.6-5.7, 0.99 at 6.3, 1.21-1.84 at 9-15.5. */
 #define SPARSE_DEPTH 8.0
 #define SPARSE_DEPTH_ALIGNED 5.0
 /* the sparse route's dense workspace is held only up to this many dofs */

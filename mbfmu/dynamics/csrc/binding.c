@@ -471,8 +471,8 @@ static PyObject *py_sparse_factor(PyObject *self, PyObject *args) {
         int err = unit ? mb_ltdl_factor(F, l, n) : mb_ltl_factor(F, l, n);
         if (err) {
             Py_CLEAR(out);
-            PyErr_Format(InputError, "H is not positive definite: pivot %d is %g", err - 1,
-                         F[(size_t)(err - 1) * n + err - 1]);
+            PyErr_Format(InputError, "H is not positive definite: the pivot of row %d is not positive",
+                         err - 1);
         }
     }
     Py_XDECREF(H);
