@@ -95,7 +95,7 @@ def test_crba_pattern_holds_the_nonzeros_of_h_row_by_row(branchy):
             chain.append(j)
             j = lam[j]
         rows += [k] * len(chain)
-        cols += chain[::-1]
+        cols += chain
     assert np.array_equal(_kernels.crba_pattern(model._h, q), H[rows, cols])
 
 

@@ -372,11 +372,11 @@ int mb_crba_pattern(mb_model *m, const double *q, double *values) {
     double *out = values;
     for (int k = 0; k < nv; ++k) {
         const double *Hk = m->Hs + (size_t)k * nv;
-        int depth = 0;
-        for (int j = k; j >= 0; j = m->lambda[j]) ++depth;
-        out += depth;
-        double *o = out;
-        for (int j = k; j >= 0; j = m->lambda[j]) *--o = Hk[j];
+        for (int j = k; j >= 0; j = m->lambda[j]) {
+            int j0 = m->lrun[j];
+            for (int t = j; t >= j0; --t) *out++ = Hk[t];
+            j = j0;
+        }
     }
     return 0;
 }

@@ -1867,7 +1867,7 @@ static PyMethodDef methods[] = {
     {"rnea", py_rnea, METH_VARARGS, "rnea(h, q, v, a, fext=None, gravity=True) -> tau"},
     {"crba", py_crba, METH_VARARGS, "crba(h, q) -> M"},
     {"crba_pattern", py_crba_pattern, METH_VARARGS,
-     "crba_pattern(h, q) -> H's lower pattern, row by row, columns increasing"},
+     "crba_pattern(h, q) -> H's lower pattern, row by row, each from the diagonal up the ancestors"},
     {"aba", py_aba, METH_VARARGS, "aba(h, q, v, tau, fext=None, gravity=True) -> a"},
     {"forward_dynamics", py_forward_dynamics, METH_VARARGS,
      "forward_dynamics(h, q, v, tau, fext=None, gravity=True, route=-1) -> a"},

@@ -117,8 +117,9 @@ void mb_rnea(mb_model *m, const double *q, const double *qd, const double *qdd,
              const double *fext, int with_gravity, double *tau);
 void mb_crba(mb_model *m, const double *q, double *M);
 /* the same H as its lower pattern only (lnnz values: row by row, each row's
- * entries H[k][j], j = k and its ancestors, by increasing column), as
- * MuJoCo's sparse qM; -1 when the model holds no sparse workspace (Hs) */
+ * entries H[k][j] for j = k, lambda[k], lambda[lambda[k]], ...: decreasing
+ * column), as MuJoCo's sparse qM; -1 when the model holds no sparse
+ * workspace (Hs) */
 int mb_crba_pattern(mb_model *m, const double *q, double *values);
 /* returns 0, or -(i) with i the body whose articulated joint inertia is singular */
 int mb_aba(mb_model *m, const double *q, const double *qd, const double *tau,
