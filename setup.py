@@ -1,7 +1,5 @@
 """Build script for the compiled dynamics kernels (plain C, CPython binding)."""
-import importlib.util
 import re
-from pathlib import Path
 
 import numpy
 import setuptools
@@ -20,6 +18,7 @@ kernels = Extension(
         "mbfmu/dynamics/csrc/sled.c",
         "mbfmu/dynamics/csrc/hic.c",
         "mbfmu/dynamics/csrc/drives.c",
+        "mbfmu/dynamics/csrc/pack.c",
     ],
     # a header change must rebuild the extension (the structs are shared)
     depends=["mbfmu/dynamics/csrc/mb.h", "mbfmu/dynamics/csrc/spatial.h",
@@ -36,9 +35,8 @@ kernels = Extension(
                         "-Wno-unused-function"],
 )
 
-# the FMI 2.0 and 3.0 headers that ship with fmpy (a build requirement), found
-# without importing it
-FMI_HEADERS = str(Path(importlib.util.find_spec("fmpy").origin).parent / "c-code")
+# the FMI 2.0 and 3.0 standard's headers, shipped with their license in the package
+FMI_HEADERS = "mbfmu/fmu/native/fmi_headers"
 
 # the compiled co-simulation loop (loaded with ctypes by mbfmu.cosim.fast_loop),
 # with the controller evaluator the native controller FMUs carry (it steps
@@ -46,8 +44,8 @@ FMI_HEADERS = str(Path(importlib.util.find_spec("fmpy").origin).parent / "c-code
 # points must equal the Python loop's bit for bit
 fastloop = Extension(
     "mbfmu.cosim._fastloop",
-    sources=["mbfmu/cosim/csrc/fastloop.c", "mbfmu/fmu/native/ctrl/controller.c"],
-    include_dirs=[FMI_HEADERS, "mbfmu/fmu/native/ctrl"],
+    sources=["mbfmu/cosim/csrc/fastloop.c", "mbfmu/fmu/native/ctrl/controller.c", "mbfmu/fmu/native/csrc/tape.c"],
+    include_dirs=[FMI_HEADERS, "mbfmu/fmu/native/ctrl", "mbfmu/fmu/native/csrc", "mbfmu/dynamics/csrc"],
     extra_compile_args=["-O2", "-std=c99", "-ffp-contract=off", "-Wall"],
     extra_link_args=["-pthread"],
 )

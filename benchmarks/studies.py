@@ -18,7 +18,14 @@ where the overhead is not hidden by the work: the study against the bare loop
 and the executors against each other.
 Targets (issue 16): >= 1.7x over serial with 2 workers; < 50 ms overhead per run.
 
-Run: ``.venv/bin/python benchmarks/studies.py [--runs 20] [--work 1.0] [--repeat 2]`` (about 4 min on 2 cores).
+A third table (issue 33, ``--threads-only`` runs just it): a study of 64 runs
+of a library plant simulated in Python (its kernels release the GIL) on 2
+threads (``executor="threads"``) against 2 local worker processes and serial,
+with the ratio processes / threads (> 1: threads faster); results checked
+bit-identical.
+
+Run: ``.venv/bin/python benchmarks/studies.py [--runs 20] [--work 1.0] [--repeat 2]`` (about 4 min on 2 cores);
+``--threads-only [--plant crash_occupant] [--thread-runs 64] [--thread-work 0.1]`` (about 1 min).
 """
 from __future__ import annotations
 
@@ -61,7 +68,14 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--work", type=float, default=1.0, help="target wall time of one run [s]")
     ap.add_argument("--repeat", type=int, default=2, help="rounds (executors interleaved); best wall kept")
+    ap.add_argument("--threads-only", action="store_true", help="only the threads-against-processes table")
+    ap.add_argument("--plant", default="crash_occupant", help="library plant of the threads table")
+    ap.add_argument("--thread-runs", type=int, default=64)
+    ap.add_argument("--thread-work", type=float, default=0.1, help="target wall time of one run there [s]")
     args = ap.parse_args()
+    if args.threads_only:
+        _threads(args.plant, args.thread_runs, args.thread_work, args.repeat)
+        return
     import distributed
     from mbfmu.fmu import build_fmu
 
@@ -112,6 +126,7 @@ def main() -> None:
     print(f"| study, localhost Dask cluster (2 workers) | {dask:.2f} | {serial / dask:.2f} | {overhead(dask, s_dask, 2) * 1e3:.1f} |")
     print(f"# Dask LocalCluster start-up (not in the rows above): {startup:.2f} s; load now {os.getloadavg()[0]:.1f}")
     _tiny(fmu, step)
+    _threads(args.plant, args.thread_runs, args.thread_work, args.repeat)
 
 
 def _tiny(fmu: Path, step: float, runs: int = 100) -> None:
@@ -141,6 +156,43 @@ def _tiny(fmu: Path, step: float, runs: int = 100) -> None:
         over = "" if s is None else f"{(wall * workers - float(s['wall_time'].sum())) / runs * 1e3:.1f}"
         vs_bare = "" if s is None else f"{(wall - bare / workers) / runs * 1e3:.1f}"
         print(f"| {label} | {wall:.2f} | {wall / runs * 1e3:.1f} | {over} | {vs_bare} |")
+
+
+def _threads(plant: str, runs: int, work: float, repeat: int) -> None:
+    """A study of ``runs`` runs of the library ``plant`` in Python: 2 threads against 2 processes."""
+    from mbfmu import load_plant
+    from mbfmu.studies import sweep
+    p = load_plant(plant)
+    name = p.parameters[0].name
+    base = float(p.parameter_values()[name])
+    t0 = time.perf_counter()
+    p.simulate(0.1, p.default_step)
+    per_second = (time.perf_counter() - t0) / 0.1
+    stop = max(p.default_step, round(work / per_second / p.default_step) * p.default_step)
+    values = [base * (1.0 + 0.002 * k) for k in range(runs)]
+    print(f"\n# {platform.node()}: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; {runs} runs of the "
+          f"{plant} plant in Python ({name} swept), stop time {stop:g} s; best of {repeat} interleaved rounds")
+    best: dict[str, tuple[float, object]] = {}
+    for _ in range(repeat):
+        for label, ex in (("serial", "serial"), ("threads", "threads"), ("processes", "local")):
+            t0 = time.perf_counter()
+            st = sweep(plant, {name: values}, stop_time=stop, metrics=[], executor=ex,
+                       workers=None if ex == "serial" else 2, progress=False)
+            wall = time.perf_counter() - t0
+            assert st.count("ok") == runs, st.summary()
+            if label not in best or wall < best[label][0]:
+                best[label] = (wall, st)
+    serial = best["serial"][0]
+    same = all(best["serial"][1].result(i).data.tobytes() == best[k][1].result(i).data.tobytes()
+               for k in ("threads", "processes") for i in range(runs))
+    print(f"# results bit-identical across the executors: {same}")
+    print("| executor | wall (s) | serial wall / this wall | processes wall / this wall |")
+    print("|---|---|---|---|")
+    for label in ("serial", "threads", "processes"):
+        wall = best[label][0]
+        print(f"| {label if label == 'serial' else '2 ' + label} | {wall:.2f} | {serial / wall:.2f} | "
+              f"{best['processes'][0] / wall:.2f} |")
+    print(f"# load now {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,9 @@ HERE = os.path.dirname(__file__)
 sys.path.insert(0, os.path.join(HERE, "dynamics"))
 sys.path.insert(0, HERE)
 
+import pytest  # noqa: E402
+
+from native_fmu_cache import NativeFmuCache  # noqa: E402
 from tooling import SKIP_PREFIX  # noqa: E402
 
 _TOOL_SKIP = re.compile(re.escape(SKIP_PREFIX) + r" (\S+) \(.*\): apt-get install (\S+)")
@@ -31,3 +34,18 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             f"sudo apt-get install {' '.join(packages)}" + (" (and add /usr/lib/wine to PATH)"
                                                             if "wine64" in tools else ""))
 
+
+
+@pytest.fixture(scope="session")
+def native_fmus(request, tmp_path_factory):
+    """``native_fmus(plant, **build_args)``: a private copy of the native FMU of library
+    plant ``plant`` (``build_fmu(plant, runtime="native", **build_args)``), compiled at
+    most once per change of its sources, in pytest's cache folder (:mod:`native_fmu_cache`;
+    a temporary folder of the run under ``-p no:cacheprovider``)."""
+    cache = getattr(request.config, "cache", None)
+    folder = cache.mkdir("mbfmu-native-fmus") if cache is not None else tmp_path_factory.mktemp("native-fmu-cache")
+    store = NativeFmuCache(folder)
+
+    def get(plant: str, **build_args):
+        return store.get(plant, tmp_path_factory.mktemp(f"native_{plant}"), **build_args)
+    return get

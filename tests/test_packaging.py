@@ -46,7 +46,7 @@ def test_wheel_ships_every_module_and_the_c_sources_without_setuptools_warnings(
     (wheel,) = (tmp_path / "dist").glob("mbfmu-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = {p.relative_to(src).as_posix() for p in (src / "mbfmu").rglob("*")
-                if p.is_file() and p.suffix in (".py", ".c", ".h", ".js")}
+                if p.is_file() and (p.suffix in (".py", ".c", ".h", ".js") or p.name == "fmi-headers-LICENSE.txt")}
     expected |= {f"mbfmu/models/{p.name}" for p in (src / "models").glob("*.py")}
     assert expected <= names, sorted(expected - names)
     assert any(n.startswith("mbfmu/dynamics/_kernels") for n in names)

@@ -115,3 +115,19 @@ def zip_folder(folder: Path, dest: Path) -> Path:
             if p.is_file():
                 z.write(p, p.relative_to(folder).as_posix())
     return dest
+
+
+# the FMI standard's headers every native FMU's sources carry (mbfmu/fmu/native/fmi_headers)
+FMI_STANDARD_HEADERS = ("fmi2Functions.h", "fmi2FunctionTypes.h", "fmi2TypesPlatform.h",
+                        "fmi3Functions.h", "fmi3FunctionTypes.h", "fmi3PlatformTypes.h")
+
+
+def assert_standard_fmi_headers(folder: Path) -> None:
+    """``folder`` holds the FMI 2.0 and 3.0 headers byte for byte as fmpy ships the standard's,
+    and their license."""
+    import importlib.util
+    fmpy_headers = Path(importlib.util.find_spec("fmpy").origin).parent / "c-code"
+    for name in FMI_STANDARD_HEADERS:
+        assert (folder / name).read_bytes() == (fmpy_headers / name).read_bytes(), name
+    license_text = (folder / "fmi-headers-LICENSE.txt").read_text()
+    assert "Modelica Association" in license_text and "Redistribution and use in source and binary" in license_text

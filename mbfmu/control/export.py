@@ -200,8 +200,12 @@ def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, 
     With ``runtime="native"`` the FMU is C only (no Python where it runs;
     :mod:`mbfmu.control.native_export`): a ``StateSpace`` or
     ``TransferFunction``, discrete or continuous (held exactly over any
-    communication step, ``step`` being the default one), or a PID of
-    :func:`mbfmu.control.pid`.
+    communication step, ``step`` being the default one), a PID of
+    :func:`mbfmu.control.pid`, a scheduled controller of
+    :func:`mbfmu.control.schedule`, a discrete ``NonlinearIOSystem`` that
+    traces through the expression tape (:mod:`mbfmu.control.traced`), or a
+    :class:`~mbfmu.cosim.System` of these and the blocks, as one FMU
+    (:mod:`mbfmu.control.native_system`).
 
     The FMU steps like :class:`mbfmu.cosim.units.ControlUnit` runs the same
     system, so swapping one for the other in a co-simulation gives the same
@@ -275,11 +279,14 @@ def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, 
         raise InputError(f"runtime {runtime!r}: choose 'python' (pythonfmu) or 'native' (C only)")
     if runtime == "native":
         if reference is not None:
-            raise InputError("reference is for the python runtime: the native runtime exports linear systems and "
-                             "mbfmu.control.pid controllers from their numbers")
+            raise InputError("reference is for the python runtime: the native runtime exports a controller from "
+                             "its numbers (matrices, gains, tables, traced expressions)")
         from .native_export import export_native
         return export_native(sys, dest, name, step=step, x0=x0, units=units, inputs_start=inputs_start,
                              platforms=platforms, fmi_version=fmi, scheduled=scheduled, overwrite=overwrite)
+    from ..cosim.system import System
+    if isinstance(sys, System):
+        raise InputError("an interconnection of controllers and blocks (a System) exports with runtime='native'")
     if fmi != 2 or scheduled:
         raise InputError(f"fmi={fmi!r}, scheduled={scheduled!r}: the python runtime writes FMI 2.0 co-simulation; "
                          "FMI 3.0 and Scheduled Execution need runtime='native'")

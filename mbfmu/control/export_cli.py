@@ -76,8 +76,13 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--platform is for the native runtime")
     path = export_fmu(sys, args.output, args.name, step=args.step, units=_units(args.unit), runtime=args.runtime,
                       platforms=args.platform, fmi=args.fmi, scheduled=args.scheduled, overwrite=args.force)
-    what = "continuous" if sys.isctime(strict=True) else f"discrete, dt = {sys.dt} s"
     interface = "scheduled execution" if args.scheduled else "co-simulation"
+    from ..cosim.system import System
+    if isinstance(sys, System):
+        print(f"wrote {path} (FMI {args.fmi}.0 {interface}, {args.runtime} runtime; an interconnection of "
+              f"{len(sys.units)} units: {', '.join(sys.units)})")
+        return 0
+    what = "continuous" if sys.isctime(strict=True) else f"discrete, dt = {sys.dt} s"
     print(f"wrote {path} (FMI {args.fmi}.0 {interface}, {args.runtime} runtime; {what}; inputs "
           f"{', '.join(sys.input_labels)}; outputs {', '.join(sys.output_labels)})")
     return 0

@@ -1,8 +1,9 @@
 """python-control designs as native (C only) controller FMUs.
 
 :func:`native_spec` turns a python-control ``StateSpace`` or
-``TransferFunction`` (discrete or continuous) or a PID of
-:func:`mbfmu.control.pid` into the :class:`~mbfmu.fmu.native.controller.ControllerSpec`
+``TransferFunction`` (discrete or continuous), a PID of
+:func:`mbfmu.control.pid` or a gain-scheduled controller of
+:func:`mbfmu.control.scheduling.scheduled_controller` into the :class:`~mbfmu.fmu.native.controller.ControllerSpec`
 that :func:`~mbfmu.fmu.native.controller.build_controller_fmu` compiles;
 :func:`mbfmu.control.export_fmu` with ``runtime="native"`` calls both.
 
@@ -19,8 +20,17 @@ same system:
   other step the FMU computes them in C (``controller.c``'s ``mbc_expm``:
   scaling and squaring with the degree-13 Pade approximant, Higham 2005),
   which agrees with scipy's ``expm`` to rounding, not bit for bit;
+* a scheduled controller evaluates its law ``u = u_ref - K(s) (x -
+  x_ref)`` from the tables of its ``ScheduledLaw`` (grid, gains, x_ref,
+  u_ref), interpolating the gains at the scheduling input as
+  ``ScheduledLaw.output`` does;
+* a discrete ``NonlinearIOSystem`` whose update and output functions
+  trace through the expression tape (:mod:`mbfmu.control.traced`) is
+  evaluated from its tape; a comparison in them is a guard: inputs and
+  states on its other branch are refused with an FMI error naming it;
 * a linear system's output gain ``gain`` (1 by default, ``y = gain (C x +
-  D u)``) is a tunable parameter, a PID's gains, time constants and limits
+  D u)``) and a scheduled controller's (``u = u_ref - gain K(s) (x -
+  x_ref)``) are tunable parameters, a PID's gains, time constants and limits
   are tunable parameters; states are visible as ``states.<name>``.
 """
 from __future__ import annotations
@@ -37,6 +47,7 @@ from ..fmu.builder import identifier
 from ..fmu.native.controller import ControllerSpec, Signal, build_controller_fmu
 from ..fmu.slave import STATE_PREFIX
 from ..plant.signals import fmi_names
+from ..cosim.c_units import scheduled_law
 from .signal_layout import signal_layout
 
 PID_MODULE = "mbfmu.control.discrete_pid"
@@ -76,7 +87,9 @@ def _sample_time(sys: Any, step: float | None) -> float:
 def native_spec(sys: Any, step: float | None = None, name: str | None = None, x0: Sequence[float] | None = None,
                 units: Mapping[str, str] | None = None,
                 inputs_start: Mapping[str, float] | None = None) -> ControllerSpec:
-    """The native controller spec of a python-control system.
+    """The native controller spec of a python-control system, or of a
+    :class:`~mbfmu.cosim.System` of controllers and blocks
+    (:func:`mbfmu.control.native_system.interconnection_spec`).
 
     Parameters are those of :func:`mbfmu.control.export_fmu`.
 
@@ -92,6 +105,13 @@ def native_spec(sys: Any, step: float | None = None, name: str | None = None, x0
         ``NonlinearIOSystem``), a missing or inconsistent ``step``, a bad
         ``x0``, non-finite matrices.
     """
+    from ..cosim.system import System
+    if isinstance(sys, System):
+        if x0 is not None or inputs_start:
+            raise InputError("x0 and inputs_start are for one python-control system: give an interconnection's "
+                             "units their initial states and input values")
+        from .native_system import interconnection_spec
+        return interconnection_spec(sys, name, step, dict(units or {}))
     design_name = getattr(sys, "name", None)
     if isinstance(sys, control.TransferFunction):
         sys = control.ss(sys)  # as ControlUnit converts it (python-control renames it '<name>$converted')
@@ -99,9 +119,14 @@ def native_spec(sys: Any, step: float | None = None, name: str | None = None, x0
         raise InputError(f"cannot export {type(sys).__name__}: expected a python-control StateSpace, "
                          "TransferFunction or a PID of mbfmu.control.pid")
     pid = _is_pid(sys)
-    if not isinstance(sys, control.StateSpace) and not pid:
-        raise InputError(f"system {sys.name!r} is a NonlinearIOSystem: the native runtime exports linear systems and "
-                         "mbfmu.control.pid controllers; export it with runtime='python', or its linearization")
+    law = scheduled_law(sys)
+    traced = None
+    if not isinstance(sys, control.StateSpace) and not pid and law is None:
+        if not isinstance(sys, control.NonlinearIOSystem):
+            raise InputError(f"system {sys.name!r} ({type(sys).__name__}): the native runtime exports linear systems, "
+                             "mbfmu.control.pid, scheduled controllers and traced NonlinearIOSystems")
+        from .traced import trace_system
+        traced = trace_system(sys)  # refuses, naming what broke the trace
     dt = _sample_time(sys, step)
     units = dict(units or {})
     inputs_start = dict(inputs_start or {})
@@ -129,6 +154,14 @@ def native_spec(sys: Any, step: float | None = None, name: str | None = None, x0
         return ControllerSpec(kind="pid", parameters=params, on_error=_derivative_on(sys) == "error",
                               feedthrough={0: [0, 1]}, description=f"discrete PID {sys.name!r} (mbfmu.control.pid)",
                               **common)
+    taken = {s.name for s in common["inputs"] + common["outputs"] + common["states"]}
+    gain_name = fmi_names(["gain"], taken=taken)[0]
+    if law is not None:
+        return _scheduled_spec(sys, law, gain_name, common)
+    if traced is not None:
+        return ControllerSpec(kind="tape", parameters=[], tape=traced.tape, tout=traced.out,
+                              feedthrough={i: list(range(len(ins))) for i in range(len(outs))},
+                              description=f"discrete nonlinear system {sys.name!r} (python-control, traced)", **common)
     mats = {k: np.asarray(getattr(sys, k), float) for k in "ABCD"}
     for k, M in mats.items():
         if not np.all(np.isfinite(M)):
@@ -141,12 +174,28 @@ def native_spec(sys: Any, step: float | None = None, name: str | None = None, x0
         Ad0, Bd0 = np.asarray(d.A, float), np.asarray(d.B, float)
     D = mats["D"]
     feedthrough = {i: [j for j in range(D.shape[1]) if D[i, j] != 0.0] for i in range(D.shape[0])}
-    taken = {s.name for s in common["inputs"] + common["outputs"] + common["states"]}
-    gain_name = fmi_names(["gain"], taken=taken)[0]
     what = "discrete" if dt else "continuous (zero-order hold)"
     return ControllerSpec(kind="lti", parameters=[Signal(gain_name, "1", 1.0, "output gain: y = gain (C x + D u)")],
                           h0=h0, Ad0=Ad0, Bd0=Bd0, feedthrough=feedthrough,
                           description=f"{what} linear system {sys.name!r} (python-control)", **mats, **common)
+
+
+def _scheduled_spec(sys: Any, law: Any, gain_name: str, common: dict) -> ControllerSpec:
+    """The spec of a scheduled controller: its law's tables; each output depends on
+    the measured inputs its gains weigh and on the scheduling input."""
+    K = law.gains
+    ny, nk = K.shape[1], K.shape[2]
+    scheduling = [law.index] if law.index >= 0 and len(law.grid) > 1 else []
+    feedthrough = {i: sorted({j for j in range(nk) if np.any(K[:, i, j] != 0.0)} | set(scheduling))
+                   for i in range(ny)}
+    what = f"{len(law.grid)} grid points" + (f", scheduled by input {common['inputs'][law.index].name!r}"
+                                            if scheduling else "")
+    return ControllerSpec(kind="sched", parameters=[Signal(gain_name, "1", 1.0,
+                                                           "gain scale: u = u_ref - gain K(s) (x - x_ref)")],
+                          grid=law.grid, gains=K, x_ref=law.x_ref, u_ref=law.u_ref, sidx=law.index,
+                          feedthrough=feedthrough,
+                          description=f"gain-scheduled state feedback {sys.name!r} ({what}; mbfmu.control.schedule)",
+                          **common)
 
 
 def _derivative_on(sys: Any) -> str:

@@ -6,9 +6,12 @@ parameter, such as the satellite's deployment fraction), holds the plant
 there with :func:`~mbfmu.control.input_trim.trim_inputs`, calls the user's
 ``design`` on each linear model, and returns a :class:`Schedule`. Its
 :meth:`Schedule.controller` is a discrete python-control system (so it runs
-as a :class:`~mbfmu.cosim.ControlUnit` and exports as a controller FMU with
-:func:`~mbfmu.control.export.export_fmu`, rebuilt there by reference from
-:func:`scheduled_controller`)::
+as a :class:`~mbfmu.cosim.ControlUnit`, evaluated in C by the compiled loop,
+and exports as a native controller FMU with
+:func:`~mbfmu.control.export.export_fmu` and ``runtime="native"``, or as a
+pythonfmu one rebuilt there by reference from :func:`scheduled_controller`).
+Its law and tables are one :class:`ScheduledLaw`, which the Python unit
+evaluates and the C evaluator (``mbfmu/fmu/native/ctrl/controller.c``) reads::
 
     u = u_ref - K(s) (x - x_ref)
 
@@ -119,6 +122,67 @@ def _interpolate(grid: np.ndarray, values: np.ndarray, s: float) -> np.ndarray:
     return (1.0 - w) * values[k] + w * values[k + 1]
 
 
+class ScheduledLaw:
+    """The scheduled state-feedback law ``u = u_ref - K(s) (x - x_ref)``: its
+    tables and its evaluation.
+
+    The one description of a scheduled controller: the python-control
+    system of :func:`scheduled_controller` evaluates it with :meth:`output`,
+    and the compiled co-simulation loop and the native controller FMUs read
+    its tables (``mbfmu/fmu/native/ctrl/controller.c``, ``MBC_SCHED``). The
+    tables are read-only.
+
+    Attributes
+    ----------
+    grid : ndarray (g,)
+        Scheduling variable values (SI units), increasing.
+    gains : ndarray (g, m, n)
+        Gain per grid point.
+    x_ref : ndarray (n,)
+        Target state (SI units).
+    u_ref : ndarray (m,)
+        The inputs holding the plant at the target (SI units).
+    index : int
+        Position among the controller's inputs of the scheduling variable:
+        a measured state (``< n``), the parameter input (``n``), or -1 (none:
+        the gains at ``s = 0``).
+    """
+
+    def __init__(self, grid: np.ndarray, gains: np.ndarray, x_ref: np.ndarray, u_ref: np.ndarray, index: int):
+        self.grid, self.gains, self.x_ref, self.u_ref = (np.array(a, dtype=float) for a in (grid, gains, x_ref, u_ref))
+        for a in (self.grid, self.gains, self.x_ref, self.u_ref):
+            a.setflags(write=False)
+        self.index = int(index)
+
+    def output(self, t: float, x: Any, u: Any, params: Any = None) -> np.ndarray:
+        """The controller's outputs ``u_ref - K(s) (u[:n] - x_ref)`` for its inputs ``u``.
+
+        Parameters
+        ----------
+        t : float
+            Time, s (unused: the law does not depend on it).
+        x : array_like
+            The (empty) state.
+        u : array_like
+            The measured state (and the scheduling parameter last, for a parameter schedule).
+        params : dict, optional
+            python-control's parameters (unused).
+
+        Returns
+        -------
+        ndarray (m,)
+            The plant inputs (SI units).
+        """
+        u = np.asarray(u, float)
+        s = u[self.index] if self.index >= 0 else 0.0
+        return self.u_ref - _interpolate(self.grid, self.gains, s) @ (u[:len(self.x_ref)] - self.x_ref)
+
+    @staticmethod
+    def update(t: float, x: Any, u: Any, params: Any = None) -> np.ndarray:
+        """The (empty) next state: the law is memoryless."""
+        return np.zeros(0)
+
+
 def scheduled_controller(grid: Sequence[float], gains: Sequence[Any], x_ref: Sequence[float],
                          u_ref: Sequence[float], dt: float, states: Sequence[str], inputs: Sequence[str],
                          index: int = -1, parameter: str = "", name: str = "scheduled"):
@@ -142,6 +206,12 @@ def scheduled_controller(grid: Sequence[float], gains: Sequence[Any], x_ref: Seq
         Name of the extra input carrying a scheduling parameter ("" for none).
     name : str
         System name.
+
+    Returns
+    -------
+    control.NonlinearIOSystem
+        Its ``.law`` is the :class:`ScheduledLaw` it evaluates; its
+        ``.reference`` rebuilds it.
     """
     import control
     g = np.asarray(grid, float)
@@ -153,18 +223,14 @@ def scheduled_controller(grid: Sequence[float], gains: Sequence[Any], x_ref: Seq
                          f"not fit {len(g)} grid points, {n} states and {m} inputs")
     if len(g) > 1 and np.any(np.diff(g) <= 0):
         raise InputError(f"scheduled controller {name!r}: the grid must increase")
-
-    def out(t, x, u, params=None):
-        u = np.asarray(u, float)
-        s = u[n] if parameter else (u[index] if index >= 0 else 0.0)
-        return ur - _interpolate(g, K, s) @ (u[:n] - xr)
-
-    def update(t, x, u, params=None):
-        return np.zeros(0)  # memoryless: the law has no state
-
+    if not parameter and not -1 <= int(index) < n:
+        raise InputError(f"scheduled controller {name!r}: index {index} is not a state position (0 .. {n - 1}) "
+                         "or -1")
+    law = ScheduledLaw(g, K, xr, ur, n if parameter else int(index))
     from ..cosim.signal_names import control_names
-    sys = control.nlsys(update, out, inputs=control_names(list(states) + ([parameter] if parameter else [])),
+    sys = control.nlsys(law.update, law.output, inputs=control_names(list(states) + ([parameter] if parameter else [])),
                         outputs=control_names(inputs), states=0, dt=float(dt), name=name)
+    sys.law = law
     sys.reference = ("mbfmu.control.scheduling:scheduled_controller",
                      dict(grid=g.tolist(), gains=K.tolist(), x_ref=xr.tolist(), u_ref=ur.tolist(), dt=float(dt),
                           states=list(states), inputs=list(inputs), index=int(index), parameter=parameter, name=name))

@@ -25,6 +25,7 @@ A continuous first-order plant ``y' = -y + u`` driven by a unit step:
 """
 from . import sources
 from .master import simulate
+from .options import SimulationOptions
 from .recording import Result, RunSummary, load_result
 from .ssp import read_ssp, write_ssp
 from .system import Connection, System
@@ -35,4 +36,5 @@ from .blocks import Demux, Gain, Mux, Offset, Saturation, Sum
 
 __all__ = ["Gain", "Sum", "Offset", "Saturation", "Mux", "Demux"]
 __all__ += ["System", "Connection", "Unit", "Variable", "FmuUnit", "ControlUnit", "FunctionUnit", "simulate",
+           "SimulationOptions",
            "Result", "RunSummary", "load_result", "sources", "read_ssp", "write_ssp"]

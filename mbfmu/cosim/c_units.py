@@ -8,10 +8,15 @@ calling Python:
   continuous: zero-order hold over the step, with the very matrices
   ``ControlUnit`` takes from :func:`control.c2d`), or a discrete PID of
   :func:`mbfmu.control.discrete_pid.pid` (recognised by its update function
-  and the ``gains`` it carries), is stepped by the controller evaluator of
-  the native controller FMUs (``mbfmu/fmu/native/ctrl/controller.c``);
+  and the ``gains`` it carries), or a scheduled controller of
+  :func:`mbfmu.control.scheduling.scheduled_controller` (its tables and
+  interpolation, from the ``ScheduledLaw`` it evaluates), is stepped by the
+  controller evaluator of the native controller FMUs
+  (``mbfmu/fmu/native/ctrl/controller.c``);
 * the static blocks of :mod:`.blocks` (``Gain``, ``Sum``, ``Offset``,
-  ``Saturation``, ``Mux``, ``Demux``) are evaluated in ``csrc/fastloop.c``.
+  ``Saturation``, ``Mux``, ``Demux``) are evaluated by the same file's
+  ``mbc_block`` (called from ``csrc/fastloop.c``; a native controller FMU
+  of an interconnection evaluates them there too).
 
 Other FunctionUnits and ControlUnits (a general ``NonlinearIOSystem``) are
 called back from C (:func:`called_back`): their own ``pull`` and ``do_step``.
@@ -20,8 +25,9 @@ Each is described here from the unit's own data (the python-control system,
 the block's gains and limits), so the Python unit and the C evaluator work
 from one description. The order of the floating-point operations is the
 Python unit's; only the sums of matrix-vector products (``C x + D u``,
-``Ad x + Bd u``, a matrix ``Gain``, a ``Sum`` of three or more inputs) may
-group differently from numpy's, which may differ in the last bits.
+``Ad x + Bd u``, a scheduled controller's ``K(s) (x - x_ref)``, a matrix
+``Gain``, a ``Sum`` of three or more inputs) may group differently from
+numpy's, which may differ in the last bits.
 """
 from __future__ import annotations
 
@@ -35,9 +41,9 @@ from .units import ControlUnit, FunctionUnit, Unit
 
 _DP = ctypes.POINTER(ctypes.c_double)
 
-# csrc/fastloop.c's block operations
+# controller.c's block operations (MBC_B_*: mbc_block, which csrc/fastloop.c calls)
 B_GAIN, B_MATRIX, B_OFFSET, B_SAT, B_SUM, B_COPY = range(6)
-MBC_LTI, MBC_PID = 1, 2
+MBC_LTI, MBC_PID, MBC_SCHED = 1, 2, 3
 PID_GAINS = ("Kp", "Ki", "Kd", "Tf", "Tt", "u_min", "u_max")
 BLOCKS = (blocks.Gain, blocks.Offset, blocks.Saturation, blocks.Sum, blocks.Mux, blocks.Demux)
 
@@ -47,7 +53,8 @@ class McDesc(ctypes.Structure):
     _fields_ = [("kind", ctypes.c_int), ("nx", ctypes.c_int), ("nu", ctypes.c_int), ("ny", ctypes.c_int),
                 ("np", ctypes.c_int), ("dt", ctypes.c_double), ("A", _DP), ("B", _DP), ("C", _DP), ("D", _DP),
                 ("h0", ctypes.c_double), ("Ad0", _DP), ("Bd0", _DP), ("x0", _DP), ("p0", _DP),
-                ("on_error", ctypes.c_int)]
+                ("on_error", ctypes.c_int), ("ng", ctypes.c_int), ("nk", ctypes.c_int), ("sidx", ctypes.c_int),
+                ("grid", _DP), ("K", _DP), ("xr", _DP), ("ur", _DP)]
 
 
 def is_pid(sys: Any) -> bool:
@@ -61,12 +68,33 @@ def is_pid(sys: Any) -> bool:
             and sys.nstates == 3 and sys.ninputs == 2 and sys.noutputs == 1)
 
 
+def scheduled_law(sys: Any) -> Any:
+    """The ``ScheduledLaw`` a scheduled controller of
+    :func:`mbfmu.control.scheduling.scheduled_controller` evaluates (``None``
+    for any other system): its output function is the law's own ``output``,
+    its tables have the shapes of its inputs and outputs."""
+    law = getattr(sys, "law", None)
+    out = getattr(sys, "outfcn", None)
+    kind = type(law)
+    if not (kind.__module__ == "mbfmu.control.scheduling" and kind.__qualname__ == "ScheduledLaw"
+            and getattr(out, "__self__", None) is law and getattr(out, "__func__", None) is kind.output
+            and getattr(sys, "nstates", None) == 0):
+        return None
+    g, m, n = law.gains.shape
+    has_param = law.index == n
+    if (law.grid.shape != (g,) or g < 1 or law.x_ref.shape != (n,) or law.u_ref.shape != (m,)
+            or sys.noutputs != m or sys.ninputs != n + has_param or not -1 <= law.index <= n):
+        return None
+    return law
+
+
 def evaluated_in_c(u: Any) -> bool:
-    """Whether C evaluates the Python unit ``u`` itself (a block, an LTI ControlUnit, a discrete PID)."""
+    """Whether C evaluates the Python unit ``u`` itself (a block, an LTI ControlUnit,
+    a discrete PID, a scheduled controller)."""
     if type(u) in BLOCKS:
         return True
     if type(u) is ControlUnit and not (u.discrete and u.sys.dt is True):
-        return bool(u.linear or (u.discrete and is_pid(u.sys)))
+        return bool(u.linear or (u.discrete and (is_pid(u.sys) or scheduled_law(u.sys) is not None)))
     return False
 
 
@@ -135,6 +163,9 @@ def control_desc(u: ControlUnit, x: np.ndarray, step: float, steps: list[float],
             arrays += [Ad0, Bd0, *zoh]
             d.Ad0, d.Bd0 = (m.ctypes.data_as(_DP) for m in (Ad0, Bd0))
         d.A, d.B, d.C, d.D, d.p0 = (m.ctypes.data_as(_DP) for m in (A, B, C, D, p0))
+    elif scheduled_law(sys) is not None:
+        arrays = scheduled_desc(d, scheduled_law(sys))
+        d.dt = float(sys.dt)
     else:
         g = sys.gains
         p0 = np.array([float(g[k]) for k in PID_GAINS])
@@ -146,6 +177,29 @@ def control_desc(u: ControlUnit, x: np.ndarray, step: float, steps: list[float],
     d.x0 = x.ctypes.data_as(_DP)
     keep += arrays
     return d, zoh
+
+
+def scheduled_desc(d: McDesc, law: Any) -> list[np.ndarray]:
+    """Fill the ``MBC_SCHED`` fields of ``d`` (all but ``dt`` and ``x0``) from a ``ScheduledLaw``.
+
+    Parameters
+    ----------
+    d : McDesc
+        The description to fill.
+    law : mbfmu.control.scheduling.ScheduledLaw
+        The law's tables: grid, gains, x_ref, u_ref and the scheduling input.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        The arrays ``d`` points into (keep them alive as long as ``d``).
+    """
+    g, m, n = law.gains.shape
+    grid, K, xr, ur, p0 = (_doubles(a) for a in (law.grid, law.gains, law.x_ref, law.u_ref, np.ones(1)))
+    d.kind, d.nx, d.nu, d.ny, d.np = MBC_SCHED, 0, n + (law.index == n), m, 1
+    d.ng, d.nk, d.sidx = g, n, law.index
+    d.grid, d.K, d.xr, d.ur, d.p0 = (a.ctypes.data_as(_DP) for a in (grid, K, xr, ur, p0))
+    return [grid, K, xr, ur, p0]
 
 
 def block_op(u: Any) -> tuple[int, np.ndarray, np.ndarray]:

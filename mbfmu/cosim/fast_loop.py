@@ -53,6 +53,7 @@ import numpy as np
 
 from ..errors import CosimError
 from .fmu3_unit import Fmu3Unit, _api_name
+from .fmu3_clocked import ClockedFmu3Unit
 from .fmu_unit import FmuUnit, _status_error
 from .loops import NEWTON_ITERATIONS, loop_message
 from .units import ControlUnit
@@ -186,6 +187,8 @@ def python_loop_reason(master: Any) -> str | None:
     if master._window:  # a recording streamed through a reused window: the Python loop hands it on
         return "the recording is streamed through a window"
     for u in master.units:
+        if isinstance(u, ClockedFmu3Unit):
+            return f"unit {u.name!r} runs {u.interface_name}: {u.python_loop_why}, which only the Python loop does"
         if type(u) not in (FmuUnit, Fmu3Unit):
             why = c_units.why_not_in_c(u)
             if why is not None:

@@ -8,7 +8,9 @@ master types: Float32/Float64 are Real, the eight integer types and
 Enumeration are Integer, Boolean and String keep their names. Arrays are
 split into scalar variables named ``x[1]``, ``A[2,1]`` (1-based, row major)
 and exchanged as whole arrays. Binary variables are left out (listed in
-``skipped``); clocked FMUs are refused, naming their clocks.
+``skipped``). FMUs with clocks run as :mod:`mbfmu.cosim.fmu3_events` (event
+mode) or :mod:`mbfmu.cosim.fmu3_scheduled` (Scheduled Execution); this class
+refuses them, naming their clocks.
 
 A request to stop (``terminateSimulation`` out of ``fmi3DoStep``) keeps the
 step that asked (its outputs are read and recorded) and ends the run at
@@ -111,7 +113,8 @@ class Fmu3Unit(FmuUnit):
                              + (f" (it offers {' and '.join(kinds)} only)" if kinds else ""))
         clocks = [v.name for v in md.modelVariables if v.type == "Clock"]
         if clocks:
-            raise InputError(f"{md.modelName!r}: clocked FMUs are not supported (FMI 3.0 clocks: {', '.join(clocks)})")
+            raise InputError(f"{md.modelName!r}: the FMU has clocks ({', '.join(clocks)}); Fmu3Unit runs co-simulation "
+                             "without event mode: open it with FmuUnit(path), which runs its event mode")
 
     def _variables(self, md: Any) -> list[Variable]:
         by_vr = {v.valueReference: v for v in md.modelVariables}
@@ -209,8 +212,6 @@ class Fmu3Unit(FmuUnit):
         self._in_groups3 = self._groups(self.inputs, sorted(set(driven)))
 
     def setup(self, t0: float, stop_time: float, step: float) -> None:
-        from fmpy.fmi3 import FMU3Slave
-
         self.terminate()
         self.log.clear()
         self._stop_at: float | None = None
@@ -221,10 +222,7 @@ class Fmu3Unit(FmuUnit):
                             f"{(message or b'').decode('utf-8', 'replace')}")
 
         try:
-            fmu = FMU3Slave(guid=self.md.guid, unzipDirectory=self._unzipdir, modelIdentifier=self.model_identifier,
-                            instanceName=self.name)
-            fmu.instantiate(loggingOn=self.logging_on, eventModeUsed=False, earlyReturnAllowed=False,
-                            logMessage=log_message)
+            fmu = self._instantiate(log_message)
             if self.logging_on and self.md.logCategories:
                 fmu.setDebugLogging(True, [c.name for c in self.md.logCategories])
         except Exception as exc:
@@ -246,8 +244,22 @@ class Fmu3Unit(FmuUnit):
         except Exception as exc:
             raise CosimError(f"unit {self.name!r}: initialization failed: {exc}"
                              + (f"; unit log:\n{self.log_text()}" if self.log else "")) from exc
+        self._initialized(t0, step)
         self._start_inputs()
         self.pull()
+
+    def _instantiate(self, log_message: Callable[..., None]) -> Any:
+        """A new instance of the FMU's interface (co-simulation here, without event mode)."""
+        from fmpy.fmi3 import FMU3Slave
+
+        fmu = FMU3Slave(guid=self.md.guid, unzipDirectory=self._unzipdir, modelIdentifier=self.model_identifier,
+                        instanceName=self.name)
+        fmu.instantiate(loggingOn=self.logging_on, eventModeUsed=False, earlyReturnAllowed=False,
+                        logMessage=log_message)
+        return fmu
+
+    def _initialized(self, t0: float, step: float) -> None:
+        """Hook called after initialization, before the start inputs are set (clocked units plan their ticks)."""
 
     def _set_values(self, values: Mapping[str, Any]) -> None:
         """Set parameters and start values, whole variables at a time."""

@@ -432,6 +432,10 @@ class Fmu3MeUnit(_MeStepping, Fmu3Unit):
         if not md.fmiVersion.startswith("3.") or md.modelExchange is None:
             raise InputError(f"{md.modelName!r}: no FMI 3.0 model exchange interface (fmiVersion {md.fmiVersion}, "
                              f"modelExchange {'yes' if md.modelExchange else 'no'})")
+        clocks = [v.name for v in md.modelVariables if v.type == "Clock"]
+        if clocks:
+            raise InputError(f"{md.modelName!r}: FMI 3.0 model exchange with clocks ({', '.join(clocks)}) is not run "
+                             "by the master")
 
     def _update_discrete(self) -> tuple:
         return self._me.updateDiscreteStates()

@@ -1,7 +1,11 @@
 """The FMU unit: any FMI 2.0 co-simulation FMU, run through fmpy.
 
 ``FmuUnit(path)`` opens an FMI 3.0 co-simulation FMU as a
-:class:`~mbfmu.cosim.fmu3_unit.Fmu3Unit` (same contract).
+:class:`~mbfmu.cosim.fmu3_unit.Fmu3Unit` (same contract), and an FMI 3.0
+FMU with Scheduled Execution only as a
+:class:`~mbfmu.cosim.fmu3_scheduled.Fmu3ScheduledUnit`, and an FMI 3.0
+co-simulation FMU with clocks as a
+:class:`~mbfmu.cosim.fmu3_events.Fmu3EventUnit` (event mode).
 
 Names are resolved to value references once; the hot path (:meth:`FmuUnit.push`,
 :meth:`FmuUnit.pull`, :meth:`FmuUnit.do_step`) calls the FMU's C functions
@@ -87,14 +91,22 @@ def _callbacks(key: int) -> Any:
 def _fmi_head(path: str | Path) -> tuple[str | None, bool, bool]:
     """``(fmiVersion, has co-simulation, has model exchange)`` of an FMU archive,
     read from the head of its description (``(None, False, False)`` when unreadable)."""
+    version, cs, me, _, _ = _fmi_interfaces(path)
+    return version, cs, me
+
+
+def _fmi_interfaces(path: str | Path) -> tuple[str | None, bool, bool, bool, bool]:
+    """:func:`_fmi_head`, whether the FMU has FMI 3.0 Scheduled Execution and whether
+    the head of its description declares clocks."""
     try:
         with open_zip(path, f"FMU {str(path)!r}", "FMU") as z, z.open("modelDescription.xml") as f:
             head = f.read(1 << 16).decode("utf-8", "replace")
     except (OSError, KeyError, zipfile.BadZipFile, InputError):
-        return None, False, False  # reported by FmuUnit.__init__
+        return None, False, False, False, False  # reported by FmuUnit.__init__
     m = re.search(r'fmiVersion\s*=\s*"([^"]*)"', head)
     return (m.group(1) if m else None, re.search(r"<CoSimulation\b", head) is not None,
-            re.search(r"<ModelExchange\b", head) is not None)
+            re.search(r"<ModelExchange\b", head) is not None, re.search(r"<ScheduledExecution\b", head) is not None,
+            re.search(r"<Clock\b", head) is not None)
 
 
 INTERFACES = (None, "cs", "me")
@@ -142,11 +154,17 @@ class FmuUnit(Unit):
         interface = kwargs.get("interface")
         if interface not in INTERFACES:
             raise InputError(f"interface {interface!r} must be 'cs' (co-simulation) or 'me' (model exchange)")
-        version, has_cs, has_me = _fmi_head(path)
+        version, has_cs, has_me, has_se, has_clocks = _fmi_interfaces(path)
         fmi3 = (version or "").startswith("3.")
+        if fmi3 and has_se and not has_cs and interface != "me":
+            from .fmu3_scheduled import Fmu3ScheduledUnit
+            return super().__new__(Fmu3ScheduledUnit)
         if interface == "me" or (interface is None and has_me and not has_cs):
             from .fmu_me import Fmu3MeUnit, FmuMeUnit
             return super().__new__(Fmu3MeUnit if fmi3 else FmuMeUnit)
+        if fmi3 and has_clocks:
+            from .fmu3_events import Fmu3EventUnit
+            return super().__new__(Fmu3EventUnit)
         if fmi3:
             from .fmu3_unit import Fmu3Unit
             return super().__new__(Fmu3Unit)

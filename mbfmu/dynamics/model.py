@@ -20,6 +20,8 @@ Example
 """
 from __future__ import annotations
 
+import copy
+
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -690,6 +692,24 @@ class Model:
         """A copy of the model with another gravity vector (m/s^2)."""
         return Model(self.bodies, gravity, self.joint_forces, self.springs, self.name,
                      contacts=self.contacts, cables=self.cables, drives=self.drives)
+
+    def for_thread(self) -> "Model":
+        """The same model with a kernel workspace of its own, for another thread.
+
+        The compiled kernels release the GIL while they run; calls on one
+        model take turns (each holds its workspace), while calls on two
+        ``for_thread`` copies of it run in parallel and share the packed,
+        read-only description.
+
+        Returns
+        -------
+        Model
+            A shallow copy whose kernel handle shares this model's packed
+            description and owns a new workspace.
+        """
+        twin = copy.copy(self)
+        twin._h = _kernels.share(self._h)
+        return twin
 
     def __repr__(self) -> str:
         return f"Model({self.name!r}, nbodies={self.nbodies}, nq={self.nq}, nv={self.nv})"

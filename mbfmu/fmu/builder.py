@@ -142,17 +142,20 @@ def shim_compiler(platform: str) -> str | None:
 
 
 def compile_shim(dest: Path, platform: str = "linux64") -> Path:
-    """Compile the loader shim for ``platform`` into ``dest``."""
+    """Compile the loader shim for ``platform`` into ``dest`` (against the FMI 2.0
+    standard's headers that ship with the native runtime)."""
+    from .native.toolchain import FMI_HEADER_DIR
     cc = shim_compiler(platform)
     if not cc:
         need = ("a C compiler (set CC) on Linux" if platform == "linux64"
                 else f"the mingw-w64 cross-compiler ({MINGW_CC}, Debian package gcc-mingw-w64-x86-64)")
         raise ModelError(f"building the {platform} binary of an FMU needs {need}")
     if platform == "linux64":
-        cmd = [cc, "-shared", "-fPIC", "-O2", "-fvisibility=hidden", "-o", str(dest), str(SHIM_SOURCE),
+        cmd = [cc, "-shared", "-fPIC", "-O2", "-fvisibility=hidden", f"-I{FMI_HEADER_DIR}", "-o", str(dest),
+               str(SHIM_SOURCE),
                "-ldl", "-lpthread"]
     else:
-        cmd = [cc, "-shared", "-O2", "-static-libgcc", "-o", str(dest), str(SHIM_SOURCE)]
+        cmd = [cc, "-shared", "-O2", "-static-libgcc", f"-I{FMI_HEADER_DIR}", "-o", str(dest), str(SHIM_SOURCE)]
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:
         raise ModelError(f"compiling the FMU loader shim failed ({' '.join(cmd)}):\n{res.stderr}")
@@ -338,15 +341,20 @@ def _resource_files(resources: Mapping[str, str | Path | bytes] | None) -> dict[
     return out
 
 
-def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus",
+def build_fmu(plant: str | PlantRef | type, dest: str | Path = "fmus", *,
               parameters: Mapping[str, float] | None = None,
               requirements: Iterable[str] = (),
               resources: Mapping[str, str | Path | bytes] | None = None,
-              runtime: str = "pythonfmu", *, platforms: Iterable[str] | None = None,
+              runtime: str = "pythonfmu", platforms: Iterable[str] | None = None,
               python_hint: bool | str | Path = False, fmi_version: int = 2,
               interfaces: Iterable[str] | None = None, overwrite: bool = False) -> Path:
     """Build the FMU of a plant: FMI 2.0 co-simulation (pythonfmu runtime), or
     FMI 2.0 / 3.0 co-simulation and model exchange in one binary (native).
+
+    Everything after ``dest`` is given by keyword: what goes into the FMU
+    (``parameters``, ``requirements``, ``resources``), how it runs (``runtime``,
+    ``fmi_version``, ``interfaces``, ``platforms``, ``python_hint``) and
+    ``overwrite``.
 
     Parameters
     ----------

@@ -44,6 +44,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     where = p.add_mutually_exclusive_group()
     where.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler HOST:PORT (default: run locally)")
     where.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
+    where.add_argument("--threads", type=int, metavar="N", help="N threads of this process instead of processes "
+                                                               "(plants simulated in Python step in parallel)")
     p.add_argument("--cache", metavar="DIR", help="keep finished runs (full results) in DIR; a re-run resumes from "
                                                   "there (default with -o: OUTPUT_runs/ next to the table)")
     p.add_argument("--timeout", type=float, help="wall-time limit per run [s]")
@@ -67,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     if args.scheduler:
         executor = args.scheduler if "://" in args.scheduler else f"dask://{args.scheduler}"
     else:
-        executor = "local"
+        executor = "threads" if args.threads else "local"
     target = args.target
     if not Path(target).suffix and Path(target).exists():
         raise InputError(f"{target!r} is a folder, not a plant, FMU or SSP file")
@@ -80,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         if path:  # found now, not after the whole study
             check_writable(path, what)
     study = sweep(target, parameters, stop_time=args.stop_time, step=args.step, metrics=args.metric or None,
-                  executor=executor, workers=args.workers, cache=cache, samples=args.samples, seed=args.seed,
+                  executor=executor, workers=args.threads or args.workers, cache=cache, samples=args.samples, seed=args.seed,
                   sampling="lhs" if args.lhs else "random", zipped=args.zip, timeout=args.timeout,
                   progress=not args.no_progress)
     print(f"{Path(str(target)).name}: {study.summary()}")

@@ -1,4 +1,4 @@
-"""Where runs execute: in this process, in local worker processes, or on a Dask cluster.
+"""Where runs execute: in this process, in its threads, in local worker processes, or on a Dask cluster.
 
 Every executor runs the same function, :func:`execute`, on the same
 :class:`~mbfmu.studies.targets.Target` and parameter values, so a run's
@@ -8,6 +8,12 @@ true (Ctrl-C), after yielding the runs already finished; closing it cancels
 what has not finished.
 
 * :class:`SerialExecutor`: one run after the other, here.
+* :class:`ThreadExecutor`: ``concurrent.futures.ThreadPoolExecutor`` in
+  this process. The compiled dynamics kernels release the GIL and each
+  plant has its own workspace, so plants simulated in Python step in
+  parallel with no process start-up and nothing pickled. A run is stopped
+  at its next step (timeout, Ctrl-C); a run stuck inside one step cannot be
+  ended (use processes for FMUs that may hang).
 * :class:`LocalExecutor`: ``concurrent.futures.ProcessPoolExecutor``;
   processes are forked where the system can (POSIX: instant start, and a
   script needs no ``if __name__ == "__main__"`` guard), spawned elsewhere;
@@ -112,6 +118,52 @@ class SerialExecutor:
 
     def close(self) -> None:
         pass
+
+
+# -- threads ----------------------------------------------------------------------------------
+class ThreadExecutor:
+    """Worker threads in this process (``concurrent.futures.ThreadPoolExecutor``).
+
+    Parameters
+    ----------
+    workers : int
+        Number of threads.
+    """
+
+    def __init__(self, workers: int) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+        self.workers = int(workers)
+        self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="mbfmu-run")
+        self._stopping = threading.Event()
+
+    def run(self, target: Target, tasks: Tasks, opts: Options, stop: Callable[[], bool]) -> Iterator[tuple[int, Outcome]]:
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        def one(values: Mapping[str, Any]) -> Outcome:
+            if self._stopping.is_set():
+                return Outcome("cancelled", "the study stopped", 0.0)
+            return execute(target, values, opts)
+        pending = {self._pool.submit(one, values): i for i, values in tasks}
+        try:
+            while pending:
+                done, _ = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+                if stop():
+                    return
+                for f in done:
+                    i = pending.pop(f)
+                    out = f.result()
+                    if out.status == "cancelled":
+                        return
+                    yield i, out
+        finally:
+            if pending:
+                self._stopping.set()
+                for f in pending:
+                    f.cancel()
+
+    def close(self) -> None:
+        self._stopping.set()
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
 
 # -- local processes -----------------------------------------------------------------------
@@ -373,6 +425,8 @@ def make_executor(executor: Any, workers: int | None, runs: int):
         return SerialExecutor() if n <= 1 and executor is None else LocalExecutor(max(1, n))
     if executor == "serial":
         return SerialExecutor()
+    if executor == "threads":
+        return ThreadExecutor(max(1, workers if workers is not None else min(os.cpu_count() or 1, runs)))
     if isinstance(executor, int) and not isinstance(executor, bool):
         return LocalExecutor(executor)
     if executor == "dask-local":
@@ -381,7 +435,7 @@ def make_executor(executor: Any, workers: int | None, runs: int):
         return DaskExecutor(address=executor)
     if type(executor).__name__ == "Client" and hasattr(executor, "submit"):
         return DaskExecutor(client=executor)
-    if isinstance(executor, (SerialExecutor, LocalExecutor, DaskExecutor)):
+    if isinstance(executor, (SerialExecutor, ThreadExecutor, LocalExecutor, DaskExecutor)):
         return executor
-    raise InputError(f"executor {executor!r}: use None or 'local' (worker processes here), 'serial', a number of "
-                     "workers, 'dask://HOST:PORT', 'dask-local' or a distributed.Client")
+    raise InputError(f"executor {executor!r}: use None or 'local' (worker processes here), 'serial', 'threads', a "
+                     "number of workers, 'dask://HOST:PORT', 'dask-local' or a distributed.Client")

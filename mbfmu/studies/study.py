@@ -46,12 +46,14 @@ def sweep(target: Any, parameters: Mapping[str, Any] | Sequence[Mapping[str, Any
     metrics : str, callable, list or mapping, optional
         ``"KIND:VARIABLE"`` specs and functions of the result
         (:mod:`mbfmu.studies.metrics`).
-    executor : None, "local", "serial", int, "dask://HOST:PORT", "dask-local" or distributed.Client
+    executor : None, "local", "serial", "threads", int, "dask://HOST:PORT", "dask-local" or distributed.Client
         Where runs execute. ``None``/``"local"``: worker processes on this
         machine (``workers`` of them, default one per core; serial for a
-        single run); ``"dask://HOST:PORT"`` or a client: a Dask cluster.
+        single run); ``"threads"``: ``workers`` threads of this process
+        (the dynamics kernels release the GIL; no start-up, nothing
+        pickled); ``"dask://HOST:PORT"`` or a client: a Dask cluster.
     workers : int, optional
-        Local worker processes.
+        Local worker processes (or threads with ``"threads"``).
     cache : str or Path, optional
         Folder keeping finished runs; a later study with the same target,
         parameters and options takes them from there (resume).
@@ -154,8 +156,9 @@ def _options(stop_time, step, start_time, record, algorithm, timeout) -> Options
     if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0):
         raise InputError(f"timeout = {timeout!r} must be a positive number of seconds")
     rec = record if isinstance(record, str) else tuple(record)
-    return Options(float(stop_time), None if step is None else float(step), float(start_time), rec, algorithm,
-                   None if timeout is None else float(timeout))
+    return Options(stop_time=float(stop_time), step=None if step is None else float(step),
+                   start_time=float(start_time), record=rec, algorithm=algorithm,
+                   timeout=None if timeout is None else float(timeout))
 
 
 def _grid_of(parameters: Any, zipped: bool) -> dict[str, list[Any]]:

@@ -32,9 +32,9 @@ from ..errors import CosimError, InputError, unknown_name
 FORMAT = 1  # bump when a run's result would change for the same inputs
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Options:
-    """How each run is simulated (part of the cache key).
+    """How each run is simulated (part of the cache key); built by keyword only.
 
     Attributes
     ----------

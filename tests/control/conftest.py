@@ -23,14 +23,12 @@ def two_mass_fmu(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def native_flexible_arm(tmp_path_factory):
+def native_flexible_arm(native_fmus):
     """The flexible arm of examples/flexible_arm_study.py (geared motors) as a native FMU, built once."""
     sys.path.insert(0, str(HERE.parents[1] / "examples"))
     import flexible_arm_study as study
-    from mbfmu.fmu import build_fmu
-    out = tmp_path_factory.mktemp("native_flexible_arm")
-    return build_fmu("flexible_arm", out, parameters=dict(study.make_plant().parameter_values()), runtime="native",
-                     platforms=("linux64",))
+    return native_fmus("flexible_arm", parameters=dict(study.make_plant().parameter_values()),
+                       platforms=("linux64",))
 
 
 @pytest.fixture(scope="session")

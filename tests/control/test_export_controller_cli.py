@@ -2,12 +2,17 @@
 native FMU that steps like the Python unit; bad input is one line and exit 1."""
 from __future__ import annotations
 
+import ctypes
+import subprocess
+import zipfile
+
 import numpy as np
 import pytest
 from fmpy import read_model_description, simulate_fmu
 
 from mbfmu.cli import main
 from mbfmu.cosim import ControlUnit
+from tooling import assert_standard_fmi_headers
 
 DESIGN = '''
 import control
@@ -24,6 +29,11 @@ def speed_pid():
 
 def broken():
     raise RuntimeError("the plant model file is missing")
+
+
+def limited_pid():
+    from mbfmu.cosim import ControlUnit, Saturation, System
+    return System([ControlUnit("pid", speed_pid()), Saturation("lim", -1.0, 1.0)], [("pid.u", "lim.u")])
 '''
 
 
@@ -55,6 +65,16 @@ def test_the_design_becomes_a_native_fmu_that_steps_like_the_python_unit(fmi, de
         expected.append(unit.y[0])
         unit.do_step(k * 0.01, 0.01)
     np.testing.assert_allclose(res["u"], expected, rtol=1e-13, atol=0)
+    # its sources/ carry the FMI standard's headers and build with a plain cc
+    with zipfile.ZipFile(fmu) as z:
+        z.extractall(tmp_path / "unzipped")
+    sources = tmp_path / "unzipped" / "sources"
+    assert_standard_fmi_headers(sources)
+    lib = tmp_path / "rebuilt.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-std=c99", "-o", str(lib), *map(str, sorted(sources.glob("*.c"))),
+                    "-lm"], check=True, capture_output=True)
+    rebuilt = ctypes.CDLL(str(lib))
+    assert hasattr(rebuilt, "fmi2Instantiate" if fmi == 2 else "fmi3InstantiateCoSimulation")
 
 
 def test_a_pid_design_exports_with_its_gains_as_parameters(design, tmp_path):
@@ -100,3 +120,17 @@ def test_an_existing_controller_fmu_is_kept_unless_forced(design, tmp_path, caps
     err = capsys.readouterr().err.strip()
     assert "speed.fmu" in err and len(err.splitlines()) == 1 and fmu.read_bytes() == before
     assert main(args + ["--force"]) == 0
+
+
+def test_an_interconnection_design_exports_as_one_fmu(design, tmp_path, capsys):
+    """A design function returning a System of a PID and a Saturation: one native FMU whose
+    inputs are the PID's and whose output is the limited one."""
+    out = tmp_path / "fmus"
+    rc = main(["export-controller", f"{design}:limited_pid", "-o", str(out), "--name", "limited",
+               "--platform", "linux64"])
+    assert rc == 0
+    assert "an interconnection of 2 units: pid, lim" in capsys.readouterr().out
+    md = read_model_description(str(out / "limited.fmu"))
+    assert [v.name for v in md.modelVariables if v.causality in ("input", "output")] == ["pid.r", "pid.y", "lim.y"]
+    res = simulate_fmu(str(out / "limited.fmu"), stop_time=0.05, output_interval=0.005, start_values={"pid.r": 5.0})
+    assert res["lim.y"].max() == 1.0  # the PID asks for 2 (its own limit), the block holds it at 1

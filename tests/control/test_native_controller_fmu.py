@@ -5,6 +5,7 @@ native rigid_arm plant; it passes fmpy's validation and the FMU Compliance
 Checker where no Python exists; its sources rebuild with cc."""
 from __future__ import annotations
 
+import functools
 import subprocess
 import zipfile
 from pathlib import Path
@@ -25,7 +26,6 @@ from mbfmu.control.linearization import linearize
 from mbfmu.control.lqr import lqg_servo, lqr_servo
 from mbfmu.cosim import ControlUnit, FmuUnit, System, simulate, sources
 from mbfmu.errors import InputError
-from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.library import load_plant
 from native.test_hosts import _fmu_check, _without_python, hidden_python_works  # noqa: F401 (a fixture)
 from native.test_portability import too_new
@@ -74,6 +74,43 @@ def lqg() -> control.StateSpace:
     return _relabel(lqg_servo(arm, lq, kf), ["r1", "r2", "r3"] + Q, TAU, "lqg")
 
 
+@functools.cache
+def _schedule_tables() -> tuple:
+    """LQR gains of the rigid arm scheduled over four elbow angles (rad), and the
+    target (elbow at 1 rad) with the torques holding it."""
+    from mbfmu.control import schedule, trim_inputs
+    arm = load_plant("rigid_arm")
+
+    def design(lin, point):
+        d = control.c2d(control.ss(lin.A, lin.B, np.eye(6), 0), H, "zoh")
+        return control.dlqr(d.A, d.B, np.diag([100.0] * 3 + [1.0] * 3), 0.01 * np.eye(3))[0]
+    sch = schedule(arm, {"q[3]": [-1.0, 0.0, 0.5, 1.0]}, design)
+    x_ref = arm.initial_state()
+    x_ref[2] = 1.0
+    return sch.grid, sch.gains, x_ref, trim_inputs(arm, state=x_ref).u
+
+
+def scheduled():
+    """u = u_ref - K(q3) (x - x_ref): the elbow slews from its start across the grid."""
+    from mbfmu.control.scheduling import scheduled_controller
+    grid, gains, x_ref, u_ref = _schedule_tables()
+    return scheduled_controller(grid, gains, x_ref, u_ref, H, states=Q + V, inputs=TAU, index=2,
+                                name="scheduled_lqr")
+
+
+def traced_pid() -> control.NonlinearIOSystem:
+    """A nonlinear joint controller in plain numpy: integral state z, tau = -40 sin(q) -
+    8 v exp(-v^2 / 10) - 5 z, z+ = 0.99 z + H q (it traces through the expression tape)."""
+    def update(t, x, u, params):
+        return 0.99 * x + H * u[:3]
+
+    def output(t, x, u, params):
+        q, v = u[:3], u[3:]
+        return -40.0 * np.sin(q) - 8.0 * v * np.exp(-v ** 2 / 10.0) - 5.0 * x
+    return control.nlsys(update, output, inputs=Q + V, outputs=TAU, states=["z1", "z2", "z3"], dt=H,
+                         name="traced_pid")
+
+
 DESIGNS = {
     "lqr": lqr_static,
     "lqg": lqg,
@@ -83,6 +120,8 @@ DESIGNS = {
                                             name="lead"),
     "discrete_pid": lambda: pid(60.0, 20.0, 4.0, dt=H, u_min=-15.0, u_max=15.0, reference="r", measurement="q1",
                                 output="tau1", name="pid1"),
+    "scheduled": scheduled,
+    "traced": traced_pid,
 }
 
 
@@ -95,8 +134,8 @@ def _connections(sys) -> list[tuple[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def plant_fmu(tmp_path_factory):
-    return build_fmu("rigid_arm", tmp_path_factory.mktemp("arm"), runtime="native", platforms=("linux64",))
+def plant_fmu(native_fmus):
+    return native_fmus("rigid_arm", platforms=("linux64",))
 
 
 @pytest.fixture(scope="module")
@@ -334,15 +373,94 @@ def test_a_static_gain_holds_at_any_step_as_the_python_unit_does(fmi, tmp_path):
         assert np.all(res["y"] == -1.0)
 
 
-def test_a_general_nonlinear_system_is_refused_in_one_line(tmp_path):
-    sys = control.nlsys(lambda t, x, u, p: -x + u, lambda t, x, u, p: x, inputs=1, outputs=1, states=1, dt=H)
-    with pytest.raises(InputError, match="runtime='python'"):
+def test_the_scheduled_fmu_computes_its_law_and_its_gain_scales_k(exported, plant_fmu, tmp_path):
+    """The scheduled controller FMU at inputs whose elbow angle runs below, across and
+    above the grid equals ScheduledLaw.output (the interpolation is the same arithmetic;
+    the row sums may group differently); ``gain`` scales K: y = u_ref - gain K(s) dx.
+    In the closed loop the elbow crosses the grid's inner points."""
+    sys = DESIGNS["scheduled"]()
+    law = sys.law
+    s, vr = _slave(exported("scheduled"), tmp_path)
+    ins, outs = [vr[n] for n in Q + V], [vr[t] for t in TAU]
+    rng = np.random.default_rng(11)
+    for q3 in np.linspace(-2.0, 2.0, 41):
+        u = rng.normal(scale=0.3, size=6)
+        u[2] = q3
+        s.setReal(ins, list(u))
+        expected = law.output(0.0, [], u)
+        np.testing.assert_allclose(s.getReal(outs), expected, rtol=0, atol=1e-13 * np.abs(expected).max())
+        s.setReal([vr["gain"]], [2.5])
+        scaled = law.u_ref - 2.5 * (law.u_ref - expected)
+        np.testing.assert_allclose(s.getReal(outs), scaled, rtol=0, atol=1e-12 * np.abs(scaled).max())
+        s.setReal([vr["gain"]], [1.0])
+    with pytest.raises(FMICallException):
+        s.setReal([vr["gain"]], [float("inf")])
+    s.terminate()
+    s.freeInstance()
+    q3 = closed_loop(plant_fmu, "scheduled", exported("scheduled"))["plant.q[3]"]
+    assert q3.min() < -0.5 and q3.max() > 0.9  # from below 0 rad to near 1 rad: three grid intervals
+
+
+@pytest.mark.parametrize("update, why", [
+    (lambda t, x, u, p: np.tanh(x) + u, "numpy's tanh"),
+    (lambda t, x, u, p: x * np.cos(t) + u, "depend on the time t"),
+    (lambda t, x, u, p: np.array([float(x[0]) + float(u[0])]), "do not follow the traced expressions"),
+])
+def test_a_nonlinear_system_that_does_not_trace_is_refused_naming_what_broke_it(tmp_path, update, why):
+    sys = control.nlsys(update, lambda t, x, u, p: x, inputs=1, outputs=1, states=1, dt=H, name="f")
+    with pytest.raises(InputError, match=why) as exc:
         export_fmu(sys, tmp_path, runtime="native")
+    assert "runtime='python'" in str(exc.value) and "\n" not in str(exc.value)
+    continuous = control.nlsys(lambda t, x, u, p: -x + u, None, inputs=1, outputs=1, states=1, name="c")
+    with pytest.raises(InputError, match="discrete"):
+        export_fmu(continuous, tmp_path, runtime="native")
     with pytest.raises(InputError, match="runtime 'cuda'"):
         export_fmu(DESIGNS["discrete_ss"](), tmp_path, runtime="cuda")
 
 
-@pytest.mark.parametrize("kind", ["discrete_pid", "continuous_ss", "lqg"])
+def test_a_traced_comparison_is_a_guard_the_fmu_keeps_naming_it(tmp_path):
+    """np.clip traces as two comparisons: the FMU computes the branch it was traced on
+    (inside the limits, equal to the Python unit) and refuses inputs on the other,
+    naming the condition in its log."""
+    from fmpy.fmi2 import (fmi2CallbackAllocateMemoryTYPE, fmi2CallbackFreeMemoryTYPE, fmi2CallbackFunctions,
+                           fmi2CallbackLoggerTYPE, calloc, free)
+    sys = control.nlsys(lambda t, x, u, p: 0.5 * x + u, lambda t, x, u, p: np.clip(2.0 * x + u, -1.0, 1.0),
+                        inputs=["e"], outputs=["y"], states=["s"], dt=H, name="clipped")
+    fmu = export_fmu(sys, tmp_path / "fmu", runtime="native", platforms=("linux64",))
+    md = read_model_description(str(fmu))
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    unzip = tmp_path / "unzip"
+    with zipfile.ZipFile(fmu) as z:
+        z.extractall(unzip)
+    log: list[str] = []
+    cb = fmi2CallbackFunctions()
+    cb.logger = fmi2CallbackLoggerTYPE(lambda env, inst, status, cat, msg: log.append(msg.decode()))
+    cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
+    cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
+    s = FMU2Slave(guid=md.guid, unzipDirectory=str(unzip), modelIdentifier=md.coSimulation.modelIdentifier,
+                  instanceName="c")
+    s.instantiate(callbacks=cb, loggingOn=True)
+    s.setupExperiment(startTime=0.0)
+    s.enterInitializationMode()
+    s.exitInitializationMode()
+    unit = ControlUnit("c", sys)
+    unit.setup(0.0, 1.0, H)
+    for k, e in enumerate([0.1, -0.2, 0.05, 0.3]):
+        s.setReal([vr["e"]], [e])
+        unit.u[:] = [e]
+        unit.pull()
+        assert s.getReal([vr["y"]]) == list(unit.y)
+        s.doStep(k * H, H)
+        unit.do_step(k * H, H)
+    s.setReal([vr["e"]], [5.0])
+    with pytest.raises(FMICallException):
+        s.getReal([vr["y"]])
+    assert any("leave the branch clipped was traced on" in m and "<=" in m for m in log), log
+    s.terminate()
+    s.freeInstance()
+
+
+@pytest.mark.parametrize("kind", ["discrete_pid", "continuous_ss", "lqg", "scheduled", "traced"])
 def test_the_fmi3_fmu_equals_the_python_unit_and_validates(kind, plant_fmu, tmp_path):
     sys = DESIGNS[kind]()
     fmu = export_fmu(sys, tmp_path, runtime="native", step=H if sys.isctime() else None, fmi=3,
@@ -356,7 +474,7 @@ def test_the_fmi3_fmu_equals_the_python_unit_and_validates(kind, plant_fmu, tmp_
     assert_close(native, python, 1e-13)
 
 
-@pytest.mark.parametrize("kind", ["discrete_pid", "discrete_ss", "lqg"])
+@pytest.mark.parametrize("kind", ["discrete_pid", "discrete_ss", "lqg", "scheduled", "traced"])
 def test_a_scheduled_execution_controller_ticks_like_the_python_unit_steps(kind, tmp_path):
     """FMI 3 Scheduled Execution: each activation of the sample clock latches the outputs
     of the current state and inputs, then advances one sample (ControlUnit's pull, then

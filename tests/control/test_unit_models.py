@@ -103,15 +103,14 @@ def test_cli_warnings_are_one_line_without_file_paths(capsys, tmp_path):
     assert not any(".py" in ln or "warnings.warn" in ln for ln in lines)
 
 
-def test_fmi3_native_fmu_uses_its_checked_directional_derivatives(tmp_path):
+def test_fmi3_native_fmu_uses_its_checked_directional_derivatives(native_fmus):
     """FMI 3 declares providesDirectionalDerivatives (fmpy reads only FMI 2's
     attribute); the model is the plant's exact one, with no false alarm of the
     probe on kinetic_energy (its derivative is zero at rest: the central
     difference's own error must not count as a mismatch)."""
     import control
     import mbfmu
-    from mbfmu.fmu import build_fmu
-    fmu = build_fmu("rigid_arm", tmp_path, runtime="native", platforms=("linux64",), fmi_version=3)
+    fmu = native_fmus("rigid_arm", platforms=("linux64",), fmi_version=3)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         sys = linearize_fmu(fmu, step=1e-3)

@@ -136,3 +136,85 @@ def build_python_fmu(script: str, outdir: Path, *options: str) -> Path:
                     "-d", str(outdir), *options], check=True, capture_output=True, env=env)
     fmus = sorted(outdir.glob("*.fmu"), key=lambda p: p.stat().st_mtime)
     return add_loader_shim(fmus[-1])
+
+
+TICKER3_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<fmiModelDescription fmiVersion="3.0" modelName="Ticker3" instantiationToken="{token}">
+ <CoSimulation modelIdentifier="ticker3" canHandleVariableCommunicationStepSize="true" hasEventMode="true"
+               mightReturnEarlyFromDoStep="true"/>
+ <ModelVariables>
+  <Float64 name="time" valueReference="0" causality="independent" variability="continuous"/>
+  <Float64 name="period" valueReference="1" causality="parameter" variability="fixed" start="0.37"/>
+  <Float64 name="first" valueReference="2" causality="parameter" variability="fixed" start="0.1234567891234"/>
+  <Float64 name="x" valueReference="3" causality="output" variability="continuous"/>
+  <Float64 name="t_event" valueReference="4" causality="output" variability="discrete" clocks="6"/>
+  <Int32 name="count" valueReference="5" causality="output" variability="discrete" clocks="6"/>
+  <Clock name="tick" valueReference="6" causality="output" intervalVariability="triggered"/>
+  <Clock name="kick" valueReference="7" causality="input" intervalVariability="triggered"/>
+  <Int32 name="kicks" valueReference="8" causality="output" variability="discrete" clocks="7"/>
+  <Float64 name="kick_time" valueReference="9" causality="output" variability="discrete" clocks="7"/>
+ </ModelVariables>
+ <ModelStructure>
+  <Output valueReference="3" dependencies=""/>
+  <Output valueReference="4" dependencies=""/>
+  <Output valueReference="5" dependencies=""/>
+  <Output valueReference="6" dependencies=""/>
+  <Output valueReference="8" dependencies="7"/>
+  <Output valueReference="9" dependencies="7"/>
+  <InitialUnknown valueReference="3"/>
+  <InitialUnknown valueReference="6"/>
+ </ModelStructure>
+</fmiModelDescription>
+"""
+
+
+SAMPLER3_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<fmiModelDescription fmiVersion="3.0" modelName="Sampler3" instantiationToken="{token}">
+ <ScheduledExecution modelIdentifier="ticker3"/>
+ <ModelVariables>
+  <Float64 name="time" valueReference="0" causality="independent" variability="continuous"/>
+  <Float64 name="t_event" valueReference="4" causality="output" variability="discrete" clocks="10"/>
+  <Int32 name="count" valueReference="5" causality="output" variability="discrete" clocks="10"/>
+  <Int32 name="kicks" valueReference="8" causality="output" variability="discrete" clocks="11"/>
+  <Float64 name="kick_time" valueReference="9" causality="output" variability="discrete" clocks="11"/>
+  <Clock name="sample" valueReference="10" causality="input" intervalVariability="constant" intervalDecimal="0.5"
+         priority="0"/>
+  <Clock name="later" valueReference="11" causality="input" intervalVariability="countdown" priority="1"/>
+  <Float64 name="delay" valueReference="12" causality="parameter" variability="fixed" start="0.25"/>
+ </ModelVariables>
+ <ModelStructure>
+  <Output valueReference="4" dependencies="10"/>
+  <Output valueReference="5" dependencies="10"/>
+  <Output valueReference="8" dependencies="11"/>
+  <Output valueReference="9" dependencies="11"/>
+ </ModelStructure>
+</fmiModelDescription>
+"""
+
+
+def build_ticker3(outdir: Path, scheduled: bool = False, model_exchange: bool = False) -> Path:
+    """Compile ``cfmu/ticker3.c`` into ``outdir/Ticker3.fmu`` (FMI 3.0 co-simulation with
+    event mode and an output clock inside steps) or, with ``scheduled``,
+    ``outdir/Sampler3.fmu`` (the same binary as FMI 3.0 Scheduled Execution with a
+    periodic and a countdown clock), against fmpy's FMI 3.0 headers. ``model_exchange``
+    declares Ticker3's clocks under a Model Exchange interface instead (for refusals:
+    the binary has none)."""
+    outdir = Path(outdir)
+    work = outdir / f"_ticker3_build{'_se' if scheduled else '_me' if model_exchange else ''}"
+    lib = work / "binaries" / "x86_64-linux" / "ticker3.so"
+    lib.parent.mkdir(parents=True, exist_ok=True)
+    cc = shutil.which("gcc") or shutil.which("cc")
+    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-Wall", f"-I{FMI_HEADERS}", "-o", str(lib),
+                    str(HERE / "cfmu" / "ticker3.c")], check=True)
+    xml = SAMPLER3_XML if scheduled else TICKER3_XML
+    if model_exchange:
+        xml = xml.replace('<CoSimulation modelIdentifier="ticker3"', '<ModelExchange modelIdentifier="ticker3"')
+        xml = xml.replace(' hasEventMode="true"\n               mightReturnEarlyFromDoStep="true"', '')
+    (work / "modelDescription.xml").write_text(xml.format(token=uuid.uuid4()))
+    fmu = outdir / ("Sampler3.fmu" if scheduled else "Ticker3.fmu")
+    with zipfile.ZipFile(fmu, "w") as z:
+        for p in sorted(work.rglob("*")):
+            if p.is_file():
+                z.write(p, p.relative_to(work).as_posix())
+    shutil.rmtree(work)
+    return fmu

@@ -40,8 +40,9 @@ def _assert_on_grid(r, t0, stop, n):
 
 def test_a_million_steps_of_1e4_stay_on_the_grid_in_the_compiled_loop(clock_fmu):
     unit = FmuUnit(clock_fmu, "c")
-    from mbfmu.cosim.master import Options, _Master
-    assert fast_loop.eligible(_Master(System([unit]), 1e-4, Options(), None))  # the C loop runs it
+    from mbfmu.cosim.master import _Master
+    from mbfmu.cosim.options import SimulationOptions
+    assert fast_loop.eligible(_Master(System([unit]), 1e-4, SimulationOptions(), None))  # the C loop runs it
     r = _clock_run(clock_fmu, 100.0, 1e-4)
     _assert_on_grid(r, 0.0, 100.0, 1_000_000)
 

@@ -66,8 +66,9 @@ def test_other_runs_keep_the_python_loop(mass_fmu, monkeypatch, variant):
 
 def _reason(system: System, record=None, **kw):
     """``python_loop_reason`` of the master a run of ``system`` with ``kw`` builds."""
-    from mbfmu.cosim.master import Options, _Master
-    return fast_loop.python_loop_reason(_Master(system, 1e-2, Options(**kw), record))
+    from mbfmu.cosim.master import _Master
+    from mbfmu.cosim.options import SimulationOptions
+    return fast_loop.python_loop_reason(_Master(system, 1e-2, SimulationOptions(**kw), record))
 
 
 @pytest.mark.parametrize("record", [["a.x"], ["c.v", "a.x"], ["b.Fc", "c.x", "c.F", "b.m"], "all"])

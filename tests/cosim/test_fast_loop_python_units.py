@@ -15,7 +15,8 @@ import mbfmu
 from mbfmu.cosim import (ControlUnit, FmuUnit, FunctionUnit, Gain, Offset, Saturation, Sum, System, fast_loop,
                          simulate)
 from mbfmu.cosim.c_units import step_sizes
-from mbfmu.cosim.master import Options, _Master
+from mbfmu.cosim.master import _Master
+from mbfmu.cosim.options import SimulationOptions
 from mbfmu.dynamics import gravity_torques
 from mbfmu.errors import CosimError
 
@@ -23,9 +24,8 @@ REF = [0.5, 0.8, -0.4]  # set-point, rad
 
 
 @pytest.fixture(scope="module")
-def arm_fmu(tmp_path_factory):
-    from mbfmu.fmu.builder import build_fmu
-    return build_fmu("rigid_arm", tmp_path_factory.mktemp("ltiloop_arm"), runtime="native", platforms=("linux64",))
+def arm_fmu(native_fmus):
+    return native_fmus("rigid_arm", platforms=("linux64",))
 
 
 def _u0():
@@ -91,7 +91,7 @@ def _both(make, monkeypatch, **kw):
     real_run = fast_loop.run
     monkeypatch.setattr(fast_loop, "run", lambda *a: calls.append(1) or real_run(*a))
     system = make()
-    assert fast_loop.python_loop_reason(_Master(system, kw["step"], Options(progress=False), None)) is None
+    assert fast_loop.python_loop_reason(_Master(system, kw["step"], SimulationOptions(progress=False), None)) is None
     fast = simulate(system, progress=False, **kw)
     assert calls == [1] and "python_loop" not in fast.meta
     monkeypatch.setattr(fast_loop, "ENABLED", False)
@@ -206,7 +206,7 @@ def test_a_state_of_a_python_unit_in_the_recording_keeps_the_python_loop(arm_fmu
     """A nonlinear ControlUnit's state (replaced at every Python step) is not read
     by C: recording it keeps the Python loop, and the reason names it."""
     system = _with_python_callbacks(arm_fmu)
-    why = fast_loop.python_loop_reason(_Master(system, 0.01, Options(progress=False), ["filt.x[1]"]))
+    why = fast_loop.python_loop_reason(_Master(system, 0.01, SimulationOptions(progress=False), ["filt.x[1]"]))
     assert why is not None and "filt.x[1]" in why
 
 
@@ -272,3 +272,94 @@ def test_a_number_as_inputs_start_starts_every_input():
     names were renamed a second time)."""
     c = ControlUnit("c", control.ss(-np.eye(2), np.eye(2, 3), np.eye(2), np.zeros((2, 3))), inputs_start=1.0)
     assert [c.variables[n].start for n in c.inputs] == [1.0, 1.0, 1.0] and list(c.u) == [1.0, 1.0, 1.0]
+
+
+def _scheduled_slew(arm_fmu, name: str = "sched") -> System:
+    """The arm's elbow slewed from its start (-0.79 rad) to 2 rad under a scheduled LQR whose
+    grid (-0.5 .. 1.5 rad, 5 points) the elbow leaves at both ends: the gains are clamped,
+    then interpolated across four intervals, then clamped again."""
+    from mbfmu.control import schedule, trim_inputs
+    plant = mbfmu.load_plant("rigid_arm")
+
+    def lqr(lin, point):
+        d = control.c2d(control.ss(lin.A, lin.B, np.eye(6), 0), 0.01, "zoh")
+        return control.dlqr(d.A, d.B, np.diag([100.0] * 3 + [1.0] * 3), 0.01 * np.eye(3))[0]
+    sch = schedule(plant, {"q[3]": np.linspace(-0.5, 1.5, 5)}, lqr)
+    x_ref = plant.initial_state()
+    x_ref[2] = 2.0
+    ctrl = sch.controller(x_ref, trim_inputs(plant, state=x_ref).u, 0.01, name=name)
+    arm = FmuUnit(arm_fmu, name="arm")
+    velocity = arm.outputs[3][:-3]
+    return System([arm, ControlUnit("ctrl", ctrl)],
+                  [("arm.q", "ctrl.q"), (f"arm.{velocity}", "ctrl.v"), ("ctrl.tau", "arm.tau")])
+
+
+def test_a_scheduled_controller_runs_compiled_and_equals_the_python_loop(arm_fmu, monkeypatch):
+    """A scheduled controller of mbfmu.control.schedule (its gain tables and their
+    interpolation evaluated by controller.c from the ScheduledLaw the Python unit
+    evaluates) takes the compiled loop and equals the Python loop to 1e-12 of each
+    signal's scale: C adds the products of K(s) (x - x_ref) in sequence, numpy's BLAS
+    may group them otherwise; the interpolation itself is the same arithmetic."""
+    from mbfmu.cosim import c_units
+    system = _scheduled_slew(arm_fmu)
+    assert c_units.evaluated_in_c(system.units["ctrl"])
+    fast, slow = _both(lambda: _scheduled_slew(arm_fmu), monkeypatch, stop_time=3.0, step=0.01)
+    assert np.array_equal(fast.time, slow.time)
+    for name in fast.names[1:]:
+        scale = max(1.0, float(np.max(np.abs(slow[name]))))
+        np.testing.assert_allclose(fast[name], slow[name], rtol=0, atol=1e-12 * scale, err_msg=name)
+    q3 = fast["arm.q[3]"]
+    assert q3[0] < -0.5 and q3.max() > 1.5  # the elbow left the grid at both ends
+    assert abs(q3[-1] - 2.0) < 1e-2
+
+
+@pytest.mark.parametrize("case", [dict(grid=[-1.0, 0.0, 0.5, 2.0], index=1),
+                                  dict(grid=[-1.0, 0.0, 0.5, 2.0], index=-1, parameter="m"),
+                                  dict(grid=[0.3], index=0), dict(grid=[-1.0, 2.0], index=-1)],
+                         ids=["state", "parameter", "one_point", "unscheduled"])
+def test_a_scheduled_controller_in_c_outputs_what_its_law_computes(monkeypatch, case):
+    """controller.c's MBC_SCHED against ScheduledLaw.output: inputs swept by a Python
+    source (called back) so that the scheduling value runs from below the grid to above
+    it, through grid points; a state or a parameter schedule, one grid point, none. The
+    compiled run equals the Python loop, and every row's outputs are the law's of that
+    row's inputs."""
+    from mbfmu.control.scheduling import scheduled_controller
+    from mbfmu.cosim import c_units
+    rng = np.random.default_rng(5)
+    g = len(case["grid"])
+    nu = 3 + bool(case.get("parameter"))
+    gains, x_ref, u_ref = rng.normal(size=(g, 2, 3)), rng.normal(size=3), rng.normal(size=2)
+    waves = rng.normal(size=(nu, 2))
+
+    def make():
+        sys = scheduled_controller(gains=gains, x_ref=x_ref, u_ref=u_ref, dt=0.01, states=["a", "b", "c"],
+                                   inputs=["y1", "y2"], **case)
+        src = FunctionUnit("src", lambda t, u: waves[:, 0] * np.sin(7.0 * t + waves[:, 1]) + (10.0 * t - 3.0),
+                           outputs=[f"s{k}" for k in range(nu)])
+        return System([src, ControlUnit("ctrl", sys)],
+                      [(f"src.s{k}", f"ctrl.{n}") for k, n in enumerate(sys.input_labels)])
+    assert c_units.evaluated_in_c(make().units["ctrl"])
+    fast, slow = _both(make, monkeypatch, stop_time=1.0, step=0.01)
+    law = make().units["ctrl"].sys.law
+    ins = np.column_stack([fast[f"src.s{k}"] for k in range(nu)])
+    outs = np.column_stack([fast["ctrl.y1"], fast["ctrl.y2"]])
+    expected = np.array([law.output(0.0, [], u) for u in ins])
+    np.testing.assert_allclose(outs, expected, rtol=0, atol=1e-14 * np.abs(expected).max())
+    for n in fast.names:
+        np.testing.assert_allclose(fast[n], slow[n], rtol=0, atol=1e-14 * max(1.0, np.abs(slow[n]).max()))
+    if law.index >= 0 and g > 1:
+        s = ins[:, law.index]
+        assert s.min() < case["grid"][0] and s.max() > case["grid"][-1]  # clamped at both ends
+
+
+def test_a_modified_scheduled_controller_is_not_taken_for_one():
+    """Only a system whose output function is its own ScheduledLaw's is evaluated in C:
+    a law swapped for another output function is called back from Python."""
+    from mbfmu.control.scheduling import scheduled_controller
+    from mbfmu.cosim import c_units
+    sys = scheduled_controller([0.0, 1.0], np.ones((2, 1, 2)), [0.0, 0.0], [0.0], 0.01, ["a", "b"], ["y"], index=0)
+    assert c_units.scheduled_law(sys) is sys.law
+    other = control.nlsys(None, lambda t, x, u, p: -np.asarray(u)[:1], inputs=2, outputs=1, dt=0.01)
+    other.law = sys.law
+    assert c_units.scheduled_law(other) is None
+    assert not c_units.evaluated_in_c(ControlUnit("c", other)) and c_units.called_back(ControlUnit("c", other))

@@ -134,10 +134,8 @@ def test_rollback_repeats_a_step_with_its_events(version):
 
 
 @pytest.fixture(scope="module")
-def rigid_arm_fmu(tmp_path_factory):
-    from mbfmu.fmu.builder import build_fmu
-    return build_fmu("rigid_arm", tmp_path_factory.mktemp("me_rigid_arm"), runtime="native",
-                     platforms=("linux64",))
+def rigid_arm_fmu(native_fmus):
+    return native_fmus("rigid_arm", platforms=("linux64",))
 
 
 def _torque_steps(arm):

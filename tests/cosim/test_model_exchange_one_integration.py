@@ -48,12 +48,11 @@ def test_final_values_are_within_each_tolerances_error_of_a_tight_reference(vers
     assert d.restarts == 0 and v.restarts == 0  # one integration across 1000 communication points
 
 
-def test_a_unit_with_connected_inputs_restarts_only_when_an_input_jumps(tmp_path):
+def test_a_unit_with_connected_inputs_restarts_only_when_an_input_jumps(native_fmus):
     """Three torque steps at 0.3 s: the solver restarts once for the first inputs the
     master sets (they differ from the start values) and once at the step, not at the
     1000 communication points where the inputs are set to the values they had."""
-    from mbfmu.fmu.builder import build_fmu
-    fmu = build_fmu("rigid_arm", tmp_path, runtime="native", platforms=("linux64",))
+    fmu = native_fmus("rigid_arm", platforms=("linux64",))
     arm = FmuUnit(fmu, "arm", interface="me", rtol=1e-8)
     src = [sources.step(f"s{k}", 0.3, height=h, initial=0.5 * h) for k, h in enumerate((2.0, -5.0, 3.0))]
     me = simulate(System([arm, *src], [(f"s{k}.y", f"arm.tau[{k + 1}]") for k in range(3)]), 1.0, 1e-3,

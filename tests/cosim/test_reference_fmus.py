@@ -132,5 +132,10 @@ def test_fmi3_units_keep_types_and_arrays():
 
 
 def test_fmi3_without_cosimulation_is_refused_by_name():
-    with pytest.raises(InputError, match="no co-simulation interface"):
-        FmuUnit(REF / "fmi3" / "Clocks.fmu")
+    """Clocks offers Scheduled Execution only: FmuUnit opens it as such
+    (tests/cosim/test_scheduled_execution.py); as a co-simulation unit it is refused by name."""
+    from mbfmu.cosim.fmu3_scheduled import Fmu3ScheduledUnit
+    from mbfmu.cosim.fmu3_unit import Fmu3Unit
+    with pytest.raises(InputError, match=r"no co-simulation interface \(it offers scheduled execution only\)"):
+        Fmu3Unit(REF / "fmi3" / "Clocks.fmu")
+    assert type(FmuUnit(REF / "fmi3" / "Clocks.fmu")) is Fmu3ScheduledUnit

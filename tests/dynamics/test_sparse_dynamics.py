@@ -204,6 +204,35 @@ def test_factor_refuses_bad_input_in_one_line():
     z = np.zeros(model.nv)
     with pytest.raises(InputError, match="route 2: expected -1"):
         _kernels.forward_dynamics(model._h, z, z, z, None, True, 2)
+    lam = [-1, 0, 1]
+    F = _kernels.sparse_factor(np.diag([1.0, 2.0, 3.0]), lam)
+    F[1, 1] = 0.0
+    with pytest.raises(InputError, match=r"F\[1\]\[1\] is not positive: F is not a factor of sparse_factor"):
+        _kernels.sparse_solve(F, lam, np.ones(3))
+
+
+def test_above_1024_coordinates_the_sparse_kernels_refuse_and_forward_dynamics_is_aba():
+    """The data holds the dense nv x nv H only up to 1024 coordinates: above,
+    crba_pattern and the forced sparse route say so in one line, the model's
+    own pick is ABA, and crba (the caller's dense M) still works."""
+    b = ModelBuilder()
+    for k in range(1, 1026):
+        b.add_body(f"b{k}", k // 2, Revolute([0, 0, 1]), 1.0, [0.1, 0, 0], np.eye(3) * 0.01, p_PJ=[0.2, 0, 0])
+    model = b.build()
+    assert model.nv == 1025
+    lam, route = _kernels.sparsity(model._h)
+    assert route == 0 and np.array_equal(lam, _dof_parents(model))
+    rng = np.random.default_rng(3)
+    q, v, tau = rng.normal(size=(3, model.nv))
+    with pytest.raises(InputError, match="crba_pattern works in a dense nv x nv workspace held only for 1 to "
+                                         "1024 velocity coordinates; this model has 1025"):
+        _kernels.crba_pattern(model._h, q)
+    with pytest.raises(InputError, match="the sparse route works in .* this model has 1025"):
+        _kernels.forward_dynamics(model._h, q, v, tau, None, True, 1)
+    np.testing.assert_array_equal(forward_dynamics(model, q, v, tau), aba(model, q, v, tau))
+    H = crba(model, q)
+    assert _is_ancestor_pattern(H, lam)
+    assert _rel(H @ v, _kernels.momentum(model._h, q, v)) < 1e-12  # M v by the O(N) momentum sweep
 
 
 def _forward_routes(model, q, v, tau, fext=None):

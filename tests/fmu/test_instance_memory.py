@@ -65,11 +65,10 @@ print(json.dumps((tracemalloc.get_traced_memory()[0] - before) / n))
 
 
 @pytest.fixture(scope="module")
-def fmus(tmp_path_factory):
+def fmus(tmp_path_factory, native_fmus):
     out = tmp_path_factory.mktemp("memory")
     return {"pythonfmu": build_fmu("rigid_arm", out / "py" / "rigid_arm.fmu", platforms=["linux64"]),
-            "native": build_fmu("rigid_arm", out / "native" / "rigid_arm.fmu", runtime="native",
-                                platforms=["linux64"], interfaces=["cs"])}
+            "native": native_fmus("rigid_arm", platforms=["linux64"], interfaces=["cs"])}
 
 
 def _growth(fmu, mode: str) -> float:

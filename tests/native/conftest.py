@@ -4,7 +4,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.library import load_plant
 from tooling import has_tool
 
@@ -26,27 +25,25 @@ def platforms() -> tuple[str, ...]:
 
 
 @pytest.fixture(scope="session")
-def native_fmu(tmp_path_factory):
+def native_fmu(native_fmus):
     """``native_fmu(name)``: path of the native FMU of library plant ``name``."""
     cache = {}
 
     def get(name: str):
         if name not in cache:
-            cache[name] = build_fmu(name, tmp_path_factory.mktemp(f"native_{name}"), runtime="native",
-                                    platforms=platforms())
+            cache[name] = native_fmus(name, platforms=platforms())
         return cache[name]
     return get
 
 
 @pytest.fixture(scope="session")
-def native_fmu3(tmp_path_factory):
+def native_fmu3(native_fmus):
     """``native_fmu3(name)``: path of the FMI 3.0 native FMU of library plant ``name``."""
     cache = {}
 
     def get(name: str):
         if name not in cache:
-            cache[name] = build_fmu(name, tmp_path_factory.mktemp(f"native3_{name}"), runtime="native",
-                                    platforms=platforms(), fmi_version=3)
+            cache[name] = native_fmus(name, platforms=platforms(), fmi_version=3)
         return cache[name]
     return get
 

@@ -27,7 +27,6 @@ from fmpy.validation import validate_fmu
 
 from mbfmu.cosim.fmu_jacobian import DIRECTIONAL, ModelExchangeInstance, jacobians, state_at
 from mbfmu.dynamics.algorithms import element_forces
-from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.library import load_plant
 
 from .fmi3_jacobian import fmi3_jacobian
@@ -41,13 +40,12 @@ STEP = 1e-3
 
 
 @pytest.fixture(scope="module")
-def crash_fmu(tmp_path_factory):
+def crash_fmu(native_fmus):
     cache = {}
 
     def get(fmi: int = 2):
         if fmi not in cache:
-            cache[fmi] = build_fmu("crash_occupant", tmp_path_factory.mktemp(f"dd_crash{fmi}"), runtime="native",
-                                   platforms=("linux64",), fmi_version=fmi)
+            cache[fmi] = native_fmus("crash_occupant", platforms=("linux64",), fmi_version=fmi)
         return cache[fmi]
     return get
 

@@ -49,13 +49,14 @@ DOUBLE_P = ctypes.POINTER(ctypes.c_double)
 
 
 @pytest.fixture(scope="module")
-def fmu(tmp_path_factory):
+def fmu(tmp_path_factory, native_fmus):
     cache = {}
 
     def get(spec, fmi: int = 2):
         if (spec, fmi) not in cache:
-            cache[spec, fmi] = build_fmu(spec, tmp_path_factory.mktemp(f"dd_{_id(spec)}_{fmi}"), runtime="native",
-                                         platforms=("linux64",), fmi_version=fmi)
+            cache[spec, fmi] = (native_fmus(spec, platforms=("linux64",), fmi_version=fmi) if isinstance(spec, str)
+                                else build_fmu(spec, tmp_path_factory.mktemp(f"dd_{_id(spec)}_{fmi}"),
+                                               runtime="native", platforms=("linux64",), fmi_version=fmi))
         return cache[spec, fmi]
     return get
 

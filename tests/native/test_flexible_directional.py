@@ -29,7 +29,6 @@ from fmpy.validation import validate_fmu
 
 from mbfmu.control.linearization import linearize
 from mbfmu.cosim.fmu_jacobian import CENTRAL, DIRECTIONAL, ModelExchangeInstance, jacobians
-from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.library import load_plant
 
 from .fmi3_jacobian import fmi3_jacobian
@@ -46,9 +45,8 @@ def plant():
 
 
 @pytest.fixture(scope="module")
-def fmus(tmp_path_factory):
-    return {fmi: build_fmu("flexible_arm", tmp_path_factory.mktemp(f"dd_flex_{fmi}"), runtime="native",
-                           platforms=("linux64",), fmi_version=fmi) for fmi in (2, 3)}
+def fmus(native_fmus):
+    return {fmi: native_fmus("flexible_arm", platforms=("linux64",), fmi_version=fmi) for fmi in (2, 3)}
 
 
 def _deflected(plant, seed: int):

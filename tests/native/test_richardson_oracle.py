@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 
 from mbfmu.cosim.fmu_jacobian import CENTRAL, DIRECTIONAL, ModelExchangeInstance, jacobians
-from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.library import load_plant
 
 from .oracle import richardson_jacobian
 
 
-def _fmu(name, tmp_path):
-    return build_fmu(name, tmp_path, runtime="native", platforms=("linux64",))
+@pytest.fixture
+def fmu_of(native_fmus):
+    return lambda name: native_fmus(name, platforms=("linux64",))
 
 
 def _point(plant, inst, seed):
@@ -42,9 +42,9 @@ def _full(jac):
     return np.block([[jac.A, jac.B], [jac.C, jac.D]])
 
 
-def test_oracle_equals_exact_directional_derivatives_of_a_rigid_fmu(tmp_path):
+def test_oracle_equals_exact_directional_derivatives_of_a_rigid_fmu(fmu_of):
     plant = load_plant("rigid_arm")
-    with ModelExchangeInstance(_fmu("rigid_arm", tmp_path)) as inst:
+    with ModelExchangeInstance(fmu_of("rigid_arm")) as inst:
         assert inst.provides_directional
         for seed in (1, 2):
             x, u = _point(plant, inst, seed)
@@ -54,9 +54,9 @@ def test_oracle_equals_exact_directional_derivatives_of_a_rigid_fmu(tmp_path):
 
 
 @pytest.mark.parametrize("seed", (1, 2))
-def test_flexible_arm_directional_and_central_difference_linearizations_within_the_oracle(tmp_path, seed):
+def test_flexible_arm_directional_and_central_difference_linearizations_within_the_oracle(fmu_of, seed):
     plant = load_plant("flexible_arm")
-    with ModelExchangeInstance(_fmu("flexible_arm", tmp_path)) as inst:
+    with ModelExchangeInstance(fmu_of("flexible_arm")) as inst:
         assert inst.provides_directional
         x, u = _point(plant, inst, seed)
         J = _oracle(inst, x, u)

@@ -15,7 +15,7 @@ from fmpy import read_model_description, simulate_fmu, supported_platforms
 from fmpy.build import build_platform_binary
 from fmpy.validation import validate_fmu
 
-from tooling import FMU_CHECK, need_tool, zip_folder
+from tooling import FMU_CHECK, assert_standard_fmi_headers, need_tool, zip_folder
 
 from .conftest import NATIVE_PLANTS, assert_same
 from .test_fmi3 import STOPS, _inputs
@@ -83,6 +83,7 @@ def test_the_sources_folder_is_whole_and_listed(fmi, native_fmu, native_fmu3, tm
             if line.startswith('#include "'):
                 assert (sources / line.split('"')[1]).is_file(), f"{path.name}: {line}"
     assert "c-code" in supported_platforms(str(fmu))
+    assert_standard_fmi_headers(sources)  # the types and signatures the runtime compiles against
     if fmi == 3:
         assert (sources / "buildDescription.xml").is_file()
         fileset = ET.parse(sources / "buildDescription.xml").getroot().find("BuildConfiguration/SourceFileSet")

@@ -25,7 +25,6 @@ import numpy as np
 import pytest
 from fmpy import read_model_description
 
-from mbfmu.fmu.builder import build_fmu
 
 OK, WARNING, DISCARD, ERROR, FATAL = range(5)
 ME, CS = 0, 1
@@ -45,10 +44,10 @@ class EventInfo(C.Structure):
 
 
 @pytest.fixture(scope="module")
-def fmu(tmp_path_factory):
+def fmu(tmp_path_factory, native_fmus):
     """(binary path, model description) of the native rigid_arm FMU (linux64)."""
     d = tmp_path_factory.mktemp("native_calls")
-    path = build_fmu("rigid_arm", d, runtime="native", platforms=("linux64",))
+    path = native_fmus("rigid_arm", platforms=("linux64",))
     with zipfile.ZipFile(path) as z:
         z.extractall(d / "x")
     return d / "x" / "binaries" / "linux64" / "rigid_arm.so", read_model_description(str(path))
@@ -290,10 +289,10 @@ LOGGER3 = C.CFUNCTYPE(None, C.c_void_p, C.c_int, C.c_char_p, C.c_char_p)
 
 
 @pytest.fixture(scope="module")
-def fmu3(tmp_path_factory):
+def fmu3(tmp_path_factory, native_fmus):
     """(binary path, model description) of the native FMI 3.0 rigid_arm FMU (x86_64-linux)."""
     d = tmp_path_factory.mktemp("native_calls3")
-    path = build_fmu("rigid_arm", d, runtime="native", platforms=("linux64",), fmi_version=3)
+    path = native_fmus("rigid_arm", platforms=("linux64",), fmi_version=3)
     with zipfile.ZipFile(path) as z:
         z.extractall(d / "x")
     return d / "x" / "binaries" / "x86_64-linux" / "rigid_arm.so", read_model_description(str(path))

@@ -57,9 +57,8 @@ enum { C_STEP, C_SET, C_GET, C_RANGE, C_STOP, C_PY, C_DERIV, C_RGET, C_NAN, C_LO
  * LTI system or discrete PID of mbfmu.cosim.units.ControlUnit), or a static block
  * of mbfmu.cosim.blocks evaluated here */
 enum { U_FMU, U_CTRL, U_BLOCK, U_PY };  /* U_PY: a Python unit called back (pull, do_step) */
-/* the blocks: y = k u (element-wise), y = K u (K: n_y x n_u), y = u + k,
- * y = clip(u, k, k2), y = sum_g k[g] u[g n_y ..] (Sum), y = u (Mux, Demux) */
-enum { B_GAIN, B_MATRIX, B_OFFSET, B_SAT, B_SUM, B_COPY };
+/* the blocks: controller.c's MBC_B_* operations (mbc_block), the ones a native
+ * controller FMU of an interconnection evaluates */
 
 /* a controller unit: controller.c's state, its inputs, outputs and state in the
  * Python unit's own buffers */
@@ -424,33 +423,9 @@ static int eval_unit(fl_system *S, int i, double t, fl_failure *f) {
         mbc_outputs(u->ctrl->c);
         return 0;
     }
-    const double *x = u->u, *k = u->k, *k2 = u->k2;
     double *y = u->y;
-    const int nu = u->n_u, ny = u->n_y;
-    switch (u->op) {
-    case B_GAIN: for (int j = 0; j < ny; j++) y[j] = k[j] * x[j]; break;
-    case B_MATRIX:
-        for (int r = 0; r < ny; r++) {
-            double v = 0.0;
-            for (int j = 0; j < nu; j++) v += k[(size_t)r * (size_t)nu + (size_t)j] * x[j];
-            y[r] = v;
-        }
-        break;
-    case B_OFFSET: for (int j = 0; j < ny; j++) y[j] = x[j] + k[j]; break;
-    case B_SAT:  /* np.clip: NaN stays NaN */
-        for (int j = 0; j < ny; j++) y[j] = isnan(x[j]) ? x[j] : (x[j] < k[j] ? k[j] : (x[j] > k2[j] ? k2[j] : x[j]));
-        break;
-    case B_SUM: {
-        const int groups = ny > 0 ? nu / ny : 0;
-        for (int j = 0; j < ny; j++) {
-            double v = 0.0;
-            for (int g = 0; g < groups; g++) v += k[g] * x[(size_t)g * (size_t)ny + (size_t)j];
-            y[j] = v;
-        }
-        break;
-    }
-    default: for (int j = 0; j < ny; j++) y[j] = x[j]; break;
-    }
+    const int ny = u->n_y;
+    mbc_block(u->op, u->n_u, ny, u->k, u->k2, u->u, y);
     for (int j = 0; j < ny; j++)
         if (!isfinite(y[j])) {
             f->index = j;

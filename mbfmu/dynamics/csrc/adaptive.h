@@ -64,7 +64,7 @@ const char *mb_adapt_message(int status);
 /* the mb_ode of a rigid tree in (q, v) and in canonical variables (q, p),
  * with the model's force elements (the right-hand sides of mb_rk4 and
  * mb_rk4_canonical) */
-void mb_rigid_ode(mb_model *m, mb_ode *ode);
-void mb_canonical_ode(mb_model *m, mb_ode *ode);
+void mb_rigid_ode(const mb_model *m, mb_data *d, mb_ode *ode);
+void mb_canonical_ode(const mb_model *m, mb_data *d, mb_ode *ode);
 
 #endif

@@ -28,7 +28,7 @@
 #define B9(p, i) ((p) + 9 * (i))
 #define B3(p, i) ((p) + 3 * (i))
 
-static void jcalc_subspace(mb_model *m, int i);
+static void jcalc_subspace(const mb_model *m, mb_data *d, int i);
 static int dof_structure(mb_model *m);
 
 /* k when a is +-e_k exactly (its sign in *sign), else -1 */
@@ -49,9 +49,15 @@ static int is_identity3(const double *R) {
     return 1;
 }
 
-/* The fast-path structure of every joint (rotax, sax, ssg) and its
- * configuration-independent motion subspace. */
-static void joint_structure(mb_model *m) {
+/* The fast-path structure of every joint (rotax, sax, ssg) and the dof tree
+ * of the sparse route (dof_structure): mb_pack's last step (pack.c).
+ * Returns 0, or -1 on allocation failure. */
+int mb_model_derive(mb_model *m) {
+    int nb = m->nb;
+    m->rotax = calloc((size_t)nb + 1, sizeof(int));
+    m->sax = calloc((size_t)nb + 1, sizeof(int));
+    m->ssg = calloc((size_t)nb + 1, sizeof(double));
+    if (!m->rotax || !m->sax || !m->ssg) return -1;
     m->vector_q = 1;
     for (int i = 0; i < m->nb; ++i) {
         if (m->jtype[i] == MB_SPHERICAL || m->jtype[i] == MB_FREE) m->vector_q = 0;
@@ -71,41 +77,7 @@ static void joint_structure(mb_model *m) {
             m->ssg[i] = sg;
         }
         if ((t == MB_PRISMATIC || t == MB_FIXED) && tree_id) m->rotax[i] = 3;
-        jcalc_subspace(m, i);
     }
-}
-
-int mb_alloc_workspace(mb_model *m) {
-    int nb = m->nb;
-    m->E = calloc((size_t)nb * 9, sizeof(double));
-    m->r = calloc((size_t)nb * 3, sizeof(double));
-    m->RW = calloc((size_t)nb * 9, sizeof(double));
-    m->pW = calloc((size_t)nb * 3, sizeof(double));
-    m->S = calloc((size_t)nb * 36, sizeof(double));
-    m->Sr = calloc((size_t)nb * 36, sizeof(double));
-    m->cJ = calloc((size_t)nb * 6, sizeof(double));
-    m->v = calloc((size_t)nb * 6, sizeof(double));
-    m->c = calloc((size_t)nb * 6, sizeof(double));
-    m->a = calloc((size_t)nb * 6, sizeof(double));
-    m->f = calloc((size_t)nb * 6, sizeof(double));
-    m->IA = calloc((size_t)nb * 36, sizeof(double));
-    m->pA = calloc((size_t)nb * 6, sizeof(double));
-    m->U = calloc((size_t)nb * 36, sizeof(double));
-    m->Dinv = calloc((size_t)nb * 36, sizeof(double));
-    m->uu = calloc((size_t)nb * 6, sizeof(double));
-    m->fext = calloc((size_t)nb * 6, sizeof(double));
-    m->tau = calloc((size_t)m->nv + 1, sizeof(double));
-    m->work = calloc((size_t)8 * (m->nq + m->nv) + 8, sizeof(double));
-    m->rotax = calloc((size_t)nb, sizeof(int));
-    m->sax = calloc((size_t)nb, sizeof(int));
-    m->ssg = calloc((size_t)nb, sizeof(double));
-    if (!m->E || !m->r || !m->RW || !m->pW || !m->S || !m->Sr || !m->cJ || !m->v || !m->c ||
-        !m->a || !m->f || !m->IA || !m->pA || !m->U || !m->Dinv || !m->uu || !m->fext ||
-        !m->tau || !m->work || !m->rotax || !m->sax || !m->ssg)
-        return -1;
-    /* the world body */
-    m->RW[0] = m->RW[4] = m->RW[8] = 1.0;
-    joint_structure(m);
     return dof_structure(m);
 }
 
@@ -113,21 +85,70 @@ void mb_free(mb_model *m) {
     if (!m) return;
     void *p[] = {m->parent, m->jtype, m->iq, m->iv, m->nqi, m->nvi, m->axis1, m->axis2,
                  m->Rtree, m->ptree, m->Ibody, m->dof_force, m->springs, m->contacts, m->cables, m->drives,
-                 m->E, m->r, m->RW, m->pW, m->S, m->Sr, m->cJ, m->v, m->c, m->a, m->f, m->IA, m->pA, m->U, m->Dinv,
-                 m->uu, m->fext, m->tau, m->work, m->rotax, m->sax, m->ssg, m->lambda, m->lrun, m->root, m->Hs};
+                 m->rotax, m->sax, m->ssg, m->lambda, m->lrun, m->root};
     for (size_t k = 0; k < sizeof(p) / sizeof(p[0]); ++k) free(p[k]);
     free(m);
+}
+
+mb_data *mb_data_new(const mb_model *m) {
+    mb_data *d = calloc(1, sizeof(mb_data));
+    if (!d) return NULL;
+    size_t nb = (size_t)m->nb;
+    d->model = m;
+    d->E = calloc(nb * 9, sizeof(double));
+    d->r = calloc(nb * 3, sizeof(double));
+    d->RW = calloc(nb * 9, sizeof(double));
+    d->pW = calloc(nb * 3, sizeof(double));
+    d->S = calloc(nb * 36, sizeof(double));
+    d->Sr = calloc(nb * 36, sizeof(double));
+    d->cJ = calloc(nb * 6, sizeof(double));
+    d->v = calloc(nb * 6, sizeof(double));
+    d->c = calloc(nb * 6, sizeof(double));
+    d->a = calloc(nb * 6, sizeof(double));
+    d->f = calloc(nb * 6, sizeof(double));
+    d->IA = calloc(nb * 36, sizeof(double));
+    d->pA = calloc(nb * 6, sizeof(double));
+    d->U = calloc(nb * 36, sizeof(double));
+    d->Dinv = calloc(nb * 36, sizeof(double));
+    d->uu = calloc(nb * 6, sizeof(double));
+    d->fext = calloc(nb * 6, sizeof(double));
+    d->tau = calloc((size_t)m->nv + 1, sizeof(double));
+    d->work = calloc((size_t)8 * (size_t)(m->nq + m->nv) + 8, sizeof(double));
+    d->dof_force = calloc((size_t)DF_N * (size_t)m->nv + 1, sizeof(double));
+    /* the sparse route's H and factor, held only up to MB_SPARSE_MAX_NV */
+    int sparse = m->nv > 0 && m->nv <= MB_SPARSE_MAX_NV;
+    d->Hs = sparse ? malloc(sizeof(double) * (size_t)m->nv * (size_t)m->nv) : NULL;
+    if ((sparse && !d->Hs) || !d->E || !d->r || !d->RW || !d->pW || !d->S || !d->Sr || !d->cJ || !d->v || !d->c ||
+        !d->a || !d->f || !d->IA || !d->pA || !d->U || !d->Dinv || !d->uu || !d->fext ||
+        !d->tau || !d->work || !d->dof_force) {
+        mb_data_free(d);
+        return NULL;
+    }
+    memcpy(d->g, m->g, sizeof d->g);
+    if (m->nv > 0) memcpy(d->dof_force, m->dof_force, sizeof(double) * (size_t)DF_N * (size_t)m->nv);
+    /* the world body, and the configuration-independent subspaces */
+    d->RW[0] = d->RW[4] = d->RW[8] = 1.0;
+    for (int i = 1; i < m->nb; ++i) jcalc_subspace(m, d, i);
+    return d;
+}
+
+void mb_data_free(mb_data *d) {
+    if (!d) return;
+    void *p[] = {d->E, d->r, d->RW, d->pW, d->S, d->Sr, d->cJ, d->v, d->c, d->a, d->f, d->IA, d->pA, d->U,
+                 d->Dinv, d->uu, d->fext, d->tau, d->work, d->dof_force, d->Hs};
+    for (size_t k = 0; k < sizeof(p) / sizeof(p[0]); ++k) free(p[k]);
+    free(d);
 }
 
 /* ------------------------------------------------------------------ joints */
 
 /* The configuration-independent entries of joint i's motion subspace S
  * (columns, body frame); Sr and the other entries stay zero (set once). */
-static void jcalc_subspace(mb_model *m, int i) {
+static void jcalc_subspace(const mb_model *m, mb_data *d, int i) {
     const double *a1 = B3(m->axis1, i), *a2 = B3(m->axis2, i);
-    double *S = B36(m->S, i);
+    double *S = B36(d->S, i);
     memset(S, 0, 36 * sizeof(double));
-    memset(B36(m->Sr, i), 0, 36 * sizeof(double));
+    memset(B36(d->Sr, i), 0, 36 * sizeof(double));
     switch (m->jtype[i]) {
     case MB_REVOLUTE:
         S[0] = a1[0]; S[1] = a1[1]; S[2] = a1[2];
@@ -155,10 +176,10 @@ static void jcalc_subspace(mb_model *m, int i) {
 /* Joint transform (R_J, p_J), and the configuration-dependent entries of
  * the motion subspace S (columns, body frame) and of its apparent
  * derivative Sr = dS/dt, for joint i at (q, qd); qd may be NULL (Sr = 0). */
-static void jcalc(mb_model *m, int i, const double *q, const double *qd,
+static void jcalc(const mb_model *m, mb_data *d, int i, const double *q, const double *qd,
                   double *RJ, double *pJ) {
     const double *a1 = B3(m->axis1, i), *a2 = B3(m->axis2, i);
-    double *S = B36(m->S, i), *Sr = B36(m->Sr, i);
+    double *S = B36(d->S, i), *Sr = B36(d->Sr, i);
     const double *qi = q + m->iq[i];
     pJ[0] = pJ[1] = pJ[2] = 0.0;
     switch (m->jtype[i]) {
@@ -210,8 +231,8 @@ static void jcalc(mb_model *m, int i, const double *q, const double *qd,
 
 /* Xup = (E, r) of a revolute joint about +-e_k (rotax k = 0..2, Rtree = 1):
  * E = R_J^T, the rotation by -(sign) q about e_k; r = ptree */
-AXIS_INLINE void revolute_axis_xup_k(mb_model *m, int i, int k, double th) {
-    double *E = B9(m->E, i), *r = B3(m->r, i);
+AXIS_INLINE void revolute_axis_xup_k(const mb_model *m, mb_data *d, int i, int k, double th) {
+    double *E = B9(d->E, i), *r = B3(d->r, i);
     const double *pt = B3(m->ptree, i);
     double s = sin(th), c = cos(th);
     s *= m->ssg[i];
@@ -222,25 +243,25 @@ AXIS_INLINE void revolute_axis_xup_k(mb_model *m, int i, int k, double th) {
     E[3 * i2 + i1] = -s; E[3 * i2 + i2] = c;
     r[0] = pt[0]; r[1] = pt[1]; r[2] = pt[2];
 }
-static void revolute_axis_xup(mb_model *m, int i, int k, double th) {
+static void revolute_axis_xup(const mb_model *m, mb_data *d, int i, int k, double th) {
     switch (k) {
-    case 0: revolute_axis_xup_k(m, i, 0, th); break;
-    case 1: revolute_axis_xup_k(m, i, 1, th); break;
-    default: revolute_axis_xup_k(m, i, 2, th); break;
+    case 0: revolute_axis_xup_k(m, d, i, 0, th); break;
+    case 1: revolute_axis_xup_k(m, d, i, 1, th); break;
+    default: revolute_axis_xup_k(m, d, i, 2, th); break;
     }
 }
 
 /* Xup, S (and with qd: v, vJ, cJ, c) for every body; the world pose too
  * when world != 0 (the articulated-body passes do not need it). */
-static void kinematics(mb_model *m, const double *q, const double *qd, int world) {
+static void kinematics(const mb_model *m, mb_data *d, const double *q, const double *qd, int world) {
     for (int i = 1; i < m->nb; ++i) {
         double RJ[9], pJ[3], Rpi[9], tmp[3];
         int p = m->parent[i], k = m->rotax[i];
-        double *E = B9(m->E, i), *r = B3(m->r, i);
+        double *E = B9(d->E, i), *r = B3(d->r, i);
         if (k >= 0 && k < 3) {
-            revolute_axis_xup(m, i, k, q[m->iq[i]]);
+            revolute_axis_xup(m, d, i, k, q[m->iq[i]]);
         } else {
-            jcalc(m, i, q, qd, RJ, pJ);
+            jcalc(m, d, i, q, qd, RJ, pJ);
             /* R_PI = Rtree R_J, r = ptree + Rtree p_J */
             const double *Rt = B9(m->Rtree, i), *pt = B3(m->ptree, i);
             if (k == 3) {
@@ -255,31 +276,31 @@ static void kinematics(mb_model *m, const double *q, const double *qd, int world
             r[0] = pt[0] + tmp[0]; r[1] = pt[1] + tmp[1]; r[2] = pt[2] + tmp[2];
         }
         if (world) {
-            const double *RWp = B9(m->RW, p), *pWp = B3(m->pW, p);
+            const double *RWp = B9(d->RW, p), *pWp = B3(d->pW, p);
             for (int a = 0; a < 3; ++a)
                 for (int b = 0; b < 3; ++b) Rpi[3 * a + b] = E[3 * b + a];
-            mm3(RWp, Rpi, B9(m->RW, i));
+            mm3(RWp, Rpi, B9(d->RW, i));
             mv3(RWp, r, tmp);
-            double *pw = B3(m->pW, i);
+            double *pw = B3(d->pW, i);
             pw[0] = pWp[0] + tmp[0]; pw[1] = pWp[1] + tmp[1]; pw[2] = pWp[2] + tmp[2];
         }
         if (!qd) continue;
-        double *v = B6(m->v, i), *c = B6(m->c, i);
+        double *v = B6(d->v, i), *c = B6(d->c, i);
         int j = m->sax[i];
         if (j >= 0) {
             /* vJ = w e_j, cJ = 0 (set once) */
             double w = m->ssg[i] * qd[m->iv[i]];
             if (p == 0) for (int a = 0; a < 6; ++a) v[a] = 0.0;
-            else if (k >= 0) Xmv_axis(E, k, r, B6(m->v, p), v);
-            else Xmv(E, r, B6(m->v, p), v);
+            else if (k >= 0) Xmv_axis(E, k, r, B6(d->v, p), v);
+            else Xmv(E, r, B6(d->v, p), v);
             v[j] += w;
             crm_unit(v, j, w, c);
             continue;
         }
         double vJ[6] = {0, 0, 0, 0, 0, 0}, vx[6];
-        const double *S = B36(m->S, i), *Sr = B36(m->Sr, i);
+        const double *S = B36(d->S, i), *Sr = B36(d->Sr, i);
         const double *qdi = qd + m->iv[i];
-        double *cJ = B6(m->cJ, i);
+        double *cJ = B6(d->cJ, i);
         for (int a = 0; a < 6; ++a) cJ[a] = 0.0;
         for (int jj = 0; jj < m->nvi[i]; ++jj)
             for (int a = 0; a < 6; ++a) {
@@ -287,8 +308,8 @@ static void kinematics(mb_model *m, const double *q, const double *qd, int world
                 cJ[a] += Sr[6 * jj + a] * qdi[jj];
             }
         if (p > 0) {
-            if (k >= 0) Xmv_axis(E, k, r, B6(m->v, p), v);
-            else Xmv(E, r, B6(m->v, p), v);
+            if (k >= 0) Xmv_axis(E, k, r, B6(d->v, p), v);
+            else Xmv(E, r, B6(d->v, p), v);
             for (int a = 0; a < 6; ++a) v[a] += vJ[a];
         } else {
             for (int a = 0; a < 6; ++a) v[a] = vJ[a];
@@ -298,32 +319,32 @@ static void kinematics(mb_model *m, const double *q, const double *qd, int world
     }
 }
 
-void mb_kinematics(mb_model *m, const double *q, const double *qd) { kinematics(m, q, qd, 1); }
+void mb_kinematics(const mb_model *m, mb_data *d, const double *q, const double *qd) { kinematics(m, d, q, qd, 1); }
 
 /* spatial acceleration of the world: -g, so that gravity acts on every body */
-static void base_acc(const mb_model *m, int with_gravity, double *a0) {
+static void base_acc(const mb_data *d, int with_gravity, double *a0) {
     a0[0] = a0[1] = a0[2] = 0.0;
-    a0[3] = with_gravity ? -m->g[0] : 0.0;
-    a0[4] = with_gravity ? -m->g[1] : 0.0;
-    a0[5] = with_gravity ? -m->g[2] : 0.0;
+    a0[3] = with_gravity ? -d->g[0] : 0.0;
+    a0[4] = with_gravity ? -d->g[1] : 0.0;
+    a0[5] = with_gravity ? -d->g[2] : 0.0;
 }
 
 /* ------------------------------------------------------------------ RNEA */
-void mb_rnea(mb_model *m, const double *q, const double *qd, const double *qdd,
+void mb_rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
              const double *fext, int with_gravity, double *tau) {
     double a0[6];
-    base_acc(m, with_gravity, a0);
-    mb_kinematics(m, q, qd);
+    base_acc(d, with_gravity, a0);
+    mb_kinematics(m, d, q, qd);
     if (!qd) {
-        memset(m->v, 0, (size_t)m->nb * 6 * sizeof(double));
-        memset(m->c, 0, (size_t)m->nb * 6 * sizeof(double));
+        memset(d->v, 0, (size_t)m->nb * 6 * sizeof(double));
+        memset(d->c, 0, (size_t)m->nb * 6 * sizeof(double));
     }
     for (int i = 1; i < m->nb; ++i) {
         int p = m->parent[i];
-        const double *E = B9(m->E, i), *r = B3(m->r, i), *S = B36(m->S, i);
-        double *a = B6(m->a, i), *f = B6(m->f, i), *v = B6(m->v, i);
-        Xmv(E, r, p > 0 ? B6(m->a, p) : a0, a);
-        const double *c = B6(m->c, i);
+        const double *E = B9(d->E, i), *r = B3(d->r, i), *S = B36(d->S, i);
+        double *a = B6(d->a, i), *f = B6(d->f, i), *v = B6(d->v, i);
+        Xmv(E, r, p > 0 ? B6(d->a, p) : a0, a);
+        const double *c = B6(d->c, i);
         for (int k = 0; k < 6; ++k) a[k] += c[k];
         if (qdd)
             for (int j = 0; j < m->nvi[i]; ++j) {
@@ -340,19 +361,20 @@ void mb_rnea(mb_model *m, const double *q, const double *qd, const double *qdd,
             for (int k = 0; k < 6; ++k) f[k] -= fext[6 * i + k];
     }
     for (int i = m->nb - 1; i > 0; --i) {
-        const double *S = B36(m->S, i), *f = B6(m->f, i);
+        const double *S = B36(d->S, i), *f = B6(d->f, i);
         for (int j = 0; j < m->nvi[i]; ++j) tau[m->iv[i] + j] = dot6(S + 6 * j, f);
         int p = m->parent[i];
-        if (p > 0) XTf_add(B9(m->E, i), B3(m->r, i), f, B6(m->f, p));
+        if (p > 0) XTf_add(B9(d->E, i), B3(d->r, i), f, B6(d->f, p));
     }
 }
 
-static void crba_lower(mb_model *m, double *H);
-static int sparse_forward(mb_model *m, const double *qd, const double *tau, const double *fext,
+static void crba_lower(const mb_model *m, mb_data *d, double *H);
+static int sparse_forward(const mb_model *m, mb_data *d, const double *qd, const double *tau, const double *fext,
                           int with_gravity, double *qdd);
 
-void mb_point_acceleration(const mb_model *m, int b, const double *r_B, double *acc) {
-    const double *v = B6(m->v, b), *a = B6(m->a, b);
+void mb_point_acceleration(const mb_model *m, const mb_data *d, int b, const double *r_B, double *acc) {
+    (void)m; /* the uniform (model, data) signature: this one reads the data only */
+    const double *v = B6(d->v, b), *a = B6(d->a, b);
     double t[3], u[3], aB[3];
     /* aB = dv + w x (v + w x r) + dw x r */
     cross3(v, r_B, t);
@@ -360,18 +382,18 @@ void mb_point_acceleration(const mb_model *m, int b, const double *r_B, double *
     cross3(v, t, u);
     cross3(a, r_B, t);
     for (int k = 0; k < 3; ++k) aB[k] = a[3 + k] + u[k] + t[k];
-    mv3(B9(m->RW, b), aB, acc);
+    mv3(B9(d->RW, b), aB, acc);
 }
 
 /* ------------------------------------------------------------------ CRBA */
-int mb_crba_pattern(mb_model *m, const double *q, double *values) {
-    if (!m->Hs) return -1;
+int mb_crba_pattern(const mb_model *m, mb_data *d, const double *q, double *values) {
+    if (!d->Hs) return -1;
     int nv = m->nv;
-    mb_kinematics(m, q, NULL);
-    crba_lower(m, m->Hs);
+    mb_kinematics(m, d, q, NULL);
+    crba_lower(m, d, d->Hs);
     double *out = values;
     for (int k = 0; k < nv; ++k) {
-        const double *Hk = m->Hs + (size_t)k * nv;
+        const double *Hk = d->Hs + (size_t)k * nv;
         for (int j = k; j >= 0; j = m->lambda[j]) {
             int j0 = m->lrun[j];
             for (int t = j; t >= j0; --t) *out++ = Hk[t];
@@ -381,10 +403,10 @@ int mb_crba_pattern(mb_model *m, const double *q, double *values) {
     return 0;
 }
 
-void mb_crba(mb_model *m, const double *q, double *M) {
-    mb_kinematics(m, q, NULL);
+void mb_crba(const mb_model *m, mb_data *d, const double *q, double *M) {
+    mb_kinematics(m, d, q, NULL);
     memset(M, 0, sizeof(double) * (size_t)m->nv * (size_t)m->nv);
-    crba_lower(m, M);
+    crba_lower(m, d, M);
     mb_sparse_mirror(M, m->lambda, m->nv, m->lnnz);
 }
 
@@ -429,16 +451,16 @@ static int spd_inverse(const double *D, double *Dinv, int n) {
  * pa = pA + U D^-1 u. For S = +-e_j (sax[i] = j): U is a column of IA and D
  * a diagonal entry, no products with S. Returns 0, or
  * -1 when D is singular. */
-static int reduce_unit_axis(mb_model *m, int i, const double *tau, double *Ia, double *pa) {
-    const double *IA = B36(m->IA, i), *pA = B6(m->pA, i);
-    double *U = B36(m->U, i), *u = B6(m->uu, i);
+static int reduce_unit_axis(const mb_model *m, mb_data *d, int i, const double *tau, double *Ia, double *pa) {
+    const double *IA = B36(d->IA, i), *pA = B6(d->pA, i);
+    double *U = B36(d->U, i), *u = B6(d->uu, i);
     int j = m->sax[i];
     double sg = m->ssg[i], D = IA[6 * j + j];
     for (int a = 0; a < 6; ++a) U[a] = sg * IA[6 * a + j];
     u[0] = tau[m->iv[i]] - sg * pA[j];
     if (!(D > 0.0)) return -1; /* as spd_inverse for n = 1 */
     double dinv = 1.0 / D, w = u[0] * dinv;
-    m->Dinv[36 * i] = dinv;
+    d->Dinv[36 * i] = dinv;
     for (int a = 0; a < 6; ++a) {
         double ua = U[a] * dinv;
         for (int b = 0; b < 6; ++b) Ia[6 * a + b] = IA[6 * a + b] - ua * U[b];
@@ -449,10 +471,10 @@ static int reduce_unit_axis(mb_model *m, int i, const double *tau, double *Ia, d
 
 /* The same reduction for any motion subspace of nvi >= 1 columns; Ia and pa
  * enter as IA and pA. */
-static int reduce_general(mb_model *m, int i, const double *tau, double *Ia, double *pa) {
+static int reduce_general(const mb_model *m, mb_data *d, int i, const double *tau, double *Ia, double *pa) {
     int nvi = m->nvi[i], iv = m->iv[i];
-    const double *IA = B36(m->IA, i), *pA = B6(m->pA, i), *S = B36(m->S, i);
-    double *U = B36(m->U, i), *Dinv = B36(m->Dinv, i), *u = B6(m->uu, i);
+    const double *IA = B36(d->IA, i), *pA = B6(d->pA, i), *S = B36(d->S, i);
+    double *U = B36(d->U, i), *Dinv = B36(d->Dinv, i), *u = B6(d->uu, i);
     if (nvi == 1) {
         /* one joint coordinate (revolute, prismatic): scalar D, no factorization */
         mv6(IA, S, U);
@@ -493,48 +515,48 @@ static int reduce_general(mb_model *m, int i, const double *tau, double *Ia, dou
     return 0;
 }
 
-int mb_aba_joint_step(mb_model *m, int i, const double *tau, const double *qdd_prescribed) {
+int mb_aba_joint_step(const mb_model *m, mb_data *d, int i, const double *tau, const double *qdd_prescribed) {
     int p = m->parent[i], nvi = m->nvi[i], k = m->rotax[i];
-    const double *S = B36(m->S, i);
+    const double *S = B36(d->S, i);
     double Ia[36], pa[6], ca[6], Ic[6];
-    memcpy(ca, B6(m->c, i), sizeof ca);
+    memcpy(ca, B6(d->c, i), sizeof ca);
     if (m->sax[i] >= 0 && !qdd_prescribed) {
-        if (reduce_unit_axis(m, i, tau, Ia, pa)) return -i;
+        if (reduce_unit_axis(m, d, i, tau, Ia, pa)) return -i;
     } else {
-        memcpy(Ia, B36(m->IA, i), sizeof Ia);
-        memcpy(pa, B6(m->pA, i), sizeof pa);
+        memcpy(Ia, B36(d->IA, i), sizeof Ia);
+        memcpy(pa, B6(d->pA, i), sizeof pa);
         if (nvi > 0 && qdd_prescribed) {
             /* a prescribed joint passes IA unreduced, with the bias at c + S qdd */
             for (int j = 0; j < nvi; ++j)
                 for (int a = 0; a < 6; ++a) ca[a] += S[6 * j + a] * qdd_prescribed[j];
-        } else if (nvi > 0 && reduce_general(m, i, tau, Ia, pa)) {
+        } else if (nvi > 0 && reduce_general(m, d, i, tau, Ia, pa)) {
             return -i;
         }
     }
     mv6(Ia, ca, Ic);
     for (int a = 0; a < 6; ++a) pa[a] += Ic[a];
     if (p > 0) {
-        const double *E = B9(m->E, i), *r = B3(m->r, i);
+        const double *E = B9(d->E, i), *r = B3(d->r, i);
         if (k >= 0) {
-            XTIX_axis_add(E, k, r, Ia, B36(m->IA, p));
-            XTf_axis_add(E, k, r, pa, B6(m->pA, p));
+            XTIX_axis_add(E, k, r, Ia, B36(d->IA, p));
+            XTf_axis_add(E, k, r, pa, B6(d->pA, p));
         } else {
-            XTIX_add(E, r, Ia, B36(m->IA, p));
-            XTf_add(E, r, pa, B6(m->pA, p));
+            XTIX_add(E, r, Ia, B36(d->IA, p));
+            XTf_add(E, r, pa, B6(d->pA, p));
         }
     }
     return 0;
 }
 
-void mb_aba_joint_forward(mb_model *m, int i, const double *a_parent, const double *qdd_prescribed,
+void mb_aba_joint_forward(const mb_model *m, mb_data *d, int i, const double *a_parent, const double *qdd_prescribed,
                           double *qdd) {
     int nvi = m->nvi[i];
-    double *a = B6(m->a, i);
-    const double *c = B6(m->c, i), *S = B36(m->S, i), *U = B36(m->U, i);
-    const double *Dinv = B36(m->Dinv, i), *u = B6(m->uu, i);
+    double *a = B6(d->a, i);
+    const double *c = B6(d->c, i), *S = B36(d->S, i), *U = B36(d->U, i);
+    const double *Dinv = B36(d->Dinv, i), *u = B6(d->uu, i);
     int j = m->sax[i], k = m->rotax[i];
-    if (k >= 0) Xmv_axis(B9(m->E, i), k, B3(m->r, i), a_parent, a);
-    else Xmv(B9(m->E, i), B3(m->r, i), a_parent, a);
+    if (k >= 0) Xmv_axis(B9(d->E, i), k, B3(d->r, i), a_parent, a);
+    else Xmv(B9(d->E, i), B3(d->r, i), a_parent, a);
     for (int b = 0; b < 6; ++b) a[b] += c[b];
     if (nvi == 0) return;
     if (j >= 0 && !qdd_prescribed) {
@@ -559,27 +581,27 @@ void mb_aba_joint_forward(mb_model *m, int i, const double *a_parent, const doub
 
 /* Backward pass: articulated inertias and bias forces; pA must hold the
  * rigid-body bias forces and c the velocity-product accelerations. */
-static int aba_backward(mb_model *m, const double *tau) {
-    memcpy(m->IA, m->Ibody, (size_t)m->nb * 36 * sizeof(double));
+static int aba_backward(const mb_model *m, mb_data *d, const double *tau) {
+    memcpy(d->IA, m->Ibody, (size_t)m->nb * 36 * sizeof(double));
     for (int i = m->nb - 1; i > 0; --i) {
-        int err = mb_aba_joint_step(m, i, tau, NULL);
+        int err = mb_aba_joint_step(m, d, i, tau, NULL);
         if (err) return err;
     }
     return 0;
 }
 
-static void aba_forward(mb_model *m, const double *a0, double *qdd) {
+static void aba_forward(const mb_model *m, mb_data *d, const double *a0, double *qdd) {
     for (int i = 1; i < m->nb; ++i) {
         int p = m->parent[i];
-        mb_aba_joint_forward(m, i, p > 0 ? B6(m->a, p) : a0, NULL, qdd + m->iv[i]);
+        mb_aba_joint_forward(m, d, i, p > 0 ? B6(d->a, p) : a0, NULL, qdd + m->iv[i]);
     }
 }
 
-void mb_bias_forces(mb_model *m, const double *fext) {
+void mb_bias_forces(const mb_model *m, mb_data *d, const double *fext) {
     for (int i = 1; i < m->nb; ++i) {
         double Iv[6];
-        const double *v = B6(m->v, i);
-        double *pA = B6(m->pA, i);
+        const double *v = B6(d->v, i);
+        double *pA = B6(d->pA, i);
         mv6(B36(m->Ibody, i), v, Iv);
         crf(v, Iv, pA);
         if (fext)
@@ -587,76 +609,76 @@ void mb_bias_forces(mb_model *m, const double *fext) {
     }
 }
 
-int mb_aba(mb_model *m, const double *q, const double *qd, const double *tau,
+int mb_aba(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
            const double *fext, int with_gravity, double *qdd) {
     double a0[6];
-    mb_kinematics(m, q, qd);
-    mb_bias_forces(m, fext);
-    int err = aba_backward(m, tau);
+    mb_kinematics(m, d, q, qd);
+    mb_bias_forces(m, d, fext);
+    int err = aba_backward(m, d, tau);
     if (err) return err;
-    base_acc(m, with_gravity, a0);
-    aba_forward(m, a0, qdd);
+    base_acc(d, with_gravity, a0);
+    aba_forward(m, d, a0, qdd);
     return 0;
 }
 
-int mb_minv(mb_model *m, const double *q, const double *b, double *x) {
+int mb_minv(const mb_model *m, mb_data *d, const double *q, const double *b, double *x) {
     double a0[6] = {0, 0, 0, 0, 0, 0};
-    mb_kinematics(m, q, NULL);
-    memset(m->pA, 0, (size_t)m->nb * 6 * sizeof(double));
-    memset(m->c, 0, (size_t)m->nb * 6 * sizeof(double));
-    int err = aba_backward(m, b);
+    mb_kinematics(m, d, q, NULL);
+    memset(d->pA, 0, (size_t)m->nb * 6 * sizeof(double));
+    memset(d->c, 0, (size_t)m->nb * 6 * sizeof(double));
+    int err = aba_backward(m, d, b);
     if (err) return err;
-    aba_forward(m, a0, x);
+    aba_forward(m, d, a0, x);
     return 0;
 }
 
 /* ------------------------------------------------------- canonical variables */
 
 /* subtree momenta H_i = sum over the subtree of I_j v_j, in body-i coordinates,
- * into m->f; needs v from mb_kinematics */
-static void subtree_momenta(mb_model *m) {
-    for (int i = 1; i < m->nb; ++i) mv6(B36(m->Ibody, i), B6(m->v, i), B6(m->f, i));
+ * into d->f; needs v from mb_kinematics */
+static void subtree_momenta(const mb_model *m, mb_data *d) {
+    for (int i = 1; i < m->nb; ++i) mv6(B36(m->Ibody, i), B6(d->v, i), B6(d->f, i));
     for (int i = m->nb - 1; i > 0; --i) {
         int p = m->parent[i];
-        if (p > 0) XTf_add(B9(m->E, i), B3(m->r, i), B6(m->f, i), B6(m->f, p));
+        if (p > 0) XTf_add(B9(d->E, i), B3(d->r, i), B6(d->f, i), B6(d->f, p));
     }
 }
 
-void mb_momentum(mb_model *m, const double *q, const double *qd, double *p) {
-    mb_kinematics(m, q, qd);
-    subtree_momenta(m);
+void mb_momentum(const mb_model *m, mb_data *d, const double *q, const double *qd, double *p) {
+    mb_kinematics(m, d, q, qd);
+    subtree_momenta(m, d);
     for (int i = 1; i < m->nb; ++i) {
-        const double *S = B36(m->S, i), *H = B6(m->f, i);
+        const double *S = B36(d->S, i), *H = B6(d->f, i);
         for (int j = 0; j < m->nvi[i]; ++j) p[m->iv[i] + j] = dot6(S + 6 * j, H);
     }
 }
 
-int mb_sweep(mb_model *m, const double *q, const double *p, const double *tau,
+int mb_sweep(const mb_model *m, mb_data *d, const double *q, const double *p, const double *tau,
              const double *fext, double *qd, double *qdot, double *pdot) {
-    int err = mb_minv(m, q, p, qd);
+    int err = mb_minv(m, d, q, p, qd);
     if (err) return err;
-    mb_kinematics(m, q, qd);
-    subtree_momenta(m); /* H in m->f */
+    mb_kinematics(m, d, q, qd);
+    subtree_momenta(m, d); /* H in d->f */
     /* F_i: gravity and external forces on the subtree, in body-i coordinates,
-     * accumulated in m->pA; gravity seen in body coordinates via m->a */
+     * accumulated in d->pA; gravity seen in body coordinates via d->a */
     double a0[6];
-    base_acc(m, 1, a0);
+    base_acc(d, 1, a0);
     for (int k = 3; k < 6; ++k) a0[k] = -a0[k]; /* [0; g] */
     for (int i = 1; i < m->nb; ++i) {
         int par = m->parent[i];
-        double *ag = B6(m->a, i);
-        Xmv(B9(m->E, i), B3(m->r, i), par > 0 ? B6(m->a, par) : a0, ag);
-        mv6(B36(m->Ibody, i), ag, B6(m->pA, i));
+        double *ag = B6(d->a, i);
+        Xmv(B9(d->E, i), B3(d->r, i), par > 0 ? B6(d->a, par) : a0, ag);
+        mv6(B36(m->Ibody, i), ag, B6(d->pA, i));
         if (fext)
-            for (int k = 0; k < 6; ++k) m->pA[6 * i + k] += fext[6 * i + k];
+            for (int k = 0; k < 6; ++k) d->pA[6 * i + k] += fext[6 * i + k];
     }
     for (int i = m->nb - 1; i > 0; --i) {
         int par = m->parent[i];
-        if (par > 0) XTf_add(B9(m->E, i), B3(m->r, i), B6(m->pA, i), B6(m->pA, par));
+        if (par > 0) XTf_add(B9(d->E, i), B3(d->r, i), B6(d->pA, i), B6(d->pA, par));
     }
     for (int i = 1; i < m->nb; ++i) {
-        const double *S = B36(m->S, i), *Sr = B36(m->Sr, i);
-        const double *H = B6(m->f, i), *F = B6(m->pA, i), *v = B6(m->v, i);
+        const double *S = B36(d->S, i), *Sr = B36(d->Sr, i);
+        const double *H = B6(d->f, i), *F = B6(d->pA, i), *v = B6(d->v, i);
         double vxH[6], G[6];
         crf(v, H, vxH);
         for (int k = 0; k < 6; ++k) G[k] = F[k] - vxH[k];
@@ -775,28 +797,29 @@ static int has_joint_spring(const mb_model *m, int i) {
     return m->nvi[i] > 0 && m->jtype[i] != MB_FREE;
 }
 
-void mb_point_position(const mb_model *m, int b, const double *r_B, double *x) {
+void mb_point_position(const mb_model *m, const mb_data *d, int b, const double *r_B, double *x) {
+    (void)m; /* the uniform (model, data) signature: this one reads the data only */
     double t[3];
-    mv3(B9(m->RW, b), r_B, t);
-    for (int k = 0; k < 3; ++k) x[k] = m->pW[3 * b + k] + t[k];
+    mv3(B9(d->RW, b), r_B, t);
+    for (int k = 0; k < 3; ++k) x[k] = d->pW[3 * b + k] + t[k];
 }
 
 /* world velocity xd of the point r_B (body frame) of body b (needs body velocities) */
-static void point_velocity(const mb_model *m, int b, const double *r_B, double *xd) {
+static void point_velocity(const mb_data *d, int b, const double *r_B, double *xd) {
     double t[3];
-    const double *vb = B6(m->v, b);
+    const double *vb = B6(d->v, b);
     cross3(vb, r_B, t);
     for (int k = 0; k < 3; ++k) t[k] += vb[3 + k];
-    mv3(B9(m->RW, b), t, xd);
+    mv3(B9(d->RW, b), t, xd);
 }
 
 /* add the world force F_W applied at the point r_B of body b (body frame) to
  * fext[b] as a body-frame spatial force about the body origin (world: ignored) */
-static void add_point_force(const mb_model *m, double *fext, int b, const double *r_B, const double *F_W) {
+static void add_point_force(const mb_data *d, double *fext, int b, const double *r_B, const double *F_W) {
     if (b <= 0) return;
     double f[3], n[3];
     double *fe = B6(fext, b);
-    mtv3(B9(m->RW, b), F_W, f);
+    mtv3(B9(d->RW, b), F_W, f);
     cross3(r_B, f, n);
     for (int k = 0; k < 3; ++k) { fe[k] += n[k]; fe[3 + k] += f[k]; }
 }
@@ -810,54 +833,54 @@ static double ramp_weight(double x, double ramp) {
 
 /* length of point-to-point spring s, with the unit vector u from a to b and
  * the attachment points' world velocities Va, Vb when with_velocity */
-static double spring_length(const mb_model *m, int s, double *u, double *Va, double *Vb, int with_velocity) {
+static double spring_length(const mb_model *m, const mb_data *d, int s, double *u, double *Va, double *Vb, int with_velocity) {
     const double *P = m->springs + SP_N * s;
     int ba = (int)P[SP_BA], bb = (int)P[SP_BB];
     double Pa[3], Pb[3];
-    mb_point_position(m, ba, P + SP_PAX, Pa);
-    mb_point_position(m, bb, P + SP_PBX, Pb);
+    mb_point_position(m, d, ba, P + SP_PAX, Pa);
+    mb_point_position(m, d, bb, P + SP_PBX, Pb);
     for (int k = 0; k < 3; ++k) u[k] = Pb[k] - Pa[k];
     double L = sqrt(dot3(u, u));
     if (L >= 1e-12) for (int k = 0; k < 3; ++k) u[k] /= L;
     if (with_velocity) {
-        point_velocity(m, ba, P + SP_PAX, Va);
-        point_velocity(m, bb, P + SP_PBX, Vb);
+        point_velocity(d, ba, P + SP_PAX, Va);
+        point_velocity(d, bb, P + SP_PBX, Vb);
     }
     return L;
 }
 
 /* penetration of contact k (m, negative when apart) */
-static double contact_depth(const mb_model *m, int k) {
+static double contact_depth(const mb_model *m, const mb_data *d, int k) {
     const double *P = m->contacts + CT_N * k;
     double x[3];
-    mb_point_position(m, (int)P[CT_BODY], P + CT_CX, x);
+    mb_point_position(m, d, (int)P[CT_BODY], P + CT_CX, x);
     return P[CT_R] - (dot3(P + CT_NX, x) - P[CT_OFF]);
 }
 
-/* length of cable k and the vector d from its body point to its anchor */
-static double cable_length(const mb_model *m, int k, double *d) {
+/* length of cable k and the vector u from its body point to its anchor */
+static double cable_length(const mb_model *m, const mb_data *d, int k, double *u) {
     const double *P = m->cables + CB_N * k;
     double x[3];
-    mb_point_position(m, (int)P[CB_BODY], P + CB_PX, x);
-    for (int j = 0; j < 3; ++j) d[j] = P[CB_AX + j] - x[j];
-    return sqrt(dot3(d, d));
+    mb_point_position(m, d, (int)P[CB_BODY], P + CB_PX, x);
+    for (int j = 0; j < 3; ++j) u[j] = P[CB_AX + j] - x[j];
+    return sqrt(dot3(u, u));
 }
 
 /* Sphere against plane: penetration d = radius - (n . centre - offset);
  * normal force fn = max(k d - c r(d) vn, 0) (never pulling) with vn the
  * normal velocity of the deepest point; regularized Coulomb friction
  * -mu fn v_t / sqrt(|v_t|^2 + eps^2). */
-double mb_contact_force(const mb_model *m, int k, double *F, double *rB) {
+double mb_contact_force(const mb_model *m, const mb_data *d, int k, double *F, double *rB) {
     const double *P = m->contacts + CT_N * k;
     int b = (int)P[CT_BODY];
     const double *n = P + CT_NX;
     double nB[3], v[3];
-    double depth = contact_depth(m, k);
-    mtv3(B9(m->RW, b), n, nB);
+    double depth = contact_depth(m, d, k);
+    mtv3(B9(d->RW, b), n, nB);
     for (int j = 0; j < 3; ++j) rB[j] = P[CT_CX + j] - nB[j] * P[CT_R];
     F[0] = F[1] = F[2] = 0.0;
     if (depth <= 0) return depth;
-    point_velocity(m, b, rB, v);
+    point_velocity(d, b, rB, v);
     double vn = dot3(n, v);
     double fn = P[CT_K] * depth - P[CT_D] * ramp_weight(depth, P[CT_RAMP]) * vn;
     if (fn <= 0) return depth;
@@ -869,22 +892,22 @@ double mb_contact_force(const mb_model *m, int k, double *F, double *rB) {
 
 /* Tension-only cable from a ground anchor to a body point: tension
  * max(k s + c r(s) dL/dt, 0) with the stretch s = max(L - L0, 0). */
-double mb_cable_force(const mb_model *m, int k, double *F, double *L) {
+double mb_cable_force(const mb_model *m, const mb_data *d, int k, double *F, double *L) {
     const double *P = m->cables + CB_N * k;
-    double d[3], v[3];
-    *L = cable_length(m, k, d);
+    double dir[3], v[3];
+    *L = cable_length(m, d, k, dir);
     F[0] = F[1] = F[2] = 0.0;
     double s = *L - P[CB_L0];
     if (s <= 0 || *L < 1e-12) return 0.0;
-    double u[3] = {d[0] / *L, d[1] / *L, d[2] / *L};
-    point_velocity(m, (int)P[CB_BODY], P + CB_PX, v);
+    double u[3] = {dir[0] / *L, dir[1] / *L, dir[2] / *L};
+    point_velocity(d, (int)P[CB_BODY], P + CB_PX, v);
     double T = P[CB_K] * s - P[CB_D] * ramp_weight(s, P[CB_RAMP]) * dot3(u, v);
     if (T <= 0) return 0.0;
     for (int j = 0; j < 3; ++j) F[j] = T * u[j];
     return T;
 }
 
-void mb_passive_forces(mb_model *m, const double *q, const double *qd, double *tau, double *fext) {
+void mb_passive_forces(const mb_model *m, mb_data *d, const double *q, const double *qd, double *tau, double *fext) {
     if (m->ndr) mb_drive_forces(m, q, qd, tau);
     if (m->has_dof_force) {
         for (int i = 1; i < m->nb; ++i) {
@@ -893,14 +916,14 @@ void mb_passive_forces(mb_model *m, const double *q, const double *qd, double *t
             double disp[6];
             joint_displacement(m, i, q, disp);
             for (int k = 0; k < m->nvi[i]; ++k) {
-                const double *P = m->dof_force + DF_N * (iv + k);
-                double d = disp[k], w = qd[iv + k];
-                double t_el = -P[DF_K] * (d - P[DF_Q0]) - P[DF_D] * w;
-                if (d < P[DF_LO]) {
-                    double fl = P[DF_KLIM] * (P[DF_LO] - d) - P[DF_DLIM] * w;
+                const double *P = d->dof_force + DF_N * (iv + k);
+                double x = disp[k], w = qd[iv + k];
+                double t_el = -P[DF_K] * (x - P[DF_Q0]) - P[DF_D] * w;
+                if (x < P[DF_LO]) {
+                    double fl = P[DF_KLIM] * (P[DF_LO] - x) - P[DF_DLIM] * w;
                     if (fl > 0) t_el += fl;
-                } else if (d > P[DF_HI]) {
-                    double fl = P[DF_KLIM] * (d - P[DF_HI]) + P[DF_DLIM] * w;
+                } else if (x > P[DF_HI]) {
+                    double fl = P[DF_KLIM] * (x - P[DF_HI]) + P[DF_DLIM] * w;
                     if (fl > 0) t_el -= fl;
                 }
                 tau[iv + k] += t_el;
@@ -910,80 +933,80 @@ void mb_passive_forces(mb_model *m, const double *q, const double *qd, double *t
     for (int s = 0; s < m->ns; ++s) {
         const double *P = m->springs + SP_N * s;
         double u[3], Va[3], Vb[3];
-        double L = spring_length(m, s, u, Va, Vb, 1);
+        double L = spring_length(m, d, s, u, Va, Vb, 1);
         if (L < 1e-12) continue;
         double Ld = (Vb[0] - Va[0]) * u[0] + (Vb[1] - Va[1]) * u[1] + (Vb[2] - Va[2]) * u[2];
         double F = P[SP_K] * (L - P[SP_L0]) + P[SP_D] * Ld; /* tension */
         double Fw[3] = {F * u[0], F * u[1], F * u[2]};     /* on a, towards b */
-        add_point_force(m, fext, (int)P[SP_BA], P + SP_PAX, Fw);
+        add_point_force(d, fext, (int)P[SP_BA], P + SP_PAX, Fw);
         for (int k = 0; k < 3; ++k) Fw[k] = -Fw[k];
-        add_point_force(m, fext, (int)P[SP_BB], P + SP_PBX, Fw);
+        add_point_force(d, fext, (int)P[SP_BB], P + SP_PBX, Fw);
     }
     for (int k = 0; k < m->nct; ++k) {
         double F[3], rB[3];
-        if (mb_contact_force(m, k, F, rB) > 0)
-            add_point_force(m, fext, (int)m->contacts[CT_N * k + CT_BODY], rB, F);
+        if (mb_contact_force(m, d, k, F, rB) > 0)
+            add_point_force(d, fext, (int)m->contacts[CT_N * k + CT_BODY], rB, F);
     }
     for (int k = 0; k < m->ncb; ++k) {
         double F[3], L;
-        if (mb_cable_force(m, k, F, &L) > 0)
-            add_point_force(m, fext, (int)m->cables[CB_N * k + CB_BODY], m->cables + CB_N * k + CB_PX, F);
+        if (mb_cable_force(m, d, k, F, &L) > 0)
+            add_point_force(d, fext, (int)m->cables[CB_N * k + CB_BODY], m->cables + CB_N * k + CB_PX, F);
     }
 }
 
-double mb_passive_energy(mb_model *m, const double *q) {
-    mb_kinematics(m, q, NULL);
-    return mb_passive_energy_posed(m, q);
+double mb_passive_energy(const mb_model *m, mb_data *d, const double *q) {
+    mb_kinematics(m, d, q, NULL);
+    return mb_passive_energy_posed(m, d, q);
 }
 
-double mb_passive_energy_posed(mb_model *m, const double *q) {
+double mb_passive_energy_posed(const mb_model *m, mb_data *d, const double *q) {
     double e = 0.0;
     for (int i = 1; i < m->nb && m->has_dof_force; ++i) {
         if (!has_joint_spring(m, i)) continue;
         double disp[6];
         joint_displacement(m, i, q, disp);
         for (int k = 0; k < m->nvi[i]; ++k) {
-            const double *P = m->dof_force + DF_N * (m->iv[i] + k);
-            double d = disp[k], r = d - P[DF_Q0];
-            double pen = d < P[DF_LO] ? P[DF_LO] - d : (d > P[DF_HI] ? d - P[DF_HI] : 0.0);
+            const double *P = d->dof_force + DF_N * (m->iv[i] + k);
+            double x = disp[k], r = x - P[DF_Q0];
+            double pen = x < P[DF_LO] ? P[DF_LO] - x : (x > P[DF_HI] ? x - P[DF_HI] : 0.0);
             e += 0.5 * (P[DF_K] * r * r + P[DF_KLIM] * pen * pen);
         }
     }
     for (int s = 0; s < m->ns; ++s) {
-        double u[3], x = spring_length(m, s, u, NULL, NULL, 0) - m->springs[SP_N * s + SP_L0];
+        double u[3], x = spring_length(m, d, s, u, NULL, NULL, 0) - m->springs[SP_N * s + SP_L0];
         e += 0.5 * m->springs[SP_N * s + SP_K] * x * x;
     }
     for (int k = 0; k < m->nct; ++k) {
-        double d = contact_depth(m, k);
-        if (d > 0) e += 0.5 * m->contacts[CT_N * k + CT_K] * d * d;
+        double depth = contact_depth(m, d, k);
+        if (depth > 0) e += 0.5 * m->contacts[CT_N * k + CT_K] * depth * depth;
     }
     for (int k = 0; k < m->ncb; ++k) {
-        double d[3], s = cable_length(m, k, d) - m->cables[CB_N * k + CB_L0];
+        double u[3], s = cable_length(m, d, k, u) - m->cables[CB_N * k + CB_L0];
         if (s > 0) e += 0.5 * m->cables[CB_N * k + CB_K] * s * s;
     }
     return e;
 }
 
-int mb_rhs(mb_model *m, const double *q, const double *qd, const double *tau,
+int mb_rhs(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
            const double *fext, double *qdot, double *qdd) {
     double a0[6];
-    int nb = m->nb, sparse = m->fd_sparse, points = m->ns + m->nct + m->ncb > 0;
+    int nb = m->nb, sparse = m->fd_sparse && d->Hs, points = m->ns + m->nct + m->ncb > 0;
     /* point elements and the sparse route need world poses; the sparse route
      * needs body velocities only for point elements and Sring */
-    kinematics(m, q, sparse && !points && !m->has_sr ? NULL : qd, sparse || points);
-    memcpy(m->tau, tau, (size_t)m->nv * sizeof(double));
-    if (fext) memcpy(m->fext, fext, (size_t)nb * 6 * sizeof(double));
-    else memset(m->fext, 0, (size_t)nb * 6 * sizeof(double));
-    mb_passive_forces(m, q, qd, m->tau, m->fext);
+    kinematics(m, d, q, sparse && !points && !m->has_sr ? NULL : qd, sparse || points);
+    memcpy(d->tau, tau, (size_t)m->nv * sizeof(double));
+    if (fext) memcpy(d->fext, fext, (size_t)nb * 6 * sizeof(double));
+    else memset(d->fext, 0, (size_t)nb * 6 * sizeof(double));
+    mb_passive_forces(m, d, q, qd, d->tau, d->fext);
     if (sparse) {
-        int err = sparse_forward(m, qd, m->tau, m->fext, 1, qdd);
+        int err = sparse_forward(m, d, qd, d->tau, d->fext, 1, qdd);
         if (err) return err;
     } else {
-        mb_bias_forces(m, m->fext);
-        int err = aba_backward(m, m->tau);
+        mb_bias_forces(m, d, d->fext);
+        int err = aba_backward(m, d, d->tau);
         if (err) return err;
-        base_acc(m, 1, a0);
-        aba_forward(m, a0, qdd);
+        base_acc(d, 1, a0);
+        aba_forward(m, d, a0, qdd);
     }
     mb_qdot(m, q, qd, qdot);
     return 0;
@@ -1025,17 +1048,19 @@ int mb_rk4_steps(const mb_ode *ode, double *q, double *y, const double *tau,
     return 0;
 }
 
-static void rigid_normalize(void *ctx, double *q) { mb_normalize((const mb_model *)ctx, q); }
+/* the ODE callbacks' context is the data; its model is d->model */
+static void rigid_normalize(void *ctx, double *q) { mb_normalize(((mb_data *)ctx)->model, q); }
 
 /* x = [q; v] of the rigid tree, with the model's force elements */
 static int rigid_rhs(void *ctx, const double *q, const double *qd, const double *tau,
                      const double *fext, double *qdot, double *qdd) {
-    return mb_rhs((mb_model *)ctx, q, qd, tau, fext, qdot, qdd);
+    mb_data *d = ctx;
+    return mb_rhs(d->model, d, q, qd, tau, fext, qdot, qdd);
 }
 
-int mb_rk4(mb_model *m, double *q, double *qd, const double *tau, const double *fext,
+int mb_rk4(const mb_model *m, mb_data *d, double *q, double *qd, const double *tau, const double *fext,
            double h, int n) {
-    mb_ode ode = {m, rigid_rhs, rigid_normalize, m->nq, m->nv, m->work, NULL};
+    mb_ode ode = {d, rigid_rhs, rigid_normalize, m->nq, m->nv, d->work, NULL};
     return mb_rk4_steps(&ode, q, qd, tau, fext, h, n);
 }
 
@@ -1043,31 +1068,32 @@ int mb_rk4(mb_model *m, double *q, double *qd, const double *tau, const double *
  * and dp/dt (nv) from (q, p); the velocity goes to the RK4 scratch */
 static int canonical_rhs(void *ctx, const double *q, const double *p, const double *tau,
                          const double *fext, double *qdot, double *pdot) {
-    mb_model *m = ctx;
-    double *qd = m->work + 8 * (m->nq + m->nv) - m->nv;
-    int err = mb_minv(m, q, p, qd);
+    mb_data *d = ctx;
+    const mb_model *m = d->model;
+    double *qd = d->work + 8 * (m->nq + m->nv) - m->nv;
+    int err = mb_minv(m, d, q, p, qd);
     if (err) return err;
-    mb_kinematics(m, q, qd);
-    memcpy(m->tau, tau, (size_t)m->nv * sizeof(double));
-    if (fext) memcpy(m->fext, fext, (size_t)m->nb * 6 * sizeof(double));
-    else memset(m->fext, 0, (size_t)m->nb * 6 * sizeof(double));
-    mb_passive_forces(m, q, qd, m->tau, m->fext);
-    return mb_sweep(m, q, p, m->tau, m->fext, qd, qdot, pdot);
+    mb_kinematics(m, d, q, qd);
+    memcpy(d->tau, tau, (size_t)m->nv * sizeof(double));
+    if (fext) memcpy(d->fext, fext, (size_t)m->nb * 6 * sizeof(double));
+    else memset(d->fext, 0, (size_t)m->nb * 6 * sizeof(double));
+    mb_passive_forces(m, d, q, qd, d->tau, d->fext);
+    return mb_sweep(m, d, q, p, d->tau, d->fext, qd, qdot, pdot);
 }
 
-int mb_rk4_canonical(mb_model *m, double *q, double *p, const double *tau, const double *fext,
+int mb_rk4_canonical(const mb_model *m, mb_data *d, double *q, double *p, const double *tau, const double *fext,
                      double h, int n) {
-    mb_ode ode = {m, canonical_rhs, rigid_normalize, m->nq, m->nv, m->work, NULL};
+    mb_ode ode = {d, canonical_rhs, rigid_normalize, m->nq, m->nv, d->work, NULL};
     return mb_rk4_steps(&ode, q, p, tau, fext, h, n);
 }
 
-void mb_rigid_ode(mb_model *m, mb_ode *ode) {
-    mb_ode o = {m, rigid_rhs, rigid_normalize, m->nq, m->nv, m->work, NULL};
+void mb_rigid_ode(const mb_model *m, mb_data *d, mb_ode *ode) {
+    mb_ode o = {d, rigid_rhs, rigid_normalize, m->nq, m->nv, d->work, NULL};
     *ode = o;
 }
 
-void mb_canonical_ode(mb_model *m, mb_ode *ode) {
-    mb_ode o = {m, canonical_rhs, rigid_normalize, m->nq, m->nv, m->work, NULL};
+void mb_canonical_ode(const mb_model *m, mb_data *d, mb_ode *ode) {
+    mb_ode o = {d, canonical_rhs, rigid_normalize, m->nq, m->nv, d->work, NULL};
     *ode = o;
 }
 
@@ -1096,10 +1122,8 @@ void mb_canonical_ode(mb_model *m, mb_ode *ode) {
  * 0.86-0.98 at 2.6-5.7, 0.99 at 6.3, 1.21-1.84 at 9-15.5. */
 #define SPARSE_DEPTH 8.0
 #define SPARSE_DEPTH_ALIGNED 5.0
-/* the sparse route's dense workspace is held only up to this many dofs */
-#define SPARSE_MAX_NV 1024
-
-/* lambda, root, the route rule and its workspace (at model creation) */
+/* lambda, lrun, root, lnnz, has_sr and the route rule (mb_model_derive,
+ * mb_pack's last step); 0, or -1 on allocation failure */
 static int dof_structure(mb_model *m) {
     int nb = m->nb, nv = m->nv;
     m->lambda = malloc(sizeof(int) * (size_t)(nv > 0 ? nv : 1));
@@ -1134,10 +1158,7 @@ static int dof_structure(mb_model *m) {
     free(depth);
     m->lnnz = nnz;
     m->fd_sparse = 0;
-    m->Hs = NULL;
-    if (nv > 0 && nv <= SPARSE_MAX_NV) {
-        m->Hs = malloc(sizeof(double) * (size_t)nv * (size_t)nv);
-        if (!m->Hs) return -1;
+    if (nv > 0 && nv <= MB_SPARSE_MAX_NV) {
         int aligned = 0;
         for (int i = 1; i < nb; ++i) aligned += m->rotax[i] >= 0 && m->rotax[i] < 3;
         double limit = 2 * aligned > nb - 1 ? SPARSE_DEPTH_ALIGNED : SPARSE_DEPTH;
@@ -1153,11 +1174,11 @@ static int dof_structure(mb_model *m) {
  * and h' = R h_B: h = h' + m d, Ibar = R Ibar_B R^T + m (|d|^2 1 - d d^T)
  * + 2 (d . h') 1 - d h'^T - h' d^T (the sum of m_k (|r|^2 1 - r r^T) over
  * the body's mass points r = d + R rho). */
-static void world_inertia(const mb_model *m, int i, const double *O, double *J) {
-    const double *I = B36(m->Ibody, i), *R = B9(m->RW, i), *p = B3(m->pW, i);
-    double mass = I[21], hB[3] = {I[16], I[5], I[9]}, h[3], d[3], A[9], RA[9], W[9];
+static void world_inertia(const mb_model *m, const mb_data *d, int i, const double *O, double *J) {
+    const double *I = B36(m->Ibody, i), *R = B9(d->RW, i), *p = B3(d->pW, i);
+    double mass = I[21], hB[3] = {I[16], I[5], I[9]}, h[3], dp[3], A[9], RA[9], W[9];
     for (int a = 0; a < 3; ++a) {
-        d[a] = p[a] - O[a];
+        dp[a] = p[a] - O[a];
         for (int b = 0; b < 3; ++b) A[3 * a + b] = I[6 * a + b];
     }
     mv3(R, hB, h);
@@ -1165,15 +1186,15 @@ static void world_inertia(const mb_model *m, int i, const double *O, double *J) 
     for (int a = 0; a < 3; ++a)
         for (int b = a; b < 3; ++b)
             W[3 * a + b] = RA[3 * a] * R[3 * b] + RA[3 * a + 1] * R[3 * b + 1] + RA[3 * a + 2] * R[3 * b + 2];
-    double dd = dot3(d, d), dh = dot3(d, h);
+    double dd = dot3(dp, dp), dh = dot3(dp, h);
     J[0] = mass;
     for (int a = 0; a < 3; ++a) {
-        J[1 + a] = h[a] + mass * d[a];
-        J[4 + a] = W[4 * a] + mass * (dd - d[a] * d[a]) + 2.0 * (dh - d[a] * h[a]);
+        J[1 + a] = h[a] + mass * dp[a];
+        J[4 + a] = W[4 * a] + mass * (dd - dp[a] * dp[a]) + 2.0 * (dh - dp[a] * h[a]);
     }
-    J[7] = W[1] - mass * d[0] * d[1] - d[0] * h[1] - h[0] * d[1];
-    J[8] = W[2] - mass * d[0] * d[2] - d[0] * h[2] - h[0] * d[2];
-    J[9] = W[5] - mass * d[1] * d[2] - d[1] * h[2] - h[1] * d[2];
+    J[7] = W[1] - mass * dp[0] * dp[1] - dp[0] * h[1] - h[0] * dp[1];
+    J[8] = W[2] - mass * dp[0] * dp[2] - dp[0] * h[2] - h[0] * dp[2];
+    J[9] = W[5] - mass * dp[1] * dp[2] - dp[1] * h[2] - h[1] * dp[2];
 }
 
 /* f = J s for the 10-number inertia J and the motion s = [w; v]:
@@ -1193,19 +1214,19 @@ static inline void inertia10_mv(const double *J, const double *s, double *f) {
  * (component a of dof k at U[a nv + k]); returns d = p_i - O in dO. Each
  * tree of the world's children has its own origin, so a floating tree far
  * from the world origin keeps its digits. */
-static void world_body(mb_model *m, int i, double *dO) {
+static void world_body(const mb_model *m, mb_data *d, int i, double *dO) {
     int nv = m->nv;
-    const double *O = B3(m->pW, m->root[i]), *R = B9(m->RW, i), *p = B3(m->pW, i);
+    const double *O = B3(d->pW, m->root[i]), *R = B9(d->RW, i), *p = B3(d->pW, i);
     for (int b = 0; b < 3; ++b) dO[b] = p[b] - O[b];
-    world_inertia(m, i, O, B36(m->IA, i));
+    world_inertia(m, d, i, O, B36(d->IA, i));
     for (int a = 0; a < m->nvi[i]; ++a) {
-        const double *s = B36(m->S, i) + 6 * a;
+        const double *s = B36(d->S, i) + 6 * a;
         double sw[6], dw[3];
         mv3(R, s, sw);
         mv3(R, s + 3, sw + 3);
         cross3(dO, sw, dw);
-        for (int b = 0; b < 3; ++b) m->U[(3 + b) * nv + m->iv[i] + a] = sw[3 + b] + dw[b];
-        for (int b = 0; b < 3; ++b) m->U[b * nv + m->iv[i] + a] = sw[b];
+        for (int b = 0; b < 3; ++b) d->U[(3 + b) * nv + m->iv[i] + a] = sw[3 + b] + dw[b];
+        for (int b = 0; b < 3; ++b) d->U[b * nv + m->iv[i] + a] = sw[b];
     }
 }
 
@@ -1216,10 +1237,10 @@ static void world_body(mb_model *m, int i, double *dO) {
  * inertias add without transforms and each entry is one dot product (RBDA
  * Table 6.2 in one frame instead of link frames). A run of consecutive
  * ancestor dofs is a matrix-vector product over contiguous components. */
-static void composite_rows(mb_model *m, int i, double *H) {
+static void composite_rows(const mb_model *m, mb_data *d, int i, double *H) {
     int nv = m->nv;
-    const double *S0 = m->U, *S1 = S0 + nv, *S2 = S1 + nv, *S3 = S2 + nv, *S4 = S3 + nv, *S5 = S4 + nv;
-    const double *J = B36(m->IA, i);
+    const double *S0 = d->U, *S1 = S0 + nv, *S2 = S1 + nv, *S3 = S2 + nv, *S4 = S3 + nv, *S5 = S4 + nv;
+    const double *J = B36(d->IA, i);
     for (int a = 0; a < m->nvi[i]; ++a) {
         int k = m->iv[i] + a;
         double F[6], s[6] = {S0[k], S1[k], S2[k], S3[k], S4[k], S5[k]}, *Hk = H + (size_t)k * nv;
@@ -1234,15 +1255,15 @@ static void composite_rows(mb_model *m, int i, double *H) {
     }
     int p = m->parent[i];
     if (p > 0)
-        for (int b = 0; b < 10; ++b) m->IA[36 * p + b] += J[b];
+        for (int b = 0; b < 10; ++b) d->IA[36 * p + b] += J[b];
 }
 
 /* CRBA over the lower pattern of H (row-major nv x nv; nothing else
  * written), from the world poses of mb_kinematics. */
-static void crba_lower(mb_model *m, double *H) {
-    double d[3];
-    for (int i = 1; i < m->nb; ++i) world_body(m, i, d);
-    for (int i = m->nb - 1; i > 0; --i) composite_rows(m, i, H);
+static void crba_lower(const mb_model *m, mb_data *d, double *H) {
+    double dO[3];
+    for (int i = 1; i < m->nb; ++i) world_body(m, d, i, dO);
+    for (int i = m->nb - 1; i > 0; --i) composite_rows(m, d, i, H);
 }
 
 /* The sparse route's two passes: C = RNEA(q, qd, qdd = 0) (gravity and
@@ -1254,19 +1275,19 @@ static void crba_lower(mb_model *m, double *H) {
  * Table 5.1 in one frame). Needs the world poses of mb_kinematics (and cJ
  * for joints with Sring). Workspace: pA (velocities), uu (accelerations),
  * f (forces), IA and U as crba_lower. */
-static void sparse_bias_crba(mb_model *m, const double *qd, const double *fext, int with_gravity,
+static void sparse_bias_crba(const mb_model *m, mb_data *d, const double *qd, const double *fext, int with_gravity,
                              double *C, double *H) {
     int nv = m->nv;
-    const double *S0 = m->U, *S1 = S0 + nv, *S2 = S1 + nv, *S3 = S2 + nv, *S4 = S3 + nv, *S5 = S4 + nv;
+    const double *S0 = d->U, *S1 = S0 + nv, *S2 = S1 + nv, *S3 = S2 + nv, *S4 = S3 + nv, *S5 = S4 + nv;
     double a0[6], zero[6] = {0, 0, 0, 0, 0, 0};
-    base_acc(m, with_gravity, a0);
+    base_acc(d, with_gravity, a0);
     for (int i = 1; i < m->nb; ++i) {
-        double d[3], vJ[6] = {0, 0, 0, 0, 0, 0}, Jv[6], vxJv[6];
-        world_body(m, i, d);
+        double dO[3], vJ[6] = {0, 0, 0, 0, 0, 0}, Jv[6], vxJv[6];
+        world_body(m, d, i, dO);
         int p = m->parent[i];
-        const double *vp = p > 0 ? B6(m->pA, p) : zero, *ap = p > 0 ? B6(m->uu, p) : a0;
-        const double *J = B36(m->IA, i);
-        double *v = B6(m->pA, i), *a = B6(m->uu, i), *f = B6(m->f, i);
+        const double *vp = p > 0 ? B6(d->pA, p) : zero, *ap = p > 0 ? B6(d->uu, p) : a0;
+        const double *J = B36(d->IA, i);
+        double *v = B6(d->pA, i), *a = B6(d->uu, i), *f = B6(d->f, i);
         for (int k = m->iv[i]; k < m->iv[i] + m->nvi[i]; ++k) {
             double w = qd[k];
             vJ[0] += S0[k] * w; vJ[1] += S1[k] * w; vJ[2] += S2[k] * w;
@@ -1275,11 +1296,11 @@ static void sparse_bias_crba(mb_model *m, const double *qd, const double *fext, 
         for (int b = 0; b < 6; ++b) v[b] = vp[b] + vJ[b];
         crm(v, vJ, a);
         if (m->jtype[i] == MB_UNIVERSAL || m->jtype[i] == MB_PLANAR) {
-            const double *cJ = B6(m->cJ, i), *R = B9(m->RW, i);
+            const double *cJ = B6(d->cJ, i), *R = B9(d->RW, i);
             double cw[6], dc[3];
             mv3(R, cJ, cw);
             mv3(R, cJ + 3, cw + 3);
-            cross3(d, cw, dc);
+            cross3(dO, cw, dc);
             for (int b = 0; b < 3; ++b) { a[b] += cw[b]; a[3 + b] += cw[3 + b] + dc[b]; }
         }
         for (int b = 0; b < 6; ++b) a[b] += ap[b];
@@ -1289,22 +1310,22 @@ static void sparse_bias_crba(mb_model *m, const double *qd, const double *fext, 
         for (int b = 0; b < 6; ++b) f[b] += vxJv[b];
         if (fext) {
             /* the body-frame force about the body origin, in the tree's frame about O */
-            const double *fe = B6(fext, i), *R = B9(m->RW, i);
+            const double *fe = B6(fext, i), *R = B9(d->RW, i);
             double n[6], dn[3];
             mv3(R, fe, n);
             mv3(R, fe + 3, n + 3);
-            cross3(d, n + 3, dn);
+            cross3(dO, n + 3, dn);
             for (int b = 0; b < 3; ++b) { f[b] -= n[b] + dn[b]; f[3 + b] -= n[3 + b]; }
         }
     }
     for (int i = m->nb - 1; i > 0; --i) {
-        const double *f = B6(m->f, i);
+        const double *f = B6(d->f, i);
         for (int k = m->iv[i]; k < m->iv[i] + m->nvi[i]; ++k)
             C[k] = S0[k] * f[0] + S1[k] * f[1] + S2[k] * f[2] + S3[k] * f[3] + S4[k] * f[4] + S5[k] * f[5];
         int p = m->parent[i];
         if (p > 0)
-            for (int b = 0; b < 6; ++b) m->f[6 * p + b] += f[b];
-        composite_rows(m, i, H);
+            for (int b = 0; b < 6; ++b) d->f[6 * p + b] += f[b];
+        composite_rows(m, d, i, H);
     }
 }
 
@@ -1395,24 +1416,24 @@ static int dof_body(const mb_model *m, int k) {
 }
 
 /* qdd = H^-1 (tau - C) with C from the RNEA at qdd = 0 and H from the sparse
- * CRBA, factored H = L^T D L in m->Hs; needs kinematics(q, ...) with the
+ * CRBA, factored H = L^T D L in d->Hs; needs kinematics(q, ...) with the
  * world poses (and qd when a joint has Sring). Returns 0 or -(body) when H is
  * not positive definite. */
-static int sparse_forward(mb_model *m, const double *qd, const double *tau, const double *fext,
+static int sparse_forward(const mb_model *m, mb_data *d, const double *qd, const double *tau, const double *fext,
                           int with_gravity, double *qdd) {
     int nv = m->nv;
-    sparse_bias_crba(m, qd, fext, with_gravity, qdd, m->Hs);
+    sparse_bias_crba(m, d, qd, fext, with_gravity, qdd, d->Hs);
     for (int k = 0; k < nv; ++k) qdd[k] = tau[k] - qdd[k];
-    int err = mb_ltdl_factor(m->Hs, m->lambda, nv);
+    int err = mb_ltdl_factor(d->Hs, m->lambda, nv);
     if (err) return -dof_body(m, err - 1);
-    mb_ltdl_solve(m->Hs, m->lambda, nv, qdd);
+    mb_ltdl_solve(d->Hs, m->lambda, nv, qdd);
     return 0;
 }
 
-int mb_forward_dynamics(mb_model *m, const double *q, const double *qd, const double *tau,
+int mb_forward_dynamics(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
                         const double *fext, int with_gravity, double *qdd, int route) {
     if (route < 0) route = m->fd_sparse;
-    if (!route || !m->Hs) return mb_aba(m, q, qd, tau, fext, with_gravity, qdd);
-    kinematics(m, q, m->has_sr ? qd : NULL, 1);
-    return sparse_forward(m, qd, tau, fext, with_gravity, qdd);
+    if (!route || !d->Hs) return mb_aba(m, d, q, qd, tau, fext, with_gravity, qdd);
+    kinematics(m, d, q, m->has_sr ? qd : NULL, 1);
+    return sparse_forward(m, d, qd, tau, fext, with_gravity, qdd);
 }

@@ -4,10 +4,21 @@
  * Every entry point validates its arguments once (sizes, finiteness) and
  * raises mbfmu.errors.InputError naming the offending coordinate, then hands
  * flat arrays to the kernels in algorithms.c. A model handle is a capsule made
- * by new_model(); mbfmu.dynamics.model.Model owns it.
+ * by new_model(); mbfmu.dynamics.model.Model owns it. The handle holds the
+ * model (mb_model, packed by mb_pack: pack.c, as the native FMU packs its
+ * own) and one workspace (mb_data); share() makes another handle on the same
+ * model with a workspace of its own. Every kernel runs with the GIL released
+ * and the handle's lock held, so threads stepping plants of one model run in
+ * parallel, and two threads on one handle take turns.
+ *
+ * Why hand-written and not Cython or nanobind: either adds a build dependency
+ * (a compiler front end or a C++ toolchain and its headers), while this file
+ * needs only Python's and NumPy's headers, so a fresh clone builds in one
+ * step (`make test`) with the C compiler the kernels need anyway.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <pythread.h>
 #include <numpy/arrayobject.h>
 #include <math.h>
 #include <stdlib.h>
@@ -27,7 +38,11 @@ static PyObject *SimulationError = NULL; /* mbfmu.errors.SimulationError */
 static PyObject *ModelError = NULL;      /* mbfmu.errors.ModelError */
 
 typedef struct {
-    mb_model *m;
+    mb_model *m;          /* owned, or base's (set_gravity, set_drives: before it is shared) */
+    mb_data *d;           /* this handle's own workspace */
+    PyThread_type_lock lock; /* held around every kernel call on d */
+    PyObject *base;       /* the handle whose model this one shares (kept alive), or NULL */
+    int shared;           /* share() was called on it: its model is read-only from then on */
     PyObject *q_names;    /* tuple (nq) of "joint[k]" labels */
     PyObject *v_names;    /* tuple (nv) */
     PyObject *body_names; /* tuple (nb) */
@@ -35,14 +50,55 @@ typedef struct {
 
 static const char *CAPSULE = "mbfmu.dynamics.model";
 
-static void handle_free(PyObject *cap) {
-    handle_t *h = PyCapsule_GetPointer(cap, CAPSULE);
-    if (!h) return;
-    mb_free(h->m);
+/* Run the kernel statement(s) with the GIL released and lock held: no
+ * Python API inside, only the kernels and copies into arrays made before. */
+#define KERNEL(lk, ...) do { \
+        Py_BEGIN_ALLOW_THREADS \
+        PyThread_acquire_lock((lk), WAIT_LOCK); \
+        __VA_ARGS__; \
+        PyThread_release_lock((lk)); \
+        Py_END_ALLOW_THREADS \
+    } while (0)
+
+static void handle_clear(handle_t *h) {
+    mb_data_free(h->d);
+    if (h->base) Py_DECREF(h->base);
+    else mb_free(h->m);
+    if (h->lock) PyThread_free_lock(h->lock);
     Py_XDECREF(h->q_names);
     Py_XDECREF(h->v_names);
     Py_XDECREF(h->body_names);
     free(h);
+}
+
+static void handle_free(PyObject *cap) {
+    handle_t *h = PyCapsule_GetPointer(cap, CAPSULE);
+    if (h) handle_clear(h);
+}
+
+/* a capsule on the model m (owned when base is NULL, else base's) with a new
+ * workspace; NULL with MemoryError set (m is freed if owned) */
+static PyObject *handle_new(mb_model *m, PyObject *base, PyObject *q_names, PyObject *v_names,
+                            PyObject *body_names) {
+    handle_t *h = calloc(1, sizeof(handle_t));
+    if (!h) {
+        if (!base) mb_free(m);
+        return PyErr_NoMemory();
+    }
+    h->m = m;
+    h->base = base;
+    Py_XINCREF(base);
+    Py_INCREF(q_names); h->q_names = q_names;
+    Py_INCREF(v_names); h->v_names = v_names;
+    Py_INCREF(body_names); h->body_names = body_names;
+    h->d = mb_data_new(m);
+    h->lock = PyThread_allocate_lock();
+    PyObject *cap = h->d && h->lock ? PyCapsule_New(h, CAPSULE, handle_free) : NULL;
+    if (!cap) {
+        handle_clear(h);
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+    }
+    return cap;
 }
 
 static handle_t *get_handle(PyObject *cap) {
@@ -111,54 +167,56 @@ static PyObject *raise_singular(handle_t *h, int err) {
 #define D(a) ((double *)PyArray_DATA(a))
 
 /* -------------------------------------------------------------- new_model */
-static int copy_int(PyObject *obj, int n, int **out, const char *arg) {
+/* obj as a C-contiguous array of n ints (new reference), or NULL with ModelError set */
+static PyArrayObject *int_array(PyObject *obj, npy_intp n, const char *arg) {
     PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(obj, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
-    if (!a) return -1;
+    if (!a) return NULL;
     if (PyArray_SIZE(a) != n) {
-        PyErr_Format(ModelError, "%s has %zd entries, expected %d", arg, (Py_ssize_t)PyArray_SIZE(a), n);
+        PyErr_Format(ModelError, "%s has %zd entries, expected %zd", arg, (Py_ssize_t)PyArray_SIZE(a),
+                     (Py_ssize_t)n);
         Py_DECREF(a);
-        return -1;
+        return NULL;
     }
+    return a;
+}
+
+static int copy_int(PyObject *obj, int n, int **out, const char *arg) {
+    PyArrayObject *a = int_array(obj, n, arg);
+    if (!a) return -1;
     *out = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
-    memcpy(*out, PyArray_DATA(a), sizeof(int) * (size_t)n);
+    if (*out) memcpy(*out, PyArray_DATA(a), sizeof(int) * (size_t)n);
     Py_DECREF(a);
-    return 0;
+    if (!*out) PyErr_NoMemory();
+    return *out ? 0 : -1;
 }
 
 static int copy_dbl(PyObject *obj, npy_intp n, double **out, const char *arg) {
     PyArrayObject *a = as_vector(obj, n, arg, NULL);
     if (!a) return -1;
     *out = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
-    memcpy(*out, PyArray_DATA(a), sizeof(double) * (size_t)n);
+    if (*out) memcpy(*out, PyArray_DATA(a), sizeof(double) * (size_t)n);
     Py_DECREF(a);
-    return 0;
+    if (!*out) PyErr_NoMemory();
+    return *out ? 0 : -1;
 }
 
-/* 0 if every force element names existing bodies (contacts and cables:
- * not the world), else -1 with ModelError set: the kernels follow them */
-static int check_element_bodies(const mb_model *m) {
-    for (int k = 0; k < m->ns; ++k) {
-        double a = m->springs[SP_N * k + SP_BA], b = m->springs[SP_N * k + SP_BB];
-        if (!(a >= 0 && a < m->nb && b >= 0 && b < m->nb)) {
-            PyErr_Format(ModelError, "spring %d: body index out of range", k);
-            return -1;
-        }
+/* the ModelError or MemoryError of a failed mb_pack; returns NULL */
+static PyObject *raise_pack(int code, int where, const mb_desc *D) {
+    switch (code) {
+    case MB_PACK_NOMEM: return PyErr_NoMemory();
+    case MB_PACK_PARENT:
+        PyErr_Format(ModelError, "body %d: parent %d is not an earlier body", where, D->parent[where]);
+        break;
+    case MB_PACK_SPRING: PyErr_Format(ModelError, "spring %d: body index out of range", where); break;
+    case MB_PACK_CONTACT:
+        PyErr_Format(ModelError, "contact %d: body index out of range 1..%d", where, D->nb - 1);
+        break;
+    case MB_PACK_CABLE:
+        PyErr_Format(ModelError, "cable %d: body index out of range 1..%d", where, D->nb - 1);
+        break;
+    default: PyErr_SetString(ModelError, "no bodies, or a negative force element count"); break;
     }
-    for (int k = 0; k < m->nct; ++k) {
-        double b = m->contacts[CT_N * k + CT_BODY];
-        if (!(b >= 1 && b < m->nb)) {
-            PyErr_Format(ModelError, "contact %d: body index out of range 1..%d", k, m->nb - 1);
-            return -1;
-        }
-    }
-    for (int k = 0; k < m->ncb; ++k) {
-        double b = m->cables[CB_N * k + CB_BODY];
-        if (!(b >= 1 && b < m->nb)) {
-            PyErr_Format(ModelError, "cable %d: body index out of range 1..%d", k, m->nb - 1);
-            return -1;
-        }
-    }
-    return 0;
+    return NULL;
 }
 
 static PyObject *py_new_model(PyObject *self, PyObject *args) {
@@ -170,72 +228,64 @@ static PyObject *py_new_model(PyObject *self, PyObject *args) {
                           &nct, &contacts, &ncb, &cables, &PyTuple_Type, &q_names, &PyTuple_Type,
                           &v_names, &PyTuple_Type, &body_names))
         return NULL;
-    if (ns < 0 || nct < 0 || ncb < 0) {
-        PyErr_SetString(ModelError, "negative force element count");
+    if (nb < 1 || ns < 0 || nct < 0 || ncb < 0) {
+        PyErr_SetString(ModelError, "no bodies, or a negative force element count");
         return NULL;
     }
-    mb_model *m = calloc(1, sizeof(mb_model));
-    if (!m) return PyErr_NoMemory();
-    m->nb = nb;
-    m->ns = ns;
-    m->nct = nct;
-    m->ncb = ncb;
-    double *g = NULL;
-    if (copy_int(parent, nb, &m->parent, "parent") || copy_int(jtype, nb, &m->jtype, "jtype") ||
-        copy_int(nqi, nb, &m->nqi, "nqi") || copy_int(nvi, nb, &m->nvi, "nvi") ||
-        copy_dbl(axis1, (npy_intp)nb * 3, &m->axis1, "axis1") ||
-        copy_dbl(axis2, (npy_intp)nb * 3, &m->axis2, "axis2") ||
-        copy_dbl(Rtree, (npy_intp)nb * 9, &m->Rtree, "Rtree") ||
-        copy_dbl(ptree, (npy_intp)nb * 3, &m->ptree, "ptree") ||
-        copy_dbl(inertia, (npy_intp)nb * 36, &m->Ibody, "inertia") ||
-        copy_dbl(grav, 3, &g, "gravity")) {
-        mb_free(m);
-        free(g);
-        return NULL;
-    }
-    memcpy(m->g, g, sizeof m->g);
-    free(g);
-    m->iq = malloc(sizeof(int) * (size_t)nb);
-    m->iv = malloc(sizeof(int) * (size_t)nb);
-    int nq = 0, nv = 0;
-    for (int i = 0; i < nb; ++i) {
-        m->iq[i] = nq;
-        m->iv[i] = nv;
-        nq += m->nqi[i];
-        nv += m->nvi[i];
-        if (i > 0 && (m->parent[i] < 0 || m->parent[i] >= i)) {
-            PyErr_Format(ModelError, "body %d: parent %d is not an earlier body", i, m->parent[i]);
-            mb_free(m);
-            return NULL;
-        }
-    }
-    m->nq = nq;
-    m->nv = nv;
-    if (copy_dbl(dof_force, (npy_intp)nv * DF_N, &m->dof_force, "dof_force") ||
-        copy_dbl(springs, (npy_intp)ns * SP_N, &m->springs, "springs") ||
-        copy_dbl(contacts, (npy_intp)nct * CT_N, &m->contacts, "contacts") ||
-        copy_dbl(cables, (npy_intp)ncb * CB_N, &m->cables, "cables") || check_element_bodies(m)) {
-        mb_free(m);
-        return NULL;
-    }
-    m->has_dof_force = 0;
-    for (int k = 0; k < nv; ++k) {
-        const double *P = m->dof_force + DF_N * k;
-        if (P[DF_K] != 0 || P[DF_D] != 0 || fabs(P[DF_LO]) < 1e299 || fabs(P[DF_HI]) < 1e299)
-            m->has_dof_force = 1;
-    }
-    /* limits may be +-inf: copy_dbl refused non-finite values, so the Python
-     * side encodes "no limit" as +-1e300 */
-    if (mb_alloc_workspace(m)) {
-        mb_free(m);
-        return PyErr_NoMemory();
-    }
-    handle_t *h = calloc(1, sizeof(handle_t));
-    h->m = m;
-    Py_INCREF(q_names); h->q_names = q_names;
-    Py_INCREF(v_names); h->v_names = v_names;
-    Py_INCREF(body_names); h->body_names = body_names;
-    return PyCapsule_New(h, CAPSULE, handle_free);
+    /* the description as borrowed arrays; mb_pack copies it */
+    enum { A_PARENT, A_JTYPE, A_NQI, A_NVI, A_AXIS1, A_AXIS2, A_RTREE, A_PTREE, A_INERTIA, A_G, A_DOF,
+           A_SPRINGS, A_CONTACTS, A_CABLES, A_N };
+    PyArrayObject *a[A_N] = {NULL};
+    PyObject *res = NULL;
+    if (!(a[A_PARENT] = int_array(parent, nb, "parent")) || !(a[A_JTYPE] = int_array(jtype, nb, "jtype")) ||
+        !(a[A_NQI] = int_array(nqi, nb, "nqi")) || !(a[A_NVI] = int_array(nvi, nb, "nvi")) ||
+        !(a[A_AXIS1] = as_vector(axis1, (npy_intp)nb * 3, "axis1", NULL)) ||
+        !(a[A_AXIS2] = as_vector(axis2, (npy_intp)nb * 3, "axis2", NULL)) ||
+        !(a[A_RTREE] = as_vector(Rtree, (npy_intp)nb * 9, "Rtree", NULL)) ||
+        !(a[A_PTREE] = as_vector(ptree, (npy_intp)nb * 3, "ptree", NULL)) ||
+        !(a[A_INERTIA] = as_vector(inertia, (npy_intp)nb * 36, "inertia", NULL)) ||
+        !(a[A_G] = as_vector(grav, 3, "gravity", NULL)))
+        goto done;
+    mb_desc desc = {nb, ns, nct, ncb, 0, PyArray_DATA(a[A_PARENT]), PyArray_DATA(a[A_JTYPE]),
+                 PyArray_DATA(a[A_NQI]), PyArray_DATA(a[A_NVI]), D(a[A_AXIS1]), D(a[A_AXIS2]),
+                 D(a[A_RTREE]), D(a[A_PTREE]), D(a[A_INERTIA]), D(a[A_G]), NULL, NULL, NULL, NULL, NULL};
+    /* limits may be +-inf: as_vector refuses non-finite values, so the Python
+     * side encodes "no limit" as +-1e300 (mb_pack's rule) */
+    if (!(a[A_DOF] = as_vector(dof_force, (npy_intp)mb_desc_nv(&desc) * DF_N, "dof_force", NULL)) ||
+        !(a[A_SPRINGS] = as_vector(springs, (npy_intp)ns * SP_N, "springs", NULL)) ||
+        !(a[A_CONTACTS] = as_vector(contacts, (npy_intp)nct * CT_N, "contacts", NULL)) ||
+        !(a[A_CABLES] = as_vector(cables, (npy_intp)ncb * CB_N, "cables", NULL)))
+        goto done;
+    desc.dof_force = D(a[A_DOF]);
+    desc.springs = D(a[A_SPRINGS]);
+    desc.contacts = D(a[A_CONTACTS]);
+    desc.cables = D(a[A_CABLES]);
+    mb_model *m = NULL;
+    int where = 0, code = mb_pack(&desc, &m, &where);
+    if (code) raise_pack(code, where, &desc);
+    else res = handle_new(m, NULL, q_names, v_names, body_names);
+done:
+    for (int k = 0; k < A_N; ++k) Py_XDECREF(a[k]);
+    return res;
+}
+
+/* share(h) -> a handle on h's model with a workspace of its own: for
+ * another thread (the model is read-only from here on) */
+static PyObject *py_share(PyObject *self, PyObject *args) {
+    PyObject *cap;
+    if (!PyArg_ParseTuple(args, "O", &cap)) return NULL;
+    handle_t *h = get_handle(cap);
+    if (!h) return NULL;
+    PyObject *owner = h->base ? h->base : cap;
+    ((handle_t *)PyCapsule_GetPointer(owner, CAPSULE))->shared = 1;
+    return handle_new(h->m, owner, h->q_names, h->v_names, h->body_names);
+}
+
+/* 0 if h's model is its own and not shared (it may still change), else -1 with ModelError set */
+static int check_unshared(const handle_t *h, const char *what) {
+    if (!h->base && !h->shared) return 0;
+    PyErr_Format(ModelError, "%s: the model is shared by several handles (share()) and is read-only", what);
+    return -1;
 }
 
 /* set_drives(h, drives (n, DR_N)): the model's joint drives (drives.h), set
@@ -245,7 +295,7 @@ static PyObject *py_set_drives(PyObject *self, PyObject *args) {
     int n;
     if (!PyArg_ParseTuple(args, "OiO", &cap, &n, &rows)) return NULL;
     handle_t *h = get_handle(cap);
-    if (!h) return NULL;
+    if (!h || check_unshared(h, "set_drives")) return NULL;
     mb_model *m = h->m;
     if (n < 0) {
         PyErr_SetString(ModelError, "negative number of joint drives");
@@ -271,10 +321,11 @@ static PyObject *py_set_gravity(PyObject *self, PyObject *args) {
     PyObject *cap, *g;
     if (!PyArg_ParseTuple(args, "OO", &cap, &g)) return NULL;
     handle_t *h = get_handle(cap);
-    if (!h) return NULL;
+    if (!h || check_unshared(h, "set_gravity")) return NULL;
     PyArrayObject *a = as_vector(g, 3, "gravity", NULL);
     if (!a) return NULL;
     memcpy(h->m->g, PyArray_DATA(a), 3 * sizeof(double));
+    memcpy(h->d->g, PyArray_DATA(a), 3 * sizeof(double));
     Py_DECREF(a);
     Py_RETURN_NONE;
 }
@@ -325,8 +376,8 @@ static PyObject *py_rnea(PyObject *self, PyObject *args) {
     call_t c;
     if (call_parse(&c, cap, q, v, "v", a, "a", fext)) { call_clear(&c); return NULL; }
     PyObject *out = new_vector(c.h->m->nv);
-    if (out) mb_rnea(c.h->m, D(c.q), D(c.v), D(c.w), c.fext ? D(c.fext) : NULL, grav,
-                     D((PyArrayObject *)out));
+    if (out) KERNEL(c.h->lock, mb_rnea(c.h->m, c.h->d, D(c.q), D(c.v), D(c.w), c.fext ? D(c.fext) : NULL, grav,
+                                       D((PyArrayObject *)out)));
     call_clear(&c);
     return out;
 }
@@ -338,9 +389,17 @@ static PyObject *py_crba(PyObject *self, PyObject *args) {
     if (call_parse(&c, cap, q, NULL, NULL, NULL, NULL, NULL)) { call_clear(&c); return NULL; }
     npy_intp dims[2] = {c.h->m->nv, c.h->m->nv};
     PyObject *out = PyArray_SimpleNew(2, dims, NPY_DOUBLE);
-    if (out) mb_crba(c.h->m, D(c.q), D((PyArrayObject *)out));
+    if (out) KERNEL(c.h->lock, mb_crba(c.h->m, c.h->d, D(c.q), D((PyArrayObject *)out)));
     call_clear(&c);
     return out;
+}
+
+/* the InputError of a kernel that needs the sparse route's workspace
+ * (mb_data.Hs) on a handle whose workspace holds none; returns NULL */
+static PyObject *raise_no_sparse(const handle_t *h, const char *what) {
+    PyErr_Format(InputError, "%s works in a dense nv x nv workspace held only for 1 to %d velocity "
+                             "coordinates; this model has %d", what, MB_SPARSE_MAX_NV, h->m->nv);
+    return NULL;
 }
 
 /* crba_pattern(h, q) -> values of H's lower pattern (mb_crba_pattern) */
@@ -349,14 +408,8 @@ static PyObject *py_crba_pattern(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OO", &cap, &q)) return NULL;
     call_t c;
     if (call_parse(&c, cap, q, NULL, NULL, NULL, NULL, NULL)) { call_clear(&c); return NULL; }
-    if (!c.h->m->Hs) {
-        PyErr_Format(InputError, "crba_pattern works in a dense nv x nv workspace held only up to 1024 "
-                                 "velocity coordinates; this model has %d", c.h->m->nv);
-        call_clear(&c);
-        return NULL;
-    }
-    PyObject *out = new_vector((npy_intp)c.h->m->lnnz);
-    if (out) mb_crba_pattern(c.h->m, D(c.q), D((PyArrayObject *)out));
+    PyObject *out = c.h->d->Hs ? new_vector((npy_intp)c.h->m->lnnz) : raise_no_sparse(c.h, "crba_pattern");
+    if (out) KERNEL(c.h->lock, mb_crba_pattern(c.h->m, c.h->d, D(c.q), D((PyArrayObject *)out)));
     call_clear(&c);
     return out;
 }
@@ -369,8 +422,9 @@ static PyObject *py_aba(PyObject *self, PyObject *args) {
     if (call_parse(&c, cap, q, v, "v", tau, "tau", fext)) { call_clear(&c); return NULL; }
     PyObject *out = new_vector(c.h->m->nv);
     if (out) {
-        int err = mb_aba(c.h->m, D(c.q), D(c.v), D(c.w), c.fext ? D(c.fext) : NULL, grav,
-                         D((PyArrayObject *)out));
+        int err;
+        KERNEL(c.h->lock, err = mb_aba(c.h->m, c.h->d, D(c.q), D(c.v), D(c.w), c.fext ? D(c.fext) : NULL, grav,
+                                       D((PyArrayObject *)out)));
         if (err) { Py_DECREF(out); out = raise_singular(c.h, err); }
     }
     call_clear(&c);
@@ -389,16 +443,13 @@ static PyObject *py_forward_dynamics(PyObject *self, PyObject *args) {
     }
     call_t c;
     if (call_parse(&c, cap, q, v, "v", tau, "tau", fext)) { call_clear(&c); return NULL; }
-    if (route == 1 && !c.h->m->Hs) {
-        PyErr_Format(InputError, "the sparse route holds a dense nv x nv workspace only up to "
-                                 "1024 velocity coordinates; this model has %d", c.h->m->nv);
-        call_clear(&c);
-        return NULL;
-    }
-    PyObject *out = new_vector(c.h->m->nv);
+    PyObject *out = route == 1 && !c.h->d->Hs ? raise_no_sparse(c.h, "the sparse route")
+                                                : new_vector(c.h->m->nv);
     if (out) {
-        int err = mb_forward_dynamics(c.h->m, D(c.q), D(c.v), D(c.w), c.fext ? D(c.fext) : NULL, grav,
-                                      D((PyArrayObject *)out), route);
+        int err;
+        KERNEL(c.h->lock, err = mb_forward_dynamics(c.h->m, c.h->d, D(c.q), D(c.v), D(c.w),
+                                                    c.fext ? D(c.fext) : NULL, grav, D((PyArrayObject *)out),
+                                                    route));
         if (err) { Py_DECREF(out); out = raise_singular(c.h, err); }
     }
     call_clear(&c);
@@ -406,7 +457,8 @@ static PyObject *py_forward_dynamics(PyObject *self, PyObject *args) {
 }
 
 /* sparsity(h) -> (lambda, route): the dof parent array and the forward
- * dynamics route the model's structure picks (0 ABA, 1 sparse LTDL) */
+ * dynamics route the model's structure picks (0 ABA, 1 sparse LTDL); both
+ * are the immutable model's, so no lock */
 static PyObject *py_sparsity(PyObject *self, PyObject *args) {
     PyObject *cap;
     if (!PyArg_ParseTuple(args, "O", &cap)) return NULL;
@@ -415,12 +467,13 @@ static PyObject *py_sparsity(PyObject *self, PyObject *args) {
     npy_intp n = h->m->nv;
     PyObject *lam = PyArray_SimpleNew(1, &n, NPY_INT);
     if (!lam) return NULL;
-    memcpy(PyArray_DATA((PyArrayObject *)lam), h->m->lambda, sizeof(int) * (size_t)n);
+    if (n > 0) memcpy(PyArray_DATA((PyArrayObject *)lam), h->m->lambda, sizeof(int) * (size_t)n);
     return Py_BuildValue("Ni", lam, h->m->fd_sparse);
 }
 
 /* the square matrix and parent array of sparse_factor / sparse_solve: *H a
- * new reference, *lam a malloc'd copy of lambda as int, *n their size */
+ * new reference, *lam a malloc'd copy of lambda as int (the caller frees
+ * both, also on failure), *n their size; 0, or -1 with the error set */
 static int sparse_parse(PyObject *Hobj, PyObject *lobj, PyArrayObject **H, int **lam, int *n) {
     PyArrayObject *la = (PyArrayObject *)PyArray_FROMANY(lobj, NPY_INT64, 1, 1, NPY_ARRAY_IN_ARRAY);
     if (!la) {
@@ -457,18 +510,23 @@ static int sparse_parse(PyObject *Hobj, PyObject *lobj, PyArrayObject **H, int *
     return *H ? 0 : -1;
 }
 
-/* sparse_factor(H, lambda, unit=True) -> L: LTDL (unit) or LTL factor of H's lower pattern */
+/* sparse_factor(H, lambda, unit=True) -> L: LTDL (unit) or LTL factor of
+ * H's lower pattern; no model, so the GIL is released without a lock (the
+ * factor is a new array of this call's) */
 static PyObject *py_sparse_factor(PyObject *self, PyObject *args) {
     PyObject *Hobj, *lobj;
-    int unit = 1, n;
+    int unit = 1, n, err = 0;
     if (!PyArg_ParseTuple(args, "OO|p", &Hobj, &lobj, &unit)) return NULL;
     PyArrayObject *H = NULL;
     int *l = NULL;
     PyObject *out = NULL;
     if (sparse_parse(Hobj, lobj, &H, &l, &n) == 0 && (out = new_matrix(n, n))) {
         double *F = D((PyArrayObject *)out);
-        memcpy(F, D(H), sizeof(double) * (size_t)n * (size_t)n);
-        int err = unit ? mb_ltdl_factor(F, l, n) : mb_ltl_factor(F, l, n);
+        const double *Hd = D(H);
+        Py_BEGIN_ALLOW_THREADS
+        memcpy(F, Hd, sizeof(double) * (size_t)n * (size_t)n);
+        err = unit ? mb_ltdl_factor(F, l, n) : mb_ltl_factor(F, l, n);
+        Py_END_ALLOW_THREADS
         if (err) {
             Py_CLEAR(out);
             PyErr_Format(InputError, "H is not positive definite: the pivot of row %d is not positive",
@@ -480,7 +538,20 @@ static PyObject *py_sparse_factor(PyObject *self, PyObject *args) {
     return out;
 }
 
-/* sparse_solve(F, lambda, b, unit=True) -> H^-1 b with the factor F of sparse_factor */
+/* 1 when every diagonal entry of the n x n factor F is positive (a factor
+ * of sparse_factor's), else 0 with InputError set */
+static int factor_diagonal_ok(const double *F, int n) {
+    for (int k = 0; k < n; ++k)
+        if (!(F[(size_t)k * (size_t)n + (size_t)k] > 0.0)) {
+            PyErr_Format(InputError, "F[%d][%d] is not positive: F is not a factor of sparse_factor "
+                                     "(its diagonal is positive)", k, k);
+            return 0;
+        }
+    return 1;
+}
+
+/* sparse_solve(F, lambda, b, unit=True) -> H^-1 b with the factor F of
+ * sparse_factor; GIL released as sparse_factor */
 static PyObject *py_sparse_solve(PyObject *self, PyObject *args) {
     PyObject *Fobj, *lobj, *bobj;
     int unit = 1, n;
@@ -489,11 +560,14 @@ static PyObject *py_sparse_solve(PyObject *self, PyObject *args) {
     int *l = NULL;
     PyObject *out = NULL;
     if (sparse_parse(Fobj, lobj, &F, &l, &n) == 0 && (b = as_vector(bobj, n, "b", NULL)) &&
-        (out = new_vector(n))) {
+        factor_diagonal_ok(D(F), n) && (out = new_vector(n))) {
         double *x = D((PyArrayObject *)out);
-        memcpy(x, D(b), sizeof(double) * (size_t)n);
-        if (unit) mb_ltdl_solve(D(F), l, n, x);
-        else mb_ltl_solve(D(F), l, n, x);
+        const double *Fd = D(F), *bd = D(b);
+        Py_BEGIN_ALLOW_THREADS
+        memcpy(x, bd, sizeof(double) * (size_t)n);
+        if (unit) mb_ltdl_solve(Fd, l, n, x);
+        else mb_ltl_solve(Fd, l, n, x);
+        Py_END_ALLOW_THREADS
     }
     Py_XDECREF(F);
     free(l);
@@ -508,7 +582,8 @@ static PyObject *py_minv(PyObject *self, PyObject *args) {
     if (call_parse(&c, cap, q, b, "b", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
     PyObject *out = new_vector(c.h->m->nv);
     if (out) {
-        int err = mb_minv(c.h->m, D(c.q), D(c.v), D((PyArrayObject *)out));
+        int err;
+        KERNEL(c.h->lock, err = mb_minv(c.h->m, c.h->d, D(c.q), D(c.v), D((PyArrayObject *)out)));
         if (err) { Py_DECREF(out); out = raise_singular(c.h, err); }
     }
     call_clear(&c);
@@ -521,7 +596,7 @@ static PyObject *py_momentum(PyObject *self, PyObject *args) {
     call_t c;
     if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
     PyObject *out = new_vector(c.h->m->nv);
-    if (out) mb_momentum(c.h->m, D(c.q), D(c.v), D((PyArrayObject *)out));
+    if (out) KERNEL(c.h->lock, mb_momentum(c.h->m, c.h->d, D(c.q), D(c.v), D((PyArrayObject *)out)));
     call_clear(&c);
     return out;
 }
@@ -532,11 +607,13 @@ static PyObject *py_sweep(PyObject *self, PyObject *args) {
     call_t c;
     if (call_parse(&c, cap, q, p, "p", tau, "tau", fext)) { call_clear(&c); return NULL; }
     mb_model *m = c.h->m;
+    mb_data *d = c.h->d;
     PyObject *v = new_vector(m->nv), *qdot = new_vector(m->nq), *pdot = new_vector(m->nv);
     PyObject *res = NULL;
     if (v && qdot && pdot) {
-        int err = mb_sweep(m, D(c.q), D(c.v), D(c.w), c.fext ? D(c.fext) : NULL,
-                           D((PyArrayObject *)v), D((PyArrayObject *)qdot), D((PyArrayObject *)pdot));
+        int err;
+        KERNEL(c.h->lock, err = mb_sweep(m, d, D(c.q), D(c.v), D(c.w), c.fext ? D(c.fext) : NULL,
+                                         D((PyArrayObject *)v), D((PyArrayObject *)qdot), D((PyArrayObject *)pdot)));
         if (err) raise_singular(c.h, err);
         else res = PyTuple_Pack(3, qdot, pdot, v);
     }
@@ -555,24 +632,24 @@ static PyObject *py_kinematics(PyObject *self, PyObject *args) {
         return NULL;
     }
     mb_model *m = c.h->m;
-    mb_kinematics(m, D(c.q), c.v ? D(c.v) : NULL);
+    mb_data *d = c.h->d;
     npy_intp dR[3] = {m->nb, 3, 3}, dp[2] = {m->nb, 3}, dv[2] = {m->nb, 6};
     PyObject *R = PyArray_SimpleNew(3, dR, NPY_DOUBLE), *P = PyArray_SimpleNew(2, dp, NPY_DOUBLE);
-    memcpy(PyArray_DATA((PyArrayObject *)R), m->RW, sizeof(double) * 9 * m->nb);
-    memcpy(PyArray_DATA((PyArrayObject *)P), m->pW, sizeof(double) * 3 * m->nb);
-    PyObject *V;
-    if (c.v) {
-        V = PyArray_SimpleNew(2, dv, NPY_DOUBLE);
-        double *vd = PyArray_DATA((PyArrayObject *)V);
-        memset(vd, 0, 6 * sizeof(double));
-        memcpy(vd + 6, m->v + 6, sizeof(double) * 6 * (m->nb - 1));
-    } else {
-        Py_INCREF(Py_None);
-        V = Py_None;
+    PyObject *V = c.v ? PyArray_SimpleNew(2, dv, NPY_DOUBLE) : Py_NewRef(Py_None), *res = NULL;
+    if (R && P && V) {
+        double *vd = c.v ? PyArray_DATA((PyArrayObject *)V) : NULL;
+        KERNEL(c.h->lock,
+               mb_kinematics(m, d, D(c.q), c.v ? D(c.v) : NULL);
+               memcpy(PyArray_DATA((PyArrayObject *)R), d->RW, sizeof(double) * 9 * m->nb);
+               memcpy(PyArray_DATA((PyArrayObject *)P), d->pW, sizeof(double) * 3 * m->nb);
+               if (vd) {
+                   memset(vd, 0, 6 * sizeof(double));
+                   memcpy(vd + 6, d->v + 6, sizeof(double) * 6 * (m->nb - 1));
+               });
+        res = PyTuple_Pack(3, R, P, V);
     }
     call_clear(&c);
-    PyObject *res = PyTuple_Pack(3, R, P, V);
-    Py_DECREF(R); Py_DECREF(P); Py_DECREF(V);
+    Py_XDECREF(R); Py_XDECREF(P); Py_XDECREF(V);
     return res;
 }
 
@@ -586,6 +663,7 @@ static PyObject *py_body_frame(PyObject *self, PyObject *args) {
     call_t c;
     if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
     mb_model *m = c.h->m;
+    mb_data *d = c.h->d;
     if (b < 1 || b >= m->nb) {
         call_clear(&c);
         PyErr_Format(InputError, "body_frame: body %d is not a body of the model (1..%d)", b, m->nb - 1);
@@ -593,9 +671,8 @@ static PyObject *py_body_frame(PyObject *self, PyObject *args) {
     }
     PyObject *quat = new_vector(4), *tw = new_vector(6), *res = NULL;
     if (quat && tw) {
-        mb_kinematics(m, D(c.q), D(c.v));
-        mb_body_quaternion(m, b, D((PyArrayObject *)quat));
-        mb_body_twist(m, b, D((PyArrayObject *)tw));
+        KERNEL(c.h->lock, mb_kinematics(m, d, D(c.q), D(c.v)); mb_body_quaternion(m, d, b, D((PyArrayObject *)quat));
+               mb_body_twist(m, d, b, D((PyArrayObject *)tw)));
         res = PyTuple_Pack(2, quat, tw);
     }
     Py_XDECREF(quat); Py_XDECREF(tw);
@@ -610,13 +687,15 @@ static PyObject *py_body_accelerations(PyObject *self, PyObject *args) {
     call_t c;
     if (call_parse(&c, cap, q, v, "v", a, "a", NULL)) { call_clear(&c); return NULL; }
     mb_model *m = c.h->m;
-    double *tau = m->tau;
-    mb_rnea(m, D(c.q), D(c.v), D(c.w), NULL, 0, tau);
+    mb_data *d = c.h->d;
     npy_intp dv[2] = {m->nb, 6};
     PyObject *A = PyArray_SimpleNew(2, dv, NPY_DOUBLE);
-    double *ad = PyArray_DATA((PyArrayObject *)A);
-    memset(ad, 0, 6 * sizeof(double));
-    memcpy(ad + 6, m->a + 6, sizeof(double) * 6 * (m->nb - 1));
+    if (A) {
+        double *ad = PyArray_DATA((PyArrayObject *)A);
+        KERNEL(c.h->lock, mb_rnea(m, d, D(c.q), D(c.v), D(c.w), NULL, 0, d->tau);
+               memset(ad, 0, 6 * sizeof(double));
+               memcpy(ad + 6, d->a + 6, sizeof(double) * 6 * (m->nb - 1)));
+    }
     call_clear(&c);
     return A;
 }
@@ -631,6 +710,7 @@ static PyObject *py_point_accelerations(PyObject *self, PyObject *args) {
     PyObject *out = NULL;
     if (call_parse(&c, cap, q, v, "v", a, "a", NULL)) goto done;
     mb_model *m = c.h->m;
+    mb_data *d = c.h->d;
     ab = (PyArrayObject *)PyArray_FROMANY(bodies, NPY_INTP, 0, 1, NPY_ARRAY_IN_ARRAY);
     if (!ab) {
         PyErr_Clear();
@@ -646,10 +726,10 @@ static PyObject *py_point_accelerations(PyObject *self, PyObject *args) {
             goto done;
         }
     if (!(ap = as_vector(points, 3 * n, "points (n x 3, body frames)", NULL))) goto done;
-    mb_rnea(m, D(c.q), D(c.v), D(c.w), NULL, 0, m->tau);
     if (!(out = new_matrix(n, 3))) goto done;
-    for (npy_intp k = 0; k < n; ++k)
-        mb_point_acceleration(m, (int)b[k], D(ap) + 3 * k, D((PyArrayObject *)out) + 3 * k);
+    KERNEL(c.h->lock, mb_rnea(m, d, D(c.q), D(c.v), D(c.w), NULL, 0, d->tau);
+           for (npy_intp k = 0; k < n; ++k)
+               mb_point_acceleration(m, d, (int)b[k], D(ap) + 3 * k, D((PyArrayObject *)out) + 3 * k));
 done:
     call_clear(&c);
     Py_XDECREF(ab); Py_XDECREF(ap);
@@ -663,16 +743,19 @@ static PyObject *py_subspaces(PyObject *self, PyObject *args) {
     call_t c;
     if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
     mb_model *m = c.h->m;
-    mb_kinematics(m, D(c.q), D(c.v));
-    npy_intp d[3] = {m->nb, 6, 6};
-    PyObject *S = PyArray_SimpleNew(3, d, NPY_DOUBLE), *Sr = PyArray_SimpleNew(3, d, NPY_DOUBLE);
-    memcpy(PyArray_DATA((PyArrayObject *)S), m->S, sizeof(double) * 36 * m->nb);
-    memcpy(PyArray_DATA((PyArrayObject *)Sr), m->Sr, sizeof(double) * 36 * m->nb);
-    memset(PyArray_DATA((PyArrayObject *)S), 0, sizeof(double) * 36);
-    memset(PyArray_DATA((PyArrayObject *)Sr), 0, sizeof(double) * 36);
+    mb_data *d = c.h->d;
+    npy_intp dims[3] = {m->nb, 6, 6};
+    PyObject *S = PyArray_SimpleNew(3, dims, NPY_DOUBLE), *Sr = PyArray_SimpleNew(3, dims, NPY_DOUBLE), *res = NULL;
+    if (S && Sr) {
+        KERNEL(c.h->lock, mb_kinematics(m, d, D(c.q), D(c.v));
+               memcpy(PyArray_DATA((PyArrayObject *)S), d->S, sizeof(double) * 36 * m->nb);
+               memcpy(PyArray_DATA((PyArrayObject *)Sr), d->Sr, sizeof(double) * 36 * m->nb));
+        memset(PyArray_DATA((PyArrayObject *)S), 0, sizeof(double) * 36);
+        memset(PyArray_DATA((PyArrayObject *)Sr), 0, sizeof(double) * 36);
+        res = PyTuple_Pack(2, S, Sr);
+    }
     call_clear(&c);
-    PyObject *res = PyTuple_Pack(2, S, Sr);
-    Py_DECREF(S); Py_DECREF(Sr);
+    Py_XDECREF(S); Py_XDECREF(Sr);
     return res;
 }
 
@@ -725,6 +808,7 @@ static PyObject *py_passive_forces(PyObject *self, PyObject *args) {
     call_t c;
     if (call_parse(&c, cap, q, v, "v", cmd == Py_None ? NULL : cmd, "tau", NULL)) { call_clear(&c); return NULL; }
     mb_model *m = c.h->m;
+    mb_data *d = c.h->d;
     if (!c.w && mb_drives_have_servo(m)) {
         call_clear(&c);
         PyErr_SetString(ModelError, "passive_forces: the model has servo drives, whose set-points are in the "
@@ -732,17 +816,19 @@ static PyObject *py_passive_forces(PyObject *self, PyObject *args) {
         return NULL;
     }
     npy_intp df[2] = {m->nb, 6};
-    PyObject *tau = new_vector(m->nv), *F = PyArray_ZEROS(2, df, NPY_DOUBLE, 0);
-    double *t = D((PyArrayObject *)tau);
-    if (c.w) memcpy(t, D(c.w), sizeof(double) * m->nv);
-    else memset(t, 0, sizeof(double) * m->nv);
-    mb_kinematics(m, D(c.q), D(c.v));
-    mb_passive_forces(m, D(c.q), D(c.v), t, D((PyArrayObject *)F));
-    if (c.w)
-        for (int k = 0; k < m->nv; ++k) t[k] -= D(c.w)[k];
+    PyObject *tau = new_vector(m->nv), *F = PyArray_ZEROS(2, df, NPY_DOUBLE, 0), *res = NULL;
+    if (tau && F) {
+        double *t = D((PyArrayObject *)tau);
+        if (c.w) memcpy(t, D(c.w), sizeof(double) * m->nv);
+        else memset(t, 0, sizeof(double) * m->nv);
+        KERNEL(c.h->lock, mb_kinematics(m, d, D(c.q), D(c.v));
+               mb_passive_forces(m, d, D(c.q), D(c.v), t, D((PyArrayObject *)F)));
+        if (c.w)
+            for (int k = 0; k < m->nv; ++k) t[k] -= D(c.w)[k];
+        res = PyTuple_Pack(2, tau, F);
+    }
     call_clear(&c);
-    PyObject *res = PyTuple_Pack(2, tau, F);
-    Py_DECREF(tau); Py_DECREF(F);
+    Py_XDECREF(tau); Py_XDECREF(F);
     return res;
 }
 
@@ -754,19 +840,21 @@ static PyObject *py_elements(PyObject *self, PyObject *args) {
     call_t c;
     if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
     mb_model *m = c.h->m;
+    mb_data *d = c.h->d;
     PyObject *Fc = new_matrix(m->nct, 3), *xc = new_matrix(m->nct, 3), *dc = new_vector(m->nct);
     PyObject *T = new_vector(m->ncb), *L = new_vector(m->ncb), *res = NULL;
     if (Fc && xc && dc && T && L) {
-        mb_kinematics(m, D(c.q), D(c.v));
-        for (int k = 0; k < m->nct; ++k) {
-            double rB[3];
-            D((PyArrayObject *)dc)[k] = mb_contact_force(m, k, D((PyArrayObject *)Fc) + 3 * k, rB);
-            mb_point_position(m, (int)m->contacts[CT_N * k + CT_BODY], rB, D((PyArrayObject *)xc) + 3 * k);
-        }
-        for (int k = 0; k < m->ncb; ++k) {
-            double F[3];
-            D((PyArrayObject *)T)[k] = mb_cable_force(m, k, F, D((PyArrayObject *)L) + k);
-        }
+        KERNEL(c.h->lock,
+               mb_kinematics(m, d, D(c.q), D(c.v));
+               for (int k = 0; k < m->nct; ++k) {
+                   double rB[3];
+                   D((PyArrayObject *)dc)[k] = mb_contact_force(m, d, k, D((PyArrayObject *)Fc) + 3 * k, rB);
+                   mb_point_position(m, d, (int)m->contacts[CT_N * k + CT_BODY], rB, D((PyArrayObject *)xc) + 3 * k);
+               }
+               for (int k = 0; k < m->ncb; ++k) {
+                   double F[3];
+                   D((PyArrayObject *)T)[k] = mb_cable_force(m, d, k, F, D((PyArrayObject *)L) + k);
+               });
         res = PyTuple_Pack(5, Fc, xc, dc, T, L);
     }
     Py_XDECREF(Fc); Py_XDECREF(xc); Py_XDECREF(dc); Py_XDECREF(T); Py_XDECREF(L);
@@ -779,7 +867,8 @@ static PyObject *py_passive_energy(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OO", &cap, &q)) return NULL;
     call_t c;
     if (call_parse(&c, cap, q, NULL, NULL, NULL, NULL, NULL)) { call_clear(&c); return NULL; }
-    double e = mb_passive_energy(c.h->m, D(c.q));
+    double e;
+    KERNEL(c.h->lock, e = mb_passive_energy(c.h->m, c.h->d, D(c.q)));
     call_clear(&c);
     return PyFloat_FromDouble(e);
 }
@@ -790,17 +879,21 @@ static PyObject *py_rhs(PyObject *self, PyObject *args) {
     call_t c;
     if (call_parse(&c, cap, q, v, "v", tau, "tau", fext)) { call_clear(&c); return NULL; }
     mb_model *m = c.h->m;
+    mb_data *d = c.h->d;
     PyObject *qdot = new_vector(m->nq), *vdot = new_vector(m->nv), *res = NULL;
-    int err = mb_rhs(m, D(c.q), D(c.v), D(c.w), c.fext ? D(c.fext) : NULL,
-                     D((PyArrayObject *)qdot), D((PyArrayObject *)vdot));
-    if (err) raise_singular(c.h, err);
-    else res = PyTuple_Pack(2, qdot, vdot);
-    Py_DECREF(qdot); Py_DECREF(vdot);
+    if (qdot && vdot) {
+        int err;
+        KERNEL(c.h->lock, err = mb_rhs(m, d, D(c.q), D(c.v), D(c.w), c.fext ? D(c.fext) : NULL,
+                                       D((PyArrayObject *)qdot), D((PyArrayObject *)vdot)));
+        if (err) raise_singular(c.h, err);
+        else res = PyTuple_Pack(2, qdot, vdot);
+    }
+    Py_XDECREF(qdot); Py_XDECREF(vdot);
     call_clear(&c);
     return res;
 }
 
-typedef int (*stepper_t)(mb_model *, double *, double *, const double *, const double *, double, int);
+typedef int (*stepper_t)(const mb_model *, mb_data *, double *, double *, const double *, const double *, double, int);
 
 /* "%g" text of x (PyErr_Format has no floating-point conversions); the
  * array lives until the end of the full expression of the call */
@@ -842,15 +935,19 @@ static PyObject *run_stepper(PyObject *args, const char *what, const char *secon
     call_t c;
     if (call_parse(&c, cap, q, v, second, tau, "tau", fext)) { call_clear(&c); return NULL; }
     mb_model *m = c.h->m;
+    mb_data *d = c.h->d;
     PyObject *qo = new_vector(m->nq), *vo = new_vector(m->nv), *res = NULL;
-    memcpy(D((PyArrayObject *)qo), D(c.q), sizeof(double) * m->nq);
-    memcpy(D((PyArrayObject *)vo), D(c.v), sizeof(double) * m->nv);
-    int err = step(m, D((PyArrayObject *)qo), D((PyArrayObject *)vo), D(c.w),
-                     c.fext ? D(c.fext) : NULL, h, n);
-    if (err) raise_singular(c.h, err);
-    else if (!check_stepped(what, D((PyArrayObject *)qo), m->nq, D((PyArrayObject *)vo), m->nv, h, n))
-        res = PyTuple_Pack(2, qo, vo);
-    Py_DECREF(qo); Py_DECREF(vo);
+    if (qo && vo) {
+        memcpy(D((PyArrayObject *)qo), D(c.q), sizeof(double) * m->nq);
+        memcpy(D((PyArrayObject *)vo), D(c.v), sizeof(double) * m->nv);
+        int err;
+        KERNEL(c.h->lock, err = step(m, d, D((PyArrayObject *)qo), D((PyArrayObject *)vo), D(c.w),
+                                     c.fext ? D(c.fext) : NULL, h, n));
+        if (err) raise_singular(c.h, err);
+        else if (!check_stepped(what, D((PyArrayObject *)qo), m->nq, D((PyArrayObject *)vo), m->nv, h, n))
+            res = PyTuple_Pack(2, qo, vo);
+    }
+    Py_XDECREF(qo); Py_XDECREF(vo);
     call_clear(&c);
     return res;
 }
@@ -922,19 +1019,23 @@ static PyObject *py_adapt(PyObject *self, PyObject *args) {
     call_t c;
     if (call_parse(&c, cap, q, v, canonical ? "p" : "v", tau, "tau", fext)) { call_clear(&c); return NULL; }
     mb_model *m = c.h->m;
+    mb_data *d = c.h->d;
     PyObject *qo = new_vector(m->nq), *vo = new_vector(m->nv), *res = NULL;
+    if (!qo || !vo) goto done;
     memcpy(D((PyArrayObject *)qo), D(c.q), sizeof(double) * m->nq);
     memcpy(D((PyArrayObject *)vo), D(c.v), sizeof(double) * m->nv);
     mb_ode ode;
-    if (canonical) mb_canonical_ode(m, &ode);
-    else mb_rigid_ode(m, &ode);
+    if (canonical) mb_canonical_ode(m, d, &ode);
+    else mb_rigid_ode(m, d, &ode);
     mb_adapt_stats st;
-    int status = mb_adapt_advance(&ode, D((PyArrayObject *)qo), D((PyArrayObject *)vo), D(c.w),
-                                  c.fext ? D(c.fext) : NULL, span, &opt, &st);
+    int status;
+    KERNEL(c.h->lock, status = mb_adapt_advance(&ode, D((PyArrayObject *)qo), D((PyArrayObject *)vo), D(c.w),
+                                                c.fext ? D(c.fext) : NULL, span, &opt, &st));
     if (status == MB_ADAPT_RHS_ERROR) raise_singular(c.h, st.rhs_error);
     else if (status) raise_adapt(status, &st, &opt, span);
     else res = Py_BuildValue("(OON)", qo, vo, adapt_stats_tuple(&st));
-    Py_DECREF(qo); Py_DECREF(vo);
+done:
+    Py_XDECREF(qo); Py_XDECREF(vo);
     call_clear(&c);
     return res;
 }
@@ -1025,7 +1126,8 @@ static PyObject *py_adapt_callback(PyObject *self, PyObject *args) {
 /* ------------------------------------------------------ flexible systems */
 
 typedef struct {
-    mb_flex *fx;
+    mb_flex *fx;          /* with its own workspace of the virtual tree (fx->d) */
+    PyThread_type_lock lock; /* held around every kernel call on fx */
     PyObject *model;      /* the virtual tree's capsule (kept alive) */
     PyObject *q_names;    /* tuple (nq) public coordinate labels */
     PyObject *v_names;    /* tuple (nv) */
@@ -1038,6 +1140,7 @@ static void flex_handle_free(PyObject *cap) {
     flex_handle_t *h = PyCapsule_GetPointer(cap, FLEX_CAPSULE);
     if (!h) return;
     mb_flex_free(h->fx);
+    if (h->lock) PyThread_free_lock(h->lock);
     Py_XDECREF(h->model);
     Py_XDECREF(h->q_names);
     Py_XDECREF(h->v_names);
@@ -1081,7 +1184,7 @@ static PyObject *py_new_flex(PyObject *self, PyObject *args) {
         return NULL;
     handle_t *mh = get_handle(cap);
     if (!mh) return NULL;
-    mb_model *m = mh->m;
+    const mb_model *m = mh->m;
     int nb = m->nb, nbeam = (int)PyTuple_GET_SIZE(beam_names);
     mb_flex *fx = calloc(1, sizeof(mb_flex));
     if (!fx) return PyErr_NoMemory();
@@ -1149,11 +1252,23 @@ static PyObject *py_new_flex(PyObject *self, PyObject *args) {
         return PyErr_NoMemory();
     }
     h->fx = fx;
+    if (!(h->lock = PyThread_allocate_lock())) {
+        mb_flex_free(fx);
+        free(h);
+        return PyErr_NoMemory();
+    }
     Py_INCREF(cap); h->model = cap;
     Py_INCREF(q_names); h->q_names = q_names;
     Py_INCREF(v_names); h->v_names = v_names;
     Py_INCREF(beam_names); h->beam_names = beam_names;
-    return PyCapsule_New(h, FLEX_CAPSULE, flex_handle_free);
+    PyObject *out = PyCapsule_New(h, FLEX_CAPSULE, flex_handle_free);
+    if (!out) {
+        mb_flex_free(fx);
+        PyThread_free_lock(h->lock);
+        Py_DECREF(cap); Py_DECREF(q_names); Py_DECREF(v_names); Py_DECREF(beam_names);
+        free(h);
+    }
+    return out;
 }
 
 /* flex_rhs(h, q, v, tau, fext=None, pidx=None, pacc=None) -> (qdot, vdot) */
@@ -1163,9 +1278,13 @@ static PyObject *py_flex_rhs(PyObject *self, PyObject *args) {
     flex_handle_t *h = get_flex(cap);
     if (!h) return NULL;
     mb_flex *fx = h->fx;
-    mb_model *m = fx->m;
+    const mb_model *m = fx->m;
     PyArrayObject *aq = NULL, *av = NULL, *at = NULL, *af = NULL, *ai = NULL, *aa = NULL;
     PyObject *qdot = NULL, *vdot = NULL, *res = NULL;
+    /* fx->pres and fx->pacc are set here, so the lock is held for the whole call */
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(h->lock, WAIT_LOCK);
+    Py_END_ALLOW_THREADS
     aq = as_vector(q, fx->nq, "q", h->q_names);
     if (!aq) goto done;
     av = as_vector(v, fx->nv, "v", h->v_names);
@@ -1221,11 +1340,15 @@ static PyObject *py_flex_rhs(PyObject *self, PyObject *args) {
     qdot = new_vector(fx->nq);
     vdot = new_vector(fx->nv);
     if (!qdot || !vdot) goto done;
-    int err = mb_flex_rhs(fx, D(aq), D(av), D(at), af ? D(af) : NULL, D((PyArrayObject *)qdot),
-                          D((PyArrayObject *)vdot));
+    int err;
+    Py_BEGIN_ALLOW_THREADS
+    err = mb_flex_rhs(fx, D(aq), D(av), D(at), af ? D(af) : NULL, D((PyArrayObject *)qdot),
+                      D((PyArrayObject *)vdot));
+    Py_END_ALLOW_THREADS
     if (err) raise_flex(h, err);
     else res = PyTuple_Pack(2, qdot, vdot);
 done:
+    PyThread_release_lock(h->lock);
     Py_XDECREF(aq); Py_XDECREF(av); Py_XDECREF(at); Py_XDECREF(af); Py_XDECREF(ai); Py_XDECREF(aa);
     Py_XDECREF(qdot); Py_XDECREF(vdot);
     return res;
@@ -1239,7 +1362,9 @@ static PyObject *raise_flex_stepped(flex_handle_t *h, int err, const double *q, 
                                     const double *tau, const double *fext, double dt, int n) {
     mb_flex *fx = h->fx;
     raise_flex(h, err);
-    if (mb_flex_rhs(fx, q, v, tau, fext, fx->rk, fx->rk + fx->nq)) return NULL;
+    int start_err;
+    KERNEL(h->lock, start_err = mb_flex_rhs(fx, q, v, tau, fext, fx->rk, fx->rk + fx->nq));
+    if (start_err) return NULL;
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyObject *text = value ? PyObject_Str(value) : NULL;
@@ -1276,7 +1401,8 @@ static PyObject *py_flex_rk4(PyObject *self, PyObject *args) {
     double *qs = D((PyArrayObject *)qo), *vs = D((PyArrayObject *)vo);
     memcpy(qs, D(aq), sizeof(double) * (size_t)fx->nq);
     memcpy(vs, D(av), sizeof(double) * (size_t)fx->nv);
-    int err = mb_flex_rk4(fx, qs, vs, D(at), af ? D(af) : NULL, dt, n);
+    int err;
+    KERNEL(h->lock, err = mb_flex_rk4(fx, qs, vs, D(at), af ? D(af) : NULL, dt, n));
     if (err == FX_NONFINITE)
         PyErr_Format(SimulationError, "flex_rk4: the state became non-finite within %d steps of %s s "
                      "(unstable: reduce the step)", n, gtext(dt).s);
@@ -1311,8 +1437,9 @@ static PyObject *py_flex_adapt(PyObject *self, PyObject *args) {
     mb_ode ode;
     mb_flex_ode(fx, &ode);
     mb_adapt_stats st;
-    int status = mb_adapt_advance(&ode, D((PyArrayObject *)qo), D((PyArrayObject *)vo), D(at),
-                                  af ? D(af) : NULL, span, &opt, &st);
+    int status;
+    KERNEL(h->lock, status = mb_adapt_advance(&ode, D((PyArrayObject *)qo), D((PyArrayObject *)vo), D(at),
+                                              af ? D(af) : NULL, span, &opt, &st));
     if (status == MB_ADAPT_RHS_ERROR) raise_flex(h, st.rhs_error);
     else if (status) raise_adapt(status, &st, &opt, span);
     else res = Py_BuildValue("(OON)", qo, vo, adapt_stats_tuple(&st));
@@ -1341,6 +1468,7 @@ static PyObject *py_latch_advance(PyObject *self, PyObject *args) {
     call_t cl;
     if (call_parse(&cl, cap, q, v, "v", tau, "tau", NULL)) { call_clear(&cl); return NULL; }
     mb_model *m = cl.h->m;
+    mb_data *d = cl.h->d;
     PyArrayObject *aq = (PyArrayObject *)PyArray_FROMANY(iq, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
     PyArrayObject *av = (PyArrayObject *)PyArray_FROMANY(iv, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
     npy_intp nh = aq ? PyArray_SIZE(aq) : 0;
@@ -1360,13 +1488,15 @@ static PyObject *py_latch_advance(PyObject *self, PyObject *args) {
         }
     }
     qo = new_vector(m->nq); vo = new_vector(m->nv); zo = new_vector(nh);
+    if (!qo || !vo || !zo) goto done;
     memcpy(D((PyArrayObject *)qo), D(cl.q), sizeof(double) * m->nq);
     memcpy(D((PyArrayObject *)vo), D(cl.v), sizeof(double) * m->nv);
     memcpy(D((PyArrayObject *)zo), D(az), sizeof(double) * nh);
     mb_latches L = {(int)nh, PyArray_DATA(aq), PyArray_DATA(av), D(as), k, c};
     mb_adapt_stats st;
-    int status = mb_latch_advance(m, &L, D((PyArrayObject *)qo), D((PyArrayObject *)vo), D((PyArrayObject *)zo),
-                                  D(cl.w), dt, &opt, &st);
+    int status;
+    KERNEL(cl.h->lock, status = mb_latch_advance(m, d, &L, D((PyArrayObject *)qo), D((PyArrayObject *)vo),
+                                                 D((PyArrayObject *)zo), D(cl.w), dt, &opt, &st));
     if (status == MB_ADAPT_NO_MEMORY) PyErr_NoMemory();
     else if (status == MB_ADAPT_RHS_ERROR) raise_singular(cl.h, st.rhs_error);
     else if (status) raise_adapt(status, &st, &opt, dt);
@@ -1391,7 +1521,7 @@ static PyObject *py_momenta(PyObject *self, PyObject *args) {
         goto done;
     mb_mass_props mp = {D(am), D(ac), D(ai), NULL};
     if (!(out = new_vector(6))) goto done;
-    mb_momenta(c.h->m, &mp, D(c.q), D(c.v), D((PyArrayObject *)out));
+    KERNEL(c.h->lock, mb_momenta(c.h->m, c.h->d, &mp, D(c.q), D(c.v), D((PyArrayObject *)out)));
 done:
     Py_XDECREF(am); Py_XDECREF(ac); Py_XDECREF(ai);
     call_clear(&c);
@@ -1579,7 +1709,7 @@ static PyObject *py_sensors_eval(PyObject *self, PyObject *args) {
         !(au = sized_vector(u, p->nu, "u")))
         goto done;
     if (!(out = new_vector(p->n))) goto done;
-    mb_sensors_eval(m, &p->mp, p->n, p->s, D(ax), D(av), D(au), p->nu, D((PyArrayObject *)out));
+    KERNEL(h->lock, mb_sensors_eval(m, h->d, &p->mp, p->n, p->s, D(ax), D(av), D(au), p->nu, D((PyArrayObject *)out)));
 done:
     Py_XDECREF(ax); Py_XDECREF(av); Py_XDECREF(au);
     return out;
@@ -1694,12 +1824,16 @@ static PyObject *py_sled_rhs(PyObject *self, PyObject *args) {
     sled_call_t c;
     if (sled_call_parse(&c, cap, q, y, tau, u, spar, input, hic)) { sled_call_clear(&c); return NULL; }
     mb_model *m = c.h->m;
+    mb_data *d = c.h->d;
     PyObject *qdot = new_vector(m->nq), *ydot = new_vector(sled_ny(m, &c.a));
-    int err = mb_sled_ode_rhs(m, &c.a.s, c.a.has_hic ? &c.a.hic : NULL, t, D(c.u), D(c.q), D(c.y), D(c.tau),
-                              D((PyArrayObject *)qdot), D((PyArrayObject *)ydot));
-    if (err) raise_singular(c.h, err);
-    else res = PyTuple_Pack(2, qdot, ydot);
-    Py_DECREF(qdot); Py_DECREF(ydot);
+    if (qdot && ydot) {
+        int err;
+        KERNEL(c.h->lock, err = mb_sled_ode_rhs(m, d, &c.a.s, c.a.has_hic ? &c.a.hic : NULL, t, D(c.u), D(c.q),
+                                                D(c.y), D(c.tau), D((PyArrayObject *)qdot), D((PyArrayObject *)ydot)));
+        if (err) raise_singular(c.h, err);
+        else res = PyTuple_Pack(2, qdot, ydot);
+    }
+    Py_XDECREF(qdot); Py_XDECREF(ydot);
     sled_call_clear(&c);
     return res;
 }
@@ -1720,18 +1854,23 @@ static PyObject *py_sled_advance(PyObject *self, PyObject *args) {
     sled_call_t c;
     if (sled_call_parse(&c, cap, q, y, tau, u, spar, input, hic)) { sled_call_clear(&c); return NULL; }
     mb_model *m = c.h->m;
+    mb_data *d = c.h->d;
     int ny = sled_ny(m, &c.a);
     PyObject *qo = new_vector(m->nq), *yo = new_vector(ny);
-    memcpy(D((PyArrayObject *)qo), D(c.q), sizeof(double) * m->nq);
-    memcpy(D((PyArrayObject *)yo), D(c.y), sizeof(double) * ny);
     mb_adapt_stats st;
-    int status = mb_sled_advance(m, &c.a.s, c.a.has_hic ? &c.a.hic : NULL, t, D((PyArrayObject *)qo),
-                                 D((PyArrayObject *)yo), D(c.tau), D(c.u), dt, &opt, &st);
+    int status = MB_ADAPT_NO_MEMORY;
+    if (qo && yo) {
+        memcpy(D((PyArrayObject *)qo), D(c.q), sizeof(double) * m->nq);
+        memcpy(D((PyArrayObject *)yo), D(c.y), sizeof(double) * ny);
+        KERNEL(c.h->lock, status = mb_sled_advance(m, d, &c.a.s, c.a.has_hic ? &c.a.hic : NULL, t,
+                                                   D((PyArrayObject *)qo), D((PyArrayObject *)yo), D(c.tau), D(c.u),
+                                                   dt, &opt, &st));
+    }
     if (status == MB_ADAPT_NO_MEMORY) PyErr_NoMemory();
     else if (status == MB_ADAPT_RHS_ERROR) raise_singular(c.h, st.rhs_error);
     else if (status) raise_adapt(status, &st, &opt, dt);
     else res = PyTuple_Pack(2, qo, yo);
-    Py_DECREF(qo); Py_DECREF(yo);
+    Py_XDECREF(qo); Py_XDECREF(yo);
     sled_call_clear(&c);
     return res;
 }
@@ -1750,6 +1889,7 @@ static PyObject *py_sled_sensors(PyObject *self, PyObject *args) {
     mb_sensor *sens = NULL;
     if (sled_call_parse(&c, cap, NULL, v, tau, u, spar, input, NULL)) goto done; /* v read as y (nv) */
     mb_model *m = c.h->m;
+    mb_data *d = c.h->d;
     if (!(a0 = (PyArrayObject *)PyArray_FROMANY(x, NPY_DOUBLE, 1, 1, NPY_ARRAY_IN_ARRAY))) goto done;
     if (!(ax = as_vector((PyObject *)a0, PyArray_SIZE(a0), "x", NULL))) goto done;
     if (PyArray_SIZE(ax) < m->nq + m->nv) {
@@ -1791,8 +1931,8 @@ static PyObject *py_sled_sensors(PyObject *self, PyObject *args) {
     }
     mb_mass_props mp = {D(am), D(ac), D(ai), NULL};
     if (!(out = new_vector(n))) goto done;
-    mb_sled_sensors_eval(m, &mp, &c.a.s, t, n, sens, D(ax), D(c.y), D(c.u), (int)PyArray_SIZE(c.u), D(c.tau),
-                         D((PyArrayObject *)out));
+    KERNEL(c.h->lock, mb_sled_sensors_eval(m, d, &mp, &c.a.s, t, n, sens, D(ax), D(c.y), D(c.u),
+                                           (int)PyArray_SIZE(c.u), D(c.tau), D((PyArrayObject *)out)));
 done:
     free(sens);
     Py_XDECREF(ar); Py_XDECREF(ap); Py_XDECREF(ax); Py_XDECREF(a0);
@@ -1852,7 +1992,7 @@ static PyObject *py_flex_sensors(PyObject *self, PyObject *args) {
     }
     mb_mass_props mp = {D(am), D(ac), D(ai), NULL};
     if (!(out = new_vector(n))) goto done;
-    mb_flex_sensors_eval(fx, &mp, n, sens, D(ax), D(au), (int)PyArray_SIZE(au), D((PyArrayObject *)out));
+    KERNEL(h->lock, mb_flex_sensors_eval(fx, &mp, n, sens, D(ax), D(au), (int)PyArray_SIZE(au), D((PyArrayObject *)out)));
 done:
     free(sens);
     Py_XDECREF(ax); Py_XDECREF(au); Py_XDECREF(ar); Py_XDECREF(ap);
@@ -1864,6 +2004,7 @@ static PyMethodDef methods[] = {
     {"new_model", py_new_model, METH_VARARGS, "Pack a model into a kernel handle."},
     {"set_gravity", py_set_gravity, METH_VARARGS, "Set gravity (3,), m/s^2."},
     {"sizes", py_sizes, METH_VARARGS, "(nb, nq, nv) of a handle."},
+    {"share", py_share, METH_VARARGS, "share(h) -> a handle on h's model with its own workspace (for a thread)"},
     {"rnea", py_rnea, METH_VARARGS, "rnea(h, q, v, a, fext=None, gravity=True) -> tau"},
     {"crba", py_crba, METH_VARARGS, "crba(h, q) -> M"},
     {"crba_pattern", py_crba_pattern, METH_VARARGS,

@@ -51,7 +51,8 @@ int mb_flex_alloc_workspace(mb_flex *fx) {
     fx->pres = calloc(nb, sizeof(int));
     fx->xid = calloc(nb, sizeof(int));
     fx->rk = calloc((size_t)8 * (size_t)(fx->nq + fx->nv) + 8, sizeof(double));
-    if (!fx->xid || !fx->c || !fx->cd || !fx->cqd || !fx->vtau || !fx->XE || !fx->Xr || !fx->J || !fx->zeta ||
+    fx->d = mb_data_new(m);
+    if (!fx->d || !fx->xid || !fx->c || !fx->cd || !fx->cqd || !fx->vtau || !fx->XE || !fx->Xr || !fx->J || !fx->zeta ||
         !fx->grow || !fx->gam || !fx->Mre || !fx->Mee || !fx->be || !fx->Y || !fx->w ||
         !fx->pacc || !fx->pres || !fx->rk)
         return -1;
@@ -65,6 +66,7 @@ void mb_flex_free(mb_flex *fx) {
                  fx->vtau, fx->XE, fx->Xr, fx->J, fx->zeta, fx->grow, fx->gam, fx->Mre, fx->Mee,
                  fx->be, fx->Y, fx->w, fx->pacc, fx->pres, fx->xid, fx->rk};
     for (size_t k = 0; k < sizeof(p) / sizeof(p[0]); ++k) free(p[k]);
+    mb_data_free(fx->d);
     free(fx);
 }
 
@@ -176,12 +178,13 @@ static void TTIT_add(const double *r, const double *I, double *Ip) {
 /* ^kX_B, J_k and zeta_k of every deformation body (needs mb_kinematics) */
 static void member_kinematics(mb_flex *fx) {
     const mb_model *m = fx->m;
+    const mb_data *d = fx->d;
     int nmx = fx->nm_max;
     for (int i = 1; i < m->nb; ++i) {
         if (fx->role[i] != FX_DEFORM) continue;
         int p = m->parent[i], nm = fx->bnm[fx->beam[i]];
-        const double *E = B9(m->E, i), *r = B3(m->r, i), *S = B36(m->S, i);
-        const double *gr = fx->grow + (size_t)nmx * i, *cv = B6(m->c, i);
+        const double *E = B9(d->E, i), *r = B3(d->r, i), *S = B36(d->S, i);
+        const double *gr = fx->grow + (size_t)nmx * i, *cv = B6(d->c, i);
         double *XE = B9(fx->XE, i), *Xr = B3(fx->Xr, i), *zeta = B6(fx->zeta, i);
         double *J = fx->J + (size_t)6 * nmx * i;
         double gam = fx->gam[i];
@@ -221,8 +224,8 @@ static int all_zero(const double *x, int n) {
 
 /* add member i (articulated inertia IA_i, bias pA_i) to its beam's sums */
 static void add_member(mb_flex *fx, int i) {
-    mb_model *m = fx->m;
-    const double *I = B36(m->IA, i), *p = B6(m->pA, i);
+    mb_data *d = fx->d;
+    const double *I = B36(d->IA, i), *p = B6(d->pA, i);
     if (all_zero(p, 6) && all_zero(I, 36)) return; /* a massless link of a chain */
     int b = fx->beam[i], nm = fx->bnm[b], nmx = fx->nm_max, B = fx->bbody[b];
     const double *XE = B9(fx->XE, i), *Xr = B3(fx->Xr, i), *zeta = B6(fx->zeta, i);
@@ -236,12 +239,12 @@ static void add_member(mb_flex *fx, int i) {
     mv6(I, zeta, f0);
     for (int k = 0; k < 6; ++k) f0[k] += p[k];
     if (xid) {
-        TTIT_add(Xr, I, B36(m->IA, B));
+        TTIT_add(Xr, I, B36(d->IA, B));
         Ttf(Xr, f0, t);
-        for (int k = 0; k < 6; ++k) m->pA[6 * B + k] += t[k];
+        for (int k = 0; k < 6; ++k) d->pA[6 * B + k] += t[k];
     } else {
-        XTIX_add(XE, Xr, I, B36(m->IA, B));
-        XTf_add(XE, Xr, f0, B6(m->pA, B));
+        XTIX_add(XE, Xr, I, B36(d->IA, B));
+        XTf_add(XE, Xr, f0, B6(d->pA, B));
     }
     for (int j = 0; j < nm; ++j) {
         const double *Jj = J + 6 * j;
@@ -265,7 +268,7 @@ static void add_member(mb_flex *fx, int i) {
 /* Schur complement of beam b's modal block into the articulated inertia of
  * its frame; keeps Y = M_ee^-1 M_eR and w = M_ee^-1 u_e for the forward pass */
 static int reduce_beam(mb_flex *fx, int b, const double *q, const double *v, const double *tau) {
-    mb_model *m = fx->m;
+    mb_data *d = fx->d;
     int nm = fx->bnm[b], nmx = fx->nm_max, B = fx->bbody[b];
     double *Mre = fx->Mre + (size_t)6 * nmx * b, *Mee = fx->Mee + (size_t)nmx * nmx * b;
     double *be = fx->be + (size_t)nmx * b, *Y = fx->Y + (size_t)6 * nmx * b;
@@ -289,7 +292,7 @@ static int reduce_beam(mb_flex *fx, int b, const double *q, const double *v, con
         for (int j = 0; j < nm; ++j) Y[6 * j + k] = y[j];
     }
     if (y != col) free(y);
-    double *IA = B36(m->IA, B), *pA = B6(m->pA, B);
+    double *IA = B36(d->IA, B), *pA = B6(d->pA, B);
     for (int a = 0; a < 6; ++a) {
         double s = 0.0;
         for (int j = 0; j < nm; ++j) s += Mre[6 * j + a] * w[j];
@@ -304,7 +307,8 @@ static int reduce_beam(mb_flex *fx, int b, const double *q, const double *v, con
 }
 
 static int flex_backward(mb_flex *fx, const double *q, const double *v, const double *tau) {
-    mb_model *m = fx->m;
+    const mb_model *m = fx->m;
+    mb_data *d = fx->d;
     int nmx = fx->nm_max;
     memset(fx->Mre, 0, sizeof(double) * (size_t)fx->nbeam * 6 * nmx);
     memset(fx->Mee, 0, sizeof(double) * (size_t)fx->nbeam * nmx * nmx);
@@ -317,32 +321,33 @@ static int flex_backward(mb_flex *fx, const double *q, const double *v, const do
         }
         if (role == FX_FRAME && (err = reduce_beam(fx, fx->beam[i], q, v, tau))) return err;
         const double *pres = fx->pres[i] ? fx->pacc + fx->pv[i] : NULL;
-        if ((err = mb_aba_joint_step(m, i, fx->vtau, pres))) return err;
+        if ((err = mb_aba_joint_step(m, d, i, fx->vtau, pres))) return err;
     }
     return 0;
 }
 
 static void flex_forward(mb_flex *fx, double *vdot) {
-    mb_model *m = fx->m;
+    const mb_model *m = fx->m;
+    mb_data *d = fx->d;
     int nmx = fx->nm_max;
-    double a0[6] = {0, 0, 0, -m->g[0], -m->g[1], -m->g[2]};
+    double a0[6] = {0, 0, 0, -d->g[0], -d->g[1], -d->g[2]};
     for (int i = 1; i < m->nb; ++i) {
         int p = m->parent[i], role = fx->role[i];
-        double *a = B6(m->a, i);
-        const double *ap = p > 0 ? B6(m->a, p) : a0;
+        double *a = B6(d->a, i);
+        const double *ap = p > 0 ? B6(d->a, p) : a0;
         if (role == FX_DEFORM) {
             /* virtual joint: a = X a_p + c + S c_ddot(eta_ddot) */
             int b = fx->beam[i], nm = fx->bnm[b];
-            const double *S = B36(m->S, i);
+            const double *S = B36(d->S, i);
             const double *gr = fx->grow + (size_t)nmx * i, *etadd = vdot + fx->bv[b];
             double cdd = fx->gam[i];
-            Xmv(B9(m->E, i), B3(m->r, i), ap, a);
+            Xmv(B9(d->E, i), B3(d->r, i), ap, a);
             for (int j = 0; j < nm; ++j) cdd += gr[j] * etadd[j];
-            for (int k = 0; k < 6; ++k) a[k] += m->c[6 * i + k] + S[k] * cdd;
+            for (int k = 0; k < 6; ++k) a[k] += d->c[6 * i + k] + S[k] * cdd;
             continue;
         }
         const double *pres = fx->pres[i] ? fx->pacc + fx->pv[i] : NULL;
-        mb_aba_joint_forward(m, i, ap, pres, m->nvi[i] > 0 ? vdot + fx->pv[i] : NULL);
+        mb_aba_joint_forward(m, d, i, ap, pres, m->nvi[i] > 0 ? vdot + fx->pv[i] : NULL);
         if (role == FX_FRAME) {
             int b = fx->beam[i], nm = fx->bnm[b];
             const double *Y = fx->Y + (size_t)6 * nmx * b, *w = fx->w + (size_t)nmx * b;
@@ -354,20 +359,21 @@ static void flex_forward(mb_flex *fx, double *vdot) {
 
 int mb_flex_rhs(mb_flex *fx, const double *q, const double *v, const double *tau,
                 const double *fext, double *qdot, double *vdot) {
-    mb_model *m = fx->m;
+    const mb_model *m = fx->m;
+    mb_data *d = fx->d;
     int nb = m->nb;
     virtual_state(fx, q, v);
-    mb_kinematics(m, fx->c, fx->cd);
+    mb_kinematics(m, d, fx->c, fx->cd);
     memset(fx->vtau, 0, sizeof(double) * (size_t)m->nv);
     for (int i = 1; i < nb; ++i)
         if (fx->role[i] == FX_RIGID || fx->role[i] == FX_FRAME)
             memcpy(fx->vtau + m->iv[i], tau + fx->pv[i], sizeof(double) * (size_t)m->nvi[i]);
-    if (fext) memcpy(m->fext, fext, sizeof(double) * (size_t)nb * 6);
-    else memset(m->fext, 0, sizeof(double) * (size_t)nb * 6);
-    mb_passive_forces(m, fx->c, fx->cd, fx->vtau, m->fext);
+    if (fext) memcpy(d->fext, fext, sizeof(double) * (size_t)nb * 6);
+    else memset(d->fext, 0, sizeof(double) * (size_t)nb * 6);
+    mb_passive_forces(m, d, fx->c, fx->cd, fx->vtau, d->fext);
     /* rigid-body inertias and bias forces v x* I v - fext */
-    memcpy(m->IA, m->Ibody, sizeof(double) * (size_t)nb * 36);
-    mb_bias_forces(m, m->fext);
+    memcpy(d->IA, m->Ibody, sizeof(double) * (size_t)nb * 36);
+    mb_bias_forces(m, d, d->fext);
     member_kinematics(fx);
     int err = flex_backward(fx, q, v, tau);
     if (err) return err;

@@ -21,7 +21,7 @@ enum { FX_WORLD = 0, FX_RIGID = 1, FX_FRAME = 2, FX_DEFORM = 3 };
 
 typedef struct {
     /* ---- description (immutable after creation) ---- */
-    mb_model *m;      /* the virtual tree (owned by its own handle) */
+    const mb_model *m; /* the virtual tree (owned by its own handle) */
     int nq, nv;       /* public configuration / velocity sizes */
     int nbeam, nm_max;
     int *role;        /* (nb) FX_* */
@@ -36,6 +36,7 @@ typedef struct {
     double *kd;
 
     /* ---- workspace ---- */
+    mb_data *d;           /* the virtual tree's workspace (owned: mb_flex_alloc_workspace) */
     double *c, *cd, *cqd; /* virtual q (nq_v), v (nv_v), dq/dt (nq_v) */
     double *vtau;         /* virtual generalized forces (nv_v) */
     double *XE, *Xr;      /* (nb,9), (nb,3): ^kX_B of a deformation body k */

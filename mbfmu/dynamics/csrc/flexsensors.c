@@ -34,7 +34,7 @@ void mb_flex_sensors_eval(mb_flex *fx, const mb_mass_props *mp, int n, const mb_
             /* a run of tree sensors shares one kinematics pass */
             int r = k;
             while (r < n && on_tree(s[r].kind)) ++r;
-            mb_sensors_eval(fx->m, mp, r - k, sk, fx->c, fx->cd, u, nu, out + k);
+            mb_sensors_eval(fx->m, fx->d, mp, r - k, sk, fx->c, fx->cd, u, nu, out + k);
             for (int j = k; j < r; ++j)
                 if (s[j].kind == MB_SENS_POTENTIAL) out[j] += mb_flex_strain_energy(fx, x);
             k = r;
@@ -45,10 +45,10 @@ void mb_flex_sensors_eval(mb_flex *fx, const mb_mass_props *mp, int n, const mb_
         else if (sk->kind == MB_SENS_RELATIVE) {
             int f = sk->axis / 3;
             double p[3], d[3];
-            const double *R = fx->m->RW + 9 * f;
-            mb_kinematics(fx->m, fx->c, NULL);
-            mb_point_position(fx->m, sk->index, sk->par, p);
-            for (int r = 0; r < 3; ++r) d[r] = p[r] - fx->m->pW[3 * f + r];
+            const double *R = fx->d->RW + 9 * f;
+            mb_kinematics(fx->m, fx->d, fx->c, NULL);
+            mb_point_position(fx->m, fx->d, sk->index, sk->par, p);
+            for (int r = 0; r < 3; ++r) d[r] = p[r] - fx->d->pW[3 * f + r];
             /* R maps frame f to world: R^T d */
             int a = sk->axis % 3;
             out[k] = R[a] * d[0] + R[3 + a] * d[1] + R[6 + a] * d[2];

@@ -32,13 +32,13 @@ typedef struct {
  * return. Returns MB_ADAPT_OK or the status of the failing mb_adapt_advance
  * call (stats, which may be NULL, are then that call's; q, v, z the last
  * state reached), MB_ADAPT_NO_MEMORY when the workspace cannot be allocated. */
-int mb_latch_advance(mb_model *m, const mb_latches *L, double *q, double *v, double *z,
+int mb_latch_advance(const mb_model *m, mb_data *d, const mb_latches *L, double *q, double *v, double *z,
                      const double *tau, double dt, const mb_adapt_options *opt, mb_adapt_stats *stats);
 
 /* dq/dt, dv/dt at (q, v) with the latches z engaged (the right-hand side
  * mb_latch_advance integrates between events; the model's joint forces are
  * restored on return). Returns as mb_rhs, or MB_ADAPT_NO_MEMORY. */
-int mb_latch_rhs(mb_model *m, const mb_latches *L, const double *q, const double *v, const double *z,
+int mb_latch_rhs(const mb_model *m, mb_data *d, const mb_latches *L, const double *q, const double *v, const double *z,
                  const double *tau, double *qdot, double *vdot);
 
 /* elastic energy of the engaged latches at q, J */

@@ -44,8 +44,11 @@ enum { CT_BODY = 0, CT_CX, CT_CY, CT_CZ, CT_R, CT_NX, CT_NY, CT_NZ, CT_OFF, CT_K
  * (N s/m), damping ramp (m). */
 enum { CB_AX = 0, CB_AY, CB_AZ, CB_BODY, CB_PX, CB_PY, CB_PZ, CB_L0, CB_K, CB_D, CB_RAMP, CB_N };
 
+/* The model: the description of a plant, immutable once packed (mb_pack,
+ * pack.c). Kernels read it through a const pointer, so one model serves
+ * any number of callers, each with its own mb_data. */
 typedef struct {
-    /* ---- description (immutable after creation) ---- */
+    /* ---- description ---- */
     int nb;          /* number of bodies including the world body 0 */
     int nq, nv;      /* configuration and velocity sizes */
     int ns;          /* number of point-to-point springs */
@@ -68,7 +71,31 @@ typedef struct {
     int ndr;           /* number of joint drives (drives.h) */
     double *drives;    /* (ndr, DR_N) servo actuation and Coulomb friction, NULL if none */
 
-    /* ---- workspace (overwritten by every call) ---- */
+    /* ---- derived from the description by mb_pack (fast paths) ---- */
+    int *rotax;        /* (nb) k = 0..2: the rotation E of Xup is always about the body's
+                          coordinate axis k (revolute about +-e_k, Rtree = 1); 3: E = 1
+                          always (prismatic or fixed, Rtree = 1); -1: any rotation */
+    int *sax;          /* (nb) revolute/prismatic with S = +-e_j (j = 0..5): j, else -1 */
+    double *ssg;       /* (nb) the sign of that S, +1 or -1 */
+    int vector_q;      /* no quaternion in q: nq = nv and dq/dt = v */
+    /* ---- the dof tree of branch-induced sparsity (RBDA ch. 6), by mb_pack ---- */
+    int *lambda;       /* (nv) parent dof of each dof, -1 at a root */
+    int *lrun;         /* (nv) first dof of the run of consecutive parents ending at
+                          each dof (lambda[t] = t - 1 from lrun[k] + 1 to k) */
+    long lnnz;         /* ancestor-or-self pairs (i, j): the nonzeros of H's lower triangle */
+    int *root;         /* (nb) the ancestor of each body whose parent is the world */
+    int fd_sparse;     /* forward dynamics by the sparse LTDL route (mb_forward_dynamics, mb_rhs) */
+    int has_sr;        /* a joint whose S depends on q (universal, planar: Sr != 0) */
+} mb_model;
+
+/* the sparse route's dense H (mb_data.Hs) is held only up to this many
+ * velocity coordinates; above, forward dynamics is by ABA */
+#define MB_SPARSE_MAX_NV 1024
+
+/* The data: one caller's workspace for one model (mb_data_new), overwritten
+ * by every kernel call. Two threads need two mb_data; they may share the model. */
+typedef struct {
+    const mb_model *model; /* the model it was made for (for the ODE callbacks) */
     double *E, *r;     /* (nb,3,3), (nb,3) Xup */
     double *RW, *pW;   /* (nb,3,3), (nb,3) world pose R_WB, p_WB */
     double *S;         /* (nb,6,6) motion subspace, column k at S + 36 i + 6 k */
@@ -86,43 +113,61 @@ typedef struct {
     double *fext;      /* (nb,6) external + spring forces on each body, body frame */
     double *tau;       /* (nv) total generalized force */
     double *work;      /* scratch, 8 (nq + nv) */
+    double g[3];       /* gravity in use, m/s^2: the model's, which a sled frame (sled.c)
+                          offsets for the time of one call */
+    double *dof_force; /* (nv, DF_N) the joint force rows in use: the model's, which hinge
+                          latches (latch.c) change for the time of one call */
+    double *Hs;        /* (nv,nv) the sparse route's H and factor (lower pattern);
+                          NULL when nv = 0 or nv > MB_SPARSE_MAX_NV */
+} mb_data;
 
-    /* ---- derived from the description by mb_alloc_workspace (fast paths) ---- */
-    int *rotax;        /* (nb) k = 0..2: the rotation E of Xup is always about the body's
-                          coordinate axis k (revolute about +-e_k, Rtree = 1); 3: E = 1
-                          always (prismatic or fixed, Rtree = 1); -1: any rotation */
-    int *sax;          /* (nb) revolute/prismatic with S = +-e_j (j = 0..5): j, else -1 */
-    double *ssg;       /* (nb) the sign of that S, +1 or -1 */
-    int vector_q;      /* no quaternion in q: nq = nv and dq/dt = v */
-    int *lambda;       /* (nv) parent dof of each dof (RBDA ch. 6), -1 at a root */
-    int *lrun;         /* (nv) first dof of the run of consecutive parents ending at
-                          each dof (lambda[t] = t - 1 from lrun[k] + 1 to k) */
-    long lnnz;         /* ancestor-or-self pairs (i, j): the nonzeros of H's lower triangle */
-    int *root;         /* (nb) the ancestor of each body whose parent is the world */
-    int fd_sparse;     /* forward dynamics by the sparse LTDL route (mb_forward_dynamics) */
-    int has_sr;        /* a joint whose S depends on q (universal, planar: Sr != 0) */
-    double *Hs;        /* (nv,nv) the sparse route's H and factor (lower pattern); NULL above 1024 dofs */
-} mb_model;
+/* A model's description as flat arrays (borrowed: mb_pack copies them).
+ * Limits of +-1e300 in dof_force mean none (non-finite values cannot come
+ * through the FMI or the binding's checks). drives may be NULL when ndr = 0. */
+typedef struct {
+    int nb, ns, nct, ncb, ndr;
+    const int *parent, *jtype, *nqi, *nvi;         /* (nb) */
+    const double *axis1, *axis2, *Rtree, *ptree;   /* (nb, 3), (nb, 3), (nb, 3, 3), (nb, 3) */
+    const double *Ibody;                           /* (nb, 6, 6) */
+    const double *g;                               /* (3) m/s^2 */
+    const double *dof_force;                       /* (nv, DF_N), nv = sum of nvi */
+    const double *springs, *contacts, *cables;     /* (ns, SP_N), (nct, CT_N), (ncb, CB_N) */
+    const double *drives;                          /* (ndr, DR_N) */
+} mb_desc;
 
-/* model lifetime (binding.c fills the description, mb_alloc_workspace the rest) */
-int mb_alloc_workspace(mb_model *m);
+/* mb_pack's results: 0, or what is wrong (the index in *where) */
+enum { MB_PACK_OK = 0, MB_PACK_NOMEM, MB_PACK_COUNT, MB_PACK_PARENT, MB_PACK_SPRING,
+       MB_PACK_CONTACT, MB_PACK_CABLE };
+
+/* model lifetime (pack.c): mb_pack copies the description into a new model
+ * (*out, NULL on failure) and derives its fast paths; the one packer of the
+ * Python binding and the native FMU runtime */
+int mb_pack(const mb_desc *desc, mb_model **out, int *where);
+/* pack.c's last step (algorithms.c): the fast paths rotax, sax, ssg and the
+ * dof tree (lambda, lrun, lnnz, root, has_sr, fd_sparse); 0 or -1 (no memory) */
+int mb_model_derive(mb_model *m);
+/* sum of the joints' velocity sizes nvi of a description (the rows of dof_force) */
+int mb_desc_nv(const mb_desc *desc);
 void mb_free(mb_model *m);
+/* a workspace for the model m (NULL on allocation failure); mb_data_free(NULL) is a no-op */
+mb_data *mb_data_new(const mb_model *m);
+void mb_data_free(mb_data *d);
 
 /* kinematics: Xup, S, cJ for all joints; world poses; with qd != NULL body
  * velocities v and c = cJ + v x vJ. */
-void mb_kinematics(mb_model *m, const double *q, const double *qd);
+void mb_kinematics(const mb_model *m, mb_data *d, const double *q, const double *qd);
 
 /* qdd == NULL means zero. fext (nb,6) body-frame, may be NULL. tau out (nv). */
-void mb_rnea(mb_model *m, const double *q, const double *qd, const double *qdd,
+void mb_rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
              const double *fext, int with_gravity, double *tau);
-void mb_crba(mb_model *m, const double *q, double *M);
+void mb_crba(const mb_model *m, mb_data *d, const double *q, double *M);
 /* the same H as its lower pattern only (lnnz values: row by row, each row's
  * entries H[k][j] for j = k, lambda[k], lambda[lambda[k]], ...: decreasing
- * column), as MuJoCo's sparse qM; -1 when the model holds no sparse
+ * column), as MuJoCo's sparse qM; -1 when the data holds no sparse
  * workspace (Hs) */
-int mb_crba_pattern(mb_model *m, const double *q, double *values);
+int mb_crba_pattern(const mb_model *m, mb_data *d, const double *q, double *values);
 /* returns 0, or -(i) with i the body whose articulated joint inertia is singular */
-int mb_aba(mb_model *m, const double *q, const double *qd, const double *tau,
+int mb_aba(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
            const double *fext, int with_gravity, double *qdd);
 /* ABA building blocks (also used by the flexible kernel, flexible.c).
  * mb_bias_forces: pA = v x* I v - fext for every body (needs v from
@@ -132,15 +177,16 @@ int mb_aba(mb_model *m, const double *q, const double *qd, const double *tau,
  * and add them to the parent; returns 0 or -i when S^T IA S is singular.
  * mb_aba_joint_forward: a_i = X a_parent + c + S qdd with qdd (nvi) from the
  * stored reduction, or the prescribed one. */
-void mb_bias_forces(mb_model *m, const double *fext);
-int mb_aba_joint_step(mb_model *m, int i, const double *tau, const double *qdd_prescribed);
-void mb_aba_joint_forward(mb_model *m, int i, const double *a_parent, const double *qdd_prescribed,
+void mb_bias_forces(const mb_model *m, mb_data *d, const double *fext);
+int mb_aba_joint_step(const mb_model *m, mb_data *d, int i, const double *tau, const double *qdd_prescribed);
+void mb_aba_joint_forward(const mb_model *m, mb_data *d, int i, const double *a_parent, const double *qdd_prescribed,
                           double *qdd);
 /* Forward dynamics by the route the model's structure picks (fd_sparse):
  * the articulated-body algorithm, or H(q) qdd = tau - C(q, qd) by the sparse
  * crba and LTDL factorization; route -1 picks, 0 forces ABA, 1 the sparse
- * route. Returns 0, or -(i) with i a body at which the inertia is singular. */
-int mb_forward_dynamics(mb_model *m, const double *q, const double *qd, const double *tau,
+ * route (ABA when the data holds no Hs). Returns 0, or -(i) with i a body at
+ * which the inertia is singular. */
+int mb_forward_dynamics(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
                         const double *fext, int with_gravity, double *qdd, int route);
 /* Branch-induced sparsity of the joint-space inertia H (n x n, row-major):
  * H[i][j] != 0 only when j is i or an ancestor of i in the dof parent array
@@ -162,11 +208,11 @@ void mb_ltl_solve(const double *L, const int *lambda, int n, double *x);
 void mb_sparse_mirror(double *H, const int *lambda, int n, long nnz);
 
 /* x = M(q)^-1 b in O(N); returns as mb_aba */
-int mb_minv(mb_model *m, const double *q, const double *b, double *x);
+int mb_minv(const mb_model *m, mb_data *d, const double *q, const double *b, double *x);
 /* generalized momentum p = M(q) qd in O(N) */
-void mb_momentum(mb_model *m, const double *q, const double *qd, double *p);
+void mb_momentum(const mb_model *m, mb_data *d, const double *q, const double *qd, double *p);
 /* canonical sweep: from (q, p, tau) give qd (nv), dq/dt (nq) and dp/dt (nv) */
-int mb_sweep(mb_model *m, const double *q, const double *p, const double *tau,
+int mb_sweep(const mb_model *m, mb_data *d, const double *q, const double *p, const double *tau,
              const double *fext, double *qd, double *qdot, double *pdot);
 
 /* configuration rate dq/dt (nq) from velocity qd (nv) */
@@ -183,28 +229,28 @@ void mb_normalize_joint(const mb_model *m, int i, double *qi);
  * commands from tau and replace them by their torques), then joint
  * springs/dampers/limits into tau (added), spring-damper, contact and cable
  * forces into fext (added, body frame). Needs mb_kinematics(q, qd) first. */
-void mb_passive_forces(mb_model *m, const double *q, const double *qd, double *tau, double *fext);
+void mb_passive_forces(const mb_model *m, mb_data *d, const double *q, const double *qd, double *tau, double *fext);
 /* elastic energy (J) of the force elements at q: joint springs and range
  * limits, point-to-point springs, contacts, cables (runs mb_kinematics(q)) */
-double mb_passive_energy(mb_model *m, const double *q);
+double mb_passive_energy(const mb_model *m, mb_data *d, const double *q);
 /* the same with the world poses of mb_kinematics(q) already in place */
-double mb_passive_energy_posed(mb_model *m, const double *q);
+double mb_passive_energy_posed(const mb_model *m, mb_data *d, const double *q);
 /* world position x (m) of the point r_B (body frame, m) of body b after mb_kinematics */
-void mb_point_position(const mb_model *m, int b, const double *r_B, double *x);
+void mb_point_position(const mb_model *m, const mb_data *d, int b, const double *r_B, double *x);
 /* world-frame classical acceleration (m/s^2) of the point r_B (body frame, m)
  * of body b from the body velocities v and accelerations a of the last
  * mb_rnea call (with_gravity = 0: the inertial acceleration; 1: minus gravity) */
-void mb_point_acceleration(const mb_model *m, int b, const double *r_B, double *acc);
+void mb_point_acceleration(const mb_model *m, const mb_data *d, int b, const double *r_B, double *acc);
 /* Force element readouts (need mb_kinematics(q, qd) first).
  * mb_contact_force: world force F (3, N) of contact k on its body, applied at
  * the point rB (3, body frame, m: the sphere's deepest point along -normal);
  * returns the penetration (m, negative when apart; F = 0 then).
  * mb_cable_force: world force F (3, N) of cable k on its body point and the
  * length L (m); returns the tension (N, >= 0). */
-double mb_contact_force(const mb_model *m, int k, double *F, double *rB);
-double mb_cable_force(const mb_model *m, int k, double *F, double *L);
+double mb_contact_force(const mb_model *m, const mb_data *d, int k, double *F, double *rB);
+double mb_cable_force(const mb_model *m, const mb_data *d, int k, double *F, double *L);
 /* whole right-hand side with passive forces: dq/dt (nq), dv/dt (nv) */
-int mb_rhs(mb_model *m, const double *q, const double *qd, const double *tau,
+int mb_rhs(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
            const double *fext, double *qdot, double *qdd);
 /* A first-order system x = [q; y] (y = v or p, or public coordinates of a
  * flexible system) for the shared fixed-step loop: the right-hand side f
@@ -231,12 +277,12 @@ int mb_rk4_steps(const mb_ode *ode, double *q, double *y, const double *tau, con
 
 /* n classical RK4 steps of size h on x = [q; v]; quaternions renormalized
  * after each step. Returns 0 or the mb_aba error code. */
-int mb_rk4(mb_model *m, double *q, double *qd, const double *tau, const double *fext,
+int mb_rk4(const mb_model *m, mb_data *d, double *q, double *qd, const double *tau, const double *fext,
            double h, int n);
 
 /* n classical RK4 steps of size h in canonical variables x = [q; p], with the
  * model's force elements; quaternions renormalized after each step. */
-int mb_rk4_canonical(mb_model *m, double *q, double *p, const double *tau, const double *fext,
+int mb_rk4_canonical(const mb_model *m, mb_data *d, double *q, double *p, const double *tau, const double *fext,
                      double h, int n);
 
 #endif

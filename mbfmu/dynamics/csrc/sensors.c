@@ -5,10 +5,10 @@
 #include "sensors.h"
 
 /* 1/2 sum_i v_i^T I_i v_i over the bodies (needs mb_kinematics(q, v)) */
-static double kinetic_energy(const mb_model *m) {
+static double kinetic_energy(const mb_model *m, const mb_data *d) {
     double e = 0.0;
     for (int i = 1; i < m->nb; ++i) {
-        const double *I = m->Ibody + 36 * i, *vi = m->v + 6 * i;
+        const double *I = m->Ibody + 36 * i, *vi = d->v + 6 * i;
         for (int r = 0; r < 6; ++r) {
             double t = 0.0;
             for (int c = 0; c < 6; ++c) t += I[6 * r + c] * vi[c];
@@ -20,29 +20,29 @@ static double kinetic_energy(const mb_model *m) {
 
 /* gravity (zero at the world origin) plus the force elements' elastic energy
  * (needs the world poses of mb_kinematics(q)) */
-static double potential_energy(mb_model *m, const mb_mass_props *mp, const double *q) {
-    double e = 0.0, elastic = mb_passive_energy_posed(m, q);
+static double potential_energy(const mb_model *m, mb_data *d, const mb_mass_props *mp, const double *q) {
+    double e = 0.0, elastic = mb_passive_energy_posed(m, d, q);
     for (int i = 1; i < m->nb; ++i) {
         double c[3];
-        mb_point_position(m, i, mp->com + 3 * i, c);
-        e += mp->mass[i] * (c[0] * m->g[0] + c[1] * m->g[1] + c[2] * m->g[2]);
+        mb_point_position(m, d, i, mp->com + 3 * i, c);
+        e += mp->mass[i] * (c[0] * d->g[0] + c[1] * d->g[1] + c[2] * d->g[2]);
     }
     return -e + elastic;
 }
 
 /* total momentum [H (about the world origin); L], world axes (needs
  * mb_kinematics(q, v)); the steps of mbfmu.dynamics.algorithms.momentum */
-static void momenta(const mb_model *m, const mb_mass_props *mp, double *HL) {
+static void momenta(const mb_model *m, const mb_data *d, const mb_mass_props *mp, double *HL) {
     memset(HL, 0, 6 * sizeof(double));
     for (int i = 1; i < m->nb; ++i) {
-        const double *R = m->RW + 9 * i, *w = m->v + 6 * i, *vl = w + 3, *c = mp->com + 3 * i;
+        const double *R = d->RW + 9 * i, *w = d->v + 6 * i, *vl = w + 3, *c = mp->com + 3 * i;
         const double *I = mp->Ic + 9 * i, mi = mp->mass[i];
         double wW[3], cW[3], vc[3], t[3], RI[9], h[3];
         double wc[3] = {w[1] * c[2] - w[2] * c[1], w[2] * c[0] - w[0] * c[2], w[0] * c[1] - w[1] * c[0]};
         for (int r = 0; r < 3; ++r) t[r] = vl[r] + wc[r];
         for (int r = 0; r < 3; ++r) {
             wW[r] = R[3 * r] * w[0] + R[3 * r + 1] * w[1] + R[3 * r + 2] * w[2];
-            cW[r] = m->pW[3 * i + r] + (R[3 * r] * c[0] + R[3 * r + 1] * c[1] + R[3 * r + 2] * c[2]);
+            cW[r] = d->pW[3 * i + r] + (R[3 * r] * c[0] + R[3 * r + 1] * c[1] + R[3 * r + 2] * c[2]);
             vc[r] = R[3 * r] * t[0] + R[3 * r + 1] * t[1] + R[3 * r + 2] * t[2];
         }
         /* (R I R^T) wW */
@@ -64,13 +64,14 @@ static void momenta(const mb_model *m, const mb_mass_props *mp, double *HL) {
     }
 }
 
-void mb_momenta(mb_model *m, const mb_mass_props *mp, const double *q, const double *v, double *HL) {
-    mb_kinematics(m, q, v);
-    momenta(m, mp, HL);
+void mb_momenta(const mb_model *m, mb_data *d, const mb_mass_props *mp, const double *q, const double *v, double *HL) {
+    mb_kinematics(m, d, q, v);
+    momenta(m, d, mp, HL);
 }
 
-void mb_body_quaternion(const mb_model *m, int b, double *e) {
-    const double *R = m->RW + 9 * b;
+void mb_body_quaternion(const mb_model *m, const mb_data *d, int b, double *e) {
+    (void)m; /* the uniform (model, data) signature: this one reads the data only */
+    const double *R = d->RW + 9 * b;
     double tr = R[0] + R[4] + R[8], s;
     if (tr >= fmax(R[0], fmax(R[4], R[8]))) {
         s = 2.0 * sqrt(1.0 + tr);
@@ -90,8 +91,9 @@ void mb_body_quaternion(const mb_model *m, int b, double *e) {
     for (int k = 0; k < 4; ++k) e[k] /= n;
 }
 
-void mb_body_twist(const mb_model *m, int b, double *tw) {
-    const double *R = m->RW + 9 * b, *vb = m->v + 6 * b;
+void mb_body_twist(const mb_model *m, const mb_data *d, int b, double *tw) {
+    (void)m; /* the uniform (model, data) signature: this one reads the data only */
+    const double *R = d->RW + 9 * b, *vb = d->v + 6 * b;
     for (int r = 0; r < 3; ++r) {
         tw[r] = R[3 * r] * vb[0] + R[3 * r + 1] * vb[1] + R[3 * r + 2] * vb[2];
         tw[3 + r] = R[3 * r] * vb[3] + R[3 * r + 1] * vb[4] + R[3 * r + 2] * vb[5];
@@ -100,7 +102,7 @@ void mb_body_twist(const mb_model *m, int b, double *tw) {
 
 /* the kinematics the sensors need, run once: world poses (returns 1), with
  * the body velocities when a sensor reads them (returns 2); 0: none */
-static int sensor_kinematics(mb_model *m, int n, const mb_sensor *s, const double *q, const double *v) {
+static int sensor_kinematics(const mb_model *m, mb_data *d, int n, const mb_sensor *s, const double *q, const double *v) {
     int need = 0;
     for (int k = 0; k < n; ++k) {
         int kind = s[k].kind;
@@ -109,14 +111,14 @@ static int sensor_kinematics(mb_model *m, int n, const mb_sensor *s, const doubl
                  need == 0)
             need = 1;
     }
-    if (need) mb_kinematics(m, q, need == 2 ? v : NULL);
+    if (need) mb_kinematics(m, d, q, need == 2 ? v : NULL);
     return need;
 }
 
-void mb_sensors_eval(mb_model *m, const mb_mass_props *mp, int n, const mb_sensor *s,
+void mb_sensors_eval(const mb_model *m, mb_data *d, const mb_mass_props *mp, int n, const mb_sensor *s,
                      const double *x, const double *v, const double *u, int nu, double *out) {
     const double *q = x;
-    int need = sensor_kinematics(m, n, s, q, v);
+    int need = sensor_kinematics(m, d, n, s, q, v);
     int have_pos = need > 0, have_vel = need == 2;
     double ke = 0.0, pe = 0.0;
     int have_ke = 0, have_pe = 0, have_hl = 0;
@@ -129,22 +131,22 @@ void mb_sensors_eval(mb_model *m, const mb_mass_props *mp, int n, const mb_senso
         case MB_SENS_VELOCITY: out[k] = v[sk->index]; break;
         case MB_SENS_POINT: {
             double p[3];
-            if (!have_pos) { mb_kinematics(m, q, NULL); have_pos = 1; have_vel = 0; }
-            mb_point_position(m, sk->index, sk->par, p);
+            if (!have_pos) { mb_kinematics(m, d, q, NULL); have_pos = 1; have_vel = 0; }
+            mb_point_position(m, d, sk->index, sk->par, p);
             out[k] = p[sk->axis];
             break;
         }
         case MB_SENS_KINETIC:
             if (!have_ke) {
-                if (!have_vel) { mb_kinematics(m, q, v); have_vel = have_pos = 1; }
-                ke = kinetic_energy(m);
+                if (!have_vel) { mb_kinematics(m, d, q, v); have_vel = have_pos = 1; }
+                ke = kinetic_energy(m, d);
                 have_ke = 1;
             }
             out[k] = ke;
             break;
         case MB_SENS_POTENTIAL:
-            if (!have_pos) { mb_kinematics(m, q, NULL); have_pos = 1; }
-            if (!have_pe) { pe = potential_energy(m, mp, q); have_pe = 1; }
+            if (!have_pos) { mb_kinematics(m, d, q, NULL); have_pos = 1; }
+            if (!have_pe) { pe = potential_energy(m, d, mp, q); have_pe = 1; }
             out[k] = pe + (sk->index && mp->latches ? mb_latch_energy(mp->latches, q, x + m->nq + m->nv) : 0.0);
             break;
         case MB_SENS_QUATERNION: {
@@ -154,8 +156,8 @@ void mb_sensors_eval(mb_model *m, const mb_mass_props *mp, int n, const mb_senso
         }
         case MB_SENS_MOMENTUM:
             if (!have_hl) {
-                if (!have_vel) { mb_kinematics(m, q, v); have_vel = have_pos = 1; }
-                momenta(m, mp, hl);
+                if (!have_vel) { mb_kinematics(m, d, q, v); have_vel = have_pos = 1; }
+                momenta(m, d, mp, hl);
                 have_hl = 1;
             }
             out[k] = hl[sk->axis];
@@ -163,10 +165,10 @@ void mb_sensors_eval(mb_model *m, const mb_mass_props *mp, int n, const mb_senso
         case MB_SENS_BODY_QUATERNION:
         case MB_SENS_BODY_TWIST:
             if (frame_body != sk->index || frame_kind != sk->kind) {
-                if (sk->kind == MB_SENS_BODY_TWIST && !have_vel) { mb_kinematics(m, q, v); have_vel = have_pos = 1; }
-                else if (!have_pos) { mb_kinematics(m, q, NULL); have_pos = 1; }
-                if (sk->kind == MB_SENS_BODY_TWIST) mb_body_twist(m, sk->index, frame);
-                else mb_body_quaternion(m, sk->index, frame);
+                if (sk->kind == MB_SENS_BODY_TWIST && !have_vel) { mb_kinematics(m, d, q, v); have_vel = have_pos = 1; }
+                else if (!have_pos) { mb_kinematics(m, d, q, NULL); have_pos = 1; }
+                if (sk->kind == MB_SENS_BODY_TWIST) mb_body_twist(m, d, sk->index, frame);
+                else mb_body_quaternion(m, d, sk->index, frame);
                 frame_body = sk->index;
                 frame_kind = sk->kind;
             }

@@ -40,18 +40,18 @@ typedef struct {
 
 /* total momentum HL = [H (about the world origin, N m s); L (N s)], world
  * axes, at (q, v); runs mb_kinematics(q, v) */
-void mb_momenta(mb_model *m, const mb_mass_props *mp, const double *q, const double *v, double *HL);
+void mb_momenta(const mb_model *m, mb_data *d, const mb_mass_props *mp, const double *q, const double *v, double *HL);
 
 /* the body orientation R_WB of body b as a unit quaternion (w, x, y, z),
  * w >= 0 (Shepperd's method), after mb_kinematics */
-void mb_body_quaternion(const mb_model *m, int b, double *quat);
+void mb_body_quaternion(const mb_model *m, const mb_data *d, int b, double *quat);
 /* the twist of body b in world axes: angular velocity (rad/s), then the
  * velocity of its origin (m/s), after mb_kinematics(q, v) */
-void mb_body_twist(const mb_model *m, int b, double *twist);
+void mb_body_twist(const mb_model *m, const mb_data *d, int b, double *twist);
 
 /* out[k] = value of sensor k (n sensors) at state x with velocities v (nv)
  * and inputs u (nu); runs the kinematics it needs. */
-void mb_sensors_eval(mb_model *m, const mb_mass_props *mp, int n, const mb_sensor *s,
+void mb_sensors_eval(const mb_model *m, mb_data *d, const mb_mass_props *mp, int n, const mb_sensor *s,
                      const double *x, const double *v, const double *u, int nu, double *out);
 
 #endif

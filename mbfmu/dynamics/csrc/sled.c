@@ -15,34 +15,34 @@ double mb_sled_acceleration(const mb_sled *s, double t, const double *u) {
     return a;
 }
 
-int mb_sled_rhs(mb_model *m, const mb_sled *s, double a_s, const double *q, const double *v,
+int mb_sled_rhs(const mb_model *m, mb_data *d, const mb_sled *s, double a_s, const double *q, const double *v,
                 const double *tau, double *qdot, double *vdot) {
     double g0[3];
-    memcpy(g0, m->g, sizeof g0);
+    memcpy(g0, d->g, sizeof g0);
     for (int r = 0; r < 3; ++r)
-        if (s->par[SL_AX + r] != 0.0) m->g[r] = g0[r] - a_s * s->par[SL_AX + r];
-    int err = mb_rhs(m, q, v, tau, NULL, qdot, vdot);
-    memcpy(m->g, g0, sizeof g0);
+        if (s->par[SL_AX + r] != 0.0) d->g[r] = g0[r] - a_s * s->par[SL_AX + r];
+    int err = mb_rhs(m, d, q, v, tau, NULL, qdot, vdot);
+    memcpy(d->g, g0, sizeof g0);
     return err;
 }
 
-void mb_sled_specific_force(mb_model *m, const mb_sled *s, double a_s, const double *q, const double *v,
+void mb_sled_specific_force(const mb_model *m, mb_data *d, const mb_sled *s, double a_s, const double *q, const double *v,
                             const double *vdot, int b, const double *r_B, double *acc) {
-    mb_rnea(m, q, v, vdot, NULL, 0, m->tau);
-    mb_point_acceleration(m, b, r_B, acc);
+    mb_rnea(m, d, q, v, vdot, NULL, 0, d->tau);
+    mb_point_acceleration(m, d, b, r_B, acc);
     for (int r = 0; r < 3; ++r) {
         if (s->par[SL_AX + r] != 0.0) acc[r] += a_s * s->par[SL_AX + r];
-        acc[r] -= m->g[r];
+        acc[r] -= d->g[r];
     }
 }
 
-int mb_sled_ode_rhs(mb_model *m, const mb_sled *s, const mb_hic *hic, double t, const double *u,
+int mb_sled_ode_rhs(const mb_model *m, mb_data *d, const mb_sled *s, const mb_hic *hic, double t, const double *u,
                     const double *q, const double *y, const double *tau, double *qdot, double *ydot) {
     double a_s = mb_sled_acceleration(s, t, u);
-    int err = mb_sled_rhs(m, s, a_s, q, y, tau, qdot, ydot);
+    int err = mb_sled_rhs(m, d, s, a_s, q, y, tau, qdot, ydot);
     if (err || !hic) return err;
     double acc[3];
-    mb_sled_specific_force(m, s, a_s, q, y, ydot, hic->body, hic->par, acc);
+    mb_sled_specific_force(m, d, s, a_s, q, y, ydot, hic->body, hic->par, acc);
     double *z = ydot + m->nv;
     z[0] = mb_hic_rate(hic, acc);
     for (int k = 1; k < mb_hic_size(hic); ++k) z[k] = 0.0;
@@ -51,7 +51,8 @@ int mb_sled_ode_rhs(mb_model *m, const mb_sled *s, const mb_hic *hic, double t, 
 
 /* ------------------------------------------------------------ advance */
 typedef struct {
-    mb_model *m;
+    const mb_model *m;
+    mb_data *d;
     const mb_sled *s;
     const mb_hic *hic;
     const double *u;
@@ -62,15 +63,15 @@ static int ode_f(void *ctx, const double *q, const double *y, const double *tau,
                  double *qdot, double *ydot) {
     (void)fext;
     sled_ctx *c = ctx;
-    return mb_sled_ode_rhs(c->m, c->s, c->hic, c->t0 + c->ts, c->u, q, y, tau, qdot, ydot);
+    return mb_sled_ode_rhs(c->m, c->d, c->s, c->hic, c->t0 + c->ts, c->u, q, y, tau, qdot, ydot);
 }
 
 static void ode_normalize(void *ctx, double *q) { mb_normalize(((sled_ctx *)ctx)->m, q); }
 
-int mb_sled_advance(mb_model *m, const mb_sled *s, const mb_hic *hic, double t, double *q, double *y,
+int mb_sled_advance(const mb_model *m, mb_data *d, const mb_sled *s, const mb_hic *hic, double t, double *q, double *y,
                     const double *tau, const double *u, double dt, const mb_adapt_options *opt,
                     mb_adapt_stats *stats) {
-    sled_ctx c = {m, s, hic, u, t, 0.0};
+    sled_ctx c = {m, d, s, hic, u, t, 0.0};
     mb_ode ode = {&c, ode_f, ode_normalize, m->nq, m->nv + (hic ? mb_hic_size(hic) : 0), NULL, &c.ts};
     if (!hic) return mb_adapt_advance(&ode, q, y, tau, NULL, dt, opt, stats);
     /* the grid loop of the recorder (its instants are exact multiples of
@@ -91,43 +92,43 @@ int mb_sled_advance(mb_model *m, const mb_sled *s, const mb_hic *hic, double t, 
 /* ------------------------------------------------------------ sensors */
 static int is_sled_kind(int kind) { return kind >= MB_SENS_ACCELEROMETER && kind <= MB_SENS_DISPLACEMENT; }
 
-void mb_sled_sensors_eval(mb_model *m, const mb_mass_props *mp, const mb_sled *s, double t, int n,
+void mb_sled_sensors_eval(const mb_model *m, mb_data *d, const mb_mass_props *mp, const mb_sled *s, double t, int n,
                           const mb_sensor *sens, const double *x, const double *v, const double *u, int nu,
                           const double *tau, double *out) {
     const double *q = x;
     int any = 0, accel = 0;
-    mb_sensors_eval(m, mp, n, sens, x, v, u, nu, out); /* the engine's kinds (the others NaN here) */
+    mb_sensors_eval(m, d, mp, n, sens, x, v, u, nu, out); /* the engine's kinds (the others NaN here) */
     for (int k = 0; k < n; ++k) {
         any |= is_sled_kind(sens[k].kind);
         accel |= sens[k].kind == MB_SENS_ACCELEROMETER;
     }
     if (!any) return;
     double a_s = mb_sled_acceleration(s, t, u);
-    if (accel) { /* one dynamics evaluation for every accelerometer (m->work is free scratch) */
-        double *qdot = m->work, *vdot = qdot + m->nq;
-        int err = mb_sled_rhs(m, s, a_s, q, v, tau, qdot, vdot);
+    if (accel) { /* one dynamics evaluation for every accelerometer (d->work is free scratch) */
+        double *qdot = d->work, *vdot = qdot + m->nq;
+        int err = mb_sled_rhs(m, d, s, a_s, q, v, tau, qdot, vdot);
         for (int k = 0; k < n; ++k) {
             const mb_sensor *sk = sens + k;
             if (sk->kind != MB_SENS_ACCELEROMETER) continue;
             double acc[3];
             if (err) { out[k] = NAN; continue; }
-            mb_sled_specific_force(m, s, a_s, q, v, vdot, sk->index, sk->par, acc);
+            mb_sled_specific_force(m, d, s, a_s, q, v, vdot, sk->index, sk->par, acc);
             out[k] = sk->axis < 3 ? acc[sk->axis] : sqrt(acc[0] * acc[0] + acc[1] * acc[1] + acc[2] * acc[2]);
         }
     }
-    mb_kinematics(m, q, v);
+    mb_kinematics(m, d, q, v);
     for (int k = 0; k < n; ++k) {
         const mb_sensor *sk = sens + k;
         switch (sk->kind) {
         case MB_SENS_SLED_ACCEL: out[k] = a_s; break;
         case MB_SENS_CABLE_TENSION: {
             double F[3], L;
-            out[k] = mb_cable_force(m, sk->index, F, &L);
+            out[k] = mb_cable_force(m, d, sk->index, F, &L);
             break;
         }
         case MB_SENS_DISPLACEMENT: {
             double p[3];
-            mb_point_position(m, sk->index, sk->par, p);
+            mb_point_position(m, d, sk->index, sk->par, p);
             out[k] = p[sk->axis] - sk->par[3];
             break;
         }

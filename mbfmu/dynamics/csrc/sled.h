@@ -42,17 +42,17 @@ double mb_sled_acceleration(const mb_sled *s, double t, const double *u);
 
 /* dq/dt, dv/dt in the sled frame at sled acceleration a_s (the model's
  * right-hand side with gravity g - a_s axis); returns as mb_rhs */
-int mb_sled_rhs(mb_model *m, const mb_sled *s, double a_s, const double *q, const double *v,
+int mb_sled_rhs(const mb_model *m, mb_data *d, const mb_sled *s, double a_s, const double *q, const double *v,
                 const double *tau, double *qdot, double *vdot);
 
 /* specific force (3, m/s^2, sled axes) at the point r_B (body frame) of body
  * b, from (q, v, vdot) of the sled-frame dynamics at a_s (runs mb_rnea) */
-void mb_sled_specific_force(mb_model *m, const mb_sled *s, double a_s, const double *q, const double *v,
+void mb_sled_specific_force(const mb_model *m, mb_data *d, const mb_sled *s, double a_s, const double *q, const double *v,
                             const double *vdot, int b, const double *r_B, double *acc);
 
 /* x' = f(x) of the sled frame with the HIC recorder (NULL: none):
  * y = [v; z], z the recorder's states (hic.h), at time t (s) */
-int mb_sled_ode_rhs(mb_model *m, const mb_sled *s, const mb_hic *hic, double t, const double *u,
+int mb_sled_ode_rhs(const mb_model *m, mb_data *d, const mb_sled *s, const mb_hic *hic, double t, const double *u,
                     const double *q, const double *y, const double *tau, double *qdot, double *ydot);
 
 /* State after dt (s) from time t (s), inputs u and generalized forces tau
@@ -61,13 +61,13 @@ int mb_sled_ode_rhs(mb_model *m, const mb_sled *s, const mb_hic *hic, double t, 
  * recorder (each interval integrated anew from its start), where
  * mb_hic_record runs. Returns MB_ADAPT_OK or the failing call's status
  * (stats are then that call's; q, y the last state reached). */
-int mb_sled_advance(mb_model *m, const mb_sled *s, const mb_hic *hic, double t, double *q, double *y,
+int mb_sled_advance(const mb_model *m, mb_data *d, const mb_sled *s, const mb_hic *hic, double t, double *q, double *y,
                     const double *tau, const double *u, double dt, const mb_adapt_options *opt,
                     mb_adapt_stats *stats);
 
 /* as mb_sensors_eval (sensors.h) at time t, with the sled frame's sensors
  * as well (tau: the generalized forces of the accelerometers' dynamics) */
-void mb_sled_sensors_eval(mb_model *m, const mb_mass_props *mp, const mb_sled *s, double t, int n,
+void mb_sled_sensors_eval(const mb_model *m, mb_data *d, const mb_mass_props *mp, const mb_sled *s, double t, int n,
                           const mb_sensor *sens, const double *x, const double *v, const double *u, int nu,
                           const double *tau, double *out);
 

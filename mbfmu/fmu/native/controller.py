@@ -1,7 +1,8 @@
 """Native controller FMUs: :func:`build_controller_fmu`.
 
-A linear controller (state space, discrete or continuous) or mbfmu's discrete
-PID becomes an FMI 2.0 or 3.0 co-simulation FMU whose binary is C only. The
+A linear controller (state space, discrete or continuous), mbfmu's discrete
+PID or a gain-scheduled state feedback (gain tables interpolated at a
+scheduling input) becomes an FMI 2.0 or 3.0 co-simulation FMU whose binary is C only. The
 controller is evaluated by ``ctrl/controller.c`` (its C API is documented in
 ``ctrl/controller.h``; a compiled co-simulation loop can run the same
 evaluator), the FMU instance and its state machine are
@@ -29,7 +30,8 @@ import uuid
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from types import SimpleNamespace
+from typing import Any, Iterable, Sequence
 from xml.etree.ElementTree import Element, SubElement
 
 import numpy as np
@@ -44,7 +46,7 @@ from .fmi3 import PLATFORM_TUPLES
 
 CTRL_DIR = Path(__file__).parent / "ctrl"
 DATA_FILE = "ctrl_data.c"
-KINDS = {"lti": 1, "pid": 2}
+KINDS = {"lti": 1, "pid": 2, "sched": 3, "block": 4, "net": 5, "tape": 6}
 MAX_PARAMETERS = 64  # ctrl_fmi2.c checks parameter sets on a fixed array
 
 
@@ -67,7 +69,9 @@ class ControllerSpec:
     name : str
         Model name (a C identifier: the model identifier).
     kind : str
-        ``"lti"`` or ``"pid"``.
+        ``"lti"``, ``"pid"``, ``"sched"``, ``"block"`` (a static block of
+        :mod:`mbfmu.cosim.blocks`), ``"net"`` (an interconnection of the
+        others) or ``"tape"`` (a traced nonlinear system).
     dt : float
         Sample time [s] of a discrete controller; 0 for a continuous one
         (zero-order hold over the communication step).
@@ -82,6 +86,30 @@ class ControllerSpec:
     Ad0, Bd0 : ndarray or None
     on_error : bool
         PID: the derivative acts on the error (else on minus the measurement).
+    grid, gains, x_ref, u_ref : ndarray
+        Scheduled: the grid (g,) of the scheduling variable, increasing, the
+        gains (g, ny, nk) at its points, the target (nk,) of the first nk
+        inputs and the outputs u_ref (ny,) there: ``y = u_ref - gain K(s)
+        (u[:nk] - x_ref)``.
+    sidx : int
+        Scheduled: the input that is the scheduling variable (-1: none).
+    op, k, k2 : int, ndarray, ndarray
+        Block: the operation (``controller.h``'s ``MBC_B_*``) and its gains,
+        offsets, limits or signs.
+    subs : list of ControllerSpec
+        Net: the controllers and blocks, in evaluation order (each one's
+        direct-feedthrough inputs come from the net's inputs or earlier
+        units); the net's states and parameters are theirs, in order.
+    src, out : list of int
+        Net: where each sub-unit input (concatenated) and each net output
+        comes from: -1 the constant ``su0``, ``j < nu`` the net's input
+        ``j``, ``nu + o`` the ``o``-th sub-unit output (concatenated).
+    su0 : list of float
+        Net: the constant of each sub-unit input whose ``src`` is -1.
+    tape : symbolic.Tape or None
+        Tape: the expression tape, leaves (t, x, u) (:mod:`mbfmu.control.traced`).
+    tout : list of int
+        Tape: its nodes of the next state, then of the outputs.
     feedthrough : dict of int to list of int
         Output index -> input indices it depends on directly.
     description : str
@@ -103,6 +131,20 @@ class ControllerSpec:
     Ad0: np.ndarray | None = None
     Bd0: np.ndarray | None = None
     on_error: bool = False
+    grid: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    gains: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0)))
+    x_ref: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    u_ref: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    sidx: int = -1
+    op: int = 0
+    k: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    k2: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    subs: list = field(default_factory=list)
+    src: list = field(default_factory=list)
+    out: list = field(default_factory=list)
+    su0: list = field(default_factory=list)
+    tape: Any = None
+    tout: list = field(default_factory=list)
     feedthrough: dict[int, list[int]] = field(default_factory=dict)
     description: str = ""
 
@@ -125,14 +167,23 @@ def _c_string(s: str) -> str:
 
 
 def _check(spec: ControllerSpec) -> None:
-    if spec.kind not in KINDS:
-        raise InputError(f"controller kind {spec.kind!r}: the native runtime has {', '.join(KINDS)}")
     if not spec.name.isidentifier():
         raise InputError(f"controller name {spec.name!r} must be a C identifier")
-    if not (spec.dt >= 0 and math.isfinite(spec.dt)):
-        raise InputError(f"controller {spec.name!r}: sample time {spec.dt!r} s must be >= 0 and finite")
     if len(spec.parameters) > MAX_PARAMETERS:
         raise InputError(f"controller {spec.name!r}: {len(spec.parameters)} parameters, at most {MAX_PARAMETERS}")
+    _check_numbers(spec)
+    names = [s.name for s in spec.inputs + spec.outputs + spec.states + spec.parameters]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise InputError(f"controller {spec.name!r}: variable names used twice: {dup}")
+
+
+def _check_numbers(spec: ControllerSpec) -> None:
+    """What the evaluator needs of a spec (of a net's sub-units too)."""
+    if spec.kind not in KINDS:
+        raise InputError(f"controller kind {spec.kind!r}: the native runtime has {', '.join(KINDS)}")
+    if not (spec.dt >= 0 and math.isfinite(spec.dt)):
+        raise InputError(f"controller {spec.name!r}: sample time {spec.dt!r} s must be >= 0 and finite")
     nx, nu, ny = len(spec.states), len(spec.inputs), len(spec.outputs)
     if spec.kind == "lti":
         for k, shape in (("A", (nx, nx)), ("B", (nx, nu)), ("C", (ny, nx)), ("D", (ny, nu))):
@@ -141,40 +192,120 @@ def _check(spec: ControllerSpec) -> None:
                 raise InputError(f"controller {spec.name!r}: matrix {k} must be {shape[0]}x{shape[1]} finite values")
         if spec.dt == 0 and not spec.h0 > 0 and nx:
             raise InputError(f"controller {spec.name!r} is continuous: give its default step h0 [s]")
+    elif spec.kind == "sched":
+        _check_schedule(spec)
+    elif spec.kind == "block":
+        if nx or spec.parameters or spec.dt or any(np.any(np.isnan(a)) for a in (spec.k, spec.k2)):
+            raise InputError(f"block {spec.name!r}: a block has no states, no parameters, no sample time")
+    elif spec.kind == "net":
+        _check_net(spec)
+    elif spec.kind == "tape":
+        leaves = sum(1 for n in spec.tape.nodes if n[0] == 1) if spec.tape is not None else -1  # PARAM nodes
+        if leaves != 1 + nx + nu or len(spec.tout) != nx + ny or spec.parameters or spec.dt <= 0:
+            raise InputError(f"controller {spec.name!r}: a traced system has a tape of (t, x, u), its nodes of "
+                             "the next state and the outputs, no parameters and dt > 0")
     elif (nu, ny, nx, len(spec.parameters)) != (2, 1, 3, 7) or spec.dt <= 0:
         raise InputError(f"controller {spec.name!r}: a PID has 2 inputs, 1 output, 3 states, 7 parameters and dt > 0")
-    names = [s.name for s in spec.inputs + spec.outputs + spec.states + spec.parameters]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise InputError(f"controller {spec.name!r}: variable names used twice: {dup}")
     for s in spec.inputs + spec.states + spec.parameters:
         if not math.isfinite(s.start):
             raise InputError(f"controller {spec.name!r}: start value of {s.name!r} must be finite")
 
 
+def _check_net(spec: ControllerSpec) -> None:
+    for sub in spec.subs:
+        _check_numbers(sub)
+    n_in = sum(len(s.inputs) for s in spec.subs)
+    n_sig = len(spec.inputs) + sum(len(s.outputs) for s in spec.subs)
+    bad = None
+    if [s.start for s in spec.states] != [x.start for sub in spec.subs for x in sub.states] or \
+            [p.start for p in spec.parameters] != [p.start for sub in spec.subs for p in sub.parameters]:
+        bad = "its states and parameters are not its units' in order"
+    elif len(spec.src) != n_in or len(spec.su0) != n_in or len(spec.out) != len(spec.outputs):
+        bad = f"{len(spec.src)} sources for {n_in} unit inputs, {len(spec.out)} for {len(spec.outputs)} outputs"
+    elif not all(-1 <= j < n_sig for j in spec.src) or not all(0 <= j < n_sig for j in spec.out):
+        bad = "a source is not an input or a unit's output"
+    elif not all(math.isfinite(v) for v in spec.su0):
+        bad = "the constant inputs must be finite"
+    if bad:
+        raise InputError(f"controller {spec.name!r}: {bad}")
+
+
+def _check_schedule(spec: ControllerSpec) -> None:
+    K, grid = np.asarray(spec.gains, float), np.asarray(spec.grid, float)
+    nu, ny = len(spec.inputs), len(spec.outputs)
+    bad = None
+    if K.ndim != 3 or grid.shape != (K.shape[0],) or K.shape[0] < 1 or K.shape[1] != ny:
+        bad = f"gains {K.shape} do not fit {grid.size} grid points and {ny} outputs"
+    elif nu - K.shape[2] not in (0, 1) or not -1 <= spec.sidx < nu:
+        bad = f"{nu} inputs do not fit gains of {K.shape[2]} columns and scheduling input {spec.sidx}"
+    elif np.shape(spec.x_ref) != (K.shape[2],) or np.shape(spec.u_ref) != (ny,):
+        bad = f"x_ref {np.shape(spec.x_ref)} and u_ref {np.shape(spec.u_ref)} do not fit the gains {K.shape}"
+    elif not all(np.all(np.isfinite(a)) for a in (K, grid, spec.x_ref, spec.u_ref)):
+        bad = "grid, gains, x_ref and u_ref must be finite"
+    elif np.any(np.diff(grid) <= 0):
+        bad = "the grid must increase"
+    elif spec.states or len(spec.parameters) != 1 or spec.dt <= 0:
+        bad = "a scheduled controller has no states, one parameter (its gain) and dt > 0"
+    if bad:
+        raise InputError(f"controller {spec.name!r}: {bad}")
+
+
+def _desc_source(spec: ControllerSpec, prefix: str) -> str:
+    """C text defining ``static const mbc_desc <prefix>DESC`` and the arrays it points to."""
+    flat = lambda M: np.asarray(M, float).reshape(-1)  # noqa: E731 (row-major)
+    lti, sched, block, net = (spec.kind == k for k in ("lti", "sched", "block", "net"))
+    has_zoh = lti and spec.dt == 0 and spec.Ad0 is not None
+    P = prefix
+    parts = [_desc_source(sub, f"{P}S{i}_") for i, sub in enumerate(spec.subs if net else [])]
+    if net:
+        ints = lambda name, v: (f"static const int {name}[] = {{" + ", ".join(map(str, v or [0])) + "};\n")  # noqa: E731
+        parts += ["static const mbc_desc *const " + P + "SUBS[] = {" +
+                  ", ".join(f"&{P}S{i}_DESC" for i in range(len(spec.subs))) + "};\n",
+                  ints(P + "SRC", spec.src), ints(P + "OUT", spec.out), _c_array(P + "SU0", spec.su0)]
+    tape_fields = ""
+    if spec.kind == "tape":
+        from .build import _c_array as typed_array, _c_string as c_string
+        from .tape import tape_source
+        n_out = len(spec.tout)
+        text, _ = tape_source(SimpleNamespace(tape=spec.tape, out_d=np.arange(n_out), out_node=np.array(spec.tout)),
+                              typed_array, _c_double, c_string)
+        parts.append(text)
+        tape_fields = "    .tape = &TAPE, .tout = TP_OUT_N,\n"
+    parts += [
+        _c_array(P + "A", flat(spec.A) if lti else []), _c_array(P + "B", flat(spec.B) if lti else []),
+        _c_array(P + "C", flat(spec.C) if lti else []), _c_array(P + "D", flat(spec.D) if lti else []),
+        _c_array(P + "AD0", flat(spec.Ad0)) + _c_array(P + "BD0", flat(spec.Bd0)) if has_zoh else "",
+        _c_array(P + "X0", [s.start for s in spec.states]), _c_array(P + "P0", [s.start for s in spec.parameters]),
+        _c_array(P + "GRID", flat(spec.grid) if sched else []), _c_array(P + "KS", flat(spec.gains) if sched else []),
+        _c_array(P + "XR", flat(spec.x_ref) if sched else []), _c_array(P + "UR", flat(spec.u_ref) if sched else []),
+        _c_array(P + "K1", flat(spec.k) if block else []), _c_array(P + "K2", flat(spec.k2) if block else []),
+        f"static const mbc_desc {P}DESC = {{\n"
+        f"    .kind = {KINDS[spec.kind]}, .nx = {len(spec.states)}, .nu = {len(spec.inputs)}, "
+        f".ny = {len(spec.outputs)}, .np = {len(spec.parameters)},\n"
+        f"    .dt = {_c_double(spec.dt)}, .A = {P}A, .B = {P}B, .C = {P}C, .D = {P}D,\n"
+        f"    .h0 = {_c_double(spec.h0 if has_zoh else 0.0)}, .Ad0 = {P + 'AD0' if has_zoh else 'NULL'}, "
+        f".Bd0 = {P + 'BD0' if has_zoh else 'NULL'},\n"
+        f"    .x0 = {P}X0, .p0 = {P}P0, .on_error = {int(spec.on_error)},\n"
+        f"    .ng = {np.shape(spec.grid)[0] if sched else 0}, "
+        f".nk = {np.shape(spec.gains)[2] if sched else 0}, .sidx = {int(spec.sidx) if sched else -1},\n"
+        f"    .grid = {P}GRID, .K = {P}KS, .xr = {P}XR, .ur = {P}UR,\n"
+        f"    .op = {int(spec.op) if block else 0}, .k = {P}K1, .k2 = {P}K2,\n"
+        + (f"    .nsub = {len(spec.subs)}, .sub = {P}SUBS, .src = {P}SRC, .su0 = {P}SU0, .out = {P}OUT,\n"
+           if net else "") + tape_fields + "};\n",
+    ]
+    return "\n".join(p for p in parts if p)
+
+
 def data_source(spec: ControllerSpec, guid: str, scheduled: bool = False) -> str:
     """The C text of ``ctrl_data.c``: ``MBC_FMU`` for this controller (``scheduled``:
     FMI 3 Scheduled Execution)."""
-    flat = lambda M: np.asarray(M, float).reshape(-1)  # noqa: E731 (row-major)
-    lti = spec.kind == "lti"
-    has_zoh = lti and spec.dt == 0 and spec.Ad0 is not None
     names = [s.name for s in spec.inputs + spec.outputs + spec.states + spec.parameters]
     parts = [
         f"/* controller {spec.name!r}: data of an mbfmu native controller FMU, generated by mbfmu {__version__}; "
         "do not edit. */\n#include <math.h>\n#include <stddef.h>\n#include \"ctrl_fmu.h\"\n\n",
-        _c_array("A", flat(spec.A) if lti else []), _c_array("B", flat(spec.B) if lti else []),
-        _c_array("C", flat(spec.C) if lti else []), _c_array("D", flat(spec.D) if lti else []),
-        _c_array("AD0", flat(spec.Ad0)) + _c_array("BD0", flat(spec.Bd0)) if has_zoh else "",
-        _c_array("X0", [s.start for s in spec.states]), _c_array("P0", [s.start for s in spec.parameters]),
+        _desc_source(spec, ""),
         _c_array("U0", [s.start for s in spec.inputs]),
         "static const char *const NAMES[] = {\n    " + ",\n    ".join(_c_string(n) for n in names) + "\n};\n",
-        "static const mbc_desc DESC = {\n"
-        f"    .kind = {KINDS[spec.kind]}, .nx = {len(spec.states)}, .nu = {len(spec.inputs)}, "
-        f".ny = {len(spec.outputs)}, .np = {len(spec.parameters)},\n"
-        f"    .dt = {_c_double(spec.dt)}, .A = A, .B = B, .C = C, .D = D,\n"
-        f"    .h0 = {_c_double(spec.h0 if has_zoh else 0.0)}, .Ad0 = {'AD0' if has_zoh else 'NULL'}, "
-        f".Bd0 = {'BD0' if has_zoh else 'NULL'},\n"
-        f"    .x0 = X0, .p0 = P0, .on_error = {int(spec.on_error)},\n}};\n",
         f"const mbc_fmu MBC_FMU = {{\n    .model = {_c_string(spec.name)}, .guid = {_c_string(guid)}, .desc = &DESC, "
         f".u0 = U0, .names = NAMES, .scheduled = {int(scheduled)},\n}};\n",
     ]
@@ -182,8 +313,13 @@ def data_source(spec: ControllerSpec, guid: str, scheduled: bool = False) -> str
 
 
 def runtime_files() -> list[Path]:
-    """The C files every native controller FMU compiles (its data file aside), sorted."""
-    return sorted(p for p in CTRL_DIR.iterdir() if p.suffix in (".c", ".h"))
+    """The C files every native controller FMU compiles (its data file aside), sorted by
+    name: ``ctrl/``, the expression tape's evaluator and the glibc baseline it is built
+    with; then the FMI headers with their license (:func:`.toolchain.fmi_files`)."""
+    shared = [CTRL_DIR.parent / "csrc" / "tape.c", CTRL_DIR.parent / "csrc" / "tape.h",
+              CTRL_DIR.parents[2] / "dynamics" / "csrc" / "glibc_baseline.h"]
+    own = sorted([p for p in CTRL_DIR.iterdir() if p.suffix in (".c", ".h")] + shared, key=lambda p: p.name)
+    return own + toolchain.fmi_files()
 
 
 def _real(parent: Element, sig: Signal, start: bool) -> None:

@@ -2,8 +2,10 @@
 
 The folder is flat: the engine's kernels (``mbfmu/dynamics/csrc`` without the
 CPython binding), the runtime (``csrc``) and the plant's generated
-``model_data.c``, with their headers. The runtime declares the FMI types and
-function signatures itself, so no FMI header is needed. The compilation units
+``model_data.c``, with their headers, and the FMI 2.0 and 3.0 standard's own
+headers (``fmi_headers``, unchanged, with their BSD-2-Clause license
+``fmi-headers-LICENSE.txt``), which give the runtime its FMI types and
+function signatures. The compilation units
 are listed in the model description's ``<SourceFiles>`` (FMI 2.0, in
 ``<CoSimulation>`` and ``<ModelExchange>``) or in
 ``sources/buildDescription.xml`` (FMI 3.0). Any C99 compiler builds the binary

@@ -2,9 +2,10 @@
 
 The binary is built from the FMU's own ``sources/`` folder (:mod:`.sources`:
 the engine's kernel sources, ``mbfmu/dynamics/csrc`` except the CPython
-binding, the runtime, ``csrc``, and the plant's generated data file), with the
-kernels' own optimization flags so that it computes what the Python extension
-computes.
+binding, the runtime, ``csrc``, the FMI standard's headers with their license,
+``fmi_headers``, the logging both runtimes share, ``fmi_common``, and the
+plant's generated data file), with the kernels' own optimization flags so that
+it computes what the Python extension computes.
 """
 from __future__ import annotations
 
@@ -18,6 +19,12 @@ from ...errors import ModelError
 HERE = Path(__file__).parent
 RUNTIME_DIR = HERE / "csrc"
 KERNEL_DIR = HERE.parent.parent / "dynamics" / "csrc"
+# the FMI 2.0 and 3.0 headers of the standard (Modelica Association, BSD-2-Clause), unchanged, with
+# their license; every FMU's sources/ carries them (the runtimes declare no FMI type themselves)
+FMI_HEADER_DIR = HERE / "fmi_headers"
+FMI_LICENSE = "fmi-headers-LICENSE.txt"
+# C shared by the plant runtime (csrc) and the controller runtime (ctrl)
+FMI_COMMON_DIR = HERE / "fmi_common"
 PYTHON_ONLY = {"binding.c"}
 # the kernels' flags (setup.py), so the FMU computes what Plant.advance computes
 CFLAGS = ["-O3", "-std=c99", "-fno-math-errno", "-Wall", "-Wno-unused-function"]
@@ -39,11 +46,18 @@ PACKAGES = {"win64": "gcc-mingw-w64-x86-64", "aarch64-linux": "gcc-aarch64-linux
 FMI3_ONLY = {"aarch64-linux"}
 
 
+def fmi_files() -> list[Path]:
+    """The files every native FMU's sources carry for its FMI interface, plant or
+    controller: the standard's headers, their license, the shared logging."""
+    headers = sorted(p for p in FMI_HEADER_DIR.iterdir() if p.suffix == ".h")
+    return headers + [FMI_HEADER_DIR / FMI_LICENSE] + sorted(FMI_COMMON_DIR.glob("*.h"))
+
+
 def runtime_files() -> list[Path]:
-    """The C sources and headers of every native FMU (the plant's data file aside):
-    the kernels' and the runtime's, each folder sorted by name."""
+    """The C sources and headers of every native plant FMU (the plant's data file aside):
+    the kernels', the runtime's, each folder sorted by name, and :func:`fmi_files`."""
     kernels = sorted(p for p in KERNEL_DIR.iterdir() if p.suffix in (".c", ".h") and p.name not in PYTHON_ONLY)
-    return kernels + sorted(p for p in RUNTIME_DIR.iterdir() if p.suffix in (".c", ".h"))
+    return kernels + sorted(p for p in RUNTIME_DIR.iterdir() if p.suffix in (".c", ".h")) + fmi_files()
 
 
 def sources() -> list[Path]:

@@ -82,28 +82,10 @@ __asm__(".symver dlclose,dlclose@GLIBC_2.2.5");
 #include <time.h>
 #include <wchar.h>
 
-/* ---- the FMI 2.0 types this file needs (fmi2TypesPlatform.h, fmi2FunctionTypes.h) */
-typedef void *fmi2Component;
-typedef void *fmi2ComponentEnvironment;
-typedef void *fmi2FMUstate;
-typedef unsigned int fmi2ValueReference;
-typedef double fmi2Real;
-typedef int fmi2Integer;
-typedef int fmi2Boolean;
-typedef char fmi2Char;
-typedef const fmi2Char *fmi2String;
-typedef char fmi2Byte;
-typedef enum { fmi2OK, fmi2Warning, fmi2Discard, fmi2Error, fmi2Fatal, fmi2Pending } fmi2Status;
-typedef enum { fmi2ModelExchange, fmi2CoSimulation } fmi2Type;
-typedef enum { fmi2DoStepStatus, fmi2PendingStatus, fmi2LastSuccessfulTime, fmi2Terminated } fmi2StatusKind;
-typedef void (*fmi2CallbackLogger)(fmi2ComponentEnvironment, fmi2String, fmi2Status, fmi2String, fmi2String, ...);
-typedef struct {
-    fmi2CallbackLogger logger;
-    void *(*allocateMemory)(size_t, size_t);
-    void (*freeMemory)(void *);
-    void (*stepFinished)(fmi2ComponentEnvironment, fmi2Status);
-    fmi2ComponentEnvironment componentEnvironment;
-} fmi2CallbackFunctions;
+/* ---- the FMI 2.0 types and signatures: the standard's headers (mbfmu/fmu/native/fmi_headers,
+ * with their license; fmi2Functions.h declares every function this file defines, unprefixed, as a
+ * shared library's must be) */
+#include "fmi2Functions.h"
 
 #define PATH_LEN 4096
 #define ERR_LEN 8192
@@ -814,7 +796,7 @@ static int check_mbfmu(const char *need)
     X(fmi2GetStringStatus)
 
 static struct {
-#define X(f) void *f;
+#define X(f) f##TYPE *f;
     FMI_FUNCTIONS(X)
 #undef X
 } real;
@@ -910,7 +892,7 @@ static int load_backend(void)
             goto out;
         }
 #define X(f)                                                                   \
-        real.f = lib_sym(h, #f);                                               \
+        *(void **)&real.f = lib_sym(h, #f);                                    \
         if (!real.f) {                                                         \
             snprintf(load_error, sizeof load_error, "%s lacks %s", lib, #f);  \
             lib_close(h);                                                      \
@@ -1094,20 +1076,20 @@ static fmi2Status worst(fmi2Status st, int pending)
     return (int)st > pending ? st : (fmi2Status)pending;
 }
 
-#define FWD(fn, type, ...)                                                   \
+#define FWD(fn, ...)                                                   \
     Inst *s = (Inst *)c;                                                     \
     if (!s) return fmi2Error;                                                \
     Inst *prev = current;                                                    \
     current = s;                                                             \
     s->pending = fmi2OK;                                                     \
-    fmi2Status st = ((fmi2Status(*) type)real.fn)(s->real, ##__VA_ARGS__);   \
+    fmi2Status st = real.fn(s->real, ##__VA_ARGS__);                         \
     current = prev;                                                          \
     return worst(st, s->pending);
 
-EXPORT const char *fmi2GetTypesPlatform(void) { return "default"; }
-EXPORT const char *fmi2GetVersion(void) { return "2.0"; }
+FMI2_Export const char *fmi2GetTypesPlatform(void) { return "default"; }
+FMI2_Export const char *fmi2GetVersion(void) { return "2.0"; }
 
-EXPORT fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2String fmuGUID,
+FMI2_Export fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2String fmuGUID,
                                      fmi2String fmuResourceLocation, const fmi2CallbackFunctions *functions,
                                      fmi2Boolean visible, fmi2Boolean loggingOn)
 {
@@ -1148,9 +1130,7 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, 
     }
     Inst *prev = current;
     current = s;
-    s->real = ((fmi2Component(*)(fmi2String, fmi2Type, fmi2String, fmi2String, const fmi2CallbackFunctions *,
-                                 fmi2Boolean, fmi2Boolean))real.fmi2Instantiate)(
-        instanceName, fmuType, fmuGUID, folder, functions, visible, loggingOn);
+    s->real = real.fmi2Instantiate(instanceName, fmuType, fmuGUID, folder, functions, visible, loggingOn);
     current = prev;
     if (s->real) {
         lock();
@@ -1169,14 +1149,14 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, 
     return s;
 }
 
-EXPORT void fmi2FreeInstance(fmi2Component c)
+FMI2_Export void fmi2FreeInstance(fmi2Component c)
 {
     Inst *s = (Inst *)c;
     if (!s) return;
     s->io.values = NULL;
     Inst *prev = current;
     current = s;
-    ((void (*)(fmi2Component))real.fmi2FreeInstance)(s->real);
+    real.fmi2FreeInstance(s->real);
     current = prev;
     release_resource_folder(s);
     free(s->name);
@@ -1186,30 +1166,29 @@ EXPORT void fmi2FreeInstance(fmi2Component c)
     unlock();
 }
 
-EXPORT fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean on, size_t n, const fmi2String cat[])
-{ FWD(fmi2SetDebugLogging, (fmi2Component, fmi2Boolean, size_t, const fmi2String *), on, n, cat) }
+FMI2_Export fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean on, size_t n, const fmi2String cat[])
+{ FWD(fmi2SetDebugLogging, on, n, cat) }
 
-EXPORT fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean tolDef, fmi2Real tol, fmi2Real t0,
+FMI2_Export fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean tolDef, fmi2Real tol, fmi2Real t0,
                                       fmi2Boolean stopDef, fmi2Real tEnd)
-{ FWD(fmi2SetupExperiment, (fmi2Component, fmi2Boolean, fmi2Real, fmi2Real, fmi2Boolean, fmi2Real),
-      tolDef, tol, t0, stopDef, tEnd) }
+{ FWD(fmi2SetupExperiment, tolDef, tol, t0, stopDef, tEnd) }
 
-EXPORT fmi2Status fmi2EnterInitializationMode(fmi2Component c)
-{ FWD(fmi2EnterInitializationMode, (fmi2Component)) }
-EXPORT fmi2Status fmi2ExitInitializationMode(fmi2Component c)
-{ FWD(fmi2ExitInitializationMode, (fmi2Component)) }
-EXPORT fmi2Status fmi2Terminate(fmi2Component c) { FWD(fmi2Terminate, (fmi2Component)) }
-EXPORT fmi2Status fmi2Reset(fmi2Component c)
+FMI2_Export fmi2Status fmi2EnterInitializationMode(fmi2Component c)
+{ FWD(fmi2EnterInitializationMode) }
+FMI2_Export fmi2Status fmi2ExitInitializationMode(fmi2Component c)
+{ FWD(fmi2ExitInitializationMode) }
+FMI2_Export fmi2Status fmi2Terminate(fmi2Component c) { FWD(fmi2Terminate) }
+FMI2_Export fmi2Status fmi2Reset(fmi2Component c)
 {
     if (c) ((Inst *)c)->io.values = NULL;  /* pythonfmu makes a new slave, which attaches anew */
-    FWD(fmi2Reset, (fmi2Component))
+    FWD(fmi2Reset)
 }
 
 /* Fast paths: fmi2GetReal when the outputs are fresh (the slave computes them once per step)
  * and fmi2SetReal of inputs that are finite and within their bounds read and write the slave's
  * values directly; anything else (a value reference out of range, a refused value, stale
  * outputs) goes to the Python slave, which also writes the messages. */
-EXPORT fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2Real v[])
+FMI2_Export fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2Real v[])
 {
     Inst *fast = (Inst *)c;
     if (fast && fast->io.values && *fast->io.fresh && (vr || n == 0) && (v || n == 0)) {
@@ -1217,15 +1196,15 @@ EXPORT fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[], si
         for (; i < n && vr[i] < (fmi2ValueReference)fast->io.n; i++) v[i] = fast->io.values[vr[i]];
         if (i == n) return fmi2OK;
     }
-    FWD(fmi2GetReal, (fmi2Component, const fmi2ValueReference *, size_t, fmi2Real *), vr, n, v)
+    FWD(fmi2GetReal, vr, n, v)
 }
-EXPORT fmi2Status fmi2GetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2Integer v[])
-{ FWD(fmi2GetInteger, (fmi2Component, const fmi2ValueReference *, size_t, fmi2Integer *), vr, n, v) }
-EXPORT fmi2Status fmi2GetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2Boolean v[])
-{ FWD(fmi2GetBoolean, (fmi2Component, const fmi2ValueReference *, size_t, fmi2Boolean *), vr, n, v) }
-EXPORT fmi2Status fmi2GetString(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2String v[])
-{ FWD(fmi2GetString, (fmi2Component, const fmi2ValueReference *, size_t, fmi2String *), vr, n, v) }
-EXPORT fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t n, const fmi2Real v[])
+FMI2_Export fmi2Status fmi2GetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2Integer v[])
+{ FWD(fmi2GetInteger, vr, n, v) }
+FMI2_Export fmi2Status fmi2GetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2Boolean v[])
+{ FWD(fmi2GetBoolean, vr, n, v) }
+FMI2_Export fmi2Status fmi2GetString(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2String v[])
+{ FWD(fmi2GetString, vr, n, v) }
+FMI2_Export fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t n, const fmi2Real v[])
 {
     Inst *fast = (Inst *)c;
     if (fast && fast->io.values && (vr || n == 0) && (v || n == 0)) {
@@ -1242,53 +1221,50 @@ EXPORT fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], si
             return fmi2OK;
         }
     }
-    FWD(fmi2SetReal, (fmi2Component, const fmi2ValueReference *, size_t, const fmi2Real *), vr, n, v)
+    FWD(fmi2SetReal, vr, n, v)
 }
-EXPORT fmi2Status fmi2SetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t n, const fmi2Integer v[])
-{ FWD(fmi2SetInteger, (fmi2Component, const fmi2ValueReference *, size_t, const fmi2Integer *), vr, n, v) }
-EXPORT fmi2Status fmi2SetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t n, const fmi2Boolean v[])
-{ FWD(fmi2SetBoolean, (fmi2Component, const fmi2ValueReference *, size_t, const fmi2Boolean *), vr, n, v) }
-EXPORT fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t n, const fmi2String v[])
-{ FWD(fmi2SetString, (fmi2Component, const fmi2ValueReference *, size_t, const fmi2String *), vr, n, v) }
+FMI2_Export fmi2Status fmi2SetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t n, const fmi2Integer v[])
+{ FWD(fmi2SetInteger, vr, n, v) }
+FMI2_Export fmi2Status fmi2SetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t n, const fmi2Boolean v[])
+{ FWD(fmi2SetBoolean, vr, n, v) }
+FMI2_Export fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t n, const fmi2String v[])
+{ FWD(fmi2SetString, vr, n, v) }
 
-EXPORT fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *state)
-{ FWD(fmi2GetFMUstate, (fmi2Component, fmi2FMUstate *), state) }
-EXPORT fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate state)
-{ FWD(fmi2SetFMUstate, (fmi2Component, fmi2FMUstate), state) }
-EXPORT fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *state)
-{ FWD(fmi2FreeFMUstate, (fmi2Component, fmi2FMUstate *), state) }
-EXPORT fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate state, size_t *size)
-{ FWD(fmi2SerializedFMUstateSize, (fmi2Component, fmi2FMUstate, size_t *), state, size) }
-EXPORT fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate state, fmi2Byte b[], size_t size)
-{ FWD(fmi2SerializeFMUstate, (fmi2Component, fmi2FMUstate, fmi2Byte *, size_t), state, b, size) }
-EXPORT fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte b[], size_t size, fmi2FMUstate *state)
-{ FWD(fmi2DeSerializeFMUstate, (fmi2Component, const fmi2Byte *, size_t, fmi2FMUstate *), b, size, state) }
+FMI2_Export fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *state)
+{ FWD(fmi2GetFMUstate, state) }
+FMI2_Export fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate state)
+{ FWD(fmi2SetFMUstate, state) }
+FMI2_Export fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *state)
+{ FWD(fmi2FreeFMUstate, state) }
+FMI2_Export fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate state, size_t *size)
+{ FWD(fmi2SerializedFMUstateSize, state, size) }
+FMI2_Export fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate state, fmi2Byte b[], size_t size)
+{ FWD(fmi2SerializeFMUstate, state, b, size) }
+FMI2_Export fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte b[], size_t size, fmi2FMUstate *state)
+{ FWD(fmi2DeSerializeFMUstate, b, size, state) }
 
-EXPORT fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference u[], size_t nu,
+FMI2_Export fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference u[], size_t nu,
                                                const fmi2ValueReference z[], size_t nz, const fmi2Real dv[],
                                                fmi2Real dz[])
-{ FWD(fmi2GetDirectionalDerivative, (fmi2Component, const fmi2ValueReference *, size_t,
-      const fmi2ValueReference *, size_t, const fmi2Real *, fmi2Real *), u, nu, z, nz, dv, dz) }
-EXPORT fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t n,
+{ FWD(fmi2GetDirectionalDerivative, u, nu, z, nz, dv, dz) }
+FMI2_Export fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                               const fmi2Integer order[], const fmi2Real v[])
-{ FWD(fmi2SetRealInputDerivatives, (fmi2Component, const fmi2ValueReference *, size_t, const fmi2Integer *,
-      const fmi2Real *), vr, n, order, v) }
-EXPORT fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t n,
+{ FWD(fmi2SetRealInputDerivatives, vr, n, order, v) }
+FMI2_Export fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                                const fmi2Integer order[], fmi2Real v[])
-{ FWD(fmi2GetRealOutputDerivatives, (fmi2Component, const fmi2ValueReference *, size_t, const fmi2Integer *,
-      fmi2Real *), vr, n, order, v) }
+{ FWD(fmi2GetRealOutputDerivatives, vr, n, order, v) }
 
-EXPORT fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolean noSetPrior)
-{ FWD(fmi2DoStep, (fmi2Component, fmi2Real, fmi2Real, fmi2Boolean), t, h, noSetPrior) }
-EXPORT fmi2Status fmi2CancelStep(fmi2Component c) { FWD(fmi2CancelStep, (fmi2Component)) }
+FMI2_Export fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolean noSetPrior)
+{ FWD(fmi2DoStep, t, h, noSetPrior) }
+FMI2_Export fmi2Status fmi2CancelStep(fmi2Component c) { FWD(fmi2CancelStep) }
 
-EXPORT fmi2Status fmi2GetStatus(fmi2Component c, const fmi2StatusKind k, fmi2Status *v)
-{ FWD(fmi2GetStatus, (fmi2Component, fmi2StatusKind, fmi2Status *), k, v) }
-EXPORT fmi2Status fmi2GetRealStatus(fmi2Component c, const fmi2StatusKind k, fmi2Real *v)
-{ FWD(fmi2GetRealStatus, (fmi2Component, fmi2StatusKind, fmi2Real *), k, v) }
-EXPORT fmi2Status fmi2GetIntegerStatus(fmi2Component c, const fmi2StatusKind k, fmi2Integer *v)
-{ FWD(fmi2GetIntegerStatus, (fmi2Component, fmi2StatusKind, fmi2Integer *), k, v) }
-EXPORT fmi2Status fmi2GetBooleanStatus(fmi2Component c, const fmi2StatusKind k, fmi2Boolean *v)
-{ FWD(fmi2GetBooleanStatus, (fmi2Component, fmi2StatusKind, fmi2Boolean *), k, v) }
-EXPORT fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind k, fmi2String *v)
-{ FWD(fmi2GetStringStatus, (fmi2Component, fmi2StatusKind, fmi2String *), k, v) }
+FMI2_Export fmi2Status fmi2GetStatus(fmi2Component c, const fmi2StatusKind k, fmi2Status *v)
+{ FWD(fmi2GetStatus, k, v) }
+FMI2_Export fmi2Status fmi2GetRealStatus(fmi2Component c, const fmi2StatusKind k, fmi2Real *v)
+{ FWD(fmi2GetRealStatus, k, v) }
+FMI2_Export fmi2Status fmi2GetIntegerStatus(fmi2Component c, const fmi2StatusKind k, fmi2Integer *v)
+{ FWD(fmi2GetIntegerStatus, k, v) }
+FMI2_Export fmi2Status fmi2GetBooleanStatus(fmi2Component c, const fmi2StatusKind k, fmi2Boolean *v)
+{ FWD(fmi2GetBooleanStatus, k, v) }
+FMI2_Export fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind k, fmi2String *v)
+{ FWD(fmi2GetStringStatus, k, v) }

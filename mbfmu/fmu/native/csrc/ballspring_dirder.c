@@ -36,7 +36,7 @@ static void log_tangent(const double *e0, const double *de, double *phi, double 
     for (int j = 0; j < 3; ++j) { phi[j] = k * e[1 + j]; dphi[j] = dk * e[1 + j] + k * de[1 + j]; }
 }
 
-void mbn_ballspring_tangents(const mb_model *m, const double *q, const double *vel, const double *dq,
+void mbn_ballspring_tangents(const mb_model *m, mb_data *ws, const double *q, const double *vel, const double *dq,
                              const double *dvel, double *dtau) {
     if (!m->has_dof_force) return;
     for (int i = 1; i < m->nb; ++i) {
@@ -45,14 +45,14 @@ void mbn_ballspring_tangents(const mb_model *m, const double *q, const double *v
         log_tangent(q + m->iq[i], dq + m->iq[i], phi, dphi);
         for (int k = 0; k < 3; ++k) {
             int iv = m->iv[i] + k;
-            const double *P = m->dof_force + DF_N * iv;
+            const double *P = ws->dof_force + DF_N * iv;
             double d = phi[k], wv = vel[iv], dd = dphi[k], dw = dvel[iv];
             dtau[iv] += mbn_dof_force_tangent(P, d, wv, dd, dw);
         }
     }
 }
 
-double mbn_ballspring_energy_tangent(const mb_model *m, const double *q, const double *dq) {
+double mbn_ballspring_energy_tangent(const mb_model *m, mb_data *ws, const double *q, const double *dq) {
     double de = 0.0;
     if (!m->has_dof_force) return de;
     for (int i = 1; i < m->nb; ++i) {
@@ -60,7 +60,7 @@ double mbn_ballspring_energy_tangent(const mb_model *m, const double *q, const d
         double phi[3], dphi[3];
         log_tangent(q + m->iq[i], dq + m->iq[i], phi, dphi);
         for (int k = 0; k < 3; ++k) {
-            const double *P = m->dof_force + DF_N * (m->iv[i] + k);
+            const double *P = ws->dof_force + DF_N * (m->iv[i] + k);
             double d = phi[k], pen = d < P[DF_LO] ? d - P[DF_LO] : (d > P[DF_HI] ? d - P[DF_HI] : 0.0);
             de += (P[DF_K] * (d - P[DF_Q0]) + P[DF_KLIM] * pen) * dphi[k];
         }

@@ -10,11 +10,11 @@
 
 /* dtau (+)= the tangent of the spherical joints' spring, damper and limit
  * torques at (q, vel) along (dq, dvel), dq the projected configuration seed */
-void mbn_ballspring_tangents(const mb_model *m, const double *q, const double *vel, const double *dq,
+void mbn_ballspring_tangents(const mb_model *m, mb_data *ws, const double *q, const double *vel, const double *dq,
                              const double *dvel, double *dtau);
 
 /* tangent (J) of their elastic energy along dq */
-double mbn_ballspring_energy_tangent(const mb_model *m, const double *q, const double *dq);
+double mbn_ballspring_energy_tangent(const mb_model *m, mb_data *ws, const double *q, const double *dq);
 
 /* Tangent of one coordinate's spring-damper with its range limit (the law of mb.h's dof_force
  * entries P): at deflection d and rate wv, seeded with dd and dw. The limit's piece counts only

@@ -131,7 +131,7 @@ static void quat_twist(const double *e, const double *de, double *eta) {
 }
 
 /* the joint twist zr (6, body frame) of joint i along the configuration tangent dq */
-static void joint_twist(const mb_model *m, int i, const double *q, const double *dq, double *zr) {
+static void joint_twist(const mb_model *m, mb_data *ws, int i, const double *q, const double *dq, double *zr) {
     const double *qi = q + m->iq[i], *dqi = dq + m->iq[i], *a1 = B3(m->axis1, i);
     for (int k = 0; k < 6; ++k) zr[k] = 0.0;
     switch (m->jtype[i]) {
@@ -143,7 +143,7 @@ static void joint_twist(const mb_model *m, int i, const double *q, const double 
         break;
     case MB_UNIVERSAL: /* R_J = R1(q1) R2(q2): the body-frame twist S dq at the current S */
         for (int j = 0; j < 2; ++j)
-            for (int k = 0; k < 6; ++k) zr[k] += m->S[36 * i + 6 * j + k] * dqi[j];
+            for (int k = 0; k < 6; ++k) zr[k] += ws->S[36 * i + 6 * j + k] * dqi[j];
         break;
     case MB_SPHERICAL:
         quat_twist(qi, dqi, zr);
@@ -153,7 +153,7 @@ static void joint_twist(const mb_model *m, int i, const double *q, const double 
         double t[3];
         quat_twist(qi + 3, dqi + 3, zr);
         mv3(B9(m->Rtree, i), dqi, t);
-        mv3(B9(m->E, i), t, zr + 3);
+        mv3(B9(ws->E, i), t, zr + 3);
         break;
     }
     default:
@@ -195,12 +195,12 @@ static void stmul(const mb_model *m, int i, const double *S, const double *f, do
 /* the tangents dS, dSr of joint i's S and Sr (after mb_kinematics(q, vel)) along (dq, dvel):
  * only a universal joint's first column b = R2(q2)^T a1 moves, db = dq2 (b x a2), and
  * its Sr = q2d (b x a2) */
-static void subspace_tangent(const mb_model *m, dd_work *w, int i, const double *dq, const double *dvel) {
+static void subspace_tangent(const mb_model *m, mb_data *ws, dd_work *w, int i, const double *dq, const double *dvel) {
     double *dS = B36(w->dS, i), *dSr = B36(w->dSr, i);
     memset(dS, 0, 36 * sizeof(double));
     memset(dSr, 0, 36 * sizeof(double));
     if (m->jtype[i] != MB_UNIVERSAL) return;
-    const double *b = B36(m->S, i), *a2 = B3(m->axis2, i);
+    const double *b = B36(ws->S, i), *a2 = B3(m->axis2, i);
     double bxa2[3], dbxa2[3], dq2 = dq[m->iq[i] + 1], q2d = w->vel[m->iv[i] + 1], dq2d = dvel[m->iv[i] + 1];
     cross3(b, a2, bxa2);
     cross3(bxa2, a2, dbxa2); /* (db x a2) / dq2 */
@@ -217,27 +217,27 @@ static void subspace_tangent(const mb_model *m, dd_work *w, int i, const double 
  * gravity, qdd NULL meaning zero) and their tangents along dqdd (NULL: 0)
  * and, with gravity, along the gravity tangent w->dgrav (the base acceleration
  * -g has tangent -dg). */
-static void forward(const mb_model *m, dd_work *w, const double *q, const double *dq, const double *dvel, int acc,
+static void forward(const mb_model *m, mb_data *ws, dd_work *w, const double *q, const double *dq, const double *dvel, int acc,
                     const double *qdd, const double *dqdd, int gravity) {
     double a0[6] = {0, 0, 0, 0, 0, 0}, da0[6] = {0, 0, 0, 0, 0, 0};
     if (gravity)
-        for (int k = 0; k < 3; ++k) { a0[3 + k] = -m->g[k]; da0[3 + k] = -w->dgrav[k]; }
+        for (int k = 0; k < 3; ++k) { a0[3 + k] = -ws->g[k]; da0[3 + k] = -w->dgrav[k]; }
     for (int k = 0; k < 6; ++k) w->z[k] = w->zr[k] = w->v[k] = w->dv[k] = w->a[k] = w->da[k] = 0.0;
     for (int i = 1; i < m->nb; ++i) {
         int p = m->parent[i];
-        const double *E = B9(m->E, i), *r = B3(m->r, i), *S = B36(m->S, i);
-        const double *dS = B36(w->dS, i), *Sr = B36(m->Sr, i), *dSr = B36(w->dSr, i);
+        const double *E = B9(ws->E, i), *r = B3(ws->r, i), *S = B36(ws->S, i);
+        const double *dS = B36(w->dS, i), *Sr = B36(ws->Sr, i), *dSr = B36(w->dSr, i);
         double *zr = B6(w->zr, i), *z = B6(w->z, i), *v = B6(w->v, i), *dv = B6(w->dv, i);
         double Xp[6], t[6], vJ[6], dvJ[6];
-        joint_twist(m, i, q, dq, zr);
-        subspace_tangent(m, w, i, dq, dvel);
-        memcpy(v, B6(m->v, i), 6 * sizeof(double));
+        joint_twist(m, ws, i, q, dq, zr);
+        subspace_tangent(m, ws, w, i, dq, dvel);
+        memcpy(v, B6(ws->v, i), 6 * sizeof(double));
         smul(m, i, S, w->vel, vJ, 0);
         smul(m, i, S, dvel, dvJ, 0);
         smul(m, i, dS, w->vel, dvJ, 1);
         if (p > 0) {
             Xmv(E, r, B6(w->z, p), z);
-            Xmv(E, r, B6(m->v, p), Xp);
+            Xmv(E, r, B6(ws->v, p), Xp);
             crm(zr, Xp, t);
             Xmv(E, r, B6(w->dv, p), dv);
             for (int k = 0; k < 6; ++k) { z[k] += zr[k]; dv[k] += dvJ[k] - t[k]; }
@@ -265,12 +265,12 @@ static void forward(const mb_model *m, dd_work *w, const double *q, const double
 
 /* world position x, velocity V and their tangents of the point rB of body b
  * (world: fixed) after forward() */
-static void point_motion(const mb_model *m, const dd_work *w, int b, const double *rB, double *x, double *dx,
+static void point_motion(mb_data *ws, const dd_work *w, int b, const double *rB, double *x, double *dx,
                          double *V, double *dV) {
-    const double *R = B9(m->RW, b), *z = B6(w->z, b), *v = B6(w->v, b), *dv = B6(w->dv, b);
+    const double *R = B9(ws->RW, b), *z = B6(w->z, b), *v = B6(w->v, b), *dv = B6(w->dv, b);
     double t[3], u[3], e[3];
     mv3(R, rB, t);
-    for (int k = 0; k < 3; ++k) x[k] = m->pW[3 * b + k] + t[k];
+    for (int k = 0; k < 3; ++k) x[k] = ws->pW[3 * b + k] + t[k];
     cross3(z, rB, t);
     for (int k = 0; k < 3; ++k) t[k] += z[3 + k];
     mv3(R, t, dx);
@@ -284,10 +284,10 @@ static void point_motion(const mb_model *m, const dd_work *w, int b, const doubl
 }
 
 /* fext += the body-frame force of the world force F at rB of body b, dfext its tangent */
-static void add_point_force(const mb_model *m, const dd_work *w, int b, const double *rB, const double *F,
+static void add_point_force(mb_data *ws, const dd_work *w, int b, const double *rB, const double *F,
                             const double *dF) {
     if (b <= 0) return;
-    const double *R = B9(m->RW, b), *z = B6(w->z, b);
+    const double *R = B9(ws->RW, b), *z = B6(w->z, b);
     double f[3], df[3], t[3], n[3];
     double *fe = B6(w->fx, b), *dfe = B6(w->dfx, b);
     mtv3(R, F, f);
@@ -302,15 +302,15 @@ static void add_point_force(const mb_model *m, const dd_work *w, int b, const do
 
 /* the point-to-point springs' forces (w->fx) and tangents (w->dfx), the laws of
  * mb_passive_forces, after forward() */
-static void spring_forces(const mb_model *m, dd_work *w) {
+static void spring_forces(const mb_model *m, mb_data *ws, dd_work *w) {
     memset(w->fx, 0, sizeof(double) * 6 * (size_t)m->nb);
     memset(w->dfx, 0, sizeof(double) * 6 * (size_t)m->nb);
     for (int s = 0; s < m->ns; ++s) {
         const double *P = m->springs + SP_N * s;
         int ba = (int)P[SP_BA], bb = (int)P[SP_BB];
         double xa[3], dxa[3], Va[3], dVa[3], xb[3], dxb[3], Vb[3], dVb[3], d[3], dd[3], u[3], du[3];
-        point_motion(m, w, ba, P + SP_PAX, xa, dxa, Va, dVa);
-        point_motion(m, w, bb, P + SP_PBX, xb, dxb, Vb, dVb);
+        point_motion(ws, w, ba, P + SP_PAX, xa, dxa, Va, dVa);
+        point_motion(ws, w, bb, P + SP_PBX, xb, dxb, Vb, dVb);
         for (int k = 0; k < 3; ++k) { d[k] = xb[k] - xa[k]; dd[k] = dxb[k] - dxa[k]; }
         double L = sqrt(dot3(d, d));
         w->dL[s] = 0.0;
@@ -324,18 +324,18 @@ static void spring_forces(const mb_model *m, dd_work *w) {
         double F = P[SP_K] * (L - P[SP_L0]) + P[SP_D] * Ld, dF = P[SP_K] * dL + P[SP_D] * dLd;
         double Fw[3], dFw[3];
         for (int k = 0; k < 3; ++k) { Fw[k] = F * u[k]; dFw[k] = dF * u[k] + F * du[k]; }
-        add_point_force(m, w, ba, P + SP_PAX, Fw, dFw);
+        add_point_force(ws, w, ba, P + SP_PAX, Fw, dFw);
         for (int k = 0; k < 3; ++k) { Fw[k] = -Fw[k]; dFw[k] = -dFw[k]; }
-        add_point_force(m, w, bb, P + SP_PBX, Fw, dFw);
+        add_point_force(ws, w, bb, P + SP_PBX, Fw, dFw);
         w->dL[s] = dL;
     }
-    mbn_contact_tangents(m, w->z, w->dv, w->fx, w->dfx); /* contact_dirder.c */
+    mbn_contact_tangents(m, ws, w->z, w->dv, w->fx, w->dfx); /* contact_dirder.c */
 }
 
 /* force to the parent with its tangent: fp += X^T f, dfp += X^T (zr x* f + df) */
-static void to_parent(const mb_model *m, dd_work *w, int i, const double *f, const double *df, double *fp, double *dfp) {
+static void to_parent(mb_data *ws, dd_work *w, int i, const double *f, const double *df, double *fp, double *dfp) {
     double t[6];
-    const double *E = B9(m->E, i), *r = B3(m->r, i);
+    const double *E = B9(ws->E, i), *r = B3(ws->r, i);
     crf(B6(w->zr, i), f, t);
     for (int k = 0; k < 6; ++k) t[k] += df[k];
     XTf_add(E, r, f, fp);
@@ -344,7 +344,7 @@ static void to_parent(const mb_model *m, dd_work *w, int i, const double *f, con
 
 /* Backward pass of the inverse dynamics after forward(acc): the tangent
  * dtau_id (nv) of ID = S^T f, f = I a + v x* I v summed over the subtree */
-static void backward_id(const mb_model *m, dd_work *w, double *dtau_id) {
+static void backward_id(const mb_model *m, mb_data *ws, dd_work *w, double *dtau_id) {
     for (int i = 1; i < m->nb; ++i) {
         const double *I = B36(m->Ibody, i), *v = B6(w->v, i), *dv = B6(w->dv, i);
         double *f = B6(w->f, i), *df = B6(w->df, i), Iv[6], Idv[6], t[6];
@@ -360,29 +360,29 @@ static void backward_id(const mb_model *m, dd_work *w, double *dtau_id) {
         for (int k = 0; k < 6; ++k) { df[k] += t[k] - w->dfx[6 * i + k]; f[k] -= w->fx[6 * i + k]; }
     }
     for (int i = m->nb - 1; i > 0; --i) {
-        stmul(m, i, B36(m->S, i), B6(w->df, i), dtau_id, 0);
+        stmul(m, i, B36(ws->S, i), B6(w->df, i), dtau_id, 0);
         stmul(m, i, B36(w->dS, i), B6(w->f, i), dtau_id, 1);
         int p = m->parent[i];
-        if (p > 0) to_parent(m, w, i, B6(w->f, i), B6(w->df, i), B6(w->f, p), B6(w->df, p));
+        if (p > 0) to_parent(ws, w, i, B6(w->f, i), B6(w->df, i), B6(w->f, p), B6(w->df, p));
     }
 }
 
 /* subtree momenta H (w->f) and their tangents (w->df) after forward(): H_i = I v_i + children */
-static void subtree_momenta(const mb_model *m, dd_work *w) {
+static void subtree_momenta(const mb_model *m, mb_data *ws, dd_work *w) {
     for (int i = 1; i < m->nb; ++i) {
         mv6(B36(m->Ibody, i), B6(w->v, i), B6(w->f, i));
         mv6(B36(m->Ibody, i), B6(w->dv, i), B6(w->df, i));
     }
     for (int i = m->nb - 1; i > 0; --i) {
         int p = m->parent[i];
-        if (p > 0) to_parent(m, w, i, B6(w->f, i), B6(w->df, i), B6(w->f, p), B6(w->df, p));
+        if (p > 0) to_parent(ws, w, i, B6(w->f, i), B6(w->df, i), B6(w->f, p), B6(w->df, p));
     }
 }
 
 /* the tangent dtau (nv) of the generalized forces after mb_passive_forces
  * (drives, joint springs, dampers, limits) at (q, vel) with commands cmd
  * along (dq, dvel, dcmd): the laws of mb_drive_forces and mb_passive_forces */
-static void passive_tangent(const mb_model *m, const double *q, const double *vel, const double *cmd,
+static void passive_tangent(const mb_model *m, mb_data *ws, const double *q, const double *vel, const double *cmd,
                             const double *dq, const double *dvel, const double *dcmd, double *dtau) {
     memcpy(dtau, dcmd, sizeof(double) * (size_t)m->nv);
     for (int k = 0; k < m->ndr; ++k) {
@@ -407,12 +407,12 @@ static void passive_tangent(const mb_model *m, const double *q, const double *ve
         if (m->nvi[i] == 0 || m->jtype[i] == MB_FREE || m->jtype[i] == MB_SPHERICAL) continue;
         for (int k = 0; k < m->nvi[i]; ++k) {
             int iv = m->iv[i] + k, iq = m->iq[i] + k;
-            const double *P = m->dof_force + DF_N * iv;
+            const double *P = ws->dof_force + DF_N * iv;
             double d = q[iq], wv = vel[iv], dd = dq[iq], dw = dvel[iv];
             dtau[iv] += mbn_dof_force_tangent(P, d, wv, dd, dw);
         }
     }
-    mbn_ballspring_tangents(m, q, vel, dq, dvel, dtau); /* ballspring_dirder.c */
+    mbn_ballspring_tangents(m, ws, q, vel, dq, dvel, dtau); /* ballspring_dirder.c */
 }
 
 /* tangent dqdot (nq) of the configuration rate dq/dt (mb_qdot) */
@@ -453,7 +453,7 @@ static void qdot_tangent(const mb_model *m, const double *q, const double *vel, 
 static void latch_apply(mbn_instance *in, const double *z, double *rows) {
     const mb_latches *L = &in->latches;
     for (int j = 0; j < L->n; ++j) {
-        double *row = in->m->dof_force + DF_N * L->iv[j];
+        double *row = in->ws->dof_force + DF_N * L->iv[j];
         rows[3 * j] = row[DF_K]; rows[3 * j + 1] = row[DF_D]; rows[3 * j + 2] = row[DF_Q0];
         if (z[j] > 0.5) {
             double K = row[DF_K] + L->k;
@@ -467,27 +467,27 @@ static void latch_apply(mbn_instance *in, const double *z, double *rows) {
 static void latch_restore(mbn_instance *in, const double *rows) {
     const mb_latches *L = &in->latches;
     for (int j = 0; j < L->n; ++j) {
-        double *row = in->m->dof_force + DF_N * L->iv[j];
+        double *row = in->ws->dof_force + DF_N * L->iv[j];
         row[DF_K] = rows[3 * j]; row[DF_D] = rows[3 * j + 1]; row[DF_Q0] = rows[3 * j + 2];
     }
 }
 
 /* ------------------------------------------------------------ outputs */
 /* world tangent of the point rB of body b: R (z_ang x rB + z_lin) */
-static void point_tangent(const mb_model *m, const dd_work *w, int b, const double *rB, double *dx) {
+static void point_tangent(mb_data *ws, const dd_work *w, int b, const double *rB, double *dx) {
     double t[3];
     const double *z = B6(w->z, b);
     cross3(z, rB, t);
     for (int k = 0; k < 3; ++k) t[k] += z[3 + k];
-    mv3(B9(m->RW, b), t, dx);
+    mv3(B9(ws->RW, b), t, dx);
 }
 
 /* tangent de (4) of body b's world orientation quaternion e (mb_body_quaternion: unit, w >= 0)
  * under the body-frame rotation z_ang (dR = R [z_ang]x): de = e (x) (0, z_ang) / 2 */
-static void body_quaternion_tangent(const mb_model *m, const dd_work *w, int b, double *de) {
+static void body_quaternion_tangent(const mb_model *m, mb_data *ws, const dd_work *w, int b, double *de) {
     double e[4], t[3];
     const double *z = B6(w->z, b);
-    mb_body_quaternion(m, b, e);
+    mb_body_quaternion(m, ws, b, e);
     cross3(e + 1, z, t);
     de[0] = -0.5 * dot3(e + 1, z);
     for (int k = 0; k < 3; ++k) de[1 + k] = 0.5 * (e[0] * z[k] + t[k]);
@@ -495,13 +495,13 @@ static void body_quaternion_tangent(const mb_model *m, const dd_work *w, int b, 
 
 /* tangent dtw (6) of body b's world twist (mb_body_twist: R v_ang, R v_lin of the body-frame
  * velocity v): d(R v) = R (z_ang x v + dv) for each half */
-static void body_twist_tangent(const mb_model *m, const dd_work *w, int b, double *dtw) {
+static void body_twist_tangent(mb_data *ws, const dd_work *w, int b, double *dtw) {
     const double *v = B6(w->v, b), *dv = B6(w->dv, b), *z = B6(w->z, b);
     for (int h = 0; h < 2; ++h) {
         double t[3];
         cross3(z, v + 3 * h, t);
         for (int k = 0; k < 3; ++k) t[k] += dv[3 * h + k];
-        mv3(B9(m->RW, b), t, dtw + 3 * h);
+        mv3(B9(ws->RW, b), t, dtw + 3 * h);
     }
 }
 
@@ -512,7 +512,7 @@ static void body_twist_tangent(const mb_model *m, const dd_work *w, int b, doubl
  * base acceleration -g_s of the sled frame (g_s = g - a_s axis) this is the
  * specific force of mb_sled_specific_force: the point's acceleration in the
  * sled frame, plus the frame's a_s axis, minus g. */
-static void accel_tangent(const mb_model *m, const dd_work *w, int b, const double *rB, double *acc, double *dacc) {
+static void accel_tangent(mb_data *ws, const dd_work *w, int b, const double *rB, double *acc, double *dacc) {
     const double *v = B6(w->v, b), *dv = B6(w->dv, b), *a = B6(w->a, b), *da = B6(w->da, b), *z = B6(w->z, b);
     double t[3], dt[3], u[3], e[3], aB[3], daB[3];
     cross3(v, rB, t);
@@ -529,8 +529,8 @@ static void accel_tangent(const mb_model *m, const dd_work *w, int b, const doub
     for (int k = 0; k < 3; ++k) daB[k] += e[k];
     cross3(z, aB, e);
     for (int k = 0; k < 3; ++k) e[k] += daB[k];
-    mv3(B9(m->RW, b), aB, acc);
-    mv3(B9(m->RW, b), e, dacc);
+    mv3(B9(ws->RW, b), aB, acc);
+    mv3(B9(ws->RW, b), e, dacc);
 }
 
 /* tangents dy (ny) of the outputs (mb_sensors_eval) after forward() at the
@@ -539,6 +539,7 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
                             double *dy) {
     const mbn_data *D = in->data;
     const mb_model *m = in->m;
+    mb_data *ws = in->ws;
     const double *q = x;
     double dke = 0.0, dpe = 0.0, dhl[6] = {0, 0, 0, 0, 0, 0};
     for (int i = 1; i < m->nb; ++i) {
@@ -546,14 +547,14 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
         double Idv[6], Iv[6], t[6], dc[3];
         mv6(I, dv, Idv);
         dke += dot6(v, Idv);
-        point_tangent(m, w, i, in->mp.com + 3 * i, dc);
-        dpe -= in->mp.mass[i] * (dc[0] * m->g[0] + dc[1] * m->g[1] + dc[2] * m->g[2]);
+        point_tangent(ws, w, i, in->mp.com + 3 * i, dc);
+        dpe -= in->mp.mass[i] * (dc[0] * ws->g[0] + dc[1] * ws->g[1] + dc[2] * ws->g[2]);
         /* world momentum about the origin X_W^* (I v); its tangent X_W^* (z x* I v + I dv)
          * (the term z x* moves both the axes and the origin) */
         mv6(I, v, Iv);
         crf(z, Iv, t);
         for (int k = 0; k < 6; ++k) t[k] += Idv[k];
-        const double *R = B9(m->RW, i), *p = B3(m->pW, i);
+        const double *R = B9(ws->RW, i), *p = B3(ws->pW, i);
         double n[3], f[3], pf[3];
         mv3(R, t, n);
         mv3(R, t + 3, f);
@@ -564,7 +565,7 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
         for (int i = 1; i < m->nb; ++i) {
             if (m->nvi[i] == 0 || m->jtype[i] == MB_FREE || m->jtype[i] == MB_SPHERICAL) continue;
             for (int k = 0; k < m->nvi[i]; ++k) {
-                const double *P = m->dof_force + DF_N * (m->iv[i] + k);
+                const double *P = ws->dof_force + DF_N * (m->iv[i] + k);
                 double d = q[m->iq[i] + k], dd = w->dq[m->iq[i] + k];
                 double pen = d < P[DF_LO] ? d - P[DF_LO] : (d > P[DF_HI] ? d - P[DF_HI] : 0.0);
                 dpe += (P[DF_K] * (d - P[DF_Q0]) + P[DF_KLIM] * pen) * dd;
@@ -573,12 +574,12 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
     for (int s = 0; s < m->ns; ++s) {
         const double *P = m->springs + SP_N * s;
         double xa[3], xb[3], d[3];
-        mb_point_position(m, (int)P[SP_BA], P + SP_PAX, xa);
-        mb_point_position(m, (int)P[SP_BB], P + SP_PBX, xb);
+        mb_point_position(m, ws, (int)P[SP_BA], P + SP_PAX, xa);
+        mb_point_position(m, ws, (int)P[SP_BB], P + SP_PBX, xb);
         for (int k = 0; k < 3; ++k) d[k] = xb[k] - xa[k];
         dpe += P[SP_K] * (sqrt(dot3(d, d)) - P[SP_L0]) * w->dL[s];
     }
-    dpe += mbn_contact_energy_tangent(m, w->z) + mbn_ballspring_energy_tangent(m, q, w->dq);
+    dpe += mbn_contact_energy_tangent(m, ws, w->z) + mbn_ballspring_energy_tangent(m, ws, q, w->dq);
     double dlatch = 0.0;
     if (D->nl) {
         const double *zf = x + D->nq + D->nv;
@@ -592,7 +593,7 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
         case MB_SENS_VELOCITY: dy[k] = w->dvel[s->index]; break;
         case MB_SENS_POINT: {
             double t[3];
-            point_tangent(m, w, s->index, s->par, t);
+            point_tangent(ws, w, s->index, s->par, t);
             dy[k] = t[s->axis];
             break;
         }
@@ -605,20 +606,20 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
         case MB_SENS_MOMENTUM: dy[k] = dhl[s->axis]; break;
         case MB_SENS_BODY_QUATERNION: {
             double de[4];
-            body_quaternion_tangent(m, w, s->index, de);
+            body_quaternion_tangent(m, ws, w, s->index, de);
             dy[k] = de[s->axis];
             break;
         }
         case MB_SENS_BODY_TWIST: {
             double dtw[6];
-            body_twist_tangent(m, w, s->index, dtw);
+            body_twist_tangent(ws, w, s->index, dtw);
             dy[k] = dtw[s->axis];
             break;
         }
         case MB_SENS_ACCELEROMETER: {
             double a[3], da[3];
             if (!w->accel) { dy[k] = 0.0 / 0.0; break; }
-            accel_tangent(m, w, s->index, s->par, a, da);
+            accel_tangent(ws, w, s->index, s->par, a, da);
             if (s->axis < 3) dy[k] = da[s->axis];
             else {
                 double n = sqrt(dot3(a, a)); /* |a| is smooth off a = 0 */
@@ -627,10 +628,10 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
             break;
         }
         case MB_SENS_SLED_ACCEL: dy[k] = in->sled.input >= 0 ? du[in->sled.input] : 0.0; break;
-        case MB_SENS_CABLE_TENSION: dy[k] = mbn_cable_tension_tangent(m, w->z, w->dv, s->index); break;
+        case MB_SENS_CABLE_TENSION: dy[k] = mbn_cable_tension_tangent(m, ws, w->z, w->dv, s->index); break;
         case MB_SENS_DISPLACEMENT: {
             double t[3];
-            point_tangent(m, w, s->index, s->par, t);
+            point_tangent(ws, w, s->index, s->par, t);
             dy[k] = t[s->axis];
             break;
         }
@@ -652,45 +653,47 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
  * dqdd = M^-1 (dtau - dID|dqdd=0) */
 static int velocity_tangent(mbn_instance *in, dd_work *w, const double *dvel, double *dvdot) {
     mb_model *m = in->m;
+    mb_data *ws = in->ws;
     const double *q = in->x;
-    int err = mb_rhs(m, q, w->vel, in->tau, NULL, w->r3 /* dq/dt: unused */, w->qdd);
+    int err = mb_rhs(m, ws, q, w->vel, in->tau, NULL, w->r3 /* dq/dt: unused */, w->qdd);
     if (err) return err;
-    mb_kinematics(m, q, w->vel);
-    forward(m, w, q, w->dq, dvel, 1, w->qdd, NULL, 1);
-    spring_forces(m, w);
-    backward_id(m, w, w->r2);
-    passive_tangent(m, q, w->vel, in->tau, w->dq, dvel, w->dcmd, w->dtau);
+    mb_kinematics(m, ws, q, w->vel);
+    forward(m, ws, w, q, w->dq, dvel, 1, w->qdd, NULL, 1);
+    spring_forces(m, ws, w);
+    backward_id(m, ws, w, w->r2);
+    passive_tangent(m, ws, q, w->vel, in->tau, w->dq, dvel, w->dcmd, w->dtau);
     for (int k = 0; k < m->nv; ++k) w->dtau[k] -= w->r2[k];
-    return mb_minv(m, q, w->dtau, dvdot);
+    return mb_minv(m, ws, q, w->dtau, dvdot);
 }
 
 /* canonical variables: v = M^-1 p, dv = M^-1 (dp - d(M v)/dq dq) into w->dvel, then
  * dp/dt = tau + S^T (F - v x* H) + Sr^T H (mb_sweep) differentiated term by term */
 static int canonical_tangent(mbn_instance *in, dd_work *w, const double *dp, double *dpdot) {
     mb_model *m = in->m;
+    mb_data *ws = in->ws;
     const double *q = in->x;
     double *dvel = w->dvel;
-    int err = mb_minv(m, q, q + m->nq, w->vel);
+    int err = mb_minv(m, ws, q, q + m->nq, w->vel);
     if (err) return err;
-    mb_kinematics(m, q, w->vel);
+    mb_kinematics(m, ws, q, w->vel);
     for (int k = 0; k < m->nv; ++k) w->r2[k] = 0.0;
-    forward(m, w, q, w->dq, w->r2, 0, NULL, NULL, 0);
-    subtree_momenta(m, w);
+    forward(m, ws, w, q, w->dq, w->r2, 0, NULL, NULL, 0);
+    subtree_momenta(m, ws, w);
     for (int i = 1; i < m->nb; ++i)
         for (int j = 0; j < m->nvi[i]; ++j)
-            w->r3[m->iv[i] + j] = dp[m->iv[i] + j] - dot6(B36(m->S, i) + 6 * j, B6(w->df, i)) -
+            w->r3[m->iv[i] + j] = dp[m->iv[i] + j] - dot6(B36(ws->S, i) + 6 * j, B6(w->df, i)) -
                                   dot6(B36(w->dS, i) + 6 * j, B6(w->f, i));
-    err = mb_minv(m, q, w->r3, dvel);
+    err = mb_minv(m, ws, q, w->r3, dvel);
     if (err) return err;
-    mb_kinematics(m, q, w->vel);
-    forward(m, w, q, w->dq, dvel, 0, NULL, NULL, 0);
-    spring_forces(m, w);
-    subtree_momenta(m, w); /* H, dH */
+    mb_kinematics(m, ws, q, w->vel);
+    forward(m, ws, w, q, w->dq, dvel, 0, NULL, NULL, 0);
+    spring_forces(m, ws, w);
+    subtree_momenta(m, ws, w); /* H, dH */
     /* F: gravity I [0; g] and the springs' forces, summed over the subtree (w->g), and tangents */
-    double ag0[6] = {0, 0, 0, m->g[0], m->g[1], m->g[2]};
+    double ag0[6] = {0, 0, 0, ws->g[0], ws->g[1], ws->g[2]};
     for (int i = 1; i < m->nb; ++i) {
         int p = m->parent[i];
-        const double *E = B9(m->E, i), *r = B3(m->r, i);
+        const double *E = B9(ws->E, i), *r = B3(ws->r, i);
         double *ag = B6(w->a, i), *dag = B6(w->da, i), t[6];
         Xmv(E, r, p > 0 ? B6(w->a, p) : ag0, ag);
         if (p > 0) Xmv(E, r, B6(w->da, p), dag);
@@ -703,9 +706,9 @@ static int canonical_tangent(mbn_instance *in, dd_work *w, const double *dp, dou
     }
     for (int i = m->nb - 1; i > 0; --i) {
         int p = m->parent[i];
-        if (p > 0) to_parent(m, w, i, B6(w->g, i), B6(w->dg, i), B6(w->g, p), B6(w->dg, p));
+        if (p > 0) to_parent(ws, w, i, B6(w->g, i), B6(w->dg, i), B6(w->g, p), B6(w->dg, p));
     }
-    passive_tangent(m, q, w->vel, in->tau, w->dq, dvel, w->dcmd, w->dtau);
+    passive_tangent(m, ws, q, w->vel, in->tau, w->dq, dvel, w->dcmd, w->dtau);
     for (int i = 1; i < m->nb; ++i) {
         const double *H = B6(w->f, i), *dH = B6(w->df, i), *v = B6(w->v, i), *dv = B6(w->dv, i);
         double G[6], G0[6], t[6];
@@ -715,8 +718,8 @@ static int canonical_tangent(mbn_instance *in, dd_work *w, const double *dp, dou
         for (int k = 0; k < 6; ++k) { G[k] = B6(w->dg, i)[k] - G[k] - t[k]; G0[k] = B6(w->g, i)[k] - G0[k]; }
         for (int j = 0; j < m->nvi[i]; ++j) {
             int iv = m->iv[i] + j;
-            dpdot[iv] = w->dtau[iv] + dot6(B36(m->S, i) + 6 * j, G) + dot6(B36(w->dS, i) + 6 * j, G0) +
-                        dot6(B36(w->dSr, i) + 6 * j, H) + dot6(B36(m->Sr, i) + 6 * j, dH);
+            dpdot[iv] = w->dtau[iv] + dot6(B36(ws->S, i) + 6 * j, G) + dot6(B36(w->dS, i) + 6 * j, G0) +
+                        dot6(B36(w->dSr, i) + 6 * j, H) + dot6(B36(ws->Sr, i) + 6 * j, dH);
         }
     }
     return 0;
@@ -729,14 +732,15 @@ static void vtree_id(mbn_instance *in, void *wp, const double *c, const double *
                      double *id, double *did, double *dpass) {
     dd_work *w = wp;
     mb_model *m = in->m;
+    mb_data *ws = in->ws;
     memcpy(w->vel, cd, sizeof(double) * (size_t)m->nv);
     memcpy(w->dvel, dcd, sizeof(double) * (size_t)m->nv);
-    mb_kinematics(m, c, cd);
-    forward(m, w, c, dc, dcd, 1, cdd, dcdd, 1);
-    spring_forces(m, w);
-    backward_id(m, w, did);
-    for (int i = 1; i < m->nb; ++i) stmul(m, i, B36(m->S, i), B6(w->f, i), id, 0);
-    if (dpass) passive_tangent(m, c, cd, cmd, dc, dcd, dcmd, dpass);
+    mb_kinematics(m, ws, c, cd);
+    forward(m, ws, w, c, dc, dcd, 1, cdd, dcdd, 1);
+    spring_forces(m, ws, w);
+    backward_id(m, ws, w, did);
+    for (int i = 1; i < m->nb; ++i) stmul(m, i, B36(ws->S, i), B6(w->f, i), id, 0);
+    if (dpass) passive_tangent(m, ws, c, cd, cmd, dc, dcd, dcmd, dpass);
 }
 
 /* the virtual tree's sensors (outputs_tangent at the virtual state c along dc) */
@@ -757,6 +761,7 @@ static int flex_tangent(mbn_instance *in, dd_work *w, const double *dx, const do
 static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double *du, double *dxdot, double *dy) {
     const mbn_data *D = in->data;
     mb_model *m = in->m;
+    mb_data *ws = in->ws;
     const double *x = in->x, *B = in->d + D->o_B;
     int nq = D->nq, nv = D->nv, err;
     for (int r = 0; r < nv; ++r) {
@@ -774,12 +779,12 @@ static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double 
     /* the sled frame (mb_sled_rhs): the model's dynamics with gravity g_s =
      * g - a_s axis, a_s = u[input] - pulse(t), whose tangent is -du[input] axis */
     double g0[3];
-    memcpy(g0, m->g, sizeof g0);
+    memcpy(g0, ws->g, sizeof g0);
     if (D->sled) {
         const double *ax = in->sled.par + SL_AX;
         double a_s = mb_sled_acceleration(&in->sled, in->t, in->u), da_s = in->sled.input >= 0 ? du[in->sled.input] : 0.0;
         for (int r = 0; r < 3; ++r)
-            if (ax[r] != 0.0) { m->g[r] = g0[r] - a_s * ax[r]; w->dgrav[r] = -da_s * ax[r]; }
+            if (ax[r] != 0.0) { ws->g[r] = g0[r] - a_s * ax[r]; w->dgrav[r] = -da_s * ax[r]; }
     }
     if (D->nl) latch_apply(in, x + nq + nv, w->rows);
     if (D->canonical) err = canonical_tangent(in, w, dx + nq, dxdot + nq);
@@ -791,17 +796,17 @@ static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double 
     if (!err && D->sled) {
         /* the accelerations at the solved qdd and their tangents along dqdd (with the
          * sled's gravity): the accelerometers and the HIC recorder's rate |a| / unit */
-        mb_kinematics(m, x, w->vel);
-        forward(m, w, x, w->dq, w->dvel, 1, w->qdd, dxdot + nq, 1);
+        mb_kinematics(m, ws, x, w->vel);
+        forward(m, ws, w, x, w->dq, w->dvel, 1, w->qdd, dxdot + nq, 1);
         w->accel = 1;
         if (D->nh) {
             double a[3], da[3];
-            accel_tangent(m, w, in->hic.body, in->hic.par + HC_PX, a, da);
+            accel_tangent(ws, w, in->hic.body, in->hic.par + HC_PX, a, da);
             double n = sqrt(dot3(a, a)); /* |a| is smooth off a = 0 */
             dxdot[nq + nv] = n > 0 ? dot3(a, da) / (n * in->hic.par[HC_UNIT]) : 0.0;
         }
     }
-    memcpy(m->g, g0, sizeof g0); /* the outputs' energies read the model's own gravity */
+    memcpy(ws->g, g0, sizeof g0); /* the outputs' energies read the model's own gravity */
     /* the outputs read the unlatched rows (the latches' energy is its own term) */
     if (D->nl) latch_restore(in, w->rows);
     if (err) return err < 0 ? -err : err;

@@ -1,8 +1,8 @@
 /*
  * FMI 2.0 interface of the native runtime, Co-Simulation and Model Exchange
  * in one binary (one plant, data in model_data.c). The types and signatures
- * are those of the FMI 2.0 standard (fmi2TypesPlatform.h /
- * fmi2FunctionTypes.h), declared here. The instance behind them, its state
+ * are the FMI 2.0 standard's own headers' (fmi2Functions.h, shipped in the
+ * FMU's sources/ with their license). The instance behind them, its state
  * machine and its messages are component.c's (shared with fmi3.c).
  *
  * Errors are reported through the host's logger with a message naming the
@@ -16,42 +16,8 @@
 #include <string.h>
 
 #include "component.h"
-
-#if defined(_WIN32)
-#define FMI2_Export __declspec(dllexport)
-#else
-#define FMI2_Export __attribute__((visibility("default")))
-#endif
-
-typedef void *fmi2Component;
-typedef void *fmi2ComponentEnvironment;
-typedef void *fmi2FMUstate;
-typedef unsigned int fmi2ValueReference;
-typedef double fmi2Real;
-typedef int fmi2Integer;
-typedef int fmi2Boolean;
-typedef char fmi2Char;
-typedef const fmi2Char *fmi2String;
-typedef char fmi2Byte;
-typedef enum { fmi2OK, fmi2Warning, fmi2Discard, fmi2Error, fmi2Fatal, fmi2Pending } fmi2Status;
-typedef enum { fmi2ModelExchange, fmi2CoSimulation } fmi2Type;
-typedef enum { fmi2DoStepStatus, fmi2PendingStatus, fmi2LastSuccessfulTime, fmi2Terminated } fmi2StatusKind;
-typedef struct {
-    fmi2Boolean newDiscreteStatesNeeded;
-    fmi2Boolean terminateSimulation;
-    fmi2Boolean nominalsOfContinuousStatesChanged;
-    fmi2Boolean valuesOfContinuousStatesChanged;
-    fmi2Boolean nextEventTimeDefined;
-    fmi2Real nextEventTime;
-} fmi2EventInfo;
-typedef void (*fmi2CallbackLogger)(fmi2ComponentEnvironment, fmi2String, fmi2Status, fmi2String, fmi2String, ...);
-typedef struct {
-    fmi2CallbackLogger logger;
-    void *(*allocateMemory)(size_t, size_t);
-    void (*freeMemory)(void *);
-    void (*stepFinished)(fmi2ComponentEnvironment, fmi2Status);
-    fmi2ComponentEnvironment componentEnvironment;
-} fmi2CallbackFunctions;
+#include "fmi2Functions.h"
+#include "fmi_logger.h"
 
 /* the component and the host's callbacks it logs through */
 typedef struct {
@@ -64,20 +30,7 @@ typedef struct {
 
 static void host_log2(void *host, int status, const char *msg) {
     fmu2 *f = host;
-    char esc[2048];
-    /* the message is passed as the format (hosts that do not format still
-     * read it), so its percent signs are doubled */
-    size_t k = 0;
-    for (const char *p = msg; *p && k + 2 < sizeof esc; ++p) {
-        if (*p == '%') esc[k++] = '%';
-        esc[k++] = *p;
-    }
-    esc[k] = 0;
-    if (f && f->cb.logger) {
-        const char *cat = status >= fmi2Error ? "logStatusError" : "logStatusWarning";
-        f->cb.logger(f->cb.componentEnvironment, f->c && f->c->name ? f->c->name : "", (fmi2Status)status, cat,
-                     esc);
-    }
+    if (f) fmi2_log_message(&f->cb, f->c ? f->c->name : NULL, status, msg);
 }
 
 /* the entry of every call on an instance: c not NULL and the call allowed

@@ -1,9 +1,10 @@
 /*
  * FMI 3.0 interface of the native runtime, Co-Simulation and Model Exchange
- * in one binary. The types and signatures are those of the FMI 3.0 standard
- * (fmi3PlatformTypes.h / fmi3FunctionTypes.h), declared here. The instance
- * behind them, its state machine and its messages are component.c's (shared
- * with fmi2.c); this file maps FMI 3's variables onto the runtime's scalars.
+ * in one binary. The types and signatures are the FMI 3.0 standard's own
+ * headers' (fmi3Functions.h, shipped in the FMU's sources/ with their
+ * license). The instance behind them, its state machine and its messages
+ * are component.c's (shared with fmi2.c); this file maps FMI 3's variables
+ * onto the runtime's scalars.
  *
  * Value references index MBN_DATA.v3tab (mbfmu.fmu.native.fmi3): rows
  * (kind, first scalar, count) of
@@ -22,42 +23,9 @@
 #include <string.h>
 
 #include "component.h"
-
-#if defined(_WIN32)
-#define FMI3_Export __declspec(dllexport)
-#else
-#define FMI3_Export __attribute__((visibility("default")))
-#endif
-
-typedef void *fmi3Instance;
-typedef void *fmi3InstanceEnvironment;
-typedef void *fmi3FMUState;
-typedef uint32_t fmi3ValueReference;
-typedef float fmi3Float32;
-typedef double fmi3Float64;
-typedef int8_t fmi3Int8;
-typedef uint8_t fmi3UInt8;
-typedef int16_t fmi3Int16;
-typedef uint16_t fmi3UInt16;
-typedef int32_t fmi3Int32;
-typedef uint32_t fmi3UInt32;
-typedef int64_t fmi3Int64;
-typedef uint64_t fmi3UInt64;
-typedef bool fmi3Boolean;
-typedef char fmi3Char;
-typedef const fmi3Char *fmi3String;
-typedef uint8_t fmi3Byte;
-typedef const fmi3Byte *fmi3Binary;
-typedef bool fmi3Clock;
-typedef enum { fmi3OK, fmi3Warning, fmi3Discard, fmi3Error, fmi3Fatal } fmi3Status;
-typedef enum { fmi3Independent, fmi3Constant, fmi3Fixed, fmi3Tunable, fmi3Discrete, fmi3Dependent } fmi3DependencyKind;
-typedef enum { fmi3IntervalNotYetKnown, fmi3IntervalUnchanged, fmi3IntervalChanged } fmi3IntervalQualifier;
-typedef void (*fmi3LogMessageCallback)(fmi3InstanceEnvironment, fmi3Status, fmi3String, fmi3String);
-typedef void (*fmi3ClockUpdateCallback)(fmi3InstanceEnvironment);
-typedef void (*fmi3IntermediateUpdateCallback)(fmi3InstanceEnvironment, fmi3Float64, fmi3Boolean, fmi3Boolean,
-                                               fmi3Boolean, fmi3Boolean, fmi3Boolean *, fmi3Float64 *);
-typedef void (*fmi3LockPreemptionCallback)(void);
-typedef void (*fmi3UnlockPreemptionCallback)(void);
+#include "fmi3Functions.h"
+#include "fmi3_absent_types.h"
+#include "fmi_logger.h"
 
 enum { V_TIME = 0, V_FLOAT64 = 1, V_SIZE = 2, V_COUNT = 3, V_INDICATORS = 4 };
 
@@ -74,8 +42,7 @@ typedef struct {
 
 static void host_log3(void *host, int status, const char *msg) {
     fmu3 *f = host;
-    if (f && f->log) f->log(f->env, (fmi3Status)status, status >= fmi3Error ? "logStatusError" : "logStatusWarning",
-                            msg);
+    if (f) fmi3_log_message(f->log, f->env, status, msg);
 }
 
 #define ENTER(i, mask, types, fn)                                                 \
@@ -199,8 +166,7 @@ FMI3_Export fmi3Instance fmi3InstantiateScheduledExecution(fmi3String name, fmi3
                                                            fmi3LockPreemptionCallback lock,
                                                            fmi3UnlockPreemptionCallback unlock) {
     (void)name; (void)token; (void)resources; (void)visible; (void)logging; (void)clock; (void)lock; (void)unlock;
-    if (log) log(env, fmi3Error, "logStatusError", "this FMU offers Co-Simulation and Model Exchange, not "
-                 "Scheduled Execution");
+    fmi3_log_message(log, env, fmi3Error, "this FMU offers Co-Simulation and Model Exchange, not Scheduled Execution");
     return NULL;
 }
 
@@ -330,7 +296,7 @@ FMI3_Export fmi3Status fmi3SetUInt64(fmi3Instance i, const fmi3ValueReference vr
     return st;
 }
 
-/* the types this FMU has no variables of */
+/* the types this FMU has no variables of (fmi3_absent_types.h) */
 #define NO_GET(T, fn)                                                                                 \
     FMI3_Export fmi3Status fn(fmi3Instance i, const fmi3ValueReference vr[], size_t nvr, T values[], size_t n) { \
         (void)vr; (void)values; (void)n;                                                              \
@@ -339,27 +305,8 @@ FMI3_Export fmi3Status fmi3SetUInt64(fmi3Instance i, const fmi3ValueReference vr
         mbn_report(C3(i), MBN_ERROR, #fn ": this FMU has no variables of this type");                 \
         return fmi3Error;                                                                             \
     }
-#define NO_SET(T, fn) NO_GET(const T, fn)
-NO_GET(fmi3Float32, fmi3GetFloat32)
-NO_GET(fmi3Int8, fmi3GetInt8)
-NO_GET(fmi3UInt8, fmi3GetUInt8)
-NO_GET(fmi3Int16, fmi3GetInt16)
-NO_GET(fmi3UInt16, fmi3GetUInt16)
-NO_GET(fmi3Int32, fmi3GetInt32)
-NO_GET(fmi3UInt32, fmi3GetUInt32)
-NO_GET(fmi3Int64, fmi3GetInt64)
-NO_GET(fmi3Boolean, fmi3GetBoolean)
-NO_GET(fmi3String, fmi3GetString)
-NO_SET(fmi3Float32, fmi3SetFloat32)
-NO_SET(fmi3Int8, fmi3SetInt8)
-NO_SET(fmi3UInt8, fmi3SetUInt8)
-NO_SET(fmi3Int16, fmi3SetInt16)
-NO_SET(fmi3UInt16, fmi3SetUInt16)
-NO_SET(fmi3Int32, fmi3SetInt32)
-NO_SET(fmi3UInt32, fmi3SetUInt32)
-NO_SET(fmi3Int64, fmi3SetInt64)
-NO_SET(fmi3Boolean, fmi3SetBoolean)
-NO_SET(fmi3String, fmi3SetString)
+#define NO_TYPE(T, get, set) NO_GET(T, get) NO_GET(const T, set)
+FMI3_ABSENT_TYPES(NO_TYPE)
 
 static fmi3Status unsupported(fmi3Instance i, const char *what) {
     if (!i) return fmi3Error;

@@ -69,13 +69,14 @@ void mbn_me_indicators(mbn_me *me, double *z) {
     mbn_instance *in = me->in;
     const mbn_data *D = in->data;
     mb_model *m = in->m;
+    mb_data *ws = in->ws;
     const double *q = in->x, *flags = in->x + D->nq + D->nv;
     int posed = 0;
     for (int r = 0; r < D->nz; ++r) {
         const int *row = D->ztab + 4 * r;
         int k = row[1];
         if ((row[0] == MBN_Z_CONTACT || row[0] == MBN_Z_CABLE) && !posed) {
-            mb_kinematics(m, q, NULL);
+            mb_kinematics(m, ws, q, NULL);
             posed = 1;
         }
         switch (row[0]) {
@@ -84,17 +85,17 @@ void mbn_me_indicators(mbn_me *me, double *z) {
             break;
         case MBN_Z_CONTACT: {
             double F[3], rB[3];
-            z[r] = mb_contact_force(m, k, F, rB);
+            z[r] = mb_contact_force(m, ws, k, F, rB);
             break;
         }
         case MBN_Z_CABLE: {
             double F[3], L;
-            mb_cable_force(m, k, F, &L);
+            mb_cable_force(m, ws, k, F, &L);
             z[r] = L - m->cables[CB_N * k + CB_L0];
             break;
         }
         default: { /* MBN_Z_LIMIT: row[2] the configuration index, row[3] the side */
-            const double *P = m->dof_force + DF_N * k;
+            const double *P = ws->dof_force + DF_N * k;
             z[r] = row[3] < 0 ? q[row[2]] - P[DF_LO] : P[DF_HI] - q[row[2]];
             break;
         }

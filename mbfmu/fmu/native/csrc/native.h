@@ -87,8 +87,9 @@ extern const mbn_data MBN_DATA;
 /* one running instance (the FMI component) */
 typedef struct {
     const mbn_data *data;
-    mb_model *m;
-    mb_flex *fx;          /* data->flex: the flexible system around m */
+    mb_model *m;          /* the plant's model, packed by mb_pack (dynamics/csrc/pack.c) */
+    mb_data *ws;          /* its workspace (the kernels' data) */
+    mb_flex *fx;          /* data->flex: the flexible system around m (with a workspace of its own) */
     mb_sensor *sens;      /* (ny) pointing into d */
     mb_mass_props mp;
     mb_latches latches;   /* (data->nl hinges) pointing into d */
@@ -140,9 +141,8 @@ const double *mbn_outputs(mbn_instance *in);
 mb_flex *mbn_flex_new(const mbn_data *D, mb_model *m, const double *d);
 void mbn_flex_outputs(mbn_instance *in);
 /* steplimit.c: the spectral radius (1/s) of the flexible system fx linearized at rest at the public
- * configuration q0, and of a general n x n matrix a (destroyed); 0, or -1 if it cannot be computed */
+ * configuration q0; 0, or -1 if it cannot be computed */
 int mbn_flex_rest_radius(const mbn_data *D, mb_flex *fx, const double *q0, double *radius);
-int mbn_eig_radius(double *a, int n, double *radius);
 /* 1 if the flexible right-hand side's error err (mb_flex_rhs, FX_NONFINITE)
  * in a step from in->x comes from a state the step reached (the equations
  * hold at in->x: the state blew up, as advance_flexible says), a stage that

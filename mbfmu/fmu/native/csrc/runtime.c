@@ -11,76 +11,21 @@
 #include "native.h"
 
 /* ------------------------------------------------------------- packing */
-static int *copy_ints(const int *src, int n) {
-    int *p = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
-    if (p && n > 0) memcpy(p, src, sizeof(int) * (size_t)n);
-    return p;
-}
-
 static double *copy_dbls(const double *src, int n) {
     double *p = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
     if (p && n > 0) memcpy(p, src, sizeof(double) * (size_t)n);
     return p;
 }
 
-/* an mb_model from the numeric description d (NULL on allocation failure) */
+/* an mb_model from the numeric description d by the engine's one packer
+ * (mb_pack, dynamics/csrc/pack.c); NULL on allocation failure */
 static mb_model *pack_model(const mbn_data *D, const double *d) {
-    mb_model *m = calloc(1, sizeof(mb_model));
-    if (!m) return NULL;
-    int nb = D->nb;
-    m->nb = nb;
-    m->ns = D->ns;
-    m->nct = D->nct;
-    m->ncb = D->ncb;
-    m->ndr = D->ndr;
-    m->parent = copy_ints(D->parent, nb);
-    m->jtype = copy_ints(D->jtype, nb);
-    m->nqi = copy_ints(D->nqi, nb);
-    m->nvi = copy_ints(D->nvi, nb);
-    m->iq = malloc(sizeof(int) * (size_t)nb);
-    m->iv = malloc(sizeof(int) * (size_t)nb);
-    m->axis1 = copy_dbls(d + D->o_axis1, 3 * nb);
-    m->axis2 = copy_dbls(d + D->o_axis2, 3 * nb);
-    m->Rtree = copy_dbls(d + D->o_Rtree, 9 * nb);
-    m->ptree = copy_dbls(d + D->o_ptree, 3 * nb);
-    m->Ibody = copy_dbls(d + D->o_Ibody, 36 * nb);
-    m->springs = copy_dbls(d + D->o_springs, SP_N * D->ns);
-    m->contacts = copy_dbls(d + D->o_contacts, CT_N * D->nct);
-    m->cables = copy_dbls(d + D->o_cables, CB_N * D->ncb);
-    m->drives = copy_dbls(d + D->o_drives, DR_N * D->ndr);
-    if (!m->parent || !m->jtype || !m->nqi || !m->nvi || !m->iq || !m->iv || !m->axis1 ||
-        !m->axis2 || !m->Rtree || !m->ptree || !m->Ibody || !m->springs ||
-        !m->contacts || !m->cables || !m->drives) {
-        mb_free(m);
-        return NULL;
-    }
-    memcpy(m->g, d + D->o_g, sizeof m->g);
-    int nq = 0, nv = 0;
-    for (int i = 0; i < nb; ++i) {
-        m->iq[i] = nq;
-        m->iv[i] = nv;
-        nq += m->nqi[i];
-        nv += m->nvi[i];
-    }
-    m->nq = nq;
-    m->nv = nv;
-    /* the tree's own velocities (a flexible plant's public nv is another) */
-    m->dof_force = copy_dbls(d + D->o_dof, DF_N * nv);
-    if (!m->dof_force) {
-        mb_free(m);
-        return NULL;
-    }
-    /* the rule of the Python binding's new_model: limits of +-1e300 mean none */
-    m->has_dof_force = 0;
-    for (int k = 0; k < nv; ++k) {
-        const double *P = m->dof_force + DF_N * k;
-        if (P[DF_K] != 0 || P[DF_D] != 0 || fabs(P[DF_LO]) < 1e299 || fabs(P[DF_HI]) < 1e299)
-            m->has_dof_force = 1;
-    }
-    if (mb_alloc_workspace(m)) {
-        mb_free(m);
-        return NULL;
-    }
+    mb_desc desc = {D->nb, D->ns, D->nct, D->ncb, D->ndr, D->parent, D->jtype, D->nqi, D->nvi,
+                    d + D->o_axis1, d + D->o_axis2, d + D->o_Rtree, d + D->o_ptree, d + D->o_Ibody,
+                    d + D->o_g, d + D->o_dof, d + D->o_springs, d + D->o_contacts, d + D->o_cables,
+                    d + D->o_drives};
+    mb_model *m = NULL;
+    mb_pack(&desc, &m, NULL);
     return m;
 }
 
@@ -113,11 +58,11 @@ static void bind_sensors(mbn_instance *in) {
 
 /* x = [q0; v0] (or [q0; M(q0) v0] in canonical variables; latches free) of
  * the model m described by d, quaternions normalized */
-static void initial_state(const mbn_data *D, mb_model *m, const double *d, double *x) {
+static void initial_state(const mbn_data *D, const mb_model *m, mb_data *ws, const double *d, double *x) {
     for (int k = D->nq + D->nv; k < D->nx; ++k) x[k] = 0.0;
     memcpy(x, d + D->o_q0, sizeof(double) * (size_t)D->nq);
     if (!D->flex) mb_normalize(m, x); /* a flexible plant's q0 is public: as the plant gives it */
-    if (D->canonical) mb_momentum(m, x, d + D->o_v0, x + D->nq);
+    if (D->canonical) mb_momentum(m, ws, x, d + D->o_v0, x + D->nq);
     else memcpy(x + D->nq, d + D->o_v0, sizeof(double) * (size_t)D->nv);
 }
 
@@ -135,15 +80,16 @@ mbn_instance *mbn_new(const mbn_data *D) {
     in->tau = calloc((size_t)D->nv + 1, sizeof(double));
     in->sens = calloc((size_t)D->ny + 1, sizeof(mb_sensor));
     in->m = in->d ? pack_model(D, in->d) : NULL;
+    in->ws = in->m ? mb_data_new(in->m) : NULL;
     if (in->m && D->flex) in->fx = mbn_flex_new(D, in->m, in->d);
-    if (!in->p || !in->u || !in->x || !in->xw || !in->y || !in->v || !in->tau || !in->sens || !in->m ||
+    if (!in->p || !in->u || !in->x || !in->xw || !in->y || !in->v || !in->tau || !in->sens || !in->m || !in->ws ||
         (D->flex && !in->fx)) {
         mbn_free(in);
         return NULL;
     }
     memcpy(in->u, D->u0, sizeof(double) * (size_t)D->nu);
     bind_sensors(in);
-    initial_state(D, in->m, in->d, in->x);
+    initial_state(D, in->m, in->ws, in->d, in->x);
     return in;
 }
 
@@ -151,6 +97,7 @@ void mbn_free(mbn_instance *in) {
     if (!in) return;
     mbn_flex_dirder_free(in);
     mb_flex_free(in->fx);
+    mb_data_free(in->ws);
     mb_free(in->m);
     free(in->d); free(in->p); free(in->u); free(in->x); free(in->xw);
     free(in->y); free(in->v); free(in->tau); free(in->sens);
@@ -219,27 +166,30 @@ int mbn_set_parameters(mbn_instance *in, const double *p) {
     int body = check_bodies(D, d);
     if (body) { free(d); return -2000 - body; }
     mb_model *m = pack_model(D, d);
-    if (!m) { free(d); return -1000; }
+    mb_data *ws = m ? mb_data_new(m) : NULL;
+    if (!ws) { mb_free(m); free(d); return -1000; }
     mb_flex *fx = D->flex ? mbn_flex_new(D, m, d) : NULL;
-    if (D->flex && !fx) { mb_free(m); free(d); return -1000; }
+    if (D->flex && !fx) { mb_data_free(ws); mb_free(m); free(d); return -1000; }
     double *x0 = in->xw;
-    initial_state(D, m, d, x0);
+    initial_state(D, m, ws, d, x0);
     for (int k = 0; k < D->nx; ++k)
-        if (!isfinite(x0[k])) { mb_flex_free(fx); mb_free(m); free(d); return -1000; }
+        if (!isfinite(x0[k])) { mb_flex_free(fx); mb_data_free(ws); mb_free(m); free(d); return -1000; }
     if (fx && D->step_cap > 0) { /* the plant's step rule (steplimit.c): min(step_cap, step_k / rho) */
         double rho = HUGE_VAL;
         if (mbn_flex_rest_radius(D, fx, x0, &rho) || !(rho >= 0)) {
             in->rho_refused = rho;
-            mb_flex_free(fx); mb_free(m); free(d);
+            mb_flex_free(fx); mb_data_free(ws); mb_free(m); free(d);
             return -4000;
         }
         double h = D->step_k / rho < D->step_cap ? D->step_k / rho : D->step_cap;
         d[D->o_step] = d[D->o_adapt + 2] = d[D->o_adapt + 3] = h; /* the first and largest steps too */
     }
     mb_flex_free(in->fx);
+    mb_data_free(in->ws);
     mb_free(in->m);
     free(in->d);
     in->fx = fx;
+    in->ws = ws;
     in->m = m;
     in->d = d;
     memcpy(in->p, p, sizeof(double) * (size_t)D->np);
@@ -287,14 +237,14 @@ static int integrate(mbn_instance *in, double *x, double dt) {
     adapt_options(in, &opt);
     double *q = x, *y = x + D->nq;
     if (D->sled)
-        return mb_sled_advance(in->m, &in->sled, D->nh ? &in->hic : NULL, in->t, q, y, in->tau, in->u, dt, &opt,
+        return mb_sled_advance(in->m, in->ws, &in->sled, D->nh ? &in->hic : NULL, in->t, q, y, in->tau, in->u, dt, &opt,
                                &in->adapt_stats);
-    if (D->nl) return mb_latch_advance(in->m, &in->latches, q, y, y + D->nv, in->tau, dt, &opt, &in->adapt_stats);
+    if (D->nl) return mb_latch_advance(in->m, in->ws, &in->latches, q, y, y + D->nv, in->tau, dt, &opt, &in->adapt_stats);
     mb_ode ode;
     /* FlexibleArm._compiled_adaptive: advance_flexible; without beams (segments) advance_rigid */
     if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
-    else if (D->canonical) mb_canonical_ode(in->m, &ode);
-    else mb_rigid_ode(in->m, &ode);
+    else if (D->canonical) mb_canonical_ode(in->m, in->ws, &ode);
+    else mb_rigid_ode(in->m, in->ws, &ode);
     return mb_adapt_advance(&ode, q, y, in->tau, NULL, dt, &opt, &in->adapt_stats);
 }
 
@@ -309,12 +259,12 @@ int mbn_rhs(mbn_instance *in, double t, const double *x, double *dx) {
     double *qdot = dx, *ydot = dx + D->nq;
     for (int k = D->nq + D->nv; k < D->nx; ++k) dx[k] = 0.0;
     if (D->sled)
-        return mb_sled_ode_rhs(in->m, &in->sled, D->nh ? &in->hic : NULL, t, in->u, q, y, in->tau, qdot, ydot);
-    if (D->nl) return mb_latch_rhs(in->m, &in->latches, q, y, y + D->nv, in->tau, qdot, ydot);
+        return mb_sled_ode_rhs(in->m, in->ws, &in->sled, D->nh ? &in->hic : NULL, t, in->u, q, y, in->tau, qdot, ydot);
+    if (D->nl) return mb_latch_rhs(in->m, in->ws, &in->latches, q, y, y + D->nv, in->tau, qdot, ydot);
     mb_ode ode;
     if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
-    else if (D->canonical) mb_canonical_ode(in->m, &ode);
-    else mb_rigid_ode(in->m, &ode);
+    else if (D->canonical) mb_canonical_ode(in->m, in->ws, &ode);
+    else mb_rigid_ode(in->m, in->ws, &ode);
     return ode.f(ode.ctx, q, y, in->tau, NULL, qdot, ydot);
 }
 
@@ -355,17 +305,17 @@ const double *mbn_outputs(mbn_instance *in) {
     if (in->y_valid) return in->y;
     const double *v = in->x + D->nq;
     if (D->canonical) {
-        mb_minv(in->m, in->x, in->x + D->nq, in->v);
+        mb_minv(in->m, in->ws, in->x, in->x + D->nq, in->v);
         v = in->v;
     }
     if (D->sled) {
         mbn_generalized_forces(in);
-        mb_sled_sensors_eval(in->m, &in->mp, &in->sled, in->t, D->ny, in->sens, in->x, v, in->u, D->nu, in->tau,
+        mb_sled_sensors_eval(in->m, in->ws, &in->mp, &in->sled, in->t, D->ny, in->sens, in->x, v, in->u, D->nu, in->tau,
                              in->y);
     } else if (D->flex)
         mbn_flex_outputs(in);
     else
-        mb_sensors_eval(in->m, &in->mp, D->ny, in->sens, in->x, v, in->u, D->nu, in->y);
+        mb_sensors_eval(in->m, in->ws, &in->mp, D->ny, in->sens, in->x, v, in->u, D->nu, in->y);
     in->y_valid = 1;
     return in->y;
 }

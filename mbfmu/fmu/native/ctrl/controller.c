@@ -21,6 +21,8 @@ static int nmat(const mbc_desc *d) {
     return d->kind == MBC_LTI ? d->nx + d->nu : 0;
 }
 
+static int net_new(mbc_ctrl *c);
+
 mbc_ctrl *mbc_new(const mbc_desc *d) {
     mbc_ctrl *c = calloc(1, sizeof *c);
     if (!c) return NULL;
@@ -28,13 +30,14 @@ mbc_ctrl *mbc_new(const mbc_desc *d) {
     int nx = d->nx, nu = d->nu, ny = d->ny, n = nmat(d);
     /* one block: x, u, y, p, Ad, Bd, xn, work (every count at least 1) */
     size_t work = d->kind == MBC_LTI && d->dt == 0.0 ? mbc_expm_work(n) + (size_t)2 * n * n : 0;
+    if (d->kind == MBC_TAPE) work = 1 + (size_t)nx + (size_t)nu + (size_t)d->tape->nn;
     size_t total = (size_t)nx + nu + ny + d->np + (size_t)nx * nx + (size_t)nx * nu + nx + work + 8;
     double *b = calloc(total, sizeof *b);
     if (!b) {
         free(c);
         return NULL;
     }
-    c->x = b;
+    c->mem = c->x = b;
     c->u = c->x + nx;
     c->y = c->u + nu;
     c->p = c->y + ny;
@@ -42,15 +45,80 @@ mbc_ctrl *mbc_new(const mbc_desc *d) {
     c->Bd = c->Ad + (size_t)nx * nx;
     c->xn = c->Bd + (size_t)nx * nu;
     c->work = work ? c->xn + nx : NULL;
+    c->guard = -1;
+    if (d->kind == MBC_TAPE) {
+        c->leaf = c->work;
+        c->node = c->leaf + 1 + nx + nu;
+    }
     if (d->np) memcpy(c->p, d->p0, (size_t)d->np * sizeof *c->p);
+    if (d->kind == MBC_NET && net_new(c)) {
+        mbc_free(c);
+        return NULL;
+    }
     mbc_reset(c, NULL);
     return c;
 }
 
 void mbc_free(mbc_ctrl *c) {
     if (!c) return;
-    free(c->x);
+    if (c->sub)
+        for (int i = 0; i < c->d->nsub; ++i) mbc_free(c->sub[i]);
+    free(c->sub);
+    free(c->mem);
     free(c);
+}
+
+/* the sub-units of a net, their states and parameters moved into the net's, and
+ * where each reads its inputs and the net its outputs: 0, or -1 out of memory */
+static int net_new(mbc_ctrl *c) {
+    const mbc_desc *d = c->d;
+    size_t n_in = 0, n_out = 0;
+    for (int i = 0; i < d->nsub; ++i) {
+        n_in += (size_t)d->sub[i]->nu;
+        n_out += (size_t)d->sub[i]->ny;
+    }
+    /* one block: the sub-units, then the input and output pointers */
+    size_t head = ((size_t)d->nsub * sizeof(mbc_ctrl *) + sizeof(double *) - 1) / sizeof(double *);
+    void **b = calloc(head + n_in + (size_t)d->ny + 1, sizeof(double *));
+    if (!b) return -1;
+    c->sub = (mbc_ctrl **)b;
+    c->in = (const double **)(b + head);
+    c->out = c->in + n_in;
+    const double **outputs = malloc((n_out + 1) * sizeof *outputs);
+    if (!outputs) return -1;
+    int xo = 0, po = 0;
+    size_t o = 0;
+    for (int i = 0; i < d->nsub; ++i) {
+        mbc_ctrl *s = c->sub[i] = mbc_new(d->sub[i]);
+        if (!s) {
+            free(outputs);
+            return -1;
+        }
+        s->x = c->x + xo;
+        s->p = c->p + po;
+        xo += d->sub[i]->nx;
+        po += d->sub[i]->np;
+        for (int j = 0; j < d->sub[i]->ny; ++j) outputs[o++] = s->y + j;
+    }
+    for (size_t j = 0; j < n_in; ++j)
+        c->in[j] = d->src[j] < 0 ? d->su0 + j : d->src[j] < d->nu ? c->u + d->src[j] : outputs[d->src[j] - d->nu];
+    for (int j = 0; j < d->ny; ++j)
+        c->out[j] = d->out[j] < d->nu ? c->u + d->out[j] : outputs[d->out[j] - d->nu];
+    free(outputs);
+    return 0;
+}
+
+/* a net's sub-unit i reads its inputs; the first of them is in[base] */
+static size_t net_gather(mbc_ctrl *c, int i, size_t base) {
+    mbc_ctrl *s = c->sub[i];
+    for (int j = 0; j < s->d->nu; ++j) s->u[j] = *c->in[base + j];
+    return base + (size_t)s->d->nu;
+}
+
+/* whether a step of h (s) is a whole number n >= 1 of samples of dt (s), within 1e-12 */
+static int whole_samples(double dt, double h, double *n) {
+    *n = nearbyint(h / dt);
+    return *n >= 1.0 && fabs(h - *n * dt) <= 1e-12 * *n * dt && *n <= 1e9;
 }
 
 void mbc_reset(mbc_ctrl *c, const double *x0) {
@@ -64,7 +132,17 @@ int mbc_check_parameters(const mbc_desc *d, const double *p, const char **why) {
             *why = "is not a number";
             return 1 + j;
         }
-    if (d->kind == MBC_LTI) {
+    if (d->kind == MBC_BLOCK || d->kind == MBC_TAPE) return 0;
+    if (d->kind == MBC_NET) {
+        int off = 0;
+        for (int i = 0; i < d->nsub; ++i) {
+            int bad = mbc_check_parameters(d->sub[i], p + off, why);
+            if (bad) return off + bad;
+            off += d->sub[i]->np;
+        }
+        return 0;
+    }
+    if (d->kind != MBC_PID) {
         if (!isfinite(p[0])) {
             *why = "must be finite";
             return 1;
@@ -110,10 +188,105 @@ static pid_parts pid_eval(const mbc_ctrl *c) {
     return r;
 }
 
+/* the scheduled law (scheduling.ScheduledLaw.output): the interpolation
+ * weight as _interpolate computes it (numpy's searchsorted, then clip), each
+ * gain (1 - w) K[k] + w K[k + 1], the row's products summed in sequence */
+static void sched_outputs(mbc_ctrl *c) {
+    const mbc_desc *d = c->d;
+    const int ng = d->ng, nk = d->nk, ny = d->ny;
+    const double *g = d->grid, *u = c->u;
+    int k = 0;
+    double w = 0.0;
+    if (ng > 1) {
+        double s = d->sidx >= 0 ? u[d->sidx] : 0.0;
+        /* np.searchsorted(grid, s) (side left): grid values below s; NaN sorts last */
+        int below = 0;
+        if (isnan(s)) below = ng;
+        else
+            while (below < ng && g[below] < s) ++below;
+        k = below - 1;
+        if (k < 0) k = 0;
+        if (k > ng - 2) k = ng - 2;
+        w = (s - g[k]) / (g[k + 1] - g[k]);
+        w = w < 0.0 ? 0.0 : (w > 1.0 ? 1.0 : w); /* np.clip: NaN stays NaN */
+    }
+    const size_t plane = (size_t)ny * nk;
+    const double *K0 = d->K + (size_t)k * plane, *K1 = ng > 1 ? K0 + plane : K0;
+    for (int i = 0; i < ny; ++i) {
+        double acc = 0.0;
+        for (int j = 0; j < nk; ++j) {
+            size_t e = (size_t)i * nk + j;
+            double kij = ng > 1 ? (1.0 - w) * K0[e] + w * K1[e] : K0[e];
+            acc += kij * (u[j] - d->xr[j]);
+        }
+        c->y[i] = d->ur[i] - (c->p[0] == 1.0 ? acc : c->p[0] * acc);
+    }
+}
+
+void mbc_block(int op, int nu, int ny, const double *k, const double *k2, const double *u, double *y) {
+    switch (op) {
+    case MBC_B_GAIN: for (int j = 0; j < ny; j++) y[j] = k[j] * u[j]; break;
+    case MBC_B_MATRIX:
+        for (int r = 0; r < ny; r++) {
+            double v = 0.0;
+            for (int j = 0; j < nu; j++) v += k[(size_t)r * (size_t)nu + (size_t)j] * u[j];
+            y[r] = v;
+        }
+        break;
+    case MBC_B_OFFSET: for (int j = 0; j < ny; j++) y[j] = u[j] + k[j]; break;
+    case MBC_B_SAT: /* np.clip: NaN stays NaN */
+        for (int j = 0; j < ny; j++) y[j] = isnan(u[j]) ? u[j] : (u[j] < k[j] ? k[j] : (u[j] > k2[j] ? k2[j] : u[j]));
+        break;
+    case MBC_B_SUM: {
+        const int groups = ny > 0 ? nu / ny : 0;
+        for (int j = 0; j < ny; j++) {
+            double v = 0.0;
+            for (int g = 0; g < groups; g++) v += k[g] * u[(size_t)g * (size_t)ny + (size_t)j];
+            y[j] = v;
+        }
+        break;
+    }
+    default: for (int j = 0; j < ny; j++) y[j] = u[j]; break;
+    }
+}
+
+/* the tape's values at (t = 0, x, u): 0, or 1 when a guard fails (c->guard) */
+static int tape_eval(mbc_ctrl *c) {
+    const mbc_desc *d = c->d;
+    c->leaf[0] = 0.0;
+    if (d->nx) memcpy(c->leaf + 1, c->x, (size_t)d->nx * sizeof *c->x);
+    if (d->nu) memcpy(c->leaf + 1 + d->nx, c->u, (size_t)d->nu * sizeof *c->u);
+    mbn_tape_eval(d->tape, c->leaf, c->node);
+    c->guard = mbn_tape_failed_guard(d->tape, c->node);
+    return c->guard >= 0;
+}
+
 void mbc_outputs(mbc_ctrl *c) {
     const mbc_desc *d = c->d;
+    if (d->kind == MBC_TAPE) {
+        int bad = tape_eval(c);
+        for (int i = 0; i < d->ny; ++i) c->y[i] = bad ? NAN : c->node[d->tout[d->nx + i]];
+        return;
+    }
+    if (d->kind == MBC_BLOCK) {
+        mbc_block(d->op, d->nu, d->ny, d->k, d->k2, c->u, c->y);
+        return;
+    }
+    if (d->kind == MBC_NET) {
+        size_t base = 0;
+        for (int i = 0; i < d->nsub; ++i) {
+            base = net_gather(c, i, base);
+            mbc_outputs(c->sub[i]);
+        }
+        for (int j = 0; j < d->ny; ++j) c->y[j] = *c->out[j];
+        return;
+    }
     if (d->kind == MBC_PID) {
         c->y[0] = pid_eval(c).us;
+        return;
+    }
+    if (d->kind == MBC_SCHED) {
+        sched_outputs(c);
         return;
     }
     /* y = g (C x + D u): the two products apart, then added, as numpy does */
@@ -151,13 +324,31 @@ static int zoh(mbc_ctrl *c, double h) {
     return 0;
 }
 
+/* a net's step: its outputs, then every sub-unit's with its inputs held */
+static int net_step(mbc_ctrl *c, double h) {
+    const mbc_desc *d = c->d;
+    double n;
+    for (int i = 0; i < d->nsub; ++i)
+        if (d->sub[i]->dt > 0.0 && !whole_samples(d->sub[i]->dt, h, &n)) return MBC_E_STEP;
+    mbc_outputs(c);
+    size_t base = 0;
+    for (int i = 0; i < d->nsub; ++i) base = net_gather(c, i, base); /* from units evaluated after it too */
+    for (int i = 0; i < d->nsub; ++i) {
+        int rc = mbc_step(c->sub[i], h);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
 int mbc_step(mbc_ctrl *c, double h) {
     const mbc_desc *d = c->d;
     int nx = d->nx;
+    if (d->kind == MBC_BLOCK) return 0;
+    if (d->kind == MBC_NET) return net_step(c, h);
     if (d->dt > 0.0) {
         /* a whole number of samples, inputs held (as the master steps a unit of its own step) */
-        double n = nearbyint(h / d->dt);
-        if (!(n >= 1.0) || !(fabs(h - n * d->dt) <= 1e-12 * n * d->dt) || n > 1e9) return MBC_E_STEP;
+        double n;
+        if (!whole_samples(d->dt, h, &n)) return MBC_E_STEP;
         if (n > 1.0) {
             for (long k = 0; k < (long)n; ++k) {
                 int rc = mbc_step(c, d->dt);
@@ -165,6 +356,16 @@ int mbc_step(mbc_ctrl *c, double h) {
             }
             return 0;
         }
+    }
+    if (d->kind == MBC_SCHED) return 0; /* memoryless */
+    if (d->kind == MBC_TAPE) {
+        if (tape_eval(c)) return MBC_E_GUARD;
+        for (int i = 0; i < nx; ++i) {
+            c->xn[i] = c->node[d->tout[i]];
+            if (!isfinite(c->xn[i])) return MBC_E_STATE;
+        }
+        if (nx) memcpy(c->x, c->xn, (size_t)nx * sizeof *c->x);
+        return 0;
     }
     if (d->kind == MBC_PID) {
         pid_parts r = pid_eval(c);

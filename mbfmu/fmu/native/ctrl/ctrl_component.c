@@ -2,6 +2,7 @@
  * The native controller FMU instance shared by the FMI 2 and FMI 3
  * interfaces (ctrl_component.h).
  */
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -113,7 +114,14 @@ int cc_get(cc_inst *f, const unsigned k[], size_t n, double value[], const char 
             cc_report(f, CC_ERROR, "%s: no Float64 variable has index %u", fn, k[j]);
             return CC_ERROR;
         }
-    if (!f->scheduled || f->state == CS_INIT) mbc_outputs(f->c);
+    if (!f->scheduled || f->state == CS_INIT) {
+        mbc_outputs(f->c);
+        if (f->c->guard >= 0) {
+            cc_report(f, CC_ERROR, "%s: at t = %.17g s the inputs leave the branch %s was traced on: %s", fn, f->t,
+                      MBC_FMU.model, MBC_FMU.desc->tape->g_text[f->c->guard]);
+            return CC_ERROR;
+        }
+    }
     for (size_t j = 0; j < n; ++j) {
         unsigned r = k[j];
         if (r < (unsigned)NU) value[j] = f->c->u[r];
@@ -175,10 +183,21 @@ int cc_do_step(cc_inst *f, double t, double h, const char *fn) {
         cc_report(f, CC_ERROR, "%s: step %g s at t = %.17g s must be a positive finite number", fn, h, t);
         return CC_ERROR;
     }
+    /* the master's step is the difference of two rounded communication points: near t = 8 s a
+       1 ms step is 1 ms +- 2e-15 s, beyond mbc_step's 1e-12 relative tolerance; a step within that
+       rounding of a whole number of samples is those samples */
+    const double dt = MBC_FMU.desc->dt, n = dt > 0.0 ? nearbyint(h / dt) : 0.0;
+    if (n >= 1.0 && fabs(h - n * dt) <= 4.0 * DBL_EPSILON * (fabs(t) + fabs(t + h))) h = n * dt;
     int rc = mbc_step(f->c, h);
     if (rc == MBC_E_STEP) {
         cc_report(f, CC_ERROR, "%s: %s is discrete with sample time %.17g s; a step of %.17g s (at t = %.17g s) "
                   "is not a whole number of samples", fn, MBC_FMU.model, MBC_FMU.desc->dt, h, t);
+        return CC_ERROR;
+    }
+    if (rc == MBC_E_GUARD) {
+        cc_report(f, CC_ERROR, "%s: at t = %.17g s the inputs and state leave the branch %s was traced on: %s", fn,
+                  t, MBC_FMU.model, MBC_FMU.desc->tape->g_text[f->c->guard]);
+        f->state = CS_ERROR; /* a step of several samples may have taken some */
         return CC_ERROR;
     }
     if (rc) {
@@ -196,7 +215,9 @@ int cc_tick(cc_inst *f, double t, const char *fn) {
     mbc_outputs(f->c);
     int rc = mbc_step(f->c, MBC_FMU.desc->dt);
     if (rc) {
-        cc_report(f, CC_ERROR, "%s: the state is not finite after the tick at t = %.17g s", fn, t);
+        cc_report(f, CC_ERROR, "%s: %s after the tick at t = %.17g s", fn,
+                  rc == MBC_E_GUARD ? "the inputs and state leave the branch the system was traced on"
+                                    : "the state is not finite", t);
         f->state = CS_ERROR;
         return CC_ERROR;
     }

@@ -1,8 +1,8 @@
 /*
  * FMI 2.0 Co-Simulation interface of a native controller FMU (ctrl_fmu.h)
  * over the controller evaluator (controller.h). The types and signatures are
- * those of the FMI 2.0 standard (fmi2TypesPlatform.h, fmi2FunctionTypes.h),
- * declared here.
+ * the FMI 2.0 standard's own headers' (fmi2Functions.h, shipped in the FMU's
+ * sources/ with their license).
  *
  * A refused call (a variable that cannot be set in this state, a parameter
  * out of range, a step that is not a whole number of a discrete controller's
@@ -16,34 +16,8 @@
 #include <string.h>
 
 #include "ctrl_component.h"
-
-#if defined(_WIN32)
-#define FMI2_Export __declspec(dllexport)
-#else
-#define FMI2_Export __attribute__((visibility("default")))
-#endif
-
-typedef void *fmi2Component;
-typedef void *fmi2ComponentEnvironment;
-typedef void *fmi2FMUstate;
-typedef unsigned int fmi2ValueReference;
-typedef double fmi2Real;
-typedef int fmi2Integer;
-typedef int fmi2Boolean;
-typedef char fmi2Char;
-typedef const fmi2Char *fmi2String;
-typedef char fmi2Byte;
-typedef enum { fmi2OK, fmi2Warning, fmi2Discard, fmi2Error, fmi2Fatal, fmi2Pending } fmi2Status;
-typedef enum { fmi2ModelExchange, fmi2CoSimulation } fmi2Type;
-typedef enum { fmi2DoStepStatus, fmi2PendingStatus, fmi2LastSuccessfulTime, fmi2Terminated } fmi2StatusKind;
-typedef void (*fmi2CallbackLogger)(fmi2ComponentEnvironment, fmi2String, fmi2Status, fmi2String, fmi2String, ...);
-typedef struct {
-    fmi2CallbackLogger logger;
-    void *(*allocateMemory)(size_t, size_t);
-    void (*freeMemory)(void *);
-    void (*stepFinished)(fmi2ComponentEnvironment, fmi2Status);
-    fmi2ComponentEnvironment componentEnvironment;
-} fmi2CallbackFunctions;
+#include "fmi2Functions.h"
+#include "fmi_logger.h"
 
 typedef struct {
     cc_inst *f;
@@ -54,17 +28,7 @@ typedef struct {
 
 static void host_log2(void *host, int status, const char *msg) {
     fmu2 *h = host;
-    char esc[2048];
-    /* the message is the logger's format: its percent signs are doubled */
-    size_t k = 0;
-    for (const char *p = msg; *p && k + 2 < sizeof esc; ++p) {
-        if (*p == '%') esc[k++] = '%';
-        esc[k++] = *p;
-    }
-    esc[k] = 0;
-    if (h && h->cb.logger)
-        h->cb.logger(h->cb.componentEnvironment, h->f ? h->f->name : "", (fmi2Status)status,
-                     status >= fmi2Error ? "logStatusError" : "logStatusWarning", esc);
+    if (h) fmi2_log_message(&h->cb, h->f ? h->f->name : NULL, status, msg);
 }
 
 static fmi2Status guard(fmi2Component c, int mask, const char *fn) {

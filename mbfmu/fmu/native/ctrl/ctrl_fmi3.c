@@ -1,7 +1,7 @@
 /*
  * FMI 3.0 Co-Simulation interface of a native controller FMU (ctrl_fmu.h).
- * The types and signatures are those of the FMI 3.0 standard
- * (fmi3PlatformTypes.h, fmi3FunctionTypes.h), declared here. The instance,
+ * The types and signatures are the FMI 3.0 standard's own headers'
+ * (fmi3Functions.h, shipped in the FMU's sources/ with their license). The instance,
  * its state machine, checks and messages are ctrl_component.c's (shared with
  * ctrl_fmi2.c). Value reference 0 is the time; value reference k + 1 is the
  * component's scalar k (all Float64). Co-Simulation without event mode; a
@@ -18,42 +18,9 @@
 #include <string.h>
 
 #include "ctrl_component.h"
-
-#if defined(_WIN32)
-#define FMI3_Export __declspec(dllexport)
-#else
-#define FMI3_Export __attribute__((visibility("default")))
-#endif
-
-typedef void *fmi3Instance;
-typedef void *fmi3InstanceEnvironment;
-typedef void *fmi3FMUState;
-typedef uint32_t fmi3ValueReference;
-typedef float fmi3Float32;
-typedef double fmi3Float64;
-typedef int8_t fmi3Int8;
-typedef uint8_t fmi3UInt8;
-typedef int16_t fmi3Int16;
-typedef uint16_t fmi3UInt16;
-typedef int32_t fmi3Int32;
-typedef uint32_t fmi3UInt32;
-typedef int64_t fmi3Int64;
-typedef uint64_t fmi3UInt64;
-typedef bool fmi3Boolean;
-typedef char fmi3Char;
-typedef const fmi3Char *fmi3String;
-typedef uint8_t fmi3Byte;
-typedef const fmi3Byte *fmi3Binary;
-typedef bool fmi3Clock;
-typedef enum { fmi3OK, fmi3Warning, fmi3Discard, fmi3Error, fmi3Fatal } fmi3Status;
-typedef enum { fmi3Independent, fmi3Constant, fmi3Fixed, fmi3Tunable, fmi3Discrete, fmi3Dependent } fmi3DependencyKind;
-typedef enum { fmi3IntervalNotYetKnown, fmi3IntervalUnchanged, fmi3IntervalChanged } fmi3IntervalQualifier;
-typedef void (*fmi3LogMessageCallback)(fmi3InstanceEnvironment, fmi3Status, fmi3String, fmi3String);
-typedef void (*fmi3ClockUpdateCallback)(fmi3InstanceEnvironment);
-typedef void (*fmi3IntermediateUpdateCallback)(fmi3InstanceEnvironment, fmi3Float64, fmi3Boolean, fmi3Boolean,
-                                               fmi3Boolean, fmi3Boolean, fmi3Boolean *, fmi3Float64 *);
-typedef void (*fmi3LockPreemptionCallback)(void);
-typedef void (*fmi3UnlockPreemptionCallback)(void);
+#include "fmi3Functions.h"
+#include "fmi3_absent_types.h"
+#include "fmi_logger.h"
 
 typedef struct {
     cc_inst *f;
@@ -66,8 +33,7 @@ typedef struct {
 
 static void host_log3(void *host, int status, const char *msg) {
     fmu3 *h = host;
-    if (h && h->log)
-        h->log(h->env, (fmi3Status)status, status >= fmi3Error ? "logStatusError" : "logStatusWarning", msg);
+    if (h) fmi3_log_message(h->log, h->env, status, msg);
 }
 
 static fmi3Status guard(fmi3Instance i, int mask, const char *fn) {
@@ -87,7 +53,7 @@ static fmi3Instance refuse_instance(const char *kind, fmi3InstanceEnvironment en
     char msg[256];
     snprintf(msg, sizeof msg, "%s: %s is a %s FMU only", kind, MBC_FMU.model,
              MBC_FMU.scheduled ? "scheduled-execution" : "co-simulation");
-    if (log) log(env, fmi3Error, "logStatusError", msg);
+    fmi3_log_message(log, env, fmi3Error, msg);
     return NULL;
 }
 
@@ -100,7 +66,7 @@ static fmu3 *instantiate(fmi3String name, fmi3String token, fmi3String resources
     if (!token || strcmp(token, MBC_FMU.guid) != 0) {
         snprintf(msg, sizeof msg, "%s: the instantiation token is not this FMU's (%s, %s)", fn, MBC_FMU.model,
                  MBC_FMU.guid);
-        if (log) log(env, fmi3Error, "logStatusError", msg);
+        fmi3_log_message(log, env, fmi3Error, msg);
         return NULL;
     }
     fmu3 *h = calloc(1, sizeof *h);
@@ -108,7 +74,7 @@ static fmu3 *instantiate(fmi3String name, fmi3String token, fmi3String resources
     if (!k) {
         free(h);
         snprintf(msg, sizeof msg, "%s: out of memory", fn);
-        if (log) log(env, fmi3Fatal, "logStatusError", msg);
+        fmi3_log_message(log, env, fmi3Fatal, msg);
         return NULL;
     }
     h->env = env;
@@ -272,7 +238,7 @@ FMI3_Export fmi3Status fmi3SetFloat64(fmi3Instance i, const fmi3ValueReference v
     return (fmi3Status)cc_set(h->f, h->k, nvr, values, fn);
 }
 
-/* the types this FMU has no variables of */
+/* the types this FMU has no variables of (fmi3_absent_types.h) */
 #define NO_GET(T, fn)                                                                                           \
     FMI3_Export fmi3Status fn(fmi3Instance i, const fmi3ValueReference vr[], size_t nvr, T values[], size_t n) { \
         (void)vr;                                                                                               \
@@ -282,29 +248,9 @@ FMI3_Export fmi3Status fmi3SetFloat64(fmi3Instance i, const fmi3ValueReference v
         cc_report(CC3(i), CC_ERROR, #fn ": this FMU has no variables of this type");                           \
         return fmi3Error;                                                                                       \
     }
-#define NO_SET(T, fn) NO_GET(const T, fn)
-NO_GET(fmi3Float32, fmi3GetFloat32)
-NO_GET(fmi3Int8, fmi3GetInt8)
-NO_GET(fmi3UInt8, fmi3GetUInt8)
-NO_GET(fmi3Int16, fmi3GetInt16)
-NO_GET(fmi3UInt16, fmi3GetUInt16)
-NO_GET(fmi3Int32, fmi3GetInt32)
-NO_GET(fmi3UInt32, fmi3GetUInt32)
-NO_GET(fmi3Int64, fmi3GetInt64)
-NO_GET(fmi3UInt64, fmi3GetUInt64)
-NO_GET(fmi3Boolean, fmi3GetBoolean)
-NO_GET(fmi3String, fmi3GetString)
-NO_SET(fmi3Float32, fmi3SetFloat32)
-NO_SET(fmi3Int8, fmi3SetInt8)
-NO_SET(fmi3UInt8, fmi3SetUInt8)
-NO_SET(fmi3Int16, fmi3SetInt16)
-NO_SET(fmi3UInt16, fmi3SetUInt16)
-NO_SET(fmi3Int32, fmi3SetInt32)
-NO_SET(fmi3UInt32, fmi3SetUInt32)
-NO_SET(fmi3Int64, fmi3SetInt64)
-NO_SET(fmi3UInt64, fmi3SetUInt64)
-NO_SET(fmi3Boolean, fmi3SetBoolean)
-NO_SET(fmi3String, fmi3SetString)
+#define NO_TYPE(T, get, set) NO_GET(T, get) NO_GET(const T, set)
+FMI3_ABSENT_TYPES(NO_TYPE)
+NO_TYPE(fmi3UInt64, fmi3GetUInt64, fmi3SetUInt64)
 
 FMI3_Export fmi3Status fmi3GetBinary(fmi3Instance i, const fmi3ValueReference vr[], size_t nvr, size_t sizes[],
                                      fmi3Binary values[], size_t n) {
