@@ -5,6 +5,13 @@ import numpy
 import setuptools
 from setuptools import Extension, find_namespace_packages, setup
 
+# the native runtime's files that mbfmu.dynamics.tangents calls: its packer (runtime.c, with the
+# flexible tables, the step rule and the expression tape it links) and its exact tangents (dirder.c
+# and the element tangents), so Python's linearization and the native FMU share one implementation
+NATIVE_TANGENT_SOURCES = ("runtime", "flex_runtime", "steplimit", "spectral_radius", "tape", "dirder", "contact_dirder",
+                          "ballspring_dirder", "flex_dirder")
+NATIVE_TANGENT_HEADERS = ("native", "tape", "contact_dirder", "ballspring_dirder", "flex_dirder")
+
 kernels = Extension(
     "mbfmu.dynamics._kernels",
     sources=[
@@ -19,6 +26,9 @@ kernels = Extension(
         "mbfmu/dynamics/csrc/hic.c",
         "mbfmu/dynamics/csrc/drives.c",
         "mbfmu/dynamics/csrc/pack.c",
+        # the exact tangents: the native runtime's one implementation (native_tangents)
+        "mbfmu/dynamics/csrc/tangent_binding.c",
+        *(f"mbfmu/fmu/native/csrc/{name}.c" for name in NATIVE_TANGENT_SOURCES),
     ],
     # a header change must rebuild the extension (the structs are shared)
     depends=["mbfmu/dynamics/csrc/mb.h", "mbfmu/dynamics/csrc/spatial.h",
@@ -26,8 +36,9 @@ kernels = Extension(
              "mbfmu/dynamics/csrc/sensors.h", "mbfmu/dynamics/csrc/adaptive.h",
              "mbfmu/dynamics/csrc/sled.h", "mbfmu/dynamics/csrc/hic.h",
              "mbfmu/dynamics/csrc/flexsensors.h", "mbfmu/dynamics/csrc/drives.h",
-             "mbfmu/dynamics/csrc/glibc_baseline.h"],
-    include_dirs=["mbfmu/dynamics/csrc", numpy.get_include()],
+             "mbfmu/dynamics/csrc/glibc_baseline.h", "mbfmu/dynamics/csrc/tangent_binding.h",
+             *(f"mbfmu/fmu/native/csrc/{name}.h" for name in NATIVE_TANGENT_HEADERS)],
+    include_dirs=["mbfmu/dynamics/csrc", "mbfmu/fmu/native/csrc", numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
     # -fno-wrapv: Python's own CFLAGS carry -fwrapv, which keeps gcc from
     # simplifying the kernels' index arithmetic (the native FMU's flags have none)

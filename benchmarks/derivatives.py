@@ -1,5 +1,6 @@
-"""Benchmark: a full Jacobian of a native Model Exchange FMU through fmpy, from
-its directional derivatives against central finite differences.
+"""Benchmark: full Jacobians from the exact C tangents against central finite
+differences, through a native Model Exchange FMU (fmpy) and through Python's
+``mbfmu.linearize``.
 
 For each plant whose native FMU provides directional derivatives, at a state
 of its start point perturbed at random (unit quaternions), both through the
@@ -13,6 +14,13 @@ same FMU instance in fmpy (:mod:`mbfmu.cosim.fmu_jacobian`):
 best of 5 interleaved rounds, with the ratio FD / directional and the largest
 difference between the two Jacobians (the FD error) printed.
 
+Second table (#33): ``mbfmu.linearize``'s A, B, C, D of the Python plant at
+the same point, from the exact C tangents (``exact_jacobian``: the packed
+description, one tangent pass per column, the check along one direction,
+the chart) against the central differences it used before (``derivatives``
+and ``outputs_at`` of the Python plant, step ``eps^(1/3) max(1, |z|)``;
+the configuration rows exact), timed the same way.
+
 Usage::
 
     python benchmarks/derivatives.py [NAME ...] [--rounds N]
@@ -25,6 +33,7 @@ import time
 
 import numpy as np
 
+from mbfmu.control.linearization import _Exact, _output_jacobians, _state_jacobians
 from mbfmu.cosim.fmu_jacobian import CENTRAL, DIRECTIONAL, ModelExchangeInstance, jacobians
 from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.library import load_plant
@@ -70,6 +79,27 @@ def measure(name: str, folder: str, rounds: int) -> dict:
                 fd=best[CENTRAL] * 1e3, ratio=best[CENTRAL] / best[DIRECTIONAL], diff=diff / scale)
 
 
+def _python_jacobians(plant, x, u, exact: bool) -> tuple[np.ndarray, str]:
+    """[A B; C D] of mbfmu.linearize (its chart), exact or by its former central differences."""
+    A, B, _, method, chart, ex = _state_jacobians(plant, x, u, 0.0, None if exact else _Exact(None, "benchmark"))
+    C, D, out = _output_jacobians(plant, chart, 0.0, x, u, ex)
+    return np.block([[A, B], [C, D]]), f"{method} / {out}"
+
+
+def measure_python(name: str, rounds: int) -> dict:
+    plant = load_plant(name)
+    x, u = _point(plant)
+    best, jac, how = {True: np.inf, False: np.inf}, {}, {}
+    for _ in range(rounds):
+        for exact in (True, False):
+            t = time.perf_counter()
+            jac[exact], how[exact] = _python_jacobians(plant, x, u, exact)
+            best[exact] = min(best[exact], time.perf_counter() - t)
+    diff = float(np.abs(jac[True] - jac[False]).max()) / float(np.abs(jac[True]).max())
+    return dict(name=name, exact=best[True] * 1e3, fd=best[False] * 1e3, ratio=best[False] / best[True],
+                diff=diff, how=how[True], former=how[False])
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*", default=list(PLANTS))
@@ -84,6 +114,14 @@ def main(argv=None) -> int:
     for r in rows:
         print(f"| {r['name']} | {r['n']} | {r['m']} | {r['p']} | {r['dd']:.3f} | {r['fd']:.3f} | {r['ratio']:.2f} | "
               f"{r['diff']:.1e} |")
+    print()
+    print("| plant | mbfmu.linearize exact (ms) | former central FD (ms) | FD / exact | max diff / max entry | "
+          "methods (exact; former) |")
+    print("|---|---|---|---|---|---|")
+    for name in args.names:
+        r = measure_python(name, args.rounds)
+        print(f"| {r['name']} | {r['exact']:.3f} | {r['fd']:.3f} | {r['ratio']:.2f} | {r['diff']:.1e} | "
+              f"{r['how']}; {r['former']} |")
     return 0
 
 

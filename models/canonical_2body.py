@@ -52,7 +52,9 @@ import numpy as np
 from mbfmu.dynamics import JointForce, ModelBuilder, Prismatic, Revolute, Universal, sensors, symbolic
 from mbfmu.dynamics.spatial import rot_y
 from mbfmu.errors import InputError
-from mbfmu.plant.multibody import MultibodyPlant, check_positive, parameter_signals
+from mbfmu.plant.multibody import MultibodyPlant
+from mbfmu.plant.outputs import declare_outputs, measured, measured_vector
+from mbfmu.plant.parameters import Declaration, Parameter
 from mbfmu.plant import Shape
 from mbfmu.plant.signals import Signal
 
@@ -64,54 +66,40 @@ _COORDS = (("gamma_1", "rad", "rad/s", "N.m.s", "rotation of body 1 about Ox"),
            ("alpha_2", "rad", "rad/s", "N.m.s", "rotation of body 2 about zeta_2"))
 
 
-def _finite(name: str, value, plant: str) -> float:
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"plant {plant!r}: parameter {name!r} = {value!r} is not a number") from None
-    if not math.isfinite(f):
-        raise InputError(f"plant {plant!r}: parameter {name!r} = {value!r} must be finite")
-    return f
+PARAMETERS = Declaration(
+    "canonical_2body",
+    Parameter("m1", "kg", 4.0, "mass of body 1", "(0, inf)"),
+    Parameter("J1x", "kg.m2", 0.35, "moment of inertia of body 1 about xi_1 (centre of mass)", "(0, inf)"),
+    Parameter("J1y", "kg.m2", 0.01, "moment of inertia of body 1 about eta_1 (centre of mass)", "(0, inf)"),
+    Parameter("J1z", "kg.m2", 0.35, "moment of inertia of body 1 about zeta_1 (centre of mass)", "(0, inf)"),
+    Parameter("yc1", "m", 0.5, "centre of mass of body 1 on eta_1"),
+    Parameter("m2", "kg", 1.5, "mass of body 2", "(0, inf)"),
+    Parameter("J2x", "kg.m2", 0.002, "moment of inertia of body 2 about xi_2 (centre of mass)", "(0, inf)"),
+    Parameter("J2y", "kg.m2", 0.045, "moment of inertia of body 2 about eta_2 (centre of mass)", "(0, inf)"),
+    Parameter("J2z", "kg.m2", 0.045, "moment of inertia of body 2 about zeta_2 (centre of mass)", "(0, inf)"),
+    Parameter("xc2", "m", -0.3, "centre of mass of body 2 on xi_2 (non-zero)"),
+    Parameter("c", "N/m", 300.0, "stiffness of the O-A spring", "[0, inf)"),
+    Parameter("y20", "m", 0.6, "free length of the O-A spring", "(0, inf)"),
+    Parameter("k", "N.m.s/rad", 10.0, "motor gain (0: motor off)", "[0, inf)"),
+    Parameter("g", "m/s2", 9.81, "gravitational acceleration along -Ox", "[0, inf)"),
+    Parameter("spring_damping", "N.s/m", 0.0, "damping of the O-A spring", "[0, inf)"),
+    Parameter("gimbal_damping", "N.m.s/rad", 0.0, "viscous damping on beta_2 and alpha_2", "[0, inf)"),
+    Parameter("gamma1_0", "rad", 0.0, "initial gamma_1"),
+    Parameter("y2_0", "m", 0.6, "initial y_2 = OA", "(0, inf)"),
+    Parameter("beta2_0", "rad", 0.0, "initial beta_2"),
+    Parameter("alpha2_0", "rad", 0.0, "initial alpha_2"),
+    Parameter("gamma1_dot_0", "rad/s", 0.0, "initial rate of body 1 (the other rates start at zero)"),
+)
 
 
 class Canonical2Body(MultibodyPlant):
     """Shimanovsky and Ivanov's two-body system with an O-A spring and a feedback motor.
 
-    Parameters
-    ----------
-    m1 : float
-        Mass of body 1, kg.
-    J1x, J1y, J1z : float
-        Moments of inertia of body 1 about its centre of mass, axes
-        ``xi_1, eta_1, zeta_1``, kg m^2.
-    yc1 : float
-        Centre of mass of body 1 on ``eta_1``, m.
-    m2 : float
-        Mass of body 2, kg.
-    J2x, J2y, J2z : float
-        Moments of inertia of body 2 about its centre of mass, axes
-        ``xi_2, eta_2, zeta_2``, kg m^2.
-    xc2 : float
-        Centre of mass of body 2 on ``xi_2``, m (non-zero).
-    c : float
-        Stiffness of the O-A spring, N/m (>= 0).
-    y20 : float
-        Free length of the spring, m.
-    k : float
-        Motor gain, N m s/rad (>= 0; 0 = motor off).
-    g : float
-        Gravitational acceleration along -Ox, m/s^2 (>= 0).
-    spring_damping : float
-        Damping of the O-A spring, N s/m (>= 0).
-    gimbal_damping : float
-        Viscous damping on ``beta_2`` and ``alpha_2``, N m s/rad (>= 0).
-    gamma1_0, y2_0, beta2_0, alpha2_0 : float
-        Initial coordinates (rad, m, rad, rad); ``y2_0 > 0``.
-    gamma1_dot_0 : float
-        Initial rate of body 1, rad/s (the other rates start at zero).
+    Its parameters (keywords, SI units, defaults, bounds) are :data:`PARAMETERS`.
     """
 
     name = "canonical_2body"
+    parameter_declaration = PARAMETERS
     description = ("2-body, 4-DOF system of Shimanovsky and Ivanov, 'Equations of motion of systems of "
                    "coupled rigid bodies in canonical variables' (2013): turning arm, slider with O-A spring, "
                    "body 2 on a 2-axis hinge, gravity, feedback motor k (omega_0 - gamma_1_dot); integrated "
@@ -120,21 +108,11 @@ class Canonical2Body(MultibodyPlant):
     default_stop_time = 10.0
     internal_step = 1e-3
 
-    def __init__(self, m1: float = 4.0, J1x: float = 0.35, J1y: float = 0.01, J1z: float = 0.35,
-                 yc1: float = 0.5, m2: float = 1.5, J2x: float = 0.002, J2y: float = 0.045,
-                 J2z: float = 0.045, xc2: float = -0.3, c: float = 300.0, y20: float = 0.6,
-                 k: float = 10.0, g: float = 9.81, spring_damping: float = 0.0,
-                 gimbal_damping: float = 0.0, gamma1_0: float = 0.0, y2_0: float = 0.6,
-                 beta2_0: float = 0.0, alpha2_0: float = 0.0, gamma1_dot_0: float = 0.0):
-        check_positive(dict(m1=m1, J1x=J1x, J1y=J1y, J1z=J1z, m2=m2, J2x=J2x, J2y=J2y, J2z=J2z,
-                            y20=y20, y2_0=y2_0), self.name)
-        vals = {n: _finite(n, v, self.name) for n, v in dict(
-            yc1=yc1, xc2=xc2, c=c, k=k, g=g, spring_damping=spring_damping,
-            gimbal_damping=gimbal_damping, gamma1_0=gamma1_0, beta2_0=beta2_0, alpha2_0=alpha2_0,
-            gamma1_dot_0=gamma1_dot_0).items()}
-        for n in ("c", "k", "g", "spring_damping", "gimbal_damping"):
-            if vals[n] < 0:
-                raise InputError(f"plant {self.name!r}: parameter {n!r} = {vals[n]} must be >= 0")
+    @PARAMETERS.constructor
+    def __init__(self, p):
+        m1, J1x, J1y, J1z, yc1 = p.m1, p.J1x, p.J1y, p.J1z, p.yc1
+        m2, J2x, J2y, J2z, xc2 = p.m2, p.J2x, p.J2y, p.J2z, p.xc2
+        c, y20, k, g, spring_damping, gimbal_damping = p.c, p.y20, p.k, p.g, p.spring_damping, p.gimbal_damping
         if xc2 == 0:
             raise InputError(f"plant {self.name!r}: parameter 'xc2' must be non-zero (body 2's centre "
                              "of mass on xi_2)")
@@ -157,63 +135,34 @@ class Canonical2Body(MultibodyPlant):
         model = b.build()
         B = symbolic.zeros((4, 2))
         B[0] = (k, 1.0)
-        super().__init__(model, B, q0=[gamma1_0, y2_0, beta2_0, alpha2_0],
-                         v0=[gamma1_dot_0, 0.0, 0.0, 0.0], canonical=True)
+        super().__init__(model, B, q0=[p.gamma1_0, p.y2_0, p.beta2_0, p.alpha2_0],
+                         v0=[p.gamma1_dot_0, 0.0, 0.0, 0.0], canonical=True)
         self.k = k
 
-        self.parameters = parameter_signals({
-            "m1": (m1, "kg", "mass of body 1"),
-            "J1x": (J1x, "kg.m2", "moment of inertia of body 1 about xi_1 (centre of mass)"),
-            "J1y": (J1y, "kg.m2", "moment of inertia of body 1 about eta_1 (centre of mass)"),
-            "J1z": (J1z, "kg.m2", "moment of inertia of body 1 about zeta_1 (centre of mass)"),
-            "yc1": (yc1, "m", "centre of mass of body 1 on eta_1"),
-            "m2": (m2, "kg", "mass of body 2"),
-            "J2x": (J2x, "kg.m2", "moment of inertia of body 2 about xi_2 (centre of mass)"),
-            "J2y": (J2y, "kg.m2", "moment of inertia of body 2 about eta_2 (centre of mass)"),
-            "J2z": (J2z, "kg.m2", "moment of inertia of body 2 about zeta_2 (centre of mass)"),
-            "xc2": (xc2, "m", "centre of mass of body 2 on xi_2"),
-            "c": (c, "N/m", "stiffness of the O-A spring"),
-            "y20": (y20, "m", "free length of the O-A spring"),
-            "k": (k, "N.m.s/rad", "motor gain"),
-            "g": (g, "m/s2", "gravitational acceleration along -Ox"),
-            "spring_damping": (spring_damping, "N.s/m", "damping of the O-A spring"),
-            "gimbal_damping": (gimbal_damping, "N.m.s/rad", "viscous damping on beta_2 and alpha_2"),
-            "gamma1_0": (gamma1_0, "rad", "initial gamma_1"),
-            "y2_0": (y2_0, "m", "initial y_2 = OA"),
-            "beta2_0": (beta2_0, "rad", "initial beta_2"),
-            "alpha2_0": (alpha2_0, "rad", "initial alpha_2"),
-            "gamma1_dot_0": (gamma1_dot_0, "rad/s", "initial rate of body 1"),
-        }, ranges={n: (0.0, None) for n in ("m1", "J1x", "J1y", "J1z", "m2", "J2x", "J2y", "J2z",
-                                             "c", "y20", "k", "g", "spring_damping",
-                                             "gimbal_damping", "y2_0")})
+        self.parameters = PARAMETERS.signals(p)
         self.inputs = (Signal("omega_0", "rad/s", "motor speed set-point", 2.0, kind="input"),
                        Signal("external_torque", "N.m", "external torque on body 1 about Ox",
                               kind="input"))
         x0 = self.initial_state()
         q0, v0 = self.split(x0)
         ke0, pe0 = self.energies(x0)
-        self.outputs = (
-            tuple(Signal(f"q[{i + 1}]", u, f"{n}: {d}", q0[i], kind="output")
-                  for i, (n, u, _, _, d) in enumerate(_COORDS))
-            + tuple(Signal(f"v[{i + 1}]", u, f"rate of {n}", v0[i], kind="output")
-                    for i, (n, _, u, _, _) in enumerate(_COORDS))
-            + tuple(Signal(f"p[{i + 1}]", u, f"generalized momentum conjugate to {n}",
-                           x0[4 + i], kind="output")
-                    for i, (n, _, _, u, _) in enumerate(_COORDS))
-            + (Signal("kinetic_energy", "J", "kinetic energy", ke0, kind="output"),
-               Signal("potential_energy", "J", "gravity (zero at O) plus spring energy", pe0,
-                      kind="output"),
-               Signal("motor_torque", "N.m", "motor torque k (omega_0 - gamma_1_dot)",
-                      self.k * (self.inputs[0].start - v0[0]), kind="output")))
-        # the outputs as engine sensors; motor torque k (omega_0 - gamma_1_dot)
-        self.sensors = (tuple(sensors.StateValue(k) for k in range(4))
-                        + tuple(sensors.Velocity(k) for k in range(4))
-                        + tuple(sensors.StateValue(4 + k) for k in range(4))
-                        + (sensors.KineticEnergy(), sensors.PotentialEnergy(),
-                           sensors.Linear(self.k, (-1.0, 0.0, 0.0, 0.0, 1.0, 0.0))))
+        names, q_units, v_units, p_units, what = zip(*_COORDS)
+        # each output with the engine sensor that computes it (in Python and in the native FMU)
+        self.outputs, self.sensors = declare_outputs(
+            measured_vector("q", 4, q_units, [f"{n}: {d}" for n, d in zip(names, what)], sensors.StateValue,
+                            start=q0),
+            measured_vector("v", 4, v_units, [f"rate of {n}" for n in names], sensors.Velocity, start=v0),
+            measured_vector("p", 4, p_units, [f"generalized momentum conjugate to {n}" for n in names],
+                            lambda k: sensors.StateValue(4 + k), start=x0[4:8]),
+            measured("kinetic_energy", "J", "kinetic energy", sensors.KineticEnergy(), start=ke0),
+            measured("potential_energy", "J", "gravity (zero at O) plus spring energy", sensors.PotentialEnergy(),
+                     start=pe0),
+            measured("motor_torque", "N.m", "motor torque k (omega_0 - gamma_1_dot)",
+                     sensors.Linear(self.k, (-1.0, 0.0, 0.0, 0.0, 1.0, 0.0)),
+                     start=self.k * (self.inputs[0].start - v0[0])))
         self.feedthrough = {"motor_torque": ("omega_0",)}
-        arm_len = max(2.0 * float(yc1), float(y20) * 1.5)  # drawing only
-        rod = abs(2 * float(xc2))
+        arm_len = max(2.0 * symbolic.value(yc1), symbolic.value(y20) * 1.5)  # drawing only: numbers
+        rod = abs(2 * symbolic.value(xc2))
         self.geometry = (
             Shape(0, "cylinder", (0.02, 1.0), R=rot_y(math.pi / 2), p=np.array([-0.25, 0.0, 0.0]),
                   color="#bbbbbb", name="axis Ox (vertical)"),
@@ -221,7 +170,7 @@ class Canonical2Body(MultibodyPlant):
                   p=np.array([0.0, arm_len / 2, 0.0]), color="#8c8c8c", name="body 1"),
             Shape(2, "sphere", (0.06,), color="#444444", name="slider A"),
             Shape(3, "cylinder", (0.025, rod), R=rot_y(math.pi / 2),
-                  p=np.array([math.copysign(rod / 2, float(xc2)), 0.0, 0.0]), color="#dd8452",
+                  p=np.array([math.copysign(rod / 2, symbolic.value(xc2)), 0.0, 0.0]), color="#dd8452",
                   name="body 2"),
         )
 

@@ -102,7 +102,6 @@ identified from tests. So:
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
@@ -111,8 +110,9 @@ from mbfmu.dynamics.algorithms import element_forces, point_position
 from mbfmu.dynamics.sled import G  # m/s2, standard gravity (also the unit "g")
 from mbfmu.dynamics.sled import (Accelerometer, CableTension, HicRecorder, PointDisplacement, SledAcceleration,
                                  SledFrame)
-from mbfmu.errors import InputError
-from mbfmu.plant.multibody import MultibodyPlant, check_positive, parameter_signals
+from mbfmu.plant.multibody import MultibodyPlant
+from mbfmu.plant.outputs import declare_outputs, measured, measured_vector
+from mbfmu.plant.parameters import Declaration, Parameter
 from mbfmu.plant import Shape
 from mbfmu.plant.signals import Signal, vector
 
@@ -248,37 +248,34 @@ def _merge(a, b, offset_b: float):
     return m, c, I
 
 
+PARAMETERS = Declaration(
+    "crash_occupant",
+    # an adult's seated geometry: the mass and stature scale the segments within these ranges
+    Parameter("body_mass", "kg", 78.0, "occupant mass (segment masses scale with it)", "[30, 200]"),
+    Parameter("stature", "m", 1.75, "occupant stature (scales segment inertias)", "[1.2, 2.2]"),
+    Parameter("seat_stiffness", "N/m", 4.0e4, "stiffness per seat contact sphere", "(0, inf)"),
+    Parameter("seat_damping", "N.s/m", 1.0e3, "damping per contact sphere", "[0, inf)"),
+    Parameter("floor_stiffness", "N/m", 5.0e4, "stiffness per heel/toe sphere", "(0, inf)"),
+    Parameter("seat_friction", "1", 0.5, "seat friction coefficient", "[0, inf)"),
+    Parameter("floor_friction", "1", 0.6, "floor friction coefficient", "[0, inf)"),
+    Parameter("belt_stiffness", "N", 1.5e5, "belt webbing force per unit strain", "(0, inf)"),
+    Parameter("belt_damping", "N.s/m", 1.0e3, "damping per belt segment", "[0, inf)"),
+    Parameter("belt_slack", "m", 0.03, "slack per belt segment (negative: pre-tension)", "[-0.05, 0.2]"),
+    Parameter("pulse_peak", "m/s2", 20 * G, "peak deceleration of the built-in half-sine pulse (0: none)",
+              "[0, inf)"),
+    Parameter("pulse_duration", "s", 0.107, "duration of the built-in pulse", "(0, inf)"),
+    Parameter("pulse_start", "s", 0.0, "start of the built-in pulse", "[0, inf)"),
+)
+
+
 class CrashOccupant(MultibodyPlant):
     """Belted 13-segment occupant on a crash sled (see the module docstring).
 
-    Parameters
-    ----------
-    body_mass : float
-        Total mass, kg (segment masses scale with it).
-    stature : float
-        m (segment inertias scale with it; the seated geometry is fixed).
-    seat_stiffness, seat_damping : float
-        Per contact sphere on seat pan and seat back, N/m and N.s/m.
-    floor_stiffness : float
-        Per heel/toe sphere, N/m (damping as the seat).
-    seat_friction, floor_friction : float
-        Coulomb coefficients.
-    belt_stiffness : float
-        Webbing force per unit strain, N.
-    belt_damping : float
-        Per belt segment, N.s/m.
-    belt_slack : float
-        Slack added to each belt segment's initial length, m (negative:
-        pre-tension).
-    pulse_peak : float
-        Peak deceleration of the built-in half-sine pulse, m/s2 (0: none).
-    pulse_duration : float
-        s.
-    pulse_start : float
-        s.
+    Its parameters (keywords, SI units, defaults, bounds) are :data:`PARAMETERS`.
     """
 
     name = "crash_occupant"
+    parameter_declaration = PARAMETERS
     description = ("Belted 13-segment human occupant (ball joints with stiffness, damping and range "
                    "limits, de Leva 1996 / Hybrid III 50th masses) on a crash sled: seat and floor "
                    "contact, lap-and-shoulder belt, head/chest accelerations, belt forces, HIC15.")
@@ -286,36 +283,16 @@ class CrashOccupant(MultibodyPlant):
     default_stop_time = 0.25
     internal_step = 2.5e-4
 
-    def __init__(self, body_mass: float = 78.0, stature: float = 1.75,
-                 seat_stiffness: float = 4.0e4, seat_damping: float = 1.0e3,
-                 floor_stiffness: float = 5.0e4, seat_friction: float = 0.5,
-                 floor_friction: float = 0.6, belt_stiffness: float = 1.5e5,
-                 belt_damping: float = 1.0e3, belt_slack: float = 0.03,
-                 pulse_peak: float = 20 * G, pulse_duration: float = 0.107,
-                 pulse_start: float = 0.0):
-        check_positive(dict(body_mass=body_mass, stature=stature, seat_stiffness=seat_stiffness,
-                            floor_stiffness=floor_stiffness, belt_stiffness=belt_stiffness,
-                            pulse_duration=pulse_duration), self.name)
-        for key, val in dict(seat_damping=seat_damping, seat_friction=seat_friction,
-                             floor_friction=floor_friction, belt_damping=belt_damping,
-                             pulse_peak=pulse_peak, pulse_start=pulse_start).items():
-            if not (isinstance(val, numbers.Real) and math.isfinite(val) and val >= 0):
-                raise InputError(f"plant 'crash_occupant': parameter {key!r} = {val!r} must be "
-                                 "finite and >= 0")
-        slack_ok = isinstance(belt_slack, numbers.Real) and math.isfinite(belt_slack)
-        if not (slack_ok and -0.05 <= belt_slack <= 0.2):
-            raise InputError(f"plant 'crash_occupant': parameter 'belt_slack' = {belt_slack!r} must be "
-                             "between -0.05 and 0.2 m")
-        if not 30.0 <= body_mass <= 200.0 or not 1.2 <= stature <= 2.2:
-            raise InputError("plant 'crash_occupant': body_mass must be 30-200 kg and stature 1.2-2.2 m "
-                             "(the seated geometry is that of an adult)")
+    @PARAMETERS.constructor
+    def __init__(self, p):
+        pulse_peak, pulse_duration, pulse_start = p.pulse_peak, p.pulse_duration, p.pulse_start
         self.pulse = tuple(symbolic.number(v) for v in (pulse_peak, pulse_duration, pulse_start))
         self.sled = SledFrame(axis=(1.0, 0.0, 0.0), input=0, peak=self.pulse[0], duration=self.pulse[1],
                               start=self.pulse[2])
 
         model, self._contacts, self._belts, shapes = self._build(
-            body_mass, stature, seat_stiffness, seat_damping, floor_stiffness, seat_friction,
-            floor_friction, belt_stiffness, belt_damping, belt_slack)
+            p.body_mass, p.stature, p.seat_stiffness, p.seat_damping, p.floor_stiffness, p.seat_friction,
+            p.floor_friction, p.belt_stiffness, p.belt_damping, p.belt_slack)
         super().__init__(model, np.zeros((model.nv, 1)))
         self.geometry = tuple(shapes)
         head, chest = model.body_index("head"), model.body_index("thorax")
@@ -325,12 +302,6 @@ class CrashOccupant(MultibodyPlant):
         # the HIC states follow [q; v]: integral, history, maximum (their rates are the recorder's)
         self.hic = HicRecorder(head, head_cg, sample=HIC_SAMPLE, window=HIC_WINDOW, unit=G)
         nhist = self.hic.history
-        self.sensors = (
-            tuple(Accelerometer(head, head_cg, k) for k in range(4))
-            + tuple(Accelerometer(chest, chest_cg, k) for k in range(4))
-            + tuple(CableTension(k) for k in range(len(self._belts.body)))
-            + (PointDisplacement(head, head_cg, 0, head_x0), sensors.StateValue(nmech + 1 + nhist),
-               SledAcceleration(), sensors.KineticEnergy(), sensors.PotentialEnergy()))
 
         self.states = self.states + (
             Signal("hic_integral", "1", "integral of the head resultant acceleration, g.s", 0.0,
@@ -342,42 +313,31 @@ class CrashOccupant(MultibodyPlant):
                               "sled acceleration along its forward x axis (frontal crash: negative); "
                               "added to the built-in pulse", 0.0, -1000.0, 1000.0, kind="input"),)
         nbelt = len(self._belts.body)
-        self.outputs = (
-            vector("head_acceleration", 3, "output", "m/s2",
-                   "head CG accelerometer (specific force), sled axis {i}")
-            + (Signal("head_acceleration_resultant", "m/s2", "magnitude of head_acceleration"),)
-            + vector("chest_acceleration", 3, "output", "m/s2",
-                     "thorax CG accelerometer (specific force), sled axis {i}")
-            + (Signal("chest_acceleration_resultant", "m/s2", "magnitude of chest_acceleration"),)
-            + vector("belt_force", nbelt, "output", "N",
-                     "belt segment {i} tension (lap outboard, lap inboard, shoulder upper, "
-                     "shoulder lower)")
-            + (Signal("head_excursion", "m", "forward displacement of the head CG relative to the sled"),
-               Signal("hic15", "1", "HIC15 over the run so far (head resultant in g, time in s)"),
-               Signal("sled_acceleration_total", "m/s2", "input plus built-in pulse, sled x"),
-               Signal("kinetic_energy", "J", "kinetic energy relative to the sled"),
-               Signal("potential_energy", "J",
-                      "gravity, joint springs and limits, contact and belt elastic energy")))
+        # each output with the engine sensor that computes it (in Python and in the native FMU);
+        # an accelerometer's axis 3 (0-based) is its resultant
+        self.outputs, self.sensors = declare_outputs(
+            measured_vector("head_acceleration", 3, "m/s2", "head CG accelerometer (specific force), sled axis {i}",
+                            lambda k: Accelerometer(head, head_cg, k)),
+            measured("head_acceleration_resultant", "m/s2", "magnitude of head_acceleration",
+                     Accelerometer(head, head_cg, 3)),
+            measured_vector("chest_acceleration", 3, "m/s2",
+                            "thorax CG accelerometer (specific force), sled axis {i}",
+                            lambda k: Accelerometer(chest, chest_cg, k)),
+            measured("chest_acceleration_resultant", "m/s2", "magnitude of chest_acceleration",
+                     Accelerometer(chest, chest_cg, 3)),
+            measured_vector("belt_force", nbelt, "N", "belt segment {i} tension (lap outboard, lap inboard, "
+                            "shoulder upper, shoulder lower)", CableTension),
+            measured("head_excursion", "m", "forward displacement of the head CG relative to the sled",
+                     PointDisplacement(head, head_cg, 0, head_x0)),
+            measured("hic15", "1", "HIC15 over the run so far (head resultant in g, time in s)",
+                     sensors.StateValue(nmech + 1 + nhist)),  # the state hic15_max
+            measured("sled_acceleration_total", "m/s2", "input plus built-in pulse, sled x", SledAcceleration()),
+            measured("kinetic_energy", "J", "kinetic energy relative to the sled", sensors.KineticEnergy()),
+            measured("potential_energy", "J", "gravity, joint springs and limits, contact and belt elastic energy",
+                     sensors.PotentialEnergy()))
         acc = tuple(s.name for s in self.outputs if "acceleration" in s.name)
         self.feedthrough = {name: ("sled_acceleration",) for name in acc}
-        self.parameters = parameter_signals(dict(
-            body_mass=(body_mass, "kg", "occupant mass"),
-            stature=(stature, "m", "occupant stature (scales segment inertias)"),
-            seat_stiffness=(seat_stiffness, "N/m", "stiffness per seat contact sphere"),
-            seat_damping=(seat_damping, "N.s/m", "damping per contact sphere"),
-            floor_stiffness=(floor_stiffness, "N/m", "stiffness per heel/toe sphere"),
-            seat_friction=(seat_friction, "1", "seat friction coefficient"),
-            floor_friction=(floor_friction, "1", "floor friction coefficient"),
-            belt_stiffness=(belt_stiffness, "N", "belt webbing force per unit strain"),
-            belt_damping=(belt_damping, "N.s/m", "damping per belt segment"),
-            belt_slack=(belt_slack, "m", "slack per belt segment (negative: pre-tension)"),
-            pulse_peak=(pulse_peak, "m/s2", "peak deceleration of the built-in half-sine pulse"),
-            pulse_duration=(pulse_duration, "s", "duration of the built-in pulse"),
-            pulse_start=(pulse_start, "s", "start of the built-in pulse"),
-        ), {"belt_slack": (-0.05, 0.2), "body_mass": (30.0, 200.0), "stature": (1.2, 2.2),
-            **{k: (0.0, None) for k in ("seat_stiffness", "seat_damping", "floor_stiffness", "seat_friction",
-                                        "floor_friction", "belt_stiffness", "belt_damping", "pulse_peak",
-                                        "pulse_duration", "pulse_start")}})
+        self.parameters = PARAMETERS.signals(p)
 
     # ---- construction ----------------------------------------------------------
     def _build(self, body_mass, stature, k_seat, c_seat, k_floor, mu_seat, mu_floor, EA, c_belt, slack):

@@ -57,7 +57,7 @@ import math
 import numpy as np
 
 from mbfmu.dynamics import Fixed, ModelBuilder, Revolute
-from mbfmu.dynamics import symbolic as Y
+from mbfmu.dynamics import symbolic
 from mbfmu.dynamics import sensors as S
 from mbfmu.dynamics.flexible import sensors as FS
 from mbfmu.dynamics.flexible import (BeamProperties, FlexibleSystemBuilder, ModeSet, RigidSystem,
@@ -65,22 +65,12 @@ from mbfmu.dynamics.flexible import (BeamProperties, FlexibleSystemBuilder, Mode
 from mbfmu.dynamics.integrators import ErrorControl, advance_flexible, advance_rigid
 from mbfmu.dynamics.spatial import inertia_cylinder, inertia_sphere
 from mbfmu.errors import InputError
-from mbfmu.plant.multibody import check_positive, parameter_signals
+from mbfmu.plant.outputs import declare_outputs, measured, measured_vector
+from mbfmu.plant.parameters import Declaration, Parameter
 from mbfmu.plant import Plant, Shape
 from mbfmu.plant.signals import Signal, vector
 
 _Z = (0.0, 0.0, 1.0)
-
-
-def _count(value, name: str, minimum: int) -> int:
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"plant 'flexible_arm': parameter {name!r} = {value!r} is not a number") from None
-    if not math.isfinite(f) or f != round(f) or f < minimum:
-        raise InputError(f"plant 'flexible_arm': parameter {name!r} = {value!r} must be a whole number "
-                         f">= {minimum}")
-    return int(round(f))
 
 
 def _spectral_radius(system) -> float:
@@ -100,12 +90,12 @@ class _ModalArm:
         modes = ModeSet(bending_y=n_modes, tip_shapes=tip_shapes)
         (m1, J1), (m2, J2) = rotors
         self.roots = [b.add_beam("link1", "world", Revolute(axis=_Z), beams[0], modes, mass=m1,
-                                 inertia=inertia_cylinder(m1, Y.sqrt(2 * J1 / m1), 0.02)),
+                                 inertia=inertia_cylinder(m1, symbolic.sqrt(2 * J1 / m1), 0.02)),
                       None]
         self.elbow = b.add_body("elbow", "link1.tip", Fixed(), mass=elbow_mass,
                                 inertia=inertia_cylinder(elbow_mass, 0.04, 0.08))
         self.roots[1] = b.add_beam("link2", "elbow", Revolute(axis=_Z), beams[1], modes, mass=m2,
-                                   inertia=inertia_cylinder(m2, Y.sqrt(2 * J2 / m2), 0.02))
+                                   inertia=inertia_cylinder(m2, symbolic.sqrt(2 * J2 / m2), 0.02))
         self.payload = b.add_body("payload", "link2.tip", Fixed(), mass=payload_mass,
                                   inertia=inertia_sphere(payload_mass, 0.03))
         self.system = b.build()
@@ -116,22 +106,23 @@ class _ModalArm:
         rec = self.links[k]
         return rec.deflection(rec.coordinates(q), s)
 
-    def sensors(self, nq: int, nv: int) -> tuple:
-        """The outputs of :class:`FlexibleArm` as sensors of the flexible
-        system, evaluated by the kernels (``csrc/flexsensors.c``): joint
-        angles and rates, the payload's world position, and, linear in the
-        modal coordinates, each link's transverse tip deflection
-        ``phi_y(L) . eta`` (m) and root strain ``-c_y phi_y''(0) . eta``."""
+    def probes(self, nq: int, nv: int) -> dict:
+        """The sensors of the flexible system behind the outputs of
+        :class:`FlexibleArm`, by output vector: ``probes[name](k)`` computes
+        element ``k`` (0-based), evaluated by the kernels
+        (``csrc/flexsensors.c``): joint angles and rates, the payload's world
+        position, and, linear in the modal coordinates, each link's transverse
+        tip deflection ``phi_y(L) . eta`` (m) and root strain ``-c_y phi_y''(0) . eta``."""
         def combination(rec, values):
-            w = Y.zeros(nq + nv)  # expressions kept in a recorded build (symbolic.py)
+            w = symbolic.zeros(nq + nv)  # expressions kept in a recorded build (symbolic.py)
             w[rec.offset + rec.slices["y"].start:rec.offset + rec.slices["y"].stop] = values
-            return FS.StateCombination(tuple(Y.number(c) for c in w))
-        jq = self.joint_v
-        out = [S.StateValue(jq[0]), S.StateValue(jq[1]), S.StateValue(nq + jq[0]), S.StateValue(nq + jq[1])]
-        out += [S.PointPosition(self.payload, (0.0, 0.0, 0.0), a) for a in range(3)]
-        out += [combination(rec, rec.shapes["y"].values([rec.beam.length])[0]) for rec in self.links]
-        out += [combination(rec, -rec.beam.c_y * rec.shapes["y"].values([0.0], 2)[0]) for rec in self.links]
-        return tuple(out) + (S.KineticEnergy(), S.PotentialEnergy())
+            return FS.StateCombination(tuple(symbolic.number(c) for c in w))
+        jq, links = self.joint_v, self.links
+        return dict(
+            q=lambda k: S.StateValue(jq[k]), v=lambda k: S.StateValue(nq + jq[k]),
+            tip_position=lambda a: S.PointPosition(self.payload, (0.0, 0.0, 0.0), a),
+            tip_deflection=lambda k: combination(links[k], links[k].shapes["y"].values([links[k].beam.length])[0]),
+            root_strain=lambda k: combination(links[k], -links[k].beam.c_y * links[k].shapes["y"].values([0.0], 2)[0]))
 
 
 class _SegmentArm:
@@ -183,58 +174,63 @@ class _SegmentArm:
             out[j] = R[root].T @ (world - p[root]) - np.array([sj, 0.0, 0.0])
         return out
 
-    def sensors(self, nq: int, nv: int) -> tuple:
-        """The outputs of :class:`FlexibleArm` as sensors of the segment tree,
+    def probes(self, nq: int, nv: int) -> dict:
+        """The sensors of the segment tree behind the outputs of
+        :class:`FlexibleArm`, by output vector (as :meth:`_ModalArm.probes`),
         evaluated by the kernels (``csrc/flexsensors.c``): joint angles and
         rates, the payload's world position, each link's tip (the last
         segment's end, ``h/2`` beyond its frame) in its root frame, y (m), and
         the root strain ``-c_y theta_1 / h`` of the first elastic joint."""
-        jq = self.joint_v
-        out = [S.StateValue(jq[0]), S.StateValue(jq[1]), S.StateValue(nq + jq[0]), S.StateValue(nq + jq[1])]
-        out += [S.PointPosition(self.payload, (0.0, 0.0, 0.0), a) for a in range(3)]
-        for k, beam in enumerate(self.beams):
-            out.append(FS.RelativePosition(self.segments[k][-1], (beam.length / self.n / 2, 0.0, 0.0),
-                                           self.roots[k], 1))
-        for k, beam in enumerate(self.beams):
+        def strain(k):
+            beam = self.beams[k]
             w = np.zeros(nq + nv)
             w[self.model.idx_q[self.segments[k][0]]] = -beam.c_y / (beam.length / self.n)
-            out.append(FS.StateCombination(tuple(float(c) for c in w)))
-        return tuple(out) + (S.KineticEnergy(), S.PotentialEnergy())
+            return FS.StateCombination(tuple(float(c) for c in w))
+        jq = self.joint_v
+        return dict(
+            q=lambda k: S.StateValue(jq[k]), v=lambda k: S.StateValue(nq + jq[k]),
+            tip_position=lambda a: S.PointPosition(self.payload, (0.0, 0.0, 0.0), a),
+            tip_deflection=lambda k: FS.RelativePosition(
+                self.segments[k][-1], (self.beams[k].length / self.n / 2, 0.0, 0.0), self.roots[k], 1),
+            root_strain=strain)
+
+
+_STRUCTURE = "a count: it changes the model's structure (rebuild the FMU to change it)"
+
+PARAMETERS = Declaration(
+    "flexible_arm",
+    Parameter("length_1", "m", 0.8, "length of link 1", "(0, inf)"),
+    Parameter("length_2", "m", 0.6, "length of link 2", "(0, inf)"),
+    Parameter("thickness", "m", 0.005, "link section side in the plane of motion", "(0, inf)"),
+    Parameter("height", "m", 0.05, "link section side along the joint axes", "(0, inf)"),
+    Parameter("youngs_modulus", "Pa", 70e9, "Young's modulus of the links", "(0, inf)"),
+    Parameter("density", "kg/m3", 2700.0, "density of the links", "(0, inf)"),
+    Parameter("damping_ratio", "1", 0.01, "structural damping ratio (first bending mode)", "[0, inf)"),
+    Parameter("rotor_mass", "kg", 0.2, "mass of each motor rotor", "(0, inf)"),
+    Parameter("motor_inertia_1", "kg.m2", 0.01, "rotor inertia of joint 1", "(0, inf)"),
+    Parameter("motor_inertia_2", "kg.m2", 0.004, "rotor inertia of joint 2", "(0, inf)"),
+    Parameter("elbow_motor_mass", "kg", 1.0, "elbow motor mass on link 1's tip", "(0, inf)"),
+    Parameter("payload_mass", "kg", 0.1, "payload at link 2's tip", "(0, inf)"),
+    Parameter("n_modes", "1", 3, "bending modes per link (method 'modes')", "[1, inf)", integer=True,
+              rebuild=_STRUCTURE),
+    Parameter("n_segments", "1", 10, "segments per link (method 'segments')", "[2, inf)", integer=True,
+              rebuild=_STRUCTURE),
+    Parameter("tip_shapes", "1", 1, "1: link shapes enriched with tip-load shapes, 0: clamped-free modes "
+              "(method 'modes')", "[0, 1]", integer=True, rebuild="a choice of the link's shape functions: "
+              "it changes the model's structure (rebuild the FMU to change it)"),
+)
 
 
 class FlexibleArm(Plant):
     """Two-link planar arm with flexible links; see the module docstring.
 
+    Its parameters (keywords, SI units, defaults, bounds) are :data:`PARAMETERS`
+    (``tip_shapes`` 1: link shapes enriched with the static tip-force and
+    tip-moment deflections, ``ModeSet(tip_shapes=True)``, faster convergence
+    with the heavy tip bodies). Options:
+
     Parameters
     ----------
-    length_1, length_2 : float
-        Link lengths, m.
-    thickness : float
-        Link section side in the plane of motion (bending direction), m.
-    height : float
-        Link section side along the joint axes, m.
-    youngs_modulus : float
-        Pa.
-    density : float
-        kg/m^3.
-    damping_ratio : float
-        Structural damping ratio of the first bending mode of a link, 1.
-    rotor_mass : float
-        Mass of each motor rotor (on the link side of its joint), kg.
-    motor_inertia_1, motor_inertia_2 : float
-        Rotor inertias about the joint axes (reflected through any gear), kg m^2.
-    elbow_motor_mass : float
-        Elbow motor stator mass on the tip of link 1, kg.
-    payload_mass : float
-        Point-like payload on the tip of link 2, kg.
-    n_modes : int
-        Bending shapes per link (``method="modes"``).
-    n_segments : int
-        Segments per link (``method="segments"``).
-    tip_shapes : {1, 0}
-        1: link shapes enriched with the static tip-force and tip-moment
-        deflections (``ModeSet(tip_shapes=True)``, faster convergence with the
-        heavy tip bodies); 0: clamped-free modes (``method="modes"``).
     method : {"modes", "segments"}
         Link model (a constructor option, not an FMU parameter).
     integrator : {"adaptive", "Radau", "BDF"}, optional
@@ -246,35 +242,19 @@ class FlexibleArm(Plant):
     """
 
     name = "flexible_arm"
+    parameter_declaration = PARAMETERS
     description = ("Two-link planar manipulator with flexible aluminium links (assumed modes or "
                    "finite segments), motor inertia at each joint, payload at the tip.")
     default_step = 0.01
     default_stop_time = 2.0
 
-    def __init__(self, length_1: float = 0.8, length_2: float = 0.6, thickness: float = 0.005,
-                 height: float = 0.05, youngs_modulus: float = 70e9, density: float = 2700.0,
-                 damping_ratio: float = 0.01, rotor_mass: float = 0.2, motor_inertia_1: float = 0.01,
-                 motor_inertia_2: float = 0.004, elbow_motor_mass: float = 1.0,
-                 payload_mass: float = 0.1, n_modes: float = 3, n_segments: float = 10,
-                 tip_shapes: float = 1, method: str = "modes", integrator: str | None = None):
-        positive = dict(length_1=length_1, length_2=length_2, thickness=thickness, height=height,
-                        youngs_modulus=youngs_modulus, density=density, rotor_mass=rotor_mass,
-                        motor_inertia_1=motor_inertia_1, motor_inertia_2=motor_inertia_2,
-                        elbow_motor_mass=elbow_motor_mass, payload_mass=payload_mass)
-        check_positive(positive, self.name)
-        try:
-            zeta = Y.number(damping_ratio)
-        except (TypeError, ValueError):
-            zeta = float("nan")
-        if not math.isfinite(zeta) or zeta < 0:
-            raise InputError(f"plant 'flexible_arm': parameter 'damping_ratio' = {damping_ratio!r} "
-                             "must be finite and >= 0")
-        nm = _count(n_modes, "n_modes", 1)
-        nseg = _count(n_segments, "n_segments", 2)
-        tips = _count(tip_shapes, "tip_shapes", 0)
-        if tips > 1:
-            raise InputError(f"plant 'flexible_arm': parameter 'tip_shapes' = {tip_shapes!r} "
-                             "must be 0 or 1")
+    @PARAMETERS.constructor
+    def __init__(self, p, method: str = "modes", integrator: str | None = None):
+        length_1, length_2, thickness, height = p.length_1, p.length_2, p.thickness, p.height
+        youngs_modulus, density, zeta, rotor_mass = p.youngs_modulus, p.density, p.damping_ratio, p.rotor_mass
+        motor_inertia_1, motor_inertia_2 = p.motor_inertia_1, p.motor_inertia_2
+        elbow_motor_mass, payload_mass = p.elbow_motor_mass, p.payload_mass
+        nm, nseg, tips = p.n_modes, p.n_segments, p.tip_shapes
         if method not in ("modes", "segments"):
             raise InputError(f"plant 'flexible_arm': method {method!r} must be 'modes' or 'segments'")
         if integrator not in (None, "adaptive", "Radau", "BDF"):
@@ -282,17 +262,17 @@ class FlexibleArm(Plant):
                              "or 'BDF'")
         self.method = method
         self.integrator = integrator or "adaptive"
-        beams = [BeamProperties.rectangular(L, Y.number(thickness), Y.number(height), Y.number(youngs_modulus),
-                                            Y.number(density), damping_ratio=zeta)
-                 for L in (Y.number(length_1), Y.number(length_2))]
+        beams = [BeamProperties.rectangular(L, symbolic.number(thickness), symbolic.number(height), symbolic.number(youngs_modulus),
+                                            symbolic.number(density), damping_ratio=zeta)
+                 for L in (symbolic.number(length_1), symbolic.number(length_2))]
         self.beams = beams
-        rotors = [(Y.number(rotor_mass), Y.number(motor_inertia_1)),
-                  (Y.number(rotor_mass), Y.number(motor_inertia_2))]
+        rotors = [(symbolic.number(rotor_mass), symbolic.number(motor_inertia_1)),
+                  (symbolic.number(rotor_mass), symbolic.number(motor_inertia_2))]
         if method == "modes":
-            self.arm = _ModalArm(beams, rotors, Y.number(elbow_motor_mass), Y.number(payload_mass), nm,
+            self.arm = _ModalArm(beams, rotors, symbolic.number(elbow_motor_mass), symbolic.number(payload_mass), nm,
                                  bool(tips))
         else:
-            self.arm = _SegmentArm(beams, rotors, float(elbow_motor_mass), float(payload_mass), nseg)
+            self.arm = _SegmentArm(beams, rotors, symbolic.number(elbow_motor_mass), symbolic.number(payload_mass), nseg)
         sysm = self.arm.system
         self.system = sysm
         self.nq, self.nv = sysm.nq, sysm.nv
@@ -308,40 +288,22 @@ class FlexibleArm(Plant):
         self.step_rule = (1e-3, 2.0)
         self.internal_step = min(self.step_rule[0], self.step_rule[1] / self.spectral_radius)
         self.error_control = ErrorControl(max_step=self.internal_step)
-        values = dict(length_1=(length_1, "m", "length of link 1"),
-                      length_2=(length_2, "m", "length of link 2"),
-                      thickness=(thickness, "m", "link section side in the plane of motion"),
-                      height=(height, "m", "link section side along the joint axes"),
-                      youngs_modulus=(youngs_modulus, "Pa", "Young's modulus of the links"),
-                      density=(density, "kg/m3", "density of the links"),
-                      damping_ratio=(zeta, "1", "structural damping ratio (first bending mode)"),
-                      rotor_mass=(rotor_mass, "kg", "mass of each motor rotor"),
-                      motor_inertia_1=(motor_inertia_1, "kg.m2", "rotor inertia of joint 1"),
-                      motor_inertia_2=(motor_inertia_2, "kg.m2", "rotor inertia of joint 2"),
-                      elbow_motor_mass=(elbow_motor_mass, "kg", "elbow motor mass on link 1's tip"),
-                      payload_mass=(payload_mass, "kg", "payload at link 2's tip"),
-                      n_modes=(nm, "1", "bending modes per link (method 'modes')"),
-                      n_segments=(nseg, "1", "segments per link (method 'segments')"),
-                      tip_shapes=(tips, "1", "1: link shapes enriched with tip-load shapes, "
-                                  "0: clamped-free modes (method 'modes')"))
-        # the plant's own bounds (check_positive: > 0, which the native FMU applies as an open bound)
-        ranges = {**{k: (0.0, None) for k in (*positive, "damping_ratio")}, "n_modes": (1, None),
-                  "n_segments": (2, None), "tip_shapes": (0, 1)}
-        self.parameters = parameter_signals(values, ranges)
+        self.parameters = PARAMETERS.signals(p)
         self.inputs = vector("tau", 2, "input", "N.m", "motor torque of joint {i}")
-        self.outputs = (vector("q", 2, "output", "rad", "angle of joint {i}")
-                        + vector("v", 2, "output", "rad/s", "rate of joint {i}")
-                        + vector("tip_position", 3, "output", "m", "payload position, world axis {i}")
-                        + vector("tip_deflection", 2, "output", "m",
-                                 "transverse tip deflection of link {i} in its root frame")
-                        + vector("root_strain", 2, "output", "1",
-                                 "bending strain at the root of link {i}, outer fibre on +y")
-                        + (Signal("kinetic_energy", "J", "kinetic energy"),
-                           Signal("potential_energy", "J", "strain and gravity energy")))
-        # the outputs are sensors the kernels evaluate (shared with the native FMU), and
+        # each output with the kernels' sensor that computes it (shared with the native FMU), and
         # the native runtime integrates flexible_system as _compiled_adaptive does
+        probe = self.arm.probes(self.nq, self.nv)
+        self.outputs, self.sensors = declare_outputs(
+            measured_vector("q", 2, "rad", "angle of joint {i}", probe["q"]),
+            measured_vector("v", 2, "rad/s", "rate of joint {i}", probe["v"]),
+            measured_vector("tip_position", 3, "m", "payload position, world axis {i}", probe["tip_position"]),
+            measured_vector("tip_deflection", 2, "m", "transverse tip deflection of link {i} in its root frame",
+                            probe["tip_deflection"]),
+            measured_vector("root_strain", 2, "1", "bending strain at the root of link {i}, outer fibre on +y",
+                            probe["root_strain"]),
+            measured("kinetic_energy", "J", "kinetic energy", S.KineticEnergy()),
+            measured("potential_energy", "J", "strain and gravity energy", S.PotentialEnergy()))
         self.flexible_system = sysm if self.integrator == "adaptive" else None
-        self.sensors = self.arm.sensors(self.nq, self.nv)
         self._sensor_outputs = FS.FlexibleSensors(sysm, self.sensors)
         x0 = np.zeros(self.nq + self.nv)
         x0[:self.nq] = sysm.neutral()

@@ -60,7 +60,6 @@ with :func:`mbfmu.dynamics.rnea`).
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
@@ -68,9 +67,11 @@ from mbfmu.dynamics import point_position, sensors
 from mbfmu.dynamics.dh import DHRow, from_dh
 from mbfmu.dynamics.spatial import rot_y
 from mbfmu.errors import InputError
-from mbfmu.plant.multibody import MultibodyPlant, check_positive, parameter_signals
+from mbfmu.plant.multibody import MultibodyPlant
+from mbfmu.plant.outputs import declare_outputs, measured, measured_vector
+from mbfmu.plant.parameters import Declaration, Parameter
 from mbfmu.plant import Shape
-from mbfmu.plant.signals import Signal, vector
+from mbfmu.plant.signals import vector
 
 __all__ = ["RigidArm", "PLANT", "fk", "ik", "jacobian", "quintic_coefficients", "quintic",
            "joint_trajectory"]
@@ -242,32 +243,34 @@ def joint_trajectory(p0, pf, T: float, t, l2: float = 1.0, l3: float = 1.0, h: f
 
 
 # --------------------------------------------------------------------- plant
+PARAMETERS = Declaration(
+    "rigid_arm",
+    Parameter("link_length", "m", 1.0, "length of each arm", "(0, inf)"),
+    Parameter("link_radius", "m", 0.2, "radius of each arm", "(0, inf)"),
+    Parameter("arm_mass", "kg", 20.0, "total mass of the two arms (split equally)", "(0, inf)"),
+    Parameter("link_inertia", "kg.m2", 0.90,
+              "transverse moment of inertia of each arm about its centre of mass", "(0, inf)"),
+    Parameter("base_radius", "m", 0.4, "radius of the turning base", "(0, inf)"),
+    Parameter("base_height", "m", 0.3, "height of the turning base", "(0, inf)"),
+    Parameter("base_mass", "kg", 20.0, "mass of the turning base", "(0, inf)"),
+    Parameter("gravity", "m/s2", 9.81, "gravitational acceleration along -z", "[0, inf)"),
+    Parameter("theta1_0", "rad", 0.0, "initial base yaw angle"),
+    Parameter("theta2_0", "rad", math.pi / 4, "initial shoulder pitch angle"),
+    Parameter("theta3_0", "rad", -math.pi / 4, "initial elbow pitch angle"),
+)
+
+
 class RigidArm(MultibodyPlant):
     """3-DOF rigid arm of Wang et al. (2009) (base yaw, shoulder and elbow pitch).
 
-    Parameters
-    ----------
-    link_length : float
-        Length of each arm, m (paper: 1.0).
-    link_radius : float
-        Radius of each arm, m (paper: 0.2).
-    arm_mass : float
-        Total mass of the two arms, kg, split equally (paper: 20; see the
-        module docstring for this reading).
-    link_inertia : float
-        Moment of inertia of each arm about a transverse axis through its
-        centre of mass, kg m^2 (paper: 0.90).
-    base_radius, base_height : float
-        Base cylinder, m (paper: 0.4, 0.3).
-    base_mass : float
-        Mass of the turning base, kg (not in the paper; 20 chosen).
-    gravity : float
-        Gravitational acceleration, m/s^2, along -z (>= 0).
-    theta1_0, theta2_0, theta3_0 : float
-        Initial joint angles, rad (paper: 0, 45 deg, -45 deg).
+    Its parameters (keywords, SI units, defaults, bounds) are :data:`PARAMETERS`:
+    the paper's values (arms 1 m long, 0.2 m radius, 20 kg for the two, 0.90
+    kg m^2 each; base 0.4 m by 0.3 m), a 20 kg base (our choice), gravity along
+    -z, initial angles 0, 45 deg, -45 deg.
     """
 
     name = "rigid_arm"
+    parameter_declaration = PARAMETERS
     description = ("Rigid 3-DOF arm of Wang et al., 'Dynamic modeling and simulation of mechanic arm based "
                    "on virtual prototype' (2009): turning base (yaw) and two pitch joints, DH model, "
                    "frictionless joints, joint torques in.")
@@ -275,23 +278,13 @@ class RigidArm(MultibodyPlant):
     default_stop_time = 5.0
     internal_step = 1e-3
 
-    def __init__(self, link_length: float = 1.0, link_radius: float = 0.2, arm_mass: float = 20.0,
-                 link_inertia: float = 0.90, base_radius: float = 0.4, base_height: float = 0.3,
-                 base_mass: float = 20.0, gravity: float = 9.81, theta1_0: float = 0.0,
-                 theta2_0: float = math.pi / 4, theta3_0: float = -math.pi / 4):
-        check_positive(dict(link_length=link_length, link_radius=link_radius, arm_mass=arm_mass,
-                            link_inertia=link_inertia, base_radius=base_radius,
-                            base_height=base_height, base_mass=base_mass), self.name)
-        for pname, val in dict(gravity=gravity, theta1_0=theta1_0, theta2_0=theta2_0,
-                               theta3_0=theta3_0).items():
-            if not isinstance(val, numbers.Real) or not math.isfinite(val):
-                raise InputError(f"plant {self.name!r}: parameter {pname!r} = {val!r} must be a finite number")
-        if gravity < 0:
-            raise InputError(f"plant {self.name!r}: parameter 'gravity' = {gravity} must be >= 0 "
-                             "(it acts along -z)")
+    @PARAMETERS.constructor
+    def __init__(self, p):
+        link_length, link_radius, arm_mass, link_inertia = p.link_length, p.link_radius, p.arm_mass, p.link_inertia
+        base_radius, base_height, base_mass, gravity = p.base_radius, p.base_height, p.base_mass, p.gravity
         m_link = arm_mass / 2
         axial = 0.5 * m_link * link_radius ** 2
-        if axial > 2 * link_inertia:
+        if axial > 2 * link_inertia:  # a condition on two parameters: a guard of the tape
             raise InputError(
                 f"plant {self.name!r}: parameter 'link_inertia' = {link_inertia} kg m^2 is too small for "
                 f"a {m_link:g} kg arm of radius {link_radius:g} m (axial moment {axial:g} kg m^2 needs a "
@@ -306,38 +299,21 @@ class RigidArm(MultibodyPlant):
                       inertia=(base_trans, base_axial, base_trans), name="base"),
                 DHRow(**link, name="upper_arm"), DHRow(**link, name="forearm")]
         model = from_dh(rows, gravity=(0.0, 0.0, -gravity), name=self.name)
-        super().__init__(model, np.eye(3), q0=[theta1_0, theta2_0, theta3_0])
+        super().__init__(model, np.eye(3), q0=[p.theta1_0, p.theta2_0, p.theta3_0])
 
-        self.parameters = parameter_signals({
-            "link_length": (link_length, "m", "length of each arm"),
-            "link_radius": (link_radius, "m", "radius of each arm"),
-            "arm_mass": (arm_mass, "kg", "total mass of the two arms (split equally)"),
-            "link_inertia": (link_inertia, "kg.m2", "transverse moment of inertia of each arm about its centre of mass"),
-            "base_radius": (base_radius, "m", "radius of the turning base"),
-            "base_height": (base_height, "m", "height of the turning base"),
-            "base_mass": (base_mass, "kg", "mass of the turning base"),
-            "gravity": (gravity, "m/s2", "gravitational acceleration along -z"),
-            "theta1_0": (theta1_0, "rad", "initial base yaw angle"),
-            "theta2_0": (theta2_0, "rad", "initial shoulder pitch angle"),
-            "theta3_0": (theta3_0, "rad", "initial elbow pitch angle"),
-        }, ranges={k: (0.0, None) for k in ("link_length", "link_radius", "arm_mass", "link_inertia",
-                                             "base_radius", "base_height", "base_mass", "gravity")})
+        self.parameters = PARAMETERS.signals(p)
         self.inputs = vector("tau", 3, "input", "N.m", "torque of joint {i}")
         q0 = self.initial_state()[:3]
         tip0 = fk(q0, self.l2, self.l3, self.h)
-        self.outputs = (vector("q", 3, "output", "rad", "angle of joint {i}", start=q0)
-                        + vector("v", 3, "output", "rad/s", "rate of joint {i}")
-                        + vector("tip_position", 3, "output", "m", "tip position, world axis {i}",
-                                 start=tip0)
-                        + (Signal("kinetic_energy", "J", "kinetic energy", kind="output"),
-                           Signal("potential_energy", "J",
-                                  "gravitational potential energy (zero at the base's centre of mass)",
-                                  self.energies(self.initial_state())[1], kind="output")))
-        # the outputs as engine sensors (evaluated in Python and in the native FMU)
-        self.sensors = (tuple(sensors.StateValue(k) for k in range(3))
-                        + tuple(sensors.Velocity(k) for k in range(3))
-                        + tuple(sensors.PointPosition(3, (self.l3, 0.0, 0.0), k) for k in range(3))
-                        + (sensors.KineticEnergy(), sensors.PotentialEnergy()))
+        # each output with the engine sensor that computes it (in Python and in the native FMU)
+        self.outputs, self.sensors = declare_outputs(
+            measured_vector("q", 3, "rad", "angle of joint {i}", sensors.StateValue, start=q0),
+            measured_vector("v", 3, "rad/s", "rate of joint {i}", sensors.Velocity),
+            measured_vector("tip_position", 3, "m", "tip position, world axis {i}",
+                            lambda k: sensors.PointPosition(3, (self.l3, 0.0, 0.0), k), start=tip0),
+            measured("kinetic_energy", "J", "kinetic energy", sensors.KineticEnergy()),
+            measured("potential_energy", "J", "gravitational potential energy (zero at the base's centre of mass)",
+                     sensors.PotentialEnergy(), start=self.energies(self.initial_state())[1]))
         self.feedthrough = {}
         arm = dict(kind="cylinder", size=(link_radius, link_length), R=rot_y(math.pi / 2),
                    p=np.array([link_length / 2, 0.0, 0.0]))

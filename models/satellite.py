@@ -59,7 +59,6 @@ all bodies including the wheels), ``linear_momentum[1..3]`` (N.s),
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
@@ -69,85 +68,60 @@ from mbfmu.dynamics.integrators import ErrorControl, advance_latched
 from mbfmu.dynamics.spatial import inertia_box, rot_x, rot_y, rot_z
 from mbfmu.errors import InputError
 from mbfmu.dynamics import _kernels
-from mbfmu.plant.multibody import MultibodyPlant, check_positive, parameter_signals, raise_if_nonfinite
+from mbfmu.plant.multibody import MultibodyPlant, raise_if_nonfinite
+from mbfmu.plant.outputs import declare_outputs, measured, measured_vector
+from mbfmu.plant.parameters import Declaration, Parameter
 from mbfmu.plant import Shape
-from mbfmu.plant.signals import Signal, vector
+from mbfmu.plant.signals import vector
 
 _WING_GAP = 0.05      # m, hub face to the root hinge line
 _STACK = 0.02         # m, hinge offset from a panel's mid-plane (stack pitch 2 * _STACK)
 _WHEEL_RADIUS = 0.15  # m, drawn size of a wheel (its inertia is a parameter)
 
 
-def _check_count(value, name: str, low: int, high: int) -> int:
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"plant 'satellite': parameter {name!r} = {value!r} is not a number") from None
-    if not math.isfinite(f) or f != round(f) or not low <= f <= high:
-        raise InputError(f"plant 'satellite': parameter {name!r} = {value!r} must be a whole number "
-                         f"from {low} to {high}")
-    return int(round(f))
+_STRUCTURE = "a count: it changes the model's structure (rebuild the FMU to change it)"
 
-
-def _check_vector3(value, name: str) -> np.ndarray:
-    arr = symbolic.real_array(value).reshape(-1)
-    if arr.size != 3 or not np.all(np.isfinite(np.asarray(symbolic.value(arr), float))):
-        raise InputError(f"plant 'satellite': parameter {name!r} = {value!r} must be 3 finite numbers")
-    return arr
+PARAMETERS = Declaration(
+    "satellite",
+    Parameter("hub_mass", "kg", 500.0, "hub mass", "(0, inf)"),
+    Parameter("hub_size", "m", 1.0, "hub cube edge", "(0, inf)"),
+    Parameter("panel_mass", "kg", 10.0, "mass of one panel", "(0, inf)"),
+    Parameter("panel_length", "m", 1.0, "panel span along the wing (hinge to hinge)", "(0, inf)"),
+    Parameter("panel_width", "m", 1.5, "panel extent along the hinge line", "(0, inf)"),
+    # thinner than the stowed stack's pitch, so the stowed panels do not overlap
+    Parameter("panel_thickness", "m", 0.03, "panel thickness", f"(0, {2 * _STACK:g})"),
+    Parameter("panels_per_wing", "1", 3, "panels in each wing", "[1, 10]", integer=True, rebuild=_STRUCTURE),
+    Parameter("hinge_stiffness", "N.m/rad", 0.3, "hinge torsion spring stiffness", "(0, inf)"),
+    # the spring still pushes hinge_stiffness * hinge_preload against the stop once latched
+    Parameter("hinge_preload", "rad", 0.5, "spring rest angle beyond the deployed stop", "[0, inf)"),
+    Parameter("hinge_damping", "N.m.s/rad", 2.0, "hinge viscous damper", "[0, inf)"),
+    Parameter("latch_stiffness", "N.m/rad", 2000.0, "stiffness an engaged latch adds", "(0, inf)"),
+    Parameter("latch_damping", "N.m.s/rad", 50.0, "damping an engaged latch adds", "[0, inf)"),
+    Parameter("wheel_mass", "kg", 4.0, "mass of one reaction wheel", "(0, inf)"),
+    Parameter("wheel_inertia", "kg.m2", 0.05, "spin-axis inertia of one reaction wheel", "(0, inf)"),
+    Parameter("panel_segments", "1", 1, "rigid strips per panel (1 = rigid panels)", "[1, 20]", integer=True,
+              rebuild=_STRUCTURE),
+    Parameter("panel_bending_stiffness", "N.m2", 1.0e4, "panel bending stiffness EI (segments only)",
+              "(0, inf)"),
+    Parameter("panel_bending_damping", "N.m.s/rad", 5.0, "damping of a strip joint (segments only)", "[0, inf)"),
+    # the hub's linear velocity at t = 0 is chosen so the total linear momentum is zero
+    Parameter("initial_rate", "rad/s", (0.0, 0.0, 0.0), "hub body rate at t = 0, axis {i}", size=3),
+    Parameter("initial_wheel_speed", "rad/s", (0.0, 0.0, 0.0), "wheel {i} speed at t = 0", size=3),
+)
 
 
 class Satellite(MultibodyPlant):
     """Free-floating hub, two spring-deployed solar wings with latches, three
     reaction wheels (see the module docstring for the model and numbers).
 
-    Parameters
-    ----------
-    hub_mass : float
-        kg.
-    hub_size : float
-        Edge of the cubic hub, m.
-    panel_mass : float
-        Mass of one panel, kg.
-    panel_length : float
-        Panel span along the wing (hinge to hinge), m.
-    panel_width : float
-        Panel extent along the hinge line, m.
-    panel_thickness : float
-        m (drawn and used for the panel inertia).
-    panels_per_wing : int
-        Number of panels in each wing (>= 1; 3 by default).
-    hinge_stiffness : float
-        Torsion spring of each hinge, N.m/rad.
-    hinge_preload : float
-        Angle by which the spring's rest position lies beyond the deployed
-        stop, rad (the spring still pushes ``hinge_stiffness * hinge_preload``
-        N.m against the stop once latched).
-    hinge_damping : float
-        Viscous hinge damper, N.m.s/rad.
-    latch_stiffness, latch_damping : float
-        Stiffness (N.m/rad) and damping (N.m.s/rad) an engaged latch adds
-        about the deployed angle.
-    wheel_mass : float
-        kg, each wheel.
-    wheel_inertia : float
-        Spin-axis inertia of each wheel, kg m^2.
-    panel_model : {"rigid", "segments"}, optional
-        Rigid panels, or panels cut into ``panel_segments`` rigid strips with
-        bending springs. Default: from ``panel_segments`` (1 = rigid).
-    panel_segments : int
-        Strips per panel (1 for rigid panels).
-    panel_bending_stiffness : float
-        Panel out-of-plane bending stiffness EI, N.m2 (segments only).
-    panel_bending_damping : float
-        Damping of each strip joint, N.m.s/rad (segments only).
-    initial_rate : sequence of 3 float
-        Hub body-frame angular velocity at t = 0, rad/s (the hub's linear
-        velocity is chosen so the total linear momentum is zero).
-    initial_wheel_speed : sequence of 3 float
-        Wheel speeds relative to the hub at t = 0, rad/s.
+    Its parameters (keywords, SI units, defaults, bounds) are :data:`PARAMETERS`;
+    the option ``panel_model`` (``"rigid"`` or ``"segments"``, default from
+    ``panel_segments``: 1 = rigid) cuts each panel into ``panel_segments``
+    rigid strips with bending springs.
     """
 
     name = "satellite"
+    parameter_declaration = PARAMETERS
     description = ("Free-floating satellite: rigid hub (quaternion attitude), two solar wings of "
                    "spring-deployed panels with dampers and latches, three reaction wheels.")
     default_step = 0.05
@@ -157,43 +131,26 @@ class Satellite(MultibodyPlant):
     # default (still 2-3x faster than the fixed 0.5 ms RK4 it replaces)
     error_control = ErrorControl(rtol=1e-10, atol=1e-10)
 
-    def __init__(self, hub_mass: float = 500.0, hub_size: float = 1.0, panel_mass: float = 10.0,
-                 panel_length: float = 1.0, panel_width: float = 1.5, panel_thickness: float = 0.03,
-                 panels_per_wing: int = 3, hinge_stiffness: float = 0.3, hinge_preload: float = 0.5,
-                 hinge_damping: float = 2.0, latch_stiffness: float = 2000.0,
-                 latch_damping: float = 50.0, wheel_mass: float = 4.0, wheel_inertia: float = 0.05,
-                 panel_model: str | None = None, panel_segments: int = 1,
-                 panel_bending_stiffness: float = 1.0e4, panel_bending_damping: float = 5.0,
-                 initial_rate=(0.0, 0.0, 0.0), initial_wheel_speed=(0.0, 0.0, 0.0)):
-        check_positive(dict(hub_mass=hub_mass, hub_size=hub_size, panel_mass=panel_mass,
-                            panel_length=panel_length, panel_width=panel_width,
-                            panel_thickness=panel_thickness, hinge_stiffness=hinge_stiffness,
-                            latch_stiffness=latch_stiffness,
-                            wheel_mass=wheel_mass,
-                            wheel_inertia=wheel_inertia,
-                            panel_bending_stiffness=panel_bending_stiffness), self.name)
-        nonneg = dict(hinge_preload=hinge_preload, hinge_damping=hinge_damping,
-                      latch_damping=latch_damping, panel_bending_damping=panel_bending_damping)
-        for key, val in nonneg.items():
-            if not (isinstance(val, numbers.Real) and math.isfinite(val) and val >= 0):
-                raise InputError(f"plant 'satellite': parameter {key!r} = {val!r} must be finite and >= 0")
-        n_panels = _check_count(panels_per_wing, "panels_per_wing", 1, 10)
-        n_seg = _check_count(panel_segments, "panel_segments", 1, 20)
+    @PARAMETERS.constructor
+    def __init__(self, par, panel_model: str | None = None):
+        hub_mass, hub_size, panel_mass, panel_length = par.hub_mass, par.hub_size, par.panel_mass, par.panel_length
+        panel_width, panel_thickness = par.panel_width, par.panel_thickness
+        hinge_stiffness, hinge_preload, hinge_damping = par.hinge_stiffness, par.hinge_preload, par.hinge_damping
+        latch_stiffness, latch_damping = par.latch_stiffness, par.latch_damping
+        wheel_mass, wheel_inertia = par.wheel_mass, par.wheel_inertia
+        panel_bending_stiffness, panel_bending_damping = par.panel_bending_stiffness, par.panel_bending_damping
+        n_panels, n_seg = par.panels_per_wing, par.panel_segments
+        rate0, wheel0 = par.initial_rate, par.initial_wheel_speed
         if panel_model is None:
             panel_model = "rigid" if n_seg == 1 else "segments"
         if panel_model == "rigid" and n_seg != 1:
             raise InputError("plant 'satellite': panel_model='rigid' needs panel_segments = 1 "
-                             f"(got {panel_segments})")
+                             f"(got {n_seg})")
         if panel_model == "segments" and n_seg < 2:
             raise InputError("plant 'satellite': panel_model='segments' needs panel_segments >= 2")
         if panel_model not in ("rigid", "segments"):
             raise InputError(f"plant 'satellite': panel_model {panel_model!r} is not 'rigid' or "
                              "'segments' (flexible panels are modelled by finite segments)")
-        if panel_thickness >= 2 * _STACK:
-            raise InputError(f"plant 'satellite': panel_thickness = {panel_thickness} m must be below "
-                             f"{2 * _STACK} m so the stowed stack does not overlap")
-        rate0 = _check_vector3(initial_rate, "initial_rate")
-        wheel0 = _check_vector3(initial_wheel_speed, "initial_wheel_speed")
         self.panel_model = panel_model
 
         b = ModelBuilder(gravity=(0.0, 0.0, 0.0), name="satellite")
@@ -293,50 +250,26 @@ class Satellite(MultibodyPlant):
                                            "latch {i} engaged (0 or 1)")
 
         # the outputs as engine sensors (evaluated in Python and in the native FMU)
-        self.sensors = (tuple(sensors.Quaternion(3, k) for k in range(4))
-                        + tuple(sensors.Velocity(k) for k in range(3))
-                        + tuple(sensors.StateValue(int(i)) for i in self._hinge_iq)
-                        + tuple(sensors.Velocity(int(i)) for i in self._wheel_iv)
-                        + tuple(sensors.Momentum(k) for k in range(6))
-                        + (sensors.KineticEnergy(), sensors.PotentialEnergy(latches=True)))
         self.inputs = vector("wheel_torque", 3, "input", "N.m",
                              "motor torque on the reaction wheel about hub axis {i} (x, y, z)")
-        self.outputs = (
-            vector("attitude", 4, "output", "1", "hub attitude quaternion element {i} (w, x, y, z)",
-                   start=[1.0, 0, 0, 0])
-            + vector("rate", 3, "output", "rad/s", "hub angular velocity, hub axis {i}")
-            + vector("hinge_angle", self.n_hinges, "output", "rad",
-                     "hinge {i} angle from its deployed stop (wing 1 root first, then wing 2)")
-            + vector("wheel_speed", 3, "output", "rad/s", "speed of reaction wheel {i} relative to the hub")
-            + vector("angular_momentum", 3, "output", "N.m.s",
-                     "total angular momentum about the inertial origin, inertial axis {i}")
-            + vector("linear_momentum", 3, "output", "N.s", "total linear momentum, inertial axis {i}")
-            + (Signal("kinetic_energy", "J", "total kinetic energy"),
-               Signal("potential_energy", "J", "energy stored in hinge springs, stops and panel strips")))
-        params = dict(
-            hub_mass=(hub_mass, "kg", "hub mass"),
-            hub_size=(hub_size, "m", "hub cube edge"),
-            panel_mass=(panel_mass, "kg", "mass of one panel"),
-            panel_length=(panel_length, "m", "panel span along the wing"),
-            panel_width=(panel_width, "m", "panel extent along the hinge line"),
-            panel_thickness=(panel_thickness, "m", "panel thickness"),
-            panels_per_wing=(n_panels, "1", "panels in each wing"),
-            hinge_stiffness=(hinge_stiffness, "N.m/rad", "hinge torsion spring stiffness"),
-            hinge_preload=(hinge_preload, "rad", "spring rest angle beyond the deployed stop"),
-            hinge_damping=(hinge_damping, "N.m.s/rad", "hinge viscous damper"),
-            latch_stiffness=(latch_stiffness, "N.m/rad", "stiffness an engaged latch adds"),
-            latch_damping=(latch_damping, "N.m.s/rad", "damping an engaged latch adds"),
-            wheel_mass=(wheel_mass, "kg", "mass of one reaction wheel"),
-            wheel_inertia=(wheel_inertia, "kg.m2", "spin-axis inertia of one reaction wheel"),
-            panel_segments=(n_seg, "1", "rigid strips per panel (1 = rigid panels)"),
-            panel_bending_stiffness=(panel_bending_stiffness, "N.m2", "panel bending stiffness EI"),
-            panel_bending_damping=(panel_bending_damping, "N.m.s/rad", "damping of a strip joint"),
-        )
-        for k in range(3):
-            params[f"initial_rate[{k + 1}]"] = (rate0[k], "rad/s", f"hub body rate at t = 0, axis {k + 1}")
-        for k in range(3):
-            params[f"initial_wheel_speed[{k + 1}]"] = (wheel0[k], "rad/s", f"wheel {k + 1} speed at t = 0")
-        self.parameters = parameter_signals(params, {"panels_per_wing": (1, 10), "panel_segments": (1, 20)})
+        # each output with the engine sensor that computes it (in Python and in the native FMU)
+        self.outputs, self.sensors = declare_outputs(
+            measured_vector("attitude", 4, "1", "hub attitude quaternion element {i} (w, x, y, z)",
+                            lambda k: sensors.Quaternion(3, k), start=[1.0, 0, 0, 0]),
+            measured_vector("rate", 3, "rad/s", "hub angular velocity, hub axis {i}", sensors.Velocity),
+            measured_vector("hinge_angle", self.n_hinges, "rad",
+                            "hinge {i} angle from its deployed stop (wing 1 root first, then wing 2)",
+                            lambda k: sensors.StateValue(int(self._hinge_iq[k]))),
+            measured_vector("wheel_speed", 3, "rad/s", "speed of reaction wheel {i} relative to the hub",
+                            lambda k: sensors.Velocity(int(self._wheel_iv[k]))),
+            measured_vector("angular_momentum", 3, "N.m.s",
+                            "total angular momentum about the inertial origin, inertial axis {i}", sensors.Momentum),
+            measured_vector("linear_momentum", 3, "N.s", "total linear momentum, inertial axis {i}",
+                            lambda k: sensors.Momentum(3 + k)),
+            measured("kinetic_energy", "J", "total kinetic energy", sensors.KineticEnergy()),
+            measured("potential_energy", "J", "energy stored in hinge springs, stops and panel strips",
+                     sensors.PotentialEnergy(latches=True)))
+        self.parameters = PARAMETERS.signals(par)
 
     # ---- the latch ---------------------------------------------------------
     def _latched_model(self, latched: np.ndarray) -> Model:

@@ -39,9 +39,11 @@ def _table(signals: tuple[Signal, ...], title: str, with_range: bool = False) ->
     for s in signals:
         row = [f"``{s.name}``", _cell(s.unit), _cell(f"{s.start:g}"), _cell(s.description)]
         if with_range:
-            lo = "" if s.min is None else f"{s.min:g}"
-            hi = "" if s.max is None else f"{s.max:g}"
-            row.append(_cell(f"[{lo}, {hi}]" if (lo or hi) else ""))
+            lo = "-inf" if s.min is None else f"{s.min:g}"
+            hi = "inf" if s.max is None else f"{s.max:g}"
+            left = "(" if s.min is None or s.min_open else "["  # an open end: the bound itself is refused
+            right = ")" if s.max is None or s.max_open else "]"
+            row.append(_cell(f"{left}{lo}, {hi}{right}" if (s.min is not None or s.max is not None) else ""))
         rows.append(row)
     out = [".. list-table::", "   :header-rows: 1", "   :widths: auto", ""]
     for row in [head] + rows:

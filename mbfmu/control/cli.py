@@ -232,6 +232,14 @@ def _linearize_plant(args, plant=None):
     return plant, sys_lin
 
 
+def _plant_model_words(lin) -> str:
+    """How a plant's linear model was made, "exact" only when every block is."""
+    exact = lin.method == "analytic" and lin.output_method in ("analytic", "none")
+    why = next((n for n in lin.notes.split("; ") if n.startswith("no exact tangents")), "")
+    return (f"plant's {'exact ' if exact else ''}linearization; {lin.method} Jacobians; outputs: {lin.output_method}"
+            + (f" ({why})" if why else ""))
+
+
 def run(args) -> int:
     import control
     target = args.target
@@ -242,8 +250,7 @@ def run(args) -> int:
         name, dt = plant.name, None
         _warn_if_not_equilibrium(lin_sys)
         lin = lin_sys.linearization
-        info = f"model: plant's exact linearization; {lin.method} Jacobians of the FMU's plant; " \
-               f"outputs: {lin.output_method}"
+        info = f"model: {_plant_model_words(lin)} of the FMU's plant"
     elif target.lower().endswith(".fmu"):
         from ..cosim.fmu_linearize import input_start_values
         from .fmu_model import linearize_fmu
@@ -266,8 +273,7 @@ def run(args) -> int:
         plant, lin_sys = _linearize_plant(args, plant)
         name, dt = plant.name, None
         _warn_if_not_equilibrium(lin_sys)
-        info = f"model: plant's exact linearization; {lin_sys.linearization.method} Jacobians; " \
-               f"outputs: {lin_sys.linearization.output_method}"
+        info = f"model: {_plant_model_words(lin_sys.linearization)}"
     print(f"{name}: {lin_sys.nstates} states, {lin_sys.ninputs} inputs, {lin_sys.noutputs} outputs ({info})")
     print("\n".join(modal_lines(lin_sys.poles(), dt)))
     extra = {}

@@ -7,8 +7,8 @@ derivatives, which must vanish. It is solved by python-control's
 :func:`control.find_operating_point` on the plant wrapped as a
 :class:`control.NonlinearIOSystem`, with MINPACK's Levenberg-Marquardt
 (least squares, so more equations than unknowns are fine) given the exact
-Jacobians of :func:`~mbfmu.control.linearization.state_jacobians` (analytic
-for multibody plants); the result reports the residual it reached.
+Jacobians of :func:`~mbfmu.control.linearization.state_jacobians` (the C tangents
+for every plant the native runtime packs); the result reports the residual it reached.
 
 For a multibody plant asked to move at a constant velocity ``v != 0`` the
 configuration rows ``dq/dt = v`` cannot vanish; there only the other rows

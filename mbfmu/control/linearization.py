@@ -9,25 +9,33 @@ point ``(x0, u0)``::
 with named states, inputs and outputs (the plant's signal names). How the
 Jacobians are obtained, by plant kind:
 
-* :class:`~mbfmu.plant.multibody.MultibodyPlant` in (q, v) without
-  Python-level forces: **exact** Jacobians from the analytic derivatives of
-  the recursive dynamics, force elements included
-  (:func:`mbfmu.dynamics.derivatives.forward_dynamics_derivatives`).
-* A multibody plant that overrides ``applied_forces`` (contact, feedback
-  motors...) or ``derivatives``, appends states after ``[q; v]``, or whose
-  model has sphere-plane contacts or cables (no analytic derivatives): the
-  velocity (and extra) rows by a **central difference** of
-  ``plant.derivatives`` with step ``h_k = eps^(1/3) max(1, |z_k|)``
-  (about 6e-6; truncation ``O(h^2)`` and rounding ``O(eps/h)`` balanced, so
-  about 1e-10 relative accuracy); the configuration rows stay exact.
-* Any other plant (or a canonical (q, p) multibody plant without quaternion
-  joints): central differences of ``derivatives`` in the plain state
-  coordinates, same step rule.
 * Any plant may provide ``state_jacobian(t, x, u) -> (A, B)`` itself, in
   the coordinates of the linear state (tangent increments for quaternion
   multibody plants); it takes precedence.
+* A plant the native runtime packs (a :class:`~mbfmu.plant.multibody.MultibodyPlant`
+  built from the engine's elements: joints, joint springs, dampers and
+  limits, drives, point springs, sphere-plane contacts, cables, hinge
+  latches, a sled frame with its HIC recorder, assumed-modes beams; outputs
+  from engine sensors or, for the dynamics alone, computed in Python):
+  **exact** Jacobians from the forward-mode tangents of the recursive
+  dynamics in C (:func:`exact_jacobian`, :mod:`mbfmu.dynamics.tangents`),
+  the implementation the native FMU's directional derivatives run, checked
+  against a central difference of the plant's own ``derivatives`` along
+  one direction before use. Discrete states (latch flags, the HIC
+  recorder's history and maximum) have zero columns and rates in A.
+* A multibody plant in (q, v) the C tangents do not cover (Python-level
+  forces, an overridden ``derivatives``, planar joints, a sled frame in
+  canonical variables, finite-segment beams' relative tip points): the
+  velocity (and extra) rows by a **central difference** of
+  ``plant.derivatives`` with step ``h_k = eps^(1/3) max(1, |z_k|)``
+  (about 6e-6; truncation ``O(h^2)`` and rounding ``O(eps/h)`` balanced, so
+  about 1e-10 relative accuracy); the configuration rows stay exact. The
+  reason is named in ``sys.linearization.notes``.
+* Any other plant: central differences of ``derivatives`` in the plain
+  state coordinates, same step rule.
 
-The output map: a plant may provide ``output_jacobian(t, x, u) -> (C_x, D)``
+The output map: exact from the same C tangents when the plant's outputs are
+engine sensors; else a plant may provide ``output_jacobian(t, x, u) -> (C_x, D)``
 (with respect to its stored state ``x``); otherwise ``C`` and ``D`` come from a
 central difference of ``outputs_at`` with the same step rule.
 
@@ -64,7 +72,8 @@ def fd_step(z: np.ndarray) -> np.ndarray:
 
 #: What each Jacobian method of :class:`Linearization` means, for people.
 METHOD_MEANINGS = {
-    "analytic": "exact, from the analytic derivatives of the recursive dynamics",
+    "analytic": ("exact, from the analytic derivatives of the recursive dynamics (their forward-mode "
+                 "tangents in C, the native FMU's directional derivatives)"),
     "analytic kinematics + central difference": (
         "the configuration rows exact, the velocity rows by central differences of the dynamics "
         "(about 1e-10 relative)"),
@@ -82,10 +91,12 @@ class Linearization:
     Attributes
     ----------
     method : str
-        ``"analytic"`` (exact derivatives of the dynamics),
+        ``"analytic"`` (exact derivatives of the dynamics: the C tangents),
+        ``"state_jacobian"`` (the plant's own),
         ``"analytic kinematics + central difference"`` or ``"central difference"``.
     output_method : str
-        ``"output_jacobian"`` (the plant's own) or ``"central difference"``.
+        ``"analytic"`` (the C tangents of the engine sensors), ``"output_jacobian"``
+        (the plant's own), ``"central difference"`` or ``"none"`` (no outputs).
     step : str
         The finite-difference step rule, or ``""`` when none was used.
     t : float
@@ -101,6 +112,8 @@ class Linearization:
     from_state : callable
         Plant state ``x`` -> linear state deviation ``dz``.
     notes : str
+        The chart of quaternion states, and why there are no exact tangents
+        (``"no exact tangents: ..."``, naming the piece) when there are none.
     """
 
     method: str
@@ -170,14 +183,17 @@ class _Chart:
                                x[self.nq:] - self.x0[self.nq:]])
 
     def state_jacobian(self) -> np.ndarray:
-        """d x / d z at z = 0, (len(x), n)."""
-        if not self.tangent:
-            return np.eye(len(self.x0))
-        from ..dynamics.derivatives import configuration_jacobian
-        J = np.zeros((len(self.x0), self.n))
-        J[:self.nq, :self.nv] = configuration_jacobian(self.plant.model, self.x0[:self.nq])
-        J[self.nq:, self.nv:] = np.eye(len(self.x0) - self.nq)
-        return J
+        """d x / d z at z = 0, (len(x), n) (computed once; a copy)."""
+        if getattr(self, "_dxdz", None) is None:
+            if not self.tangent:
+                self._dxdz = np.eye(len(self.x0))
+            else:
+                from ..dynamics.derivatives import configuration_jacobian
+                J = np.zeros((len(self.x0), self.n))
+                J[:self.nq, :self.nv] = configuration_jacobian(self.plant.model, self.x0[:self.nq])
+                J[self.nq:, self.nv:] = np.eye(len(self.x0) - self.nq)
+                self._dxdz = J
+        return self._dxdz.copy()
 
     def state_names(self) -> list[str]:
         if not self.tangent:
@@ -194,18 +210,6 @@ def _central(f: Callable[[np.ndarray], np.ndarray], z0: np.ndarray) -> np.ndarra
         e[k] = h[k]
         cols.append((f(z0 + e) - f(z0 - e)) / (2 * h[k]))
     return np.column_stack(cols) if cols else np.zeros((len(f(z0)), 0))
-
-
-def _analytic_multibody(plant, x0, u0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    from ..dynamics.derivatives import forward_dynamics_derivatives, tangent_kinematics
-    model = plant.model
-    q, v = x0[:model.nq], x0[model.nq:]
-    tau = plant.input_matrix @ u0 if u0.size else np.zeros(model.nv)
-    vdot, Aq, Av, dvdot_dtau = forward_dynamics_derivatives(model, q, v, tau)
-    Kq, Kv = tangent_kinematics(model, q, v)
-    A = np.block([[Kq, Kv], [Aq, Av]])
-    B = np.vstack([np.zeros((model.nv, u0.size)), dvdot_dtau @ plant.input_matrix])
-    return A, B, np.concatenate([v, vdot])
 
 
 def _mixed_multibody(plant, chart: _Chart, t, x0, u0):
@@ -227,19 +231,140 @@ def _mixed_multibody(plant, chart: _Chart, t, x0, u0):
     return A, B, np.concatenate([x0[nq:nq + nv], rest(z0)])
 
 
-def _is_plain_multibody(plant) -> bool:
-    """Dynamics exactly the kernels' rhs: no Python forces, no overridden
-    derivatives, no extra states, no sled frame, only force elements with
-    analytic derivatives (no contacts or cables)."""
+@dataclass
+class _Exact:
+    """The plant's exact ``[A B; C D]`` in its own state (``J``; ``[A B]`` alone
+    when ``outputs`` is False: outputs computed in Python), or why there is none."""
+    J: np.ndarray | None
+    why: str
+    outputs: bool = True
+
+
+def exact_jacobian(plant: Plant, x0: np.ndarray, u0: np.ndarray, t: float = 0.0, chart: _Chart | None = None
+                   ) -> _Exact:
+    """The exact Jacobian ``d[dx/dt; y] / d[x; u]`` of ``plant`` at ``(t, x0, u0)``
+    by the native runtime's C tangents (:func:`mbfmu.dynamics.tangents.packed_jacobian`,
+    the implementation the native FMU's directional derivatives run), on the plant's
+    packed description (``mbfmu.fmu.native.pack.describe``).
+
+    Checked before it is used: along one direction of the continuous states and
+    inputs, ``J`` must agree with a central difference of the plant's own
+    ``derivatives`` and ``outputs_at`` (to 1e-4 of the change: the difference's own
+    error is about 1e-10 of it, a packed model that is not the plant's is off by far
+    more).
+
+    Parameters
+    ----------
+    plant : Plant
+        The plant.
+    x0 : ndarray
+        Its state (the plant's own coordinates and units).
+    u0 : ndarray
+        Its inputs (SI units).
+    t : float
+        Time, s.
+    chart : optional
+        The linear model's state chart at ``x0`` (made here when not given).
+
+    Returns
+    -------
+    _Exact
+        ``J`` ((nx + ny, nx + nu), SI units) and ``why == ""``, or ``J is None`` and
+        ``why`` naming the piece without a tangent (or the failed check).
+    """
+    from ..dynamics.tangents import packed_jacobian
+    from ..fmu.native.description import NativeUnsupported
+    from ..fmu.native.model_exchange import continuous_states
+    from ..fmu.native.pack import check_supported, describe
     from ..plant.multibody import MultibodyPlant
-    return (not plant._python_forces and plant.sled is None and type(plant).derivatives is MultibodyPlant.derivatives
-            and len(plant.states) == plant.model.nq + plant.model.nv
-            and not (plant.model.contacts or plant.model.cables))
+    flexible = getattr(plant, "flexible_system", None) is not None
+    if not flexible and isinstance(plant, MultibodyPlant) and plant.latches is None and \
+            type(plant).derivatives is not MultibodyPlant.derivatives:
+        return _Exact(None, f"{type(plant).__name__}.derivatives is Python code with no C tangent")
+    outputs = True
+    try:
+        check_supported(plant)
+    except NativeUnsupported as exc:
+        try:  # the dynamics alone (outputs computed in Python)
+            check_supported(plant, outputs=False)
+            outputs = False
+        except NativeUnsupported:
+            return _Exact(None, str(exc))
+    desc = describe(plant, outputs=outputs)
+    J, why = packed_jacobian(desc.structure, desc.d, desc.offsets, x0, u0, t)
+    if J is None:
+        return _Exact(None, why)
+    why = _check_exact(plant, J, outputs, continuous_states(plant), x0, u0, t, chart or _Chart(plant, x0))
+    if why:
+        return _Exact(None, why)
+    return _Exact(J, "", outputs)
+
+
+def _check_exact(plant, J: np.ndarray, outputs: bool, nxc: int, x0, u0, t, chart: "_Chart") -> str:
+    """"" when ``J`` agrees with a central difference of the plant's own ``derivatives``
+    (and ``outputs_at``) along one random direction of the continuous states (in the
+    chart: tangent to the unit quaternions) and the inputs, each coordinate k stepped
+    by ``fd_step``'s h_k; else what differs. The difference errs by about 1e-10 of
+    the change and eps of the values; a packed model that is not the plant's by far
+    more than the 1e-4 of the change allowed."""
+    nx, nu = x0.size, u0.size
+    nzc = chart.n - (nx - nxc)
+    rng = np.random.default_rng(0)
+    dz = np.zeros(chart.n)
+    dz[:nzc] = rng.standard_normal(nzc) * fd_step(_chart_scale(chart, x0, nzc))
+    du = rng.standard_normal(nu) * fd_step(u0)
+
+    def f(sign):
+        xs, us = chart.to_state(sign * dz), u0 + sign * du
+        xdot = plant.derivatives(t, xs, us)
+        return np.r_[xdot, plant.outputs_at(t, xs, us)] if outputs else xdot
+    f0 = f(0.0)
+    fd = (f(1.0) - f(-1.0)) / 2.0
+    got = J @ np.r_[chart.state_jacobian() @ dz, du]
+    err = float(np.abs(got - fd).max())
+    change = float(np.abs(fd).max())
+    if err > 1e-4 * change + 100 * np.finfo(float).eps * float(np.abs(f0).max(initial=0.0)):
+        return (f"the exact tangents differ from the plant's own derivatives by {err:.3g} "
+                f"along a change of {change:.3g} (a packed model that is not the plant's)")
+    return ""
+
+
+def _chart_scale(chart: _Chart, x0: np.ndarray, nzc: int) -> np.ndarray:
+    """The magnitudes of the plant coordinates behind the first nzc chart coordinates
+    (the chart's own deviations are zero at x0): the scales of their steps."""
+    if not chart.tangent:
+        return np.abs(x0[:nzc])
+    return np.r_[np.zeros(chart.nv), np.abs(x0[chart.nq:chart.nq + nzc - chart.nv])]
+
+
+def _exact_state(plant, chart: _Chart, J: np.ndarray, t, x0, u0):
+    """A, B and zdot of the chart from the exact J (the configuration rows of a
+    tangent chart from its kinematics)."""
+    nx = x0.size
+    Jx, Ju = J[:nx, :nx], J[:nx, nx:]
+    if not chart.tangent:
+        return Jx, Ju, plant.derivatives(t, x0, u0)
+    from ..dynamics.derivatives import tangent_kinematics
+    nq, nv = chart.nq, chart.nv
+    T = chart.state_jacobian()
+    Kq, Kv = tangent_kinematics(plant.model, x0[:nq], x0[nq:nq + nv])
+    top = np.zeros((nv, chart.n))
+    top[:, :nv], top[:, nv:2 * nv] = Kq, Kv
+    A = np.vstack([top, Jx[nq:] @ T])
+    B = np.vstack([np.zeros((nv, u0.size)), Ju[nq:]])
+    zdot = plant.derivatives(t, x0, u0)
+    return A, B, np.concatenate([x0[nq:nq + nv], zdot[nq:]])
 
 
 def state_jacobians(plant: Plant, x0: np.ndarray, u0: np.ndarray, t: float = 0.0
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str, _Chart]:
     """``(A, B, zdot0, method, chart)`` of the plant dynamics at ``(x0, u0)``."""
+    A, B, zdot, method, chart, _ = _state_jacobians(plant, x0, u0, t)
+    return A, B, zdot, method, chart
+
+
+def _state_jacobians(plant: Plant, x0: np.ndarray, u0: np.ndarray, t: float = 0.0, exact: _Exact | None = None):
+    """:func:`state_jacobians` and the exact Jacobian it tried (``_Exact``)."""
     chart = _Chart(plant, x0)
     if hasattr(plant, "state_jacobian"):
         A, B = plant.state_jacobian(t, x0, u0)
@@ -250,22 +375,28 @@ def state_jacobians(plant: Plant, x0: np.ndarray, u0: np.ndarray, t: float = 0.0
         zdot = plant.derivatives(t, x0, u0)
         if chart.tangent:
             zdot = np.concatenate([x0[chart.nq:chart.nq + chart.nv], zdot[chart.nq:]])
-        return A, B, zdot, "state_jacobian", chart
+        return A, B, zdot, "state_jacobian", chart, _Exact(None, "the plant's own state_jacobian")
+    if exact is None:
+        exact = exact_jacobian(plant, x0, u0, t, chart)
+    if exact.J is not None:
+        A, B, zdot = _exact_state(plant, chart, exact.J, t, x0, u0)
+        return A, B, zdot, "analytic", chart, exact
     if chart.multibody:
-        if _is_plain_multibody(plant):
-            A, B, zdot = _analytic_multibody(plant, x0, u0)
-            return A, B, zdot, "analytic", chart
         A, B, zdot = _mixed_multibody(plant, chart, t, x0, u0)
-        return A, B, zdot, "analytic kinematics + central difference", chart
+        return A, B, zdot, "analytic kinematics + central difference", chart, exact
     A = _central(lambda z: plant.derivatives(t, chart.to_state(z), u0), np.zeros(chart.n))
     B = _central(lambda u: plant.derivatives(t, x0, u), u0)
-    return A, B, plant.derivatives(t, x0, u0), "central difference", chart
+    return A, B, plant.derivatives(t, x0, u0), "central difference", chart, exact
 
 
-def _output_jacobians(plant: Plant, chart: _Chart, t, x0, u0) -> tuple[np.ndarray, np.ndarray, str]:
+def _output_jacobians(plant: Plant, chart: _Chart, t, x0, u0, exact: _Exact
+                       ) -> tuple[np.ndarray, np.ndarray, str]:
     ny = len(plant.outputs)
     if ny == 0:
         return np.zeros((0, chart.n)), np.zeros((0, u0.size)), "none"
+    if exact.J is not None and exact.outputs:
+        nx = x0.size
+        return exact.J[nx:, :nx] @ chart.state_jacobian(), exact.J[nx:, nx:], "analytic"
     if hasattr(plant, "output_jacobian"):
         Cx, D = plant.output_jacobian(t, x0, u0)
         return np.asarray(Cx, float) @ chart.state_jacobian(), np.asarray(D, float), "output_jacobian"
@@ -415,16 +546,17 @@ def linearize(plant: Plant, x0: Any = None, u0=None, *, t: float = 0.0, at: floa
         raise InputError(f"linearize needs a Plant, got {type(plant).__name__}")
     u = plant.default_inputs() if u0 is None else plant.check_inputs(u0)
     x = trim(plant, u, x0, t) if trim_state else operating_state(plant, x0, at)
-    A, B, zdot, method, chart = state_jacobians(plant, x, u, t)
-    C, D, out_method = _output_jacobians(plant, chart, t, x, u)
+    A, B, zdot, method, chart, exact = _state_jacobians(plant, x, u, t)
+    C, D, out_method = _output_jacobians(plant, chart, t, x, u, exact)
     step = "" if method == "analytic" and out_method != "central difference" else \
         "central difference, h_k = eps^(1/3) max(1, |z_k|)"
     info = Linearization(
         method=method, output_method=out_method, step=step, t=float(t), x0=x, u0=u,
         y0=np.asarray(plant.outputs_at(t, x, u), float), xdot0=np.asarray(zdot, float),
         tangent=chart.tangent, to_state=chart.to_state, from_state=chart.from_state,
-        notes=("configuration states are tangent increments dq: q = q0 (+) dq"
-               if chart.tangent else ""))
+        notes="; ".join(n for n in (
+            "configuration states are tangent increments dq: q = q0 (+) dq" if chart.tangent else "",
+            f"no exact tangents: {exact.why}" if exact.J is None else "") if n))
     from ..cosim.signal_names import control_name, control_names
     sys = control.ss(A, B, C, D, states=control_names(chart.state_names()),
                      inputs=control_names(s.name for s in plant.inputs),

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dynamics import symbolic as S
+from ..dynamics import symbolic
 from ..errors import InputError
 
 _REL_TOL = 1e-12
@@ -46,7 +46,7 @@ class TracedSystem:
         Sizes of the state, the inputs and the outputs.
     """
 
-    tape: S.Tape
+    tape: symbolic.Tape
     out: list[int]
     nx: int
     nu: int
@@ -112,16 +112,16 @@ def trace_system(sys: Any) -> TracedSystem:
         raise InputError(f"system {sys.name!r}: a traced NonlinearIOSystem exports natively when it is discrete "
                          f"with a sample time (dt = {sys.dt!r}); export it with runtime='python'")
     nx, nu, ny = sys.nstates, sys.ninputs, sys.noutputs
-    names = ["t"] + [f"x[{i}]" for i in range(nx)] + list(sys.input_labels)
+    names = ["t"] + [f"x[{i + 1}]" for i in range(nx)] + list(sys.input_labels)
     names[1:1 + nx] = list(sys.state_labels)
-    with S.recording(names, np.zeros(1 + nx + nu)) as tape:
+    with symbolic.recording(names, np.zeros(1 + nx + nu)) as tape:
         t, xs, us = tape.params[0], tape.params[1:1 + nx], tape.params[1 + nx:]
         x, u = np.array(xs + [None], dtype=object)[:nx], np.array(us + [None], dtype=object)[:nu]
         nxt = _call(sys, "update", sys.updfcn, t, x, u, nx, [])
         out = _call(sys, "output", sys.outfcn, t, x, u, ny, xs)
         nodes = []
         for e in nxt + out:
-            if isinstance(e, S.Sym):
+            if isinstance(e, symbolic.Sym):
                 nodes.append(e.i)
             elif isinstance(e, (int, float, np.integer, np.floating)) and not isinstance(e, bool):
                 nodes.append(tape.const(float(e)))

@@ -184,7 +184,7 @@ def check(sensors: Sequence[Sensor], nbodies: int, nx: int, nv: int, nu: int) ->
                or (isinstance(s, BodyTwist) and (not 1 <= s.body < nbodies or s.axis not in range(6)))
                or not isinstance(s, KINDS))
         if bad:
-            raise ModelError(f"output sensor {k} ({s!r}) does not fit the model "
+            raise ModelError(f"the sensor of output {k + 1} ({s!r}) does not fit the model "
                              f"(nbodies={nbodies}, states={nx}, nv={nv}, inputs={nu})")
 
 

@@ -180,7 +180,7 @@ def check(sensors: Sequence, model, nx: int, nu: int) -> None:
                      or s.axis not in (range(4) if isinstance(s, Accelerometer) else range(3))))
                or (isinstance(s, CableTension) and not 0 <= s.index < len(model.cables)))
         if bad:
-            raise ModelError(f"output sensor {k} ({s!r}) does not fit the model "
+            raise ModelError(f"the sensor of output {k + 1} ({s!r}) does not fit the model "
                              f"(nbodies={model.nbodies}, cables={len(model.cables)})")
     S.check(engine, model.nbodies, nx, model.nv, nu)
 

@@ -25,6 +25,7 @@ Outside :func:`recording`, they are exactly the float versions.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import math
 import numbers
 import os
@@ -49,7 +50,10 @@ _CMP = {LT: (lambda d: d < 0, "<"), LE: (lambda d: d <= 0, "<="), GT: (lambda d:
         GE: (lambda d: d >= 0, ">="), EQ: (lambda d: d == 0, "=="), NE: (lambda d: d != 0, "!=")}
 _NOT = {LT: GE, LE: GT, GT: LE, GE: LT, EQ: NE, NE: EQ}
 
-_current: list["Tape"] = []
+# the tapes being recorded, innermost last: per thread and per task, so that a build
+# recorded in one thread never records the numbers of a plant built in another
+_recording: contextvars.ContextVar[tuple["Tape", ...]] = contextvars.ContextVar("mbfmu_symbolic_recording",
+                                                                                default=())
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -187,7 +191,8 @@ class Sym:
         raise TypeError("a parameter expression cannot be an index")
 
     def __hash__(self) -> int:
-        return id(self)
+        # equal objects have equal hashes: a Sym equals the number of its value (__eq__)
+        return hash(self.v)
 
     # ---- arithmetic
     def _other(self, x) -> int | None:
@@ -283,15 +288,16 @@ def recording(names: Sequence[str], values: Sequence[float]):
     """Record a build: yields the :class:`Tape` whose ``params`` are the
     symbolic parameters (in the order of ``names``)."""
     tape = Tape(names, values)
-    _current.append(tape)
+    token = _recording.set(_recording.get() + (tape,))
     try:
         yield tape
     finally:
-        _current.pop()
+        _recording.reset(token)
 
 
 def is_recording() -> bool:
-    return bool(_current)
+    """True inside :func:`recording` (in this thread or task)."""
+    return bool(_recording.get())
 
 
 def has_sym(x) -> bool:
@@ -308,7 +314,7 @@ def has_sym(x) -> bool:
 def real_array(x) -> np.ndarray:
     """``np.asarray(x, float)``, or an object array while recording if ``x`` holds a :class:`Sym`
     (its other entries then plain floats)."""
-    if _current and has_sym(x):
+    if is_recording() and has_sym(x):
         arr = np.array(x, dtype=object)
         flat = arr.reshape(-1)
         for k, e in enumerate(flat):
@@ -329,18 +335,19 @@ def value(x):
 
 def number(x):
     """``float(x)``, or ``x`` itself while recording if it is a :class:`Sym`."""
-    return x if _current and isinstance(x, Sym) else float(x)
+    return x if isinstance(x, Sym) and is_recording() else float(x)
 
 
 def zeros(shape) -> np.ndarray:
     """Zeros to fill: object dtype while recording (so that a Sym keeps its expression)."""
-    return np.zeros(shape, dtype=object if _current else float) + (0.0 if _current else 0)
+    on = is_recording()
+    return np.zeros(shape, dtype=object if on else float) + (0.0 if on else 0)
 
 
 def tile(a, reps) -> np.ndarray:
     """``np.tile`` of ``a``, object dtype while recording."""
     out = np.tile(a, reps)
-    return out.astype(object) if _current else out
+    return out.astype(object) if is_recording() else out
 
 
 def matmul(a, b) -> np.ndarray:

@@ -6,6 +6,11 @@ ports. The modules of this layer, each with one job:
 - :mod:`~mbfmu.plant.signals`: the signal specification (name, SI unit,
   start, bounds, kind) that feeds the FMU variables, python-control names and
   the master's connections;
+- :mod:`~mbfmu.plant.parameters`: each parameter declared once
+  (:class:`Parameter`, :class:`Declaration`: unit, default, bounds with open
+  or closed ends, rebuild reason), from which constructors, checks, signals
+  and FMU bounds come; :mod:`~mbfmu.plant.outputs`: each output declared
+  with the sensor that computes it;
 - :mod:`~mbfmu.plant.contract`: :class:`Plant` (inputs, outputs, parameters,
   states; derivatives, outputs, advance, poses) and :class:`Shape`;
 - :mod:`~mbfmu.plant.multibody`: :class:`MultibodyPlant`, a plant on the
@@ -27,6 +32,11 @@ _LAZY = {
     "Shape": "contract",
     "Signal": "signals",
     "MultibodyPlant": "multibody",
+    "Parameter": "parameters",
+    "Declaration": "parameters",
+    "declare_outputs": "outputs",
+    "measured": "outputs",
+    "measured_vector": "outputs",
     "URDFPlant": "urdf",
     "Servo": "urdf",
     "plant_from_urdf": "urdf",

@@ -100,6 +100,9 @@ class Plant:
     error_control : ErrorControl
         Tolerance (default rtol = atol = 1e-6) and step limits of
         :meth:`advance`; see :meth:`set_tolerance`.
+    parameter_declaration : Declaration or None
+        The parameters declared once (:mod:`mbfmu.plant.parameters`), from
+        which the constructor, the checks and ``parameters`` come.
     """
 
     name: str = "plant"
@@ -114,6 +117,8 @@ class Plant:
     internal_step: float = 1e-3
     error_control: ErrorControl = ErrorControl()
     geometry: tuple[Shape, ...] = ()
+    # the plant's parameters declared once (mbfmu.plant.parameters.Declaration), or None
+    parameter_declaration = None
 
     def set_tolerance(self, tolerance: float) -> None:
         """Integrate :meth:`advance` to relative and absolute tolerance

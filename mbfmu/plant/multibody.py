@@ -225,7 +225,7 @@ class MultibodyPlant(Plant):
             q, second = advance_rigid(self.model, x[:nq], x[nq:], tau, t, dt, self.error_control,
                                       self.internal_step, canonical=self.canonical, what=f"plant {self.name!r}")
         except SimulationError as exc:
-            raise blown_up_error(self.name, t, dt, x, tau, exc) from None
+            raise blown_up_error(self, t, dt, x, tau, exc) from None
         return np.concatenate([q, second])
 
     def poses(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -246,22 +246,13 @@ class MultibodyPlant(Plant):
         return momentum(self.model, q, v)
 
 
-def check_positive(values: dict[str, float], plant: str) -> None:
-    """Raise InputError naming the first parameter that is not a finite,
-    strictly positive number."""
-    for name, val in values.items():
-        try:
-            f = float(val)
-        except (TypeError, ValueError):
-            raise InputError(f"plant {plant!r}: parameter {name!r} = {val!r} is not a number") from None
-        if not np.isfinite(f) or val <= 0:  # val itself: a symbolic parameter records the bound
-            raise InputError(f"plant {plant!r}: parameter {name!r} = {val!r} must be finite and > 0")
-
-
 def parameter_signals(values: dict[str, tuple[float, str, str]],
                       ranges: dict[str, tuple[float | None, float | None]] | None = None
                       ) -> tuple[Signal, ...]:
-    """Parameter signals from ``{name: (value, unit, description)}``."""
+    """Parameter signals from ``{name: (value, unit, description)}`` and closed
+    ``ranges``, for a plant that does not declare its parameters; the library
+    plants declare them once instead (:class:`mbfmu.plant.parameters.Declaration`:
+    constructor, checks, open or closed bounds and signals from one place)."""
     ranges = ranges or {}
     return tuple(Signal(k, unit, desc, float(val), *ranges.get(k, (None, None)), kind="parameter")
                  for k, (val, unit, desc) in values.items())
@@ -270,18 +261,24 @@ def parameter_signals(values: dict[str, tuple[float, str, str]],
 BLOWN_UP = 1e50  # a state or generalized force beyond this has left any physical range
 
 
-def blown_up_error(plant: str, t: float, dt: float, x: np.ndarray, tau: np.ndarray, exc: Exception) -> Exception:
+def blown_up_error(plant: "MultibodyPlant", t: float, dt: float, x: np.ndarray, tau: np.ndarray,
+                   exc: Exception) -> Exception:
     """``exc`` from a failed step, or, when the state or the forces have blown up
-    (non-finite or beyond 1e50), a :class:`SimulationError` saying so: a singular
-    inertia found then is a consequence of the overflow, not a massless joint."""
+    (non-finite or beyond 1e50), a :class:`SimulationError` saying so, naming the
+    state by its signal (``v[2]``) or the generalized force by its 1-based number
+    and coordinate: a singular inertia found then is a consequence of the
+    overflow, not a massless joint."""
     x, tau = np.asarray(x, float), np.asarray(tau, float)
     big_x = float(np.max(np.abs(x))) if x.size else 0.0
     big_tau = float(np.max(np.abs(tau))) if tau.size else 0.0
     if np.isfinite(big_x) and big_x < BLOWN_UP and np.isfinite(big_tau) and big_tau < BLOWN_UP:
         return exc
     k = int(np.argmax(np.abs(x))) if big_x >= big_tau else int(np.argmax(np.abs(tau)))
-    what = f"state x[{k}] = {float(x[k])!r}" if big_x >= big_tau else f"generalized force tau[{k}] = {float(tau[k])!r}"
-    return SimulationError(f"plant {plant!r}: the state has blown up in the step from t = {t!r} s to "
+    if big_x >= big_tau:
+        what = f"state {plant.states[k].name} = {float(x[k])!r}"
+    else:
+        what = f"generalized force tau[{k + 1}] = {float(tau[k])!r} on {plant.model.v_names[k]}"
+    return SimulationError(f"plant {plant.name!r}: the state has blown up in the step from t = {t!r} s to "
                            f"{t + dt!r} s (largest: {what}); check the inputs and the step size")
 
 

@@ -43,6 +43,9 @@ class Signal:
         Physical range; ``None`` where unbounded.
     kind : str
         One of ``"input"``, ``"output"``, ``"parameter"``, ``"state"``.
+    min_open, max_open : bool
+        The bound itself is refused (a mass: ``min=0`` open); FMI's own
+        ``min``/``max`` are inclusive, so the FMU checks these ends itself.
     """
 
     name: str
@@ -52,6 +55,8 @@ class Signal:
     min: float | None = None
     max: float | None = None
     kind: str = "output"
+    min_open: bool = False
+    max_open: bool = False
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -69,10 +74,12 @@ class Signal:
         v = float(value)
         if not math.isfinite(v):
             raise InputError(f"{self.kind} {self.name!r} = {value!r} is not finite")
-        if self.min is not None and v < self.min:
-            raise InputError(f"{self.kind} {self.name!r} = {v} is below its minimum {self.min} {self.unit}")
-        if self.max is not None and v > self.max:
-            raise InputError(f"{self.kind} {self.name!r} = {v} is above its maximum {self.max} {self.unit}")
+        if self.min is not None and (v <= self.min if self.min_open else v < self.min):
+            raise InputError(f"{self.kind} {self.name!r} = {v} is {'at or ' if self.min_open else ''}below "
+                             f"its minimum {self.min} {self.unit}")
+        if self.max is not None and (v >= self.max if self.max_open else v > self.max):
+            raise InputError(f"{self.kind} {self.name!r} = {v} is {'at or ' if self.max_open else ''}above "
+                             f"its maximum {self.max} {self.unit}")
         return v
 
 

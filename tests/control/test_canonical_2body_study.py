@@ -106,7 +106,7 @@ def test_spin_up_reaches_omega_0_and_the_slider_settles_at_the_balance(study, su
 
 def test_small_step_settles_as_the_linear_model_predicts(summary):
     lin, m = summary["linear_model"], summary["small_step"]
-    assert lin["method"] == "central difference"       # canonical (q, p) plant
+    assert lin["method"] == "analytic"       # canonical (q, p) plant: the C tangents (#33)
     assert max(p["re"] for p in lin["poles"]) < 1e-8      # stable (gamma_1 itself is cyclic: pole 0)
     for key in ("settling_time_gamma1_dot_s", "settling_time_y2_s"):
         assert m[key] == pytest.approx(lin[key], rel=0.05, abs=0.05), key

@@ -98,7 +98,7 @@ def test_every_model_we_return_composes_with_python_control(native_flexible_arm,
 
 @pytest.mark.parametrize("runtime, source", [
     ("native", "FMU directional derivatives (checked)"),       # its exact C tangent, probed
-    ("pythonfmu", "plant's exact linearization (central difference)"),  # no Model Exchange: its plant's
+    ("pythonfmu", "plant's exact linearization (analytic)"),  # no Model Exchange: its plant's (C tangents)
 ])
 def test_flagship_loop_uses_the_exact_model_and_matches_the_hand_built_loop(runtime, source, design, request):
     fmu = request.getfixturevalue(f"{runtime}_flexible_arm")

@@ -248,10 +248,10 @@ def _tutorial_7_loop(sampled: bool, tmp_path):
 
 def test_rigid_arm_pd_margins_are_unchanged(tmp_path):
     """Continuous: the margins are python-control's (right on this 6-state
-    loop) to 1e-9. Sampled: the phase margin is python-control's (its
-    frequency-response method) to 1e-9; its crossover frequency, which
-    python-control interpolates on a spline, holds |L| = 1 to 1e-6 here where
-    python-control's is 1e-8 off; the gain margin is the w = 0 crossing
+    loop) to 1e-9. Sampled: the phase margin is 180 + arg L at its crossover
+    to 1e-12 and python-control's (its frequency-response method, which
+    interpolates on a spline) to 1e-7; its crossover frequency holds |L| = 1
+    to 1e-6 here where python-control's is 1e-8 off; the gain margin is the w = 0 crossing
     1/|L(1)| (the open loop has an unstable pole, so the loop is conditionally
     stable), which python-control's grid starts above."""
     la = _tutorial_7_loop(False, tmp_path)
@@ -264,7 +264,9 @@ def test_rigid_arm_pd_margins_are_unchanged(tmp_path):
     ls = _tutorial_7_loop(True, tmp_path / "s")
     ms = ls.margins()
     _, pm_s, _, _, wgc_s, _ = margins_pc(ls.L, "frd")
-    assert ms["phase_margin"] == pytest.approx(pm_s, rel=1e-9)
+    L_c = ls.L(np.exp(1j * ms["gain_crossover"] * H))
+    assert ms["phase_margin"] == pytest.approx(180.0 + math.degrees(np.angle(L_c)), abs=1e-12 * 180)
+    assert ms["phase_margin"] == pytest.approx(pm_s, rel=1e-7)
     assert ms["gain_crossover"] == pytest.approx(wgc_s, rel=1e-7)
     assert abs(abs(ls.L(np.exp(1j * ms["gain_crossover"] * H))) - 1) <= TOLERANCE
     assert ms["gain_margin"] == pytest.approx(1 / abs(ls.L(1.0)), rel=1e-9) and ls.L(1.0).real < 0

@@ -240,3 +240,18 @@ def test_is_equilibrium_tells_a_trimmed_point_from_a_falling_one():
     falling = mbfmu.linearize(arm).linearization
     assert not falling.is_equilibrium() and np.abs(falling.xdot0).max() > 1.0
     assert mbfmu.linearize(arm, trim_state=True).linearization.is_equilibrium()
+
+
+def test_the_command_line_says_exact_only_when_every_block_is():
+    """#33: the first line of ``mbfmu linearize`` says "exact" when A, B, C and D all come
+    from the C tangents, and otherwise names the method and why there are no tangents."""
+    from mbfmu.control.cli import _plant_model_words
+    from mbfmu.plant.library import load_plant
+    words = _plant_model_words(mbfmu.linearize(load_plant("rigid_arm")).linearization)
+    assert words == "plant's exact linearization; analytic Jacobians; outputs: analytic"
+    words = _plant_model_words(mbfmu.linearize(Pendulum(m=2.0, l=0.8)).linearization)  # outputs in Python
+    assert words == "plant's linearization; analytic Jacobians; outputs: central difference"
+    lin = mbfmu.linearize(FrictionPendulum()).linearization  # a force computed in Python
+    words = _plant_model_words(lin)
+    assert lin.method == "analytic kinematics + central difference" and "exact" not in words.split(";")[0]
+    assert "(no exact tangents: " in words and "Python code" in words

@@ -133,11 +133,11 @@ def test_bad_input_raises_and_never_crashes():
     beam = s.beams[0]
     bad = q.copy()
     bad[beam.offset] = math.nan
-    with pytest.raises(InputError, match=rf"q\[{beam.offset}\] \({beam.name}\.eta\[0\]\) is nan"):
+    with pytest.raises(InputError, match=rf"q\[{beam.offset}\] \({beam.name}\.eta\[1\]\) is nan"):
         s.step_rk4(bad, v, tau, 1e-4, 2)
     v2 = v.copy()
     v2[s.nv_rigid] = -math.inf
-    with pytest.raises(InputError, match=r"eta_dot\[0\]\) is -inf"):
+    with pytest.raises(InputError, match=r"eta_dot\[1\]\) is -inf"):
         s.step_rk4(q, v2, tau, 1e-4, 2)
     with pytest.raises(InputError, match="tau has 3 values"):
         s.step_rk4(q, v, np.zeros(3), 1e-4, 2)

@@ -32,6 +32,7 @@
 #include "sensors.h"
 #include "adaptive.h"
 #include "sled.h"
+#include "tangent_binding.h"
 
 static PyObject *InputError = NULL;      /* mbfmu.errors.InputError */
 static PyObject *SimulationError = NULL; /* mbfmu.errors.SimulationError */
@@ -2068,6 +2069,8 @@ static PyMethodDef methods[] = {
      "flex_rhs(fh, q, v, tau, fext=None, pidx=None, pacc=None) -> (qdot, vdot)"},
     {"flex_rk4", py_flex_rk4, METH_VARARGS,
      "flex_rk4(fh, q, v, tau, dt, n, fext=None) -> (q, v)"},
+    {"native_tangents", mb_py_native_tangents, METH_VARARGS,
+     "native_tangents(header, arrays, d, x, u, t, out) -> 0, error code or why not exact (tangent_binding.h)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_kernels",

@@ -12,7 +12,7 @@ import numbers
 from dataclasses import dataclass
 
 from ...errors import ModelError
-from .. import symbolic as Y
+from .. import symbolic
 
 #: Euler-Bernoulli clamped-free eigenvalues lambda_i L (cos(x) cosh(x) = -1)
 CLAMPED_FREE_LAMBDA_1 = 1.8751040687
@@ -74,11 +74,11 @@ class BeamProperties:
             if not isinstance(val, numbers.Real) or not math.isfinite(val) or val < 0:
                 raise ModelError(f"beam: {name} = {val!r} must be a finite number >= 0")
         if self.c_y == 0.0:
-            object.__setattr__(self, "c_y", Y.sqrt(3.0 * self.Iz / self.area))
+            object.__setattr__(self, "c_y", symbolic.sqrt(3.0 * self.Iz / self.area))
         if self.c_z == 0.0:
-            object.__setattr__(self, "c_z", Y.sqrt(3.0 * self.Iy / self.area))
+            object.__setattr__(self, "c_z", symbolic.sqrt(3.0 * self.Iy / self.area))
         if self.radius == 0.0:
-            object.__setattr__(self, "radius", Y.sqrt(self.area / math.pi))
+            object.__setattr__(self, "radius", symbolic.sqrt(self.area / math.pi))
 
     # ---- constructors for common sections ---------------------------------
     @classmethod
@@ -91,7 +91,7 @@ class BeamProperties:
         """
         if not (width_y > 0 and height_z > 0):
             raise ModelError(f"beam: section {width_y} x {height_z} m must have positive sides")
-        if isinstance(width_y, Y.Sym) or isinstance(height_z, Y.Sym):  # a recorded build: no branch taken
+        if isinstance(width_y, symbolic.Sym) or isinstance(height_z, symbolic.Sym):  # a recorded build: no branch taken
             mean, half = 0.5 * (width_y + height_z), 0.5 * abs(width_y - height_z)
             a, b = mean + half, mean - half
         else:
@@ -163,11 +163,11 @@ class BeamProperties:
         """Euler-Bernoulli cantilever bending frequency omega_i, rad/s."""
         from .modes import clamped_free_roots
         lam = clamped_free_roots(mode)[-1] / self.length
-        return lam ** 2 * Y.sqrt(self.bending_stiffness(direction) / self.mass_per_length)
+        return lam ** 2 * symbolic.sqrt(self.bending_stiffness(direction) / self.mass_per_length)
 
     def stiffness_damping_factor(self, directions=("y", "z")) -> float:
         """beta (s) of the stiffness-proportional damping ``D = beta K``."""
-        if not isinstance(self.damping_ratio, Y.Sym) and self.damping_ratio == 0.0:
+        if not isinstance(self.damping_ratio, symbolic.Sym) and self.damping_ratio == 0.0:
             return 0.0  # (2 zeta / omega_1 is 0 too: a recorded build keeps the expression, no condition)
         w1 = min(self.clamped_frequency(1, d) for d in directions)
         return 2.0 * self.damping_ratio / w1

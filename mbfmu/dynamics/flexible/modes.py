@@ -29,7 +29,7 @@ from functools import lru_cache
 import numpy as np
 
 from ...errors import ModelError
-from .. import symbolic as Y
+from .. import symbolic
 
 
 @lru_cache(maxsize=None)
@@ -140,7 +140,7 @@ class BendingModes:
             raise ModelError(f"bending modes: boundary {boundary!r} must be 'clamped' or 'pinned'")
         self.n = int(n)
         self.length = float(length)
-        self._L = Y.number(length)  # its expression in a recorded build (symbolic.py)
+        self._L = symbolic.number(length)  # its expression in a recorded build (symbolic.py)
         self.boundary = boundary
         roots = clamped_free_roots(self.n) if boundary == "clamped" else pinned_free_roots(self.n)
         self.lambda_L = np.array(roots)
@@ -174,7 +174,7 @@ class BendingModes:
 
     def stiffness(self, EI: float) -> np.ndarray:
         """Modal stiffness ``EI integral phi_i'' phi_j''`` (n, n), N/m."""
-        if isinstance(self._L, Y.Sym) or isinstance(EI, Y.Sym):  # EI (lambda L)^4 / L^3, as expressions
+        if isinstance(self._L, symbolic.Sym) or isinstance(EI, symbolic.Sym):  # EI (lambda L)^4 / L^3, as expressions
             return np.diag(np.array([EI * float(b) ** 4 / self._L ** 3 for b in self.lambda_L], dtype=object))
         return np.diag(EI * self.lambdas ** 4 * self.length)
 
@@ -287,7 +287,7 @@ class TipLoadedModes(BendingModes):
             raise ModelError(f"tip-loaded bending modes: n = {n!r} must be an integer >= 1")
         self.n = int(n)
         self.length = float(length)
-        self._L = Y.number(length)
+        self._L = symbolic.number(length)
         self.boundary = "clamped"
         self.n_static = min(2, self.n)
         n_cf = self.n - self.n_static
@@ -352,7 +352,7 @@ def _scaled(shapes, out: np.ndarray, power: int) -> np.ndarray:
     shapes are functions of ``x / L``, so a derivative scales as ``1/L`` at
     stations proportional to L (the only ones the recorded plants use; the
     packer's verification proves it); ``out`` itself otherwise."""
-    if power == 0 or not isinstance(shapes._L, Y.Sym):
+    if power == 0 or not isinstance(shapes._L, symbolic.Sym):
         return out
     return out * ((shapes.length / shapes._L) ** power)
 

@@ -35,7 +35,7 @@ import numpy as np
 from ...errors import ModelError
 from .. import _kernels
 from .. import sensors as S
-from .. import symbolic as Y
+from .. import symbolic
 
 COMBINATION, RELATIVE = 20, 21  # csrc/flexsensors.h MB_SENS_COMBINATION, MB_SENS_RELATIVE
 
@@ -81,7 +81,7 @@ def check(sensors: Sequence, system) -> None:
                                                         or s.axis not in (0, 1, 2) or len(s.point) != 3))
                or (isinstance(s, S.PotentialEnergy) and s.latches))
         if bad:
-            raise ModelError(f"output sensor {k} ({s!r}) is not a sensor of the flexible system "
+            raise ModelError(f"the sensor of output {k + 1} ({s!r}) is not a sensor of the flexible system "
                              f"(states={nx}, virtual bodies={nb}; kinds: "
                              f"{', '.join(c.__name__ for c in KINDS)})")
 
@@ -101,7 +101,7 @@ def table(sensors: Sequence) -> tuple[np.ndarray, np.ndarray]:
             values = np.asarray(s.point, float)
         elif isinstance(s, StateCombination):
             rows.append((s.code, 0, 0, at))
-            values = Y.real_array(s.weights)  # expressions kept in a recorded build (symbolic.py)
+            values = symbolic.real_array(s.weights)  # expressions kept in a recorded build (symbolic.py)
         else:
             rows.append((s.code, getattr(s, "index", 0), 0, -1))
             continue
@@ -129,7 +129,7 @@ class FlexibleSensors:
         self.system = system
         self.sensors = tuple(sensors)
         self.rows, par = table(self.sensors)
-        self.par = np.asarray(Y.value(par), float)
+        self.par = np.asarray(symbolic.value(par), float)
         self.mass, self.com, self.Ic = S.mass_properties(system.model)
 
     def __call__(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:

@@ -78,7 +78,7 @@ import numpy as np
 
 from ...errors import InputError, ModelError, SimulationError
 from .. import _kernels
-from .. import symbolic as Y
+from .. import symbolic
 from ..algorithms import forward_kinematics, point_jacobian, potential_energy
 from ..algorithms import kinetic_energy as tree_kinetic_energy
 from ..joints import Joint, Prismatic, Revolute
@@ -436,7 +436,7 @@ def _concat(parts) -> np.ndarray:
 
 def _block_diag(blocks):
     n = sum(b.shape[0] for b in blocks)
-    out = Y.zeros((n, n))
+    out = symbolic.zeros((n, n))
     k = 0
     for b in blocks:
         m = b.shape[0]
@@ -512,7 +512,7 @@ class FlexibleSystem:
         nd = len(virtual)
         self._vq_def = np.array([h.idx_q[v[0]] for v in virtual], dtype=int)
         self._vv_def = np.array([h.idx_v[v[0]] for v in virtual], dtype=int)
-        Gf = Y.zeros((nd, self.nf))  # expressions kept in a recorded build (symbolic.py) for the tables
+        Gf = symbolic.zeros((nd, self.nf))  # expressions kept in a recorded build (symbolic.py) for the tables
         quad_rows, quad_H = [], []
         for r, (body, bi, kind, x) in enumerate(virtual):
             b = self.beams[bi]
@@ -522,7 +522,7 @@ class FlexibleSystem:
                     sl = b.slices["axial"]
                     Gf[r, o + sl.start:o + sl.stop] = b.shapes["axial"].values([x])[0]
                 if b.stiffening:
-                    H = Y.zeros((self.nf, self.nf))
+                    H = symbolic.zeros((self.nf, self.nf))
                     for key in ("y", "z"):
                         if key in b.shapes:
                             sl = b.slices[key]
@@ -543,7 +543,7 @@ class FlexibleSystem:
             elif kind == "rx":
                 sl = b.slices["torsion"]
                 Gf[r, o + sl.start:o + sl.stop] = b.shapes["torsion"].values([x])[0]
-        self._Gf = np.asarray(Y.value(Gf), float)
+        self._Gf = np.asarray(symbolic.value(Gf), float)
         self._quad_rows = np.array(quad_rows, dtype=int)
         # explicit leading sizes: -1 cannot be inferred from zero-size arrays (no beams)
         self._quad_H = np.array(quad_H, float).reshape(len(quad_H), self.nf, self.nf)
@@ -573,11 +573,12 @@ class FlexibleSystem:
         kd, kdoff = [], []
         for b in self.beams:
             kdoff.append(sum(a.size for a in kd))
-            kd += [Y.real_array(b.K).ravel(), Y.real_array(b.D).ravel()]
+            kd += [symbolic.real_array(b.K).ravel(), symbolic.real_array(b.D).ravel()]
         q_names = tuple(h.q_names[k] for k in self._vq_rigid) + tuple(
-            f"{b.name}.eta[{k}]" for b in self.beams for k in range(b.n))
+            f"{b.name}.eta[{k + 1}]" for b in self.beams for k in range(b.n))
         v_names = tuple(h.v_names[k] for k in self._vv_rigid) + tuple(
-            f"{b.name}.eta_dot[{k}]" for b in self.beams for k in range(b.n))
+            f"{b.name}.eta_dot[{k + 1}]" for b in self.beams for k in range(b.n))
+        self.q_names, self.v_names = q_names, v_names  # the coordinates' names in messages, 1-based
         ib = lambda xs: np.array(xs, np.intc)  # noqa: E731
         # the kernel's tables, kept for the native FMU runtime (mbfmu.fmu.native.flexible)
         self.flex_tables = dict(
@@ -586,7 +587,7 @@ class FlexibleSystem:
             bv=ib([b.offset - self.nq_rigid + self.nv_rigid for b in self.beams]),
             bnm=ib([b.n for b in self.beams]), kdoff=ib(kdoff), kd=_concat(kd))
         t = self.flex_tables
-        num = lambda a: np.asarray(Y.value(a), float)  # noqa: E731  (the kernel's numbers)
+        num = lambda a: np.asarray(symbolic.value(a), float)  # noqa: E731  (the kernel's numbers)
         self._fh = _kernels.new_flex(
             h._h, self.nq, self.nv, role, beam_of, pq, pv, goff, hoff, num(gtab), num(htab),
             t["bbody"], t["bq"], t["bv"], t["bnm"], t["kdoff"], num(t["kd"]), q_names, v_names,

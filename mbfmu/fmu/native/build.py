@@ -38,6 +38,7 @@ from .model_exchange import (INTERFACES, add_model_exchange, check_model_exchang
                              event_indicators)
 from .pack import Description, ParameterMap, check_supported, describe, parameter_map
 from .declare import declare_parameters
+from ...plant.parameters import declared_by
 from .tape import tape_source
 
 DEFAULT_PLATFORMS = ("linux64", "win64")
@@ -239,7 +240,12 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
 def count_parameters(plant, pmap: ParameterMap) -> set[str]:
     """Names of the plant's count parameters (a number of panels, segments,
     modes): integer-valued and changing the model's structure. They are
-    calculated parameters, Integer in FMI 2 and UInt64 in FMI 3."""
+    calculated parameters, Integer in FMI 2 and UInt64 in FMI 3. A plant that
+    declares its parameters (:mod:`mbfmu.plant.parameters`) says which: the
+    whole-number ones declared with a rebuild reason."""
+    declared = declared_by(plant)
+    if declared is not None:
+        return {n for p in declared if p.integer and p.rebuild for n in p.element_names()}
     out = set()
     for j, sig in enumerate(plant.parameters):
         reason = pmap.fixed.get(j) or ""

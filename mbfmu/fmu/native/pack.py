@@ -29,6 +29,7 @@ from ...dynamics.model import Model
 from ...dynamics.symbolic import real_array
 from ...plant.multibody import MultibodyPlant
 from ...plant import Plant
+from ...plant.parameters import declared_by
 from .description import (Description, NativeUnsupported, layout, model_blocks, model_structure,  # noqa: F401
                           sled_structure)
 from .flexible import check_flexible, describe_flexible
@@ -37,7 +38,7 @@ from .tape import trace, verify
 _REL_TOL = 1e-12
 
 
-def check_supported(plant: Plant) -> None:
+def check_supported(plant: Plant, outputs: bool = True) -> None:
     """Raise NativeUnsupported naming the first piece of ``plant`` that is Python code.
 
     Supported: a :class:`MultibodyPlant` integrated by the compiled kernels
@@ -47,6 +48,8 @@ def check_supported(plant: Plant) -> None:
     outputs are engine sensors; a plant in a sled frame (``sled``, with its
     ``hic`` recorder and sled-frame sensors, :mod:`mbfmu.dynamics.sled`)
     runs on those kernel elements. (``derivatives`` is not used by an FMU.)
+    With ``outputs`` False the outputs are not checked (a rigid plant's
+    dynamics alone, as :func:`describe` with ``outputs=False`` packs it).
     """
     if getattr(plant, "flexible_system", None) is not None:
         return check_flexible(plant)
@@ -63,6 +66,8 @@ def check_supported(plant: Plant) -> None:
             owner = next(k for k in cls.__mro__ if method in vars(k))
             raise NativeUnsupported(f"{name}: {owner.__name__}.{method} is Python code the native runtime "
                                     "cannot run (express it with the engine's elements)")
+    if not outputs and plant.sled is None:
+        return
     if cls.outputs_at is not MultibodyPlant.outputs_at or not plant.sensors:
         owner = next(k for k in cls.__mro__ if "outputs_at" in vars(k))
         raise NativeUnsupported(f"{name}: its outputs are computed in Python ({owner.__name__}.outputs_at); "
@@ -92,8 +97,9 @@ def _sled_blocks(plant: MultibodyPlant) -> list[tuple[str, np.ndarray]]:
             ("o_hic", hic.parameters() if hic is not None else np.zeros(0))]
 
 
-def describe(plant: MultibodyPlant) -> Description:
-    """The numeric description of a supported plant (see :func:`check_supported`)."""
+def describe(plant: MultibodyPlant, outputs: bool = True) -> Description:
+    """The numeric description of a supported plant (see :func:`check_supported`);
+    with ``outputs`` False, of a rigid plant's dynamics alone (no sensors, ``ny`` 0)."""
     if getattr(plant, "flexible_system", None) is not None:
         return describe_flexible(plant)
     model: Model = plant.model
@@ -110,7 +116,7 @@ def describe(plant: MultibodyPlant) -> Description:
     ]
     offsets, parts, at = layout(blocks)
     sens = []
-    for s in plant.sensors:
+    for s in (plant.sensors if outputs else ()):
         if isinstance(s, S.PointPosition):
             sens.append((s.code, s.body, s.axis, at))
             parts.append(real_array(s.point))
@@ -128,8 +134,8 @@ def describe(plant: MultibodyPlant) -> Description:
         else:
             sens.append((s.code, getattr(s, "index", 0), getattr(s, "axis", 0), -1))
     structure = dict(
-        **model_structure(model), nq=nq, nv=nv, nu=nu, np=len(plant.parameters), ny=len(plant.outputs),
-        nx=len(plant.states), canonical=int(plant.canonical), sens=tuple(sens), nl=len(latches[0]),
+        **model_structure(model), nq=nq, nv=nv, nu=nu, np=len(plant.parameters),
+        ny=len(plant.outputs) if outputs else 0, nx=len(plant.states), canonical=int(plant.canonical), sens=tuple(sens), nl=len(latches[0]),
         l_iq=tuple(int(v) for v in latches[0]), l_iv=tuple(int(v) for v in latches[1]),
         **sled_structure(plant))
     return Description(structure, np.concatenate(parts) if parts else np.zeros(0), offsets)
@@ -151,30 +157,19 @@ class ParameterMap:
     coefficients: dict = field(default_factory=dict)
     fixed: dict = field(default_factory=dict)
     probe: dict = field(default_factory=dict)  # parameter index -> the probe offset that worked
-    open: list = field(default_factory=list)  # per parameter: 1 the plant refuses its min itself, 2 its max, 3 both
+    open: list = field(default_factory=list)  # per parameter: 1 its min is an open end (declared), 2 its max, 3 both
     tape: object = None  # the plant's expression tape (.tape.Traced), when its build could be recorded
     tape_failure: str | None = None  # else why not
     # the plant's step rule the runtime guards (csrc/steplimit.c): (step_cap, step_k), or None
     step_rule: tuple | None = None
 
 
-def open_bounds(plant: MultibodyPlant, rebuild: Callable[[Mapping[str, float]], MultibodyPlant]) -> list[int]:
-    """Per parameter, which of its finite bounds the plant itself refuses
-    (``check_positive``'s ``> 0`` on a parameter declared ``min=0``): 1 the
-    minimum, 2 the maximum, 3 both. FMI's bounds are inclusive; the native
-    FMU refuses these values as the plant does."""
-    flags = []
-    for sig in plant.parameters:
-        flag = 0
-        for bit, bound in ((1, sig.min), (2, sig.max)):
-            if bound is None or bound == sig.start:
-                continue
-            try:
-                rebuild({sig.name: float(bound)})
-            except Exception:  # the plant refuses the bound itself
-                flag |= bit
-        flags.append(flag)
-    return flags
+def open_bounds(plant: Plant) -> list[int]:
+    """Per parameter, which of its bounds is open (declared so, ``Signal.min_open``
+    and ``max_open``, :mod:`mbfmu.plant.parameters`): 1 the minimum, 2 the
+    maximum, 3 both. FMI's bounds are inclusive; the native FMU refuses these
+    values itself, as the plant does."""
+    return [int(bool(s.min_open)) | 2 * int(bool(s.max_open)) for s in plant.parameters]
 
 
 def _probes(sig, p0: float) -> list[tuple[float, float]]:
@@ -210,7 +205,6 @@ def parameter_map(plant: MultibodyPlant, rebuild: Callable[[Mapping[str, float]]
     base = describe(plant)
     d0 = base.d
     rule = step_rule(plant)
-    full_rebuild = rebuild
     if rule is not None:  # the runtime computes the internal step by the rule: compared apart
         rebuild = _ruled_step(plant, rebuild, rule)
     out = ParameterMap()
@@ -222,9 +216,9 @@ def parameter_map(plant: MultibodyPlant, rebuild: Callable[[Mapping[str, float]]
         traced, why = None, f"{type(exc).__name__}: {exc}"
     if why is None:
         verify(traced, plant, rebuild, describe, d0)
-        if not traced.fixed:
-            out.tape, out.open, out.step_rule = traced, open_bounds(plant, full_rebuild), rule
-            return out
+        if not traced.fixed or _only_declared(plant, traced.fixed):
+            out.tape, out.fixed, out.open, out.step_rule = traced, dict(traced.fixed), open_bounds(plant), rule
+            return hold_to_declaration(plant, out)
         why = "it does not follow " + "; ".join(f"{plant.parameters[j].name} ({r})" for j, r in traced.fixed.items())
     # the recorded build misses some parameters: the affine map where it takes more of them
     affine = _affine_map(plant, rebuild, base)
@@ -233,9 +227,39 @@ def parameter_map(plant: MultibodyPlant, rebuild: Callable[[Mapping[str, float]]
     else:
         out = affine
         out.tape_failure = why
-    out.open = open_bounds(plant, full_rebuild)
+    out.open = open_bounds(plant)
     out.step_rule = rule
-    return out
+    return hold_to_declaration(plant, out)
+
+
+def _only_declared(plant, fixed: Mapping[int, str]) -> bool:
+    """True when every parameter in ``fixed`` is one the plant's declaration says needs a rebuild."""
+    declared = declared_by(plant)
+    listed = declared.rebuild_reasons() if declared is not None else {}
+    return all(plant.parameters[j].name in listed for j in fixed)
+
+
+def hold_to_declaration(plant, pmap: ParameterMap) -> ParameterMap:
+    """``pmap`` with the parameters fixed that the plant's declaration says need a
+    rebuild (with the declared reason); raises :class:`NativeUnsupported` naming a
+    parameter the packer could not follow that the declaration does not list: it
+    would be fixed in the native FMU silently (:mod:`mbfmu.plant.parameters`).
+    A plant without a declaration of its own (:func:`~mbfmu.plant.parameters.declared_by`)
+    keeps the packer's reasons."""
+    declared = declared_by(plant)
+    if declared is None:
+        return pmap
+    listed = declared.rebuild_reasons()
+    for j, sig in enumerate(plant.parameters):
+        if sig.name in listed:
+            pmap.fixed[j] = listed[sig.name]
+            pmap.coefficients.pop(j, None)
+        elif j in pmap.fixed:
+            raise NativeUnsupported(
+                f"plant {plant.name!r}: the native FMU cannot follow parameter {sig.name!r} ({pmap.fixed[j]}); "
+                "keep its expression in the plant's build (mbfmu.dynamics.symbolic), or declare it with "
+                "Parameter(..., rebuild=<why a change needs a rebuild>)")
+    return pmap
 
 
 def step_rule(plant) -> tuple[float, float] | None:

@@ -13,7 +13,11 @@ verification here and the tests) and by C.
 description of the plant built with real numbers equals the tape's to
 1e-12; a parameter it cannot prove (a number computed outside the recorded
 expressions, a change of the model's structure, a guard that refuses a value
-the plant accepts) is fixed in the native FMU, with the reason.
+the plant accepts) is fixed in the native FMU, with the reason, only where the
+plant says so: a plant that declares its parameters
+(:mod:`mbfmu.plant.parameters`) lists the ones a change of which needs a
+rebuild, with the reason, and any other parameter found fixed fails the build
+(:func:`.pack.hold_to_declaration`).
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from ...dynamics import symbolic as S
+from ...dynamics import symbolic
 
 _REL_TOL = 1e-12
 _FACTORS = (0.8, 1.25)
@@ -42,7 +46,7 @@ class Traced:
         Parameter index -> why the tape cannot set it (after :func:`verify`).
     """
 
-    tape: S.Tape
+    tape: symbolic.Tape
     out_d: np.ndarray
     out_node: np.ndarray
     structure: dict
@@ -62,10 +66,10 @@ def trace(plant, rebuild: Callable[[Mapping], object], describe: Callable) -> Tr
     Raises whatever the symbolic build raises (the caller falls back, with the reason)."""
     names = [s.name for s in plant.parameters]
     values = [float(s.start) for s in plant.parameters]
-    with S.recording(names, values) as tape:
+    with symbolic.recording(names, values) as tape:
         desc = describe(rebuild(dict(zip(names, tape.params))))
     flat = desc.d
-    idx = [k for k, e in enumerate(flat) if isinstance(e, S.Sym)]
+    idx = [k for k, e in enumerate(flat) if isinstance(e, symbolic.Sym)]
     return Traced(tape, np.array(idx, dtype=int), np.array([flat[k].i for k in idx], dtype=int),
                   desc.structure)
 

@@ -25,7 +25,8 @@ FMI_HEADER_DIR = HERE / "fmi_headers"
 FMI_LICENSE = "fmi-headers-LICENSE.txt"
 # C shared by the plant runtime (csrc) and the controller runtime (ctrl)
 FMI_COMMON_DIR = HERE / "fmi_common"
-PYTHON_ONLY = {"binding.c"}
+# the CPython bindings of the kernels extension (not the FMU's: it has no Python)
+PYTHON_ONLY = {"binding.c", "tangent_binding.c", "tangent_binding.h"}
 # the kernels' flags (setup.py), so the FMU computes what Plant.advance computes
 CFLAGS = ["-O3", "-std=c99", "-fno-math-errno", "-Wall", "-Wno-unused-function"]
 

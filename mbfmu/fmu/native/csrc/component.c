@@ -350,7 +350,7 @@ int mbn_do_step(mbn_component *c, double t, double h) {
         if (D->nv > 0 && !(fabs(in->tau[big]) < 1e50)) {
             mbn_report(c, MBN_ERROR, "plant %s: the state has blown up in the step from t = %.15g s to %.15g s "
                        "(largest: generalized force tau[%d] = %g); check the inputs and the step size; the state "
-                       "is kept", D->plant, t, t + h, big, in->tau[big]);
+                       "is kept", D->plant, t, t + h, big + 1, in->tau[big]); /* names count from 1 */
             return mbn_fail(c);
         }
         mbn_report(c, MBN_ERROR, "plant %s: step from t = %.15g s to %.15g s: %s: reached %g s of the interval "
