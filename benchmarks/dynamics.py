@@ -2,7 +2,7 @@
 
 Run:  make bench      (or: .venv/bin/python benchmarks/dynamics.py [--quick])
 
-Prints microseconds per call of rnea, crba, aba and the canonical sweep for a
+Prints microseconds per call (process CPU time) of rnea, crba, aba and the canonical sweep for a
 7-DOF arm and revolute chains of 10, 30, 100 and 300 bodies (mbfmu, Pinocchio,
 ratio mbfmu/Pinocchio), the import time of the engine in a fresh process, and
 the wall time of 10 s of a free 10-link pendulum at 1 ms with RK4: mbfmu's
@@ -14,6 +14,22 @@ compiled loop (``_kernels.rk4``) against ``mujoco.rollout`` (MuJoCo's C loop
 around ``mj_step`` with its RK4 integrator), both from the same start, and
 their joint-angle difference after 0.1 s (same equations: agreement to the
 RK4 error).
+Then (``--peers`` alone, or in the full run) the three engines side by side on
+random revolute chains and random trees (random axes, placements, inertias;
+trees with 30 % prismatic joints, each body's parent drawn among all earlier
+bodies) of 10, 30, 100 and 300 links, from one URDF text each: rnea, crba,
+forward dynamics (mbfmu: ``aba`` and ``forward_dynamics``, which takes ABA
+or the sparse LTDL route by the tree's structure) per call, and RK4 at 1 ms
+per simulated second (mbfmu ``_kernels.rk4``, MuJoCo ``rollout``). MuJoCo
+loads the same URDF (contacts and constraints disabled); its calls are
+``mj_kinematics + mj_comPos + mj_crb`` (crba, its sparse ``qM``; with
+``mj_fullM`` as the dense matrix mbfmu's ``crba`` returns in a second column;
+row ``crbaS``: mbfmu's ``_kernels.crba_pattern``, the same kernel writing only
+the nonzeros, as MuJoCo's ``qM``),
+``mj_forward`` (forward dynamics) and ``mj_kinematics + mj_comPos + mj_comVel +
+mj_rne`` (rnea). The times are process CPU time (``time.process_time``, best
+of interleaved repeats): on a shared machine that leaves out the time the
+process waits for a core, not the caches it shares.
 Pinocchio has no canonical-variable sweep; its column compares against
 ``pin.aba`` on (q, M^-1 p) plus ``M v`` (computeMinverse is O(N^2)), i.e. the
 cheapest way to get the same (qdot, pdot) from Pinocchio's public API.
@@ -25,6 +41,7 @@ import os
 import platform
 import subprocess
 import sys
+import time
 import timeit
 
 import numpy as np
@@ -38,15 +55,17 @@ from mbfmu.dynamics import _kernels, aba, crba, rnea  # noqa: E402
 
 
 def per_call_us(fn, budget_s: float = 0.3) -> float:
-    """Best-of-5 microseconds per call, with a call count sized to the budget."""
+    """Best-of-5 microseconds per call (process CPU time, see ``cpu_us``), with a
+    call count sized to the budget."""
+    timer = timeit.Timer(fn, timer=time.process_time)
     n = 1
     while True:
-        t = timeit.timeit(fn, number=n)
+        t = timer.timeit(number=n)
         if t > 0.02:
             break
         n *= 4
     n = max(1, int(n * budget_s / 5 / t))
-    return min(timeit.repeat(fn, number=n, repeat=5)) / n * 1e6
+    return min(timer.repeat(number=n, repeat=5)) / n * 1e6
 
 
 def chain_urdf(n: int, seed: int = 0) -> str:
@@ -194,16 +213,162 @@ def bench_mujoco(sizes, sim_time: float = 2.0, repeat: int = 3):
     return rows
 
 
+def tree_urdf(n: int, branchy: bool, seed: int = 0) -> str:
+    """A random revolute chain, or a random tree with 30 % prismatic joints."""
+    return random_urdf(np.random.default_rng(seed + n), n, prismatic_fraction=0.3 if branchy else 0.0,
+                       branchy=branchy)
+
+
+def mujoco_from_urdf(text: str):
+    """MuJoCo's model of the URDF: RK4 at 1 ms, contacts and constraints off,
+    no body fusing or inertia balancing (the same bodies as mbfmu's)."""
+    import mujoco
+    options = ('<mujoco><compiler fusestatic="false" discardvisual="true" balanceinertia="false"/>'
+               '<option integrator="RK4" timestep="0.001"><flag contact="disable" constraint="disable"/>'
+               '</option></mujoco>')
+    return mujoco.MjModel.from_xml_string(text.replace('<robot name="random">', '<robot name="random">' + options, 1))
+
+
+def cpu_us(fns, budget_s: float, repeat: int = 5) -> list[float]:
+    """Best-of-``repeat`` process CPU microseconds per call of each function,
+    the functions interleaved within each repeat."""
+    counts = []
+    for fn in fns:
+        n = 1
+        while timeit.Timer(fn, timer=time.process_time).timeit(number=n) < 0.01:
+            n *= 4
+        counts.append(n)
+    best = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for k, fn in enumerate(fns):
+            t = timeit.Timer(fn, timer=time.process_time).timeit(number=counts[k] * max(1, int(budget_s * 10)))
+            best[k] = min(best[k], t / (counts[k] * max(1, int(budget_s * 10))) * 1e6)
+    return best
+
+
+def bench_peers(sizes, budget: float, sim_time: float):
+    """Rows (structure, links, algorithm, mbfmu, MuJoCo, MuJoCo dense, Pinocchio,
+    agreement): microseconds per call, or seconds per simulated second for
+    RK4; agreement = max relative difference of mbfmu's result to MuJoCo's."""
+    import mujoco
+    import mujoco.rollout as rollout
+
+    from mbfmu.dynamics import forward_dynamics
+    rows = []
+    for branchy in (False, True):
+        for n in sizes:
+            text = tree_urdf(n, branchy)
+            m, h = load_urdf(text), None
+            h = m._h
+            mj = mujoco_from_urdf(text)
+            md = mujoco.MjData(mj)
+            pm = pin.buildModelFromXML(text)
+            pd = pm.createData()
+            names = [mj.joint(k).name for k in range(mj.njnt)]
+            perm = np.array([names.index(name) for name in m.v_names])  # MuJoCo index of each mbfmu dof
+            rng = np.random.default_rng(1)
+            q, v, x = rng.uniform(-1, 1, (3, m.nv))
+            md.qpos[perm], md.qvel[perm], md.qfrc_applied[perm] = q, v, x
+            mujoco.mj_forward(mj, md)
+            dense = np.zeros((mj.nv, mj.nv))
+            mujoco.mj_fullM(mj, md, dense)
+
+            def rel(a, b):
+                return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
+
+            agree_M = rel(crba(m, q), dense[np.ix_(perm, perm)])
+            agree_a = rel(forward_dynamics(m, q, v, x), md.qacc[perm])
+            md.qacc[perm] = x
+
+            def mj_crba():
+                mujoco.mj_kinematics(mj, md)
+                mujoco.mj_comPos(mj, md)
+                mujoco.mj_crb(mj, md)
+
+            def mj_crba_dense():
+                mj_crba()
+                mujoco.mj_fullM(mj, md, dense)
+
+            rne_out = np.zeros(mj.nv)
+
+            def mj_rnea():
+                mujoco.mj_kinematics(mj, md)
+                mujoco.mj_comPos(mj, md)
+                mujoco.mj_comVel(mj, md)
+                mujoco.mj_rne(mj, md, 1, rne_out)
+
+            cases = [
+                ("rnea", lambda: rnea(m, q, v, x), mj_rnea, None, lambda: pin.rnea(pm, pd, q, v, x), None),
+                ("crba", lambda: crba(m, q), mj_crba, mj_crba_dense, lambda: pin.crba(pm, pd, q), agree_M),
+                ("crbaS", lambda: _kernels.crba_pattern(h, q), mj_crba, None, None, None),
+                ("aba", lambda: aba(m, q, v, x), lambda: mujoco.mj_forward(mj, md), None,
+                 lambda: pin.aba(pm, pd, q, v, x), None),
+                ("fd", lambda: forward_dynamics(m, q, v, x), lambda: mujoco.mj_forward(mj, md), None,
+                 lambda: pin.aba(pm, pd, q, v, x), agree_a),
+            ]
+            label = "tree" if branchy else "chain"
+            for name, ours, mjf, mjd, pinf, agree in cases:
+                fns = [f for f in (ours, mjf, mjd, pinf) if f is not None]
+                t = iter(cpu_us(fns, budget))
+                a, b = next(t), next(t)
+                c = next(t) if mjd else float("nan")
+                d = next(t) if pinf else float("nan")
+                rows.append((label, n, name, a, b, c, d, agree))
+            # RK4 per simulated second, both from the same state
+            tau = np.zeros(m.nv)
+            steps = max(10, int(round(sim_time * (30 / n if n > 30 else 1) / 1e-3)))
+            md.qpos[perm], md.qvel[perm], md.qfrc_applied[:] = q, v, 0.0
+            state = np.zeros(mujoco.mj_stateSize(mj, mujoco.mjtState.mjSTATE_FULLPHYSICS))
+            mujoco.mj_getState(mj, md, state, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+            t_ours, t_mj = cpu_us([lambda: _kernels.rk4(h, q, v, tau, 1e-3, steps),
+                                   lambda: rollout.rollout(mj, md, state[None, :], nstep=steps)], 0.0, repeat=3)
+            q_ours, _ = _kernels.rk4(h, q, v, tau, 1e-3, 100)
+            st = rollout.rollout(mj, md, state[None, :], nstep=100)[0]
+            q_mj = (st[0, -1] if st.ndim == 3 else st[-1])[1:1 + mj.nq][perm]
+            per_s = 1e-6 / (steps * 1e-3)
+            rows.append((label, n, "rk4", t_ours * per_s, t_mj * per_s, float("nan"), float("nan"),
+                         rel(q_ours, q_mj)))
+    return rows
+
+
+def peers_table(args) -> None:
+    """Print the three-engine table (``bench_peers``)."""
+    try:
+        import mujoco
+    except ImportError:
+        print("MuJoCo not installed (pip install .[bench]): no three-engine table")
+        return
+    budget = 0.1 if args.quick else 0.3
+    print(f"mbfmu vs MuJoCo {mujoco.__version__} vs Pinocchio {pin.__version__}, process CPU time, best of "
+          "interleaved repeats; us per call (rk4: s per simulated s); ratios mbfmu/peer; agree: max relative "
+          "difference to MuJoCo's H (crba), qacc (fd), q after 0.1 s (rk4)")
+    print(f"{'model':<6} {'links':>5} {'alg':<5} {'mbfmu':>9} {'MuJoCo':>9} {'MJ dense':>9} {'pin':>9} "
+          f"{'/MuJoCo':>8} {'/pin':>6} {'agree':>8}")
+    for label, n, name, a, b, c, d, agree in bench_peers([10, 30, 100, 300], budget, 0.5 if args.quick else 1.0):
+        cd = f"{c:9.2f}" if c == c else f"{'':>9}"
+        dd = f"{d:9.2f}" if d == d else f"{'':>9}"
+        rp = f"{a / d:6.2f}" if d == d else f"{'':>6}"
+        ag = f"{agree:8.1e}" if agree is not None else f"{'':>8}"
+        if name == "rk4":
+            print(f"{label:<6} {n:5d} {name:<5} {a:9.4f} {b:9.4f} {cd} {dd} {a / b:8.2f} {rp} {ag}", flush=True)
+        else:
+            print(f"{label:<6} {n:5d} {name:<5} {a:9.2f} {b:9.2f} {cd} {dd} {a / b:8.2f} {rp} {ag}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="shorter timing budget")
     ap.add_argument("--mujoco-only", action="store_true", help="only the MuJoCo comparison")
+    ap.add_argument("--peers", action="store_true", help="only the three-engine table (MuJoCo, Pinocchio)")
     ap.add_argument("--rounds", type=int, default=1,
                     help="MuJoCo comparison rounds (each best of 3 interleaved); the median ratio "
                          "over the rounds is printed too")
     args = ap.parse_args()
     if args.mujoco_only:
         mujoco_table(args)
+        return
+    if args.peers:
+        peers_table(args)
         return
     budget = 0.1 if args.quick else 0.4
     print(f"mbfmu engine vs Pinocchio {pin.__version__}; {platform.processor() or platform.machine()}, "
@@ -224,6 +389,7 @@ def main() -> None:
     print(f"  Python RK4 loop around pin.aba           {t_pin:8.3f} s  1.000")
     print(f"  max |q_mbfmu - q_pin| at t = 1 s (the chain is chaotic later): {diff:.1e} rad")
     mujoco_table(args)
+    peers_table(args)
 
 
 def mujoco_table(args) -> None:

@@ -9,9 +9,9 @@ take the model first and return numpy arrays. Conventions (spatial vectors
 """
 from .algorithms import (ElementForces, Kinematics, aba, body_accelerations, body_jacobian,
                          body_velocities, center_of_mass, coriolis_matrix, coriolis_torques, crba,
-                         element_forces, forward_kinematics, frame_jacobian, gravity_torques,
-                         kinetic_energy, minv, momentum, nonlinear_effects, point_accelerations,
-                         point_jacobian, point_position, potential_energy, rnea)
+                         element_forces, forward_dynamics, forward_kinematics, frame_jacobian,
+                         gravity_torques, kinetic_energy, minv, momentum, nonlinear_effects,
+                         point_accelerations, point_jacobian, point_position, potential_energy, rnea)
 from .joints import (Fixed, FreeFlyer, Joint, Planar, Prismatic, Revolute, Spherical, Universal,
                      make_joint)
 from .drives import JointDrive
@@ -23,7 +23,8 @@ __all__ = [
     "Kinematics", "Model", "ModelBuilder", "Planar", "Prismatic", "Revolute", "SpherePlaneContact", "Spherical",
     "Spring", "Universal", "aba", "body_accelerations", "body_jacobian", "body_velocities",
     "center_of_mass", "coriolis_matrix", "coriolis_torques", "crba", "dh_forward_kinematics", "dh_transform",
-    "element_forces", "forward_kinematics", "frame_jacobian", "from_dh", "gravity_torques", "kinetic_energy",
+    "element_forces", "forward_dynamics", "forward_kinematics", "frame_jacobian", "from_dh", "gravity_torques",
+    "kinetic_energy",
     "make_joint", "minv", "momentum", "nonlinear_effects", "point_accelerations", "point_jacobian",
     "point_position", "potential_energy", "rnea",
 ]

@@ -52,10 +52,35 @@ def aba(model: Model, q, v, tau, f_ext=None) -> np.ndarray:
     return _aba(model._h, q, v, tau, f_ext)
 
 
+@parameters("model", "q", "v", "tau", "f_ext")
+def forward_dynamics(model: Model, q, v, tau, f_ext=None) -> np.ndarray:
+    """Forward dynamics by the route the tree's structure picks.
+
+    On wide, shallow trees ``M(q) a = tau + J^T f_ext - C(q, v) v - g(q)``
+    solved with the sparse ``L^T D L`` factorization of ``M`` (RBDA
+    ch. 6: no fill-in along the branches), elsewhere the articulated-body
+    algorithm (:func:`aba`); the rule (mean number of ancestor joints per
+    coordinate) and the measurement behind it are in
+    ``mbfmu/dynamics/csrc/algorithms.c``. The compiled integrators take the
+    same route.
+
+    Returns
+    -------
+    ndarray (nv,)
+        Generalized accelerations ``a``, rad/s^2 or m/s^2; equal to
+        :func:`aba`'s to rounding.
+    """
+    return _kernels.forward_dynamics(model._h, q, v, tau, f_ext)
+
+
 @parameters("model", "q")
 def crba(model: Model, q) -> np.ndarray:
     """Joint-space inertia matrix ``M(q)`` (nv, nv), composite-rigid-body
-    algorithm (RBDA Table 6.2); symmetric, full."""
+    algorithm (RBDA Table 6.2); symmetric, full.
+
+    Only the entries of a joint and its ancestors are computed (the others
+    are zero: branch-induced sparsity, RBDA ch. 6), in world-aligned
+    coordinates about each tree's root body."""
     return _crba(model._h, q)
 
 

@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-from mbfmu.dynamics import ModelBuilder, Revolute, _kernels
+from mbfmu.dynamics import JointForce, ModelBuilder, Revolute, _kernels
 from mbfmu.errors import ModelError
 
 from trees import random_state, random_tree
@@ -51,6 +51,55 @@ def test_two_threads_on_one_model_equal_serial_runs_bit_for_bit(which):
     def run(k):
         barrier.wait()
         results[k] = _trajectory(twins[k], *starts[k])
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k in range(2):
+        np.testing.assert_array_equal(results[k], serial[k])
+
+
+def _wide_tree():
+    """A wide random tree with joint springs: forward dynamics and mb_rhs take the sparse route."""
+    rng = np.random.default_rng(11)
+    b = ModelBuilder(gravity=(0.0, 0.0, -9.81))
+    for k in range(1, 201):
+        b.add_body(f"b{k}", int(rng.integers(0, k)), Revolute(tuple(rng.normal(size=3))), 1.0 + rng.random(),
+                   rng.uniform(-0.1, 0.1, 3), np.eye(3) * 0.02, p_PJ=rng.uniform(-0.3, 0.3, 3))
+        b.add_joint_force(f"b{k}", JointForce(stiffness=2.0, damping=0.3))
+    model = b.build()
+    assert _kernels.sparsity(model._h)[1] == 1  # the route the test is about
+    return model, rng
+
+
+def _sparse_calls(model, q, v, calls=40):
+    """RK4 steps (mb_rhs on the sparse route; 10 per call, so the threads
+    overlap inside the kernels), forward dynamics and crba_pattern along the
+    way: every kernel that works in the data's Hs."""
+    tau = np.zeros(model.nv)
+    out = []
+    for _ in range(calls):
+        q, v = _kernels.rk4(model._h, q, v, tau, 1e-4, 10)
+        out.append(np.concatenate([q, v, _kernels.forward_dynamics(model._h, q, v, tau, None, True, 1),
+                                   _kernels.crba_pattern(model._h, q)]))
+    return np.array(out)
+
+
+def test_threads_on_the_sparse_route_each_use_their_own_factor():
+    """The sparse route factors H in the workspace (mb_data.Hs), not in the
+    shared model: two threads on one model equal the serial runs bit for bit."""
+    model, rng = _wide_tree()
+    starts = [random_state(rng, model) for _ in range(2)]
+    serial = [_sparse_calls(model, q, v) for q, v in starts]
+    assert not np.array_equal(serial[0], serial[1])
+    twins = [model.for_thread(), model.for_thread()]
+    results = [None, None]
+    barrier = threading.Barrier(2)
+
+    def run(k):
+        barrier.wait()
+        results[k] = _sparse_calls(twins[k], *starts[k])
     threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
     for t in threads:
         t.start()

@@ -395,6 +395,26 @@ static PyObject *py_crba(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* the InputError of a kernel that needs the sparse route's workspace
+ * (mb_data.Hs) on a handle whose workspace holds none; returns NULL */
+static PyObject *raise_no_sparse(const handle_t *h, const char *what) {
+    PyErr_Format(InputError, "%s works in a dense nv x nv workspace held only for 1 to %d velocity "
+                             "coordinates; this model has %d", what, MB_SPARSE_MAX_NV, h->m->nv);
+    return NULL;
+}
+
+/* crba_pattern(h, q) -> values of H's lower pattern (mb_crba_pattern) */
+static PyObject *py_crba_pattern(PyObject *self, PyObject *args) {
+    PyObject *cap, *q;
+    if (!PyArg_ParseTuple(args, "OO", &cap, &q)) return NULL;
+    call_t c;
+    if (call_parse(&c, cap, q, NULL, NULL, NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    PyObject *out = c.h->d->Hs ? new_vector((npy_intp)c.h->m->lnnz) : raise_no_sparse(c.h, "crba_pattern");
+    if (out) KERNEL(c.h->lock, mb_crba_pattern(c.h->m, c.h->d, D(c.q), D((PyArrayObject *)out)));
+    call_clear(&c);
+    return out;
+}
+
 static PyObject *py_aba(PyObject *self, PyObject *args) {
     PyObject *cap, *q, *v, *tau, *fext = Py_None;
     int grav = 1;
@@ -409,6 +429,150 @@ static PyObject *py_aba(PyObject *self, PyObject *args) {
         if (err) { Py_DECREF(out); out = raise_singular(c.h, err); }
     }
     call_clear(&c);
+    return out;
+}
+
+/* forward_dynamics(h, q, v, tau, fext=None, gravity=True, route=-1) -> a:
+ * route -1 the model's pick, 0 ABA, 1 the sparse LTDL route */
+static PyObject *py_forward_dynamics(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *tau, *fext = Py_None;
+    int grav = 1, route = -1;
+    if (!PyArg_ParseTuple(args, "OOOO|Opi", &cap, &q, &v, &tau, &fext, &grav, &route)) return NULL;
+    if (route < -1 || route > 1) {
+        PyErr_Format(InputError, "route %d: expected -1 (the model's pick), 0 (ABA) or 1 (sparse LTDL)", route);
+        return NULL;
+    }
+    call_t c;
+    if (call_parse(&c, cap, q, v, "v", tau, "tau", fext)) { call_clear(&c); return NULL; }
+    PyObject *out = route == 1 && !c.h->d->Hs ? raise_no_sparse(c.h, "the sparse route")
+                                                : new_vector(c.h->m->nv);
+    if (out) {
+        int err;
+        KERNEL(c.h->lock, err = mb_forward_dynamics(c.h->m, c.h->d, D(c.q), D(c.v), D(c.w),
+                                                    c.fext ? D(c.fext) : NULL, grav, D((PyArrayObject *)out),
+                                                    route));
+        if (err) { Py_DECREF(out); out = raise_singular(c.h, err); }
+    }
+    call_clear(&c);
+    return out;
+}
+
+/* sparsity(h) -> (lambda, route): the dof parent array and the forward
+ * dynamics route the model's structure picks (0 ABA, 1 sparse LTDL); both
+ * are the immutable model's, so no lock */
+static PyObject *py_sparsity(PyObject *self, PyObject *args) {
+    PyObject *cap;
+    if (!PyArg_ParseTuple(args, "O", &cap)) return NULL;
+    handle_t *h = get_handle(cap);
+    if (!h) return NULL;
+    npy_intp n = h->m->nv;
+    PyObject *lam = PyArray_SimpleNew(1, &n, NPY_INT);
+    if (!lam) return NULL;
+    if (n > 0) memcpy(PyArray_DATA((PyArrayObject *)lam), h->m->lambda, sizeof(int) * (size_t)n);
+    return Py_BuildValue("Ni", lam, h->m->fd_sparse);
+}
+
+/* the square matrix and parent array of sparse_factor / sparse_solve: *H a
+ * new reference, *lam a malloc'd copy of lambda as int (the caller frees
+ * both, also on failure), *n their size; 0, or -1 with the error set */
+static int sparse_parse(PyObject *Hobj, PyObject *lobj, PyArrayObject **H, int **lam, int *n) {
+    PyArrayObject *la = (PyArrayObject *)PyArray_FROMANY(lobj, NPY_INT64, 1, 1, NPY_ARRAY_IN_ARRAY);
+    if (!la) {
+        PyErr_Clear();
+        PyErr_SetString(InputError, "lambda: cannot be read as a vector of integers");
+        return -1;
+    }
+    npy_intp len = PyArray_SIZE(la);
+    if (len > 100000) {
+        PyErr_Format(InputError, "lambda has %zd entries, more than the 100000 the dense storage allows",
+                     (Py_ssize_t)len);
+        Py_DECREF(la);
+        return -1;
+    }
+    *n = (int)len;
+    const npy_int64 *l = PyArray_DATA(la);
+    *lam = malloc(sizeof(int) * (size_t)(len > 0 ? len : 1));
+    if (!*lam) {
+        Py_DECREF(la);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int k = 0; k < *n; ++k) {
+        if (l[k] < -1 || l[k] >= k) {
+            PyErr_Format(InputError, "lambda[%d] = %lld: a parent must come before its dof (-1 <= lambda[k] < k)",
+                         k, (long long)l[k]);
+            Py_DECREF(la);
+            return -1;
+        }
+        (*lam)[k] = (int)l[k];
+    }
+    Py_DECREF(la);
+    *H = as_vector(Hobj, len * len, "H (n x n, n = len(lambda))", NULL);
+    return *H ? 0 : -1;
+}
+
+/* sparse_factor(H, lambda, unit=True) -> L: LTDL (unit) or LTL factor of
+ * H's lower pattern; no model, so the GIL is released without a lock (the
+ * factor is a new array of this call's) */
+static PyObject *py_sparse_factor(PyObject *self, PyObject *args) {
+    PyObject *Hobj, *lobj;
+    int unit = 1, n, err = 0;
+    if (!PyArg_ParseTuple(args, "OO|p", &Hobj, &lobj, &unit)) return NULL;
+    PyArrayObject *H = NULL;
+    int *l = NULL;
+    PyObject *out = NULL;
+    if (sparse_parse(Hobj, lobj, &H, &l, &n) == 0 && (out = new_matrix(n, n))) {
+        double *F = D((PyArrayObject *)out);
+        const double *Hd = D(H);
+        Py_BEGIN_ALLOW_THREADS
+        memcpy(F, Hd, sizeof(double) * (size_t)n * (size_t)n);
+        err = unit ? mb_ltdl_factor(F, l, n) : mb_ltl_factor(F, l, n);
+        Py_END_ALLOW_THREADS
+        if (err) {
+            Py_CLEAR(out);
+            PyErr_Format(InputError, "H is not positive definite: the pivot of row %d is not positive",
+                         err - 1);
+        }
+    }
+    Py_XDECREF(H);
+    free(l);
+    return out;
+}
+
+/* 1 when every diagonal entry of the n x n factor F is positive (a factor
+ * of sparse_factor's), else 0 with InputError set */
+static int factor_diagonal_ok(const double *F, int n) {
+    for (int k = 0; k < n; ++k)
+        if (!(F[(size_t)k * (size_t)n + (size_t)k] > 0.0)) {
+            PyErr_Format(InputError, "F[%d][%d] is not positive: F is not a factor of sparse_factor "
+                                     "(its diagonal is positive)", k, k);
+            return 0;
+        }
+    return 1;
+}
+
+/* sparse_solve(F, lambda, b, unit=True) -> H^-1 b with the factor F of
+ * sparse_factor; GIL released as sparse_factor */
+static PyObject *py_sparse_solve(PyObject *self, PyObject *args) {
+    PyObject *Fobj, *lobj, *bobj;
+    int unit = 1, n;
+    if (!PyArg_ParseTuple(args, "OOO|p", &Fobj, &lobj, &bobj, &unit)) return NULL;
+    PyArrayObject *F = NULL, *b = NULL;
+    int *l = NULL;
+    PyObject *out = NULL;
+    if (sparse_parse(Fobj, lobj, &F, &l, &n) == 0 && (b = as_vector(bobj, n, "b", NULL)) &&
+        factor_diagonal_ok(D(F), n) && (out = new_vector(n))) {
+        double *x = D((PyArrayObject *)out);
+        const double *Fd = D(F), *bd = D(b);
+        Py_BEGIN_ALLOW_THREADS
+        memcpy(x, bd, sizeof(double) * (size_t)n);
+        if (unit) mb_ltdl_solve(Fd, l, n, x);
+        else mb_ltl_solve(Fd, l, n, x);
+        Py_END_ALLOW_THREADS
+    }
+    Py_XDECREF(F);
+    free(l);
+    Py_XDECREF(b);
     return out;
 }
 
@@ -1848,7 +2012,14 @@ static PyMethodDef methods[] = {
     {"share", py_share, METH_VARARGS, "share(h) -> a handle on h's model with its own workspace (for a thread)"},
     {"rnea", py_rnea, METH_VARARGS, "rnea(h, q, v, a, fext=None, gravity=True) -> tau"},
     {"crba", py_crba, METH_VARARGS, "crba(h, q) -> M"},
+    {"crba_pattern", py_crba_pattern, METH_VARARGS,
+     "crba_pattern(h, q) -> H's lower pattern, row by row, each from the diagonal up the ancestors"},
     {"aba", py_aba, METH_VARARGS, "aba(h, q, v, tau, fext=None, gravity=True) -> a"},
+    {"forward_dynamics", py_forward_dynamics, METH_VARARGS,
+     "forward_dynamics(h, q, v, tau, fext=None, gravity=True, route=-1) -> a"},
+    {"sparsity", py_sparsity, METH_VARARGS, "sparsity(h) -> (lambda, route)"},
+    {"sparse_factor", py_sparse_factor, METH_VARARGS, "sparse_factor(H, lambda, unit=True) -> LTDL or LTL factor"},
+    {"sparse_solve", py_sparse_solve, METH_VARARGS, "sparse_solve(F, lambda, b, unit=True) -> H^-1 b"},
     {"minv", py_minv, METH_VARARGS, "minv(h, q, b) -> M^-1 b"},
     {"momentum", py_momentum, METH_VARARGS, "momentum(h, q, v) -> p = M v"},
     {"sweep", py_sweep, METH_VARARGS, "sweep(h, q, p, tau, fext=None) -> (qdot, pdot, v)"},

@@ -78,7 +78,19 @@ typedef struct {
     int *sax;          /* (nb) revolute/prismatic with S = +-e_j (j = 0..5): j, else -1 */
     double *ssg;       /* (nb) the sign of that S, +1 or -1 */
     int vector_q;      /* no quaternion in q: nq = nv and dq/dt = v */
+    /* ---- the dof tree of branch-induced sparsity (RBDA ch. 6), by mb_pack ---- */
+    int *lambda;       /* (nv) parent dof of each dof, -1 at a root */
+    int *lrun;         /* (nv) first dof of the run of consecutive parents ending at
+                          each dof (lambda[t] = t - 1 from lrun[k] + 1 to k) */
+    long lnnz;         /* ancestor-or-self pairs (i, j): the nonzeros of H's lower triangle */
+    int *root;         /* (nb) the ancestor of each body whose parent is the world */
+    int fd_sparse;     /* forward dynamics by the sparse LTDL route (mb_forward_dynamics, mb_rhs) */
+    int has_sr;        /* a joint whose S depends on q (universal, planar: Sr != 0) */
 } mb_model;
+
+/* the sparse route's dense H (mb_data.Hs) is held only up to this many
+ * velocity coordinates; above, forward dynamics is by ABA */
+#define MB_SPARSE_MAX_NV 1024
 
 /* The data: one caller's workspace for one model (mb_data_new), overwritten
  * by every kernel call. Two threads need two mb_data; they may share the model. */
@@ -90,11 +102,14 @@ typedef struct {
     double *Sr;        /* (nb,6,6) apparent derivative of S (S-ring times 1), same layout */
     double *cJ;        /* (nb,6) S-ring qd */
     double *v, *c, *a, *f; /* (nb,6) */
-    double *IA;        /* (nb,6,6) articulated / composite inertia */
-    double *pA;        /* (nb,6) bias force */
-    double *U;         /* (nb,6,6) IA S, column k at U + 36 i + 6 k */
+    double *IA;        /* (nb,6,6) articulated inertia; mb_crba: composite inertias,
+                          world-aligned (10 numbers per body, stride 36) */
+    double *pA;        /* (nb,6) bias force; the sparse route: world-aligned velocities */
+    double *U;         /* (nb,6,6) IA S, column k at U + 36 i + 6 k; mb_crba: the
+                          world-aligned motion subspaces, component a of dof k at
+                          U + a nv + k */
     double *Dinv;      /* (nb,6,6) inverse of S^T IA S (nvi x nvi, row-major, stride 6) */
-    double *uu;        /* (nb,6) tau - S^T pA */
+    double *uu;        /* (nb,6) tau - S^T pA; the sparse route: world-aligned accelerations */
     double *fext;      /* (nb,6) external + spring forces on each body, body frame */
     double *tau;       /* (nv) total generalized force */
     double *work;      /* scratch, 8 (nq + nv) */
@@ -102,6 +117,8 @@ typedef struct {
                           offsets for the time of one call */
     double *dof_force; /* (nv, DF_N) the joint force rows in use: the model's, which hinge
                           latches (latch.c) change for the time of one call */
+    double *Hs;        /* (nv,nv) the sparse route's H and factor (lower pattern);
+                          NULL when nv = 0 or nv > MB_SPARSE_MAX_NV */
 } mb_data;
 
 /* A model's description as flat arrays (borrowed: mb_pack copies them).
@@ -126,7 +143,8 @@ enum { MB_PACK_OK = 0, MB_PACK_NOMEM, MB_PACK_COUNT, MB_PACK_PARENT, MB_PACK_SPR
  * (*out, NULL on failure) and derives its fast paths; the one packer of the
  * Python binding and the native FMU runtime */
 int mb_pack(const mb_desc *desc, mb_model **out, int *where);
-/* pack.c's last step (algorithms.c): the fast paths rotax, sax, ssg; 0 or -1 (no memory) */
+/* pack.c's last step (algorithms.c): the fast paths rotax, sax, ssg and the
+ * dof tree (lambda, lrun, lnnz, root, has_sr, fd_sparse); 0 or -1 (no memory) */
 int mb_model_derive(mb_model *m);
 /* sum of the joints' velocity sizes nvi of a description (the rows of dof_force) */
 int mb_desc_nv(const mb_desc *desc);
@@ -143,6 +161,11 @@ void mb_kinematics(const mb_model *m, mb_data *d, const double *q, const double 
 void mb_rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
              const double *fext, int with_gravity, double *tau);
 void mb_crba(const mb_model *m, mb_data *d, const double *q, double *M);
+/* the same H as its lower pattern only (lnnz values: row by row, each row's
+ * entries H[k][j] for j = k, lambda[k], lambda[lambda[k]], ...: decreasing
+ * column), as MuJoCo's sparse qM; -1 when the data holds no sparse
+ * workspace (Hs) */
+int mb_crba_pattern(const mb_model *m, mb_data *d, const double *q, double *values);
 /* returns 0, or -(i) with i the body whose articulated joint inertia is singular */
 int mb_aba(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
            const double *fext, int with_gravity, double *qdd);
@@ -158,6 +181,32 @@ void mb_bias_forces(const mb_model *m, mb_data *d, const double *fext);
 int mb_aba_joint_step(const mb_model *m, mb_data *d, int i, const double *tau, const double *qdd_prescribed);
 void mb_aba_joint_forward(const mb_model *m, mb_data *d, int i, const double *a_parent, const double *qdd_prescribed,
                           double *qdd);
+/* Forward dynamics by the route the model's structure picks (fd_sparse):
+ * the articulated-body algorithm, or H(q) qdd = tau - C(q, qd) by the sparse
+ * crba and LTDL factorization; route -1 picks, 0 forces ABA, 1 the sparse
+ * route (ABA when the data holds no Hs). Returns 0, or -(i) with i a body at
+ * which the inertia is singular. */
+int mb_forward_dynamics(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
+                        const double *fext, int with_gravity, double *qdd, int route);
+/* Branch-induced sparsity of the joint-space inertia H (n x n, row-major):
+ * H[i][j] != 0 only when j is i or an ancestor of i in the dof parent array
+ * lambda (lambda[i] < i, -1 at a root; RBDA 2008, ch. 6). The routines read
+ * and write only those entries of the lower triangle (H[i][j], j <= i); the
+ * other entries are neither read nor written.
+ * mb_ltdl_factor: H = L^T D L in place (L unit lower triangular in the
+ * strict lower pattern, D on the diagonal); mb_ltl_factor: H = L^T L (L
+ * lower triangular, diagonal included). Both return 0, or k + 1 when the
+ * pivot of dof k is not positive (H not positive definite).
+ * mb_ltdl_solve / mb_ltl_solve: x <- H^-1 x with the factor. */
+int mb_ltdl_factor(double *H, const int *lambda, int n);
+int mb_ltl_factor(double *H, const int *lambda, int n);
+void mb_ltdl_solve(const double *LD, const int *lambda, int n, double *x);
+void mb_ltl_solve(const double *L, const int *lambda, int n, double *x);
+/* copy the lower triangle of H to its upper mirror (H[j][i] = H[i][j]) when
+ * H is zero outside the pattern; nnz: the pattern's entries in the lower
+ * triangle, diagonal included (decides between a walk and a tiled copy) */
+void mb_sparse_mirror(double *H, const int *lambda, int n, long nnz);
+
 /* x = M(q)^-1 b in O(N); returns as mb_aba */
 int mb_minv(const mb_model *m, mb_data *d, const double *q, const double *b, double *x);
 /* generalized momentum p = M(q) qd in O(N) */
