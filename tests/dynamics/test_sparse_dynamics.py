@@ -198,7 +198,7 @@ def test_factor_refuses_bad_input_in_one_line():
         _kernels.sparse_factor(np.eye(2), [-1, 0, 1])
     with pytest.raises(InputError, match="not positive definite: the pivot of row 2 is not positive"):
         _kernels.sparse_factor(np.diag([1.0, 1.0, -1.0]), [-1, 0, 1])
-    with pytest.raises(InputError, match=r"H .*\[4\] is nan"):
+    with pytest.raises(InputError, match=r"H .*\[5\] is nan"):
         _kernels.sparse_factor(np.array([[1, 0, 0], [0, np.nan, 0], [0, 0, 1.0]]), [-1, 0, 1])
     model, _ = _urdf_model(1, 3, branchy=True)
     z = np.zeros(model.nv)
