@@ -9,8 +9,8 @@ from setuptools import Extension, find_namespace_packages, setup
 # flexible tables, the step rule and the expression tape it links) and its exact tangents (dirder.c
 # and the element tangents), so Python's linearization and the native FMU share one implementation
 NATIVE_TANGENT_SOURCES = ("runtime", "flex_runtime", "steplimit", "spectral_radius", "tape", "dirder", "contact_dirder",
-                          "ballspring_dirder", "flex_dirder")
-NATIVE_TANGENT_HEADERS = ("native", "tape", "contact_dirder", "ballspring_dirder", "flex_dirder")
+                          "ballspring_dirder", "flex_dirder", "element")
+NATIVE_TANGENT_HEADERS = ("native", "tape", "contact_dirder", "ballspring_dirder", "flex_dirder", "element")
 
 kernels = Extension(
     "mbfmu.dynamics._kernels",

@@ -277,6 +277,8 @@ def exact_jacobian(plant: Plant, x0: np.ndarray, u0: np.ndarray, t: float = 0.0,
     from ..fmu.native.model_exchange import continuous_states
     from ..fmu.native.pack import check_supported, describe
     from ..plant.multibody import MultibodyPlant
+    if getattr(plant, "native_elements", ()):
+        return _Exact(None, "the plant's plug-in elements run in its native FMU only (not in the Python plant)")
     flexible = getattr(plant, "flexible_system", None) is not None
     if not flexible and isinstance(plant, MultibodyPlant) and plant.latches is None and \
             type(plant).derivatives is not MultibodyPlant.derivatives:

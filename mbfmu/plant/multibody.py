@@ -145,6 +145,7 @@ class MultibodyPlant(Plant):
     def derivatives(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
         """dx/dt: ``[dq/dt; dv/dt]``, or ``[dq/dt; dp/dt]`` in canonical variables
         (in the sled frame: ``[dq/dt; dv/dt; rates of the HIC states]``)."""
+        self._refuse_native_only()
         u = np.asarray(u, float)
         h = self.model._h
         nq = self.model.nq
@@ -173,6 +174,15 @@ class MultibodyPlant(Plant):
     # flags appended to the state; a plant with latches advances with
     # integrators.advance_latched (_kernels.latch_advance)
     latches: tuple | None = None
+    # plug-in elements of the native runtime (mbfmu.plant.elements.NativeElement), run by the
+    # native FMU only: the Python plant's own dynamics does not include them
+    native_elements: tuple = ()
+
+    def _refuse_native_only(self) -> None:
+        """The plug-in elements run in the native FMU only: the Python dynamics would omit them."""
+        if self.native_elements:
+            raise ModelError(f"plant {self.name!r} registers plug-in elements ({self.native_elements[0].symbol}) "
+                             "that run in its native FMU only; simulate that FMU instead")
 
     def outputs_at(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Outputs from the plant's engine sensors (``sensors``), in output order."""
@@ -209,6 +219,7 @@ class MultibodyPlant(Plant):
         """State at ``t + dt``, error-controlled to ``error_control``: wholly
         in compiled code when the plant has no Python-level forces, else
         around :meth:`derivatives`."""
+        self._refuse_native_only()
         if self._python_forces:
             return super().advance(t, x, u, dt)
         nq = self.model.nq

@@ -106,6 +106,8 @@ def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
     me_text, me_fields = data_fields(plant, _c_array)
     parts.append(me_text)
     parts.append(_c_array("int", "V3TAB", [v for r in v3rows for v in r]))
+    el_text, el_fields = _elements_source(plant)
+    parts.append(el_text)
     fields = dict(plant=_c_string(plant.name), guid=_c_string(guid),
                   **{k: st[k] for k in ("nb", "nq", "nv", "nu", "np", "ny", "nx", "ns", "nct", "ncb", "ndr",
                                         "canonical", "nl", "sled", "sled_input", "hic_body", "nh")},
@@ -115,10 +117,41 @@ def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
                   p_integer="P_INTEGER", flex=flex_ref,
                   step_cap=_c_double(pmap.step_rule[0] if pmap.step_rule else 0.0),
                   step_k=_c_double(pmap.step_rule[1] if pmap.step_rule else 0.0),
-                  **me_fields, **tape_fields, fmi=fmi_version, nv3=len(v3rows), v3tab="V3TAB")
+                  **me_fields, **tape_fields, fmi=fmi_version, nv3=len(v3rows), v3tab="V3TAB", **el_fields)
     parts.append("const mbn_data MBN_DATA = {\n" + "".join(f"    .{k} = {v},\n" for k, v in fields.items())
                  + "};\n")
     return "\n".join(parts)
+
+
+def _elements_source(plant) -> tuple[str, dict]:
+    """The registry of the plant's plug-in elements (``csrc/element.h``): its C text and
+    the ``MBN_DATA`` fields (``nel = 0`` without elements)."""
+    elements = getattr(plant, "native_elements", ())
+    if not elements:
+        return "", {}
+    text = "".join(f"extern const mbn_element_class {s};\n" for s in dict.fromkeys(e.symbol for e in elements))
+    for i, e in enumerate(elements):
+        text += _c_array("double", f"ELEMENT_PAR{i}", [*e.point, *e.parameters], _c_double)
+    rows = "".join(f"    {{&{e.symbol}, {e.body}, ELEMENT_PAR{i}, {len(e.parameters)}}},\n"
+                   for i, e in enumerate(elements))
+    text += f"static const mbn_element ELEMENTS[] = {{\n{rows}}};\n"
+    return text, {"nel": len(elements), "elements": "ELEMENTS"}
+
+
+def element_sources(plant) -> dict[str, str]:
+    """The C files of the plant's plug-in elements, by their name in the FMU's sources.
+
+    Parameters
+    ----------
+    plant : MultibodyPlant
+        The plant (its ``native_elements``).
+
+    Returns
+    -------
+    dict of str to str
+        ``element_<symbol>.c`` -> C text, one per class.
+    """
+    return {f"element_{e.symbol}.c": e.c_text() for e in getattr(plant, "native_elements", ())}
 
 
 def _description_xml(ref: PlantRef, ident: str, digest: str, interfaces=INTERFACES, with_me: bool | None = None):
@@ -195,8 +228,10 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
     ref = ref.with_parameters({s.name: s.start for s in plant.parameters})
     desc = describe(plant)
     pmap = parameter_map(plant, lambda values: build_plant(ref.with_parameters({**ref.parameters, **values})))
+    extra = element_sources(plant)
     digest = hashlib.sha256(("native" + repr(sorted(ref.to_dict().items())) + __version__
-                             + hashlib.sha256(desc.d.tobytes()).hexdigest()).encode()).hexdigest()[:12]
+                             + hashlib.sha256(desc.d.tobytes()).hexdigest() + repr(sorted(extra.items()))
+                             + repr(getattr(plant, "native_elements", ()))).encode()).hexdigest()[:12]
     ident = "".join(c if c.isalnum() or c == "_" else "_" for c in plant.name)
     # FMI 3 is written from the FMI 2 description with every scalar (derivatives included)
     xml, names, units = _description_xml(ref, ident, digest, interfaces, with_me=fmi_version == 3 or None)
@@ -214,7 +249,7 @@ def build_native_fmu(ref: PlantRef, dest: str | Path = "fmus",
     fmu_path = fmu_destination(dest, plant.name, overwrite)
     with tempfile.TemporaryDirectory(prefix="mbfmu_native_") as tmp:
         root = Path(tmp)
-        units = sources.stage(root / "sources", {sources.DATA_FILE: source})
+        units = sources.stage(root / "sources", {sources.DATA_FILE: source, **extra})
         if fmi_version == 2:
             sources.add_source_files(xml, units)
         else:

@@ -51,6 +51,8 @@ def check_supported(plant: Plant, outputs: bool = True) -> None:
     With ``outputs`` False the outputs are not checked (a rigid plant's
     dynamics alone, as :func:`describe` with ``outputs=False`` packs it).
     """
+    if getattr(plant, "native_elements", ()):
+        _check_elements(plant)
     if getattr(plant, "flexible_system", None) is not None:
         return check_flexible(plant)
     cls = type(plant)
@@ -78,6 +80,21 @@ def check_supported(plant: Plant, outputs: bool = True) -> None:
         _check_sled(plant, name)
     else:
         S.check(plant.sensors, plant.model.nbodies, len(plant.states), plant.model.nv, len(plant.inputs))
+
+
+def _check_elements(plant) -> None:
+    """The plug-in elements (``csrc/element.h``) act on the rigid right-hand side in (q, v) only."""
+    name = f"plant {plant.name!r}"
+    for what, present in (("a flexible system", getattr(plant, "flexible_system", None) is not None),
+                          ("canonical variables", getattr(plant, "canonical", False)),
+                          ("a sled frame", getattr(plant, "sled", None) is not None),
+                          ("hinge latches", getattr(plant, "latches", None) is not None)):
+        if present:
+            raise NativeUnsupported(f"{name}: plug-in elements run on a rigid plant in (q, v), not with {what}")
+    for el in plant.native_elements:
+        if not 1 <= el.body < plant.model.nbodies:
+            raise NativeUnsupported(f"{name}: plug-in element {el.symbol} acts on body {el.body}, which is not "
+                                    f"one of bodies 1..{plant.model.nbodies - 1}")
 
 
 def _check_sled(plant: MultibodyPlant, name: str) -> None:

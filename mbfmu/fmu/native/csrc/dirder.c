@@ -332,6 +332,20 @@ static void spring_forces(const mb_model *m, mb_data *ws, dd_work *w) {
     mbn_contact_tangents(m, ws, w->z, w->dv, w->fx, w->dfx); /* contact_dirder.c */
 }
 
+/* the plug-in elements' forces (w->fx) and tangents (w->dfx), after forward()
+ * (element.h; the runtime's forces are mbn_elements_fext's) */
+static void element_forces(mbn_instance *in, dd_work *w) {
+    const mbn_data *D = in->data;
+    for (int e = 0; e < D->nel; ++e) {
+        const mbn_element *el = D->elements + e;
+        double x[3], dx[3], V[3], dV[3], F[3], dF[3];
+        point_motion(in->ws, w, el->body, el->par, x, dx, V, dV);
+        el->cls->force(el->par + 3, in->t, x, V, F);
+        el->cls->tangent(el->par + 3, in->t, x, V, dx, dV, dF);
+        add_point_force(in->ws, w, el->body, el->par, F, dF);
+    }
+}
+
 /* force to the parent with its tangent: fp += X^T f, dfp += X^T (zr x* f + df) */
 static void to_parent(mb_data *ws, dd_work *w, int i, const double *f, const double *df, double *fp, double *dfp) {
     double t[6];
@@ -655,11 +669,14 @@ static int velocity_tangent(mbn_instance *in, dd_work *w, const double *dvel, do
     mb_model *m = in->m;
     mb_data *ws = in->ws;
     const double *q = in->x;
-    int err = mb_rhs(m, ws, q, w->vel, in->tau, NULL, w->r3 /* dq/dt: unused */, w->qdd);
+    const mbn_data *D = in->data;
+    if (D->nel) mbn_elements_fext(m, ws, D->nel, D->elements, in->t, q, w->vel, in->efext);
+    int err = mb_rhs(m, ws, q, w->vel, in->tau, D->nel ? in->efext : NULL, w->r3 /* dq/dt: unused */, w->qdd);
     if (err) return err;
     mb_kinematics(m, ws, q, w->vel);
     forward(m, ws, w, q, w->dq, dvel, 1, w->qdd, NULL, 1);
     spring_forces(m, ws, w);
+    element_forces(in, w);
     backward_id(m, ws, w, w->r2);
     passive_tangent(m, ws, q, w->vel, in->tau, w->dq, dvel, w->dcmd, w->dtau);
     for (int k = 0; k < m->nv; ++k) w->dtau[k] -= w->r2[k];

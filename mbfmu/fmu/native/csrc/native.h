@@ -27,6 +27,7 @@
 #include "sled.h"
 #include "flexible.h"
 #include "tape.h"
+#include "element.h"
 
 /* a flexible plant's tables (flex_runtime.c): the state is the public
  * [q; v] of an mb_flex around the virtual tree that mbn_data describes */
@@ -80,6 +81,9 @@ typedef struct {
      * nv3 rows of 3 ints (kind, first scalar index, count), fmi3.c */
     int fmi, nv3;
     const int *v3tab;
+    /* the plug-in elements the plant registers (element.h; rigid plants in velocity variables) */
+    int nel;
+    const mbn_element *elements;
 } mbn_data;
 
 extern const mbn_data MBN_DATA;
@@ -99,6 +103,7 @@ typedef struct {
     double *p, *u, *x;    /* (np), (nu), (nx) */
     double *y, *v, *tau;  /* (ny) cached outputs, (nv) velocities, (nv) generalized forces */
     double *xw;           /* (nx) scratch state */
+    double *efext;        /* (nb, 6) the plug-in elements' forces (element.h) */
     double t;
     int stepped;          /* a step was taken (parameters then keep the state) */
     double tolerance;     /* fmi2SetupExperiment's (rtol = atol), 0: the plant's own */

@@ -79,14 +79,20 @@ mbn_instance *mbn_new(const mbn_data *D) {
     in->v = calloc((size_t)D->nv + 1, sizeof(double));
     in->tau = calloc((size_t)D->nv + 1, sizeof(double));
     in->sens = calloc((size_t)D->ny + 1, sizeof(mb_sensor));
+    in->efext = calloc(6 * (size_t)D->nb + 1, sizeof(double));
     in->m = in->d ? pack_model(D, in->d) : NULL;
     in->ws = in->m ? mb_data_new(in->m) : NULL;
     if (in->m && D->flex) in->fx = mbn_flex_new(D, in->m, in->d);
-    if (!in->p || !in->u || !in->x || !in->xw || !in->y || !in->v || !in->tau || !in->sens || !in->m || !in->ws ||
+    if (!in->p || !in->u || !in->x || !in->xw || !in->y || !in->v || !in->tau || !in->sens || !in->efext || !in->m || !in->ws ||
         (D->flex && !in->fx)) {
         mbn_free(in);
         return NULL;
     }
+    for (int e = 0; e < D->nel; ++e) /* a registry that does not match its classes (element.h) */
+        if (D->elements[e].npar != D->elements[e].cls->npar || D->elements[e].body < 1 || D->elements[e].body >= D->nb) {
+            mbn_free(in);
+            return NULL;
+        }
     memcpy(in->u, D->u0, sizeof(double) * (size_t)D->nu);
     bind_sensors(in);
     initial_state(D, in->m, in->ws, in->d, in->x);
@@ -100,7 +106,7 @@ void mbn_free(mbn_instance *in) {
     mb_data_free(in->ws);
     mb_free(in->m);
     free(in->d); free(in->p); free(in->u); free(in->x); free(in->xw);
-    free(in->y); free(in->v); free(in->tau); free(in->sens);
+    free(in->y); free(in->v); free(in->tau); free(in->sens); free(in->efext);
     free(in);
 }
 
@@ -241,8 +247,10 @@ static int integrate(mbn_instance *in, double *x, double dt) {
                                &in->adapt_stats);
     if (D->nl) return mb_latch_advance(in->m, in->ws, &in->latches, q, y, y + D->nv, in->tau, dt, &opt, &in->adapt_stats);
     mb_ode ode;
+    mbn_element_ode eo;
     /* FlexibleArm._compiled_adaptive: advance_flexible; without beams (segments) advance_rigid */
-    if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
+    if (D->nel) mbn_element_ode_init(&eo, in->m, in->ws, D->nel, D->elements, in->t, in->efext, &ode);
+    else if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
     else if (D->canonical) mb_canonical_ode(in->m, in->ws, &ode);
     else mb_rigid_ode(in->m, in->ws, &ode);
     return mb_adapt_advance(&ode, q, y, in->tau, NULL, dt, &opt, &in->adapt_stats);
@@ -262,7 +270,9 @@ int mbn_rhs(mbn_instance *in, double t, const double *x, double *dx) {
         return mb_sled_ode_rhs(in->m, in->ws, &in->sled, D->nh ? &in->hic : NULL, t, in->u, q, y, in->tau, qdot, ydot);
     if (D->nl) return mb_latch_rhs(in->m, in->ws, &in->latches, q, y, y + D->nv, in->tau, qdot, ydot);
     mb_ode ode;
-    if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
+    mbn_element_ode eo;
+    if (D->nel) mbn_element_ode_init(&eo, in->m, in->ws, D->nel, D->elements, t, in->efext, &ode);
+    else if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
     else if (D->canonical) mb_canonical_ode(in->m, in->ws, &ode);
     else mb_rigid_ode(in->m, in->ws, &ode);
     return ode.f(ode.ctx, q, y, in->tau, NULL, qdot, ydot);

@@ -1,0 +1,61 @@
+/* The runtime's side of the plug-in elements (element.h). */
+#include <string.h>
+
+#include "element.h"
+#include "adaptive.h"
+
+void mbn_elements_fext(const mb_model *m, mb_data *ws, int nel, const mbn_element *el, double t, const double *q,
+                       const double *v, double *fext) {
+    memset(fext, 0, sizeof(double) * 6 * (size_t)m->nb);
+    mb_kinematics(m, ws, q, v);
+    for (int e = 0; e < nel; ++e) {
+        int b = el[e].body;
+        if (b <= 0 || b >= m->nb) continue; /* the world: no body to push (refused at build) */
+        const double *R = ws->RW + 9 * b, *tw = ws->v + 6 * b, *rB = el[e].par;
+        double x[3], u[3], V[3], F[3], f[3];
+        mb_point_position(m, ws, b, rB, x);
+        /* body-frame point velocity w x rB + v_origin, to the world */
+        u[0] = tw[1] * rB[2] - tw[2] * rB[1] + tw[3];
+        u[1] = tw[2] * rB[0] - tw[0] * rB[2] + tw[4];
+        u[2] = tw[0] * rB[1] - tw[1] * rB[0] + tw[5];
+        for (int r = 0; r < 3; ++r) V[r] = R[3 * r] * u[0] + R[3 * r + 1] * u[1] + R[3 * r + 2] * u[2];
+        el[e].cls->force(el[e].par + 3, t, x, V, F);
+        for (int c = 0; c < 3; ++c) f[c] = R[c] * F[0] + R[3 + c] * F[1] + R[6 + c] * F[2]; /* R^T F */
+        double *fe = fext + 6 * b;
+        fe[0] += rB[1] * f[2] - rB[2] * f[1];
+        fe[1] += rB[2] * f[0] - rB[0] * f[2];
+        fe[2] += rB[0] * f[1] - rB[1] * f[0];
+        for (int k = 0; k < 3; ++k) fe[3 + k] += f[k];
+    }
+}
+
+static int element_f(void *ctx, const double *q, const double *y, const double *tau, const double *fext,
+                     double *qdot, double *ydot) {
+    mbn_element_ode *e = ctx;
+    mbn_elements_fext(e->m, e->ws, e->nel, e->el, e->t0 + e->t_stage, q, y, e->fext);
+    if (fext)
+        for (int k = 0; k < 6 * e->m->nb; ++k) e->fext[k] += fext[k];
+    return e->inner.f(e->inner.ctx, q, y, tau, e->fext, qdot, ydot);
+}
+
+static void element_normalize(void *ctx, double *q) {
+    mbn_element_ode *e = ctx;
+    e->inner.normalize(e->inner.ctx, q);
+}
+
+void mbn_element_ode_init(mbn_element_ode *e, const mb_model *m, mb_data *ws, int nel, const mbn_element *el,
+                          double t0, double *fext, mb_ode *ode) {
+    mb_rigid_ode(m, ws, &e->inner);
+    e->m = m;
+    e->ws = ws;
+    e->nel = nel;
+    e->el = el;
+    e->t0 = t0;
+    e->t_stage = 0.0;
+    e->fext = fext;
+    *ode = e->inner;
+    ode->ctx = e;
+    ode->f = element_f;
+    ode->normalize = element_normalize;
+    ode->t_stage = &e->t_stage;
+}

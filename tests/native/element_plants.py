@@ -1,0 +1,70 @@
+"""Plants that register the test-only plug-in element (``elements/point_damper.c``:
+a linear damper F = -c V between a body point and the ground), for the element
+interface tests (``csrc/element.h``)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from mbfmu.dynamics import ModelBuilder, sensors
+from mbfmu.dynamics.joints import Prismatic, Revolute
+from mbfmu.plant.elements import NativeElement
+from mbfmu.plant.multibody import MultibodyPlant
+from mbfmu.plant.signals import Signal
+
+DAMPER_C = Path(__file__).with_name("elements") / "point_damper.c"
+
+
+def point_damper(body: int, point, c: float) -> NativeElement:
+    """The test damper (N s/m) on ``point`` (m, body frame) of ``body``."""
+    return NativeElement(DAMPER_C, "test_point_damper", body, point, (c,))
+
+
+class DampedSlider(MultibodyPlant):
+    """A 2 kg block on a prismatic joint along x (no gravity along it), a 3 N s/m point
+    damper on it, a force input: v(t) = v0 exp(-c t / m) with the input at zero."""
+
+    name = "damped_slider"
+    default_step = 0.05
+    default_stop_time = 1.0
+    internal_step = 1e-3
+    MASS, C, V0 = 2.0, 3.0, 1.5
+
+    def __init__(self):
+        b = ModelBuilder(gravity=(0.0, 0.0, -9.81), name=self.name)
+        b.add_body("block", "world", Prismatic(axis=(1.0, 0.0, 0.0)), self.MASS, (0.0, 0.0, 0.0),
+                   np.eye(3) * 0.01)
+        model = b.build()
+        super().__init__(model, np.ones((1, 1)), v0=[self.V0])
+        self.native_elements = (point_damper(1, (0.0, 0.2, 0.1), self.C),)
+        self.inputs = (Signal("push", "N", "force along the slide", kind="input"),)
+        self.sensors = (sensors.StateValue(0), sensors.StateValue(1))
+        self.outputs = (Signal("x", "m", kind="output"), Signal("v", "m/s", kind="output"))
+
+
+class DampedPendulum(MultibodyPlant):
+    """A double pendulum (hinges about y, gravity -z) with a 0.8 N s/m point damper on
+    an off-axis point of its second link: a damper force that depends on q and v."""
+
+    name = "damped_pendulum"
+    default_step = 0.01
+    default_stop_time = 1.0
+    internal_step = 1e-3
+
+    def __init__(self):
+        b = ModelBuilder(gravity=(0.0, 0.0, -9.81), name=self.name)
+        inertia = np.diag([1e-3, 2e-2, 2e-2])
+        b.add_body("upper", "world", Revolute(axis=(0.0, 1.0, 0.0)), 1.0, (0.25, 0.0, 0.0), inertia)
+        b.add_body("lower", "upper", Revolute(axis=(0.0, 1.0, 0.0)), 0.7, (0.2, 0.0, 0.0), inertia,
+                   p_PJ=(0.5, 0.0, 0.0))
+        model = b.build()
+        super().__init__(model, np.array([[1.0], [0.0]]), q0=[0.4, -0.3], v0=[0.5, -1.0])
+        self.native_elements = (point_damper(2, (0.4, 0.05, 0.03), 0.8),)
+        self.inputs = (Signal("tau", "N.m", "shoulder torque", kind="input"),)
+        self.sensors = (tuple(sensors.StateValue(k) for k in range(4))
+                        + tuple(sensors.PointPosition(2, (0.4, 0.0, 0.0), k) for k in range(3))
+                        + (sensors.KineticEnergy(),))
+        self.outputs = (tuple(Signal(f"x[{k + 1}]", kind="output") for k in range(4))
+                        + tuple(Signal(f"tip[{k + 1}]", "m", kind="output") for k in range(3))
+                        + (Signal("ke", "J", kind="output"),))

@@ -1,0 +1,103 @@
+"""The native runtime's element interface (``csrc/element.h``, #33 §3): a test-only
+element written once in C (``elements/point_damper.c``, a linear damper F = -c V
+between a body point and the ground) registered by a plant
+(``MultibodyPlant.native_elements``) works in the native FMU, Co-Simulation and
+Model Exchange, FMI 2 and 3, against the analytic motion of a damped block, and
+in the exact directional derivatives, against central differences of the FMU's
+own derivatives and outputs (FMI 2) and against FMI 3's (the same C)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fmpy import simulate_fmu
+
+from mbfmu.dynamics.algorithms import crba, point_jacobian
+from mbfmu.cosim.fmu_jacobian import CENTRAL, DIRECTIONAL, ModelExchangeInstance, jacobians
+from mbfmu.errors import InputError, ModelError
+from mbfmu.fmu.builder import build_fmu
+from mbfmu.fmu.native.description import NativeUnsupported
+from mbfmu.fmu.native.pack import check_supported
+from mbfmu.plant.elements import NativeElement
+
+from .element_plants import DAMPER_C, DampedPendulum, DampedSlider, point_damper
+from .fmi3_jacobian import fmi3_jacobian
+from .tangent_checks import fd_tolerance
+
+
+@pytest.fixture(scope="module")
+def slider_fmus(tmp_path_factory):
+    return {v: build_fmu(DampedSlider, tmp_path_factory.mktemp(f"el_slider{v}"), runtime="native",
+                         platforms=("linux64",), fmi_version=v) for v in (2, 3)}
+
+
+@pytest.fixture(scope="module")
+def pendulum_fmus(tmp_path_factory):
+    return {v: build_fmu(DampedPendulum, tmp_path_factory.mktemp(f"el_pend{v}"), runtime="native",
+                         platforms=("linux64",), fmi_version=v) for v in (2, 3)}
+
+
+@pytest.mark.parametrize("fmi", [2, 3])
+@pytest.mark.parametrize("kind", ["CoSimulation", "ModelExchange"])
+def test_damper_slows_the_block_as_the_analytic_solution(slider_fmus, fmi, kind):
+    """m dv/dt = -c v: v = v0 exp(-c t / m), x = v0 m / c (1 - exp(-c t / m))."""
+    m, c, v0 = DampedSlider.MASS, DampedSlider.C, DampedSlider.V0
+    res = simulate_fmu(str(slider_fmus[fmi]), fmi_type=kind, stop_time=1.0, output_interval=0.05,
+                       relative_tolerance=1e-8, output=["x", "v"])
+    t = res["time"]
+    decay = np.exp(-c * t / m)
+    tol = 1e-5 if kind == "ModelExchange" else 1e-6  # fmpy's CVode at 1e-8, the runtime's own integrator
+    np.testing.assert_allclose(res["v"], v0 * decay, rtol=0, atol=tol)
+    np.testing.assert_allclose(res["x"], v0 * m / c * (1 - decay), rtol=0, atol=tol)
+    assert res["v"][-1] < 0.5 * v0  # the damper acts (undamped: v stays v0)
+
+
+STATES = {"rest_shape": (np.array([0.4, -0.3, 0.5, -1.0]), np.array([0.2])),
+          "swinging": (np.array([-1.1, 1.7, -2.0, 3.0]), np.array([-0.7]))}
+
+
+@pytest.mark.parametrize("label", sorted(STATES))
+def test_damper_tangent_is_exact(pendulum_fmus, label):
+    """The FMU's directional derivatives (the element's tangent in dirder.c) equal central
+    differences of its own derivatives and outputs; FMI 3's Jacobian is FMI 2's."""
+    x, u = STATES[label]
+    with ModelExchangeInstance(pendulum_fmus[2]) as inst:
+        assert inst.provides_directional
+        dd = jacobians(inst, x, u, DIRECTIONAL)
+        fd = jacobians(inst, x, u, CENTRAL)
+    for got, want in ((dd.A, fd.A), (dd.B, fd.B), (dd.C, fd.C), (dd.D, fd.D)):
+        np.testing.assert_allclose(got, want, rtol=0, atol=fd_tolerance(want))
+    J3, _ = fmi3_jacobian(pendulum_fmus[3], x, u)
+    J2 = np.block([[dd.A, dd.B], [dd.C, dd.D]])
+    np.testing.assert_allclose(J3, J2, rtol=0, atol=1e-12 * (1 + np.abs(J2).max()))
+
+
+def test_damper_tangent_holds_the_damping_at_rest(pendulum_fmus):
+    """At v = 0 the Coriolis terms vanish and the velocity block of A is the damper's
+    -M^-1 c J^T J, J the damped point's world Jacobian (the Python engine's crba and
+    point_jacobian)."""
+    x, u = np.array([0.4, -0.3, 0.0, 0.0]), np.array([0.0])
+    with ModelExchangeInstance(pendulum_fmus[2]) as inst:
+        dd = jacobians(inst, x, u, DIRECTIONAL)
+    plant = DampedPendulum()
+    (el,) = plant.native_elements
+    J = point_jacobian(plant.model, x[:2], el.body, el.point)
+    want = -np.linalg.solve(crba(plant.model, x[:2]), el.parameters[0] * J.T @ J)
+    np.testing.assert_allclose(dd.A[2:, 2:], want, rtol=0, atol=1e-10 * np.abs(want).max())
+
+
+def test_registry_is_checked():
+    """Bad registrations get one-line errors before any C is compiled."""
+    with pytest.raises(InputError, match="not a C identifier"):
+        NativeElement(DAMPER_C, "bad name", 1, (0, 0, 0), (1.0,))
+    with pytest.raises(InputError, match="must be finite"):
+        point_damper(1, (0.0, np.nan, 0.0), 1.0)
+    plant = DampedSlider()
+    plant.native_elements = (point_damper(5, (0, 0, 0), 1.0),)
+    with pytest.raises(NativeUnsupported, match="body 5"):
+        check_supported(plant)
+    with pytest.raises(ModelError, match="native FMU only"):
+        DampedSlider().simulate(stop_time=0.1)  # the Python dynamics would omit the damper
+    plant = DampedSlider()
+    plant.canonical = True
+    with pytest.raises(NativeUnsupported, match="canonical"):
+        check_supported(plant)
