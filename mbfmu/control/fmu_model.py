@@ -194,13 +194,13 @@ def plant_of_fmu(path: str | Path) -> Any:
     InputError
         When the file is missing or the FMU names no plant this process can rebuild.
     """
-    from ..cosim.fmu_unit import FmuUnit
+    from ..cosim.fmu_open import open_fmu
     from ..errors import InputError
 
     path = Path(path)
     if not path.is_file():
         raise InputError(f"no FMU file {str(path)!r}")
-    return plant_of_unit(FmuUnit(path, "plant_of"))
+    return plant_of_unit(open_fmu(path, "plant_of"))
 
 
 def plant_of_unit(unit: Any) -> Any:
@@ -245,12 +245,12 @@ def _from_plant(path: Path, step: float, t: float, u0: Mapping[str, float], reac
                 outputs: Sequence[str] | None) -> tuple[control.StateSpace, str] | None:
     """The plant's exact continuous model, or ``None`` when the FMU names no plant
     this process can rebuild with the FMU's signals."""
-    from ..cosim.fmu_unit import FmuUnit
+    from ..cosim.fmu_open import open_fmu
     from ..errors import InputError, MbfmuError
     from .linearization import linearize
     from .system_plant import LinearSystemPlant, ReferencedSystemPlant
 
-    unit = FmuUnit(path, "exact", values=dict(parameters) or None)
+    unit = open_fmu(path, "exact", values=dict(parameters) or None)
     if unit.plant_ref is None:
         return None
     try:

@@ -99,7 +99,7 @@ def _parse_value(text: str):
 
 def _load(path: Path, allow_external: bool = False, interface: str | None = None, me_rtol: float = 1e-6):
     """The system in ``path`` and its default experiment; every reading problem as one InputError."""
-    from .fmu_unit import FmuUnit
+    from .fmu_open import open_fmu
     from .ssp import read_ssp
     from .system import System
 
@@ -112,9 +112,9 @@ def _load(path: Path, allow_external: bool = False, interface: str | None = None
             system = read_ssp(path, allow_external=allow_external)
             return system, dict(system.experiment), None
         if interface == "me" or (interface is None and not _has_cs(path)):
-            unit = FmuUnit(path, interface="me", rtol=me_rtol)
+            unit = open_fmu(path, interface="me", rtol=me_rtol)
         else:
-            unit = FmuUnit(path, interface=interface)
+            unit = open_fmu(path, interface=interface)
     except MbfmuError:
         raise
     except Exception as exc:  # a malformed file: lxml, zipfile, fmpy or a bad number inside

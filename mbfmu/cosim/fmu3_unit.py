@@ -114,7 +114,7 @@ class Fmu3Unit(FmuUnit):
         clocks = [v.name for v in md.modelVariables if v.type == "Clock"]
         if clocks:
             raise InputError(f"{md.modelName!r}: the FMU has clocks ({', '.join(clocks)}); Fmu3Unit runs co-simulation "
-                             "without event mode: open it with FmuUnit(path), which runs its event mode")
+                             "without event mode: open it with open_fmu(path), which runs its event mode")
 
     def _variables(self, md: Any) -> list[Variable]:
         by_vr = {v.valueReference: v for v in md.modelVariables}

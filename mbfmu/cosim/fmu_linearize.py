@@ -336,12 +336,12 @@ def linearize_fmu(fmu_path: str | Path, step: float | None = None, t0: float = 0
         subtracted, see the module docs).
     """
     import warnings
-    from .fmu_unit import FmuUnit
+    from .fmu_open import open_fmu
 
     fmu_path = Path(fmu_path)
     if not fmu_path.is_file():
         raise InputError(f"FMU file {str(fmu_path)!r} does not exist")
-    unit = FmuUnit(fmu_path, "era")
+    unit = open_fmu(fmu_path, "era")
     if not unit.can_rollback:
         raise InputError(f"{fmu_path.name}: the FMU cannot save and restore its state "
                          "(canGetAndSetFMUstate is false), which ERA linearization needs")
@@ -460,11 +460,11 @@ def input_start_values(path: str | Path) -> dict[str, float]:
     """Real inputs of an FMU, in declaration order (the elements of an FMI 3
     array input each by name, ``u[1]``...), with their start values (0 where
     none is declared): the inputs ERA pulses."""
-    from .fmu_unit import FmuUnit
+    from .fmu_open import open_fmu
 
     from ..untrusted.archive import check_file
     check_file(path, f"FMU {str(path)!r}", "FMU")  # bounded before fmpy reads it
-    unit = FmuUnit(Path(path), "inputs")
+    unit = open_fmu(Path(path), "inputs")
     return {n: float(unit.variables[n].start or 0.0) for n in _pick(unit, None, "input")}
 
 

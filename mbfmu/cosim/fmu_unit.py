@@ -113,7 +113,10 @@ INTERFACES = (None, "cs", "me")
 
 
 class FmuUnit(Unit):
-    """Any FMI 2.0 co-simulation FMU, run through fmpy.
+    """An FMI 2.0 co-simulation FMU, run through fmpy; the base of every FMU unit.
+
+    ``FmuUnit(path, ...)`` opens any FMU as :func:`~mbfmu.cosim.fmu_open.open_fmu`
+    does (which picks the FMI 3.0 or model-exchange class the file needs).
 
     Parameters
     ----------
@@ -148,26 +151,13 @@ class FmuUnit(Unit):
 
     tolerance: float | None = None  # relative tolerance given to the FMU at set-up (None: the FMU's own)
 
+    # the factory module (:mod:`.fmu_open`) installs its class chooser here, so that ``FmuUnit(path)``
+    # keeps opening any FMU (FMI 3, model exchange, ...) without this module importing its subclasses
+    _choose: Callable[[str | Path, str | None], type] | None = None
+
     def __new__(cls, path: str | Path, *args: Any, **kwargs: Any) -> "FmuUnit":
-        if cls is not FmuUnit:
-            return super().__new__(cls)
-        interface = kwargs.get("interface")
-        if interface not in INTERFACES:
-            raise InputError(f"interface {interface!r} must be 'cs' (co-simulation) or 'me' (model exchange)")
-        version, has_cs, has_me, has_se, has_clocks = _fmi_interfaces(path)
-        fmi3 = (version or "").startswith("3.")
-        if fmi3 and has_se and not has_cs and interface != "me":
-            from .fmu3_scheduled import Fmu3ScheduledUnit
-            return super().__new__(Fmu3ScheduledUnit)
-        if interface == "me" or (interface is None and has_me and not has_cs):
-            from .fmu_me import Fmu3MeUnit, FmuMeUnit
-            return super().__new__(Fmu3MeUnit if fmi3 else FmuMeUnit)
-        if fmi3 and has_clocks:
-            from .fmu3_events import Fmu3EventUnit
-            return super().__new__(Fmu3EventUnit)
-        if fmi3:
-            from .fmu3_unit import Fmu3Unit
-            return super().__new__(Fmu3Unit)
+        if cls is FmuUnit and FmuUnit._choose is not None:
+            cls = FmuUnit._choose(path, kwargs.get("interface"))
         return super().__new__(cls)
 
     def __init__(self, path: str | Path, name: str | None = None, values: Mapping[str, Any] | None = None,

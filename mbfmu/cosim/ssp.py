@@ -37,6 +37,7 @@ from ..untrusted.archive import extract
 from ..untrusted.limits import limits, size_text
 from ..untrusted.scratch import release
 from .system import Connection, System
+from .fmu_open import open_fmu
 from .fmu_unit import FmuUnit
 from . import ssp_bindings, ssp_transforms
 from .ssp_hierarchy import SEP, Hierarchy
@@ -171,7 +172,7 @@ def _read_ssd(path: Path, sources: SourceResolver, ssd: Path) -> System:
         except CosimError as exc:
             problems.append(str(exc).partition(": ")[2])
             continue
-        unit = system.add(FmuUnit(fmu_path, name))
+        unit = system.add(open_fmu(fmu_path, name))
         _bound_expansion(system, path)
         defs = {**fmu_units(unit.md), **defs}  # the SSD's own definitions win
         conn_units[name] = _connector_units(comp)

@@ -52,10 +52,10 @@ def recv(sock: socket.socket) -> Any:
 def _make_unit(recipe: tuple) -> Any:
     kind, payload = recipe
     if kind == "fmu":
-        from .fmu_unit import FmuUnit
+        from .fmu_open import open_fmu
         payload = dict(payload)
         conversions = payload.pop("conversions", {})
-        unit = FmuUnit(**payload)
+        unit = open_fmu(**payload)
         for name, (gain, offset) in conversions.items():
             unit.convert_input(name, gain, offset)
         return unit

@@ -356,8 +356,8 @@ class Target:
             return FunctionRunner(self.payload)
         path = _materialize(self.digest, self.file_name, self.payload)
         if self.kind == "fmu":
-            from ..cosim import FmuUnit, System
-            unit = FmuUnit(path)
+            from ..cosim import System, open_fmu
+            unit = open_fmu(path)
             de = unit.md.defaultExperiment
             exp = {"step": float(de.stepSize)} if de is not None and de.stepSize is not None else {}
             return SystemRunner(System([unit]), unit.name, exp)

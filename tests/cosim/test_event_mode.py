@@ -80,7 +80,7 @@ def test_the_run_says_why_it_takes_the_python_loop(ticker):
 
 
 def test_a_clocked_fmu_as_plain_co_simulation_is_refused_by_name(ticker):
-    with pytest.raises(InputError, match=r"has clocks \(tick, kick\).*FmuUnit\(path\)"):
+    with pytest.raises(InputError, match=r"has clocks \(tick, kick\).*open_fmu\(path\)"):
         Fmu3Unit(ticker)
 
 
