@@ -32,6 +32,25 @@ RULES = {
     "mbfmu.cosim": (("mbfmu.errors", "mbfmu.plant.signals", "mbfmu.cosim"), {"pythonfmu", "matplotlib"}),
 }
 
+# the parts of mbfmu.cosim, each above the ones it may import: the units and systems at its
+# root <- the FMU units (fmi) <- SSP files, isolated FMUs ; recording <- the master
+_COSIM_BASE = ("mbfmu.errors", "mbfmu.plant.signals")
+_COSIM_CORE = tuple(f"mbfmu.cosim.{m}" for m in ("units", "system", "blocks", "sources", "typed", "signal_names"))
+_COSIM_PARTS = {
+    "fmi": ("fmi",),
+    "ssp": ("fmi", "ssp"),
+    "isolation": ("fmi", "isolation"),
+    "recording": ("recording",),
+    "master": ("fmi", "isolation", "recording", "master"),
+}
+for _core in _COSIM_CORE:
+    RULES[_core] = (_COSIM_BASE + _COSIM_CORE, {"pythonfmu", "matplotlib", "fmpy"})
+for _part, _below in _COSIM_PARTS.items():
+    RULES[f"mbfmu.cosim.{_part}"] = (_COSIM_BASE + _COSIM_CORE + tuple(f"mbfmu.cosim.{b}" for b in _below),
+                                     {"pythonfmu", "matplotlib"})
+RULES["mbfmu.cosim.recording"] = (_COSIM_BASE + ("mbfmu.cosim.typed", "mbfmu.cosim.recording"),
+                                  {"pythonfmu", "matplotlib", "fmpy"})
+
 
 def _module_name(path: Path) -> str:
     rel = path.relative_to(ROOT).with_suffix("")
@@ -90,7 +109,7 @@ MODULES = sorted(p for p in PACKAGE.rglob("*.py"))
 
 # (module, import) pairs allowed against the layers, each imported inside one
 # function only: ``Result.plot`` hands the drawing to the viewer at call time.
-LAZY_UPWARD = {("mbfmu.cosim.recording", "mbfmu.viewer.result_plot")}
+LAZY_UPWARD = {("mbfmu.cosim.recording.result", "mbfmu.viewer.result_plot")}
 
 
 def test_lazy_upward_imports_are_inside_functions():
@@ -141,7 +160,9 @@ def test_rules_see_every_layer():
     """The walk really parses the package (a renamed folder would silently
     make the rules vacuous)."""
     names = {_module_name(p) for p in MODULES}
-    assert {"mbfmu.dynamics.algorithms", "mbfmu.plant", "mbfmu.plant.contract", "mbfmu.cosim.master"} <= names
+    assert {"mbfmu.dynamics.algorithms", "mbfmu.plant", "mbfmu.plant.contract", "mbfmu.cosim.master.run"} <= names
+    for part in _COSIM_PARTS:
+        assert any(n.startswith(f"mbfmu.cosim.{part}.") for n in names), part
 
 
 def test_the_package_root_shows_the_layers():
@@ -222,15 +243,24 @@ def test_the_cycle_check_sees_a_circle():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
     edges = _import_edges(module_level_only=True)
-    assert "mbfmu.cosim.fmu_unit" in edges["mbfmu.cosim.fmu_open"]
+    assert "mbfmu.cosim.fmi.fmu_unit" in edges["mbfmu.cosim.fmi.fmu_open"]
 
 
 @pytest.mark.parametrize("layer", ["mbfmu.cosim", "mbfmu.viewer"])
 def test_no_import_circle_even_in_functions(layer):
     """In the co-simulation layer and the viewer not even an import made inside
     a function closes a circle (the FMU classes do not pick their subclasses;
-    :mod:`mbfmu.cosim.fmu_open` does)."""
+    :mod:`mbfmu.cosim.fmi.fmu_open` does)."""
     edges = {m: {n for n in e if n.startswith(layer + ".")}
              for m, e in _import_edges(module_level_only=False).items() if m.startswith(layer + ".")}
     cycle = _cycle(edges)
     assert cycle is None, "import circle: " + " -> ".join(cycle)
+
+
+def test_the_parts_of_cosim_have_their_own_rules():
+    """Each part of mbfmu.cosim is judged by its own rule, which refuses the parts above it."""
+    assert _rule_for("mbfmu.cosim.fmi.fmu_unit") == "mbfmu.cosim.fmi"
+    allowed, _ = RULES["mbfmu.cosim.fmi"]
+    assert not any("mbfmu.cosim.master.run".startswith(a) for a in allowed)
+    allowed, _ = RULES["mbfmu.cosim.units"]
+    assert not any("mbfmu.cosim.fmi.fmu_unit".startswith(a) for a in allowed)

@@ -24,13 +24,13 @@ A continuous first-order plant ``y' = -y + u`` driven by a unit step:
 0.864665
 """
 from . import sources
-from .master import simulate
-from .options import SimulationOptions
-from .recording import Result, RunSummary, load_result
-from .ssp import read_ssp, write_ssp
+from .master.run import simulate
+from .master.options import SimulationOptions
+from .recording.result import Result, RunSummary, load_result
+from .ssp.read_write import read_ssp, write_ssp
 from .system import Connection, System
-from .fmu_unit import FmuUnit
-from .fmu_open import open_fmu
+from .fmi.fmu_unit import FmuUnit
+from .fmi.fmu_open import open_fmu
 from .units import ControlUnit, FunctionUnit, Unit, Variable
 
 from .blocks import Demux, Gain, Mux, Offset, Saturation, Sum

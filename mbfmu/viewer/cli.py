@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     if out and suffix not in (".html",) + VIDEO + IMAGE:
         raise InputError(f"output {args.output!r}: unknown suffix {suffix!r}; use .html, .mp4, .gif or an image")
     if out:
-        from ..cosim.output_path import check_writable
+        from ..cosim.recording.output_path import check_writable
         check_writable(out, "the replay")  # before the results are read and the frames drawn
     params = dict(args.param)
     if args.package_dir:

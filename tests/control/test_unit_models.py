@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from mbfmu.control import linearize_fmu
-from mbfmu.cosim.fmu_jacobian import CENTRAL, ModelExchangeInstance, jacobians
-from mbfmu.cosim.fmu_linearize import ERAWarning
-from mbfmu.cosim.fmu_linearize import linearize_fmu as era
-from mbfmu.cosim.jacobian_check import DerivativeWarning
+from mbfmu.cosim.fmi.fmu_jacobian import CENTRAL, ModelExchangeInstance, jacobians
+from mbfmu.cosim.fmi.fmu_linearize import ERAWarning
+from mbfmu.cosim.fmi.fmu_linearize import linearize_fmu as era
+from mbfmu.cosim.fmi.jacobian_check import DerivativeWarning
 from mbfmu.errors import InputError
 from tooling import FMPY_FMUS, reference_fmu
 

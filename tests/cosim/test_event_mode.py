@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from mbfmu.cosim import FmuUnit, System, simulate
-from mbfmu.cosim.fast_loop import python_loop_reason
-from mbfmu.cosim.fmu3_events import Fmu3EventUnit
-from mbfmu.cosim.fmu3_unit import Fmu3Unit
+from mbfmu.cosim.master.fast_loop import python_loop_reason
+from mbfmu.cosim.fmi.fmu3_events import Fmu3EventUnit
+from mbfmu.cosim.fmi.fmu3_unit import Fmu3Unit
 from mbfmu.errors import InputError
 
 from .fmu_build import build_ticker3
@@ -74,7 +74,7 @@ def test_an_output_clock_ticks_another_units_input_clock(ticker):
 
 
 def test_the_run_says_why_it_takes_the_python_loop(ticker):
-    from mbfmu.cosim.master import SimulationOptions, _Master
+    from mbfmu.cosim.master.run import SimulationOptions, _Master
     m = _Master(System([FmuUnit(ticker, "tick")]), H, SimulationOptions(), None)
     assert "unit 'tick' runs FMI 3.0 co-simulation with event mode" in python_loop_reason(m)
 

@@ -15,7 +15,7 @@ import scipy.integrate
 from fmpy import simulate_fmu
 
 from mbfmu.cosim import FmuUnit, System, simulate, sources
-from mbfmu.cosim.fmu_me import Fmu3MeUnit, FmuMeUnit
+from mbfmu.cosim.fmi.fmu_me import Fmu3MeUnit, FmuMeUnit
 from mbfmu.errors import InputError
 from tooling import reference_fmu
 
@@ -113,9 +113,9 @@ def test_open_fmu_picks_the_class_the_description_calls_for(version, model, inte
     from fmpy import read_model_description
 
     from mbfmu.cosim import open_fmu
-    from mbfmu.cosim.fmu3_events import Fmu3EventUnit
-    from mbfmu.cosim.fmu3_scheduled import Fmu3ScheduledUnit
-    from mbfmu.cosim.fmu3_unit import Fmu3Unit
+    from mbfmu.cosim.fmi.fmu3_events import Fmu3EventUnit
+    from mbfmu.cosim.fmi.fmu3_scheduled import Fmu3ScheduledUnit
+    from mbfmu.cosim.fmi.fmu3_unit import Fmu3Unit
     path = reference_fmu(version, model)
     md = read_model_description(str(path))
     unit = open_fmu(path, "u", interface=interface)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from mbfmu.control.linearization import fd_step, state_jacobians
-from mbfmu.cosim.fmu_jacobian import CENTRAL, DIRECTIONAL, ModelExchangeInstance, jacobians
+from mbfmu.cosim.fmi.fmu_jacobian import CENTRAL, DIRECTIONAL, ModelExchangeInstance, jacobians
 
 EXACT_RTOL = 1e-10
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mbfmu.cosim.fmu_jacobian import CENTRAL, DIRECTIONAL, ModelExchangeInstance, jacobians
+from mbfmu.cosim.fmi.fmu_jacobian import CENTRAL, DIRECTIONAL, ModelExchangeInstance, jacobians
 from mbfmu.plant.library import load_plant
 
 from .oracle import richardson_jacobian
