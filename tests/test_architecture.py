@@ -48,6 +48,9 @@ for _core in _COSIM_CORE:
 for _part, _below in _COSIM_PARTS.items():
     RULES[f"mbfmu.cosim.{_part}"] = (_COSIM_BASE + _COSIM_CORE + tuple(f"mbfmu.cosim.{b}" for b in _below),
                                      {"pythonfmu", "matplotlib"})
+# the FMU units face fmpy only: the algorithms on top of their calls (Jacobians, their check,
+# ERA) are analyses, in mbfmu.control
+RULES["mbfmu.cosim.fmi"] = (RULES["mbfmu.cosim.fmi"][0], {"pythonfmu", "matplotlib", "control", "scipy"})
 RULES["mbfmu.cosim.recording"] = (_COSIM_BASE + ("mbfmu.cosim.typed", "mbfmu.cosim.recording"),
                                   {"pythonfmu", "matplotlib", "fmpy"})
 

@@ -50,7 +50,8 @@ from typing import Any, Mapping, Sequence
 import control
 import numpy as np
 
-from ...errors import InputError, SimulationError
+from ..cosim.fmi.fmu_defaults import real_signals
+from ..errors import InputError, SimulationError
 
 
 @dataclass
@@ -248,16 +249,6 @@ def _fit_error(A, B, C, D, Y: np.ndarray) -> float:
     return float(np.sqrt(np.mean((model[1:] - Y[1:]) ** 2)) / scale) if scale > 0 else 0.0
 
 
-def _pick(unit: Any, names: Sequence[str] | None, causality: str) -> list[str]:
-    pool = [n for n in (unit.inputs if causality == "input" else unit.outputs) if unit.variables[n].type == "Real"]
-    if names is None:
-        return pool
-    unknown = [n for n in names if n not in pool]
-    if unknown:
-        raise InputError(f"FMU {unit.name!r} has no real {causality}s {unknown}; known: {sorted(pool)}")
-    return list(names)
-
-
 def _pulse_scale(unit: Any, names: Sequence[str], u0: np.ndarray) -> np.ndarray:
     """Per input: its declared nominal value, else its declared range (max - min),
     else max(1, |u0|) [input unit]."""
@@ -336,7 +327,7 @@ def linearize_fmu(fmu_path: str | Path, step: float | None = None, t0: float = 0
         subtracted, see the module docs).
     """
     import warnings
-    from .fmu_open import open_fmu
+    from ..cosim.fmi.fmu_open import open_fmu
 
     fmu_path = Path(fmu_path)
     if not fmu_path.is_file():
@@ -351,7 +342,7 @@ def linearize_fmu(fmu_path: str | Path, step: float | None = None, t0: float = 0
     step = float(step)
     if not (np.isfinite(step) and step > 0):
         raise InputError(f"communication step {step} s must be > 0")
-    in_names, out_names = _pick(unit, inputs, "input"), _pick(unit, outputs, "output")
+    in_names, out_names = real_signals(unit, inputs, "input"), real_signals(unit, outputs, "output")
     if not in_names or not out_names:
         raise InputError(f"{fmu_path.name}: needs at least one real input and one real output")
     for name, val in (parameters or {}).items():
@@ -434,7 +425,7 @@ def linearize_fmu(fmu_path: str | Path, step: float | None = None, t0: float = 0
     confidence = min(1.0, validation_fit(A, B, C, D, du_val, y_val)) if np.all(np.isfinite(y_val)) else -np.inf
     scale = max(np.abs(y0).max(), np.abs(markov[1:]).max() * amp.max())
     drift = float(np.abs(held - held[0]).max() / scale) if scale > 0 else 0.0
-    from ..signal_names import control_names
+    from ..cosim.signal_names import control_names
     sys = control.ss(A, B, C, D, step, inputs=control_names(in_names), outputs=control_names(out_names),
                      states=[f"x[{k + 1}]" for k in range(A.shape[0])], name=control_names([unit.md.modelName])[0]
                      + "_era")
@@ -454,33 +445,3 @@ def linearize_fmu(fmu_path: str | Path, step: float | None = None, t0: float = 0
                       f"its free response was subtracted, validated fit {100 * confidence:.1f} %",
                       ERAWarning, stacklevel=2)
     return sys
-
-
-def input_start_values(path: str | Path) -> dict[str, float]:
-    """Real inputs of an FMU, in declaration order (the elements of an FMI 3
-    array input each by name, ``u[1]``...), with their start values (0 where
-    none is declared): the inputs ERA pulses."""
-    from .fmu_open import open_fmu
-
-    from ...untrusted.archive import check_file
-    check_file(path, f"FMU {str(path)!r}", "FMU")  # bounded before fmpy reads it
-    unit = open_fmu(Path(path), "inputs")
-    return {n: float(unit.variables[n].start or 0.0) for n in _pick(unit, None, "input")}
-
-
-def default_step(path: str | Path) -> float:
-    """The FMU's default experiment step size, else 1e-2 s.
-
-    Parameters
-    ----------
-    path : str or Path
-        The FMU.
-
-    Returns
-    -------
-    float
-        Communication step, s.
-    """
-    from .fmu_files import read_checked
-    de = read_checked(path).defaultExperiment  # bounded and checked before fmpy reads it
-    return float(de.stepSize) if de is not None and de.stepSize else 1e-2

@@ -23,7 +23,8 @@ import warnings
 
 import numpy as np
 
-from .fmu_jacobian import CENTRAL, DIRECTIONAL, FmuJacobians, ModelExchangeInstance, jacobians
+from .fmu_jacobians import CENTRAL, DIRECTIONAL, FmuJacobians, jacobians
+from ..cosim.fmi.me_instance import ModelExchangeInstance
 
 RTOL = 1e-5
 _EPS = np.finfo(float).eps

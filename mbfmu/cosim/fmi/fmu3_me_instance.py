@@ -1,7 +1,7 @@
 """An FMI 3.0 Model Exchange instance with the interface of
-:class:`~mbfmu.cosim.fmi.fmu_jacobian.ModelExchangeInstance`, so that
-:func:`~mbfmu.cosim.fmi.fmu_jacobian.jacobians` and the probe of
-:mod:`mbfmu.cosim.fmi.jacobian_check` take an FMI 3 FMU's Jacobians
+:class:`~mbfmu.cosim.fmi.me_instance.ModelExchangeInstance`, so that
+:func:`~mbfmu.control.fmu_jacobians.jacobians` and the probe of
+:mod:`mbfmu.control.jacobian_check` take an FMI 3 FMU's Jacobians
 (``providesDirectionalDerivatives``) the same way.
 
 fmpy reads FMI 2's ``providesDirectionalDerivative`` only; FMI 3's
@@ -21,7 +21,7 @@ import numpy as np
 from ...errors import InputError
 from .fmu3_unit import Fmu3Unit, _indices
 from .fmu_files import extract_private, read_checked
-from .fmu_jacobian import InstanceLifetime
+from .me_instance import InstanceLifetime
 
 _DOUBLE_P = ctypes.POINTER(ctypes.c_double)
 
