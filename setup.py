@@ -49,7 +49,7 @@ kernels = Extension(
 # the FMI 2.0 and 3.0 standard's headers, shipped with their license in the package
 FMI_HEADERS = "mbfmu/fmu/native/fmi_headers"
 
-# the compiled co-simulation loop (loaded with ctypes by mbfmu.cosim.fast_loop),
+# the compiled co-simulation loop (loaded with ctypes by mbfmu.cosim.master.fast_loop),
 # with the controller evaluator the native controller FMUs carry (it steps
 # ControlUnit's LTI systems and PIDs in the loop); no FMA contraction: its time
 # points must equal the Python loop's bit for bit

@@ -240,7 +240,7 @@ def _pair_system(fmus, log=False):
 
 
 def pair_mbfmu(fmus, compiled=True, log=False):
-    from mbfmu.cosim import fast_loop
+    from mbfmu.cosim.master import fast_loop
     fast_loop.ENABLED = compiled
     try:
         s = _pair_system(fmus, log)
@@ -408,7 +408,7 @@ def _per_step(make, n_short, n_long, h, repeat=3, **kw):
 
 
 def compiled_loop(work: Path) -> None:
-    from mbfmu.cosim import fast_loop
+    from mbfmu.cosim.master import fast_loop
     ref = ROOT / "tests" / "fixtures" / "reference-fmus"
     vdp = {v: ref / v / "VanDerPol.fmu" for v in ("fmi2", "fmi3")}
     print("\n4. the compiled loop (issue 25)")
@@ -485,7 +485,7 @@ def compiled_loop(work: Path) -> None:
 def subset_recording(work: Path) -> None:
     """Recording a subset against recording every output (issue 35, target at most 1.1x),
     per step, both in the compiled loop; the Python loop (where subsets ran before) for scale."""
-    from mbfmu.cosim import fast_loop
+    from mbfmu.cosim.master import fast_loop
     ref = ROOT / "tests" / "fixtures" / "reference-fmus"
     mass = build_c_fmu("mass", work)
 
@@ -541,7 +541,8 @@ def python_units(work: Path) -> None:
 
     import mbfmu
     from mbfmu.control import linearize
-    from mbfmu.cosim import ControlUnit, FunctionUnit, Gain, Offset, Saturation, Sum, fast_loop
+    from mbfmu.cosim import ControlUnit, FunctionUnit, Gain, Offset, Saturation, Sum
+    from mbfmu.cosim.master import fast_loop
     from mbfmu.dynamics import gravity_torques
     from mbfmu.fmu import build_fmu
     arm_fmu = build_fmu("rigid_arm", work / "arm_native", runtime="native", platforms=("linux64",))
@@ -710,7 +711,7 @@ def peers(work: Path) -> None:
     """Peers in the same run, with ratios: ecos and OMSimulator where installed, on VanDerPol
     (FMI 2 and FMI 3 co-simulation, per step) and the OpenModelica mass-spring pair; Model Exchange
     units against fmpy's own Model Exchange loop (CVODE, same relative tolerance)."""
-    from mbfmu.cosim import fast_loop
+    from mbfmu.cosim.master import fast_loop
     ref = ROOT / "tests" / "fixtures" / "reference-fmus"
     vdp = {v: ref / v / "VanDerPol.fmu" for v in ("fmi2", "fmi3")}
     print(f"\n5. peers (issue 25); load average {os.getloadavg()[0]:.2f} at the start")

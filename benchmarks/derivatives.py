@@ -4,7 +4,7 @@ differences, through a native Model Exchange FMU (fmpy) and through Python's
 
 For each plant whose native FMU provides directional derivatives, at a state
 of its start point perturbed at random (unit quaternions), both through the
-same FMU instance in fmpy (:mod:`mbfmu.cosim.fmu_jacobian`):
+same FMU instance in fmpy (:mod:`mbfmu.control.fmu_jacobians`):
 
 * directional: ``n + m`` calls of ``fmi2GetDirectionalDerivative`` with a unit
   seed (all derivatives and outputs as unknowns), the whole ``[A B; C D]``;
@@ -34,7 +34,8 @@ import time
 import numpy as np
 
 from mbfmu.control.linearization import _Exact, _output_jacobians, _state_jacobians
-from mbfmu.cosim.fmu_jacobian import CENTRAL, DIRECTIONAL, ModelExchangeInstance, jacobians
+from mbfmu.control.fmu_jacobians import CENTRAL, DIRECTIONAL, jacobians
+from mbfmu.cosim.fmi.me_instance import ModelExchangeInstance
 from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.library import load_plant
 

@@ -54,7 +54,7 @@ import mbfmu
 from mbfmu.control import linearize
 from mbfmu.errors import SimulationError
 from mbfmu.example_cli import example_parser
-from mbfmu.cosim.recording import Result
+from mbfmu.cosim.recording.result import Result
 
 OMEGA_0 = 2.0            # rad/s, motor set-point of the spin-up
 SMALL_STEP = 0.05        # rad/s, set-point step for the linear comparison

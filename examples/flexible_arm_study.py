@@ -37,7 +37,7 @@ from mbfmu.control.kalman import kalman_filter
 from mbfmu.control.lqr import lqg_servo, lqr_servo
 from mbfmu.control.sampled import simulate_loop
 from mbfmu.example_cli import example_parser
-from mbfmu.cosim.recording import Result, make_array
+from mbfmu.cosim.recording.result import Result, make_array
 
 H = 1e-3                        # s, sample / communication step (motor loops: the small rotor inertias need it)
 Q_REF = np.array([0.6, -0.4])   # rad, joint targets

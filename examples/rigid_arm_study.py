@@ -51,7 +51,7 @@ from mbfmu.control.inverse_dynamics_control import computed_torque
 from mbfmu.control.sampled import simulate_loop, step_system
 from mbfmu.example_cli import example_parser
 from mbfmu.models.rigid_arm import joint_trajectory, quintic
-from mbfmu.cosim.recording import Result
+from mbfmu.cosim.recording.result import Result
 
 TARGET = np.array([1.6, 1.0, 0.5])
 T_MOVE = 5.0

@@ -86,7 +86,7 @@ from mbfmu.control import linearize, simulate_loop, trim
 from mbfmu.dynamics.algorithms import crba
 from mbfmu.dynamics.spatial import quat_to_rot
 from mbfmu.example_cli import example_parser
-from mbfmu.cosim.recording import Result
+from mbfmu.cosim.recording.result import Result
 
 H = 0.05                  # s, controller sample time (= plant default_step)
 WN = 0.4                  # rad/s, designed rigid-body bandwidth

@@ -28,7 +28,7 @@ def _study(name: str):
 
 def build_fmus(out: Path, fmus: Path) -> None:
     """Build every plant of the library as an FMI 2.0 co-simulation FMU and validate it."""
-    from .cosim.fmu_unit import validate
+    from .cosim.fmi.fmu_unit import validate
     from .fmu import build_fmu
     from .plant.library import list_plants
 

@@ -32,6 +32,28 @@ RULES = {
     "mbfmu.cosim": (("mbfmu.errors", "mbfmu.plant.signals", "mbfmu.cosim"), {"pythonfmu", "matplotlib"}),
 }
 
+# the parts of mbfmu.cosim, each above the ones it may import: the units and systems at its
+# root <- the FMU units (fmi) <- SSP files, isolated FMUs ; recording <- the master
+_COSIM_BASE = ("mbfmu.errors", "mbfmu.plant.signals")
+_COSIM_CORE = tuple(f"mbfmu.cosim.{m}" for m in ("units", "system", "blocks", "sources", "typed", "signal_names"))
+_COSIM_PARTS = {
+    "fmi": ("fmi",),
+    "ssp": ("fmi", "ssp"),
+    "isolation": ("fmi", "isolation"),
+    "recording": ("recording",),
+    "master": ("fmi", "isolation", "recording", "master"),
+}
+for _core in _COSIM_CORE:
+    RULES[_core] = (_COSIM_BASE + _COSIM_CORE, {"pythonfmu", "matplotlib", "fmpy"})
+for _part, _below in _COSIM_PARTS.items():
+    RULES[f"mbfmu.cosim.{_part}"] = (_COSIM_BASE + _COSIM_CORE + tuple(f"mbfmu.cosim.{b}" for b in _below),
+                                     {"pythonfmu", "matplotlib"})
+# the FMU units face fmpy only: the algorithms on top of their calls (Jacobians, their check,
+# ERA) are analyses, in mbfmu.control
+RULES["mbfmu.cosim.fmi"] = (RULES["mbfmu.cosim.fmi"][0], {"pythonfmu", "matplotlib", "control", "scipy"})
+RULES["mbfmu.cosim.recording"] = (_COSIM_BASE + ("mbfmu.cosim.typed", "mbfmu.cosim.recording"),
+                                  {"pythonfmu", "matplotlib", "fmpy"})
+
 
 def _module_name(path: Path) -> str:
     rel = path.relative_to(ROOT).with_suffix("")
@@ -90,7 +112,7 @@ MODULES = sorted(p for p in PACKAGE.rglob("*.py"))
 
 # (module, import) pairs allowed against the layers, each imported inside one
 # function only: ``Result.plot`` hands the drawing to the viewer at call time.
-LAZY_UPWARD = {("mbfmu.cosim.recording", "mbfmu.viewer.result_plot")}
+LAZY_UPWARD = {("mbfmu.cosim.recording.result", "mbfmu.viewer.result_plot")}
 
 
 def test_lazy_upward_imports_are_inside_functions():
@@ -141,7 +163,9 @@ def test_rules_see_every_layer():
     """The walk really parses the package (a renamed folder would silently
     make the rules vacuous)."""
     names = {_module_name(p) for p in MODULES}
-    assert {"mbfmu.dynamics.algorithms", "mbfmu.plant", "mbfmu.plant.contract", "mbfmu.cosim.master"} <= names
+    assert {"mbfmu.dynamics.algorithms", "mbfmu.plant", "mbfmu.plant.contract", "mbfmu.cosim.master.run"} <= names
+    for part in _COSIM_PARTS:
+        assert any(n.startswith(f"mbfmu.cosim.{part}.") for n in names), part
 
 
 def test_the_package_root_shows_the_layers():
@@ -149,3 +173,97 @@ def test_the_package_root_shows_the_layers():
     demo, errors), not the plant contract's pieces (they live in mbfmu.plant)."""
     loose = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__")
     assert set(loose) <= {"__main__", "cli", "demo", "demo_steps", "errors", "example_cli", "_lazy"}, loose
+
+
+def _runs_at_import(node: ast.AST) -> bool:
+    """Whether ``node`` runs when its module is imported (not a function body)."""
+    return not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+
+
+def _import_edges(module_level_only: bool) -> dict[str, set[str]]:
+    """``module -> mbfmu modules it imports`` for every module of the package
+    (``from pkg import sub`` names the submodule ``pkg.sub`` when there is one)."""
+    names = {_module_name(p): p for p in MODULES}
+    edges: dict[str, set[str]] = {}
+    for module, path in names.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        found: set[str] = set()
+        todo = list(ast.parse(path.read_text()).body)
+        while todo:
+            node = todo.pop()
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                continue  # never runs
+            if module_level_only and not _runs_at_import(node):
+                continue
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module
+                found.add(target)
+                found.update(f"{target}.{a.name}" for a in node.names)
+            todo.extend(ast.iter_child_nodes(node))
+        # a package the module is in is imported before it (``from . import sub``)
+        edges[module] = {n for n in found if n in names and n != module and not module.startswith(n + ".")}
+    return edges
+
+
+def _cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """One import circle of ``edges`` (its modules in order), or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(m: str) -> list[str] | None:
+        state[m] = 1
+        path.append(m)
+        for n in sorted(edges.get(m, ())):
+            if state.get(n) == 1:
+                return path[path.index(n):] + [n]
+            if n not in state and (found := visit(n)):
+                return found
+        path.pop()
+        state[m] = 2
+        return None
+
+    for m in sorted(edges):
+        if m not in state and (found := visit(m)):
+            return found
+    return None
+
+
+def test_no_import_circle():
+    """No module of mbfmu imports, at module level, a module that imports it back
+    (directly or through others)."""
+    cycle = _cycle(_import_edges(module_level_only=True))
+    assert cycle is None, "import circle: " + " -> ".join(cycle)
+
+
+def test_the_cycle_check_sees_a_circle():
+    """The check itself finds a circle (it would otherwise pass vacuously)."""
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+    edges = _import_edges(module_level_only=True)
+    assert "mbfmu.cosim.fmi.fmu_unit" in edges["mbfmu.cosim.fmi.fmu_open"]
+
+
+@pytest.mark.parametrize("layer", ["mbfmu.cosim", "mbfmu.viewer"])
+def test_no_import_circle_even_in_functions(layer):
+    """In the co-simulation layer and the viewer not even an import made inside
+    a function closes a circle (the FMU classes do not pick their subclasses;
+    :mod:`mbfmu.cosim.fmi.fmu_open` does)."""
+    edges = {m: {n for n in e if n.startswith(layer + ".")}
+             for m, e in _import_edges(module_level_only=False).items() if m.startswith(layer + ".")}
+    cycle = _cycle(edges)
+    assert cycle is None, "import circle: " + " -> ".join(cycle)
+
+
+def test_the_parts_of_cosim_have_their_own_rules():
+    """Each part of mbfmu.cosim is judged by its own rule, which refuses the parts above it."""
+    assert _rule_for("mbfmu.cosim.fmi.fmu_unit") == "mbfmu.cosim.fmi"
+    allowed, _ = RULES["mbfmu.cosim.fmi"]
+    assert not any("mbfmu.cosim.master.run".startswith(a) for a in allowed)
+    allowed, _ = RULES["mbfmu.cosim.units"]
+    assert not any("mbfmu.cosim.fmi.fmu_unit".startswith(a) for a in allowed)

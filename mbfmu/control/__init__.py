@@ -9,7 +9,7 @@ speak python-control.
                                 :mod:`~mbfmu.control.input_trim`)
 ``linearize_fmu``, ``era``      discrete model of any FMU: exact for mbfmu-built FMUs
                                 (:mod:`~mbfmu.control.fmu_model`), else ERA for FMUs
-                                with state save/restore (:mod:`~mbfmu.cosim.fmu_linearize`:
+                                with state save/restore (:mod:`~mbfmu.control.fmu_era`:
                                 it drives FMUs, so it lives in the co-simulation layer)
 ``linearize_system``            a whole co-simulation system with analysis points,
 ``loop_analysis``               sampled or continuous; loop gain, S, T, margins
@@ -42,7 +42,7 @@ _LAZY = {
     "linearize": "linearization", "trim": "linearization", "operating_state": "linearization",
     "Linearization": "linearization",
     "trim_inputs": "input_trim", "InputTrim": "input_trim",
-    "linearize_fmu": "fmu_model", "plant_of_fmu": "fmu_model", "era": "mbfmu.cosim.fmu_linearize",
+    "linearize_fmu": "fmu_model", "plant_of_fmu": "fmu_model", "era": "mbfmu.control.fmu_era",
     "linearize_system": "system_linearization", "loop_analysis": "system_linearization",
     "LoopAnalysis": "system_linearization", "find_crossovers": "crossovers",
     "pid": "discrete_pid",

@@ -40,7 +40,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from ..cosim.ssp import read_ssp
+    from ..cosim.ssp.read_write import read_ssp
     from .system_linearization import loop_analysis
     path = Path(args.system)
     if path.suffix.lower() not in (".ssp", ".ssd"):

@@ -252,7 +252,7 @@ def run(args) -> int:
         lin = lin_sys.linearization
         info = f"model: {_plant_model_words(lin)} of the FMU's plant"
     elif target.lower().endswith(".fmu"):
-        from ..cosim.fmu_linearize import input_start_values
+        from ..cosim.fmi.fmu_defaults import input_start_values
         from .fmu_model import linearize_fmu
         t0 = _fmu_start_time(args.at)
         name = Path(target).stem

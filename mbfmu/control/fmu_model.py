@@ -8,7 +8,7 @@ and the tools built on it). It takes, in this order:
    Exchange ``providesDirectionalDerivative`` of FMI 2.0,
    ``providesDirectionalDerivatives`` of FMI 3.0; mbfmu's native FMUs
    carry their exact C tangent there) *and* they pass the probe of
-   :mod:`mbfmu.cosim.jacobian_check` (two random directions against central
+   :mod:`mbfmu.control.jacobian_check` (two random directions against central
    differences of the FMU, 1e-5 relative). When the probe fails, central
    differences of the FMU's derivatives and outputs are used instead, with a
    one-line warning naming the entries;
@@ -16,7 +16,7 @@ and the tools built on it). It takes, in this order:
    for an FMU built by mbfmu (either runtime) that names its plant;
 3. a native mbfmu FMU's Model Exchange without directional derivatives: its
    central differences;
-4. **ERA** from pulse responses (:func:`mbfmu.cosim.fmu_linearize.linearize_fmu`),
+4. **ERA** from pulse responses (:func:`mbfmu.control.fmu_era.linearize_fmu`),
    only as the last resort, with its validated fit in the source.
 
 The exact models (1-3) are continuous; at the communication step ``h`` they
@@ -58,7 +58,7 @@ def linearize_fmu(fmu_path: str | Path, step: float | None = None, t0: float = 0
     Parameters
     ----------
     fmu_path, step, t0, u0, inputs, outputs, parameters
-        As :func:`mbfmu.cosim.fmu_linearize.linearize_fmu` (step [s], t0 [s];
+        As :func:`mbfmu.control.fmu_era.linearize_fmu` (step [s], t0 [s];
         ``u0`` the values of ``inputs``, default all real inputs).
     exact : bool
         ``False`` always uses ERA.
@@ -74,7 +74,7 @@ def linearize_fmu(fmu_path: str | Path, step: float | None = None, t0: float = 0
         ``sys.linearization.method`` how it was obtained (``"ERA"``, or the
         exact method followed by ``" + ZOH"``).
     """
-    from ..cosim.fmu_linearize import input_start_values
+    from ..cosim.fmi.fmu_defaults import input_start_values
     from ..errors import InputError
     path = Path(fmu_path)
     if not path.is_file():
@@ -146,7 +146,7 @@ def fmu_unit_model(path: str | Path, step: float, u0: Mapping[str, float] | None
     exact : bool
         ``False``: ERA only.
     **era_options
-        Options of :func:`mbfmu.cosim.fmu_linearize.linearize_fmu`.
+        Options of :func:`mbfmu.control.fmu_era.linearize_fmu`.
 
     Returns
     -------
@@ -154,8 +154,8 @@ def fmu_unit_model(path: str | Path, step: float, u0: Mapping[str, float] | None
         A continuous model (sources 1-3 of the module docs) or the discrete
         ERA model at ``step``, and its source.
     """
-    from ..cosim.fmu_linearize import input_start_values
-    from ..cosim.fmu_linearize import linearize_fmu as era_linearize
+    from ..cosim.fmi.fmu_defaults import input_start_values
+    from .fmu_era import linearize_fmu as era_linearize
     path = Path(path)
     u0 = dict(u0 or {})
     parameters = dict(parameters or {})
@@ -177,7 +177,7 @@ def _step(path: Path, step: float | None) -> float:
     """``step``, else the FMU's default experiment step, else 1e-2 s."""
     if step is not None:
         return float(step)
-    from ..cosim.fmu_linearize import default_step
+    from ..cosim.fmi.fmu_defaults import default_step
     return default_step(path)
 
 
@@ -194,13 +194,13 @@ def plant_of_fmu(path: str | Path) -> Any:
     InputError
         When the file is missing or the FMU names no plant this process can rebuild.
     """
-    from ..cosim.fmu_unit import FmuUnit
+    from ..cosim.fmi.fmu_open import open_fmu
     from ..errors import InputError
 
     path = Path(path)
     if not path.is_file():
         raise InputError(f"no FMU file {str(path)!r}")
-    return plant_of_unit(FmuUnit(path, "plant_of"))
+    return plant_of_unit(open_fmu(path, "plant_of"))
 
 
 def plant_of_unit(unit: Any) -> Any:
@@ -245,12 +245,12 @@ def _from_plant(path: Path, step: float, t: float, u0: Mapping[str, float], reac
                 outputs: Sequence[str] | None) -> tuple[control.StateSpace, str] | None:
     """The plant's exact continuous model, or ``None`` when the FMU names no plant
     this process can rebuild with the FMU's signals."""
-    from ..cosim.fmu_unit import FmuUnit
+    from ..cosim.fmi.fmu_open import open_fmu
     from ..errors import InputError, MbfmuError
     from .linearization import linearize
     from .system_plant import LinearSystemPlant, ReferencedSystemPlant
 
-    unit = FmuUnit(path, "exact", values=dict(parameters) or None)
+    unit = open_fmu(path, "exact", values=dict(parameters) or None)
     if unit.plant_ref is None:
         return None
     try:
@@ -296,18 +296,19 @@ def _from_model_exchange(path: Path, step: float, t: float, u0: Mapping[str, flo
     """The continuous model from the FMU's Model Exchange Jacobians, or ``None``.
 
     ``declared=True``: only an FMU that declares directional derivatives (they
-    are probed, :func:`mbfmu.cosim.jacobian_check.checked_jacobians`);
+    are probed, :func:`mbfmu.control.jacobian_check.checked_jacobians`);
     ``False``: an mbfmu FMU without them, by central differences (another
     tool's FMU without them keeps ERA: its events and discrete variables are
     outside a Jacobian).
     """
     import warnings
 
-    from ..cosim.fmu3_jacobian import (Fmi3ModelExchangeInstance, fmi3_model_exchange_description,
-                                       provides_directional_derivatives)
-    from ..cosim.fmu_jacobian import ModelExchangeInstance, model_exchange_description
-    from ..cosim.fmu_jacobian import state_at as me_state_at
-    from ..cosim.jacobian_check import checked_jacobians
+    from ..cosim.fmi.fmu3_me_instance import (Fmi3ModelExchangeInstance,
+                                              fmi3_model_exchange_description,
+                                              provides_directional_derivatives)
+    from ..cosim.fmi.me_instance import ModelExchangeInstance, model_exchange_description
+    from ..cosim.fmi.me_instance import state_at as me_state_at
+    from .jacobian_check import checked_jacobians
     from .linearization import Linearization
 
     md, instance = model_exchange_description(path), ModelExchangeInstance

@@ -47,7 +47,7 @@ from ..fmu.builder import identifier
 from ..fmu.native.controller import ControllerSpec, Signal, build_controller_fmu
 from ..fmu.slave import STATE_PREFIX
 from ..plant.signals import fmi_names
-from ..cosim.c_units import scheduled_law
+from ..cosim.master.c_units import scheduled_law
 from .signal_layout import signal_layout
 
 PID_MODULE = "mbfmu.control.discrete_pid"

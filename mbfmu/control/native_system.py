@@ -8,7 +8,7 @@ python-control ``StateSpace`` or ``TransferFunction``, a PID of
 :class:`~mbfmu.fmu.native.controller.ControllerSpec` of one FMU (kind
 ``"net"``): each unit described as its own export describes it
 (:func:`~mbfmu.control.native_export.native_spec`, the blocks'
-:func:`~mbfmu.cosim.c_units.block_op`), evaluated by the same
+:func:`~mbfmu.cosim.master.c_units.block_op`), evaluated by the same
 ``controller.c`` the compiled loop uses for those units.
 
 The FMU's inputs are the units' unconnected inputs (``unit.input``, starting
@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 
-from ..cosim import c_units
+from ..cosim.master import c_units
 from ..cosim.system import System
 from ..cosim.units import ControlUnit
 from ..errors import InputError

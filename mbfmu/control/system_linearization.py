@@ -134,7 +134,7 @@ def operating_point(system, at: float | None, step: float) -> tuple[dict[str, Un
     of the run, an mbfmu FMU's plant state from its ``states.*`` variables.
     """
     from ..cosim import simulate
-    from ..cosim.fmu_unit import FmuUnit
+    from ..cosim.fmi.fmu_unit import FmuUnit
     from ..cosim.units import ControlUnit
     t_at = 0.0 if at is None else float(at)
     if not (math.isfinite(t_at) and t_at >= 0):
@@ -244,7 +244,7 @@ def _fmu_model(unit, point: UnitPoint, t: float, step: float) -> tuple[ct.StateS
 def unit_model(unit, point: UnitPoint, t: float, step: float, sampled: bool) -> tuple[ct.StateSpace, str]:
     """``(model, method)``: the unit's linear model in its input/output order,
     discrete at ``step`` when ``sampled``, continuous otherwise."""
-    from ..cosim.fmu_unit import FmuUnit
+    from ..cosim.fmi.fmu_unit import FmuUnit
     from ..cosim.units import ControlUnit, FunctionUnit
     if isinstance(unit, ControlUnit):
         if unit.linear:
@@ -340,7 +340,7 @@ def linearize_system(system, at: float | None = None, inputs: Sequence[str] | st
         and source ports), states ``"unit:state"``; ``.signal_units`` maps each label to its unit and
         ``.unit_models`` each unit to how its model was made.
     """
-    from ..cosim.fmu_unit import FmuUnit
+    from ..cosim.fmi.fmu_unit import FmuUnit
     from ..cosim.system import System
     from ..cosim.units import ControlUnit
     if not isinstance(system, System):

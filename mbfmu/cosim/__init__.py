@@ -1,6 +1,6 @@
 """Co-simulation master over fmpy: units, systems, master algorithms, SSP, results.
 
-Units (:class:`FmuUnit` for any FMI 2.0 co-simulation FMU, :class:`ControlUnit`
+Units (:func:`open_fmu` for any FMI 2.0 or 3.0 FMU, also spelled :class:`FmuUnit`, :class:`ControlUnit`
 for python-control systems, :class:`FunctionUnit` and :mod:`.sources` for
 plain Python functions, the static blocks of :mod:`.blocks`: Gain, Sum,
 Offset, Saturation, Mux, Demux) are put in a :class:`System` with connections
@@ -24,17 +24,18 @@ A continuous first-order plant ``y' = -y + u`` driven by a unit step:
 0.864665
 """
 from . import sources
-from .master import simulate
-from .options import SimulationOptions
-from .recording import Result, RunSummary, load_result
-from .ssp import read_ssp, write_ssp
+from .master.run import simulate
+from .master.options import SimulationOptions
+from .recording.result import Result, RunSummary, load_result
+from .ssp.read_write import read_ssp, write_ssp
 from .system import Connection, System
-from .fmu_unit import FmuUnit
+from .fmi.fmu_unit import FmuUnit
+from .fmi.fmu_open import open_fmu
 from .units import ControlUnit, FunctionUnit, Unit, Variable
 
 from .blocks import Demux, Gain, Mux, Offset, Saturation, Sum
 
 __all__ = ["Gain", "Sum", "Offset", "Saturation", "Mux", "Demux"]
-__all__ += ["System", "Connection", "Unit", "Variable", "FmuUnit", "ControlUnit", "FunctionUnit", "simulate",
+__all__ += ["System", "Connection", "Unit", "Variable", "FmuUnit", "open_fmu", "ControlUnit", "FunctionUnit", "simulate",
            "SimulationOptions",
            "Result", "RunSummary", "load_result", "sources", "read_ssp", "write_ssp"]

@@ -35,7 +35,7 @@ EXIT_TERMINATED = 143
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``simulate`` on ``subparsers``."""
-    from .recording import FORMATS
+    from .recording.result import FORMATS
     p = subparsers.add_parser("simulate", help="co-simulate an SSP system or an FMU",
                               description="Co-simulate an SSP 1.0 system (.ssp/.ssd) or a single FMI 2.0 "
                                           "co-simulation FMU with mbfmu's master.",
@@ -99,8 +99,8 @@ def _parse_value(text: str):
 
 def _load(path: Path, allow_external: bool = False, interface: str | None = None, me_rtol: float = 1e-6):
     """The system in ``path`` and its default experiment; every reading problem as one InputError."""
-    from .fmu_unit import FmuUnit
-    from .ssp import read_ssp
+    from .fmi.fmu_open import open_fmu
+    from .ssp.read_write import read_ssp
     from .system import System
 
     if not path.exists():
@@ -112,9 +112,9 @@ def _load(path: Path, allow_external: bool = False, interface: str | None = None
             system = read_ssp(path, allow_external=allow_external)
             return system, dict(system.experiment), None
         if interface == "me" or (interface is None and not _has_cs(path)):
-            unit = FmuUnit(path, interface="me", rtol=me_rtol)
+            unit = open_fmu(path, interface="me", rtol=me_rtol)
         else:
-            unit = FmuUnit(path, interface=interface)
+            unit = open_fmu(path, interface=interface)
     except MbfmuError:
         raise
     except Exception as exc:  # a malformed file: lxml, zipfile, fmpy or a bad number inside
@@ -132,7 +132,7 @@ def _load(path: Path, allow_external: bool = False, interface: str | None = None
 
 
 def _has_cs(path: Path) -> bool:
-    from .fmu_unit import _fmi_head
+    from .fmi.fmu_unit import _fmi_head
     version, cs, me = _fmi_head(path)
     return cs or not me
 
@@ -147,8 +147,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .master import simulate
-    from .recording import open_writer
+    from .master.run import simulate
+    from .recording.result import open_writer
 
     sink = open_writer(args.output) if args.output else None  # checked before anything runs
     path = Path(args.model)

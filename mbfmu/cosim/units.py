@@ -10,8 +10,8 @@ look-ups.
 
 Three kinds are provided:
 
-* :class:`~mbfmu.cosim.fmu_unit.FmuUnit` -- any FMI 2.0 co-simulation FMU,
-  through fmpy (in :mod:`mbfmu.cosim.fmu_unit`);
+* :class:`~mbfmu.cosim.fmi.fmu_unit.FmuUnit` -- any FMI 2.0 co-simulation FMU,
+  through fmpy (in :mod:`mbfmu.cosim.fmi.fmu_unit`);
 * :class:`ControlUnit` -- any python-control system (``StateSpace``,
   ``TransferFunction``, ``NonlinearIOSystem``); continuous systems are
   discretized at the unit's step with zero-order hold, discrete ones run at

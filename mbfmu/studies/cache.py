@@ -153,7 +153,7 @@ class RunCache:
             The target is a function, whose runs record the files they read
             (other entries naming inputs are misses, their files never opened).
         """
-        from ..cosim.recording import Result, load_result
+        from ..cosim.recording.result import Result, load_result
         from ..errors import MbfmuError
         js = self.runs / f"{key}.json"
         if not _regular(js) or not _regular(self.result_path(key)):
@@ -191,7 +191,7 @@ class RunCache:
 
     def store(self, key: str, values: Mapping[str, Any], out: Outcome) -> Path | None:
         """Store a successful run; returns the result file (``None`` when not stored)."""
-        from ..cosim.recording import Result
+        from ..cosim.recording.result import Result
         if out.status != "ok" or out.result is None:
             return None
         path = self.result_path(key)

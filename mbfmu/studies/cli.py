@@ -60,7 +60,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``sweep`` sub-command; returns the exit status."""
-    from ..cosim.output_path import check_writable
+    from ..cosim.recording.output_path import check_writable
     from .params import parse_assignment
     from .plots import plot_histories
     from .study import sweep

@@ -176,7 +176,7 @@ def _fill(study: StudyResult, i: int, out: Outcome, ms, path: str, checked: list
     row.update(status=out.status, error=out.error, wall_time=out.wall_time, result=path)
     result = out.result
     if out.status == "ok" and result is None and path:
-        from ..cosim.recording import load_result
+        from ..cosim.recording.result import load_result
         result = load_result(path)
     if out.status == "ok":
         if checked is not None and not checked:

@@ -112,7 +112,7 @@ class StudyResult:
         path = self.rows[run].get("result")
         if not path:
             raise InputError(f"run {run} has no stored result (status {self.rows[run]['status']})")
-        from ..cosim.recording import load_result
+        from ..cosim.recording.result import load_result
         return load_result(path)
 
     def to_dataframe(self):

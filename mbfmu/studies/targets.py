@@ -147,7 +147,7 @@ class PlantRunner(Runner):
         return self._default_step if opts.step is None else opts.step
 
     def run(self, values: Mapping[str, Any], opts: Options):
-        from ..cosim.recording import Result, RunSummary, make_array
+        from ..cosim.recording.result import Result, RunSummary, make_array
         if opts.start_time != 0.0:
             raise InputError("plant targets start at t = 0 s (give start_time=0)")
         params = {**self._ref.parameters, **{k: v for k, v in values.items() if k in self._params}}
@@ -220,7 +220,7 @@ class SystemRunner(Runner):
 
 
 def _columns(system, opts: Options) -> list[str]:
-    from ..cosim.master import recorded_variables
+    from ..cosim.master.run import recorded_variables
     record = list(opts.record) if isinstance(opts.record, tuple) else opts.record
     return ["time", *(f"{u.name}.{n}" for u, n in recorded_variables(system, record))]
 
@@ -356,8 +356,8 @@ class Target:
             return FunctionRunner(self.payload)
         path = _materialize(self.digest, self.file_name, self.payload)
         if self.kind == "fmu":
-            from ..cosim import FmuUnit, System
-            unit = FmuUnit(path)
+            from ..cosim import System, open_fmu
+            unit = open_fmu(path)
             de = unit.md.defaultExperiment
             exp = {"step": float(de.stepSize)} if de is not None and de.stepSize is not None else {}
             return SystemRunner(System([unit]), unit.name, exp)

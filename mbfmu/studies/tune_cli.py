@@ -97,7 +97,7 @@ def load_function(spec: str):
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``tune`` sub-command; returns the exit status."""
-    from ..cosim.output_path import check_writable
+    from ..cosim.recording.output_path import check_writable
     from ..errors import RunInterrupted
     from .cli import EXIT_INTERRUPTED, EXIT_TERMINATED
     from .tuning import tune

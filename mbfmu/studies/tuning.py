@@ -568,7 +568,7 @@ class _Loop:
         self.units: dict[str, str] = {}
         self.record = record
         if system is not None and signals:
-            from ..cosim.master import recorded_variables
+            from ..cosim.master.run import recorded_variables
             from .effort import effort_units
             self.units = effort_units(system, signals)
             if record != "all":

@@ -3,12 +3,14 @@ tests that check its pixels, and the extent of a scene."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..plant import Shape
-from .scene import Frames, Recording
+
+if TYPE_CHECKING:
+    from .scene import Frames, Recording
 
 
 @dataclass(frozen=True)

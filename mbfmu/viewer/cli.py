@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     if out and suffix not in (".html",) + VIDEO + IMAGE:
         raise InputError(f"output {args.output!r}: unknown suffix {suffix!r}; use .html, .mp4, .gif or an image")
     if out:
-        from ..cosim.output_path import check_writable
+        from ..cosim.recording.output_path import check_writable
         check_writable(out, "the replay")  # before the results are read and the frames drawn
     params = dict(args.param)
     if args.package_dir:
@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
 
         from .camera import fit_camera
         from .html import write_html
-        from .scene import decimated_times
+        from .frame_times import decimated_times
         cam = fit_camera(rec, rec.frames(decimated_times(rec.time, 200)), azimuth=np.radians(args.view[0]),
                          elevation=np.radians(args.view[1]))
         write_html(rec, out, max_frames=args.max_frames, speed=args.speed, start=args.time, camera=cam,

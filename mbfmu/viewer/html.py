@@ -21,7 +21,7 @@ import html as _html
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -29,7 +29,10 @@ from ..errors import InputError
 
 from .camera import Camera, fit_camera, scene_bounds
 from .meshes import shape_mesh
-from .scene import Recording, decimated_times, envelope
+from .frame_times import decimated_times, envelope
+
+if TYPE_CHECKING:
+    from .scene import Recording
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 

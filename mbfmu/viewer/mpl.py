@@ -19,7 +19,8 @@ import numpy as np
 from ..errors import InputError
 from .camera import scene_bounds
 from .meshes import shape_mesh, tube_mesh
-from .scene import Recording, decimated_times, envelope, video_times
+from .frame_times import decimated_times, envelope, video_times
+from .scene import Recording
 
 _LIGHT = np.array([0.3, -0.5, 0.8]) / np.linalg.norm([0.3, -0.5, 0.8])
 
@@ -290,7 +291,7 @@ def save_video(recording: Recording, path: str | Path, fps: float = 25.0, speed:
                t0: float | None = None, t1: float | None = None, signals: Sequence[str] = (),
                size: tuple[int, int] = (640, 480), progress: bool = False, **kw) -> int:
     """MP4 or GIF of the replay; returns the number of frames written (see
-    :func:`~mbfmu.viewer.scene.video_times`).
+    :func:`~mbfmu.viewer.frame_times.video_times`).
 
     Parameters
     ----------

@@ -191,7 +191,7 @@ def plant_from_fmu(metadata: Mapping[str, Any], unit: str, results_path: str | P
     extracted into a private folder; a description naming a file outside
     them is refused.
     """
-    from ..cosim.fmu_unit import FmuUnit
+    from ..cosim.fmi.fmu_open import open_fmu
     from ..fmu.plantref import PlantRef, build_plant
 
     fmu = fmu_of_unit(metadata, unit, results_path)
@@ -205,7 +205,7 @@ def plant_from_fmu(metadata: Mapping[str, Any], unit: str, results_path: str | P
     if planted:
         raise InputError(f"the FMU {str(fmu)!r} named by the results for unit {unit!r} is not used: {planted}; "
                          "pass --model")
-    fmu_unit = FmuUnit(fmu, unit)
+    fmu_unit = open_fmu(fmu, unit)
     try:
         ref = PlantRef.from_dict(fmu_unit.plant_ref or {})
     except (KeyError, TypeError, ValueError):
@@ -383,9 +383,9 @@ def open_recording(path: str | Path, model: str | None = None, params: Mapping[s
 
 def read_results(path: str | Path) -> tuple[Any, dict[str, Any]]:
     """A result file's array and metadata, read by the co-simulation layer's
-    :func:`~mbfmu.cosim.recording.load_result` (one reader for every tool);
+    :func:`~mbfmu.cosim.recording.result.load_result` (one reader for every tool);
     files it does not read (older layouts) by :func:`~mbfmu.viewer.results.load_results`."""
-    from ..cosim.recording import load_result
+    from ..cosim.recording.result import load_result
     from ..errors import MbfmuError
 
     p = Path(path)

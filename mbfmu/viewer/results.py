@@ -2,7 +2,7 @@
 
 A result is a structured numpy array, ``time`` (s) first, one float field per
 recorded variable, plus a metadata dict. The file format is the one
-:mod:`mbfmu.cosim.recording` writes, read here without importing the
+:mod:`mbfmu.cosim.recording.result` writes, read here without importing the
 co-simulation layer:
 
 ``.npz``
@@ -10,7 +10,7 @@ co-simulation layer:
     holding JSON. Also accepted: ``results``/``result`` and ``metadata``
     keys, or one plain array per variable with a ``time`` array.
 ``.mat``
-    a co-simulation's MATLAB v5 result (:func:`mbfmu.cosim.recording.load_result`).
+    a co-simulation's MATLAB v5 result (:func:`mbfmu.cosim.recording.result.load_result`).
 ``.csv``
     a first line ``# mbfmu {json metadata}`` (optional; ``# metadata:
     {json}`` is accepted too), then a header row of names (``time`` first)
@@ -136,12 +136,12 @@ def load_results(path: str | Path) -> tuple[np.ndarray, dict[str, Any]]:
     elif path.suffix == ".csv":
         arr, meta = _load_csv(path)
     elif path.suffix == ".mat":  # a co-simulation's MATLAB result, checked and bounded there
-        from ..cosim.recording import load_result
+        from ..cosim.recording.result import load_result
         result = load_result(path)
         arr, meta = result.data, result.meta
     else:
         raise InputError(f"results file {str(path)!r}: unknown suffix {path.suffix!r}; expected .npz, .csv or .mat")
-    if not meta:  # the sidecar mbfmu.cosim.recording writes (run.csv.json), else run.json
+    if not meta:  # the sidecar mbfmu.cosim.recording.result writes (run.csv.json), else run.json
         side = next((p for p in (path.with_name(path.name + ".json"), path.with_suffix(".json")) if p.is_file()), None)
         if side is not None:
             meta = _parse_meta(side.read_text(), side)
@@ -152,12 +152,12 @@ def load_results(path: str | Path) -> tuple[np.ndarray, dict[str, Any]]:
 
 
 def _parse_meta(text: str, where: Path) -> dict[str, Any]:
-    from ..cosim.result_checks import parse_meta
+    from ..cosim.recording.checks import parse_meta
     return parse_meta(text, f"results file {str(where)!r}")
 
 
 def _load_npz(path: Path) -> tuple[np.ndarray, dict[str, Any]]:
-    from ..cosim.result_checks import check_npz
+    from ..cosim.recording.checks import check_npz
     what = f"results file {str(path)!r}"
     if path.stat().st_size == 0:
         raise InputError(f"{what} is empty (0 bytes)")

@@ -14,7 +14,7 @@ from mbfmu.control import export_fmu
 from mbfmu.control.kalman import kalman_filter
 from mbfmu.control.linearization import linearize
 from mbfmu.cosim import ControlUnit, FmuUnit, FunctionUnit, System, simulate
-from mbfmu.cosim.fmu3_scheduled import Fmu3ScheduledUnit
+from mbfmu.cosim.fmi.fmu3_scheduled import Fmu3ScheduledUnit
 from mbfmu.errors import InputError
 from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.library import load_plant

@@ -1,4 +1,4 @@
-"""ERA linearization of a third-party FMU (mbfmu.cosim.fmu_linearize):
+"""ERA linearization of a third-party FMU (mbfmu.control.fmu_era):
 a two-mass chain built here with pythonfmu; its exact ZOH discretization is
 known, so the recovered poles and Markov parameters can be checked."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from pathlib import Path
 
-from mbfmu.cosim.fmu_linearize import ERAWarning, era, linearize_fmu
+from mbfmu.control.fmu_era import ERAWarning, era, linearize_fmu
 from mbfmu.errors import InputError
 from tooling import reference_fmu
 
@@ -145,7 +145,7 @@ def test_pulses_scale_to_the_declared_nominal_then_range_then_operating_point():
     """Per input: its nominal value, else max - min, else max(1, |u0|)."""
     from types import SimpleNamespace
 
-    from mbfmu.cosim.fmu_linearize import _pulse_scale
+    from mbfmu.control.fmu_era import _pulse_scale
 
     variables = [SimpleNamespace(name="a", nominal="250", min=None, max=None),
                  SimpleNamespace(name="b", nominal=None, min="-3", max="5"),

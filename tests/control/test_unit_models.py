@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 
 from mbfmu.control import linearize_fmu
-from mbfmu.cosim.fmu_jacobian import CENTRAL, ModelExchangeInstance, jacobians
-from mbfmu.cosim.fmu_linearize import ERAWarning
-from mbfmu.cosim.fmu_linearize import linearize_fmu as era
-from mbfmu.cosim.jacobian_check import DerivativeWarning
+from mbfmu.control.fmu_jacobians import CENTRAL, jacobians
+from mbfmu.cosim.fmi.me_instance import ModelExchangeInstance
+from mbfmu.control.fmu_era import ERAWarning
+from mbfmu.control.fmu_era import linearize_fmu as era
+from mbfmu.control.jacobian_check import DerivativeWarning
 from mbfmu.errors import InputError
 from tooling import FMPY_FMUS, reference_fmu
 

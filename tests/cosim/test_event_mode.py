@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from mbfmu.cosim import FmuUnit, System, simulate
-from mbfmu.cosim.fast_loop import python_loop_reason
-from mbfmu.cosim.fmu3_events import Fmu3EventUnit
-from mbfmu.cosim.fmu3_unit import Fmu3Unit
+from mbfmu.cosim.master.fast_loop import python_loop_reason
+from mbfmu.cosim.fmi.fmu3_events import Fmu3EventUnit
+from mbfmu.cosim.fmi.fmu3_unit import Fmu3Unit
 from mbfmu.errors import InputError
 
 from .fmu_build import build_ticker3
@@ -74,13 +74,13 @@ def test_an_output_clock_ticks_another_units_input_clock(ticker):
 
 
 def test_the_run_says_why_it_takes_the_python_loop(ticker):
-    from mbfmu.cosim.master import SimulationOptions, _Master
+    from mbfmu.cosim.master.run import SimulationOptions, _Master
     m = _Master(System([FmuUnit(ticker, "tick")]), H, SimulationOptions(), None)
     assert "unit 'tick' runs FMI 3.0 co-simulation with event mode" in python_loop_reason(m)
 
 
 def test_a_clocked_fmu_as_plain_co_simulation_is_refused_by_name(ticker):
-    with pytest.raises(InputError, match=r"has clocks \(tick, kick\).*FmuUnit\(path\)"):
+    with pytest.raises(InputError, match=r"has clocks \(tick, kick\).*open_fmu\(path\)"):
         Fmu3Unit(ticker)
 
 

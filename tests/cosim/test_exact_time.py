@@ -16,7 +16,8 @@ import math
 import numpy as np
 import pytest
 
-from mbfmu.cosim import FmuUnit, System, fast_loop, simulate
+from mbfmu.cosim import FmuUnit, System, simulate
+from mbfmu.cosim.master import fast_loop
 from tooling import reference_fmu
 
 from .helpers import RawFmu, grid_steps
@@ -40,8 +41,8 @@ def _assert_on_grid(r, t0, stop, n):
 
 def test_a_million_steps_of_1e4_stay_on_the_grid_in_the_compiled_loop(clock_fmu):
     unit = FmuUnit(clock_fmu, "c")
-    from mbfmu.cosim.master import _Master
-    from mbfmu.cosim.options import SimulationOptions
+    from mbfmu.cosim.master.run import _Master
+    from mbfmu.cosim.master.options import SimulationOptions
     assert fast_loop.eligible(_Master(System([unit]), 1e-4, SimulationOptions(), None))  # the C loop runs it
     r = _clock_run(clock_fmu, 100.0, 1e-4)
     _assert_on_grid(r, 0.0, 100.0, 1_000_000)

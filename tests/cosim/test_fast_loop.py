@@ -1,12 +1,13 @@
-"""The compiled fixed-step loop (mbfmu.cosim.fast_loop) gives the Python loop's
+"""The compiled fixed-step loop (mbfmu.cosim.master.fast_loop) gives the Python loop's
 results bit for bit, and is taken only where its semantics are the same."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from mbfmu.cosim import fast_loop, simulate
-from mbfmu.cosim.fmu_unit import FmuUnit
+from mbfmu.cosim.master import fast_loop
+from mbfmu.cosim import simulate
+from mbfmu.cosim.fmi.fmu_unit import FmuUnit
 from mbfmu.cosim.system import System
 from mbfmu.errors import CosimError
 from tooling import reference_fmu
@@ -66,8 +67,8 @@ def test_other_runs_keep_the_python_loop(mass_fmu, monkeypatch, variant):
 
 def _reason(system: System, record=None, **kw):
     """``python_loop_reason`` of the master a run of ``system`` with ``kw`` builds."""
-    from mbfmu.cosim.master import _Master
-    from mbfmu.cosim.options import SimulationOptions
+    from mbfmu.cosim.master.run import _Master
+    from mbfmu.cosim.master.options import SimulationOptions
     return fast_loop.python_loop_reason(_Master(system, 1e-2, SimulationOptions(**kw), record))
 
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mbfmu.cosim import fast_loop, simulate
-from mbfmu.cosim.fmu_unit import FmuUnit
+from mbfmu.cosim.master import fast_loop
+from mbfmu.cosim import simulate
+from mbfmu.cosim.fmi.fmu_unit import FmuUnit
 from mbfmu.cosim.system import System
 from mbfmu.errors import CosimError
 from tooling import reference_fmu

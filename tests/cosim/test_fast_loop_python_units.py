@@ -1,5 +1,5 @@
 """Python units in the compiled loop: python-control LTI systems, discrete PIDs
-and the static blocks run in C (mbfmu.cosim.c_units) around an FMU, and give
+and the static blocks run in C (mbfmu.cosim.master.c_units) around an FMU, and give
 the Python loop's results (MBFMU_PYTHON_LOOP=1): the blocks and PIDs bit for
 bit; LTI controllers to the rounding of their matrix-vector sums, which
 controller.c adds in sequence where numpy's BLAS may group them differently.
@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 import mbfmu
-from mbfmu.cosim import (ControlUnit, FmuUnit, FunctionUnit, Gain, Offset, Saturation, Sum, System, fast_loop,
-                         simulate)
-from mbfmu.cosim.c_units import step_sizes
-from mbfmu.cosim.master import _Master
-from mbfmu.cosim.options import SimulationOptions
+from mbfmu.cosim import ControlUnit, FmuUnit, FunctionUnit, Gain, Offset, Saturation, Sum, System, simulate
+from mbfmu.cosim.master import fast_loop
+from mbfmu.cosim.master.c_units import step_sizes
+from mbfmu.cosim.master.run import _Master
+from mbfmu.cosim.master.options import SimulationOptions
 from mbfmu.dynamics import gravity_torques
 from mbfmu.errors import CosimError
 
@@ -300,7 +300,7 @@ def test_a_scheduled_controller_runs_compiled_and_equals_the_python_loop(arm_fmu
     evaluates) takes the compiled loop and equals the Python loop to 1e-12 of each
     signal's scale: C adds the products of K(s) (x - x_ref) in sequence, numpy's BLAS
     may group them otherwise; the interpolation itself is the same arithmetic."""
-    from mbfmu.cosim import c_units
+    from mbfmu.cosim.master import c_units
     system = _scheduled_slew(arm_fmu)
     assert c_units.evaluated_in_c(system.units["ctrl"])
     fast, slow = _both(lambda: _scheduled_slew(arm_fmu), monkeypatch, stop_time=3.0, step=0.01)
@@ -324,7 +324,7 @@ def test_a_scheduled_controller_in_c_outputs_what_its_law_computes(monkeypatch, 
     compiled run equals the Python loop, and every row's outputs are the law's of that
     row's inputs."""
     from mbfmu.control.scheduling import scheduled_controller
-    from mbfmu.cosim import c_units
+    from mbfmu.cosim.master import c_units
     rng = np.random.default_rng(5)
     g = len(case["grid"])
     nu = 3 + bool(case.get("parameter"))
@@ -356,7 +356,7 @@ def test_a_modified_scheduled_controller_is_not_taken_for_one():
     """Only a system whose output function is its own ScheduledLaw's is evaluated in C:
     a law swapped for another output function is called back from Python."""
     from mbfmu.control.scheduling import scheduled_controller
-    from mbfmu.cosim import c_units
+    from mbfmu.cosim.master import c_units
     sys = scheduled_controller([0.0, 1.0], np.ones((2, 1, 2)), [0.0, 0.0], [0.0], 0.01, ["a", "b"], ["y"], index=0)
     assert c_units.scheduled_law(sys) is sys.law
     other = control.nlsys(None, lambda t, x, u, p: -np.asarray(u)[:1], inputs=2, outputs=1, dt=0.01)

@@ -9,7 +9,7 @@ import pytest
 
 from mbfmu.cli import main
 from mbfmu.cosim import simulate
-from mbfmu.cosim.fmu_unit import FmuUnit
+from mbfmu.cosim.fmi.fmu_unit import FmuUnit
 from mbfmu.cosim.system import System
 
 DEFAULTS = {"k1": 1.0, "k2": 1.0, "k3": 1.0, "m1": 1.0, "m2": 1.0}

@@ -1,8 +1,8 @@
 """The master's parts, each against something independent of it: recording
-(:mod:`mbfmu.cosim.master_recording`), the fixed-step loop
-(:mod:`mbfmu.cosim.master_fixed`), the adaptive loop
-(:mod:`mbfmu.cosim.master_adaptive`) and the iterative step
-(:mod:`mbfmu.cosim.master_iterative`). The hand-written reference loops of
+(:mod:`mbfmu.cosim.master.recorded`), the fixed-step loop
+(:mod:`mbfmu.cosim.master.fixed`), the adaptive loop
+(:mod:`mbfmu.cosim.master.adaptive`) and the iterative step
+(:mod:`mbfmu.cosim.master.iterative`). The hand-written reference loops of
 ``test_master_reference.py`` and the convergence orders of
 ``test_convergence.py`` and ``test_multirate_adaptive.py`` test them too."""
 from __future__ import annotations
@@ -12,9 +12,10 @@ import math
 import numpy as np
 import pytest
 
-from mbfmu.cosim import FmuUnit, SimulationOptions, System, fast_loop, simulate
-from mbfmu.cosim.master import _Master
-from mbfmu.cosim.master_recording import recorded_variables
+from mbfmu.cosim import FmuUnit, SimulationOptions, System, simulate
+from mbfmu.cosim.master import fast_loop
+from mbfmu.cosim.master.run import _Master
+from mbfmu.cosim.master.recorded import recorded_variables
 from mbfmu.errors import CosimError, InputError
 
 from .helpers import D1, D2, DC, K1, K2, KC, M1, M2, monolithic_two_mass

@@ -69,7 +69,7 @@ def _count_calls(monkeypatch):
     """Count the units' FMU calls made by the Python loop (the compiled loop,
     which makes the same calls in C, is switched off; tests/cosim/test_fast_loop.py
     holds it equal to this loop bit for bit)."""
-    from mbfmu.cosim import fast_loop
+    from mbfmu.cosim.master import fast_loop
     monkeypatch.setattr(fast_loop, "ENABLED", False)
     calls = collections.Counter()
     for name in ("push", "pull", "do_step"):

@@ -15,7 +15,7 @@ import scipy.integrate
 from fmpy import simulate_fmu
 
 from mbfmu.cosim import FmuUnit, System, simulate, sources
-from mbfmu.cosim.fmu_me import Fmu3MeUnit, FmuMeUnit
+from mbfmu.cosim.fmi.fmu_me import Fmu3MeUnit, FmuMeUnit
 from mbfmu.errors import InputError
 from tooling import reference_fmu
 
@@ -102,6 +102,31 @@ def test_interface_choice_and_refusals(clock_fmu):
         FmuUnit(clock_fmu, interface="me")
     with pytest.raises(InputError, match="rtol = -1"):
         FmuUnit(bb, interface="me", rtol=-1)
+
+
+@pytest.mark.parametrize("version, model, interface", [
+    ("fmi2", "BouncingBall", None), ("fmi2", "BouncingBall", "me"), ("fmi3", "BouncingBall", None),
+    ("fmi3", "BouncingBall", "me"), ("fmi3", "Clocks", None), ("fmi3", "Dahlquist", "me")])
+def test_open_fmu_picks_the_class_the_description_calls_for(version, model, interface):
+    """The factory's choice agrees with the model description as fmpy reads it
+    (FMI version, the interface run, clocks), and ``FmuUnit(path)`` is its alias."""
+    from fmpy import read_model_description
+
+    from mbfmu.cosim import open_fmu
+    from mbfmu.cosim.fmi.fmu3_events import Fmu3EventUnit
+    from mbfmu.cosim.fmi.fmu3_scheduled import Fmu3ScheduledUnit
+    from mbfmu.cosim.fmi.fmu3_unit import Fmu3Unit
+    path = reference_fmu(version, model)
+    md = read_model_description(str(path))
+    unit = open_fmu(path, "u", interface=interface)
+    fmi3 = md.fmiVersion.startswith("3.")
+    scheduled = interface != "me" and md.coSimulation is None and md.scheduledExecution is not None
+    me = interface == "me" or md.coSimulation is None
+    clocks = any(v.type == "Clock" for v in md.modelVariables)
+    expected = (Fmu3ScheduledUnit if scheduled else (Fmu3MeUnit if fmi3 else FmuMeUnit) if me else
+                (Fmu3EventUnit if clocks else Fmu3Unit) if fmi3 else FmuUnit)
+    assert type(unit) is expected and unit.name == "u"
+    assert type(FmuUnit(path, "u", interface=interface)) is expected
 
 
 @pytest.mark.parametrize("version", VERSIONS)

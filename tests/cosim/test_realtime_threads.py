@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from mbfmu.cli import main
-from mbfmu.cosim import fast_loop, simulate
-from mbfmu.cosim.fmu_unit import FmuUnit
+from mbfmu.cosim.master import fast_loop
+from mbfmu.cosim import simulate
+from mbfmu.cosim.fmi.fmu_unit import FmuUnit
 from mbfmu.cosim.system import System
 from mbfmu.cosim.units import FunctionUnit
 from mbfmu.errors import CosimError, InputError

@@ -11,7 +11,7 @@ from fmpy import read_model_description, simulate_fmu
 
 from mbfmu.cli import main
 from mbfmu.cosim import load_result, simulate
-from mbfmu.cosim.fmu_unit import FmuUnit
+from mbfmu.cosim.fmi.fmu_unit import FmuUnit
 from mbfmu.cosim.system import System
 from mbfmu.errors import InputError
 from tooling import REFERENCE_FMUS
@@ -134,8 +134,8 @@ def test_fmi3_units_keep_types_and_arrays():
 def test_fmi3_without_cosimulation_is_refused_by_name():
     """Clocks offers Scheduled Execution only: FmuUnit opens it as such
     (tests/cosim/test_scheduled_execution.py); as a co-simulation unit it is refused by name."""
-    from mbfmu.cosim.fmu3_scheduled import Fmu3ScheduledUnit
-    from mbfmu.cosim.fmu3_unit import Fmu3Unit
+    from mbfmu.cosim.fmi.fmu3_scheduled import Fmu3ScheduledUnit
+    from mbfmu.cosim.fmi.fmu3_unit import Fmu3Unit
     with pytest.raises(InputError, match=r"no co-simulation interface \(it offers scheduled execution only\)"):
         Fmu3Unit(REF / "fmi3" / "Clocks.fmu")
     assert type(FmuUnit(REF / "fmi3" / "Clocks.fmu")) is Fmu3ScheduledUnit

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mbfmu.cosim import ControlUnit, System, load_result, simulate, sources
-from mbfmu.cosim.recording import check_output
+from mbfmu.cosim.recording.result import check_output
 from mbfmu.errors import InputError, UnknownNameError
 
 

@@ -8,8 +8,8 @@ import re
 import pytest
 
 from mbfmu.cosim import simulate
-from mbfmu.cosim.fmu_unit import FmuUnit
-from mbfmu.cosim.rollback_probe import probe_rollback
+from mbfmu.cosim.fmi.fmu_unit import FmuUnit
+from mbfmu.cosim.master.rollback_probe import probe_rollback
 from mbfmu.cosim.system import System
 from mbfmu.errors import CosimError
 
@@ -83,7 +83,7 @@ def test_the_probe_wants_the_bit_and_needs_excited_inputs(clock_fmu, monkeypatch
     """A restore off by 1e-15 relative is refused (the old probe's 1e-12 let it through);
     and without the warm-up steps with excited inputs, the state z would still be 0,
     where a relative error is invisible: the probe would pass."""
-    from mbfmu.cosim import rollback_probe
+    from mbfmu.cosim.master import rollback_probe
     u = FmuUnit(clock_fmu, "c", values={"restore_error": 1e-15})
     u.setup(0.0, 1.0, 0.01)
     try:

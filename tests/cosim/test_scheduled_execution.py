@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from mbfmu.cosim import FmuUnit, System, simulate
-from mbfmu.cosim.clocks import Clock, PeriodicTicks, read_clocks
-from mbfmu.cosim.fast_loop import python_loop_reason
-from mbfmu.cosim.fmu3_scheduled import Fmu3ScheduledUnit
+from mbfmu.cosim.fmi.clocks import Clock, PeriodicTicks, read_clocks
+from mbfmu.cosim.master.fast_loop import python_loop_reason
+from mbfmu.cosim.fmi.fmu3_scheduled import Fmu3ScheduledUnit
 from mbfmu.cosim.units import Unit, Variable
 from mbfmu.errors import InputError
 
@@ -158,7 +158,7 @@ def test_the_run_says_why_it_takes_the_python_loop(caplog):
 
 
 def test_python_loop_reason_names_the_clocked_unit():
-    from mbfmu.cosim.master import SimulationOptions, _Master
+    from mbfmu.cosim.master.run import SimulationOptions, _Master
     m = _Master(System([FmuUnit(CLOCKS, "clk")]), 1.0, SimulationOptions(), None)
     assert "unit 'clk' runs FMI 3.0 Scheduled Execution" in python_loop_reason(m)
 

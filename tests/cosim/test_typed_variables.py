@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mbfmu.cosim import load_result, simulate
-from mbfmu.cosim.fmu_unit import FmuUnit
+from mbfmu.cosim.fmi.fmu_unit import FmuUnit
 from mbfmu.cosim.system import System
 from mbfmu.cosim.units import Unit, Variable
 from tooling import REFERENCE_FMUS

@@ -20,7 +20,7 @@ from .test_stuck_unit import HANG_AT, ROWS, STEP, _env
 _RUN = """
 import sys
 from mbfmu.cosim import FmuUnit, System, simulate
-from mbfmu.cosim.recording import open_writer
+from mbfmu.cosim.recording.result import open_writer
 stuck = FmuUnit(sys.argv[1], "stuck", values={{"mode": 6, "fail_time": {hang}}})
 healthy = [FmuUnit(sys.argv[1], f"healthy{{k}}") for k in range(3)]
 simulate(System([stuck, *healthy]), 100.0, {step}, timeout=1.5, threads={threads}, sink=open_writer(sys.argv[2]),

@@ -144,8 +144,8 @@ def test_memory_guard_follows_the_address_space_limit(faulty_c_fmu):
 
 def test_streamed_run_larger_than_memory_keeps_every_row_on_disk(tmp_path, monkeypatch):
     """When the rows do not fit in memory, the master keeps a window and the file gets all."""
-    from mbfmu.cosim import run_guard
-    from mbfmu.cosim.recording import open_writer
+    from mbfmu.cosim.master import run_guard
+    from mbfmu.cosim.recording.result import open_writer
     monkeypatch.setattr(run_guard, "MEMORY_FRACTION", 1e-12)
     clock = System([FunctionUnit("clock", lambda t, u: [2 * t])])
     r = simulate(clock, 100.0, 1e-3, sink=open_writer(tmp_path / "r.csv"))

@@ -109,7 +109,7 @@ def test_cli_signals_end_a_hung_run_and_keep_the_rows(faulty_c_fmu, tmp_path, ho
 _API_RUN = """
 import sys
 from mbfmu.cosim import FmuUnit, System, simulate
-from mbfmu.cosim.recording import open_writer
+from mbfmu.cosim.recording.result import open_writer
 unit = FmuUnit(sys.argv[1], values={{"mode": 6, "fail_time": {hang}}})
 simulate(System([unit]), 100.0, {step}, timeout=1.5, isolate={isolate}, sink=open_writer(sys.argv[2]), progress=False)
 print("not reached")

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from mbfmu.cosim import load_result, simulate
-from mbfmu.cosim.recording import open_writer
+from mbfmu.cosim.recording.result import open_writer
 from mbfmu.errors import CosimError
 from tooling import reference_fmu
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from mbfmu.control.linearization import fd_step, state_jacobians
-from mbfmu.cosim.fmu_jacobian import CENTRAL, DIRECTIONAL, ModelExchangeInstance, jacobians
+from mbfmu.control.fmu_jacobians import CENTRAL, DIRECTIONAL, jacobians
+from mbfmu.cosim.fmi.me_instance import ModelExchangeInstance
 
 EXACT_RTOL = 1e-10
 

@@ -25,7 +25,8 @@ import pytest
 from fmpy import read_model_description
 from fmpy.validation import validate_fmu
 
-from mbfmu.cosim.fmu_jacobian import DIRECTIONAL, ModelExchangeInstance, jacobians, state_at
+from mbfmu.control.fmu_jacobians import DIRECTIONAL, jacobians
+from mbfmu.cosim.fmi.me_instance import ModelExchangeInstance, state_at
 from mbfmu.dynamics.algorithms import element_forces
 from mbfmu.plant.library import load_plant
 

@@ -17,7 +17,8 @@ from fmpy import extract, read_model_description
 from fmpy.fmi1 import FMICallException
 from fmpy.fmi2 import FMU2Slave
 
-from mbfmu.cosim.fmu_jacobian import CENTRAL, DIRECTIONAL, ModelExchangeInstance, jacobians
+from mbfmu.control.fmu_jacobians import CENTRAL, DIRECTIONAL, jacobians
+from mbfmu.cosim.fmi.me_instance import ModelExchangeInstance
 from mbfmu.control.linearization import state_jacobians
 from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.library import load_plant
@@ -287,7 +288,7 @@ def test_another_tools_model_exchange_fmu_with_directional_derivatives():
     from tooling import REFERENCE_FMUS
 
     from mbfmu.control.fmu_model import linearize_fmu
-    from mbfmu.cosim.jacobian_check import DerivativeWarning
+    from mbfmu.control.jacobian_check import DerivativeWarning
     from mbfmu.errors import InputError
 
     with pytest.warns(DerivativeWarning, match="VanDerPol.fmu"):

@@ -36,7 +36,8 @@ from fmpy import read_model_description
 
 import mbfmu
 from mbfmu.control.linearization import exact_jacobian, state_jacobians
-from mbfmu.cosim.fmu_jacobian import DIRECTIONAL, ModelExchangeInstance, jacobians
+from mbfmu.control.fmu_jacobians import DIRECTIONAL, jacobians
+from mbfmu.cosim.fmi.me_instance import ModelExchangeInstance
 from mbfmu.dynamics.algorithms import element_forces
 from mbfmu.fmu.builder import build_fmu
 from mbfmu.fmu.native.model_exchange import continuous_states

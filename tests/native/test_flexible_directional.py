@@ -27,7 +27,8 @@ from fmpy import read_model_description
 from fmpy.validation import validate_fmu
 
 from mbfmu.control.linearization import linearize
-from mbfmu.cosim.fmu_jacobian import CENTRAL, DIRECTIONAL, ModelExchangeInstance, jacobians
+from mbfmu.control.fmu_jacobians import CENTRAL, DIRECTIONAL, jacobians
+from mbfmu.cosim.fmi.me_instance import ModelExchangeInstance
 from mbfmu.plant.library import load_plant
 
 from .fmi3_jacobian import fmi3_jacobian

@@ -22,7 +22,7 @@ from fmpy.fmi3 import FMU3Slave
 from fmpy.validation import validate_fmu
 
 from mbfmu.cosim import simulate
-from mbfmu.cosim.fmu_unit import FmuUnit
+from mbfmu.cosim.fmi.fmu_unit import FmuUnit
 from mbfmu.cosim.system import System
 from mbfmu.plant.library import load_plant
 from tooling import need_tool

@@ -16,7 +16,7 @@ import pytest
 from tooling import need_tool, reference_fmu
 
 from mbfmu.cli import main
-from mbfmu.cosim.fmu_jacobian import fmu_jacobians
+from mbfmu.control.fmu_jacobians import fmu_jacobians
 from mbfmu.errors import InputError
 
 

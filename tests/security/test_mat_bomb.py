@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from mbfmu.cli import main
-from mbfmu.cosim.recording import Result, load_result
-from mbfmu.cosim.result_checks import check_mat
+from mbfmu.cosim.recording.result import Result, load_result
+from mbfmu.cosim.recording.checks import check_mat
 from mbfmu.errors import InputError
 from mbfmu.viewer.results import load_results
 

@@ -17,7 +17,7 @@ import pytest
 from tooling import reference_fmu
 
 from mbfmu.cli import main
-from mbfmu.cosim import recording
+from mbfmu.cosim.recording import result as recording
 from mbfmu.viewer import open_recording
 
 from .attacks import code_marker

@@ -100,7 +100,7 @@ def test_an_empty_npz_says_where_its_rows_are(tmp_path):
 KILLED = """
 import sys, time
 from mbfmu.cosim import FmuUnit, FunctionUnit, System, simulate
-from mbfmu.cosim.recording import open_writer
+from mbfmu.cosim.recording.result import open_writer
 def slow(t, u):
     time.sleep(0.002)
     return ()
@@ -139,7 +139,7 @@ def test_names_with_line_breaks_commas_and_quotes_read_back(tmp_path, suffix):
 
 
 def test_string_columns_with_line_breaks_read_back(tmp_path):
-    from mbfmu.cosim.recording import make_array
+    from mbfmu.cosim.recording.result import make_array
     from mbfmu.cosim.typed import string_code
     rows = np.array([[0.0, string_code("one\nline")], [1.0, string_code('two, "quoted"')]])
     data = make_array(["time", "s\nx"], rows, {"s\nx": "String"})

@@ -161,7 +161,7 @@ def test_a_failed_linearization_leaves_no_folder(scratch_root, tmp_path):
         for info in src.infolist():
             if not info.filename.startswith("binaries/"):
                 dst.writestr(info, src.read(info))
-    code = ("from mbfmu.cosim.fmu_jacobian import ModelExchangeInstance\n"
+    code = ("from mbfmu.control.fmu_jacobians import ModelExchangeInstance\n"
             f"try:\n    ModelExchangeInstance({str(broken)!r})\nexcept Exception as exc:\n    print('failed', exc)\n")
     proc = _python(code, env=dict(os.environ, TMPDIR=str(scratch_root)))
     out, _ = proc.communicate(timeout=120)

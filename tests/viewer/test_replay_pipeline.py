@@ -57,7 +57,7 @@ def test_user_plant_result_replays_without_model_from_its_outputs(user_run, caps
     assert main(["view", str(d / "run.csv"), "-o", str(d / "run.html")]) == 0, capsys.readouterr().err
     data = page_data(d / "run.html")
     # the page's poses are the plant's forward kinematics of the recorded q (velocities do not matter)
-    from mbfmu.cosim.recording import load_result
+    from mbfmu.cosim.recording.result import load_result
     res = load_result(d / "run.csv")
     import importlib.util
     (d / "again.py").write_text(USER_MODEL)
@@ -76,7 +76,7 @@ def test_user_plant_result_replays_without_model_from_its_outputs(user_run, caps
 
 
 def test_a_result_with_nothing_to_place_the_bodies_says_what_to_record(user_run, tmp_path, capsys):
-    from mbfmu.cosim.recording import load_result
+    from mbfmu.cosim.recording.result import load_result
     res = load_result(user_run / "run.csv")
     keep = [n for n in res.names if not re.search(r"\.q\[", n)]
     res.data = res.data[keep]

@@ -102,9 +102,9 @@ def test_trail_specs_from_the_command_line():
 
 
 def test_cosimulation_result_written_by_the_master_is_replayed(tmp_path):
-    """The file format of mbfmu.cosim.recording; the plant named by the user,
+    """The file format of mbfmu.cosim.recording.result; the plant named by the user,
     its parameters taken from the values the run set."""
-    from mbfmu.cosim import recording
+    from mbfmu.cosim.recording import result as recording
     t, X = pendulum_run(n=21)
     p = DoublePendulum()
     data = record(p, t, X, prefix="arm.", extra={"pid.u": np.ones_like(t)})

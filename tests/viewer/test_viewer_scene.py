@@ -9,8 +9,8 @@ from viewer_toys import DoublePendulum, FlexibleArm, pendulum_run, record
 
 from mbfmu.errors import InputError
 from mbfmu.viewer import Recording
-from mbfmu.viewer.scene import (decimated_times, envelope, matrix_to_quat, quat_to_matrix,
-                                video_times)
+from mbfmu.viewer.frame_times import decimated_times, envelope, video_times
+from mbfmu.viewer.scene import matrix_to_quat, quat_to_matrix
 
 
 def masses_by_hand(q1, q2, l1=1.0, l2=0.8):

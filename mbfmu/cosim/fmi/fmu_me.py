@@ -1,0 +1,484 @@
+"""Model Exchange units: the master integrates an FMU's equations between
+communication points.
+
+``FmuUnit(path, interface="me")`` (or an FMU that has Model Exchange only)
+gives :class:`FmuMeUnit` (FMI 2.0) or :class:`Fmu3MeUnit` (FMI 3.0): the
+same unit contract as the co-simulation units, with ``do_step(t, h)``
+carried out here.
+
+* **Solver**: CVODE's BDF method with Newton iterations and a dense linear
+  solver (SUNDIALS, as bundled with fmpy), fit for stiff FMUs; ``rtol``
+  (default 1e-6) and ``atol`` (default ``rtol`` times each state's nominal
+  value) per unit. One integration runs across communication points; CVODE
+  is reinitialized (:attr:`FmuMeUnit.restarts`) only
+
+  - at an event (see below),
+  - when an input changed value since the last step: the master holds
+    inputs constant over a step, so a new value is a jump of the right-hand
+    side (inputs that are set to the value they had cost no restart),
+  - at a state set from outside (``set_state``), and at the start of every
+    step of a run that may roll back (so that a repeated step gives the same
+    result to the bit).
+
+  A unit without connected inputs lets CVODE step past a communication point
+  and reads the FMU there at CVODE's interpolated solution (its dense output,
+  of the method's order; the FMU is then evaluated at that time and state),
+  as fmpy's own loop does; it still stops exactly at the FMU's next time
+  event and at the run's stop time. A unit with connected inputs stops
+  exactly at each communication point (``CVodeSetStopTime``), never
+  evaluating the FMU beyond it, as its next inputs are not known yet.
+* **Events**: state events are located by CVODE's root finding on the
+  event indicators (to within its root tolerance, about 1e-14 s relative
+  here); time events end an integration interval at the FMU's
+  ``nextEventTime``; step events come from ``completedIntegratorStep``.
+  At each event the FMU is put in event mode and ``newDiscreteStates`` /
+  ``updateDiscreteStates`` is iterated until it needs no more; the solver
+  restarts after it, except after a time event that changed neither the
+  continuous states nor their derivatives (bit for bit, at the event): a
+  discrete state that does not feed the dynamics, such as a sampled
+  recorder's history, then costs no restart. The times and kinds of the events are kept in
+  :attr:`FmuMeUnit.events`.
+* **Stop requests**: ``terminateSimulation`` at an event ends the run at
+  that step with :class:`~mbfmu.errors.StopRequested`.
+* **Rollback** where the FMU can get and set its state: the saved state
+  carries the unit's time and next time event; the solver restarts from
+  the restored state, so iterative and adaptive runs work.
+"""
+from __future__ import annotations
+
+import ctypes
+import math
+from typing import Any, Iterable, Mapping
+
+from ...errors import CosimError, InputError, StopRequested
+from .fmu3_unit import Fmu3Unit
+from .fmu_unit import FmuUnit, _callbacks, _LOG_KEYS, _LOGS
+
+MAX_EVENT_ITERATIONS = 1000  # newDiscreteStates calls at one event before giving up
+MAX_EVENTS_PER_STEP = 10_000  # events in one communication step before giving up (chattering)
+
+
+class _NoInput:
+    """fmpy's solver applies inputs in its root function; the master sets them instead."""
+
+    @staticmethod
+    def apply(time: float, continuous: bool = True, discrete: bool = True, after_event: bool = False) -> None:
+        pass
+
+
+def _stop_time_function() -> Any:
+    """``CVodeSetStopTime`` (fmpy binds the library but not this function)."""
+    from fmpy.sundials.libraries import sundials_cvode
+    f = sundials_cvode.CVodeSetStopTime
+    f.argtypes, f.restype = [ctypes.c_void_p, ctypes.c_double], ctypes.c_int
+    return f
+
+
+def _solver_class() -> type:
+    from fmpy.sundials import CVodeSolver
+
+    class _Solver(CVodeSolver):
+        """fmpy's CVODE wrapper with a stop time and CVODE's own return flag.
+
+        An exception in the right-hand-side or root callback (an FMU call
+        that returned an error) is kept and turned into CVODE's
+        unrecoverable-error flag, so that CVODE stops at once and makes no
+        further call on the FMU; :meth:`step_to` raises it afterwards.
+        """
+
+        failure: BaseException | None = None
+        _t_stop: float | None = None  # the stop time CVODE holds (None: set it again)
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._tret = realtype(0.0)
+
+        def reset(self, time):
+            super().reset(time)
+            self._t_stop = None
+
+        def f(self, t, y, ydot, user_data):
+            return self._guarded(super().f, t, y, ydot, user_data)
+
+        def g(self, t, y, gout, user_data):
+            return self._guarded(super().g, t, y, gout, user_data)
+
+        def _guarded(self, call, *args) -> int:
+            if self.failure is not None:
+                return -1
+            try:
+                return call(*args)
+            except BaseException as exc:  # Ctrl-C too: raised again once CVODE has returned
+                self.failure = exc
+                return -1
+
+        def step_to(self, t_out: float, t_stop: float) -> tuple[bool, float]:
+            """Integrate to ``t_out`` [s] (interpolated there when CVODE stepped past it),
+            never past ``t_stop`` >= ``t_out`` [s]; the FMU is left at the time and
+            states reached. Returns ``(root found, time reached)``."""
+            if t_stop != self._t_stop:
+                if _SET_STOP_TIME(self.cvode_mem, t_stop) < 0:
+                    raise RuntimeError(f"CVodeSetStopTime({t_stop!r}) failed")
+                self._t_stop = t_stop
+            tret = self._tret
+            flag = _CVODE(self.cvode_mem, t_out, self.x, ctypes.byref(tret), _CV_NORMAL)
+            if flag == _CV_TSTOP_RETURN:
+                self._t_stop = None  # SUNDIALS 7 disables a stop time once reached
+            if self.failure is not None:
+                raise self.failure
+            if flag < 0:
+                info = self.error_info or (flag, "CVode", "", "no message")
+                raise RuntimeError(f"CVODE failed (flag {flag}) in {info[1]}: {info[3]}")
+            self.set_time(tret.value)
+            if not self.discrete:
+                self.set_x(self.px, self.nx)
+            return flag == _CV_ROOT_RETURN, float(tret.value)
+
+    from fmpy.sundials.cvode import CV_NORMAL, CV_ROOT_RETURN, CVode
+    from fmpy.sundials.sundials_types import realtype
+    _SET_STOP_TIME, _CVODE, _CV_NORMAL, _CV_ROOT_RETURN, _CV_TSTOP_RETURN = \
+        _stop_time_function(), CVode, CV_NORMAL, CV_ROOT_RETURN, 1
+    return _Solver
+
+
+class _MeStepping:
+    """The integration and event loop shared by the FMI 2 and FMI 3 units.
+
+    A subclass provides ``_me`` (the fmpy model), ``_derivatives`` (the
+    name of its derivative call) and ``_update_discrete()``.
+    """
+
+    rtol: float = 1e-6
+    atol: float | None = None
+    events: list[tuple[float, str]]
+    restarts: int = 0
+
+    def __init__(self, path: Any, name: str | None = None, values: Mapping[str, Any] | None = None,
+                 step: float | None = None, feedthrough: Mapping[str, Iterable[str]] | None = None,
+                 log: bool = False, interface: str | None = "me", rtol: float = 1e-6,
+                 atol: float | None = None) -> None:
+        self._me_options(rtol, atol)
+        super().__init__(path, name, values, step, feedthrough, log)
+        self.interface = "me"
+
+    @staticmethod
+    def _interface_element(md: Any) -> Any:
+        return md.modelExchange
+
+    def _me_options(self, rtol: float, atol: float | None) -> None:
+        for name, v in (("rtol", rtol), ("atol", atol)):
+            if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise InputError(f"model exchange {name} = {v!r} must be a positive finite number")
+        self.rtol, self.atol = float(rtol), None if atol is None else float(atol)
+        self.interface = "me"
+        self.events = []
+        self.restarts = 0
+
+    def _me_start(self, t0: float, stop_time: float) -> None:
+        """After initialization: the initial event iteration, then continuous-time mode and the solver."""
+        me = self._me
+        self.events = []
+        self.restarts = 0
+        self._u_sent_last: bytes | None = None
+        self._t = float(t0)
+        self._stop = float(stop_time)
+        self._event_update("initial")
+        me.enterContinuousTimeMode()
+        nx = self._nx
+        self._solver = _solver_class()(
+            nx=nx, nz=self._nz, get_x=me.getContinuousStates, set_x=me.setContinuousStates,
+            get_dx=getattr(me, self._derivatives), get_z=me.getEventIndicators,
+            get_nominals=me.getNominalsOfContinuousStates, set_time=me.setTime, input=_NoInput(),
+            startTime=self._t, maxStep=math.inf, relativeTolerance=self.rtol, maxNumSteps=100_000)
+        self._set_abstol()
+        self._dx_before = (ctypes.c_double * max(nx, 1))()
+        self._dx_after = (ctypes.c_double * max(nx, 1))()
+
+    def _set_abstol(self) -> None:
+        if self.atol is not None and not self._solver.discrete:
+            from fmpy.sundials.cvode import CVodeSVtolerances
+            self._solver.npabstol[:] = self.atol
+            CVodeSVtolerances(self._solver.cvode_mem, self.rtol, self._solver.abstol)
+
+    def _restart(self) -> None:
+        self._solver.reset(self._t)
+        self._set_abstol()
+        self.restarts += 1
+
+    def _derivatives_into(self, buf: Any) -> None:
+        if self._nx:
+            getattr(self._me, self._derivatives)(buf, self._nx)
+
+    def _inputs_changed(self) -> bool:
+        """Whether a connected input has a new value since the last step (a jump of the right-hand side)."""
+        if not self._inputs_driven:
+            return False
+        sent = bytes(self.u)
+        changed = sent != self._u_sent_last
+        self._u_sent_last = sent
+        return changed
+
+    def _event_update(self, kind: str) -> bool:
+        """Event iteration at the current time (the FMU in event or initialization mode);
+        returns whether the continuous states or their nominals changed."""
+        states_changed = False
+        for _ in range(MAX_EVENT_ITERATIONS):
+            needed, terminate, nominals, values, defined, t_next = self._update_discrete()
+            states_changed = states_changed or bool(nominals) or bool(values)
+            if terminate:
+                raise StopRequested(f"unit {self.name!r} asked to stop (terminateSimulation) at a {kind} event "
+                                    f"at t = {self._t!r} s", unit=self.name, time=self._t)
+            if not needed:
+                break
+        else:
+            raise CosimError(f"unit {self.name!r}: the event iteration at t = {self._t!r} s did not settle in "
+                             f"{MAX_EVENT_ITERATIONS} newDiscreteStates calls")
+        self._next_event = float(t_next) if defined else math.inf
+        if kind != "initial":
+            self.events.append((self._t, kind))
+        return states_changed
+
+    def _me_advance(self, t: float, h: float) -> None:
+        """Integrate from ``t`` to ``t + h`` [s], handling every event on the way."""
+        me = self._me
+        t_end = t + h
+        if self._inputs_changed() or self.will_roll_back:
+            # an input jumped; or the step may be repeated after a restore, which must
+            # give the same result to the bit
+            me.setTime(self._t)
+            self._restart()
+        # past the communication point only where nothing can change there
+        interpolate = not (self._inputs_driven or self.will_roll_back)
+        tiny = 4 * math.ulp(max(1.0, abs(t_end)))
+        for _ in range(MAX_EVENTS_PER_STEP):
+            t_out = min(t_end, self._next_event)
+            t_stop = max(t_end, min(self._next_event, self._stop)) if interpolate and t_out == t_end else t_out
+            root = False
+            if t_out - self._t > tiny:
+                root, self._t = self._solver.step_to(t_out, t_stop)  # the FMU is at self._t
+            else:  # a time event within rounding of here: no integration to do
+                self._t = t_out
+                me.setTime(self._t)
+            step_event, terminate = me.completedIntegratorStep(not self.will_roll_back) \
+                if self._needs_completed else (False, False)
+            if terminate:
+                raise StopRequested(f"unit {self.name!r} asked to stop (completedIntegratorStep) at "
+                                    f"t = {self._t!r} s", unit=self.name, time=self._t)
+            time_event = self._t >= self._next_event - tiny
+            if root or time_event or step_event:
+                # a time event alone may leave the dynamics as they were (a sampled recorder):
+                # then the integration goes on
+                smooth = time_event and not (root or step_event)
+                if smooth:
+                    self._derivatives_into(self._dx_before)
+                me.enterEventMode()
+                changed = self._event_update("state" if root else "time" if time_event else "step")
+                me.enterContinuousTimeMode()
+                if smooth and not changed:
+                    self._derivatives_into(self._dx_after)
+                    smooth = bytes(self._dx_before) == bytes(self._dx_after)
+                if not (smooth and not changed):
+                    self._restart()
+            if self._t >= t_end - tiny:
+                if self._t != t_end:
+                    self._t = t_end
+                    me.setTime(t_end)
+                return
+        raise CosimError(f"unit {self.name!r}: more than {MAX_EVENTS_PER_STEP} events in the step from t = {t!r} s "
+                         "(chattering?)")
+
+    # -- rollback: the FMU's state and the unit's own time ----------------------------
+    def _me_state(self, fmu_state: Any) -> Any:
+        return (fmu_state, self._t, self._next_event, len(self.events))
+
+    def _me_restore(self, state: Any) -> Any:
+        fmu_state, self._t, self._next_event, n_events = state
+        del self.events[n_events:]
+        return fmu_state
+
+    def connect_inputs(self, driven: Iterable[int]) -> None:
+        driven = list(driven)
+        self._inputs_driven = bool(driven)
+        super().connect_inputs(driven)
+
+    def terminate(self) -> None:
+        self._solver = None
+        if getattr(self, "_error", False) and self._fmu is not None:
+            # after an error status the FMU takes no terminate call, only its freeing (none after fatal)
+            fmu, self._fmu = self._fmu, None
+            if not getattr(self, "_fatal", False):
+                try:
+                    fmu.freeInstance()
+                except Exception:
+                    pass
+            _LOGS.pop(getattr(self, "_log_key", None), None)
+            return
+        super().terminate()
+
+    def do_step(self, t: float, h: float) -> None:
+        if getattr(self, "_error", False):
+            raise CosimError(f"unit {self.name!r} failed earlier; no further call is made on it")
+        try:
+            self._me_advance(t, h)
+        except (CosimError, StopRequested):
+            raise
+        except Exception as exc:  # fmpy raises on an error status; CVODE on a failed step
+            status = getattr(exc, "status", None)
+            if status in (3, 4):  # fmi2Error / fmi2Fatal: the FMU takes no further call but its freeing
+                self._error = True
+                self._fatal = getattr(self, "_fatal", False) or status == 4
+                self._solver = None
+            raise CosimError(f"unit {self.name!r}: model exchange step from t = {t!r} s (h = {h!r} s) failed: {exc}"
+                             + (f"; last unit log lines:\n{self.log_text(10)}" if self.log else "")) from exc
+
+    def get_state(self) -> Any:
+        return self._me_state(super().get_state())
+
+    def set_state(self, state: Any) -> None:
+        super().set_state(self._me_restore(state))
+        self._me.setTime(self._t)
+        self._restart()
+
+    def free_state(self, state: Any) -> None:
+        super().free_state(state[0])
+
+
+class FmuMeUnit(_MeStepping, FmuUnit):
+    """An FMI 2.0 Model Exchange FMU, integrated by the master (see the module docstring).
+
+    Parameters
+    ----------
+    path, name, values, step, feedthrough, log
+        As for :class:`~mbfmu.cosim.fmi.fmu_unit.FmuUnit`.
+    interface : str, optional
+        ``"me"`` (what this class runs).
+    rtol : float
+        Relative tolerance of the solver.
+    atol : float, optional
+        Absolute tolerance of the solver, in the states' units (default
+        ``rtol`` times each state's nominal value).
+
+    Attributes
+    ----------
+    events : list of (float, str)
+        The events of the last run: time [s] and ``"state"``, ``"time"`` or ``"step"``.
+    restarts : int
+        How many times the solver was reinitialized in the last run (at events, input
+        jumps, restored states).
+    """
+
+    _derivatives = "getDerivatives"
+
+    @staticmethod
+    def _check_interface(md: Any) -> None:
+        if md.fmiVersion != "2.0" or md.modelExchange is None:
+            raise InputError(f"{md.modelName!r}: no FMI 2.0 model exchange interface (fmiVersion {md.fmiVersion}, "
+                             f"modelExchange {'yes' if md.modelExchange else 'no'})")
+
+    def _update_discrete(self) -> tuple:
+        return self._me.newDiscreteStates()
+
+    def setup(self, t0: float, stop_time: float, step: float) -> None:
+        from fmpy.fmi2 import FMU2Model
+
+        self.terminate()
+        self._fatal = self._error = False
+        self.log.clear()
+        self._log_key = next(_LOG_KEYS)
+        _LOGS[self._log_key] = self.log
+        cb = _callbacks(self._log_key)
+        self._callbacks = cb
+        self._nx = int(self.md.numberOfContinuousStates)
+        self._nz = int(self.md.numberOfEventIndicators)
+        self._needs_completed = bool(getattr(self.md.modelExchange, "needsCompletedIntegratorStep", True))
+        try:
+            fmu = FMU2Model(guid=self.md.guid, unzipDirectory=self._unzipdir, modelIdentifier=self.model_identifier,
+                            instanceName=self.name)
+            fmu.instantiate(callbacks=cb, loggingOn=self.logging_on)
+        except Exception as exc:
+            raise CosimError(f"unit {self.name!r}: cannot instantiate {self.path.name} (model exchange): {exc}"
+                             + (f"; unit log:\n{self.log_text()}" if self.log else "")) from exc
+        self._fmu = self._me = fmu
+        f = fmu._functions
+        self._c = fmu.component
+        self._getReal, self._setReal = f["fmi2GetReal"], f["fmi2SetReal"]
+        self._set = {t: f[f"fmi2Set{t}"] for t in ("Real", "Integer", "Boolean", "String")}
+        self._get = {t: f[f"fmi2Get{t}"] for t in ("Real", "Integer", "Boolean", "String")}
+        self._setDer = None
+        try:
+            fmu.setupExperiment(tolerance=self.rtol, startTime=t0, stopTime=stop_time)
+            self._set_values(self.values)
+            fmu.enterInitializationMode()
+            fmu.exitInitializationMode()
+            self._t = float(t0)
+            self._me_start(t0, stop_time)
+        except (CosimError, StopRequested):
+            raise
+        except Exception as exc:
+            raise CosimError(f"unit {self.name!r}: initialization failed: {exc}"
+                             + (f"; unit log:\n{self.log_text()}" if self.log else "")) from exc
+        self._start_inputs()
+        self.pull()
+
+
+
+class Fmu3MeUnit(_MeStepping, Fmu3Unit):
+    """An FMI 3.0 Model Exchange FMU, integrated by the master (see :class:`FmuMeUnit`)."""
+
+    _derivatives = "getContinuousStateDerivatives"
+
+    @staticmethod
+    def _check_interface(md: Any) -> None:
+        if not md.fmiVersion.startswith("3.") or md.modelExchange is None:
+            raise InputError(f"{md.modelName!r}: no FMI 3.0 model exchange interface (fmiVersion {md.fmiVersion}, "
+                             f"modelExchange {'yes' if md.modelExchange else 'no'})")
+        clocks = [v.name for v in md.modelVariables if v.type == "Clock"]
+        if clocks:
+            raise InputError(f"{md.modelName!r}: FMI 3.0 model exchange with clocks ({', '.join(clocks)}) is not run "
+                             "by the master")
+
+    def _update_discrete(self) -> tuple:
+        return self._me.updateDiscreteStates()
+
+    def setup(self, t0: float, stop_time: float, step: float) -> None:
+        from fmpy.fmi3 import FMU3Model
+
+        self.terminate()
+        self._fatal = self._error = False
+        self.log.clear()
+        self._stop_at = None
+
+        def log_message(env: Any, status: int, category: bytes, message: bytes) -> None:
+            label = ["OK", "WARNING", "DISCARD", "ERROR", "FATAL"][status] if 0 <= status < 5 else str(status)
+            self.log.append(f"[{label}] [{(category or b'').decode('utf-8', 'replace')}] "
+                            f"{(message or b'').decode('utf-8', 'replace')}")
+
+        try:
+            fmu = FMU3Model(guid=self.md.guid, unzipDirectory=self._unzipdir, modelIdentifier=self.model_identifier,
+                            instanceName=self.name)
+            fmu.instantiate(loggingOn=self.logging_on, logMessage=log_message)
+        except Exception as exc:
+            raise CosimError(f"unit {self.name!r}: cannot instantiate {self.path.name} (model exchange): {exc}"
+                             + (f"; unit log:\n{self.log_text()}" if self.log else "")) from exc
+        self._fmu = self._me = fmu
+        f = fmu._functions
+        self._c = fmu.component
+        from .fmu3_unit import _CT, _api_name
+        self._f_get = {t: f[f"fmi3Get{_api_name(t)}"] for t in _CT}
+        self._f_set = {t: f[f"fmi3Set{_api_name(t)}"] for t in _CT}
+        self._needs_completed = bool(getattr(self.md.modelExchange, "needsCompletedIntegratorStep", True))
+        try:
+            self._set_values(self.values)
+            fmu.enterInitializationMode(tolerance=self.rtol, startTime=t0, stopTime=stop_time)
+            fmu.exitInitializationMode()
+            self._nx = int(fmu.getNumberOfContinuousStates())
+            self._nz = int(fmu.getNumberOfEventIndicators())
+            self._t = float(t0)
+            self._me_start(t0, stop_time)
+        except (CosimError, StopRequested):
+            raise
+        except Exception as exc:
+            raise CosimError(f"unit {self.name!r}: initialization failed: {exc}"
+                             + (f"; unit log:\n{self.log_text()}" if self.log else "")) from exc
+        self._start_inputs()
+        self.pull()
