@@ -1,6 +1,6 @@
 """Clocked controller units in a linear model: their exact discrete system, and the multirate loop.
 
-A Scheduled Execution controller FMU (:class:`~mbfmu.cosim.fmu3_scheduled.Fmu3ScheduledUnit`)
+A Scheduled Execution controller FMU (:class:`~mbfmu.cosim.fmi.fmu3_scheduled.Fmu3ScheduledUnit`)
 with one periodic clock of interval ``T`` is a discrete system at ``T``: at each tick it
 takes its inputs, latches ``y = C x + D u`` and updates ``x <- A x + B u``; between ticks its
 outputs are held. :func:`clocked_unit_model` identifies that system from the FMU itself:
@@ -46,9 +46,9 @@ def clock_period(unit: Any) -> float | None:
     float or None
         The sample time, s.
     """
-    from ..cosim.clocks import PERIODIC
-    from ..cosim.fmu3_scheduled import Fmu3ScheduledUnit
-    from ..cosim.fmu_unit import FmuUnit
+    from ..cosim.fmi.clocks import PERIODIC
+    from ..cosim.fmi.fmu3_scheduled import Fmu3ScheduledUnit
+    from ..cosim.fmi.fmu_unit import FmuUnit
     if isinstance(unit, FmuUnit) and not isinstance(unit, Fmu3ScheduledUnit):
         md = getattr(unit, "md", None)
         native = str(getattr(md, "generationTool", "") or "").endswith("(native controller)")
@@ -68,7 +68,7 @@ def clock_period(unit: Any) -> float | None:
 def _run(unit: Any, period: float, inputs: np.ndarray) -> np.ndarray:
     """The unit's outputs at ticks ``0..K-1`` for inputs ``inputs[k]`` held at tick ``k`` (a fresh instance)."""
     from ..cosim import FunctionUnit, System, simulate
-    from ..cosim.fmu_unit import FmuUnit
+    from ..cosim.fmi.fmu_unit import FmuUnit
     fresh = FmuUnit(unit.path, "c", values=dict(getattr(unit, "values", {})) or None)
     n_in = len(fresh.inputs)
 
@@ -87,7 +87,7 @@ def clocked_unit_model(unit: Any) -> tuple[ct.StateSpace, str]:
 
     Parameters
     ----------
-    unit : mbfmu.cosim.fmu3_scheduled.Fmu3ScheduledUnit
+    unit : mbfmu.cosim.fmi.fmu3_scheduled.Fmu3ScheduledUnit
         The unit (its parameter values are used).
 
     Returns

@@ -297,7 +297,7 @@ def _names(items: Sequence[str] | str | None) -> list[str]:
 def _check_periods(system, step: float) -> None:
     """Refuse, by name, a discrete co-simulation controller FMU whose sample time is longer than the
     macro step (it refuses the step; a Scheduled Execution FMU may tick every whole number of steps)."""
-    from ..cosim.fmu3_scheduled import Fmu3ScheduledUnit
+    from ..cosim.fmi.fmu3_scheduled import Fmu3ScheduledUnit
     from .multirate import clock_period
     for unit in system.units.values():
         period = clock_period(unit)

@@ -10,7 +10,7 @@ import pytest
 from lxml import etree
 
 from mbfmu.cosim import FmuUnit, System, read_ssp, simulate, write_ssp
-from mbfmu.cosim.ssp import CLOCK_TYPE, NS
+from mbfmu.cosim.ssp.read_write import CLOCK_TYPE, NS
 from mbfmu.errors import CosimError
 
 from .fmu_build import build_ticker3

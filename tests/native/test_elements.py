@@ -12,7 +12,8 @@ import pytest
 from fmpy import simulate_fmu
 
 from mbfmu.dynamics.algorithms import crba, point_jacobian
-from mbfmu.cosim.fmu_jacobian import CENTRAL, DIRECTIONAL, ModelExchangeInstance, jacobians
+from mbfmu.control.fmu_jacobians import CENTRAL, DIRECTIONAL, jacobians
+from mbfmu.cosim.fmi.me_instance import ModelExchangeInstance
 from mbfmu.errors import InputError, ModelError
 from mbfmu.fmu.builder import build_fmu
 from mbfmu.fmu.native.description import NativeUnsupported

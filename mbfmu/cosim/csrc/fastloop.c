@@ -127,7 +127,7 @@ typedef struct {
     double t, h, value;
 } fl_failure;
 
-/* an algebraic loop of the exchange (mbfmu.cosim.loops), with its scratch */
+/* an algebraic loop of the exchange (mbfmu.cosim.master.loops), with its scratch */
 typedef struct {
     int n_block;
     const int *block;          /* its units, in order */
@@ -676,7 +676,7 @@ static void set_inputs(fl_system *S, fl_unit *u) {
     }
 }
 
-/* -- algebraic loops: mbfmu.cosim.loops in C, the same iterations and tests ---------- */
+/* -- algebraic loops: mbfmu.cosim.master.loops in C, the same iterations and tests ---------- */
 /* G(z) of loops.newton: the loop inputs set to z, every unit pushed and pulled; the
  * source outputs into out */
 static int loop_G(fl_system *S, fl_loop *L, const double *z, double *out, double t, fl_failure *f) {
