@@ -136,7 +136,8 @@ def sweep(target: Any, parameters: Mapping[str, Any] | Sequence[Mapping[str, Any
         bar.close()
         if ex is not None and ex is not executor:
             ex.close()
-    study.interrupted = left > 0
+    # a signal that came while the last runs finished still asks to stop: never drop it
+    study.interrupted = left > 0 or bool(stop.kind)
     study.stopped_by = (stop.kind or "SIGINT") if study.interrupted else ""
     if study.interrupted:
         what = "terminated (SIGTERM)" if study.stopped_by == "SIGTERM" else "interrupted"

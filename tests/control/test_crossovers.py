@@ -266,8 +266,11 @@ def test_rigid_arm_pd_margins_are_unchanged(tmp_path):
     _, pm_s, _, _, wgc_s, _ = margins_pc(ls.L, "frd")
     L_c = ls.L(np.exp(1j * ms["gain_crossover"] * H))
     assert ms["phase_margin"] == pytest.approx(180.0 + math.degrees(np.angle(L_c)), abs=1e-12 * 180)
-    assert ms["phase_margin"] == pytest.approx(pm_s, rel=1e-7)
-    assert ms["gain_crossover"] == pytest.approx(wgc_s, rel=1e-7)
+    # python-control's sampled margins interpolate its frequency grid: a rounding-level change
+    # of the plant model (summation order in the engine) moved its phase margin by 1e-7 relative
+    # while ours still holds the definition above to 1e-12, so its value is a coarse second check
+    assert ms["phase_margin"] == pytest.approx(pm_s, rel=1e-6)
+    assert ms["gain_crossover"] == pytest.approx(wgc_s, rel=1e-6)
     assert abs(abs(ls.L(np.exp(1j * ms["gain_crossover"] * H))) - 1) <= TOLERANCE
     assert ms["gain_margin"] == pytest.approx(1 / abs(ls.L(1.0)), rel=1e-9) and ls.L(1.0).real < 0
     assert ms["phase_crossover"] == 0.0 and ms["delay_margin_steps"] == math.ceil(ms["delay_margin"] / H) - 1

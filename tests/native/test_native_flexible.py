@@ -71,7 +71,7 @@ def test_parameters_the_runtime_cannot_repack_are_refused_and_the_instance_keeps
     try:
         L.slave.setupExperiment(startTime=0.0)
         L.slave.enterInitializationMode()
-        for name, value, why in (("n_modes", 4.0, "structure"), ("tip_shapes", 0.0, "count")):
+        for name, value, why in (("n_modes", 4.0, "structure"), ("tip_shapes", 0.0, "structure")):
             with pytest.raises(FMICallException):
                 L.set(name, value)
             assert name in L.log[-1] and why in L.log[-1], L.log[-1]

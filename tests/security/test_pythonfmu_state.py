@@ -196,4 +196,4 @@ def test_parameter_out_of_bounds(arm, untouched, tmp_path):
     bad = _moved(untouched[0])
     bad["p"] = list(bad["p"])
     bad["p"][2] = -20.0  # arm_mass
-    _says(_offer(arm, untouched, tmp_path, json.dumps(bad).encode()), "'arm_mass' = -20.0 is below its minimum")
+    _says(_offer(arm, untouched, tmp_path, json.dumps(bad).encode()), "'arm_mass' = -20.0 is at or below its minimum")
