@@ -67,7 +67,7 @@ def measured(name: str, unit: str, description: str, sensor, start: float = 0.0)
 
 def measured_vector(base: str, n: int, unit: str | Sequence[str], description: str | Sequence[str],
                     sensor: Callable[[int], Any], start: float | Sequence[float] = 0.0) -> tuple[Measured, ...]:
-    """Outputs ``base[1] .. base[n]``: element ``base[i + 1]`` computed by
+    """Outputs ``base[1]`` to ``base[n]``: element ``base[i + 1]`` computed by
     ``sensor(i)``, ``i`` the 0-based index.
 
     Parameters
