@@ -218,3 +218,69 @@ def build_ticker3(outdir: Path, scheduled: bool = False, model_exchange: bool = 
                 z.write(p, p.relative_to(work).as_posix())
     shutil.rmtree(work)
     return fmu
+
+
+SAMPLER_ME3_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<fmiModelDescription fmiVersion="3.0" modelName="SamplerMe3" instantiationToken="{token}">
+ <ModelExchange modelIdentifier="sampler_me3" needsCompletedIntegratorStep="false"/>
+ <ModelVariables>
+  <Float64 name="time" valueReference="0" causality="independent" variability="continuous"/>
+  <Float64 name="x" valueReference="1" causality="output" variability="continuous" initial="exact" start="1"/>
+  <Float64 name="der(x)" valueReference="2" causality="local" variability="continuous" derivative="1"/>
+  <Float64 name="v" valueReference="3" causality="local" variability="continuous" initial="exact" start="0"/>
+  <Float64 name="der(v)" valueReference="4" causality="local" variability="continuous" derivative="3"/>
+  <Float64 name="k" valueReference="5" causality="input" variability="discrete" clocks="10" start="1"/>
+  <Float64 name="xs" valueReference="6" causality="output" variability="discrete" clocks="10"/>
+  <Int32 name="count" valueReference="7" causality="output" variability="discrete" clocks="10"/>
+  <Float64 name="ts" valueReference="8" causality="output" variability="discrete" clocks="10"/>
+  <Float64 name="w" valueReference="9" causality="parameter" variability="fixed" start="2"/>
+  <Clock name="sample" valueReference="10" causality="input" intervalVariability="constant"
+         intervalDecimal="{interval}" shiftDecimal="{shift}"/>
+  <Clock name="cross" valueReference="11" causality="output" intervalVariability="triggered"/>
+  <Float64 name="t_cross" valueReference="12" causality="output" variability="discrete" clocks="11"/>
+  <Clock name="kick" valueReference="13" causality="input" intervalVariability="triggered"/>
+  <Int32 name="kicks" valueReference="14" causality="output" variability="discrete" clocks="13"/>
+  <Float64 name="kick_time" valueReference="15" causality="output" variability="discrete" clocks="13"/>
+ </ModelVariables>
+ <ModelStructure>
+  <Output valueReference="1" dependencies=""/>
+  <Output valueReference="6" dependencies="5 10"/>
+  <Output valueReference="7" dependencies="10"/>
+  <Output valueReference="8" dependencies="10"/>
+  <Output valueReference="11" dependencies=""/>
+  <Output valueReference="12" dependencies=""/>
+  <Output valueReference="14" dependencies="13"/>
+  <Output valueReference="15" dependencies="13"/>
+  <ContinuousStateDerivative valueReference="2"/>
+  <ContinuousStateDerivative valueReference="4"/>
+  <InitialUnknown valueReference="2"/>
+  <InitialUnknown valueReference="4"/>
+  <EventIndicator valueReference="1"/>
+ </ModelStructure>
+</fmiModelDescription>
+"""
+
+
+def _zip_fmu(work: Path, fmu: Path) -> Path:
+    with zipfile.ZipFile(fmu, "w") as z:
+        for p in sorted(work.rglob("*")):
+            if p.is_file():
+                z.write(p, p.relative_to(work).as_posix())
+    shutil.rmtree(work)
+    return fmu
+
+
+def build_sampler_me3(outdir: Path, interval: float = 0.3, shift: float = 0.1) -> Path:
+    """Compile ``cfmu/sampler_me3.c`` into ``outdir/SamplerMe3.fmu``: FMI 3.0 Model Exchange
+    with a periodic input clock ``sample`` (``interval``, ``shift`` [s]), an output clock
+    fired by a state event and a triggered input clock, against fmpy's FMI 3.0 headers."""
+    outdir = Path(outdir)
+    work = outdir / "_sampler_me3_build"
+    lib = work / "binaries" / "x86_64-linux" / "sampler_me3.so"
+    lib.parent.mkdir(parents=True, exist_ok=True)
+    cc = shutil.which("gcc") or shutil.which("cc")
+    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-Wall", f"-I{FMI_HEADERS}", "-o", str(lib),
+                    str(HERE / "cfmu" / "sampler_me3.c")], check=True)
+    (work / "modelDescription.xml").write_text(SAMPLER_ME3_XML.format(token=uuid.uuid4(), interval=interval,
+                                                                      shift=shift))
+    return _zip_fmu(work, outdir / "SamplerMe3.fmu")

@@ -90,7 +90,8 @@ def test_adaptive_stepping_refuses_a_clocked_unit_by_name(ticker):
         simulate(System([FmuUnit(ticker, "tick")]), STOP, H, adaptive=True)
 
 
-def test_model_exchange_with_clocks_is_refused_by_name(tmp_path):
+def test_model_exchange_with_clocks_opens_as_the_clocked_model_exchange_unit(tmp_path):
+    from mbfmu.cosim.fmi.fmu3_me_clocks import Fmu3MeClockUnit
     fmu = build_ticker3(tmp_path, model_exchange=True)
-    with pytest.raises(InputError, match=r"model exchange with clocks \(tick, kick\) is not run"):
-        FmuUnit(fmu)
+    unit = FmuUnit(fmu)
+    assert isinstance(unit, Fmu3MeClockUnit) and unit.outputs[-3:] == ["tick", "kicks", "kick_time"]

@@ -142,3 +142,50 @@ class PeriodicTicks:
         if k < self.first or r:
             return None
         return self.t0 + self.clock.shift + i * self.clock.interval
+
+
+class TickSchedule:
+    """The ticks of periodic input clocks at any time (not only on the master grid), for
+    the units that enter event mode where a tick falls (Model Exchange, co-simulation with
+    event mode). Tick ``i`` of a clock is at ``t0 + shift + i * interval``, ``i`` counted
+    as an integer (never accumulated).
+
+    Parameters
+    ----------
+    clocks : list of Clock
+        Periodic input clocks (their intervals [s] must be set and > 0).
+    t0 : float
+        Start time [s].
+    unit : str
+        Unit name, for messages.
+    """
+
+    def __init__(self, clocks: list[Clock], t0: float, unit: str) -> None:
+        for c in clocks:
+            if c.interval is None or not (math.isfinite(c.interval) and c.interval > 0):
+                raise InputError(f"unit {unit!r}: periodic input clock {c.name!r} needs a declared interval > 0 s "
+                                 f"(intervalDecimal or intervalCounter), got {c.interval!r}")
+            if not (math.isfinite(c.shift) and c.shift >= 0):
+                raise InputError(f"unit {unit!r}: clock {c.name!r}: shift {c.shift!r} s must be a finite number >= 0")
+        self.clocks, self.t0 = list(clocks), float(t0)
+        self.count = [0] * len(self.clocks)
+
+    def time_of(self, k: int) -> float:
+        """Time [s] of the next tick of clock ``k`` (its index in ``clocks``)."""
+        c = self.clocks[k]
+        return self.t0 + c.shift + self.count[k] * c.interval
+
+    def next_time(self) -> float:
+        """Time [s] of the next tick of any clock (``inf`` without clocks)."""
+        return min((self.time_of(k) for k in range(len(self.clocks))), default=math.inf)
+
+    def take_due(self, t: float, tolerance: float) -> list[tuple[Clock, float]]:
+        """The clocks whose next tick is at ``t`` [s] within ``tolerance`` [s] (or before), with
+        their exact tick times; each counts that tick as done."""
+        due = []
+        for k, c in enumerate(self.clocks):
+            at = self.time_of(k)
+            if at <= t + tolerance:
+                due.append((c, at))
+                self.count[k] += 1
+        return due

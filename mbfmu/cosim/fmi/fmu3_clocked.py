@@ -28,6 +28,7 @@ class ClockedFmu3Unit(Fmu3Unit):
         The FMU's clocks by name (:class:`mbfmu.cosim.fmi.clocks.Clock`).
     """
 
+    _held_in_buffers: frozenset[str] = frozenset()  # variables read from the unit's buffers, not the FMU
     master_ticked: tuple[str, ...] = ()  # intervalVariability of input clocks the master schedules itself
     interface_name = "FMI 3.0 with clocks"  # said where the run takes the Python loop
     python_loop_why = "the master handles its clocks"
@@ -85,7 +86,7 @@ class ClockedFmu3Unit(Fmu3Unit):
     def getter(self, names: Sequence[str]) -> Callable[[], Sequence[float]]:
         """A reader of ``names``; clocks read as their Boolean input or output buffer value."""
         clock_at = {n: (self.u, self.inputs.index(n)) if n in self.inputs else (self.y, self.outputs.index(n))
-                    for n in names if n in self.clocks}
+                    for n in names if n in self.clocks or n in self._held_in_buffers}
         if not clock_at:
             return super().getter(names)
         rest = [n for n in names if n not in clock_at]

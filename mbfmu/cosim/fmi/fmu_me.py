@@ -434,8 +434,8 @@ class Fmu3MeUnit(_MeStepping, Fmu3Unit):
                              f"modelExchange {'yes' if md.modelExchange else 'no'})")
         clocks = [v.name for v in md.modelVariables if v.type == "Clock"]
         if clocks:
-            raise InputError(f"{md.modelName!r}: FMI 3.0 model exchange with clocks ({', '.join(clocks)}) is not run "
-                             "by the master")
+            raise InputError(f"{md.modelName!r}: the FMU has clocks ({', '.join(clocks)}); Fmu3MeUnit runs model "
+                             "exchange without clocks: open it with open_fmu(path, interface='me'), which runs them")
 
     def _update_discrete(self) -> tuple:
         return self._me.updateDiscreteStates()

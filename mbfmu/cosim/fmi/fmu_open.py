@@ -1,9 +1,9 @@
 """Opening an FMU file as the unit class it needs.
 
 :func:`open_fmu` reads the head of the file's model description and picks the
-class: FMI 2.0 or 3.0, co-simulation or model exchange, FMI 3.0 clocks and
-event mode, or Scheduled Execution. It is the one place that knows every FMU
-unit class, so the classes themselves import only their bases (no import
+class: FMI 2.0 or 3.0, co-simulation or model exchange (FMI 3.0 with or without
+clocks), FMI 3.0 clocks and event mode, or Scheduled Execution. It is the one
+place that knows every FMU unit class, so the classes themselves import only their bases (no import
 circle). ``FmuUnit(path, ...)`` is a documented alias of it.
 """
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 
 from ...errors import InputError
 from .fmu3_events import Fmu3EventUnit
+from .fmu3_me_clocks import Fmu3MeClockUnit
 from .fmu3_scheduled import Fmu3ScheduledUnit
 from .fmu3_unit import Fmu3Unit
 from .fmu_me import Fmu3MeUnit, FmuMeUnit
@@ -50,7 +51,7 @@ def fmu_class(path: str | Path, interface: str | None = None) -> type[FmuUnit]:
     if fmi3 and has_se and not has_cs and interface != "me":
         return Fmu3ScheduledUnit
     if interface == "me" or (interface is None and has_me and not has_cs):
-        return Fmu3MeUnit if fmi3 else FmuMeUnit
+        return (Fmu3MeClockUnit if has_clocks else Fmu3MeUnit) if fmi3 else FmuMeUnit
     if fmi3 and has_clocks:
         return Fmu3EventUnit
     if fmi3:
