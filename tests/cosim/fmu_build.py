@@ -192,13 +192,21 @@ SAMPLER3_XML = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 
-def build_ticker3(outdir: Path, scheduled: bool = False, model_exchange: bool = False) -> Path:
+PERIODIC_SAMPLE_XML = """  <Clock name="sample" valueReference="10" causality="input" intervalVariability="constant"
+         intervalDecimal="{interval!r}"/>
+  <Float64 name="xs" valueReference="13" causality="output" variability="discrete" clocks="10"/>
+"""
+
+
+def build_ticker3(outdir: Path, scheduled: bool = False, model_exchange: bool = False,
+                  periodic: float | None = None) -> Path:
     """Compile ``cfmu/ticker3.c`` into ``outdir/Ticker3.fmu`` (FMI 3.0 co-simulation with
     event mode and an output clock inside steps) or, with ``scheduled``,
     ``outdir/Sampler3.fmu`` (the same binary as FMI 3.0 Scheduled Execution with a
     periodic and a countdown clock), against fmpy's FMI 3.0 headers. ``model_exchange``
-    declares Ticker3's clocks under a Model Exchange interface instead (for refusals:
-    the binary has none)."""
+    declares Ticker3's clocks under a Model Exchange interface instead (the binary has
+    none). ``periodic`` adds the periodic input clock ``sample`` with that interval [s]
+    (constant) and its clocked output ``xs`` to Ticker3."""
     outdir = Path(outdir)
     work = outdir / f"_ticker3_build{'_se' if scheduled else '_me' if model_exchange else ''}"
     lib = work / "binaries" / "x86_64-linux" / "ticker3.so"
@@ -207,6 +215,11 @@ def build_ticker3(outdir: Path, scheduled: bool = False, model_exchange: bool = 
     subprocess.run([cc, "-shared", "-fPIC", "-O2", "-Wall", f"-I{FMI_HEADERS}", "-o", str(lib),
                     str(HERE / "cfmu" / "ticker3.c")], check=True)
     xml = SAMPLER3_XML if scheduled else TICKER3_XML
+    if periodic is not None:
+        xml = xml.replace(" </ModelVariables>", PERIODIC_SAMPLE_XML.format(interval=periodic) + " </ModelVariables>")
+        xml = xml.replace('clocks="6"/>', 'clocks="6 10"/>').replace(
+            '  <InitialUnknown valueReference="3"/>', '  <Output valueReference="13" dependencies=""/>\n'
+                                                      '  <InitialUnknown valueReference="3"/>')
     if model_exchange:
         xml = xml.replace('<CoSimulation modelIdentifier="ticker3"', '<ModelExchange modelIdentifier="ticker3"')
         xml = xml.replace(' hasEventMode="true"\n               mightReturnEarlyFromDoStep="true"', '')

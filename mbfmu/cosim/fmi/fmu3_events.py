@@ -22,17 +22,28 @@ sets the inputs and the clock (``fmi3SetClock``) and updates the discrete
 states. After initialization the FMU is in event mode (FMI 3.0): the unit
 runs the same event iteration there before the first step.
 
-Periodic input clocks of co-simulation FMUs and FMI 3.0 Model Exchange with
-clocks are not run (refused by name). The unit cannot be saved and restored.
+A periodic input clock (``intervalVariability`` constant, fixed or tunable,
+with a declared interval) ticks at ``t0 + shift + i * interval``, ``i`` counted
+as an integer (never accumulated, so there is no drift). The unit ends a piece
+of the step at each tick inside a communication step (the FMU must accept
+variable step sizes), enters event mode there, sets the clock and the inputs
+it holds over the step, and updates the discrete states; a tick on a
+communication point ends the step that ends there, one at the start time comes
+with the start inputs. ``ticks`` keeps the count and last time of each.
+
+Countdown and changing input clocks are not run (refused by name). The unit
+cannot be saved and restored.
 """
 from __future__ import annotations
 
 import collections
 import ctypes
+import math
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from ...errors import CosimError, InputError
+from .clocks import PERIODIC, TickSchedule
 from .fmu3_clocked import ClockedFmu3Unit
 from .fmu_unit import _status_error
 
@@ -55,8 +66,11 @@ class Fmu3EventUnit(ClockedFmu3Unit):
     ----------
     events : collections.deque
         ``(time [s], names of the output clocks that ticked)`` of each event of the current run.
+    ticks : dict[str, tuple[int, float]]
+        Per periodic input clock: ticks in the current run and the time [s] of the last.
     """
 
+    master_ticked = PERIODIC
     interface_name = "FMI 3.0 co-simulation with event mode"
     python_loop_why = "the master handles its events and clocks inside steps"
 
@@ -81,6 +95,9 @@ class Fmu3EventUnit(ClockedFmu3Unit):
     def setup(self, t0: float, stop_time: float, step: float) -> None:
         self.events.clear()
         self._pending = False
+        self.ticks: dict[str, tuple[int, float]] = {}
+        self._schedule = TickSchedule([c for c in self.clocks.values()
+                                       if c.causality == "input" and c.kind in PERIODIC], t0, self.name)
         super().setup(t0, stop_time, step)
 
     def _instantiate(self, log_message: Callable[..., None]) -> Any:
@@ -102,9 +119,18 @@ class Fmu3EventUnit(ClockedFmu3Unit):
         self._update_refs = [ctypes.byref(x) for x in self._update_flags]
         self._time = t0
         self._in_event = True  # FMI 3.0: exitInitializationMode leaves an FMU with event mode in event mode
-        self._event(t0, entered=True)
+        # the start time's periodic ticks wait for the start inputs where there are inputs
+        self._event(t0, entered=True, kick=None if self._driven else self._due(t0))
 
     # -- events --------------------------------------------------------------------------
+    def _due(self, t: float) -> list[int]:
+        """Value references of the periodic input clocks due at ``t`` [s] (each tick is taken once)."""
+        due = self._schedule.take_due(t, 8 * math.ulp(max(1.0, abs(t))))
+        for c, at in due:
+            n, _ = self.ticks.get(c.name, (0, at))
+            self.ticks[c.name] = (n + 1, at)
+        return [c.vr for c, _ in due]
+
     def _call(self, fn: Any, what: str, t: float, *args: Any) -> None:
         s = fn(self._fmu.component, *args)
         if s > 1:
@@ -138,6 +164,8 @@ class Fmu3EventUnit(ClockedFmu3Unit):
     # -- hot path ----------------------------------------------------------------------
     def push(self) -> None:
         kick = [c.vr for j, c in self._triggers if self.u[j] != 0.0] if self._pending or self._first else []
+        if self._first:
+            kick += self._due(self._time)
         self._pending = self._first = False
         if kick:
             self._event(self._time, kick=kick)
@@ -156,21 +184,25 @@ class Fmu3EventUnit(ClockedFmu3Unit):
         self._clear_output_clocks()
         flags = self._flags
         while True:
-            s = self._f_step(self._c, tc, end - tc, self._no_prior, *self._flag_refs)
+            tick = self._schedule.next_time()
+            # a piece ends at a periodic tick inside the step (tc + h: the time the FMU reaches)
+            piece = tc + (tick - tc) if tc < tick < end - 8 * math.ulp(max(1.0, abs(end))) else end
+            s = self._f_step(self._c, tc, piece - tc, self._no_prior, *self._flag_refs)
             if s > 1:
-                raise _status_error(self, f"fmi3DoStep(h = {end - tc!r} s)", s, tc)
+                raise _status_error(self, f"fmi3DoStep(h = {piece - tc!r} s)", s, tc)
             early, reached = flags[2].value, flags[3].value
-            at = reached if early else end
+            at = reached if early else piece
             if flags[1].value:  # terminateSimulation: keep this step, stop before the next
                 self._stop_at = at
             handled = flags[0].value  # eventHandlingNeeded
-            if handled:
-                self._event(at)
-            if not early or reached >= end or self._stop_at is not None:
+            kick = self._due(at)
+            if handled or kick:
+                self._event(at, kick=kick)
+            if (at >= end if early else piece == end) or self._stop_at is not None:
                 break
-            if not (reached > tc or handled):
+            if early and not (reached > tc or handled):
                 raise CosimError(f"unit {self.name!r}: fmi3DoStep returned early at t = {reached!r} s without "
                                  f"progress from t = {tc!r} s")
-            tc = reached
+            tc = at
         self._time = end
         self._pending = True

@@ -19,6 +19,9 @@
  * time in `t_event`, and sets the countdown clock `later` (vr 11) to fire `delay` (vr 12)
  * seconds after it (calling the clock-update callback); the partition of `later` counts in
  * `kicks` with its activation time in `kick_time`.
+ * A third description declares `sample` (vr 10) a periodic input clock of co-simulation: set in
+ * event mode (fmi3SetClock), it is counted in `count` with its time in `t_event` and the state
+ * x at the tick in `xs` (vr 13).
  * Every other FMI 3.0 function exists and returns fmi3Error.
  */
 #include <stdio.h>
@@ -29,8 +32,8 @@
 enum { INIT, STEP, EVENT };
 
 typedef struct {
-    double time, period, first, x, t_event, kick_time, delay;
-    int count, kicks, k, tick, kick, state, later_set;
+    double time, period, first, x, t_event, kick_time, delay, xs;
+    int count, kicks, k, tick, kick, state, later_set, sample;
     fmi3Boolean event_mode_used, early_return;
     fmi3LogMessageCallback log;
     fmi3ClockUpdateCallback clock_update;
@@ -155,6 +158,12 @@ fmi3Status fmi3UpdateDiscreteStates(fmi3Instance i, fmi3Boolean *need_update, fm
         m->kick_time = m->time;
         m->kick = 0;
     }
+    if (m->sample) {
+        m->count++;
+        m->t_event = m->time;
+        m->xs = m->x;
+        m->sample = 0;
+    }
     *need_update = fmi3False;
     *terminate = fmi3False;
     *nominals = fmi3False;
@@ -208,6 +217,7 @@ fmi3Status fmi3GetFloat64(fmi3Instance i, const fmi3ValueReference vr[], size_t 
         case 4: v[k] = m->t_event; break;
         case 9: v[k] = m->kick_time; break;
         case 12: v[k] = m->delay; break;
+        case 13: v[k] = m->xs; break;
         default: return fail(m, "fmi3GetFloat64: unknown value reference");
         }
     }
@@ -252,8 +262,13 @@ fmi3Status fmi3SetClock(fmi3Instance i, const fmi3ValueReference vr[], size_t n,
     Inst *m = i;
     if (m->state != EVENT) return fail(m, "fmi3SetClock: not in event mode");
     for (size_t k = 0; k < n; k++) {
-        if (vr[k] != 7) return fail(m, "fmi3SetClock: not an input clock");
-        if (v[k]) m->kick = 1;
+        if (vr[k] == 7) {
+            if (v[k]) m->kick = 1;
+        } else if (vr[k] == 10 && !m->clock_update) {
+            if (v[k]) m->sample = 1;
+        } else {
+            return fail(m, "fmi3SetClock: not an input clock");
+        }
     }
     return fmi3OK;
 }
