@@ -64,3 +64,21 @@ def test_an_interval_of_zero_is_refused_by_name(tmp_path):
     fmu = build_ticker3(tmp_path, periodic=0.0)
     with pytest.raises(InputError, match=r"periodic input clock 'sample' needs a declared interval > 0"):
         simulate(System([FmuUnit(fmu, "s")]), 1.0, H)
+
+
+def test_ticks_off_the_grid_need_variable_steps(tmp_path):
+    import zipfile
+    fmu = build_ticker3(tmp_path, periodic=T)
+    fixed = tmp_path / "fixed_steps.fmu"
+    with zipfile.ZipFile(fmu) as src, zipfile.ZipFile(fixed, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item.filename)
+            if item.filename == "modelDescription.xml":
+                data = data.replace(b'canHandleVariableCommunicationStepSize="true"',
+                                    b'canHandleVariableCommunicationStepSize="false"')
+            dst.writestr(item, data)
+    with pytest.raises(InputError, match=r"clock 'sample': interval 0.25 s is not a whole number of master "
+                                         r"steps.*canHandleVariableCommunicationStepSize"):
+        simulate(System([FmuUnit(fixed, "s", values=QUIET)]), 1.0, H)
+    res = simulate(System([FmuUnit(fixed, "s", values=QUIET)]), 1.0, 0.05)  # on the grid: runs
+    assert res["s.count"][-1] == 5

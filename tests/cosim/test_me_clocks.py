@@ -94,6 +94,17 @@ def test_clocked_inputs_and_a_triggered_clock_from_another_unit(sampler):
     assert _clock_times(b, "kick").tolist() == [res["time"][k] for k in crossed]
 
 
+def test_a_tick_at_the_start_time_comes_with_the_start_inputs(tmp_path):
+    fmu = build_sampler_me3(tmp_path, INTERVAL, 0.0)
+    a, b = FmuUnit(fmu, "a", rtol=RTOL), FmuUnit(fmu, "b", rtol=RTOL)
+    b.set("x", 0.5)
+    res = simulate(System([a, b], [("a.xs", "b.k")]), 1.0, H)
+    # a (no inputs) ticks in its initial event, b when the master has set its start inputs
+    assert res["a.count"][0] == res["b.count"][0] == 1
+    assert res["a.xs"][0] == 1.0 and res["b.xs"][0] == 1.0 * 0.5  # b.k = a.xs(0) = cos 0
+    assert _clock_times(b, "sample").tolist() == [i * INTERVAL for i in range(4)]
+
+
 def test_the_run_says_why_it_takes_the_python_loop(sampler):
     from mbfmu.cosim.master.run import SimulationOptions, _Master
     m = _Master(System([FmuUnit(sampler, "s")]), H, SimulationOptions(), None)

@@ -25,8 +25,8 @@ runs the same event iteration there before the first step.
 A periodic input clock (``intervalVariability`` constant, fixed or tunable,
 with a declared interval) ticks at ``t0 + shift + i * interval``, ``i`` counted
 as an integer (never accumulated, so there is no drift). The unit ends a piece
-of the step at each tick inside a communication step (the FMU must accept
-variable step sizes), enters event mode there, sets the clock and the inputs
+of the step at each tick inside a communication step (an FMU that cannot take
+variable step sizes must have its ticks on the master's grid), enters event mode there, sets the clock and the inputs
 it holds over the step, and updates the discrete states; a tick on a
 communication point ends the step that ends there, one at the start time comes
 with the start inputs. ``ticks`` keeps the count and last time of each.
@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from ...errors import CosimError, InputError
-from .clocks import PERIODIC, TickSchedule
+from .clocks import PERIODIC, TickSchedule, steps_of
 from .fmu3_clocked import ClockedFmu3Unit
 from .fmu_unit import _status_error
 
@@ -96,8 +96,16 @@ class Fmu3EventUnit(ClockedFmu3Unit):
         self.events.clear()
         self._pending = False
         self.ticks: dict[str, tuple[int, float]] = {}
-        self._schedule = TickSchedule([c for c in self.clocks.values()
-                                       if c.causality == "input" and c.kind in PERIODIC], t0, self.name)
+        periodic = [c for c in self.clocks.values() if c.causality == "input" and c.kind in PERIODIC]
+        self._schedule = TickSchedule(periodic, t0, self.name)
+        if not getattr(self.md.coSimulation, "canHandleVariableCommunicationStepSize", False):
+            for c in periodic:  # a tick inside a step would need a shorter step: ticks on the grid only
+                try:
+                    steps_of(c.name, "interval", c.interval, step)
+                    steps_of(c.name, "shift", c.shift, step)
+                except InputError as exc:
+                    raise InputError(f"unit {self.name!r}: {exc}, and the FMU cannot take the shorter steps "
+                                     "that end at its ticks (canHandleVariableCommunicationStepSize)") from None
         super().setup(t0, stop_time, step)
 
     def _instantiate(self, log_message: Callable[..., None]) -> Any:

@@ -119,6 +119,7 @@ class Fmu3MeClockUnit(Fmu3MeUnit, ClockedFmu3Unit):
         self.ticks.clear()
         self._kicked: list[tuple[Clock, float]] = []
         self._active_in: frozenset[str] = frozenset()
+        self._first = True  # until the first step: the start time's ticks may wait for the start inputs
         periodic = [c for c in self.clocks.values() if c.causality == "input" and c.kind in PERIODIC]
         self._schedule = TickSchedule(periodic, t0, self.name)
         for j, _ in self._clocked_out:  # held at the start values until their clock ticks
@@ -133,8 +134,7 @@ class Fmu3MeClockUnit(Fmu3MeUnit, ClockedFmu3Unit):
         self.activations.append((name, t))
 
     def _event_update(self, kind: str) -> bool:
-        # the start time's ticks wait for the start inputs where there are inputs (then the first
-        # step begins with them)
+        # the start time's ticks wait for the start inputs where there are inputs (push)
         if kind != "initial" or not self._inputs_driven:
             due = self._schedule.take_due(self._t, _tolerance(self._t)) + self._kicked
             self._kicked = []
@@ -169,7 +169,9 @@ class Fmu3MeClockUnit(Fmu3MeUnit, ClockedFmu3Unit):
     def push(self) -> None:
         super().push()
         kick = [(c, self._t) for j, c in self._triggers if self.u[j] != 0.0] if self._armed else []
-        self._armed = False  # one kick per communication point, however often the inputs are set
+        if self._first:  # the start time's ticks, with the start inputs
+            kick += self._schedule.take_due(self._t, _tolerance(self._t))
+        self._armed = self._first = False  # one kick per communication point, however often the inputs are set
         if kick:
             self._kick(kick)
 
@@ -190,6 +192,7 @@ class Fmu3MeClockUnit(Fmu3MeUnit, ClockedFmu3Unit):
 
     def do_step(self, t: float, h: float) -> None:
         self._clear_output_clocks()
+        self._first = False
         super().do_step(t, h)
         self._armed = True
 
