@@ -283,10 +283,12 @@ def _zip_fmu(work: Path, fmu: Path) -> Path:
     return fmu
 
 
-def build_sampler_me3(outdir: Path, interval: float = 0.3, shift: float = 0.1) -> Path:
+def build_sampler_me3(outdir: Path, interval: float = 0.3, shift: float = 0.1, asked: bool = False) -> Path:
     """Compile ``cfmu/sampler_me3.c`` into ``outdir/SamplerMe3.fmu``: FMI 3.0 Model Exchange
     with a periodic input clock ``sample`` (``interval``, ``shift`` [s]), an output clock
-    fired by a state event and a triggered input clock, against fmpy's FMI 3.0 headers."""
+    fired by a state event and a triggered input clock, against fmpy's FMI 3.0 headers.
+    ``asked`` declares ``sample`` fixed without interval and shift (the FMU gives 0.3 s
+    and 0.1 s)."""
     outdir = Path(outdir)
     work = outdir / "_sampler_me3_build"
     lib = work / "binaries" / "x86_64-linux" / "sampler_me3.so"
@@ -294,6 +296,10 @@ def build_sampler_me3(outdir: Path, interval: float = 0.3, shift: float = 0.1) -
     cc = shutil.which("gcc") or shutil.which("cc")
     subprocess.run([cc, "-shared", "-fPIC", "-O2", "-Wall", f"-I{FMI_HEADERS}", "-o", str(lib),
                     str(HERE / "cfmu" / "sampler_me3.c")], check=True)
-    (work / "modelDescription.xml").write_text(SAMPLER_ME3_XML.format(token=uuid.uuid4(), interval=interval,
-                                                                      shift=shift))
+    xml = SAMPLER_ME3_XML.format(token=uuid.uuid4(), interval=interval, shift=shift)
+    if asked:
+        xml = xml.replace(f'intervalVariability="constant"\n         intervalDecimal="{interval}" shiftDecimal="{shift}"',
+                          'intervalVariability="fixed"')
+        assert 'intervalVariability="fixed"' in xml
+    (work / "modelDescription.xml").write_text(xml)
     return _zip_fmu(work, outdir / "SamplerMe3.fmu")

@@ -105,6 +105,14 @@ def test_a_tick_at_the_start_time_comes_with_the_start_inputs(tmp_path):
     assert _clock_times(b, "sample").tolist() == [i * INTERVAL for i in range(4)]
 
 
+def test_a_fixed_clock_without_a_declared_interval_takes_the_fmus(tmp_path):
+    fmu = build_sampler_me3(tmp_path, asked=True)
+    unit = FmuUnit(fmu, "s", rtol=RTOL)
+    simulate(System([unit]), STOP, H)
+    got = _clock_times(unit, "sample")
+    assert len(got) == len(_ticks()) and np.abs(got - _ticks()).max() <= 1e-12
+
+
 def test_the_run_says_why_it_takes_the_python_loop(sampler):
     from mbfmu.cosim.master.run import SimulationOptions, _Master
     m = _Master(System([FmuUnit(sampler, "s")]), H, SimulationOptions(), None)

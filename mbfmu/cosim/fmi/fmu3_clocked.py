@@ -14,9 +14,11 @@ from typing import Any, Callable, Sequence
 
 from ...errors import InputError
 from ...untrusted.archive import open_zip
-from .clocks import read_clocks
+from .clocks import PERIODIC, Clock, read_clocks
 from .fmu3_unit import Fmu3Unit
 from ..units import Variable
+
+INTERVAL_CHANGED = 2  # fmi3IntervalQualifier fmi3IntervalChanged
 
 
 class ClockedFmu3Unit(Fmu3Unit):
@@ -114,6 +116,32 @@ class ClockedFmu3Unit(Fmu3Unit):
                 self.y[j] = 1.0
                 ticked.append(c.name)
         return ticked
+
+    def _periodic_inputs(self) -> list[Clock]:
+        """The periodic input clocks, each with its interval and shift [s]: as declared, or
+        (a fixed or tunable clock without a declared interval) as the FMU gives them after
+        initialization (``fmi3GetIntervalDecimal``, ``fmi3GetShiftDecimal``)."""
+        from .fmu_unit import _status_error
+
+        clocks = []
+        for c in self.clocks.values():
+            if c.causality != "input" or c.kind not in PERIODIC:
+                continue
+            if c.interval is None:
+                f, vr = self._fmu._functions, (ctypes.c_uint * 1)(c.vr)
+                val, q, shift = (ctypes.c_double * 1)(), (ctypes.c_int * 1)(), (ctypes.c_double * 1)()
+                s = f["fmi3GetIntervalDecimal"](self._fmu.component, vr, 1, val, q)
+                if s > 1:
+                    raise _status_error(self, f"fmi3GetIntervalDecimal of clock {c.name!r}", s)
+                if q[0] != INTERVAL_CHANGED:
+                    raise InputError(f"unit {self.name!r}: clock {c.name!r} declares no interval and the FMU gives "
+                                     "none after initialization")
+                s = f["fmi3GetShiftDecimal"](self._fmu.component, vr, 1, shift)
+                if s > 1:
+                    raise _status_error(self, f"fmi3GetShiftDecimal of clock {c.name!r}", s)
+                c = Clock(c.name, c.vr, c.causality, c.kind, c.priority, float(val[0]), float(shift[0]))
+            clocks.append(c)
+        return clocks
 
     def _clear_output_clocks(self) -> None:
         for j, _ in self._clock_out:

@@ -22,8 +22,9 @@ sets the inputs and the clock (``fmi3SetClock``) and updates the discrete
 states. After initialization the FMU is in event mode (FMI 3.0): the unit
 runs the same event iteration there before the first step.
 
-A periodic input clock (``intervalVariability`` constant, fixed or tunable,
-with a declared interval) ticks at ``t0 + shift + i * interval``, ``i`` counted
+A periodic input clock (``intervalVariability`` constant, fixed or tunable;
+without a declared interval, the interval and shift the FMU gives after
+initialization) ticks at ``t0 + shift + i * interval``, ``i`` counted
 as an integer (never accumulated, so there is no drift). The unit ends a piece
 of the step at each tick inside a communication step (an FMU that cannot take
 variable step sizes must have its ticks on the master's grid), enters event mode there, sets the clock and the inputs
@@ -96,7 +97,11 @@ class Fmu3EventUnit(ClockedFmu3Unit):
         self.events.clear()
         self._pending = False
         self.ticks: dict[str, tuple[int, float]] = {}
-        periodic = [c for c in self.clocks.values() if c.causality == "input" and c.kind in PERIODIC]
+        super().setup(t0, stop_time, step)
+
+    def _plan_ticks(self, t0: float, step: float) -> None:
+        """The periodic ticks (after initialization: the FMU may give the intervals)."""
+        periodic = self._periodic_inputs()
         self._schedule = TickSchedule(periodic, t0, self.name)
         if not getattr(self.md.coSimulation, "canHandleVariableCommunicationStepSize", False):
             for c in periodic:  # a tick inside a step would need a shorter step: ticks on the grid only
@@ -106,7 +111,6 @@ class Fmu3EventUnit(ClockedFmu3Unit):
                 except InputError as exc:
                     raise InputError(f"unit {self.name!r}: {exc}, and the FMU cannot take the shorter steps "
                                      "that end at its ticks (canHandleVariableCommunicationStepSize)") from None
-        super().setup(t0, stop_time, step)
 
     def _instantiate(self, log_message: Callable[..., None]) -> Any:
         from fmpy.fmi3 import FMU3Slave
@@ -127,6 +131,7 @@ class Fmu3EventUnit(ClockedFmu3Unit):
         self._update_refs = [ctypes.byref(x) for x in self._update_flags]
         self._time = t0
         self._in_event = True  # FMI 3.0: exitInitializationMode leaves an FMU with event mode in event mode
+        self._plan_ticks(t0, step)
         # the start time's periodic ticks wait for the start inputs where there are inputs
         self._event(t0, entered=True, kick=None if self._driven else self._due(t0))
 

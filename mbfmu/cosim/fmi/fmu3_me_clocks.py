@@ -8,7 +8,7 @@ Integration, state and time events are those of
 2.2.8 and 3.2):
 
 * a **periodic** input clock (``intervalVariability`` constant, fixed or
-  tunable, with a declared interval) ticks at ``t0 + shift + i * interval``,
+  tunable) ticks at ``t0 + shift + i * interval``,
   ``i`` counted as an integer. The unit ends an integration interval at each
   tick, as at a time event, wherever it falls (ticks need not lie on the
   master's grid): ``fmi3EnterEventMode``, ``fmi3SetClock``, the clocked inputs
@@ -30,8 +30,9 @@ Integration, state and time events are those of
 ``activations`` keeps the latest (clock name, time [s]) pairs of input and
 output clocks, ``ticks`` the count and last time per clock. Like the other
 clocked units it cannot be saved and restored and must not sit in an
-algebraic loop. Countdown and changing input clocks, and periodic ones whose
-interval the FMU only tells after initialization, are refused by name.
+algebraic loop. A fixed or tunable clock without a declared interval takes the
+interval and shift the FMU gives after initialization (``fmi3GetIntervalDecimal``,
+``fmi3GetShiftDecimal``). Countdown and changing input clocks are refused by name.
 """
 from __future__ import annotations
 
@@ -120,8 +121,9 @@ class Fmu3MeClockUnit(Fmu3MeUnit, ClockedFmu3Unit):
         self._kicked: list[tuple[Clock, float]] = []
         self._active_in: frozenset[str] = frozenset()
         self._first = True  # until the first step: the start time's ticks may wait for the start inputs
-        periodic = [c for c in self.clocks.values() if c.causality == "input" and c.kind in PERIODIC]
-        self._schedule = TickSchedule(periodic, t0, self.name)
+        # the declared clocks checked before the FMU starts; those it gives, in the initial event
+        self._schedule = TickSchedule([c for c in self.clocks.values() if c.causality == "input"
+                                       and c.kind in PERIODIC and c.interval is not None], t0, self.name)
         for j, _ in self._clocked_out:  # held at the start values until their clock ticks
             start = self.variables[self.outputs[j]].start
             self.y[j] = float(start) if start is not None else 0.0
@@ -134,6 +136,8 @@ class Fmu3MeClockUnit(Fmu3MeUnit, ClockedFmu3Unit):
         self.activations.append((name, t))
 
     def _event_update(self, kind: str) -> bool:
+        if kind == "initial":
+            self._schedule = TickSchedule(self._periodic_inputs(), self._t, self.name)
         # the start time's ticks wait for the start inputs where there are inputs (push)
         if kind != "initial" or not self._inputs_driven:
             due = self._schedule.take_due(self._t, _tolerance(self._t)) + self._kicked

@@ -9,7 +9,9 @@
  *
  * The FMU is strict about clocks as FMI 3.0 says: clocks are set and read in event mode
  * only, clocked variables are read and set only while one of their clocks is active (or in
- * initialization mode), and fmi3UpdateDiscreteStates deactivates every clock. Any other call
+ * initialization mode), and fmi3UpdateDiscreteStates deactivates every clock. Declared `fixed`
+ * without an interval, `sample` has the interval 0.3 s and shift 0.1 s that
+ * fmi3GetIntervalDecimal and fmi3GetShiftDecimal give. Any other call
  * returns fmi3Error with a log message.
  *
  * Value references: 0 time, 1 x, 2 der(x), 3 v, 4 der(v), 5 k, 6 xs, 7 count, 8 ts, 9 w,
@@ -21,7 +23,7 @@
 enum { INSTANTIATED, INIT, EVENT, CONT };
 
 typedef struct {
-    double time, x, v, w, k, xs, ts, t_cross, kick_time;
+    double time, x, v, w, k, xs, ts, t_cross, kick_time, interval, shift;
     int count, kicks, state, sample, kick, cross, positive;
     fmi3LogMessageCallback log;
     fmi3InstanceEnvironment env;
@@ -58,6 +60,8 @@ fmi3Instance fmi3InstantiateModelExchange(fmi3String name, fmi3String token, fmi
     m->x = 1.0;
     m->w = 2.0;
     m->k = 1.0;
+    m->interval = 0.3;  /* what fmi3GetIntervalDecimal and fmi3GetShiftDecimal give for `sample` */
+    m->shift = 0.1;
     m->log = log;
     m->env = env;
     return m;
@@ -311,10 +315,28 @@ NO(fmi3GetAdjointDerivative, const fmi3ValueReference a[], size_t b, const fmi3V
    const fmi3Float64 e[], size_t f, fmi3Float64 g[], size_t h)
 fmi3Status fmi3EnterConfigurationMode(fmi3Instance i) { return fail(i, "fmi3EnterConfigurationMode: not supported"); }
 fmi3Status fmi3ExitConfigurationMode(fmi3Instance i) { return fail(i, "fmi3ExitConfigurationMode: not supported"); }
-NO(fmi3GetIntervalDecimal, const fmi3ValueReference vr[], size_t n, fmi3Float64 v[], fmi3IntervalQualifier q[])
+fmi3Status fmi3GetIntervalDecimal(fmi3Instance i, const fmi3ValueReference vr[], size_t n, fmi3Float64 v[],
+                                  fmi3IntervalQualifier q[]) {
+    Inst *m = i;
+    if (m->state != INIT && m->state != EVENT) return fail(m, "fmi3GetIntervalDecimal: not in initialization or event mode");
+    for (size_t k = 0; k < n; k++) {
+        if (vr[k] != 10) return fail(m, "fmi3GetIntervalDecimal: not a periodic clock");
+        v[k] = m->interval;
+        q[k] = fmi3IntervalChanged;
+    }
+    return fmi3OK;
+}
+fmi3Status fmi3GetShiftDecimal(fmi3Instance i, const fmi3ValueReference vr[], size_t n, fmi3Float64 v[]) {
+    Inst *m = i;
+    if (m->state != INIT && m->state != EVENT) return fail(m, "fmi3GetShiftDecimal: not in initialization or event mode");
+    for (size_t k = 0; k < n; k++) {
+        if (vr[k] != 10) return fail(m, "fmi3GetShiftDecimal: not a periodic clock");
+        v[k] = m->shift;
+    }
+    return fmi3OK;
+}
 NO(fmi3GetIntervalFraction, const fmi3ValueReference vr[], size_t n, fmi3UInt64 c[], fmi3UInt64 r[],
    fmi3IntervalQualifier q[])
-NO(fmi3GetShiftDecimal, const fmi3ValueReference vr[], size_t n, fmi3Float64 v[])
 NO(fmi3GetShiftFraction, const fmi3ValueReference vr[], size_t n, fmi3UInt64 c[], fmi3UInt64 r[])
 NO(fmi3SetIntervalDecimal, const fmi3ValueReference vr[], size_t n, const fmi3Float64 v[])
 NO(fmi3SetIntervalFraction, const fmi3ValueReference vr[], size_t n, const fmi3UInt64 c[], const fmi3UInt64 r[])
