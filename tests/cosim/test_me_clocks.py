@@ -128,3 +128,17 @@ def test_a_clock_without_an_interval_is_refused_by_name(tmp_path):
     fmu = build_sampler_me3(tmp_path, interval=0.0)
     with pytest.raises(InputError, match=r"periodic input clock 'sample' needs a declared interval > 0"):
         simulate(System([FmuUnit(fmu, "s")]), STOP, H)
+
+
+def test_a_countdown_input_clock_is_refused_by_name(sampler, tmp_path):
+    import zipfile
+    countdown = tmp_path / "countdown.fmu"
+    with zipfile.ZipFile(sampler) as src, zipfile.ZipFile(countdown, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item.filename)
+            if item.filename == "modelDescription.xml":
+                data = data.replace(b'intervalVariability="constant"', b'intervalVariability="countdown"')
+            dst.writestr(item, data)
+    with pytest.raises(InputError, match=r"input clock 'sample' has intervalVariability 'countdown'; the master "
+                                         r"runs constant and fixed and tunable and triggered input clocks"):
+        FmuUnit(countdown)

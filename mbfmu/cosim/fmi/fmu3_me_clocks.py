@@ -102,13 +102,18 @@ class Fmu3MeClockUnit(Fmu3MeUnit, ClockedFmu3Unit):
         clock_in = {j for j, _ in self._clock_in}
         self._clocked_in = [(j, self._clocked[self.inputs[j]]) for j in driven if self.inputs[j] in self._clocked]
         clocked = {j for j, _ in self._clocked_in}
+        self._event_groups: dict[tuple[bool, tuple[int, ...]], list] = {}  # the groups read or sent at events
         self._in_groups3 = self._groups(self.inputs, [j for j in driven if j not in clock_in | clocked])
 
     def _exchange(self, names: Sequence[str], wanted: Iterable[int], read: bool) -> None:
         """Read outputs (``read``) or send inputs ``names[j]``, ``j`` in ``wanted``, now."""
         attr = "_out_groups3" if read else "_in_groups3"
+        key = (read, tuple(wanted))
+        groups = self._event_groups.get(key)
+        if groups is None:
+            groups = self._event_groups[key] = self._groups(names, key[1])
         kept = getattr(self, attr)
-        setattr(self, attr, self._groups(names, wanted))
+        setattr(self, attr, groups)
         try:
             Fmu3Unit.pull(self) if read else Fmu3Unit.push(self)
         finally:
