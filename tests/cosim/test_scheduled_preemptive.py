@@ -165,3 +165,54 @@ def test_bad_scheduling_options_are_refused_in_one_line(kwargs, match):
     with pytest.raises(InputError, match=match) as err:
         FmuUnit(CLOCKS, "clocks", **kwargs)
     assert "\n" not in str(err.value)
+
+
+def test_the_hand_over_between_partitions_is_deterministic():
+    """Worker threads hand over by the schedule only: twenty runs give the same calls in the same order."""
+    def run() -> tuple[list[str], list[tuple]]:
+        events: list[str] = []
+
+        def activate(clock: Clock, t: float) -> int:
+            events.append(f"{clock.name}@{t} begins")
+            proc.clock_update()
+            proc.lock()
+            events.append(f"{clock.name}@{t} critical")
+            proc.unlock()
+            return 0
+
+        clocks = [Clock(n, k, "input", "triggered", p, None, 0.0) for k, (n, p) in enumerate([("a", 0), ("b", 1)])]
+        proc = PreemptiveProcessor(activate, lambda job: None, {"a": 0.3, "b": 0.7}, 1e-12)
+        proc.reset(0.0)
+        for k in range(6):
+            t = 0.5 * k
+            proc.advance(t)
+            proc.release(clocks[k % 2], k % 2, t)
+            proc.advance(t)
+        proc.advance(10.0)
+        return events, [(j.clock.name, j.release, j.start, j.finish) for j in proc.finished]
+
+    first = run()
+    assert all(run() == first for _ in range(20))
+    # a runs at 0, 1, 2 s for 0.3 s; b, released at 0.5, 1.5, 2.5 s, needs 0.7 s: each b is preempted by
+    # the next a and finishes 0.3 s later than it would alone
+    expected = [("a", 0.0, 0.0, 0.3), ("a", 1.0, 1.0, 1.3), ("b", 0.5, 0.5, 1.5), ("a", 2.0, 2.0, 2.3),
+                ("b", 1.5, 1.5, 2.5), ("b", 2.5, 2.5, 3.2)]
+    assert [j[0] for j in first[1]] == [e[0] for e in expected]
+    np.testing.assert_allclose([j[1:] for j in first[1]], [e[1:] for e in expected], rtol=0, atol=1e-12)
+    # b begins at 0.5 s and waits at its clockUpdate while a (released at 1 s) preempts it
+    assert first[0][:4] == ["a@0.0 begins", "a@0.0 critical", "b@0.5 begins", "a@1.0 begins"]
+
+
+def test_a_failing_partition_fails_the_run_in_one_line_and_leaves_no_thread_inside_the_fmu():
+    import threading
+
+    from mbfmu.errors import CosimError
+
+    unit = FmuUnit(CLOCKS, "clocks", scheduling="preemptive", execution_time={"inClock1": 0.5, "inClock3": 0.5})
+    call = unit._call_partition  # fault injection: inClock3's partition reports fmi3Error
+    unit._call_partition = lambda c, t: 3 if c.name == "inClock3" else call(c, t)
+    before = threading.active_count()
+    with pytest.raises(CosimError, match=r"fmi3ActivateModelPartition of clock 'inClock3'.*4\.0") as err:
+        simulate(System([unit]), 6.0, 1.0)
+    assert "\n" not in str(err.value)
+    assert threading.active_count() == before  # the partitions still running were let finish before terminate
