@@ -216,3 +216,31 @@ def test_a_failing_partition_fails_the_run_in_one_line_and_leaves_no_thread_insi
         simulate(System([unit]), 6.0, 1.0)
     assert "\n" not in str(err.value)
     assert threading.active_count() == before  # the partitions still running were let finish before terminate
+
+
+@pytest.fixture(scope="module")
+def sampler(tmp_path_factory):
+    """cfmu/ticker3.c as Scheduled Execution: a periodic partition (0.5 s) that sets a countdown
+    clock ``delay`` (0.25 s) ahead."""
+    from .fmu_build import build_ticker3
+    return build_ticker3(tmp_path_factory.mktemp("sampler3p"), scheduled=True)
+
+
+def test_countdown_ticks_keep_their_times_when_partitions_take_time(sampler):
+    """The periodic partition sets the countdown in its clock-update callback, where it waits while
+    it runs: the countdown partition still ticks 0.25 s after it, and each takes its 0.1 s."""
+    unit = FmuUnit(sampler, "s", scheduling="preemptive", execution_time={"sample": 0.1, "later": 0.1})
+    res = simulate(System([unit]), 2.0, 0.25)
+    sample = [0.5 * i for i in range(5)]
+    later = [t + 0.25 for t in sample[:-1]]
+    assert sorted(unit.activations, key=lambda a: a[1]) == sorted(
+        [("sample", t) for t in sample] + [("later", t) for t in later], key=lambda a: a[1])
+    done = [(c, t, s, f, at) for c, t, s, f, at in unit.schedule]
+    assert [(c, t, s) for c, t, s, _, _ in done] == [(c, t, t) for c, t in sorted(
+        [("sample", t) for t in sample[:-1]] + [("later", t) for t in later], key=lambda a: a[1])]
+    np.testing.assert_allclose([f - s for _, _, s, f, _ in done], 0.1, rtol=0, atol=1e-12)
+    assert {at for c, _, _, _, at in done if c == "sample"} == {"clockUpdate"}
+    assert [v["kick_time"] for _, v in unit.partition_outputs["later"]] == later
+    # at each communication point the countdown partition's result is that of its last tick
+    assert res["s.kick_time"].tolist() == [0.0] + [max([t for t in later if t <= g], default=0.0)
+                                                   for g in res["time"][1:]]

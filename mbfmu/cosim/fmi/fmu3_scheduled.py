@@ -152,13 +152,13 @@ class Fmu3ScheduledUnit(ClockedFmu3Unit):
         if self._processor is not None:
             self._processor.drain()
             self._processor = None
-        super().setup(t0, stop_time, step)
-        if self.scheduling == "preemptive":
+        if self.scheduling == "preemptive":  # before the FMU starts: a unit without inputs activates in setup
             self._processor = PreemptiveProcessor(self._call_partition, self._after_call, self.execution_time,
                                                   1e-9 * step)
             self._processor.reset(t0)
             self._clocked_outputs = self._outputs_by_clock()
             self.partition_outputs = {c: collections.deque(maxlen=ACTIVATIONS_KEPT) for c in self._clocked_outputs}
+        super().setup(t0, stop_time, step)
 
     def _outputs_by_clock(self) -> dict[str, tuple[list[str], Callable[[], Any]]]:
         """Per input clock: its partition's outputs (declared ``clocks=`` it) and a reader of them."""
@@ -176,7 +176,6 @@ class Fmu3ScheduledUnit(ClockedFmu3Unit):
                 self._processor.drain()
             except CosimError:
                 pass
-            self._processor = None
         super().terminate()
 
     def _instantiate(self, log_message: Callable[..., None]) -> Any:
