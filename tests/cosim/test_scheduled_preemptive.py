@@ -244,3 +244,34 @@ def test_countdown_ticks_keep_their_times_when_partitions_take_time(sampler):
     # at each communication point the countdown partition's result is that of its last tick
     assert res["s.kick_time"].tolist() == [0.0] + [max([t for t in later if t <= g], default=0.0)
                                                    for g in res["time"][1:]]
+
+
+def test_without_execution_times_the_preemptive_run_is_the_synchronous_one(sampler):
+    runs = []
+    for kwargs in ({}, {"scheduling": "preemptive"}):
+        unit = FmuUnit(sampler, "s", **kwargs)
+        res = simulate(System([unit]), 2.0, 0.25)
+        runs.append((list(unit.activations), {k: res[k].tolist() for k in res.names}))
+    assert runs[0] == runs[1]
+    assert len(runs[0][0]) == 9  # sample at 0, 0.5, ..., 2 s and later 0.25 s after each but the last
+
+
+def test_a_countdown_set_after_its_tick_fails_the_run_by_name(sampler):
+    """A partition that opens with a critical section waits there while it runs, so it sets its
+    countdown (0.25 s ahead) only when it finishes, after 0.3 s: past the tick, said in one line."""
+    from mbfmu.errors import CosimError
+
+    unit = FmuUnit(sampler, "s", scheduling="preemptive", execution_time={"sample": 0.3})
+    call = unit._call_partition
+
+    def critical_section_first(clock, t):  # fault injection: as an FMU whose partition locks first
+        unit._processor.lock()
+        unit._processor.unlock()
+        return call(clock, t)
+
+    unit._call_partition = critical_section_first
+    with pytest.raises(CosimError, match=r"clock 'later': the countdown tick at t = 0.25 s was set by a partition "
+                                         r"ticking at 0.0 s that ran until after it \(at 0.3 s\)") as err:
+        simulate(System([unit]), 1.0, 0.25)
+    assert "\n" not in str(err.value)
+    assert [(c, t, at) for c, t, _, _, at in unit.schedule] == [("sample", 0.0, "lockPreemption")]

@@ -323,6 +323,8 @@ class Fmu3ScheduledUnit(ClockedFmu3Unit):
             n, _ = self.ticks.get(c.name, (0, ta))
             self.ticks[c.name] = (n + 1, ta)
             self.activations.append((c.name, ta))
+        if job.finish is not None:
+            self.schedule.append((c.name, ta, job.start, job.finish, job.preempted_at))
         if job.clock_updated and self._countdown:
             job.clock_updated = False
             for cd, at in self._countdowns_set(ta):
@@ -332,8 +334,6 @@ class Fmu3ScheduledUnit(ClockedFmu3Unit):
             if c.name in self._clocked_outputs:
                 names, get = self._clocked_outputs[c.name]
                 self.partition_outputs[c.name].append((ta, dict(zip(names, get()))))
-        if job.finish is not None:
-            self.schedule.append((c.name, ta, job.start, job.finish, job.preempted_at))
 
     def _countdowns_set(self, ta: float) -> list[tuple[Clock, float]]:
         """Countdown clocks whose interval the FMU changed during the activation at ``ta`` [s]:
@@ -353,8 +353,12 @@ class Fmu3ScheduledUnit(ClockedFmu3Unit):
                 j = steps_of(c.name, "countdown tick at", ta + d - self._t0, self._H)
             except InputError as exc:
                 raise CosimError(f"unit {self.name!r}: {exc} (set at t = {ta!r} s)") from None
-            if j <= self._k:
+            if d < 0.0:
                 raise CosimError(f"unit {self.name!r}: clock {c.name!r} was given a negative interval {d!r} s")
+            if j <= self._k:  # only preemptive: the partition that set it had run past the tick
+                raise CosimError(f"unit {self.name!r}: clock {c.name!r}: the countdown tick at t = {ta + d!r} s was "
+                                 f"set by a partition ticking at {ta!r} s that ran until after it (at "
+                                 f"{self._processor.now!r} s); give that partition less execution time")
             self._scheduled.setdefault(j, []).append((c, ta + d))
         return now
 
