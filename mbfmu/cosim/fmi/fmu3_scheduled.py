@@ -40,8 +40,9 @@ FMU's ``lockPreemption``/``unlockPreemption`` critical sections are never
 preempted (:mod:`mbfmu.cosim.fmi.se_preemptive`). ``schedule`` then lists each
 finished activation (clock, tick, start, finish, where it was preempted) and
 ``partition_outputs`` the values of each partition's clocked outputs read as
-its call returns. It cannot be saved
-and restored (adaptive stepping and iterative coupling refuse it), and it
+its call returns.
+
+The unit cannot be saved and restored (adaptive stepping and iterative coupling refuse it), and it
 must not sit in an algebraic loop: its partitions run once per tick.
 """
 from __future__ import annotations
@@ -68,7 +69,14 @@ ACTIVATIONS_KEPT = 10_000  # (clock, time) pairs kept in ``activations``
 class Fmu3ScheduledUnit(ClockedFmu3Unit):
     """An FMI 3.0 Scheduled Execution FMU, run through fmpy (see the module docstring).
 
-    Parameters are those of :class:`~mbfmu.cosim.fmi.fmu_unit.FmuUnit`.
+    Parameters
+    ----------
+    path, name, values, step, feedthrough, log, interface
+        As for :class:`~mbfmu.cosim.fmi.fmu_unit.FmuUnit`.
+    scheduling : {"synchronous", "preemptive"}, optional
+        How the partitions share the unit's time (see the module docstring).
+    execution_time : mapping of str to float, optional
+        Preemptive scheduling only: simulated execution time [s] per input clock name.
 
     Attributes
     ----------
