@@ -275,3 +275,21 @@ def test_a_countdown_set_after_its_tick_fails_the_run_by_name(sampler):
         simulate(System([unit]), 1.0, 0.25)
     assert "\n" not in str(err.value)
     assert [(c, t, at) for c, t, _, _, at in unit.schedule] == [("sample", 0.0, "lockPreemption")]
+
+
+@pytest.mark.slow  # Clocks' partition 3 burns 10^9 loop iterations on the worker thread (seconds)
+def test_a_partition_preempted_past_the_end_reads_like_scs_threaded_to_10_s():
+    """The importer built to run Clocks to 10 s (fixture README): partition 3, started at 4 s, had not
+    returned by the end, and the partitions of inClock1 and inClock2 read totals without its
+    increment. A preemptive run in which inClock3's partition takes longer than the run reads the
+    same values in every partition, in the same order."""
+    log = _threaded_calls("scs_threaded_10s_log.txt")
+    assert len(log) == 14 and "starting thread for input clock 3" in (
+        THREADED / "scs_threaded_10s_stdout.txt").read_text()
+    unit, res = _run({"inClock3": 6.0}, 9.0, [0.0, 1.0, 8.0, 9.0])
+    by_name = {c.name: c.vr for c in unit.clocks.values()}
+    ours = sorted([(by_name[c], t, values) for c in ("inClock1", "inClock2") for t, values in
+                   unit.partition_outputs[c]], key=lambda call: (call[1], call[0]))
+    assert ours == log
+    assert ("inClock3", 4.0) in unit.activations and not unit.partition_outputs["inClock3"]  # started, not done
+    assert res["clocks.result2"].tolist() == [0] * 10
