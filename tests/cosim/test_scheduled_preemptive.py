@@ -293,3 +293,10 @@ def test_a_partition_preempted_past_the_end_reads_like_scs_threaded_to_10_s():
     assert ours == log
     assert ("inClock3", 4.0) in unit.activations and not unit.partition_outputs["inClock3"]  # started, not done
     assert res["clocks.result2"].tolist() == [0] * 10
+
+
+def test_a_preemptive_unit_keeps_the_python_loop_and_says_why(sampler):
+    unit = FmuUnit(sampler, "s", scheduling="preemptive")
+    res = simulate(System([unit]), 0.5, 0.25)
+    assert "unit 's' runs FMI 3.0 Scheduled Execution: the master schedules its partitions preemptively" \
+        in res.meta["python_loop"]

@@ -112,6 +112,8 @@ class Fmu3ScheduledUnit(ClockedFmu3Unit):
         if scheduling not in SCHEDULINGS:
             raise InputError(f"unit {self.name!r}: scheduling {scheduling!r} is not one of {', '.join(SCHEDULINGS)}")
         self.scheduling = scheduling
+        if scheduling == "preemptive":  # worker threads and callbacks into Python: never the compiled loop
+            self.python_loop_why = "the master schedules its partitions preemptively, in simulated time"
         self.execution_time = take_execution_times(self.name, self.clocks, execution_time)
         if self.execution_time and scheduling != "preemptive":
             raise InputError(f"unit {self.name!r}: execution_time needs scheduling='preemptive' (synchronous "
