@@ -62,7 +62,8 @@ def test_preemptive_run_equals_scs_threaded_where_it_is_deterministic(execution_
     by_name = {c.name: c.vr for c in unit.clocks.values()}
     ours = [(by_name[c], t, values) for c in ("inClock1", "inClock2")
             for t, values in unit.partition_outputs[c] if t <= 2.0]
-    ours.sort(key=lambda call: (call[1], unit.clocks[{v: k for k, v in by_name.items()}[call[0]]].priority))
+    priority = {c.vr: c.priority for c in unit.clocks.values()}
+    ours.sort(key=lambda call: (call[1], priority[call[0]]))
     # deterministic in every run of the importer: which partitions run when, each one's own results,
     # and the tick total once all partitions of an instant have run
     for run in (a, b):
