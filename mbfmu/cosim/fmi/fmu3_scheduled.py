@@ -30,8 +30,19 @@ whatever the model structure declares (``feedthrough=`` overrides it). A unit wi
 inputs (``push``); one without, when the master reads its outputs (``pull``).
 
 The unit keeps the activations it made (``ticks``: count and last time per
-clock; ``activations``: the latest (clock, time) pairs). It cannot be saved
-and restored (adaptive stepping and iterative coupling refuse it), and it
+clock; ``activations``: the latest (clock, time) pairs).
+
+``FmuUnit(path, scheduling="preemptive", execution_time={clock: seconds})``
+schedules the partitions preemptively instead, in simulated time: each
+activation takes the execution time given for its clock (0 by default), a
+partition of higher priority preempts a running one of lower priority, and the
+FMU's ``lockPreemption``/``unlockPreemption`` critical sections are never
+preempted (:mod:`mbfmu.cosim.fmi.se_preemptive`). ``schedule`` then lists each
+finished activation (clock, tick, start, finish, where it was preempted) and
+``partition_outputs`` the values of each partition's clocked outputs read as
+its call returns.
+
+The unit cannot be saved and restored (adaptive stepping and iterative coupling refuse it), and it
 must not sit in an algebraic loop: its partitions run once per tick.
 """
 from __future__ import annotations
@@ -40,12 +51,16 @@ import collections
 import ctypes
 import heapq
 import os
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
 
 from ...errors import CosimError, InputError
 from .clocks import PERIODIC, Clock, PeriodicTicks, steps_of
 from .fmu3_clocked import ClockedFmu3Unit
 from .fmu_unit import _status_error
+from .se_preemptive import Job, PreemptiveProcessor, take_execution_times
+
+SCHEDULINGS = ("synchronous", "preemptive")
 
 INTERVAL_CHANGED = 2  # fmi3IntervalQualifier fmi3IntervalChanged
 ACTIVATIONS_KEPT = 10_000  # (clock, time) pairs kept in ``activations``
@@ -54,7 +69,14 @@ ACTIVATIONS_KEPT = 10_000  # (clock, time) pairs kept in ``activations``
 class Fmu3ScheduledUnit(ClockedFmu3Unit):
     """An FMI 3.0 Scheduled Execution FMU, run through fmpy (see the module docstring).
 
-    Parameters are those of :class:`~mbfmu.cosim.fmi.fmu_unit.FmuUnit`.
+    Parameters
+    ----------
+    path, name, values, step, feedthrough, log, interface
+        As for :class:`~mbfmu.cosim.fmi.fmu_unit.FmuUnit`.
+    scheduling : {"synchronous", "preemptive"}, optional
+        How the partitions share the unit's time (see the module docstring).
+    execution_time : mapping of str to float, optional
+        Preemptive scheduling only: simulated execution time [s] per input clock name.
 
     Attributes
     ----------
@@ -64,11 +86,42 @@ class Fmu3ScheduledUnit(ClockedFmu3Unit):
         Per input clock: activations made in the current run and the time [s] of the last.
     activations : collections.deque
         The last (clock name, activation time [s]) pairs, oldest first.
+    scheduling : str
+        ``"synchronous"`` (partitions run one after the other at their ticks) or
+        ``"preemptive"`` (see the module docstring).
+    execution_time : dict[str, float]
+        Preemptive scheduling: execution time per input clock [s] (others take 0).
+    schedule : collections.deque
+        Preemptive scheduling: ``(clock, tick [s], start [s], finish [s], preempted at)``
+        of each finished activation, oldest first; ``preempted at`` names the FMU callback
+        where it waited while preempted, or is ``None``.
+    partition_outputs : dict[str, collections.deque]
+        Preemptive scheduling: per clock, ``(tick [s], {output: value})`` of the outputs
+        declared ``clocks=`` that clock, read as each activation's call returns.
     """
 
     master_ticked = PERIODIC + ("countdown",)
     interface_name = "FMI 3.0 Scheduled Execution"
     python_loop_why = "the master activates its model partitions at their clock ticks"
+
+    def __init__(self, path: str | Path, name: str | None = None, values: Mapping[str, Any] | None = None,
+                 step: float | None = None, feedthrough: Mapping[str, Iterable[str]] | None = None,
+                 log: bool = False, interface: str | None = None, scheduling: str = "synchronous",
+                 execution_time: Mapping[str, float] | None = None) -> None:
+        super().__init__(path, name, values, step, feedthrough, log, interface)
+        if scheduling not in SCHEDULINGS:
+            raise InputError(f"unit {self.name!r}: scheduling {scheduling!r} is not one of {', '.join(SCHEDULINGS)}")
+        self.scheduling = scheduling
+        if scheduling == "preemptive":  # worker threads and callbacks into Python: never the compiled loop
+            self.python_loop_why = "the master schedules its partitions preemptively, in simulated time"
+        self.execution_time = take_execution_times(self.name, self.clocks, execution_time)
+        if self.execution_time and scheduling != "preemptive":
+            raise InputError(f"unit {self.name!r}: execution_time needs scheduling='preemptive' (synchronous "
+                             "partitions take no time)")
+        self._processor: PreemptiveProcessor | None = None
+        self.schedule: collections.deque[tuple[str, float, float, float, str | None]] = \
+            collections.deque(maxlen=ACTIVATIONS_KEPT)
+        self.partition_outputs: dict[str, collections.deque[tuple[float, dict[str, float]]]] = {}
 
     # -- model description ------------------------------------------------------------
     @staticmethod
@@ -105,7 +158,35 @@ class Fmu3ScheduledUnit(ClockedFmu3Unit):
         self._clock_updated = False
         self.ticks.clear()
         self.activations.clear()
+        self.schedule.clear()
+        if self._processor is not None:
+            self._processor.drain()
+            self._processor = None
+        if self.scheduling == "preemptive":  # before the FMU starts: a unit without inputs activates in setup
+            self._processor = PreemptiveProcessor(self._call_partition, self._after_call, self.execution_time,
+                                                  1e-9 * step)
+            self._processor.reset(t0)
+            self._clocked_outputs = self._outputs_by_clock()
+            self.partition_outputs = {c: collections.deque(maxlen=ACTIVATIONS_KEPT) for c in self._clocked_outputs}
         super().setup(t0, stop_time, step)
+
+    def _outputs_by_clock(self) -> dict[str, tuple[list[str], Callable[[], Any]]]:
+        """Per input clock: its partition's outputs (declared ``clocks=`` it) and a reader of them."""
+        by_clock: dict[str, list[str]] = {}
+        for v in self.md.modelVariables:
+            if v.causality == "output" and v.name not in self.clocks and v.name in self.outputs:
+                for c in getattr(v, "clocks", None) or ():
+                    by_clock.setdefault(c.name, []).append(v.name)
+        return {c: (names, self.getter(names)) for c, names in by_clock.items()
+                if c in self.clocks and self.clocks[c].causality == "input"}
+
+    def terminate(self) -> None:
+        if self._processor is not None:  # no partition may be left inside the FMU when it is freed
+            try:
+                self._processor.drain()
+            except CosimError:
+                pass
+        super().terminate()
 
     def _instantiate(self, log_message: Callable[..., None]) -> Any:
         """A Scheduled Execution instance whose clock-update callback reaches this unit
@@ -115,16 +196,23 @@ class Fmu3ScheduledUnit(ClockedFmu3Unit):
 
         def clock_update(env: Any) -> None:
             self._clock_updated = True
+            if self._processor is not None:
+                self._processor.clock_update()
 
-        def no_preemption() -> None:  # partitions run one after the other: nothing to lock
-            pass
+        def lock() -> None:
+            if self._processor is not None:
+                self._processor.lock()
+
+        def unlock() -> None:
+            if self._processor is not None:
+                self._processor.unlock()
 
         fmu = FMU3ScheduledExecution(guid=self.md.guid, unzipDirectory=self._unzipdir,
                                      modelIdentifier=self.model_identifier, instanceName=self.name)
         fmu.logMessage = fmi3LogMessageCallback(log_message)  # kept alive on the fmpy object
         fmu.clockUpdate = fmi3ClockUpdateCallback(clock_update)
-        fmu.lockPreemption = fmi3LockPreemptionCallback(no_preemption)
-        fmu.unlockPreemption = fmi3UnlockPreemptionCallback(no_preemption)
+        fmu.lockPreemption = fmi3LockPreemptionCallback(lock)
+        fmu.unlockPreemption = fmi3UnlockPreemptionCallback(unlock)
         fmu.component = fmu.fmi3InstantiateScheduledExecution(
             self.name.encode("utf-8"), self.md.guid.encode("utf-8"),
             (os.path.join(self._unzipdir, "resources") + os.path.sep).encode("utf-8"), fmi3Boolean(False),
@@ -161,6 +249,8 @@ class Fmu3ScheduledUnit(ClockedFmu3Unit):
 
     # -- hot path ----------------------------------------------------------------------
     def push(self) -> None:
+        if self._processor is not None and self._pending:
+            self._processor.advance(self._t_now)  # partitions finishing up to now ran with the inputs before
         super().push()
         if self._pending:
             self._activate()
@@ -196,6 +286,9 @@ class Fmu3ScheduledUnit(ClockedFmu3Unit):
                 due.append((c.priority, self._rank[c.name], c, self._t_now))
         for c, ta in self._scheduled.pop(k, ()):
             due.append((c.priority, self._rank[c.name], c, ta))
+        if self._processor is not None:
+            self._run_preemptive(due)
+            return
         if not due:
             super().pull()
             return
@@ -216,6 +309,42 @@ class Fmu3ScheduledUnit(ClockedFmu3Unit):
         self._read_output_clocks(self._t_now)
         super().pull()
 
+    # -- preemptive scheduling -----------------------------------------------------------
+    def _run_preemptive(self, due: list[tuple[float, int, Clock, float]]) -> None:
+        """Release the activations due now on the unit's simulated processor and run it to now."""
+        proc = self._processor
+        proc.advance(self._t_now)
+        for _, rank, c, ta in sorted(due, key=lambda d: d[:2]):
+            proc.release(c, rank, ta)
+        proc.advance(self._t_now)
+        self._read_output_clocks(self._t_now)
+        super().pull()
+
+    def _call_partition(self, c: Clock, ta: float) -> int:
+        return self._f_activate(self._fmu.component, c.vr, ta)
+
+    def _after_call(self, job: Job) -> None:
+        """A job's FMU call handed control back (waiting while preempted, or returned)."""
+        c, ta = job.clock, job.release
+        if job.returned and job.status > 1:
+            raise _status_error(self, f"fmi3ActivateModelPartition of clock {c.name!r}", job.status, ta)
+        if not job.seen:  # its call has just begun
+            job.seen = True
+            n, _ = self.ticks.get(c.name, (0, ta))
+            self.ticks[c.name] = (n + 1, ta)
+            self.activations.append((c.name, ta))
+        if job.finish is not None:
+            self.schedule.append((c.name, ta, job.start, job.finish, job.preempted_at))
+        if job.clock_updated and self._countdown:
+            job.clock_updated = False
+            for cd, at in self._countdowns_set(ta):
+                self._processor.release(cd, self._rank[cd.name], at)
+        if job.returned and not job.read:
+            job.read = True
+            if c.name in self._clocked_outputs:
+                names, get = self._clocked_outputs[c.name]
+                self.partition_outputs[c.name].append((ta, dict(zip(names, get()))))
+
     def _countdowns_set(self, ta: float) -> list[tuple[Clock, float]]:
         """Countdown clocks whose interval the FMU changed during the activation at ``ta`` [s]:
         those due at ``ta`` itself are returned, later ones are scheduled."""
@@ -234,8 +363,12 @@ class Fmu3ScheduledUnit(ClockedFmu3Unit):
                 j = steps_of(c.name, "countdown tick at", ta + d - self._t0, self._H)
             except InputError as exc:
                 raise CosimError(f"unit {self.name!r}: {exc} (set at t = {ta!r} s)") from None
-            if j <= self._k:
+            if d < 0.0:
                 raise CosimError(f"unit {self.name!r}: clock {c.name!r} was given a negative interval {d!r} s")
+            if j <= self._k:  # only preemptive: the partition that set it had run past the tick
+                raise CosimError(f"unit {self.name!r}: clock {c.name!r}: the countdown tick at t = {ta + d!r} s was "
+                                 f"set by a partition ticking at {ta!r} s that ran until after it (at "
+                                 f"{self._processor.now!r} s); give that partition less execution time")
             self._scheduled.setdefault(j, []).append((c, ta + d))
         return now
 
