@@ -93,6 +93,7 @@ class Fmu3ScheduledUnit(ClockedFmu3Unit):
         self._cd_interval = (ctypes.c_double * max(len(self._countdown), 1))()
         self._cd_qualifier = (ctypes.c_int * max(len(self._countdown), 1))()
         self._rank = {c.name: k for k, c in enumerate(self.clocks.values())}
+        self._clock_flag = ctypes.c_int(0)  # set with _clock_updated, for the compiled loop
         self.ticks: dict[str, tuple[int, float]] = {}
         self.activations: collections.deque[tuple[str, float]] = collections.deque(maxlen=ACTIVATIONS_KEPT)
         super()._bufs()
@@ -115,6 +116,7 @@ class Fmu3ScheduledUnit(ClockedFmu3Unit):
 
         def clock_update(env: Any) -> None:
             self._clock_updated = True
+            self._clock_flag.value = 1  # what the compiled loop reads (master/c_scheduled.py)
 
         def no_preemption() -> None:  # partitions run one after the other: nothing to lock
             pass

@@ -1,0 +1,159 @@
+"""FMI 3.0 Scheduled Execution units in the compiled loop (#35, #36.2): systems with
+a Scheduled Execution FMU take the C loop (mbfmu.cosim.master.c_scheduled), which
+activates the same partitions at the same times in the same order as the Python
+loop (MBFMU_PYTHON_LOOP=1) and gives its results column by column, bit for bit;
+on the Reference FMUs' Clocks.fmu it also equals the Reference FMUs' own importer
+(examples/scs_synchronous.c, kept in tests/fixtures)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mbfmu.cosim import FmuUnit, FunctionUnit, System, simulate
+from mbfmu.cosim.master import fast_loop
+from mbfmu.cosim.master.options import SimulationOptions
+from mbfmu.cosim.master.run import _Master
+from mbfmu.cosim.units import Variable
+from mbfmu.errors import CosimError
+
+from .fmu_build import build_ticker3
+from .test_scheduled_execution import CLOCKS, _reference
+
+
+class BooleanPulses(FunctionUnit):
+    """A Boolean output that is true at the given communication points (s) only: a
+    FunctionUnit, so the compiled loop calls it back and keeps the rest in C."""
+
+    def __init__(self, name: str, times: list[float]) -> None:
+        at = set(times)
+        super().__init__(name, lambda t, u: [1.0 if t in at else 0.0])
+        self.variables["y"] = Variable("y", "output", "Boolean", None, 0.0)
+
+
+def _both(make, monkeypatch, stop: float, step: float, **kw):
+    """(compiled, Python-loop) runs of the systems ``make()`` returns, with those systems;
+    asserts which loop each took."""
+    calls = []
+    real_run = fast_loop.run
+    monkeypatch.setattr(fast_loop, "run", lambda *a: calls.append(1) or real_run(*a))
+    fast_sys = make()
+    assert fast_loop.python_loop_reason(_Master(fast_sys, step, SimulationOptions(progress=False), None)) is None
+    fast = simulate(fast_sys, stop, step, progress=False, **kw)
+    assert calls == [1] and "python_loop" not in fast.meta
+    monkeypatch.setattr(fast_loop, "ENABLED", False)
+    slow_sys = make()
+    slow = simulate(slow_sys, stop, step, progress=False, **kw)
+    assert calls == [1] and "python_loop" in slow.meta
+    assert fast.names == slow.names
+    return (fast, fast_sys), (slow, slow_sys)
+
+
+def _bitwise(fast, slow, names=None) -> None:
+    for n in fast.names if names is None else names:
+        a, b = np.asarray(fast[n]), np.asarray(slow[n])
+        assert a.tobytes() == b.tobytes(), n
+
+
+def _clocks_system() -> System:
+    # inClock2 is triggered at 0, 1, 8 and 9 s, as the Reference FMUs' scs_synchronous.c does
+    return System([FmuUnit(CLOCKS, "clocks"), BooleanPulses("trigger", [0.0, 1.0, 8.0, 9.0])],
+                  [("trigger.y", "clocks.inClock2")])
+
+
+def test_clocks_fmu_runs_compiled_like_the_python_loop_and_the_reference_importer(monkeypatch):
+    (fast, fs), (slow, ss) = _both(_clocks_system, monkeypatch, 9.0, 1.0)
+    _bitwise(fast, slow)
+    a, b = fs.units["clocks"], ss.units["clocks"]
+    assert list(a.activations) == list(b.activations) and a.ticks == b.ticks
+    assert list(a.ticks) == list(b.ticks)  # first activated first
+    rows, calls, out_clock = _reference()
+    for name in ("inClock1Ticks", "inClock2Ticks", "inClock3Ticks", "totalInClockTicks"):
+        np.testing.assert_array_equal(fast[f"clocks.{name}"], [r[name] for r in rows], err_msg=name)
+    np.testing.assert_array_equal(fast["clocks.outClock"], out_clock)
+    by_vr = {c.vr: c.name for c in a.clocks.values()}
+    assert list(a.activations) == [(by_vr[vr], t) for vr, t in calls]
+    # the countdown clock inClock3 was scheduled by the FMU inside the compiled run
+    assert a.ticks == {"inClock1": (10, 9.0), "inClock2": (4, 9.0), "inClock3": (1, 4.0)}
+
+
+def test_an_output_clock_drives_another_units_partition_compiled(monkeypatch):
+    def make():
+        return System([FmuUnit(CLOCKS, "a"), FmuUnit(CLOCKS, "b"), BooleanPulses("trigger", [0.0, 1.0])],
+                      [("trigger.y", "a.inClock2"), ("a.outClock", "b.inClock2")])
+    (fast, fs), (slow, ss) = _both(make, monkeypatch, 3.0, 1.0, record=["a.outClock", "b.inClock2",
+                                                                            "b.inClock2Ticks", "a.totalInClockTicks"])
+    _bitwise(fast, slow)
+    assert fast["a.outClock"].any() and fast["b.inClock2Ticks"][-1] > 0  # the clocks did something
+    assert fast["b.inClock2"].tolist() == fast["a.outClock"].tolist()  # a recorded input clock
+    for n in ("a", "b"):
+        assert list(fs.units[n].activations) == list(ss.units[n].activations)
+
+
+@pytest.fixture(scope="module")
+def sampler(tmp_path_factory):
+    """cfmu/ticker3.c as Scheduled Execution: a periodic partition (0.5 s) that sets a
+    countdown clock ``delay`` seconds ahead through the clock-update callback."""
+    return build_ticker3(tmp_path_factory.mktemp("sampler3"), scheduled=True)
+
+
+@pytest.mark.parametrize("delay", [0.25, 0.0])
+def test_countdown_clocks_run_compiled_like_the_python_loop(sampler, monkeypatch, delay):
+    def make():
+        return System([FmuUnit(sampler, "s", values={"delay": delay})])
+    (fast, fs), (slow, ss) = _both(make, monkeypatch, 2.0, 0.25)
+    _bitwise(fast, slow)
+    a = fs.units["s"]
+    assert list(a.activations) == list(ss.units["s"].activations) and a.ticks == ss.units["s"].ticks
+    assert a.ticks["later"][0] == (4 if delay else 5)  # the countdown partition ran where the FMU scheduled it
+
+
+def test_a_countdown_tick_off_the_grid_fails_the_compiled_run_as_the_python_loop(sampler, monkeypatch):
+    msgs = []
+    for enabled in (True, False):
+        monkeypatch.setattr(fast_loop, "ENABLED", enabled)
+        with pytest.raises(CosimError) as err:
+            simulate(System([FmuUnit(sampler, "s", values={"delay": 0.1})]), 1.0, 0.25, progress=False)
+        msgs.append(str(err.value))
+    assert msgs[0] == msgs[1] and "clock 'later': countdown tick at 0.1 s is not a whole number" in msgs[0]
+
+
+def test_a_controller_partition_every_other_step_with_a_multirate_plant(monkeypatch):
+    """Clocks' 1 s periodic clock on a 0.5 s master grid: a partition at every other
+    communication point; with extrapolated inputs the compiled run still equals the Python one."""
+    def make():
+        return System([FmuUnit(CLOCKS, "clocks"), BooleanPulses("trigger", [0.5, 2.0])],
+                      [("trigger.y", "clocks.inClock2")])
+    (fast, fs), (slow, ss) = _both(make, monkeypatch, 3.0, 0.5, extrapolation=1)
+    _bitwise(fast, slow)
+    assert list(fs.units["clocks"].activations) == list(ss.units["clocks"].activations)
+    assert fast["clocks.inClock1Ticks"].tolist() == [1, 1, 2, 2, 3, 3, 4]
+
+
+def test_the_mixed_arm_scheduled_controller_and_observer_run_compiled(monkeypatch, tmp_path_factory):
+    """#36.2's mixed system: the native rigid_arm (FMI 3.0 co-simulation), the native
+    joint controller as Scheduled Execution at 1 kHz and a python-control observer,
+    compiled, with one activation per k * T. The plant's and the controller's columns
+    equal the Python loop's bit for bit; the observer (an LTI ControlUnit, which C
+    steps with sums grouped otherwise than numpy's, see c_units) to 1e-13 of its range."""
+    from tests.control.test_clocked_loop import T, _loop, joint_controller
+    from mbfmu.control import export_fmu
+    from mbfmu.fmu.builder import build_fmu
+    plant = build_fmu("rigid_arm", tmp_path_factory.mktemp("arm"), runtime="native", platforms=("linux64",),
+                      fmi_version=3)
+    ctrl = export_fmu(joint_controller(), tmp_path_factory.mktemp("ctrl"), runtime="native", fmi=3,
+                      scheduled=True, platforms=("linux64",))
+    runs = {}
+    for enabled in (True, False):
+        monkeypatch.setattr(fast_loop, "ENABLED", enabled)
+        se = FmuUnit(ctrl, "ctrl")
+        runs[enabled] = (_loop(plant, se, stop=0.2), se)
+    (fast, a), (slow, b) = runs[True], runs[False]
+    assert "python_loop" not in fast.meta and "python_loop" in slow.meta
+    obs = [n for n in fast.names if n.startswith("obs.")]
+    _bitwise(fast, slow, [n for n in fast.names if n not in obs])
+    for n in obs:
+        assert np.abs(fast[n] - slow[n]).max() <= 1e-13 * np.abs(slow[n]).max(), n
+    assert np.abs(fast["ctrl.tau2"]).max() > 1e-2  # the controller acts
+    (clock,) = a.clocks.values()
+    assert a.ticks == b.ticks == {clock.name: (201, 200 * T)}
+    assert list(a.activations) == [(clock.name, k * T) for k in range(201)]
