@@ -51,9 +51,11 @@ typedef struct {
 } fl_str;
 
 /* what failed (fl_failure.call) */
-enum { C_STEP, C_SET, C_GET, C_RANGE, C_STOP, C_PY, C_DERIV, C_RGET, C_NAN, C_LOOP, C_UNIT, C_SE };
+enum { C_STEP, C_SET, C_GET, C_RANGE, C_STOP, C_PY, C_DERIV, C_RGET, C_NAN, C_LOOP, C_UNIT, C_SE, C_EV };
 /* what failed in a Scheduled Execution unit (fl_failure.index of a C_SE failure) */
 enum { SE_ACTIVATE, SE_INTERVAL, SE_GET_CLOCK, SE_OFF_GRID, SE_COUNTDOWN_GRID, SE_COUNTDOWN_BACK, SE_NO_MEMORY };
+/* what failed in a co-simulation unit with event mode (fl_failure.index of a C_EV failure) */
+enum { EV_ENTER_EVENT, EV_SET_CLOCK, EV_GET_CLOCK, EV_UPDATE, EV_SETTLE, EV_ENTER_STEP, EV_NO_PROGRESS };
 
 /* what a unit is: an FMU, a controller stepped by controller.c (a python-control
  * LTI system or discrete PID of mbfmu.cosim.units.ControlUnit), or a static block
@@ -142,6 +144,30 @@ typedef struct {
     int cap_due;
 } fl_se;
 
+/* An FMI 3.0 co-simulation unit with event mode: the state of
+ * mbfmu.cosim.fmi.fmu3_events.Fmu3EventUnit, stepped here as its do_step, push and
+ * _event step it (the same calls in the same order). */
+typedef struct {
+    int n_trig;                /* triggered input clocks driven by a connection: (input index) and value reference */
+    const int *trig_j;
+    const unsigned int *trig_vr;
+    unsigned int *kick_vr;     /* [n_trig] scratch */
+    bool *kick_val;            /* [n_trig], all true */
+    int n_oclk;                /* output clocks: (output index) and value reference */
+    const int *oclk_j;
+    const unsigned int *oclk_vr;
+    bool *oclk_val;            /* [n_oclk] scratch */
+    void *enter_event, *enter_step, *update, *set_clock, *get_clock;
+    int max_iterations;        /* fmu3_events.EVENT_ITERATIONS */
+    /* state, in and out */
+    double time;               /* the unit's time [s] */
+    int pending, first;        /* a step ended / the first exchange: the input clocks may tick */
+    long long n_ev;            /* events recorded here */
+    int ring_cap;              /* the latest events: time and the output clocks that ticked (n_oclk each) */
+    double *ring_t;
+    unsigned char *ring_clk;
+} fl_ev;
+
 typedef struct {
     int fmi3;
     void *component;
@@ -183,6 +209,7 @@ typedef struct {
     int op, n_u, n_y;          /* U_BLOCK: B_*, input and output widths */
     const double *k, *k2;      /* U_BLOCK: gains, offsets, lower and upper limits, signs */
     fl_se *se;                 /* U_FMU of FMI 3.0 Scheduled Execution: its clocks (NULL: none) */
+    fl_ev *ev;                 /* U_FMU of FMI 3.0 co-simulation with event mode (NULL: none) */
 } fl_unit;
 
 typedef struct {
@@ -532,9 +559,11 @@ static int step_ctrl(fl_system *S, int i, double t, double h, fl_failure *f) {
 
 static int se_activate(fl_system *S, int i, double t, fl_failure *f);
 
-static int push_calls(fl_system *S, int i, double t, fl_failure *f) {
+static int ev_push(fl_system *S, int i, double t, fl_failure *f);
+
+/* the FMU's connected inputs from u (Fmu3Unit.push, FmuUnit.push) */
+static int set_inputs_calls(fl_system *S, int i, double t, fl_failure *f) {
     fl_unit *u = &S->units[i];
-    if (u->kind != U_FMU) return 0;  /* reads its input buffer when evaluated */
     for (int gi = 0; gi < u->n_push; gi++) {
         fl_group *g = &u->push[gi];
         if (g->type == T_STR) {
@@ -552,6 +581,14 @@ static int push_calls(fl_system *S, int i, double t, fl_failure *f) {
         int st = set_call(u->component, g);
         if (st > 1) return failed(f, i, C_SET, st, gi, t, 0.0);
     }
+    return 0;
+}
+
+static int push_calls(fl_system *S, int i, double t, fl_failure *f) {
+    fl_unit *u = &S->units[i];
+    if (u->kind != U_FMU) return 0;  /* reads its input buffer when evaluated */
+    if (u->ev) return ev_push(S, i, t, f);
+    if (set_inputs_calls(S, i, t, f)) return 1;
     if (u->se && u->se->pending) return se_activate(S, i, t, f);  /* Fmu3ScheduledUnit.push */
     return 0;
 }
@@ -720,6 +757,105 @@ static int se_step(fl_system *S, int i, double t, double h, fl_failure *f) {
     return 0;
 }
 
+/* -- FMI 3.0 co-simulation with event mode: Fmu3EventUnit's push, do_step and _event ---- */
+static int ev_failed(fl_failure *f, int i, int what, int status, double t, double value) {
+    f->index = what;
+    f->value = value;
+    return failed(f, i, C_EV, status, 0, t, 0.0);
+}
+
+/* Fmu3EventUnit._event at t: event mode (unless entered), the inputs and the n_kick input
+ * clocks in kick_vr, the output clocks, the discrete-state iteration, step mode */
+static int ev_event(fl_system *S, int i, double t, int entered, int n_kick, fl_failure *f) {
+    fl_unit *u = &S->units[i];
+    fl_ev *e = u->ev;
+    void *c = u->component;
+    int st;
+    if (!entered && (st = ((fmi3EnterEventModeTYPE *)e->enter_event)(c)) > 1)
+        return ev_failed(f, i, EV_ENTER_EVENT, st, t, 0.0);
+    if (n_kick) {
+        if (set_inputs_calls(S, i, t, f)) return 1;
+        if ((st = ((fmi3SetClockTYPE *)e->set_clock)(c, e->kick_vr, (size_t)n_kick, e->kick_val)) > 1)
+            return ev_failed(f, i, EV_SET_CLOCK, st, t, 0.0);
+    }
+    int ticked = 0;
+    if (e->n_oclk) {  /* ClockedFmu3Unit._read_output_clocks */
+        if ((st = ((fmi3GetClockTYPE *)e->get_clock)(c, e->oclk_vr, (size_t)e->n_oclk, e->oclk_val)) > 1)
+            return ev_failed(f, i, EV_GET_CLOCK, st, t, 0.0);
+        for (int m = 0; m < e->n_oclk; m++)
+            if (e->oclk_val[m]) {
+                u->y[e->oclk_j[m]] = 1.0;
+                ticked = 1;
+            }
+    }
+    if (ticked || n_kick || !entered) {  /* Fmu3EventUnit.events */
+        const int r = (int)(e->n_ev % e->ring_cap);
+        e->ring_t[r] = t;
+        for (int m = 0; m < e->n_oclk; m++) e->ring_clk[(size_t)r * (size_t)e->n_oclk + (size_t)m] = e->oclk_val[m];
+        e->n_ev++;
+    }
+    fmi3Boolean need = false, term = false, nominals = false, values = false, next_defined = false;
+    fmi3Float64 next = 0.0;
+    int it;
+    for (it = 0; it < e->max_iterations; it++) {
+        if ((st = ((fmi3UpdateDiscreteStatesTYPE *)e->update)(c, &need, &term, &nominals, &values, &next_defined,
+                                                               &next)) > 1)
+            return ev_failed(f, i, EV_UPDATE, st, t, 0.0);
+        if (term && !u->stop_requested) {  /* terminateSimulation */
+            u->stop_requested = 1;
+            u->stop_at = t;
+        }
+        if (!need) break;
+    }
+    if (it == e->max_iterations) return ev_failed(f, i, EV_SETTLE, 0, t, 0.0);
+    if ((st = ((fmi3EnterStepModeTYPE *)e->enter_step)(c)) > 1) return ev_failed(f, i, EV_ENTER_STEP, st, t, 0.0);
+    return 0;
+}
+
+/* Fmu3EventUnit.push: an input clock true after a step (or at the first exchange) ticks
+ * in an event at the unit's time, which also sets the inputs and reads the outputs */
+static int ev_push(fl_system *S, int i, double t, fl_failure *f) {
+    fl_unit *u = &S->units[i];
+    fl_ev *e = u->ev;
+    int n_kick = 0;
+    if (e->pending || e->first)
+        for (int m = 0; m < e->n_trig; m++)
+            if (u->u[e->trig_j[m]] != 0.0) e->kick_vr[n_kick++] = e->trig_vr[m];
+    e->pending = e->first = 0;
+    if (!n_kick) return set_inputs_calls(S, i, t, f);
+    if (ev_event(S, i, e->time, 0, n_kick, f)) return 1;
+    return read_outputs(S, i, t, f);
+}
+
+/* Fmu3EventUnit.do_step: fmi3DoStep to t + h, each early return at an event handled at
+ * the time the FMU reached and the rest of the step stepped from there */
+static int ev_step(fl_system *S, int i, double t, double h, fl_failure *f) {
+    fl_unit *u = &S->units[i];
+    fl_ev *e = u->ev;
+    const double end = t + h;
+    double tc = t;
+    for (int m = 0; m < e->n_oclk; m++) u->y[e->oclk_j[m]] = 0.0;
+    for (;;) {
+        fmi3Boolean event = false, terminate = false, early = false;
+        fmi3Float64 reached = 0.0;
+        const int st = ((fmi3DoStepTYPE *)u->do_step)(u->component, tc, end - tc, u->no_prior != 0, &event,
+                                                      &terminate, &early, &reached);
+        if (st > 1) return failed(f, i, C_STEP, st, 0, tc, end - tc);
+        const double at = early ? reached : end;
+        if (terminate) {  /* keep this step, stop before the next */
+            u->stop_requested = 1;
+            u->stop_at = at;
+        }
+        if (event && ev_event(S, i, at, 0, 0, f)) return 1;
+        if (!early || reached >= end || u->stop_requested) break;
+        if (!(reached > tc || event)) return ev_failed(f, i, EV_NO_PROGRESS, 0, reached, tc);
+        tc = reached;
+    }
+    e->time = end;
+    e->pending = 1;
+    return 0;
+}
+
 /* the recorded variables that are not read from the output buffers (Unit.getter) */
 static int record_getters(fl_system *S, double *cols, double t, fl_failure *f) {
     for (int i = 0; i < S->n_units; i++) {
@@ -744,6 +880,7 @@ static int do_step_calls(fl_system *S, int i, double t, double h, fl_failure *f)
     if (u->kind == U_PY) return S->py_unit(i, 1, t, h) ? failed(f, i, C_PY, 0, 0, t, h) : 0;
     if (u->se) return se_step(S, i, t, h, f);
     if (u->stop_requested) return failed(f, i, C_STOP, 0, 0, t, h);
+    if (u->ev) return ev_step(S, i, t, h, f);
     if (!u->fmi3) {
         int st = ((fmi2DoStepTYPE *)u->do_step)(u->component, t, h, u->no_prior);
         return st > 1 ? failed(f, i, C_STEP, st, 0, t, h) : 0;

@@ -56,7 +56,17 @@ class Scheduled(ctypes.Structure):
 
 def compiled(u: Any) -> bool:
     """Whether the compiled loop runs ``u`` as a Scheduled Execution unit (the class
-    itself: a subclass may schedule its partitions otherwise)."""
+    itself: a subclass may schedule its partitions otherwise).
+
+    Parameters
+    ----------
+    u : Unit
+        A unit of the system.
+
+    Returns
+    -------
+    bool
+    """
     return type(u) is Fmu3ScheduledUnit
 
 
@@ -119,8 +129,9 @@ def describe(u: Fmu3ScheduledUnit, keep: list, lib: Any) -> Scheduled:
     e.last = _arr(ctypes.c_double, [ticks.get(c.name, (0, 0.0))[1] for c in clocks], keep)
     e.first = _arr(ctypes.c_longlong, [-1] * len(clocks), keep)
     e.ring_cap = ACTIVATIONS_KEPT
-    e.ring_c = _arr(ctypes.c_int, [0] * ACTIVATIONS_KEPT, keep)
-    e.ring_t = _arr(ctypes.c_double, [0.0] * ACTIVATIONS_KEPT, keep)
+    ring_c, ring_t = (ctypes.c_int * ACTIVATIONS_KEPT)(), (ctypes.c_double * ACTIVATIONS_KEPT)()
+    keep += [ring_c, ring_t]
+    e.ring_c, e.ring_t = ring_c, ring_t
     keep.append(e)
     return e
 
@@ -156,7 +167,20 @@ def write_back(u: Fmu3ScheduledUnit, e: Scheduled) -> None:
 
 
 def error(u: Fmu3ScheduledUnit, f: Any) -> BaseException:
-    """The unit's own error for a ``C_SE`` failure ``f`` (``fl_failure``) C reported."""
+    """The unit's own error for a ``C_SE`` failure C reported.
+
+    Parameters
+    ----------
+    u : Fmu3ScheduledUnit
+        The unit that failed.
+    f : ctypes.Structure
+        The failure (``fl_failure``): what failed, its status, time and value.
+
+    Returns
+    -------
+    BaseException
+        The error the unit raises for that failure in the Python loop.
+    """
     clocks = list(u.clocks.values())
     what = f.index
     if what == SE_ACTIVATE:

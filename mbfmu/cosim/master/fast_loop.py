@@ -1,6 +1,8 @@
 """The compiled fast path of the fixed-step master loop.
 
-When every unit of a system is an FMI 2.0 or FMI 3.0 co-simulation FMU or a
+When every unit of a system is an FMI 2.0 or FMI 3.0 co-simulation FMU (with
+event mode too, :mod:`.c_events`), an FMI 3.0 Scheduled Execution FMU
+(:mod:`.c_scheduled`: C keeps its tick schedule) or a
 Python unit of :mod:`.c_units` (the blocks, LTI ControlUnits and discrete PIDs
 evaluated in C; other FunctionUnits and ControlUnits called back through a
 ctypes callback for their ``pull`` and ``do_step``), the
@@ -58,7 +60,7 @@ from ..fmi.fmu_unit import FmuUnit, _status_error
 from .loops import NEWTON_ITERATIONS, loop_message
 from ..units import ControlUnit
 from ..typed import string_code, string_text
-from . import c_scheduled, c_units
+from . import c_events, c_scheduled, c_units
 
 ENABLED = os.environ.get("MBFMU_PYTHON_LOOP", "") not in ("1", "true", "yes")
 MAX_THREADS = 64
@@ -78,7 +80,7 @@ _FMI3_TYPES = {"Float64": 0, "Float32": 1, "Int8": 2, "UInt8": 3, "Int16": 4, "U
 _FMI2_TYPES = {"Real": 0, "Integer": 11, "Boolean": 12, "String": 14}
 _FMI2_CTYPES = {"Real": ctypes.c_double, "Integer": ctypes.c_int, "Boolean": ctypes.c_int, "String": ctypes.c_char_p}
 _FMI2_BOOL_READ = 13  # fmi2Boolean read as 0 or 1, as fmpy's getBoolean (the recording getters)
-_C_STEP, _C_SET, _C_GET, _C_RANGE, _C_STOP, _C_PY, _C_DERIV, _C_RGET, _C_NAN, _C_LOOP, _C_UNIT, _C_SE = range(12)
+_C_STEP, _C_SET, _C_GET, _C_RANGE, _C_STOP, _C_PY, _C_DERIV, _C_RGET, _C_NAN, _C_LOOP, _C_UNIT, _C_SE, _C_EV = range(13)
 _U_FMU, _U_CTRL, _U_BLOCK, _U_PY = range(4)
 _MBC_LTI, _MBC_PID = 1, 2
 _MBC_ERRORS = {1: "its step is not a whole number of samples", 2: "the step's matrix exponential is not finite",
@@ -107,7 +109,8 @@ class _Unit(ctypes.Structure):
                 ("conv_on", _IP), ("conv", _DP), ("n_rget", ctypes.c_int), ("rget", ctypes.POINTER(_Group)),
                 ("kind", ctypes.c_int), ("ctrl", _P), ("n_zoh", ctypes.c_int), ("zoh_h", _DP), ("zoh_A", _DP),
                 ("zoh_B", _DP), ("op", ctypes.c_int), ("n_u", ctypes.c_int), ("n_y", ctypes.c_int), ("k", _DP),
-                ("k2", _DP), ("se", ctypes.POINTER(c_scheduled.Scheduled))]
+                ("k2", _DP), ("se", ctypes.POINTER(c_scheduled.Scheduled)),
+                ("ev", ctypes.POINTER(c_events.Events))]
 
 
 class _Failure(ctypes.Structure):
@@ -190,7 +193,7 @@ def python_loop_reason(master: Any) -> str | None:
     if master._window:  # a recording streamed through a reused window: the Python loop hands it on
         return "the recording is streamed through a window"
     for u in master.units:
-        if isinstance(u, ClockedFmu3Unit) and not c_scheduled.compiled(u):
+        if isinstance(u, ClockedFmu3Unit) and not (c_scheduled.compiled(u) or c_events.compiled(u)):
             return f"unit {u.name!r} runs {u.interface_name}: {u.python_loop_why}, which only the Python loop does"
         if not _is_fmu(u):
             why = c_units.why_not_in_c(u)
@@ -208,7 +211,7 @@ def python_loop_reason(master: Any) -> str | None:
 
 def _is_fmu(u: Any) -> bool:
     """Whether C runs ``u`` as an FMU (its own calls through fmpy's function pointers)."""
-    return type(u) in (FmuUnit, Fmu3Unit) or c_scheduled.compiled(u)
+    return type(u) in (FmuUnit, Fmu3Unit) or c_scheduled.compiled(u) or c_events.compiled(u)
 
 
 def eligible(master: Any) -> bool:
@@ -505,6 +508,8 @@ class _Build:
             s.stop_requested, s.stop_at = 1, u._stop_at
         if c_scheduled.compiled(u):
             s.se = ctypes.pointer(c_scheduled.describe(u, self.keep, _library()))
+        if c_events.compiled(u):
+            s.ev = ctypes.pointer(c_events.describe(u, self.keep))
         if u.input_conversion:
             on, conv = [0] * len(u.inputs), [1.0, 0.0] * len(u.inputs)
             for j, (a, b) in u.input_conversion.items():
@@ -551,6 +556,8 @@ class _Build:
         for u, s in zip(m.units, self.units):
             if s.se:
                 c_scheduled.write_back(u, s.se.contents)
+            if s.ev:
+                c_events.write_back(u, s.ev.contents)
         n, nc = S.n_hist, S.n_conn
         m.loop_iterations += int(S.loop_iterations)
         S.loop_iterations = 0
@@ -585,6 +592,8 @@ class _Build:
             return CosimError(f"unit {u.name!r}: output {u.outputs[f.index]!r} is not finite at t = {f.t!r} s")
         if f.call == _C_SE:
             return c_scheduled.error(u, f)
+        if f.call == _C_EV:
+            return c_events.error(u, f)
         if f.call == _C_PY:  # the String callbacks (or memory for their values) failed
             return self.errors[0] if self.errors else CosimError(f"unit {u.name!r}: no memory for String values")
         if f.call == _C_STOP:

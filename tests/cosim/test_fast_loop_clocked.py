@@ -1,9 +1,11 @@
-"""FMI 3.0 Scheduled Execution units in the compiled loop (#35, #36.2): systems with
-a Scheduled Execution FMU take the C loop (mbfmu.cosim.master.c_scheduled), which
-activates the same partitions at the same times in the same order as the Python
-loop (MBFMU_PYTHON_LOOP=1) and gives its results column by column, bit for bit;
-on the Reference FMUs' Clocks.fmu it also equals the Reference FMUs' own importer
-(examples/scs_synchronous.c, kept in tests/fixtures)."""
+"""Clocked FMI 3.0 units in the compiled loop (#35, #36.2). Systems with a Scheduled
+Execution FMU take the C loop (mbfmu.cosim.master.c_scheduled), which activates
+the same partitions at the same times in the same order as the Python loop
+(MBFMU_PYTHON_LOOP=1) and gives its results column by column, bit for bit; on the
+Reference FMUs' Clocks.fmu it also equals the Reference FMUs' own importer
+(examples/scs_synchronous.c, kept in tests/fixtures). Co-simulation FMUs with
+event mode take it too (mbfmu.cosim.master.c_events): the same events at the same
+times, the same results bit for bit."""
 from __future__ import annotations
 
 import numpy as np
@@ -157,3 +159,52 @@ def test_the_mixed_arm_scheduled_controller_and_observer_run_compiled(monkeypatc
     (clock,) = a.clocks.values()
     assert a.ticks == b.ticks == {clock.name: (201, 200 * T)}
     assert list(a.activations) == [(clock.name, k * T) for k in range(201)]
+
+
+# -- FMI 3.0 co-simulation with event mode ------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def ticker(tmp_path_factory):
+    """cfmu/ticker3.c: an output clock ticking inside steps (early return at the tick) and
+    a triggered input clock."""
+    return build_ticker3(tmp_path_factory.mktemp("ticker3"))
+
+
+@pytest.mark.parametrize("early_return", [True, False])
+def test_events_inside_steps_run_compiled_like_the_python_loop(ticker, monkeypatch, early_return):
+    def make():
+        return System([FmuUnit(ticker, "tick", early_return=early_return)])
+    (fast, fs), (slow, ss) = _both(make, monkeypatch, 2.0, 0.1, extrapolation=1)
+    _bitwise(fast, slow)
+    a, b = fs.units["tick"], ss.units["tick"]
+    want = [0.1234567891234 + k * 0.37 for k in range(6)]  # the FMU's ticks up to 2 s
+    assert list(a.events) == list(b.events) and [c for _, c in a.events] == [("tick",)] * 6
+    times = [t for t, _ in a.events]
+    if early_return:  # handled at the FMU's own event time, inside the step
+        assert np.abs(np.array(times) - want).max() <= 1e-12
+    else:
+        assert times == [fast["time"][int(np.ceil((t - 1e-12) / 0.1))] for t in want]
+    assert np.abs(fast["tick.x"] - fast["time"]).max() <= 1e-12  # every piece of every step was stepped
+
+
+def test_an_output_clock_kicks_another_units_input_clock_compiled(ticker, monkeypatch):
+    def make():
+        a, b = FmuUnit(ticker, "a"), FmuUnit(ticker, "b")
+        b.set("first", 10.0)  # b's own clock stays quiet
+        return System([a, b], [("a.tick", "b.kick")])
+    (fast, fs), (slow, ss) = _both(make, monkeypatch, 2.0, 0.1)
+    _bitwise(fast, slow)
+    assert fast["b.kicks"][-1] == 6 and fast["a.count"][-1] == 6
+    for n in ("a", "b"):
+        assert list(fs.units[n].events) == list(ss.units[n].events)
+
+
+def test_an_event_unit_and_a_scheduled_unit_together_run_compiled(ticker, monkeypatch):
+    """A co-simulation output clock (inside steps) triggers a Scheduled Execution partition."""
+    def make():
+        return System([FmuUnit(ticker, "tick"), FmuUnit(CLOCKS, "clocks")], [("tick.tick", "clocks.inClock2")])
+    (fast, fs), (slow, ss) = _both(make, monkeypatch, 3.0, 0.5)
+    _bitwise(fast, slow)
+    # one partition per communication point that ends a step holding ticks (two may share a step)
+    assert fast["clocks.inClock2Ticks"][-1] == fast["tick.tick"].sum() == 6 and fast["tick.count"][-1] == 8
+    assert list(fs.units["clocks"].activations) == list(ss.units["clocks"].activations)
