@@ -199,11 +199,14 @@ def test_an_output_clock_kicks_another_units_input_clock_compiled(ticker, monkey
         assert list(fs.units[n].events) == list(ss.units[n].events)
 
 
-def test_an_event_unit_and_a_scheduled_unit_together_run_compiled(ticker, monkeypatch):
-    """A co-simulation output clock (inside steps) triggers a Scheduled Execution partition."""
+@pytest.mark.parametrize("threads", [1, 2])
+def test_an_event_unit_and_a_scheduled_unit_together_run_compiled(ticker, monkeypatch, threads):
+    """A co-simulation output clock (inside steps) triggers a Scheduled Execution partition;
+    with the units of a Jacobi step in two threads too."""
     def make():
         return System([FmuUnit(ticker, "tick"), FmuUnit(CLOCKS, "clocks")], [("tick.tick", "clocks.inClock2")])
-    (fast, fs), (slow, ss) = _both(make, monkeypatch, 3.0, 0.5)
+    (fast, fs), (slow, ss) = _both(make, monkeypatch, 3.0, 0.5, threads=threads)
+    assert fast.summary.threads == threads
     _bitwise(fast, slow)
     # one partition per communication point that ends a step holding ticks (two may share a step)
     assert fast["clocks.inClock2Ticks"][-1] == fast["tick.tick"].sum() == 6 and fast["tick.count"][-1] == 8
