@@ -131,19 +131,40 @@ def test_a_controller_partition_every_other_step_with_a_multirate_plant(monkeypa
     assert fast["clocks.inClock1Ticks"].tolist() == [1, 1, 2, 2, 3, 3, 4]
 
 
-def test_the_mixed_arm_scheduled_controller_and_observer_run_compiled(monkeypatch, tmp_path_factory):
-    """#36.2's mixed system: the native rigid_arm (FMI 3.0 co-simulation), the native
-    joint controller as Scheduled Execution at 1 kHz and a python-control observer,
-    compiled, with one activation per k * T. The plant's and the controller's columns
-    equal the Python loop's bit for bit; the observer (an LTI ControlUnit, which C
-    steps with sums grouped otherwise than numpy's, see c_units) to 1e-13 of its range."""
-    from tests.control.test_clocked_loop import T, _loop, joint_controller
+@pytest.fixture(scope="module")
+def arm_and_controller(tmp_path_factory):
+    """The native rigid_arm (FMI 3.0 co-simulation) and the joint controller of
+    tests/control/test_clocked_loop.py exported natively as FMI 3.0 Scheduled Execution at 1 kHz."""
+    from tests.control.test_clocked_loop import joint_controller
     from mbfmu.control import export_fmu
     from mbfmu.fmu.builder import build_fmu
     plant = build_fmu("rigid_arm", tmp_path_factory.mktemp("arm"), runtime="native", platforms=("linux64",),
                       fmi_version=3)
     ctrl = export_fmu(joint_controller(), tmp_path_factory.mktemp("ctrl"), runtime="native", fmi=3,
                       scheduled=True, platforms=("linux64",))
+    return plant, ctrl
+
+
+def test_ten_thousand_ticks_land_on_k_T_in_the_compiled_loop(arm_and_controller):
+    """Ticks counted in integers in C: activation k at k * T to the bit (a float sum of T drifts)."""
+    from tests.control.test_clocked_loop import T
+    se = FmuUnit(arm_and_controller[1], "ctrl")
+    (clock,) = se.clocks.values()
+    res = simulate(System([se]), 10.0, T, record=[], progress=False)
+    assert "python_loop" not in res.meta
+    assert se.ticks[clock.name] == (10_001, 10.0)
+    assert list(se.activations) == [(clock.name, k * T) for k in range(1, 10_001)]  # the last 10,000 kept
+    assert np.cumsum(np.full(10_000, T))[-1] != 10.0
+
+
+def test_the_mixed_arm_scheduled_controller_and_observer_run_compiled(monkeypatch, arm_and_controller):
+    """#36.2's mixed system: the native rigid_arm (FMI 3.0 co-simulation), the native
+    joint controller as Scheduled Execution at 1 kHz and a python-control observer,
+    compiled, with one activation per k * T. The plant's and the controller's columns
+    equal the Python loop's bit for bit; the observer (an LTI ControlUnit, which C
+    steps with sums grouped otherwise than numpy's, see c_units) to 1e-13 of its range."""
+    from tests.control.test_clocked_loop import T, _loop
+    plant, ctrl = arm_and_controller
     runs = {}
     for enabled in (True, False):
         monkeypatch.setattr(fast_loop, "ENABLED", enabled)
