@@ -8,6 +8,8 @@ event mode take it too (mbfmu.cosim.master.c_events): the same events at the sam
 times, the same results bit for bit."""
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -235,3 +237,51 @@ def test_an_event_unit_and_a_scheduled_unit_together_run_compiled(ticker, monkey
     assert fast["tick.tick"].sum() == 6 and fast["tick.count"][-1] == 8
     assert fast["clocks.inClock2Ticks"][-1] == (5 if kw.get("algorithm") else 6)
     assert list(fs.units["clocks"].activations) == list(ss.units["clocks"].activations)
+
+
+# -- failing FMU calls: the same error and the same rows in both loops ----------------------------
+
+def _same_failure(make, monkeypatch, stop: float, step: float) -> str:
+    """Run ``make()`` in both loops; both must fail with the same one-line message and keep the
+    same rows. Returns the message."""
+    out = []
+    for enabled in (True, False):
+        monkeypatch.setattr(fast_loop, "ENABLED", enabled)
+        with pytest.raises(CosimError) as err:
+            simulate(make(), stop, step, progress=False)
+        res = err.value.result
+        out.append((str(err.value), res.names, [np.asarray(res[n]).tobytes() for n in res.names]))
+    assert out[0] == out[1]
+    return out[0][0]
+
+
+def test_a_failing_partition_fails_both_loops_alike(monkeypatch):
+    """fmi3ActivateModelPartition returning fmi3Error from the tick at 2 s on (a wrapper around
+    the FMU's own function, installed after initialization)."""
+    from mbfmu.cosim.fmi.fmu3_scheduled import Fmu3ScheduledUnit
+    proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint, ctypes.c_double)
+    real_init = Fmu3ScheduledUnit._initialized
+
+    def failing_from_2_s(self, t0, step):
+        real_init(self, t0, step)
+        real = self._f_activate
+        self._f_activate = proto(lambda inst, vr, t: 3 if t >= 2.0 else real(inst, vr, t))
+
+    monkeypatch.setattr(Fmu3ScheduledUnit, "_initialized", failing_from_2_s)
+    msg = _same_failure(_clocks_system, monkeypatch, 4.0, 1.0)
+    assert msg.startswith("unit 'clocks': fmi3ActivateModelPartition of clock 'inClock1' returned error at t = 2.0 s")
+
+
+def test_a_failing_event_update_fails_both_loops_alike(ticker, monkeypatch):
+    """fmi3UpdateDiscreteStates returning fmi3Error at the first event inside a step."""
+    from mbfmu.cosim.fmi.fmu3_events import Fmu3EventUnit
+    proto = ctypes.CFUNCTYPE(ctypes.c_int, *[ctypes.c_void_p] * 7)
+    real_init = Fmu3EventUnit._initialized
+
+    def failing_after_start(self, t0, step):
+        real_init(self, t0, step)  # the event at the start time runs with the FMU's own function
+        self._f_update = proto(lambda *args: 3)
+
+    monkeypatch.setattr(Fmu3EventUnit, "_initialized", failing_after_start)
+    msg = _same_failure(lambda: System([FmuUnit(ticker, "tick")]), monkeypatch, 1.0, 0.1)
+    assert msg.startswith("unit 'tick': fmi3UpdateDiscreteStates returned error at t = 0.1234567891234 s")
