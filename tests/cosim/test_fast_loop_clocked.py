@@ -82,13 +82,15 @@ def test_clocks_fmu_runs_compiled_like_the_python_loop_and_the_reference_importe
 
 def test_an_output_clock_drives_another_units_partition_compiled(monkeypatch):
     def make():
-        return System([FmuUnit(CLOCKS, "a"), FmuUnit(CLOCKS, "b"), BooleanPulses("trigger", [0.0, 1.0])],
+        return System([FmuUnit(CLOCKS, "a"), FmuUnit(CLOCKS, "b", values={"input2": 3}),
+                       BooleanPulses("trigger", [0.0, 1.0])],
                       [("trigger.y", "a.inClock2"), ("a.outClock", "b.inClock2")])
-    (fast, fs), (slow, ss) = _both(make, monkeypatch, 3.0, 1.0, record=["a.outClock", "b.inClock2",
+    # a recorded input clock (from the unit's buffer) and input variable (read from the FMU) too
+    (fast, fs), (slow, ss) = _both(make, monkeypatch, 3.0, 1.0, record=["a.outClock", "b.inClock2", "b.input2",
                                                                             "b.inClock2Ticks", "a.totalInClockTicks"])
     _bitwise(fast, slow)
     assert fast["a.outClock"].any() and fast["b.inClock2Ticks"][-1] > 0  # the clocks did something
-    assert fast["b.inClock2"].tolist() == fast["a.outClock"].tolist()  # a recorded input clock
+    assert fast["b.inClock2"].tolist() == fast["a.outClock"].tolist() and (fast["b.input2"] == 3).all()
     for n in ("a", "b"):
         assert list(fs.units[n].activations) == list(ss.units[n].activations)
 
