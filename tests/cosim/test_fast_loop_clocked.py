@@ -90,7 +90,8 @@ def test_an_output_clock_drives_another_units_partition_compiled(monkeypatch):
                                                                             "b.inClock2Ticks", "a.totalInClockTicks"])
     _bitwise(fast, slow)
     assert fast["a.outClock"].any() and fast["b.inClock2Ticks"][-1] > 0  # the clocks did something
-    assert fast["b.inClock2"].tolist() == fast["a.outClock"].tolist() and (fast["b.input2"] == 3).all()
+    assert fast["b.inClock2"].tolist() == fast["a.outClock"].tolist()
+    assert fast["b.input2"][0] == 3  # its start value (the partition of inClock2 clears it, Clocks/model.c)
     for n in ("a", "b"):
         assert list(fs.units[n].activations) == list(ss.units[n].activations)
 
