@@ -602,6 +602,63 @@ def python_units(work: Path) -> None:
         print(f"   {name:40s} {res[name]:7.3f} us {res[name] / base:6.2f} {py_us:9.3f} us {py_us / base:6.2f}")
 
 
+
+def scheduled_units(work: Path) -> None:
+    """A plant under a Scheduled Execution controller at 1 kHz (issues 35 and 36): the
+    native rigid_arm (FMI 3.0 co-simulation), a joint PID exported natively as FMI 3.0
+    Scheduled Execution, and a python-control observer (ControlUnit); per step, compiled
+    and in the Python loop, against the same loop with the controller as an FMI 3.0
+    co-simulation FMU (unclocked) and as the Python ControlUnit."""
+    import control
+
+    from mbfmu.control import export_fmu, kalman_filter, linearize
+    from mbfmu.cosim import ControlUnit
+    from mbfmu.cosim.master import fast_loop
+    from mbfmu.fmu import build_fmu
+    from mbfmu.plant.library import load_plant
+    T = 1e-3
+    q, v, tau = ([f"{s}{k}" for k in (1, 2, 3)] for s in ("q", "v", "tau"))
+    A = np.array([[-0.5, 0.1, 0.0], [0.0, -0.5, 0.1], [0.0, 0.0, -0.5]])
+    pid = control.c2d(control.ss(A, np.hstack([np.eye(3), np.zeros((3, 3))]), -5.0 * np.eye(3),
+                                 np.hstack([-40.0 * np.eye(3), -8.0 * np.eye(3)]), inputs=q + v, outputs=tau),
+                      T, method="tustin").copy(name="joint_pid")
+    arm = control.c2d(linearize(load_plant("rigid_arm"))[[0, 1, 2], :], T)
+    kf = kalman_filter(arm, 1e-3 * np.eye(6), 1e-6 * np.eye(3))
+    obs = control.ss(kf.A, kf.B, kf.C, kf.D, T, inputs=tau + q, outputs=[f"xhat{k}" for k in range(1, 7)])
+    plant = build_fmu("rigid_arm", work / "se_arm", runtime="native", platforms=("linux64",), fmi_version=3)
+    se = export_fmu(pid, work / "se_ctrl", runtime="native", fmi=3, scheduled=True, platforms=("linux64",))
+    cs = export_fmu(pid, work / "cs_ctrl", runtime="native", fmi=3, platforms=("linux64",))
+
+    def loop(ctrl):
+        def make():
+            c = ctrl() if callable(ctrl) else FmuUnit(ctrl, "ctrl")
+            cons = [(f"plant.q[{i}]", f"ctrl.q{i}") for i in (1, 2, 3)]
+            cons += [(f"plant.v[{i}]", f"ctrl.v{i}") for i in (1, 2, 3)]
+            cons += [(f"ctrl.tau{i}", f"plant.tau[{i}]") for i in (1, 2, 3)]
+            cons += [(f"ctrl.tau{i}", f"obs.tau{i}") for i in (1, 2, 3)]
+            cons += [(f"plant.q[{i}]", f"obs.q{i}") for i in (1, 2, 3)]
+            return System([FmuUnit(plant, "plant"), c, ControlUnit("obs", obs)], cons)
+        return make
+
+    cases = (("SE controller FMU (FMI 3.0, 1 kHz clock)", loop(se)),
+             ("CS controller FMU (FMI 3.0, unclocked)", loop(cs)),
+             ("ControlUnit controller (python-control)", loop(lambda: ControlUnit("ctrl", pid))))
+    print("\n8. rigid_arm (native FMI 3.0 CS) + joint PID + python-control observer, 1 ms steps, per step,"
+          " best of 2 interleaved rounds:")
+    print(f"   {'controller':42s} {'compiled':>10s} {'Python loop':>12s} {'ratio':>6s}")
+    res: dict[str, float] = {}
+    for _ in range(2):
+        for name, make in cases:
+            us, _ = _per_step(make, 2000, 20000, T, repeat=2)
+            res[name] = min(res.get(name, math.inf), us)
+    for name, make in cases:
+        fast_loop.ENABLED = False
+        try:
+            py_us, _ = _per_step(make, 500, 3000, T, repeat=2)
+        finally:
+            fast_loop.ENABLED = True
+        print(f"   {name:42s} {res[name]:7.3f} us {py_us:9.3f} us {py_us / res[name]:6.1f}")
+
 # ----------------------------------------------------------------------------- 5. peers (issue 25)
 ECOS_HOW = "not installed: pip install ecospy (needs Debian's libtbb12: apt-get install libtbb12)"
 OMS_HOW = ("not installed: OMSimulator has no usable PyPI build; build it from source as in benchmarks/README.md "
@@ -875,7 +932,7 @@ def main() -> None:
         mass_spring_pair(work)
         return
     with_load = {"peers": peers, "me": me_sweep, "subset": subset_recording, "units": python_units,
-                 "compiled": compiled_loop}
+                 "compiled": compiled_loop, "clocked": scheduled_units}
     if len(sys.argv) == 2 and sys.argv[1] in with_load:
         print(f"{_machine()}, load average {os.getloadavg()[0]:.1f}")
         with_load[sys.argv[1]](work)
@@ -925,6 +982,7 @@ def main() -> None:
     peers(work)
     subset_recording(work)
     python_units(work)
+    scheduled_units(work)
 
 
 

@@ -73,9 +73,16 @@ def test_an_output_clock_ticks_another_units_input_clock(ticker):
     assert [t for t, _ in b.events] == [res["time"][k] for k in holder]
 
 
-def test_the_run_says_why_it_takes_the_python_loop(ticker):
+def test_python_loop_reason_names_an_event_unit_the_compiled_loop_does_not_run(ticker):
+    """The compiled loop runs Fmu3EventUnit itself (tests/cosim/test_fast_loop_clocked.py); a
+    subclass may handle its events otherwise and keeps the Python loop, by name."""
     from mbfmu.cosim.master.run import SimulationOptions, _Master
-    m = _Master(System([FmuUnit(ticker, "tick")]), H, SimulationOptions(), None)
+
+    class OwnEvents(Fmu3EventUnit):
+        pass
+
+    assert python_loop_reason(_Master(System([FmuUnit(ticker, "tick")]), H, SimulationOptions(), None)) is None
+    m = _Master(System([OwnEvents(ticker, "tick")]), H, SimulationOptions(), None)
     assert "unit 'tick' runs FMI 3.0 co-simulation with event mode" in python_loop_reason(m)
 
 

@@ -7,7 +7,6 @@ refused in one line."""
 from __future__ import annotations
 
 import csv
-import logging
 import re
 
 import numpy as np
@@ -148,18 +147,21 @@ def test_the_clocks_are_not_settable():
         FmuUnit(CLOCKS, "clocks").set("inClock1", 1)
 
 
-def test_the_run_says_why_it_takes_the_python_loop(caplog):
-    unit = FmuUnit(CLOCKS, "clocks")
-    with caplog.at_level(logging.INFO, logger="mbfmu.cosim"):
-        res = simulate(System([unit]), 2.0, 1.0)
-    why = res.meta.get("python_loop")
-    assert why is not None and "Scheduled Execution" in why and "'clocks'" in why
-    assert any("Scheduled Execution" in r.getMessage() for r in caplog.records)
+def test_a_scheduled_execution_run_takes_the_compiled_loop():
+    res = simulate(System([FmuUnit(CLOCKS, "clocks")]), 2.0, 1.0)
+    assert "python_loop" not in res.meta
 
 
-def test_python_loop_reason_names_the_clocked_unit():
+def test_python_loop_reason_names_a_clocked_unit_the_compiled_loop_does_not_run():
+    """A subclass of the Scheduled Execution unit may schedule its partitions otherwise
+    (threads): the compiled loop runs the class itself only, and says so by name."""
     from mbfmu.cosim.master.run import SimulationOptions, _Master
-    m = _Master(System([FmuUnit(CLOCKS, "clk")]), 1.0, SimulationOptions(), None)
+
+    class OwnScheduling(Fmu3ScheduledUnit):
+        pass
+
+    assert python_loop_reason(_Master(System([FmuUnit(CLOCKS, "clk")]), 1.0, SimulationOptions(), None)) is None
+    m = _Master(System([OwnScheduling(CLOCKS, "clk")]), 1.0, SimulationOptions(), None)
     assert "unit 'clk' runs FMI 3.0 Scheduled Execution" in python_loop_reason(m)
 
 
@@ -193,12 +195,11 @@ def test_a_countdown_tick_off_the_master_grid_fails_the_run_by_name(sampler):
     assert "\n" not in str(err.value) and len(err.value.result["time"]) == 0  # at the first exchange
 
 
-def test_simulate_verbose_says_why_a_clocked_fmu_takes_the_python_loop(tmp_path, capsys, monkeypatch):
+def test_simulate_verbose_says_a_clocked_fmu_takes_the_compiled_loop(tmp_path, capsys, monkeypatch):
     from mbfmu.cli import main
     monkeypatch.chdir(tmp_path)
     assert main(["simulate", str(CLOCKS), "--stop-time", "3", "-v", "-o", "out.csv"]) == 0
     out = capsys.readouterr().out
-    assert ("master loop: Python (unit 'Clocks' runs FMI 3.0 Scheduled Execution: the master activates its model "
-            "partitions at their clock ticks, which only the Python loop does)") in out
+    assert "master loop: compiled (C)" in out
     rows = (tmp_path / "out.csv").read_text().splitlines()
     assert rows[0].startswith("time,Clocks.outClock,Clocks.inClock1Ticks") and len(rows) == 5

@@ -51,7 +51,11 @@ typedef struct {
 } fl_str;
 
 /* what failed (fl_failure.call) */
-enum { C_STEP, C_SET, C_GET, C_RANGE, C_STOP, C_PY, C_DERIV, C_RGET, C_NAN, C_LOOP, C_UNIT };
+enum { C_STEP, C_SET, C_GET, C_RANGE, C_STOP, C_PY, C_DERIV, C_RGET, C_NAN, C_LOOP, C_UNIT, C_SE, C_EV };
+/* what failed in a Scheduled Execution unit (fl_failure.index of a C_SE failure) */
+enum { SE_ACTIVATE, SE_INTERVAL, SE_GET_CLOCK, SE_OFF_GRID, SE_COUNTDOWN_GRID, SE_COUNTDOWN_BACK, SE_NO_MEMORY };
+/* what failed in a co-simulation unit with event mode (fl_failure.index of a C_EV failure) */
+enum { EV_ENTER_EVENT, EV_SET_CLOCK, EV_GET_CLOCK, EV_UPDATE, EV_SETTLE, EV_ENTER_STEP, EV_NO_PROGRESS };
 
 /* what a unit is: an FMU, a controller stepped by controller.c (a python-control
  * LTI system or discrete PID of mbfmu.cosim.units.ControlUnit), or a static block
@@ -79,6 +83,90 @@ typedef struct {
     const int *slots;          /* (position in buf, index in u or y) */
     fl_str *str;               /* String groups: one per slot, allocated at first use (fl_release frees) */
 } fl_group;
+
+/* a countdown tick the FMU scheduled: at communication point k, clock c (index), time t */
+typedef struct {
+    long long k;
+    int c;
+    double t;
+} fl_tick;
+
+/* an activation due in a round: ordered by (priority, rank, t) as fmu3_scheduled's heap */
+typedef struct {
+    double priority;
+    int c;                     /* clock index: its rank (declaration order) */
+    double t;
+} fl_due;
+
+/* An FMI 3.0 Scheduled Execution unit's clocks and tick schedule: the state of
+ * mbfmu.cosim.fmi.fmu3_scheduled.Fmu3ScheduledUnit, stepped here as its do_step,
+ * push, pull and _activate step it (the same calls in the same order). Clocks are
+ * indexed in declaration order (their rank). */
+typedef struct {
+    int n_clocks;
+    const unsigned int *vr;    /* per clock */
+    const double *priority;    /* per clock; inf: none declared */
+    int n_periodic;            /* periodic input clocks (clocks.PeriodicTicks) */
+    const int *per_clock;      /* clock index */
+    const long long *per_every, *per_first;  /* interval and shift in master steps */
+    const double *per_base;    /* t0 + shift [s] */
+    const double *per_interval;
+    int n_trig;                /* triggered input clocks driven by a connection: (input index, clock index) */
+    const int *trig;
+    int n_cd;                  /* countdown input clocks */
+    const int *cd_clock;       /* clock index */
+    const unsigned int *cd_vr;
+    double *cd_interval;       /* [n_cd] scratch */
+    int *cd_qualifier;         /* [n_cd] scratch */
+    int n_oclk;                /* output clocks: (output index) and value reference */
+    const int *oclk_j;
+    const unsigned int *oclk_vr;
+    bool *oclk_val;            /* [n_oclk] scratch */
+    void *activate, *get_interval, *get_clock;  /* fmi3ActivateModelPartition, fmi3GetIntervalDecimal, fmi3GetClock */
+    volatile int *clock_updated;  /* set by the unit's clock-update callback */
+    double grid_tol;           /* clocks.GRID_TOLERANCE */
+    int driven;                /* connected inputs: activates at push, else at pull */
+    double t0, H;              /* the run's start and the unit's step at set-up [s] */
+    /* state, in and out */
+    long long k;               /* communication point of the unit's time, counted from t0 */
+    double t_now;
+    int pending;               /* the partitions due at k have not run yet */
+    fl_tick *sched;            /* countdown ticks scheduled, in the order set (C owns; fl_release frees) */
+    int n_sched, cap_sched;
+    long long *count;          /* per clock: activations in this run, */
+    double *last;              /* the time of the last, */
+    long long *first;          /* the activation number of the first (-1: none) */
+    long long n_act;           /* activations made here */
+    int ring_cap;              /* the latest activations: clock index and time, ring_cap kept */
+    int *ring_c;
+    double *ring_t;
+    fl_due *due;               /* scratch (C owns) */
+    int cap_due;
+} fl_se;
+
+/* An FMI 3.0 co-simulation unit with event mode: the state of
+ * mbfmu.cosim.fmi.fmu3_events.Fmu3EventUnit, stepped here as its do_step, push and
+ * _event step it (the same calls in the same order). */
+typedef struct {
+    int n_trig;                /* triggered input clocks driven by a connection: (input index) and value reference */
+    const int *trig_j;
+    const unsigned int *trig_vr;
+    unsigned int *kick_vr;     /* [n_trig] scratch */
+    bool *kick_val;            /* [n_trig], all true */
+    int n_oclk;                /* output clocks: (output index) and value reference */
+    const int *oclk_j;
+    const unsigned int *oclk_vr;
+    bool *oclk_val;            /* [n_oclk] scratch */
+    void *enter_event, *enter_step, *update, *set_clock, *get_clock;
+    int max_iterations;        /* fmu3_events.EVENT_ITERATIONS */
+    /* state, in and out */
+    double time;               /* the unit's time [s] */
+    int pending, first;        /* a step ended / the first exchange: the input clocks may tick */
+    long long n_ev;            /* events recorded here */
+    int ring_cap;              /* the latest events: time and the output clocks that ticked (n_oclk each) */
+    double *ring_t;
+    unsigned char *ring_clk;
+} fl_ev;
 
 typedef struct {
     int fmi3;
@@ -120,6 +208,8 @@ typedef struct {
     const double *zoh_B;
     int op, n_u, n_y;          /* U_BLOCK: B_*, input and output widths */
     const double *k, *k2;      /* U_BLOCK: gains, offsets, lower and upper limits, signs */
+    fl_se *se;                 /* U_FMU of FMI 3.0 Scheduled Execution: its clocks (NULL: none) */
+    fl_ev *ev;                 /* U_FMU of FMI 3.0 co-simulation with event mode (NULL: none) */
 } fl_unit;
 
 typedef struct {
@@ -382,6 +472,13 @@ void fl_release(fl_system *S) {
         release_groups(u->push, u->n_push, 0);
         release_groups(u->pull, u->n_pull, 1);
         release_groups(u->rget, u->n_rget, 1);
+        if (u->se) {  /* read back by the master before (fast_loop.run) */
+            free(u->se->sched);
+            free(u->se->due);
+            u->se->sched = NULL;
+            u->se->due = NULL;
+            u->se->n_sched = u->se->cap_sched = u->se->cap_due = 0;
+        }
     }
 }
 
@@ -460,9 +557,13 @@ static int step_ctrl(fl_system *S, int i, double t, double h, fl_failure *f) {
     return rc ? failed(f, i, C_UNIT, rc, 0, t, h) : 0;
 }
 
-static int push_calls(fl_system *S, int i, double t, fl_failure *f) {
+static int se_activate(fl_system *S, int i, double t, fl_failure *f);
+
+static int ev_push(fl_system *S, int i, double t, fl_failure *f);
+
+/* the FMU's connected inputs from u (Fmu3Unit.push, FmuUnit.push) */
+static int set_inputs_calls(fl_system *S, int i, double t, fl_failure *f) {
     fl_unit *u = &S->units[i];
-    if (u->kind != U_FMU) return 0;  /* reads its input buffer when evaluated */
     for (int gi = 0; gi < u->n_push; gi++) {
         fl_group *g = &u->push[gi];
         if (g->type == T_STR) {
@@ -483,10 +584,18 @@ static int push_calls(fl_system *S, int i, double t, fl_failure *f) {
     return 0;
 }
 
-static int pull_calls(fl_system *S, int i, double t, fl_failure *f) {
+static int push_calls(fl_system *S, int i, double t, fl_failure *f) {
     fl_unit *u = &S->units[i];
-    if (u->kind == U_PY) return S->py_unit(i, 0, t, 0.0) ? failed(f, i, C_PY, 0, 0, t, 0.0) : 0;
-    if (u->kind != U_FMU) return eval_unit(S, i, t, f);
+    if (u->kind != U_FMU) return 0;  /* reads its input buffer when evaluated */
+    if (u->ev) return ev_push(S, i, t, f);
+    if (set_inputs_calls(S, i, t, f)) return 1;
+    if (u->se && u->se->pending) return se_activate(S, i, t, f);  /* Fmu3ScheduledUnit.push */
+    return 0;
+}
+
+/* the FMU's outputs into y */
+static int read_outputs(fl_system *S, int i, double t, fl_failure *f) {
+    fl_unit *u = &S->units[i];
     for (int gi = 0; gi < u->n_pull; gi++) {
         fl_group *g = &u->pull[gi];
         int st = get_call(u->component, g);
@@ -495,6 +604,255 @@ static int pull_calls(fl_system *S, int i, double t, fl_failure *f) {
             if (get_strings(S, g, u->y)) return failed(f, i, C_PY, 0, gi, t, 0.0);
         } else for (int s = 0; s < g->n_slots; s++) u->y[g->slots[2 * s + 1]] = get_value(g, g->slots[2 * s]);
     }
+    return 0;
+}
+
+static int pull_calls(fl_system *S, int i, double t, fl_failure *f) {
+    fl_unit *u = &S->units[i];
+    if (u->kind == U_PY) return S->py_unit(i, 0, t, 0.0) ? failed(f, i, C_PY, 0, 0, t, 0.0) : 0;
+    if (u->kind != U_FMU) return eval_unit(S, i, t, f);
+    if (u->se && u->se->pending && !u->se->driven) return se_activate(S, i, t, f);  /* Fmu3ScheduledUnit.pull */
+    return read_outputs(S, i, t, f);
+}
+
+/* -- FMI 3.0 Scheduled Execution: Fmu3ScheduledUnit's do_step and _activate ------------- */
+static int se_failed(fl_failure *f, int i, int what, int status, int clock, double t, double value) {
+    f->index = what;
+    f->value = value;
+    return failed(f, i, C_SE, status, clock, t, 0.0);
+}
+
+static int due_add(fl_se *e, int *n, int c, double t) {
+    if (*n >= e->cap_due) {
+        const int cap = e->cap_due ? 2 * e->cap_due : 16;
+        fl_due *p = realloc(e->due, sizeof *p * (size_t)cap);
+        if (!p) return 1;
+        e->due = p;
+        e->cap_due = cap;
+    }
+    e->due[(*n)++] = (fl_due){e->priority[c], c, t};
+    return 0;
+}
+
+/* the next activation of the round (heapq.heappop of (priority, rank, clock, time)) */
+static fl_due due_pop(fl_se *e, int *n) {
+    int best = 0;
+    for (int m = 1; m < *n; m++) {
+        const fl_due *a = &e->due[m], *b = &e->due[best];
+        if (a->priority < b->priority || (a->priority == b->priority && (a->c < b->c || (a->c == b->c && a->t < b->t))))
+            best = m;
+    }
+    const fl_due d = e->due[best];
+    e->due[best] = e->due[--(*n)];
+    return d;
+}
+
+static int schedule(fl_se *e, long long k, int c, double t) {
+    if (e->n_sched >= e->cap_sched) {
+        const int cap = e->cap_sched ? 2 * e->cap_sched : 16;
+        fl_tick *p = realloc(e->sched, sizeof *p * (size_t)cap);
+        if (!p) return 1;
+        e->sched = p;
+        e->cap_sched = cap;
+    }
+    e->sched[e->n_sched++] = (fl_tick){k, c, t};
+    return 0;
+}
+
+/* a countdown tick scheduled before the compiled run (the unit's schedule copied here); 1: no memory */
+int fl_se_schedule(fl_se *e, long long k, int c, double t) { return schedule(e, k, c, t); }
+
+/* Fmu3ScheduledUnit._countdowns_set after the activation at ta: the countdown clocks the
+ * FMU changed; those due at ta join the round, later ones are scheduled */
+static int se_countdowns(fl_system *S, int i, double ta, int *n_due, fl_failure *f) {
+    fl_se *e = S->units[i].se;
+    const int st = ((fmi3GetIntervalDecimalTYPE *)e->get_interval)(
+        S->units[i].component, e->cd_vr, (size_t)e->n_cd, e->cd_interval, (fmi3IntervalQualifier *)e->cd_qualifier);
+    if (st > 1) return se_failed(f, i, SE_INTERVAL, st, 0, ta, 0.0);
+    for (int m = 0; m < e->n_cd; m++) {
+        if (e->cd_qualifier[m] != fmi3IntervalChanged) continue;
+        const double d = e->cd_interval[m];
+        const int c = e->cd_clock[m];
+        if (d == 0.0) {
+            if (due_add(e, n_due, c, ta)) return se_failed(f, i, SE_NO_MEMORY, 0, c, ta, 0.0);
+            continue;
+        }
+        /* clocks.steps_of(name, "countdown tick at", ta + d - t0, H) */
+        const double seconds = ta + d - e->t0;
+        const double step = e->H;
+        if (!(isfinite(seconds) && seconds >= 0)) return se_failed(f, i, SE_COUNTDOWN_GRID, 0, c, ta, seconds);
+        const double n = rint(seconds / step);
+        if (fabs(n * step - seconds) > e->grid_tol * (seconds >= step ? seconds : step))
+            return se_failed(f, i, SE_COUNTDOWN_GRID, 0, c, ta, seconds);
+        if ((long long)n <= e->k) return se_failed(f, i, SE_COUNTDOWN_BACK, 0, c, ta, d);
+        if (schedule(e, (long long)n, c, ta + d)) return se_failed(f, i, SE_NO_MEMORY, 0, c, ta, 0.0);
+    }
+    return 0;
+}
+
+/* Fmu3ScheduledUnit._activate: every partition due at the unit's communication point, by
+ * priority, then the output clocks and the outputs */
+static int se_activate(fl_system *S, int i, double t, fl_failure *f) {
+    fl_unit *u = &S->units[i];
+    fl_se *e = u->se;
+    e->pending = 0;
+    const long long k = e->k;
+    int n = 0;
+    for (int p = 0; p < e->n_periodic; p++) {  /* clocks.PeriodicTicks.tick_at */
+        const long long first = e->per_first[p], every = e->per_every[p];
+        if (k < first || (k - first) % every) continue;
+        const double ta = e->per_base[p] + (double)((k - first) / every) * e->per_interval[p];
+        if (due_add(e, &n, e->per_clock[p], ta)) return se_failed(f, i, SE_NO_MEMORY, 0, e->per_clock[p], t, 0.0);
+    }
+    for (int m = 0; m < e->n_trig; m++)
+        if (u->u[e->trig[2 * m]] != 0.0 && due_add(e, &n, e->trig[2 * m + 1], e->t_now))
+            return se_failed(f, i, SE_NO_MEMORY, 0, e->trig[2 * m + 1], t, 0.0);
+    int kept = 0;
+    for (int m = 0; m < e->n_sched; m++) {  /* the countdown ticks scheduled at k, in the order set */
+        const fl_tick tk = e->sched[m];
+        if (tk.k == k) {
+            if (due_add(e, &n, tk.c, tk.t)) return se_failed(f, i, SE_NO_MEMORY, 0, tk.c, t, 0.0);
+        } else {
+            e->sched[kept++] = tk;
+        }
+    }
+    e->n_sched = kept;
+    if (!n) return read_outputs(S, i, t, f);
+    while (n) {
+        const fl_due d = due_pop(e, &n);
+        *e->clock_updated = 0;
+        const int st = ((fmi3ActivateModelPartitionTYPE *)e->activate)(u->component, e->vr[d.c], d.t);
+        if (st > 1) return se_failed(f, i, SE_ACTIVATE, st, d.c, d.t, 0.0);
+        if (e->count[d.c] == 0 && e->first[d.c] < 0) e->first[d.c] = e->n_act;
+        e->count[d.c]++;
+        e->last[d.c] = d.t;
+        const int r = (int)(e->n_act % e->ring_cap);
+        e->ring_c[r] = d.c;
+        e->ring_t[r] = d.t;
+        e->n_act++;
+        if (*e->clock_updated && e->n_cd && se_countdowns(S, i, d.t, &n, f)) return 1;
+    }
+    if (e->n_oclk) {  /* ClockedFmu3Unit._read_output_clocks */
+        const int st = ((fmi3GetClockTYPE *)e->get_clock)(u->component, e->oclk_vr, (size_t)e->n_oclk, e->oclk_val);
+        if (st > 1) return se_failed(f, i, SE_GET_CLOCK, st, 0, e->t_now, 0.0);
+        for (int m = 0; m < e->n_oclk; m++)
+            if (e->oclk_val[m]) u->y[e->oclk_j[m]] = 1.0;
+    }
+    return read_outputs(S, i, t, f);
+}
+
+/* Fmu3ScheduledUnit.do_step: no FMU call; the partitions due at t + h run at the next push
+ * (or pull of a unit without inputs) */
+static int se_step(fl_system *S, int i, double t, double h, fl_failure *f) {
+    fl_unit *u = &S->units[i];
+    fl_se *e = u->se;
+    const double end = t + h;
+    const double r = rint((end - e->t0) / e->H);
+    const double scale = e->H >= fabs(end) ? e->H : fabs(end);
+    if (fabs(e->t0 + r * e->H - end) > 1e-9 * scale) return se_failed(f, i, SE_OFF_GRID, 0, 0, end, 0.0);
+    for (int m = 0; m < e->n_oclk; m++) u->y[e->oclk_j[m]] = 0.0;
+    e->k = (long long)r;
+    e->t_now = end;
+    e->pending = 1;
+    return 0;
+}
+
+/* -- FMI 3.0 co-simulation with event mode: Fmu3EventUnit's push, do_step and _event ---- */
+static int ev_failed(fl_failure *f, int i, int what, int status, double t, double value) {
+    f->index = what;
+    f->value = value;
+    return failed(f, i, C_EV, status, 0, t, 0.0);
+}
+
+/* Fmu3EventUnit._event at t: event mode (unless entered), the inputs and the n_kick input
+ * clocks in kick_vr, the output clocks, the discrete-state iteration, step mode */
+static int ev_event(fl_system *S, int i, double t, int entered, int n_kick, fl_failure *f) {
+    fl_unit *u = &S->units[i];
+    fl_ev *e = u->ev;
+    void *c = u->component;
+    int st;
+    if (!entered && (st = ((fmi3EnterEventModeTYPE *)e->enter_event)(c)) > 1)
+        return ev_failed(f, i, EV_ENTER_EVENT, st, t, 0.0);
+    if (n_kick) {
+        if (set_inputs_calls(S, i, t, f)) return 1;
+        if ((st = ((fmi3SetClockTYPE *)e->set_clock)(c, e->kick_vr, (size_t)n_kick, e->kick_val)) > 1)
+            return ev_failed(f, i, EV_SET_CLOCK, st, t, 0.0);
+    }
+    int ticked = 0;
+    if (e->n_oclk) {  /* ClockedFmu3Unit._read_output_clocks */
+        if ((st = ((fmi3GetClockTYPE *)e->get_clock)(c, e->oclk_vr, (size_t)e->n_oclk, e->oclk_val)) > 1)
+            return ev_failed(f, i, EV_GET_CLOCK, st, t, 0.0);
+        for (int m = 0; m < e->n_oclk; m++)
+            if (e->oclk_val[m]) {
+                u->y[e->oclk_j[m]] = 1.0;
+                ticked = 1;
+            }
+    }
+    if (ticked || n_kick || !entered) {  /* Fmu3EventUnit.events */
+        const int r = (int)(e->n_ev % e->ring_cap);
+        e->ring_t[r] = t;
+        for (int m = 0; m < e->n_oclk; m++) e->ring_clk[(size_t)r * (size_t)e->n_oclk + (size_t)m] = e->oclk_val[m];
+        e->n_ev++;
+    }
+    fmi3Boolean need = false, term = false, nominals = false, values = false, next_defined = false;
+    fmi3Float64 next = 0.0;
+    int it;
+    for (it = 0; it < e->max_iterations; it++) {
+        if ((st = ((fmi3UpdateDiscreteStatesTYPE *)e->update)(c, &need, &term, &nominals, &values, &next_defined,
+                                                               &next)) > 1)
+            return ev_failed(f, i, EV_UPDATE, st, t, 0.0);
+        if (term && !u->stop_requested) {  /* terminateSimulation */
+            u->stop_requested = 1;
+            u->stop_at = t;
+        }
+        if (!need) break;
+    }
+    if (it == e->max_iterations) return ev_failed(f, i, EV_SETTLE, 0, t, 0.0);
+    if ((st = ((fmi3EnterStepModeTYPE *)e->enter_step)(c)) > 1) return ev_failed(f, i, EV_ENTER_STEP, st, t, 0.0);
+    return 0;
+}
+
+/* Fmu3EventUnit.push: an input clock true after a step (or at the first exchange) ticks
+ * in an event at the unit's time, which also sets the inputs and reads the outputs */
+static int ev_push(fl_system *S, int i, double t, fl_failure *f) {
+    fl_unit *u = &S->units[i];
+    fl_ev *e = u->ev;
+    int n_kick = 0;
+    if (e->pending || e->first)
+        for (int m = 0; m < e->n_trig; m++)
+            if (u->u[e->trig_j[m]] != 0.0) e->kick_vr[n_kick++] = e->trig_vr[m];
+    e->pending = e->first = 0;
+    if (!n_kick) return set_inputs_calls(S, i, t, f);
+    if (ev_event(S, i, e->time, 0, n_kick, f)) return 1;
+    return read_outputs(S, i, t, f);
+}
+
+/* Fmu3EventUnit.do_step: fmi3DoStep to t + h, each early return at an event handled at
+ * the time the FMU reached and the rest of the step stepped from there */
+static int ev_step(fl_system *S, int i, double t, double h, fl_failure *f) {
+    fl_unit *u = &S->units[i];
+    fl_ev *e = u->ev;
+    const double end = t + h;
+    double tc = t;
+    for (int m = 0; m < e->n_oclk; m++) u->y[e->oclk_j[m]] = 0.0;
+    for (;;) {
+        fmi3Boolean event = false, terminate = false, early = false;
+        fmi3Float64 reached = 0.0;
+        const int st = ((fmi3DoStepTYPE *)u->do_step)(u->component, tc, end - tc, u->no_prior != 0, &event,
+                                                      &terminate, &early, &reached);
+        if (st > 1) return failed(f, i, C_STEP, st, 0, tc, end - tc);
+        const double at = early ? reached : end;
+        if (terminate) {  /* keep this step, stop before the next */
+            u->stop_requested = 1;
+            u->stop_at = at;
+        }
+        if (event && ev_event(S, i, at, 0, 0, f)) return 1;
+        if (!early || reached >= end || u->stop_requested) break;
+        if (!(reached > tc || event)) return ev_failed(f, i, EV_NO_PROGRESS, 0, reached, tc);
+        tc = reached;
+    }
+    e->time = end;
+    e->pending = 1;
     return 0;
 }
 
@@ -520,7 +878,9 @@ static int do_step_calls(fl_system *S, int i, double t, double h, fl_failure *f)
     if (u->kind == U_CTRL) return step_ctrl(S, i, t, h, f);
     if (u->kind == U_BLOCK) return 0;
     if (u->kind == U_PY) return S->py_unit(i, 1, t, h) ? failed(f, i, C_PY, 0, 0, t, h) : 0;
+    if (u->se) return se_step(S, i, t, h, f);
     if (u->stop_requested) return failed(f, i, C_STOP, 0, 0, t, h);
+    if (u->ev) return ev_step(S, i, t, h, f);
     if (!u->fmi3) {
         int st = ((fmi2DoStepTYPE *)u->do_step)(u->component, t, h, u->no_prior);
         return st > 1 ? failed(f, i, C_STEP, st, 0, t, h) : 0;

@@ -146,6 +146,7 @@ class Fmu3ScheduledUnit(ClockedFmu3Unit):
         self._cd_interval = (ctypes.c_double * max(len(self._countdown), 1))()
         self._cd_qualifier = (ctypes.c_int * max(len(self._countdown), 1))()
         self._rank = {c.name: k for k, c in enumerate(self.clocks.values())}
+        self._clock_flag = ctypes.c_int(0)  # set with _clock_updated, for the compiled loop
         self.ticks: dict[str, tuple[int, float]] = {}
         self.activations: collections.deque[tuple[str, float]] = collections.deque(maxlen=ACTIVATIONS_KEPT)
         super()._bufs()
@@ -196,6 +197,7 @@ class Fmu3ScheduledUnit(ClockedFmu3Unit):
 
         def clock_update(env: Any) -> None:
             self._clock_updated = True
+            self._clock_flag.value = 1  # what the compiled loop reads (master/c_scheduled.py)
             if self._processor is not None:
                 self._processor.clock_update()
 

@@ -1,6 +1,8 @@
 """The compiled fast path of the fixed-step master loop.
 
-When every unit of a system is an FMI 2.0 or FMI 3.0 co-simulation FMU or a
+When every unit of a system is an FMI 2.0 or FMI 3.0 co-simulation FMU (with
+event mode too, :mod:`.c_events`), an FMI 3.0 Scheduled Execution FMU
+(:mod:`.c_scheduled`: C keeps its tick schedule) or a
 Python unit of :mod:`.c_units` (the blocks, LTI ControlUnits and discrete PIDs
 evaluated in C; other FunctionUnits and ControlUnits called back through a
 ctypes callback for their ``pull`` and ``do_step``), the
@@ -58,7 +60,7 @@ from ..fmi.fmu_unit import FmuUnit, _status_error
 from .loops import NEWTON_ITERATIONS, loop_message
 from ..units import ControlUnit
 from ..typed import string_code, string_text
-from . import c_units
+from . import c_events, c_scheduled, c_units
 
 ENABLED = os.environ.get("MBFMU_PYTHON_LOOP", "") not in ("1", "true", "yes")
 MAX_THREADS = 64
@@ -78,7 +80,7 @@ _FMI3_TYPES = {"Float64": 0, "Float32": 1, "Int8": 2, "UInt8": 3, "Int16": 4, "U
 _FMI2_TYPES = {"Real": 0, "Integer": 11, "Boolean": 12, "String": 14}
 _FMI2_CTYPES = {"Real": ctypes.c_double, "Integer": ctypes.c_int, "Boolean": ctypes.c_int, "String": ctypes.c_char_p}
 _FMI2_BOOL_READ = 13  # fmi2Boolean read as 0 or 1, as fmpy's getBoolean (the recording getters)
-_C_STEP, _C_SET, _C_GET, _C_RANGE, _C_STOP, _C_PY, _C_DERIV, _C_RGET, _C_NAN, _C_LOOP, _C_UNIT = range(11)
+_C_STEP, _C_SET, _C_GET, _C_RANGE, _C_STOP, _C_PY, _C_DERIV, _C_RGET, _C_NAN, _C_LOOP, _C_UNIT, _C_SE, _C_EV = range(13)
 _U_FMU, _U_CTRL, _U_BLOCK, _U_PY = range(4)
 _MBC_LTI, _MBC_PID = 1, 2
 _MBC_ERRORS = {1: "its step is not a whole number of samples", 2: "the step's matrix exponential is not finite",
@@ -107,7 +109,8 @@ class _Unit(ctypes.Structure):
                 ("conv_on", _IP), ("conv", _DP), ("n_rget", ctypes.c_int), ("rget", ctypes.POINTER(_Group)),
                 ("kind", ctypes.c_int), ("ctrl", _P), ("n_zoh", ctypes.c_int), ("zoh_h", _DP), ("zoh_A", _DP),
                 ("zoh_B", _DP), ("op", ctypes.c_int), ("n_u", ctypes.c_int), ("n_y", ctypes.c_int), ("k", _DP),
-                ("k2", _DP)]
+                ("k2", _DP), ("se", ctypes.POINTER(c_scheduled.Scheduled)),
+                ("ev", ctypes.POINTER(c_events.Events))]
 
 
 class _Failure(ctypes.Structure):
@@ -171,6 +174,9 @@ def _library() -> Any:
         lib.fl_release.argtypes = [ctypes.POINTER(_System)]
         lib.fl_ctrl_new.restype = _P
         lib.fl_ctrl_new.argtypes = [ctypes.POINTER(c_units.McDesc), _DP, _DP, _DP]
+        lib.fl_se_schedule.restype = ctypes.c_int
+        lib.fl_se_schedule.argtypes = [ctypes.POINTER(c_scheduled.Scheduled), ctypes.c_longlong, ctypes.c_int,
+                                       ctypes.c_double]
         lib.fl_ctrl_free.restype = None
         lib.fl_ctrl_free.argtypes = [_P]
         _LIB = lib
@@ -187,20 +193,25 @@ def python_loop_reason(master: Any) -> str | None:
     if master._window:  # a recording streamed through a reused window: the Python loop hands it on
         return "the recording is streamed through a window"
     for u in master.units:
-        if isinstance(u, ClockedFmu3Unit):
+        if isinstance(u, ClockedFmu3Unit) and not (c_scheduled.compiled(u) or c_events.compiled(u)):
             return f"unit {u.name!r} runs {u.interface_name}: {u.python_loop_why}, which only the Python loop does"
-        if type(u) not in (FmuUnit, Fmu3Unit):
+        if not _is_fmu(u):
             why = c_units.why_not_in_c(u)
             if why is not None:
                 return why
     for u, vars_, _ in master.groups:
-        if type(u) not in (FmuUnit, Fmu3Unit) and not c_units.evaluated_in_c(u):
+        if not _is_fmu(u) and not c_units.evaluated_in_c(u):
             states = [v for v in vars_ if v not in u.outputs and v not in u.inputs]
             if states:
                 return f"the recording holds {u.name}.{states[0]}, a state of a Python unit"
     if _library() is None:
         return "the package was built without the compiled loop"
     return None
+
+
+def _is_fmu(u: Any) -> bool:
+    """Whether C runs ``u`` as an FMU (its own calls through fmpy's function pointers)."""
+    return type(u) in (FmuUnit, Fmu3Unit) or c_scheduled.compiled(u) or c_events.compiled(u)
 
 
 def eligible(master: Any) -> bool:
@@ -235,13 +246,13 @@ class _Build:
         # outputs, as Master._recorders reads it) from the FMU by the unit's getter groups
         rec: list[int] = []
         rec_ptr: list[Any] = []  # per column: the double read (an input or state of a unit evaluated in C)
-        self.getter_cols: list[list[tuple[list[str], int]]] = [[] for _ in units]
+        self.getter_cols: list[list[tuple[list[str], int, list[int]]]] = [[] for _ in units]
         self.states: dict[str, np.ndarray] = {}  # ControlUnits' states as C steps them
         for u, vars_, col in master.groups:
             if all(v in u.outputs for v in vars_):
                 rec += [x for v in vars_ for x in (pos[u.name], u.outputs.index(v))]
                 rec_ptr += [None] * len(vars_)
-            elif type(u) not in (FmuUnit, Fmu3Unit):
+            elif not _is_fmu(u):
                 for v in vars_:
                     if v in u.outputs:
                         rec += [pos[u.name], u.outputs.index(v)]
@@ -250,9 +261,20 @@ class _Build:
                         rec += [-2, 0]
                         rec_ptr.append(self._address(u, v))
             else:
-                rec_ptr += [None] * len(vars_)
-                rec += [-1, -1] * len(vars_)
-                self.getter_cols[pos[u.name]].append((vars_, col - 1))
+                clocks = getattr(u, "clocks", {})  # read from the unit's buffers, as its getter reads them
+                for v in vars_:
+                    if v not in clocks:
+                        rec += [-1, -1]
+                        rec_ptr.append(None)
+                    elif v in u.outputs:
+                        rec += [pos[u.name], u.outputs.index(v)]
+                        rec_ptr.append(None)
+                    else:
+                        rec += [-2, 0]
+                        rec_ptr.append(ctypes.cast(ctypes.addressof(u.u) + 8 * u.inputs.index(v), _DP))
+                wanted = [j for j, v in enumerate(vars_) if v not in clocks]
+                if wanted:
+                    self.getter_cols[pos[u.name]].append((vars_, col - 1, wanted))
         self.rget_names: list[list[str]] = [[] for _ in units]
         for i, u in enumerate(units):
             self._unit(self.units[i], u, [x for j, src, k in master.inc[u.name] for x in (j, pos[src.name], k)])
@@ -425,7 +447,7 @@ class _Build:
 
     def _unit(self, s: _Unit, u: Any, conns: list[int]) -> None:
         m = self.master
-        if type(u) not in (FmuUnit, Fmu3Unit):
+        if not _is_fmu(u):
             self.group_names.append(([], []))
             self._c_unit(s, u)
             s.n_in_conn, s.in_conn = len(conns) // 3, self._arr(_ints(conns))
@@ -484,6 +506,10 @@ class _Build:
             s.der_buf = ctypes.cast(u._d_buf, _DP)
         if fmi3 and u._stop_at is not None:
             s.stop_requested, s.stop_at = 1, u._stop_at
+        if c_scheduled.compiled(u):
+            s.se = ctypes.pointer(c_scheduled.describe(u, self.keep, _library()))
+        if c_events.compiled(u):
+            s.ev = ctypes.pointer(c_events.describe(u, self.keep))
         if u.input_conversion:
             on, conv = [0] * len(u.inputs), [1.0, 0.0] * len(u.inputs)
             for j, (a, b) in u.input_conversion.items():
@@ -493,14 +519,14 @@ class _Build:
     def _record_getters(self, s: _Unit, u: Any, i: int) -> None:
         """The unit's recorded variables read from the FMU (as ``u.getter`` reads
         them), one group per type; slots map buffer positions to row columns."""
-        if type(u) not in (FmuUnit, Fmu3Unit):
+        if not _is_fmu(u):
             return
         groups: list[tuple] = []
         fmi3 = isinstance(u, Fmu3Unit)
         names = self.rget_names[i]
-        for vars_, col in self.getter_cols[i]:
+        for vars_, col, wanted in self.getter_cols[i]:
             if fmi3:
-                for g in u._groups(list(vars_), range(len(vars_))):
+                for g in u._groups(list(vars_), wanted):
                     slots = [(k, col + j) for k, j in g.slots if j >= 0]
                     groups.append((_FMI3_TYPES[g.type], u._f_get[g.type], g.vr, g.n_vr, g.buf, g.n, slots))
                     names.append(f"fmi3Get{_api_name(g.type)}")
@@ -524,8 +550,14 @@ class _Build:
 
     def write_back(self) -> None:
         """Hand what C learnt back to the Python objects (history, stop requests,
-        refused derivative orders, real-time statistics)."""
+        refused derivative orders, real-time statistics, clock ticks); before
+        ``fl_release``, which frees the clocks' schedules."""
         m, S = self.master, self.system
+        for u, s in zip(m.units, self.units):
+            if s.se:
+                c_scheduled.write_back(u, s.se.contents)
+            if s.ev:
+                c_events.write_back(u, s.ev.contents)
         n, nc = S.n_hist, S.n_conn
         m.loop_iterations += int(S.loop_iterations)
         S.loop_iterations = 0
@@ -533,7 +565,7 @@ class _Build:
         m.hist_y = [self.hist_y[r, :nc].copy() for r in range(n)]
         t = float(m._rows[m._nrows - 1, 0])
         for u in m.units:  # the Python units evaluated in C: where C left them
-            if type(u) not in (FmuUnit, Fmu3Unit) and c_units.evaluated_in_c(u):
+            if not _is_fmu(u) and c_units.evaluated_in_c(u):
                 u.t = t
                 if u.name in self.states:
                     u.x = self.states[u.name].copy()
@@ -558,6 +590,10 @@ class _Build:
                 return CosimError(f"unit {u.name!r}: {_MBC_ERRORS.get(f.status, 'failed')} "
                                   f"(step from t = {f.t!r} s, h = {f.h!r} s)")
             return CosimError(f"unit {u.name!r}: output {u.outputs[f.index]!r} is not finite at t = {f.t!r} s")
+        if f.call == _C_SE:
+            return c_scheduled.error(u, f)
+        if f.call == _C_EV:
+            return c_events.error(u, f)
         if f.call == _C_PY:  # the String callbacks (or memory for their values) failed
             return self.errors[0] if self.errors else CosimError(f"unit {u.name!r}: no memory for String values")
         if f.call == _C_STOP:
@@ -647,9 +683,9 @@ def run(master: Any, t0: float, stop: float, n: int, progress: Any = None, summa
                 progress.tick(float(rows[done, 0]))
     finally:
         master._fl_ctl = None
+        b.write_back()
         _library().fl_release(ctypes.byref(S))
         b.free()
-        b.write_back()
         if summary is not None:
             summary.threads = S.threads
     if done < n:
