@@ -546,15 +546,19 @@ def subset_recording(work: Path) -> None:
             fast_loop.ENABLED = True
         models = {f"f{k}": ft for k in range(n)}
         peer_us = {}
-        for peer, run, peer_kinds in (("ecos", ecos_run, kinds[:-1]), ("OMSimulator", oms_run, kinds)):
+        # ecos has no Enumeration connection, OMSimulator no String one (its updateInputs: "internal error");
+        # each chain carries the types its engine connects, and a value set at its head is read at its end
+        for peer, run, peer_kinds, probe, value in (
+                ("ecos", ecos_run, kinds[:-1], "String", "text"),
+                ("OMSimulator", oms_run, tuple(k for k in kinds if k != "String"), "Int32", 7)):
             if peer in missing:
                 notes[peer], peer_us[peer] = missing[peer], math.nan
                 continue
             try:
-                pus, text = _per_step_peer(run, models, chain_links(n, peer_kinds), 1e-3, (2000, 20000),
-                                           f"f{n - 1}.String_output", values={"f0.String_input": "text"})
-                if text != "text":
-                    raise RuntimeError(f"the String at the chain's end is {text!r}, not 'text'")
+                pus, got = _per_step_peer(run, models, chain_links(n, peer_kinds), 1e-3, (2000, 20000),
+                                          f"f{n - 1}.{probe}_output", values={f"f0.{probe}_input": value})
+                if got != value:
+                    raise RuntimeError(f"{probe} at the chain's end is {got!r}, not {value!r}")
                 peer_us[peer] = pus / n
             except Exception as exc:
                 notes[peer], peer_us[peer] = _peer_failed(exc), math.nan
@@ -563,8 +567,8 @@ def subset_recording(work: Path) -> None:
               f"{us / n / o:6.2f}")
     for peer, note in notes.items():
         print(f"   {peer}: {note}")
-    print("   (ecos has no Enumeration connection: its chains pass the other five types; mbfmu records every "
-          "output at every step, the peers record nothing)")
+    print("   (ecos has no Enumeration connection and OMSimulator no String connection: their chains pass the "
+          "other five types; mbfmu records every output at every step, the peers record nothing)")
 
 
 def python_units(work: Path) -> None:
@@ -773,8 +777,10 @@ def oms_run(models: dict[str, Path], links: list[tuple[str, str]], h: float, n: 
     value of ``read`` (``"unit.var"``, any type); no result file. A weakly coupled (co-simulation)
     system, or with ``me_rtol`` a strongly coupled one: the units as Model Exchange FMUs under
     OMSimulator's CVODE at that relative tolerance, ``h`` its maximum step and communication
-    interval (``setVariableStepSize``). ``values`` (``"unit.var"`` -> value) are set before
-    instantiation."""
+    interval (``setVariableStepSize``), timed as a whole run (model built, FMUs loaded, instantiated,
+    initialized and simulated). ``values`` (``"unit.var"`` -> value) are set before instantiation
+    (OMSimulator does not pass a String set there to the FMU). OMSimulator's weakly coupled
+    systems connect Real, Integer, Enumeration and Boolean variables, not String ones."""
     Capi = _oms_capi()
 
     def ok(what, status):
@@ -786,6 +792,7 @@ def oms_run(models: dict[str, Path], links: list[tuple[str, str]], h: float, n: 
               "Enumeration": Capi.getInteger, "String": Capi.getString}
     Capi.setLoggingLevel(0)
     ok("setTempDirectory", Capi.setTempDirectory(tempfile.mkdtemp(prefix="mbfmu_oms_")))
+    t_whole = time.perf_counter()
     ok("newModel", Capi.newModel("m"))
     try:
         ok("addSystem", Capi.addSystem("m.root", 1 if me_rtol is None else 2))  # oms_system_wc / oms_system_sc
@@ -804,7 +811,7 @@ def oms_run(models: dict[str, Path], links: list[tuple[str, str]], h: float, n: 
             ok(f"set {ref}", setter[fmi_type(models, ref)](f"m.root.{ref}", value))
         ok("instantiate", Capi.instantiate("m"))
         ok("initialize", Capi.initialize("m"))
-        t0 = time.perf_counter()
+        t0 = time.perf_counter() if me_rtol is None else t_whole
         ok("simulate", Capi.simulate("m"))
         dt = time.perf_counter() - t0
         value, status = getter[fmi_type(models, read)](f"m.root.{read}")
@@ -965,6 +972,17 @@ def _equal_error_ratio(t_m: float, e_m: float, curve: list[tuple[float, float]])
     return math.nan
 
 
+def _ratio_at_error(t_m: float, e_m: float, curve: list[tuple[float, float]]) -> tuple[float, str]:
+    """mbfmu's time ``t_m`` [s] over a peer's at mbfmu's final-value error ``e_m``: interpolated on the
+    peer's (error, time) ``curve`` (:func:`_equal_error_ratio`) where ``e_m`` is inside it, else over the
+    cheapest peer run at least as accurate (mark ``"*"``); NaN when no peer run is."""
+    ratio = _equal_error_ratio(t_m, e_m, curve)
+    if ratio == ratio:
+        return ratio, " "
+    at_least = [t for e, t in curve if e <= e_m]
+    return (t_m / min(at_least), "*") if at_least else (math.nan, " ")
+
+
 def me_sweep(work: Path) -> None:
     """Model Exchange units against fmpy's ``simulate_fmu`` (ME, CVODE) in the same run, on a
     tolerance sweep: cost at equal final-value error (errors against fmpy at rtol 1e-12); and
@@ -1059,12 +1077,15 @@ def me_peers(work: Path) -> None:
                 curve_o.append((eo, to))
         for rtol, tm, em, tf, ef, to, eo in rows:
             to = math.nan if to == math.inf else to
+            (rf, mf), (ro, mo) = _ratio_at_error(tm, em, curve_f), _ratio_at_error(tm, em, curve_o)
             print(f"   {label:30s} {rtol:6.0e} {tm:9.4f} {em:8.1e} {tf:9.4f} {ef:8.1e} {to:9.4f} {eo:8.1e} "
-                  f"{_equal_error_ratio(tm, em, curve_f):6.2f} {_equal_error_ratio(tm, em, curve_o):6.2f}")
+                  f"{rf:6.2f}{mf}{ro:6.2f}{mo}")
         if note:
             print(f"   {label}: OMSimulator {note}")
-    print("   (mbfmu's and fmpy's times are whole runs, instantiation and recording included; OMSimulator's "
-          "is its simulate call alone, no result file)")
+    print("   (whole runs: FMU loading, instantiation and initialization included; mbfmu and fmpy record every "
+          "communication point, OMSimulator nothing. OMSimulator's CVODE never steps past a communication point "
+          "(its maximum step). *: no peer run at mbfmu's error in the sweep, ratio to the cheapest one at least "
+          "as accurate)")
 
 
 def _machine() -> str:
