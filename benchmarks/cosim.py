@@ -975,12 +975,15 @@ def _equal_error_ratio(t_m: float, e_m: float, curve: list[tuple[float, float]])
 def _ratio_at_error(t_m: float, e_m: float, curve: list[tuple[float, float]]) -> tuple[float, str]:
     """mbfmu's time ``t_m`` [s] over a peer's at mbfmu's final-value error ``e_m``: interpolated on the
     peer's (error, time) ``curve`` (:func:`_equal_error_ratio`) where ``e_m`` is inside it, else over the
-    cheapest peer run at least as accurate (mark ``"*"``); NaN when no peer run is."""
+    cheapest peer run at least as accurate (mark ``"*"``), else (mbfmu more accurate than every peer
+    run) over the most accurate peer run (mark ``"^"``); NaN without peer runs."""
     ratio = _equal_error_ratio(t_m, e_m, curve)
-    if ratio == ratio:
+    if ratio == ratio or not curve:
         return ratio, " "
     at_least = [t for e, t in curve if e <= e_m]
-    return (t_m / min(at_least), "*") if at_least else (math.nan, " ")
+    if at_least:
+        return t_m / min(at_least), "*"
+    return t_m / min(curve)[1], "^"
 
 
 def me_sweep(work: Path) -> None:
@@ -1085,7 +1088,7 @@ def me_peers(work: Path) -> None:
     print("   (whole runs: FMU loading, instantiation and initialization included; mbfmu and fmpy record every "
           "communication point, OMSimulator nothing. OMSimulator's CVODE never steps past a communication point "
           "(its maximum step). *: no peer run at mbfmu's error in the sweep, ratio to the cheapest one at least "
-          "as accurate)")
+          "as accurate; ^: mbfmu more accurate than every peer run, ratio to the most accurate one)")
 
 
 def _machine() -> str:
