@@ -688,8 +688,8 @@ def controller_fmu_peers(arm_fmu: Path, controller, u0, res: dict[str, float], w
     print(f"   {'engine, system':44s} {'us/step':>8s} {'/mbfmu alone':>12s}  q[1](20 s)")
     for key, (us, x) in rows.items():
         print(f"   {key:44s} {us:8.3f} {us / base:12.2f}  {x if isinstance(x, str) else f'{x:.12f}'}")
-    print("   (mbfmu records every output at every step and its blocks see the arm's outputs of the same "
-          "communication point; ecos and OMSimulator are Jacobi across the two FMUs and record nothing)")
+    print("   (mbfmu records every output at every step, ecos and OMSimulator record nothing; OMSimulator reports "
+          "an algebraic loop of the two FMUs when it builds the system, 'Alg. loop (size 9/45)')")
 
 
 # ----------------------------------------------------------------------------- 5. peers (issue 25)
