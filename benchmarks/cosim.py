@@ -35,18 +35,25 @@
 6. Recording a subset of the outputs (``record=["u.x0"]``) against recording
    them all, both in the compiled loop (issue 35), with the Python loop's
    subset run (where such runs went before) for scale; chains of 2, 8 and 32
-   Reference Feedthrough FMUs (String values in C) per unit-step.
+   Reference Feedthrough FMUs (String values in C) per unit-step, against ecos
+   and OMSimulator.
 7. Python units in the compiled loop (issue 35): the README blocks system
    (rigid_arm native FMU under P-D control through six blocks) and the arm
    under a continuous python-control LQG, per step against the FMU alone,
-   compiled (blocks and controller in C) and in the Python loop.
+   compiled (blocks and controller in C) and in the Python loop; the same
+   controller exported as one C FMU next to the arm in mbfmu, ecos and
+   OMSimulator.
+8. Model Exchange against OMSimulator (issue 35): mbfmu's ME unit, fmpy and
+   OMSimulator's strongly coupled system on a tolerance sweep of FMI 2 FMUs,
+   cost at equal final-value error.
 
 The bare fmpy loops step on mbfmu's grid (:func:`grid_point`), so they make the
 same calls as the master and section 2 checks their results bit for bit.
 
 Run: ``.venv/bin/python benchmarks/cosim.py`` (a few minutes on 2 cores);
 ``benchmarks/cosim.py pair`` runs part 3 only, ``benchmarks/cosim.py compiled`` part 4 only,
-``benchmarks/cosim.py peers`` part 5 only, ``benchmarks/cosim.py subset`` part 6 only, ``benchmarks/cosim.py units`` part 7 only. Parts 3 and 5 need the ``bench``
+``benchmarks/cosim.py peers`` part 5 only, ``benchmarks/cosim.py subset`` part 6 only, ``benchmarks/cosim.py units`` part 7 only,
+``benchmarks/cosim.py me-peers`` part 8 only. Parts 3 and 5 need the ``bench``
 extra (fmu-manipulation-toolbox, ecospy) and download the gemseo-fmu wheel.
 """
 from __future__ import annotations
@@ -514,13 +521,21 @@ def subset_recording(work: Path) -> None:
         print(f"   {name:24s} {res['all']:9.3f} us {res['subset']:7.3f} us {res['subset'] / res['all']:6.2f} "
               f"{py_us:14.3f} us ({record[0]})")
 
+    ft = ref / "fmi2" / "Feedthrough.fmu"
+    kinds = ("Float64_continuous", "Float64_discrete", "Int32", "Boolean", "String", "Enumeration")
+
+    def chain_links(n, kinds=kinds):
+        return [(f"f{k - 1}.{t}_output", f"f{k}.{t}_input") for k in range(1, n) for t in kinds]
+
     def feedthrough_chain(n):
-        ft = ref / "fmi2" / "Feedthrough.fmu"
         units = [FmuUnit(ft, f"f{k}", values={"String_input": "text"} if k == 0 else None) for k in range(n)]
-        conns = [(f"f{k - 1}.{t}_output", f"f{k}.{t}_input") for k in range(1, n)
-                 for t in ("Float64_continuous", "Float64_discrete", "Int32", "Boolean", "String", "Enumeration")]
-        return System(units, conns)
-    print("   chains of Reference Feedthrough FMUs (FMI 2; every type, String included), per unit-step:")
+        return System(units, chain_links(n))
+    missing = peers_available()
+    print("   chains of Reference Feedthrough FMUs (FMI 2; every type, String included), per unit-step, "
+          "1 ms steps; peers: difference of 2000 and 20000 steps, best of 2:")
+    print(f"   {'units':>5s} {'compiled':>10s} {'Python loop':>12s} {'ecos':>10s} {'/ecos':>6s} {'OMSimulator':>12s} "
+          f"{'/OMS':>6s}")
+    notes: dict[str, str] = {}
     for n in (2, 8, 32):
         us, r = _per_step(lambda: feedthrough_chain(n), 2000, 20000, 1e-3, repeat=2)
         assert set(r[f"f{n - 1}.String_output"]) == {"text"}
@@ -529,7 +544,31 @@ def subset_recording(work: Path) -> None:
             py_us, _ = _per_step(lambda: feedthrough_chain(n), 500, 2500, 1e-3, repeat=2)
         finally:
             fast_loop.ENABLED = True
-        print(f"   {n:3d} units: compiled {us / n:7.3f} us, Python loop {py_us / n:7.3f} us")
+        models = {f"f{k}": ft for k in range(n)}
+        peer_us = {}
+        # ecos has no Enumeration connection, OMSimulator no String one (its updateInputs: "internal error");
+        # each chain carries the types its engine connects, and a value set at its head is read at its end
+        for peer, run, peer_kinds, probe, value in (
+                ("ecos", ecos_run, kinds[:-1], "String", "text"),
+                ("OMSimulator", oms_run, tuple(k for k in kinds if k != "String"), "Int32", 7)):
+            if peer in missing:
+                notes[peer], peer_us[peer] = missing[peer], math.nan
+                continue
+            try:
+                pus, got = _per_step_peer(run, models, chain_links(n, peer_kinds), 1e-3, (2000, 20000),
+                                          f"f{n - 1}.{probe}_output", values={f"f0.{probe}_input": value})
+                if got != value:
+                    raise RuntimeError(f"{probe} at the chain's end is {got!r}, not {value!r}")
+                peer_us[peer] = pus / n
+            except Exception as exc:
+                notes[peer], peer_us[peer] = _peer_failed(exc), math.nan
+        e, o = peer_us["ecos"], peer_us["OMSimulator"]
+        print(f"   {n:5d} {us / n:7.3f} us {py_us / n:9.3f} us {e:7.3f} us {us / n / e:6.2f} {o:9.3f} us "
+              f"{us / n / o:6.2f}")
+    for peer, note in notes.items():
+        print(f"   {peer}: {note}")
+    print("   (ecos has no Enumeration connection and OMSimulator no String connection: their chains pass the "
+          "other five types; mbfmu records every output at every step, the peers record nothing)")
 
 
 def python_units(work: Path) -> None:
@@ -553,16 +592,19 @@ def python_units(work: Path) -> None:
     def alone():
         return System([FmuUnit(arm_fmu, "arm", values={f"tau[{i}]": float(u0[i - 1]) for i in (1, 2, 3)})])
 
-    def blocks():  # the README's "Blocks and vector connections" system
-        arm = FmuUnit(arm_fmu, name="arm")
-        units = [arm, Sum("err", "+-", n=3, inputs=("ref", "q"), unit="rad"),
+    def controller():  # the README's P-D controller: its six blocks, their links and the reference
+        units = [Sum("err", "+-", n=3, inputs=("ref", "q"), unit="rad"),
                  Gain("kp", 400.0, n=3, unit_in="rad", unit_out="N.m"),
                  Gain("kd", 150.0, n=3, unit_in="rad/s", unit_out="N.m"),
                  Sum("pd", "+-", n=3, inputs=("p", "d"), unit="N.m"), Offset("u", u0, unit="N.m"),
                  Saturation("lim", -300.0, 300.0, n=3, unit="N.m")]
-        return System(units, [("arm.q", "err.q"), ("err.y", "kp.u"), ("arm.v", "kd.u"), ("kp.y", "pd.p"),
-                              ("kd.y", "pd.d"), ("pd.y", "u.u"), ("u.y", "lim.u"), ("lim.y", "arm.tau")],
-                      values={f"err.ref[{i}]": r for i, r in enumerate(ref, 1)})
+        links = [("err.y", "kp.u"), ("kp.y", "pd.p"), ("kd.y", "pd.d"), ("pd.y", "u.u"), ("u.y", "lim.u")]
+        return units, links, {f"err.ref[{i}]": r for i, r in enumerate(ref, 1)}
+
+    def blocks():  # the README's "Blocks and vector connections" system
+        units, links, values = controller()
+        return System([FmuUnit(arm_fmu, name="arm"), *units],
+                      links + [("arm.q", "err.q"), ("arm.v", "kd.u"), ("lim.y", "arm.tau")], values=values)
 
     def blocks_callback():  # the same with joint 1's reference from a FunctionUnit (called back from C)
         s = blocks()
@@ -600,6 +642,54 @@ def python_units(work: Path) -> None:
         finally:
             fast_loop.ENABLED = True
         print(f"   {name:40s} {res[name]:7.3f} us {res[name] / base:6.2f} {py_us:9.3f} us {py_us / base:6.2f}")
+    controller_fmu_peers(arm_fmu, controller, u0, res, work)
+
+
+def controller_fmu_peers(arm_fmu: Path, controller, u0, res: dict[str, float], work: Path) -> None:
+    """The README blocks system with its controller exported as one C FMU
+    (``export_fmu(..., runtime="native")``) next to the arm's native FMU, per step in mbfmu's
+    compiled loop, ecos and OMSimulator, and the arm alone in each; ratios to mbfmu's FMU alone
+    (``res``, section 7's per-step times [us])."""
+    from mbfmu.control import export_fmu
+    units, links, values = controller()
+    ctrl_fmu = export_fmu(System(units, links, values=values), work / "ctrl_native", name="pd_blocks", step=1e-3,
+                          runtime="native", platforms=("linux64",))
+    two = {"arm": arm_fmu, "ctrl": ctrl_fmu}
+    two_links = ([(f"arm.q[{i}]", f"ctrl.err.q[{i}]") for i in (1, 2, 3)]
+                 + [(f"arm.v[{i}]", f"ctrl.kd.u[{i}]") for i in (1, 2, 3)]
+                 + [(f"ctrl.lim.y[{i}]", f"arm.tau[{i}]") for i in (1, 2, 3)])
+    ctrl_values = {f"ctrl.{k}": v for k, v in values.items()}
+    alone_values = {f"arm.tau[{i}]": float(u0[i - 1]) for i in (1, 2, 3)}
+
+    def two_fmus():
+        return System([FmuUnit(arm_fmu, "arm"), FmuUnit(ctrl_fmu, "ctrl")], two_links, values=ctrl_values)
+    missing = peers_available()
+    rows: dict[str, tuple[float, Any]] = {}
+    for _ in range(2):  # interleaved rounds, best kept
+        us, r = _per_step(two_fmus, 2000, 20000, 1e-3, repeat=2)
+        rows["mbfmu compiled, arm + controller C FMU"] = (min(rows.get("mbfmu compiled, arm + controller C FMU",
+                                                                        (math.inf,))[0], us), float(r["arm.q[1]"][-1]))
+        for peer, run in (("ecos", ecos_run), ("OMSimulator", oms_run)):
+            for what, models, peer_links, peer_values in (("FMU alone", {"arm": arm_fmu}, [], alone_values),
+                                                          ("arm + controller C FMU", two, two_links, ctrl_values)):
+                key = f"{peer}, {what}"
+                if peer in missing:
+                    rows[key] = (math.nan, missing[peer])
+                    continue
+                try:
+                    us, x = _per_step_peer(run, models, peer_links, 1e-3, (2000, 20000), "arm.q[1]", repeat=1,
+                                           values=peer_values)
+                    rows[key] = (min(rows.get(key, (math.inf,))[0], us), x)
+                except Exception as exc:
+                    rows[key] = (math.nan, _peer_failed(exc))
+    base = res["FMU alone"]
+    print("   the same P-D controller as one C FMU (export_fmu, runtime=\"native\") next to the arm's FMU, per step"
+          " (peers: difference of 2000 and 20000 steps):")
+    print(f"   {'engine, system':44s} {'us/step':>8s} {'/mbfmu alone':>12s}  q[1](20 s)")
+    for key, (us, x) in rows.items():
+        print(f"   {key:44s} {us:8.3f} {us / base:12.2f}  {x if isinstance(x, str) else f'{x:.12f}'}")
+    print("   (mbfmu records every output at every step, ecos and OMSimulator record nothing; OMSimulator reports "
+          "an algebraic loop of the two FMUs when it builds the system, 'Alg. loop (size 9/45)')")
 
 
 
@@ -670,24 +760,52 @@ def _peer_missing(how: str, exc: BaseException | None = None) -> str:
     return how if exc is None else f"{how} ({type(exc).__name__}: {str(exc).strip()[:80]})"
 
 
-def ecos_run(models: dict[str, Path], links: list[tuple[str, str]], h: float, n: int, read: str
-             ) -> tuple[float, float]:
+_FMI_TYPES: dict[str, dict[str, str]] = {}
+
+
+def fmi_type(models: dict[str, Path], ref: str) -> str:
+    """The FMI type (``Real``, ``Integer``, ``Boolean``, ``String``, ``Enumeration``) of ``"unit.var"``,
+    read from the unit's model description (cached per FMU file)."""
+    from fmpy import read_model_description
+    unit, var = ref.split(".", 1)
+    path = str(models[unit])
+    if path not in _FMI_TYPES:
+        _FMI_TYPES[path] = {v.name: v.type for v in read_model_description(path).modelVariables}
+    return {"Float64": "Real", "Int32": "Integer"}.get(_FMI_TYPES[path][var], _FMI_TYPES[path][var])
+
+
+def ecos_run(models: dict[str, Path], links: list[tuple[str, str]], h: float, n: int, read: str,
+             values: dict[str, Any] | None = None) -> tuple[float, Any]:
     """ecos (Vico's C++ engine, ``ecospy``): wall time [s] of ``n`` steps of ``h`` [s] after
-    initialization, and the final value of ``read`` (``"unit.var"``). ecos connects outputs to
-    inputs after each step (Jacobi) and accumulates time (t_end = 9.99999999999 s after 1e5 steps)."""
+    initialization, and the final value of ``read`` (``"unit.var"``, any type). ``links`` connect
+    Real, Integer, Boolean and String variables (ecos has no Enumeration connection); ``values``
+    (``"unit.var"`` -> value) are set before initialization. ecos connects outputs to inputs after
+    each step (Jacobi) and accumulates time (t_end = 9.99999999999 s after 1e5 steps)."""
     from ecospy import EcosSimulation, EcosSimulationStructure
+
+    def ecos_name(ref):
+        return ref.replace(".", "::", 1)
     ss = EcosSimulationStructure()
     for name, path in models.items():
         ss.add_model(name, str(path))
+    connect = {"Real": ss.make_real_connection, "Integer": ss.make_int_connection,
+               "Boolean": ss.make_bool_connection, "String": ss.make_string_connection}
     for a, b in links:
-        ss.make_real_connection(a.replace(".", "::", 1), b.replace(".", "::", 1))
+        kind = fmi_type(models, a)
+        if kind not in connect:
+            raise ValueError(f"ecos has no {kind} connection ({a} -> {b})")
+        connect[kind](ecos_name(a), ecos_name(b))
     sim = EcosSimulation(structure=ss, step_size=h)
+    setter = {"Real": sim.set_real, "Integer": sim.set_integer, "Boolean": sim.set_bool, "String": sim.set_string}
+    getter = {"Real": sim.get_real, "Integer": sim.get_integer, "Boolean": sim.get_bool, "String": sim.get_string}
     try:
+        for ref, value in (values or {}).items():
+            setter[fmi_type(models, ref)](ecos_name(ref), value)
         sim.init()
         t0 = time.perf_counter()
         sim.step(n)
         dt = time.perf_counter() - t0
-        return dt, float(sim.get_real(read.replace(".", "::", 1)))
+        return dt, getter[fmi_type(models, read)](ecos_name(read))
     finally:
         sim.terminate()
         sim.free()
@@ -698,55 +816,96 @@ def _oms_prefix() -> Path | None:
     return Path(p) if p and (Path(p) / "lib").is_dir() else None
 
 
-def oms_run(models: dict[str, Path], links: list[tuple[str, str]], h: float, n: int, read: str
-            ) -> tuple[float, float]:
-    """OMSimulator (source build, the ctypes C API of its Python package, ``OMSimulator.capi.Capi``):
-    wall time [s] of ``n`` steps of ``h`` [s] after initialization (``oms_simulate``) and the final
-    value of ``read`` (``"unit.var"``); a weakly coupled (co-simulation) system, no result file."""
+def _oms_capi():
+    """OMSimulator's ctypes C API (``OMSimulator.capi.Capi`` of the source build's Python package)."""
     prefix = _oms_prefix()
     if prefix is None:
         raise RuntimeError(OMS_HOW)
     if str(prefix / "lib") not in sys.path:
         sys.path.insert(0, str(prefix / "lib"))
     from OMSimulator.capi import Capi
+    return Capi
+
+
+def oms_run(models: dict[str, Path], links: list[tuple[str, str]], h: float, n: int, read: str,
+            values: dict[str, Any] | None = None, me_rtol: float | None = None) -> tuple[float, Any]:
+    """OMSimulator (source build, the ctypes C API of its Python package, ``OMSimulator.capi.Capi``):
+    wall time [s] of ``n`` steps of ``h`` [s] after initialization (``oms_simulate``) and the final
+    value of ``read`` (``"unit.var"``, any type); no result file. A weakly coupled (co-simulation)
+    system, or with ``me_rtol`` a strongly coupled one: the units as Model Exchange FMUs under
+    OMSimulator's CVODE at that relative tolerance, ``h`` its maximum step and communication
+    interval (``setVariableStepSize``), timed as a whole run (model built, FMUs loaded, instantiated,
+    initialized and simulated). ``values`` (``"unit.var"`` -> value) are set before instantiation
+    (OMSimulator does not pass a String set there to the FMU). OMSimulator's weakly coupled
+    systems connect Real, Integer, Enumeration and Boolean variables, not String ones."""
+    Capi = _oms_capi()
 
     def ok(what, status):
         if status.value > 1:  # ok or warning
             raise RuntimeError(f"OMSimulator {what}: {status.name}")
+    setter = {"Real": Capi.setReal, "Integer": Capi.setInteger, "Boolean": Capi.setBoolean,
+              "Enumeration": Capi.setInteger, "String": lambda ref, v: Capi.setString(ref, v.encode())}
+    getter = {"Real": Capi.getReal, "Integer": Capi.getInteger, "Boolean": Capi.getBoolean,
+              "Enumeration": Capi.getInteger, "String": Capi.getString}
     Capi.setLoggingLevel(0)
     ok("setTempDirectory", Capi.setTempDirectory(tempfile.mkdtemp(prefix="mbfmu_oms_")))
+    t_whole = time.perf_counter()
     ok("newModel", Capi.newModel("m"))
     try:
-        ok("addSystem", Capi.addSystem("m.root", 1))  # oms_system_wc
+        ok("addSystem", Capi.addSystem("m.root", 1 if me_rtol is None else 2))  # oms_system_wc / oms_system_sc
         for name, path in models.items():
             ok(f"addSubModel {name}", Capi.addSubModel(f"m.root.{name}", str(path)))
         for a, b in links:
             ok(f"addConnection {a} -> {b}", Capi.addConnection(f"m.root.{a}", f"m.root.{b}"))
         ok("setResultFile", Capi.setResultFile("m", ""))
-        ok("setFixedStepSize", Capi.setFixedStepSize("m.root", h))
+        if me_rtol is None:
+            ok("setFixedStepSize", Capi.setFixedStepSize("m.root", h))
+        else:
+            ok("setTolerance", Capi.setTolerance("m.root", me_rtol))
+            ok("setVariableStepSize", Capi.setVariableStepSize("m.root", min(h, 1e-6), 1e-12, h))
         ok("setStopTime", Capi.setStopTime("m", n * h))
+        for ref, value in (values or {}).items():
+            ok(f"set {ref}", setter[fmi_type(models, ref)](f"m.root.{ref}", value))
         ok("instantiate", Capi.instantiate("m"))
         ok("initialize", Capi.initialize("m"))
-        t0 = time.perf_counter()
+        t0 = time.perf_counter() if me_rtol is None else t_whole
         ok("simulate", Capi.simulate("m"))
         dt = time.perf_counter() - t0
-        value, status = Capi.getReal(f"m.root.{read}")
-        ok(f"getReal {read}", status)
+        value, status = getter[fmi_type(models, read)](f"m.root.{read}")
+        ok(f"get {read}", status)
         Capi.terminate("m")
-        return dt, float(value)
+        return dt, value
     finally:
         Capi.delete("m")
 
 
-def _per_step_peer(run, models, links, h, ns, read, repeat=2):
-    """Per-step wall time [us] of a peer from the difference of two run lengths, best of ``repeat``."""
+def _per_step_peer(run, models, links, h, ns, read, repeat=2, **kw):
+    """Per-step wall time [us] of a peer from the difference of two run lengths, best of ``repeat``;
+    ``kw`` go to ``run``."""
     best_t = {}
     value = math.nan
     for _ in range(repeat):
         for n in ns:
-            dt, value = run(models, links, h, n, read)
+            dt, value = run(models, links, h, n, read, **kw)
             best_t[n] = min(best_t.get(n, math.inf), dt)
     return (best_t[ns[1]] - best_t[ns[0]]) / (ns[1] - ns[0]) * 1e6, value
+
+
+def peers_available() -> dict[str, str]:
+    """Peer name -> why it cannot run here (``not installed: <how to install it>``), for the peers
+    missing on this machine."""
+    missing: dict[str, str] = {}
+    try:
+        import ecospy  # noqa: F401
+    except Exception as exc:  # OSError when libtbb12 is missing
+        missing["ecos"] = _peer_missing(ECOS_HOW, exc)
+    if _oms_prefix() is None:
+        missing["OMSimulator"] = OMS_HOW
+    return missing
+
+
+def _peer_failed(exc: BaseException) -> str:
+    return f"failed: {type(exc).__name__}: {str(exc).strip()[:100]}"
 
 
 def _fmpy_me(path: Path, stop: float, h: float, rtol: float, read: str) -> tuple[float, float]:
@@ -772,13 +931,7 @@ def peers(work: Path) -> None:
     ref = ROOT / "tests" / "fixtures" / "reference-fmus"
     vdp = {v: ref / v / "VanDerPol.fmu" for v in ("fmi2", "fmi3")}
     print(f"\n5. peers (issue 25); load average {os.getloadavg()[0]:.2f} at the start")
-    missing: dict[str, str] = {}
-    try:
-        import ecospy  # noqa: F401
-    except Exception as exc:  # OSError when libtbb12 is missing
-        missing["ecos"] = _peer_missing(ECOS_HOW, exc)
-    if _oms_prefix() is None:
-        missing["OMSimulator"] = OMS_HOW
+    missing = peers_available()
 
     # VanDerPol co-simulation, per step
     rows: dict[str, tuple[float, float]] = {}
@@ -876,6 +1029,20 @@ def _equal_error_ratio(t_m: float, e_m: float, curve: list[tuple[float, float]])
     return math.nan
 
 
+def _ratio_at_error(t_m: float, e_m: float, curve: list[tuple[float, float]]) -> tuple[float, str]:
+    """mbfmu's time ``t_m`` [s] over a peer's at mbfmu's final-value error ``e_m``: interpolated on the
+    peer's (error, time) ``curve`` (:func:`_equal_error_ratio`) where ``e_m`` is inside it, else over the
+    cheapest peer run at least as accurate (mark ``"*"``), else (mbfmu more accurate than every peer
+    run) over the most accurate peer run (mark ``"^"``); NaN without peer runs."""
+    ratio = _equal_error_ratio(t_m, e_m, curve)
+    if ratio == ratio or not curve:
+        return ratio, " "
+    at_least = [t for e, t in curve if e <= e_m]
+    if at_least:
+        return t_m / min(at_least), "*"
+    return t_m / min(curve)[1], "^"
+
+
 def me_sweep(work: Path) -> None:
     """Model Exchange units against fmpy's ``simulate_fmu`` (ME, CVODE) in the same run, on a
     tolerance sweep: cost at equal final-value error (errors against fmpy at rtol 1e-12); and
@@ -922,6 +1089,65 @@ def me_sweep(work: Path) -> None:
           f"{tme / tc:.2f}; {len(unit.events)} events, {unit.restarts} solver restarts")
 
 
+def me_peers(work: Path) -> None:
+    """Model Exchange against OMSimulator (issue 35 §3, target at most 2x its time on FMI 2 FMUs):
+    mbfmu's ME unit, fmpy's ``simulate_fmu`` (ME, CVODE) and OMSimulator's strongly coupled system
+    (its CVODE, the communication step its maximum step) on a tolerance sweep, in the same run; cost
+    at equal final-value error (errors against fmpy at rtol 1e-12)."""
+    from fmpy import simulate_fmu
+    from openmodelica_fmus import fetch
+    missing = peers_available()
+    ref = ROOT / "tests" / "fixtures" / "reference-fmus" / "fmi2"
+    cases = [("VanDerPol FMI 2", ref / "VanDerPol.fmu", "x0", 20.0, 1e-3),
+             ("Dahlquist FMI 2", ref / "Dahlquist.fmu", "x", 10.0, 1e-3),
+             ("BouncingBall FMI 2", ref / "BouncingBall.fmu", "h", 1.0, 1e-3),
+             ("OpenModelica MassSpringSystem", fetch(work / "openmodelica")["MassSpringSystem"], "x1", 10.0, 1e-3),
+             ("native satellite", _me_native(work, "satellite"), "hinge_angle[1]", 20.0, 0.05)]
+    rtols = (1e-4, 1e-6, 1e-8)
+    print(f"\nModel Exchange against OMSimulator (load average {os.getloadavg()[0]:.2f} at the start); times best "
+          "of 2 [s], error against fmpy at rtol 1e-12; ratios = mbfmu / peer interpolated at mbfmu's error")
+    if "OMSimulator" in missing:
+        print(f"   OMSimulator: {missing['OMSimulator']}")
+    print(f"   {'FMU':30s} {'rtol':>6s} {'mbfmu [s]':>9s} {'err':>8s} {'fmpy [s]':>9s} {'err':>8s} {'OMS [s]':>9s} "
+          f"{'err':>8s} {'/fmpy':>6s} {'/OMS':>6s}")
+    for label, path, var, stop, h in cases:
+        x_ref = float(simulate_fmu(str(path), fmi_type="ModelExchange", solver="CVode", relative_tolerance=1e-12,
+                                   stop_time=stop, output_interval=h, output=[var])[var][-1])
+        n = int(round(stop / h))
+        rows, curve_f, curve_o = [], [], []
+        note = ""
+        for rtol in rtols:
+            tm = tf = to = math.inf
+            xo = math.nan
+            for _ in range(2):
+                dt, xm = _mbfmu_me([FmuUnit(path, "u", interface="me", rtol=rtol)], [], stop, h, f"u.{var}")
+                tm = min(tm, dt)
+                dt, xf = _fmpy_me(path, stop, h, rtol, var)
+                tf = min(tf, dt)
+                if "OMSimulator" not in missing and not note:
+                    try:
+                        dt, xo = oms_run({"u": path}, [], h, n, f"u.{var}", me_rtol=rtol)
+                        to = min(to, dt)
+                    except Exception as exc:
+                        note, to = _peer_failed(exc), math.nan
+            eo = abs(xo - x_ref) if to == to and not note else math.nan
+            rows.append((rtol, tm, abs(xm - x_ref), tf, abs(xf - x_ref), to, eo))
+            curve_f.append((abs(xf - x_ref), tf))
+            if eo == eo and to < math.inf:
+                curve_o.append((eo, to))
+        for rtol, tm, em, tf, ef, to, eo in rows:
+            to = math.nan if to == math.inf else to
+            (rf, mf), (ro, mo) = _ratio_at_error(tm, em, curve_f), _ratio_at_error(tm, em, curve_o)
+            print(f"   {label:30s} {rtol:6.0e} {tm:9.4f} {em:8.1e} {tf:9.4f} {ef:8.1e} {to:9.4f} {eo:8.1e} "
+                  f"{rf:6.2f}{mf}{ro:6.2f}{mo}")
+        if note:
+            print(f"   {label}: OMSimulator {note}")
+    print("   (whole runs: FMU loading, instantiation and initialization included; mbfmu and fmpy record every "
+          "communication point, OMSimulator nothing. OMSimulator's CVODE never steps past a communication point "
+          "(its maximum step). *: no peer run at mbfmu's error in the sweep, ratio to the cheapest one at least "
+          "as accurate; ^: mbfmu more accurate than every peer run, ratio to the most accurate one)")
+
+
 def _machine() -> str:
     return f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
@@ -931,8 +1157,8 @@ def main() -> None:
     if sys.argv[1:] == ["pair"]:
         mass_spring_pair(work)
         return
-    with_load = {"peers": peers, "me": me_sweep, "subset": subset_recording, "units": python_units,
-                 "compiled": compiled_loop, "clocked": scheduled_units}
+    with_load = {"peers": peers, "me": me_sweep, "me-peers": me_peers, "subset": subset_recording,
+                 "units": python_units, "compiled": compiled_loop, "clocked": scheduled_units}
     if len(sys.argv) == 2 and sys.argv[1] in with_load:
         print(f"{_machine()}, load average {os.getloadavg()[0]:.1f}")
         with_load[sys.argv[1]](work)
@@ -983,6 +1209,7 @@ def main() -> None:
     subset_recording(work)
     python_units(work)
     scheduled_units(work)
+    me_peers(work)
 
 
 
