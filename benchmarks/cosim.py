@@ -46,6 +46,10 @@
 8. Model Exchange against OMSimulator (issue 35): mbfmu's ME unit, fmpy and
    OMSimulator's strongly coupled system on a tolerance sweep of FMI 2 FMUs,
    cost at equal final-value error.
+9. A plant under a Scheduled Execution controller at 1 kHz (issues 35 and 36):
+   the native rigid_arm, a joint PID exported as FMI 3.0 Scheduled Execution and
+   a python-control observer, per step compiled and in the Python loop, against
+   the controller as an unclocked FMI 3.0 FMU and as a Python unit.
 
 The bare fmpy loops step on mbfmu's grid (:func:`grid_point`), so they make the
 same calls as the master and section 2 checks their results bit for bit.
@@ -53,7 +57,7 @@ same calls as the master and section 2 checks their results bit for bit.
 Run: ``.venv/bin/python benchmarks/cosim.py`` (a few minutes on 2 cores);
 ``benchmarks/cosim.py pair`` runs part 3 only, ``benchmarks/cosim.py compiled`` part 4 only,
 ``benchmarks/cosim.py peers`` part 5 only, ``benchmarks/cosim.py subset`` part 6 only, ``benchmarks/cosim.py units`` part 7 only,
-``benchmarks/cosim.py me-peers`` part 8 only. Parts 3 and 5 need the ``bench``
+``benchmarks/cosim.py me-peers`` part 8 only, ``benchmarks/cosim.py clocked`` part 9 only. Parts 3 and 5 need the ``bench``
 extra (fmu-manipulation-toolbox, ecospy) and download the gemseo-fmu wheel.
 """
 from __future__ import annotations
