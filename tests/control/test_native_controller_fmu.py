@@ -27,8 +27,8 @@ from mbfmu.control.lqr import lqg_servo, lqr_servo
 from mbfmu.cosim import ControlUnit, FmuUnit, System, simulate, sources
 from mbfmu.errors import InputError
 from mbfmu.plant.library import load_plant
-from native.test_hosts import _fmu_check, _without_python, hidden_python_works  # noqa: F401 (a fixture)
-from native.test_portability import too_new
+from native.python_free import fmu_check, without_python
+from native.glibc_symbols import too_new
 from tooling import need_tool, zip_folder
 
 H = 0.01       # the plant's and the master's step [s]
@@ -218,8 +218,8 @@ def test_names_units_and_visible_states_come_from_the_design(tmp_path):
 
 @pytest.mark.parametrize("kind", sorted(DESIGNS))
 def test_the_compliance_checker_runs_it_with_no_warning_where_no_python_exists(kind, exported,
-                                                                             hidden_python_works, tmp_path):  # noqa: F811 (a fixture imported from another module)
-    res = _fmu_check(exported(kind), H, 100 * H, tmp_path / "out.csv")
+                                                                             tmp_path):  # noqa: F811 (a fixture imported from another module)
+    res = fmu_check(exported(kind), H, 100 * H, tmp_path / "out.csv")
     text = res.stdout + res.stderr
     assert res.returncode == 0 and "0 Warning(s)" in text and "0 Error(s)" in text, text
     assert "0 warning(s) and error(s)" in text, text
@@ -546,7 +546,7 @@ def test_the_fmi3_fmu_runs_in_a_c_host_where_no_python_exists(hidden_python_work
     subprocess.run(["gcc", "-O1", "-o", str(host), str(Path(__file__).parents[1] / "native" / "c_host3.c"), "-ldl"],
                    check=True)
     inputs = {"r1": 1.0, "r2": -0.5, "q1": 0.1, "q3": 0.2}
-    res = _without_python([str(host), str(unzip), md.coSimulation.modelIdentifier, md.guid, repr(H), "50",
+    res = without_python([str(host), str(unzip), md.coSimulation.modelIdentifier, md.guid, repr(H), "50",
                            ",".join(f"{vr[n]}={v!r}" for n, v in inputs.items()),
                            *(f"{vr[t]}:1" for t in TAU)])
     assert res.returncode == 0, res.stderr

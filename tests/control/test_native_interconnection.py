@@ -18,7 +18,7 @@ from mbfmu.cosim import ControlUnit, FmuUnit, FunctionUnit, Gain, Offset, Satura
 from mbfmu.dynamics import gravity_torques
 from mbfmu.errors import InputError
 from mbfmu.fmu.builder import build_fmu
-from native.test_hosts import _fmu_check, hidden_python_works  # noqa: F401 (a fixture)
+from native.python_free import fmu_check
 
 REF = [0.5, 0.8, -0.4]  # set-point, rad
 H = 0.01  # s
@@ -194,9 +194,9 @@ def test_a_scheduled_execution_interconnection_ticks_as_the_units_step(exported)
         fm.freeInstance()
 
 
-def test_the_compliance_checker_runs_it_with_no_warning_where_no_python_exists(exported, hidden_python_works,  # noqa: F811
+def test_the_compliance_checker_runs_it_with_no_warning_where_no_python_exists(exported,  # noqa: F811
                                                                              tmp_path):
-    res = _fmu_check(exported("scheduled_lqr"), H, 100 * H, tmp_path / "out.csv")
+    res = fmu_check(exported("scheduled_lqr"), H, 100 * H, tmp_path / "out.csv")
     text = res.stdout + res.stderr
     assert res.returncode == 0 and "0 Warning(s)" in text and "0 Error(s)" in text, text
 

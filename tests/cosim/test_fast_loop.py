@@ -12,6 +12,9 @@ from mbfmu.cosim.system import System
 from mbfmu.errors import CosimError
 from tooling import reference_fmu
 
+from .loop_choice import python_loop_reason_of
+from .ssp_text import maps_binding, maps_ssp, ssp_param, with_units
+
 
 def _chain(mass_fmu, fail_time: float = 1e300) -> System:
     """Three masses: a and b coupled (coupling force with direct feedthrough),
@@ -65,20 +68,13 @@ def test_other_runs_keep_the_python_loop(mass_fmu, monkeypatch, variant):
     assert calls == 0 and np.array_equal(fast.data, slow.data)
 
 
-def _reason(system: System, record=None, **kw):
-    """``python_loop_reason`` of the master a run of ``system`` with ``kw`` builds."""
-    from mbfmu.cosim.master.run import _Master
-    from mbfmu.cosim.master.options import SimulationOptions
-    return fast_loop.python_loop_reason(_Master(system, 1e-2, SimulationOptions(**kw), record))
-
-
 @pytest.mark.parametrize("record", [["a.x"], ["c.v", "a.x"], ["b.Fc", "c.x", "c.F", "b.m"], "all"])
 def test_any_recorded_subset_takes_the_compiled_loop_and_equals_full_recording(mass_fmu, monkeypatch, record):
     """Recording a subset (outputs in any order, inputs, parameters, locals: what is
     not an output is read from the FMU as the Python loop reads it) takes the
     compiled loop, gives the Python loop's rows bit for bit, and each recorded
     output equals its column of the full recording."""
-    assert _reason(_chain(mass_fmu), record) is None
+    assert python_loop_reason_of(_chain(mass_fmu), record) is None
     (fast, slow), calls = _both(lambda: _chain(mass_fmu), monkeypatch, stop_time=1.0, step=1e-3, record=record)
     assert calls == 1
     assert fast.names == slow.names and np.array_equal(fast.data, slow.data)
@@ -107,11 +103,9 @@ def _converting_ssp(mass_fmu, tmp_path):
     """a drives b through a.x (m) -> b.xin (declared in mm: converted, factor 1000)
     with a LinearTransformation (factor 0.002, offset 0.25) after the conversion,
     and a.v -> b.vin as it is; b.Fc feeds a.F back (direct feedthrough)."""
-    from .test_ssp_mappings import _binding, _param, _ssp
-    from .test_ssp_units import _with_units
-    bmm = _with_units(mass_fmu, tmp_path / "bmm.fmu", {"xin": "mm"}, {"mm": {"m": "1", "factor": "0.001"}})
-    a = _binding(_param("x0", "Real", 1.0) + _param("k", "Real", 10.0))
-    b = _binding(_param("m", "Real", 2.0) + _param("kc", "Real", 30.0) + _param("dc", "Real", 0.5))
+    bmm = with_units(mass_fmu, tmp_path / "bmm.fmu", {"xin": "mm"}, {"mm": {"m": "1", "factor": "0.001"}})
+    a = maps_binding(ssp_param("x0", "Real", 1.0) + ssp_param("k", "Real", 10.0))
+    b = maps_binding(ssp_param("m", "Real", 2.0) + ssp_param("kc", "Real", 30.0) + ssp_param("dc", "Real", 0.5))
     body = f"""<ssd:Elements>
       <ssd:Component name="a" source="resources/mass.fmu">{a}</ssd:Component>
       <ssd:Component name="b" source="resources/bmm.fmu">{b}</ssd:Component></ssd:Elements>
@@ -119,7 +113,7 @@ def _converting_ssp(mass_fmu, tmp_path):
         <ssc:LinearTransformation factor="0.002" offset="0.25"/></ssd:Connection>
         <ssd:Connection startElement="a" startConnector="v" endElement="b" endConnector="vin"/>
         <ssd:Connection startElement="b" startConnector="Fc" endElement="a" endConnector="F"/></ssd:Connections>"""
-    return _ssp(tmp_path, body, {"resources/mass.fmu": mass_fmu, "resources/bmm.fmu": bmm})
+    return maps_ssp(tmp_path, body, {"resources/mass.fmu": mass_fmu, "resources/bmm.fmu": bmm})
 
 
 @pytest.mark.parametrize("kw", [{}, {"algorithm": "gauss-seidel"}, {"extrapolation": 2}])
@@ -131,7 +125,7 @@ def test_unit_conversion_and_linear_transformation_run_compiled(mass_fmu, monkey
     from mbfmu.cosim import read_ssp
     ssp = _converting_ssp(mass_fmu, tmp_path)
     assert read_ssp(ssp).units["b"].input_conversion  # the connection converts
-    assert _reason(read_ssp(ssp), **kw) is None
+    assert python_loop_reason_of(read_ssp(ssp), **kw) is None
     (fast, slow), calls = _both(lambda: read_ssp(ssp), monkeypatch, stop_time=1.0, step=1e-3, record="all", **kw)
     assert calls == 1
     assert fast.names == slow.names and np.array_equal(fast.data, slow.data)
@@ -186,7 +180,7 @@ def test_algebraic_loop_is_solved_in_c_as_in_the_python_loop(gain_fmu, monkeypat
     Python, to 1e-12) and the same iteration count, on the closed-form solution."""
     make = lambda: _gain_loop(gain_fmu, k1, k2)  # noqa: E731
     assert make().algebraic_loops() == [["g1.u", "g1.y", "g2.u", "g2.y"]]
-    assert _reason(make(), algorithm=algorithm) is None
+    assert python_loop_reason_of(make(), algorithm=algorithm) is None
     (fast, slow), calls = _both(make, monkeypatch, stop_time=1.0, step=1e-2, algorithm=algorithm)
     assert calls == 1 and fast.names == slow.names
     assert fast.summary.loop_iterations == slow.summary.loop_iterations >= len(fast)
@@ -215,18 +209,16 @@ def test_converted_input_gets_converted_derivatives(mass_fmu, monkeypatch, tmp_p
     converted too. The same run without conversion, a scaled by 1000 (x0 = 1000 m: a
     linear, unforced mass), must give the same b."""
     from mbfmu.cosim import read_ssp
-    from .test_ssp_mappings import _binding, _param, _ssp
-    from .test_ssp_units import _with_units
     monkeypatch.setattr(fast_loop, "ENABLED", compiled)
-    bmm = _with_units(mass_fmu, tmp_path / "bmm.fmu", {"xin": "mm"}, {"mm": {"m": "1", "factor": "0.001"}})
-    a = _binding(_param("x0", "Real", 1.0) + _param("k", "Real", 10.0))
-    b = _binding(_param("m", "Real", 2.0) + _param("kc", "Real", 30.0))
+    bmm = with_units(mass_fmu, tmp_path / "bmm.fmu", {"xin": "mm"}, {"mm": {"m": "1", "factor": "0.001"}})
+    a = maps_binding(ssp_param("x0", "Real", 1.0) + ssp_param("k", "Real", 10.0))
+    b = maps_binding(ssp_param("m", "Real", 2.0) + ssp_param("kc", "Real", 30.0))
     body = f"""<ssd:Elements>
       <ssd:Component name="a" source="resources/mass.fmu">{a}</ssd:Component>
       <ssd:Component name="b" source="resources/bmm.fmu">{b}</ssd:Component></ssd:Elements>
       <ssd:Connections><ssd:Connection startElement="a" startConnector="x" endElement="b" endConnector="xin"/>
       </ssd:Connections>"""
-    converted = read_ssp(_ssp(tmp_path, body, {"resources/mass.fmu": mass_fmu, "resources/bmm.fmu": bmm}))
+    converted = read_ssp(maps_ssp(tmp_path, body, {"resources/mass.fmu": mass_fmu, "resources/bmm.fmu": bmm}))
     scaled = System([FmuUnit(mass_fmu, "a", values=dict(x0=1000.0, k=10.0)),
                      FmuUnit(mass_fmu, "b", values=dict(m=2.0, kc=30.0))], [("a.x", "b.xin")])
     r1 = simulate(converted, 1.0, 0.05, extrapolation=1, progress=False)
@@ -242,7 +234,7 @@ def test_the_shipped_example_system_runs_compiled_and_equals_the_python_loop(mon
 
     from mbfmu.cosim import read_ssp
     ssp = Path(__file__).resolve().parents[2] / "examples" / "system.ssp"
-    assert _reason(read_ssp(ssp)) is None
+    assert python_loop_reason_of(read_ssp(ssp)) is None
     (fast, slow), calls = _both(lambda: read_ssp(ssp), monkeypatch, stop_time=1.0, step=1e-2)
     assert calls == 1 and fast.names == slow.names and np.array_equal(fast.data, slow.data)
     assert "python_loop" not in fast.meta and "MBFMU_PYTHON_LOOP" in slow.meta["python_loop"]

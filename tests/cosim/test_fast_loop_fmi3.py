@@ -15,7 +15,7 @@ from mbfmu.cosim.system import System
 from mbfmu.errors import CosimError
 from tooling import reference_fmu
 
-from .test_fast_loop import _reason
+from .loop_choice import python_loop_reason_of
 
 
 def _both(make, monkeypatch, **kw):
@@ -195,7 +195,7 @@ def test_feedthrough_chain_with_strings_runs_compiled_and_equals_python_loop(mon
     calls = []
     real_code = typed.string_code
     monkeypatch.setattr(fast_loop, "string_code", lambda text: calls.append(text) or real_code(text))
-    assert _reason(_feedthrough_chain(), record) is None
+    assert python_loop_reason_of(_feedthrough_chain(), record) is None
     (fast, slow), n = _both(_feedthrough_chain, monkeypatch, stop_time=2.0, step=1e-3, record=record, **kw)
     assert n == 1
     _same(fast, slow)

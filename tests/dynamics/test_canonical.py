@@ -6,7 +6,7 @@ import pytest
 from mbfmu.dynamics import _kernels, aba, crba, kinetic_energy, potential_energy
 from mbfmu.dynamics.canonical import canonical_derivatives, generalized_momentum, velocity_from_momentum
 from mbfmu.dynamics.integrators import DormandPrince, symplectic_euler_canonical
-from test_conservation import pendulum_chain
+from chains import pendulum_chain
 from trees import random_state, random_tree
 
 

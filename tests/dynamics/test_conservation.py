@@ -2,20 +2,11 @@
 free-floating tree, unit quaternions."""
 import numpy as np
 
-from mbfmu.dynamics import (ModelBuilder, Revolute, _kernels, kinetic_energy, momentum,
+from mbfmu.dynamics import (_kernels, kinetic_energy, momentum,
                             potential_energy)
 from mbfmu.dynamics.integrators import DormandPrince, integrate_rk4
-from mbfmu.dynamics.spatial import inertia_cylinder
+from chains import pendulum_chain
 from trees import random_state, random_tree
-
-
-def pendulum_chain(n: int = 10, length: float = 0.5, mass: float = 1.0):
-    """n-link planar pendulum of slender rods swinging about y under gravity."""
-    b = ModelBuilder()
-    for k in range(1, n + 1):
-        b.add_body(f"link{k}", k - 1, Revolute(axis=(0, 1, 0)), mass, (0, 0, -length / 2),
-                   inertia_cylinder(mass, 0.02, length, axis=2), p_PJ=(0, 0, -length if k > 1 else 0))
-    return b.build()
 
 
 def _rhs(model):

@@ -7,6 +7,8 @@ library plants are built by name, i.e. exactly as ``mbfmu build NAME`` does.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,3 +113,14 @@ def case(request) -> Case:
 @pytest.fixture(scope="session")
 def blowup_fmu(fmu_dir) -> Path:
     return build_fmu(f"{PLANTS}:Blowup", fmu_dir / "blowup.fmu")
+
+
+@pytest.fixture(scope="session")
+def c_host(tmp_path_factory):
+    """A C program that loads an FMU with dlopen and steps it (it does not link libpython)."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.fail("no C compiler: the non-Python host test cannot run")
+    exe = tmp_path_factory.mktemp("c_host") / "c_host"
+    subprocess.run([cc, "-O1", "-o", str(exe), str(HERE / "c_host.c"), "-ldl"], check=True)
+    return exe

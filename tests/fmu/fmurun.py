@@ -70,3 +70,14 @@ def run(fmu: FMU2Slave, op: Opened, n: int, h: float, t0: float = 0.0, names: li
         fmu.doStep(t0 + k * h, h)
         rows.append(fmu.getReal(vrs))
     return np.array(rows)
+
+
+MAX_STEPS = 200
+
+
+def case_setup(case):
+    """(plant, step [s], number of steps (at most MAX_STEPS), input vector) of a test case."""
+    plant = case.plant()
+    h = plant.default_step
+    n = min(MAX_STEPS, int(round(plant.default_stop_time / h)))
+    return plant, h, n, case.input_vector(plant)

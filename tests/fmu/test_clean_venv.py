@@ -21,9 +21,8 @@ import pytest
 from mbfmu import __version__
 
 from .conftest import OWN_CASES, REPO
-from .test_hosts import c_host  # noqa: F401  (fixture)
-from .test_travel import _run_c_host
-from .travel import assert_matches_reference, build_user_fmus, clean_env, simulate_elsewhere
+
+from .travel import assert_matches_reference, build_user_fmus, clean_env, fresh_venv, run_c_host, run_pip, simulate_elsewhere
 
 pytestmark = pytest.mark.slow
 
@@ -38,28 +37,15 @@ print(json.dumps({{n: r[n].tolist() for n in r.dtype.names}}))
 """
 
 
-def _pip(py, *args, cwd):
-    res = subprocess.run([str(py), "-m", "pip", "--disable-pip-version-check", *args], cwd=cwd,
-                         capture_output=True, text=True, timeout=1800)
-    assert res.returncode == 0, f"pip {' '.join(args)} failed:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
-
-
-def _fresh_venv(where: Path, *packages: str) -> Path:
-    subprocess.run([sys.executable, "-m", "venv", str(where)], check=True, timeout=600)
-    py = where / "bin" / "python"
-    _pip(py, "install", "-q", *packages, cwd=where.parent)
-    return py
-
-
 @pytest.fixture(scope="session")
 def venvs(tmp_path_factory) -> dict[str, Path]:
     """``{"mbfmu": python with mbfmu from the wheel, "fmpy": python with fmpy only}``."""
     base = tmp_path_factory.mktemp("fresh_venvs")
     wheels = base / "wheels"
-    _pip(sys.executable, "wheel", "--no-deps", "-q", "-w", str(wheels), str(REPO), cwd=base)
+    run_pip(sys.executable, "wheel", "--no-deps", "-q", "-w", str(wheels), str(REPO), cwd=base)
     wheel = next(wheels.glob("mbfmu-*.whl"))
-    return {"mbfmu": _fresh_venv(base / "with_mbfmu", str(wheel)),
-            "fmpy": _fresh_venv(base / "fmpy_only", "fmpy")}
+    return {"mbfmu": fresh_venv(base / "with_mbfmu", str(wheel)),
+            "fmpy": fresh_venv(base / "fmpy_only", "fmpy")}
 
 
 @pytest.fixture(scope="session")
@@ -104,10 +90,10 @@ def test_user_plants_run_in_a_fresh_venv_from_another_folder(venvs, travelling_f
     assert_matches_reference(rows)
 
 
-def test_c_host_runs_the_copy_with_the_fresh_venv_named_by_mbfmu_python(venvs, travelling_fmus, c_host, tmp_path):  # noqa: F811
+def test_c_host_runs_the_copy_with_the_fresh_venv_named_by_mbfmu_python(venvs, travelling_fmus, c_host, tmp_path):
     with zipfile.ZipFile(travelling_fmus["module"]) as z:
         z.extractall(tmp_path / "x")
-    res = _run_c_host(c_host, tmp_path / "x", clean_env(MBFMU_PYTHON=str(venvs["mbfmu"]), PATH=str(tmp_path)))
+    res = run_c_host(c_host, tmp_path / "x", clean_env(MBFMU_PYTHON=str(venvs["mbfmu"]), PATH=str(tmp_path)))
     assert res.returncode == 0, res.stderr[-3000:]
     assert len(res.stdout.splitlines()) == 3
 

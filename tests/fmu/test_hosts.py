@@ -1,7 +1,6 @@
 """The FMUs in importers other than fmpy: libcosim (C++) and a plain C host."""
 from __future__ import annotations
 
-import shutil
 import subprocess
 import zipfile
 
@@ -10,7 +9,7 @@ import pytest
 from fmpy import read_model_description
 
 from .conftest import HERE, REPO, subprocess_env
-from .test_simulate import _setup
+from .fmurun import case_setup
 
 
 def test_libcosim_gives_the_same_results_as_the_plant(case, build):
@@ -19,7 +18,7 @@ def test_libcosim_gives_the_same_results_as_the_plant(case, build):
     from libcosimpy.CosimObserver import CosimObserver
     from libcosimpy.CosimSlave import CosimLocalSlave
 
-    plant, h, n, u = _setup(case)
+    plant, h, n, u = case_setup(case)
     n = min(n, 50)
     # libcosim counts time in integer nanoseconds: its steps differ from h by an ulp, and an
     # error-controlled advance is only continuous, not bit-stable, in the step: take its steps
@@ -46,19 +45,9 @@ def test_libcosim_gives_the_same_results_as_the_plant(case, build):
     np.testing.assert_allclose(np.array(rows), Y, rtol=0, atol=1e-10)
 
 
-@pytest.fixture(scope="session")
-def c_host(tmp_path_factory):
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.fail("no C compiler: the non-Python host test cannot run")
-    exe = tmp_path_factory.mktemp("c_host") / "c_host"
-    subprocess.run([cc, "-O1", "-o", str(exe), str(HERE / "c_host.c"), "-ldl"], check=True)
-    return exe
-
-
 def test_c_host_without_preload_loads_and_steps_the_fmu(case, build, c_host, tmp_path):
     """dlopen(RTLD_LOCAL) from a C program that does not link libpython."""
-    plant, h, n, u = _setup(case)
+    plant, h, n, u = case_setup(case)
     n = min(n, 50)
     _, _, Y = plant.simulate(stop_time=n * h, step=h, u=u)
     with zipfile.ZipFile(build(case)) as z:
@@ -140,7 +129,7 @@ def test_the_loader_shim_needs_no_glibc_newer_than_the_native_fmus(tmp_path):
     """The shim is pinned to the native binaries' glibc 2.17 baseline: its dl* functions bind to
     their versions before glibc 2.34 moved them into libc (the shim then needed GLIBC_2.34)."""
     from mbfmu.fmu.builder import compile_shim
-    from tests.native.test_portability import BASELINE, glibc_versions, too_new
+    from native.glibc_symbols import BASELINE, glibc_versions, too_new
     shim = compile_shim(tmp_path / "shim.so")
     versions = glibc_versions(shim)
     assert versions["dlopen"][:2] <= BASELINE and "posix_spawnp" in versions, versions

@@ -25,7 +25,7 @@ from mbfmu import __version__
 from mbfmu.fmu.builder import build_fmu
 
 from .conftest import OWN_CASES
-from .test_clean_venv import _fresh_venv
+from .travel import fresh_venv
 from .travel import clean_env
 
 pytestmark = pytest.mark.slow
@@ -53,7 +53,7 @@ def test_the_command_in_the_log_installs_mbfmu_and_the_fmu_then_runs(tmp_path):
     copy = tmp_path / "elsewhere"
     copy.mkdir()
     fmu = shutil.copy2(fmu, copy)
-    py = _fresh_venv(tmp_path / "venv", "fmpy")
+    py = fresh_venv(tmp_path / "venv", "fmpy")
 
     def simulate() -> dict:
         res = subprocess.run([str(py), "-c", RUN, str(fmu), repr(n * h), repr(h), json.dumps(case.inputs)],

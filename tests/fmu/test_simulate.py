@@ -5,16 +5,7 @@ import numpy as np
 import pytest
 from fmpy import simulate_fmu
 
-from .fmurun import initialize, instantiate, open_fmu, run
-
-MAX_STEPS = 200
-
-
-def _setup(case):
-    plant = case.plant()
-    h = plant.default_step
-    n = min(MAX_STEPS, int(round(plant.default_stop_time / h)))
-    return plant, h, n, case.input_vector(plant)
+from .fmurun import case_setup, initialize, instantiate, open_fmu, run
 
 
 @pytest.fixture
@@ -25,7 +16,7 @@ def opened(case, build):
 
 
 def test_simulate_fmu_matches_direct_plant_simulation(case, build):
-    plant, h, n, u = _setup(case)
+    plant, h, n, u = case_setup(case)
     _, _, Y = plant.simulate(stop_time=n * h, step=h, u=u)
     res = simulate_fmu(str(build(case)), stop_time=n * h, step_size=h, output_interval=h,
                        start_values={s.name: float(v) for s, v in zip(plant.inputs, u)})
@@ -36,7 +27,7 @@ def test_simulate_fmu_matches_direct_plant_simulation(case, build):
 
 
 def test_rollback_continues_bit_identically(case, opened):
-    plant, h, n, u = _setup(case)
+    plant, h, n, u = case_setup(case)
     fmu = instantiate(opened)
     initialize(fmu, opened, {s.name: v for s, v in zip(plant.inputs, u)})
     k = min(10, n // 2)
@@ -53,7 +44,7 @@ def test_rollback_continues_bit_identically(case, opened):
 
 
 def test_serialized_state_restores_in_another_instance(case, opened):
-    plant, h, n, u = _setup(case)
+    plant, h, n, u = case_setup(case)
     a = instantiate(opened, "a")
     initialize(a, opened, {s.name: v for s, v in zip(plant.inputs, u)})
     run(a, opened, 5, h)
@@ -69,7 +60,7 @@ def test_serialized_state_restores_in_another_instance(case, opened):
 
 
 def test_reset_and_reinitialization_repeat_the_run(case, opened):
-    plant, h, n, u = _setup(case)
+    plant, h, n, u = case_setup(case)
     fmu = instantiate(opened)
     values = {s.name: v for s, v in zip(plant.inputs, u)}
     initialize(fmu, opened, values)
@@ -82,7 +73,7 @@ def test_reset_and_reinitialization_repeat_the_run(case, opened):
 
 
 def test_instances_in_one_process_are_independent(case, opened):
-    plant, h, n, u = _setup(case)
+    plant, h, n, u = case_setup(case)
     vals = {s.name: v for s, v in zip(plant.inputs, u)}
     alone = instantiate(opened, "alone")
     initialize(alone, opened, vals)

@@ -23,9 +23,8 @@ from hide_tools import path_without
 from tooling import FMU_CHECK, need_tool
 
 from .conftest import REPO
-from .test_hosts import c_host  # noqa: F401  (fixture)
 from .travel import (STEP, TAU, assert_matches_reference, build_user_fmus, clean_env, plant_source,
-                     simulate_elsewhere, build_machine_paths)
+                     run_c_host, simulate_elsewhere, build_machine_paths)
 
 # resources/mbfmu_python.txt without a python hint, after the GUID: the version, and the source
 # distribution carried
@@ -173,24 +172,16 @@ def pendulum_dirs(tmp_path_factory) -> dict[str, Path]:
     return out
 
 
-def _run_c_host(host: Path, unzipped: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    md = read_model_description(str(unzipped / "modelDescription.xml"))
-    vr = {v.name: v.valueReference for v in md.modelVariables}
-    args = [str(host), str(unzipped), md.coSimulation.modelIdentifier, md.guid, repr(STEP), "3",
-            f"{vr['tau']}={TAU!r}", str(vr["theta"])]
-    return subprocess.run(args, capture_output=True, text=True, env=env, timeout=300, cwd=unzipped.parent)
-
-
 def _path_with(*dirs: Path) -> str:
     """A PATH of just ``dirs`` (the shim needs nothing else on it)."""
     return os.pathsep.join(str(d) for d in dirs)
 
 
-def test_search_order_mbfmu_python_comes_first(c_host, pendulum_dirs, bare_venv):  # noqa: F811
+def test_search_order_mbfmu_python_comes_first(c_host, pendulum_dirs, bare_venv):
     """MBFMU_PYTHON names a Python without mbfmu: it is used (and named),
     although PATH has one with mbfmu."""
     env = clean_env(MBFMU_PYTHON=str(bare_venv / "bin" / "python"), PATH=_path_with(Path(sys.executable).parent))
-    res = _run_c_host(c_host, pendulum_dirs["plain"], env)
+    res = run_c_host(c_host, pendulum_dirs["plain"], env)
     assert res.returncode != 0
     py = bare_venv / "bin" / "python"
     assert (f"mbfmu {__version__} is not installed in {py}: run {py} -m pip install "
@@ -198,25 +189,25 @@ def test_search_order_mbfmu_python_comes_first(c_host, pendulum_dirs, bare_venv)
     assert f"mbfmu-{__version__}.tar.gz (mbfmu's source distribution, carried by this FMU" in res.stderr
 
 
-def test_search_order_then_the_python_on_path(c_host, pendulum_dirs):  # noqa: F811
-    res = _run_c_host(c_host, pendulum_dirs["plain"], clean_env(PATH=_path_with(Path(sys.executable).parent)))
+def test_search_order_then_the_python_on_path(c_host, pendulum_dirs):
+    res = run_c_host(c_host, pendulum_dirs["plain"], clean_env(PATH=_path_with(Path(sys.executable).parent)))
     assert res.returncode == 0, res.stderr[-2000:]
     assert len(res.stdout.splitlines()) == 3
 
 
-def test_search_order_path_python_without_mbfmu_is_named(c_host, pendulum_dirs, bare_venv):  # noqa: F811
-    res = _run_c_host(c_host, pendulum_dirs["plain"], clean_env(PATH=_path_with(bare_venv / "bin")))
+def test_search_order_path_python_without_mbfmu_is_named(c_host, pendulum_dirs, bare_venv):
+    res = run_c_host(c_host, pendulum_dirs["plain"], clean_env(PATH=_path_with(bare_venv / "bin")))
     assert res.returncode != 0
     assert f"mbfmu {__version__} is not installed in {bare_venv / 'bin' / 'python3'}" in res.stderr, res.stderr[-2000:]
 
 
-def test_search_order_the_build_hint_comes_last(c_host, pendulum_dirs, bare_venv):  # noqa: F811
+def test_search_order_the_build_hint_comes_last(c_host, pendulum_dirs, bare_venv):
     """PATH's Python lacks mbfmu; the recorded build interpreter has it and is used."""
-    res = _run_c_host(c_host, pendulum_dirs["hint"], clean_env(PATH=_path_with(bare_venv / "bin")))
+    res = run_c_host(c_host, pendulum_dirs["hint"], clean_env(PATH=_path_with(bare_venv / "bin")))
     assert res.returncode == 0, res.stderr[-2000:]
 
 
-def test_a_wrong_guid_is_refused_before_python_starts(c_host, pendulum_dirs, tmp_path):  # noqa: F811
+def test_a_wrong_guid_is_refused_before_python_starts(c_host, pendulum_dirs, tmp_path):
     """fmi2Instantiate with another FMU's GUID fails naming both, as the native FMU does (FMI 2.0
     section 2.1.5), and starts no Python: no Python on PATH, yet the message is about the GUID."""
     unzipped = pendulum_dirs["plain"]
@@ -230,7 +221,7 @@ def test_a_wrong_guid_is_refused_before_python_starts(c_host, pendulum_dirs, tmp
     assert f"GUID {wrong} does not match this FMU's {md.guid}" in res.stderr, res.stderr[-2000:]
     assert "no usable Python" not in res.stderr
     # the right one is taken
-    ok = _run_c_host(c_host, pendulum_dirs["plain"], clean_env(PATH=_path_with(Path(sys.executable).parent)))
+    ok = run_c_host(c_host, pendulum_dirs["plain"], clean_env(PATH=_path_with(Path(sys.executable).parent)))
     assert ok.returncode == 0, ok.stderr[-2000:]
 
 
@@ -245,25 +236,25 @@ def _venv_with_build_tools(folder: Path) -> Path:
     return folder / "bin" / "python"
 
 
-def test_the_install_command_builds_offline_where_setuptools_is_installed(c_host, pendulum_dirs,  # noqa: F811
+def test_the_install_command_builds_offline_where_setuptools_is_installed(c_host, pendulum_dirs,
                                                                           tmp_path):
     """Where the interpreter has setuptools >= 68 the command is pip's --no-build-isolation one,
     which needs no network (pip would otherwise fetch setuptools into an isolated build)."""
     py = _venv_with_build_tools(tmp_path / "venv")
-    res = _run_c_host(c_host, pendulum_dirs["plain"], clean_env(MBFMU_PYTHON=str(py)))
+    res = run_c_host(c_host, pendulum_dirs["plain"], clean_env(MBFMU_PYTHON=str(py)))
     assert res.returncode != 0
     assert f": run {py} -m pip install --no-build-isolation " in res.stderr, res.stderr[-2000:]
     assert "so no network is needed" in res.stderr
 
 
 @pytest.mark.slow
-def test_the_offered_install_command_works_offline(c_host, pendulum_dirs, tmp_path):  # noqa: F811
+def test_the_offered_install_command_works_offline(c_host, pendulum_dirs, tmp_path):
     """The command, run as written with pip kept off every index (PIP_NO_INDEX), installs mbfmu
     from the FMU's source distribution, and the FMU then runs in that interpreter."""
     import re
     import shlex
     py = _venv_with_build_tools(tmp_path / "venv")
-    first = _run_c_host(c_host, pendulum_dirs["plain"], clean_env(MBFMU_PYTHON=str(py)))
+    first = run_c_host(c_host, pendulum_dirs["plain"], clean_env(MBFMU_PYTHON=str(py)))
     found = re.search(r": run (.+?) \(mbfmu's source distribution", first.stderr)
     assert found, first.stderr[-2000:]
     command = shlex.split(found.group(1))
@@ -271,11 +262,11 @@ def test_the_offered_install_command_works_offline(c_host, pendulum_dirs, tmp_pa
     install = subprocess.run(command, cwd=tmp_path, env=clean_env(PIP_NO_INDEX="1"), capture_output=True,
                              text=True, timeout=1800)
     assert install.returncode == 0, install.stdout[-3000:] + install.stderr[-3000:]
-    second = _run_c_host(c_host, pendulum_dirs["plain"], clean_env(MBFMU_PYTHON=str(py)))
+    second = run_c_host(c_host, pendulum_dirs["plain"], clean_env(MBFMU_PYTHON=str(py)))
     assert second.returncode == 0 and len(second.stdout.splitlines()) == 3, second.stderr[-2000:]
 
 
-def test_an_externally_managed_python_is_told_to_make_a_venv(c_host, pendulum_dirs):  # noqa: F811
+def test_an_externally_managed_python_is_told_to_make_a_venv(c_host, pendulum_dirs):
     """A system Python whose stdlib holds EXTERNALLY-MANAGED (PEP 668: Debian's) refuses pip
     installs: the message names the virtual environment to create and MBFMU_PYTHON to set."""
     import glob
@@ -286,15 +277,15 @@ def test_an_externally_managed_python_is_told_to_make_a_venv(c_host, pendulum_di
                            capture_output=True, text=True) if system.exists() else None
     if probe is None or probe.stdout.strip() != "True" or not glob.glob("/usr/lib/*/libpython3*.so*"):
         pytest.skip("needs an externally managed system Python with a shared libpython (Debian: python3, libpython3-dev)")
-    res = _run_c_host(c_host, pendulum_dirs["plain"], clean_env(MBFMU_PYTHON=str(system)))
+    res = run_c_host(c_host, pendulum_dirs["plain"], clean_env(MBFMU_PYTHON=str(system)))
     assert res.returncode != 0
     assert "is an externally managed system Python" in res.stderr, res.stderr[-2000:]
     assert "-m venv $HOME/mbfmu-venv && $HOME/mbfmu-venv/bin/python -m pip install " in res.stderr
     assert "then set MBFMU_PYTHON to $HOME/mbfmu-venv/bin/python" in res.stderr
 
 
-def test_no_python_anywhere_is_a_clear_message(c_host, pendulum_dirs, tmp_path):  # noqa: F811
-    res = _run_c_host(c_host, pendulum_dirs["plain"], clean_env(PATH=str(tmp_path)))
+def test_no_python_anywhere_is_a_clear_message(c_host, pendulum_dirs, tmp_path):
+    res = run_c_host(c_host, pendulum_dirs["plain"], clean_env(PATH=str(tmp_path)))
     assert res.returncode != 0
     assert "no usable Python found (tried python3: not found; python: not found)" in res.stderr, res.stderr[-2000:]
     assert "MBFMU_PYTHON" in res.stderr
@@ -369,8 +360,6 @@ def test_cli_chooses_platforms_and_the_python_hint(tmp_path):
         assert f"python_hint={sys.executable}" in b.read("resources/mbfmu_python.txt").decode()
 
 
-
-
 @pytest.mark.parametrize("kind", ["module", "script"])
 def test_fmu_compliance_checker_runs_the_user_plants_with_mbfmu_python(user_fmus, kind, tmp_path):
     """The FMU Compliance Checker (a C host) finds Python through MBFMU_PYTHON and reports nothing."""
@@ -400,7 +389,6 @@ def test_without_mingw_the_build_makes_linux64_and_says_so_in_one_plain_line(run
         names = z.namelist()
     assert any(n.startswith("binaries/linux64/") for n in names)
     assert not any(n.startswith("binaries/win64/") for n in names)
-
 
 
 def test_fmu_carries_the_source_distribution_of_this_mbfmu(user_fmus):

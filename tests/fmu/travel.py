@@ -20,6 +20,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+from fmpy import read_model_description
 from scipy.integrate import solve_ivp
 
 from .conftest import REPO
@@ -155,3 +156,27 @@ def simulate_elsewhere(python: str | Path, fmu: Path, cwd: Path, env: dict[str, 
 def assert_matches_reference(rows: np.ndarray) -> None:
     np.testing.assert_allclose(rows[:, 0], np.arange(STEPS + 1) * STEP, rtol=0, atol=1e-12)
     np.testing.assert_allclose(rows[:, 1:], reference(rows[:, 0]), rtol=0, atol=1e-7)
+
+
+def run_pip(py, *args, cwd):
+    """``py -m pip args`` in ``cwd``; fails the test with pip's output when pip fails."""
+    res = subprocess.run([str(py), "-m", "pip", "--disable-pip-version-check", *args], cwd=cwd,
+                         capture_output=True, text=True, timeout=1800)
+    assert res.returncode == 0, f"pip {' '.join(args)} failed:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
+
+
+def fresh_venv(where: Path, *packages: str) -> Path:
+    """A new ``python -m venv`` at ``where`` with ``packages`` installed; its python."""
+    subprocess.run([sys.executable, "-m", "venv", str(where)], check=True, timeout=600)
+    py = where / "bin" / "python"
+    run_pip(py, "install", "-q", *packages, cwd=where.parent)
+    return py
+
+
+def run_c_host(host: Path, unzipped: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """The C host on the unzipped pendulum FMU: three steps of STEP s with tau = TAU, printing theta."""
+    md = read_model_description(str(unzipped / "modelDescription.xml"))
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    args = [str(host), str(unzipped), md.coSimulation.modelIdentifier, md.guid, repr(STEP), "3",
+            f"{vr['tau']}={TAU!r}", str(vr["theta"])]
+    return subprocess.run(args, capture_output=True, text=True, env=env, timeout=300, cwd=unzipped.parent)

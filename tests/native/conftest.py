@@ -7,6 +7,8 @@ import pytest
 from mbfmu.plant.library import load_plant
 from tooling import has_tool
 
+from .python_free import hidden_python_works  # noqa: F401 (a fixture of this folder's tests)
+
 # the library plants the native runtime exports, with inputs that excite every input
 NATIVE_PLANTS = {
     "rigid_arm": {"tau[1]": 2.0, "tau[2]": -5.0, "tau[3]": 3.0},
@@ -64,3 +66,8 @@ def assert_same(actual: np.ndarray, expected: np.ndarray, rtol: float = 1e-12, f
     scale = np.maximum(np.abs(expected).max(axis=0), floor)
     err = np.abs(actual - expected) / scale
     assert err.max() <= rtol, f"max relative deviation {err.max():.3g} in column {int(err.max(axis=0).argmax())}"
+
+
+# counts change the model's structure: fixed in the native FMU (rebuild it), declared Integer
+COUNTS = {"satellite": {"panels_per_wing", "panel_segments"},
+          "flexible_arm": {"n_modes", "n_segments", "tip_shapes"}}

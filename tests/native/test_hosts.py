@@ -2,11 +2,8 @@
 process that cannot see any Python installation, and a C host on win64 (wine)."""
 from __future__ import annotations
 
-import glob
 import os
 import subprocess
-import sys
-import sysconfig
 import zipfile
 from pathlib import Path
 
@@ -16,63 +13,13 @@ from fmpy import read_model_description
 
 from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.library import load_plant
-from tooling import FMU_CHECK, need_root, need_tool, skip_unless_required
+from tooling import need_tool
 
 from .conftest import NATIVE_PLANTS, assert_same, plant_run
+from .python_free import fmu_check, input_file
 
 REPO = Path(__file__).resolve().parents[2]
 C_HOST = REPO / "tests" / "fmu" / "c_host.c"
-SYSTEM_PREFIXES = {"/", "/usr", "/usr/local"}
-
-
-def _python_paths() -> tuple[list[str], list[str]]:
-    """(folders to cover with tmpfs, libpython files to cover with /dev/null)."""
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    dirs = set(glob.glob("/usr/lib/python3*") + glob.glob("/usr/local/lib/python3*"))
-    for prefix in {sys.base_prefix, sys.prefix, sys.exec_prefix, sys.base_exec_prefix}:
-        dirs.add(os.path.join(prefix, "lib", version) if prefix in SYSTEM_PREFIXES else prefix)
-    libdir = sysconfig.get_config_var("LIBDIR") or ""
-    libs = set(glob.glob(os.path.join(libdir, "libpython3*.so*")) + glob.glob("/usr/lib/*/libpython3*.so*")
-               + glob.glob("/usr/local/lib/libpython3*.so*") + glob.glob("/usr/lib/libpython3*.so*"))
-    dirs = sorted(d for d in dirs if os.path.isdir(d))
-    libs = sorted(f for f in libs if os.path.isfile(f) and not any(f.startswith(d + "/") for d in dirs))
-    return dirs, libs
-
-
-def _without_python(cmd: list[str]) -> subprocess.CompletedProcess:
-    """Run ``cmd`` in a mount namespace where the Python installations are hidden."""
-    dirs, libs = _python_paths()
-    script = "set -e\n" + "".join(f"mount -t tmpfs none '{d}'\n" for d in dirs) \
-        + "".join(f"mount --bind /dev/null '{f}'\n" for f in libs) + 'exec "$@"\n'
-    return subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", *cmd], capture_output=True, text=True,
-                          timeout=120)
-
-
-@pytest.fixture(scope="module")
-def hidden_python_works():
-    need_tool("unshare", why="hosts with the Python installation hidden in a mount namespace")
-    need_root("unshare -m hides the Python installation in a mount namespace")
-    probe = _without_python([sys.executable, "-c", "pass"])
-    if probe.returncode == 0:
-        pytest.fail("Python still runs with its installation hidden: the hiding is incomplete")
-    if "unshare" in probe.stderr and "Operation not permitted" in probe.stderr:
-        skip_unless_required(f"needs unshare -m, not permitted here: {probe.stderr.strip()}")
-
-
-def _fmu_check(fmu, h: float, stop: float, out: Path, inputs: Path | None = None,
-               kind: str = "cs") -> subprocess.CompletedProcess:
-    """The checker on ``fmu`` with Python hidden: XML and the ``kind`` simulation
-    (``cs``; ``me``: forward Euler of step h)."""
-    given = ["-i", str(inputs)] if inputs else []
-    return _without_python([str(FMU_CHECK), "-k", kind, "-h", repr(h), "-s", repr(stop), *given, "-o", str(out),
-                            str(fmu)])
-
-
-def _input_file(path: Path, inputs: dict, stop: float) -> Path:
-    """The checker's input CSV: ``inputs`` held from 0 to ``stop`` s."""
-    row = ",".join(repr(v) for v in inputs.values())
-    path.write_text(",".join(["time", *inputs]) + f"\n0.0,{row}\n{stop!r},{row}\n")
-    return path
 
 
 def _checker_reference(name: str, inputs: dict, n: int) -> np.ndarray:
@@ -92,11 +39,11 @@ def _checker_reference(name: str, inputs: dict, n: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize("name", sorted(NATIVE_PLANTS))
-def test_fmu_check_runs_the_native_fmu_where_no_python_exists(name, native_fmu, hidden_python_works, tmp_path):
+def test_fmu_check_runs_the_native_fmu_where_no_python_exists(name, native_fmu, tmp_path):
     Y = _checker_reference(name, NATIVE_PLANTS[name], 100)
     h = load_plant(name).default_step
-    inputs = _input_file(tmp_path / "in.csv", NATIVE_PLANTS[name], 200 * h)
-    res = _fmu_check(native_fmu(name), h, 100 * h, tmp_path / "out.csv", inputs)
+    inputs = input_file(tmp_path / "in.csv", NATIVE_PLANTS[name], 200 * h)
+    res = fmu_check(native_fmu(name), h, 100 * h, tmp_path / "out.csv", inputs)
     assert res.returncode == 0 and "0 Error(s)" in res.stdout + res.stderr, res.stdout + res.stderr
     data = np.genfromtxt(tmp_path / "out.csv", delimiter=",", names=True)
     assert len(data.dtype.names) == Y.shape[1] + 1 and len(data) == 101
@@ -127,10 +74,10 @@ SMOOTH = ("rigid_arm", "canonical_2body", "flexible_arm")
 
 @pytest.mark.parametrize("name", sorted(NATIVE_PLANTS))
 def test_fmu_check_runs_model_exchange_with_no_warning_where_no_python_exists(name, native_fmu,
-                                                                               hidden_python_works, tmp_path):
+                                                                               tmp_path):
     h = load_plant(name).internal_step / 10  # explicit Euler stays stable on the stiffest modes
-    inputs = _input_file(tmp_path / "in.csv", NATIVE_PLANTS[name], 200 * h)
-    res = _fmu_check(native_fmu(name), h, 100 * h, tmp_path / "out.csv", inputs, kind="me")
+    inputs = input_file(tmp_path / "in.csv", NATIVE_PLANTS[name], 200 * h)
+    res = fmu_check(native_fmu(name), h, 100 * h, tmp_path / "out.csv", inputs, kind="me")
     text = res.stdout + res.stderr
     assert res.returncode == 0 and "0 Warning(s)" in text and "0 Error(s)" in text, text
     assert "0 warning(s) and error(s)" in text, text  # none reported by the FMU either
@@ -144,7 +91,7 @@ def test_fmu_check_runs_model_exchange_with_no_warning_where_no_python_exists(na
 
 def test_a_pythonfmu_fmu_cannot_run_there(hidden_python_works, tmp_path):
     fmu = build_fmu("rigid_arm", tmp_path)
-    res = _fmu_check(fmu, 0.01, 0.1, tmp_path / "out.csv")
+    res = fmu_check(fmu, 0.01, 0.1, tmp_path / "out.csv")
     text = res.stdout + res.stderr
     assert res.returncode != 0 or "0 Error(s)" not in text, text
 

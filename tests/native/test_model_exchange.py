@@ -264,7 +264,7 @@ def test_a_plant_with_a_jump_of_its_own_is_refused_for_model_exchange_by_name(tm
 def test_urdf_robots_with_servos_friction_and_limits_run_as_model_exchange(robot, tmp_path):
     """The URDF robots of example-robot-data, every drive mode, Coulomb friction
     and joint limits active: Model Exchange in fmpy equals co-simulation."""
-    from .test_native_robots import H, N, inputs_of, robot_plant
+    from .robots import H, N, inputs_of, robot_plant
     plant = robot_plant(robot, tmp_path)
     fmu = build_fmu(plant, tmp_path / "fmu", runtime="native", platforms=("linux64",))
     u = inputs_of(plant)

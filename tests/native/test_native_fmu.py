@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fmpy import read_model_description
 from fmpy.fmi1 import FMICallException
 
 from mbfmu.errors import ModelError
@@ -21,7 +20,8 @@ from tooling import need_tool
 
 from .conftest import NATIVE_PLANTS, assert_same, plant_run
 from .plants import ArmWithPythonOutputs, PushedArm
-from .fmi_loop import Loaded
+from .description_check import assert_same_description
+from .fmi_loop import LOOP_FOLDER, RESTORE_CHILD, Loaded
 
 HERE = Path(__file__).resolve().parent
 
@@ -71,38 +71,9 @@ def test_win64_dll_imports_no_python(name, native_fmu, tmp_path):
     assert dlls and not [d for d in dlls if "python" in d], dlls
 
 
-def _description(fmu, skip=()):
-    """What a co-simulation host reads of the model description: the native
-    FMU's Model Exchange additions (derivative variables, discrete states,
-    dependencies on states, derivative units) left out, and the variables ``skip``."""
-    md = read_model_description(str(fmu))
-    keep = [v for v in md.modelVariables if not v.name.startswith("der(") and v.name not in skip]
-    variables = [(v.name, v.causality, None if v.name.startswith("states.") else v.variability, v.initial,
-                  v.unit, v.start, v.min, v.max, v.description) for v in keep]
-    structure = ([(u.variable.name, [d.name for d in u.dependencies if d.causality == "input"])
-                  for u in md.outputs],
-                 [u.variable.name for u in md.initialUnknowns if u.variable.causality == "output"])
-    used = {v.unit for v in keep}
-    ex = md.defaultExperiment
-    return dict(variables=variables, structure=structure, units=[u.name for u in md.unitDefinitions if u.name in used],
-                experiment=(ex.startTime, ex.stopTime, ex.stepSize),
-                flags=(md.coSimulation.canGetAndSetFMUstate, md.coSimulation.canSerializeFMUstate))
-
-
 @pytest.mark.parametrize("name", ["canonical_2body", "flexible_arm"])
 def test_model_description_is_that_of_the_pythonfmu_fmu(name, native_fmu, tmp_path):
     assert_same_description(native_fmu(name), build_fmu(name, tmp_path), name)
-
-
-def assert_same_description(native, python_fmu, name):
-    """The native FMU's description is the pythonfmu FMU's, except the parameters the native
-    runtime cannot take: calculated parameters there (native_parameter_report says why)."""
-    from mbfmu.fmu.native import native_parameter_report
-    from mbfmu.fmu.plantref import parse
-    calculated = {v.name for v in read_model_description(str(native)).modelVariables
-                  if v.causality == "calculatedParameter"}
-    assert calculated == {n for n, why in native_parameter_report(parse(name)).items() if why}
-    assert _description(native, calculated) == _description(python_fmu, calculated)
 
 
 @pytest.mark.parametrize("plant, piece", [(PushedArm, "PushedArm.applied_forces"),
@@ -144,18 +115,6 @@ def test_rollback_and_restep_are_bit_identical(name, loaded):
     assert np.array_equal(first, again)
 
 
-RESTORE_CHILD = """
-import sys, numpy as np
-sys.path.insert(0, sys.argv[1])
-from fmi_loop import Loaded
-L = Loaded(sys.argv[2]); L.setup()
-state = L.slave.deSerializeFMUstate(open(sys.argv[3], "rb").read())
-L.slave.setFMUstate(state)
-np.save(sys.argv[4], L.run(sys.argv[5].split(","), float(sys.argv[6]), 30, t0=20 * float(sys.argv[6])))
-L.close()
-"""
-
-
 @pytest.mark.parametrize("name", ["rigid_arm", "flexible_arm"])
 def test_a_serialized_state_restores_in_a_fresh_process(name, loaded, native_fmu, tmp_path):
     outs, h = _outs(name)
@@ -165,7 +124,7 @@ def test_a_serialized_state_restores_in_a_fresh_process(name, loaded, native_fmu
     state = L.slave.getFMUstate()
     (tmp_path / "state.bin").write_bytes(bytes(L.slave.serializeFMUstate(state)))
     expected = L.run(outs, h, 30, t0=20 * h)
-    subprocess.run([sys.executable, "-c", RESTORE_CHILD, str(HERE), str(native_fmu(name)),
+    subprocess.run([sys.executable, "-c", RESTORE_CHILD, str(LOOP_FOLDER), str(native_fmu(name)),
                     str(tmp_path / "state.bin"), str(tmp_path / "out.npy"), ",".join(outs), repr(h)],
                    check=True, timeout=120)
     assert np.array_equal(np.load(tmp_path / "out.npy"), expected)

@@ -15,25 +15,7 @@ import pytest
 from tooling import need_aarch64_libc, need_tool
 
 from .conftest import NATIVE_PLANTS, assert_same
-
-BASELINE = (2, 17)
-_GLIBC = re.compile(r"\bGLIBC_(\d+)\.(\d+)(?:\.(\d+))?\b")
-
-
-def glibc_versions(binary: Path) -> dict[str, tuple[int, ...]]:
-    """Symbol -> the glibc version it binds to, of every glibc symbol ``binary`` imports."""
-    objdump = need_tool("objdump", why="the glibc symbol versions a binary needs")
-    dump = subprocess.run([objdump, "-T", str(binary)], capture_output=True, text=True, check=True).stdout
-    out = {}
-    for line in dump.splitlines():
-        m = _GLIBC.search(line)
-        if m and "*UND*" in line:
-            out[line.split()[-1]] = tuple(int(g) for g in m.groups() if g is not None)
-    return out
-
-
-def too_new(binary: Path) -> dict[str, str]:
-    return {sym: ".".join(map(str, v)) for sym, v in glibc_versions(binary).items() if v[:2] > BASELINE}
+from .glibc_symbols import BASELINE, GLIBC_SYMBOL, glibc_versions, too_new
 
 
 def _extract(fmu: Path, dest: Path) -> Path:
@@ -111,7 +93,7 @@ def aarch64(tmp_path_factory):
 def _aarch64_objdump_check(binary: Path) -> None:
     objdump = need_tool("aarch64-linux-gnu-objdump")
     dump = subprocess.run([objdump, "-T", str(binary)], capture_output=True, text=True, check=True).stdout
-    versions = {tuple(int(g) for g in m.groups() if g) for m in _GLIBC.finditer(dump)}
+    versions = {tuple(int(g) for g in m.groups() if g) for m in GLIBC_SYMBOL.finditer(dump)}
     assert versions and max(versions)[:2] <= BASELINE, sorted(versions)
 
 

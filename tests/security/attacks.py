@@ -7,6 +7,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from tooling import reference_fmu
+
 from mbfmu.untrusted.scratch import OWNER, PREFIX
 
 
@@ -43,3 +45,43 @@ def scratch_folders(root: str | os.PathLike | None = None) -> set[str]:
     """mbfmu's marked temporary folders under ``root`` (default: the temp folder)."""
     base = Path(root or tempfile.gettempdir())
     return {p.name for p in base.glob(PREFIX + "*") if (p / OWNER).is_file()}
+
+
+def ssd_with_sources(fmu_source: str, ssv_source: str | None = None) -> str:
+    """An SSD of one component whose FMU (and parameter values, if given) come from these sources."""
+    binding = (f'<ssd:ParameterBindings><ssd:ParameterBinding source="{ssv_source}"/></ssd:ParameterBindings>'
+               if ssv_source else "")
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<ssd:SystemStructureDescription version="1.0" name="s"
+    xmlns:ssd="http://ssp-standard.org/SSP1/SystemStructureDescription"
+    xmlns:ssc="http://ssp-standard.org/SSP1/SystemStructureCommon"
+    xmlns:ssv="http://ssp-standard.org/SSP1/SystemStructureParameterValues">
+  <ssd:System name="s">
+    <ssd:Elements>
+      <ssd:Component name="d" type="application/x-fmu-sharedlibrary" source="{fmu_source}">
+        <ssd:Connectors><ssd:Connector name="x" kind="output"><ssc:Real/></ssd:Connector></ssd:Connectors>
+        {binding}
+      </ssd:Component>
+    </ssd:Elements>
+  </ssd:System>
+</ssd:SystemStructureDescription>
+"""
+
+
+def patched_dahlquist(tmp_path, version="fmi2", *replacements, extra=None):
+    """The Dahlquist Reference FMU with text replaced in its modelDescription.xml."""
+    src = reference_fmu(version, "Dahlquist")
+    out = tmp_path / f"patched_{version}.fmu"
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(out, "w") as zout:
+        for info in zin.infolist():
+            data = zin.read(info)
+            if info.filename == "modelDescription.xml":
+                text = data.decode()
+                for old, new in replacements:
+                    assert old in text, old
+                    text = text.replace(old, new)
+                data = text.encode()
+            zout.writestr(info, data)
+        for name, data in (extra or {}).items():
+            zout.writestr(name, data)
+    return out

@@ -22,8 +22,7 @@ from tooling import reference_fmu
 from mbfmu.cosim import FmuUnit, read_ssp
 from mbfmu.untrusted import archive
 
-from .attacks import declare_size, scratch_folders
-from .test_ssp_sources import _ssd
+from .attacks import declare_size, scratch_folders, ssd_with_sources
 
 
 def _bomb_fmu(tmp_path, declared=int(1.43e9)):
@@ -63,7 +62,7 @@ def test_total_is_bounded_and_the_bound_is_configurable(scratch_root, tmp_path, 
 def test_ssp_bomb_is_refused_and_leaves_nothing(scratch_root, tmp_path):
     path = tmp_path / "bomb.ssp"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-        z.writestr("SystemStructure.ssd", _ssd("resources/d.fmu"))
+        z.writestr("SystemStructure.ssd", ssd_with_sources("resources/d.fmu"))
         z.write(reference_fmu("fmi2", "Dahlquist"), "resources/d.fmu")
         z.writestr("resources/padding.bin", b"\0" * 1500)
     declare_size(path, "resources/padding.bin", 3 * 2**30)

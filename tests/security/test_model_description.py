@@ -9,37 +9,19 @@ loaded, naming the variable.
 from __future__ import annotations
 
 import subprocess
-import zipfile
 
 import pytest
-from tooling import need_tool, reference_fmu
+from tooling import need_tool
 
 from mbfmu.cli import main
 from mbfmu.cosim import FmuUnit
 
-
-def _patched(tmp_path, version="fmi2", *replacements, extra=None):
-    """The Dahlquist Reference FMU with text replaced in its modelDescription.xml."""
-    src = reference_fmu(version, "Dahlquist")
-    out = tmp_path / f"patched_{version}.fmu"
-    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(out, "w") as zout:
-        for info in zin.infolist():
-            data = zin.read(info)
-            if info.filename == "modelDescription.xml":
-                text = data.decode()
-                for old, new in replacements:
-                    assert old in text, old
-                    text = text.replace(old, new)
-                data = text.encode()
-            zout.writestr(info, data)
-        for name, data in (extra or {}).items():
-            zout.writestr(name, data)
-    return out
+from .attacks import patched_dahlquist
 
 
 def test_the_unpatched_fmu_sets_k_and_not_x(tmp_path, capsys):
     """The control: on the Reference FMU, --set k=5 changes k (x = exp(-k t))."""
-    fmu = _patched(tmp_path)
+    fmu = patched_dahlquist(tmp_path)
     assert main(["simulate", str(fmu), "--set", "k=5", "--stop-time", "0.2", "--step", "0.1", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "Dahlquist.x = " in out and "Dahlquist.x = 1.0\n" not in out
@@ -47,7 +29,7 @@ def test_the_unpatched_fmu_sets_k_and_not_x(tmp_path, capsys):
 
 @pytest.mark.parametrize("vr", [str(2**32 + 1), "-4294967295", str(2**64 + 1)])
 def test_value_reference_outside_uint32_is_refused(tmp_path, capsys, vr):
-    fmu = _patched(tmp_path, "fmi2", ('name="k" valueReference="3"', f'name="k" valueReference="{vr}"'))
+    fmu = patched_dahlquist(tmp_path, "fmi2", ('name="k" valueReference="3"', f'name="k" valueReference="{vr}"'))
     assert main(["simulate", str(fmu), "--set", "k=5", "--stop-time", "0.2", "--step", "0.1", "--no-progress"]) == 1
     err = capsys.readouterr().err
     assert f"'k': value reference {vr} is outside 0..4294967295" in err
@@ -55,7 +37,7 @@ def test_value_reference_outside_uint32_is_refused(tmp_path, capsys, vr):
 
 
 def test_fmi3_value_reference_outside_uint32_is_refused(tmp_path):
-    fmu = _patched(tmp_path, "fmi3", ('name="k" valueReference="3"', f'name="k" valueReference="{2**32 + 1}"'),
+    fmu = patched_dahlquist(tmp_path, "fmi3", ('name="k" valueReference="3"', f'name="k" valueReference="{2**32 + 1}"'),
                    ('dependencies="1 3"', f'dependencies="1 {2**32 + 1}"'))
     with pytest.raises(ValueError, match="value reference 4294967297 is outside"):
         FmuUnit(fmu)
@@ -70,7 +52,7 @@ def test_fmi3_value_reference_outside_uint32_is_refused(tmp_path):
 ])
 def test_malformed_variables_are_refused_by_name(tmp_path, old, new, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        FmuUnit(_patched(tmp_path, "fmi2", (old, new)))
+        FmuUnit(patched_dahlquist(tmp_path, "fmi2", (old, new)))
 
 
 def test_model_identifier_climbing_out_is_refused_and_loads_nothing(tmp_path, capsys):
@@ -82,7 +64,7 @@ def test_model_identifier_climbing_out_is_refused_and_loads_nothing(tmp_path, ca
                                      f'{{ FILE *f = fopen("{marker}", "w"); if (f) fclose(f); }}\n')
     subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(tmp_path / "evil.so"), str(tmp_path / "evil.c")], check=True)
     ident = "../../../../../../../../../../" + str(tmp_path / "evil").lstrip("/")
-    fmu = _patched(tmp_path, "fmi2", ('<CoSimulation\n    modelIdentifier="Dahlquist"',
+    fmu = patched_dahlquist(tmp_path, "fmi2", ('<CoSimulation\n    modelIdentifier="Dahlquist"',
                                       f'<CoSimulation\n    modelIdentifier="{ident}"'))
     assert main(["simulate", str(fmu), "--stop-time", "0.2", "--step", "0.1", "--no-progress"]) == 1
     err = capsys.readouterr().err

@@ -19,95 +19,11 @@ those written (fmpy's wrappers would check some arguments first).
 from __future__ import annotations
 
 import ctypes as C
-import zipfile
 
 import numpy as np
 import pytest
-from fmpy import read_model_description
 
-
-OK, WARNING, DISCARD, ERROR, FATAL = range(5)
-ME, CS = 0, 1
-
-LOGGER = C.CFUNCTYPE(None, C.c_void_p, C.c_char_p, C.c_int, C.c_char_p, C.c_char_p)
-
-
-class Callbacks(C.Structure):
-    _fields_ = [("logger", LOGGER), ("allocateMemory", C.c_void_p), ("freeMemory", C.c_void_p),
-                ("stepFinished", C.c_void_p), ("componentEnvironment", C.c_void_p)]
-
-
-class EventInfo(C.Structure):
-    _fields_ = [("newDiscreteStatesNeeded", C.c_int), ("terminateSimulation", C.c_int),
-                ("nominalsOfContinuousStatesChanged", C.c_int), ("valuesOfContinuousStatesChanged", C.c_int),
-                ("nextEventTimeDefined", C.c_int), ("nextEventTime", C.c_double)]
-
-
-@pytest.fixture(scope="module")
-def fmu(tmp_path_factory, native_fmus):
-    """(binary path, model description) of the native rigid_arm FMU (linux64)."""
-    d = tmp_path_factory.mktemp("native_calls")
-    path = native_fmus("rigid_arm", platforms=("linux64",))
-    with zipfile.ZipFile(path) as z:
-        z.extractall(d / "x")
-    return d / "x" / "binaries" / "linux64" / "rigid_arm.so", read_model_description(str(path))
-
-
-class Host:
-    """One instance of the FMU through ctypes; ``log`` holds its messages."""
-
-    def __init__(self, fmu, kind=CS):
-        so, self.md = fmu
-        self.lib = C.CDLL(str(so))
-        self.log: list[str] = []
-        self._logger = LOGGER(lambda env, name, status, cat, msg: self.log.append(msg.decode()))
-        self._cb = Callbacks(self._logger, None, None, None, None)
-        self.lib.fmi2Instantiate.restype = C.c_void_p
-        self.c = C.c_void_p(self.lib.fmi2Instantiate(b"t", kind, self.md.guid.encode(), b"", C.byref(self._cb),
-                                                     0, 0))
-        assert self.c.value, self.log
-        self.vr = {v.name: v.valueReference for v in self.md.modelVariables}
-        self.nx = len(self.md.derivatives)
-
-    def __call__(self, fn, *args):
-        f = getattr(self.lib, fn)
-        f.restype = C.c_int
-        return f(self.c, *args)
-
-    def get(self, vrs):
-        n = len(vrs)
-        values = (C.c_double * n)()
-        status = self("fmi2GetReal", (C.c_uint * n)(*vrs), C.c_size_t(n), values)
-        return status, list(values)
-
-    def set(self, vrs, values):
-        n = len(vrs)
-        return self("fmi2SetReal", (C.c_uint * n)(*vrs), C.c_size_t(n), (C.c_double * n)(*values))
-
-    def initialize(self):
-        assert self("fmi2SetupExperiment", 0, C.c_double(0.0), C.c_double(0.0), 0, C.c_double(0.0)) == OK
-        assert self("fmi2EnterInitializationMode") == OK
-        assert self("fmi2ExitInitializationMode") == OK
-
-    def step(self, t, h):
-        return self("fmi2DoStep", C.c_double(t), C.c_double(h), 1)
-
-    def close(self):
-        self.lib.fmi2FreeInstance.restype = None
-        self.lib.fmi2FreeInstance(self.c)
-
-
-@pytest.fixture
-def host(fmu):
-    """``host(kind=CS)``: an instance, freed after the test."""
-    made = []
-
-    def make(kind=CS):
-        made.append(Host(fmu, kind))
-        return made[-1]
-    yield make
-    for h in made:
-        h.close()
+from .ctypes_hosts import CS, ERROR, ME, OK, EventInfo
 
 
 # ---------------------------------------------------------------- #26.3 value references
@@ -282,72 +198,6 @@ def test_derivatives_of_a_model_exchange_instance_are_the_python_plants(host):
         assert h("fmi2GetDerivatives", dx, C.c_size_t(h.nx)) == OK
         expected = plant.derivatives(0.0, x, u)
         np.testing.assert_allclose(list(dx), expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
-
-
-# ---------------------------------------------------------------- FMI 3
-LOGGER3 = C.CFUNCTYPE(None, C.c_void_p, C.c_int, C.c_char_p, C.c_char_p)
-
-
-@pytest.fixture(scope="module")
-def fmu3(tmp_path_factory, native_fmus):
-    """(binary path, model description) of the native FMI 3.0 rigid_arm FMU (x86_64-linux)."""
-    d = tmp_path_factory.mktemp("native_calls3")
-    path = native_fmus("rigid_arm", platforms=("linux64",), fmi_version=3)
-    with zipfile.ZipFile(path) as z:
-        z.extractall(d / "x")
-    return d / "x" / "binaries" / "x86_64-linux" / "rigid_arm.so", read_model_description(str(path))
-
-
-class Host3:
-    """One FMI 3 co-simulation instance through ctypes; ``log`` holds its messages."""
-
-    def __init__(self, fmu):
-        so, self.md = fmu
-        self.lib = C.CDLL(str(so))
-        self.log: list[str] = []
-        self._logger = LOGGER3(lambda env, status, cat, msg: self.log.append(msg.decode()))
-        f = self.lib.fmi3InstantiateCoSimulation
-        f.restype = C.c_void_p
-        f.argtypes = [C.c_char_p, C.c_char_p, C.c_char_p, C.c_bool, C.c_bool, C.c_bool, C.c_bool, C.c_void_p,
-                      C.c_size_t, C.c_void_p, LOGGER3, C.c_void_p]
-        self.c = C.c_void_p(f(b"t", self.md.instantiationToken.encode(), b"", False, False, False, False, None, 0,
-                              None, self._logger, None))
-        assert self.c.value, self.log
-        self.vr = {v.name: v.valueReference for v in self.md.modelVariables}
-
-    def __call__(self, fn, *args):
-        f = getattr(self.lib, fn)
-        f.restype = C.c_int
-        return f(self.c, *args)
-
-    def init(self):
-        return self("fmi3EnterInitializationMode", C.c_bool(False), C.c_double(0), C.c_double(0), C.c_bool(False),
-                    C.c_double(0))
-
-    def step(self, t, h):
-        flags = [C.c_bool() for _ in range(3)]
-        return self("fmi3DoStep", C.c_double(t), C.c_double(h), C.c_bool(True), *map(C.byref, flags),
-                    C.byref(C.c_double()))
-
-    def set_tau(self, values):
-        return self("fmi3SetFloat64", (C.c_uint32 * 1)(self.vr["tau"]), C.c_size_t(1),
-                    (C.c_double * len(values))(*values), C.c_size_t(len(values)))
-
-    def close(self):
-        self.lib.fmi3FreeInstance.restype = None
-        self.lib.fmi3FreeInstance(self.c)
-
-
-@pytest.fixture
-def host3(fmu3):
-    made = []
-
-    def make():
-        made.append(Host3(fmu3))
-        return made[-1]
-    yield make
-    for h in made:
-        h.close()
 
 
 def test_fmi3_calls_out_of_order_are_refused(host3):

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from .test_native_calls import LOGGER3, ME, OK, ERROR, Host, fmu, fmu3, host  # noqa: F401 (fixtures)
+from .ctypes_hosts import ERROR, LOGGER3, ME, OK
 
 HUGE = 1e308
 

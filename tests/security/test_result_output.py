@@ -14,7 +14,7 @@ from tooling import reference_fmu
 from mbfmu.cli import main
 from mbfmu.cosim import load_result
 
-from .test_model_description import _patched
+from .attacks import patched_dahlquist
 
 DAHLQUIST = str(reference_fmu("fmi2", "Dahlquist"))
 RUN = ["simulate", DAHLQUIST, "--stop-time", "1", "--step", "0.1", "--no-progress"]
@@ -44,7 +44,7 @@ def test_a_run_failing_before_its_first_row_leaves_the_old_result(tmp_path, caps
     out.parent.mkdir()
     assert main([*RUN, "-o", str(out)]) == 0
     before = _files(out.parent)
-    bad = _patched(tmp_path, "fmi2", ("{221063D2-EF4A-45FE-B954-B5BFEEA9A59B}", "{00000000-0000-0000-0000-000000000000}"))
+    bad = patched_dahlquist(tmp_path, "fmi2", ("{221063D2-EF4A-45FE-B954-B5BFEEA9A59B}", "{00000000-0000-0000-0000-000000000000}"))
     assert main(["simulate", str(bad), "--stop-time", "1", "--step", "0.1", "--no-progress", "-o", str(out)]) == 3
     assert "keep.csv was not written" in capsys.readouterr().err
     assert _files(out.parent) == before

@@ -19,27 +19,9 @@ from mbfmu.cli import main
 from mbfmu.cosim import read_ssp
 from mbfmu.errors import CosimError
 
+from .attacks import ssd_with_sources
+
 SECRET = "TOPSECRET-7f3a"
-
-
-def _ssd(fmu_source: str, ssv_source: str | None = None) -> str:
-    binding = (f'<ssd:ParameterBindings><ssd:ParameterBinding source="{ssv_source}"/></ssd:ParameterBindings>'
-               if ssv_source else "")
-    return f"""<?xml version="1.0" encoding="UTF-8"?>
-<ssd:SystemStructureDescription version="1.0" name="s"
-    xmlns:ssd="http://ssp-standard.org/SSP1/SystemStructureDescription"
-    xmlns:ssc="http://ssp-standard.org/SSP1/SystemStructureCommon"
-    xmlns:ssv="http://ssp-standard.org/SSP1/SystemStructureParameterValues">
-  <ssd:System name="s">
-    <ssd:Elements>
-      <ssd:Component name="d" type="application/x-fmu-sharedlibrary" source="{fmu_source}">
-        <ssd:Connectors><ssd:Connector name="x" kind="output"><ssc:Real/></ssd:Connector></ssd:Connectors>
-        {binding}
-      </ssd:Component>
-    </ssd:Elements>
-  </ssd:System>
-</ssd:SystemStructureDescription>
-"""
 
 
 def _ssv(k: float) -> str:
@@ -74,7 +56,7 @@ def _archive(tmp_path, ssd_text, with_fmu=True):
 @pytest.mark.parametrize("source", ["../outside/x.fmu", "ABS", "file://ABS", "resources/../../outside/x.fmu"])
 def test_component_source_outside_the_archive_is_refused(tmp_path, outside, source):
     source = source.replace("ABS", str(outside / "x.fmu"))
-    path = _archive(tmp_path, _ssd(source), with_fmu=False)
+    path = _archive(tmp_path, ssd_with_sources(source), with_fmu=False)
     with pytest.raises(CosimError, match="outside the system's folder; refused"):
         read_ssp(path)
     # the opt-in: the FMU outside is used (a relative one taken from the archive's folder)
@@ -84,7 +66,7 @@ def test_component_source_outside_the_archive_is_refused(tmp_path, outside, sour
 
 @pytest.mark.parametrize("source", ["ABS/secret.txt", "/etc/passwd", "../outside/p.ssv", "../outside/secret.txt"])
 def test_parameter_file_outside_is_refused_without_echoing_it(tmp_path, outside, source):
-    path = _archive(tmp_path, _ssd("resources/d.fmu", source.replace("ABS", str(outside))))
+    path = _archive(tmp_path, ssd_with_sources("resources/d.fmu", source.replace("ABS", str(outside))))
     with pytest.raises(CosimError) as e:
         read_ssp(path)
     msg = str(e.value)
@@ -93,7 +75,7 @@ def test_parameter_file_outside_is_refused_without_echoing_it(tmp_path, outside,
 
 
 def test_opt_in_applies_the_outside_parameter_file(tmp_path, outside):
-    path = _archive(tmp_path, _ssd("resources/d.fmu", str(outside / "p.ssv")))
+    path = _archive(tmp_path, ssd_with_sources("resources/d.fmu", str(outside / "p.ssv")))
     assert read_ssp(path, allow_external=True).units["d"].values == {"k": 7.0}
 
 
@@ -101,9 +83,9 @@ def test_ssd_sources_resolve_in_its_folder_and_the_cli_opts_in(tmp_path, outside
     sysdir = tmp_path / "sys"
     sysdir.mkdir()
     shutil.copy(reference_fmu("fmi2", "Dahlquist"), sysdir / "d.fmu")
-    (sysdir / "ok.ssd").write_text(_ssd("d.fmu"))
+    (sysdir / "ok.ssd").write_text(ssd_with_sources("d.fmu"))
     assert set(read_ssp(sysdir / "ok.ssd").units) == {"d"}  # beside the .ssd: no opt-in needed
-    (sysdir / "out.ssd").write_text(_ssd("../outside/x.fmu"))
+    (sysdir / "out.ssd").write_text(ssd_with_sources("../outside/x.fmu"))
     args = ["simulate", str(sysdir / "out.ssd"), "--stop-time", "0.1", "--step", "0.05", "--no-progress"]
     assert main(args) == 1
     err = capsys.readouterr().err
@@ -115,6 +97,6 @@ def test_a_symbolic_link_leading_out_is_refused(tmp_path, outside):
     sysdir = tmp_path / "sys"
     sysdir.mkdir()
     os.symlink(outside / "x.fmu", sysdir / "d.fmu")
-    (sysdir / "s.ssd").write_text(_ssd("d.fmu"))
+    (sysdir / "s.ssd").write_text(ssd_with_sources("d.fmu"))
     with pytest.raises(CosimError, match="outside the system's folder"):
         read_ssp(sysdir / "s.ssd")

@@ -12,7 +12,7 @@ import re
 import numpy as np
 import pytest
 from PIL import Image
-from test_viewer_html import H, W, chromium, page_data
+from headless_page import H, W, chromium, page_data
 from viewer_toys import record
 
 from mbfmu.cli import main

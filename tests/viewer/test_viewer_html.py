@@ -3,33 +3,17 @@ errors, opens at the linked time, and draws the bodies where the camera
 projects their forward-kinematics positions."""
 from __future__ import annotations
 
-import json
 import re
-import subprocess
 
 import numpy as np
 import pytest
 from PIL import Image
-from tooling import need_tool
 from viewer_toys import DoublePendulum, SpinningBox, record, rot_z
+from headless_page import H, W, chromium, page_data
 
 from mbfmu.viewer import Recording, write_html
 from mbfmu.viewer.camera import Camera
 
-W, H = 480, 360
-
-
-def chromium(*args, timeout=90):
-    exe = need_tool("chromium")
-    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-           "--disable-extensions", "--disable-background-networking", "--virtual-time-budget=3000", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-
-
-def page_data(path):
-    text = path.read_text()
-    m = re.search(r'<script type="application/json" id="mbfmu-data">(.*?)</script>', text, re.S)
-    return json.loads(m.group(1).replace("<\\/", "</"))
 
 
 def dom(path, fragment=""):
