@@ -68,3 +68,17 @@ def test_a_failing_derivative_call_inside_cvode_ends_the_run_with_one_line(versi
            "status 3 (error)" in message, message
     with pytest.raises(CosimError, match="failed earlier"):
         u.do_step(10.0, 0.01)
+
+
+def test_restarts_at_bounces_reuse_the_jacobian_and_keep_the_bounce_times():
+    """Each bounce restarts CVODE; the restart takes the last Jacobian instead of a new
+    difference quotient, and the bounces stay at the analytic times to 1e-9 s."""
+    from .helpers import bounce_times
+    u = FmuUnit(reference_fmu("fmi2", "BouncingBall"), "ball", interface="me", rtol=1e-12, atol=1e-12)
+    simulate(System([u]), 2.5, 0.01, progress=False)
+    bounces = [t for t, kind in u.events if kind == "state"]
+    assert len(bounces) >= 5
+    assert max(abs(a - b) for a, b in zip(bounces[:5], bounce_times(5))) < 1e-9
+    computed, reused = u.jacobians
+    assert computed >= 1
+    assert reused >= len(bounces) - 1, (u.jacobians, u.restarts)

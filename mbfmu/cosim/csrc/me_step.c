@@ -21,6 +21,8 @@ typedef int (*completed3_fn)(void *c, unsigned char no_prior, unsigned char *ent
 typedef int (*cvode_fn)(void *mem, double tout, void *yout, double *tret, int itask);
 typedef int (*set_stop_fn)(void *mem, double tstop);
 typedef double *(*nv_data_fn)(void *v);
+typedef int (*dq_jac_fn)(double t, void *y, void *fy, void *J, void *cvode_mem, void *t1, void *t2, void *t3);
+typedef int (*mat_copy_fn)(void *from, void *to);
 
 /* the calls named in me_ctx.failed_call */
 enum { ME_SET_TIME = 1, ME_SET_X, ME_GET_DX, ME_GET_Z, ME_COMPLETED };
@@ -37,6 +39,10 @@ typedef struct {
     double stop_time;
     int status, failed_call;       /* the first failed FMU call */
     double t;                      /* the time reached (the FMU is there) */
+    void *dq_jac, *mat_copy;       /* CVODE's cvLsDQJac, SUNMatCopy */
+    void *jac_cache;               /* a SUNMatrix: the last Jacobian computed */
+    int jac_cached, reuse_jac;     /* reuse_jac: give the cached one at CVODE's next request */
+    int jac_computed, jac_reused;  /* Jacobians computed and kept ones given */
 } me_ctx;
 
 /* result bits of me_advance */
@@ -87,6 +93,26 @@ int me_roots(double t, void *y, double *gout, void *user_data) {
     me_ctx *m = (me_ctx *)user_data;
     if (m->status || !set_point(m, t, y)) return -1;
     return fmu_ok(m, ((get_vec_fn)m->get_z)(m->c, gout, (size_t)m->nz), ME_GET_Z) ? 0 : -1;
+}
+
+/* CVLsJacFn: CVODE's own difference-quotient Jacobian, kept; after a restart
+ * (reuse_jac) CVODE's first request gets the kept one instead. CVODE asks for
+ * a new Jacobian when Newton's iteration fails to converge with a stale one
+ * (and every 50 steps), and then gets a fresh one: the answers keep the
+ * tolerance, the restart saves nx right-hand-side evaluations. */
+int me_jac(double t, void *y, void *fy, void *J, void *user_data, void *t1, void *t2, void *t3) {
+    me_ctx *m = (me_ctx *)user_data;
+    if (m->reuse_jac && m->jac_cached) {
+        m->reuse_jac = 0;
+        m->jac_reused++;
+        return ((mat_copy_fn)m->mat_copy)(m->jac_cache, J) == 0 ? 0 : -1;
+    }
+    m->reuse_jac = 0;
+    int flag = ((dq_jac_fn)m->dq_jac)(t, y, fy, J, m->cvode_mem, t1, t2, t3);
+    if (flag != 0 || m->status) return m->status ? -1 : flag;
+    m->jac_computed++;
+    m->jac_cached = ((mat_copy_fn)m->mat_copy)(J, m->jac_cache) == 0;
+    return 0;
 }
 
 static int completed(me_ctx *m, int *enter_event, int *terminate) {

@@ -9,7 +9,10 @@ carried out here.
 * **Solver**: CVODE's BDF method with Newton iterations and a dense linear
   solver (SUNDIALS, as bundled with fmpy, set up as fmpy sets it up), fit for
   stiff FMUs, its right-hand side, root function and integration interval in
-  C (:mod:`.me_solver`): no Python call per evaluation; ``rtol``
+  C (:mod:`.me_solver`): no Python call per evaluation. After a restart CVODE's
+  first Newton iteration takes the last Jacobian computed (it computes a new one
+  where Newton does not converge with it), except in a run that may roll back;
+  ``rtol``
   (default 1e-6) and ``atol`` (default ``rtol`` times each state's nominal
   value) per unit. One integration runs across communication points; CVODE
   is reinitialized (:attr:`FmuMeUnit.restarts`) only
@@ -72,6 +75,7 @@ class _MeStepping:
     atol: float | None = None
     events: list[tuple[float, str]]
     restarts: int = 0
+    jacobians: tuple[int, int] = (0, 0)
 
     def __init__(self, path: Any, name: str | None = None, values: Mapping[str, Any] | None = None,
                  step: float | None = None, feedthrough: Mapping[str, Iterable[str]] | None = None,
@@ -115,8 +119,9 @@ class _MeStepping:
         if self.atol is not None:
             self._solver.set_abstol(self.atol)
 
-    def _restart(self) -> None:
-        self._solver.reset(self._t)
+    def _restart(self, reuse_jacobian: bool = True) -> None:
+        # not in a run that may roll back: a repeated step must find the solver as it was
+        self._solver.reset(self._t, reuse_jacobian and not self.will_roll_back)
         self._set_abstol()
         self.restarts += 1
 
@@ -210,6 +215,8 @@ class _MeStepping:
         super().connect_inputs(driven)
 
     def terminate(self) -> None:
+        if getattr(self, "_solver", None) is not None:
+            self.jacobians = (self._solver.ctx.jac_computed, self._solver.ctx.jac_reused)
         self._solver = None
         if getattr(self, "_error", False) and self._fmu is not None:
             # after an error status the FMU takes no terminate call, only its freeing (none after fatal)
@@ -245,7 +252,7 @@ class _MeStepping:
     def set_state(self, state: Any) -> None:
         super().set_state(self._me_restore(state))
         self._me.setTime(self._t)
-        self._restart()
+        self._restart(reuse_jacobian=False)
 
     def free_state(self, state: Any) -> None:
         super().free_state(state[0])
@@ -273,6 +280,9 @@ class FmuMeUnit(_MeStepping, FmuUnit):
     restarts : int
         How many times the solver was reinitialized in the last run (at events, input
         jumps, restored states).
+    jacobians : tuple of int
+        The Jacobians of the last run, once it ended: how many CVODE computed (by
+        difference quotients) and how many restarts took the last one computed instead.
     """
 
     _derivatives = "getDerivatives"

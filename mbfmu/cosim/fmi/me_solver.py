@@ -30,7 +30,9 @@ class _Ctx(ctypes.Structure):
     _fields_ = [("fmi3", _I), ("c", _P), ("set_time", _P), ("set_x", _P), ("get_dx", _P), ("get_z", _P),
                 ("completed", _P), ("cvode", _P), ("set_stop", _P), ("nv_data", _P), ("cvode_mem", _P), ("x", _P),
                 ("nx", _I), ("nz", _I), ("discrete", _I), ("needs_completed", _I), ("no_prior", _I),
-                ("stop_valid", _I), ("stop_time", _D), ("status", _I), ("failed_call", _I), ("t", _D)]
+                ("stop_valid", _I), ("stop_time", _D), ("status", _I), ("failed_call", _I), ("t", _D),
+                ("dq_jac", _P), ("mat_copy", _P), ("jac_cache", _P), ("jac_cached", _I), ("reuse_jac", _I),
+                ("jac_computed", _I), ("jac_reused", _I)]
 
 
 _LIB: Any = None
@@ -125,6 +127,17 @@ class MeSolver:
         self.A = SUNDenseMatrix(self.nx, self.nx, self.sunctx)
         self.LS = SUNLinSol_Dense(self.x, self.A, self.sunctx)
         self._ok(CVodeSetLinearSolver(self.cvode_mem, self.LS, self.A), "CVodeSetLinearSolver")
+        # CVODE's own difference-quotient Jacobian, kept for the first request after a restart
+        clone, set_jac = sundials_core.SUNMatClone, sundials_cvode.CVodeSetJacFn
+        clone.argtypes, clone.restype = [_P], _P
+        set_jac.argtypes, set_jac.restype = [_P, _P], _I
+        self._jac_cache = clone(_address(self.A))
+        if not self._jac_cache:
+            raise CosimError("SUNMatClone failed setting up CVODE (no memory)")
+        self.ctx.jac_cache = self._jac_cache
+        self.ctx.dq_jac = _address(sundials_cvode.cvLsDQJac)
+        self.ctx.mat_copy = _address(sundials_core.SUNMatCopy)
+        self._ok(set_jac(self.cvode_mem, _address(lib.me_jac)), "CVodeSetJacFn")
         self._ok(CVodeSetMaxStep(self.cvode_mem, float("inf")), "CVodeSetMaxStep")
         self._ok(CVodeSetMaxNumSteps(self.cvode_mem, 100_000), "CVodeSetMaxNumSteps")
         self._ok(CVodeSetNoInactiveRootWarn(self.cvode_mem), "CVodeSetNoInactiveRootWarn")
@@ -149,13 +162,16 @@ class MeSolver:
             self._fmu.getNominalsOfContinuousStates(self.pabstol, self.nx)
         self.npabstol *= self.rtol
 
-    def reset(self, time: float) -> None:
-        """Restart CVODE at ``time`` [s] from the FMU's states (its nominals scale the absolute tolerance)."""
+    def reset(self, time: float, reuse_jacobian: bool = False) -> None:
+        """Restart CVODE at ``time`` [s] from the FMU's states (its nominals scale the absolute tolerance);
+        ``reuse_jacobian``: its first Newton iteration takes the last Jacobian computed (CVODE computes
+        a new one where Newton does not converge with it)."""
         from fmpy.sundials import CVodeReInit
         self._read_states()
         self._ok(CVodeReInit(self.cvode_mem, float(time), self.x), "CVodeReInit")
         self.ctx.stop_valid = 0
         self.ctx.t = float(time)
+        self.ctx.reuse_jac = int(reuse_jacobian)
 
     def set_abstol(self, atol: float) -> None:
         """An absolute tolerance ``atol`` for every state instead of ``rtol`` times its nominal."""
@@ -205,7 +221,7 @@ class MeSolver:
         if mem:
             CVodeFree(ctypes.byref(ctypes.c_void_p(mem)))
             self.cvode_mem = None
-        for name, attr in (("SUNLinSolFree", "LS"), ("SUNMatDestroy", "A"), ("N_VDestroy", "x"),
+        for name, attr in (("SUNLinSolFree", "LS"), ("SUNMatDestroy", "A"), ("SUNMatDestroy", "_jac_cache"), ("N_VDestroy", "x"),
                            ("N_VDestroy", "abstol")):
             obj = getattr(self, attr, None)
             if obj:
