@@ -110,7 +110,7 @@ class _MeStepping:
         me.enterContinuousTimeMode()
         nx = self._nx
         self._solver = MeSolver(me, isinstance(self, Fmu3Unit), nx, self._nz, self._t, self.rtol,
-                                self._needs_completed)
+                                self._needs_completed, no_prior=not self.will_roll_back)
         self._set_abstol()
         self._dx_before = (ctypes.c_double * max(nx, 1))()
         self._dx_after = (ctypes.c_double * max(nx, 1))()
@@ -162,7 +162,7 @@ class _MeStepping:
         """Integrate from ``t`` to ``t + h`` [s], handling every event on the way."""
         me = self._me
         t_end = t + h
-        if self._inputs_changed() or self.will_roll_back:
+        if (self._inputs_driven and self._inputs_changed()) or self.will_roll_back:
             # an input jumped; or the step may be repeated after a restore, which must
             # give the same result to the bit
             me.setTime(self._t)
@@ -170,10 +170,10 @@ class _MeStepping:
         # past the communication point only where nothing can change there
         interpolate = not (self._inputs_driven or self.will_roll_back)
         tiny = 4 * math.ulp(max(1.0, abs(t_end)))
+        advance = self._solver.advance
         for _ in range(MAX_EVENTS_PER_STEP):
             # to the communication point or the next event (C: csrc/me_step.c), the FMU left there
-            bits, self._t = self._solver.advance(self._t, t_end, self._next_event, self._stop, interpolate, tiny,
-                                                 not self.will_roll_back)
+            bits, self._t = advance(self._t, t_end, self._next_event, self._stop, interpolate, tiny)
             if bits & TERMINATE:
                 raise StopRequested(f"unit {self.name!r} asked to stop (completedIntegratorStep) at "
                                     f"t = {self._t!r} s", unit=self.name, time=self._t)

@@ -74,10 +74,12 @@ class MeSolver:
         Relative tolerance.
     needs_completed : bool
         Whether the FMU needs ``completedIntegratorStep`` after each integration interval.
+    no_prior : bool
+        ``completedIntegratorStep``'s ``noSetFMUStatePriorToCurrentPoint`` (false in a run that may roll back).
     """
 
     def __init__(self, fmu: Any, fmi3: bool, nx: int, nz: int, t0: float, rtol: float,
-                 needs_completed: bool) -> None:
+                 needs_completed: bool, no_prior: bool = True) -> None:
         from fmpy.sundials import (CV_BDF, SUN_COMM_NULL, CVodeCreate, CVodeInit, CVodeRootInit,
                                    CVodeSetLinearSolver, CVodeSetMaxNumSteps, CVodeSetMaxStep,
                                    CVodeSetNoInactiveRootWarn, CVodeSVtolerances, CVRhsFn, CVRootFn, N_VNew_Serial,
@@ -111,7 +113,7 @@ class MeSolver:
                         completed=_address(f[names[4]]), cvode=_address(sundials_cvode.CVode),
                         set_stop=_address(set_stop), nv_data=_address(sundials_core.N_VGetArrayPointer),
                         cvode_mem=_address(self.cvode_mem), x=_address(self.x), nx=self.nx, nz=nz, discrete=int(self.discrete),
-                        needs_completed=int(needs_completed), no_prior=1, t=float(t0))
+                        needs_completed=int(needs_completed), no_prior=int(no_prior), t=float(t0))
         self._advance = lib.me_advance
         self._pctx = ctypes.byref(self.ctx)
         # the C callbacks, as the ctypes function types fmpy's bindings declare
@@ -180,8 +182,8 @@ class MeSolver:
             self.npabstol[:] = atol
             self._ok(CVodeSVtolerances(self.cvode_mem, self.rtol, self.abstol), "CVodeSVtolerances")
 
-    def advance(self, t: float, t_end: float, next_event: float, stop: float, interpolate: bool, tiny: float,
-                no_prior: bool) -> tuple[int, float]:
+    def advance(self, t: float, t_end: float, next_event: float, stop: float, interpolate: bool,
+                tiny: float) -> tuple[int, float]:
         """Integrate from ``t`` towards ``t_end`` [s] as ``me_advance`` in ``csrc/me_step.c`` does: to
         ``min(t_end, next_event)``, past ``t_end`` (up to the next event or ``stop``) where ``interpolate``;
         the FMU is left at the time and states reached. Returns the result bits (:data:`ROOT`,
@@ -192,7 +194,6 @@ class MeSolver:
         """
         ctx = self.ctx
         ctx.t = t
-        ctx.no_prior = no_prior
         bits = self._advance(self._pctx, t_end, next_event, stop, interpolate, tiny)
         if bits < 0:
             self._raise(bits)
