@@ -61,6 +61,14 @@ fastloop = Extension(
     extra_link_args=["-pthread"],
 )
 
+# a Model Exchange unit's CVODE callbacks and integration interval (loaded with ctypes by
+# mbfmu.cosim.fmi.me_solver; SUNDIALS is fmpy's, reached through function pointers)
+mestep = Extension(
+    "mbfmu.cosim._mestep",
+    sources=["mbfmu/cosim/csrc/me_step.c"],
+    extra_compile_args=["-O2", "-std=c99", "-Wall"],
+)
+
 # every folder under mbfmu/ (data folders such as dynamics/csrc included), plus
 # the plant library in models/, installed as mbfmu.models (package-dir in pyproject.toml)
 packages = find_namespace_packages(include=["mbfmu", "mbfmu.*"], exclude=["*.__pycache__"]) + ["mbfmu.models"]
@@ -73,4 +81,4 @@ packages = find_namespace_packages(include=["mbfmu", "mbfmu.*"], exclude=["*.__p
 _SETUPTOOLS = tuple(int(part) for part in re.match(r"(\d+)\.(\d+)", setuptools.__version__).groups())
 LICENSE = {"license_expression": "MIT"} if _SETUPTOOLS >= (77, 0) else {"license": "MIT"}
 
-setup(ext_modules=[kernels, fastloop], packages=packages, **LICENSE)
+setup(ext_modules=[kernels, fastloop, mestep], packages=packages, **LICENSE)

@@ -1054,12 +1054,19 @@ def me_sweep(work: Path) -> None:
     from fmpy import simulate_fmu
     ref = ROOT / "tests" / "fixtures" / "reference-fmus"
     cases = [(f"VanDerPol {v.upper()[:3]} {v[3]}", ref / v / "VanDerPol.fmu", "x0", 20.0, 1e-3) for v in ("fmi2", "fmi3")]
-    cases += [("Dahlquist FMI 2", ref / "fmi2" / "Dahlquist.fmu", "x", 10.0, 1e-3),
-              ("BouncingBall FMI 2", ref / "fmi2" / "BouncingBall.fmu", "h", 1.0, 1e-3),
+    for v in ("fmi2", "fmi3"):
+        cases += [(f"Dahlquist {v.upper()[:3]} {v[3]}", ref / v / "Dahlquist.fmu", "x", 10.0, 1e-3),
+                  (f"BouncingBall {v.upper()[:3]} {v[3]}", ref / v / "BouncingBall.fmu", "h", 1.0, 1e-3)]
+    from openmodelica_fmus import fetch
+    cases += [("OpenModelica MassSpring", fetch(work / "openmodelica")["MassSpringSystem"], "x1", 10.0, 1e-3),
+              ("native rigid_arm", _me_native(work, "rigid_arm"), "q[2]", 2.0, 1e-3),
               ("native satellite", _me_native(work, "satellite"), "hinge_angle[1]", 20.0, 0.05)]
+    only = os.environ.get("MBFMU_BENCH_ME_ONLY")  # a comma-separated subset of the labels, to re-measure a few
+    if only:
+        cases = [c for c in cases if any(o.strip() in c[0] for o in only.split(","))]
     rtols = (1e-4, 1e-6, 1e-8, 1e-10)
     print(f"\nModel Exchange at equal final-value error (load average {os.getloadavg()[0]:.2f} at the start); "
-          "times best of 2 [s], error against fmpy at rtol 1e-12; ratio = mbfmu / fmpy interpolated at mbfmu's error")
+          "times best of 3 [s], error against fmpy at rtol 1e-12; ratio = mbfmu / fmpy interpolated at mbfmu's error")
     print(f"   {'FMU':22s} {'rtol':>6s} {'mbfmu [s]':>9s} {'err':>8s} {'fmpy [s]':>9s} {'err':>8s} {'ratio@err':>9s}")
     for label, path, var, stop, h in cases:
         x_ref = float(simulate_fmu(str(path), fmi_type="ModelExchange", solver="CVode", relative_tolerance=1e-12,
@@ -1067,7 +1074,7 @@ def me_sweep(work: Path) -> None:
         rows, curve = [], []
         for rtol in rtols:
             tm = tf = math.inf
-            for _ in range(2):
+            for _ in range(3):  # interleaved, best kept: the machine is shared
                 unit = FmuUnit(path, "u", interface="me", rtol=rtol)
                 t0 = time.perf_counter()
                 xm = float(simulate(System([unit]), stop, h, progress=False)[f"u.{var}"][-1])
@@ -1079,6 +1086,8 @@ def me_sweep(work: Path) -> None:
         for rtol, tm, em, tf, ef in rows:
             print(f"   {label:22s} {rtol:6.0e} {tm:9.4f} {em:8.1e} {tf:9.4f} {ef:8.1e} "
                   f"{_equal_error_ratio(tm, em, curve):9.2f}")
+    if only and "crash" not in only:
+        return
     crash = _me_native(work, "crash_occupant")
     tc = tme = math.inf
     for _ in range(2):

@@ -7,7 +7,12 @@ same unit contract as the co-simulation units, with ``do_step(t, h)``
 carried out here.
 
 * **Solver**: CVODE's BDF method with Newton iterations and a dense linear
-  solver (SUNDIALS, as bundled with fmpy), fit for stiff FMUs; ``rtol``
+  solver (SUNDIALS, as bundled with fmpy, set up as fmpy sets it up), fit for
+  stiff FMUs, its right-hand side, root function and integration interval in
+  C (:mod:`.me_solver`): no Python call per evaluation. After a restart CVODE's
+  first Newton iteration takes the last Jacobian computed (it computes a new one
+  where Newton does not converge with it), except in a run that may roll back;
+  ``rtol``
   (default 1e-6) and ``atol`` (default ``rtol`` times each state's nominal
   value) per unit. One integration runs across communication points; CVODE
   is reinitialized (:attr:`FmuMeUnit.restarts`) only
@@ -53,92 +58,10 @@ from typing import Any, Iterable, Mapping
 from ...errors import CosimError, InputError, StopRequested
 from .fmu3_unit import Fmu3Unit
 from .fmu_unit import FmuUnit, _callbacks, _LOG_KEYS, _LOGS
+from .me_solver import REACHED, ROOT, STEP_EVENT, TERMINATE, TIME_EVENT, MeSolver
 
 MAX_EVENT_ITERATIONS = 1000  # newDiscreteStates calls at one event before giving up
 MAX_EVENTS_PER_STEP = 10_000  # events in one communication step before giving up (chattering)
-
-
-class _NoInput:
-    """fmpy's solver applies inputs in its root function; the master sets them instead."""
-
-    @staticmethod
-    def apply(time: float, continuous: bool = True, discrete: bool = True, after_event: bool = False) -> None:
-        pass
-
-
-def _stop_time_function() -> Any:
-    """``CVodeSetStopTime`` (fmpy binds the library but not this function)."""
-    from fmpy.sundials.libraries import sundials_cvode
-    f = sundials_cvode.CVodeSetStopTime
-    f.argtypes, f.restype = [ctypes.c_void_p, ctypes.c_double], ctypes.c_int
-    return f
-
-
-def _solver_class() -> type:
-    from fmpy.sundials import CVodeSolver
-
-    class _Solver(CVodeSolver):
-        """fmpy's CVODE wrapper with a stop time and CVODE's own return flag.
-
-        An exception in the right-hand-side or root callback (an FMU call
-        that returned an error) is kept and turned into CVODE's
-        unrecoverable-error flag, so that CVODE stops at once and makes no
-        further call on the FMU; :meth:`step_to` raises it afterwards.
-        """
-
-        failure: BaseException | None = None
-        _t_stop: float | None = None  # the stop time CVODE holds (None: set it again)
-
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            self._tret = realtype(0.0)
-
-        def reset(self, time):
-            super().reset(time)
-            self._t_stop = None
-
-        def f(self, t, y, ydot, user_data):
-            return self._guarded(super().f, t, y, ydot, user_data)
-
-        def g(self, t, y, gout, user_data):
-            return self._guarded(super().g, t, y, gout, user_data)
-
-        def _guarded(self, call, *args) -> int:
-            if self.failure is not None:
-                return -1
-            try:
-                return call(*args)
-            except BaseException as exc:  # Ctrl-C too: raised again once CVODE has returned
-                self.failure = exc
-                return -1
-
-        def step_to(self, t_out: float, t_stop: float) -> tuple[bool, float]:
-            """Integrate to ``t_out`` [s] (interpolated there when CVODE stepped past it),
-            never past ``t_stop`` >= ``t_out`` [s]; the FMU is left at the time and
-            states reached. Returns ``(root found, time reached)``."""
-            if t_stop != self._t_stop:
-                if _SET_STOP_TIME(self.cvode_mem, t_stop) < 0:
-                    raise RuntimeError(f"CVodeSetStopTime({t_stop!r}) failed")
-                self._t_stop = t_stop
-            tret = self._tret
-            flag = _CVODE(self.cvode_mem, t_out, self.x, ctypes.byref(tret), _CV_NORMAL)
-            if flag == _CV_TSTOP_RETURN:
-                self._t_stop = None  # SUNDIALS 7 disables a stop time once reached
-            if self.failure is not None:
-                raise self.failure
-            if flag < 0:
-                info = self.error_info or (flag, "CVode", "", "no message")
-                raise RuntimeError(f"CVODE failed (flag {flag}) in {info[1]}: {info[3]}")
-            self.set_time(tret.value)
-            if not self.discrete:
-                self.set_x(self.px, self.nx)
-            return flag == _CV_ROOT_RETURN, float(tret.value)
-
-    from fmpy.sundials.cvode import CV_NORMAL, CV_ROOT_RETURN, CVode
-    from fmpy.sundials.sundials_types import realtype
-    _SET_STOP_TIME, _CVODE, _CV_NORMAL, _CV_ROOT_RETURN, _CV_TSTOP_RETURN = \
-        _stop_time_function(), CVode, CV_NORMAL, CV_ROOT_RETURN, 1
-    return _Solver
 
 
 class _MeStepping:
@@ -152,6 +75,7 @@ class _MeStepping:
     atol: float | None = None
     events: list[tuple[float, str]]
     restarts: int = 0
+    jacobians: tuple[int, int] = (0, 0)
 
     def __init__(self, path: Any, name: str | None = None, values: Mapping[str, Any] | None = None,
                  step: float | None = None, feedthrough: Mapping[str, Iterable[str]] | None = None,
@@ -185,23 +109,19 @@ class _MeStepping:
         self._event_update("initial")
         me.enterContinuousTimeMode()
         nx = self._nx
-        self._solver = _solver_class()(
-            nx=nx, nz=self._nz, get_x=me.getContinuousStates, set_x=me.setContinuousStates,
-            get_dx=getattr(me, self._derivatives), get_z=me.getEventIndicators,
-            get_nominals=me.getNominalsOfContinuousStates, set_time=me.setTime, input=_NoInput(),
-            startTime=self._t, maxStep=math.inf, relativeTolerance=self.rtol, maxNumSteps=100_000)
+        self._solver = MeSolver(me, isinstance(self, Fmu3Unit), nx, self._nz, self._t, self.rtol,
+                                self._needs_completed, no_prior=not self.will_roll_back)
         self._set_abstol()
         self._dx_before = (ctypes.c_double * max(nx, 1))()
         self._dx_after = (ctypes.c_double * max(nx, 1))()
 
     def _set_abstol(self) -> None:
-        if self.atol is not None and not self._solver.discrete:
-            from fmpy.sundials.cvode import CVodeSVtolerances
-            self._solver.npabstol[:] = self.atol
-            CVodeSVtolerances(self._solver.cvode_mem, self.rtol, self._solver.abstol)
+        if self.atol is not None:
+            self._solver.set_abstol(self.atol)
 
-    def _restart(self) -> None:
-        self._solver.reset(self._t)
+    def _restart(self, reuse_jacobian: bool = True) -> None:
+        # not in a run that may roll back: a repeated step must find the solver as it was
+        self._solver.reset(self._t, reuse_jacobian and not self.will_roll_back)
         self._set_abstol()
         self.restarts += 1
 
@@ -242,7 +162,7 @@ class _MeStepping:
         """Integrate from ``t`` to ``t + h`` [s], handling every event on the way."""
         me = self._me
         t_end = t + h
-        if self._inputs_changed() or self.will_roll_back:
+        if (self._inputs_driven and self._inputs_changed()) or self.will_roll_back:
             # an input jumped; or the step may be repeated after a restore, which must
             # give the same result to the bit
             me.setTime(self._t)
@@ -250,25 +170,18 @@ class _MeStepping:
         # past the communication point only where nothing can change there
         interpolate = not (self._inputs_driven or self.will_roll_back)
         tiny = 4 * math.ulp(max(1.0, abs(t_end)))
+        advance = self._solver.advance
         for _ in range(MAX_EVENTS_PER_STEP):
-            t_out = min(t_end, self._next_event)
-            t_stop = max(t_end, min(self._next_event, self._stop)) if interpolate and t_out == t_end else t_out
-            root = False
-            if t_out - self._t > tiny:
-                root, self._t = self._solver.step_to(t_out, t_stop)  # the FMU is at self._t
-            else:  # a time event within rounding of here: no integration to do
-                self._t = t_out
-                me.setTime(self._t)
-            step_event, terminate = me.completedIntegratorStep(not self.will_roll_back) \
-                if self._needs_completed else (False, False)
-            if terminate:
+            # to the communication point or the next event (C: csrc/me_step.c), the FMU left there
+            bits, self._t = advance(self._t, t_end, self._next_event, self._stop, interpolate, tiny)
+            if bits & TERMINATE:
                 raise StopRequested(f"unit {self.name!r} asked to stop (completedIntegratorStep) at "
                                     f"t = {self._t!r} s", unit=self.name, time=self._t)
-            time_event = self._t >= self._next_event - tiny
-            if root or time_event or step_event:
+            if bits & (ROOT | TIME_EVENT | STEP_EVENT):
+                root, time_event = bits & ROOT, bits & TIME_EVENT
                 # a time event alone may leave the dynamics as they were (a sampled recorder):
                 # then the integration goes on
-                smooth = time_event and not (root or step_event)
+                smooth = bool(time_event) and not (bits & (ROOT | STEP_EVENT))
                 if smooth:
                     self._derivatives_into(self._dx_before)
                 me.enterEventMode()
@@ -279,7 +192,7 @@ class _MeStepping:
                     smooth = bytes(self._dx_before) == bytes(self._dx_after)
                 if not (smooth and not changed):
                     self._restart()
-            if self._t >= t_end - tiny:
+            if bits & REACHED:
                 if self._t != t_end:
                     self._t = t_end
                     me.setTime(t_end)
@@ -302,6 +215,8 @@ class _MeStepping:
         super().connect_inputs(driven)
 
     def terminate(self) -> None:
+        if getattr(self, "_solver", None) is not None:
+            self.jacobians = (self._solver.ctx.jac_computed, self._solver.ctx.jac_reused)
         self._solver = None
         if getattr(self, "_error", False) and self._fmu is not None:
             # after an error status the FMU takes no terminate call, only its freeing (none after fatal)
@@ -337,7 +252,7 @@ class _MeStepping:
     def set_state(self, state: Any) -> None:
         super().set_state(self._me_restore(state))
         self._me.setTime(self._t)
-        self._restart()
+        self._restart(reuse_jacobian=False)
 
     def free_state(self, state: Any) -> None:
         super().free_state(state[0])
@@ -365,6 +280,9 @@ class FmuMeUnit(_MeStepping, FmuUnit):
     restarts : int
         How many times the solver was reinitialized in the last run (at events, input
         jumps, restored states).
+    jacobians : tuple of int
+        The Jacobians of the last run, once it ended: how many CVODE computed (by
+        difference quotients) and how many restarts took the last one computed instead.
     """
 
     _derivatives = "getDerivatives"
