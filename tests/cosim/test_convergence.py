@@ -19,20 +19,9 @@ import pytest
 from mbfmu.cosim import ControlUnit, FmuUnit, System, simulate
 
 from .helpers import D1, D2, DC, K1, K2, KC, M1, M2, monolithic_two_mass
+from .systems import with_feedthrough, without_feedthrough
 
 T = 1.0
-
-
-def with_feedthrough(fmu):
-    return System([FmuUnit(fmu, "a", values=dict(m=M1, k=K1, d=D1, x0=1.0)),
-                   FmuUnit(fmu, "b", values=dict(m=M2, k=K2, d=D2, kc=KC, dc=DC))],
-                  [("a.x", "b.xin"), ("a.v", "b.vin"), ("b.Fc", "a.F")])
-
-
-def without_feedthrough(fmu):
-    return System([FmuUnit(fmu, "a", values=dict(m=M1, k=K1, d=D1, kc=KC, dc=DC, x0=1.0)),
-                   FmuUnit(fmu, "b", values=dict(m=M2, k=K2, d=D2, kc=KC, dc=DC))],
-                  [("a.x", "b.xin"), ("a.v", "b.vin"), ("b.x", "a.xin"), ("b.v", "a.vin")])
 
 
 def observed_order(make, steps, **kw):

@@ -11,13 +11,7 @@ import pytest
 from mbfmu.cosim import FmuUnit, System, read_ssp, simulate, sources, write_ssp
 from mbfmu.errors import CosimError
 
-from .helpers import D1, D2, DC, K1, K2, KC, M1, M2
-
-
-def two_mass(mass_fmu):
-    return System([FmuUnit(mass_fmu, "a", values=dict(m=M1, k=K1, d=D1, x0=1.0, nsub=7)),
-                   FmuUnit(mass_fmu, "b", values=dict(m=M2, k=K2, d=D2, kc=KC, dc=DC))],
-                  [("a.x", "b.xin"), ("a.v", "b.vin"), ("b.Fc", "a.F")])
+from .systems import two_mass, without_feedthrough
 
 
 @pytest.mark.parametrize("suffix", [".ssp", ".ssd"])
@@ -183,7 +177,6 @@ def test_libcosim_runs_our_ssp_and_agrees(mass_fmu, tmp_path):
     from libcosimpy.CosimLogging import CosimLogLevel, log_output_level
     from libcosimpy.CosimObserver import CosimObserver
 
-    from .test_convergence import without_feedthrough
     log_output_level(CosimLogLevel.ERROR)
     s = without_feedthrough(mass_fmu)
     ssp = write_ssp(s, tmp_path / "s.ssp", stop_time=1.0, step=0.01)

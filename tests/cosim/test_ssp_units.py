@@ -16,15 +16,10 @@ from lxml import etree
 from mbfmu.cosim import read_ssp, simulate, write_ssp
 from mbfmu.errors import CosimError
 
-from .test_ssp import two_mass
+from .ssp_files import SPEED, ssd_head, with_units
+from .systems import two_mass
 
-HEAD = """<?xml version="1.0" encoding="UTF-8"?>
-<ssd:SystemStructureDescription version="1.0" name="Units"
-    xmlns:ssc="http://ssp-standard.org/SSP1/SystemStructureCommon"
-    xmlns:ssd="http://ssp-standard.org/SSP1/SystemStructureDescription"
-    xmlns:ssv="http://ssp-standard.org/SSP1/SystemStructureParameterValues"
-    xmlns:osp="http://opensimulationplatform.com/SSP/OSPAnnotations">
-"""
+HEAD = ssd_head("Units", 'xmlns:osp="http://opensimulationplatform.com/SSP/OSPAnnotations"')
 
 
 def _binding(params: str, prefix: str | None = None, units: str = "") -> str:
@@ -85,31 +80,10 @@ def test_binding_prefix_is_prepended(mass_fmu, tmp_path):
         read_ssp(_ssp(tmp_path, body, {"mass.fmu": mass_fmu}))
 
 
-def _with_units(fmu: Path, out: Path, units: dict[str, str], defs: dict[str, dict[str, str]]) -> Path:
-    """A copy of ``fmu`` whose variables ``units`` are declared in other units, defined in ``defs``."""
-    with zipfile.ZipFile(fmu) as z:
-        files = {n: z.read(n) for n in z.namelist()}
-    root = etree.fromstring(files["modelDescription.xml"])
-    ud = root.find("UnitDefinitions")
-    for name, base in defs.items():
-        etree.SubElement(etree.SubElement(ud, "Unit", name=name), "BaseUnit", **base)
-    for sv in root.iter("ScalarVariable"):
-        if sv.get("name") in units:
-            sv[0].set("unit", units[sv.get("name")])
-    files["modelDescription.xml"] = etree.tostring(root, xml_declaration=True, encoding="UTF-8")
-    with zipfile.ZipFile(out, "w") as z:
-        for n, data in files.items():
-            z.writestr(n, data)
-    return out
-
-
-SPEED = {"rad/s": {"rad": "1", "s": "-1"}, "rpm": {"rad": "1", "s": "-1", "factor": repr(2 * math.pi / 60)}}
-
-
 def _speed_pair(gain_fmu: Path, tmp_path: Path, end: str = "g2", end_connector: str = "u") -> Path:
     """g1 (gain FMU, output y in rad/s) drives g2 (input u in rpm)."""
-    g1 = _with_units(gain_fmu, tmp_path / "g1.fmu", {"y": "rad/s"}, SPEED)
-    g2 = _with_units(gain_fmu, tmp_path / "g2.fmu", {"u": "rpm"}, SPEED)
+    g1 = with_units(gain_fmu, tmp_path / "g1.fmu", {"y": "rad/s"}, SPEED)
+    g2 = with_units(gain_fmu, tmp_path / "g2.fmu", {"u": "rpm"}, SPEED)
     b1 = _binding('<ssv:Parameter name="b"><ssv:Real value="10"/></ssv:Parameter>')
     body = f"""<ssd:System name="s"><ssd:Elements>
       <ssd:Component name="g1" source="resources/g1.fmu">

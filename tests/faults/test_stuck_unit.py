@@ -11,7 +11,6 @@ here instead of hanging the suite.
 """
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -23,16 +22,7 @@ import pytest
 from mbfmu.cosim import FmuUnit, System, load_result, simulate
 from mbfmu.errors import RunInterrupted
 
-HANG_AT, STEP = 0.3, 1e-3
-ROWS = 301  # t = 0, 0.001, ..., 0.3: the hang is in the step from 0.3 s
-HANG = ["--set", "mode=6", "--set", f"fail_time={HANG_AT}", "--stop-time", "100", "--step", str(STEP),
-        "--no-progress"]
-LOOPS = {"compiled": "0", "python": "1"}
-
-
-def _env(loop: str) -> dict:
-    return dict(os.environ, PYTHONDONTWRITEBYTECODE="1", MBFMU_PYTHON_LOOP=LOOPS[loop], OPENBLAS_NUM_THREADS="1",
-                OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+from .hanging_run import HANG, HANG_AT, ROWS, STEP, loop_env, wait_for_hang
 
 
 def _kept_rows(out, status):
@@ -44,31 +34,13 @@ def _kept_rows(out, status):
     return r
 
 
-def _threads(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        return int(next(line for line in f if line.startswith("Threads:")).split()[1])
-
-
-def _wait_for_hang(proc, limit=60.0):
-    """Wait until the run is under way (its watchdog thread is there: one thread more
-    than the main one, BLAS pools being held to one), then for the hang at step 300."""
-    t = time.monotonic()
-    while time.monotonic() - t < limit:
-        assert proc.poll() is None, proc.communicate()
-        if _threads(proc.pid) >= 2:
-            time.sleep(1.0)  # the 300 steps before the hang take milliseconds
-            return
-        time.sleep(0.05)
-    raise AssertionError("the run did not start")
-
-
 @pytest.mark.parametrize("loop", ["compiled", "python"])
 @pytest.mark.parametrize("ext", ["csv", "npz"])
 def test_cli_timeout_ends_a_hung_run_with_124_and_keeps_the_rows(faulty_c_fmu, tmp_path, loop, ext):
     out = tmp_path / f"run.{ext}"
     t = time.monotonic()
     p = subprocess.run([sys.executable, "-m", "mbfmu", "simulate", str(faulty_c_fmu), *HANG, "--timeout", "2",
-                        "-o", str(out)], capture_output=True, text=True, timeout=60, env=_env(loop))
+                        "-o", str(out)], capture_output=True, text=True, timeout=60, env=loop_env(loop))
     wall = time.monotonic() - t
     assert p.returncode == 124, p.stderr
     assert "wall-clock timeout of 2.0 s" in p.stderr and "unit 'faulty'" in p.stderr and "301 rows" in p.stderr
@@ -81,9 +53,9 @@ def test_cli_timeout_ends_a_hung_run_with_124_and_keeps_the_rows(faulty_c_fmu, t
 def test_cli_signals_end_a_hung_run_and_keep_the_rows(faulty_c_fmu, tmp_path, how):
     out = tmp_path / "run.csv"
     proc = subprocess.Popen([sys.executable, "-m", "mbfmu", "simulate", str(faulty_c_fmu), *HANG, "-o", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env("compiled"))
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=loop_env("compiled"))
     try:
-        _wait_for_hang(proc)
+        wait_for_hang(proc)
         t = time.monotonic()
         if how == "SIGTERM":
             proc.send_signal(signal.SIGTERM)
@@ -123,7 +95,7 @@ def test_api_timeout_ends_a_hung_run_and_keeps_the_rows(faulty_c_fmu, tmp_path, 
     out = tmp_path / "run.csv"
     code = _API_RUN.format(hang=HANG_AT, step=STEP, isolate=isolate)
     p = subprocess.run([sys.executable, "-c", code, str(faulty_c_fmu), str(out)], capture_output=True, text=True,
-                       timeout=60, env=_env("compiled"))
+                       timeout=60, env=loop_env("compiled"))
     assert p.returncode == 124, p.stderr
     assert "not reached" not in p.stdout and "Traceback" not in p.stderr
     _kept_rows(out, "timeout")
@@ -154,7 +126,7 @@ def test_isolated_ssp_unit_that_hangs_is_killed_after_the_step_timeout(faulty_c_
     t = time.monotonic()
     p = subprocess.run([sys.executable, "-m", "mbfmu", "simulate", str(ssp), "--isolate", "--step-timeout", "2",
                         "--no-progress", "-o", str(out)], capture_output=True, text=True, timeout=90,
-                       env=_env("compiled"))
+                       env=loop_env("compiled"))
     assert p.returncode == 3, p.stderr
     assert time.monotonic() - t < 2.0 + 25.0  # worker start-up on a loaded machine, then the step timeout
     assert "does not exist" not in p.stderr and "unit 'arm'" in p.stderr and "step timeout of 2.0 s" in p.stderr
@@ -187,7 +159,7 @@ def test_roberts_reference_fmu_step_that_takes_ages_honours_the_timeout(tmp_path
     t = time.monotonic()
     p = subprocess.run([sys.executable, "-m", "mbfmu", "simulate", str(reference_fmu("fmi3", "Roberts")),
                         "--timeout", "3", "--no-progress", "-o", str(out)], capture_output=True, text=True,
-                       timeout=60, env=_env("compiled"))
+                       timeout=60, env=loop_env("compiled"))
     assert p.returncode == 124, p.stderr
     assert time.monotonic() - t < 3.0 + 15.0
     r = load_result(out)
