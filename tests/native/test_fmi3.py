@@ -27,32 +27,12 @@ from mbfmu.cosim.system import System
 from mbfmu.plant.library import load_plant
 from tooling import need_tool
 
-from .conftest import NATIVE_PLANTS, assert_same
+from .conftest import COUNTS, NATIVE_PLANTS, STOPS, assert_same, input_table
 from .fmi3_jacobian import value_count
 from .fmi_instances import me3_model
-from .test_native_parameters import COUNTS
 
 HERE = Path(__file__).resolve().parent
-STOPS = {"rigid_arm": 0.5, "canonical_2body": 0.5, "flexible_arm": 0.3, "satellite": 2.0, "crash_occupant": 0.1}
 PLANTS = [pytest.param(n, marks=pytest.mark.slow) if n == "crash_occupant" else n for n in sorted(NATIVE_PLANTS)]
-
-
-def _inputs(name: str, fmi: int) -> np.ndarray:
-    """fmpy's input table of NATIVE_PLANTS[name] held: scalars for FMI 2, the
-    arrays' element columns for FMI 3."""
-    inputs, stop = NATIVE_PLANTS[name], STOPS[name]
-    if fmi == 2:
-        return np.array([(0.0, *inputs.values()), (stop, *inputs.values())],
-                        dtype=[("time", float)] + [(k, float) for k in inputs])
-    groups: dict[str, list[float]] = {}
-    for k, v in inputs.items():
-        groups.setdefault(k.split("[")[0], []).append(v)
-    table = np.zeros(2, dtype=[("time", float)] + [(g, float, (len(v),)) if len(v) > 1 else (g, float)
-                                                   for g, v in groups.items()])
-    table["time"] = [0.0, stop]
-    for g, v in groups.items():
-        table[g] = v if len(v) > 1 else v[0]
-    return table
 
 
 def _column(result, name: str) -> np.ndarray:
@@ -128,8 +108,8 @@ def test_fmi3_refuses_a_calculated_parameter_and_takes_a_tunable_one(native_fmu3
 def test_fmpy_runs_fmi3_as_the_fmi2_fmu(name, kind, native_fmu, native_fmu3):
     stop = STOPS[name]
     kw = dict(fmi_type=kind, stop_time=stop, relative_tolerance=1e-10, output_interval=stop / 50)
-    two = simulate_fmu(str(native_fmu(name)), input=_inputs(name, 2), **kw)
-    three = simulate_fmu(str(native_fmu3(name)), input=_inputs(name, 3), **kw)
+    two = simulate_fmu(str(native_fmu(name)), input=input_table(name, 2), **kw)
+    three = simulate_fmu(str(native_fmu3(name)), input=input_table(name, 3), **kw)
     assert np.array_equal(two["time"], three["time"])
     for out in two.dtype.names[1:]:
         assert_same(_column(three, out), two[out], rtol=1e-12, floor=1e-12)

@@ -26,19 +26,6 @@ from .fmi_loop import Loaded
 HERE = Path(__file__).resolve().parent
 
 
-@pytest.fixture
-def loaded(native_fmu):
-    """``loaded(name)``: an instantiated native FMU, closed after the test."""
-    opened = []
-
-    def get(name):
-        opened.append(Loaded(native_fmu(name)))
-        return opened[-1]
-    yield get
-    for L in opened:
-        L.close()
-
-
 @pytest.mark.parametrize("name", sorted(NATIVE_PLANTS))
 def test_outputs_equal_the_python_plant(name, loaded):
     Y, outs, h = plant_run(name, NATIVE_PLANTS[name], 100)

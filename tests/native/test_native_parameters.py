@@ -26,14 +26,11 @@ from mbfmu.fmu.native.pack import describe, parameter_map, rest_radius
 from mbfmu.fmu.native.tape import probe_values
 from mbfmu.plant.library import load_plant
 
-from .conftest import NATIVE_PLANTS, assert_same
+from .conftest import COUNTS, NATIVE_PLANTS, assert_same
 from .fmi_loop import Loaded
 
 # the plants whose every parameter the native FMU takes (the others: see the report of issue 23)
 TAPED = ("rigid_arm", "canonical_2body", "satellite", "crash_occupant", "flexible_arm")
-# counts change the model's structure: fixed in the native FMU (rebuild it), declared Integer
-COUNTS = {"satellite": {"panels_per_wing", "panel_segments"},
-          "flexible_arm": {"n_modes", "n_segments", "tip_shapes"}}
 
 STEPS = 12
 
@@ -43,18 +40,6 @@ def _cases():
         for sig in load_plant(name).parameters:
             for v in probe_values(sig):
                 yield pytest.param(name, sig.name, v, id=f"{name}-{sig.name}={v:.6g}")
-
-
-@pytest.fixture
-def loaded(native_fmu):
-    opened = []
-
-    def get(name):
-        opened.append(Loaded(native_fmu(name)))
-        return opened[-1]
-    yield get
-    for L in opened:
-        L.close()
 
 
 def python_run(name: str, n: int, parameters: dict, change_at: int | None = None, change: dict | None = None):
