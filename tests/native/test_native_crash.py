@@ -16,7 +16,7 @@ from mbfmu.models.crash_occupant import HIC_SAMPLE, hic_from_integral
 
 from .conftest import assert_same, plant_run
 from .fmi_loop import Loaded
-from .test_native_fmu import HERE, RESTORE_CHILD, assert_same_description
+from .native_checks import HERE, RESTORE_CHILD, assert_same_description
 
 NAME = "crash_occupant"
 

@@ -5,11 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 import zipfile
-from pathlib import Path
 
 import numpy as np
 import pytest
-from fmpy import read_model_description
 from fmpy.fmi1 import FMICallException
 
 from mbfmu.errors import ModelError
@@ -22,8 +20,8 @@ from tooling import need_tool
 from .conftest import NATIVE_PLANTS, assert_same, plant_run
 from .plants import ArmWithPythonOutputs, PushedArm
 from .fmi_loop import Loaded
+from .native_checks import HERE, RESTORE_CHILD, assert_same_description
 
-HERE = Path(__file__).resolve().parent
 
 
 @pytest.mark.parametrize("name", sorted(NATIVE_PLANTS))
@@ -58,38 +56,9 @@ def test_win64_dll_imports_no_python(name, native_fmu, tmp_path):
     assert dlls and not [d for d in dlls if "python" in d], dlls
 
 
-def _description(fmu, skip=()):
-    """What a co-simulation host reads of the model description: the native
-    FMU's Model Exchange additions (derivative variables, discrete states,
-    dependencies on states, derivative units) left out, and the variables ``skip``."""
-    md = read_model_description(str(fmu))
-    keep = [v for v in md.modelVariables if not v.name.startswith("der(") and v.name not in skip]
-    variables = [(v.name, v.causality, None if v.name.startswith("states.") else v.variability, v.initial,
-                  v.unit, v.start, v.min, v.max, v.description) for v in keep]
-    structure = ([(u.variable.name, [d.name for d in u.dependencies if d.causality == "input"])
-                  for u in md.outputs],
-                 [u.variable.name for u in md.initialUnknowns if u.variable.causality == "output"])
-    used = {v.unit for v in keep}
-    ex = md.defaultExperiment
-    return dict(variables=variables, structure=structure, units=[u.name for u in md.unitDefinitions if u.name in used],
-                experiment=(ex.startTime, ex.stopTime, ex.stepSize),
-                flags=(md.coSimulation.canGetAndSetFMUstate, md.coSimulation.canSerializeFMUstate))
-
-
 @pytest.mark.parametrize("name", ["canonical_2body", "flexible_arm"])
 def test_model_description_is_that_of_the_pythonfmu_fmu(name, native_fmu, tmp_path):
     assert_same_description(native_fmu(name), build_fmu(name, tmp_path), name)
-
-
-def assert_same_description(native, python_fmu, name):
-    """The native FMU's description is the pythonfmu FMU's, except the parameters the native
-    runtime cannot take: calculated parameters there (native_parameter_report says why)."""
-    from mbfmu.fmu.native import native_parameter_report
-    from mbfmu.fmu.plantref import parse
-    calculated = {v.name for v in read_model_description(str(native)).modelVariables
-                  if v.causality == "calculatedParameter"}
-    assert calculated == {n for n, why in native_parameter_report(parse(name)).items() if why}
-    assert _description(native, calculated) == _description(python_fmu, calculated)
 
 
 @pytest.mark.parametrize("plant, piece", [(PushedArm, "PushedArm.applied_forces"),
@@ -129,18 +98,6 @@ def test_rollback_and_restep_are_bit_identical(name, loaded):
     again = L.run(outs, h, 30, t0=20 * h)
     L.slave.freeFMUstate(state)
     assert np.array_equal(first, again)
-
-
-RESTORE_CHILD = """
-import sys, numpy as np
-sys.path.insert(0, sys.argv[1])
-from fmi_loop import Loaded
-L = Loaded(sys.argv[2]); L.setup()
-state = L.slave.deSerializeFMUstate(open(sys.argv[3], "rb").read())
-L.slave.setFMUstate(state)
-np.save(sys.argv[4], L.run(sys.argv[5].split(","), float(sys.argv[6]), 30, t0=20 * float(sys.argv[6])))
-L.close()
-"""
 
 
 @pytest.mark.parametrize("name", ["rigid_arm", "flexible_arm"])
