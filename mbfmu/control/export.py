@@ -34,6 +34,7 @@ from ..cosim.units import system_units
 from ..plant.signals import fmi_names as fmi_names  # re-exported: the module docstring names it here
 from .signal_layout import signal_layout
 from .system_plant import SPEC_FORMAT, SPEC_VERSION, plant_from_spec, rebuild
+from .system_reference import known_reference, same_system
 
 
 MODEL_TEMPLATE = '''"""python-control system {name!r}, exported by mbfmu {version}; do not edit.
@@ -149,44 +150,30 @@ def _check_rebuilds(sys: Any, factory: str, kwargs: Mapping[str, Any]) -> None:
     except Exception as exc:
         raise InputError(f"reference {factory!r} with {kwargs} does not rebuild the system: "
                          f"{type(exc).__name__}: {exc}") from exc
-    if not _same_system(sys, other):
+    if not same_system(sys, other):
         raise InputError(f"reference {factory!r} with {kwargs} builds a different system than {sys.name!r}")
 
 
-def _same_system(a: Any, b: Any) -> bool:
-    for what in ("input_labels", "output_labels", "state_labels"):
-        if list(getattr(a, what)) != list(getattr(b, what)):
-            return False
-    if a.dt != b.dt:
-        return False
-    rng = np.random.default_rng(12345)
-    for k in range(8):
-        x = rng.normal(scale=10.0 ** (k % 4 - 1), size=a.nstates)
-        u = rng.normal(scale=10.0 ** (k % 4 - 1), size=a.ninputs)
-        for f in ("_rhs", "_out"):
-            ya = np.asarray(getattr(a, f)(0.1 * k, x, u), float)
-            yb = np.asarray(getattr(b, f)(0.1 * k, x, u), float)
-            if ya.shape != yb.shape or not np.allclose(ya, yb, rtol=1e-12, atol=1e-12):
-                return False
-    return True
-
-
-def known_reference(sys: Any) -> tuple[str, dict[str, Any]] | None:
-    """The reference rebuilding a nonlinear system made by an mbfmu
-    controller factory (:func:`mbfmu.control.pid`), or None."""
-    fn = getattr(sys, "updfcn", None)
-    if getattr(fn, "__module__", None) == "mbfmu.control.discrete_pid" and hasattr(sys, "gains"):
-        base = dict(sys.gains, dt=float(sys.dt), reference=sys.input_labels[0], measurement=sys.input_labels[1],
-                    output=sys.output_labels[0], name=sys.name)
-        base = {k: (float(v) if isinstance(v, (int, float, np.floating)) else v) for k, v in base.items()}
-        for derivative_on in ("measurement", "error"):
-            kwargs = dict(base, derivative_on=derivative_on)
-            try:
-                if _same_system(sys, rebuild("mbfmu.control.discrete_pid:pid", kwargs)):
-                    return "mbfmu.control.discrete_pid:pid", kwargs
-            except Exception:
-                return None
-    return None
+def _export_native(sys: Any, dest: str | Path, name: str | None, *, step: float | None,
+                   x0: Sequence[float] | None, units: Mapping[str, str] | None,
+                   inputs_start: Mapping[str, float] | None, platforms: Sequence[str] | None, fmi_version: int,
+                   scheduled: bool, overwrite: bool) -> Path:
+    """A native (C only) controller FMU of a python-control system
+    (:func:`mbfmu.control.native_export.native_spec`) or of a System of controllers
+    and blocks (:func:`mbfmu.control.native_system.interconnection_spec`); the
+    parameters are :func:`export_fmu`'s."""
+    from ..cosim.system import System
+    from ..fmu.native.controller import build_controller_fmu
+    from .native_export import native_spec
+    from .native_system import interconnection_spec
+    if isinstance(sys, System):
+        if x0 is not None or inputs_start:
+            raise InputError("x0 and inputs_start are for one python-control system: give an interconnection's "
+                             "units their initial states and input values")
+        spec = interconnection_spec(sys, name, step, dict(units or {}))
+    else:
+        spec = native_spec(sys, step, name, x0, units, inputs_start)
+    return build_controller_fmu(spec, dest, platforms, fmi_version, scheduled, overwrite)
 
 
 def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, step: float | None = None,
@@ -281,9 +268,8 @@ def export_fmu(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, 
         if reference is not None:
             raise InputError("reference is for the python runtime: the native runtime exports a controller from "
                              "its numbers (matrices, gains, tables, traced expressions)")
-        from .native_export import export_native
-        return export_native(sys, dest, name, step=step, x0=x0, units=units, inputs_start=inputs_start,
-                             platforms=platforms, fmi_version=fmi, scheduled=scheduled, overwrite=overwrite)
+        return _export_native(sys, dest, name, step=step, x0=x0, units=units, inputs_start=inputs_start,
+                              platforms=platforms, fmi_version=fmi, scheduled=scheduled, overwrite=overwrite)
     from ..cosim.system import System
     if isinstance(sys, System):
         raise InputError("an interconnection of controllers and blocks (a System) exports with runtime='native'")

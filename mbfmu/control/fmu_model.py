@@ -260,9 +260,9 @@ def _from_plant(path: Path, step: float, t: float, u0: Mapping[str, float], reac
     if isinstance(plant, LinearSystemPlant):  # an exported python-control system: its own matrices
         return control.ss(plant.A, plant.B, plant.C, plant.D, plant.dt), "exact (exported linear system)"
     if isinstance(plant, ReferencedSystemPlant):
-        from .system_linearization import _nonlinear
+        from .linearization import linearize_io_system
         u = [float(u0.get(n, 0.0)) for n in unit.inputs]
-        return _nonlinear(plant.system, plant.initial_state(), np.asarray(u), t), \
+        return linearize_io_system(plant.system, plant.initial_state(), np.asarray(u), t), \
             "central difference (exported system)"
     ins, outs = [s.name for s in plant.inputs], [s.name for s in plant.outputs]
     if list(unit.inputs) != ins or not set(outputs if outputs is not None else unit.outputs) <= set(outs):

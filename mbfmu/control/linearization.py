@@ -212,6 +212,34 @@ def _central(f: Callable[[np.ndarray], np.ndarray], z0: np.ndarray) -> np.ndarra
     return np.column_stack(cols) if cols else np.zeros((len(f(z0)), 0))
 
 
+def linearize_io_system(sys, x0: np.ndarray, u0: np.ndarray, t: float) -> control.StateSpace:
+    """Central-difference linearization of a python-control nonlinear system
+    (``control.linearize`` differences forward, with a fixed step).
+
+    Parameters
+    ----------
+    sys : control.NonlinearIOSystem
+        The system.
+    x0, u0 : array_like
+        State and input of the operating point, in the system's units.
+    t : float
+        Time of the operating point, s.
+
+    Returns
+    -------
+    control.StateSpace
+        ``(A, B, C, D)`` at the point, with the system's sample time and state labels.
+    """
+    x0, u0 = np.asarray(x0, float), np.asarray(u0, float)
+    A = _central(lambda x: np.asarray(sys._rhs(t, x, u0), float).reshape(-1), x0)
+    B = _central(lambda u: np.asarray(sys._rhs(t, x0, u), float).reshape(-1), u0)
+    C = _central(lambda x: np.asarray(sys._out(t, x, u0), float).reshape(-1), x0)
+    D = _central(lambda u: np.asarray(sys._out(t, x0, u), float).reshape(-1), u0)
+    return control.ss(A.reshape(sys.nstates, sys.nstates), B.reshape(sys.nstates, sys.ninputs),
+                      C.reshape(sys.noutputs, sys.nstates), D.reshape(sys.noutputs, sys.ninputs), sys.dt,
+                      states=list(sys.state_labels))
+
+
 def _mixed_multibody(plant, chart: _Chart, t, x0, u0):
     """Exact configuration rows, central differences for the others
     (velocities and any extra states)."""

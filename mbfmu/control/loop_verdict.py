@@ -25,6 +25,7 @@ import numpy as np
 
 from .crossovers import poles_stable
 from .fmu_model import SOURCE_DIRECTIONAL, SOURCE_PLANT
+from .system_ports import parse_connection
 
 
 @dataclass
@@ -166,7 +167,7 @@ def _in_doubt(model_sources: dict[str, str]) -> list[str]:
 
 
 def cosim_check(system, connection: str, at: float, step: float, model_sources: dict[str, str], *,
-                steps: int = 200, relative: float = 0.1, closed_loop=None) -> tuple[str, list[str], str]:
+                closed_loop, steps: int = 200, relative: float = 0.1) -> tuple[str, list[str], str]:
     """Compare a co-simulation of the real system with its sampled linear model.
 
     Both are given the same one-step pulse, small against the signal, added at
@@ -191,10 +192,11 @@ def cosim_check(system, connection: str, at: float, step: float, model_sources: 
         Length of the comparison, in macro steps.
     relative : float
         Largest relative difference (2-norm over the steps) that agrees.
-    closed_loop : control.StateSpace, optional
+    closed_loop : control.StateSpace or callable
         The sampled closed loop at ``step`` from the injection at the input end
-        of ``connection`` to its source end (default: linearized here, which
-        repeats the units' modelling; a sampled loop analysis has it as ``-T``).
+        of ``connection`` to its source end (a sampled loop analysis has it as
+        ``-T``), or a function of no arguments that makes it (called only when
+        ``connection`` is one scalar connection).
 
     Returns
     -------
@@ -207,14 +209,12 @@ def cosim_check(system, connection: str, at: float, step: float, model_sources: 
 
     from ..cosim import System, simulate
     from ..cosim.units import FunctionUnit
-    from .system_linearization import linearize_system, parse_connection
     conns = parse_connection(system, connection)
     if len(conns) != 1:
         return "not checked", [], f"{connection} is not one scalar connection"
     c = conns[0]
     src = f"{c.src_unit}.{c.src_var}"
-    G = closed_loop if closed_loop is not None else \
-        linearize_system(system, at, inputs=connection, outputs=connection, sampled=True, step=step)
+    G = closed_loop if isinstance(closed_loop, ct.LTI) else closed_loop()
     poles = np.asarray(G.poles())
     stable = poles_stable(poles, step)
     if not stable:  # an unstable loop: stop before the run overflows (growth 1e6 at most)

@@ -36,19 +36,19 @@ same system:
 from __future__ import annotations
 
 import math
-from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import control
 import numpy as np
 
 from ..errors import InputError
 from ..fmu.builder import identifier
-from ..fmu.native.controller import ControllerSpec, Signal, build_controller_fmu
+from ..fmu.native.controller import ControllerSpec, Signal
 from ..fmu.slave import STATE_PREFIX
 from ..plant.signals import fmi_names
 from ..cosim.master.c_units import scheduled_law
 from .signal_layout import signal_layout
+from .system_reference import known_reference
 
 PID_MODULE = "mbfmu.control.discrete_pid"
 NO_LIMIT = float(np.finfo(float).max)  # stands for an infinite limit or tracking time in the FMU
@@ -87,9 +87,9 @@ def _sample_time(sys: Any, step: float | None) -> float:
 def native_spec(sys: Any, step: float | None = None, name: str | None = None, x0: Sequence[float] | None = None,
                 units: Mapping[str, str] | None = None,
                 inputs_start: Mapping[str, float] | None = None) -> ControllerSpec:
-    """The native controller spec of a python-control system, or of a
-    :class:`~mbfmu.cosim.System` of controllers and blocks
-    (:func:`mbfmu.control.native_system.interconnection_spec`).
+    """The native controller spec of a python-control system (that of a
+    :class:`~mbfmu.cosim.System` of controllers and blocks is
+    :func:`mbfmu.control.native_system.interconnection_spec`'s).
 
     Parameters are those of :func:`mbfmu.control.export_fmu`.
 
@@ -105,13 +105,6 @@ def native_spec(sys: Any, step: float | None = None, name: str | None = None, x0
         ``NonlinearIOSystem``), a missing or inconsistent ``step``, a bad
         ``x0``, non-finite matrices.
     """
-    from ..cosim.system import System
-    if isinstance(sys, System):
-        if x0 is not None or inputs_start:
-            raise InputError("x0 and inputs_start are for one python-control system: give an interconnection's "
-                             "units their initial states and input values")
-        from .native_system import interconnection_spec
-        return interconnection_spec(sys, name, step, dict(units or {}))
     design_name = getattr(sys, "name", None)
     if isinstance(sys, control.TransferFunction):
         sys = control.ss(sys)  # as ControlUnit converts it (python-control renames it '<name>$converted')
@@ -201,29 +194,8 @@ def _scheduled_spec(sys: Any, law: Any, gain_name: str, common: dict) -> Control
 def _derivative_on(sys: Any) -> str:
     on = getattr(sys, "derivative_on", None)
     if on is None:  # a PID built before mbfmu recorded it: find it as export's reference does
-        from .export import known_reference
         ref = known_reference(sys)
         if ref is None:
             raise InputError(f"PID {sys.name!r}: cannot tell whether its derivative acts on the error or the measurement")
         on = ref[1]["derivative_on"]
     return on
-
-
-def export_native(sys: Any, dest: str | Path = "fmus", name: str | None = None, *, step: float | None = None,
-                  x0: Sequence[float] | None = None, units: Mapping[str, str] | None = None,
-                  inputs_start: Mapping[str, float] | None = None,
-                  platforms: Iterable[str] | None = None, fmi_version: int = 2,
-                  scheduled: bool = False, overwrite: bool = False) -> Path:
-    """Export a python-control system as a native (C only) co-simulation FMU.
-
-    Parameters are those of :func:`mbfmu.control.export_fmu`; ``platforms``,
-    ``fmi_version`` (2 or 3), ``scheduled`` (FMI 3 Scheduled Execution) and ``overwrite``
-    as in :func:`mbfmu.fmu.native.controller.build_controller_fmu`.
-
-    Returns
-    -------
-    Path
-        The FMU file.
-    """
-    return build_controller_fmu(native_spec(sys, step, name, x0, units, inputs_start), dest, platforms, fmi_version,
-                                scheduled, overwrite)

@@ -32,6 +32,7 @@ from ..errors import InputError
 from ..fmu.builder import identifier
 from ..fmu.native.controller import ControllerSpec, Signal
 from ..fmu.slave import STATE_PREFIX
+from .native_export import native_spec
 
 
 def _unit_spec(u: Any, step: float | None) -> ControllerSpec:
@@ -43,7 +44,6 @@ def _unit_spec(u: Any, step: float | None) -> ControllerSpec:
         return ControllerSpec(name=identifier(u.name), kind="block", dt=0.0, inputs=ins, outputs=outs, states=[],
                               parameters=[], op=op, k=k, k2=k2, feedthrough=_block_feedthrough(op, k, len(ins),
                                                                                                len(outs)))
-    from .native_export import native_spec
     sys = u.sys
     discrete = sys.dt is not None and not sys.isctime(strict=True)
     spec = native_spec(sys, None if discrete else step, identifier(u.name), x0=u.x0)

@@ -56,63 +56,17 @@ for ``q[1]..q[n]``.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import control as ct
 import numpy as np
 
-from ..errors import InputError, unknown_name
+from ..errors import InputError
+from .linearization import linearize_io_system
+from .system_ports import label, parse_connection, port_elements
 
 _EPS3 = np.finfo(float).eps ** (1.0 / 3.0)
-
-
-# ---------------------------------------------------------------------------- names
-def _elements(system, unit: str, var: str) -> list[str]:
-    u = system.units.get(unit)
-    if u is None:
-        raise unknown_name(f"unknown unit {unit!r}", unit, system.units)
-    if var in u.variables:
-        return [var]
-    found = sorted((int(m.group(1)), n) for n in u.variables
-                   if (m := re.fullmatch(re.escape(var) + r"\[(\d+)\]", n)))
-    if not found:
-        raise unknown_name(f"unit {unit!r} has no variable {var!r}", var, u.variables)
-    return [n for _, n in found]
-
-
-def _port(system, full: str) -> list[tuple[str, str]]:
-    """``"unit.var"`` (scalar or whole vector) -> ``[(unit, element), ...]``."""
-    if not isinstance(full, str) or "." not in full:
-        raise InputError(f"{full!r} is not a 'unit.variable' name")
-    unit, var = full.strip().split(".", 1)
-    return [(unit, v) for v in _elements(system, unit, var)]
-
-
-def parse_connection(system, text: str) -> list[Any]:
-    """The connections of ``system`` named ``"a.y->b.u"`` (whole vectors allowed)."""
-    if not isinstance(text, str) or "->" not in text:
-        raise InputError(f"{text!r} is not a connection 'unit.output->unit.input'")
-    src, dst = (s.strip() for s in text.split("->", 1))
-    srcs, dsts = _port(system, src), _port(system, dst)
-    if len(srcs) != len(dsts):
-        raise InputError(f"connection {text!r}: {len(srcs)} source elements but {len(dsts)} targets")
-    found = []
-    for (su, sv), (du, dv) in zip(srcs, dsts):
-        match = [c for c in system.connections if (c.src_unit, c.src_var, c.dst_unit, c.dst_var) == (su, sv, du, dv)]
-        if not match:
-            raise InputError(f"the system has no connection {su}.{sv} -> {du}.{dv} (from {text!r})")
-        found.append(match[0])
-    return found
-
-
-def label(unit: str, var: str) -> str:
-    """The python-control label of ``unit.var``: ``"unit:var"`` (python-control
-    refuses dots in signal names; any dot of the variable becomes ``:`` too,
-    :func:`mbfmu.cosim.signal_names.unit_signal`)."""
-    from ..cosim.signal_names import unit_signal
-    return unit_signal(unit, var)
 
 
 # ---------------------------------------------------------------------------- operating point
@@ -215,20 +169,6 @@ def _static(unit, t: float, u0: np.ndarray) -> ct.StateSpace:
     return ct.ss(np.zeros((0, 0)), np.zeros((0, len(u0))), np.zeros((len(y0), 0)), D)
 
 
-def _nonlinear(sys, x0: np.ndarray, u0: np.ndarray, t: float) -> ct.StateSpace:
-    """Central-difference linearization of a python-control nonlinear system
-    (``control.linearize`` differences forward, with a fixed step)."""
-    from .linearization import _central
-    x0, u0 = np.asarray(x0, float), np.asarray(u0, float)
-    A = _central(lambda x: np.asarray(sys._rhs(t, x, u0), float).reshape(-1), x0)
-    B = _central(lambda u: np.asarray(sys._rhs(t, x0, u), float).reshape(-1), u0)
-    C = _central(lambda x: np.asarray(sys._out(t, x, u0), float).reshape(-1), x0)
-    D = _central(lambda u: np.asarray(sys._out(t, x0, u), float).reshape(-1), u0)
-    return ct.ss(A.reshape(sys.nstates, sys.nstates), B.reshape(sys.nstates, sys.ninputs),
-                 C.reshape(sys.noutputs, sys.nstates), D.reshape(sys.noutputs, sys.ninputs), sys.dt,
-                 states=list(sys.state_labels))
-
-
 def _fmu_model(unit, point: UnitPoint, t: float, step: float) -> tuple[ct.StateSpace, str]:
     """The best model of an FMU unit (:func:`~mbfmu.control.fmu_model.fmu_unit_model`) in its port order."""
     from .fmu_model import fmu_unit_model
@@ -251,7 +191,7 @@ def unit_model(unit, point: UnitPoint, t: float, step: float, sampled: bool) -> 
             sys = ct.ss(unit.sys.A, unit.sys.B, unit.sys.C, unit.sys.D, unit.sys.dt)
             how = "exact"
         else:
-            sys = _nonlinear(unit.sys, point.x, point.u, t)
+            sys = linearize_io_system(unit.sys, point.x, point.u, t)
             how = "central difference"
         if unit.discrete:
             if sampled and sys.dt is not True and not math.isclose(float(sys.dt), step, rel_tol=1e-9):
@@ -357,11 +297,11 @@ def linearize_system(system, at: float | None = None, inputs: Sequence[str] | st
     in_ports: list[tuple[str, str]] = []
     for text in _names(inputs):
         in_ports += [(c.dst_unit, c.dst_var) for c in parse_connection(system, text)] if "->" in text else \
-            _port(system, text)
+            port_elements(system, text)
     out_ports: list[tuple[str, str]] = []
     for text in _names(outputs):
         out_ports += [(c.src_unit, c.src_var) for c in parse_connection(system, text)] if "->" in text else \
-            _port(system, text)
+            port_elements(system, text)
     for u, v in in_ports:
         if v not in system.units[u].inputs:
             raise InputError(f"{u}.{v} is not an input of unit {u!r}: inputs= takes unit inputs or connections")
@@ -562,9 +502,13 @@ class LoopAnalysis:
             return v
         # with the loop closed, an injection w at the break comes back at its source as -T w
         sampled_here = dt is not None and math.isclose(dt, self.step, rel_tol=1e-12)
-        v.cosim_check, v.doubtful_units, note = cosim_check(self.system, self.open_at[0], self.at, self.step,
-                                                            self.unit_models, steps=steps,
-                                                            closed_loop=-self.T if sampled_here else None)
+        at, step, connection = self.at, self.step, self.open_at[0]
+
+        def closed_loop() -> ct.StateSpace:  # repeats the units' modelling, sampled at the step
+            return linearize_system(self.system, at, inputs=connection, outputs=connection, sampled=True, step=step)
+        v.cosim_check, v.doubtful_units, note = cosim_check(self.system, connection, at, step, self.unit_models,
+                                                            closed_loop=-self.T if sampled_here else closed_loop,
+                                                            steps=steps)
         if dt is None:
             note += " (the co-simulation is compared with the loop sampled at the step)"
         v.notes.append(f"co-simulation: {note}")

@@ -11,38 +11,12 @@ import numpy as np
 import pytest
 
 from mbfmu.control import export_fmu
-from mbfmu.control.kalman import kalman_filter
-from mbfmu.control.linearization import linearize
 from mbfmu.cosim import ControlUnit, FmuUnit, FunctionUnit, System, simulate
 from mbfmu.cosim.fmi.fmu3_scheduled import Fmu3ScheduledUnit
 from mbfmu.errors import InputError
 from mbfmu.fmu.builder import build_fmu
-from mbfmu.plant.library import load_plant
 
-T = 1e-3       # the controller's sample period, the plant's and the master's step [s]
-STOP = 0.5     # [s]
-Q = [f"q{k}" for k in (1, 2, 3)]
-V = [f"v{k}" for k in (1, 2, 3)]
-TAU = [f"tau{k}" for k in (1, 2, 3)]
-
-
-def joint_controller() -> control.StateSpace:
-    """Joint-space PID with leaky integrators, sampled at T (Tustin): tau from q and v."""
-    A = np.array([[-0.5, 0.1, 0.0], [0.0, -0.5, 0.1], [0.0, 0.0, -0.5]])
-    B = np.hstack([np.eye(3), np.zeros((3, 3))])
-    C = -5.0 * np.eye(3)
-    D = np.hstack([-40.0 * np.eye(3), -8.0 * np.eye(3)])
-    sys = control.ss(A, B, C, D, inputs=Q + V, outputs=TAU, states=["i1", "i2", "i3"])
-    return control.c2d(sys, T, method="tustin").copy(name="joint_pid")
-
-
-def observer() -> control.StateSpace:
-    """Steady-state Kalman filter of the arm linearized at rest, sampled at T: from tau and q
-    to the estimated joint angles and rates."""
-    arm = control.c2d(linearize(load_plant("rigid_arm"))[[0, 1, 2], :], T)
-    kf = kalman_filter(arm, 1e-3 * np.eye(6), 1e-6 * np.eye(3))
-    return control.ss(kf.A, kf.B, kf.C, kf.D, T, inputs=TAU + Q, outputs=[f"xhat{k}" for k in range(1, 7)],
-                      name="observer")
+from clocked_arm import Q, STOP, T, TAU, V, arm_loop, joint_controller
 
 
 @pytest.fixture(scope="module")
@@ -54,24 +28,14 @@ def fmus(tmp_path_factory):
     return plant, ctrl
 
 
-def _loop(plant_fmu, ctrl_unit, stop: float = STOP):
-    cons = [(f"plant.q[{i}]", f"ctrl.q{i}") for i in (1, 2, 3)] + [(f"plant.v[{i}]", f"ctrl.v{i}") for i in (1, 2, 3)]
-    cons += [(f"ctrl.tau{i}", f"plant.tau[{i}]") for i in (1, 2, 3)]
-    cons += [(f"ctrl.tau{i}", f"obs.tau{i}") for i in (1, 2, 3)] + [(f"plant.q[{i}]", f"obs.q{i}") for i in (1, 2, 3)]
-    units = [FmuUnit(plant_fmu, "plant"), ctrl_unit, ControlUnit("obs", observer())]
-    record = [f"plant.q[{i}]" for i in (1, 2, 3)] + [f"ctrl.tau{i}" for i in (1, 2, 3)]
-    record += [f"obs.xhat{k}" for k in range(1, 7)]
-    return simulate(System(units, cons), stop, T, record=record)
-
-
 def test_the_plant_under_a_scheduled_execution_controller_equals_the_python_controller(fmus):
     plant, ctrl_fmu = fmus
     se = FmuUnit(ctrl_fmu, "ctrl")
     assert isinstance(se, Fmu3ScheduledUnit)
     (clock,) = se.clocks.values()
     assert clock.interval == T and clock.kind == "constant"
-    native = _loop(plant, se)
-    python = _loop(plant, ControlUnit("ctrl", joint_controller()))
+    native = arm_loop(plant, se)
+    python = arm_loop(plant, ControlUnit("ctrl", joint_controller()))
     assert native.names == python.names
     for n in native.names:  # the C evaluation order of the matrix products differs (part 1): 1e-13
         scale = max(np.abs(python[n]).max(), 1e-300)
@@ -160,8 +124,8 @@ def test_a_controller_without_feedthrough_latches_its_outputs_before_the_plant_r
     sys = strictly_proper_controller()
     assert not np.asarray(sys.D).any()
     fmu = export_fmu(sys, tmp_path, runtime="native", fmi=3, scheduled=True, platforms=("linux64",))
-    native = _loop(plant, FmuUnit(fmu, "ctrl"), stop=0.2)
-    python = _loop(plant, ControlUnit("ctrl", sys), stop=0.2)
+    native = arm_loop(plant, FmuUnit(fmu, "ctrl"), stop=0.2)
+    python = arm_loop(plant, ControlUnit("ctrl", sys), stop=0.2)
     assert np.abs(python["ctrl.tau2"]).max() > 1e-2
     for n in native.names:
         scale = max(np.abs(python[n]).max(), 1e-300)

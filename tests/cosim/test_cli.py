@@ -6,7 +6,7 @@ import numpy as np
 from mbfmu.cli import main
 from mbfmu.cosim import load_result, simulate, write_ssp
 
-from .two_mass_systems import two_mass
+from .systems import two_mass
 
 
 def test_simulate_ssp_with_overrides_writes_results(mass_fmu, tmp_path, capsys):

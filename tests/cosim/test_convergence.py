@@ -19,7 +19,7 @@ import pytest
 from mbfmu.cosim import ControlUnit, FmuUnit, System, simulate
 
 from .helpers import D1, D2, DC, K1, K2, KC, M1, M2, monolithic_two_mass
-from .two_mass_systems import with_feedthrough, without_feedthrough
+from .systems import with_feedthrough, without_feedthrough
 
 T = 1.0
 

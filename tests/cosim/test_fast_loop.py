@@ -12,8 +12,7 @@ from mbfmu.cosim.system import System
 from mbfmu.errors import CosimError
 from tooling import reference_fmu
 
-from .loop_choice import python_loop_reason_of
-from .ssp_text import maps_binding, maps_ssp, ssp_param, with_units
+from .systems import compiled_and_python_runs, master_loop_reason
 
 
 def _chain(mass_fmu, fail_time: float = 1e300) -> System:
@@ -26,24 +25,9 @@ def _chain(mass_fmu, fail_time: float = 1e300) -> System:
                               ("b.v", "c.vin")])
 
 
-def _both(make, monkeypatch, **kw):
-    """(compiled, Python) results of the same run, checking which loop ran."""
-    calls = []
-    real_run = fast_loop.run
-    monkeypatch.setattr(fast_loop, "run", lambda *a: calls.append(1) or real_run(*a))
-    out = []
-    for enabled in (True, False):
-        monkeypatch.setattr(fast_loop, "ENABLED", enabled)
-        try:
-            out.append(simulate(make(), progress=False, **kw))
-        except CosimError as exc:
-            out.append(exc)
-    return out, len(calls)
-
-
 @pytest.mark.parametrize("algorithm", ["jacobi", "gauss-seidel"])
 def test_compiled_loop_equals_python_loop_bit_for_bit(mass_fmu, monkeypatch, algorithm):
-    (fast, slow), calls = _both(lambda: _chain(mass_fmu), monkeypatch, stop_time=2.0, step=1e-3,
+    (fast, slow), calls = compiled_and_python_runs(lambda: _chain(mass_fmu), monkeypatch, stop_time=2.0, step=1e-3,
                                 algorithm=algorithm, order=["b", "a", "c"] if algorithm == "gauss-seidel" else None)
     assert calls == 1
     assert fast.names == slow.names and np.array_equal(fast.data, slow.data)
@@ -51,7 +35,7 @@ def test_compiled_loop_equals_python_loop_bit_for_bit(mass_fmu, monkeypatch, alg
 
 
 def test_failure_in_the_compiled_loop_keeps_the_rows_and_names_the_unit(mass_fmu, monkeypatch):
-    (fast, slow), calls = _both(lambda: _chain(mass_fmu, fail_time=0.5), monkeypatch,
+    (fast, slow), calls = compiled_and_python_runs(lambda: _chain(mass_fmu, fail_time=0.5), monkeypatch,
                                 stop_time=2.0, step=1e-2)
     assert calls == 1
     assert isinstance(fast, CosimError) and isinstance(slow, CosimError)
@@ -64,7 +48,7 @@ def test_other_runs_keep_the_python_loop(mass_fmu, monkeypatch, variant):
     def make():
         return _chain(mass_fmu)
     kw = {"adaptive": {"adaptive": True}}.get(variant, {})
-    (fast, slow), calls = _both(make, monkeypatch, stop_time=0.5, step=1e-2, **kw)
+    (fast, slow), calls = compiled_and_python_runs(make, monkeypatch, stop_time=0.5, step=1e-2, **kw)
     assert calls == 0 and np.array_equal(fast.data, slow.data)
 
 
@@ -74,8 +58,8 @@ def test_any_recorded_subset_takes_the_compiled_loop_and_equals_full_recording(m
     not an output is read from the FMU as the Python loop reads it) takes the
     compiled loop, gives the Python loop's rows bit for bit, and each recorded
     output equals its column of the full recording."""
-    assert python_loop_reason_of(_chain(mass_fmu), record) is None
-    (fast, slow), calls = _both(lambda: _chain(mass_fmu), monkeypatch, stop_time=1.0, step=1e-3, record=record)
+    assert master_loop_reason(_chain(mass_fmu), record) is None
+    (fast, slow), calls = compiled_and_python_runs(lambda: _chain(mass_fmu), monkeypatch, stop_time=1.0, step=1e-3, record=record)
     assert calls == 1
     assert fast.names == slow.names and np.array_equal(fast.data, slow.data)
     full = simulate(_chain(mass_fmu), 1.0, 1e-3, progress=False)
@@ -92,7 +76,7 @@ def test_non_finite_connected_output_that_is_not_recorded_stops_the_compiled_loo
         s = _chain(mass_fmu)
         s.units["a"].set("m", 0.0)
         return s
-    (fast, slow), calls = _both(make, monkeypatch, stop_time=1.0, step=1e-2, record=["c.x"])
+    (fast, slow), calls = compiled_and_python_runs(make, monkeypatch, stop_time=1.0, step=1e-2, record=["c.x"])
     assert calls == 1
     assert isinstance(fast, CosimError) and isinstance(slow, CosimError)
     assert str(fast) == str(slow) and "unit 'a'" in str(fast)
@@ -103,9 +87,10 @@ def _converting_ssp(mass_fmu, tmp_path):
     """a drives b through a.x (m) -> b.xin (declared in mm: converted, factor 1000)
     with a LinearTransformation (factor 0.002, offset 0.25) after the conversion,
     and a.v -> b.vin as it is; b.Fc feeds a.F back (direct feedthrough)."""
+    from .ssp_files import mapping_archive, mapping_binding, parameter, with_units
     bmm = with_units(mass_fmu, tmp_path / "bmm.fmu", {"xin": "mm"}, {"mm": {"m": "1", "factor": "0.001"}})
-    a = maps_binding(ssp_param("x0", "Real", 1.0) + ssp_param("k", "Real", 10.0))
-    b = maps_binding(ssp_param("m", "Real", 2.0) + ssp_param("kc", "Real", 30.0) + ssp_param("dc", "Real", 0.5))
+    a = mapping_binding(parameter("x0", "Real", 1.0) + parameter("k", "Real", 10.0))
+    b = mapping_binding(parameter("m", "Real", 2.0) + parameter("kc", "Real", 30.0) + parameter("dc", "Real", 0.5))
     body = f"""<ssd:Elements>
       <ssd:Component name="a" source="resources/mass.fmu">{a}</ssd:Component>
       <ssd:Component name="b" source="resources/bmm.fmu">{b}</ssd:Component></ssd:Elements>
@@ -113,7 +98,7 @@ def _converting_ssp(mass_fmu, tmp_path):
         <ssc:LinearTransformation factor="0.002" offset="0.25"/></ssd:Connection>
         <ssd:Connection startElement="a" startConnector="v" endElement="b" endConnector="vin"/>
         <ssd:Connection startElement="b" startConnector="Fc" endElement="a" endConnector="F"/></ssd:Connections>"""
-    return maps_ssp(tmp_path, body, {"resources/mass.fmu": mass_fmu, "resources/bmm.fmu": bmm})
+    return mapping_archive(tmp_path, body, {"resources/mass.fmu": mass_fmu, "resources/bmm.fmu": bmm})
 
 
 @pytest.mark.parametrize("kw", [{}, {"algorithm": "gauss-seidel"}, {"extrapolation": 2}])
@@ -125,8 +110,8 @@ def test_unit_conversion_and_linear_transformation_run_compiled(mass_fmu, monkey
     from mbfmu.cosim import read_ssp
     ssp = _converting_ssp(mass_fmu, tmp_path)
     assert read_ssp(ssp).units["b"].input_conversion  # the connection converts
-    assert python_loop_reason_of(read_ssp(ssp), **kw) is None
-    (fast, slow), calls = _both(lambda: read_ssp(ssp), monkeypatch, stop_time=1.0, step=1e-3, record="all", **kw)
+    assert master_loop_reason(read_ssp(ssp), **kw) is None
+    (fast, slow), calls = compiled_and_python_runs(lambda: read_ssp(ssp), monkeypatch, stop_time=1.0, step=1e-3, record="all", **kw)
     assert calls == 1
     assert fast.names == slow.names and np.array_equal(fast.data, slow.data)
     if not kw:  # Jacobi: b holds the value sent at the exchange that recorded a.x
@@ -180,8 +165,8 @@ def test_algebraic_loop_is_solved_in_c_as_in_the_python_loop(gain_fmu, monkeypat
     Python, to 1e-12) and the same iteration count, on the closed-form solution."""
     make = lambda: _gain_loop(gain_fmu, k1, k2)  # noqa: E731
     assert make().algebraic_loops() == [["g1.u", "g1.y", "g2.u", "g2.y"]]
-    assert python_loop_reason_of(make(), algorithm=algorithm) is None
-    (fast, slow), calls = _both(make, monkeypatch, stop_time=1.0, step=1e-2, algorithm=algorithm)
+    assert master_loop_reason(make(), algorithm=algorithm) is None
+    (fast, slow), calls = compiled_and_python_runs(make, monkeypatch, stop_time=1.0, step=1e-2, algorithm=algorithm)
     assert calls == 1 and fast.names == slow.names
     assert fast.summary.loop_iterations == slow.summary.loop_iterations >= len(fast)
     newton = abs(k1 * k2) > 1
@@ -197,7 +182,7 @@ def test_algebraic_loop_is_solved_in_c_as_in_the_python_loop(gain_fmu, monkeypat
 
 def test_singular_algebraic_loop_in_c_is_refused_as_in_python(gain_fmu, monkeypatch):
     """y1 = y1 + 1 + x0 has no solution: the compiled loop names the loop, as the Python loop does."""
-    (fast, slow), calls = _both(lambda: _gain_loop(gain_fmu, 1.0, 1.0), monkeypatch, stop_time=1.0, step=1e-1)
+    (fast, slow), calls = compiled_and_python_runs(lambda: _gain_loop(gain_fmu, 1.0, 1.0), monkeypatch, stop_time=1.0, step=1e-1)
     # the initial exchange (in Python in both runs) already meets the singular loop
     assert isinstance(fast, CosimError) and str(fast) == str(slow) and "g1.y -> g2.u" in str(fast)
 
@@ -209,16 +194,17 @@ def test_converted_input_gets_converted_derivatives(mass_fmu, monkeypatch, tmp_p
     converted too. The same run without conversion, a scaled by 1000 (x0 = 1000 m: a
     linear, unforced mass), must give the same b."""
     from mbfmu.cosim import read_ssp
+    from .ssp_files import mapping_archive, mapping_binding, parameter, with_units
     monkeypatch.setattr(fast_loop, "ENABLED", compiled)
     bmm = with_units(mass_fmu, tmp_path / "bmm.fmu", {"xin": "mm"}, {"mm": {"m": "1", "factor": "0.001"}})
-    a = maps_binding(ssp_param("x0", "Real", 1.0) + ssp_param("k", "Real", 10.0))
-    b = maps_binding(ssp_param("m", "Real", 2.0) + ssp_param("kc", "Real", 30.0))
+    a = mapping_binding(parameter("x0", "Real", 1.0) + parameter("k", "Real", 10.0))
+    b = mapping_binding(parameter("m", "Real", 2.0) + parameter("kc", "Real", 30.0))
     body = f"""<ssd:Elements>
       <ssd:Component name="a" source="resources/mass.fmu">{a}</ssd:Component>
       <ssd:Component name="b" source="resources/bmm.fmu">{b}</ssd:Component></ssd:Elements>
       <ssd:Connections><ssd:Connection startElement="a" startConnector="x" endElement="b" endConnector="xin"/>
       </ssd:Connections>"""
-    converted = read_ssp(maps_ssp(tmp_path, body, {"resources/mass.fmu": mass_fmu, "resources/bmm.fmu": bmm}))
+    converted = read_ssp(mapping_archive(tmp_path, body, {"resources/mass.fmu": mass_fmu, "resources/bmm.fmu": bmm}))
     scaled = System([FmuUnit(mass_fmu, "a", values=dict(x0=1000.0, k=10.0)),
                      FmuUnit(mass_fmu, "b", values=dict(m=2.0, kc=30.0))], [("a.x", "b.xin")])
     r1 = simulate(converted, 1.0, 0.05, extrapolation=1, progress=False)
@@ -234,7 +220,7 @@ def test_the_shipped_example_system_runs_compiled_and_equals_the_python_loop(mon
 
     from mbfmu.cosim import read_ssp
     ssp = Path(__file__).resolve().parents[2] / "examples" / "system.ssp"
-    assert python_loop_reason_of(read_ssp(ssp)) is None
-    (fast, slow), calls = _both(lambda: read_ssp(ssp), monkeypatch, stop_time=1.0, step=1e-2)
+    assert master_loop_reason(read_ssp(ssp)) is None
+    (fast, slow), calls = compiled_and_python_runs(lambda: read_ssp(ssp), monkeypatch, stop_time=1.0, step=1e-2)
     assert calls == 1 and fast.names == slow.names and np.array_equal(fast.data, slow.data)
     assert "python_loop" not in fast.meta and "MBFMU_PYTHON_LOOP" in slow.meta["python_loop"]

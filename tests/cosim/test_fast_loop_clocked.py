@@ -21,7 +21,7 @@ from mbfmu.cosim.units import Variable
 from mbfmu.errors import CosimError
 
 from .fmu_build import build_ticker3
-from .test_scheduled_execution import CLOCKS, _reference
+from .clocks_reference import CLOCKS, scs_reference
 
 
 class BooleanPulses(FunctionUnit):
@@ -70,7 +70,7 @@ def test_clocks_fmu_runs_compiled_like_the_python_loop_and_the_reference_importe
     a, b = fs.units["clocks"], ss.units["clocks"]
     assert list(a.activations) == list(b.activations) and a.ticks == b.ticks
     assert list(a.ticks) == list(b.ticks)  # first activated first
-    rows, calls, out_clock = _reference()
+    rows, calls, out_clock = scs_reference()
     for name in ("inClock1Ticks", "inClock2Ticks", "inClock3Ticks", "totalInClockTicks"):
         np.testing.assert_array_equal(fast[f"clocks.{name}"], [r[name] for r in rows], err_msg=name)
     np.testing.assert_array_equal(fast["clocks.outClock"], out_clock)
@@ -140,7 +140,7 @@ def test_a_controller_partition_every_other_step_with_a_multirate_plant(monkeypa
 def arm_and_controller(tmp_path_factory):
     """The native rigid_arm (FMI 3.0 co-simulation) and the joint controller of
     tests/control/test_clocked_loop.py exported natively as FMI 3.0 Scheduled Execution at 1 kHz."""
-    from tests.control.test_clocked_loop import joint_controller
+    from tests.control.clocked_arm import joint_controller
     from mbfmu.control import export_fmu
     from mbfmu.fmu.builder import build_fmu
     plant = build_fmu("rigid_arm", tmp_path_factory.mktemp("arm"), runtime="native", platforms=("linux64",),
@@ -152,7 +152,7 @@ def arm_and_controller(tmp_path_factory):
 
 def test_ten_thousand_ticks_land_on_k_T_in_the_compiled_loop(arm_and_controller):
     """Ticks counted in integers in C: activation k at k * T to the bit (a float sum of T drifts)."""
-    from tests.control.test_clocked_loop import T
+    from tests.control.clocked_arm import T
     se = FmuUnit(arm_and_controller[1], "ctrl")
     (clock,) = se.clocks.values()
     res = simulate(System([se]), 10.0, T, record=[], progress=False)
@@ -168,13 +168,13 @@ def test_the_mixed_arm_scheduled_controller_and_observer_run_compiled(monkeypatc
     compiled, with one activation per k * T. The plant's and the controller's columns
     equal the Python loop's bit for bit; the observer (an LTI ControlUnit, which C
     steps with sums grouped otherwise than numpy's, see c_units) to 1e-13 of its range."""
-    from tests.control.test_clocked_loop import T, _loop
+    from tests.control.clocked_arm import T, arm_loop
     plant, ctrl = arm_and_controller
     runs = {}
     for enabled in (True, False):
         monkeypatch.setattr(fast_loop, "ENABLED", enabled)
         se = FmuUnit(ctrl, "ctrl")
-        runs[enabled] = (_loop(plant, se, stop=0.2), se)
+        runs[enabled] = (arm_loop(plant, se, stop=0.2), se)
     (fast, a), (slow, b) = runs[True], runs[False]
     assert "python_loop" not in fast.meta and "python_loop" in slow.meta
     obs = [n for n in fast.names if n.startswith("obs.")]

@@ -15,22 +15,7 @@ from mbfmu.cosim.system import System
 from mbfmu.errors import CosimError
 from tooling import reference_fmu
 
-from .loop_choice import python_loop_reason_of
-
-
-def _both(make, monkeypatch, **kw):
-    """(compiled, Python) results of the same run, and how often the compiled loop ran."""
-    calls = []
-    real_run = fast_loop.run
-    monkeypatch.setattr(fast_loop, "run", lambda *a: calls.append(1) or real_run(*a))
-    out = []
-    for enabled in (True, False):
-        monkeypatch.setattr(fast_loop, "ENABLED", enabled)
-        try:
-            out.append(simulate(make(), progress=False, **kw))
-        except CosimError as exc:
-            out.append(exc)
-    return out, len(calls)
+from .systems import compiled_and_python_runs, master_loop_reason
 
 
 def _same(fast, slow):
@@ -41,7 +26,7 @@ def _same(fast, slow):
 
 @pytest.mark.parametrize("model", ["VanDerPol", "Dahlquist", "BouncingBall"])
 def test_fmi3_reference_fmu_in_c_equals_python_loop(model, monkeypatch):
-    (fast, slow), calls = _both(lambda: System([FmuUnit(reference_fmu("fmi3", model), "m")]), monkeypatch,
+    (fast, slow), calls = compiled_and_python_runs(lambda: System([FmuUnit(reference_fmu("fmi3", model), "m")]), monkeypatch,
                                 stop_time=3.0, step=1e-3)
     assert calls == 1
     _same(fast, slow)
@@ -77,7 +62,7 @@ def _mixed(mass_fmu) -> System:
 @pytest.mark.parametrize("algorithm", ["jacobi", "gauss-seidel"])
 def test_mixed_fmi2_fmi3_system_in_c_equals_python_loop(mass_fmu, monkeypatch, algorithm):
     order = ["vdp", "stair", "dq", "ft3", "ft2", "mass", "ss", "bb"] if algorithm == "gauss-seidel" else None
-    (fast, slow), calls = _both(lambda: _mixed(mass_fmu), monkeypatch, stop_time=4.0, step=1e-2,
+    (fast, slow), calls = compiled_and_python_runs(lambda: _mixed(mass_fmu), monkeypatch, stop_time=4.0, step=1e-2,
                                 algorithm=algorithm, order=order)
     assert calls == 1
     _same(fast, slow)
@@ -99,11 +84,11 @@ def test_extrapolation_in_c_equals_python_loop(mass_fmu, monkeypatch, order):
         s.connect("mass.v", "m2.vin")
         s.connect("vdp.x0", "m2.F")
         return s
-    (fast, slow), calls = _both(make, monkeypatch, stop_time=2.0, step=1e-2, extrapolation=order)
+    (fast, slow), calls = compiled_and_python_runs(make, monkeypatch, stop_time=2.0, step=1e-2, extrapolation=order)
     assert calls == 1
     _same(fast, slow)
     # extrapolation changed the coupled result (the inputs really were extrapolated)
-    (zero, _), _ = _both(make, monkeypatch, stop_time=2.0, step=1e-2)
+    (zero, _), _ = compiled_and_python_runs(make, monkeypatch, stop_time=2.0, step=1e-2)
     assert not np.array_equal(fast["m2.x"], zero["m2.x"])
 
 
@@ -114,14 +99,14 @@ def test_extrapolation_with_rollback_startup_and_multirate_in_c(mass_fmu, monkey
         b = FmuUnit(mass_fmu, "b", values=dict(m=2.0, k=20.0, kc=30.0, dc=0.5), step=2.5e-3)
         return System([a, b], [("a.x", "b.xin"), ("a.v", "b.vin"), ("b.Fc", "a.F")])
     for order in (0, 1, 2):
-        (fast, slow), calls = _both(make, monkeypatch, stop_time=1.0, step=1e-2, extrapolation=order)
+        (fast, slow), calls = compiled_and_python_runs(make, monkeypatch, stop_time=1.0, step=1e-2, extrapolation=order)
         assert calls == 1
         _same(fast, slow)
 
 
 def test_fmi3_stop_request_in_c_ends_like_python_loop(monkeypatch):
     """FMI 3 Stair asks to stop (terminateSimulation) at t = 10 s, before its stop time."""
-    (fast, slow), calls = _both(lambda: System([FmuUnit(reference_fmu("fmi3", "Stair"), "stair")]), monkeypatch,
+    (fast, slow), calls = compiled_and_python_runs(lambda: System([FmuUnit(reference_fmu("fmi3", "Stair"), "stair")]), monkeypatch,
                                 stop_time=12.0, step=0.5)
     assert calls == 1
     a = fast.result if isinstance(fast, CosimError) else fast
@@ -144,7 +129,7 @@ def test_integer_inputs_wrap_to_their_width_as_the_python_units_do(monkeypatch):
         return System([ft, ft2], [("ft.Int64_output", "ft2.Int8_input"), ("ft.Int64_output", "ft2.UInt16_input"),
                                   ("ft.UInt64_output", "ft2.Int64_input"), ("ft.UInt64_output", "ft2.Int32_input"),
                                   ("ft.Int32_output", "ft2.Int16_input")])
-    (fast, slow), calls = _both(make, monkeypatch, stop_time=0.1, step=0.01)
+    (fast, slow), calls = compiled_and_python_runs(make, monkeypatch, stop_time=0.1, step=0.01)
     assert calls == 1
     _same(fast, slow)
     last = {n: int(fast[n][-1]) for n in ("ft2.Int8_output", "ft2.UInt16_output", "ft2.Int64_output",
@@ -159,7 +144,7 @@ def test_recorded_subset_with_inputs_and_parameters_in_c_equals_python_loop(mass
     element) takes the compiled loop and gives the Python loop's rows bit for bit."""
     record = ["ft3.Int8_input", "ft3.Boolean_output", "ft3.Float32_continuous_input", "ss.u[2]", "ss.y[1]",
               "ft2.Boolean_input", "ft2.Int32_input", "ft2.Float64_tunable_parameter", "mass.x", "vdp.x1", "vdp.mu"]
-    (fast, slow), calls = _both(lambda: _mixed(mass_fmu), monkeypatch, stop_time=2.0, step=1e-2, record=record)
+    (fast, slow), calls = compiled_and_python_runs(lambda: _mixed(mass_fmu), monkeypatch, stop_time=2.0, step=1e-2, record=record)
     assert calls == 1
     _same(fast, slow)
     assert np.ptp(fast["ft3.Int8_input"]) > 0 and np.ptp(fast["ss.u[2]"]) > 0.1
@@ -195,8 +180,8 @@ def test_feedthrough_chain_with_strings_runs_compiled_and_equals_python_loop(mon
     calls = []
     real_code = typed.string_code
     monkeypatch.setattr(fast_loop, "string_code", lambda text: calls.append(text) or real_code(text))
-    assert python_loop_reason_of(_feedthrough_chain(), record) is None
-    (fast, slow), n = _both(_feedthrough_chain, monkeypatch, stop_time=2.0, step=1e-3, record=record, **kw)
+    assert master_loop_reason(_feedthrough_chain(), record) is None
+    (fast, slow), n = compiled_and_python_runs(_feedthrough_chain, monkeypatch, stop_time=2.0, step=1e-3, record=record, **kw)
     assert n == 1
     _same(fast, slow)
     assert set(fast["f7.String_output"]) == {"text \u00e9 #1"}

@@ -8,7 +8,7 @@ from mbfmu.cosim import FmuUnit, System, simulate
 from mbfmu.errors import CosimError
 
 from .helpers import D1, D2, DC, K1, K2, KC, M1, M2, RawFmu, grid_steps, monolithic_two_mass, sub_steps
-from .two_mass_systems import with_feedthrough
+from .systems import with_feedthrough
 
 
 def test_multirate_unit_matches_hand_loop_with_sub_steps(mass_fmu):

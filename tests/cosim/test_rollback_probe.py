@@ -105,7 +105,7 @@ def test_the_probe_wants_the_bit_and_needs_excited_inputs(clock_fmu, monkeypatch
 
 
 def test_adaptive_steps_forced_at_the_minimum_step_are_reported(mass_fmu):
-    from .two_mass_systems import with_feedthrough
+    from .systems import with_feedthrough
     s = with_feedthrough(mass_fmu)
     with pytest.warns(RuntimeWarning, match="accepted .* steps at the minimum step"):
         r = simulate(s, 1.0, 0.01, adaptive=True, rtol=1e-12, atol=1e-14, min_step=0.005, progress=False)

@@ -6,8 +6,6 @@ periodic ticks are counted, never accumulated; what the master cannot do is
 refused in one line."""
 from __future__ import annotations
 
-import csv
-import re
 
 import numpy as np
 import pytest
@@ -16,46 +14,10 @@ from mbfmu.cosim import FmuUnit, System, simulate
 from mbfmu.cosim.fmi.clocks import Clock, PeriodicTicks, read_clocks
 from mbfmu.cosim.master.fast_loop import python_loop_reason
 from mbfmu.cosim.fmi.fmu3_scheduled import Fmu3ScheduledUnit
-from mbfmu.cosim.units import Unit, Variable
 from mbfmu.errors import InputError
 
+from .clocks_reference import CLOCKS, BooleanPulses, scs_reference
 from .fmu_build import build_ticker3
-from tooling import FIXTURES, REFERENCE_FMUS
-
-CLOCKS = REFERENCE_FMUS / "fmi3" / "Clocks.fmu"
-SCS = FIXTURES / "reference-fmus" / "scs_synchronous"
-
-
-class BooleanPulses(Unit):
-    """A Boolean output that is true at the given communication points (s) only."""
-
-    def __init__(self, name: str, times: list[float]) -> None:
-        super().__init__(name, [Variable("y", "output", "Boolean", None, 0.0)], {})
-        self.times = set(times)
-        self.t = 0.0
-        self.y = [0.0]
-
-    def setup(self, t0: float, stop_time: float, step: float) -> None:
-        self.t = t0
-        self.pull()
-
-    def pull(self) -> None:
-        self.y[0] = 1.0 if self.t in self.times else 0.0
-
-    def do_step(self, t: float, h: float) -> None:
-        self.t = t + h
-
-
-def _reference() -> tuple[list[dict[str, float]], list[tuple[int, float]], list[int]]:
-    """The importer's rows, its (clock value reference, activation time) calls and its outClock reads."""
-    with open(SCS / "scs_synchronous_out.csv", newline="") as f:
-        rows = [{k: float(v) for k, v in r.items()} for r in csv.DictReader(f)]
-    log = (SCS / "scs_synchronous_log.txt").read_text()
-    calls = [(int(vr), float(t)) for vr, t in
-             re.findall(r"fmi3ActivateModelPartition\(clockReference=(\d+), activationTime=([0-9.e+-]+)\) -> OK", log)]
-    out_clock = [int(v) for v in re.findall(r"fmi3GetClock\(valueReferences=\{1005\}, nValueReferences=1, "
-                                            r"values=\{(\d)\}\) -> OK", log)]
-    return rows, calls, out_clock
 
 
 def _run_clocks():
@@ -66,7 +28,7 @@ def _run_clocks():
 
 
 def test_clocks_fmu_ticks_like_the_reference_importer():
-    rows, calls, out_clock = _reference()
+    rows, calls, out_clock = scs_reference()
     assert len(rows) == 10 and len(calls) == 15 and len(out_clock) == 10  # the fixture is what the README says
     unit, res = _run_clocks()
     assert isinstance(unit, Fmu3ScheduledUnit)

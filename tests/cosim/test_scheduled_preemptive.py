@@ -20,7 +20,7 @@ from mbfmu.cosim.fmi.clocks import Clock
 from mbfmu.cosim.fmi.se_preemptive import PreemptiveProcessor
 from mbfmu.errors import InputError
 
-from .test_scheduled_execution import CLOCKS, SCS, BooleanPulses
+from .clocks_reference import CLOCKS, SCS, BooleanPulses
 from tooling import FIXTURES
 
 THREADED = FIXTURES / "reference-fmus" / "scs_threaded"

@@ -11,7 +11,7 @@ import pytest
 from mbfmu.cosim import FmuUnit, System, read_ssp, simulate, sources, write_ssp
 from mbfmu.errors import CosimError
 
-from .two_mass_systems import two_mass
+from .systems import two_mass, without_feedthrough
 
 
 @pytest.mark.parametrize("suffix", [".ssp", ".ssd"])
@@ -177,7 +177,6 @@ def test_libcosim_runs_our_ssp_and_agrees(mass_fmu, tmp_path):
     from libcosimpy.CosimLogging import CosimLogLevel, log_output_level
     from libcosimpy.CosimObserver import CosimObserver
 
-    from .two_mass_systems import without_feedthrough
     log_output_level(CosimLogLevel.ERROR)
     s = without_feedthrough(mass_fmu)
     ssp = write_ssp(s, tmp_path / "s.ssp", stop_time=1.0, step=0.01)

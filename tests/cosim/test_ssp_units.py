@@ -16,16 +16,10 @@ from lxml import etree
 from mbfmu.cosim import read_ssp, simulate, write_ssp
 from mbfmu.errors import CosimError
 
-from .two_mass_systems import two_mass
-from .ssp_text import SPEED, with_units
+from .ssp_files import SPEED, ssd_head, with_units
+from .systems import two_mass
 
-HEAD = """<?xml version="1.0" encoding="UTF-8"?>
-<ssd:SystemStructureDescription version="1.0" name="Units"
-    xmlns:ssc="http://ssp-standard.org/SSP1/SystemStructureCommon"
-    xmlns:ssd="http://ssp-standard.org/SSP1/SystemStructureDescription"
-    xmlns:ssv="http://ssp-standard.org/SSP1/SystemStructureParameterValues"
-    xmlns:osp="http://opensimulationplatform.com/SSP/OSPAnnotations">
-"""
+HEAD = ssd_head("Units", 'xmlns:osp="http://opensimulationplatform.com/SSP/OSPAnnotations"')
 
 
 def _binding(params: str, prefix: str | None = None, units: str = "") -> str:

@@ -15,7 +15,7 @@ import sys
 
 from mbfmu.cosim import load_result
 
-from .hang_run import HANG_AT, ROWS, STEP, hang_env
+from .hanging_run import HANG_AT, ROWS, STEP, loop_env
 
 _RUN = """
 import sys
@@ -33,7 +33,7 @@ def _hung_run(faulty_c_fmu, tmp_path, threads):
     out = tmp_path / f"run{threads}.csv"
     p = subprocess.run([sys.executable, "-c", _RUN.format(hang=HANG_AT, step=STEP, threads=threads),
                         str(faulty_c_fmu), str(out)], capture_output=True, text=True, timeout=60,
-                       env=hang_env("compiled"))
+                       env=loop_env("compiled"))
     assert p.returncode == 124, p.stderr
     assert "not reached" not in p.stdout and "Traceback" not in p.stderr
     return p.stderr, load_result(out)

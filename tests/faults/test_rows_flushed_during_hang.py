@@ -21,14 +21,14 @@ import pytest
 
 from mbfmu.cosim import load_result
 
-from .hang_run import HANG, ROWS, hang_env, wait_for_hang
+from .hanging_run import HANG, ROWS, loop_env, wait_for_hang
 
 
 @pytest.mark.parametrize("loop", ["compiled", "python"])
 def test_rows_before_a_hang_survive_a_sigkill(faulty_c_fmu, tmp_path, loop):
     out = tmp_path / "run.csv"
     proc = subprocess.Popen([sys.executable, "-m", "mbfmu", "simulate", str(faulty_c_fmu), *HANG, "-o", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=hang_env(loop))
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=loop_env(loop))
     try:
         wait_for_hang(proc)
         time.sleep(3.0)  # three flush periods, the run hung all along

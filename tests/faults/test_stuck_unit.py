@@ -22,7 +22,8 @@ import pytest
 from mbfmu.cosim import FmuUnit, System, load_result, simulate
 from mbfmu.errors import RunInterrupted
 
-from .hang_run import HANG, HANG_AT, ROWS, STEP, hang_env, wait_for_hang
+from .hanging_run import HANG, HANG_AT, ROWS, STEP, loop_env, wait_for_hang
+
 
 def _kept_rows(out, status):
     r = load_result(out)
@@ -33,15 +34,13 @@ def _kept_rows(out, status):
     return r
 
 
-
-
 @pytest.mark.parametrize("loop", ["compiled", "python"])
 @pytest.mark.parametrize("ext", ["csv", "npz"])
 def test_cli_timeout_ends_a_hung_run_with_124_and_keeps_the_rows(faulty_c_fmu, tmp_path, loop, ext):
     out = tmp_path / f"run.{ext}"
     t = time.monotonic()
     p = subprocess.run([sys.executable, "-m", "mbfmu", "simulate", str(faulty_c_fmu), *HANG, "--timeout", "2",
-                        "-o", str(out)], capture_output=True, text=True, timeout=60, env=hang_env(loop))
+                        "-o", str(out)], capture_output=True, text=True, timeout=60, env=loop_env(loop))
     wall = time.monotonic() - t
     assert p.returncode == 124, p.stderr
     assert "wall-clock timeout of 2.0 s" in p.stderr and "unit 'faulty'" in p.stderr and "301 rows" in p.stderr
@@ -54,7 +53,7 @@ def test_cli_timeout_ends_a_hung_run_with_124_and_keeps_the_rows(faulty_c_fmu, t
 def test_cli_signals_end_a_hung_run_and_keep_the_rows(faulty_c_fmu, tmp_path, how):
     out = tmp_path / "run.csv"
     proc = subprocess.Popen([sys.executable, "-m", "mbfmu", "simulate", str(faulty_c_fmu), *HANG, "-o", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=hang_env("compiled"))
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=loop_env("compiled"))
     try:
         wait_for_hang(proc)
         t = time.monotonic()
@@ -96,7 +95,7 @@ def test_api_timeout_ends_a_hung_run_and_keeps_the_rows(faulty_c_fmu, tmp_path, 
     out = tmp_path / "run.csv"
     code = _API_RUN.format(hang=HANG_AT, step=STEP, isolate=isolate)
     p = subprocess.run([sys.executable, "-c", code, str(faulty_c_fmu), str(out)], capture_output=True, text=True,
-                       timeout=60, env=hang_env("compiled"))
+                       timeout=60, env=loop_env("compiled"))
     assert p.returncode == 124, p.stderr
     assert "not reached" not in p.stdout and "Traceback" not in p.stderr
     _kept_rows(out, "timeout")
@@ -127,7 +126,7 @@ def test_isolated_ssp_unit_that_hangs_is_killed_after_the_step_timeout(faulty_c_
     t = time.monotonic()
     p = subprocess.run([sys.executable, "-m", "mbfmu", "simulate", str(ssp), "--isolate", "--step-timeout", "2",
                         "--no-progress", "-o", str(out)], capture_output=True, text=True, timeout=90,
-                       env=hang_env("compiled"))
+                       env=loop_env("compiled"))
     assert p.returncode == 3, p.stderr
     assert time.monotonic() - t < 2.0 + 25.0  # worker start-up on a loaded machine, then the step timeout
     assert "does not exist" not in p.stderr and "unit 'arm'" in p.stderr and "step timeout of 2.0 s" in p.stderr
@@ -160,7 +159,7 @@ def test_roberts_reference_fmu_step_that_takes_ages_honours_the_timeout(tmp_path
     t = time.monotonic()
     p = subprocess.run([sys.executable, "-m", "mbfmu", "simulate", str(reference_fmu("fmi3", "Roberts")),
                         "--timeout", "3", "--no-progress", "-o", str(out)], capture_output=True, text=True,
-                       timeout=60, env=hang_env("compiled"))
+                       timeout=60, env=loop_env("compiled"))
     assert p.returncode == 124, p.stderr
     assert time.monotonic() - t < 3.0 + 15.0
     r = load_result(out)

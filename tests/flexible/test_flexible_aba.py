@@ -14,7 +14,7 @@ from mbfmu.dynamics import Fixed, Revolute, Spherical, _kernels
 from mbfmu.dynamics.flexible import BeamProperties, FlexibleSystemBuilder, ModeSet, simulate
 from mbfmu.errors import InputError, SimulationError
 
-from .flexible_systems import random_state, random_system, singular_modal_mass_system
+from .random_systems import random_state, random_system, singular_modal_mass_system
 
 RTOL = 1e-10
 

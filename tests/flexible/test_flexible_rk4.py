@@ -15,7 +15,7 @@ from mbfmu.dynamics import (Fixed, FreeFlyer, JointForce, ModelBuilder, Prismati
 from mbfmu.dynamics.flexible import BeamProperties, FlexibleSystemBuilder, ModeSet
 from mbfmu.errors import InputError, SimulationError
 
-from .flexible_systems import random_state, random_system, singular_modal_mass_system
+from .random_systems import random_state, random_system, singular_modal_mass_system
 
 
 def quaternion_slices(s):

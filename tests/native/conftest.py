@@ -7,7 +7,7 @@ import pytest
 from mbfmu.plant.library import load_plant
 from tooling import has_tool
 
-from .python_free import hidden_python_works  # noqa: F401 (a fixture of this folder's tests)
+from .fmi_loop import Loaded
 
 # the library plants the native runtime exports, with inputs that excite every input
 NATIVE_PLANTS = {
@@ -18,6 +18,30 @@ NATIVE_PLANTS = {
     # torque steps: the links' bending modes ring (tip deflections of mm at 6-11 Hz)
     "flexible_arm": {"tau[1]": 2.0, "tau[2]": -1.0},
 }
+
+# counts change the model's structure: fixed in the native FMU (rebuild it), declared Integer
+COUNTS = {"satellite": {"panels_per_wing", "panel_segments"},
+          "flexible_arm": {"n_modes", "n_segments", "tip_shapes"}}
+# stop times of the runs that compare the FMI 2.0 and 3.0 FMUs, s
+STOPS = {"rigid_arm": 0.5, "canonical_2body": 0.5, "flexible_arm": 0.3, "satellite": 2.0, "crash_occupant": 0.1}
+
+
+def input_table(name: str, fmi: int) -> np.ndarray:
+    """fmpy's input table of NATIVE_PLANTS[name] held: scalars for FMI 2, the
+    arrays' element columns for FMI 3."""
+    inputs, stop = NATIVE_PLANTS[name], STOPS[name]
+    if fmi == 2:
+        return np.array([(0.0, *inputs.values()), (stop, *inputs.values())],
+                        dtype=[("time", float)] + [(k, float) for k in inputs])
+    groups: dict[str, list[float]] = {}
+    for k, v in inputs.items():
+        groups.setdefault(k.split("[")[0], []).append(v)
+    table = np.zeros(2, dtype=[("time", float)] + [(g, float, (len(v),)) if len(v) > 1 else (g, float)
+                                                   for g, v in groups.items()])
+    table["time"] = [0.0, stop]
+    for g, v in groups.items():
+        table[g] = v if len(v) > 1 else v[0]
+    return table
 
 
 def platforms() -> tuple[str, ...]:
@@ -68,6 +92,15 @@ def assert_same(actual: np.ndarray, expected: np.ndarray, rtol: float = 1e-12, f
     assert err.max() <= rtol, f"max relative deviation {err.max():.3g} in column {int(err.max(axis=0).argmax())}"
 
 
-# counts change the model's structure: fixed in the native FMU (rebuild it), declared Integer
-COUNTS = {"satellite": {"panels_per_wing", "panel_segments"},
-          "flexible_arm": {"n_modes", "n_segments", "tip_shapes"}}
+@pytest.fixture
+def loaded(native_fmu):
+    """``loaded(name)``: the native FMU of library plant ``name``, extracted and
+    instantiated with fmpy (:class:`~tests.native.fmi_loop.Loaded`), closed after the test."""
+    opened = []
+
+    def get(name: str) -> Loaded:
+        opened.append(Loaded(native_fmu(name)))
+        return opened[-1]
+    yield get
+    for L in opened:
+        L.close()

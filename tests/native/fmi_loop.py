@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from pathlib import Path
 
 import numpy as np
 from fmpy import extract, read_model_description
@@ -65,18 +64,3 @@ class Loaded:
             self.slave.freeInstance()
         finally:
             shutil.rmtree(self.dir, ignore_errors=True)
-
-
-# a child process restores a serialized FMU state and runs 30 steps on:
-# argv = this folder, the FMU, the state file, the .npy output, the outputs (comma-separated), the step [s]
-RESTORE_CHILD = """
-import sys, numpy as np
-sys.path.insert(0, sys.argv[1])
-from fmi_loop import Loaded
-L = Loaded(sys.argv[2]); L.setup()
-state = L.slave.deSerializeFMUstate(open(sys.argv[3], "rb").read())
-L.slave.setFMUstate(state)
-np.save(sys.argv[4], L.run(sys.argv[5].split(","), float(sys.argv[6]), 30, t0=20 * float(sys.argv[6])))
-L.close()
-"""
-LOOP_FOLDER = Path(__file__).resolve().parent  # the first argument of RESTORE_CHILD

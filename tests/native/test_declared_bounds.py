@@ -29,7 +29,6 @@ from mbfmu.plant.parameters import Declaration, Parameter
 from mbfmu.plant.signals import Signal
 
 from .conftest import NATIVE_PLANTS
-from .fmi_loop import Loaded
 
 PLANTS = list_plants()
 
@@ -42,18 +41,6 @@ def _probes(p: Parameter):
             step = 1e-6 * max(1.0, abs(bound))
             out += [(bound - side * step, True), (bound, not is_open), (bound + side * step, False)]
     return out
-
-
-@pytest.fixture
-def loaded(native_fmu):
-    opened = []
-
-    def get(name):
-        opened.append(Loaded(native_fmu(name)))
-        return opened[-1]
-    yield get
-    for L in opened:
-        L.close()
 
 
 def test_every_library_plant_is_exported_natively():

@@ -27,10 +27,9 @@ from mbfmu.cosim.system import System
 from mbfmu.plant.library import load_plant
 from tooling import need_tool
 
-from .conftest import COUNTS, NATIVE_PLANTS, assert_same
+from .conftest import COUNTS, NATIVE_PLANTS, STOPS, assert_same, input_table
 from .fmi3_jacobian import value_count
 from .fmi_instances import me3_model
-from .held_inputs import STOPS, held_inputs
 
 HERE = Path(__file__).resolve().parent
 PLANTS = [pytest.param(n, marks=pytest.mark.slow) if n == "crash_occupant" else n for n in sorted(NATIVE_PLANTS)]
@@ -109,8 +108,8 @@ def test_fmi3_refuses_a_calculated_parameter_and_takes_a_tunable_one(native_fmu3
 def test_fmpy_runs_fmi3_as_the_fmi2_fmu(name, kind, native_fmu, native_fmu3):
     stop = STOPS[name]
     kw = dict(fmi_type=kind, stop_time=stop, relative_tolerance=1e-10, output_interval=stop / 50)
-    two = simulate_fmu(str(native_fmu(name)), input=held_inputs(name, 2), **kw)
-    three = simulate_fmu(str(native_fmu3(name)), input=held_inputs(name, 3), **kw)
+    two = simulate_fmu(str(native_fmu(name)), input=input_table(name, 2), **kw)
+    three = simulate_fmu(str(native_fmu3(name)), input=input_table(name, 3), **kw)
     assert np.array_equal(two["time"], three["time"])
     for out in two.dtype.names[1:]:
         assert_same(_column(three, out), two[out], rtol=1e-12, floor=1e-12)

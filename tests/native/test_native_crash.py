@@ -16,8 +16,7 @@ from mbfmu.models.crash_occupant import HIC_SAMPLE, hic_from_integral
 
 from .conftest import assert_same, plant_run
 from .fmi_loop import Loaded
-from .description_check import assert_same_description
-from .fmi_loop import LOOP_FOLDER, RESTORE_CHILD
+from .native_checks import HERE, RESTORE_CHILD, assert_same_description
 
 NAME = "crash_occupant"
 
@@ -86,7 +85,7 @@ def test_a_serialized_state_with_hic_history_restores_in_a_fresh_process(crash, 
     assert L.get(["states.hic_history[1]"])[0] > 0.0
     (tmp_path / "state.bin").write_bytes(bytes(L.slave.serializeFMUstate(state)))
     expected = L.run(outs + states, h, 30, t0=20 * h)
-    subprocess.run([sys.executable, "-c", RESTORE_CHILD, str(LOOP_FOLDER), str(native_fmu(NAME)),
+    subprocess.run([sys.executable, "-c", RESTORE_CHILD, str(HERE), str(native_fmu(NAME)),
                     str(tmp_path / "state.bin"), str(tmp_path / "out.npy"), ",".join(outs + states), repr(h)],
                    check=True, timeout=120)
     assert np.array_equal(np.load(tmp_path / "out.npy"), expected)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import zipfile
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,23 +19,9 @@ from tooling import need_tool
 
 from .conftest import NATIVE_PLANTS, assert_same, plant_run
 from .plants import ArmWithPythonOutputs, PushedArm
-from .description_check import assert_same_description
-from .fmi_loop import LOOP_FOLDER, RESTORE_CHILD, Loaded
+from .fmi_loop import Loaded
+from .native_checks import HERE, RESTORE_CHILD, assert_same_description
 
-HERE = Path(__file__).resolve().parent
-
-
-@pytest.fixture
-def loaded(native_fmu):
-    """``loaded(name)``: an instantiated native FMU, closed after the test."""
-    opened = []
-
-    def get(name):
-        opened.append(Loaded(native_fmu(name)))
-        return opened[-1]
-    yield get
-    for L in opened:
-        L.close()
 
 
 @pytest.mark.parametrize("name", sorted(NATIVE_PLANTS))
@@ -124,7 +109,7 @@ def test_a_serialized_state_restores_in_a_fresh_process(name, loaded, native_fmu
     state = L.slave.getFMUstate()
     (tmp_path / "state.bin").write_bytes(bytes(L.slave.serializeFMUstate(state)))
     expected = L.run(outs, h, 30, t0=20 * h)
-    subprocess.run([sys.executable, "-c", RESTORE_CHILD, str(LOOP_FOLDER), str(native_fmu(name)),
+    subprocess.run([sys.executable, "-c", RESTORE_CHILD, str(HERE), str(native_fmu(name)),
                     str(tmp_path / "state.bin"), str(tmp_path / "out.npy"), ",".join(outs), repr(h)],
                    check=True, timeout=120)
     assert np.array_equal(np.load(tmp_path / "out.npy"), expected)

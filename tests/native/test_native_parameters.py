@@ -42,18 +42,6 @@ def _cases():
                 yield pytest.param(name, sig.name, v, id=f"{name}-{sig.name}={v:.6g}")
 
 
-@pytest.fixture
-def loaded(native_fmu):
-    opened = []
-
-    def get(name):
-        opened.append(Loaded(native_fmu(name)))
-        return opened[-1]
-    yield get
-    for L in opened:
-        L.close()
-
-
 def python_run(name: str, n: int, parameters: dict, change_at: int | None = None, change: dict | None = None):
     """Outputs (n + 1, ny) of the Python plant with NATIVE_PLANTS' inputs; after
     ``change_at`` steps the plant is rebuilt with ``change`` and continues from its state."""

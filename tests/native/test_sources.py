@@ -17,8 +17,7 @@ from fmpy.validation import validate_fmu
 
 from tooling import FMU_CHECK, assert_standard_fmi_headers, need_tool, zip_folder
 
-from .conftest import NATIVE_PLANTS, assert_same
-from .held_inputs import STOPS, held_inputs
+from .conftest import NATIVE_PLANTS, STOPS, assert_same, input_table
 
 # fmpy's CMake build takes about 7 s a plant here: rigid_arm is the quick proof
 PLANTS = [n if n == "rigid_arm" else pytest.param(n, marks=pytest.mark.slow) for n in sorted(NATIVE_PLANTS)]
@@ -56,7 +55,7 @@ def _run(fmu_or_dir: Path, name: str, fmi: int) -> np.ndarray:
     """(time, outputs...) of a co-simulation run of NATIVE_PLANTS[name] in fmpy
     (FMI 3 array outputs as their element columns)."""
     stop = STOPS[name]
-    res = simulate_fmu(str(fmu_or_dir), fmi_type="CoSimulation", input=held_inputs(name, fmi), stop_time=stop,
+    res = simulate_fmu(str(fmu_or_dir), fmi_type="CoSimulation", input=input_table(name, fmi), stop_time=stop,
                        output_interval=stop / 50)
     return np.column_stack([res[k].reshape(len(res), -1) for k in res.dtype.names])
 

@@ -73,7 +73,7 @@ class ClockedFmu3Unit(Fmu3Unit):
         self._clock_out = [(j, self.clocks[n]) for j, n in enumerate(self.outputs) if n in self.clocks]
         self._clock_in = [(j, self.clocks[n]) for j, n in enumerate(self.inputs) if n in self.clocks]
         clock_out = {j for j, _ in self._clock_out}
-        self._out_groups3 = self._groups(self.outputs, [j for j in range(self._n_out) if j not in clock_out])
+        self._out_groups = self._groups(self.outputs, [j for j in range(self._n_out) if j not in clock_out])
         self._out_clock_vr = (ctypes.c_uint * max(len(self._clock_out), 1))(*[c.vr for _, c in self._clock_out])
         self._out_clock_val = (ctypes.c_bool * max(len(self._clock_out), 1))()
         self.connect_inputs(range(self._n_in))
@@ -83,7 +83,7 @@ class ClockedFmu3Unit(Fmu3Unit):
         self._driven = bool(driven)
         self._triggers = [(j, c) for j, c in self._clock_in if j in driven]
         clock_in = {j for j, _ in self._clock_in}
-        self._in_groups3 = self._groups(self.inputs, [j for j in driven if j not in clock_in])
+        self._in_groups = self._groups(self.inputs, [j for j in driven if j not in clock_in])
 
     def getter(self, names: Sequence[str]) -> Callable[[], Sequence[float]]:
         """A reader of ``names``; clocks read as their Boolean input or output buffer value."""

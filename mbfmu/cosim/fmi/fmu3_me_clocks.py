@@ -94,7 +94,7 @@ class Fmu3MeClockUnit(Fmu3MeUnit, ClockedFmu3Unit):
         self._held_in_buffers = frozenset(n for n in self._clocked if n in self.inputs or n in self.outputs)
         self._clocked_out = [(j, self._clocked[n]) for j, n in enumerate(self.outputs) if n in self._clocked]
         skip = {j for j, _ in self._clocked_out} | {j for j, _ in self._clock_out}
-        self._out_groups3 = self._groups(self.outputs, [j for j in range(self._n_out) if j not in skip])
+        self._out_groups = self._groups(self.outputs, [j for j in range(self._n_out) if j not in skip])
 
     def connect_inputs(self, driven: Sequence[int] | Any) -> None:
         driven = sorted(set(driven))
@@ -103,11 +103,11 @@ class Fmu3MeClockUnit(Fmu3MeUnit, ClockedFmu3Unit):
         self._clocked_in = [(j, self._clocked[self.inputs[j]]) for j in driven if self.inputs[j] in self._clocked]
         clocked = {j for j, _ in self._clocked_in}
         self._event_groups: dict[tuple[bool, tuple[int, ...]], list] = {}  # the groups read or sent at events
-        self._in_groups3 = self._groups(self.inputs, [j for j in driven if j not in clock_in | clocked])
+        self._in_groups = self._groups(self.inputs, [j for j in driven if j not in clock_in | clocked])
 
     def _exchange(self, names: Sequence[str], wanted: Iterable[int], read: bool) -> None:
         """Read outputs (``read``) or send inputs ``names[j]``, ``j`` in ``wanted``, now."""
-        attr = "_out_groups3" if read else "_in_groups3"
+        attr = "_out_groups" if read else "_in_groups"
         key = (read, tuple(wanted))
         groups = self._event_groups.get(key)
         if groups is None:

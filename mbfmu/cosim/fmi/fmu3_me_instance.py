@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import InputError
-from .fmu3_unit import Fmu3Unit, _indices
+from .fmi_versions import FMI3, element_names
 from .fmu_files import extract_private, read_checked
 from .me_instance import InstanceLifetime
 
@@ -67,9 +67,7 @@ class Fmi3ModelExchangeInstance(InstanceLifetime):
         by_vr = {v.valueReference: v for v in md.modelVariables}
 
         def elements(v) -> list[str]:
-            shape = [Fmu3Unit._dimension(d, by_vr) for d in v.dimensions]
-            return [v.name] if not shape else [f"{v.name}[{','.join(str(i + 1) for i in idx)}]"
-                                               for idx in _indices(shape)]
+            return element_names(v, by_vr)
 
         state_vars = [d.variable.derivative for d in md.derivatives]
         inputs = [v for v in md.modelVariables if v.causality == "input"]
@@ -88,17 +86,16 @@ class Fmi3ModelExchangeInstance(InstanceLifetime):
         self.fmu = FMU3Model(guid=md.guid, unzipDirectory=str(self._dir), modelIdentifier=me.modelIdentifier,
                              instanceName="mbfmu_jacobian")
         self.fmu.instantiate()
-        try:
+
+        def set_values() -> None:
             for name, value in (parameters or {}).items():
                 v = next((v for v in md.modelVariables if v.name == name and v.type == "Float64"), None)
                 if v is None:
                     raise InputError(f"{self.path.name} has no Float64 variable {name!r}")
                 self.fmu.setFloat64([v.valueReference], [float(value)])
-            self.fmu.enterInitializationMode(startTime=0.0)
-            self.fmu.exitInitializationMode()
-            while self.fmu.updateDiscreteStates()[0]:  # discreteStatesNeedUpdate
-                pass
-            self.fmu.enterContinuousTimeMode()
+
+        try:
+            self._enter_continuous_time(FMI3, set_values)
         except Exception:
             self.close()
             raise

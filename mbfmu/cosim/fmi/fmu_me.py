@@ -57,7 +57,8 @@ from typing import Any, Iterable, Mapping
 
 from ...errors import CosimError, InputError, StopRequested
 from .fmu3_unit import Fmu3Unit
-from .fmu_unit import FmuUnit, _callbacks, _LOG_KEYS, _LOGS
+from .fmi_versions import release_log, version_of
+from .fmu_unit import FmuUnit
 from .me_solver import REACHED, ROOT, STEP_EVENT, TERMINATE, TIME_EVENT, MeSolver
 
 MAX_EVENT_ITERATIONS = 1000  # newDiscreteStates calls at one event before giving up
@@ -65,11 +66,8 @@ MAX_EVENTS_PER_STEP = 10_000  # events in one communication step before giving u
 
 
 class _MeStepping:
-    """The integration and event loop shared by the FMI 2 and FMI 3 units.
-
-    A subclass provides ``_me`` (the fmpy model), ``_derivatives`` (the
-    name of its derivative call) and ``_update_discrete()``.
-    """
+    """The integration and event loop of the Model Exchange units, on top of an
+    FMU unit class (its ``fmi`` version table names the calls that differ)."""
 
     rtol: float = 1e-6
     atol: float | None = None
@@ -88,6 +86,45 @@ class _MeStepping:
     @staticmethod
     def _interface_element(md: Any) -> Any:
         return md.modelExchange
+
+    @classmethod
+    def _check_interface(cls, md: Any) -> None:
+        number = cls.fmi.number
+        if version_of(md) is not cls.fmi or md.modelExchange is None:
+            raise InputError(f"{md.modelName!r}: no FMI {number}.0 model exchange interface (fmiVersion {md.fmiVersion}, "
+                             f"modelExchange {'yes' if md.modelExchange else 'no'})")
+        clocks = [v.name for v in md.modelVariables if v.type == "Clock"]
+        if clocks:
+            raise InputError(f"{md.modelName!r}: the FMU has clocks ({', '.join(clocks)}); {cls.__name__} runs model "
+                             "exchange without clocks: open it with open_fmu(path, interface='me'), which runs them")
+
+    def _fmu_tolerance(self) -> float:
+        """The relative tolerance given to the FMU at set-up: the solver's ``rtol``."""
+        return self.rtol
+
+    def setup(self, t0: float, stop_time: float, step: float) -> None:
+        self.terminate()
+        self._error = False
+        self._needs_completed = bool(getattr(self.md.modelExchange, "needsCompletedIntegratorStep", True))
+        self._run_stop = float(stop_time)
+        super().setup(t0, stop_time, step)
+
+    def _initialized(self, t0: float, step: float) -> None:
+        """After initialization: the sizes, the initial event iteration and the solver."""
+        self._me = self._fmu
+        try:
+            self._nx, self._nz = self.fmi.sizes(self._fmu, self.md)
+            self._t = float(t0)
+            self._me_start(t0, self._run_stop)
+        except (CosimError, StopRequested):
+            raise
+        except Exception as exc:
+            raise self._setup_error("initialization failed", exc) from exc
+
+    def _update_discrete(self) -> tuple:
+        """The event iteration's call: ``(needed, terminate, nominals changed, values changed,
+        next event time defined, next event time)``."""
+        return getattr(self._me, self.fmi.discrete_update)()
 
     def _me_options(self, rtol: float, atol: float | None) -> None:
         for name, v in (("rtol", rtol), ("atol", atol)):
@@ -127,7 +164,7 @@ class _MeStepping:
 
     def _derivatives_into(self, buf: Any) -> None:
         if self._nx:
-            getattr(self._me, self._derivatives)(buf, self._nx)
+            getattr(self._me, self.fmi.derivatives)(buf, self._nx)
 
     def _inputs_changed(self) -> bool:
         """Whether a connected input has a new value since the last step (a jump of the right-hand side)."""
@@ -226,7 +263,7 @@ class _MeStepping:
                     fmu.freeInstance()
                 except Exception:
                     pass
-            _LOGS.pop(getattr(self, "_log_key", None), None)
+            release_log(self)
             return
         super().terminate()
 
@@ -285,118 +322,6 @@ class FmuMeUnit(_MeStepping, FmuUnit):
         difference quotients) and how many restarts took the last one computed instead.
     """
 
-    _derivatives = "getDerivatives"
-
-    @staticmethod
-    def _check_interface(md: Any) -> None:
-        if md.fmiVersion != "2.0" or md.modelExchange is None:
-            raise InputError(f"{md.modelName!r}: no FMI 2.0 model exchange interface (fmiVersion {md.fmiVersion}, "
-                             f"modelExchange {'yes' if md.modelExchange else 'no'})")
-
-    def _update_discrete(self) -> tuple:
-        return self._me.newDiscreteStates()
-
-    def setup(self, t0: float, stop_time: float, step: float) -> None:
-        from fmpy.fmi2 import FMU2Model
-
-        self.terminate()
-        self._fatal = self._error = False
-        self.log.clear()
-        self._log_key = next(_LOG_KEYS)
-        _LOGS[self._log_key] = self.log
-        cb = _callbacks(self._log_key)
-        self._callbacks = cb
-        self._nx = int(self.md.numberOfContinuousStates)
-        self._nz = int(self.md.numberOfEventIndicators)
-        self._needs_completed = bool(getattr(self.md.modelExchange, "needsCompletedIntegratorStep", True))
-        try:
-            fmu = FMU2Model(guid=self.md.guid, unzipDirectory=self._unzipdir, modelIdentifier=self.model_identifier,
-                            instanceName=self.name)
-            fmu.instantiate(callbacks=cb, loggingOn=self.logging_on)
-        except Exception as exc:
-            raise CosimError(f"unit {self.name!r}: cannot instantiate {self.path.name} (model exchange): {exc}"
-                             + (f"; unit log:\n{self.log_text()}" if self.log else "")) from exc
-        self._fmu = self._me = fmu
-        f = fmu._functions
-        self._c = fmu.component
-        self._getReal, self._setReal = f["fmi2GetReal"], f["fmi2SetReal"]
-        self._set = {t: f[f"fmi2Set{t}"] for t in ("Real", "Integer", "Boolean", "String")}
-        self._get = {t: f[f"fmi2Get{t}"] for t in ("Real", "Integer", "Boolean", "String")}
-        self._setDer = None
-        try:
-            fmu.setupExperiment(tolerance=self.rtol, startTime=t0, stopTime=stop_time)
-            self._set_values(self.values)
-            fmu.enterInitializationMode()
-            fmu.exitInitializationMode()
-            self._t = float(t0)
-            self._me_start(t0, stop_time)
-        except (CosimError, StopRequested):
-            raise
-        except Exception as exc:
-            raise CosimError(f"unit {self.name!r}: initialization failed: {exc}"
-                             + (f"; unit log:\n{self.log_text()}" if self.log else "")) from exc
-        self._start_inputs()
-        self.pull()
-
-
 
 class Fmu3MeUnit(_MeStepping, Fmu3Unit):
     """An FMI 3.0 Model Exchange FMU, integrated by the master (see :class:`FmuMeUnit`)."""
-
-    _derivatives = "getContinuousStateDerivatives"
-
-    @staticmethod
-    def _check_interface(md: Any) -> None:
-        if not md.fmiVersion.startswith("3.") or md.modelExchange is None:
-            raise InputError(f"{md.modelName!r}: no FMI 3.0 model exchange interface (fmiVersion {md.fmiVersion}, "
-                             f"modelExchange {'yes' if md.modelExchange else 'no'})")
-        clocks = [v.name for v in md.modelVariables if v.type == "Clock"]
-        if clocks:
-            raise InputError(f"{md.modelName!r}: the FMU has clocks ({', '.join(clocks)}); Fmu3MeUnit runs model "
-                             "exchange without clocks: open it with open_fmu(path, interface='me'), which runs them")
-
-    def _update_discrete(self) -> tuple:
-        return self._me.updateDiscreteStates()
-
-    def setup(self, t0: float, stop_time: float, step: float) -> None:
-        from fmpy.fmi3 import FMU3Model
-
-        self.terminate()
-        self._fatal = self._error = False
-        self.log.clear()
-        self._stop_at = None
-
-        def log_message(env: Any, status: int, category: bytes, message: bytes) -> None:
-            label = ["OK", "WARNING", "DISCARD", "ERROR", "FATAL"][status] if 0 <= status < 5 else str(status)
-            self.log.append(f"[{label}] [{(category or b'').decode('utf-8', 'replace')}] "
-                            f"{(message or b'').decode('utf-8', 'replace')}")
-
-        try:
-            fmu = FMU3Model(guid=self.md.guid, unzipDirectory=self._unzipdir, modelIdentifier=self.model_identifier,
-                            instanceName=self.name)
-            fmu.instantiate(loggingOn=self.logging_on, logMessage=log_message)
-        except Exception as exc:
-            raise CosimError(f"unit {self.name!r}: cannot instantiate {self.path.name} (model exchange): {exc}"
-                             + (f"; unit log:\n{self.log_text()}" if self.log else "")) from exc
-        self._fmu = self._me = fmu
-        f = fmu._functions
-        self._c = fmu.component
-        from .fmu3_unit import _CT, _api_name
-        self._f_get = {t: f[f"fmi3Get{_api_name(t)}"] for t in _CT}
-        self._f_set = {t: f[f"fmi3Set{_api_name(t)}"] for t in _CT}
-        self._needs_completed = bool(getattr(self.md.modelExchange, "needsCompletedIntegratorStep", True))
-        try:
-            self._set_values(self.values)
-            fmu.enterInitializationMode(tolerance=self.rtol, startTime=t0, stopTime=stop_time)
-            fmu.exitInitializationMode()
-            self._nx = int(fmu.getNumberOfContinuousStates())
-            self._nz = int(fmu.getNumberOfEventIndicators())
-            self._t = float(t0)
-            self._me_start(t0, stop_time)
-        except (CosimError, StopRequested):
-            raise
-        except Exception as exc:
-            raise CosimError(f"unit {self.name!r}: initialization failed: {exc}"
-                             + (f"; unit log:\n{self.log_text()}" if self.log else "")) from exc
-        self._start_inputs()
-        self.pull()

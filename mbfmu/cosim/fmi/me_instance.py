@@ -16,6 +16,7 @@ import numpy as np
 
 from ...errors import CosimError, InputError
 from ...untrusted.scratch import release
+from .fmi_versions import FMI2
 from .fmu_files import extract_private, read_checked
 
 _DOUBLE_P = ctypes.POINTER(ctypes.c_double)
@@ -41,6 +42,14 @@ class InstanceLifetime:
 
     def __exit__(self, *exc):
         self.close()
+
+    def _enter_continuous_time(self, fmi, set_values) -> None:
+        """Initialize the instance ``self.fmu`` at t = 0 s (``set_values()`` where its
+        version sets values), iterate its discrete states and enter continuous-time mode."""
+        fmi.initialize(self.fmu, None, 0.0, None, set_values)
+        while getattr(self.fmu, fmi.discrete_update)()[0]:  # the discrete states need an update
+            pass
+        self.fmu.enterContinuousTimeMode()
 
     def state(self) -> np.ndarray:
         """The continuous states (``self.n`` of them)."""
@@ -82,14 +91,7 @@ class ModelExchangeInstance(InstanceLifetime):
             self.fmu = FMU2Model(guid=self.md.guid, unzipDirectory=self._dir, modelIdentifier=me.modelIdentifier,
                                  instanceName="mbfmu_jacobian")
             self.fmu.instantiate()
-            self.fmu.setupExperiment(startTime=0.0)
-            self._set_values(parameters or {})
-            self.fmu.enterInitializationMode()
-            self.fmu.exitInitializationMode()
-            info = self.fmu.newDiscreteStates()
-            while info[0]:  # newDiscreteStatesNeeded
-                info = self.fmu.newDiscreteStates()
-            self.fmu.enterContinuousTimeMode()
+            self._enter_continuous_time(FMI2, lambda: self._set_values(parameters or {}))
         except Exception as exc:  # a library that does not load, a call that fails: one line, nothing left
             release(self._dir)
             raise CosimError(f"{self.path.name}: cannot start its Model Exchange interface: "

@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import CosimError
-from ..fmi.fmu3_unit import Fmu3Unit, _api_name
+from ..fmi.fmu3_unit import Fmu3Unit
 from ..fmi.fmu3_clocked import ClockedFmu3Unit
 from ..fmi.fmu_unit import FmuUnit, _status_error
 from .loops import NEWTON_ITERATIONS, loop_message
@@ -74,12 +74,6 @@ _IP = ctypes.POINTER(ctypes.c_int)
 _DP = ctypes.POINTER(ctypes.c_double)
 _UP = ctypes.POINTER(ctypes.c_uint)
 
-# value type codes of csrc/fastloop.c
-_FMI3_TYPES = {"Float64": 0, "Float32": 1, "Int8": 2, "UInt8": 3, "Int16": 4, "UInt16": 5, "Int32": 6, "UInt32": 7,
-               "Int64": 8, "UInt64": 9, "Enumeration": 8, "Boolean": 10, "String": 14}
-_FMI2_TYPES = {"Real": 0, "Integer": 11, "Boolean": 12, "String": 14}
-_FMI2_CTYPES = {"Real": ctypes.c_double, "Integer": ctypes.c_int, "Boolean": ctypes.c_int, "String": ctypes.c_char_p}
-_FMI2_BOOL_READ = 13  # fmi2Boolean read as 0 or 1, as fmpy's getBoolean (the recording getters)
 _C_STEP, _C_SET, _C_GET, _C_RANGE, _C_STOP, _C_PY, _C_DERIV, _C_RGET, _C_NAN, _C_LOOP, _C_UNIT, _C_SE, _C_EV = range(13)
 _U_FMU, _U_CTRL, _U_BLOCK, _U_PY = range(4)
 _MBC_LTI, _MBC_PID = 1, 2
@@ -455,29 +449,15 @@ class _Build:
             x = m.conn_of[u.name]
             s.n_x, s.x_conn = len(x), self._arr(_ints(x))
             return
-        fmi3 = isinstance(u, Fmu3Unit)
+        fmi3 = u.fmi.values_counted  # the calls' shapes (csrc/fastloop.c): FMI 3 passes the number of values
         push: list[tuple] = []  # (type code, function, vr, n_vr, buf, n_values, slots)
         pull: list[tuple] = []
         names: tuple[list[str], list[str]] = ([], [])
-        if fmi3:
-            for groups, out, fns, verb in ((u._in_groups3, push, u._f_set, "Set"), (u._out_groups3, pull, u._f_get, "Get")):
-                for g in groups:
-                    out.append((_FMI3_TYPES[g.type], fns[g.type], g.vr, g.n_vr, g.buf, g.n, g.slots))
-                    names[verb == "Get"].append(f"fmi3{verb}{_api_name(g.type)}")
-            s.do_step = ctypes.cast(u._f_step, _P)
-        else:
-            f = u._fmu._functions
-            for typ, idx, vr, buf in u._in_groups:
-                push.append((_FMI2_TYPES[typ], f[f"fmi2Set{typ}"], vr, len(idx), buf, len(idx), list(enumerate(idx))))
-                names[0].append(f"fmi2Set{typ}")
-            for typ, idx in u._out_groups:
-                if not idx:
-                    continue
-                vr = (ctypes.c_uint * len(idx))(*[u._out_vr[j] for j in idx])
-                buf = (_FMI2_CTYPES[typ] * len(idx))()
-                pull.append((_FMI2_TYPES[typ], f[f"fmi2Get{typ}"], vr, len(idx), buf, len(idx), list(enumerate(idx))))
-                names[1].append(f"fmi2Get{typ}")
-            s.do_step = ctypes.cast(f["fmi2DoStep"], _P)
+        for groups, out, fns, verb in ((u._in_groups, push, u._f_set, "Set"), (u._out_groups, pull, u._f_get, "Get")):
+            for g in groups:
+                out.append((g.vt.code, fns[g.vt.api], g.vr, g.n_vr, g.buf, g.n, g.slots))
+                names[verb == "Get"].append(u.fmi.call(verb, g.vt))
+        s.do_step = ctypes.cast(u._f_step, _P)
         self.group_names.append(names)
         for field, groups in (("push", push), ("pull", pull)):
             arr = (_Group * max(len(groups), 1))()
@@ -497,14 +477,14 @@ class _Build:
         d1, d2 = (ctypes.c_double * n_in)(), (ctypes.c_double * n_in)()
         self.keep += [d1, d2]
         s.d1, s.d2 = d1, d2
-        if not fmi3 and u._der_idx and u.max_input_order > 0 and u._setDer is not None:
+        if u._der_idx and u.max_input_order > 0 and u._setDer is not None:
             s.max_order = u.max_input_order
             s.set_derivs = ctypes.cast(u._setDer, _P)
             s.n_der, s.der_vr = len(u._der_idx), ctypes.cast(u._der_vr, _UP)
             s.der_idx = self._arr(_ints(u._der_idx))
             s.order1, s.order2 = u._d_order1, u._d_order2
             s.der_buf = ctypes.cast(u._d_buf, _DP)
-        if fmi3 and u._stop_at is not None:
+        if u._stop_at is not None:
             s.stop_requested, s.stop_at = 1, u._stop_at
         if c_scheduled.compiled(u):
             s.se = ctypes.pointer(c_scheduled.describe(u, self.keep, _library()))
@@ -522,29 +502,15 @@ class _Build:
         if not _is_fmu(u):
             return
         groups: list[tuple] = []
-        fmi3 = isinstance(u, Fmu3Unit)
         names = self.rget_names[i]
         for vars_, col, wanted in self.getter_cols[i]:
-            if fmi3:
-                for g in u._groups(list(vars_), wanted):
-                    slots = [(k, col + j) for k, j in g.slots if j >= 0]
-                    groups.append((_FMI3_TYPES[g.type], u._f_get[g.type], g.vr, g.n_vr, g.buf, g.n, slots))
-                    names.append(f"fmi3Get{_api_name(g.type)}")
-                continue
-            f = u._fmu._functions
-            for typ in ("Real", "Integer", "Boolean", "String"):
-                idx = [j for j, v in enumerate(vars_) if u.variable(v).type == typ]
-                if not idx:
-                    continue
-                vr = (ctypes.c_uint * len(idx))(*[u.variable(vars_[j]).vr for j in idx])
-                buf = (_FMI2_CTYPES[typ] * len(idx))()
-                code = _FMI2_BOOL_READ if typ == "Boolean" else _FMI2_TYPES[typ]
-                groups.append((code, f[f"fmi2Get{typ}"], vr, len(idx), buf, len(idx),
-                               [(m, col + j) for m, j in enumerate(idx)]))
-                names.append(f"fmi2Get{typ}")
+            for g in u._groups([u.variable(v).name for v in vars_], wanted):
+                slots = [(k, col + j) for k, j in g.slots if j >= 0]
+                groups.append((g.vt.record_code, u._f_get[g.vt.api], g.vr, g.n_vr, g.buf, g.n, slots))
+                names.append(u.fmi.call("Get", g.vt))
         arr = (_Group * max(len(groups), 1))()
         for g, args in zip(arr, groups):
-            self._group(g, args[0], int(fmi3), *args[1:])
+            self._group(g, args[0], int(u.fmi.values_counted), *args[1:])
         self.keep.append(arr)
         s.rget, s.n_rget = arr, len(groups)
 
@@ -574,7 +540,7 @@ class _Build:
                 u.max_input_order = s.max_order
                 _LOG.warning("unit %r refused input derivatives of order %d; sending order %d at most",
                              u.name, s.max_order + 1, s.max_order)
-            if isinstance(u, Fmu3Unit) and s.stop_requested:
+            if isinstance(u, FmuUnit) and s.stop_requested:
                 u._stop_at = s.stop_at
         pacer = getattr(m, "pacer", None)
         if pacer is not None:
@@ -604,8 +570,6 @@ class _Build:
                 return exc
             return CosimError(f"unit {u.name!r} asked to stop at t = {f.t!r} s")  # pragma: no cover
         if f.call == _C_STEP:
-            if isinstance(u, Fmu3Unit):
-                return _status_error(u, f"fmi3DoStep(h = {f.h!r} s)", f.status, f.t)
             return u._step_error(f.status, f.t, f.h)
         if f.call == _C_RANGE:
             return CosimError(f"unit {u.name!r}: input {u.inputs[f.index]!r} = {f.value!r} at t = {f.t!r} s "

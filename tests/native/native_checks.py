@@ -1,7 +1,24 @@
-"""The native FMU's model description against the pythonfmu FMU's of the same plant."""
+"""Checks the native-runtime tests share: a native FMU's model description
+against the pythonfmu FMU's, and a child process that restores a serialized
+FMU state (run with this folder on its path)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from fmpy import read_model_description
+
+HERE = Path(__file__).resolve().parent
+
+RESTORE_CHILD = """
+import sys, numpy as np
+sys.path.insert(0, sys.argv[1])
+from fmi_loop import Loaded
+L = Loaded(sys.argv[2]); L.setup()
+state = L.slave.deSerializeFMUstate(open(sys.argv[3], "rb").read())
+L.slave.setFMUstate(state)
+np.save(sys.argv[4], L.run(sys.argv[5].split(","), float(sys.argv[6]), 30, t0=20 * float(sys.argv[6])))
+L.close()
+"""
 
 
 def host_view(fmu, skip=()):

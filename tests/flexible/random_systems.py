@@ -1,7 +1,5 @@
-"""Random trees of rigid bodies and flexible beams, random states, and a beam whose
-modal mass is singular: the shared inputs of the flexible-dynamics tests."""
-from __future__ import annotations
-
+"""Random trees of rigid bodies and beams, their states, and a beam whose modal
+mass is singular: the systems the flexible-dynamics tests share."""
 import numpy as np
 
 from mbfmu.dynamics import Fixed, FreeFlyer, Planar, Prismatic, Revolute, Spherical, Universal

@@ -1,6 +1,6 @@
-"""A run of the C FMU ``faulty`` stuck forever inside ``fmi2DoStep`` from t = 0.3 s
-(mode 6): its CLI arguments, the child process environment per loop, and waiting
-until the child is under way and stuck."""
+"""A CLI run of the C FMU ``faulty`` that hangs inside ``fmi2DoStep`` in the step
+from t = 0.3 s (mode 6), and how to wait for its hang: shared by the tests of
+stopping a stuck run."""
 from __future__ import annotations
 
 import os
@@ -13,14 +13,14 @@ HANG = ["--set", "mode=6", "--set", f"fail_time={HANG_AT}", "--stop-time", "100"
 LOOPS = {"compiled": "0", "python": "1"}
 
 
-def hang_env(loop: str) -> dict:
-    """The environment of a child run in the ``loop`` ("compiled" or "python"), BLAS pools held to one thread."""
+def loop_env(loop: str) -> dict:
+    """The environment of a child run on the ``"compiled"`` or ``"python"`` loop, BLAS pools held to one thread."""
     return dict(os.environ, PYTHONDONTWRITEBYTECODE="1", MBFMU_PYTHON_LOOP=LOOPS[loop], OPENBLAS_NUM_THREADS="1",
                 OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
 
 
 def thread_count(pid: int) -> int:
-    """Number of threads of process ``pid`` (Linux /proc)."""
+    """The number of threads of process ``pid`` (Linux)."""
     with open(f"/proc/{pid}/status") as f:
         return int(next(line for line in f if line.startswith("Threads:")).split()[1])
 
