@@ -85,7 +85,7 @@ void mb_free(mb_model *m) {
     if (!m) return;
     void *p[] = {m->parent, m->jtype, m->iq, m->iv, m->nqi, m->nvi, m->axis1, m->axis2,
                  m->Rtree, m->ptree, m->Ibody, m->dof_force, m->springs, m->contacts, m->cables, m->drives,
-                 m->rotax, m->sax, m->ssg, m->lambda, m->lrun, m->root};
+                 m->rotax, m->sax, m->ssg, m->lambda, m->lrun, m->rowadr, m->root};
     for (size_t k = 0; k < sizeof(p) / sizeof(p[0]); ++k) free(p[k]);
     free(m);
 }
@@ -262,16 +262,24 @@ static void kinematics(const mb_model *m, mb_data *d, const double *q, const dou
             revolute_axis_xup(m, d, i, k, q[m->iq[i]]);
         } else {
             jcalc(m, d, i, q, qd, RJ, pJ);
-            /* R_PI = Rtree R_J, r = ptree + Rtree p_J */
+            /* R_PI = Rtree R_J, r = ptree + Rtree p_J; no products with the
+             * R_J = 1 of prismatic and fixed joints, nor with the p_J = 0 of
+             * revolute ones */
             const double *Rt = B9(m->Rtree, i), *pt = B3(m->ptree, i);
+            int t = m->jtype[i], rigid = t == MB_PRISMATIC || t == MB_FIXED;
             if (k == 3) {
                 memcpy(E, RJ, sizeof RJ); /* RJ = 1 */
                 memcpy(tmp, pJ, sizeof tmp);
             } else {
-                mm3(Rt, RJ, Rpi);
+                const double *Rp = Rt;
+                if (!rigid) {
+                    mm3(Rt, RJ, Rpi);
+                    Rp = Rpi;
+                }
                 for (int a = 0; a < 3; ++a)
-                    for (int b = 0; b < 3; ++b) E[3 * a + b] = Rpi[3 * b + a];
-                mv3(Rt, pJ, tmp);
+                    for (int b = 0; b < 3; ++b) E[3 * a + b] = Rp[3 * b + a];
+                if (t == MB_REVOLUTE || t == MB_FIXED) tmp[0] = tmp[1] = tmp[2] = 0.0;
+                else mv3(Rt, pJ, tmp);
             }
             r[0] = pt[0] + tmp[0]; r[1] = pt[1] + tmp[1]; r[2] = pt[2] + tmp[2];
         }
@@ -368,7 +376,7 @@ void mb_rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, c
     }
 }
 
-static void crba_lower(const mb_model *m, mb_data *d, double *H);
+static void crba_lower(const mb_model *m, mb_data *d, double *H, int packed);
 static int sparse_forward(const mb_model *m, mb_data *d, const double *qd, const double *tau, const double *fext,
                           int with_gravity, double *qdd);
 
@@ -387,26 +395,15 @@ void mb_point_acceleration(const mb_model *m, const mb_data *d, int b, const dou
 
 /* ------------------------------------------------------------------ CRBA */
 int mb_crba_pattern(const mb_model *m, mb_data *d, const double *q, double *values) {
-    if (!d->Hs) return -1;
-    int nv = m->nv;
     mb_kinematics(m, d, q, NULL);
-    crba_lower(m, d, d->Hs);
-    double *out = values;
-    for (int k = 0; k < nv; ++k) {
-        const double *Hk = d->Hs + (size_t)k * nv;
-        for (int j = k; j >= 0; j = m->lambda[j]) {
-            int j0 = m->lrun[j];
-            for (int t = j; t >= j0; --t) *out++ = Hk[t];
-            j = j0;
-        }
-    }
+    crba_lower(m, d, values, 1);
     return 0;
 }
 
 void mb_crba(const mb_model *m, mb_data *d, const double *q, double *M) {
     mb_kinematics(m, d, q, NULL);
     memset(M, 0, sizeof(double) * (size_t)m->nv * (size_t)m->nv);
-    crba_lower(m, d, M);
+    crba_lower(m, d, M, 0);
     mb_sparse_mirror(M, m->lambda, m->nv, m->lnnz);
 }
 
@@ -1122,16 +1119,17 @@ void mb_canonical_ode(const mb_model *m, mb_data *d, mb_ode *ode) {
  * 0.86-0.98 at 2.6-5.7, 0.99 at 6.3, 1.21-1.84 at 9-15.5. */
 #define SPARSE_DEPTH 8.0
 #define SPARSE_DEPTH_ALIGNED 5.0
-/* lambda, lrun, root, lnnz, has_sr and the route rule (mb_model_derive,
+/* lambda, lrun, rowadr, root, lnnz, has_sr and the route rule (mb_model_derive,
  * mb_pack's last step); 0, or -1 on allocation failure */
 static int dof_structure(mb_model *m) {
     int nb = m->nb, nv = m->nv;
     m->lambda = malloc(sizeof(int) * (size_t)(nv > 0 ? nv : 1));
     m->lrun = malloc(sizeof(int) * (size_t)(nv > 0 ? nv : 1));
+    m->rowadr = malloc(sizeof(long) * (size_t)(nv > 0 ? nv : 1));
     m->root = malloc(sizeof(int) * (size_t)nb);
     int *last = malloc(sizeof(int) * (size_t)nb); /* last dof of i or its ancestors */
     int *depth = malloc(sizeof(int) * (size_t)(nv > 0 ? nv : 1));
-    if (!m->lambda || !m->lrun || !m->root || !last || !depth) {
+    if (!m->lambda || !m->lrun || !m->rowadr || !m->root || !last || !depth) {
         free(last);
         free(depth);
         return -1;
@@ -1149,6 +1147,7 @@ static int dof_structure(mb_model *m) {
             m->lambda[k] = prev;
             m->lrun[k] = prev >= 0 && prev == k - 1 ? m->lrun[prev] : k;
             depth[k] = prev >= 0 ? depth[prev] + 1 : 1;
+            m->rowadr[k] = nnz;
             nnz += depth[k];
             prev = k;
         }
@@ -1219,12 +1218,16 @@ static void world_body(const mb_model *m, mb_data *d, int i, double *dO) {
     const double *O = B3(d->pW, m->root[i]), *R = B9(d->RW, i), *p = B3(d->pW, i);
     for (int b = 0; b < 3; ++b) dO[b] = p[b] - O[b];
     world_inertia(m, d, i, O, B36(d->IA, i));
+    /* a revolute S has no linear part, a prismatic one no angular part */
+    int t = m->jtype[i], ang = t != MB_PRISMATIC, lin = t != MB_REVOLUTE;
     for (int a = 0; a < m->nvi[i]; ++a) {
         const double *s = B36(d->S, i) + 6 * a;
-        double sw[6], dw[3];
-        mv3(R, s, sw);
-        mv3(R, s + 3, sw + 3);
-        cross3(dO, sw, dw);
+        double sw[6] = {0, 0, 0, 0, 0, 0}, dw[3] = {0, 0, 0};
+        if (ang) {
+            mv3(R, s, sw);
+            cross3(dO, sw, dw);
+        }
+        if (lin) mv3(R, s + 3, sw + 3);
         for (int b = 0; b < 3; ++b) d->U[(3 + b) * nv + m->iv[i] + a] = sw[3 + b] + dw[b];
         for (int b = 0; b < 3; ++b) d->U[b * nv + m->iv[i] + a] = sw[b];
     }
@@ -1236,15 +1239,31 @@ static void world_body(const mb_model *m, mb_data *d, int i, double *dO) {
  * is added to its parent's. All in one frame per tree, so the composite
  * inertias add without transforms and each entry is one dot product (RBDA
  * Table 6.2 in one frame instead of link frames). A run of consecutive
- * ancestor dofs is a matrix-vector product over contiguous components. */
-static void composite_rows(const mb_model *m, mb_data *d, int i, double *H) {
+ * ancestor dofs is a matrix-vector product over contiguous components.
+ * packed = 0: H is the row-major nv x nv matrix; 1: H holds the pattern's
+ * values row after row (row k at rowadr[k], its columns decreasing), so a
+ * wide tree's rows are written contiguously instead of one scattered entry
+ * per cache line of a dense matrix. */
+AXIS_INLINE void composite_rows_k(const mb_model *m, mb_data *d, int i, double *H, int packed) {
     int nv = m->nv;
     const double *S0 = d->U, *S1 = S0 + nv, *S2 = S1 + nv, *S3 = S2 + nv, *S4 = S3 + nv, *S5 = S4 + nv;
     const double *J = B36(d->IA, i);
     for (int a = 0; a < m->nvi[i]; ++a) {
         int k = m->iv[i] + a;
-        double F[6], s[6] = {S0[k], S1[k], S2[k], S3[k], S4[k], S5[k]}, *Hk = H + (size_t)k * nv;
+        double F[6], s[6] = {S0[k], S1[k], S2[k], S3[k], S4[k], S5[k]};
         inertia10_mv(J, s, F);
+        if (packed) {
+            double *out = H + m->rowadr[k];
+            for (int j = k; j >= 0; j = m->lambda[j]) {
+                int j0 = m->lrun[j];
+                for (int t = j; t >= j0; --t)
+                    *out++ = S0[t] * F[0] + S1[t] * F[1] + S2[t] * F[2] + S3[t] * F[3] + S4[t] * F[4] +
+                             S5[t] * F[5];
+                j = j0;
+            }
+            continue;
+        }
+        double *Hk = H + (size_t)k * nv;
         for (int j = k; j >= 0; j = m->lambda[j]) {
             int j0 = m->lrun[j];
             for (int t = j0; t <= j; ++t)
@@ -1257,13 +1276,18 @@ static void composite_rows(const mb_model *m, mb_data *d, int i, double *H) {
     if (p > 0)
         for (int b = 0; b < 10; ++b) d->IA[36 * p + b] += J[b];
 }
+static void composite_rows(const mb_model *m, mb_data *d, int i, double *H) { composite_rows_k(m, d, i, H, 0); }
 
 /* CRBA over the lower pattern of H (row-major nv x nv; nothing else
- * written), from the world poses of mb_kinematics. */
-static void crba_lower(const mb_model *m, mb_data *d, double *H) {
+ * written; packed: the pattern's values, as composite_rows_k), from the
+ * world poses of mb_kinematics. */
+static void crba_lower(const mb_model *m, mb_data *d, double *H, int packed) {
     double dO[3];
     for (int i = 1; i < m->nb; ++i) world_body(m, d, i, dO);
-    for (int i = m->nb - 1; i > 0; --i) composite_rows(m, d, i, H);
+    if (packed)
+        for (int i = m->nb - 1; i > 0; --i) composite_rows_k(m, d, i, H, 1);
+    else
+        for (int i = m->nb - 1; i > 0; --i) composite_rows_k(m, d, i, H, 0);
 }
 
 /* The sparse route's two passes: C = RNEA(q, qd, qdd = 0) (gravity and

@@ -409,7 +409,7 @@ static PyObject *py_crba_pattern(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OO", &cap, &q)) return NULL;
     call_t c;
     if (call_parse(&c, cap, q, NULL, NULL, NULL, NULL, NULL)) { call_clear(&c); return NULL; }
-    PyObject *out = c.h->d->Hs ? new_vector((npy_intp)c.h->m->lnnz) : raise_no_sparse(c.h, "crba_pattern");
+    PyObject *out = new_vector((npy_intp)c.h->m->lnnz);
     if (out) KERNEL(c.h->lock, mb_crba_pattern(c.h->m, c.h->d, D(c.q), D((PyArrayObject *)out)));
     call_clear(&c);
     return out;

@@ -83,6 +83,7 @@ typedef struct {
     int *lrun;         /* (nv) first dof of the run of consecutive parents ending at
                           each dof (lambda[t] = t - 1 from lrun[k] + 1 to k) */
     long lnnz;         /* ancestor-or-self pairs (i, j): the nonzeros of H's lower triangle */
+    long *rowadr;      /* (nv) offset of dof k's row in mb_crba_pattern's values */
     int *root;         /* (nb) the ancestor of each body whose parent is the world */
     int fd_sparse;     /* forward dynamics by the sparse LTDL route (mb_forward_dynamics, mb_rhs) */
     int has_sr;        /* a joint whose S depends on q (universal, planar: Sr != 0) */
@@ -144,7 +145,7 @@ enum { MB_PACK_OK = 0, MB_PACK_NOMEM, MB_PACK_COUNT, MB_PACK_PARENT, MB_PACK_SPR
  * Python binding and the native FMU runtime */
 int mb_pack(const mb_desc *desc, mb_model **out, int *where);
 /* pack.c's last step (algorithms.c): the fast paths rotax, sax, ssg and the
- * dof tree (lambda, lrun, lnnz, root, has_sr, fd_sparse); 0 or -1 (no memory) */
+ * dof tree (lambda, lrun, lnnz, rowadr, root, has_sr, fd_sparse); 0 or -1 (no memory) */
 int mb_model_derive(mb_model *m);
 /* sum of the joints' velocity sizes nvi of a description (the rows of dof_force) */
 int mb_desc_nv(const mb_desc *desc);
@@ -163,8 +164,8 @@ void mb_rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, c
 void mb_crba(const mb_model *m, mb_data *d, const double *q, double *M);
 /* the same H as its lower pattern only (lnnz values: row by row, each row's
  * entries H[k][j] for j = k, lambda[k], lambda[lambda[k]], ...: decreasing
- * column), as MuJoCo's sparse qM; -1 when the data holds no sparse
- * workspace (Hs) */
+ * column; row k from values[rowadr[k]]), as MuJoCo's sparse qM; any nv
+ * (no dense workspace); returns 0 */
 int mb_crba_pattern(const mb_model *m, mb_data *d, const double *q, double *values);
 /* returns 0, or -(i) with i the body whose articulated joint inertia is singular */
 int mb_aba(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,
