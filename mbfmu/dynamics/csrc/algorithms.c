@@ -31,6 +31,14 @@
 static void jcalc_subspace(const mb_model *m, mb_data *d, int i);
 static int dof_structure(mb_model *m);
 
+/* f = I_i s for body i's spatial inertia (mv6 over the entries that are not
+ * structural zeros when the model's inertias are rigid: rigid_inertia) */
+static inline void body_inertia_mv(const mb_model *m, int i, const double *s, double *f) {
+    const double *I = B36(m->Ibody, i);
+    if (m->rigid_inertia) rigid_inertia_mv(I, s, f);
+    else mv6(I, s, f);
+}
+
 /* k when a is +-e_k exactly (its sign in *sign), else -1 */
 static int unit_axis(const double *a, double *sign) {
     for (int k = 0; k < 3; ++k) {
@@ -49,6 +57,15 @@ static int is_identity3(const double *R) {
     return 1;
 }
 
+/* whether the 6x6 I has the zeros of a rigid body's spatial inertia about
+ * its origin, [Ibar h~; h~^T m 1] (the entries rigid_inertia_mv skips) */
+static int is_rigid_inertia(const double *I) {
+    static const int zeros[12] = {3, 10, 17, 18, 22, 23, 25, 27, 29, 32, 33, 34};
+    for (int k = 0; k < 12; ++k)
+        if (I[zeros[k]] != 0.0) return 0;
+    return 1;
+}
+
 /* The fast-path structure of every joint (rotax, sax, ssg) and the dof tree
  * of the sparse route (dof_structure): mb_pack's last step (pack.c).
  * Returns 0, or -1 on allocation failure. */
@@ -59,6 +76,8 @@ int mb_model_derive(mb_model *m) {
     m->ssg = calloc((size_t)nb + 1, sizeof(double));
     if (!m->rotax || !m->sax || !m->ssg) return -1;
     m->vector_q = 1;
+    m->rigid_inertia = 1;
+    for (int i = 0; i < m->nb; ++i) m->rigid_inertia &= is_rigid_inertia(B36(m->Ibody, i));
     for (int i = 0; i < m->nb; ++i) {
         if (m->jtype[i] == MB_SPHERICAL || m->jtype[i] == MB_FREE) m->vector_q = 0;
         double sg = 1.0;
@@ -305,6 +324,31 @@ static void kinematics(const mb_model *m, mb_data *d, const double *q, const dou
             crm_unit(v, j, w, c);
             continue;
         }
+        int t = m->jtype[i];
+        if (t == MB_REVOLUTE || t == MB_PRISMATIC) {
+            /* one column along a general axis: vJ = S w is an angular (o = 0)
+             * or a linear (o = 3) 3-vector u, cJ = 0 (Sr = 0, set once) */
+            const double *s = B36(d->S, i);
+            double w = qd[m->iv[i]];
+            int o = t == MB_PRISMATIC ? 3 : 0;
+            double u[3] = {s[o] * w, s[o + 1] * w, s[o + 2] * w};
+            if (p > 0) {
+                if (k >= 0) Xmv_axis(E, k, r, B6(d->v, p), v);
+                else Xmv(E, r, B6(d->v, p), v);
+            } else {
+                for (int a = 0; a < 6; ++a) v[a] = 0.0;
+            }
+            v[o] += u[0]; v[o + 1] += u[1]; v[o + 2] += u[2];
+            /* c = v x vJ */
+            if (o == 0) {
+                cross3(v, u, c);
+                cross3(v + 3, u, c + 3);
+            } else {
+                c[0] = c[1] = c[2] = 0.0;
+                cross3(v, u, c + 3);
+            }
+            continue;
+        }
         double vJ[6] = {0, 0, 0, 0, 0, 0}, vx[6];
         const double *S = B36(d->S, i), *Sr = B36(d->Sr, i);
         const double *qdi = qd + m->iv[i];
@@ -338,42 +382,62 @@ static void base_acc(const mb_data *d, int with_gravity, double *a0) {
 }
 
 /* ------------------------------------------------------------------ RNEA */
-void mb_rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
-             const double *fext, int with_gravity, double *tau) {
+/* the outward and inward passes; world != 0: the world poses too */
+static void rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
+                 const double *fext, int with_gravity, double *tau, int world) {
     double a0[6];
     base_acc(d, with_gravity, a0);
-    mb_kinematics(m, d, q, qd);
+    kinematics(m, d, q, qd, world);
     if (!qd) {
         memset(d->v, 0, (size_t)m->nb * 6 * sizeof(double));
         memset(d->c, 0, (size_t)m->nb * 6 * sizeof(double));
     }
     for (int i = 1; i < m->nb; ++i) {
-        int p = m->parent[i];
+        int p = m->parent[i], k = m->rotax[i], j = m->sax[i];
         const double *E = B9(d->E, i), *r = B3(d->r, i), *S = B36(d->S, i);
         double *a = B6(d->a, i), *f = B6(d->f, i), *v = B6(d->v, i);
-        Xmv(E, r, p > 0 ? B6(d->a, p) : a0, a);
+        const double *ap = p > 0 ? B6(d->a, p) : a0;
+        if (k >= 0) Xmv_axis(E, k, r, ap, a);
+        else Xmv(E, r, ap, a);
         const double *c = B6(d->c, i);
-        for (int k = 0; k < 6; ++k) a[k] += c[k];
-        if (qdd)
-            for (int j = 0; j < m->nvi[i]; ++j) {
-                double qj = qdd[m->iv[i] + j];
-                for (int k = 0; k < 6; ++k) a[k] += S[6 * j + k] * qj;
+        for (int b = 0; b < 6; ++b) a[b] += c[b];
+        if (qdd && j >= 0) {
+            a[j] += m->ssg[i] * qdd[m->iv[i]];
+        } else if (qdd) {
+            for (int jj = 0; jj < m->nvi[i]; ++jj) {
+                double qj = qdd[m->iv[i] + jj];
+                for (int b = 0; b < 6; ++b) a[b] += S[6 * jj + b] * qj;
             }
+        }
         double Iv[6], vxIv[6];
-        const double *I = B36(m->Ibody, i);
-        mv6(I, a, f);
-        mv6(I, v, Iv);
+        body_inertia_mv(m, i, a, f);
+        body_inertia_mv(m, i, v, Iv);
         crf(v, Iv, vxIv);
-        for (int k = 0; k < 6; ++k) f[k] += vxIv[k];
+        for (int b = 0; b < 6; ++b) f[b] += vxIv[b];
         if (fext)
-            for (int k = 0; k < 6; ++k) f[k] -= fext[6 * i + k];
+            for (int b = 0; b < 6; ++b) f[b] -= fext[6 * i + b];
     }
     for (int i = m->nb - 1; i > 0; --i) {
         const double *S = B36(d->S, i), *f = B6(d->f, i);
-        for (int j = 0; j < m->nvi[i]; ++j) tau[m->iv[i] + j] = dot6(S + 6 * j, f);
-        int p = m->parent[i];
-        if (p > 0) XTf_add(B9(d->E, i), B3(d->r, i), f, B6(d->f, p));
+        int j = m->sax[i], k = m->rotax[i], p = m->parent[i];
+        if (j >= 0) tau[m->iv[i]] = m->ssg[i] * f[j];
+        else
+            for (int jj = 0; jj < m->nvi[i]; ++jj) tau[m->iv[i] + jj] = dot6(S + 6 * jj, f);
+        if (p > 0) {
+            if (k >= 0) XTf_axis_add(B9(d->E, i), k, B3(d->r, i), f, B6(d->f, p));
+            else XTf_add(B9(d->E, i), B3(d->r, i), f, B6(d->f, p));
+        }
     }
+}
+
+void mb_rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
+             const double *fext, int with_gravity, double *tau) {
+    rnea(m, d, q, qd, qdd, fext, with_gravity, tau, 1);
+}
+
+void mb_rnea_tau(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
+                 const double *fext, int with_gravity, double *tau) {
+    rnea(m, d, q, qd, qdd, fext, with_gravity, tau, 0);
 }
 
 static void crba_lower(const mb_model *m, mb_data *d, double *H, int packed);
@@ -599,7 +663,7 @@ void mb_bias_forces(const mb_model *m, mb_data *d, const double *fext) {
         double Iv[6];
         const double *v = B6(d->v, i);
         double *pA = B6(d->pA, i);
-        mv6(B36(m->Ibody, i), v, Iv);
+        body_inertia_mv(m, i, v, Iv);
         crf(v, Iv, pA);
         if (fext)
             for (int k = 0; k < 6; ++k) pA[k] -= fext[6 * i + k];
@@ -634,7 +698,7 @@ int mb_minv(const mb_model *m, mb_data *d, const double *q, const double *b, dou
 /* subtree momenta H_i = sum over the subtree of I_j v_j, in body-i coordinates,
  * into d->f; needs v from mb_kinematics */
 static void subtree_momenta(const mb_model *m, mb_data *d) {
-    for (int i = 1; i < m->nb; ++i) mv6(B36(m->Ibody, i), B6(d->v, i), B6(d->f, i));
+    for (int i = 1; i < m->nb; ++i) body_inertia_mv(m, i, B6(d->v, i), B6(d->f, i));
     for (int i = m->nb - 1; i > 0; --i) {
         int p = m->parent[i];
         if (p > 0) XTf_add(B9(d->E, i), B3(d->r, i), B6(d->f, i), B6(d->f, p));
@@ -665,7 +729,7 @@ int mb_sweep(const mb_model *m, mb_data *d, const double *q, const double *p, co
         int par = m->parent[i];
         double *ag = B6(d->a, i);
         Xmv(B9(d->E, i), B3(d->r, i), par > 0 ? B6(d->a, par) : a0, ag);
-        mv6(B36(m->Ibody, i), ag, B6(d->pA, i));
+        body_inertia_mv(m, i, ag, B6(d->pA, i));
         if (fext)
             for (int k = 0; k < 6; ++k) d->pA[6 * i + k] += fext[6 * i + k];
     }

@@ -377,8 +377,8 @@ static PyObject *py_rnea(PyObject *self, PyObject *args) {
     call_t c;
     if (call_parse(&c, cap, q, v, "v", a, "a", fext)) { call_clear(&c); return NULL; }
     PyObject *out = new_vector(c.h->m->nv);
-    if (out) KERNEL(c.h->lock, mb_rnea(c.h->m, c.h->d, D(c.q), D(c.v), D(c.w), c.fext ? D(c.fext) : NULL, grav,
-                                       D((PyArrayObject *)out)));
+    if (out) KERNEL(c.h->lock, mb_rnea_tau(c.h->m, c.h->d, D(c.q), D(c.v), D(c.w), c.fext ? D(c.fext) : NULL, grav,
+                                           D((PyArrayObject *)out)));
     call_clear(&c);
     return out;
 }

@@ -78,6 +78,7 @@ typedef struct {
     int *sax;          /* (nb) revolute/prismatic with S = +-e_j (j = 0..5): j, else -1 */
     double *ssg;       /* (nb) the sign of that S, +1 or -1 */
     int vector_q;      /* no quaternion in q: nq = nv and dq/dt = v */
+    int rigid_inertia; /* every Ibody has a rigid body's structural zeros ([Ibar h~; h~^T m 1]) */
     /* ---- the dof tree of branch-induced sparsity (RBDA ch. 6), by mb_pack ---- */
     int *lambda;       /* (nv) parent dof of each dof, -1 at a root */
     int *lrun;         /* (nv) first dof of the run of consecutive parents ending at
@@ -161,6 +162,10 @@ void mb_kinematics(const mb_model *m, mb_data *d, const double *q, const double 
 /* qdd == NULL means zero. fext (nb,6) body-frame, may be NULL. tau out (nv). */
 void mb_rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
              const double *fext, int with_gravity, double *tau);
+/* mb_rnea without the world poses (d->RW, d->pW left as they were): for
+ * callers that want tau alone */
+void mb_rnea_tau(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
+                 const double *fext, int with_gravity, double *tau);
 void mb_crba(const mb_model *m, mb_data *d, const double *q, double *M);
 /* the same H as its lower pattern only (lnnz values: row by row, each row's
  * entries H[k][j] for j = k, lambda[k], lambda[lambda[k]], ...: decreasing
