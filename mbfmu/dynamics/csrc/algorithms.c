@@ -74,7 +74,8 @@ int mb_model_derive(mb_model *m) {
     m->rotax = calloc((size_t)nb + 1, sizeof(int));
     m->sax = calloc((size_t)nb + 1, sizeof(int));
     m->ssg = calloc((size_t)nb + 1, sizeof(double));
-    if (!m->rotax || !m->sax || !m->ssg) return -1;
+    m->Rrod = calloc((size_t)nb * 18 + 1, sizeof(double));
+    if (!m->rotax || !m->sax || !m->ssg || !m->Rrod) return -1;
     m->vector_q = 1;
     m->rigid_inertia = 1;
     for (int i = 0; i < m->nb; ++i) m->rigid_inertia &= is_rigid_inertia(B36(m->Ibody, i));
@@ -96,6 +97,13 @@ int mb_model_derive(mb_model *m) {
             m->ssg[i] = sg;
         }
         if ((t == MB_PRISMATIC || t == MB_FIXED) && tree_id) m->rotax[i] = 3;
+        if (t == MB_REVOLUTE && m->rotax[i] < 0) {
+            const double *a = B3(m->axis1, i);
+            double A[9] = {0, -a[2], a[1], a[2], 0, -a[0], -a[1], a[0], 0}, A2[9];
+            mm3(A, A, A2);
+            mm3(B9(m->Rtree, i), A, m->Rrod + 18 * i);
+            mm3(B9(m->Rtree, i), A2, m->Rrod + 18 * i + 9);
+        }
     }
     return dof_structure(m);
 }
@@ -104,7 +112,7 @@ void mb_free(mb_model *m) {
     if (!m) return;
     void *p[] = {m->parent, m->jtype, m->iq, m->iv, m->nqi, m->nvi, m->axis1, m->axis2,
                  m->Rtree, m->ptree, m->Ibody, m->dof_force, m->springs, m->contacts, m->cables, m->drives,
-                 m->rotax, m->sax, m->ssg, m->lambda, m->lrun, m->rowadr, m->root};
+                 m->rotax, m->sax, m->ssg, m->Rrod, m->lambda, m->lrun, m->rowadr, m->root};
     for (size_t k = 0; k < sizeof(p) / sizeof(p[0]); ++k) free(p[k]);
     free(m);
 }
@@ -279,6 +287,14 @@ static void kinematics(const mb_model *m, mb_data *d, const double *q, const dou
         double *E = B9(d->E, i), *r = B3(d->r, i);
         if (k >= 0 && k < 3) {
             revolute_axis_xup(m, d, i, k, q[m->iq[i]]);
+        } else if (m->jtype[i] == MB_REVOLUTE) {
+            /* R_PI = Rtree R_J by Rodrigues' formula on the stored Rtree A,
+             * Rtree A^2 (Rrod), r = ptree; E = R_PI^T */
+            const double *P1 = m->Rrod + 18 * i, *P2 = P1 + 9, *Rt = B9(m->Rtree, i), *pt = B3(m->ptree, i);
+            double th = q[m->iq[i]], sn = sin(th), vc = 1.0 - cos(th);
+            for (int a = 0; a < 3; ++a)
+                for (int b = 0; b < 3; ++b) E[3 * b + a] = Rt[3 * a + b] + sn * P1[3 * a + b] + vc * P2[3 * a + b];
+            r[0] = pt[0]; r[1] = pt[1]; r[2] = pt[2];
         } else {
             jcalc(m, d, i, q, qd, RJ, pJ);
             /* R_PI = Rtree R_J, r = ptree + Rtree p_J; no products with the

@@ -79,6 +79,9 @@ typedef struct {
     double *ssg;       /* (nb) the sign of that S, +1 or -1 */
     int vector_q;      /* no quaternion in q: nq = nv and dq/dt = v */
     int rigid_inertia; /* every Ibody has a rigid body's structural zeros ([Ibar h~; h~^T m 1]) */
+    double *Rrod;      /* (nb, 2, 3, 3) of a revolute joint off the axis paths (rotax -1):
+                          Rtree A and Rtree A^2 with A = [axis1]x, so that R_PI = Rtree
+                          + sin(q) Rtree A + (1 - cos(q)) Rtree A^2 (Rodrigues); else 0 */
     /* ---- the dof tree of branch-induced sparsity (RBDA ch. 6), by mb_pack ---- */
     int *lambda;       /* (nv) parent dof of each dof, -1 at a root */
     int *lrun;         /* (nv) first dof of the run of consecutive parents ending at
