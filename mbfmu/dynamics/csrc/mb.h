@@ -88,6 +88,7 @@ typedef struct {
                           each dof (lambda[t] = t - 1 from lrun[k] + 1 to k) */
     long lnnz;         /* ancestor-or-self pairs (i, j): the nonzeros of H's lower triangle */
     long *rowadr;      /* (nv) offset of dof k's row in mb_crba_pattern's values */
+    int *lcol;         /* (lnnz) the column of each of those values: k, lambda[k], ... per row */
     int *root;         /* (nb) the ancestor of each body whose parent is the world */
     int fd_sparse;     /* forward dynamics by the sparse LTDL route (mb_forward_dynamics, mb_rhs) */
     int has_sr;        /* a joint whose S depends on q (universal, planar: Sr != 0) */
@@ -108,7 +109,7 @@ typedef struct {
     double *cJ;        /* (nb,6) S-ring qd */
     double *v, *c, *a, *f; /* (nb,6) */
     double *IA;        /* (nb,6,6) articulated inertia; mb_crba: composite inertias,
-                          world-aligned (10 numbers per body, stride 36) */
+                          world-aligned (10 numbers per body, stride 10) */
     double *pA;        /* (nb,6) bias force; the sparse route: world-aligned velocities */
     double *U;         /* (nb,6,6) IA S, column k at U + 36 i + 6 k; mb_crba: the
                           world-aligned motion subspaces, component a of dof k at
@@ -149,7 +150,7 @@ enum { MB_PACK_OK = 0, MB_PACK_NOMEM, MB_PACK_COUNT, MB_PACK_PARENT, MB_PACK_SPR
  * Python binding and the native FMU runtime */
 int mb_pack(const mb_desc *desc, mb_model **out, int *where);
 /* pack.c's last step (algorithms.c): the fast paths rotax, sax, ssg and the
- * dof tree (lambda, lrun, lnnz, rowadr, root, has_sr, fd_sparse); 0 or -1 (no memory) */
+ * dof tree (lambda, lrun, lnnz, rowadr, lcol, root, has_sr, fd_sparse); 0 or -1 (no memory) */
 int mb_model_derive(mb_model *m);
 /* sum of the joints' velocity sizes nvi of a description (the rows of dof_force) */
 int mb_desc_nv(const mb_desc *desc);
