@@ -101,6 +101,24 @@ def test_crba_pattern_holds_the_nonzeros_of_h_row_by_row(branchy):
     assert np.array_equal(_kernels.crba_pattern(model._h, q), H[rows, cols])
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_crba_pattern_rows_with_every_joint_type(seed):
+    """Joints of 0 to 6 dofs (fixed, spherical, planar, universal, a free
+    base): each row of the pattern holds H[k][j] for j = k and its ancestor
+    dofs (lambda from its definition), in that order, equal to the dense
+    crba's entries (the dense matrix is written by the other path)."""
+    rng = np.random.default_rng(seed)
+    model = random_tree(rng, 16, floating=seed % 2 == 0)
+    q, _ = random_state(rng, model)
+    lam = _dof_parents(model)
+    rows = [k for k in range(model.nv) for j in _ancestors_or_self(lam, k)]
+    cols = [j for k in range(model.nv) for j in _ancestors_or_self(lam, k)]
+    values = _kernels.crba_pattern(model._h, q)
+    H = crba(model, q)
+    assert values.shape == (len(rows),)
+    assert np.array_equal(values, H[rows, cols])
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_sparse_crba_with_multi_dof_joints_equals_pinocchio(seed):
     """Free, spherical, universal, prismatic and fixed joints (no planar:
