@@ -25,7 +25,6 @@
 
 #define B6(p, i) ((p) + 6 * (i))
 #define B36(p, i) ((p) + 36 * (i))
-#define B10(p, i) ((p) + 10 * (i))
 #define B9(p, i) ((p) + 9 * (i))
 #define B3(p, i) ((p) + 3 * (i))
 
@@ -1294,7 +1293,7 @@ static inline void inertia10_mv(const double *J, const double *s, double *f) {
 }
 
 /* Body i in its tree's world-aligned coordinates about the root body's
- * origin: its 10-number inertia at IA + 10 i and its motion subspace
+ * origin: its 10-number inertia at IA + 36 i and its motion subspace
  * (component a of dof k at U[a nv + k]); returns d = p_i - O in dO. Each
  * tree of the world's children has its own origin, so a floating tree far
  * from the world origin keeps its digits. */
@@ -1302,7 +1301,7 @@ static void world_body(const mb_model *m, mb_data *d, int i, double *dO) {
     int nv = m->nv;
     const double *O = B3(d->pW, m->root[i]), *R = B9(d->RW, i), *p = B3(d->pW, i);
     for (int b = 0; b < 3; ++b) dO[b] = p[b] - O[b];
-    world_inertia(m, d, i, O, B10(d->IA, i));
+    world_inertia(m, d, i, O, B36(d->IA, i));
     /* a revolute S has no linear part, a prismatic one no angular part */
     int t = m->jtype[i], ang = t != MB_PRISMATIC, lin = t != MB_REVOLUTE;
     for (int a = 0; a < m->nvi[i]; ++a) {
@@ -1320,7 +1319,7 @@ static void world_body(const mb_model *m, mb_data *d, int i, double *dO) {
 
 /* The rows of H of body i's dofs over the lower pattern, H[k][j] =
  * S_j . (Ic_i S_k) for j = k and its ancestors, with Ic_i the composite
- * inertia at IA + 10 i (complete once i's descendants are done); then Ic_i
+ * inertia at IA + 36 i (complete once i's descendants are done); then Ic_i
  * is added to its parent's. All in one frame per tree, so the composite
  * inertias add without transforms and each entry is one dot product (RBDA
  * Table 6.2 in one frame instead of link frames). A run of consecutive
@@ -1332,7 +1331,7 @@ static void world_body(const mb_model *m, mb_data *d, int i, double *dO) {
 AXIS_INLINE void composite_rows_k(const mb_model *m, mb_data *d, int i, double *H, int packed) {
     int nv = m->nv;
     const double *S0 = d->U, *S1 = S0 + nv, *S2 = S1 + nv, *S3 = S2 + nv, *S4 = S3 + nv, *S5 = S4 + nv;
-    const double *J = B10(d->IA, i);
+    const double *J = B36(d->IA, i);
     for (int a = 0; a < m->nvi[i]; ++a) {
         int k = m->iv[i] + a;
         double F[6], s[6] = {S0[k], S1[k], S2[k], S3[k], S4[k], S5[k]};
@@ -1357,7 +1356,7 @@ AXIS_INLINE void composite_rows_k(const mb_model *m, mb_data *d, int i, double *
     }
     int p = m->parent[i];
     if (p > 0)
-        for (int b = 0; b < 10; ++b) d->IA[10 * p + b] += J[b];
+        for (int b = 0; b < 10; ++b) d->IA[36 * p + b] += J[b];
 }
 static void composite_rows(const mb_model *m, mb_data *d, int i, double *H) { composite_rows_k(m, d, i, H, 0); }
 
@@ -1393,7 +1392,7 @@ static void sparse_bias_crba(const mb_model *m, mb_data *d, const double *qd, co
         world_body(m, d, i, dO);
         int p = m->parent[i];
         const double *vp = p > 0 ? B6(d->pA, p) : zero, *ap = p > 0 ? B6(d->uu, p) : a0;
-        const double *J = B10(d->IA, i);
+        const double *J = B36(d->IA, i);
         double *v = B6(d->pA, i), *a = B6(d->uu, i), *f = B6(d->f, i);
         for (int k = m->iv[i]; k < m->iv[i] + m->nvi[i]; ++k) {
             double w = qd[k];

@@ -109,7 +109,7 @@ typedef struct {
     double *cJ;        /* (nb,6) S-ring qd */
     double *v, *c, *a, *f; /* (nb,6) */
     double *IA;        /* (nb,6,6) articulated inertia; mb_crba: composite inertias,
-                          world-aligned (10 numbers per body, stride 10) */
+                          world-aligned (10 numbers per body, stride 36) */
     double *pA;        /* (nb,6) bias force; the sparse route: world-aligned velocities */
     double *U;         /* (nb,6,6) IA S, column k at U + 36 i + 6 k; mb_crba: the
                           world-aligned motion subspaces, component a of dof k at
