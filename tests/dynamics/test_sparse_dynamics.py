@@ -81,22 +81,42 @@ def test_sparse_crba_equals_dense_h_and_pinocchio(n, branchy):
         assert _is_ancestor_pattern(H, lam)
 
 
+def _ancestors_or_self(lam, k):
+    """dof k, then its parent dof, ... up to its root (the order of crba_pattern's rows)"""
+    chain = []
+    while k >= 0:
+        chain.append(k)
+        k = lam[k]
+    return chain
+
+
 @pytest.mark.parametrize("branchy", [False, True], ids=["chain", "tree"])
 def test_crba_pattern_holds_the_nonzeros_of_h_row_by_row(branchy):
     model, _ = _urdf_model(5, 25, branchy)
     q = np.random.default_rng(5).uniform(-np.pi, np.pi, model.nq)
     H = crba(model, q)
     lam, _ = _kernels.sparsity(model._h)
-    rows, cols = [], []
-    for k in range(model.nv):
-        chain = []
-        j = k
-        while j >= 0:
-            chain.append(j)
-            j = lam[j]
-        rows += [k] * len(chain)
-        cols += chain
+    rows = [k for k in range(model.nv) for j in _ancestors_or_self(lam, k)]
+    cols = [j for k in range(model.nv) for j in _ancestors_or_self(lam, k)]
     assert np.array_equal(_kernels.crba_pattern(model._h, q), H[rows, cols])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_crba_pattern_rows_with_every_joint_type(seed):
+    """Joints of 0 to 6 dofs (fixed, spherical, planar, universal, a free
+    base): each row of the pattern holds H[k][j] for j = k and its ancestor
+    dofs (lambda from its definition), in that order, equal to the dense
+    crba's entries (the dense matrix is written by the other path)."""
+    rng = np.random.default_rng(seed)
+    model = random_tree(rng, 16, floating=seed % 2 == 0)
+    q, _ = random_state(rng, model)
+    lam = _dof_parents(model)
+    rows = [k for k in range(model.nv) for j in _ancestors_or_self(lam, k)]
+    cols = [j for k in range(model.nv) for j in _ancestors_or_self(lam, k)]
+    values = _kernels.crba_pattern(model._h, q)
+    H = crba(model, q)
+    assert values.shape == (len(rows),)
+    assert np.array_equal(values, H[rows, cols])
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -211,10 +231,11 @@ def test_factor_refuses_bad_input_in_one_line():
         _kernels.sparse_solve(F, lam, np.ones(3))
 
 
-def test_above_1024_coordinates_the_sparse_kernels_refuse_and_forward_dynamics_is_aba():
+def test_above_1024_coordinates_the_sparse_route_refuses_and_forward_dynamics_is_aba():
     """The data holds the dense nv x nv H only up to 1024 coordinates: above,
-    crba_pattern and the forced sparse route say so in one line, the model's
-    own pick is ABA, and crba (the caller's dense M) still works."""
+    the forced sparse route says so in one line, the model's own pick is ABA,
+    and crba (the caller's dense M) and crba_pattern (its nonzeros, written
+    without the dense workspace) still work."""
     b = ModelBuilder()
     for k in range(1, 1026):
         b.add_body(f"b{k}", k // 2, Revolute([0, 0, 1]), 1.0, [0.1, 0, 0], np.eye(3) * 0.01, p_PJ=[0.2, 0, 0])
@@ -224,15 +245,15 @@ def test_above_1024_coordinates_the_sparse_kernels_refuse_and_forward_dynamics_i
     assert route == 0 and np.array_equal(lam, _dof_parents(model))
     rng = np.random.default_rng(3)
     q, v, tau = rng.normal(size=(3, model.nv))
-    with pytest.raises(InputError, match="crba_pattern works in a dense nv x nv workspace held only for 1 to "
-                                         "1024 velocity coordinates; this model has 1025"):
-        _kernels.crba_pattern(model._h, q)
     with pytest.raises(InputError, match="the sparse route works in .* this model has 1025"):
         _kernels.forward_dynamics(model._h, q, v, tau, None, True, 1)
     np.testing.assert_array_equal(forward_dynamics(model, q, v, tau), aba(model, q, v, tau))
     H = crba(model, q)
     assert _is_ancestor_pattern(H, lam)
     assert _rel(H @ v, _kernels.momentum(model._h, q, v)) < 1e-12  # M v by the O(N) momentum sweep
+    rows = [k for k in range(model.nv) for j in _ancestors_or_self(lam, k)]
+    cols = [j for k in range(model.nv) for j in _ancestors_or_self(lam, k)]
+    assert np.array_equal(_kernels.crba_pattern(model._h, q), H[rows, cols])
 
 
 def _forward_routes(model, q, v, tau, fext=None):

@@ -31,6 +31,14 @@
 static void jcalc_subspace(const mb_model *m, mb_data *d, int i);
 static int dof_structure(mb_model *m);
 
+/* f = I_i s for body i's spatial inertia (mv6 over the entries that are not
+ * structural zeros when the model's inertias are rigid: rigid_inertia) */
+static inline void body_inertia_mv(const mb_model *m, int i, const double *s, double *f) {
+    const double *I = B36(m->Ibody, i);
+    if (m->rigid_inertia) rigid_inertia_mv(I, s, f);
+    else mv6(I, s, f);
+}
+
 /* k when a is +-e_k exactly (its sign in *sign), else -1 */
 static int unit_axis(const double *a, double *sign) {
     for (int k = 0; k < 3; ++k) {
@@ -49,6 +57,15 @@ static int is_identity3(const double *R) {
     return 1;
 }
 
+/* whether the 6x6 I has the zeros of a rigid body's spatial inertia about
+ * its origin, [Ibar h~; h~^T m 1] (the entries rigid_inertia_mv skips) */
+static int is_rigid_inertia(const double *I) {
+    static const int zeros[12] = {3, 10, 17, 18, 22, 23, 25, 27, 29, 32, 33, 34};
+    for (int k = 0; k < 12; ++k)
+        if (I[zeros[k]] != 0.0) return 0;
+    return 1;
+}
+
 /* The fast-path structure of every joint (rotax, sax, ssg) and the dof tree
  * of the sparse route (dof_structure): mb_pack's last step (pack.c).
  * Returns 0, or -1 on allocation failure. */
@@ -57,8 +74,11 @@ int mb_model_derive(mb_model *m) {
     m->rotax = calloc((size_t)nb + 1, sizeof(int));
     m->sax = calloc((size_t)nb + 1, sizeof(int));
     m->ssg = calloc((size_t)nb + 1, sizeof(double));
-    if (!m->rotax || !m->sax || !m->ssg) return -1;
+    m->Rrod = calloc((size_t)nb * 18 + 1, sizeof(double));
+    if (!m->rotax || !m->sax || !m->ssg || !m->Rrod) return -1;
     m->vector_q = 1;
+    m->rigid_inertia = 1;
+    for (int i = 0; i < m->nb; ++i) m->rigid_inertia &= is_rigid_inertia(B36(m->Ibody, i));
     for (int i = 0; i < m->nb; ++i) {
         if (m->jtype[i] == MB_SPHERICAL || m->jtype[i] == MB_FREE) m->vector_q = 0;
         double sg = 1.0;
@@ -77,6 +97,13 @@ int mb_model_derive(mb_model *m) {
             m->ssg[i] = sg;
         }
         if ((t == MB_PRISMATIC || t == MB_FIXED) && tree_id) m->rotax[i] = 3;
+        if (t == MB_REVOLUTE && m->rotax[i] < 0) {
+            const double *a = B3(m->axis1, i);
+            double A[9] = {0, -a[2], a[1], a[2], 0, -a[0], -a[1], a[0], 0}, A2[9];
+            mm3(A, A, A2);
+            mm3(B9(m->Rtree, i), A, m->Rrod + 18 * i);
+            mm3(B9(m->Rtree, i), A2, m->Rrod + 18 * i + 9);
+        }
     }
     return dof_structure(m);
 }
@@ -85,7 +112,7 @@ void mb_free(mb_model *m) {
     if (!m) return;
     void *p[] = {m->parent, m->jtype, m->iq, m->iv, m->nqi, m->nvi, m->axis1, m->axis2,
                  m->Rtree, m->ptree, m->Ibody, m->dof_force, m->springs, m->contacts, m->cables, m->drives,
-                 m->rotax, m->sax, m->ssg, m->lambda, m->lrun, m->root};
+                 m->rotax, m->sax, m->ssg, m->Rrod, m->lambda, m->lrun, m->rowadr, m->lcol, m->root};
     for (size_t k = 0; k < sizeof(p) / sizeof(p[0]); ++k) free(p[k]);
     free(m);
 }
@@ -260,18 +287,34 @@ static void kinematics(const mb_model *m, mb_data *d, const double *q, const dou
         double *E = B9(d->E, i), *r = B3(d->r, i);
         if (k >= 0 && k < 3) {
             revolute_axis_xup(m, d, i, k, q[m->iq[i]]);
+        } else if (m->jtype[i] == MB_REVOLUTE) {
+            /* R_PI = Rtree R_J by Rodrigues' formula on the stored Rtree A,
+             * Rtree A^2 (Rrod), r = ptree; E = R_PI^T */
+            const double *P1 = m->Rrod + 18 * i, *P2 = P1 + 9, *Rt = B9(m->Rtree, i), *pt = B3(m->ptree, i);
+            double th = q[m->iq[i]], sn = sin(th), vc = 1.0 - cos(th);
+            for (int a = 0; a < 3; ++a)
+                for (int b = 0; b < 3; ++b) E[3 * b + a] = Rt[3 * a + b] + sn * P1[3 * a + b] + vc * P2[3 * a + b];
+            r[0] = pt[0]; r[1] = pt[1]; r[2] = pt[2];
         } else {
             jcalc(m, d, i, q, qd, RJ, pJ);
-            /* R_PI = Rtree R_J, r = ptree + Rtree p_J */
+            /* R_PI = Rtree R_J, r = ptree + Rtree p_J; no products with the
+             * R_J = 1 of prismatic and fixed joints, nor with the p_J = 0 of
+             * revolute ones */
             const double *Rt = B9(m->Rtree, i), *pt = B3(m->ptree, i);
+            int t = m->jtype[i], rigid = t == MB_PRISMATIC || t == MB_FIXED;
             if (k == 3) {
                 memcpy(E, RJ, sizeof RJ); /* RJ = 1 */
                 memcpy(tmp, pJ, sizeof tmp);
             } else {
-                mm3(Rt, RJ, Rpi);
+                const double *Rp = Rt;
+                if (!rigid) {
+                    mm3(Rt, RJ, Rpi);
+                    Rp = Rpi;
+                }
                 for (int a = 0; a < 3; ++a)
-                    for (int b = 0; b < 3; ++b) E[3 * a + b] = Rpi[3 * b + a];
-                mv3(Rt, pJ, tmp);
+                    for (int b = 0; b < 3; ++b) E[3 * a + b] = Rp[3 * b + a];
+                if (t == MB_REVOLUTE || t == MB_FIXED) tmp[0] = tmp[1] = tmp[2] = 0.0;
+                else mv3(Rt, pJ, tmp);
             }
             r[0] = pt[0] + tmp[0]; r[1] = pt[1] + tmp[1]; r[2] = pt[2] + tmp[2];
         }
@@ -295,6 +338,31 @@ static void kinematics(const mb_model *m, mb_data *d, const double *q, const dou
             else Xmv(E, r, B6(d->v, p), v);
             v[j] += w;
             crm_unit(v, j, w, c);
+            continue;
+        }
+        int t = m->jtype[i];
+        if (t == MB_REVOLUTE || t == MB_PRISMATIC) {
+            /* one column along a general axis: vJ = S w is an angular (o = 0)
+             * or a linear (o = 3) 3-vector u, cJ = 0 (Sr = 0, set once) */
+            const double *s = B36(d->S, i);
+            double w = qd[m->iv[i]];
+            int o = t == MB_PRISMATIC ? 3 : 0;
+            double u[3] = {s[o] * w, s[o + 1] * w, s[o + 2] * w};
+            if (p > 0) {
+                if (k >= 0) Xmv_axis(E, k, r, B6(d->v, p), v);
+                else Xmv(E, r, B6(d->v, p), v);
+            } else {
+                for (int a = 0; a < 6; ++a) v[a] = 0.0;
+            }
+            v[o] += u[0]; v[o + 1] += u[1]; v[o + 2] += u[2];
+            /* c = v x vJ */
+            if (o == 0) {
+                cross3(v, u, c);
+                cross3(v + 3, u, c + 3);
+            } else {
+                c[0] = c[1] = c[2] = 0.0;
+                cross3(v, u, c + 3);
+            }
             continue;
         }
         double vJ[6] = {0, 0, 0, 0, 0, 0}, vx[6];
@@ -330,45 +398,65 @@ static void base_acc(const mb_data *d, int with_gravity, double *a0) {
 }
 
 /* ------------------------------------------------------------------ RNEA */
-void mb_rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
-             const double *fext, int with_gravity, double *tau) {
+/* the outward and inward passes; world != 0: the world poses too */
+static void rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
+                 const double *fext, int with_gravity, double *tau, int world) {
     double a0[6];
     base_acc(d, with_gravity, a0);
-    mb_kinematics(m, d, q, qd);
+    kinematics(m, d, q, qd, world);
     if (!qd) {
         memset(d->v, 0, (size_t)m->nb * 6 * sizeof(double));
         memset(d->c, 0, (size_t)m->nb * 6 * sizeof(double));
     }
     for (int i = 1; i < m->nb; ++i) {
-        int p = m->parent[i];
+        int p = m->parent[i], k = m->rotax[i], j = m->sax[i];
         const double *E = B9(d->E, i), *r = B3(d->r, i), *S = B36(d->S, i);
         double *a = B6(d->a, i), *f = B6(d->f, i), *v = B6(d->v, i);
-        Xmv(E, r, p > 0 ? B6(d->a, p) : a0, a);
+        const double *ap = p > 0 ? B6(d->a, p) : a0;
+        if (k >= 0) Xmv_axis(E, k, r, ap, a);
+        else Xmv(E, r, ap, a);
         const double *c = B6(d->c, i);
-        for (int k = 0; k < 6; ++k) a[k] += c[k];
-        if (qdd)
-            for (int j = 0; j < m->nvi[i]; ++j) {
-                double qj = qdd[m->iv[i] + j];
-                for (int k = 0; k < 6; ++k) a[k] += S[6 * j + k] * qj;
+        for (int b = 0; b < 6; ++b) a[b] += c[b];
+        if (qdd && j >= 0) {
+            a[j] += m->ssg[i] * qdd[m->iv[i]];
+        } else if (qdd) {
+            for (int jj = 0; jj < m->nvi[i]; ++jj) {
+                double qj = qdd[m->iv[i] + jj];
+                for (int b = 0; b < 6; ++b) a[b] += S[6 * jj + b] * qj;
             }
+        }
         double Iv[6], vxIv[6];
-        const double *I = B36(m->Ibody, i);
-        mv6(I, a, f);
-        mv6(I, v, Iv);
+        body_inertia_mv(m, i, a, f);
+        body_inertia_mv(m, i, v, Iv);
         crf(v, Iv, vxIv);
-        for (int k = 0; k < 6; ++k) f[k] += vxIv[k];
+        for (int b = 0; b < 6; ++b) f[b] += vxIv[b];
         if (fext)
-            for (int k = 0; k < 6; ++k) f[k] -= fext[6 * i + k];
+            for (int b = 0; b < 6; ++b) f[b] -= fext[6 * i + b];
     }
     for (int i = m->nb - 1; i > 0; --i) {
         const double *S = B36(d->S, i), *f = B6(d->f, i);
-        for (int j = 0; j < m->nvi[i]; ++j) tau[m->iv[i] + j] = dot6(S + 6 * j, f);
-        int p = m->parent[i];
-        if (p > 0) XTf_add(B9(d->E, i), B3(d->r, i), f, B6(d->f, p));
+        int j = m->sax[i], k = m->rotax[i], p = m->parent[i];
+        if (j >= 0) tau[m->iv[i]] = m->ssg[i] * f[j];
+        else
+            for (int jj = 0; jj < m->nvi[i]; ++jj) tau[m->iv[i] + jj] = dot6(S + 6 * jj, f);
+        if (p > 0) {
+            if (k >= 0) XTf_axis_add(B9(d->E, i), k, B3(d->r, i), f, B6(d->f, p));
+            else XTf_add(B9(d->E, i), B3(d->r, i), f, B6(d->f, p));
+        }
     }
 }
 
-static void crba_lower(const mb_model *m, mb_data *d, double *H);
+void mb_rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
+             const double *fext, int with_gravity, double *tau) {
+    rnea(m, d, q, qd, qdd, fext, with_gravity, tau, 1);
+}
+
+void mb_rnea_tau(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
+                 const double *fext, int with_gravity, double *tau) {
+    rnea(m, d, q, qd, qdd, fext, with_gravity, tau, 0);
+}
+
+static void crba_lower(const mb_model *m, mb_data *d, double *H, int packed);
 static int sparse_forward(const mb_model *m, mb_data *d, const double *qd, const double *tau, const double *fext,
                           int with_gravity, double *qdd);
 
@@ -387,26 +475,15 @@ void mb_point_acceleration(const mb_model *m, const mb_data *d, int b, const dou
 
 /* ------------------------------------------------------------------ CRBA */
 int mb_crba_pattern(const mb_model *m, mb_data *d, const double *q, double *values) {
-    if (!d->Hs) return -1;
-    int nv = m->nv;
     mb_kinematics(m, d, q, NULL);
-    crba_lower(m, d, d->Hs);
-    double *out = values;
-    for (int k = 0; k < nv; ++k) {
-        const double *Hk = d->Hs + (size_t)k * nv;
-        for (int j = k; j >= 0; j = m->lambda[j]) {
-            int j0 = m->lrun[j];
-            for (int t = j; t >= j0; --t) *out++ = Hk[t];
-            j = j0;
-        }
-    }
+    crba_lower(m, d, values, 1);
     return 0;
 }
 
 void mb_crba(const mb_model *m, mb_data *d, const double *q, double *M) {
     mb_kinematics(m, d, q, NULL);
     memset(M, 0, sizeof(double) * (size_t)m->nv * (size_t)m->nv);
-    crba_lower(m, d, M);
+    crba_lower(m, d, M, 0);
     mb_sparse_mirror(M, m->lambda, m->nv, m->lnnz);
 }
 
@@ -602,7 +679,7 @@ void mb_bias_forces(const mb_model *m, mb_data *d, const double *fext) {
         double Iv[6];
         const double *v = B6(d->v, i);
         double *pA = B6(d->pA, i);
-        mv6(B36(m->Ibody, i), v, Iv);
+        body_inertia_mv(m, i, v, Iv);
         crf(v, Iv, pA);
         if (fext)
             for (int k = 0; k < 6; ++k) pA[k] -= fext[6 * i + k];
@@ -637,7 +714,7 @@ int mb_minv(const mb_model *m, mb_data *d, const double *q, const double *b, dou
 /* subtree momenta H_i = sum over the subtree of I_j v_j, in body-i coordinates,
  * into d->f; needs v from mb_kinematics */
 static void subtree_momenta(const mb_model *m, mb_data *d) {
-    for (int i = 1; i < m->nb; ++i) mv6(B36(m->Ibody, i), B6(d->v, i), B6(d->f, i));
+    for (int i = 1; i < m->nb; ++i) body_inertia_mv(m, i, B6(d->v, i), B6(d->f, i));
     for (int i = m->nb - 1; i > 0; --i) {
         int p = m->parent[i];
         if (p > 0) XTf_add(B9(d->E, i), B3(d->r, i), B6(d->f, i), B6(d->f, p));
@@ -668,7 +745,7 @@ int mb_sweep(const mb_model *m, mb_data *d, const double *q, const double *p, co
         int par = m->parent[i];
         double *ag = B6(d->a, i);
         Xmv(B9(d->E, i), B3(d->r, i), par > 0 ? B6(d->a, par) : a0, ag);
-        mv6(B36(m->Ibody, i), ag, B6(d->pA, i));
+        body_inertia_mv(m, i, ag, B6(d->pA, i));
         if (fext)
             for (int k = 0; k < 6; ++k) d->pA[6 * i + k] += fext[6 * i + k];
     }
@@ -1122,16 +1199,17 @@ void mb_canonical_ode(const mb_model *m, mb_data *d, mb_ode *ode) {
  * 0.86-0.98 at 2.6-5.7, 0.99 at 6.3, 1.21-1.84 at 9-15.5. */
 #define SPARSE_DEPTH 8.0
 #define SPARSE_DEPTH_ALIGNED 5.0
-/* lambda, lrun, root, lnnz, has_sr and the route rule (mb_model_derive,
+/* lambda, lrun, rowadr, lcol, root, lnnz, has_sr and the route rule (mb_model_derive,
  * mb_pack's last step); 0, or -1 on allocation failure */
 static int dof_structure(mb_model *m) {
     int nb = m->nb, nv = m->nv;
     m->lambda = malloc(sizeof(int) * (size_t)(nv > 0 ? nv : 1));
     m->lrun = malloc(sizeof(int) * (size_t)(nv > 0 ? nv : 1));
+    m->rowadr = malloc(sizeof(long) * (size_t)(nv > 0 ? nv : 1));
     m->root = malloc(sizeof(int) * (size_t)nb);
     int *last = malloc(sizeof(int) * (size_t)nb); /* last dof of i or its ancestors */
     int *depth = malloc(sizeof(int) * (size_t)(nv > 0 ? nv : 1));
-    if (!m->lambda || !m->lrun || !m->root || !last || !depth) {
+    if (!m->lambda || !m->lrun || !m->rowadr || !m->root || !last || !depth) {
         free(last);
         free(depth);
         return -1;
@@ -1149,6 +1227,7 @@ static int dof_structure(mb_model *m) {
             m->lambda[k] = prev;
             m->lrun[k] = prev >= 0 && prev == k - 1 ? m->lrun[prev] : k;
             depth[k] = prev >= 0 ? depth[prev] + 1 : 1;
+            m->rowadr[k] = nnz;
             nnz += depth[k];
             prev = k;
         }
@@ -1157,6 +1236,10 @@ static int dof_structure(mb_model *m) {
     free(last);
     free(depth);
     m->lnnz = nnz;
+    m->lcol = malloc(sizeof(int) * (size_t)(nnz > 0 ? nnz : 1));
+    if (!m->lcol) return -1;
+    for (int k = 0, *col = m->lcol; k < nv; ++k)
+        for (int j = k; j >= 0; j = m->lambda[j]) *col++ = j;
     m->fd_sparse = 0;
     if (nv > 0 && nv <= MB_SPARSE_MAX_NV) {
         int aligned = 0;
@@ -1219,12 +1302,16 @@ static void world_body(const mb_model *m, mb_data *d, int i, double *dO) {
     const double *O = B3(d->pW, m->root[i]), *R = B9(d->RW, i), *p = B3(d->pW, i);
     for (int b = 0; b < 3; ++b) dO[b] = p[b] - O[b];
     world_inertia(m, d, i, O, B36(d->IA, i));
+    /* a revolute S has no linear part, a prismatic one no angular part */
+    int t = m->jtype[i], ang = t != MB_PRISMATIC, lin = t != MB_REVOLUTE;
     for (int a = 0; a < m->nvi[i]; ++a) {
         const double *s = B36(d->S, i) + 6 * a;
-        double sw[6], dw[3];
-        mv3(R, s, sw);
-        mv3(R, s + 3, sw + 3);
-        cross3(dO, sw, dw);
+        double sw[6] = {0, 0, 0, 0, 0, 0}, dw[3] = {0, 0, 0};
+        if (ang) {
+            mv3(R, s, sw);
+            cross3(dO, sw, dw);
+        }
+        if (lin) mv3(R, s + 3, sw + 3);
         for (int b = 0; b < 3; ++b) d->U[(3 + b) * nv + m->iv[i] + a] = sw[3 + b] + dw[b];
         for (int b = 0; b < 3; ++b) d->U[b * nv + m->iv[i] + a] = sw[b];
     }
@@ -1236,15 +1323,29 @@ static void world_body(const mb_model *m, mb_data *d, int i, double *dO) {
  * is added to its parent's. All in one frame per tree, so the composite
  * inertias add without transforms and each entry is one dot product (RBDA
  * Table 6.2 in one frame instead of link frames). A run of consecutive
- * ancestor dofs is a matrix-vector product over contiguous components. */
-static void composite_rows(const mb_model *m, mb_data *d, int i, double *H) {
+ * ancestor dofs is a matrix-vector product over contiguous components.
+ * packed = 0: H is the row-major nv x nv matrix; 1: H holds the pattern's
+ * values row after row (row k at rowadr[k], its columns decreasing), so a
+ * wide tree's rows are written contiguously instead of one scattered entry
+ * per cache line of a dense matrix. */
+AXIS_INLINE void composite_rows_k(const mb_model *m, mb_data *d, int i, double *H, int packed) {
     int nv = m->nv;
     const double *S0 = d->U, *S1 = S0 + nv, *S2 = S1 + nv, *S3 = S2 + nv, *S4 = S3 + nv, *S5 = S4 + nv;
     const double *J = B36(d->IA, i);
     for (int a = 0; a < m->nvi[i]; ++a) {
         int k = m->iv[i] + a;
-        double F[6], s[6] = {S0[k], S1[k], S2[k], S3[k], S4[k], S5[k]}, *Hk = H + (size_t)k * nv;
+        double F[6], s[6] = {S0[k], S1[k], S2[k], S3[k], S4[k], S5[k]};
         inertia10_mv(J, s, F);
+        if (packed) {
+            /* the row's columns listed (lcol): independent loads, no walk */
+            long e0 = m->rowadr[k], e1 = k + 1 < nv ? m->rowadr[k + 1] : m->lnnz;
+            for (long e = e0; e < e1; ++e) {
+                int t = m->lcol[e];
+                H[e] = S0[t] * F[0] + S1[t] * F[1] + S2[t] * F[2] + S3[t] * F[3] + S4[t] * F[4] + S5[t] * F[5];
+            }
+            continue;
+        }
+        double *Hk = H + (size_t)k * nv;
         for (int j = k; j >= 0; j = m->lambda[j]) {
             int j0 = m->lrun[j];
             for (int t = j0; t <= j; ++t)
@@ -1257,13 +1358,18 @@ static void composite_rows(const mb_model *m, mb_data *d, int i, double *H) {
     if (p > 0)
         for (int b = 0; b < 10; ++b) d->IA[36 * p + b] += J[b];
 }
+static void composite_rows(const mb_model *m, mb_data *d, int i, double *H) { composite_rows_k(m, d, i, H, 0); }
 
 /* CRBA over the lower pattern of H (row-major nv x nv; nothing else
- * written), from the world poses of mb_kinematics. */
-static void crba_lower(const mb_model *m, mb_data *d, double *H) {
+ * written; packed: the pattern's values, as composite_rows_k), from the
+ * world poses of mb_kinematics. */
+static void crba_lower(const mb_model *m, mb_data *d, double *H, int packed) {
     double dO[3];
     for (int i = 1; i < m->nb; ++i) world_body(m, d, i, dO);
-    for (int i = m->nb - 1; i > 0; --i) composite_rows(m, d, i, H);
+    if (packed)
+        for (int i = m->nb - 1; i > 0; --i) composite_rows_k(m, d, i, H, 1);
+    else
+        for (int i = m->nb - 1; i > 0; --i) composite_rows_k(m, d, i, H, 0);
 }
 
 /* The sparse route's two passes: C = RNEA(q, qd, qdd = 0) (gravity and

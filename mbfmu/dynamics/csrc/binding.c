@@ -377,8 +377,8 @@ static PyObject *py_rnea(PyObject *self, PyObject *args) {
     call_t c;
     if (call_parse(&c, cap, q, v, "v", a, "a", fext)) { call_clear(&c); return NULL; }
     PyObject *out = new_vector(c.h->m->nv);
-    if (out) KERNEL(c.h->lock, mb_rnea(c.h->m, c.h->d, D(c.q), D(c.v), D(c.w), c.fext ? D(c.fext) : NULL, grav,
-                                       D((PyArrayObject *)out)));
+    if (out) KERNEL(c.h->lock, mb_rnea_tau(c.h->m, c.h->d, D(c.q), D(c.v), D(c.w), c.fext ? D(c.fext) : NULL, grav,
+                                           D((PyArrayObject *)out)));
     call_clear(&c);
     return out;
 }
@@ -409,7 +409,7 @@ static PyObject *py_crba_pattern(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OO", &cap, &q)) return NULL;
     call_t c;
     if (call_parse(&c, cap, q, NULL, NULL, NULL, NULL, NULL)) { call_clear(&c); return NULL; }
-    PyObject *out = c.h->d->Hs ? new_vector((npy_intp)c.h->m->lnnz) : raise_no_sparse(c.h, "crba_pattern");
+    PyObject *out = new_vector((npy_intp)c.h->m->lnnz);
     if (out) KERNEL(c.h->lock, mb_crba_pattern(c.h->m, c.h->d, D(c.q), D((PyArrayObject *)out)));
     call_clear(&c);
     return out;

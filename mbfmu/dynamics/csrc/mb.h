@@ -78,11 +78,17 @@ typedef struct {
     int *sax;          /* (nb) revolute/prismatic with S = +-e_j (j = 0..5): j, else -1 */
     double *ssg;       /* (nb) the sign of that S, +1 or -1 */
     int vector_q;      /* no quaternion in q: nq = nv and dq/dt = v */
+    int rigid_inertia; /* every Ibody has a rigid body's structural zeros ([Ibar h~; h~^T m 1]) */
+    double *Rrod;      /* (nb, 2, 3, 3) of a revolute joint off the axis paths (rotax -1):
+                          Rtree A and Rtree A^2 with A = [axis1]x, so that R_PI = Rtree
+                          + sin(q) Rtree A + (1 - cos(q)) Rtree A^2 (Rodrigues); else 0 */
     /* ---- the dof tree of branch-induced sparsity (RBDA ch. 6), by mb_pack ---- */
     int *lambda;       /* (nv) parent dof of each dof, -1 at a root */
     int *lrun;         /* (nv) first dof of the run of consecutive parents ending at
                           each dof (lambda[t] = t - 1 from lrun[k] + 1 to k) */
     long lnnz;         /* ancestor-or-self pairs (i, j): the nonzeros of H's lower triangle */
+    long *rowadr;      /* (nv) offset of dof k's row in mb_crba_pattern's values */
+    int *lcol;         /* (lnnz) the column of each of those values: k, lambda[k], ... per row */
     int *root;         /* (nb) the ancestor of each body whose parent is the world */
     int fd_sparse;     /* forward dynamics by the sparse LTDL route (mb_forward_dynamics, mb_rhs) */
     int has_sr;        /* a joint whose S depends on q (universal, planar: Sr != 0) */
@@ -144,7 +150,7 @@ enum { MB_PACK_OK = 0, MB_PACK_NOMEM, MB_PACK_COUNT, MB_PACK_PARENT, MB_PACK_SPR
  * Python binding and the native FMU runtime */
 int mb_pack(const mb_desc *desc, mb_model **out, int *where);
 /* pack.c's last step (algorithms.c): the fast paths rotax, sax, ssg and the
- * dof tree (lambda, lrun, lnnz, root, has_sr, fd_sparse); 0 or -1 (no memory) */
+ * dof tree (lambda, lrun, lnnz, rowadr, lcol, root, has_sr, fd_sparse); 0 or -1 (no memory) */
 int mb_model_derive(mb_model *m);
 /* sum of the joints' velocity sizes nvi of a description (the rows of dof_force) */
 int mb_desc_nv(const mb_desc *desc);
@@ -160,11 +166,15 @@ void mb_kinematics(const mb_model *m, mb_data *d, const double *q, const double 
 /* qdd == NULL means zero. fext (nb,6) body-frame, may be NULL. tau out (nv). */
 void mb_rnea(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
              const double *fext, int with_gravity, double *tau);
+/* mb_rnea without the world poses (d->RW, d->pW left as they were): for
+ * callers that want tau alone */
+void mb_rnea_tau(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *qdd,
+                 const double *fext, int with_gravity, double *tau);
 void mb_crba(const mb_model *m, mb_data *d, const double *q, double *M);
 /* the same H as its lower pattern only (lnnz values: row by row, each row's
  * entries H[k][j] for j = k, lambda[k], lambda[lambda[k]], ...: decreasing
- * column), as MuJoCo's sparse qM; -1 when the data holds no sparse
- * workspace (Hs) */
+ * column; row k from values[rowadr[k]]), as MuJoCo's sparse qM; any nv
+ * (no dense workspace); returns 0 */
 int mb_crba_pattern(const mb_model *m, mb_data *d, const double *q, double *values);
 /* returns 0, or -(i) with i the body whose articulated joint inertia is singular */
 int mb_aba(const mb_model *m, mb_data *d, const double *q, const double *qd, const double *tau,

@@ -99,6 +99,17 @@ static inline void mv6(const double *A, const double *x, double *y) {
         y[i] = a[0] * x[0] + a[1] * x[1] + a[2] * x[2] + a[3] * x[3] + a[4] * x[4] + a[5] * x[5];
     }
 }
+/* f = I s for a rigid body's spatial inertia I = [Ibar h~; h~^T m 1] about
+ * its origin (6x6, row-major): mv6 without the 12 products with its
+ * structural zeros, in mv6's order (the same result) */
+static inline void rigid_inertia_mv(const double *I, const double *s, double *f) {
+    f[0] = I[0] * s[0] + I[1] * s[1] + I[2] * s[2] + I[4] * s[4] + I[5] * s[5];
+    f[1] = I[6] * s[0] + I[7] * s[1] + I[8] * s[2] + I[9] * s[3] + I[11] * s[5];
+    f[2] = I[12] * s[0] + I[13] * s[1] + I[14] * s[2] + I[15] * s[3] + I[16] * s[4];
+    f[3] = I[19] * s[1] + I[20] * s[2] + I[21] * s[3];
+    f[4] = I[24] * s[0] + I[26] * s[2] + I[28] * s[4];
+    f[5] = I[30] * s[0] + I[31] * s[1] + I[35] * s[5];
+}
 static inline double dot6(const double *a, const double *b) {
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
 }
