@@ -3,8 +3,9 @@
 A plug-in element is a force element the engine core does not know, written
 once in C against the native runtime's element interface
 (``mbfmu/fmu/native/csrc/element.h``: a ``const mbn_element_class`` with a
-force on a body point and its tangent) and registered by the plant that
-uses it (:attr:`MultibodyPlant.native_elements`). The native FMU compiles
+force on a body point, the rates of its own continuous states, and their
+tangent) and registered by the plant that uses it
+(:meth:`MultibodyPlant.register_elements`). The native FMU compiles
 the C file with the runtime, lists it in the registry the runtime iterates
 (Co-Simulation and Model Exchange, FMI 2 and 3) and differentiates it
 exactly in the directional derivatives.
@@ -37,6 +38,10 @@ class NativeElement:
         The point of application in the body frame, m.
     parameters : tuple of float
         The class's parameters (as many as its ``npar``; units the class's).
+    states : tuple of Signal
+        The element's own continuous states (as many as its class's ``nstate``;
+        names, units and start values), which follow the plant's ``[q; v]`` in the
+        state vector (:meth:`MultibodyPlant.register_elements` appends them).
     """
 
     source: Path
@@ -44,6 +49,7 @@ class NativeElement:
     body: int
     point: tuple[float, float, float]
     parameters: tuple[float, ...] = ()
+    states: tuple = ()
 
     def __post_init__(self):
         object.__setattr__(self, "source", Path(self.source))
@@ -53,9 +59,14 @@ class NativeElement:
             raise InputError(f"plug-in element symbol {self.symbol!r} is not a C identifier")
         if len(self.point) != 3:
             raise InputError(f"plug-in element {self.symbol}: point has {len(self.point)} coordinates, not 3")
-        for v in (*self.point, *self.parameters):
+        object.__setattr__(self, "states", tuple(self.states))
+        for sig in self.states:
+            if getattr(sig, "kind", None) != "state":
+                raise InputError(f"plug-in element {self.symbol}: its states must be Signals of kind 'state', "
+                                 f"got {sig!r}")
+        for v in (*self.point, *self.parameters, *(sig.start for sig in self.states)):
             if not math.isfinite(v):
-                raise InputError(f"plug-in element {self.symbol}: point and parameters must be finite, got {v}")
+                raise InputError(f"plug-in element {self.symbol}: point, parameters and state starts must be finite, got {v}")
 
     def c_text(self) -> str:
         """The element's C source (read once per build).

@@ -178,6 +178,18 @@ class MultibodyPlant(Plant):
     # native FMU only: the Python plant's own dynamics does not include them
     native_elements: tuple = ()
 
+    def register_elements(self, *elements) -> None:
+        """Register plug-in elements of the native runtime and append their states.
+
+        Parameters
+        ----------
+        *elements : NativeElement
+            The elements (:mod:`mbfmu.plant.elements`); their own continuous states
+            follow the plant's states so far, element after element.
+        """
+        self.native_elements = tuple(self.native_elements) + tuple(elements)
+        self.states = tuple(self.states) + tuple(sig for el in elements for sig in el.states)
+
     def _refuse_native_only(self) -> None:
         """The plug-in elements run in the native FMU only: the Python dynamics would omit them."""
         if self.native_elements:

@@ -1,6 +1,7 @@
 """Plants that register the test-only plug-in element (``elements/point_damper.c``:
-a linear damper F = -c V between a body point and the ground), for the element
-interface tests (``csrc/element.h``)."""
+a linear damper F = -c V between a body point and the ground, with its dissipated
+energy E as a state of its own, dE/dt = c |V|^2), for the element interface tests
+(``csrc/element.h``)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,8 +18,10 @@ DAMPER_C = Path(__file__).with_name("elements") / "point_damper.c"
 
 
 def point_damper(body: int, point, c: float) -> NativeElement:
-    """The test damper (N s/m) on ``point`` (m, body frame) of ``body``."""
-    return NativeElement(DAMPER_C, "test_point_damper", body, point, (c,))
+    """The test damper (N s/m) on ``point`` (m, body frame) of ``body``, its state the
+    energy it has dissipated (J, from 0)."""
+    return NativeElement(DAMPER_C, "test_point_damper", body, point, (c,),
+                         states=(Signal("dissipated", "J", "energy the damper has dissipated", 0.0, kind="state"),))
 
 
 class DampedSlider(MultibodyPlant):
@@ -37,10 +40,11 @@ class DampedSlider(MultibodyPlant):
                    np.eye(3) * 0.01)
         model = b.build()
         super().__init__(model, np.ones((1, 1)), v0=[self.V0])
-        self.native_elements = (point_damper(1, (0.0, 0.2, 0.1), self.C),)
+        self.register_elements(point_damper(1, (0.0, 0.2, 0.1), self.C))
         self.inputs = (Signal("push", "N", "force along the slide", kind="input"),)
-        self.sensors = (sensors.StateValue(0), sensors.StateValue(1))
-        self.outputs = (Signal("x", "m", kind="output"), Signal("v", "m/s", kind="output"))
+        self.sensors = (sensors.StateValue(0), sensors.StateValue(1), sensors.StateValue(2))
+        self.outputs = (Signal("x", "m", kind="output"), Signal("v", "m/s", kind="output"),
+                        Signal("dissipated", "J", kind="output"))
 
 
 class DampedPendulum(MultibodyPlant):
@@ -60,11 +64,11 @@ class DampedPendulum(MultibodyPlant):
                    p_PJ=(0.5, 0.0, 0.0))
         model = b.build()
         super().__init__(model, np.array([[1.0], [0.0]]), q0=[0.4, -0.3], v0=[0.5, -1.0])
-        self.native_elements = (point_damper(2, (0.4, 0.05, 0.03), 0.8),)
+        self.register_elements(point_damper(2, (0.4, 0.05, 0.03), 0.8))
         self.inputs = (Signal("tau", "N.m", "shoulder torque", kind="input"),)
-        self.sensors = (tuple(sensors.StateValue(k) for k in range(4))
+        self.sensors = (tuple(sensors.StateValue(k) for k in range(5))
                         + tuple(sensors.PointPosition(2, (0.4, 0.0, 0.0), k) for k in range(3))
-                        + (sensors.KineticEnergy(),))
-        self.outputs = (tuple(Signal(f"x[{k + 1}]", kind="output") for k in range(4))
+                        + (sensors.KineticEnergy(), sensors.PotentialEnergy()))
+        self.outputs = (tuple(Signal(f"x[{k + 1}]", kind="output") for k in range(5))
                         + tuple(Signal(f"tip[{k + 1}]", "m", kind="output") for k in range(3))
-                        + (Signal("ke", "J", kind="output"),))
+                        + (Signal("ke", "J", kind="output"), Signal("pe", "J", kind="output")))

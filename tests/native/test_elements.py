@@ -19,6 +19,7 @@ from mbfmu.fmu.builder import build_fmu
 from mbfmu.fmu.native.description import NativeUnsupported
 from mbfmu.fmu.native.pack import check_supported
 from mbfmu.plant.elements import NativeElement
+from mbfmu.plant.signals import Signal
 
 from .element_plants import DAMPER_C, DampedPendulum, DampedSlider, point_damper
 from .fmi3_jacobian import fmi3_jacobian
@@ -43,17 +44,30 @@ def test_damper_slows_the_block_as_the_analytic_solution(slider_fmus, fmi, kind)
     """m dv/dt = -c v: v = v0 exp(-c t / m), x = v0 m / c (1 - exp(-c t / m))."""
     m, c, v0 = DampedSlider.MASS, DampedSlider.C, DampedSlider.V0
     res = simulate_fmu(str(slider_fmus[fmi]), fmi_type=kind, stop_time=1.0, output_interval=0.05,
-                       relative_tolerance=1e-8, output=["x", "v"])
+                       relative_tolerance=1e-8, output=["x", "v", "dissipated"])
     t = res["time"]
     decay = np.exp(-c * t / m)
     tol = 1e-5 if kind == "ModelExchange" else 1e-6  # fmpy's CVode at 1e-8, the runtime's own integrator
     np.testing.assert_allclose(res["v"], v0 * decay, rtol=0, atol=tol)
     np.testing.assert_allclose(res["x"], v0 * m / c * (1 - decay), rtol=0, atol=tol)
     assert res["v"][-1] < 0.5 * v0  # the damper acts (undamped: v stays v0)
+    # the element's own state: the energy it dissipated is the block's lost kinetic energy
+    np.testing.assert_allclose(res["dissipated"], 0.5 * m * v0 ** 2 * (1 - decay ** 2), rtol=0, atol=10 * tol)
 
 
-STATES = {"rest_shape": (np.array([0.4, -0.3, 0.5, -1.0]), np.array([0.2])),
-          "swinging": (np.array([-1.1, 1.7, -2.0, 3.0]), np.array([-0.7]))}
+@pytest.mark.parametrize("kind", ["CoSimulation", "ModelExchange"])
+def test_dissipated_energy_closes_the_energy_balance(pendulum_fmus, kind):
+    """Unforced, the pendulum's kinetic plus potential energy plus the energy the damper's
+    state has accumulated stays at its start value (conservation of energy)."""
+    res = simulate_fmu(str(pendulum_fmus[2]), fmi_type=kind, stop_time=1.0, output_interval=0.02,
+                       relative_tolerance=1e-9, output=["ke", "pe", "x[5]"])
+    total = res["ke"] + res["pe"] + res["x[5]"]
+    assert res["x[5]"][-1] > 0.05 * (res["ke"][0] + abs(res["pe"][0]))  # the damper took a visible share
+    np.testing.assert_allclose(total, total[0], rtol=0, atol=1e-5 * (res["ke"][0] + abs(res["pe"][0])))
+
+
+STATES = {"rest_shape": (np.array([0.4, -0.3, 0.5, -1.0, 0.0]), np.array([0.2])),
+          "swinging": (np.array([-1.1, 1.7, -2.0, 3.0, 0.6]), np.array([-0.7]))}
 
 
 @pytest.mark.parametrize("label", sorted(STATES))
@@ -76,14 +90,30 @@ def test_damper_tangent_holds_the_damping_at_rest(pendulum_fmus):
     """At v = 0 the Coriolis terms vanish and the velocity block of A is the damper's
     -M^-1 c J^T J, J the damped point's world Jacobian (the Python engine's crba and
     point_jacobian)."""
-    x, u = np.array([0.4, -0.3, 0.0, 0.0]), np.array([0.0])
+    x, u = np.array([0.4, -0.3, 0.0, 0.0, 0.0]), np.array([0.0])
     with ModelExchangeInstance(pendulum_fmus[2]) as inst:
         dd = jacobians(inst, x, u, DIRECTIONAL)
     plant = DampedPendulum()
     (el,) = plant.native_elements
     J = point_jacobian(plant.model, x[:2], el.body, el.point)
     want = -np.linalg.solve(crba(plant.model, x[:2]), el.parameters[0] * J.T @ J)
-    np.testing.assert_allclose(dd.A[2:, 2:], want, rtol=0, atol=1e-10 * np.abs(want).max())
+    np.testing.assert_allclose(dd.A[2:4, 2:4], want, rtol=0, atol=1e-10 * np.abs(want).max())
+    # the dissipated energy's rate c |V|^2 is flat at rest and no state depends on it
+    np.testing.assert_array_equal(dd.A[4], 0.0)
+    np.testing.assert_array_equal(dd.A[:, 4], 0.0)
+
+
+def test_dissipation_rate_tangent_is_the_analytic_gradient(pendulum_fmus):
+    """d(c |V|^2)/dv = 2 c J^T J v (J the damped point's world Jacobian, V = J v): the row of
+    the element's state in A against the Python engine's point_jacobian."""
+    x, u = np.array([0.7, -0.2, 1.3, -0.8, 0.0]), np.array([0.0])
+    with ModelExchangeInstance(pendulum_fmus[2]) as inst:
+        dd = jacobians(inst, x, u, DIRECTIONAL)
+    plant = DampedPendulum()
+    (el,) = plant.native_elements
+    J = point_jacobian(plant.model, x[:2], el.body, el.point)
+    want = 2 * el.parameters[0] * J.T @ J @ x[2:4]
+    np.testing.assert_allclose(dd.A[4, 2:4], want, rtol=0, atol=1e-12 * np.abs(want).max())
 
 
 def test_registry_is_checked():
@@ -96,6 +126,12 @@ def test_registry_is_checked():
     plant.native_elements = (point_damper(5, (0, 0, 0), 1.0),)
     with pytest.raises(NativeUnsupported, match="body 5"):
         check_supported(plant)
+    plant = DampedSlider()
+    plant.native_elements = plant.native_elements + (point_damper(1, (0, 0, 0), 1.0),)  # its state not appended
+    with pytest.raises(NativeUnsupported, match="register_elements"):
+        check_supported(plant)
+    with pytest.raises(InputError, match="kind 'state'"):
+        NativeElement(DAMPER_C, "test_point_damper", 1, (0, 0, 0), (1.0,), states=(Signal("E", "J"),))
     with pytest.raises(ModelError, match="native FMU only"):
         DampedSlider().simulate(stop_time=0.1)  # the Python dynamics would omit the damper
     plant = DampedSlider()

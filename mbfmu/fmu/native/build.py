@@ -16,6 +16,7 @@ Nothing from Python runs at run time.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import os
 import tempfile
@@ -130,10 +131,12 @@ def _elements_source(plant) -> tuple[str, dict]:
     if not elements:
         return "", {}
     text = "".join(f"extern const mbn_element_class {s};\n" for s in dict.fromkeys(e.symbol for e in elements))
+    offsets = list(itertools.accumulate((len(e.states) for e in elements), initial=0))
     for i, e in enumerate(elements):
         text += _c_array("double", f"ELEMENT_PAR{i}", [*e.point, *e.parameters], _c_double)
-    rows = "".join(f"    {{&{e.symbol}, {e.body}, ELEMENT_PAR{i}, {len(e.parameters)}}},\n"
-                   for i, e in enumerate(elements))
+        text += _c_array("double", f"ELEMENT_S0{i}", [sig.start for sig in e.states], _c_double)
+    rows = "".join(f"    {{&{e.symbol}, {e.body}, ELEMENT_PAR{i}, {len(e.parameters)}, {len(e.states)}, "
+                   f"{offsets[i]}, ELEMENT_S0{i}}},\n" for i, e in enumerate(elements))
     text += f"static const mbn_element ELEMENTS[] = {{\n{rows}}};\n"
     return text, {"nel": len(elements), "elements": "ELEMENTS"}
 

@@ -98,6 +98,8 @@ typedef struct {
     double *rows;         /* (3 nl) saved latch rows */
     double *block;
     double dgrav[3];      /* tangent of the gravity (world, m/s^2): the sled frame's -du[input] axis */
+    const double *es, *des; /* the plug-in elements' states (x after [q; v]) and their seed */
+    double *desdot;         /* their rates' tangents (dxdot after [q; v]) */
     int accel;            /* a, da hold the accelerations [with gravity] at the solved qdd, dqdd */
 } dd_work;
 
@@ -340,8 +342,10 @@ static void element_forces(mbn_instance *in, dd_work *w) {
         const mbn_element *el = D->elements + e;
         double x[3], dx[3], V[3], dV[3], F[3], dF[3];
         point_motion(in->ws, w, el->body, el->par, x, dx, V, dV);
-        el->cls->force(el->par + 3, in->t, x, V, F);
-        el->cls->tangent(el->par + 3, in->t, x, V, dx, dV, dF);
+        double sdot[MBN_ELEMENT_MAX_STATES];
+        const double *s = w->es + el->os;
+        el->cls->force(el->par + 3, in->t, x, V, s, F, sdot);
+        el->cls->tangent(el->par + 3, in->t, x, V, s, dx, dV, w->des + el->os, dF, w->desdot + el->os);
         add_point_force(in->ws, w, el->body, el->par, F, dF);
     }
 }
@@ -670,7 +674,7 @@ static int velocity_tangent(mbn_instance *in, dd_work *w, const double *dvel, do
     mb_data *ws = in->ws;
     const double *q = in->x;
     const mbn_data *D = in->data;
-    if (D->nel) mbn_elements_fext(m, ws, D->nel, D->elements, in->t, q, w->vel, in->efext);
+    if (D->nel) mbn_elements_fext(m, ws, D->nel, D->elements, in->t, q, w->vel, w->es, in->efext, NULL);
     int err = mb_rhs(m, ws, q, w->vel, in->tau, D->nel ? in->efext : NULL, w->r3 /* dq/dt: unused */, w->qdd);
     if (err) return err;
     mb_kinematics(m, ws, q, w->vel);
@@ -804,6 +808,9 @@ static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double 
             if (ax[r] != 0.0) { ws->g[r] = g0[r] - a_s * ax[r]; w->dgrav[r] = -da_s * ax[r]; }
     }
     if (D->nl) latch_apply(in, x + nq + nv, w->rows);
+    w->es = x + nq + nv;
+    w->des = dx + nq + nv;
+    w->desdot = dxdot + nq + nv;
     if (D->canonical) err = canonical_tangent(in, w, dx + nq, dxdot + nq);
     else {
         memcpy(w->vel, x + nq, sizeof(double) * (size_t)nv);

@@ -4,8 +4,14 @@
 #include "element.h"
 #include "adaptive.h"
 
+int mbn_elements_nstate(int nel, const mbn_element *el) {
+    int n = 0;
+    for (int e = 0; e < nel; ++e) n += el[e].nstate;
+    return n;
+}
+
 void mbn_elements_fext(const mb_model *m, mb_data *ws, int nel, const mbn_element *el, double t, const double *q,
-                       const double *v, double *fext) {
+                       const double *v, const double *s, double *fext, double *sdot) {
     memset(fext, 0, sizeof(double) * 6 * (size_t)m->nb);
     mb_kinematics(m, ws, q, v);
     for (int e = 0; e < nel; ++e) {
@@ -19,7 +25,8 @@ void mbn_elements_fext(const mb_model *m, mb_data *ws, int nel, const mbn_elemen
         u[1] = tw[2] * rB[0] - tw[0] * rB[2] + tw[4];
         u[2] = tw[0] * rB[1] - tw[1] * rB[0] + tw[5];
         for (int r = 0; r < 3; ++r) V[r] = R[3 * r] * u[0] + R[3 * r + 1] * u[1] + R[3 * r + 2] * u[2];
-        el[e].cls->force(el[e].par + 3, t, x, V, F);
+        double scratch[MBN_ELEMENT_MAX_STATES];
+        el[e].cls->force(el[e].par + 3, t, x, V, s + el[e].os, F, sdot ? sdot + el[e].os : scratch);
         for (int c = 0; c < 3; ++c) f[c] = R[c] * F[0] + R[3 + c] * F[1] + R[6 + c] * F[2]; /* R^T F */
         double *fe = fext + 6 * b;
         fe[0] += rB[1] * f[2] - rB[2] * f[1];
@@ -32,7 +39,8 @@ void mbn_elements_fext(const mb_model *m, mb_data *ws, int nel, const mbn_elemen
 static int element_f(void *ctx, const double *q, const double *y, const double *tau, const double *fext,
                      double *qdot, double *ydot) {
     mbn_element_ode *e = ctx;
-    mbn_elements_fext(e->m, e->ws, e->nel, e->el, e->t0 + e->t_stage, q, y, e->fext);
+    int nv = e->m->nv;
+    mbn_elements_fext(e->m, e->ws, e->nel, e->el, e->t0 + e->t_stage, q, y, y + nv, e->fext, ydot + nv);
     if (fext)
         for (int k = 0; k < 6 * e->m->nb; ++k) e->fext[k] += fext[k];
     return e->inner.f(e->inner.ctx, q, y, tau, e->fext, qdot, ydot);
@@ -58,4 +66,6 @@ void mbn_element_ode_init(mbn_element_ode *e, const mb_model *m, mb_data *ws, in
     ode->f = element_f;
     ode->normalize = element_normalize;
     ode->t_stage = &e->t_stage;
+    ode->ny = m->nv + mbn_elements_nstate(nel, el);
+    if (ode->ny > m->nv) ode->work = NULL; /* the inner scratch is sized for [q; v]: mb_adapt_advance only */
 }

@@ -56,7 +56,7 @@ static void bind_sensors(mbn_instance *in) {
     in->hic.par = in->d + D->o_hic;
 }
 
-/* x = [q0; v0] (or [q0; M(q0) v0] in canonical variables; latches free) of
+/* x = [q0; v0] (or [q0; M(q0) v0] in canonical variables; latches free; the elements' s0) of
  * the model m described by d, quaternions normalized */
 static void initial_state(const mbn_data *D, const mb_model *m, mb_data *ws, const double *d, double *x) {
     for (int k = D->nq + D->nv; k < D->nx; ++k) x[k] = 0.0;
@@ -64,6 +64,8 @@ static void initial_state(const mbn_data *D, const mb_model *m, mb_data *ws, con
     if (!D->flex) mb_normalize(m, x); /* a flexible plant's q0 is public: as the plant gives it */
     if (D->canonical) mb_momentum(m, ws, x, d + D->o_v0, x + D->nq);
     else memcpy(x + D->nq, d + D->o_v0, sizeof(double) * (size_t)D->nv);
+    for (int e = 0; e < D->nel; ++e) /* the plug-in elements' states (element.h) */
+        memcpy(x + D->nq + D->nv + D->elements[e].os, D->elements[e].s0, sizeof(double) * (size_t)D->elements[e].nstate);
 }
 
 mbn_instance *mbn_new(const mbn_data *D) {
@@ -89,7 +91,9 @@ mbn_instance *mbn_new(const mbn_data *D) {
         return NULL;
     }
     for (int e = 0; e < D->nel; ++e) /* a registry that does not match its classes (element.h) */
-        if (D->elements[e].npar != D->elements[e].cls->npar || D->elements[e].body < 1 || D->elements[e].body >= D->nb) {
+        if (D->elements[e].npar != D->elements[e].cls->npar || D->elements[e].nstate != D->elements[e].cls->nstate ||
+            D->elements[e].nstate > MBN_ELEMENT_MAX_STATES || D->elements[e].body < 1 || D->elements[e].body >= D->nb ||
+            D->elements[e].os < 0 || D->nq + D->nv + D->elements[e].os + D->elements[e].nstate > D->nx) {
             mbn_free(in);
             return NULL;
         }
