@@ -17,9 +17,15 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..dynamics.symbolic import Sym, value
 from ..errors import InputError
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _number(v):
+    """``v`` as a float, or as itself while the tape records (an expression of the parameters)."""
+    return v if isinstance(v, Sym) else float(v)
 
 
 @dataclass(frozen=True)
@@ -37,7 +43,9 @@ class NativeElement:
     point : tuple of float
         The point of application in the body frame, m.
     parameters : tuple of float
-        The class's parameters (as many as its ``npar``; units the class's).
+        The class's parameters (as many as its ``npar``; units the class's). Computed
+        from the plant's parameters, they follow them in the native FMU (the
+        expression tape moves them like the model's own numbers).
     states : tuple of Signal
         The element's own continuous states (as many as its class's ``nstate``;
         names, units and start values), which follow the plant's ``[q; v]`` in the
@@ -53,8 +61,9 @@ class NativeElement:
 
     def __post_init__(self):
         object.__setattr__(self, "source", Path(self.source))
-        object.__setattr__(self, "point", tuple(float(v) for v in self.point))
-        object.__setattr__(self, "parameters", tuple(float(v) for v in self.parameters))
+        # expressions of the plant's parameters stay expressions while the tape records
+        object.__setattr__(self, "point", tuple(_number(v) for v in self.point))
+        object.__setattr__(self, "parameters", tuple(_number(v) for v in self.parameters))
         if not _IDENT.match(self.symbol):
             raise InputError(f"plug-in element symbol {self.symbol!r} is not a C identifier")
         if len(self.point) != 3:
@@ -65,7 +74,7 @@ class NativeElement:
                 raise InputError(f"plug-in element {self.symbol}: its states must be Signals of kind 'state', "
                                  f"got {sig!r}")
         for v in (*self.point, *self.parameters, *(sig.start for sig in self.states)):
-            if not math.isfinite(v):
+            if not math.isfinite(value(v)):
                 raise InputError(f"plug-in element {self.symbol}: point, parameters and state starts must be finite, got {v}")
 
     def c_text(self) -> str:
@@ -79,3 +88,39 @@ class NativeElement:
         if not self.source.is_file():
             raise InputError(f"plug-in element {self.symbol}: no C file {self.source.name!r}")
         return self.source.read_text()
+
+
+#: The runtime's sensor kind of an element's outputs (``MBN_SENS_ELEMENT``, ``csrc/element.h``).
+ELEMENT_OUTPUT = 64
+
+
+@dataclass(frozen=True)
+class ElementOutput:
+    """An output sensor reading output ``output`` of the plant's plug-in element ``element``.
+
+    The element's class computes it (``output`` of its ``mbn_element_class``, units the
+    class's) and its tangent; the native FMU evaluates it (the Python plant does not run
+    plug-in elements). The native runtime refuses at instantiation an ``output`` beyond the
+    class's ``nout``.
+
+    Parameters
+    ----------
+    element : int
+        Position of the element in :attr:`MultibodyPlant.native_elements` (0-based).
+    output : int
+        Which of its outputs (0-based).
+    """
+
+    element: int
+    output: int = 0
+    code = ELEMENT_OUTPUT
+
+    @property
+    def index(self) -> int:
+        """The element's position (the runtime's sensor row ``index``)."""
+        return self.element
+
+    @property
+    def axis(self) -> int:
+        """The output's position (the runtime's sensor row ``axis``)."""
+        return self.output

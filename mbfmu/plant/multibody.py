@@ -198,6 +198,7 @@ class MultibodyPlant(Plant):
 
     def outputs_at(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Outputs from the plant's engine sensors (``sensors``), in output order."""
+        self._refuse_native_only()
         if not self.sensors:
             raise NotImplementedError(f"plant {self.name!r} declares no output sensors and no outputs_at")
         q, v = self.split(x)

@@ -10,8 +10,8 @@ import numpy as np
 
 from mbfmu.dynamics import ModelBuilder, sensors
 from mbfmu.dynamics.joints import Prismatic, Revolute
-from mbfmu.plant.elements import NativeElement
-from mbfmu.plant.multibody import MultibodyPlant
+from mbfmu.plant.elements import ElementOutput, NativeElement
+from mbfmu.plant.multibody import MultibodyPlant, parameter_signals
 from mbfmu.plant.signals import Signal
 
 DAMPER_C = Path(__file__).with_name("elements") / "point_damper.c"
@@ -25,8 +25,9 @@ def point_damper(body: int, point, c: float) -> NativeElement:
 
 
 class DampedSlider(MultibodyPlant):
-    """A 2 kg block on a prismatic joint along x (no gravity along it), a 3 N s/m point
-    damper on it, a force input: v(t) = v0 exp(-c t / m) with the input at zero."""
+    """A 2 kg block on a prismatic joint along x (no gravity along it), a point damper on
+    it (parameter ``c``, 3 N s/m by default), a force input: v(t) = v0 exp(-c t / m) with
+    the input at zero."""
 
     name = "damped_slider"
     default_step = 0.05
@@ -34,17 +35,18 @@ class DampedSlider(MultibodyPlant):
     internal_step = 1e-3
     MASS, C, V0 = 2.0, 3.0, 1.5
 
-    def __init__(self):
+    def __init__(self, c: float = C):
         b = ModelBuilder(gravity=(0.0, 0.0, -9.81), name=self.name)
         b.add_body("block", "world", Prismatic(axis=(1.0, 0.0, 0.0)), self.MASS, (0.0, 0.0, 0.0),
                    np.eye(3) * 0.01)
         model = b.build()
         super().__init__(model, np.ones((1, 1)), v0=[self.V0])
-        self.register_elements(point_damper(1, (0.0, 0.2, 0.1), self.C))
+        self.parameters = parameter_signals({"c": (c, "N.s/m", "damping of the point damper")}, {"c": (0.0, None)})
+        self.register_elements(point_damper(1, (0.0, 0.2, 0.1), c))
         self.inputs = (Signal("push", "N", "force along the slide", kind="input"),)
-        self.sensors = (sensors.StateValue(0), sensors.StateValue(1), sensors.StateValue(2))
+        self.sensors = (sensors.StateValue(0), sensors.StateValue(1), sensors.StateValue(2), ElementOutput(0))
         self.outputs = (Signal("x", "m", kind="output"), Signal("v", "m/s", kind="output"),
-                        Signal("dissipated", "J", kind="output"))
+                        Signal("dissipated", "J", kind="output"), Signal("power", "W", kind="output"))
 
 
 class DampedPendulum(MultibodyPlant):
@@ -68,7 +70,8 @@ class DampedPendulum(MultibodyPlant):
         self.inputs = (Signal("tau", "N.m", "shoulder torque", kind="input"),)
         self.sensors = (tuple(sensors.StateValue(k) for k in range(5))
                         + tuple(sensors.PointPosition(2, (0.4, 0.0, 0.0), k) for k in range(3))
-                        + (sensors.KineticEnergy(), sensors.PotentialEnergy()))
+                        + (sensors.KineticEnergy(), sensors.PotentialEnergy(), ElementOutput(0)))
         self.outputs = (tuple(Signal(f"x[{k + 1}]", kind="output") for k in range(5))
                         + tuple(Signal(f"tip[{k + 1}]", "m", kind="output") for k in range(3))
-                        + (Signal("ke", "J", kind="output"), Signal("pe", "J", kind="output")))
+                        + (Signal("ke", "J", kind="output"), Signal("pe", "J", kind="output"),
+                           Signal("power", "W", kind="output")))

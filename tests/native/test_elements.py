@@ -18,7 +18,7 @@ from mbfmu.errors import InputError, ModelError
 from mbfmu.fmu.builder import build_fmu
 from mbfmu.fmu.native.description import NativeUnsupported
 from mbfmu.fmu.native.pack import check_supported
-from mbfmu.plant.elements import NativeElement
+from mbfmu.plant.elements import ElementOutput, NativeElement
 from mbfmu.plant.signals import Signal
 
 from .element_plants import DAMPER_C, DampedPendulum, DampedSlider, point_damper
@@ -44,7 +44,7 @@ def test_damper_slows_the_block_as_the_analytic_solution(slider_fmus, fmi, kind)
     """m dv/dt = -c v: v = v0 exp(-c t / m), x = v0 m / c (1 - exp(-c t / m))."""
     m, c, v0 = DampedSlider.MASS, DampedSlider.C, DampedSlider.V0
     res = simulate_fmu(str(slider_fmus[fmi]), fmi_type=kind, stop_time=1.0, output_interval=0.05,
-                       relative_tolerance=1e-8, output=["x", "v", "dissipated"])
+                       relative_tolerance=1e-8, output=["x", "v", "dissipated", "power"])
     t = res["time"]
     decay = np.exp(-c * t / m)
     tol = 1e-5 if kind == "ModelExchange" else 1e-6  # fmpy's CVode at 1e-8, the runtime's own integrator
@@ -53,6 +53,9 @@ def test_damper_slows_the_block_as_the_analytic_solution(slider_fmus, fmi, kind)
     assert res["v"][-1] < 0.5 * v0  # the damper acts (undamped: v stays v0)
     # the element's own state: the energy it dissipated is the block's lost kinetic energy
     np.testing.assert_allclose(res["dissipated"], 0.5 * m * v0 ** 2 * (1 - decay ** 2), rtol=0, atol=10 * tol)
+    # the element's output, the power it dissipates c v^2
+    np.testing.assert_allclose(res["power"], c * res["v"] ** 2, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(res["power"], c * (v0 * decay) ** 2, rtol=0, atol=10 * tol)
 
 
 @pytest.mark.parametrize("kind", ["CoSimulation", "ModelExchange"])
@@ -64,6 +67,19 @@ def test_dissipated_energy_closes_the_energy_balance(pendulum_fmus, kind):
     total = res["ke"] + res["pe"] + res["x[5]"]
     assert res["x[5]"][-1] > 0.05 * (res["ke"][0] + abs(res["pe"][0]))  # the damper took a visible share
     np.testing.assert_allclose(total, total[0], rtol=0, atol=1e-5 * (res["ke"][0] + abs(res["pe"][0])))
+
+
+@pytest.mark.parametrize("fmi", [2, 3])
+@pytest.mark.parametrize("kind", ["CoSimulation", "ModelExchange"])
+def test_damper_parameter_is_tunable(slider_fmus, fmi, kind):
+    """The element's parameter is computed from the plant's parameter ``c``: set on the FMU
+    (the expression tape moves it), the block decays at the new rate, v0 exp(-c t / m)."""
+    m, v0, c = DampedSlider.MASS, DampedSlider.V0, 5.0
+    res = simulate_fmu(str(slider_fmus[fmi]), fmi_type=kind, stop_time=1.0, output_interval=0.05,
+                       relative_tolerance=1e-8, output=["v"], start_values={"c": c})
+    want = v0 * np.exp(-c * res["time"] / m)
+    np.testing.assert_allclose(res["v"], want, rtol=0, atol=1e-5 if kind == "ModelExchange" else 1e-6)
+    assert abs(res["v"][-1] - v0 * np.exp(-DampedSlider.C / m)) > 0.1  # not the build-time damping
 
 
 STATES = {"rest_shape": (np.array([0.4, -0.3, 0.5, -1.0, 0.0]), np.array([0.2])),
@@ -114,6 +130,8 @@ def test_dissipation_rate_tangent_is_the_analytic_gradient(pendulum_fmus):
     J = point_jacobian(plant.model, x[:2], el.body, el.point)
     want = 2 * el.parameters[0] * J.T @ J @ x[2:4]
     np.testing.assert_allclose(dd.A[4, 2:4], want, rtol=0, atol=1e-12 * np.abs(want).max())
+    # the element's output (the same power) has the same gradient
+    np.testing.assert_allclose(dd.C[-1, 2:4], want, rtol=0, atol=1e-12 * np.abs(want).max())
 
 
 def test_registry_is_checked():
@@ -132,6 +150,10 @@ def test_registry_is_checked():
         check_supported(plant)
     with pytest.raises(InputError, match="kind 'state'"):
         NativeElement(DAMPER_C, "test_point_damper", 1, (0, 0, 0), (1.0,), states=(Signal("E", "J"),))
+    plant = DampedSlider()
+    plant.sensors = plant.sensors[:-1] + (ElementOutput(1),)
+    with pytest.raises(NativeUnsupported, match="reads plug-in element 1"):
+        check_supported(plant)
     with pytest.raises(ModelError, match="native FMU only"):
         DampedSlider().simulate(stop_time=0.1)  # the Python dynamics would omit the damper
     plant = DampedSlider()

@@ -27,6 +27,7 @@ import numpy as np
 from ...dynamics import sensors as S, sled as _sled
 from ...dynamics.model import Model
 from ...dynamics.symbolic import real_array
+from ...plant.elements import ElementOutput
 from ...plant.multibody import MultibodyPlant
 from ...plant import Plant
 from ...plant.parameters import declared_by
@@ -79,7 +80,12 @@ def check_supported(plant: Plant, outputs: bool = True) -> None:
     if plant.sled is not None:
         _check_sled(plant, name)
     else:
-        S.check(plant.sensors, plant.model.nbodies, len(plant.states), plant.model.nv, len(plant.inputs))
+        engine = [sen for sen in plant.sensors if not isinstance(sen, ElementOutput)]
+        S.check(engine, plant.model.nbodies, len(plant.states), plant.model.nv, len(plant.inputs))
+    for k, sen in enumerate(plant.sensors):
+        if isinstance(sen, ElementOutput) and not 0 <= sen.element < len(plant.native_elements):
+            raise NativeUnsupported(f"{name}: output {k + 1} reads plug-in element {sen.element}, but the plant "
+                                    f"registers {len(plant.native_elements)}")
 
 
 def _check_elements(plant) -> None:
@@ -111,6 +117,13 @@ def _check_sled(plant: MultibodyPlant, name: str) -> None:
     _sled.check(plant.sensors, plant.model, len(plant.states), len(plant.inputs))
 
 
+def _element_block(plant: MultibodyPlant) -> np.ndarray:
+    """The plug-in elements' ``[point (3); parameters]``, element after element, in ``d``
+    (expressions while recording: the parameters move them through the tape)."""
+    rows = [v for el in getattr(plant, "native_elements", ()) for v in (*el.point, *el.parameters)]
+    return real_array(rows) if rows else np.zeros(0)
+
+
 def _sled_blocks(plant: MultibodyPlant) -> list[tuple[str, np.ndarray]]:
     """The sled's and HIC recorder's parameter blocks of ``d`` (empty without them)."""
     sled, hic = plant.sled, plant.hic
@@ -134,6 +147,7 @@ def describe(plant: MultibodyPlant, outputs: bool = True) -> Description:
         # the options tuple advance passes to the compiled integrator (first step internal_step)
         ("o_adapt", np.array(plant.error_control.options(plant.internal_step), float)),
         *_sled_blocks(plant),
+        ("o_elements", _element_block(plant)),
     ]
     offsets, parts, at = layout(blocks)
     sens = []

@@ -73,6 +73,7 @@ const char *mbn_dirder_inexact(mbn_instance *in) {
     for (int k = 0; k < D->ny; ++k) {
         int kind = D->sens[4 * k];
         if (D->sled && kind >= MB_SENS_ACCELEROMETER && kind <= MB_SENS_DISPLACEMENT) continue;
+        if (kind == MBN_SENS_ELEMENT) continue; /* the element's output_tangent */
         if (kind != MB_SENS_STATE && kind != MB_SENS_VELOCITY && kind != MB_SENS_POINT && kind != MB_SENS_KINETIC &&
             kind != MB_SENS_POTENTIAL && kind != MB_SENS_LINEAR && kind != MB_SENS_QUATERNION &&
             kind != MB_SENS_MOMENTUM && kind != MB_SENS_BODY_QUATERNION && kind != MB_SENS_BODY_TWIST)
@@ -339,7 +340,7 @@ static void spring_forces(const mb_model *m, mb_data *ws, dd_work *w) {
 static void element_forces(mbn_instance *in, dd_work *w) {
     const mbn_data *D = in->data;
     for (int e = 0; e < D->nel; ++e) {
-        const mbn_element *el = D->elements + e;
+        const mbn_element *el = in->el + e;
         double x[3], dx[3], V[3], dV[3], F[3], dF[3];
         point_motion(in->ws, w, el->body, el->par, x, dx, V, dV);
         double sdot[MBN_ELEMENT_MAX_STATES];
@@ -661,6 +662,14 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
             dy[k] = s->par[0] * acc;
             break;
         }
+        case MBN_SENS_ELEMENT: { /* element.h: its output's tangent at its point's motion */
+            const mbn_element *el = in->el + s->index;
+            double xp[3], dxp[3], V[3], dV[3];
+            point_motion(ws, w, el->body, el->par, xp, dxp, V, dV);
+            dy[k] = el->cls->output_tangent(el->par + 3, in->t, xp, V, w->es + el->os, s->axis, dxp, dV,
+                                            w->des + el->os);
+            break;
+        }
         default: dy[k] = 0.0 / 0.0;
         }
     }
@@ -674,7 +683,7 @@ static int velocity_tangent(mbn_instance *in, dd_work *w, const double *dvel, do
     mb_data *ws = in->ws;
     const double *q = in->x;
     const mbn_data *D = in->data;
-    if (D->nel) mbn_elements_fext(m, ws, D->nel, D->elements, in->t, q, w->vel, w->es, in->efext, NULL);
+    if (D->nel) mbn_elements_fext(m, ws, D->nel, in->el, in->t, q, w->vel, w->es, in->efext, NULL);
     int err = mb_rhs(m, ws, q, w->vel, in->tau, D->nel ? in->efext : NULL, w->r3 /* dq/dt: unused */, w->qdd);
     if (err) return err;
     mb_kinematics(m, ws, q, w->vel);

@@ -10,6 +10,18 @@ int mbn_elements_nstate(int nel, const mbn_element *el) {
     return n;
 }
 
+void mbn_element_point(const mb_model *m, mb_data *ws, const mbn_element *el, double *x, double *V) {
+    int b = el->body;
+    const double *R = ws->RW + 9 * b, *tw = ws->v + 6 * b, *rB = el->par;
+    double u[3];
+    mb_point_position(m, ws, b, rB, x);
+    /* body-frame point velocity w x rB + v_origin, to the world */
+    u[0] = tw[1] * rB[2] - tw[2] * rB[1] + tw[3];
+    u[1] = tw[2] * rB[0] - tw[0] * rB[2] + tw[4];
+    u[2] = tw[0] * rB[1] - tw[1] * rB[0] + tw[5];
+    for (int r = 0; r < 3; ++r) V[r] = R[3 * r] * u[0] + R[3 * r + 1] * u[1] + R[3 * r + 2] * u[2];
+}
+
 void mbn_elements_fext(const mb_model *m, mb_data *ws, int nel, const mbn_element *el, double t, const double *q,
                        const double *v, const double *s, double *fext, double *sdot) {
     memset(fext, 0, sizeof(double) * 6 * (size_t)m->nb);
@@ -17,14 +29,9 @@ void mbn_elements_fext(const mb_model *m, mb_data *ws, int nel, const mbn_elemen
     for (int e = 0; e < nel; ++e) {
         int b = el[e].body;
         if (b <= 0 || b >= m->nb) continue; /* the world: no body to push (refused at build) */
-        const double *R = ws->RW + 9 * b, *tw = ws->v + 6 * b, *rB = el[e].par;
-        double x[3], u[3], V[3], F[3], f[3];
-        mb_point_position(m, ws, b, rB, x);
-        /* body-frame point velocity w x rB + v_origin, to the world */
-        u[0] = tw[1] * rB[2] - tw[2] * rB[1] + tw[3];
-        u[1] = tw[2] * rB[0] - tw[0] * rB[2] + tw[4];
-        u[2] = tw[0] * rB[1] - tw[1] * rB[0] + tw[5];
-        for (int r = 0; r < 3; ++r) V[r] = R[3 * r] * u[0] + R[3 * r + 1] * u[1] + R[3 * r + 2] * u[2];
+        const double *R = ws->RW + 9 * b, *rB = el[e].par;
+        double x[3], V[3], F[3], f[3];
+        mbn_element_point(m, ws, el + e, x, V);
         double scratch[MBN_ELEMENT_MAX_STATES];
         el[e].cls->force(el[e].par + 3, t, x, V, s + el[e].os, F, sdot ? sdot + el[e].os : scratch);
         for (int c = 0; c < 3; ++c) f[c] = R[c] * F[0] + R[3 + c] * F[1] + R[6 + c] * F[2]; /* R^T F */

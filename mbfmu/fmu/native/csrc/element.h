@@ -9,12 +9,19 @@
  * point's world position x (m) and velocity V (m/s), the time t (s) and its
  * own continuous states s (nstate, units the class's) it gives the world
  * force F (N) on that point and the rates sdot of its states (units of s per
- * second), and the tangent (dF, dsdot) of (F, sdot) along (dx, dV, ds) for
- * the exact directional derivatives (dirder.c). The runtime turns F into
- * the body's spatial force (fext) of the rigid right-hand side; the states
- * of all elements follow the plant's [q; v] in the state vector, element
- * after element in registry order, and are integrated with them (Co-
- * Simulation) or are continuous states (Model Exchange).
+ * second), its outputs (sensors of kind MBN_SENS_ELEMENT), and the tangents
+ * of all of them along (dx, dV, ds) for the exact directional derivatives
+ * (dirder.c). Its parameters sit in the plant's numeric description d, so
+ * that a parameter of the plant they are computed from moves them (tape.h).
+ * The runtime turns F into the body's spatial force (fext) of the rigid
+ * right-hand side; the states of all elements follow the plant's [q; v] in
+ * the state vector, element after element in registry order, and are
+ * integrated with them (Co-Simulation) or are continuous states (Model
+ * Exchange).
+ *
+ * Not (yet) in the interface: discrete states and events, joint-force rows,
+ * a change of gravity, accelerations (what the sled frame, the HIC recorder
+ * and the hinge latches need; they stay in dynamics/csrc).
  */
 #ifndef MBFMU_ELEMENT_H
 #define MBFMU_ELEMENT_H
@@ -23,6 +30,9 @@
 
 /* most states one element may carry (mbn_new refuses more) */
 #define MBN_ELEMENT_MAX_STATES 16
+/* the output sensor kind of an element's outputs (sensors.h's mb_sensor:
+ * index = the element's registry position, axis = which of its outputs) */
+#define MBN_SENS_ELEMENT 64
 
 typedef struct {
     const char *name; /* for messages */
@@ -32,23 +42,38 @@ typedef struct {
                   double *sdot);
     void (*tangent)(const double *par, double t, const double *x, const double *V, const double *s, const double *dx,
                     const double *dV, const double *ds, double *dF, double *dsdot);
+    /* its outputs (sensors of the plant, kind MBN_SENS_ELEMENT; 0: none, output and
+     * output_tangent may then be NULL): y[k] (units the class's) at (t, x, V, s), and
+     * its tangent dy along (dx, dV, ds) */
+    int nout;
+    double (*output)(const double *par, double t, const double *x, const double *V, const double *s, int k);
+    double (*output_tangent)(const double *par, double t, const double *x, const double *V, const double *s, int k,
+                             const double *dx, const double *dV, const double *ds);
 } mbn_element_class;
 
-/* one registered element: its class, body, parameters [rB (3); npar], npar
- * and nstate as registered (mbn_new refuses a registry that does not match
- * its classes), the offset os of its states in the elements' block (after
- * [q; v]) and their start values s0 (nstate) */
+/* one registered element: its class, body, the offset o_par in the plant's
+ * numeric description d of its parameters [rB (3); npar] (the tape moves
+ * them with the plant's parameters, tape.h), npar and nstate as registered
+ * (mbn_new refuses a registry that does not match its classes), the offset
+ * os of its states in the elements' block (after [q; v]) and their start
+ * values s0 (nstate). par is NULL in the registry; the instance's copy
+ * (mbn_instance.el) points it at its current d. */
 typedef struct {
     const mbn_element_class *cls;
     int body;
-    const double *par;
+    int o_par;
     int npar;
     int nstate, os;
     const double *s0;
+    const double *par;
 } mbn_element;
 
 /* the elements' states in all (the block after [q; v]) */
 int mbn_elements_nstate(int nel, const mbn_element *el);
+
+/* the world position x (m) and velocity V (m/s) of the element's point
+ * after mb_kinematics */
+void mbn_element_point(const mb_model *m, mb_data *ws, const mbn_element *el, double *x, double *V);
 
 /* fext (nb, 6; body frame, zeroed first) = the elements' forces at state
  * (q, v, s) and time t, s the elements' states block; their rates into sdot
