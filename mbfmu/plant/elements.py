@@ -1,14 +1,16 @@
 """Plug-in elements a plant registers with the native runtime.
 
 A plug-in element is a force element the engine core does not know, written
-once in C against the native runtime's element interface
-(``mbfmu/fmu/native/csrc/element.h``: a ``const mbn_element_class`` with a
+once in C against the engine's element interface
+(``mbfmu/dynamics/csrc/element.h``: a ``const mbn_element_class`` with a
 force on a body point, the rates of its own continuous states, and their
 tangent) and registered by the plant that uses it
 (:meth:`MultibodyPlant.register_elements`). The native FMU compiles
 the C file with the runtime, lists it in the registry the runtime iterates
 (Co-Simulation and Model Exchange, FMI 2 and 3) and differentiates it
-exactly in the directional derivatives.
+exactly in the directional derivatives; the Python plant runs the same C
+through the kernels (:func:`kernel_registry`, :mod:`mbfmu.dynamics.plugins`)
+and ``mbfmu.linearize`` its tangent (:func:`tangent_registry`).
 """
 from __future__ import annotations
 
@@ -17,6 +19,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from ..dynamics.plugins import class_address
 from ..dynamics.symbolic import Sym, value
 from ..errors import InputError
 
@@ -124,3 +129,48 @@ class ElementOutput:
     def axis(self) -> int:
         """The output's position (the runtime's sensor row ``axis``)."""
         return self.output
+
+
+def kernel_registry(elements) -> tuple:
+    """The kernels' registry of ``elements`` (``element_adapt``, ``element_rhs``,
+    ``element_outputs``): each class compiled from its own C (:mod:`mbfmu.dynamics.plugins`).
+
+    Parameters
+    ----------
+    elements : sequence of NativeElement
+        The plant's plug-in elements.
+
+    Returns
+    -------
+    tuple
+        ``(class addresses, bodies, [point; parameters] concatenated, npar, nstate)``.
+    """
+    addresses = tuple(class_address(el.c_text(), el.symbol, f"plug-in element {el.symbol}") for el in elements)
+    par = np.array([value(v) for el in elements for v in (*el.point, *el.parameters)], float)
+    return (addresses, np.array([el.body for el in elements], np.intc), par,
+            np.array([len(el.parameters) for el in elements], np.intc),
+            np.array([len(el.states) for el in elements], np.intc))
+
+
+def tangent_registry(elements, o_elements: int) -> tuple:
+    """The plug-in elements for the kernels' exact tangents (``packed_jacobian``).
+
+    Parameters
+    ----------
+    elements : sequence of NativeElement
+        The plant's plug-in elements.
+    o_elements : int
+        Offset of their ``[point; parameters]`` block in the plant's description ``d``.
+
+    Returns
+    -------
+    tuple
+        ``(class addresses, rows)``, rows ``(nel, 4)`` int32: body, offset in ``d``, number
+        of parameters, number of states.
+    """
+    addresses = kernel_registry(elements)[0]
+    rows, at = [], int(o_elements)
+    for el in elements:
+        rows.append((el.body, at, len(el.parameters), len(el.states)))
+        at += 3 + len(el.parameters)
+    return addresses, np.ascontiguousarray(np.array(rows, np.intc).reshape(-1))

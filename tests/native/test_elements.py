@@ -1,10 +1,12 @@
-"""The native runtime's element interface (``csrc/element.h``, #33 §3): a test-only
-element written once in C (``elements/point_damper.c``, a linear damper F = -c V
-between a body point and the ground) registered by a plant
-(``MultibodyPlant.native_elements``) works in the native FMU, Co-Simulation and
-Model Exchange, FMI 2 and 3, against the analytic motion of a damped block, and
-in the exact directional derivatives, against central differences of the FMU's
-own derivatives and outputs (FMI 2) and against FMI 3's (the same C)."""
+"""The element interface (``csrc/element.h``, #33 §3): a test-only element written
+once in C (``elements/point_damper.c``, a linear damper F = -c V between a body point
+and the ground, with its dissipated energy as a state and its power as an output)
+registered by a plant (``MultibodyPlant.register_elements``) works in the native FMU,
+Co-Simulation and Model Exchange, FMI 2 and 3, against the analytic motion of a damped
+block and the energy balance, in the exact directional derivatives, against central
+differences of the FMU's own derivatives and outputs (FMI 2), FMI 3's (the same C) and
+analytic gradients, and in the Python plant (the same C through the kernels), against
+the FMU and the analytic motion."""
 from __future__ import annotations
 
 import numpy as np
@@ -154,9 +156,76 @@ def test_registry_is_checked():
     plant.sensors = plant.sensors[:-1] + (ElementOutput(1),)
     with pytest.raises(NativeUnsupported, match="reads plug-in element 1"):
         check_supported(plant)
-    with pytest.raises(ModelError, match="native FMU only"):
-        DampedSlider().simulate(stop_time=0.1)  # the Python dynamics would omit the damper
     plant = DampedSlider()
     plant.canonical = True
+    with pytest.raises(ModelError, match="not with canonical variables"):
+        plant.simulate(stop_time=0.1)  # the Python dynamics would omit the damper
     with pytest.raises(NativeUnsupported, match="canonical"):
         check_supported(plant)
+
+
+def test_python_plant_runs_the_same_element_as_the_fmu(slider_fmus):
+    """The Python plant runs the element's own C (compiled for the kernels): it follows the
+    analytic motion and equals the native FMU's Co-Simulation (same integrator, same C)."""
+    m, c, v0 = DampedSlider.MASS, DampedSlider.C, DampedSlider.V0
+    plant = DampedSlider()
+    t, X, Y = plant.simulate(stop_time=1.0, step=0.05)
+    decay = np.exp(-c * t / m)
+    np.testing.assert_allclose(Y[:, 1], v0 * decay, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(Y[:, 2], 0.5 * m * v0 ** 2 * (1 - decay ** 2), rtol=0, atol=1e-5)
+    np.testing.assert_allclose(Y[:, 3], c * Y[:, 1] ** 2, rtol=1e-12, atol=0)
+    res = simulate_fmu(str(slider_fmus[2]), stop_time=1.0, output_interval=0.05,
+                       output=["x", "v", "dissipated", "power"])
+    fmu = np.column_stack([res[n] for n in ("x", "v", "dissipated", "power")])
+    np.testing.assert_allclose(Y, fmu, rtol=0, atol=1e-12 * (1 + np.abs(fmu).max()))
+    # the element's parameter follows the plant's
+    t, _, Y5 = DampedSlider(c=5.0).simulate(stop_time=1.0, step=0.05)
+    np.testing.assert_allclose(Y5[:, 1], v0 * np.exp(-5.0 * t / m), rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("label", sorted(STATES))
+def test_python_plant_derivatives_equal_the_fmu(pendulum_fmus, label):
+    """At one state the Python plant's derivatives and outputs (the element's C through the
+    kernels) equal the FMU's Model Exchange derivatives and outputs."""
+    x, u = STATES[label]
+    plant = DampedPendulum()
+    with ModelExchangeInstance(pendulum_fmus[2]) as inst:
+        inst.set_point(x, u)
+        xdot, y = inst.evaluate()
+    np.testing.assert_allclose(plant.derivatives(0.0, x, u), xdot, rtol=0, atol=1e-12 * (1 + np.abs(xdot).max()))
+    np.testing.assert_allclose(plant.outputs_at(0.0, x, u), y, rtol=0, atol=1e-12 * (1 + np.abs(y).max()))
+
+
+def test_python_plant_names_a_broken_element(tmp_path):
+    """An element C that does not compile, or lacks its class, is a one-line ModelError."""
+    bad = tmp_path / "broken.c"
+    bad.write_text("#include \"element.h\"\nconst mbn_element_class broken = {\"broken\", 0, 0, undefined_f};\n")
+    plant = DampedSlider()
+    plant.native_elements = (NativeElement(bad, "broken", 1, (0, 0, 0)),)
+    with pytest.raises(ModelError, match="does not compile") as err:
+        plant.derivatives(0.0, plant.initial_state()[:2], np.zeros(1))
+    assert "\n" not in str(err.value)
+    plant = DampedSlider()
+    plant.native_elements = (NativeElement(DAMPER_C, "no_such_class", 1, (0, 0, 0), (1.0,)),)
+    with pytest.raises(ModelError, match="defines no no_such_class"):
+        plant.derivatives(0.0, plant.initial_state()[:2], np.zeros(1))
+
+
+def test_linearize_is_exact_with_the_element(pendulum_fmus):
+    """mbfmu.linearize of the Python plant takes the element's own tangent (the kernels'
+    exact tangents): it equals the FMU's directional derivatives and the analytic gradient
+    of the dissipated power, and its method says it is exact."""
+    import mbfmu
+    x, u = np.array([0.7, -0.2, 1.3, -0.8, 0.1]), np.array([0.3])
+    plant = DampedPendulum()
+    sys = mbfmu.linearize(plant, x, u)
+    lin = sys.linearization
+    assert lin.method == "analytic" and lin.output_method == "analytic", lin
+    with ModelExchangeInstance(pendulum_fmus[2]) as inst:
+        dd = jacobians(inst, x, u, DIRECTIONAL)
+    for got, want in ((sys.A, dd.A), (sys.B, dd.B), (sys.C, dd.C), (sys.D, dd.D)):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * (1 + np.abs(want).max()))
+    (el,) = plant.native_elements
+    J = point_jacobian(plant.model, x[:2], el.body, el.point)
+    want = 2 * el.parameters[0] * J.T @ J @ x[2:4]
+    np.testing.assert_allclose(sys.A[4, 2:4], want, rtol=0, atol=1e-12 * np.abs(want).max())

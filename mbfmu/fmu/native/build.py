@@ -125,7 +125,7 @@ def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
 
 
 def _elements_source(plant, o_elements: int) -> tuple[str, dict]:
-    """The registry of the plant's plug-in elements (``csrc/element.h``): its C text and
+    """The registry of the plant's plug-in elements (``dynamics/csrc/element.h``): its C text and
     the ``MBN_DATA`` fields (``nel = 0`` without elements). Each element's point and
     parameters are at ``o_par`` in ``d`` (from ``o_elements``, the block of
     :func:`.pack.describe`), where the tape moves them."""

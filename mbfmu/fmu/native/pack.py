@@ -89,7 +89,7 @@ def check_supported(plant: Plant, outputs: bool = True) -> None:
 
 
 def _check_elements(plant) -> None:
-    """The plug-in elements (``csrc/element.h``) act on the rigid right-hand side in (q, v) only."""
+    """The plug-in elements (``dynamics/csrc/element.h``) act on the rigid right-hand side in (q, v) only."""
     name = f"plant {plant.name!r}"
     for what, present in (("a flexible system", getattr(plant, "flexible_system", None) is not None),
                           ("canonical variables", getattr(plant, "canonical", False)),

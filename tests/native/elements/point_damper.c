@@ -1,4 +1,4 @@
-/* A test-only plug-in element (mbfmu/fmu/native/csrc/element.h): a linear
+/* A test-only plug-in element (mbfmu/dynamics/csrc/element.h): a linear
  * damper between a body point and the ground, F = -c V (N; c in N s/m, V
  * the point's world velocity, m/s), with one continuous state, the energy
  * it has dissipated, E (J), of rate c |V|^2 (W), and one output, that

@@ -1,9 +1,12 @@
 /*
- * Plug-in elements of the native runtime: a force element that the engine
- * core does not know, written once in C against this interface and
- * registered by the plant that uses it (MultibodyPlant.register_elements;
- * the FMU's model_data.c holds the registry MBN_DATA.elements, which the
- * runtime iterates).
+ * Plug-in elements: a force element that the engine core does not know,
+ * written once in C against this interface and registered by the plant that
+ * uses it (MultibodyPlant.register_elements). The native FMU's model_data.c
+ * holds the registry MBN_DATA.elements, which its runtime iterates; the
+ * Python plant compiles the same C file and hands its class to the kernels
+ * (binding.c's element_adapt, element_rhs, element_outputs; the exact
+ * tangents through tangent_binding.c). An element's C uses its arguments
+ * and the C math library only.
  *
  * An element acts on one point rB (body frame, m) of one body. From the
  * point's world position x (m) and velocity V (m/s), the time t (s) and its

@@ -1,4 +1,5 @@
-/* The runtime's side of the plug-in elements (element.h). */
+/* The engine's side of the plug-in elements (element.h): the native runtime's
+ * and the kernels' (the Python plant's). */
 #include <string.h>
 
 #include "element.h"
