@@ -193,6 +193,7 @@ class MultibodyPlant(Plant):
         """
         self.native_elements = tuple(self.native_elements) + tuple(elements)
         self.states = tuple(self.states) + tuple(sig for el in elements for sig in el.states)
+        self.__dict__.pop("_el_registry", None)
 
     def _refuse_native_only(self) -> None:
         """The Python plant runs plug-in elements on a rigid plant in ``(q, v)`` with its forces
@@ -243,11 +244,10 @@ class MultibodyPlant(Plant):
         """The outputs of a plant with plug-in elements: the engine's sensors and the elements'
         outputs (:class:`~mbfmu.plant.elements.ElementOutput`, their own C)."""
         mine = [k for k, s in enumerate(self.sensors) if isinstance(s, ElementOutput)]
-        engine = [s for s in self.sensors if not isinstance(s, ElementOutput)]
+        rest = [k for k, s in enumerate(self.sensors) if not isinstance(s, ElementOutput)]
         out = np.empty(len(self.sensors))
-        rest = [k for k in range(len(self.sensors)) if k not in set(mine)]
-        if engine:
-            out[rest] = _sensors.evaluate(engine, self.model, x, v, u, 0.0)
+        if rest:
+            out[rest] = _sensors.evaluate([self.sensors[k] for k in rest], self.model, x, v, u, 0.0)
         if mine:
             nqv = self.model.nq + self.model.nv
             which = np.array([(self.sensors[k].element, self.sensors[k].output) for k in mine], dtype=np.intc)

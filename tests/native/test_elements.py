@@ -197,7 +197,8 @@ def test_python_plant_derivatives_equal_the_fmu(pendulum_fmus, label):
 
 
 def test_python_plant_names_a_broken_element(tmp_path):
-    """An element C that does not compile, or lacks its class, is a one-line ModelError."""
+    """An element C that does not compile, lacks its class or its class's functions is a
+    one-line error."""
     bad = tmp_path / "broken.c"
     bad.write_text("#include \"element.h\"\nconst mbn_element_class broken = {\"broken\", 0, 0, undefined_f};\n")
     plant = DampedSlider()
@@ -208,6 +209,12 @@ def test_python_plant_names_a_broken_element(tmp_path):
     plant = DampedSlider()
     plant.native_elements = (NativeElement(DAMPER_C, "no_such_class", 1, (0, 0, 0), (1.0,)),)
     with pytest.raises(ModelError, match="defines no no_such_class"):
+        plant.derivatives(0.0, plant.initial_state()[:2], np.zeros(1))
+    half = tmp_path / "half.c"  # compiles, but has no force function
+    half.write_text("#include \"element.h\"\nconst mbn_element_class half = {\"half\", 0, 0, 0, 0};\n")
+    plant = DampedSlider()
+    plant.native_elements = (NativeElement(half, "half", 1, (0, 0, 0)),)
+    with pytest.raises(InputError, match="lacks its force"):
         plant.derivatives(0.0, plant.initial_state()[:2], np.zeros(1))
 
 

@@ -1084,6 +1084,11 @@ static int elreg_parse(elreg_t *r, const mb_model *m, PyObject *reg) {
         void *addr = PyLong_AsVoidPtr(PyTuple_GET_ITEM(classes, e));
         if (!addr) { if (!PyErr_Occurred()) PyErr_SetString(InputError, "element registry: a NULL class"); goto done; }
         const mbn_element_class *cls = addr;
+        if (!mbn_element_class_complete(cls)) {
+            PyErr_Format(InputError, "plug-in element %zd (%s): its class lacks its force, tangent or output "
+                         "functions", (Py_ssize_t)e, cls->name ? cls->name : "?");
+            goto done;
+        }
         if (cls->npar != np_[e] || cls->nstate != ns[e] || ns[e] < 0 || ns[e] > MBN_ELEMENT_MAX_STATES) {
             PyErr_Format(InputError, "plug-in element %zd (%s): registered with %d parameters and %d states, its "
                          "class has %d and %d", (Py_ssize_t)e, cls->name, np_[e], ns[e], cls->npar, cls->nstate);

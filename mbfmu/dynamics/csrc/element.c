@@ -5,6 +5,11 @@
 #include "element.h"
 #include "adaptive.h"
 
+int mbn_element_class_complete(const mbn_element_class *cls) {
+    return cls->force && cls->tangent && cls->npar >= 0 && cls->nstate >= 0 && cls->nout >= 0 &&
+           (cls->nout == 0 || (cls->output && cls->output_tangent));
+}
+
 int mbn_elements_nstate(int nel, const mbn_element *el) {
     int n = 0;
     for (int e = 0; e < nel; ++e) n += el[e].nstate;

@@ -71,6 +71,9 @@ typedef struct {
     const double *par;
 } mbn_element;
 
+/* 1 if cls has its force and tangent, and its outputs' functions when nout > 0 */
+int mbn_element_class_complete(const mbn_element_class *cls);
+
 /* the elements' states in all (the block after [q; v]) */
 int mbn_elements_nstate(int nel, const mbn_element *el);
 

@@ -97,7 +97,8 @@ mbn_instance *mbn_new(const mbn_data *D) {
         if (D->elements[e].npar != D->elements[e].cls->npar || D->elements[e].nstate != D->elements[e].cls->nstate ||
             D->elements[e].nstate > MBN_ELEMENT_MAX_STATES || D->elements[e].body < 1 || D->elements[e].body >= D->nb ||
             D->elements[e].os < 0 || D->nq + D->nv + D->elements[e].os + D->elements[e].nstate > D->nx ||
-            D->elements[e].o_par < 0 || D->elements[e].o_par + 3 + D->elements[e].npar > D->nd) {
+            D->elements[e].o_par < 0 || D->elements[e].o_par + 3 + D->elements[e].npar > D->nd ||
+            !mbn_element_class_complete(D->elements[e].cls)) {
             mbn_free(in);
             return NULL;
         }
