@@ -24,6 +24,17 @@ def point_damper(body: int, point, c: float) -> NativeElement:
                          states=(Signal("dissipated", "J", "energy the damper has dissipated", 0.0, kind="state"),))
 
 
+METER_C = DAMPER_C.with_name("accel_meter.c")
+
+
+def accel_meter(body: int, point) -> NativeElement:
+    """The test accelerometer on ``point`` (m, body frame) of ``body``: its states integrate
+    the x and z components of the specific force there (m/s, from 0)."""
+    return NativeElement(METER_C, "test_accel_meter", body, point,
+                         states=(Signal("meter_x", "m/s", "integral of the specific force along x", kind="state"),
+                                 Signal("meter_z", "m/s", "integral of the specific force along z", kind="state")))
+
+
 class DampedSlider(MultibodyPlant):
     """A 2 kg block on a prismatic joint along x (no gravity along it), a point damper on
     it (parameter ``c``, 3 N s/m by default), a force input: v(t) = v0 exp(-c t / m) with
@@ -42,11 +53,13 @@ class DampedSlider(MultibodyPlant):
         model = b.build()
         super().__init__(model, np.ones((1, 1)), v0=[self.V0])
         self.parameters = parameter_signals({"c": (c, "N.s/m", "damping of the point damper")}, {"c": (0.0, None)})
-        self.register_elements(point_damper(1, (0.0, 0.2, 0.1), c))
+        self.register_elements(point_damper(1, (0.0, 0.2, 0.1), c), accel_meter(1, (0.1, -0.2, 0.3)))
         self.inputs = (Signal("push", "N", "force along the slide", kind="input"),)
-        self.sensors = (sensors.StateValue(0), sensors.StateValue(1), sensors.StateValue(2), ElementOutput(0))
+        self.sensors = (sensors.StateValue(0), sensors.StateValue(1), sensors.StateValue(2), ElementOutput(0),
+                        sensors.StateValue(3), sensors.StateValue(4))
         self.outputs = (Signal("x", "m", kind="output"), Signal("v", "m/s", kind="output"),
-                        Signal("dissipated", "J", kind="output"), Signal("power", "W", kind="output"))
+                        Signal("dissipated", "J", kind="output"), Signal("power", "W", kind="output"),
+                        Signal("meter_x", "m/s", kind="output"), Signal("meter_z", "m/s", kind="output"))
 
 
 class DampedPendulum(MultibodyPlant):
@@ -66,7 +79,7 @@ class DampedPendulum(MultibodyPlant):
                    p_PJ=(0.5, 0.0, 0.0))
         model = b.build()
         super().__init__(model, np.array([[1.0], [0.0]]), q0=[0.4, -0.3], v0=[0.5, -1.0])
-        self.register_elements(point_damper(2, (0.4, 0.05, 0.03), 0.8))
+        self.register_elements(point_damper(2, (0.4, 0.05, 0.03), 0.8), accel_meter(2, (0.3, -0.02, 0.05)))
         self.inputs = (Signal("tau", "N.m", "shoulder torque", kind="input"),)
         self.sensors = (tuple(sensors.StateValue(k) for k in range(5))
                         + tuple(sensors.PointPosition(2, (0.4, 0.0, 0.0), k) for k in range(3))

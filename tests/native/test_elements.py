@@ -58,6 +58,12 @@ def test_damper_slows_the_block_as_the_analytic_solution(slider_fmus, fmi, kind)
     # the element's output, the power it dissipates c v^2
     np.testing.assert_allclose(res["power"], c * res["v"] ** 2, rtol=1e-12, atol=0)
     np.testing.assert_allclose(res["power"], c * (v0 * decay) ** 2, rtol=0, atol=10 * tol)
+    # the accelerometer's states: the specific force along the slide integrates to v - v0, the
+    # vertical one (the block does not move vertically: it reads +g) to g t
+    res = simulate_fmu(str(slider_fmus[fmi]), fmi_type=kind, stop_time=1.0, output_interval=0.05,
+                       relative_tolerance=1e-8, output=["meter_x", "meter_z"])
+    np.testing.assert_allclose(res["meter_x"], v0 * (decay - 1), rtol=0, atol=10 * tol)
+    np.testing.assert_allclose(res["meter_z"], 9.81 * t, rtol=0, atol=10 * tol)
 
 
 @pytest.mark.parametrize("kind", ["CoSimulation", "ModelExchange"])
@@ -84,8 +90,8 @@ def test_damper_parameter_is_tunable(slider_fmus, fmi, kind):
     assert abs(res["v"][-1] - v0 * np.exp(-DampedSlider.C / m)) > 0.1  # not the build-time damping
 
 
-STATES = {"rest_shape": (np.array([0.4, -0.3, 0.5, -1.0, 0.0]), np.array([0.2])),
-          "swinging": (np.array([-1.1, 1.7, -2.0, 3.0, 0.6]), np.array([-0.7]))}
+STATES = {"rest_shape": (np.array([0.4, -0.3, 0.5, -1.0, 0.0, 0.0, 0.0]), np.array([0.2])),
+          "swinging": (np.array([-1.1, 1.7, -2.0, 3.0, 0.6, -0.4, 2.0]), np.array([-0.7]))}
 
 
 @pytest.mark.parametrize("label", sorted(STATES))
@@ -108,11 +114,11 @@ def test_damper_tangent_holds_the_damping_at_rest(pendulum_fmus):
     """At v = 0 the Coriolis terms vanish and the velocity block of A is the damper's
     -M^-1 c J^T J, J the damped point's world Jacobian (the Python engine's crba and
     point_jacobian)."""
-    x, u = np.array([0.4, -0.3, 0.0, 0.0, 0.0]), np.array([0.0])
+    x, u = np.array([0.4, -0.3, 0.0, 0.0, 0.0, 0.0, 0.0]), np.array([0.0])
     with ModelExchangeInstance(pendulum_fmus[2]) as inst:
         dd = jacobians(inst, x, u, DIRECTIONAL)
     plant = DampedPendulum()
-    (el,) = plant.native_elements
+    el = plant.native_elements[0]  # the damper
     J = point_jacobian(plant.model, x[:2], el.body, el.point)
     want = -np.linalg.solve(crba(plant.model, x[:2]), el.parameters[0] * J.T @ J)
     np.testing.assert_allclose(dd.A[2:4, 2:4], want, rtol=0, atol=1e-10 * np.abs(want).max())
@@ -124,11 +130,11 @@ def test_damper_tangent_holds_the_damping_at_rest(pendulum_fmus):
 def test_dissipation_rate_tangent_is_the_analytic_gradient(pendulum_fmus):
     """d(c |V|^2)/dv = 2 c J^T J v (J the damped point's world Jacobian, V = J v): the row of
     the element's state in A against the Python engine's point_jacobian."""
-    x, u = np.array([0.7, -0.2, 1.3, -0.8, 0.0]), np.array([0.0])
+    x, u = np.array([0.7, -0.2, 1.3, -0.8, 0.0, 0.0, 0.0]), np.array([0.0])
     with ModelExchangeInstance(pendulum_fmus[2]) as inst:
         dd = jacobians(inst, x, u, DIRECTIONAL)
     plant = DampedPendulum()
-    (el,) = plant.native_elements
+    el = plant.native_elements[0]  # the damper
     J = point_jacobian(plant.model, x[:2], el.body, el.point)
     want = 2 * el.parameters[0] * J.T @ J @ x[2:4]
     np.testing.assert_allclose(dd.A[4, 2:4], want, rtol=0, atol=1e-12 * np.abs(want).max())
@@ -153,8 +159,8 @@ def test_registry_is_checked():
     with pytest.raises(InputError, match="kind 'state'"):
         NativeElement(DAMPER_C, "test_point_damper", 1, (0, 0, 0), (1.0,), states=(Signal("E", "J"),))
     plant = DampedSlider()
-    plant.sensors = plant.sensors[:-1] + (ElementOutput(1),)
-    with pytest.raises(NativeUnsupported, match="reads plug-in element 1"):
+    plant.sensors = plant.sensors[:-1] + (ElementOutput(2),)
+    with pytest.raises(NativeUnsupported, match="reads plug-in element 2"):
         check_supported(plant)
     plant = DampedSlider()
     plant.canonical = True
@@ -174,9 +180,11 @@ def test_python_plant_runs_the_same_element_as_the_fmu(slider_fmus):
     np.testing.assert_allclose(Y[:, 1], v0 * decay, rtol=0, atol=1e-6)
     np.testing.assert_allclose(Y[:, 2], 0.5 * m * v0 ** 2 * (1 - decay ** 2), rtol=0, atol=1e-5)
     np.testing.assert_allclose(Y[:, 3], c * Y[:, 1] ** 2, rtol=1e-12, atol=0)
-    res = simulate_fmu(str(slider_fmus[2]), stop_time=1.0, output_interval=0.05,
-                       output=["x", "v", "dissipated", "power"])
-    fmu = np.column_stack([res[n] for n in ("x", "v", "dissipated", "power")])
+    np.testing.assert_allclose(Y[:, 4], v0 * (decay - 1), rtol=0, atol=1e-5)  # the accelerometer's states
+    np.testing.assert_allclose(Y[:, 5], 9.81 * t, rtol=0, atol=1e-5)
+    names = ("x", "v", "dissipated", "power", "meter_x", "meter_z")
+    res = simulate_fmu(str(slider_fmus[2]), stop_time=1.0, output_interval=0.05, output=names)
+    fmu = np.column_stack([res[n] for n in names])
     np.testing.assert_allclose(Y, fmu, rtol=0, atol=1e-12 * (1 + np.abs(fmu).max()))
     # the element's parameter follows the plant's
     t, _, Y5 = DampedSlider(c=5.0).simulate(stop_time=1.0, step=0.05)
@@ -223,7 +231,7 @@ def test_linearize_is_exact_with_the_element(pendulum_fmus):
     exact tangents): it equals the FMU's directional derivatives and the analytic gradient
     of the dissipated power, and its method says it is exact."""
     import mbfmu
-    x, u = np.array([0.7, -0.2, 1.3, -0.8, 0.1]), np.array([0.3])
+    x, u = np.array([0.7, -0.2, 1.3, -0.8, 0.1, 0.2, -0.3]), np.array([0.3])
     plant = DampedPendulum()
     sys = mbfmu.linearize(plant, x, u)
     lin = sys.linearization
@@ -232,7 +240,7 @@ def test_linearize_is_exact_with_the_element(pendulum_fmus):
         dd = jacobians(inst, x, u, DIRECTIONAL)
     for got, want in ((sys.A, dd.A), (sys.B, dd.B), (sys.C, dd.C), (sys.D, dd.D)):
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * (1 + np.abs(want).max()))
-    (el,) = plant.native_elements
+    el = plant.native_elements[0]  # the damper
     J = point_jacobian(plant.model, x[:2], el.body, el.point)
     want = 2 * el.parameters[0] * J.T @ J @ x[2:4]
     np.testing.assert_allclose(sys.A[4, 2:4], want, rtol=0, atol=1e-12 * np.abs(want).max())

@@ -7,7 +7,23 @@
 
 int mbn_element_class_complete(const mbn_element_class *cls) {
     return cls->force && cls->tangent && cls->npar >= 0 && cls->nstate >= 0 && cls->nout >= 0 &&
-           (cls->nout == 0 || (cls->output && cls->output_tangent));
+           (cls->nout == 0 || (cls->output && cls->output_tangent)) && !cls->accel_rate == !cls->accel_rate_tangent;
+}
+
+int mbn_elements_accel_rates(const mb_model *m, mb_data *ws, int nel, const mbn_element *el, double t,
+                             const double *q, const double *v, const double *vdot, const double *s, double *sdot) {
+    int any = 0;
+    for (int e = 0; e < nel; ++e) any |= el[e].cls->accel_rate != NULL;
+    if (!any) return 0;
+    mb_rnea(m, ws, q, v, vdot, NULL, 1, ws->tau); /* with gravity: the point accelerations minus g */
+    for (int e = 0; e < nel; ++e) {
+        if (!el[e].cls->accel_rate) continue;
+        double x[3], V[3], A[3];
+        mbn_element_point(m, ws, el + e, x, V);
+        mb_point_acceleration(m, ws, el[e].body, el[e].par, A);
+        el[e].cls->accel_rate(el[e].par + 3, t, x, V, A, s + el[e].os, sdot + el[e].os);
+    }
+    return 1;
 }
 
 int mbn_elements_nstate(int nel, const mbn_element *el) {
@@ -56,7 +72,9 @@ static int element_f(void *ctx, const double *q, const double *y, const double *
     mbn_elements_fext(e->m, e->ws, e->nel, e->el, e->t0 + e->t_stage, q, y, y + nv, e->fext, ydot + nv);
     if (fext)
         for (int k = 0; k < 6 * e->m->nb; ++k) e->fext[k] += fext[k];
-    return e->inner.f(e->inner.ctx, q, y, tau, e->fext, qdot, ydot);
+    int err = e->inner.f(e->inner.ctx, q, y, tau, e->fext, qdot, ydot);
+    if (!err) mbn_elements_accel_rates(e->m, e->ws, e->nel, e->el, e->t0 + e->t_stage, q, y, ydot, y + nv, ydot + nv);
+    return err;
 }
 
 static void element_normalize(void *ctx, double *q) {

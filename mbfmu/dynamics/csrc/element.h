@@ -23,11 +23,13 @@
  * Exchange).
  *
  * Not (yet) in the interface: discrete states and events, joint-force rows,
- * a change of gravity, accelerations (what the sled frame, the HIC recorder
- * and the hinge latches need; they stay in dynamics/csrc).
+ * a change of gravity (what the sled frame, the HIC recorder and the hinge
+ * latches need besides accel_rate; they stay in dynamics/csrc).
  */
 #ifndef MBFMU_ELEMENT_H
 #define MBFMU_ELEMENT_H
+
+#include <stddef.h>
 
 #include "mb.h"
 
@@ -52,6 +54,14 @@ typedef struct {
     double (*output)(const double *par, double t, const double *x, const double *V, const double *s, int k);
     double (*output_tangent)(const double *par, double t, const double *x, const double *V, const double *s, int k,
                              const double *dx, const double *dV, const double *ds);
+    /* optional (NULL: none): rates that read the point's specific force A (world, m/s^2: its
+     * acceleration minus gravity, what an accelerometer there reads) at the solved dv/dt,
+     * added to force's sdot; and their tangent along (dx, dV, dA, ds), added to dsdot */
+    void (*accel_rate)(const double *par, double t, const double *x, const double *V, const double *A,
+                       const double *s, double *sdot);
+    void (*accel_rate_tangent)(const double *par, double t, const double *x, const double *V, const double *A,
+                               const double *s, const double *dx, const double *dV, const double *dA,
+                               const double *ds, double *dsdot);
 } mbn_element_class;
 
 /* one registered element: its class, body, the offset o_par in the plant's
@@ -71,7 +81,14 @@ typedef struct {
     const double *par;
 } mbn_element;
 
-/* 1 if cls has its force and tangent, and its outputs' functions when nout > 0 */
+/* add the accel_rate of the elements that have one to sdot (their states'
+ * rates, the elements' block) at (q, v) and the solved vdot, time t; runs
+ * mb_rnea (ws->tau is its scratch). Returns 1 if any element has one. */
+int mbn_elements_accel_rates(const mb_model *m, mb_data *ws, int nel, const mbn_element *el, double t,
+                             const double *q, const double *v, const double *vdot, const double *s, double *sdot);
+
+/* 1 if cls has its force and tangent, its outputs' functions when nout > 0,
+ * and accel_rate and accel_rate_tangent both or neither */
 int mbn_element_class_complete(const mbn_element_class *cls);
 
 /* the elements' states in all (the block after [q; v]) */

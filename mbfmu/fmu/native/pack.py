@@ -97,14 +97,14 @@ def _check_elements(plant) -> None:
                           ("hinge latches", getattr(plant, "latches", None) is not None)):
         if present:
             raise NativeUnsupported(f"{name}: plug-in elements run on a rigid plant in (q, v), not with {what}")
-    n_own = plant.model.nq + plant.model.nv + sum(len(el.states) for el in plant.native_elements)
-    if len(plant.states) != n_own:
-        raise NativeUnsupported(f"{name}: {len(plant.states)} states, not [q; v] and its plug-in elements' "
-                                f"{n_own - plant.model.nq - plant.model.nv} (register them with register_elements)")
     for el in plant.native_elements:
         if not 1 <= el.body < plant.model.nbodies:
             raise NativeUnsupported(f"{name}: plug-in element {el.symbol} acts on body {el.body}, which is not "
                                     f"one of bodies 1..{plant.model.nbodies - 1}")
+    n_own = plant.model.nq + plant.model.nv + sum(len(el.states) for el in plant.native_elements)
+    if len(plant.states) != n_own:
+        raise NativeUnsupported(f"{name}: {len(plant.states)} states, not [q; v] and its plug-in elements' "
+                                f"{n_own - plant.model.nq - plant.model.nv} (register them with register_elements)")
 
 
 def _check_sled(plant: MultibodyPlant, name: str) -> None:

@@ -351,6 +351,11 @@ static void element_forces(mbn_instance *in, dd_work *w) {
     }
 }
 
+/* the tangents of the elements' accel_rate (element.h) along the solved dqdd (dxdot after q),
+ * added to w->desdot: the specific force at the point is the acceleration with the base at -g
+ * (forward() with gravity, as the sled frame's accelerometers) */
+static int element_accel_tangents(mbn_instance *in, dd_work *w, const double *x, double *dxdot);
+
 /* force to the parent with its tangent: fp += X^T f, dfp += X^T (zr x* f + df) */
 static void to_parent(mb_data *ws, dd_work *w, int i, const double *f, const double *df, double *fp, double *dfp) {
     double t[6];
@@ -550,6 +555,29 @@ static void accel_tangent(mb_data *ws, const dd_work *w, int b, const double *rB
     for (int k = 0; k < 3; ++k) e[k] += daB[k];
     mv3(B9(ws->RW, b), aB, acc);
     mv3(B9(ws->RW, b), e, dacc);
+}
+
+static int element_accel_tangents(mbn_instance *in, dd_work *w, const double *x, double *dxdot) {
+    const mbn_data *D = in->data;
+    mb_data *ws = in->ws;
+    int any = 0;
+    for (int e = 0; e < D->nel; ++e) any |= in->el[e].cls->accel_rate != NULL;
+    if (!any) return 0;
+    if (!w->accel) { /* the accelerations at the solved qdd and their tangents along dqdd */
+        mb_kinematics(in->m, ws, x, w->vel);
+        forward(in->m, ws, w, x, w->dq, w->dvel, 1, w->qdd, dxdot + D->nq, 1);
+        w->accel = 1;
+    }
+    for (int e = 0; e < D->nel; ++e) {
+        const mbn_element *el = in->el + e;
+        if (!el->cls->accel_rate) continue;
+        double xp[3], dxp[3], V[3], dV[3], A[3], dA[3];
+        point_motion(ws, w, el->body, el->par, xp, dxp, V, dV);
+        accel_tangent(ws, w, el->body, el->par, A, dA);
+        el->cls->accel_rate_tangent(el->par + 3, in->t, xp, V, A, w->es + el->os, dxp, dV, dA, w->des + el->os,
+                                    w->desdot + el->os);
+    }
+    return 0;
 }
 
 /* tangents dy (ny) of the outputs (mb_sensors_eval) after forward() at the
@@ -839,6 +867,7 @@ static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double 
             dxdot[nq + nv] = n > 0 ? dot3(a, da) / (n * in->hic.par[HC_UNIT]) : 0.0;
         }
     }
+    if (!err && D->nel) err = element_accel_tangents(in, w, x, dxdot);
     memcpy(ws->g, g0, sizeof g0); /* the outputs' energies read the model's own gravity */
     /* the outputs read the unlatched rows (the latches' energy is its own term) */
     if (D->nl) latch_restore(in, w->rows);
