@@ -9,8 +9,8 @@ from setuptools import Extension, find_namespace_packages, setup
 # flexible tables, the step rule and the expression tape it links) and its exact tangents (dirder.c
 # and the element tangents), so Python's linearization and the native FMU share one implementation
 NATIVE_TANGENT_SOURCES = ("runtime", "flex_runtime", "steplimit", "spectral_radius", "tape", "dirder", "contact_dirder",
-                          "ballspring_dirder", "flex_dirder", "element")
-NATIVE_TANGENT_HEADERS = ("native", "tape", "contact_dirder", "ballspring_dirder", "flex_dirder", "element")
+                          "ballspring_dirder", "flex_dirder")
+NATIVE_TANGENT_HEADERS = ("native", "tape", "contact_dirder", "ballspring_dirder", "flex_dirder")
 
 kernels = Extension(
     "mbfmu.dynamics._kernels",
@@ -26,6 +26,7 @@ kernels = Extension(
         "mbfmu/dynamics/csrc/hic.c",
         "mbfmu/dynamics/csrc/drives.c",
         "mbfmu/dynamics/csrc/pack.c",
+        "mbfmu/dynamics/csrc/element.c",
         # the exact tangents: the native runtime's one implementation (native_tangents)
         "mbfmu/dynamics/csrc/tangent_binding.c",
         *(f"mbfmu/fmu/native/csrc/{name}.c" for name in NATIVE_TANGENT_SOURCES),
@@ -37,6 +38,7 @@ kernels = Extension(
              "mbfmu/dynamics/csrc/sled.h", "mbfmu/dynamics/csrc/hic.h",
              "mbfmu/dynamics/csrc/flexsensors.h", "mbfmu/dynamics/csrc/drives.h",
              "mbfmu/dynamics/csrc/glibc_baseline.h", "mbfmu/dynamics/csrc/tangent_binding.h",
+             "mbfmu/dynamics/csrc/element.h",
              *(f"mbfmu/fmu/native/csrc/{name}.h" for name in NATIVE_TANGENT_HEADERS)],
     include_dirs=["mbfmu/dynamics/csrc", "mbfmu/fmu/native/csrc", numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],

@@ -304,9 +304,8 @@ def exact_jacobian(plant: Plant, x0: np.ndarray, u0: np.ndarray, t: float = 0.0,
     from ..fmu.native.description import NativeUnsupported
     from ..fmu.native.model_exchange import continuous_states
     from ..fmu.native.pack import check_supported, describe
+    from ..plant.elements import tangent_registry
     from ..plant.multibody import MultibodyPlant
-    if getattr(plant, "native_elements", ()):
-        return _Exact(None, "the plant's plug-in elements run in its native FMU only (not in the Python plant)")
     flexible = getattr(plant, "flexible_system", None) is not None
     if not flexible and isinstance(plant, MultibodyPlant) and plant.latches is None and \
             type(plant).derivatives is not MultibodyPlant.derivatives:
@@ -321,7 +320,9 @@ def exact_jacobian(plant: Plant, x0: np.ndarray, u0: np.ndarray, t: float = 0.0,
         except NativeUnsupported:
             return _Exact(None, str(exc))
     desc = describe(plant, outputs=outputs)
-    J, why = packed_jacobian(desc.structure, desc.d, desc.offsets, x0, u0, t)
+    elements = getattr(plant, "native_elements", ())
+    registry = tangent_registry(elements, desc.offsets["o_elements"]) if elements else None
+    J, why = packed_jacobian(desc.structure, desc.d, desc.offsets, x0, u0, t, registry)
     if J is None:
         return _Exact(None, why)
     why = _check_exact(plant, J, outputs, continuous_states(plant), x0, u0, t, chart or _Chart(plant, x0))

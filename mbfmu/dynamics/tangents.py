@@ -54,8 +54,8 @@ def _header(structure: Mapping, offsets: Mapping) -> tuple[np.ndarray, tuple]:
     return header, arrays
 
 
-def packed_jacobian(structure: Mapping, d: np.ndarray, offsets: Mapping, x, u, t: float = 0.0
-                    ) -> tuple[np.ndarray | None, str | None]:
+def packed_jacobian(structure: Mapping, d: np.ndarray, offsets: Mapping, x, u, t: float = 0.0,
+                    elements: tuple | None = None) -> tuple[np.ndarray | None, str | None]:
     """The exact Jacobian of a packed plant's dynamics and outputs.
 
     Parameters
@@ -73,6 +73,10 @@ def packed_jacobian(structure: Mapping, d: np.ndarray, offsets: Mapping, x, u, t
         The inputs (``nu`` values, SI units).
     t : float
         Time, s (a sled frame's pulse depends on it).
+    elements : tuple, optional
+        The plant's plug-in elements (``csrc/element.h``): ``(class addresses, rows)``,
+        rows ``(nel, 4)`` of body, offset of ``[point; parameters]`` in ``d``, number of
+        parameters and of states (:func:`mbfmu.plant.elements.tangent_registry`).
 
     Returns
     -------
@@ -104,7 +108,8 @@ def packed_jacobian(structure: Mapping, d: np.ndarray, offsets: Mapping, x, u, t
         raise InputError(f"packed_jacobian: time {t} is not finite")
     header, arrays = _header(structure, offsets)
     out = np.zeros((nx + ny, nx + nu))
-    status = _kernels.native_tangents(header, arrays, np.ascontiguousarray(d, dtype=float), x, u, float(t), out)
+    status = _kernels.native_tangents(header, arrays, np.ascontiguousarray(d, dtype=float), x, u, float(t), out,
+                                      elements)
     if isinstance(status, str):
         return None, status
     if status:

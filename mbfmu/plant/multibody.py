@@ -34,6 +34,7 @@ from ..dynamics.model import Model
 from ..dynamics.symbolic import has_sym, real_array, value
 from ..errors import InputError, ModelError, SimulationError
 from .contract import Plant
+from .elements import ElementOutput, kernel_registry
 from .signals import Signal
 
 
@@ -153,6 +154,9 @@ class MultibodyPlant(Plant):
         if self.sled is not None:
             return np.concatenate(_sled.rates(self.model, self.sled, self.hic, t, q, x[nq:],
                                               self._input_forces(u), u))
+        if self.native_elements:  # their own C, as the native FMU runs it
+            qdot, ydot = _kernels.element_rhs(h, q, x[nq:], self._input_forces(u), float(t), self._element_registry())
+            return np.concatenate([qdot, ydot])
         if self.canonical:
             v = _kernels.minv(h, q, x[nq:])
             tau, f_ext = self.generalized_forces(t, q, v, u)
@@ -174,18 +178,45 @@ class MultibodyPlant(Plant):
     # flags appended to the state; a plant with latches advances with
     # integrators.advance_latched (_kernels.latch_advance)
     latches: tuple | None = None
-    # plug-in elements of the native runtime (mbfmu.plant.elements.NativeElement), run by the
-    # native FMU only: the Python plant's own dynamics does not include them
+    # plug-in elements (mbfmu.plant.elements.NativeElement; register_elements): their own C, run
+    # by the native FMU and, through the kernels, by this plant (advance, derivatives, outputs_at)
     native_elements: tuple = ()
 
+    def register_elements(self, *elements) -> None:
+        """Register plug-in elements of the native runtime and append their states.
+
+        Parameters
+        ----------
+        *elements : NativeElement
+            The elements (:mod:`mbfmu.plant.elements`); their own continuous states
+            follow the plant's states so far, element after element.
+        """
+        self.native_elements = tuple(self.native_elements) + tuple(elements)
+        self.states = tuple(self.states) + tuple(sig for el in elements for sig in el.states)
+        self.__dict__.pop("_el_registry", None)
+
     def _refuse_native_only(self) -> None:
-        """The plug-in elements run in the native FMU only: the Python dynamics would omit them."""
-        if self.native_elements:
-            raise ModelError(f"plant {self.name!r} registers plug-in elements ({self.native_elements[0].symbol}) "
-                             "that run in its native FMU only; simulate that FMU instead")
+        """The Python plant runs plug-in elements on a rigid plant in ``(q, v)`` with its forces
+        in the engine (the native FMU's case); with anything else the dynamics would omit them."""
+        if not self.native_elements:
+            return
+        for what, present in (("canonical variables", self.canonical), ("a sled frame", self.sled is not None),
+                              ("hinge latches", self.latches is not None),
+                              ("forces computed in Python", self._python_forces)):
+            if present:
+                raise ModelError(f"plant {self.name!r} registers plug-in elements ({self.native_elements[0].symbol}), "
+                                 f"which run on a rigid plant in (q, v), not with {what}")
+
+    def _element_registry(self) -> tuple:
+        """The kernels' registry of the plug-in elements (compiled once per process)."""
+        reg = self.__dict__.get("_el_registry")
+        if reg is None:
+            reg = self._el_registry = kernel_registry(self.native_elements)
+        return reg
 
     def outputs_at(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Outputs from the plant's engine sensors (``sensors``), in output order."""
+        self._refuse_native_only()
         if not self.sensors:
             raise NotImplementedError(f"plant {self.name!r} declares no output sensors and no outputs_at")
         q, v = self.split(x)
@@ -194,6 +225,8 @@ class MultibodyPlant(Plant):
                 self._compiled_sensors = _sled.CompiledSensors(self.sensors, self.model, len(self.inputs))
             u = np.asarray(u, float)
             return self._compiled_sensors(self.sled, t, x, v, u, self._input_forces(u))
+        if self.native_elements:
+            return self._outputs_with_elements(t, x, v, np.asarray(u, float))
         packed = self.__dict__.get("_packed_sensors")
         if packed is None:  # the kernels' sensor code, the native FMU's: one compiled call for all outputs
             try:
@@ -206,6 +239,21 @@ class MultibodyPlant(Plant):
         nqv = self.model.nq + self.model.nv
         energy = 0.0 if self.latches is None else _sensors.latch_energy(self.latches, q, x[nqv:])
         return _sensors.evaluate(self.sensors, self.model, x, v, np.asarray(u, float), energy)
+
+    def _outputs_with_elements(self, t: float, x: np.ndarray, v: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """The outputs of a plant with plug-in elements: the engine's sensors and the elements'
+        outputs (:class:`~mbfmu.plant.elements.ElementOutput`, their own C)."""
+        mine = [k for k, s in enumerate(self.sensors) if isinstance(s, ElementOutput)]
+        rest = [k for k, s in enumerate(self.sensors) if not isinstance(s, ElementOutput)]
+        out = np.empty(len(self.sensors))
+        if rest:
+            out[rest] = _sensors.evaluate([self.sensors[k] for k in rest], self.model, x, v, u, 0.0)
+        if mine:
+            nqv = self.model.nq + self.model.nv
+            which = np.array([(self.sensors[k].element, self.sensors[k].output) for k in mine], dtype=np.intc)
+            out[mine] = _kernels.element_outputs(self.model._h, x[:self.model.nq], v, x[nqv:], float(t),
+                                                 self._element_registry(), which)
+        return out
 
     def normalize_state(self, x: np.ndarray) -> np.ndarray:
         if not self.model.has_quaternions:
@@ -224,6 +272,14 @@ class MultibodyPlant(Plant):
             return super().advance(t, x, u, dt)
         nq = self.model.nq
         tau = self._input_forces(u)
+        if self.native_elements:  # their own C, with the integrator and options of advance_rigid
+            try:
+                q, y, _ = _kernels.element_adapt(self.model._h, x[:nq], x[nq:], tau, float(t), float(dt),
+                                                 self.error_control.options(self.internal_step),
+                                                 self._element_registry())
+            except SimulationError as exc:
+                raise blown_up_error(self, t, dt, x, tau, exc) from None
+            return np.concatenate([q, y])
         if self.sled is not None:
             if self.canonical:
                 raise ModelError(f"plant {self.name!r}: a sled frame needs the state [q; v], not canonical variables")

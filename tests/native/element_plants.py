@@ -1,6 +1,7 @@
 """Plants that register the test-only plug-in element (``elements/point_damper.c``:
-a linear damper F = -c V between a body point and the ground), for the element
-interface tests (``csrc/element.h``)."""
+a linear damper F = -c V between a body point and the ground, with its dissipated
+energy E as a state of its own, dE/dt = c |V|^2), for the element interface tests
+(``csrc/element.h``)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,21 +10,35 @@ import numpy as np
 
 from mbfmu.dynamics import ModelBuilder, sensors
 from mbfmu.dynamics.joints import Prismatic, Revolute
-from mbfmu.plant.elements import NativeElement
-from mbfmu.plant.multibody import MultibodyPlant
+from mbfmu.plant.elements import ElementOutput, NativeElement
+from mbfmu.plant.multibody import MultibodyPlant, parameter_signals
 from mbfmu.plant.signals import Signal
 
 DAMPER_C = Path(__file__).with_name("elements") / "point_damper.c"
 
 
 def point_damper(body: int, point, c: float) -> NativeElement:
-    """The test damper (N s/m) on ``point`` (m, body frame) of ``body``."""
-    return NativeElement(DAMPER_C, "test_point_damper", body, point, (c,))
+    """The test damper (N s/m) on ``point`` (m, body frame) of ``body``, its state the
+    energy it has dissipated (J, from 0)."""
+    return NativeElement(DAMPER_C, "test_point_damper", body, point, (c,),
+                         states=(Signal("dissipated", "J", "energy the damper has dissipated", 0.0, kind="state"),))
+
+
+METER_C = DAMPER_C.with_name("accel_meter.c")
+
+
+def accel_meter(body: int, point) -> NativeElement:
+    """The test accelerometer on ``point`` (m, body frame) of ``body``: its states integrate
+    the x and z components of the specific force there (m/s, from 0)."""
+    return NativeElement(METER_C, "test_accel_meter", body, point,
+                         states=(Signal("meter_x", "m/s", "integral of the specific force along x", kind="state"),
+                                 Signal("meter_z", "m/s", "integral of the specific force along z", kind="state")))
 
 
 class DampedSlider(MultibodyPlant):
-    """A 2 kg block on a prismatic joint along x (no gravity along it), a 3 N s/m point
-    damper on it, a force input: v(t) = v0 exp(-c t / m) with the input at zero."""
+    """A 2 kg block on a prismatic joint along x (no gravity along it), a point damper on
+    it (parameter ``c``, 3 N s/m by default), a force input: v(t) = v0 exp(-c t / m) with
+    the input at zero."""
 
     name = "damped_slider"
     default_step = 0.05
@@ -31,16 +46,20 @@ class DampedSlider(MultibodyPlant):
     internal_step = 1e-3
     MASS, C, V0 = 2.0, 3.0, 1.5
 
-    def __init__(self):
+    def __init__(self, c: float = C):
         b = ModelBuilder(gravity=(0.0, 0.0, -9.81), name=self.name)
         b.add_body("block", "world", Prismatic(axis=(1.0, 0.0, 0.0)), self.MASS, (0.0, 0.0, 0.0),
                    np.eye(3) * 0.01)
         model = b.build()
         super().__init__(model, np.ones((1, 1)), v0=[self.V0])
-        self.native_elements = (point_damper(1, (0.0, 0.2, 0.1), self.C),)
+        self.parameters = parameter_signals({"c": (c, "N.s/m", "damping of the point damper")}, {"c": (0.0, None)})
+        self.register_elements(point_damper(1, (0.0, 0.2, 0.1), c), accel_meter(1, (0.1, -0.2, 0.3)))
         self.inputs = (Signal("push", "N", "force along the slide", kind="input"),)
-        self.sensors = (sensors.StateValue(0), sensors.StateValue(1))
-        self.outputs = (Signal("x", "m", kind="output"), Signal("v", "m/s", kind="output"))
+        self.sensors = (sensors.StateValue(0), sensors.StateValue(1), sensors.StateValue(2), ElementOutput(0),
+                        sensors.StateValue(3), sensors.StateValue(4))
+        self.outputs = (Signal("x", "m", kind="output"), Signal("v", "m/s", kind="output"),
+                        Signal("dissipated", "J", kind="output"), Signal("power", "W", kind="output"),
+                        Signal("meter_x", "m/s", kind="output"), Signal("meter_z", "m/s", kind="output"))
 
 
 class DampedPendulum(MultibodyPlant):
@@ -60,11 +79,12 @@ class DampedPendulum(MultibodyPlant):
                    p_PJ=(0.5, 0.0, 0.0))
         model = b.build()
         super().__init__(model, np.array([[1.0], [0.0]]), q0=[0.4, -0.3], v0=[0.5, -1.0])
-        self.native_elements = (point_damper(2, (0.4, 0.05, 0.03), 0.8),)
+        self.register_elements(point_damper(2, (0.4, 0.05, 0.03), 0.8), accel_meter(2, (0.3, -0.02, 0.05)))
         self.inputs = (Signal("tau", "N.m", "shoulder torque", kind="input"),)
-        self.sensors = (tuple(sensors.StateValue(k) for k in range(4))
+        self.sensors = (tuple(sensors.StateValue(k) for k in range(5))
                         + tuple(sensors.PointPosition(2, (0.4, 0.0, 0.0), k) for k in range(3))
-                        + (sensors.KineticEnergy(),))
-        self.outputs = (tuple(Signal(f"x[{k + 1}]", kind="output") for k in range(4))
+                        + (sensors.KineticEnergy(), sensors.PotentialEnergy(), ElementOutput(0)))
+        self.outputs = (tuple(Signal(f"x[{k + 1}]", kind="output") for k in range(5))
                         + tuple(Signal(f"tip[{k + 1}]", "m", kind="output") for k in range(3))
-                        + (Signal("ke", "J", kind="output"),))
+                        + (Signal("ke", "J", kind="output"), Signal("pe", "J", kind="output"),
+                           Signal("power", "W", kind="output")))

@@ -32,6 +32,7 @@
 #include "sensors.h"
 #include "adaptive.h"
 #include "sled.h"
+#include "element.h"
 #include "tangent_binding.h"
 
 static PyObject *InputError = NULL;      /* mbfmu.errors.InputError */
@@ -1037,6 +1038,182 @@ static PyObject *py_adapt(PyObject *self, PyObject *args) {
     else res = Py_BuildValue("(OON)", qo, vo, adapt_stats_tuple(&st));
 done:
     Py_XDECREF(qo); Py_XDECREF(vo);
+    call_clear(&c);
+    return res;
+}
+
+/* ------------------------------------------------ plug-in elements (element.h) */
+/* a registry (classes: tuple of the addresses of their mbn_element_class, bodies (nel) ints,
+ * par: the elements' [rB (3); par] concatenated, npar (nel) ints, nstate (nel) ints), checked
+ * against the classes and the model; keeps the arrays the rows point into */
+typedef struct {
+    mbn_element *el;
+    int nel, nes;
+    PyArrayObject *par;
+} elreg_t;
+
+static void elreg_clear(elreg_t *r) {
+    free(r->el);
+    Py_XDECREF(r->par);
+    memset(r, 0, sizeof *r);
+}
+
+static int elreg_parse(elreg_t *r, const mb_model *m, PyObject *reg) {
+    PyObject *classes, *bodies, *par, *npar, *nstate;
+    memset(r, 0, sizeof *r);
+    if (!PyArg_ParseTuple(reg, "O!OOOO", &PyTuple_Type, &classes, &bodies, &par, &npar, &nstate)) return -1;
+    Py_ssize_t nel = PyTuple_GET_SIZE(classes);
+    PyArrayObject *ab = (PyArrayObject *)PyArray_FROMANY(bodies, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
+    PyArrayObject *ap = (PyArrayObject *)PyArray_FROMANY(npar, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
+    PyArrayObject *as = (PyArrayObject *)PyArray_FROMANY(nstate, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
+    int err = -1;
+    if (!ab || !ap || !as) goto done;
+    if (PyArray_SIZE(ab) != nel || PyArray_SIZE(ap) != nel || PyArray_SIZE(as) != nel) {
+        PyErr_SetString(InputError, "element registry: classes, bodies, npar and nstate differ in length");
+        goto done;
+    }
+    const int *b = PyArray_DATA(ab), *np_ = PyArray_DATA(ap), *ns = PyArray_DATA(as);
+    npy_intp total = 0;
+    for (Py_ssize_t e = 0; e < nel; ++e) total += 3 + np_[e];
+    if (!(r->par = as_vector(par, total, "element parameters", NULL))) goto done;
+    r->el = calloc((size_t)nel + 1, sizeof(mbn_element));
+    if (!r->el) { PyErr_NoMemory(); goto done; }
+    r->nel = (int)nel;
+    int at = 0;
+    for (Py_ssize_t e = 0; e < nel; ++e) {
+        void *addr = PyLong_AsVoidPtr(PyTuple_GET_ITEM(classes, e));
+        if (!addr) { if (!PyErr_Occurred()) PyErr_SetString(InputError, "element registry: a NULL class"); goto done; }
+        const mbn_element_class *cls = addr;
+        if (!mbn_element_class_complete(cls)) {
+            PyErr_Format(InputError, "plug-in element %zd (%s): its class lacks its force, tangent or output "
+                         "functions", (Py_ssize_t)e, cls->name ? cls->name : "?");
+            goto done;
+        }
+        if (cls->npar != np_[e] || cls->nstate != ns[e] || ns[e] < 0 || ns[e] > MBN_ELEMENT_MAX_STATES) {
+            PyErr_Format(InputError, "plug-in element %zd (%s): registered with %d parameters and %d states, its "
+                         "class has %d and %d", (Py_ssize_t)e, cls->name, np_[e], ns[e], cls->npar, cls->nstate);
+            goto done;
+        }
+        if (b[e] < 1 || b[e] >= m->nb) {
+            PyErr_Format(InputError, "plug-in element %zd (%s) acts on body %d, not one of 1..%d", (Py_ssize_t)e,
+                         cls->name, b[e], m->nb - 1);
+            goto done;
+        }
+        r->el[e] = (mbn_element){cls, b[e], at, np_[e], ns[e], r->nes, NULL, D(r->par) + at};
+        at += 3 + np_[e];
+        r->nes += ns[e];
+    }
+    err = 0;
+done:
+    Py_XDECREF(ab); Py_XDECREF(ap); Py_XDECREF(as);
+    if (err) elreg_clear(r);
+    return err;
+}
+
+/* element_adapt(h, q, y, tau, t, dt, options, registry) -> (q, y, stats): adapt's rigid x = [q; v]
+ * with the elements' forces and y = [v; s], s their states (element.h's mbn_element_ode) */
+static PyObject *py_element_adapt(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *y, *tau, *options, *reg;
+    double t, span;
+    if (!PyArg_ParseTuple(args, "OOOOddOO", &cap, &q, &y, &tau, &t, &span, &options, &reg)) return NULL;
+    mb_adapt_options opt;
+    if (check_span(span) || parse_adapt_options(options, &opt)) return NULL;
+    call_t c;
+    elreg_t r;
+    if (call_parse(&c, cap, q, NULL, NULL, tau, "tau", NULL)) { call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    if (elreg_parse(&r, m, reg)) { call_clear(&c); return NULL; }
+    PyArrayObject *ay = as_vector(y, m->nv + r.nes, "y = [v; element states]", NULL);
+    PyObject *qo = new_vector(m->nq), *yo = new_vector(m->nv + r.nes), *res = NULL;
+    double *fx = calloc(6 * (size_t)m->nb + 1, sizeof(double));
+    if (!ay || !qo || !yo || !fx) { if (!fx) PyErr_NoMemory(); goto done; }
+    memcpy(D((PyArrayObject *)qo), D(c.q), sizeof(double) * m->nq);
+    memcpy(D((PyArrayObject *)yo), D(ay), sizeof(double) * (m->nv + r.nes));
+    mbn_element_ode eo;
+    mb_ode ode;
+    mbn_element_ode_init(&eo, m, c.h->d, r.nel, r.el, t, fx, &ode);
+    mb_adapt_stats st;
+    int status;
+    KERNEL(c.h->lock, status = mb_adapt_advance(&ode, D((PyArrayObject *)qo), D((PyArrayObject *)yo), D(c.w), NULL,
+                                                span, &opt, &st));
+    if (status == MB_ADAPT_RHS_ERROR) raise_singular(c.h, st.rhs_error);
+    else if (status) raise_adapt(status, &st, &opt, span);
+    else res = Py_BuildValue("(OON)", qo, yo, adapt_stats_tuple(&st));
+done:
+    free(fx);
+    Py_XDECREF(ay); Py_XDECREF(qo); Py_XDECREF(yo);
+    elreg_clear(&r);
+    call_clear(&c);
+    return res;
+}
+
+/* element_rhs(h, q, y, tau, t, registry) -> (qdot, ydot): the right-hand side element_adapt integrates */
+static PyObject *py_element_rhs(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *y, *tau, *reg;
+    double t;
+    if (!PyArg_ParseTuple(args, "OOOOdO", &cap, &q, &y, &tau, &t, &reg)) return NULL;
+    call_t c;
+    elreg_t r;
+    if (call_parse(&c, cap, q, NULL, NULL, tau, "tau", NULL)) { call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    if (elreg_parse(&r, m, reg)) { call_clear(&c); return NULL; }
+    PyArrayObject *ay = as_vector(y, m->nv + r.nes, "y = [v; element states]", NULL);
+    PyObject *qd = new_vector(m->nq), *yd = new_vector(m->nv + r.nes), *res = NULL;
+    double *fx = calloc(6 * (size_t)m->nb + 1, sizeof(double));
+    if (!ay || !qd || !yd || !fx) { if (!fx) PyErr_NoMemory(); goto done; }
+    mbn_element_ode eo;
+    mb_ode ode;
+    mbn_element_ode_init(&eo, m, c.h->d, r.nel, r.el, t, fx, &ode);
+    int err;
+    KERNEL(c.h->lock, err = ode.f(ode.ctx, D(c.q), D(ay), D(c.w), NULL, D((PyArrayObject *)qd), D((PyArrayObject *)yd)));
+    if (err) raise_singular(c.h, err);
+    else res = Py_BuildValue("(OO)", qd, yd);
+done:
+    free(fx);
+    Py_XDECREF(ay); Py_XDECREF(qd); Py_XDECREF(yd);
+    elreg_clear(&r);
+    call_clear(&c);
+    return res;
+}
+
+/* element_outputs(h, q, v, s, t, registry, which (n, 2) ints: element, output) -> (n,) */
+static PyObject *py_element_outputs(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *s, *reg, *which;
+    double t;
+    if (!PyArg_ParseTuple(args, "OOOOdOO", &cap, &q, &v, &s, &t, &reg, &which)) return NULL;
+    call_t c;
+    elreg_t r;
+    if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    if (elreg_parse(&r, m, reg)) { call_clear(&c); return NULL; }
+    PyArrayObject *as = as_vector(s, r.nes, "element states", NULL);
+    PyArrayObject *aw = (PyArrayObject *)PyArray_FROMANY(which, NPY_INT, 1, 2, NPY_ARRAY_IN_ARRAY);
+    PyObject *out = NULL, *res = NULL;
+    if (!as || !aw) goto done;
+    npy_intp n = PyArray_SIZE(aw) / 2;
+    const int *w = PyArray_DATA(aw);
+    for (npy_intp k = 0; k < n; ++k)
+        if (w[2 * k] < 0 || w[2 * k] >= r.nel || w[2 * k + 1] < 0 || w[2 * k + 1] >= r.el[w[2 * k]].cls->nout) {
+            PyErr_Format(InputError, "element output %zd: element %d output %d is not registered", (Py_ssize_t)k,
+                         w[2 * k], w[2 * k + 1]);
+            goto done;
+        }
+    if (!(out = new_vector(n))) goto done;
+    double *y = D((PyArrayObject *)out);
+    KERNEL(c.h->lock, {
+        mb_kinematics(m, c.h->d, D(c.q), D(c.v));
+        for (npy_intp k = 0; k < n; ++k) {
+            const mbn_element *el = r.el + w[2 * k];
+            double x[3], V[3];
+            mbn_element_point(m, c.h->d, el, x, V);
+            y[k] = el->cls->output(el->par + 3, t, x, V, D(as) + el->os, w[2 * k + 1]);
+        }
+    });
+    res = out;
+    out = NULL;
+done:
+    Py_XDECREF(out); Py_XDECREF(as); Py_XDECREF(aw);
+    elreg_clear(&r);
     call_clear(&c);
     return res;
 }
@@ -2062,6 +2239,12 @@ static PyMethodDef methods[] = {
      "sled_sensors(h, rows, par, x, v, u, tau, t, sled par, input, mass, com, Ic) -> outputs (sled.h)"},
     {"adapt", py_adapt, METH_VARARGS,
      "adapt(h, q, y, tau, dt, options, fext=None, canonical=False) -> (q, y, stats)"},
+    {"element_adapt", py_element_adapt, METH_VARARGS,
+     "element_adapt(h, q, y, tau, t, dt, options, registry) -> (q, y = [v; element states], stats) (element.h)"},
+    {"element_rhs", py_element_rhs, METH_VARARGS,
+     "element_rhs(h, q, y, tau, t, registry) -> (qdot, ydot) (element.h)"},
+    {"element_outputs", py_element_outputs, METH_VARARGS,
+     "element_outputs(h, q, v, s, t, registry, which) -> outputs of the elements (element.h)"},
     {"adapt_callback", py_adapt_callback, METH_VARARGS,
      "adapt_callback(f, normalize, t0, x, dt, options) -> (x, stats)"},
     {"flex_adapt", py_flex_adapt, METH_VARARGS,

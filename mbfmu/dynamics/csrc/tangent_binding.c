@@ -1,6 +1,7 @@
 /*
  * The exact tangents of the native runtime (fmu/native/csrc/dirder.c and its
- * element files) for Python: mbfmu.dynamics._kernels.native_tangents.
+ * element files, with the plant's plug-in elements, element.h) for Python:
+ * mbfmu.dynamics._kernels.native_tangents.
  *
  * ONE implementation of the derivatives: the same packed description the
  * native FMU compiles into model_data.c (mbfmu.fmu.native.pack.describe) is
@@ -48,10 +49,42 @@ static int get_buffer(PyObject *obj, Py_buffer *b, const char *format, int writa
 
 PyObject *mb_py_native_tangents(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *o_hdr, *o_arrays, *o_d, *o_x, *o_u, *o_out;
+    PyObject *o_hdr, *o_arrays, *o_d, *o_x, *o_u, *o_out, *o_el = Py_None;
     double t;
-    if (!PyArg_ParseTuple(args, "OO!OOOdO", &o_hdr, &PyTuple_Type, &o_arrays, &o_d, &o_x, &o_u, &t, &o_out))
+    if (!PyArg_ParseTuple(args, "OO!OOOdO|O", &o_hdr, &PyTuple_Type, &o_arrays, &o_d, &o_x, &o_u, &t, &o_out, &o_el))
         return NULL;
+    /* the plug-in elements (element.h), or None: (class addresses, rows (nel, 4) of body, o_par in d,
+     * npar, nstate); mbn_new checks them against their classes and d */
+    mbn_element *el = NULL;
+    int nel = 0, os = 0;
+    static const double zeros[MBN_ELEMENT_MAX_STATES] = {0};
+    if (o_el != Py_None) {
+        PyObject *addrs, *o_rows;
+        Py_buffer br;
+        if (!PyArg_ParseTuple(o_el, "O!O", &PyTuple_Type, &addrs, &o_rows)) return NULL;
+        if (get_buffer(o_rows, &br, "i", 0)) return NULL;
+        nel = (int)PyTuple_GET_SIZE(addrs);
+        if (br.len != (Py_ssize_t)(sizeof(int) * 4 * (size_t)nel)) {
+            PyBuffer_Release(&br);
+            PyErr_SetString(PyExc_ValueError, "native_tangents: element rows of the wrong size");
+            return NULL;
+        }
+        el = calloc((size_t)nel + 1, sizeof(mbn_element));
+        if (!el) { PyBuffer_Release(&br); return PyErr_NoMemory(); }
+        const int *r = br.buf;
+        for (int e = 0; e < nel; ++e) {
+            const mbn_element_class *cls = PyLong_AsVoidPtr(PyTuple_GET_ITEM(addrs, e));
+            if (!cls) {
+                if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "native_tangents: a NULL element class");
+                PyBuffer_Release(&br);
+                free(el);
+                return NULL;
+            }
+            el[e] = (mbn_element){cls, r[4 * e], r[4 * e + 1], r[4 * e + 2], r[4 * e + 3], os, zeros, NULL};
+            os += r[4 * e + 3];
+        }
+        PyBuffer_Release(&br);
+    }
     if (PyTuple_GET_SIZE(o_arrays) != A_N) {
         PyErr_SetString(PyExc_ValueError, "native_tangents: wrong number of integer arrays");
         return NULL;
@@ -60,7 +93,7 @@ PyObject *mb_py_native_tangents(PyObject *self, PyObject *args) {
     int nheld = 0;
     PyObject *result = NULL;
     mbn_instance *in = NULL;
-    if (get_buffer(o_hdr, &bh, "i", 0)) return NULL;
+    if (get_buffer(o_hdr, &bh, "i", 0)) { free(el); return NULL; }
     if (get_buffer(o_d, &bd, "d", 0)) goto release_h;
     if (get_buffer(o_x, &bx, "d", 0)) goto release_d;
     if (get_buffer(o_u, &bu, "d", 0)) goto release_x;
@@ -98,10 +131,15 @@ PyObject *mb_py_native_tangents(PyObject *self, PyObject *args) {
         .o_lsign = h[H_O_LSIGN], .o_lk = h[H_O_LK], .o_q0 = h[H_O_Q0], .o_v0 = h[H_O_V0], .o_B = h[H_O_B],
         .o_step = h[H_O_STEP], .o_adapt = h[H_O_ADAPT], .sled = h[H_SLED], .sled_input = h[H_SLED_INPUT],
         .hic_body = h[H_HIC_BODY], .nh = h[H_NH], .o_sled = h[H_O_SLED], .o_hic = h[H_O_HIC],
-        .sens = arr[A_SENS], .p0 = &none, .u0 = bu.buf, .flex = h[H_FLEX] ? &F : NULL};
+        .sens = arr[A_SENS], .p0 = &none, .u0 = bu.buf, .flex = h[H_FLEX] ? &F : NULL, .nel = nel,
+        .elements = el};
     in = mbn_new(&D);
     if (!in) {
-        PyErr_NoMemory();
+        if (nel) /* mbn_new also refuses a registry that does not match its classes, the model or d */
+            PyErr_SetString(PyExc_ValueError, "native_tangents: the plug-in elements do not match their classes, "
+                                              "the model or d (or no memory)");
+        else
+            PyErr_NoMemory();
         goto release;
     }
     const char *why = mbn_dirder_inexact(in);
@@ -142,5 +180,6 @@ release_d:
     PyBuffer_Release(&bd);
 release_h:
     PyBuffer_Release(&bh);
+    free(el);
     return result;
 }

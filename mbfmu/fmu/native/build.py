@@ -16,6 +16,7 @@ Nothing from Python runs at run time.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import os
 import tempfile
@@ -106,7 +107,7 @@ def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
     me_text, me_fields = data_fields(plant, _c_array)
     parts.append(me_text)
     parts.append(_c_array("int", "V3TAB", [v for r in v3rows for v in r]))
-    el_text, el_fields = _elements_source(plant)
+    el_text, el_fields = _elements_source(plant, o.get("o_elements", 0))
     parts.append(el_text)
     fields = dict(plant=_c_string(plant.name), guid=_c_string(guid),
                   **{k: st[k] for k in ("nb", "nq", "nv", "nu", "np", "ny", "nx", "ns", "nct", "ncb", "ndr",
@@ -123,17 +124,21 @@ def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
     return "\n".join(parts)
 
 
-def _elements_source(plant) -> tuple[str, dict]:
-    """The registry of the plant's plug-in elements (``csrc/element.h``): its C text and
-    the ``MBN_DATA`` fields (``nel = 0`` without elements)."""
+def _elements_source(plant, o_elements: int) -> tuple[str, dict]:
+    """The registry of the plant's plug-in elements (``dynamics/csrc/element.h``): its C text and
+    the ``MBN_DATA`` fields (``nel = 0`` without elements). Each element's point and
+    parameters are at ``o_par`` in ``d`` (from ``o_elements``, the block of
+    :func:`.pack.describe`), where the tape moves them."""
     elements = getattr(plant, "native_elements", ())
     if not elements:
         return "", {}
     text = "".join(f"extern const mbn_element_class {s};\n" for s in dict.fromkeys(e.symbol for e in elements))
+    o_par = list(itertools.accumulate((3 + len(e.parameters) for e in elements), initial=o_elements))
+    o_state = list(itertools.accumulate((len(e.states) for e in elements), initial=0))
     for i, e in enumerate(elements):
-        text += _c_array("double", f"ELEMENT_PAR{i}", [*e.point, *e.parameters], _c_double)
-    rows = "".join(f"    {{&{e.symbol}, {e.body}, ELEMENT_PAR{i}, {len(e.parameters)}}},\n"
-                   for i, e in enumerate(elements))
+        text += _c_array("double", f"ELEMENT_S0{i}", [sig.start for sig in e.states], _c_double)
+    rows = "".join(f"    {{&{e.symbol}, {e.body}, {o_par[i]}, {len(e.parameters)}, {len(e.states)}, "
+                   f"{o_state[i]}, ELEMENT_S0{i}, NULL}},\n" for i, e in enumerate(elements))
     text += f"static const mbn_element ELEMENTS[] = {{\n{rows}}};\n"
     return text, {"nel": len(elements), "elements": "ELEMENTS"}
 

@@ -11,7 +11,8 @@ integral's rate |a| / unit, a the head's specific force; the history and
 running maximum are discrete states, not knowns nor unknowns of the
 derivatives), and the output sensors of state values, velocities, points,
 energies, linear combinations, quaternions, momenta, a body's world
-orientation quaternion and twist (a robot's ``--pose`` and ``--twist``) and, in a sled frame,
+orientation quaternion and twist (a robot's ``--pose`` and ``--twist``), plug-in elements'
+outputs (their classes' tangents, ``dynamics/csrc/element.h``) and, in a sled frame,
 accelerometers, the sled acceleration, cable tensions and point
 displacements; flexible plants (assumed-modes beams, ``csrc/flex_dirder.c``:
 the rigid tangents on the virtual tree, projected onto the modal
@@ -21,6 +22,7 @@ is the build-time mirror of ``mbn_dirder_inexact``: the FMU's
 """
 from __future__ import annotations
 
+from ...plant.elements import ELEMENT_OUTPUT
 from .pack import Description
 
 # joint types (csrc/mb.h) and sensor codes (csrc/sensors.h) with tangents in dirder.c
@@ -49,7 +51,8 @@ def inexact_reason(desc: Description) -> str | None:
     for t in st["jtype"]:
         if t == _PLANAR:
             return "planar joints have no tangents in the C runtime"
-    sensors = _SENSORS | (_SLED_SENSORS if st.get("sled") else set())
+    # a plug-in element's outputs: the tangent its class gives (dynamics/csrc/element.h)
+    sensors = _SENSORS | {ELEMENT_OUTPUT} | (_SLED_SENSORS if st.get("sled") else set())
     if any(row[0] not in sensors for row in st["sens"]):
         return "an output sensor (flexible) has no tangent in the C runtime"
     return None

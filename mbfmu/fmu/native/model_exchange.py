@@ -81,7 +81,8 @@ def continuous_states(plant) -> int:
     if getattr(plant, "flexible_system", None) is not None:
         return plant.flexible_system.nq + plant.flexible_system.nv
     hic = getattr(plant, "hic", None)
-    return plant.model.nq + plant.model.nv + (1 if hic is not None else 0)
+    elements = sum(len(e.states) for e in getattr(plant, "native_elements", ()))  # after [q; v], continuous
+    return plant.model.nq + plant.model.nv + (1 if hic is not None else 0) + elements
 
 
 def discrete_outputs(plant) -> list[int]:

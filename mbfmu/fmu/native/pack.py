@@ -27,6 +27,7 @@ import numpy as np
 from ...dynamics import sensors as S, sled as _sled
 from ...dynamics.model import Model
 from ...dynamics.symbolic import real_array
+from ...plant.elements import ElementOutput
 from ...plant.multibody import MultibodyPlant
 from ...plant import Plant
 from ...plant.parameters import declared_by
@@ -79,11 +80,16 @@ def check_supported(plant: Plant, outputs: bool = True) -> None:
     if plant.sled is not None:
         _check_sled(plant, name)
     else:
-        S.check(plant.sensors, plant.model.nbodies, len(plant.states), plant.model.nv, len(plant.inputs))
+        engine = [sen for sen in plant.sensors if not isinstance(sen, ElementOutput)]
+        S.check(engine, plant.model.nbodies, len(plant.states), plant.model.nv, len(plant.inputs))
+    for k, sen in enumerate(plant.sensors):
+        if isinstance(sen, ElementOutput) and not 0 <= sen.element < len(plant.native_elements):
+            raise NativeUnsupported(f"{name}: output {k + 1} reads plug-in element {sen.element}, but the plant "
+                                    f"registers {len(plant.native_elements)}")
 
 
 def _check_elements(plant) -> None:
-    """The plug-in elements (``csrc/element.h``) act on the rigid right-hand side in (q, v) only."""
+    """The plug-in elements (``dynamics/csrc/element.h``) act on the rigid right-hand side in (q, v) only."""
     name = f"plant {plant.name!r}"
     for what, present in (("a flexible system", getattr(plant, "flexible_system", None) is not None),
                           ("canonical variables", getattr(plant, "canonical", False)),
@@ -95,6 +101,10 @@ def _check_elements(plant) -> None:
         if not 1 <= el.body < plant.model.nbodies:
             raise NativeUnsupported(f"{name}: plug-in element {el.symbol} acts on body {el.body}, which is not "
                                     f"one of bodies 1..{plant.model.nbodies - 1}")
+    n_own = plant.model.nq + plant.model.nv + sum(len(el.states) for el in plant.native_elements)
+    if len(plant.states) != n_own:
+        raise NativeUnsupported(f"{name}: {len(plant.states)} states, not [q; v] and its plug-in elements' "
+                                f"{n_own - plant.model.nq - plant.model.nv} (register them with register_elements)")
 
 
 def _check_sled(plant: MultibodyPlant, name: str) -> None:
@@ -105,6 +115,13 @@ def _check_sled(plant: MultibodyPlant, name: str) -> None:
     if extra != (plant.hic.size if plant.hic is not None else 0):
         raise NativeUnsupported(f"{name}: {extra} states after [q; v] that are not the HIC recorder's")
     _sled.check(plant.sensors, plant.model, len(plant.states), len(plant.inputs))
+
+
+def _element_block(plant: MultibodyPlant) -> np.ndarray:
+    """The plug-in elements' ``[point (3); parameters]``, element after element, in ``d``
+    (expressions while recording: the parameters move them through the tape)."""
+    rows = [v for el in getattr(plant, "native_elements", ()) for v in (*el.point, *el.parameters)]
+    return real_array(rows) if rows else np.zeros(0)
 
 
 def _sled_blocks(plant: MultibodyPlant) -> list[tuple[str, np.ndarray]]:
@@ -130,6 +147,7 @@ def describe(plant: MultibodyPlant, outputs: bool = True) -> Description:
         # the options tuple advance passes to the compiled integrator (first step internal_step)
         ("o_adapt", np.array(plant.error_control.options(plant.internal_step), float)),
         *_sled_blocks(plant),
+        ("o_elements", _element_block(plant)),
     ]
     offsets, parts, at = layout(blocks)
     sens = []

@@ -73,6 +73,7 @@ const char *mbn_dirder_inexact(mbn_instance *in) {
     for (int k = 0; k < D->ny; ++k) {
         int kind = D->sens[4 * k];
         if (D->sled && kind >= MB_SENS_ACCELEROMETER && kind <= MB_SENS_DISPLACEMENT) continue;
+        if (kind == MBN_SENS_ELEMENT) continue; /* the element's output_tangent */
         if (kind != MB_SENS_STATE && kind != MB_SENS_VELOCITY && kind != MB_SENS_POINT && kind != MB_SENS_KINETIC &&
             kind != MB_SENS_POTENTIAL && kind != MB_SENS_LINEAR && kind != MB_SENS_QUATERNION &&
             kind != MB_SENS_MOMENTUM && kind != MB_SENS_BODY_QUATERNION && kind != MB_SENS_BODY_TWIST)
@@ -98,6 +99,8 @@ typedef struct {
     double *rows;         /* (3 nl) saved latch rows */
     double *block;
     double dgrav[3];      /* tangent of the gravity (world, m/s^2): the sled frame's -du[input] axis */
+    const double *es, *des; /* the plug-in elements' states (x after [q; v]) and their seed */
+    double *desdot;         /* their rates' tangents (dxdot after [q; v]) */
     int accel;            /* a, da hold the accelerations [with gravity] at the solved qdd, dqdd */
 } dd_work;
 
@@ -337,14 +340,21 @@ static void spring_forces(const mb_model *m, mb_data *ws, dd_work *w) {
 static void element_forces(mbn_instance *in, dd_work *w) {
     const mbn_data *D = in->data;
     for (int e = 0; e < D->nel; ++e) {
-        const mbn_element *el = D->elements + e;
+        const mbn_element *el = in->el + e;
         double x[3], dx[3], V[3], dV[3], F[3], dF[3];
         point_motion(in->ws, w, el->body, el->par, x, dx, V, dV);
-        el->cls->force(el->par + 3, in->t, x, V, F);
-        el->cls->tangent(el->par + 3, in->t, x, V, dx, dV, dF);
+        double sdot[MBN_ELEMENT_MAX_STATES];
+        const double *s = w->es + el->os;
+        el->cls->force(el->par + 3, in->t, x, V, s, F, sdot);
+        el->cls->tangent(el->par + 3, in->t, x, V, s, dx, dV, w->des + el->os, dF, w->desdot + el->os);
         add_point_force(in->ws, w, el->body, el->par, F, dF);
     }
 }
+
+/* the tangents of the elements' accel_rate (element.h) along the solved dqdd (dxdot after q),
+ * added to w->desdot: the specific force at the point is the acceleration with the base at -g
+ * (forward() with gravity, as the sled frame's accelerometers) */
+static int element_accel_tangents(mbn_instance *in, dd_work *w, const double *x, double *dxdot);
 
 /* force to the parent with its tangent: fp += X^T f, dfp += X^T (zr x* f + df) */
 static void to_parent(mb_data *ws, dd_work *w, int i, const double *f, const double *df, double *fp, double *dfp) {
@@ -547,6 +557,29 @@ static void accel_tangent(mb_data *ws, const dd_work *w, int b, const double *rB
     mv3(B9(ws->RW, b), e, dacc);
 }
 
+static int element_accel_tangents(mbn_instance *in, dd_work *w, const double *x, double *dxdot) {
+    const mbn_data *D = in->data;
+    mb_data *ws = in->ws;
+    int any = 0;
+    for (int e = 0; e < D->nel; ++e) any |= in->el[e].cls->accel_rate != NULL;
+    if (!any) return 0;
+    if (!w->accel) { /* the accelerations at the solved qdd and their tangents along dqdd */
+        mb_kinematics(in->m, ws, x, w->vel);
+        forward(in->m, ws, w, x, w->dq, w->dvel, 1, w->qdd, dxdot + D->nq, 1);
+        w->accel = 1;
+    }
+    for (int e = 0; e < D->nel; ++e) {
+        const mbn_element *el = in->el + e;
+        if (!el->cls->accel_rate) continue;
+        double xp[3], dxp[3], V[3], dV[3], A[3], dA[3];
+        point_motion(ws, w, el->body, el->par, xp, dxp, V, dV);
+        accel_tangent(ws, w, el->body, el->par, A, dA);
+        el->cls->accel_rate_tangent(el->par + 3, in->t, xp, V, A, w->es + el->os, dxp, dV, dA, w->des + el->os,
+                                    w->desdot + el->os);
+    }
+    return 0;
+}
+
 /* tangents dy (ny) of the outputs (mb_sensors_eval) after forward() at the
  * state x along (dx, du) with velocity tangent w->dvel */
 static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const double *dx, const double *du,
@@ -657,6 +690,14 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
             dy[k] = s->par[0] * acc;
             break;
         }
+        case MBN_SENS_ELEMENT: { /* element.h: its output's tangent at its point's motion */
+            const mbn_element *el = in->el + s->index;
+            double xp[3], dxp[3], V[3], dV[3];
+            point_motion(ws, w, el->body, el->par, xp, dxp, V, dV);
+            dy[k] = el->cls->output_tangent(el->par + 3, in->t, xp, V, w->es + el->os, s->axis, dxp, dV,
+                                            w->des + el->os);
+            break;
+        }
         default: dy[k] = 0.0 / 0.0;
         }
     }
@@ -670,7 +711,7 @@ static int velocity_tangent(mbn_instance *in, dd_work *w, const double *dvel, do
     mb_data *ws = in->ws;
     const double *q = in->x;
     const mbn_data *D = in->data;
-    if (D->nel) mbn_elements_fext(m, ws, D->nel, D->elements, in->t, q, w->vel, in->efext);
+    if (D->nel) mbn_elements_fext(m, ws, D->nel, in->el, in->t, q, w->vel, w->es, in->efext, NULL);
     int err = mb_rhs(m, ws, q, w->vel, in->tau, D->nel ? in->efext : NULL, w->r3 /* dq/dt: unused */, w->qdd);
     if (err) return err;
     mb_kinematics(m, ws, q, w->vel);
@@ -804,6 +845,9 @@ static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double 
             if (ax[r] != 0.0) { ws->g[r] = g0[r] - a_s * ax[r]; w->dgrav[r] = -da_s * ax[r]; }
     }
     if (D->nl) latch_apply(in, x + nq + nv, w->rows);
+    w->es = x + nq + nv;
+    w->des = dx + nq + nv;
+    w->desdot = dxdot + nq + nv;
     if (D->canonical) err = canonical_tangent(in, w, dx + nq, dxdot + nq);
     else {
         memcpy(w->vel, x + nq, sizeof(double) * (size_t)nv);
@@ -823,6 +867,7 @@ static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double 
             dxdot[nq + nv] = n > 0 ? dot3(a, da) / (n * in->hic.par[HC_UNIT]) : 0.0;
         }
     }
+    if (!err && D->nel) err = element_accel_tangents(in, w, x, dxdot);
     memcpy(ws->g, g0, sizeof g0); /* the outputs' energies read the model's own gravity */
     /* the outputs read the unlatched rows (the latches' energy is its own term) */
     if (D->nl) latch_restore(in, w->rows);

@@ -56,6 +56,7 @@ typedef struct {
     int sled, sled_input;   /* a sled frame (sled.h; parameters at o_sled), the input it adds (-1 none) */
     int hic_body, nh;       /* its HIC recorder (hic.h; nh = 0: none; parameters at o_hic), states after [q; v] */
     int o_sled, o_hic;
+    int o_elements;         /* the plug-in elements' [rB; par] blocks (element.h: each at its o_par) */
     const int *sens;        /* (ny, 4): kind, index, axis, offset of its parameters in d (-1 none) */
     const double *p0;       /* (np) build-time parameter values */
     const double *u0;       /* (nu) start values of the inputs */
@@ -104,6 +105,7 @@ typedef struct {
     double *y, *v, *tau;  /* (ny) cached outputs, (nv) velocities, (nv) generalized forces */
     double *xw;           /* (nx) scratch state */
     double *efext;        /* (nb, 6) the plug-in elements' forces (element.h) */
+    mbn_element *el;      /* (data->nel) the registry with par pointing into d */
     double t;
     int stepped;          /* a step was taken (parameters then keep the state) */
     double tolerance;     /* fmi2SetupExperiment's (rtol = atol), 0: the plant's own */

@@ -54,9 +54,10 @@ static void bind_sensors(mbn_instance *in) {
     in->hic.body = D->hic_body;
     in->hic.nh = D->nh;
     in->hic.par = in->d + D->o_hic;
+    for (int e = 0; e < D->nel; ++e) in->el[e].par = in->d + D->elements[e].o_par;
 }
 
-/* x = [q0; v0] (or [q0; M(q0) v0] in canonical variables; latches free) of
+/* x = [q0; v0] (or [q0; M(q0) v0] in canonical variables; latches free; the elements' s0) of
  * the model m described by d, quaternions normalized */
 static void initial_state(const mbn_data *D, const mb_model *m, mb_data *ws, const double *d, double *x) {
     for (int k = D->nq + D->nv; k < D->nx; ++k) x[k] = 0.0;
@@ -64,6 +65,8 @@ static void initial_state(const mbn_data *D, const mb_model *m, mb_data *ws, con
     if (!D->flex) mb_normalize(m, x); /* a flexible plant's q0 is public: as the plant gives it */
     if (D->canonical) mb_momentum(m, ws, x, d + D->o_v0, x + D->nq);
     else memcpy(x + D->nq, d + D->o_v0, sizeof(double) * (size_t)D->nv);
+    for (int e = 0; e < D->nel; ++e) /* the plug-in elements' states (element.h) */
+        memcpy(x + D->nq + D->nv + D->elements[e].os, D->elements[e].s0, sizeof(double) * (size_t)D->elements[e].nstate);
 }
 
 mbn_instance *mbn_new(const mbn_data *D) {
@@ -80,19 +83,33 @@ mbn_instance *mbn_new(const mbn_data *D) {
     in->tau = calloc((size_t)D->nv + 1, sizeof(double));
     in->sens = calloc((size_t)D->ny + 1, sizeof(mb_sensor));
     in->efext = calloc(6 * (size_t)D->nb + 1, sizeof(double));
+    in->el = calloc((size_t)D->nel + 1, sizeof(mbn_element));
+    if (in->el && D->nel) memcpy(in->el, D->elements, sizeof(mbn_element) * (size_t)D->nel);
     in->m = in->d ? pack_model(D, in->d) : NULL;
     in->ws = in->m ? mb_data_new(in->m) : NULL;
     if (in->m && D->flex) in->fx = mbn_flex_new(D, in->m, in->d);
-    if (!in->p || !in->u || !in->x || !in->xw || !in->y || !in->v || !in->tau || !in->sens || !in->efext || !in->m || !in->ws ||
+    if (!in->p || !in->u || !in->x || !in->xw || !in->y || !in->v || !in->tau || !in->sens || !in->efext || !in->el || !in->m || !in->ws ||
         (D->flex && !in->fx)) {
         mbn_free(in);
         return NULL;
     }
     for (int e = 0; e < D->nel; ++e) /* a registry that does not match its classes (element.h) */
-        if (D->elements[e].npar != D->elements[e].cls->npar || D->elements[e].body < 1 || D->elements[e].body >= D->nb) {
+        if (D->elements[e].npar != D->elements[e].cls->npar || D->elements[e].nstate != D->elements[e].cls->nstate ||
+            D->elements[e].nstate > MBN_ELEMENT_MAX_STATES || D->elements[e].body < 1 || D->elements[e].body >= D->nb ||
+            D->elements[e].os < 0 || D->nq + D->nv + D->elements[e].os + D->elements[e].nstate > D->nx ||
+            D->elements[e].o_par < 0 || D->elements[e].o_par + 3 + D->elements[e].npar > D->nd ||
+            !mbn_element_class_complete(D->elements[e].cls)) {
             mbn_free(in);
             return NULL;
         }
+    for (int k = 0; k < D->ny; ++k) { /* element outputs of registered elements only */
+        const int *row = D->sens + 4 * k;
+        if (row[0] == MBN_SENS_ELEMENT &&
+            (row[1] < 0 || row[1] >= D->nel || row[2] < 0 || row[2] >= D->elements[row[1]].cls->nout)) {
+            mbn_free(in);
+            return NULL;
+        }
+    }
     memcpy(in->u, D->u0, sizeof(double) * (size_t)D->nu);
     bind_sensors(in);
     initial_state(D, in->m, in->ws, in->d, in->x);
@@ -106,7 +123,7 @@ void mbn_free(mbn_instance *in) {
     mb_data_free(in->ws);
     mb_free(in->m);
     free(in->d); free(in->p); free(in->u); free(in->x); free(in->xw);
-    free(in->y); free(in->v); free(in->tau); free(in->sens); free(in->efext);
+    free(in->y); free(in->v); free(in->tau); free(in->sens); free(in->efext); free(in->el);
     free(in);
 }
 
@@ -249,7 +266,7 @@ static int integrate(mbn_instance *in, double *x, double dt) {
     mb_ode ode;
     mbn_element_ode eo;
     /* FlexibleArm._compiled_adaptive: advance_flexible; without beams (segments) advance_rigid */
-    if (D->nel) mbn_element_ode_init(&eo, in->m, in->ws, D->nel, D->elements, in->t, in->efext, &ode);
+    if (D->nel) mbn_element_ode_init(&eo, in->m, in->ws, D->nel, in->el, in->t, in->efext, &ode);
     else if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
     else if (D->canonical) mb_canonical_ode(in->m, in->ws, &ode);
     else mb_rigid_ode(in->m, in->ws, &ode);
@@ -271,7 +288,7 @@ int mbn_rhs(mbn_instance *in, double t, const double *x, double *dx) {
     if (D->nl) return mb_latch_rhs(in->m, in->ws, &in->latches, q, y, y + D->nv, in->tau, qdot, ydot);
     mb_ode ode;
     mbn_element_ode eo;
-    if (D->nel) mbn_element_ode_init(&eo, in->m, in->ws, D->nel, D->elements, t, in->efext, &ode);
+    if (D->nel) mbn_element_ode_init(&eo, in->m, in->ws, D->nel, in->el, t, in->efext, &ode);
     else if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
     else if (D->canonical) mb_canonical_ode(in->m, in->ws, &ode);
     else mb_rigid_ode(in->m, in->ws, &ode);
@@ -310,6 +327,22 @@ int mbn_advance(mbn_instance *in, double dt) {
     return 0;
 }
 
+/* the outputs of kind MBN_SENS_ELEMENT (element.h) into in->y, at velocities v */
+static void element_outputs(mbn_instance *in, const double *v) {
+    const mbn_data *D = in->data;
+    int kin = 0;
+    for (int k = 0; k < D->ny; ++k) {
+        const mb_sensor *s = in->sens + k;
+        if (s->kind != MBN_SENS_ELEMENT) continue;
+        if (!kin) mb_kinematics(in->m, in->ws, in->x, v);
+        kin = 1;
+        const mbn_element *el = in->el + s->index;
+        double x[3], V[3];
+        mbn_element_point(in->m, in->ws, el, x, V);
+        in->y[k] = el->cls->output(el->par + 3, in->t, x, V, in->x + D->nq + D->nv + el->os, s->axis);
+    }
+}
+
 const double *mbn_outputs(mbn_instance *in) {
     const mbn_data *D = in->data;
     if (in->y_valid) return in->y;
@@ -326,6 +359,7 @@ const double *mbn_outputs(mbn_instance *in) {
         mbn_flex_outputs(in);
     else
         mb_sensors_eval(in->m, in->ws, &in->mp, D->ny, in->sens, in->x, v, in->u, D->nu, in->y);
+    element_outputs(in, v);
     in->y_valid = 1;
     return in->y;
 }

@@ -1,0 +1,122 @@
+/*
+ * Plug-in elements: a force element that the engine core does not know,
+ * written once in C against this interface and registered by the plant that
+ * uses it (MultibodyPlant.register_elements). The native FMU's model_data.c
+ * holds the registry MBN_DATA.elements, which its runtime iterates; the
+ * Python plant compiles the same C file and hands its class to the kernels
+ * (binding.c's element_adapt, element_rhs, element_outputs; the exact
+ * tangents through tangent_binding.c). An element's C uses its arguments
+ * and the C math library only.
+ *
+ * An element acts on one point rB (body frame, m) of one body. From the
+ * point's world position x (m) and velocity V (m/s), the time t (s) and its
+ * own continuous states s (nstate, units the class's) it gives the world
+ * force F (N) on that point and the rates sdot of its states (units of s per
+ * second), its outputs (sensors of kind MBN_SENS_ELEMENT), and the tangents
+ * of all of them along (dx, dV, ds) for the exact directional derivatives
+ * (dirder.c). Its parameters sit in the plant's numeric description d, so
+ * that a parameter of the plant they are computed from moves them (tape.h).
+ * The runtime turns F into the body's spatial force (fext) of the rigid
+ * right-hand side; the states of all elements follow the plant's [q; v] in
+ * the state vector, element after element in registry order, and are
+ * integrated with them (Co-Simulation) or are continuous states (Model
+ * Exchange).
+ *
+ * Not (yet) in the interface: discrete states and events, joint-force rows,
+ * a change of gravity (what the sled frame, the HIC recorder and the hinge
+ * latches need besides accel_rate; they stay in dynamics/csrc).
+ */
+#ifndef MBFMU_ELEMENT_H
+#define MBFMU_ELEMENT_H
+
+#include <stddef.h>
+
+#include "mb.h"
+
+/* most states one element may carry (mbn_new refuses more) */
+#define MBN_ELEMENT_MAX_STATES 16
+/* the output sensor kind of an element's outputs (sensors.h's mb_sensor:
+ * index = the element's registry position, axis = which of its outputs) */
+#define MBN_SENS_ELEMENT 64
+
+typedef struct {
+    const char *name; /* for messages */
+    int npar;         /* its parameters after the point (element.c's table) */
+    int nstate;       /* its continuous states (0: none; s and sdot are then not read / written) */
+    void (*force)(const double *par, double t, const double *x, const double *V, const double *s, double *F,
+                  double *sdot);
+    void (*tangent)(const double *par, double t, const double *x, const double *V, const double *s, const double *dx,
+                    const double *dV, const double *ds, double *dF, double *dsdot);
+    /* its outputs (sensors of the plant, kind MBN_SENS_ELEMENT; 0: none, output and
+     * output_tangent may then be NULL): y[k] (units the class's) at (t, x, V, s), and
+     * its tangent dy along (dx, dV, ds) */
+    int nout;
+    double (*output)(const double *par, double t, const double *x, const double *V, const double *s, int k);
+    double (*output_tangent)(const double *par, double t, const double *x, const double *V, const double *s, int k,
+                             const double *dx, const double *dV, const double *ds);
+    /* optional (NULL: none): rates that read the point's specific force A (world, m/s^2: its
+     * acceleration minus gravity, what an accelerometer there reads) at the solved dv/dt,
+     * added to force's sdot; and their tangent along (dx, dV, dA, ds), added to dsdot */
+    void (*accel_rate)(const double *par, double t, const double *x, const double *V, const double *A,
+                       const double *s, double *sdot);
+    void (*accel_rate_tangent)(const double *par, double t, const double *x, const double *V, const double *A,
+                               const double *s, const double *dx, const double *dV, const double *dA,
+                               const double *ds, double *dsdot);
+} mbn_element_class;
+
+/* one registered element: its class, body, the offset o_par in the plant's
+ * numeric description d of its parameters [rB (3); npar] (the tape moves
+ * them with the plant's parameters, tape.h), npar and nstate as registered
+ * (mbn_new refuses a registry that does not match its classes), the offset
+ * os of its states in the elements' block (after [q; v]) and their start
+ * values s0 (nstate). par is NULL in the registry; the instance's copy
+ * (mbn_instance.el) points it at its current d. */
+typedef struct {
+    const mbn_element_class *cls;
+    int body;
+    int o_par;
+    int npar;
+    int nstate, os;
+    const double *s0;
+    const double *par;
+} mbn_element;
+
+/* add the accel_rate of the elements that have one to sdot (their states'
+ * rates, the elements' block) at (q, v) and the solved vdot, time t; runs
+ * mb_rnea (ws->tau is its scratch). Returns 1 if any element has one. */
+int mbn_elements_accel_rates(const mb_model *m, mb_data *ws, int nel, const mbn_element *el, double t,
+                             const double *q, const double *v, const double *vdot, const double *s, double *sdot);
+
+/* 1 if cls has its force and tangent, its outputs' functions when nout > 0,
+ * and accel_rate and accel_rate_tangent both or neither */
+int mbn_element_class_complete(const mbn_element_class *cls);
+
+/* the elements' states in all (the block after [q; v]) */
+int mbn_elements_nstate(int nel, const mbn_element *el);
+
+/* the world position x (m) and velocity V (m/s) of the element's point
+ * after mb_kinematics */
+void mbn_element_point(const mb_model *m, mb_data *ws, const mbn_element *el, double *x, double *V);
+
+/* fext (nb, 6; body frame, zeroed first) = the elements' forces at state
+ * (q, v, s) and time t, s the elements' states block; their rates into sdot
+ * (same layout) unless NULL; runs mb_kinematics(q, v) */
+void mbn_elements_fext(const mb_model *m, mb_data *ws, int nel, const mbn_element *el, double t, const double *q,
+                       const double *v, const double *s, double *fext, double *sdot);
+
+/* the rigid velocity-variable mb_ode of m with the elements' forces added to
+ * the fext it is given and their states after v: y = [v; s] (ny = nv +
+ * mbn_elements_nstate); ctx holds what f reads (mbn_element_ode_init) */
+typedef struct {
+    mb_ode inner;
+    const mb_model *m;
+    mb_data *ws;
+    int nel;
+    const mbn_element *el;
+    double t0, t_stage; /* the interval's start (s), the stage's time from it (mb_adapt_advance) */
+    double *fext;       /* (nb, 6) scratch */
+} mbn_element_ode;
+void mbn_element_ode_init(mbn_element_ode *e, const mb_model *m, mb_data *ws, int nel, const mbn_element *el,
+                          double t0, double *fext, mb_ode *ode);
+
+#endif
