@@ -252,7 +252,13 @@ class _MeStepping:
     # -- the compiled master loop: the step in C (me_do_step, csrc/me_step.c) ------------
     def compiled_step(self) -> int:
         """Hand the unit's state to its solver's C context for ``me_do_step``, the
-        communication step :meth:`do_step` takes, in C; returns the context's address."""
+        communication step :meth:`do_step` takes, in C.
+
+        Returns
+        -------
+        int
+            The address of the context (``me_ctx`` in ``csrc/me_step.c``).
+        """
         if getattr(self, "_error", False) or self._solver is None:
             raise CosimError(f"unit {self.name!r} failed earlier; no further call is made on it")
         self._solver.describe_step(self._t, self._next_event, self._stop, self.restarts,
@@ -273,8 +279,20 @@ class _MeStepping:
             self._u_sent_last = s.inputs_sent()
 
     def compiled_error(self, code: int, t: float, h: float) -> BaseException:
-        """The error :meth:`do_step` raises for the failure ``code`` of ``me_do_step`` in the
-        step from ``t`` [s] of ``h`` [s] (after :meth:`compiled_back`)."""
+        """The error :meth:`do_step` raises for a failure of ``me_do_step`` (after :meth:`compiled_back`).
+
+        Parameters
+        ----------
+        code : int
+            ``me_do_step``'s result (a CVODE flag or an ``ME_*`` result, below 0).
+        t, h : float
+            Start [s] and size [s] of the step that failed.
+
+        Returns
+        -------
+        BaseException
+            The unit's error (a StopRequested where the FMU asked to stop).
+        """
         from .me_solver import CHATTER, EVENT_KINDS, NO_MEMORY, REINIT, STOP_COMPLETED, STOP_EVENT, SVTOL, UNSETTLED
         s = self._solver
         if code == STOP_COMPLETED:

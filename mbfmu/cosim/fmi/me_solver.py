@@ -175,9 +175,25 @@ class MeSolver:
     def describe_step(self, t: float, next_event: float, stop: float, restarts: int, inputs_driven: bool,
                       will_roll_back: bool, atol: float | None, u: Any, u_last: bytes | None,
                       max_iterations: int, max_events: int) -> None:
-        """Set the context for ``me_do_step`` (``csrc/me_step.c``), the unit's communication
-        step in C: the unit's time, next time event and stop time [s], restarts so far,
-        its input buffer ``u`` and the inputs of its last step (``None``: none yet)."""
+        """Set the context for ``me_do_step`` (``csrc/me_step.c``), the unit's communication step in C.
+
+        Parameters
+        ----------
+        t, next_event, stop : float
+            The unit's time, its FMU's next time event (inf: none) and the run's stop time [s].
+        restarts : int
+            CVODE restarts so far.
+        inputs_driven, will_roll_back : bool
+            Whether inputs are connected; whether the run may restore earlier states.
+        atol : float or None
+            The absolute tolerance (``None``: ``rtol`` times each state's nominal).
+        u : ctypes array of c_double
+            The unit's input buffer.
+        u_last : bytes or None
+            The inputs of the unit's last step (``None``: none yet).
+        max_iterations, max_events : int
+            Event iteration calls per event, events per step before giving up.
+        """
         ctx = self.ctx
         ctx.t, ctx.next_event, ctx.stop, ctx.restarts = t, next_event, stop, restarts
         ctx.inputs_driven, ctx.will_roll_back = int(inputs_driven), int(will_roll_back)
@@ -200,8 +216,18 @@ class MeSolver:
         return bytes(self._u_last) if self.ctx.u_last_valid else None
 
     def step_error(self, code: int) -> Exception:
-        """The exception of a failed FMU call or CVODE failure (``code`` from ``me_do_step``),
-        as :meth:`advance` raises it."""
+        """The exception of a failed FMU call or CVODE failure, as :meth:`advance` raises it.
+
+        Parameters
+        ----------
+        code : int
+            ``me_do_step``'s result.
+
+        Returns
+        -------
+        Exception
+            fmpy's ``FMICallException`` (with its ``status``) or a ``RuntimeError``.
+        """
         try:
             self._raise(code)
         except Exception as exc:  # noqa: BLE001 (handed to the caller)
