@@ -48,7 +48,7 @@ carried out here.
 * **Compiled loop**: in :mod:`mbfmu.cosim.master.fast_loop` the step above is
   taken in C (``me_do_step`` in ``csrc/me_step.c``): the same FMU and CVODE
   calls in the same order, so the same events, restarts and results bit for bit
-  (:meth:`compiled_step`, :meth:`compiled_back`, :meth:`compiled_error`).
+  (the units' ``compiled_step``, ``compiled_back`` and ``compiled_error``).
 * **Rollback** where the FMU can get and set its state: the saved state
   carries the unit's time and next time event; the solver restarts from
   the restored state, so iterative and adaptive runs work.
@@ -252,7 +252,7 @@ class _MeStepping:
     # -- the compiled master loop: the step in C (me_do_step, csrc/me_step.c) ------------
     def compiled_step(self) -> int:
         """Hand the unit's state to its solver's C context for ``me_do_step``, the
-        communication step :meth:`do_step` takes, in C.
+        communication step ``do_step`` takes, in C.
 
         Returns
         -------
@@ -279,7 +279,7 @@ class _MeStepping:
             self._u_sent_last = s.inputs_sent()
 
     def compiled_error(self, code: int, t: float, h: float) -> BaseException:
-        """The error :meth:`do_step` raises for a failure of ``me_do_step`` (after :meth:`compiled_back`).
+        """The error ``do_step`` raises for a failure of ``me_do_step`` (after ``compiled_back``).
 
         Parameters
         ----------

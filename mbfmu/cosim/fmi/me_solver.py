@@ -207,7 +207,7 @@ class MeSolver:
         ctx.n_ev = 0
 
     def step_events(self) -> list[tuple[float, str]]:
-        """The events ``me_do_step`` met since :meth:`describe_step` (time [s] and kind)."""
+        """The events ``me_do_step`` met since ``describe_step`` (time [s] and kind)."""
         ctx = self.ctx
         return [(ctx.ev_t[k], EVENT_KINDS[ctx.ev_kind[k]]) for k in range(ctx.n_ev)]
 
@@ -216,7 +216,7 @@ class MeSolver:
         return bytes(self._u_last) if self.ctx.u_last_valid else None
 
     def step_error(self, code: int) -> Exception:
-        """The exception of a failed FMU call or CVODE failure, as :meth:`advance` raises it.
+        """The exception of a failed FMU call or CVODE failure, as ``advance`` raises it.
 
         Parameters
         ----------
