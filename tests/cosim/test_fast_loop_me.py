@@ -148,3 +148,29 @@ def test_a_terminating_bouncing_ball_stops_both_loops_alike(monkeypatch):
         out.append((r.summary.status + ": " + r.summary.message, [np.asarray(r[n]).tobytes() for n in r.names]))
     assert out[0] == out[1]
     assert "asked to stop (terminateSimulation) at a state event at t = 0.4515" in out[0][0], out[0][0]
+
+
+def test_a_failing_event_iteration_fails_both_loops_alike(monkeypatch):
+    """fmi2NewDiscreteStates returning fmi2Error at the first bounce (after the initial event
+    iteration: through fmpy's wrapper in the Python loop, the FMU's function in the solver's C
+    context in the compiled one): the same one-line error and the same rows."""
+    from fmpy.fmi1 import FMICallException
+
+    from mbfmu.cosim.fmi import me_solver
+    proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+    keep = []
+    original_init = me_solver.MeSolver.__init__
+
+    def failing_init(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        cb = proto(lambda c, info: 3)
+        keep.append(cb)
+        self.ctx.update = ctypes.cast(cb, ctypes.c_void_p).value
+
+        def raise_error(*args):
+            raise FMICallException(function="fmi2NewDiscreteStates", status=3)
+        self._fmu.fmi2NewDiscreteStates = raise_error
+    monkeypatch.setattr(me_solver.MeSolver, "__init__", failing_init)
+    msg = _same_failure(lambda: System([_me("fmi2", "BouncingBall", rtol=1e-10, atol=1e-10)]), monkeypatch, 2.0, 1e-3)
+    assert msg.startswith("unit 'u': model exchange step from t = 0.451") and msg.endswith(
+        "fmi2NewDiscreteStates failed with status 3 (error)."), msg
