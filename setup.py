@@ -69,6 +69,7 @@ mestep = Extension(
     "mbfmu.cosim._mestep",
     sources=["mbfmu/cosim/csrc/me_step.c"],
     extra_compile_args=["-O2", "-std=c99", "-Wall"],
+    libraries=["m"],
 )
 
 # every folder under mbfmu/ (data folders such as dynamics/csrc included), plus

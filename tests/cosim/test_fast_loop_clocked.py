@@ -15,13 +15,12 @@ import pytest
 
 from mbfmu.cosim import FmuUnit, FunctionUnit, System, simulate
 from mbfmu.cosim.master import fast_loop
-from mbfmu.cosim.master.options import SimulationOptions
-from mbfmu.cosim.master.run import _Master
 from mbfmu.cosim.units import Variable
 from mbfmu.errors import CosimError
 
 from .fmu_build import build_ticker3
 from .clocks_reference import CLOCKS, scs_reference
+from .loop_comparison import bitwise_equal, both_loops, same_failure_in_both_loops
 
 
 class BooleanPulses(FunctionUnit):
@@ -34,30 +33,6 @@ class BooleanPulses(FunctionUnit):
         self.variables["y"] = Variable("y", "output", "Boolean", None, 0.0)
 
 
-def _both(make, monkeypatch, stop: float, step: float, **kw):
-    """(compiled, Python-loop) runs of the systems ``make()`` returns, with those systems;
-    asserts which loop each took."""
-    calls = []
-    real_run = fast_loop.run
-    monkeypatch.setattr(fast_loop, "run", lambda *a: calls.append(1) or real_run(*a))
-    fast_sys = make()
-    assert fast_loop.python_loop_reason(_Master(fast_sys, step, SimulationOptions(progress=False), None)) is None
-    fast = simulate(fast_sys, stop, step, progress=False, **kw)
-    assert calls == [1] and "python_loop" not in fast.meta
-    monkeypatch.setattr(fast_loop, "ENABLED", False)
-    slow_sys = make()
-    slow = simulate(slow_sys, stop, step, progress=False, **kw)
-    assert calls == [1] and "python_loop" in slow.meta
-    assert fast.names == slow.names
-    return (fast, fast_sys), (slow, slow_sys)
-
-
-def _bitwise(fast, slow, names=None) -> None:
-    for n in fast.names if names is None else names:
-        a, b = np.asarray(fast[n]), np.asarray(slow[n])
-        assert a.tobytes() == b.tobytes(), n
-
-
 def _clocks_system() -> System:
     # inClock2 is triggered at 0, 1, 8 and 9 s, as the Reference FMUs' scs_synchronous.c does
     return System([FmuUnit(CLOCKS, "clocks"), BooleanPulses("trigger", [0.0, 1.0, 8.0, 9.0])],
@@ -65,8 +40,8 @@ def _clocks_system() -> System:
 
 
 def test_clocks_fmu_runs_compiled_like_the_python_loop_and_the_reference_importer(monkeypatch):
-    (fast, fs), (slow, ss) = _both(_clocks_system, monkeypatch, 9.0, 1.0)
-    _bitwise(fast, slow)
+    (fast, fs), (slow, ss) = both_loops(_clocks_system, monkeypatch, 9.0, 1.0)
+    bitwise_equal(fast, slow)
     a, b = fs.units["clocks"], ss.units["clocks"]
     assert list(a.activations) == list(b.activations) and a.ticks == b.ticks
     assert list(a.ticks) == list(b.ticks)  # first activated first
@@ -86,9 +61,9 @@ def test_an_output_clock_drives_another_units_partition_compiled(monkeypatch):
                        BooleanPulses("trigger", [0.0, 1.0])],
                       [("trigger.y", "a.inClock2"), ("a.outClock", "b.inClock2")])
     # a recorded input clock (from the unit's buffer) and input variable (read from the FMU) too
-    (fast, fs), (slow, ss) = _both(make, monkeypatch, 3.0, 1.0, record=["a.outClock", "b.inClock2", "b.input2",
+    (fast, fs), (slow, ss) = both_loops(make, monkeypatch, 3.0, 1.0, record=["a.outClock", "b.inClock2", "b.input2",
                                                                             "b.inClock2Ticks", "a.totalInClockTicks"])
-    _bitwise(fast, slow)
+    bitwise_equal(fast, slow)
     assert fast["a.outClock"].any() and fast["b.inClock2Ticks"][-1] > 0  # the clocks did something
     assert fast["b.inClock2"].tolist() == fast["a.outClock"].tolist()
     assert fast["b.input2"][0] == 3  # its start value (the partition of inClock2 clears it, Clocks/model.c)
@@ -107,8 +82,8 @@ def sampler(tmp_path_factory):
 def test_countdown_clocks_run_compiled_like_the_python_loop(sampler, monkeypatch, delay):
     def make():
         return System([FmuUnit(sampler, "s", values={"delay": delay})])
-    (fast, fs), (slow, ss) = _both(make, monkeypatch, 2.0, 0.25)
-    _bitwise(fast, slow)
+    (fast, fs), (slow, ss) = both_loops(make, monkeypatch, 2.0, 0.25)
+    bitwise_equal(fast, slow)
     a = fs.units["s"]
     assert list(a.activations) == list(ss.units["s"].activations) and a.ticks == ss.units["s"].ticks
     assert a.ticks["later"][0] == (4 if delay else 5)  # the countdown partition ran where the FMU scheduled it
@@ -130,8 +105,8 @@ def test_a_controller_partition_every_other_step_with_a_multirate_plant(monkeypa
     def make():
         return System([FmuUnit(CLOCKS, "clocks"), BooleanPulses("trigger", [0.5, 2.0])],
                       [("trigger.y", "clocks.inClock2")])
-    (fast, fs), (slow, ss) = _both(make, monkeypatch, 3.0, 0.5, extrapolation=1)
-    _bitwise(fast, slow)
+    (fast, fs), (slow, ss) = both_loops(make, monkeypatch, 3.0, 0.5, extrapolation=1)
+    bitwise_equal(fast, slow)
     assert list(fs.units["clocks"].activations) == list(ss.units["clocks"].activations)
     assert fast["clocks.inClock1Ticks"].tolist() == [1, 1, 2, 2, 3, 3, 4]
 
@@ -178,7 +153,7 @@ def test_the_mixed_arm_scheduled_controller_and_observer_run_compiled(monkeypatc
     (fast, a), (slow, b) = runs[True], runs[False]
     assert "python_loop" not in fast.meta and "python_loop" in slow.meta
     obs = [n for n in fast.names if n.startswith("obs.")]
-    _bitwise(fast, slow, [n for n in fast.names if n not in obs])
+    bitwise_equal(fast, slow, [n for n in fast.names if n not in obs])
     for n in obs:
         assert np.abs(fast[n] - slow[n]).max() <= 1e-13 * np.abs(slow[n]).max(), n
     assert np.abs(fast["ctrl.tau2"]).max() > 1e-2  # the controller acts
@@ -200,8 +175,8 @@ def ticker(tmp_path_factory):
 def test_events_inside_steps_run_compiled_like_the_python_loop(ticker, monkeypatch, early_return):
     def make():
         return System([FmuUnit(ticker, "tick", early_return=early_return)])
-    (fast, fs), (slow, ss) = _both(make, monkeypatch, 2.0, 0.1, extrapolation=1)
-    _bitwise(fast, slow)
+    (fast, fs), (slow, ss) = both_loops(make, monkeypatch, 2.0, 0.1, extrapolation=1)
+    bitwise_equal(fast, slow)
     a, b = fs.units["tick"], ss.units["tick"]
     want = [0.1234567891234 + k * 0.37 for k in range(6)]  # the FMU's ticks up to 2 s
     assert list(a.events) == list(b.events) and [c for _, c in a.events] == [("tick",)] * 6
@@ -218,8 +193,8 @@ def test_an_output_clock_kicks_another_units_input_clock_compiled(ticker, monkey
         a, b = FmuUnit(ticker, "a"), FmuUnit(ticker, "b")
         b.set("first", 10.0)  # b's own clock stays quiet
         return System([a, b], [("a.tick", "b.kick")])
-    (fast, fs), (slow, ss) = _both(make, monkeypatch, 2.0, 0.1)
-    _bitwise(fast, slow)
+    (fast, fs), (slow, ss) = both_loops(make, monkeypatch, 2.0, 0.1)
+    bitwise_equal(fast, slow)
     assert fast["b.kicks"][-1] == 6 and fast["a.count"][-1] == 6
     for n in ("a", "b"):
         assert list(fs.units[n].events) == list(ss.units[n].events)
@@ -231,9 +206,9 @@ def test_an_event_unit_and_a_scheduled_unit_together_run_compiled(ticker, monkey
     with the units of a Jacobi step in two threads, and with Gauss-Seidel, too."""
     def make():
         return System([FmuUnit(ticker, "tick"), FmuUnit(CLOCKS, "clocks")], [("tick.tick", "clocks.inClock2")])
-    (fast, fs), (slow, ss) = _both(make, monkeypatch, 3.0, 0.5, **kw)
+    (fast, fs), (slow, ss) = both_loops(make, monkeypatch, 3.0, 0.5, **kw)
     assert fast.summary.threads == kw.get("threads", 1)
-    _bitwise(fast, slow)
+    bitwise_equal(fast, slow)
     # Jacobi: one partition per communication point that ends a step holding ticks (two may share
     # a step); Gauss-Seidel activates a driven unit when its inputs are next set, so the last
     # point's tick is not activated before the run ends
@@ -243,19 +218,6 @@ def test_an_event_unit_and_a_scheduled_unit_together_run_compiled(ticker, monkey
 
 
 # -- failing FMU calls: the same error and the same rows in both loops ----------------------------
-
-def _same_failure(make, monkeypatch, stop: float, step: float) -> str:
-    """Run ``make()`` in both loops; both must fail with the same one-line message and keep the
-    same rows. Returns the message."""
-    out = []
-    for enabled in (True, False):
-        monkeypatch.setattr(fast_loop, "ENABLED", enabled)
-        with pytest.raises(CosimError) as err:
-            simulate(make(), stop, step, progress=False)
-        res = err.value.result
-        out.append((str(err.value), res.names, [np.asarray(res[n]).tobytes() for n in res.names]))
-    assert out[0] == out[1]
-    return out[0][0]
 
 
 def test_a_failing_partition_fails_both_loops_alike(monkeypatch):
@@ -271,7 +233,7 @@ def test_a_failing_partition_fails_both_loops_alike(monkeypatch):
         self._f_activate = proto(lambda inst, vr, t: 3 if t >= 2.0 else real(inst, vr, t))
 
     monkeypatch.setattr(Fmu3ScheduledUnit, "_initialized", failing_from_2_s)
-    msg = _same_failure(_clocks_system, monkeypatch, 4.0, 1.0)
+    msg = same_failure_in_both_loops(_clocks_system, monkeypatch, 4.0, 1.0)
     assert msg.startswith("unit 'clocks': fmi3ActivateModelPartition of clock 'inClock1' returned error at t = 2.0 s")
 
 
@@ -286,5 +248,5 @@ def test_a_failing_event_update_fails_both_loops_alike(ticker, monkeypatch):
         self._f_update = proto(lambda *args: 3)
 
     monkeypatch.setattr(Fmu3EventUnit, "_initialized", failing_after_start)
-    msg = _same_failure(lambda: System([FmuUnit(ticker, "tick")]), monkeypatch, 1.0, 0.1)
+    msg = same_failure_in_both_loops(lambda: System([FmuUnit(ticker, "tick")]), monkeypatch, 1.0, 0.1)
     assert msg.startswith("unit 'tick': fmi3UpdateDiscreteStates returned error at t = 0.1234567891234 s")

@@ -51,7 +51,7 @@ typedef struct {
 } fl_str;
 
 /* what failed (fl_failure.call) */
-enum { C_STEP, C_SET, C_GET, C_RANGE, C_STOP, C_PY, C_DERIV, C_RGET, C_NAN, C_LOOP, C_UNIT, C_SE, C_EV };
+enum { C_STEP, C_SET, C_GET, C_RANGE, C_STOP, C_PY, C_DERIV, C_RGET, C_NAN, C_LOOP, C_UNIT, C_SE, C_EV, C_ME };
 /* what failed in a Scheduled Execution unit (fl_failure.index of a C_SE failure) */
 enum { SE_ACTIVATE, SE_INTERVAL, SE_GET_CLOCK, SE_OFF_GRID, SE_COUNTDOWN_GRID, SE_COUNTDOWN_BACK, SE_NO_MEMORY };
 /* what failed in a co-simulation unit with event mode (fl_failure.index of a C_EV failure) */
@@ -210,6 +210,8 @@ typedef struct {
     const double *k, *k2;      /* U_BLOCK: gains, offsets, lower and upper limits, signs */
     fl_se *se;                 /* U_FMU of FMI 3.0 Scheduled Execution: its clocks (NULL: none) */
     fl_ev *ev;                 /* U_FMU of FMI 3.0 co-simulation with event mode (NULL: none) */
+    void *me;                  /* U_FMU of Model Exchange: its solver's context (NULL: none) */
+    int (*me_step)(void *me, double t, double h); /* its step: me_do_step (csrc/me_step.c) */
 } fl_unit;
 
 typedef struct {
@@ -879,6 +881,10 @@ static int do_step_calls(fl_system *S, int i, double t, double h, fl_failure *f)
     if (u->kind == U_BLOCK) return 0;
     if (u->kind == U_PY) return S->py_unit(i, 1, t, h) ? failed(f, i, C_PY, 0, 0, t, h) : 0;
     if (u->se) return se_step(S, i, t, h, f);
+    if (u->me) {  /* a Model Exchange unit: its integration and events (status: me_do_step's result) */
+        int r = u->me_step(u->me, t, h);
+        return r ? failed(f, i, C_ME, r, 0, t, h) : 0;
+    }
     if (u->stop_requested) return failed(f, i, C_STOP, 0, 0, t, h);
     if (u->ev) return ev_step(S, i, t, h, f);
     if (!u->fmi3) {

@@ -45,6 +45,10 @@ carried out here.
   :attr:`FmuMeUnit.events`.
 * **Stop requests**: ``terminateSimulation`` at an event ends the run at
   that step with :class:`~mbfmu.errors.StopRequested`.
+* **Compiled loop**: in :mod:`mbfmu.cosim.master.fast_loop` the step above is
+  taken in C (``me_do_step`` in ``csrc/me_step.c``): the same FMU and CVODE
+  calls in the same order, so the same events, restarts and results bit for bit
+  (the units' ``compiled_step``, ``compiled_back`` and ``compiled_error``).
 * **Rollback** where the FMU can get and set its state: the saved state
   carries the unit's time and next time event; the solver restarts from
   the restored state, so iterative and adaptive runs work.
@@ -183,13 +187,11 @@ class _MeStepping:
             needed, terminate, nominals, values, defined, t_next = self._update_discrete()
             states_changed = states_changed or bool(nominals) or bool(values)
             if terminate:
-                raise StopRequested(f"unit {self.name!r} asked to stop (terminateSimulation) at a {kind} event "
-                                    f"at t = {self._t!r} s", unit=self.name, time=self._t)
+                raise self._stop_error(f"terminateSimulation) at a {kind} event")
             if not needed:
                 break
         else:
-            raise CosimError(f"unit {self.name!r}: the event iteration at t = {self._t!r} s did not settle in "
-                             f"{MAX_EVENT_ITERATIONS} newDiscreteStates calls")
+            raise self._unsettled_error()
         self._next_event = float(t_next) if defined else math.inf
         if kind != "initial":
             self.events.append((self._t, kind))
@@ -212,8 +214,7 @@ class _MeStepping:
             # to the communication point or the next event (C: csrc/me_step.c), the FMU left there
             bits, self._t = advance(self._t, t_end, self._next_event, self._stop, interpolate, tiny)
             if bits & TERMINATE:
-                raise StopRequested(f"unit {self.name!r} asked to stop (completedIntegratorStep) at "
-                                    f"t = {self._t!r} s", unit=self.name, time=self._t)
+                raise self._stop_error("completedIntegratorStep)")
             if bits & (ROOT | TIME_EVENT | STEP_EVENT):
                 root, time_event = bits & ROOT, bits & TIME_EVENT
                 # a time event alone may leave the dynamics as they were (a sampled recorder):
@@ -234,8 +235,93 @@ class _MeStepping:
                     self._t = t_end
                     me.setTime(t_end)
                 return
-        raise CosimError(f"unit {self.name!r}: more than {MAX_EVENTS_PER_STEP} events in the step from t = {t!r} s "
-                         "(chattering?)")
+        raise self._chatter_error(t)
+
+    def _stop_error(self, cause: str) -> StopRequested:
+        return StopRequested(f"unit {self.name!r} asked to stop ({cause} at t = {self._t!r} s", unit=self.name,
+                             time=self._t)
+
+    def _unsettled_error(self) -> CosimError:
+        return CosimError(f"unit {self.name!r}: the event iteration at t = {self._t!r} s did not settle in "
+                          f"{MAX_EVENT_ITERATIONS} newDiscreteStates calls")
+
+    def _chatter_error(self, t: float) -> CosimError:
+        return CosimError(f"unit {self.name!r}: more than {MAX_EVENTS_PER_STEP} events in the step from t = {t!r} s "
+                          "(chattering?)")
+
+    # -- the compiled master loop: the step in C (me_do_step, csrc/me_step.c) ------------
+    def compiled_step(self) -> int:
+        """Hand the unit's state to its solver's C context for ``me_do_step``, the
+        communication step ``do_step`` takes, in C.
+
+        Returns
+        -------
+        int
+            The address of the context (``me_ctx`` in ``csrc/me_step.c``).
+        """
+        if getattr(self, "_error", False) or self._solver is None:
+            raise CosimError(f"unit {self.name!r} failed earlier; no further call is made on it")
+        self._solver.describe_step(self._t, self._next_event, self._stop, self.restarts,
+                                   getattr(self, "_inputs_driven", False), self.will_roll_back, self.atol, self.u,
+                                   self._u_sent_last, MAX_EVENT_ITERATIONS, MAX_EVENTS_PER_STEP)
+        return ctypes.addressof(self._solver.ctx)
+
+    def compiled_back(self) -> None:
+        """Take back what ``me_do_step`` did: the unit's time, next time event, restarts and events."""
+        s = self._solver
+        if s is None:
+            return
+        ctx = s.ctx
+        self._t, self._next_event, self.restarts = ctx.t, ctx.next_event, ctx.restarts
+        self.events += s.step_events()
+        ctx.n_ev = 0
+        if self._inputs_driven:
+            self._u_sent_last = s.inputs_sent()
+
+    def compiled_error(self, code: int, t: float, h: float) -> BaseException:
+        """The error ``do_step`` raises for a failure of ``me_do_step`` (after ``compiled_back``).
+
+        Parameters
+        ----------
+        code : int
+            ``me_do_step``'s result (a CVODE flag or an ``ME_*`` result, below 0).
+        t, h : float
+            Start [s] and size [s] of the step that failed.
+
+        Returns
+        -------
+        BaseException
+            The unit's error (a StopRequested where the FMU asked to stop).
+        """
+        from .me_solver import CHATTER, EVENT_KINDS, NO_MEMORY, REINIT, STOP_COMPLETED, STOP_EVENT, SVTOL, UNSETTLED
+        s = self._solver
+        if code == STOP_COMPLETED:
+            return self._stop_error("completedIntegratorStep)")
+        if code == STOP_EVENT:
+            return self._stop_error(f"terminateSimulation) at a {EVENT_KINDS[s.ctx.stop_kind]} event")
+        if code == UNSETTLED:
+            return self._unsettled_error()
+        if code == CHATTER:
+            return self._chatter_error(t)
+        if code == NO_MEMORY:
+            return CosimError(f"unit {self.name!r}: no memory for its events at t = {self._t!r} s")
+        if code in (REINIT, SVTOL):
+            call = "CVodeReInit" if code == REINIT else "CVodeSVtolerances"
+            return CosimError(f"{call} failed (flag {s.ctx.reinit_flag}) setting up CVODE")
+        return self._step_failed(s.step_error(code), t, h)
+
+    def _step_failed(self, exc: Exception, t: float, h: float) -> CosimError:
+        """The error of a step whose FMU call or CVODE failed (``exc``); after an error status
+        the unit takes no further call."""
+        status = getattr(exc, "status", None)
+        if status in (3, 4):  # fmi2Error / fmi2Fatal: the FMU takes no further call but its freeing
+            self._error = True
+            self._fatal = getattr(self, "_fatal", False) or status == 4
+            self._solver = None
+        err = CosimError(f"unit {self.name!r}: model exchange step from t = {t!r} s (h = {h!r} s) failed: {exc}"
+                         + (f"; last unit log lines:\n{self.log_text(10)}" if self.log else ""))
+        err.__cause__ = exc
+        return err
 
     # -- rollback: the FMU's state and the unit's own time ----------------------------
     def _me_state(self, fmu_state: Any) -> Any:
@@ -275,13 +361,7 @@ class _MeStepping:
         except (CosimError, StopRequested):
             raise
         except Exception as exc:  # fmpy raises on an error status; CVODE on a failed step
-            status = getattr(exc, "status", None)
-            if status in (3, 4):  # fmi2Error / fmi2Fatal: the FMU takes no further call but its freeing
-                self._error = True
-                self._fatal = getattr(self, "_fatal", False) or status == 4
-                self._solver = None
-            raise CosimError(f"unit {self.name!r}: model exchange step from t = {t!r} s (h = {h!r} s) failed: {exc}"
-                             + (f"; last unit log lines:\n{self.log_text(10)}" if self.log else "")) from exc
+            raise self._step_failed(exc, t, h) from exc
 
     def get_state(self) -> Any:
         return self._me_state(super().get_state())

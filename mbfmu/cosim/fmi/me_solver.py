@@ -32,7 +32,20 @@ class _Ctx(ctypes.Structure):
                 ("nx", _I), ("nz", _I), ("discrete", _I), ("needs_completed", _I), ("no_prior", _I),
                 ("stop_valid", _I), ("stop_time", _D), ("status", _I), ("failed_call", _I), ("t", _D),
                 ("dq_jac", _P), ("mat_copy", _P), ("jac_cache", _P), ("jac_cached", _I), ("reuse_jac", _I),
-                ("jac_computed", _I), ("jac_reused", _I)]
+                ("jac_computed", _I), ("jac_reused", _I),
+                # me_do_step (the compiled master loop)
+                ("enter_event", _P), ("enter_ct", _P), ("update", _P), ("get_x", _P), ("get_nominals", _P),
+                ("reinit", _P), ("svtol", _P), ("abstol", _P), ("rtol", _D), ("atol", _D), ("next_event", _D),
+                ("stop", _D), ("inputs_driven", _I), ("will_roll_back", _I), ("u", _P), ("u_last", _P),
+                ("n_u", _I), ("u_last_valid", _I), ("dx_before", _P), ("dx_after", _P), ("max_iterations", _I),
+                ("max_events", _I), ("restarts", _I), ("stop_kind", _I), ("reinit_flag", _I),
+                ("n_ev", ctypes.c_longlong), ("cap_ev", ctypes.c_longlong), ("ev_t", ctypes.POINTER(_D)),
+                ("ev_kind", ctypes.POINTER(_I))]
+
+
+# further results of me_do_step (csrc/me_step.c) and the kinds of its events
+STOP_COMPLETED, STOP_EVENT, UNSETTLED, CHATTER, NO_MEMORY, REINIT, SVTOL = range(-1001, -1008, -1)
+EVENT_KINDS = ("initial", "state", "time", "step")
 
 
 _LIB: Any = None
@@ -48,6 +61,8 @@ def _library() -> Any:
         lib = ctypes.CDLL(spec.origin)  # a CDLL call releases the GIL
         lib.me_advance.restype = _I
         lib.me_advance.argtypes = [ctypes.POINTER(_Ctx), _D, _D, _D, _I, _D]
+        lib.me_free_events.restype = None
+        lib.me_free_events.argtypes = [ctypes.POINTER(_Ctx)]
         _LIB = lib
     return _LIB
 
@@ -102,10 +117,13 @@ class MeSolver:
         self.cvode_mem = CVodeCreate(CV_BDF, self.sunctx)
 
         f = fmu._functions
-        names = (("fmi3SetTime", "fmi3SetContinuousStates", "fmi3GetContinuousStateDerivatives",
-                  "fmi3GetEventIndicators", "fmi3CompletedIntegratorStep") if fmi3 else
-                 ("fmi2SetTime", "fmi2SetContinuousStates", "fmi2GetDerivatives", "fmi2GetEventIndicators",
-                  "fmi2CompletedIntegratorStep"))
+        p = "fmi3" if fmi3 else "fmi2"
+        names = tuple(p + n for n in ("SetTime", "SetContinuousStates",
+                                      "GetContinuousStateDerivatives" if fmi3 else "GetDerivatives",
+                                      "GetEventIndicators", "CompletedIntegratorStep", "GetContinuousStates",
+                                      "GetNominalsOfContinuousStates", "EnterEventMode",
+                                      "EnterContinuousTimeMode",
+                                      "UpdateDiscreteStates" if fmi3 else "NewDiscreteStates"))
         self._names = names
         set_stop = sundials_cvode.CVodeSetStopTime
         self.ctx = _Ctx(fmi3=int(fmi3), c=_address(fmu.component), set_time=_address(f[names[0]]),
@@ -114,6 +132,15 @@ class MeSolver:
                         set_stop=_address(set_stop), nv_data=_address(sundials_core.N_VGetArrayPointer),
                         cvode_mem=_address(self.cvode_mem), x=_address(self.x), nx=self.nx, nz=nz, discrete=int(self.discrete),
                         needs_completed=int(needs_completed), no_prior=int(no_prior), t=float(t0))
+        for field, name in zip(("get_x", "get_nominals", "enter_event", "enter_ct", "update"), names[5:]):
+            setattr(self.ctx, field, _address(f[name]))
+        self.ctx.reinit = _address(sundials_cvode.CVodeReInit)
+        self.ctx.svtol = _address(sundials_cvode.CVodeSVtolerances)
+        self.ctx.abstol = _address(self.abstol)
+        self.ctx.rtol = self.rtol
+        self._dx = (ctypes.c_double * (2 * self.nx))()
+        self.ctx.dx_before, self.ctx.dx_after = ctypes.addressof(self._dx), ctypes.addressof(self._dx) + 8 * self.nx
+        self.do_step_address = _address(lib.me_do_step)
         self._advance = lib.me_advance
         self._pctx = ctypes.byref(self.ctx)
         # the C callbacks, as the ctypes function types fmpy's bindings declare
@@ -144,6 +171,68 @@ class MeSolver:
         self._ok(CVodeSetMaxNumSteps(self.cvode_mem, 100_000), "CVodeSetMaxNumSteps")
         self._ok(CVodeSetNoInactiveRootWarn(self.cvode_mem), "CVodeSetNoInactiveRootWarn")
         self._ok(SUNContext_PushErrHandler(self.sunctx, self._ehfun, None), "SUNContext_PushErrHandler")
+
+    def describe_step(self, t: float, next_event: float, stop: float, restarts: int, inputs_driven: bool,
+                      will_roll_back: bool, atol: float | None, u: Any, u_last: bytes | None,
+                      max_iterations: int, max_events: int) -> None:
+        """Set the context for ``me_do_step`` (``csrc/me_step.c``), the unit's communication step in C.
+
+        Parameters
+        ----------
+        t, next_event, stop : float
+            The unit's time, its FMU's next time event (inf: none) and the run's stop time [s].
+        restarts : int
+            CVODE restarts so far.
+        inputs_driven, will_roll_back : bool
+            Whether inputs are connected; whether the run may restore earlier states.
+        atol : float or None
+            The absolute tolerance (``None``: ``rtol`` times each state's nominal).
+        u : ctypes array of c_double
+            The unit's input buffer.
+        u_last : bytes or None
+            The inputs of the unit's last step (``None``: none yet).
+        max_iterations, max_events : int
+            Event iteration calls per event, events per step before giving up.
+        """
+        ctx = self.ctx
+        ctx.t, ctx.next_event, ctx.stop, ctx.restarts = t, next_event, stop, restarts
+        ctx.inputs_driven, ctx.will_roll_back = int(inputs_driven), int(will_roll_back)
+        ctx.atol = 0.0 if atol is None else atol
+        n = len(u)
+        self._u_last = (ctypes.c_double * n).from_buffer_copy(u_last if u_last is not None and len(u_last) == 8 * n
+                                                               else bytes(8 * n))
+        ctx.u, ctx.u_last, ctx.n_u = ctypes.addressof(u), ctypes.addressof(self._u_last), n
+        ctx.u_last_valid = int(u_last is not None)
+        ctx.max_iterations, ctx.max_events = max_iterations, max_events
+        ctx.n_ev = 0
+
+    def step_events(self) -> list[tuple[float, str]]:
+        """The events ``me_do_step`` met since ``describe_step`` (time [s] and kind)."""
+        ctx = self.ctx
+        return [(ctx.ev_t[k], EVENT_KINDS[ctx.ev_kind[k]]) for k in range(ctx.n_ev)]
+
+    def inputs_sent(self) -> bytes | None:
+        """The inputs of the last step ``me_do_step`` took (``None``: none yet)."""
+        return bytes(self._u_last) if self.ctx.u_last_valid else None
+
+    def step_error(self, code: int) -> Exception:
+        """The exception of a failed FMU call or CVODE failure, as ``advance`` raises it.
+
+        Parameters
+        ----------
+        code : int
+            ``me_do_step``'s result.
+
+        Returns
+        -------
+        Exception
+            fmpy's ``FMICallException`` (with its ``status``) or a ``RuntimeError``.
+        """
+        try:
+            self._raise(code)
+        except Exception as exc:  # noqa: BLE001 (handed to the caller)
+            return exc
+        return RuntimeError(f"CVODE failed (flag {code})")  # pragma: no cover
 
     @staticmethod
     def _ok(flag: int, call: str) -> None:
@@ -218,6 +307,8 @@ class MeSolver:
     def _free(self) -> None:
         from fmpy.sundials import CVodeFree
         from fmpy.sundials.libraries import sundials_core
+        if getattr(self, "ctx", None) is not None and self.ctx.cap_ev:
+            _library().me_free_events(ctypes.byref(self.ctx))
         mem = getattr(self, "cvode_mem", None)
         if mem:
             CVodeFree(ctypes.byref(ctypes.c_void_p(mem)))

@@ -2,7 +2,9 @@
 
 When every unit of a system is an FMI 2.0 or FMI 3.0 co-simulation FMU (with
 event mode too, :mod:`.c_events`), an FMI 3.0 Scheduled Execution FMU
-(:mod:`.c_scheduled`: C keeps its tick schedule) or a
+(:mod:`.c_scheduled`: C keeps its tick schedule), an FMI 2.0 or 3.0 Model
+Exchange unit without clocks (C takes its step: ``me_do_step`` of
+``csrc/me_step.c``, with the unit's solver context) or a
 Python unit of :mod:`.c_units` (the blocks, LTI ControlUnits and discrete PIDs
 evaluated in C; other FunctionUnits and ControlUnits called back through a
 ctypes callback for their ``pull`` and ``do_step``), the
@@ -57,6 +59,7 @@ from ...errors import CosimError
 from ..fmi.fmu3_unit import Fmu3Unit
 from ..fmi.fmu3_clocked import ClockedFmu3Unit
 from ..fmi.fmu_unit import FmuUnit, _status_error
+from ..fmi.fmu_me import Fmu3MeUnit, FmuMeUnit
 from .loops import NEWTON_ITERATIONS, loop_message
 from ..units import ControlUnit
 from ..typed import string_code, string_text
@@ -74,7 +77,7 @@ _IP = ctypes.POINTER(ctypes.c_int)
 _DP = ctypes.POINTER(ctypes.c_double)
 _UP = ctypes.POINTER(ctypes.c_uint)
 
-_C_STEP, _C_SET, _C_GET, _C_RANGE, _C_STOP, _C_PY, _C_DERIV, _C_RGET, _C_NAN, _C_LOOP, _C_UNIT, _C_SE, _C_EV = range(13)
+_C_STEP, _C_SET, _C_GET, _C_RANGE, _C_STOP, _C_PY, _C_DERIV, _C_RGET, _C_NAN, _C_LOOP, _C_UNIT, _C_SE, _C_EV, _C_ME = range(14)
 _U_FMU, _U_CTRL, _U_BLOCK, _U_PY = range(4)
 _MBC_LTI, _MBC_PID = 1, 2
 _MBC_ERRORS = {1: "its step is not a whole number of samples", 2: "the step's matrix exponential is not finite",
@@ -104,7 +107,7 @@ class _Unit(ctypes.Structure):
                 ("kind", ctypes.c_int), ("ctrl", _P), ("n_zoh", ctypes.c_int), ("zoh_h", _DP), ("zoh_A", _DP),
                 ("zoh_B", _DP), ("op", ctypes.c_int), ("n_u", ctypes.c_int), ("n_y", ctypes.c_int), ("k", _DP),
                 ("k2", _DP), ("se", ctypes.POINTER(c_scheduled.Scheduled)),
-                ("ev", ctypes.POINTER(c_events.Events))]
+                ("ev", ctypes.POINTER(c_events.Events)), ("me", _P), ("me_step", _P)]
 
 
 class _Failure(ctypes.Structure):
@@ -205,7 +208,12 @@ def python_loop_reason(master: Any) -> str | None:
 
 def _is_fmu(u: Any) -> bool:
     """Whether C runs ``u`` as an FMU (its own calls through fmpy's function pointers)."""
-    return type(u) in (FmuUnit, Fmu3Unit) or c_scheduled.compiled(u) or c_events.compiled(u)
+    return type(u) in (FmuUnit, Fmu3Unit, FmuMeUnit, Fmu3MeUnit) or c_scheduled.compiled(u) or c_events.compiled(u)
+
+
+def _is_me(u: Any) -> bool:
+    """Whether C steps ``u`` as a Model Exchange unit (``me_do_step`` in ``csrc/me_step.c``)."""
+    return type(u) in (FmuMeUnit, Fmu3MeUnit)
 
 
 def eligible(master: Any) -> bool:
@@ -457,7 +465,7 @@ class _Build:
             for g in groups:
                 out.append((g.vt.code, fns[g.vt.api], g.vr, g.n_vr, g.buf, g.n, g.slots))
                 names[verb == "Get"].append(u.fmi.call(verb, g.vt))
-        s.do_step = ctypes.cast(u._f_step, _P)
+        s.do_step = None if _is_me(u) else ctypes.cast(u._f_step, _P)
         self.group_names.append(names)
         for field, groups in (("push", push), ("pull", pull)):
             arr = (_Group * max(len(groups), 1))()
@@ -490,6 +498,8 @@ class _Build:
             s.se = ctypes.pointer(c_scheduled.describe(u, self.keep, _library()))
         if c_events.compiled(u):
             s.ev = ctypes.pointer(c_events.describe(u, self.keep))
+        if _is_me(u):
+            s.me, s.me_step = u.compiled_step(), u._solver.do_step_address
         if u.input_conversion:
             on, conv = [0] * len(u.inputs), [1.0, 0.0] * len(u.inputs)
             for j, (a, b) in u.input_conversion.items():
@@ -524,6 +534,8 @@ class _Build:
                 c_scheduled.write_back(u, s.se.contents)
             if s.ev:
                 c_events.write_back(u, s.ev.contents)
+            if s.me:
+                u.compiled_back()
         n, nc = S.n_hist, S.n_conn
         m.loop_iterations += int(S.loop_iterations)
         S.loop_iterations = 0
@@ -560,6 +572,8 @@ class _Build:
             return c_scheduled.error(u, f)
         if f.call == _C_EV:
             return c_events.error(u, f)
+        if f.call == _C_ME:
+            return u.compiled_error(f.status, f.t, f.h)
         if f.call == _C_PY:  # the String callbacks (or memory for their values) failed
             return self.errors[0] if self.errors else CosimError(f"unit {u.name!r}: no memory for String values")
         if f.call == _C_STOP:
@@ -601,6 +615,9 @@ def run(master: Any, t0: float, stop: float, n: int, progress: Any = None, summa
         for r in range(3):
             b.coeffs[r, :S.n_conn] = c[r]
         S.startup = 1
+        for u, s in zip(master.units, b.units):  # the trial step moved the ME units on in Python
+            if s.me:
+                u.compiled_step()
     pacer = getattr(master, "pacer", None)
     most = max(256, n // 200)
     chunk = min(256, most)
