@@ -68,6 +68,7 @@ fastloop = Extension(
 mestep = Extension(
     "mbfmu.cosim._mestep",
     sources=["mbfmu/cosim/csrc/me_step.c"],
+    include_dirs=[FMI_HEADERS],
     extra_compile_args=["-O2", "-std=c99", "-Wall"],
     libraries=["m"],
 )

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmi2FunctionTypes.h"  /* fmi2EventInfo: the standard's header, not a copy */
+
 typedef int (*set_time_fn)(void *c, double t);
 typedef int (*set_x_fn)(void *c, const double *x, size_t n);
 typedef int (*get_vec_fn)(void *c, double *v, size_t n);
@@ -26,8 +28,7 @@ typedef double *(*nv_data_fn)(void *v);
 typedef int (*dq_jac_fn)(double t, void *y, void *fy, void *J, void *cvode_mem, void *t1, void *t2, void *t3);
 typedef int (*mat_copy_fn)(void *from, void *to);
 typedef int (*mode_fn)(void *c);
-typedef struct { int needed, terminate, nominals, values, defined; double next; } fmi2_event_info;
-typedef int (*update2_fn)(void *c, fmi2_event_info *info);
+typedef int (*update2_fn)(void *c, fmi2EventInfo *info);
 typedef int (*update3_fn)(void *c, unsigned char *needed, unsigned char *terminate, unsigned char *nominals,
                           unsigned char *values, unsigned char *defined, double *next);
 typedef int (*reinit_fn)(void *mem, double t0, void *y0);
@@ -271,10 +272,12 @@ static int event_update(me_ctx *m, int kind) {
             st = ((update3_fn)m->update)(m->c, &a, &b, &c, &d, &e, &next);
             needed = a != 0; terminate = b != 0; nominals = c != 0; values = d != 0; defined = e != 0;
         } else {
-            fmi2_event_info info = {0, 0, 0, 0, 0, 0.0};
+            fmi2EventInfo info = {0, 0, 0, 0, 0, 0.0};
             st = ((update2_fn)m->update)(m->c, &info);
-            needed = info.needed != 0; terminate = info.terminate != 0; nominals = info.nominals != 0;
-            values = info.values != 0; defined = info.defined != 0; next = info.next;
+            needed = info.newDiscreteStatesNeeded != 0; terminate = info.terminateSimulation != 0;
+            nominals = info.nominalsOfContinuousStatesChanged != 0;
+            values = info.valuesOfContinuousStatesChanged != 0; defined = info.nextEventTimeDefined != 0;
+            next = info.nextEventTime;
         }
         if (!fmu_ok(m, st, ME_UPDATE)) return ME_FAILED;
         changed = changed || nominals || values;
