@@ -1,5 +1,6 @@
 """Native controller FMUs on the platforms they carry (#36.1): for each controller
-kind, the FMI 2 FMU's win64 DLL run under wine computes what its linux64 binary
+kind (tests/control/controller_designs.py: the python-control and mbfmu designs,
+and interconnections of controllers and blocks), the FMI 2 FMU's win64 DLL run under wine computes what its linux64 binary
 does on the same inputs, the FMI 3 FMU carries an aarch64-linux binary that
 under qemu-user computes what its x86_64-linux binary does, and the Linux
 binaries need no glibc newer than 2.17 (RHEL/CentOS 7). The hosts are the
@@ -41,7 +42,7 @@ def _export(kind: str, dest: Path, **kwargs) -> Path:
 # the quick proof runs every commit: a discrete PID (scalar arithmetic, saturation) and the
 # traced controller (sin and exp: the C library's on each platform); the others are slow
 FAST = {"discrete_pid", "traced"}
-KINDS = [k if k in FAST else pytest.param(k, marks=pytest.mark.slow) for k in sorted(DESIGNS) + ["blocks_pd"]]
+KINDS = [k if k in FAST else pytest.param(k, marks=pytest.mark.slow) for k in sorted(DESIGNS) + sorted(NETWORKS)]
 # the controllers whose C calls the C library's transcendental functions (the traced one's sin
 # and exp, csrc/tape.c): neither C standard nor FMI asks them to be correctly rounded, so wine's
 # msvcrt or aarch64 glibc may differ from x86_64 glibc in the last bit (equal on these inputs
