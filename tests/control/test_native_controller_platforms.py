@@ -1,9 +1,10 @@
 """Native controller FMUs on the platforms they carry (#36.1): for each controller
 kind (tests/control/controller_designs.py: the python-control and mbfmu designs,
-and interconnections of controllers and blocks), the FMI 2 FMU's win64 DLL run under wine computes what its linux64 binary
-does on the same inputs, the FMI 3 FMU carries an aarch64-linux binary that
-under qemu-user computes what its x86_64-linux binary does, and the Linux
-binaries need no glibc newer than 2.17 (RHEL/CentOS 7). The hosts are the
+and interconnections of controllers and blocks), the FMI 2 FMU's win64 DLL run
+under wine computes what its linux64 binary does on the same held inputs, the
+FMI 3 FMU carries an aarch64-linux binary that under qemu-user computes what its
+x86_64-linux binary does, and the Linux binaries need no glibc newer than 2.17
+(RHEL/CentOS 7). The hosts are the
 native plant tests' C hosts (tests/native/platform_hosts.py)."""
 from __future__ import annotations
 
