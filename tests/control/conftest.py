@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from mbfmu.fmu import add_loader_shim
+from native.platform_hosts import aarch64, hosts  # noqa: F401 (fixtures of this folder's tests)
 from native.python_free import hidden_python_works  # noqa: F401 (a fixture of this folder's tests)
 
 HERE = Path(__file__).parent

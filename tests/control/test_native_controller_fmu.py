@@ -5,7 +5,6 @@ native rigid_arm plant; it passes fmpy's validation and the FMU Compliance
 Checker where no Python exists; its sources rebuild with cc."""
 from __future__ import annotations
 
-import functools
 import subprocess
 import zipfile
 from pathlib import Path
@@ -21,108 +20,13 @@ from scipy.linalg import expm
 
 from mbfmu.control import export_fmu
 from mbfmu.control.discrete_pid import pid
-from mbfmu.control.kalman import kalman_filter
-from mbfmu.control.linearization import linearize
-from mbfmu.control.lqr import lqg_servo, lqr_servo
 from mbfmu.cosim import ControlUnit, FmuUnit, System, simulate, sources
 from mbfmu.errors import InputError
-from mbfmu.plant.library import load_plant
 from native.python_free import fmu_check, without_python
 from native.glibc_symbols import too_new
 from tooling import need_tool, zip_folder
 
-H = 0.01       # the plant's and the master's step [s]
-STOP = 1.0     # [s]
-Q = [f"q{k}" for k in (1, 2, 3)]
-V = [f"v{k}" for k in (1, 2, 3)]
-TAU = [f"tau{k}" for k in (1, 2, 3)]
-
-
-def pid_integral_continuous() -> control.StateSpace:
-    """Joint-space PID with leaky, coupled integrators: x' = A x + q, tau = -Ki x - Kp q - Kd v."""
-    A = np.array([[-0.5, 0.1, 0.0], [0.0, -0.5, 0.1], [0.0, 0.0, -0.5]])
-    B = np.hstack([np.eye(3), np.zeros((3, 3))])
-    C = -5.0 * np.eye(3)
-    D = np.hstack([-40.0 * np.eye(3), -8.0 * np.eye(3)])
-    return control.ss(A, B, C, D, inputs=Q + V, outputs=TAU, states=["i1", "i2", "i3"], name="joint_pid")
-
-
-def _arm_model() -> control.StateSpace:
-    """The rigid arm linearized at rest, sampled at H: outputs q, inputs tau."""
-    lin = linearize(load_plant("rigid_arm"))
-    return control.c2d(lin[[0, 1, 2], :], H)
-
-
-def _relabel(sys: control.StateSpace, inputs, outputs, name: str) -> control.StateSpace:
-    return control.ss(sys.A, sys.B, sys.C, sys.D, sys.dt, inputs=inputs, outputs=outputs,
-                      states=list(sys.state_labels), name=name)
-
-
-def lqr_static() -> control.StateSpace:
-    """State feedback u = -K x (no states of its own)."""
-    arm = _arm_model()
-    full = control.ss(arm.A, arm.B, np.eye(6), np.zeros((6, 3)), H, inputs=arm.input_labels,
-                      states=arm.state_labels)
-    return _relabel(lqr_servo(full, np.ones(6), 0.1 * np.ones(3)), Q + V, TAU, "lqr")
-
-
-def lqg() -> control.StateSpace:
-    """Kalman filter + LQR with integral action on the three joint angles."""
-    arm = _arm_model()
-    lq = lqr_servo(arm, np.ones(6), 0.1 * np.ones(3), Qi=10 * np.ones(3))
-    kf = kalman_filter(arm, 1e-3 * np.eye(6), 1e-6 * np.eye(3))
-    return _relabel(lqg_servo(arm, lq, kf), ["r1", "r2", "r3"] + Q, TAU, "lqg")
-
-
-@functools.cache
-def _schedule_tables() -> tuple:
-    """LQR gains of the rigid arm scheduled over four elbow angles (rad), and the
-    target (elbow at 1 rad) with the torques holding it."""
-    from mbfmu.control import schedule, trim_inputs
-    arm = load_plant("rigid_arm")
-
-    def design(lin, point):
-        d = control.c2d(control.ss(lin.A, lin.B, np.eye(6), 0), H, "zoh")
-        return control.dlqr(d.A, d.B, np.diag([100.0] * 3 + [1.0] * 3), 0.01 * np.eye(3))[0]
-    sch = schedule(arm, {"q[3]": [-1.0, 0.0, 0.5, 1.0]}, design)
-    x_ref = arm.initial_state()
-    x_ref[2] = 1.0
-    return sch.grid, sch.gains, x_ref, trim_inputs(arm, state=x_ref).u
-
-
-def scheduled():
-    """u = u_ref - K(q3) (x - x_ref): the elbow slews from its start across the grid."""
-    from mbfmu.control.scheduling import scheduled_controller
-    grid, gains, x_ref, u_ref = _schedule_tables()
-    return scheduled_controller(grid, gains, x_ref, u_ref, H, states=Q + V, inputs=TAU, index=2,
-                                name="scheduled_lqr")
-
-
-def traced_pid() -> control.NonlinearIOSystem:
-    """A nonlinear joint controller in plain numpy: integral state z, tau = -40 sin(q) -
-    8 v exp(-v^2 / 10) - 5 z, z+ = 0.99 z + H q (it traces through the expression tape)."""
-    def update(t, x, u, params):
-        return 0.99 * x + H * u[:3]
-
-    def output(t, x, u, params):
-        q, v = u[:3], u[3:]
-        return -40.0 * np.sin(q) - 8.0 * v * np.exp(-v ** 2 / 10.0) - 5.0 * x
-    return control.nlsys(update, output, inputs=Q + V, outputs=TAU, states=["z1", "z2", "z3"], dt=H,
-                         name="traced_pid")
-
-
-DESIGNS = {
-    "lqr": lqr_static,
-    "lqg": lqg,
-    "continuous_ss": lambda: pid_integral_continuous(),
-    "discrete_ss": lambda: control.c2d(pid_integral_continuous(), H, method="tustin").copy(name="joint_pid_d"),
-    "transfer_function": lambda: control.tf([-8.0, -40.0], [0.02, 1.0], inputs=["q2"], outputs=["tau2"],
-                                            name="lead"),
-    "discrete_pid": lambda: pid(60.0, 20.0, 4.0, dt=H, u_min=-15.0, u_max=15.0, reference="r", measurement="q1",
-                                output="tau1", name="pid1"),
-    "scheduled": scheduled,
-    "traced": traced_pid,
-}
+from controller_designs import DESIGNS, H, Q, STOP, TAU, V
 
 
 def _connections(sys) -> list[tuple[str, str]]:

@@ -10,74 +10,19 @@ import pytest
 from fmpy import read_model_description
 from fmpy.validation import validate_fmu
 
-import mbfmu
 from mbfmu.control import export_fmu
-from mbfmu.control.discrete_pid import pid
-from mbfmu.control.scheduling import scheduled_controller
-from mbfmu.cosim import ControlUnit, FmuUnit, FunctionUnit, Gain, Offset, Saturation, Sum, System, simulate
-from mbfmu.dynamics import gravity_torques
+from mbfmu.cosim import ControlUnit, FmuUnit, FunctionUnit, Gain, Sum, System, simulate
 from mbfmu.errors import InputError
 from mbfmu.fmu.builder import build_fmu
 from native.python_free import fmu_check
 
-REF = [0.5, 0.8, -0.4]  # set-point, rad
-H = 0.01  # s
+from controller_designs import H, NETWORKS as DESIGNS, REF, pids
 
 
 @pytest.fixture(scope="module")
 def arm_fmu(tmp_path_factory):
     return build_fmu("rigid_arm", tmp_path_factory.mktemp("net_arm"), runtime="native", platforms=("linux64",))
 
-
-def _u0():
-    """The torques that hold the arm at REF (N.m)."""
-    return gravity_torques(mbfmu.load_plant("rigid_arm").model, REF)
-
-
-def blocks_pd() -> tuple[list, list, dict]:
-    """The README's blocks PD loop without its plant: (units, connections, values)."""
-    units = [Sum("err", "+-", n=3, inputs=("ref", "q"), unit="rad"),
-             Gain("kp", 400.0, n=3, unit_in="rad", unit_out="N.m"),
-             Gain("kd", 150.0, n=3, unit_in="rad/s", unit_out="N.m"),
-             Sum("pd", "+-", n=3, inputs=("p", "d"), unit="N.m"), Offset("u", _u0(), unit="N.m"),
-             Saturation("lim", -300.0, 300.0, n=3, unit="N.m")]
-    conns = [("err.y", "kp.u"), ("kp.y", "pd.p"), ("kd.y", "pd.d"), ("pd.y", "u.u"), ("u.y", "lim.u")]
-    return units, conns, {f"err.ref[{i}]": r for i, r in enumerate(REF, 1)}
-
-
-def pids() -> tuple[list, list, dict]:
-    """A discrete PID per joint (5 ms: two samples per 10 ms step; derivative on the error
-    for joint 2), gravity compensation added, the torque limited."""
-    units = [ControlUnit(f"pid{i}", pid(300.0, 200.0, 60.0, dt=0.005, Tf=0.01, u_min=-200.0, u_max=200.0,
-                                        derivative_on="error" if i == 2 else "measurement", name=f"pid{i}"),
-                         inputs_start={"r": REF[i - 1]}) for i in (1, 2, 3)]
-    units += [Offset("u", _u0(), unit="N.m"), Saturation("lim", -300.0, 300.0, n=3, unit="N.m")]
-    conns = [(f"pid{i}.u", f"u.u[{i}]") for i in (1, 2, 3)] + [("u.y", "lim.u")]
-    return units, conns, {}
-
-
-def scheduled_lqr() -> tuple[list, list, dict]:
-    """A scheduled state feedback (gains of the arm's LQR at two elbow angles, 10 ms),
-    its torques limited, and a lead filter (a discrete transfer function) on joint 1."""
-    from mbfmu.control import schedule, trim_inputs
-    plant = mbfmu.load_plant("rigid_arm")
-
-    def design(lin, point):
-        d = control.c2d(control.ss(lin.A, lin.B, np.eye(6), 0), H, "zoh")
-        return control.dlqr(d.A, d.B, np.diag([100.0] * 3 + [1.0] * 3), 0.01 * np.eye(3))[0]
-    sch = schedule(plant, {"q[3]": [-1.0, 0.5]}, design)
-    x_ref = np.array(REF + [0.0] * 3)
-    names = [s.name for s in plant.states]
-    ctrl = scheduled_controller(sch.grid, sch.gains, x_ref, trim_inputs(plant, state=x_ref).u, H, names,
-                                ["tau[1]", "tau[2]", "tau[3]"], index=2, name="sched")
-    lead = control.c2d(control.tf([0.05, 1.0], [0.02, 1.0]), H, "tustin")
-    units = [ControlUnit("ctrl", ctrl), Saturation("lim", -200.0, 200.0, n=3, unit="N.m"),
-             ControlUnit("lead", lead), Sum("tau1", "++", n=1, inputs=("a", "b"))]
-    conns = [("ctrl.tau", "lim.u"), ("lim.y[1]", "lead.u[1]"), ("lead.y[1]", "tau1.a"), ("lim.y[1]", "tau1.b")]
-    return units, conns, {}
-
-
-DESIGNS = {"blocks_pd": blocks_pd, "pids": pids, "scheduled_lqr": scheduled_lqr}
 
 
 def _plant_connections(kind: str, ctrl: str) -> list[tuple[str, str]]:

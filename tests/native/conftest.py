@@ -8,6 +8,7 @@ from mbfmu.plant.library import load_plant
 from tooling import has_tool
 
 from .fmi_loop import Loaded
+from .platform_hosts import aarch64, hosts  # noqa: F401 (fixtures of this folder's tests)
 from .python_free import hidden_python_works  # noqa: F401 (a fixture of this folder's tests)
 
 # the library plants the native runtime exports, with inputs that excite every input

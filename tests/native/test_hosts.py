@@ -2,10 +2,7 @@
 process that cannot see any Python installation, and a C host on win64 (wine)."""
 from __future__ import annotations
 
-import os
-import subprocess
 import zipfile
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,13 +10,10 @@ from fmpy import read_model_description
 
 from mbfmu.fmu.builder import build_fmu
 from mbfmu.plant.library import load_plant
-from tooling import need_tool
 
 from .conftest import NATIVE_PLANTS, assert_same, plant_run
+from .platform_hosts import run_linux64_and_win64
 from .python_free import fmu_check, input_file
-
-REPO = Path(__file__).resolve().parents[2]
-C_HOST = REPO / "tests" / "fmu" / "c_host.c"
 
 
 def _checker_reference(name: str, inputs: dict, n: int) -> np.ndarray:
@@ -99,22 +93,9 @@ def test_a_pythonfmu_fmu_cannot_run_there(hidden_python_works, tmp_path):
 # ---------------------------------------------------------------- win64
 
 
-@pytest.fixture(scope="module")
-def hosts(tmp_path_factory):
-    """(linux64 C host, win64 C host, wine64, environment) built from tests/fmu/c_host.c."""
-    need_tool("x86_64-w64-mingw32-gcc")
-    wine = need_tool("wine64")
-    d = tmp_path_factory.mktemp("c_hosts")
-    subprocess.run(["gcc", "-O1", "-o", str(d / "c_host"), str(C_HOST), "-ldl"], check=True)
-    subprocess.run(["x86_64-w64-mingw32-gcc", "-O1", "-o", str(d / "c_host.exe"), str(C_HOST)], check=True)
-    env = {**os.environ, "WINEPREFIX": str(d / "wineprefix"), "WINEDEBUG": "-all"}
-    return d / "c_host", d / "c_host.exe", wine, env
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(NATIVE_PLANTS))
 def test_the_win64_dll_under_wine_equals_linux64(name, native_fmu, hosts, tmp_path):
-    linux_host, win_host, wine, env = hosts
     fmu = native_fmu(name)
     with zipfile.ZipFile(fmu) as z:
         z.extractall(tmp_path)
@@ -124,12 +105,7 @@ def test_the_win64_dll_under_wine_equals_linux64(name, native_fmu, hosts, tmp_pa
     Y, _, h = plant_run(name, NATIVE_PLANTS[name], 100)
     args = [str(tmp_path), md.coSimulation.modelIdentifier, md.guid, repr(h), "100",
             ",".join(f"{vr[k]}={v!r}" for k, v in NATIVE_PLANTS[name].items()), *(str(vr[o]) for o in outs)]
-    lin = subprocess.run([str(linux_host), *args], capture_output=True, text=True, timeout=120)
-    win = subprocess.run([wine, str(win_host), *args], capture_output=True, text=True, timeout=600, env=env)
-    assert lin.returncode == 0, lin.stderr
-    assert win.returncode == 0, win.stderr
-    a = np.loadtxt(lin.stdout.splitlines())
-    b = np.loadtxt(win.stdout.splitlines())
+    a, b = run_linux64_and_win64(hosts, args)
     assert a.shape == b.shape == (100, len(outs) + 1)
     # the step controller's pow() is the C library's (msvcrt vs glibc: last-ulp differences), so
     # columns that are zero up to round-off (satellite's linear momentum) compare at 1e-12 absolute

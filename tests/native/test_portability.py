@@ -9,13 +9,13 @@ import subprocess
 import zipfile
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from tooling import need_aarch64_libc, need_tool
+from tooling import need_tool
 
 from .conftest import NATIVE_PLANTS, assert_same
-from .glibc_symbols import BASELINE, GLIBC_SYMBOL, glibc_versions, too_new
+from .glibc_symbols import glibc_versions, too_new
+from .platform_hosts import AARCH64, assert_aarch64_glibc_baseline
 
 
 def _extract(fmu: Path, dest: Path) -> Path:
@@ -59,42 +59,8 @@ def test_without_the_pin_the_same_sources_need_the_newest_libm(native_fmu, tmp_p
 
 
 # ---------------------------------------------------------------- aarch64 under qemu-user
-C_HOST = Path(__file__).resolve().parents[1] / "fmu" / "c_host.c"
-C_HOST3 = Path(__file__).resolve().parent / "c_host3.c"
-AARCH64 = "aarch64-linux"
 # every plant's cross-build and run takes a while here: rigid_arm is the quick proof
 PLANTS = [n if n == "rigid_arm" else pytest.param(n, marks=pytest.mark.slow) for n in sorted(NATIVE_PLANTS)]
-
-
-@pytest.fixture(scope="module")
-def aarch64(tmp_path_factory):
-    """(run(host, args), the FMI 2 and FMI 3 C hosts for x86_64 and aarch64, aarch64 cc) :
-    the tests' C hosts built natively and cross-built, the aarch64 ones run under
-    qemu-aarch64 with the cross C library."""
-    cc = need_tool("aarch64-linux-gnu-gcc")
-    qemu = need_tool("qemu-aarch64")
-    sysroot = need_aarch64_libc(cc)
-    d = tmp_path_factory.mktemp("aarch64_hosts")
-    dir_flag = f'-DPLATFORM_DIR="{AARCH64}"'
-    hosts = {}
-    for key, src in (("fmi2", C_HOST), ("fmi3", C_HOST3)):
-        subprocess.run(["gcc", "-O1", "-o", str(d / f"{key}_x86_64"), str(src), "-ldl"], check=True)
-        subprocess.run([cc, "-O1", dir_flag, "-o", str(d / f"{key}_aarch64"), str(src), "-ldl"], check=True)
-        hosts[key] = (d / f"{key}_x86_64", d / f"{key}_aarch64")
-
-    def run(host: Path, args: list[str]) -> np.ndarray:
-        cmd = [qemu, "-L", sysroot, str(host), *args] if host.name.endswith("aarch64") else [str(host), *args]
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        assert res.returncode == 0, res.stderr
-        return np.loadtxt(res.stdout.splitlines())
-    return run, hosts, cc
-
-
-def _aarch64_objdump_check(binary: Path) -> None:
-    objdump = need_tool("aarch64-linux-gnu-objdump")
-    dump = subprocess.run([objdump, "-T", str(binary)], capture_output=True, text=True, check=True).stdout
-    versions = {tuple(int(g) for g in m.groups() if g) for m in GLIBC_SYMBOL.finditer(dump)}
-    assert versions and max(versions)[:2] <= BASELINE, sorted(versions)
 
 
 @pytest.mark.parametrize("name", PLANTS)
@@ -112,7 +78,7 @@ def test_the_shipped_sources_cross_built_for_aarch64_equal_linux64(name, native_
     binary.parent.mkdir(parents=True)
     subprocess.run([cc, "-shared", "-fPIC", "-O2", "-std=c99", "-ffp-contract=off", "-DMB_GLIBC_BASELINE", "-o",
                     str(binary), *(str(unzipdir / "sources" / f) for f in files), "-lm"], check=True)
-    _aarch64_objdump_check(binary)
+    assert_aarch64_glibc_baseline(binary)
     vr = {v.name: v.valueReference for v in md.modelVariables}
     outs = [v.name for v in md.modelVariables if v.causality == "output"]
     h = float(md.defaultExperiment.stepSize)
@@ -138,7 +104,7 @@ def test_the_fmi3_fmu_carries_an_aarch64_binary_equal_to_x86_64(name, aarch64, t
     unzipdir = _extract(fmu, tmp_path / "x")
     assert (unzipdir / "binaries" / AARCH64 / f"{name}.so").is_file()
     assert validate_fmu(str(fmu)) == []
-    _aarch64_objdump_check(unzipdir / "binaries" / AARCH64 / f"{name}.so")
+    assert_aarch64_glibc_baseline(unzipdir / "binaries" / AARCH64 / f"{name}.so")
     md = read_model_description(str(fmu))
     by_name = {v.name: v for v in md.modelVariables}
     groups: dict[str, list[float]] = {}
