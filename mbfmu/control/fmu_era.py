@@ -20,7 +20,9 @@ equilibrium the outputs keep moving with the inputs held, and that free
 motion cancels in the difference (this is the detrending). They are scaled
 to each input's declared nominal value or range. The order is taken at the
 largest gap between the Hankel singular values that stand above an
-estimated noise floor.
+estimated noise floor: that choice is what this module adds. The
+realization at that order is python-control's
+:func:`control.eigensys_realization`, which needs the order given.
 
 The model is then **validated** on a second, independent excitation: a
 seeded random input sequence (``n_markov // 2`` steps, each input uniform
@@ -147,16 +149,18 @@ def validation_fit(A, B, C, D, du: np.ndarray, y: np.ndarray) -> float:
     return float(fits.min())
 
 
-def _hankels(Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    N = Y.shape[0] - 1
-    r = N // 2
+def _block_count(Y: np.ndarray) -> int:
+    """Block rows (= columns) of the Hankel matrix of Markov parameters ``Y`` (it uses
+    ``Y_1 .. Y_2r``; python-control's shifted matrix needs them all)."""
+    r = (Y.shape[0] - 1) // 2
     if r < 1:
         raise InputError("ERA needs at least 2 Markov parameters after Y_0")
-    if 2 * r > N:
-        r -= 1
-    H0 = np.block([[Y[1 + i + j] for j in range(r)] for i in range(r)])
-    H1 = np.block([[Y[2 + i + j] for j in range(r)] for i in range(r)])
-    return H0, H1
+    return r
+
+
+def _hankel(Y: np.ndarray, r: int) -> np.ndarray:
+    """The block Hankel matrix ``[Y_(1+i+j)]``, ``i, j < r``, whose singular values choose the order."""
+    return np.block([[Y[1 + i + j] for j in range(r)] for i in range(r)])
 
 
 def noise_floor(markov: np.ndarray) -> float:
@@ -181,7 +185,8 @@ def noise_floor(markov: np.ndarray) -> float:
             estimates.append(1.4826 * np.median(np.abs(d - np.median(d))) / np.sqrt(comb(2 * k, k)))
     if not estimates:
         return 0.0
-    H0, _ = _hankels(np.asarray(markov, float))
+    Y = np.asarray(markov, float)
+    H0 = _hankel(Y, _block_count(Y))
     return float(3.0 * min(estimates) * (np.sqrt(H0.shape[0]) + np.sqrt(H0.shape[1])))
 
 
@@ -223,18 +228,15 @@ def era(markov: np.ndarray, order: int | None = None, rtol: float = 1e-10
         The realization and the Hankel singular values.
     """
     Y = np.asarray(markov, float)
-    ny, nu = Y.shape[1:]
-    H0, H1 = _hankels(Y)
-    U, s, Vt = np.linalg.svd(H0)
+    r = _block_count(Y)
+    s = np.linalg.svd(_hankel(Y, r), compute_uv=False)
     if order is None:
         order, _ = choose_order(s, noise_floor(Y), rtol)
     if order < 1 or order > len(s):
         raise InputError(f"ERA order {order} not in 1..{len(s)} (Hankel singular values {s[:8]})")
-    Ur, sr, Vr = U[:, :order], s[:order], Vt[:order].T
-    si = 1.0 / np.sqrt(sr)
-    A = (si[:, None] * (Ur.T @ H1 @ Vr)) * si[None, :]
-    B = (np.sqrt(sr)[:, None] * Vr.T)[:, :nu]
-    C = (Ur * np.sqrt(sr)[None, :])[:ny]
+    # the realization itself is python-control's (dt=True: unit pulses, no impulse-area scaling)
+    sys, _ = control.eigensys_realization(np.transpose(Y, (1, 2, 0)), order, m=r, n=r, dt=True)
+    A, B, C = (np.asarray(M, float) for M in (sys.A, sys.B, sys.C))
     return A, B, C, Y[0].copy(), s
 
 
@@ -411,8 +413,7 @@ def linearize_fmu(fmu_path: str | Path, step: float | None = None, t0: float = 0
         unit.terminate()
     if not np.all(np.isfinite(markov)):
         raise SimulationError(f"{fmu_path.name}: non-finite pulse responses")
-    H0, _ = _hankels(markov)
-    s = np.linalg.svd(H0, compute_uv=False)
+    s = np.linalg.svd(_hankel(markov, _block_count(markov)), compute_uv=False)
     floor = noise_floor(markov)
     if order is None:
         order, gap = choose_order(s, floor, rtol)
