@@ -13,7 +13,7 @@ vector ``d`` of doubles and the offsets of its blocks).
 the plant's own state ``x`` (quaternion seeds projected onto the unit
 sphere's tangent, as the runtime reads them), or why the plant has no
 exact tangents. Discrete states (hinge latch flags, the HIC recorder's
-history and running maximum) are neither knowns nor unknowns of the
+history and running maximum, plug-in elements' discrete states) are neither knowns nor unknowns of the
 derivatives: their columns and rows are zero.
 """
 from __future__ import annotations
@@ -75,8 +75,9 @@ def packed_jacobian(structure: Mapping, d: np.ndarray, offsets: Mapping, x, u, t
         Time, s (a sled frame's pulse depends on it).
     elements : tuple, optional
         The plant's plug-in elements (``csrc/element.h``): ``(class addresses, rows)``,
-        rows ``(nel, 4)`` of body, offset of ``[point; parameters]`` in ``d``, number of
-        parameters and of states (:func:`mbfmu.plant.elements.tangent_registry`).
+        rows ``(nel, 5)`` of body, offset of ``[point; parameters]`` in ``d``, number of
+        parameters, of continuous and of discrete states
+        (:func:`mbfmu.plant.elements.tangent_registry`).
 
     Returns
     -------

@@ -189,10 +189,14 @@ class MultibodyPlant(Plant):
         ----------
         *elements : NativeElement
             The elements (:mod:`mbfmu.plant.elements`); their own continuous states
-            follow the plant's states so far, element after element.
+            follow the plant's states before its first element, element after element (all
+            registered elements'), then their discrete states.
         """
-        self.native_elements = tuple(self.native_elements) + tuple(elements)
-        self.states = tuple(self.states) + tuple(sig for el in elements for sig in el.states)
+        registered = tuple(self.native_elements)
+        own = len(self.states) - sum(len(el.states) + len(el.discrete) for el in registered)
+        self.native_elements = registered + tuple(elements)
+        self.states = (tuple(self.states)[:own] + tuple(sig for el in self.native_elements for sig in el.states)
+                       + tuple(sig for el in self.native_elements for sig in el.discrete))
         self.__dict__.pop("_el_registry", None)
 
     def _refuse_native_only(self) -> None:

@@ -1044,13 +1044,16 @@ done:
 
 /* ------------------------------------------------ plug-in elements (element.h) */
 /* a registry (classes: tuple of the addresses of their mbn_element_class, bodies (nel) ints,
- * par: the elements' [rB (3); par] concatenated, npar (nel) ints, nstate (nel) ints), checked
- * against the classes and the model; keeps the arrays the rows point into */
+ * par: the elements' [rB (3); par] concatenated, npar (nel) ints, nstate (nel) ints, ndisc (nel)
+ * ints), checked against the classes and the model; keeps the arrays the rows point into. The
+ * elements' block of the state: nes continuous states, then nez discrete ones. */
 typedef struct {
     mbn_element *el;
-    int nel, nes;
+    int nel, nes, nez;
     PyArrayObject *par;
 } elreg_t;
+
+static const double ZEROS_Z[MBN_ELEMENT_MAX_DISCRETE] = {0};
 
 static void elreg_clear(elreg_t *r) {
     free(r->el);
@@ -1059,22 +1062,25 @@ static void elreg_clear(elreg_t *r) {
 }
 
 static int elreg_parse(elreg_t *r, const mb_model *m, PyObject *reg) {
-    PyObject *classes, *bodies, *par, *npar, *nstate;
+    PyObject *classes, *bodies, *par, *npar, *nstate, *ndisc;
     memset(r, 0, sizeof *r);
-    if (!PyArg_ParseTuple(reg, "O!OOOO", &PyTuple_Type, &classes, &bodies, &par, &npar, &nstate)) return -1;
+    if (!PyArg_ParseTuple(reg, "O!OOOOO", &PyTuple_Type, &classes, &bodies, &par, &npar, &nstate, &ndisc)) return -1;
     Py_ssize_t nel = PyTuple_GET_SIZE(classes);
     PyArrayObject *ab = (PyArrayObject *)PyArray_FROMANY(bodies, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
     PyArrayObject *ap = (PyArrayObject *)PyArray_FROMANY(npar, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
     PyArrayObject *as = (PyArrayObject *)PyArray_FROMANY(nstate, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
+    PyArrayObject *az = (PyArrayObject *)PyArray_FROMANY(ndisc, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
     int err = -1;
-    if (!ab || !ap || !as) goto done;
-    if (PyArray_SIZE(ab) != nel || PyArray_SIZE(ap) != nel || PyArray_SIZE(as) != nel) {
-        PyErr_SetString(InputError, "element registry: classes, bodies, npar and nstate differ in length");
+    if (!ab || !ap || !as || !az) goto done;
+    if (PyArray_SIZE(ab) != nel || PyArray_SIZE(ap) != nel || PyArray_SIZE(as) != nel || PyArray_SIZE(az) != nel) {
+        PyErr_SetString(InputError, "element registry: classes, bodies, npar, nstate and ndisc differ in length");
         goto done;
     }
-    const int *b = PyArray_DATA(ab), *np_ = PyArray_DATA(ap), *ns = PyArray_DATA(as);
+    const int *b = PyArray_DATA(ab), *np_ = PyArray_DATA(ap), *ns = PyArray_DATA(as), *nz = PyArray_DATA(az);
     npy_intp total = 0;
+    int nes_all = 0;
     for (Py_ssize_t e = 0; e < nel; ++e) total += 3 + np_[e];
+    for (Py_ssize_t e = 0; e < nel; ++e) nes_all += ns[e] > 0 ? ns[e] : 0;
     if (!(r->par = as_vector(par, total, "element parameters", NULL))) goto done;
     r->el = calloc((size_t)nel + 1, sizeof(mbn_element));
     if (!r->el) { PyErr_NoMemory(); goto done; }
@@ -1089,9 +1095,11 @@ static int elreg_parse(elreg_t *r, const mb_model *m, PyObject *reg) {
                          "functions", (Py_ssize_t)e, cls->name ? cls->name : "?");
             goto done;
         }
-        if (cls->npar != np_[e] || cls->nstate != ns[e] || ns[e] < 0 || ns[e] > MBN_ELEMENT_MAX_STATES) {
-            PyErr_Format(InputError, "plug-in element %zd (%s): registered with %d parameters and %d states, its "
-                         "class has %d and %d", (Py_ssize_t)e, cls->name, np_[e], ns[e], cls->npar, cls->nstate);
+        if (cls->npar != np_[e] || cls->nstate != ns[e] || ns[e] < 0 || ns[e] > MBN_ELEMENT_MAX_STATES ||
+            cls->ndisc != nz[e] || nz[e] < 0 || nz[e] > MBN_ELEMENT_MAX_DISCRETE) {
+            PyErr_Format(InputError, "plug-in element %zd (%s): registered with %d parameters, %d states and %d "
+                         "discrete states, its class has %d, %d and %d", (Py_ssize_t)e, cls->name, np_[e], ns[e],
+                         nz[e], cls->npar, cls->nstate, cls->ndisc);
             goto done;
         }
         if (b[e] < 1 || b[e] >= m->nb) {
@@ -1099,19 +1107,27 @@ static int elreg_parse(elreg_t *r, const mb_model *m, PyObject *reg) {
                          cls->name, b[e], m->nb - 1);
             goto done;
         }
-        r->el[e] = (mbn_element){cls, b[e], at, np_[e], ns[e], r->nes, NULL, D(r->par) + at};
+        r->el[e] = (mbn_element){cls, b[e], at, np_[e], ns[e], r->nes, NULL, D(r->par) + at, nz[e],
+                                 nes_all + r->nez, ZEROS_Z};
         at += 3 + np_[e];
         r->nes += ns[e];
+        r->nez += nz[e];
+    }
+    if (!mbn_elements_periods_valid(r->nel, r->el)) {
+        PyErr_SetString(InputError, "plug-in elements: a sampling period of their discrete states is not a "
+                                    "positive finite time");
+        goto done;
     }
     err = 0;
 done:
-    Py_XDECREF(ab); Py_XDECREF(ap); Py_XDECREF(as);
+    Py_XDECREF(ab); Py_XDECREF(ap); Py_XDECREF(as); Py_XDECREF(az);
     if (err) elreg_clear(r);
     return err;
 }
 
 /* element_adapt(h, q, y, tau, t, dt, options, registry) -> (q, y, stats): adapt's rigid x = [q; v]
- * with the elements' forces and y = [v; s], s their states (element.h's mbn_element_ode) */
+ * with the elements' forces and y = [v; s; z], s their continuous states (element.h's
+ * mbn_element_ode), z their discrete ones, sampled on their grids (mbn_element_advance) */
 static PyObject *py_element_adapt(PyObject *self, PyObject *args) {
     PyObject *cap, *q, *y, *tau, *options, *reg;
     double t, span;
@@ -1123,19 +1139,21 @@ static PyObject *py_element_adapt(PyObject *self, PyObject *args) {
     if (call_parse(&c, cap, q, NULL, NULL, tau, "tau", NULL)) { call_clear(&c); return NULL; }
     mb_model *m = c.h->m;
     if (elreg_parse(&r, m, reg)) { call_clear(&c); return NULL; }
-    PyArrayObject *ay = as_vector(y, m->nv + r.nes, "y = [v; element states]", NULL);
-    PyObject *qo = new_vector(m->nq), *yo = new_vector(m->nv + r.nes), *res = NULL;
+    npy_intp ny = m->nv + r.nes + r.nez;
+    PyArrayObject *ay = as_vector(y, ny, "y = [v; element states]", NULL);
+    PyObject *qo = new_vector(m->nq), *yo = new_vector(ny), *res = NULL;
     double *fx = calloc(6 * (size_t)m->nb + 1, sizeof(double));
     if (!ay || !qo || !yo || !fx) { if (!fx) PyErr_NoMemory(); goto done; }
     memcpy(D((PyArrayObject *)qo), D(c.q), sizeof(double) * m->nq);
-    memcpy(D((PyArrayObject *)yo), D(ay), sizeof(double) * (m->nv + r.nes));
+    memcpy(D((PyArrayObject *)yo), D(ay), sizeof(double) * ny);
     mbn_element_ode eo;
     mb_ode ode;
     mbn_element_ode_init(&eo, m, c.h->d, r.nel, r.el, t, fx, &ode);
     mb_adapt_stats st;
+    memset(&st, 0, sizeof st);
     int status;
-    KERNEL(c.h->lock, status = mb_adapt_advance(&ode, D((PyArrayObject *)qo), D((PyArrayObject *)yo), D(c.w), NULL,
-                                                span, &opt, &st));
+    KERNEL(c.h->lock, status = mbn_element_advance(&eo, &ode, D((PyArrayObject *)qo), D((PyArrayObject *)yo), D(c.w),
+                                                   span, &opt, &st));
     if (status == MB_ADAPT_RHS_ERROR) raise_singular(c.h, st.rhs_error);
     else if (status) raise_adapt(status, &st, &opt, span);
     else res = Py_BuildValue("(OON)", qo, yo, adapt_stats_tuple(&st));
@@ -1147,7 +1165,8 @@ done:
     return res;
 }
 
-/* element_rhs(h, q, y, tau, t, registry) -> (qdot, ydot): the right-hand side element_adapt integrates */
+/* element_rhs(h, q, y, tau, t, registry) -> (qdot, ydot): the right-hand side element_adapt integrates
+ * (the discrete states' rates zero) */
 static PyObject *py_element_rhs(PyObject *self, PyObject *args) {
     PyObject *cap, *q, *y, *tau, *reg;
     double t;
@@ -1157,10 +1176,12 @@ static PyObject *py_element_rhs(PyObject *self, PyObject *args) {
     if (call_parse(&c, cap, q, NULL, NULL, tau, "tau", NULL)) { call_clear(&c); return NULL; }
     mb_model *m = c.h->m;
     if (elreg_parse(&r, m, reg)) { call_clear(&c); return NULL; }
-    PyArrayObject *ay = as_vector(y, m->nv + r.nes, "y = [v; element states]", NULL);
-    PyObject *qd = new_vector(m->nq), *yd = new_vector(m->nv + r.nes), *res = NULL;
+    npy_intp ny = m->nv + r.nes + r.nez;
+    PyArrayObject *ay = as_vector(y, ny, "y = [v; element states]", NULL);
+    PyObject *qd = new_vector(m->nq), *yd = new_vector(ny), *res = NULL;
     double *fx = calloc(6 * (size_t)m->nb + 1, sizeof(double));
     if (!ay || !qd || !yd || !fx) { if (!fx) PyErr_NoMemory(); goto done; }
+    for (npy_intp k = m->nv + r.nes; k < ny; ++k) D((PyArrayObject *)yd)[k] = 0.0; /* discrete: no rate */
     mbn_element_ode eo;
     mb_ode ode;
     mbn_element_ode_init(&eo, m, c.h->d, r.nel, r.el, t, fx, &ode);
@@ -1186,7 +1207,7 @@ static PyObject *py_element_outputs(PyObject *self, PyObject *args) {
     if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
     mb_model *m = c.h->m;
     if (elreg_parse(&r, m, reg)) { call_clear(&c); return NULL; }
-    PyArrayObject *as = as_vector(s, r.nes, "element states", NULL);
+    PyArrayObject *as = as_vector(s, r.nes + r.nez, "element states", NULL);
     PyArrayObject *aw = (PyArrayObject *)PyArray_FROMANY(which, NPY_INT, 1, 2, NPY_ARRAY_IN_ARRAY);
     PyObject *out = NULL, *res = NULL;
     if (!as || !aw) goto done;

@@ -53,18 +53,19 @@ PyObject *mb_py_native_tangents(PyObject *self, PyObject *args) {
     double t;
     if (!PyArg_ParseTuple(args, "OO!OOOdO|O", &o_hdr, &PyTuple_Type, &o_arrays, &o_d, &o_x, &o_u, &t, &o_out, &o_el))
         return NULL;
-    /* the plug-in elements (element.h), or None: (class addresses, rows (nel, 4) of body, o_par in d,
-     * npar, nstate); mbn_new checks them against their classes and d */
+    /* the plug-in elements (element.h), or None: (class addresses, rows (nel, 5) of body, o_par in d,
+     * npar, nstate, ndisc); mbn_new checks them against their classes and d. Their discrete states
+     * follow all their continuous ones (zero columns and rates here). */
     mbn_element *el = NULL;
-    int nel = 0, os = 0;
-    static const double zeros[MBN_ELEMENT_MAX_STATES] = {0};
+    int nel = 0, os = 0, oz = 0;
+    static const double zeros[MBN_ELEMENT_MAX_DISCRETE] = {0};
     if (o_el != Py_None) {
         PyObject *addrs, *o_rows;
         Py_buffer br;
         if (!PyArg_ParseTuple(o_el, "O!O", &PyTuple_Type, &addrs, &o_rows)) return NULL;
         if (get_buffer(o_rows, &br, "i", 0)) return NULL;
         nel = (int)PyTuple_GET_SIZE(addrs);
-        if (br.len != (Py_ssize_t)(sizeof(int) * 4 * (size_t)nel)) {
+        if (br.len != (Py_ssize_t)(sizeof(int) * 5 * (size_t)nel)) {
             PyBuffer_Release(&br);
             PyErr_SetString(PyExc_ValueError, "native_tangents: element rows of the wrong size");
             return NULL;
@@ -72,6 +73,7 @@ PyObject *mb_py_native_tangents(PyObject *self, PyObject *args) {
         el = calloc((size_t)nel + 1, sizeof(mbn_element));
         if (!el) { PyBuffer_Release(&br); return PyErr_NoMemory(); }
         const int *r = br.buf;
+        for (int e = 0; e < nel; ++e) oz += r[5 * e + 3]; /* the discrete states after all continuous ones */
         for (int e = 0; e < nel; ++e) {
             const mbn_element_class *cls = PyLong_AsVoidPtr(PyTuple_GET_ITEM(addrs, e));
             if (!cls) {
@@ -80,8 +82,10 @@ PyObject *mb_py_native_tangents(PyObject *self, PyObject *args) {
                 free(el);
                 return NULL;
             }
-            el[e] = (mbn_element){cls, r[4 * e], r[4 * e + 1], r[4 * e + 2], r[4 * e + 3], os, zeros, NULL};
-            os += r[4 * e + 3];
+            el[e] = (mbn_element){cls, r[5 * e], r[5 * e + 1], r[5 * e + 2], r[5 * e + 3], os, zeros, NULL,
+                                  r[5 * e + 4], oz, zeros};
+            os += r[5 * e + 3];
+            oz += r[5 * e + 4];
         }
         PyBuffer_Release(&br);
     }

@@ -5,10 +5,11 @@ The native binary serves FMI 2.0 Co-Simulation and Model Exchange at once
 (``csrc/model_exchange.h`` describes the runtime side). For Model Exchange:
 
 * **Continuous states** are ``[q; v]`` (``[q; p]`` in canonical variables,
-  the flexible system's public ``[q; v]``) and, in a plant with a HIC
-  recorder, its integral ``hic_integral``. Latch flags, the HIC history
-  and its running maximum are *discrete* states: they change only at
-  events. Each continuous state ``states.<name>`` has a derivative variable
+  the flexible system's public ``[q; v]``), in a plant with a HIC
+  recorder its integral ``hic_integral``, and the plug-in elements'
+  continuous states. Latch flags, the HIC history and its running maximum
+  and the plug-in elements' discrete states are *discrete* states: they
+  change only at events. Each continuous state ``states.<name>`` has a derivative variable
   ``der(states.<name>)`` from the same right-hand side that the
   co-simulation step integrates.
 * **Quaternions** are renormalized by projection: every evaluation uses the
@@ -23,8 +24,9 @@ The native binary serves FMI 2.0 Co-Simulation and Model Exchange at once
   distance to a range limit (the switches of those force elements, kinks
   of the right-hand side: the host's integrator restarts there).
 * **Time events**: the HIC recorder's sampling grid (the history is recorded
-  there, as the co-simulation step records it) and the start and end of the
-  sled's built-in pulse.
+  there, as the co-simulation step records it), the plug-in elements'
+  sampling grids (their discrete states sampled there, as the co-simulation
+  step samples them) and the start and end of the sled's built-in pulse.
 
 A plant whose discontinuities have no event form is refused for Model
 Exchange by :func:`check_model_exchange`, naming the piece.

@@ -101,7 +101,7 @@ def _check_elements(plant) -> None:
         if not 1 <= el.body < plant.model.nbodies:
             raise NativeUnsupported(f"{name}: plug-in element {el.symbol} acts on body {el.body}, which is not "
                                     f"one of bodies 1..{plant.model.nbodies - 1}")
-    n_own = plant.model.nq + plant.model.nv + sum(len(el.states) for el in plant.native_elements)
+    n_own = plant.model.nq + plant.model.nv + sum(len(el.states) + len(el.discrete) for el in plant.native_elements)
     if len(plant.states) != n_own:
         raise NativeUnsupported(f"{name}: {len(plant.states)} states, not [q; v] and its plug-in elements' "
                                 f"{n_own - plant.model.nq - plant.model.nv} (register them with register_elements)")

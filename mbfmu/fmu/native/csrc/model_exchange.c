@@ -9,17 +9,22 @@ int mbn_me_init(mbn_me *me, mbn_instance *in) {
     memset(me, 0, sizeof *me);
     me->in = in;
     me->dx = calloc((size_t)in->data->nx + 1, sizeof(double));
+    me->el_done = calloc((size_t)in->data->nel + 1, sizeof(double));
     me->hic_done = -INFINITY;
-    return me->dx ? 0 : -1;
+    for (int e = 0; me->el_done && e < in->data->nel; ++e) me->el_done[e] = -INFINITY;
+    return me->dx && me->el_done ? 0 : -1;
 }
 
 void mbn_me_free(mbn_me *me) {
     free(me->dx);
+    free(me->el_done);
     me->dx = NULL;
+    me->el_done = NULL;
 }
 
 void mbn_me_start(mbn_me *me) {
     me->hic_done = me->in->t;
+    for (int e = 0; e < me->in->data->nel; ++e) me->el_done[e] = me->in->t;
     me->drift = 0.0;
     mbn_me_changed(me);
 }
@@ -111,6 +116,9 @@ double mbn_me_next_time_event(const mbn_me *me) {
     const mbn_data *D = in->data;
     double t = in->t, next = INFINITY;
     if (D->nh) next = mb_hic_next_instant(&in->hic, t);
+    /* the plug-in elements' grids (a bad period: no event; the step refuses it, element.h) */
+    double el_next = mbn_elements_next_instant(D->nel, in->el, t);
+    if (el_next < next) next = el_next;
     if (D->sled) {
         const double *p = in->sled.par;
         double eps = 1e-12 * fmax(1.0, fabs(t));
@@ -136,6 +144,8 @@ void mbn_me_event_update(mbn_me *me, int *x_changed) {
             me->hic_done = grid;
         }
     }
+    /* the plug-in elements' samples at an instant of their grids, each once (element.h) */
+    mbn_elements_sample(D->nel, in->el, in->t, in->x + D->nq + D->nv, me->el_done);
     /* the projected quaternions go back to the host only past MBN_ME_DRIFT (as at a
      * step event): a round-off drift handed back at every event would make each
      * event (a HIC sample) change the continuous states, and the host restart */

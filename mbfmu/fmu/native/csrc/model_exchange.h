@@ -5,8 +5,9 @@
  * indicators and the events.
  *
  * Continuous states: the prefix x[0..nxc) of the plant state, [q; v] (or
- * [q; p] in canonical variables), and the HIC recorder's integral. The rest
- * of x is discrete: latch flags, the HIC history and running maximum.
+ * [q; p] in canonical variables), the HIC recorder's integral and the plug-in
+ * elements' continuous states. The rest of x is discrete: latch flags, the
+ * HIC history and running maximum, the plug-in elements' discrete states.
  *
  * Events (the discontinuities of the kernel elements):
  *   - state events, one indicator per row of data->ztab: a free latch's
@@ -15,7 +16,9 @@
  *     cable's stretch, a joint coordinate's distance to its range limits
  *     (the force elements' switches: kinks, no state changes);
  *   - time events: the HIC recorder's grid (mb_hic_record runs there, as in
- *     mb_sled_advance) and the ends of the sled's built-in pulse (kinks);
+ *     mb_sled_advance), the plug-in elements' sampling grids (their discrete
+ *     states sampled there, as mbn_element_advance samples them; element.h)
+ *     and the ends of the sled's built-in pulse (kinks);
  *   - step events for quaternions: every evaluation uses the host's states
  *     with each quaternion normalized (a projection at each set of the
  *     states); when the host's quaternion has drifted from unit norm by more
@@ -42,6 +45,7 @@ typedef struct {
     int dx_valid;
     double drift;      /* largest | |quaternion| - 1 | the host set since the last event */
     double hic_done;   /* the grid instant of the last HIC record (s) */
+    double *el_done;   /* (data->nel) the grid instant of each plug-in element's last sample (s) */
 } mbn_me;
 
 /* 0, or -1 out of memory */

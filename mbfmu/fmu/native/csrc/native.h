@@ -126,7 +126,8 @@ void mbn_free(mbn_instance *in);
  * mass, inertia not positive semi-definite or breaking the triangle
  * inequality), -3000 - g if the parameters break the plant's condition g
  * (data->tape->g_text[g]), -4000 if the spectral radius of the plant's step rule cannot be computed
- * (in->rho_refused), or -1000 if the model cannot be made. */
+ * (in->rho_refused), -5000 if a plug-in element's sampling period would not be positive and finite
+ * (element.h), or -1000 if the model cannot be made. */
 int mbn_set_parameters(mbn_instance *in, const double *p);
 /* advance by dt (s) with inputs held: returns 0, or the failing body (> 0,
  * singular articulated inertia), MBN_NOMEM, MBN_ADAPT, or -1 - k with state k

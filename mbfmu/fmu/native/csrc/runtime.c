@@ -65,8 +65,23 @@ static void initial_state(const mbn_data *D, const mb_model *m, mb_data *ws, con
     if (!D->flex) mb_normalize(m, x); /* a flexible plant's q0 is public: as the plant gives it */
     if (D->canonical) mb_momentum(m, ws, x, d + D->o_v0, x + D->nq);
     else memcpy(x + D->nq, d + D->o_v0, sizeof(double) * (size_t)D->nv);
-    for (int e = 0; e < D->nel; ++e) /* the plug-in elements' states (element.h) */
-        memcpy(x + D->nq + D->nv + D->elements[e].os, D->elements[e].s0, sizeof(double) * (size_t)D->elements[e].nstate);
+    for (int e = 0; e < D->nel; ++e) { /* the plug-in elements' states (element.h) */
+        const mbn_element *el = D->elements + e;
+        memcpy(x + D->nq + D->nv + el->os, el->s0, sizeof(double) * (size_t)el->nstate);
+        if (el->ndisc) memcpy(x + D->nq + D->nv + el->oz, el->z0, sizeof(double) * (size_t)el->ndisc);
+    }
+}
+
+/* 1 if each plug-in element with discrete states has a positive, finite sampling
+ * period at the description d (element.h) */
+static int periods_valid(const mbn_data *D, const double *d) {
+    for (int e = 0; e < D->nel; ++e) {
+        const mbn_element *el = D->elements + e;
+        if (!el->ndisc || !el->cls->period) continue;
+        double T = el->cls->period(d + el->o_par + 3);
+        if (!(T > 0 && isfinite(T))) return 0;
+    }
+    return 1;
 }
 
 mbn_instance *mbn_new(const mbn_data *D) {
@@ -98,10 +113,17 @@ mbn_instance *mbn_new(const mbn_data *D) {
             D->elements[e].nstate > MBN_ELEMENT_MAX_STATES || D->elements[e].body < 1 || D->elements[e].body >= D->nb ||
             D->elements[e].os < 0 || D->nq + D->nv + D->elements[e].os + D->elements[e].nstate > D->nx ||
             D->elements[e].o_par < 0 || D->elements[e].o_par + 3 + D->elements[e].npar > D->nd ||
+            D->elements[e].ndisc != D->elements[e].cls->ndisc || D->elements[e].ndisc > MBN_ELEMENT_MAX_DISCRETE ||
+            (D->elements[e].ndisc && (D->elements[e].oz < 0 || !D->elements[e].z0 ||
+                                      D->nq + D->nv + D->elements[e].oz + D->elements[e].ndisc > D->nx)) ||
             !mbn_element_class_complete(D->elements[e].cls)) {
             mbn_free(in);
             return NULL;
         }
+    if (!periods_valid(D, in->d)) {
+        mbn_free(in);
+        return NULL;
+    }
     for (int k = 0; k < D->ny; ++k) { /* element outputs of registered elements only */
         const int *row = D->sens + 4 * k;
         if (row[0] == MBN_SENS_ELEMENT &&
@@ -188,6 +210,7 @@ int mbn_set_parameters(mbn_instance *in, const double *p) {
     }
     int body = check_bodies(D, d);
     if (body) { free(d); return -2000 - body; }
+    if (!periods_valid(D, d)) { free(d); return -5000; }
     mb_model *m = pack_model(D, d);
     mb_data *ws = m ? mb_data_new(m) : NULL;
     if (!ws) { mb_free(m); free(d); return -1000; }
@@ -266,8 +289,11 @@ static int integrate(mbn_instance *in, double *x, double dt) {
     mb_ode ode;
     mbn_element_ode eo;
     /* FlexibleArm._compiled_adaptive: advance_flexible; without beams (segments) advance_rigid */
-    if (D->nel) mbn_element_ode_init(&eo, in->m, in->ws, D->nel, in->el, in->t, in->efext, &ode);
-    else if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
+    if (D->nel) { /* the elements' discrete states sampled on their grids (element.h) */
+        mbn_element_ode_init(&eo, in->m, in->ws, D->nel, in->el, in->t, in->efext, &ode);
+        return mbn_element_advance(&eo, &ode, q, y, in->tau, dt, &opt, &in->adapt_stats);
+    }
+    if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
     else if (D->canonical) mb_canonical_ode(in->m, in->ws, &ode);
     else mb_rigid_ode(in->m, in->ws, &ode);
     return mb_adapt_advance(&ode, q, y, in->tau, NULL, dt, &opt, &in->adapt_stats);
@@ -275,7 +301,8 @@ static int integrate(mbn_instance *in, double *x, double dt) {
 
 /* THE right-hand side of that integration at time t: the slopes dx (nx) at
  * x = [q; y; z] with the inputs held (in->tau from mbn_generalized_forces),
- * z's slopes 0 (latch flags, the HIC recorder's history and maximum; its
+ * z's slopes 0 (latch flags, the HIC recorder's history and maximum, the
+ * plug-in elements' discrete states; the HIC
  * integral's rate is the recorder's). Returns 0 or the kernel's error code
  * (a singular articulated inertia, a non-finite flexible stage). */
 int mbn_rhs(mbn_instance *in, double t, const double *x, double *dx) {
