@@ -123,3 +123,28 @@ class SampledSlider(DampedSlider):
         self.outputs = self.outputs + (Signal("path", "m", kind="output"), Signal("path_held", "m", kind="output"),
                                        Signal("instants", "1", kind="output"),
                                        Signal("growth_max", "m", kind="output"))
+
+
+class SledDampedSlider(MultibodyPlant):
+    """A 2 kg block on a prismatic joint along the sled's x axis, in the frame of a sled that
+    accelerates by the input (m/s2), with the test point damper (3 N s/m) on it: relative to
+    the sled m dv/dt = -m a_s - c v, v(t) = v0 e^(-c t / m) - (m a_s / c) (1 - e^(-c t / m))."""
+
+    name = "sled_damped_slider"
+    default_step = 0.05
+    default_stop_time = 1.0
+    internal_step = 1e-3
+    MASS, C, V0 = 2.0, 3.0, 1.5
+
+    def __init__(self):
+        from mbfmu.dynamics.sled import SledFrame
+        b = ModelBuilder(gravity=(0.0, 0.0, -9.81), name=self.name)
+        b.add_body("block", "world", Prismatic(axis=(1.0, 0.0, 0.0)), self.MASS, (0.0, 0.0, 0.0),
+                   np.eye(3) * 0.01)
+        super().__init__(b.build(), np.zeros((1, 1)), v0=[self.V0])
+        self.sled = SledFrame(axis=(1.0, 0.0, 0.0), input=0)
+        self.register_elements(point_damper(1, (0.0, 0.2, 0.1), self.C))
+        self.inputs = (Signal("sled_acceleration", "m/s2", "the sled's acceleration along x", kind="input"),)
+        self.sensors = (sensors.StateValue(1), sensors.StateValue(2), ElementOutput(0))
+        self.outputs = (Signal("v", "m/s", kind="output"), Signal("dissipated", "J", kind="output"),
+                        Signal("power", "W", kind="output"))

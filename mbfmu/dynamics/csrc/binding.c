@@ -1914,24 +1914,24 @@ done:
     return out;
 }
 
-/* ------------------------------------------------ sled frame, HIC (sled.h) */
+/* ------------------------------------------------ sled frame (sled.h) */
 
-/* the sled (par: SL_N values, input: index into u or -1) and the optional HIC
- * recorder (None or (body, nh, par: HC_N values)) of the sled calls; keep
- * holds the arrays the structs point into (released by sled_clear) */
+/* the sled (par: SL_N values, input: index into u or -1) and the optional plug-in
+ * element registry (None or elreg_parse's; the crash occupant's HIC recorder) of the
+ * sled calls; keep holds the arrays the structs point into (released by sled_clear) */
 typedef struct {
     mb_sled s;
-    mb_hic hic;
-    int has_hic;
-    PyArrayObject *spar, *hpar;
+    elreg_t r;
+    int has_el;
+    PyArrayObject *spar;
 } sled_args_t;
 
 static void sled_clear(sled_args_t *a) {
     Py_XDECREF(a->spar);
-    Py_XDECREF(a->hpar);
+    if (a->has_el) elreg_clear(&a->r);
 }
 
-static int sled_parse(sled_args_t *a, const mb_model *m, PyObject *spar, int input, npy_intp nu, PyObject *hic) {
+static int sled_parse(sled_args_t *a, const mb_model *m, PyObject *spar, int input, npy_intp nu, PyObject *reg) {
     memset(a, 0, sizeof *a);
     if (!(a->spar = as_vector(spar, SL_N, "sled parameters (axis, peak, duration, start)", NULL))) return -1;
     if (input < -1 || input >= nu) {
@@ -1940,29 +1940,14 @@ static int sled_parse(sled_args_t *a, const mb_model *m, PyObject *spar, int inp
     }
     a->s.input = input;
     a->s.par = D(a->spar);
-    if (hic == NULL || hic == Py_None) return 0;
-    PyObject *hp;
-    int body, nh;
-    if (!PyArg_ParseTuple(hic, "iiO", &body, &nh, &hp)) return -1;
-    if (body < 1 || body >= m->nb || nh < 2) {
-        PyErr_Format(InputError, "HIC recorder: body %d must be in 1..%d and the history length %d >= 2",
-                     body, m->nb - 1, nh);
-        return -1;
-    }
-    if (!(a->hpar = as_vector(hp, HC_N, "HIC parameters (point, sample, unit)", NULL))) return -1;
-    if (!(D(a->hpar)[HC_SAMPLE] > 0 && D(a->hpar)[HC_UNIT] > 0)) {
-        PyErr_SetString(InputError, "HIC recorder: the grid spacing and the unit must be > 0");
-        return -1;
-    }
-    a->hic.body = body;
-    a->hic.nh = nh;
-    a->hic.par = D(a->hpar);
-    a->has_hic = 1;
+    if (reg == NULL || reg == Py_None) return 0;
+    if (elreg_parse(&a->r, m, reg)) return -1;
+    a->has_el = 1;
     return 0;
 }
 
 static int sled_ny(const mb_model *m, const sled_args_t *a) {
-    return m->nv + (a->has_hic ? mb_hic_size(&a->hic) : 0);
+    return m->nv + (a->has_el ? a->r.nes + a->r.nez : 0);
 }
 
 /* sled_acceleration(par, input, t, u) -> a_s (m/s^2) */
@@ -1986,7 +1971,7 @@ static PyObject *py_sled_acceleration(PyObject *self, PyObject *args) {
     return res;
 }
 
-/* the common arguments (h, q, y, tau, u, t, par, input, hic) of sled_rhs and sled_advance */
+/* the common arguments (h, q, y, tau, u, t, par, input, registry) of sled_rhs and sled_advance */
 typedef struct {
     handle_t *h;
     PyArrayObject *q, *y, *tau, *u;
@@ -1999,7 +1984,7 @@ static void sled_call_clear(sled_call_t *c) {
 }
 
 static int sled_call_parse(sled_call_t *c, PyObject *cap, PyObject *q, PyObject *y, PyObject *tau, PyObject *u,
-                           PyObject *spar, int input, PyObject *hic) {
+                           PyObject *spar, int input, PyObject *reg) {
     memset(c, 0, sizeof *c);
     if (!(c->h = get_handle(cap))) return -1;
     mb_model *m = c->h->m;
@@ -2007,42 +1992,56 @@ static int sled_call_parse(sled_call_t *c, PyObject *cap, PyObject *q, PyObject 
     if (!au) return -1;
     c->u = as_vector((PyObject *)au, PyArray_SIZE(au), "u", NULL);
     Py_DECREF(au);
-    if (!c->u || sled_parse(&c->a, m, spar, input, PyArray_SIZE(c->u), hic)) return -1;
+    if (!c->u || sled_parse(&c->a, m, spar, input, PyArray_SIZE(c->u), reg)) return -1;
     if (q && !(c->q = as_vector(q, m->nq, "q", c->h->q_names))) return -1;
-    if (!(c->y = as_vector(y, sled_ny(m, &c->a), "y = [v; HIC states]", NULL))) return -1;
+    if (!(c->y = as_vector(y, sled_ny(m, &c->a), "y = [v; element states]", NULL))) return -1;
     if (!(c->tau = as_vector(tau, m->nv, "tau", c->h->v_names))) return -1;
     return 0;
 }
 
-/* sled_rhs(h, q, y, tau, u, t, par, input, hic) -> (qdot, ydot) (sled.h) */
+/* sled_rhs(h, q, y, tau, u, t, par, input, registry) -> (qdot, ydot) (sled.h; with the plug-in
+ * elements of registry, y = [v; their continuous; their discrete states], element.h) */
 static PyObject *py_sled_rhs(PyObject *self, PyObject *args) {
-    PyObject *cap, *q, *y, *tau, *u, *spar, *hic, *res = NULL;
+    PyObject *cap, *q, *y, *tau, *u, *spar, *reg, *res = NULL;
     double t;
     int input;
-    if (!PyArg_ParseTuple(args, "OOOOOdOiO", &cap, &q, &y, &tau, &u, &t, &spar, &input, &hic)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOOOdOiO", &cap, &q, &y, &tau, &u, &t, &spar, &input, &reg)) return NULL;
     sled_call_t c;
-    if (sled_call_parse(&c, cap, q, y, tau, u, spar, input, hic)) { sled_call_clear(&c); return NULL; }
+    if (sled_call_parse(&c, cap, q, y, tau, u, spar, input, reg)) { sled_call_clear(&c); return NULL; }
     mb_model *m = c.h->m;
     mb_data *d = c.h->d;
-    PyObject *qdot = new_vector(m->nq), *ydot = new_vector(sled_ny(m, &c.a));
-    if (qdot && ydot) {
+    int ny = sled_ny(m, &c.a);
+    PyObject *qdot = new_vector(m->nq), *ydot = new_vector(ny);
+    double *fx = calloc(6 * (size_t)m->nb + 1, sizeof(double));
+    if (qdot && ydot && fx) {
         int err;
-        KERNEL(c.h->lock, err = mb_sled_ode_rhs(m, d, &c.a.s, c.a.has_hic ? &c.a.hic : NULL, t, D(c.u), D(c.q),
-                                                D(c.y), D(c.tau), D((PyArrayObject *)qdot), D((PyArrayObject *)ydot)));
+        double *yd = D((PyArrayObject *)ydot);
+        for (int k = m->nv; k < ny; ++k) yd[k] = 0.0; /* the discrete states: no rate */
+        mbn_element_ode eo;
+        mb_ode ode;
+        if (c.a.has_el) {
+            mbn_element_ode_init(&eo, m, d, c.a.r.nel, c.a.r.el, t, fx, &ode);
+            mbn_element_ode_sled(&eo, &c.a.s, D(c.u));
+        }
+        KERNEL(c.h->lock, err = c.a.has_el ? ode.f(ode.ctx, D(c.q), D(c.y), D(c.tau), NULL, D((PyArrayObject *)qdot), yd)
+                                           : mb_sled_ode_rhs(m, d, &c.a.s, t, D(c.u), D(c.q), D(c.y), D(c.tau),
+                                                             D((PyArrayObject *)qdot), yd));
         if (err) raise_singular(c.h, err);
         else res = PyTuple_Pack(2, qdot, ydot);
-    }
+    } else if (!fx) PyErr_NoMemory();
+    free(fx);
     Py_XDECREF(qdot); Py_XDECREF(ydot);
     sled_call_clear(&c);
     return res;
 }
 
-/* sled_advance(h, q, y, tau, u, t, dt, options, par, input, hic) -> (q, y) (sled.h) */
+/* sled_advance(h, q, y, tau, u, t, dt, options, par, input, registry) -> (q, y) (sled.h; with the
+ * plug-in elements of registry, mbn_element_advance in the sled frame, element.h) */
 static PyObject *py_sled_advance(PyObject *self, PyObject *args) {
-    PyObject *cap, *q, *y, *tau, *u, *options, *spar, *hic, *res = NULL;
+    PyObject *cap, *q, *y, *tau, *u, *options, *spar, *reg, *res = NULL;
     double t, dt;
     int input;
-    if (!PyArg_ParseTuple(args, "OOOOOddOOiO", &cap, &q, &y, &tau, &u, &t, &dt, &options, &spar, &input, &hic))
+    if (!PyArg_ParseTuple(args, "OOOOOddOOiO", &cap, &q, &y, &tau, &u, &t, &dt, &options, &spar, &input, &reg))
         return NULL;
     mb_adapt_options opt;
     if (check_span(dt) || parse_adapt_options(options, &opt)) return NULL;
@@ -2051,20 +2050,31 @@ static PyObject *py_sled_advance(PyObject *self, PyObject *args) {
         return NULL;
     }
     sled_call_t c;
-    if (sled_call_parse(&c, cap, q, y, tau, u, spar, input, hic)) { sled_call_clear(&c); return NULL; }
+    if (sled_call_parse(&c, cap, q, y, tau, u, spar, input, reg)) { sled_call_clear(&c); return NULL; }
     mb_model *m = c.h->m;
     mb_data *d = c.h->d;
     int ny = sled_ny(m, &c.a);
     PyObject *qo = new_vector(m->nq), *yo = new_vector(ny);
+    double *fx = calloc(6 * (size_t)m->nb + 1, sizeof(double));
     mb_adapt_stats st;
+    memset(&st, 0, sizeof st);
     int status = MB_ADAPT_NO_MEMORY;
-    if (qo && yo) {
+    if (qo && yo && fx) {
         memcpy(D((PyArrayObject *)qo), D(c.q), sizeof(double) * m->nq);
         memcpy(D((PyArrayObject *)yo), D(c.y), sizeof(double) * ny);
-        KERNEL(c.h->lock, status = mb_sled_advance(m, d, &c.a.s, c.a.has_hic ? &c.a.hic : NULL, t,
-                                                   D((PyArrayObject *)qo), D((PyArrayObject *)yo), D(c.tau), D(c.u),
-                                                   dt, &opt, &st));
+        mbn_element_ode eo;
+        mb_ode ode;
+        if (c.a.has_el) {
+            mbn_element_ode_init(&eo, m, d, c.a.r.nel, c.a.r.el, t, fx, &ode);
+            mbn_element_ode_sled(&eo, &c.a.s, D(c.u));
+        }
+        KERNEL(c.h->lock, status = c.a.has_el ? mbn_element_advance(&eo, &ode, D((PyArrayObject *)qo),
+                                                                    D((PyArrayObject *)yo), D(c.tau), dt, &opt, &st)
+                                              : mb_sled_advance(m, d, &c.a.s, t, D((PyArrayObject *)qo),
+                                                                D((PyArrayObject *)yo), D(c.tau), D(c.u), dt, &opt,
+                                                                &st));
     }
+    free(fx);
     if (status == MB_ADAPT_NO_MEMORY) PyErr_NoMemory();
     else if (status == MB_ADAPT_RHS_ERROR) raise_singular(c.h, st.rhs_error);
     else if (status) raise_adapt(status, &st, &opt, dt);
@@ -2249,9 +2259,9 @@ static PyMethodDef methods[] = {
     {"sled_acceleration", py_sled_acceleration, METH_VARARGS,
      "sled_acceleration(par, input, t, u) -> a_s, m/s2 (sled.h)"},
     {"sled_rhs", py_sled_rhs, METH_VARARGS,
-     "sled_rhs(h, q, y, tau, u, t, par, input, hic) -> (qdot, ydot): sled frame with HIC recorder (sled.h)"},
+     "sled_rhs(h, q, y, tau, u, t, par, input, registry) -> (qdot, ydot): sled frame, plug-in elements (sled.h)"},
     {"sled_advance", py_sled_advance, METH_VARARGS,
-     "sled_advance(h, q, y, tau, u, t, dt, options, par, input, hic) -> (q, y): error-controlled, HIC grid (sled.h)"},
+     "sled_advance(h, q, y, tau, u, t, dt, options, par, input, registry) -> (q, y): error-controlled, elements' grids"},
     {"sensors_pack", py_sensors_pack, METH_VARARGS,
      "sensors_pack(h, rows, par, nu, mass, com, Ic, latches) -> packed engine sensors (sensors.h)"},
     {"sensors_eval", py_sensors_eval, METH_VARARGS,

@@ -71,12 +71,25 @@ static int element_f(void *ctx, const double *q, const double *y, const double *
                      double *qdot, double *ydot) {
     mbn_element_ode *e = ctx;
     int nv = e->m->nv;
-    mbn_elements_fext(e->m, e->ws, e->nel, e->el, e->t0 + e->t_stage, q, y, y + nv, e->fext, ydot + nv);
+    double t = e->t0 + e->t_stage, g0[3];
+    memcpy(g0, e->ws->g, sizeof g0);
+    if (e->sled) { /* the sled frame's gravity for the whole evaluation (mb_sled_rhs's) */
+        double a_s = mb_sled_acceleration(e->sled, t, e->u);
+        for (int r = 0; r < 3; ++r)
+            if (e->sled->par[SL_AX + r] != 0.0) e->ws->g[r] = g0[r] - a_s * e->sled->par[SL_AX + r];
+    }
+    mbn_elements_fext(e->m, e->ws, e->nel, e->el, t, q, y, y + nv, e->fext, ydot + nv);
     if (fext)
         for (int k = 0; k < 6 * e->m->nb; ++k) e->fext[k] += fext[k];
     int err = e->inner.f(e->inner.ctx, q, y, tau, e->fext, qdot, ydot);
-    if (!err) mbn_elements_accel_rates(e->m, e->ws, e->nel, e->el, e->t0 + e->t_stage, q, y, ydot, y + nv, ydot + nv);
+    if (!err) mbn_elements_accel_rates(e->m, e->ws, e->nel, e->el, t, q, y, ydot, y + nv, ydot + nv);
+    memcpy(e->ws->g, g0, sizeof g0);
     return err;
+}
+
+void mbn_element_ode_sled(mbn_element_ode *e, const mb_sled *sled, const double *u) {
+    e->sled = sled;
+    e->u = u;
 }
 
 static void element_normalize(void *ctx, double *q) {
@@ -94,6 +107,8 @@ void mbn_element_ode_init(mbn_element_ode *e, const mb_model *m, mb_data *ws, in
     e->t0 = t0;
     e->t_stage = 0.0;
     e->fext = fext;
+    e->sled = NULL;
+    e->u = NULL;
     *ode = e->inner;
     ode->ctx = e;
     ode->f = element_f;

@@ -33,6 +33,9 @@
  * derivatives (zero columns). force, the rates and the outputs do not read
  * them (the plant's outputs may, sensors.h's state value).
  *
+ * Elements run in a sled frame too (mbn_element_ode_sled): the HIC recorder
+ * of the crash occupant plant is one (models/hic_recorder.c).
+ *
  * Not (yet) in the interface: state events, joint-force rows, a change of
  * gravity (what the sled frame and the hinge latches need; they stay in
  * dynamics/csrc).
@@ -44,6 +47,7 @@
 
 #include "adaptive.h"
 #include "mb.h"
+#include "sled.h"
 
 /* most states one element may carry (mbn_new refuses more) */
 #define MBN_ELEMENT_MAX_STATES 16
@@ -140,9 +144,16 @@ typedef struct {
     const mbn_element *el;
     double t0, t_stage; /* the interval's start (s), the stage's time from it (mb_adapt_advance) */
     double *fext;       /* (nb, 6) scratch */
+    const mb_sled *sled; /* NULL, or the sled frame (mbn_element_ode_sled) */
+    const double *u;     /* the inputs the sled's acceleration reads */
 } mbn_element_ode;
 void mbn_element_ode_init(mbn_element_ode *e, const mb_model *m, mb_data *ws, int nel, const mbn_element *el,
                           double t0, double *fext, mb_ode *ode);
+
+/* the model in a sled frame (sled.h): each evaluation of the ode runs with the
+ * gravity g - a_s(t, u) axis (mb_sled_rhs's), the elements' accel_rate
+ * reading the specific force in the sled frame; u is read at each evaluation */
+void mbn_element_ode_sled(mbn_element_ode *e, const mb_sled *sled, const double *u);
 
 /* the elements' discrete states in all (the block after their continuous ones) */
 int mbn_elements_ndisc(int nel, const mbn_element *el);

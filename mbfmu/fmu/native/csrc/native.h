@@ -54,8 +54,7 @@ typedef struct {
     int o_mass, o_com, o_Ic, o_lsign, o_lk, o_q0, o_v0, o_B, o_step;
     int o_adapt;            /* 7: rtol, atol, h_init, h_max, h_min, max_steps, method (ErrorControl.options) */
     int sled, sled_input;   /* a sled frame (sled.h; parameters at o_sled), the input it adds (-1 none) */
-    int hic_body, nh;       /* its HIC recorder (hic.h; nh = 0: none; parameters at o_hic), states after [q; v] */
-    int o_sled, o_hic;
+    int o_sled;
     int o_elements;         /* the plug-in elements' [rB; par] blocks (element.h: each at its o_par) */
     const int *sens;        /* (ny, 4): kind, index, axis, offset of its parameters in d (-1 none) */
     const double *p0;       /* (np) build-time parameter values */
@@ -99,7 +98,6 @@ typedef struct {
     mb_mass_props mp;
     mb_latches latches;   /* (data->nl hinges) pointing into d */
     mb_sled sled;         /* (data->sled) pointing into d */
-    mb_hic hic;           /* (data->nh > 0) pointing into d */
     double *d;            /* (nd) current numeric description */
     double *p, *u, *x;    /* (np), (nu), (nx) */
     double *y, *v, *tau;  /* (ny) cached outputs, (nv) velocities, (nv) generalized forces */

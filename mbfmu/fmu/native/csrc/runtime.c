@@ -51,9 +51,6 @@ static void bind_sensors(mbn_instance *in) {
     in->mp.latches = D->nl ? &in->latches : NULL;
     in->sled.input = D->sled_input;
     in->sled.par = in->d + D->o_sled;
-    in->hic.body = D->hic_body;
-    in->hic.nh = D->nh;
-    in->hic.par = in->d + D->o_hic;
     for (int e = 0; e < D->nel; ++e) in->el[e].par = in->d + D->elements[e].o_par;
 }
 
@@ -282,17 +279,17 @@ static int integrate(mbn_instance *in, double *x, double dt) {
     mb_adapt_options opt;
     adapt_options(in, &opt);
     double *q = x, *y = x + D->nq;
-    if (D->sled)
-        return mb_sled_advance(in->m, in->ws, &in->sled, D->nh ? &in->hic : NULL, in->t, q, y, in->tau, in->u, dt, &opt,
-                               &in->adapt_stats);
-    if (D->nl) return mb_latch_advance(in->m, in->ws, &in->latches, q, y, y + D->nv, in->tau, dt, &opt, &in->adapt_stats);
     mb_ode ode;
     mbn_element_ode eo;
-    /* FlexibleArm._compiled_adaptive: advance_flexible; without beams (segments) advance_rigid */
-    if (D->nel) { /* the elements' discrete states sampled on their grids (element.h) */
+    if (D->nel) { /* the elements' discrete states sampled on their grids (element.h), in the sled frame if any */
         mbn_element_ode_init(&eo, in->m, in->ws, D->nel, in->el, in->t, in->efext, &ode);
+        if (D->sled) mbn_element_ode_sled(&eo, &in->sled, in->u);
         return mbn_element_advance(&eo, &ode, q, y, in->tau, dt, &opt, &in->adapt_stats);
     }
+    if (D->sled)
+        return mb_sled_advance(in->m, in->ws, &in->sled, in->t, q, y, in->tau, in->u, dt, &opt, &in->adapt_stats);
+    if (D->nl) return mb_latch_advance(in->m, in->ws, &in->latches, q, y, y + D->nv, in->tau, dt, &opt, &in->adapt_stats);
+    /* FlexibleArm._compiled_adaptive: advance_flexible; without beams (segments) advance_rigid */
     if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
     else if (D->canonical) mb_canonical_ode(in->m, in->ws, &ode);
     else mb_rigid_ode(in->m, in->ws, &ode);
@@ -301,22 +298,23 @@ static int integrate(mbn_instance *in, double *x, double dt) {
 
 /* THE right-hand side of that integration at time t: the slopes dx (nx) at
  * x = [q; y; z] with the inputs held (in->tau from mbn_generalized_forces),
- * z's slopes 0 (latch flags, the HIC recorder's history and maximum, the
- * plug-in elements' discrete states; the HIC
- * integral's rate is the recorder's). Returns 0 or the kernel's error code
+ * z's slopes 0 (latch flags, the plug-in elements' discrete states). Returns 0 or the kernel's error code
  * (a singular articulated inertia, a non-finite flexible stage). */
 int mbn_rhs(mbn_instance *in, double t, const double *x, double *dx) {
     const mbn_data *D = in->data;
     const double *q = x, *y = x + D->nq;
     double *qdot = dx, *ydot = dx + D->nq;
     for (int k = D->nq + D->nv; k < D->nx; ++k) dx[k] = 0.0;
-    if (D->sled)
-        return mb_sled_ode_rhs(in->m, in->ws, &in->sled, D->nh ? &in->hic : NULL, t, in->u, q, y, in->tau, qdot, ydot);
-    if (D->nl) return mb_latch_rhs(in->m, in->ws, &in->latches, q, y, y + D->nv, in->tau, qdot, ydot);
     mb_ode ode;
     mbn_element_ode eo;
-    if (D->nel) mbn_element_ode_init(&eo, in->m, in->ws, D->nel, in->el, t, in->efext, &ode);
-    else if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
+    if (D->nel) {
+        mbn_element_ode_init(&eo, in->m, in->ws, D->nel, in->el, t, in->efext, &ode);
+        if (D->sled) mbn_element_ode_sled(&eo, &in->sled, in->u);
+        return ode.f(ode.ctx, q, y, in->tau, NULL, qdot, ydot);
+    }
+    if (D->sled) return mb_sled_ode_rhs(in->m, in->ws, &in->sled, t, in->u, q, y, in->tau, qdot, ydot);
+    if (D->nl) return mb_latch_rhs(in->m, in->ws, &in->latches, q, y, y + D->nv, in->tau, qdot, ydot);
+    if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
     else if (D->canonical) mb_canonical_ode(in->m, in->ws, &ode);
     else mb_rigid_ode(in->m, in->ws, &ode);
     return ode.f(ode.ctx, q, y, in->tau, NULL, qdot, ydot);
