@@ -56,11 +56,12 @@ its rest length is its initial length plus ``belt_slack`` (negative: pre-tension
 Contacts and belt segments are force elements of the compiled kernels
 (:class:`~mbfmu.dynamics.model.SpherePlaneContact`,
 :class:`~mbfmu.dynamics.model.Cable`, described here as the sets of
-``models/_contact``). Sled frame, accelerometers, belt tensions and the HIC
-bookkeeping are compiled kernel elements too (``mbfmu.dynamics.sled``,
-``csrc/sled.c``, ``csrc/hic.c``): the plant is described by the engine's
-elements only, so the whole integration runs in C and the plant exports as
-a native FMU (``--runtime native``) that runs the same code.
+``models/_contact``). Sled frame, accelerometers and belt tensions
+are compiled kernel elements too (``mbfmu.dynamics.sled``, ``csrc/sled.c``),
+and the HIC bookkeeping is a plug-in element of this plant's own
+(``hic_recorder.c``, ``mbfmu/dynamics/csrc/element.h``): the plant is
+described in C only, so the whole integration runs in C and the plant
+exports as a native FMU (``--runtime native``) that runs the same code.
 
 Outputs
 -------
@@ -102,14 +103,15 @@ identified from tests. So:
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 
 from mbfmu.dynamics import FreeFlyer, JointForce, Model, ModelBuilder, Spherical, sensors, symbolic
 from mbfmu.dynamics.algorithms import element_forces, point_position
 from mbfmu.dynamics.sled import G  # m/s2, standard gravity (also the unit "g")
-from mbfmu.dynamics.sled import (Accelerometer, CableTension, HicRecorder, PointDisplacement, SledAcceleration,
-                                 SledFrame)
+from mbfmu.dynamics.sled import Accelerometer, CableTension, PointDisplacement, SledAcceleration, SledFrame
+from mbfmu.plant.elements import NativeElement
 from mbfmu.plant.multibody import MultibodyPlant
 from mbfmu.plant.outputs import declare_outputs, measured, measured_vector
 from mbfmu.plant.parameters import Declaration, Parameter
@@ -121,6 +123,10 @@ from mbfmu.models._contact import CableSet, cross, SpherePlaneSet
 
 HIC_WINDOW = 0.015   # s, HIC15
 HIC_SAMPLE = 5e-4    # s, grid of the HIC history
+HIC_HISTORY = 31     # grid instants the recorder keeps (hic_recorder.c's HIC_NH): windows up to 30 spacings
+assert abs((HIC_HISTORY - 1) * HIC_SAMPLE - HIC_WINDOW) < 1e-12 * HIC_WINDOW
+#: The HIC15 recorder's C (a plug-in element, ``mbfmu/dynamics/csrc/element.h``).
+HIC_RECORDER_C = Path(__file__).with_name("hic_recorder.c")
 
 # de Leva (1996) male: mass fraction, segment length (m, for a 1.741 m
 # stature), CM position (fraction of length from the end nearer the pelvis:
@@ -299,16 +305,9 @@ class CrashOccupant(MultibodyPlant):
         head_cg, chest_cg = (tuple(model.bodies[i - 1].com) for i in (head, chest))
         head_x0 = float(point_position(model, model.neutral(), head, head_cg)[0])
         nmech = model.nq + model.nv
-        # the HIC states follow [q; v]: integral, history, maximum (their rates are the recorder's)
-        self.hic = HicRecorder(head, head_cg, sample=HIC_SAMPLE, window=HIC_WINDOW, unit=G)
-        nhist = self.hic.history
-
-        self.states = self.states + (
-            Signal("hic_integral", "1", "integral of the head resultant acceleration, g.s", 0.0,
-                   kind="state"),) + vector(
-            "hic_history", nhist, "state", "1",
-            "hic_integral at the grid instant {i} of the last 15 ms (oldest first), g.s") + (
-            Signal("hic15_max", "1", "running maximum HIC15", 0.0, kind="state"),)
+        # the HIC states follow [q; v]: integral (continuous), history and maximum (discrete)
+        nhist = HIC_HISTORY
+        self.register_elements(hic_recorder(head, head_cg))
         self.inputs = (Signal("sled_acceleration", "m/s2",
                               "sled acceleration along its forward x axis (frontal crash: negative); "
                               "added to the built-in pulse", 0.0, -1000.0, 1000.0, kind="input"),)
@@ -519,6 +518,32 @@ class CrashOccupant(MultibodyPlant):
     def belt_lengths(self, x: np.ndarray) -> np.ndarray:
         """Current belt segment lengths, m."""
         return element_forces(self.model, x[:self.model.nq], np.zeros(self.model.nv)).cable_length
+
+
+def hic_recorder(body: int, point) -> NativeElement:
+    """The HIC15 recorder (``hic_recorder.c``) at ``point`` (body frame, m) of ``body``: the
+    integral of the resultant specific force there in g (g.s, a continuous state), its values at
+    the last :data:`HIC_HISTORY` instants of a :data:`HIC_SAMPLE` grid and the running maximum
+    HIC15 over windows of up to :data:`HIC_WINDOW` between them (discrete states).
+
+    Parameters
+    ----------
+    body : int
+        The head (1-based engine body index).
+    point : tuple of float
+        The accelerometer's point, body frame, m.
+
+    Returns
+    -------
+    NativeElement
+        The element, for :meth:`MultibodyPlant.register_elements`.
+    """
+    return NativeElement(
+        HIC_RECORDER_C, "hic15_recorder", body, point, (HIC_SAMPLE, G),
+        states=(Signal("hic_integral", "1", "integral of the head resultant acceleration, g.s", 0.0, kind="state"),),
+        discrete=vector("hic_history", HIC_HISTORY, "state", "1",
+                        "hic_integral at the grid instant {i} of the last 15 ms (oldest first), g.s")
+        + (Signal("hic15_max", "1", "running maximum HIC15", 0.0, kind="state"),))
 
 
 def hic15(time: np.ndarray, resultant_g: np.ndarray, window: float = HIC_WINDOW) -> float:

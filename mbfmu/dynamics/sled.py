@@ -1,14 +1,15 @@
-"""A sled frame, its sensors and the head injury criterion recorder: kernel elements.
+"""A sled frame and its sensors: kernel elements.
 
 A model written in the frame of a sled that translates with acceleration
 ``a_s(t)`` along a fixed axis (a crash sled) is inertial up to that uniform
 acceleration: every body gets the d'Alembert force ``-m a_s axis`` at its
 centre of mass, i.e. a uniform, time-varying gravity ``g - a_s axis``.
 :class:`SledFrame` describes ``a_s`` (an input plus a built-in half-sine
-pulse); :class:`HicRecorder` keeps the head injury criterion (HIC) of an
-accelerometer over the run as plant state. Both are compiled kernel elements
-(``csrc/sled.h``, ``csrc/hic.h``): the Python plant (:func:`advance`,
-:func:`evaluate`) and the native FMU runtime run the same C code.
+pulse). It is a compiled kernel element (``csrc/sled.h``): the Python plant
+(:func:`advance`, :func:`rates`) and the native FMU runtime run the same C
+code. Plug-in elements (``csrc/element.h``, such as the crash occupant's
+HIC recorder) run in the sled frame too: their registry
+(:func:`mbfmu.plant.elements.kernel_registry`) is passed along.
 
 Sensors of the sled frame (with the engine's, :mod:`mbfmu.dynamics.sensors`):
 
@@ -70,42 +71,6 @@ class SledFrame:
     def acceleration(self, t: float, u) -> float:
         """``a_s`` (m/s2) at time ``t`` (s) with inputs ``u``."""
         return _kernels.sled_acceleration(value(self.parameters()), self.input, float(t), np.asarray(u, float))
-
-
-@dataclass(frozen=True)
-class HicRecorder:
-    """Running HIC of the accelerometer at ``point`` (body frame, m) of ``body``.
-
-    Its states (after the plant's ``[q; v]``) are the integral of the
-    resultant in ``unit`` (g.s), the integral at the last ``size - 2`` instants of a
-    grid of spacing ``sample`` (s) and the running maximum over windows of
-    up to ``window`` (s) between grid instants of ``(t2 - t1) [(I(t2) -
-    I(t1)) / (t2 - t1)]^2.5`` (``csrc/hic.h``).
-    """
-
-    body: int
-    point: tuple
-    sample: float = 5e-4
-    window: float = 0.015
-    unit: float = G
-
-    @property
-    def history(self) -> int:
-        """Grid instants kept (both ends of the longest window)."""
-        return int(round(self.window / self.sample)) + 1
-
-    @property
-    def size(self) -> int:
-        """States of the recorder: integral, history, maximum."""
-        return self.history + 2
-
-    def parameters(self) -> np.ndarray:
-        """The kernels' parameter block (``csrc/hic.h``, ``HC_N`` values)."""
-        return real_array([*self.point, self.sample, self.unit])
-
-    def kernel_args(self) -> tuple:
-        """``(body, history, parameters)`` for the kernels' calls."""
-        return (int(self.body), self.history, self.parameters())
 
 
 @dataclass(frozen=True)
@@ -231,19 +196,22 @@ class CompiledSensors:
                                      mass, com, Ic)
 
 
-def rates(model, sled: SledFrame, hic: HicRecorder | None, t: float, q: np.ndarray, y: np.ndarray,
+def rates(model, sled: SledFrame, elements: tuple | None, t: float, q: np.ndarray, y: np.ndarray,
           tau: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(dq/dt, dy/dt)`` of ``y = [v; HIC states]`` in the sled frame at time ``t`` (s)."""
+    """``(dq/dt, dy/dt)`` in the sled frame at time ``t`` (s): ``y = v``, or with the plug-in
+    elements of the kernel registry ``elements`` ``[v; their continuous; their discrete
+    states]`` (the discrete states' rates zero)."""
     return _kernels.sled_rhs(model._h, q, y, tau, np.asarray(u, float), float(t), sled.parameters(), sled.input,
-                             None if hic is None else hic.kernel_args())
+                             elements)
 
 
-def advance(model, sled: SledFrame, hic: HicRecorder | None, q: np.ndarray, y: np.ndarray, tau: np.ndarray,
+def advance(model, sled: SledFrame, elements: tuple | None, q: np.ndarray, y: np.ndarray, tau: np.ndarray,
             u: np.ndarray, t: float, dt: float, control: ErrorControl, first_step: float | None = None,
             what: str = "advance") -> tuple[np.ndarray, np.ndarray]:
     """``(q, y)`` after ``dt`` (s) from time ``t`` with ``u`` and ``tau`` held:
-    the compiled error-controlled integrator on ``[q; v; HIC states]``,
-    stopped at every instant of the recorder's grid (``mb_sled_advance``).
+    the compiled error-controlled integrator on ``[q; y]`` (``y`` as :func:`rates`),
+    stopped at every instant of the plug-in elements' sampling grids, where their
+    discrete states are sampled (``mbn_element_advance``).
 
     Raises
     ------
@@ -252,7 +220,6 @@ def advance(model, sled: SledFrame, hic: HicRecorder | None, q: np.ndarray, y: n
     """
     try:
         return _kernels.sled_advance(model._h, q, y, tau, np.asarray(u, float), float(t), float(dt),
-                                     control.options(first_step), sled.parameters(), sled.input,
-                                     None if hic is None else hic.kernel_args())
+                                     control.options(first_step), sled.parameters(), sled.input, elements)
     except SimulationError as exc:
         raise _failed(what, t, dt, exc) from None

@@ -12,8 +12,8 @@ vector ``d`` of doubles and the offsets of its blocks).
 :func:`packed_jacobian` returns ``[A B; C D] = d[dx/dt; y] / d[x; u]`` in
 the plant's own state ``x`` (quaternion seeds projected onto the unit
 sphere's tangent, as the runtime reads them), or why the plant has no
-exact tangents. Discrete states (hinge latch flags, the HIC recorder's
-history and running maximum) are neither knowns nor unknowns of the
+exact tangents. Discrete states (hinge latch flags, plug-in elements'
+discrete states such as the HIC recorder's history and running maximum) are neither knowns nor unknowns of the
 derivatives: their columns and rows are zero.
 """
 from __future__ import annotations
@@ -27,10 +27,10 @@ from . import _kernels
 
 #: The integer header of ``native_tangents`` (``csrc/tangent_binding.c``), in its order.
 HEADER = ("nb", "nq", "nv", "nu", "ny", "nx", "ns", "nct", "ncb", "ndr", "canonical", "nl",
-          "sled", "sled_input", "hic_body", "nh",
+          "sled", "sled_input",
           "o_axis1", "o_axis2", "o_Rtree", "o_ptree", "o_Ibody", "o_g", "o_dof", "o_springs", "o_contacts",
           "o_cables", "o_drives", "o_mass", "o_com", "o_Ic", "o_lsign", "o_lk", "o_q0", "o_v0", "o_B",
-          "o_step", "o_adapt", "o_sled", "o_hic",
+          "o_step", "o_adapt", "o_sled",
           "flex", "nbeam", "ng", "nh_flex", "nkd", "o_gtab", "o_htab", "o_kd")
 #: The integer arrays, in their order (the flexible tables empty for a rigid plant).
 ARRAYS = ("parent", "jtype", "nqi", "nvi", "l_iq", "l_iv", "sens",
@@ -48,7 +48,6 @@ def _header(structure: Mapping, offsets: Mapping) -> tuple[np.ndarray, tuple]:
               "ng": flex.get("ng", 0), "nh_flex": flex.get("nh", 0), "nkd": flex.get("nkd", 0),
               "o_gtab": flex.get("o_gtab", 0), "o_htab": flex.get("o_htab", 0), "o_kd": flex.get("o_kd", 0)}
     fields.setdefault("o_sled", 0)
-    fields.setdefault("o_hic", 0)
     header = _ints([int(fields[k]) for k in HEADER])
     arrays = tuple(_ints(flex.get(k, ()) if k in _FLEX_ARRAYS else structure[k]) for k in ARRAYS)
     return header, arrays
@@ -75,8 +74,9 @@ def packed_jacobian(structure: Mapping, d: np.ndarray, offsets: Mapping, x, u, t
         Time, s (a sled frame's pulse depends on it).
     elements : tuple, optional
         The plant's plug-in elements (``csrc/element.h``): ``(class addresses, rows)``,
-        rows ``(nel, 4)`` of body, offset of ``[point; parameters]`` in ``d``, number of
-        parameters and of states (:func:`mbfmu.plant.elements.tangent_registry`).
+        rows ``(nel, 5)`` of body, offset of ``[point; parameters]`` in ``d``, number of
+        parameters, of continuous and of discrete states
+        (:func:`mbfmu.plant.elements.tangent_registry`).
 
     Returns
     -------

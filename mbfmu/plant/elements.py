@@ -4,7 +4,7 @@ A plug-in element is a force element the engine core does not know, written
 once in C against the engine's element interface
 (``mbfmu/dynamics/csrc/element.h``: a ``const mbn_element_class`` with a
 force on a body point, the rates of its own continuous states, and their
-tangent) and registered by the plant that uses it
+tangent; discrete states sampled on a time grid) and registered by the plant that uses it
 (:meth:`MultibodyPlant.register_elements`). The native FMU compiles
 the C file with the runtime, lists it in the registry the runtime iterates
 (Co-Simulation and Model Exchange, FMI 2 and 3) and differentiates it
@@ -55,6 +55,11 @@ class NativeElement:
         The element's own continuous states (as many as its class's ``nstate``;
         names, units and start values), which follow the plant's ``[q; v]`` in the
         state vector (:meth:`MultibodyPlant.register_elements` appends them).
+    discrete : tuple of Signal
+        The element's discrete states (as many as its class's ``ndisc``; names, units and
+        start values): changed only at the instants of its sampling grid (``period`` and
+        ``sample`` of its class), they follow all elements' continuous states in the state
+        vector and are discrete states of the FMU in Model Exchange.
     """
 
     source: Path
@@ -63,6 +68,7 @@ class NativeElement:
     point: tuple[float, float, float]
     parameters: tuple[float, ...] = ()
     states: tuple = ()
+    discrete: tuple = ()
 
     def __post_init__(self):
         object.__setattr__(self, "source", Path(self.source))
@@ -74,11 +80,12 @@ class NativeElement:
         if len(self.point) != 3:
             raise InputError(f"plug-in element {self.symbol}: point has {len(self.point)} coordinates, not 3")
         object.__setattr__(self, "states", tuple(self.states))
-        for sig in self.states:
+        object.__setattr__(self, "discrete", tuple(self.discrete))
+        for sig in (*self.states, *self.discrete):
             if getattr(sig, "kind", None) != "state":
                 raise InputError(f"plug-in element {self.symbol}: its states must be Signals of kind 'state', "
                                  f"got {sig!r}")
-        for v in (*self.point, *self.parameters, *(sig.start for sig in self.states)):
+        for v in (*self.point, *self.parameters, *(sig.start for sig in (*self.states, *self.discrete))):
             if not math.isfinite(value(v)):
                 raise InputError(f"plug-in element {self.symbol}: point, parameters and state starts must be finite, got {v}")
 
@@ -143,13 +150,14 @@ def kernel_registry(elements) -> tuple:
     Returns
     -------
     tuple
-        ``(class addresses, bodies, [point; parameters] concatenated, npar, nstate)``.
+        ``(class addresses, bodies, [point; parameters] concatenated, npar, nstate, ndisc)``.
     """
     addresses = tuple(class_address(el.c_text(), el.symbol, f"plug-in element {el.symbol}") for el in elements)
     par = np.array([value(v) for el in elements for v in (*el.point, *el.parameters)], float)
     return (addresses, np.array([el.body for el in elements], np.intc), par,
             np.array([len(el.parameters) for el in elements], np.intc),
-            np.array([len(el.states) for el in elements], np.intc))
+            np.array([len(el.states) for el in elements], np.intc),
+            np.array([len(el.discrete) for el in elements], np.intc))
 
 
 def tangent_registry(elements, o_elements: int) -> tuple:
@@ -165,12 +173,12 @@ def tangent_registry(elements, o_elements: int) -> tuple:
     Returns
     -------
     tuple
-        ``(class addresses, rows)``, rows ``(nel, 4)`` int32: body, offset in ``d``, number
-        of parameters, number of states.
+        ``(class addresses, rows)``, rows ``(nel, 5)`` int32: body, offset in ``d``, number
+        of parameters, of continuous and of discrete states.
     """
     addresses = kernel_registry(elements)[0]
     rows, at = [], int(o_elements)
     for el in elements:
-        rows.append((el.body, at, len(el.parameters), len(el.states)))
+        rows.append((el.body, at, len(el.parameters), len(el.states), len(el.discrete)))
         at += 3 + len(el.parameters)
     return addresses, np.ascontiguousarray(np.array(rows, np.intc).reshape(-1))

@@ -17,10 +17,10 @@
   (``applied_forces`` not overridden), else the same integrator around the
   Python right-hand side;
 * a plant written in the frame of an accelerating sled declares ``sled``
-  (a :class:`~mbfmu.dynamics.sled.SledFrame`, and optionally ``hic``, a
-  :class:`~mbfmu.dynamics.sled.HicRecorder` whose states follow ``[q; v]``):
-  its dynamics, advance and sensors are then the kernels' sled-frame
-  elements (``csrc/sled.h``), shared with the native FMU runtime.
+  (a :class:`~mbfmu.dynamics.sled.SledFrame`): its dynamics, advance and
+  sensors are then the kernels' sled-frame elements (``csrc/sled.h``),
+  shared with the native FMU runtime; its plug-in elements (such as a HIC
+  recorder) run in the sled frame.
 """
 from __future__ import annotations
 
@@ -145,15 +145,15 @@ class MultibodyPlant(Plant):
     # ---- Plant interface ----------------------------------------------------
     def derivatives(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
         """dx/dt: ``[dq/dt; dv/dt]``, or ``[dq/dt; dp/dt]`` in canonical variables
-        (in the sled frame: ``[dq/dt; dv/dt; rates of the HIC states]``)."""
+        (with plug-in elements, the rates of their states after them)."""
         self._refuse_native_only()
         u = np.asarray(u, float)
         h = self.model._h
         nq = self.model.nq
         q = x[:nq]
         if self.sled is not None:
-            return np.concatenate(_sled.rates(self.model, self.sled, self.hic, t, q, x[nq:],
-                                              self._input_forces(u), u))
+            return np.concatenate(_sled.rates(self.model, self.sled, self._element_registry_or_none(), t, q,
+                                              x[nq:], self._input_forces(u), u))
         if self.native_elements:  # their own C, as the native FMU runs it
             qdot, ydot = _kernels.element_rhs(h, q, x[nq:], self._input_forces(u), float(t), self._element_registry())
             return np.concatenate([qdot, ydot])
@@ -170,9 +170,8 @@ class MultibodyPlant(Plant):
         return np.concatenate([qdot, vdot])
 
     sensors: tuple = ()
-    # the sled frame and HIC recorder (mbfmu.dynamics.sled), or None
+    # the sled frame (mbfmu.dynamics.sled), or None
     sled: "_sled.SledFrame | None" = None
-    hic: "_sled.HicRecorder | None" = None
     _compiled_sensors = None
     # hinge latches (csrc/latch.h) as (iq, iv, sign, stiffness, damping), their
     # flags appended to the state; a plant with latches advances with
@@ -189,10 +188,14 @@ class MultibodyPlant(Plant):
         ----------
         *elements : NativeElement
             The elements (:mod:`mbfmu.plant.elements`); their own continuous states
-            follow the plant's states so far, element after element.
+            follow the plant's states before its first element, element after element (all
+            registered elements'), then their discrete states.
         """
-        self.native_elements = tuple(self.native_elements) + tuple(elements)
-        self.states = tuple(self.states) + tuple(sig for el in elements for sig in el.states)
+        registered = tuple(self.native_elements)
+        own = len(self.states) - sum(len(el.states) + len(el.discrete) for el in registered)
+        self.native_elements = registered + tuple(elements)
+        self.states = (tuple(self.states)[:own] + tuple(sig for el in self.native_elements for sig in el.states)
+                       + tuple(sig for el in self.native_elements for sig in el.discrete))
         self.__dict__.pop("_el_registry", None)
 
     def _refuse_native_only(self) -> None:
@@ -200,7 +203,7 @@ class MultibodyPlant(Plant):
         in the engine (the native FMU's case); with anything else the dynamics would omit them."""
         if not self.native_elements:
             return
-        for what, present in (("canonical variables", self.canonical), ("a sled frame", self.sled is not None),
+        for what, present in (("canonical variables", self.canonical),
                               ("hinge latches", self.latches is not None),
                               ("forces computed in Python", self._python_forces)):
             if present:
@@ -214,6 +217,10 @@ class MultibodyPlant(Plant):
             reg = self._el_registry = kernel_registry(self.native_elements)
         return reg
 
+    def _element_registry_or_none(self) -> tuple | None:
+        """The kernels' registry of the plug-in elements, or None without any."""
+        return self._element_registry() if self.native_elements else None
+
     def outputs_at(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Outputs from the plant's engine sensors (``sensors``), in output order."""
         self._refuse_native_only()
@@ -224,7 +231,11 @@ class MultibodyPlant(Plant):
             if self._compiled_sensors is None:
                 self._compiled_sensors = _sled.CompiledSensors(self.sensors, self.model, len(self.inputs))
             u = np.asarray(u, float)
-            return self._compiled_sensors(self.sled, t, x, v, u, self._input_forces(u))
+            out = self._compiled_sensors(self.sled, t, x, v, u, self._input_forces(u))
+            mine = [k for k, s in enumerate(self.sensors) if isinstance(s, ElementOutput)]
+            if mine:
+                out[mine] = self._element_outputs(t, x, v, mine)
+            return out
         if self.native_elements:
             return self._outputs_with_elements(t, x, v, np.asarray(u, float))
         packed = self.__dict__.get("_packed_sensors")
@@ -249,11 +260,16 @@ class MultibodyPlant(Plant):
         if rest:
             out[rest] = _sensors.evaluate([self.sensors[k] for k in rest], self.model, x, v, u, 0.0)
         if mine:
-            nqv = self.model.nq + self.model.nv
-            which = np.array([(self.sensors[k].element, self.sensors[k].output) for k in mine], dtype=np.intc)
-            out[mine] = _kernels.element_outputs(self.model._h, x[:self.model.nq], v, x[nqv:], float(t),
-                                                 self._element_registry(), which)
+            out[mine] = self._element_outputs(t, x, v, mine)
         return out
+
+    def _element_outputs(self, t: float, x: np.ndarray, v: np.ndarray, which: list[int]) -> np.ndarray:
+        """The values of the outputs ``which`` (:class:`~mbfmu.plant.elements.ElementOutput`
+        sensors) from the elements' own C."""
+        nqv = self.model.nq + self.model.nv
+        rows = np.array([(self.sensors[k].element, self.sensors[k].output) for k in which], dtype=np.intc)
+        return _kernels.element_outputs(self.model._h, x[:self.model.nq], v, x[nqv:], float(t),
+                                        self._element_registry(), rows)
 
     def normalize_state(self, x: np.ndarray) -> np.ndarray:
         if not self.model.has_quaternions:
@@ -272,6 +288,14 @@ class MultibodyPlant(Plant):
             return super().advance(t, x, u, dt)
         nq = self.model.nq
         tau = self._input_forces(u)
+        if self.sled is not None:
+            if self.canonical:
+                raise ModelError(f"plant {self.name!r}: a sled frame needs the state [q; v], not canonical variables")
+            q, y = _sled.advance(self.model, self.sled, self._element_registry_or_none(), x[:nq], x[nq:], tau, u, t, dt,
+                                 self.error_control, self.internal_step, what=f"plant {self.name!r}")
+            out = np.concatenate([q, y])
+            raise_if_nonfinite(out, self.name, t + dt)
+            return out
         if self.native_elements:  # their own C, with the integrator and options of advance_rigid
             try:
                 q, y, _ = _kernels.element_adapt(self.model._h, x[:nq], x[nq:], tau, float(t), float(dt),
@@ -280,14 +304,6 @@ class MultibodyPlant(Plant):
             except SimulationError as exc:
                 raise blown_up_error(self, t, dt, x, tau, exc) from None
             return np.concatenate([q, y])
-        if self.sled is not None:
-            if self.canonical:
-                raise ModelError(f"plant {self.name!r}: a sled frame needs the state [q; v], not canonical variables")
-            q, y = _sled.advance(self.model, self.sled, self.hic, x[:nq], x[nq:], tau, u, t, dt,
-                                 self.error_control, self.internal_step, what=f"plant {self.name!r}")
-            out = np.concatenate([q, y])
-            raise_if_nonfinite(out, self.name, t + dt)
-            return out
         try:
             q, second = advance_rigid(self.model, x[:nq], x[nq:], tau, t, dt, self.error_control,
                                       self.internal_step, canonical=self.canonical, what=f"plant {self.name!r}")

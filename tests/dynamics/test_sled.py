@@ -1,6 +1,7 @@
-"""The sled-frame kernel elements (mbfmu.dynamics.sled, csrc/sled.c, csrc/hic.c)
-against closed-form solutions: a slider free along the sled's axis, a HIC
-recorder on a constant resultant, bad arguments."""
+"""The sled-frame kernel elements (mbfmu.dynamics.sled, csrc/sled.c) against
+closed-form solutions: a slider free along the sled's axis, the crash
+occupant's HIC recorder (a plug-in element, models/hic_recorder.c, run in the
+sled frame) on a constant resultant, bad arguments."""
 from __future__ import annotations
 
 import math
@@ -11,9 +12,11 @@ import pytest
 from mbfmu.dynamics import ModelBuilder, sensors
 from mbfmu.dynamics.integrators import ErrorControl
 from mbfmu.dynamics.joints import Prismatic
-from mbfmu.dynamics.sled import (G, Accelerometer, CompiledSensors, HicRecorder, PointDisplacement, SledAcceleration,
-                                 SledFrame, advance, rates)
+from mbfmu.dynamics.sled import (G, Accelerometer, CompiledSensors, PointDisplacement, SledAcceleration, SledFrame,
+                                 advance, rates)
 from mbfmu.errors import InputError
+from mbfmu.models.crash_occupant import HIC_HISTORY, hic_recorder
+from mbfmu.plant.elements import kernel_registry
 
 PEAK, T, START, U = 150.0, 0.08, 0.01, -4.0  # m/s2, s, s, m/s2 (input)
 GZ = 9.81
@@ -24,6 +27,12 @@ def _slider():
     b = ModelBuilder(gravity=(0.0, 0.0, -GZ))
     b.add_body("slider", "world", Prismatic(axis=(1.0, 0.0, 0.0)), 2.0, (0.0, 0.0, 0.0), np.eye(3) * 0.01)
     return b.build()
+
+
+def _hic(body: int = 1):
+    """The HIC recorder at the origin of ``body``: the kernels' registry and its number of states
+    (integral, history, maximum)."""
+    return kernel_registry((hic_recorder(body, (0.0, 0.0, 0.0)),)), 1 + HIC_HISTORY + 1
 
 
 def _x_exact(t: float) -> float:
@@ -42,8 +51,8 @@ def test_a_free_slider_moves_against_the_sled_and_its_accelerometer_reads_gravit
     force) reads 0 along x and +g along z; the HIC recorder then integrates g / 9.80665."""
     model = _slider()
     sled = SledFrame(axis=(1.0, 0.0, 0.0), input=0, peak=PEAK, duration=T, start=START)
-    hic = HicRecorder(1, (0.0, 0.0, 0.0))
-    q, y = np.zeros(1), np.zeros(1 + hic.size)
+    hic, size = _hic()
+    q, y = np.zeros(1), np.zeros(1 + size)
     u = np.array([U])
     control = ErrorControl(rtol=1e-10, atol=1e-10)
     t = 0.0
@@ -59,9 +68,9 @@ def test_a_free_slider_moves_against_the_sled_and_its_accelerometer_reads_gravit
     assert out[4] == pytest.approx(U - PEAK * math.sin(math.pi * 0.3), rel=1e-14)
     assert out[5] == pytest.approx(q[0] - 0.25, rel=1e-14)
     # constant resultant GZ: I = GZ / G t, and the best window is the longest, 15 ms
-    integral, history, best = y[1], y[2:2 + hic.history], y[-1]
+    integral, history, best = y[1], y[2:2 + HIC_HISTORY], y[-1]
     assert integral == pytest.approx(GZ / G * t, rel=1e-9)
-    np.testing.assert_allclose(history, GZ / G * (t - 5e-4 * np.arange(hic.history)[::-1]), rtol=1e-9)
+    np.testing.assert_allclose(history, GZ / G * (t - 5e-4 * np.arange(HIC_HISTORY)[::-1]), rtol=1e-9)
     assert best == pytest.approx(0.015 * (GZ / G) ** 2.5, rel=1e-9)
     qdot, ydot = rates(model, sled, hic, t_in, q, y, np.zeros(1), u)
     assert ydot[0] == pytest.approx(-out[4], rel=1e-12) and ydot[1] == pytest.approx(GZ / G, rel=1e-12)
@@ -74,10 +83,10 @@ def test_hic_of_a_rectangular_pulse_is_its_closed_form():
     (a rectangular resultant would need a discontinuous sled acceleration), so the
     recorder's history shift and window maximum are what is checked."""
     model = _slider()
-    hic = HicRecorder(1, (0.0, 0.0, 0.0))
+    hic, size = _hic()
     sled = SledFrame()
     A, D = 60.0, 0.006
-    y = np.zeros(1 + hic.size)
+    y = np.zeros(1 + size)
     t = 0.0
     for k in range(80):
         t_next = (k + 1) * 5e-4
@@ -91,10 +100,10 @@ def test_hic_of_a_rectangular_pulse_is_its_closed_form():
 @pytest.mark.parametrize("call, words", [
     (lambda m: advance(m, SledFrame(input=3), None, np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1), 0.0, 1e-3,
                        ErrorControl()), "sled input index 3"),
-    (lambda m: advance(m, SledFrame(), HicRecorder(5, (0, 0, 0)), np.zeros(1), np.zeros(1 + 33), np.zeros(1),
-                       np.zeros(0), 0.0, 1e-3, ErrorControl()), "HIC recorder: body 5"),
-    (lambda m: advance(m, SledFrame(), HicRecorder(1, (0, 0, 0)), np.zeros(1), np.zeros(3), np.zeros(1),
-                       np.zeros(0), 0.0, 1e-3, ErrorControl()), r"y = \[v; HIC states\] has 3 values, expected 34"),
+    (lambda m: advance(m, SledFrame(), _hic(5)[0], np.zeros(1), np.zeros(1 + 33), np.zeros(1),
+                       np.zeros(0), 0.0, 1e-3, ErrorControl()), r"plug-in element 0 \(HIC15 recorder\) acts on body 5"),
+    (lambda m: advance(m, SledFrame(), _hic()[0], np.zeros(1), np.zeros(3), np.zeros(1),
+                       np.zeros(0), 0.0, 1e-3, ErrorControl()), r"y = \[v; element states\] has 3 values, expected 34"),
     (lambda m: advance(m, SledFrame(), None, np.zeros(1), np.zeros(1), np.zeros(1), np.array([math.nan]), 0.0,
                        1e-3, ErrorControl()), r"u\[1\] is nan"),
     (lambda m: CompiledSensors([sensors.KineticEnergy(), Accelerometer(4, (0, 0, 0), 0)], m, 0)(

@@ -88,3 +88,63 @@ class DampedPendulum(MultibodyPlant):
                         + tuple(Signal(f"tip[{k + 1}]", "m", kind="output") for k in range(3))
                         + (Signal("ke", "J", kind="output"), Signal("pe", "J", kind="output"),
                            Signal("power", "W", kind="output")))
+
+
+SAMPLER_C = DAMPER_C.with_name("grid_sampler.c")
+
+
+def grid_sampler(body: int, point, period) -> NativeElement:
+    """The test sampler on ``point`` (m, body frame) of ``body``: its state the path the point
+    travels (m, from 0); at each instant k ``period`` (s) it samples the path, counts the
+    instant and keeps the largest growth of the path between consecutive instants."""
+    return NativeElement(SAMPLER_C, "test_grid_sampler", body, point, (period,),
+                         states=(Signal("path", "m", "path length of the sampler's point", kind="state"),),
+                         discrete=(Signal("path_held", "m", "path at the last grid instant", kind="state"),
+                                   Signal("instants", "1", "grid instants passed", kind="state"),
+                                   Signal("growth_max", "m", "largest growth of the path between instants",
+                                          kind="state")))
+
+
+class SampledSlider(DampedSlider):
+    """The damped slider with the test sampler on its block (its period the parameter ``T``,
+    s): the path is x(t) = v0 m / c (1 - exp(-c t / m)) (the block moves forward only)."""
+
+    name = "sampled_slider"
+    PERIOD = 0.0437  # s: no instant on the 0.05 s output grid before 1 s
+
+    def __init__(self, c: float = DampedSlider.C, T: float = PERIOD):
+        super().__init__(c)
+        self.parameters = parameter_signals({"c": (c, "N.s/m", "damping of the point damper"),
+                                             "T": (T, "s", "sampling period of the grid sampler")},
+                                            {"c": (0.0, None), "T": (0.0, None)})
+        self.register_elements(grid_sampler(1, (0.0, 0.1, -0.1), T))
+        n = len(self.states)  # [x, v, dissipated, meter_x, meter_z, path, path_held, instants, growth_max]
+        self.sensors = self.sensors + tuple(sensors.StateValue(k) for k in range(n - 4, n))
+        self.outputs = self.outputs + (Signal("path", "m", kind="output"), Signal("path_held", "m", kind="output"),
+                                       Signal("instants", "1", kind="output"),
+                                       Signal("growth_max", "m", kind="output"))
+
+
+class SledDampedSlider(MultibodyPlant):
+    """A 2 kg block on a prismatic joint along the sled's x axis, in the frame of a sled that
+    accelerates by the input (m/s2), with the test point damper (3 N s/m) on it: relative to
+    the sled m dv/dt = -m a_s - c v, v(t) = v0 e^(-c t / m) - (m a_s / c) (1 - e^(-c t / m))."""
+
+    name = "sled_damped_slider"
+    default_step = 0.05
+    default_stop_time = 1.0
+    internal_step = 1e-3
+    MASS, C, V0 = 2.0, 3.0, 1.5
+
+    def __init__(self):
+        from mbfmu.dynamics.sled import SledFrame
+        b = ModelBuilder(gravity=(0.0, 0.0, -9.81), name=self.name)
+        b.add_body("block", "world", Prismatic(axis=(1.0, 0.0, 0.0)), self.MASS, (0.0, 0.0, 0.0),
+                   np.eye(3) * 0.01)
+        super().__init__(b.build(), np.zeros((1, 1)), v0=[self.V0])
+        self.sled = SledFrame(axis=(1.0, 0.0, 0.0), input=0)
+        self.register_elements(point_damper(1, (0.0, 0.2, 0.1), self.C))
+        self.inputs = (Signal("sled_acceleration", "m/s2", "the sled's acceleration along x", kind="input"),)
+        self.sensors = (sensors.StateValue(1), sensors.StateValue(2), ElementOutput(0))
+        self.outputs = (Signal("v", "m/s", kind="output"), Signal("dissipated", "J", kind="output"),
+                        Signal("power", "W", kind="output"))

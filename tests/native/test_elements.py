@@ -23,7 +23,7 @@ from mbfmu.fmu.native.pack import check_supported
 from mbfmu.plant.elements import ElementOutput, NativeElement
 from mbfmu.plant.signals import Signal
 
-from .element_plants import DAMPER_C, DampedPendulum, DampedSlider, point_damper
+from .element_plants import DAMPER_C, DampedPendulum, DampedSlider, SledDampedSlider, point_damper
 from .fmi3_jacobian import fmi3_jacobian
 from .tangent_checks import fd_tolerance
 
@@ -244,3 +244,25 @@ def test_linearize_is_exact_with_the_element(pendulum_fmus):
     J = point_jacobian(plant.model, x[:2], el.body, el.point)
     want = 2 * el.parameters[0] * J.T @ J @ x[2:4]
     np.testing.assert_allclose(sys.A[4, 2:4], want, rtol=0, atol=1e-12 * np.abs(want).max())
+
+
+def test_an_element_runs_in_a_sled_frame(tmp_path):
+    """A plug-in element in a sled frame (as the crash occupant's HIC recorder): the damped block
+    relative to a sled accelerating at a_s (the input) follows v0 e^(-c t / m) - (m a_s / c)
+    (1 - e^(-c t / m)) in the native FMU and the Python plant, and the element's output (its
+    power c v^2) is read in both."""
+    m, c, v0, a_s = SledDampedSlider.MASS, SledDampedSlider.C, SledDampedSlider.V0, 2.0
+    fmu = build_fmu(SledDampedSlider, tmp_path, runtime="native", platforms=("linux64",))
+    res = simulate_fmu(str(fmu), stop_time=1.0, output_interval=0.05, start_values={"sled_acceleration": a_s},
+                       output=["v", "dissipated", "power"])
+    t = res["time"]
+    decay = np.exp(-c * t / m)
+    want = v0 * decay - m * a_s / c * (1 - decay)
+    np.testing.assert_allclose(res["v"], want, rtol=0, atol=1e-6)
+    assert want.min() < 0 < want.max()  # the sled's push reverses the block
+    np.testing.assert_allclose(res["power"], c * res["v"] ** 2, rtol=1e-12, atol=0)
+    plant = SledDampedSlider()
+    _, X, Y = plant.simulate(stop_time=1.0, step=0.05, u=np.array([a_s]))
+    np.testing.assert_allclose(Y[:, 0], want, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(Y[:, 2], c * Y[:, 0] ** 2, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(Y, np.column_stack([res["v"], res["dissipated"], res["power"]]), rtol=0, atol=1e-9)

@@ -216,9 +216,11 @@ def test_hic_grid_is_a_divisor_of_the_internal_step():
 # ------------------------------------------- the kernel elements against the Python formulas
 def _python_formulas(plant):
     """The plant's pieces as the Python formulas they were before they became kernel
-    elements (csrc/sled.c, csrc/hic.c): sled gravity set per evaluation, the head
-    accelerometer from the kernels' point accelerations, the HIC grid loop and its
-    window maximum in numpy, the outputs from the algorithms module."""
+    elements (csrc/sled.c) and a plug-in element (models/hic_recorder.c): sled gravity set
+    per evaluation, the head accelerometer from the kernels' point accelerations, the HIC
+    grid loop and its window maximum in numpy, the outputs from the algorithms module. The
+    integrator steps the continuous states [q; v; integral] only (the history and maximum are
+    discrete: they do not enter its error norm)."""
     from mbfmu.dynamics import _kernels
     from mbfmu.dynamics.algorithms import element_forces, kinetic_energy, potential_energy
     from mbfmu.dynamics.integrators import advance_function
@@ -257,7 +259,7 @@ def _python_formulas(plant):
         q, v = x[:nq], x[nq:i0]
         qdot, vdot, a_s = mech(t, q, v, u)
         head_acc = accel(q, v, vdot, a_s, [head])[0]
-        return np.concatenate([qdot, vdot, [math.sqrt(head_acc @ head_acc) / G], np.zeros(nh + 1)])
+        return np.concatenate([qdot, vdot, [math.sqrt(head_acc @ head_acc) / G]])
 
     def record(x):
         hist = x[i0 + 1:i0 + 1 + nh]
@@ -272,8 +274,8 @@ def _python_formulas(plant):
         while tk < t_end - eps:
             nxt = (math.floor(tk / HIC_SAMPLE + 1e-6) + 1) * HIC_SAMPLE
             seg_end = min(nxt, t_end)
-            x = advance_function(lambda ts, xs: f(ts, xs, u), tk, x, seg_end - tk, plant.error_control,
-                                 plant.internal_step, plant.normalize_state)
+            x[:i0 + 1] = advance_function(lambda ts, xs: f(ts, xs, u), tk, x[:i0 + 1], seg_end - tk,
+                                          plant.error_control, plant.internal_step, plant.normalize_state)
             tk = seg_end
             if abs(seg_end - nxt) <= eps:
                 record(x)

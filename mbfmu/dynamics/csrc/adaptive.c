@@ -66,6 +66,7 @@ const char *mb_adapt_message(int status) {
     case MB_ADAPT_STEP_TOO_SMALL: return "the tolerance needs a step below the smallest step allowed";
     case MB_ADAPT_BAD_OPTIONS: return "invalid tolerance, step limits or interval";
     case MB_ADAPT_NO_MEMORY: return "out of memory";
+    case MB_ADAPT_BAD_GRID: return "a plug-in element's sampling period is not a positive finite time";
     default: return "unknown status";
     }
 }

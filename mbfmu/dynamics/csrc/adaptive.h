@@ -25,7 +25,8 @@ enum mb_adapt_status {
     MB_ADAPT_MAX_STEPS = 2,  /* max_steps attempted steps did not reach the end */
     MB_ADAPT_STEP_TOO_SMALL = 3, /* the tolerance needs a step below h_min */
     MB_ADAPT_BAD_OPTIONS = 4,    /* tolerances, limits or the interval are not valid */
-    MB_ADAPT_NO_MEMORY = 5
+    MB_ADAPT_NO_MEMORY = 5,
+    MB_ADAPT_BAD_GRID = 6        /* a plug-in element's sampling period is not positive and finite (element.h) */
 };
 
 typedef struct {

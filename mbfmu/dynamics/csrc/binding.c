@@ -1044,13 +1044,16 @@ done:
 
 /* ------------------------------------------------ plug-in elements (element.h) */
 /* a registry (classes: tuple of the addresses of their mbn_element_class, bodies (nel) ints,
- * par: the elements' [rB (3); par] concatenated, npar (nel) ints, nstate (nel) ints), checked
- * against the classes and the model; keeps the arrays the rows point into */
+ * par: the elements' [rB (3); par] concatenated, npar (nel) ints, nstate (nel) ints, ndisc (nel)
+ * ints), checked against the classes and the model; keeps the arrays the rows point into. The
+ * elements' block of the state: nes continuous states, then nez discrete ones. */
 typedef struct {
     mbn_element *el;
-    int nel, nes;
+    int nel, nes, nez;
     PyArrayObject *par;
 } elreg_t;
+
+static const double ZEROS_Z[MBN_ELEMENT_MAX_DISCRETE] = {0};
 
 static void elreg_clear(elreg_t *r) {
     free(r->el);
@@ -1059,22 +1062,25 @@ static void elreg_clear(elreg_t *r) {
 }
 
 static int elreg_parse(elreg_t *r, const mb_model *m, PyObject *reg) {
-    PyObject *classes, *bodies, *par, *npar, *nstate;
+    PyObject *classes, *bodies, *par, *npar, *nstate, *ndisc;
     memset(r, 0, sizeof *r);
-    if (!PyArg_ParseTuple(reg, "O!OOOO", &PyTuple_Type, &classes, &bodies, &par, &npar, &nstate)) return -1;
+    if (!PyArg_ParseTuple(reg, "O!OOOOO", &PyTuple_Type, &classes, &bodies, &par, &npar, &nstate, &ndisc)) return -1;
     Py_ssize_t nel = PyTuple_GET_SIZE(classes);
     PyArrayObject *ab = (PyArrayObject *)PyArray_FROMANY(bodies, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
     PyArrayObject *ap = (PyArrayObject *)PyArray_FROMANY(npar, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
     PyArrayObject *as = (PyArrayObject *)PyArray_FROMANY(nstate, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
+    PyArrayObject *az = (PyArrayObject *)PyArray_FROMANY(ndisc, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
     int err = -1;
-    if (!ab || !ap || !as) goto done;
-    if (PyArray_SIZE(ab) != nel || PyArray_SIZE(ap) != nel || PyArray_SIZE(as) != nel) {
-        PyErr_SetString(InputError, "element registry: classes, bodies, npar and nstate differ in length");
+    if (!ab || !ap || !as || !az) goto done;
+    if (PyArray_SIZE(ab) != nel || PyArray_SIZE(ap) != nel || PyArray_SIZE(as) != nel || PyArray_SIZE(az) != nel) {
+        PyErr_SetString(InputError, "element registry: classes, bodies, npar, nstate and ndisc differ in length");
         goto done;
     }
-    const int *b = PyArray_DATA(ab), *np_ = PyArray_DATA(ap), *ns = PyArray_DATA(as);
+    const int *b = PyArray_DATA(ab), *np_ = PyArray_DATA(ap), *ns = PyArray_DATA(as), *nz = PyArray_DATA(az);
     npy_intp total = 0;
+    int nes_all = 0;
     for (Py_ssize_t e = 0; e < nel; ++e) total += 3 + np_[e];
+    for (Py_ssize_t e = 0; e < nel; ++e) nes_all += ns[e] > 0 ? ns[e] : 0;
     if (!(r->par = as_vector(par, total, "element parameters", NULL))) goto done;
     r->el = calloc((size_t)nel + 1, sizeof(mbn_element));
     if (!r->el) { PyErr_NoMemory(); goto done; }
@@ -1089,9 +1095,11 @@ static int elreg_parse(elreg_t *r, const mb_model *m, PyObject *reg) {
                          "functions", (Py_ssize_t)e, cls->name ? cls->name : "?");
             goto done;
         }
-        if (cls->npar != np_[e] || cls->nstate != ns[e] || ns[e] < 0 || ns[e] > MBN_ELEMENT_MAX_STATES) {
-            PyErr_Format(InputError, "plug-in element %zd (%s): registered with %d parameters and %d states, its "
-                         "class has %d and %d", (Py_ssize_t)e, cls->name, np_[e], ns[e], cls->npar, cls->nstate);
+        if (cls->npar != np_[e] || cls->nstate != ns[e] || ns[e] < 0 || ns[e] > MBN_ELEMENT_MAX_STATES ||
+            cls->ndisc != nz[e] || nz[e] < 0 || nz[e] > MBN_ELEMENT_MAX_DISCRETE) {
+            PyErr_Format(InputError, "plug-in element %zd (%s): registered with %d parameters, %d states and %d "
+                         "discrete states, its class has %d, %d and %d", (Py_ssize_t)e, cls->name, np_[e], ns[e],
+                         nz[e], cls->npar, cls->nstate, cls->ndisc);
             goto done;
         }
         if (b[e] < 1 || b[e] >= m->nb) {
@@ -1099,19 +1107,27 @@ static int elreg_parse(elreg_t *r, const mb_model *m, PyObject *reg) {
                          cls->name, b[e], m->nb - 1);
             goto done;
         }
-        r->el[e] = (mbn_element){cls, b[e], at, np_[e], ns[e], r->nes, NULL, D(r->par) + at};
+        r->el[e] = (mbn_element){cls, b[e], at, np_[e], ns[e], r->nes, NULL, D(r->par) + at, nz[e],
+                                 nes_all + r->nez, ZEROS_Z};
         at += 3 + np_[e];
         r->nes += ns[e];
+        r->nez += nz[e];
+    }
+    if (!mbn_elements_periods_valid(r->nel, r->el)) {
+        PyErr_SetString(InputError, "plug-in elements: a sampling period of their discrete states is not a "
+                                    "positive finite time");
+        goto done;
     }
     err = 0;
 done:
-    Py_XDECREF(ab); Py_XDECREF(ap); Py_XDECREF(as);
+    Py_XDECREF(ab); Py_XDECREF(ap); Py_XDECREF(as); Py_XDECREF(az);
     if (err) elreg_clear(r);
     return err;
 }
 
 /* element_adapt(h, q, y, tau, t, dt, options, registry) -> (q, y, stats): adapt's rigid x = [q; v]
- * with the elements' forces and y = [v; s], s their states (element.h's mbn_element_ode) */
+ * with the elements' forces and y = [v; s; z], s their continuous states (element.h's
+ * mbn_element_ode), z their discrete ones, sampled on their grids (mbn_element_advance) */
 static PyObject *py_element_adapt(PyObject *self, PyObject *args) {
     PyObject *cap, *q, *y, *tau, *options, *reg;
     double t, span;
@@ -1123,19 +1139,21 @@ static PyObject *py_element_adapt(PyObject *self, PyObject *args) {
     if (call_parse(&c, cap, q, NULL, NULL, tau, "tau", NULL)) { call_clear(&c); return NULL; }
     mb_model *m = c.h->m;
     if (elreg_parse(&r, m, reg)) { call_clear(&c); return NULL; }
-    PyArrayObject *ay = as_vector(y, m->nv + r.nes, "y = [v; element states]", NULL);
-    PyObject *qo = new_vector(m->nq), *yo = new_vector(m->nv + r.nes), *res = NULL;
+    npy_intp ny = m->nv + r.nes + r.nez;
+    PyArrayObject *ay = as_vector(y, ny, "y = [v; element states]", NULL);
+    PyObject *qo = new_vector(m->nq), *yo = new_vector(ny), *res = NULL;
     double *fx = calloc(6 * (size_t)m->nb + 1, sizeof(double));
     if (!ay || !qo || !yo || !fx) { if (!fx) PyErr_NoMemory(); goto done; }
     memcpy(D((PyArrayObject *)qo), D(c.q), sizeof(double) * m->nq);
-    memcpy(D((PyArrayObject *)yo), D(ay), sizeof(double) * (m->nv + r.nes));
+    memcpy(D((PyArrayObject *)yo), D(ay), sizeof(double) * ny);
     mbn_element_ode eo;
     mb_ode ode;
     mbn_element_ode_init(&eo, m, c.h->d, r.nel, r.el, t, fx, &ode);
     mb_adapt_stats st;
+    memset(&st, 0, sizeof st);
     int status;
-    KERNEL(c.h->lock, status = mb_adapt_advance(&ode, D((PyArrayObject *)qo), D((PyArrayObject *)yo), D(c.w), NULL,
-                                                span, &opt, &st));
+    KERNEL(c.h->lock, status = mbn_element_advance(&eo, &ode, D((PyArrayObject *)qo), D((PyArrayObject *)yo), D(c.w),
+                                                   span, &opt, &st));
     if (status == MB_ADAPT_RHS_ERROR) raise_singular(c.h, st.rhs_error);
     else if (status) raise_adapt(status, &st, &opt, span);
     else res = Py_BuildValue("(OON)", qo, yo, adapt_stats_tuple(&st));
@@ -1147,7 +1165,8 @@ done:
     return res;
 }
 
-/* element_rhs(h, q, y, tau, t, registry) -> (qdot, ydot): the right-hand side element_adapt integrates */
+/* element_rhs(h, q, y, tau, t, registry) -> (qdot, ydot): the right-hand side element_adapt integrates
+ * (the discrete states' rates zero) */
 static PyObject *py_element_rhs(PyObject *self, PyObject *args) {
     PyObject *cap, *q, *y, *tau, *reg;
     double t;
@@ -1157,10 +1176,12 @@ static PyObject *py_element_rhs(PyObject *self, PyObject *args) {
     if (call_parse(&c, cap, q, NULL, NULL, tau, "tau", NULL)) { call_clear(&c); return NULL; }
     mb_model *m = c.h->m;
     if (elreg_parse(&r, m, reg)) { call_clear(&c); return NULL; }
-    PyArrayObject *ay = as_vector(y, m->nv + r.nes, "y = [v; element states]", NULL);
-    PyObject *qd = new_vector(m->nq), *yd = new_vector(m->nv + r.nes), *res = NULL;
+    npy_intp ny = m->nv + r.nes + r.nez;
+    PyArrayObject *ay = as_vector(y, ny, "y = [v; element states]", NULL);
+    PyObject *qd = new_vector(m->nq), *yd = new_vector(ny), *res = NULL;
     double *fx = calloc(6 * (size_t)m->nb + 1, sizeof(double));
     if (!ay || !qd || !yd || !fx) { if (!fx) PyErr_NoMemory(); goto done; }
+    for (npy_intp k = m->nv + r.nes; k < ny; ++k) D((PyArrayObject *)yd)[k] = 0.0; /* discrete: no rate */
     mbn_element_ode eo;
     mb_ode ode;
     mbn_element_ode_init(&eo, m, c.h->d, r.nel, r.el, t, fx, &ode);
@@ -1186,7 +1207,7 @@ static PyObject *py_element_outputs(PyObject *self, PyObject *args) {
     if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
     mb_model *m = c.h->m;
     if (elreg_parse(&r, m, reg)) { call_clear(&c); return NULL; }
-    PyArrayObject *as = as_vector(s, r.nes, "element states", NULL);
+    PyArrayObject *as = as_vector(s, r.nes + r.nez, "element states", NULL);
     PyArrayObject *aw = (PyArrayObject *)PyArray_FROMANY(which, NPY_INT, 1, 2, NPY_ARRAY_IN_ARRAY);
     PyObject *out = NULL, *res = NULL;
     if (!as || !aw) goto done;
@@ -1893,24 +1914,24 @@ done:
     return out;
 }
 
-/* ------------------------------------------------ sled frame, HIC (sled.h) */
+/* ------------------------------------------------ sled frame (sled.h) */
 
-/* the sled (par: SL_N values, input: index into u or -1) and the optional HIC
- * recorder (None or (body, nh, par: HC_N values)) of the sled calls; keep
- * holds the arrays the structs point into (released by sled_clear) */
+/* the sled (par: SL_N values, input: index into u or -1) and the optional plug-in
+ * element registry (None or elreg_parse's; the crash occupant's HIC recorder) of the
+ * sled calls; keep holds the arrays the structs point into (released by sled_clear) */
 typedef struct {
     mb_sled s;
-    mb_hic hic;
-    int has_hic;
-    PyArrayObject *spar, *hpar;
+    elreg_t r;
+    int has_el;
+    PyArrayObject *spar;
 } sled_args_t;
 
 static void sled_clear(sled_args_t *a) {
     Py_XDECREF(a->spar);
-    Py_XDECREF(a->hpar);
+    if (a->has_el) elreg_clear(&a->r);
 }
 
-static int sled_parse(sled_args_t *a, const mb_model *m, PyObject *spar, int input, npy_intp nu, PyObject *hic) {
+static int sled_parse(sled_args_t *a, const mb_model *m, PyObject *spar, int input, npy_intp nu, PyObject *reg) {
     memset(a, 0, sizeof *a);
     if (!(a->spar = as_vector(spar, SL_N, "sled parameters (axis, peak, duration, start)", NULL))) return -1;
     if (input < -1 || input >= nu) {
@@ -1919,29 +1940,14 @@ static int sled_parse(sled_args_t *a, const mb_model *m, PyObject *spar, int inp
     }
     a->s.input = input;
     a->s.par = D(a->spar);
-    if (hic == NULL || hic == Py_None) return 0;
-    PyObject *hp;
-    int body, nh;
-    if (!PyArg_ParseTuple(hic, "iiO", &body, &nh, &hp)) return -1;
-    if (body < 1 || body >= m->nb || nh < 2) {
-        PyErr_Format(InputError, "HIC recorder: body %d must be in 1..%d and the history length %d >= 2",
-                     body, m->nb - 1, nh);
-        return -1;
-    }
-    if (!(a->hpar = as_vector(hp, HC_N, "HIC parameters (point, sample, unit)", NULL))) return -1;
-    if (!(D(a->hpar)[HC_SAMPLE] > 0 && D(a->hpar)[HC_UNIT] > 0)) {
-        PyErr_SetString(InputError, "HIC recorder: the grid spacing and the unit must be > 0");
-        return -1;
-    }
-    a->hic.body = body;
-    a->hic.nh = nh;
-    a->hic.par = D(a->hpar);
-    a->has_hic = 1;
+    if (reg == NULL || reg == Py_None) return 0;
+    if (elreg_parse(&a->r, m, reg)) return -1;
+    a->has_el = 1;
     return 0;
 }
 
 static int sled_ny(const mb_model *m, const sled_args_t *a) {
-    return m->nv + (a->has_hic ? mb_hic_size(&a->hic) : 0);
+    return m->nv + (a->has_el ? a->r.nes + a->r.nez : 0);
 }
 
 /* sled_acceleration(par, input, t, u) -> a_s (m/s^2) */
@@ -1965,7 +1971,7 @@ static PyObject *py_sled_acceleration(PyObject *self, PyObject *args) {
     return res;
 }
 
-/* the common arguments (h, q, y, tau, u, t, par, input, hic) of sled_rhs and sled_advance */
+/* the common arguments (h, q, y, tau, u, t, par, input, registry) of sled_rhs and sled_advance */
 typedef struct {
     handle_t *h;
     PyArrayObject *q, *y, *tau, *u;
@@ -1978,7 +1984,7 @@ static void sled_call_clear(sled_call_t *c) {
 }
 
 static int sled_call_parse(sled_call_t *c, PyObject *cap, PyObject *q, PyObject *y, PyObject *tau, PyObject *u,
-                           PyObject *spar, int input, PyObject *hic) {
+                           PyObject *spar, int input, PyObject *reg) {
     memset(c, 0, sizeof *c);
     if (!(c->h = get_handle(cap))) return -1;
     mb_model *m = c->h->m;
@@ -1986,42 +1992,56 @@ static int sled_call_parse(sled_call_t *c, PyObject *cap, PyObject *q, PyObject 
     if (!au) return -1;
     c->u = as_vector((PyObject *)au, PyArray_SIZE(au), "u", NULL);
     Py_DECREF(au);
-    if (!c->u || sled_parse(&c->a, m, spar, input, PyArray_SIZE(c->u), hic)) return -1;
+    if (!c->u || sled_parse(&c->a, m, spar, input, PyArray_SIZE(c->u), reg)) return -1;
     if (q && !(c->q = as_vector(q, m->nq, "q", c->h->q_names))) return -1;
-    if (!(c->y = as_vector(y, sled_ny(m, &c->a), "y = [v; HIC states]", NULL))) return -1;
+    if (!(c->y = as_vector(y, sled_ny(m, &c->a), "y = [v; element states]", NULL))) return -1;
     if (!(c->tau = as_vector(tau, m->nv, "tau", c->h->v_names))) return -1;
     return 0;
 }
 
-/* sled_rhs(h, q, y, tau, u, t, par, input, hic) -> (qdot, ydot) (sled.h) */
+/* sled_rhs(h, q, y, tau, u, t, par, input, registry) -> (qdot, ydot) (sled.h; with the plug-in
+ * elements of registry, y = [v; their continuous; their discrete states], element.h) */
 static PyObject *py_sled_rhs(PyObject *self, PyObject *args) {
-    PyObject *cap, *q, *y, *tau, *u, *spar, *hic, *res = NULL;
+    PyObject *cap, *q, *y, *tau, *u, *spar, *reg, *res = NULL;
     double t;
     int input;
-    if (!PyArg_ParseTuple(args, "OOOOOdOiO", &cap, &q, &y, &tau, &u, &t, &spar, &input, &hic)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOOOdOiO", &cap, &q, &y, &tau, &u, &t, &spar, &input, &reg)) return NULL;
     sled_call_t c;
-    if (sled_call_parse(&c, cap, q, y, tau, u, spar, input, hic)) { sled_call_clear(&c); return NULL; }
+    if (sled_call_parse(&c, cap, q, y, tau, u, spar, input, reg)) { sled_call_clear(&c); return NULL; }
     mb_model *m = c.h->m;
     mb_data *d = c.h->d;
-    PyObject *qdot = new_vector(m->nq), *ydot = new_vector(sled_ny(m, &c.a));
-    if (qdot && ydot) {
+    int ny = sled_ny(m, &c.a);
+    PyObject *qdot = new_vector(m->nq), *ydot = new_vector(ny);
+    double *fx = calloc(6 * (size_t)m->nb + 1, sizeof(double));
+    if (qdot && ydot && fx) {
         int err;
-        KERNEL(c.h->lock, err = mb_sled_ode_rhs(m, d, &c.a.s, c.a.has_hic ? &c.a.hic : NULL, t, D(c.u), D(c.q),
-                                                D(c.y), D(c.tau), D((PyArrayObject *)qdot), D((PyArrayObject *)ydot)));
+        double *yd = D((PyArrayObject *)ydot);
+        for (int k = m->nv; k < ny; ++k) yd[k] = 0.0; /* the discrete states: no rate */
+        mbn_element_ode eo;
+        mb_ode ode;
+        if (c.a.has_el) {
+            mbn_element_ode_init(&eo, m, d, c.a.r.nel, c.a.r.el, t, fx, &ode);
+            mbn_element_ode_sled(&eo, &c.a.s, D(c.u));
+        }
+        KERNEL(c.h->lock, err = c.a.has_el ? ode.f(ode.ctx, D(c.q), D(c.y), D(c.tau), NULL, D((PyArrayObject *)qdot), yd)
+                                           : mb_sled_ode_rhs(m, d, &c.a.s, t, D(c.u), D(c.q), D(c.y), D(c.tau),
+                                                             D((PyArrayObject *)qdot), yd));
         if (err) raise_singular(c.h, err);
         else res = PyTuple_Pack(2, qdot, ydot);
-    }
+    } else if (!fx) PyErr_NoMemory();
+    free(fx);
     Py_XDECREF(qdot); Py_XDECREF(ydot);
     sled_call_clear(&c);
     return res;
 }
 
-/* sled_advance(h, q, y, tau, u, t, dt, options, par, input, hic) -> (q, y) (sled.h) */
+/* sled_advance(h, q, y, tau, u, t, dt, options, par, input, registry) -> (q, y) (sled.h; with the
+ * plug-in elements of registry, mbn_element_advance in the sled frame, element.h) */
 static PyObject *py_sled_advance(PyObject *self, PyObject *args) {
-    PyObject *cap, *q, *y, *tau, *u, *options, *spar, *hic, *res = NULL;
+    PyObject *cap, *q, *y, *tau, *u, *options, *spar, *reg, *res = NULL;
     double t, dt;
     int input;
-    if (!PyArg_ParseTuple(args, "OOOOOddOOiO", &cap, &q, &y, &tau, &u, &t, &dt, &options, &spar, &input, &hic))
+    if (!PyArg_ParseTuple(args, "OOOOOddOOiO", &cap, &q, &y, &tau, &u, &t, &dt, &options, &spar, &input, &reg))
         return NULL;
     mb_adapt_options opt;
     if (check_span(dt) || parse_adapt_options(options, &opt)) return NULL;
@@ -2030,20 +2050,31 @@ static PyObject *py_sled_advance(PyObject *self, PyObject *args) {
         return NULL;
     }
     sled_call_t c;
-    if (sled_call_parse(&c, cap, q, y, tau, u, spar, input, hic)) { sled_call_clear(&c); return NULL; }
+    if (sled_call_parse(&c, cap, q, y, tau, u, spar, input, reg)) { sled_call_clear(&c); return NULL; }
     mb_model *m = c.h->m;
     mb_data *d = c.h->d;
     int ny = sled_ny(m, &c.a);
     PyObject *qo = new_vector(m->nq), *yo = new_vector(ny);
+    double *fx = calloc(6 * (size_t)m->nb + 1, sizeof(double));
     mb_adapt_stats st;
+    memset(&st, 0, sizeof st);
     int status = MB_ADAPT_NO_MEMORY;
-    if (qo && yo) {
+    if (qo && yo && fx) {
         memcpy(D((PyArrayObject *)qo), D(c.q), sizeof(double) * m->nq);
         memcpy(D((PyArrayObject *)yo), D(c.y), sizeof(double) * ny);
-        KERNEL(c.h->lock, status = mb_sled_advance(m, d, &c.a.s, c.a.has_hic ? &c.a.hic : NULL, t,
-                                                   D((PyArrayObject *)qo), D((PyArrayObject *)yo), D(c.tau), D(c.u),
-                                                   dt, &opt, &st));
+        mbn_element_ode eo;
+        mb_ode ode;
+        if (c.a.has_el) {
+            mbn_element_ode_init(&eo, m, d, c.a.r.nel, c.a.r.el, t, fx, &ode);
+            mbn_element_ode_sled(&eo, &c.a.s, D(c.u));
+        }
+        KERNEL(c.h->lock, status = c.a.has_el ? mbn_element_advance(&eo, &ode, D((PyArrayObject *)qo),
+                                                                    D((PyArrayObject *)yo), D(c.tau), dt, &opt, &st)
+                                              : mb_sled_advance(m, d, &c.a.s, t, D((PyArrayObject *)qo),
+                                                                D((PyArrayObject *)yo), D(c.tau), D(c.u), dt, &opt,
+                                                                &st));
     }
+    free(fx);
     if (status == MB_ADAPT_NO_MEMORY) PyErr_NoMemory();
     else if (status == MB_ADAPT_RHS_ERROR) raise_singular(c.h, st.rhs_error);
     else if (status) raise_adapt(status, &st, &opt, dt);
@@ -2228,9 +2259,9 @@ static PyMethodDef methods[] = {
     {"sled_acceleration", py_sled_acceleration, METH_VARARGS,
      "sled_acceleration(par, input, t, u) -> a_s, m/s2 (sled.h)"},
     {"sled_rhs", py_sled_rhs, METH_VARARGS,
-     "sled_rhs(h, q, y, tau, u, t, par, input, hic) -> (qdot, ydot): sled frame with HIC recorder (sled.h)"},
+     "sled_rhs(h, q, y, tau, u, t, par, input, registry) -> (qdot, ydot): sled frame, plug-in elements (sled.h)"},
     {"sled_advance", py_sled_advance, METH_VARARGS,
-     "sled_advance(h, q, y, tau, u, t, dt, options, par, input, hic) -> (q, y): error-controlled, HIC grid (sled.h)"},
+     "sled_advance(h, q, y, tau, u, t, dt, options, par, input, registry) -> (q, y): error-controlled, elements' grids"},
     {"sensors_pack", py_sensors_pack, METH_VARARGS,
      "sensors_pack(h, rows, par, nu, mass, com, Ic, latches) -> packed engine sensors (sensors.h)"},
     {"sensors_eval", py_sensors_eval, METH_VARARGS,

@@ -1,5 +1,6 @@
 /* The engine's side of the plug-in elements (element.h): the native runtime's
  * and the kernels' (the Python plant's). */
+#include <math.h>
 #include <string.h>
 
 #include "element.h"
@@ -7,7 +8,8 @@
 
 int mbn_element_class_complete(const mbn_element_class *cls) {
     return cls->force && cls->tangent && cls->npar >= 0 && cls->nstate >= 0 && cls->nout >= 0 &&
-           (cls->nout == 0 || (cls->output && cls->output_tangent)) && !cls->accel_rate == !cls->accel_rate_tangent;
+           (cls->nout == 0 || (cls->output && cls->output_tangent)) && !cls->accel_rate == !cls->accel_rate_tangent &&
+           cls->ndisc >= 0 && (cls->ndisc == 0 || (cls->period && cls->sample));
 }
 
 int mbn_elements_accel_rates(const mb_model *m, mb_data *ws, int nel, const mbn_element *el, double t,
@@ -69,12 +71,25 @@ static int element_f(void *ctx, const double *q, const double *y, const double *
                      double *qdot, double *ydot) {
     mbn_element_ode *e = ctx;
     int nv = e->m->nv;
-    mbn_elements_fext(e->m, e->ws, e->nel, e->el, e->t0 + e->t_stage, q, y, y + nv, e->fext, ydot + nv);
+    double t = e->t0 + e->t_stage, g0[3];
+    memcpy(g0, e->ws->g, sizeof g0);
+    if (e->sled) { /* the sled frame's gravity for the whole evaluation (mb_sled_rhs's) */
+        double a_s = mb_sled_acceleration(e->sled, t, e->u);
+        for (int r = 0; r < 3; ++r)
+            if (e->sled->par[SL_AX + r] != 0.0) e->ws->g[r] = g0[r] - a_s * e->sled->par[SL_AX + r];
+    }
+    mbn_elements_fext(e->m, e->ws, e->nel, e->el, t, q, y, y + nv, e->fext, ydot + nv);
     if (fext)
         for (int k = 0; k < 6 * e->m->nb; ++k) e->fext[k] += fext[k];
     int err = e->inner.f(e->inner.ctx, q, y, tau, e->fext, qdot, ydot);
-    if (!err) mbn_elements_accel_rates(e->m, e->ws, e->nel, e->el, e->t0 + e->t_stage, q, y, ydot, y + nv, ydot + nv);
+    if (!err) mbn_elements_accel_rates(e->m, e->ws, e->nel, e->el, t, q, y, ydot, y + nv, ydot + nv);
+    memcpy(e->ws->g, g0, sizeof g0);
     return err;
+}
+
+void mbn_element_ode_sled(mbn_element_ode *e, const mb_sled *sled, const double *u) {
+    e->sled = sled;
+    e->u = u;
 }
 
 static void element_normalize(void *ctx, double *q) {
@@ -92,6 +107,8 @@ void mbn_element_ode_init(mbn_element_ode *e, const mb_model *m, mb_data *ws, in
     e->t0 = t0;
     e->t_stage = 0.0;
     e->fext = fext;
+    e->sled = NULL;
+    e->u = NULL;
     *ode = e->inner;
     ode->ctx = e;
     ode->f = element_f;
@@ -99,4 +116,72 @@ void mbn_element_ode_init(mbn_element_ode *e, const mb_model *m, mb_data *ws, in
     ode->t_stage = &e->t_stage;
     ode->ny = m->nv + mbn_elements_nstate(nel, el);
     if (ode->ny > m->nv) ode->work = NULL; /* the inner scratch is sized for [q; v]: mb_adapt_advance only */
+}
+
+/* ------------------------------------------------------------ discrete states */
+int mbn_elements_ndisc(int nel, const mbn_element *el) {
+    int n = 0;
+    for (int e = 0; e < nel; ++e) n += el[e].ndisc;
+    return n;
+}
+
+/* the element's grid spacing (s), or NAN if it is not positive and finite */
+static double element_period(const mbn_element *el) {
+    double T = el->cls->period(el->par + 3);
+    return T > 0 && isfinite(T) ? T : NAN;
+}
+
+double mbn_elements_next_instant(int nel, const mbn_element *el, double t) {
+    double next = INFINITY;
+    for (int e = 0; e < nel; ++e) {
+        if (!el[e].ndisc) continue;
+        double T = element_period(el + e);
+        if (isnan(T)) return NAN;
+        next = fmin(next, (floor(t / T + 1e-6) + 1.0) * T);
+    }
+    return next;
+}
+
+int mbn_elements_periods_valid(int nel, const mbn_element *el) {
+    for (int e = 0; e < nel; ++e)
+        if (el[e].ndisc && isnan(element_period(el + e))) return 0;
+    return 1;
+}
+
+/* 1e-9 of the smallest grid spacing: instants closer than this are one */
+static double grid_eps(int nel, const mbn_element *el) {
+    double T = INFINITY;
+    for (int e = 0; e < nel; ++e)
+        if (el[e].ndisc) T = fmin(T, element_period(el + e));
+    return 1e-9 * T;
+}
+
+void mbn_elements_sample(int nel, const mbn_element *el, double t, double *blk, double *done) {
+    for (int e = 0; e < nel; ++e) {
+        if (!el[e].ndisc) continue;
+        double T = element_period(el + e), grid = floor(t / T + 0.5) * T;
+        if (!(fabs(t - grid) <= 1e-9 * T) || (done && !(grid > done[e] + 0.5 * T))) continue;
+        el[e].cls->sample(el[e].par + 3, grid, blk + el[e].os, blk + el[e].oz);
+        if (done) done[e] = grid;
+    }
+}
+
+int mbn_element_advance(mbn_element_ode *e, const mb_ode *ode, double *q, double *y, const double *tau, double dt,
+                        const mb_adapt_options *opt, mb_adapt_stats *stats) {
+    if (!mbn_elements_ndisc(e->nel, e->el)) return mb_adapt_advance(ode, q, y, tau, NULL, dt, opt, stats);
+    double eps = grid_eps(e->nel, e->el);
+    if (!(eps > 0)) return MB_ADAPT_BAD_GRID;
+    /* the instants are multiples of each spacing from the absolute time */
+    double t_end = e->t0 + dt, tk = e->t0;
+    while (tk < t_end - eps) {
+        double next = mbn_elements_next_instant(e->nel, e->el, tk);
+        if (isnan(next)) return MB_ADAPT_BAD_GRID;
+        double seg_end = fmin(next, t_end);
+        e->t0 = tk;
+        int err = mb_adapt_advance(ode, q, y, tau, NULL, seg_end - tk, opt, stats);
+        if (err) return err;
+        tk = seg_end;
+        if (fabs(seg_end - next) <= eps) mbn_elements_sample(e->nel, e->el, next, y + e->m->nv, NULL);
+    }
+    return MB_ADAPT_OK;
 }

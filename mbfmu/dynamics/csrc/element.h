@@ -22,19 +22,37 @@
  * integrated with them (Co-Simulation) or are continuous states (Model
  * Exchange).
  *
- * Not (yet) in the interface: discrete states and events, joint-force rows,
- * a change of gravity (what the sled frame, the HIC recorder and the hinge
- * latches need besides accel_rate; they stay in dynamics/csrc).
+ * An element may also carry discrete states z (ndisc), changed only at the
+ * instants k T (k = 1, 2, ...; absolute time) of its sampling grid of spacing
+ * T = period(par) (s), where sample(par, t, s, z) updates them from its
+ * continuous states: the states of all elements' discrete states follow all
+ * their continuous ones, element after element. Co-Simulation and the Python
+ * plant integrate up to each instant and sample there (mbn_element_advance),
+ * Model Exchange has a time event there (model_exchange.c); their rates are
+ * zero and they are neither knowns nor unknowns of the directional
+ * derivatives (zero columns). force, the rates and the outputs do not read
+ * them (the plant's outputs may, sensors.h's state value).
+ *
+ * Elements run in a sled frame too (mbn_element_ode_sled): the HIC recorder
+ * of the crash occupant plant is one (models/hic_recorder.c).
+ *
+ * Not (yet) in the interface: state events, joint-force rows, a change of
+ * gravity (what the sled frame and the hinge latches need; they stay in
+ * dynamics/csrc).
  */
 #ifndef MBFMU_ELEMENT_H
 #define MBFMU_ELEMENT_H
 
 #include <stddef.h>
 
+#include "adaptive.h"
 #include "mb.h"
+#include "sled.h"
 
 /* most states one element may carry (mbn_new refuses more) */
 #define MBN_ELEMENT_MAX_STATES 16
+/* most discrete states one element may carry */
+#define MBN_ELEMENT_MAX_DISCRETE 256
 /* the output sensor kind of an element's outputs (sensors.h's mb_sensor:
  * index = the element's registry position, axis = which of its outputs) */
 #define MBN_SENS_ELEMENT 64
@@ -62,6 +80,12 @@ typedef struct {
     void (*accel_rate_tangent)(const double *par, double t, const double *x, const double *V, const double *A,
                                const double *s, const double *dx, const double *dV, const double *dA,
                                const double *ds, double *dsdot);
+    /* optional discrete states (0: none; period and sample may then be NULL): the grid
+     * spacing T (s, > 0 and finite) from the parameters, and the update of z (ndisc) in
+     * place at a grid instant t (s) from the element's continuous states s */
+    int ndisc;
+    double (*period)(const double *par);
+    void (*sample)(const double *par, double t, const double *s, double *z);
 } mbn_element_class;
 
 /* one registered element: its class, body, the offset o_par in the plant's
@@ -70,7 +94,9 @@ typedef struct {
  * (mbn_new refuses a registry that does not match its classes), the offset
  * os of its states in the elements' block (after [q; v]) and their start
  * values s0 (nstate). par is NULL in the registry; the instance's copy
- * (mbn_instance.el) points it at its current d. */
+ * (mbn_instance.el) points it at its current d. ndisc, oz and z0: its
+ * discrete states, their offset in the elements' block (after all
+ * continuous states) and start values. */
 typedef struct {
     const mbn_element_class *cls;
     int body;
@@ -79,6 +105,8 @@ typedef struct {
     int nstate, os;
     const double *s0;
     const double *par;
+    int ndisc, oz;
+    const double *z0;
 } mbn_element;
 
 /* add the accel_rate of the elements that have one to sdot (their states'
@@ -88,7 +116,8 @@ int mbn_elements_accel_rates(const mb_model *m, mb_data *ws, int nel, const mbn_
                              const double *q, const double *v, const double *vdot, const double *s, double *sdot);
 
 /* 1 if cls has its force and tangent, its outputs' functions when nout > 0,
- * and accel_rate and accel_rate_tangent both or neither */
+ * accel_rate and accel_rate_tangent both or neither, and period and sample
+ * when ndisc > 0 */
 int mbn_element_class_complete(const mbn_element_class *cls);
 
 /* the elements' states in all (the block after [q; v]) */
@@ -115,8 +144,42 @@ typedef struct {
     const mbn_element *el;
     double t0, t_stage; /* the interval's start (s), the stage's time from it (mb_adapt_advance) */
     double *fext;       /* (nb, 6) scratch */
+    const mb_sled *sled; /* NULL, or the sled frame (mbn_element_ode_sled) */
+    const double *u;     /* the inputs the sled's acceleration reads */
 } mbn_element_ode;
 void mbn_element_ode_init(mbn_element_ode *e, const mb_model *m, mb_data *ws, int nel, const mbn_element *el,
                           double t0, double *fext, mb_ode *ode);
+
+/* the model in a sled frame (sled.h): each evaluation of the ode runs with the
+ * gravity g - a_s(t, u) axis (mb_sled_rhs's), the elements' accel_rate
+ * reading the specific force in the sled frame; u is read at each evaluation */
+void mbn_element_ode_sled(mbn_element_ode *e, const mb_sled *sled, const double *u);
+
+/* the elements' discrete states in all (the block after their continuous ones) */
+int mbn_elements_ndisc(int nel, const mbn_element *el);
+
+/* the first instant after t (s) of the elements' sampling grids (t itself
+ * counts as passed within 1e-6 of a spacing); INFINITY without discrete
+ * states, NAN when a period is not positive and finite */
+double mbn_elements_next_instant(int nel, const mbn_element *el, double t);
+
+/* at time t (s): the elements whose grid has an instant there (within 1e-9 of
+ * their spacing) sample their discrete states at that instant; blk is the
+ * elements' block (the state after [q; v]). done (nel, or NULL): each
+ * element's last sampled instant, skipped when this is that one again, and
+ * updated (Model Exchange's event iteration) */
+void mbn_elements_sample(int nel, const mbn_element *el, double t, double *blk, double *done);
+
+/* 1 if every element with discrete states has a positive, finite period */
+int mbn_elements_periods_valid(int nel, const mbn_element *el);
+
+/* State after dt (s) from e->t0 (the ode of mbn_element_ode_init), y = [v;
+ * continuous states; discrete states]: mb_adapt_advance with opt, stopped at
+ * every instant of the elements' grids (each interval integrated anew from
+ * its start), where mbn_elements_sample runs. Returns MB_ADAPT_OK, the
+ * failing call's status (stats are then that call's; q, y the last state
+ * reached) or MB_ADAPT_BAD_GRID. */
+int mbn_element_advance(mbn_element_ode *e, const mb_ode *ode, double *q, double *y, const double *tau, double dt,
+                        const mb_adapt_options *opt, mb_adapt_stats *stats);
 
 #endif

@@ -36,17 +36,9 @@ void mb_sled_specific_force(const mb_model *m, mb_data *d, const mb_sled *s, dou
     }
 }
 
-int mb_sled_ode_rhs(const mb_model *m, mb_data *d, const mb_sled *s, const mb_hic *hic, double t, const double *u,
-                    const double *q, const double *y, const double *tau, double *qdot, double *ydot) {
-    double a_s = mb_sled_acceleration(s, t, u);
-    int err = mb_sled_rhs(m, d, s, a_s, q, y, tau, qdot, ydot);
-    if (err || !hic) return err;
-    double acc[3];
-    mb_sled_specific_force(m, d, s, a_s, q, y, ydot, hic->body, hic->par, acc);
-    double *z = ydot + m->nv;
-    z[0] = mb_hic_rate(hic, acc);
-    for (int k = 1; k < mb_hic_size(hic); ++k) z[k] = 0.0;
-    return 0;
+int mb_sled_ode_rhs(const mb_model *m, mb_data *d, const mb_sled *s, double t, const double *u, const double *q,
+                    const double *y, const double *tau, double *qdot, double *ydot) {
+    return mb_sled_rhs(m, d, s, mb_sled_acceleration(s, t, u), q, y, tau, qdot, ydot);
 }
 
 /* ------------------------------------------------------------ advance */
@@ -54,7 +46,6 @@ typedef struct {
     const mb_model *m;
     mb_data *d;
     const mb_sled *s;
-    const mb_hic *hic;
     const double *u;
     double t0, ts; /* start of the interval, time of the stage from it (s) */
 } sled_ctx;
@@ -63,30 +54,16 @@ static int ode_f(void *ctx, const double *q, const double *y, const double *tau,
                  double *qdot, double *ydot) {
     (void)fext;
     sled_ctx *c = ctx;
-    return mb_sled_ode_rhs(c->m, c->d, c->s, c->hic, c->t0 + c->ts, c->u, q, y, tau, qdot, ydot);
+    return mb_sled_ode_rhs(c->m, c->d, c->s, c->t0 + c->ts, c->u, q, y, tau, qdot, ydot);
 }
 
 static void ode_normalize(void *ctx, double *q) { mb_normalize(((sled_ctx *)ctx)->m, q); }
 
-int mb_sled_advance(const mb_model *m, mb_data *d, const mb_sled *s, const mb_hic *hic, double t, double *q, double *y,
-                    const double *tau, const double *u, double dt, const mb_adapt_options *opt,
-                    mb_adapt_stats *stats) {
-    sled_ctx c = {m, d, s, hic, u, t, 0.0};
-    mb_ode ode = {&c, ode_f, ode_normalize, m->nq, m->nv + (hic ? mb_hic_size(hic) : 0), NULL, &c.ts};
-    if (!hic) return mb_adapt_advance(&ode, q, y, tau, NULL, dt, opt, stats);
-    /* the grid loop of the recorder (its instants are exact multiples of
-     * the spacing, from the absolute time) */
-    double t_end = t + dt, tk = t, eps = 1e-9 * hic->par[HC_SAMPLE];
-    while (tk < t_end - eps) {
-        double next = mb_hic_next_instant(hic, tk);
-        double seg_end = fmin(next, t_end);
-        c.t0 = tk;
-        int err = mb_adapt_advance(&ode, q, y, tau, NULL, seg_end - tk, opt, stats);
-        if (err) return err;
-        tk = seg_end;
-        if (fabs(seg_end - next) <= eps) mb_hic_record(hic, y + m->nv);
-    }
-    return MB_ADAPT_OK;
+int mb_sled_advance(const mb_model *m, mb_data *d, const mb_sled *s, double t, double *q, double *v, const double *tau,
+                    const double *u, double dt, const mb_adapt_options *opt, mb_adapt_stats *stats) {
+    sled_ctx c = {m, d, s, u, t, 0.0};
+    mb_ode ode = {&c, ode_f, ode_normalize, m->nq, m->nv, NULL, &c.ts};
+    return mb_adapt_advance(&ode, q, v, tau, NULL, dt, opt, stats);
 }
 
 /* ------------------------------------------------------------ sensors */

@@ -22,7 +22,6 @@
 #define MBFMU_SLED_H
 
 #include "adaptive.h"
-#include "hic.h"
 #include "mb.h"
 #include "sensors.h"
 
@@ -50,20 +49,18 @@ int mb_sled_rhs(const mb_model *m, mb_data *d, const mb_sled *s, double a_s, con
 void mb_sled_specific_force(const mb_model *m, mb_data *d, const mb_sled *s, double a_s, const double *q, const double *v,
                             const double *vdot, int b, const double *r_B, double *acc);
 
-/* x' = f(x) of the sled frame with the HIC recorder (NULL: none):
- * y = [v; z], z the recorder's states (hic.h), at time t (s) */
-int mb_sled_ode_rhs(const mb_model *m, mb_data *d, const mb_sled *s, const mb_hic *hic, double t, const double *u,
-                    const double *q, const double *y, const double *tau, double *qdot, double *ydot);
+/* x' = f(x) of the sled frame: y = v, at time t (s) */
+int mb_sled_ode_rhs(const mb_model *m, mb_data *d, const mb_sled *s, double t, const double *u, const double *q,
+                    const double *y, const double *tau, double *qdot, double *ydot);
 
 /* State after dt (s) from time t (s), inputs u and generalized forces tau
- * held, y = [v; z] as mb_sled_ode_rhs: mb_adapt_advance with opt on x =
- * [q; y] (quaternions renormalized), stopped at every grid instant of the
- * recorder (each interval integrated anew from its start), where
- * mb_hic_record runs. Returns MB_ADAPT_OK or the failing call's status
- * (stats are then that call's; q, y the last state reached). */
-int mb_sled_advance(const mb_model *m, mb_data *d, const mb_sled *s, const mb_hic *hic, double t, double *q, double *y,
-                    const double *tau, const double *u, double dt, const mb_adapt_options *opt,
-                    mb_adapt_stats *stats);
+ * held: mb_adapt_advance with opt on x = [q; v] (quaternions renormalized).
+ * Returns MB_ADAPT_OK or its status (stats are then its; q, v the last
+ * state reached). A plant with plug-in elements (their states, a HIC
+ * recorder's sampled history: element.h) advances with mbn_element_advance
+ * instead, the sled set on its ode (mbn_element_ode_sled). */
+int mb_sled_advance(const mb_model *m, mb_data *d, const mb_sled *s, double t, double *q, double *v, const double *tau,
+                    const double *u, double dt, const mb_adapt_options *opt, mb_adapt_stats *stats);
 
 /* as mb_sensors_eval (sensors.h) at time t, with the sled frame's sensors
  * as well (tau: the generalized forces of the accelerometers' dynamics) */

@@ -23,10 +23,10 @@
 /* the order of the integer header (mbfmu.dynamics.tangents.HEADER) */
 enum {
     H_NB, H_NQ, H_NV, H_NU, H_NY, H_NX, H_NS, H_NCT, H_NCB, H_NDR, H_CANONICAL, H_NL,
-    H_SLED, H_SLED_INPUT, H_HIC_BODY, H_NH,
+    H_SLED, H_SLED_INPUT,
     H_O_AXIS1, H_O_AXIS2, H_O_RTREE, H_O_PTREE, H_O_IBODY, H_O_G, H_O_DOF, H_O_SPRINGS, H_O_CONTACTS,
     H_O_CABLES, H_O_DRIVES, H_O_MASS, H_O_COM, H_O_IC, H_O_LSIGN, H_O_LK, H_O_Q0, H_O_V0, H_O_B,
-    H_O_STEP, H_O_ADAPT, H_O_SLED, H_O_HIC,
+    H_O_STEP, H_O_ADAPT, H_O_SLED,
     H_FLEX, H_NBEAM, H_NG, H_NHF, H_NKD, H_O_GTAB, H_O_HTAB, H_O_KD,
     H_N
 };
@@ -53,18 +53,19 @@ PyObject *mb_py_native_tangents(PyObject *self, PyObject *args) {
     double t;
     if (!PyArg_ParseTuple(args, "OO!OOOdO|O", &o_hdr, &PyTuple_Type, &o_arrays, &o_d, &o_x, &o_u, &t, &o_out, &o_el))
         return NULL;
-    /* the plug-in elements (element.h), or None: (class addresses, rows (nel, 4) of body, o_par in d,
-     * npar, nstate); mbn_new checks them against their classes and d */
+    /* the plug-in elements (element.h), or None: (class addresses, rows (nel, 5) of body, o_par in d,
+     * npar, nstate, ndisc); mbn_new checks them against their classes and d. Their discrete states
+     * follow all their continuous ones (zero columns and rates here). */
     mbn_element *el = NULL;
-    int nel = 0, os = 0;
-    static const double zeros[MBN_ELEMENT_MAX_STATES] = {0};
+    int nel = 0, os = 0, oz = 0;
+    static const double zeros[MBN_ELEMENT_MAX_DISCRETE] = {0};
     if (o_el != Py_None) {
         PyObject *addrs, *o_rows;
         Py_buffer br;
         if (!PyArg_ParseTuple(o_el, "O!O", &PyTuple_Type, &addrs, &o_rows)) return NULL;
         if (get_buffer(o_rows, &br, "i", 0)) return NULL;
         nel = (int)PyTuple_GET_SIZE(addrs);
-        if (br.len != (Py_ssize_t)(sizeof(int) * 4 * (size_t)nel)) {
+        if (br.len != (Py_ssize_t)(sizeof(int) * 5 * (size_t)nel)) {
             PyBuffer_Release(&br);
             PyErr_SetString(PyExc_ValueError, "native_tangents: element rows of the wrong size");
             return NULL;
@@ -72,6 +73,7 @@ PyObject *mb_py_native_tangents(PyObject *self, PyObject *args) {
         el = calloc((size_t)nel + 1, sizeof(mbn_element));
         if (!el) { PyBuffer_Release(&br); return PyErr_NoMemory(); }
         const int *r = br.buf;
+        for (int e = 0; e < nel; ++e) oz += r[5 * e + 3]; /* the discrete states after all continuous ones */
         for (int e = 0; e < nel; ++e) {
             const mbn_element_class *cls = PyLong_AsVoidPtr(PyTuple_GET_ITEM(addrs, e));
             if (!cls) {
@@ -80,8 +82,10 @@ PyObject *mb_py_native_tangents(PyObject *self, PyObject *args) {
                 free(el);
                 return NULL;
             }
-            el[e] = (mbn_element){cls, r[4 * e], r[4 * e + 1], r[4 * e + 2], r[4 * e + 3], os, zeros, NULL};
-            os += r[4 * e + 3];
+            el[e] = (mbn_element){cls, r[5 * e], r[5 * e + 1], r[5 * e + 2], r[5 * e + 3], os, zeros, NULL,
+                                  r[5 * e + 4], oz, zeros};
+            os += r[5 * e + 3];
+            oz += r[5 * e + 4];
         }
         PyBuffer_Release(&br);
     }
@@ -130,7 +134,7 @@ PyObject *mb_py_native_tangents(PyObject *self, PyObject *args) {
         .o_drives = h[H_O_DRIVES], .o_mass = h[H_O_MASS], .o_com = h[H_O_COM], .o_Ic = h[H_O_IC],
         .o_lsign = h[H_O_LSIGN], .o_lk = h[H_O_LK], .o_q0 = h[H_O_Q0], .o_v0 = h[H_O_V0], .o_B = h[H_O_B],
         .o_step = h[H_O_STEP], .o_adapt = h[H_O_ADAPT], .sled = h[H_SLED], .sled_input = h[H_SLED_INPUT],
-        .hic_body = h[H_HIC_BODY], .nh = h[H_NH], .o_sled = h[H_O_SLED], .o_hic = h[H_O_HIC],
+        .o_sled = h[H_O_SLED],
         .sens = arr[A_SENS], .p0 = &none, .u0 = bu.buf, .flex = h[H_FLEX] ? &F : NULL, .nel = nel,
         .elements = el};
     in = mbn_new(&D);

@@ -111,7 +111,7 @@ def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
     parts.append(el_text)
     fields = dict(plant=_c_string(plant.name), guid=_c_string(guid),
                   **{k: st[k] for k in ("nb", "nq", "nv", "nu", "np", "ny", "nx", "ns", "nct", "ncb", "ndr",
-                                        "canonical", "nl", "sled", "sled_input", "hic_body", "nh")},
+                                        "canonical", "nl", "sled", "sled_input")},
                   parent="PARENT", jtype="JTYPE", nqi="NQI", nvi="NVI", l_iq="L_IQ", l_iv="L_IV", nd=desc.d.size, d0="D0",
                   **o, sens="SENS", p0="P0", u0="U0", p_fixed="P_FIXED", naff=len(aff_p), aff_p="AFF_P",
                   aff_i="AFF_I", aff_c="AFF_C", names="NAMES", units="UNITS", lo="LO", hi="HI", open="OPEN",
@@ -135,10 +135,14 @@ def _elements_source(plant, o_elements: int) -> tuple[str, dict]:
     text = "".join(f"extern const mbn_element_class {s};\n" for s in dict.fromkeys(e.symbol for e in elements))
     o_par = list(itertools.accumulate((3 + len(e.parameters) for e in elements), initial=o_elements))
     o_state = list(itertools.accumulate((len(e.states) for e in elements), initial=0))
+    # the discrete states follow all continuous ones (register_elements)
+    o_disc = list(itertools.accumulate((len(e.discrete) for e in elements), initial=o_state[-1]))
     for i, e in enumerate(elements):
         text += _c_array("double", f"ELEMENT_S0{i}", [sig.start for sig in e.states], _c_double)
+        text += _c_array("double", f"ELEMENT_Z0{i}", [sig.start for sig in e.discrete], _c_double)
     rows = "".join(f"    {{&{e.symbol}, {e.body}, {o_par[i]}, {len(e.parameters)}, {len(e.states)}, "
-                   f"{o_state[i]}, ELEMENT_S0{i}, NULL}},\n" for i, e in enumerate(elements))
+                   f"{o_state[i]}, ELEMENT_S0{i}, NULL, {len(e.discrete)}, {o_disc[i]}, ELEMENT_Z0{i}}},\n"
+                   for i, e in enumerate(elements))
     text += f"static const mbn_element ELEMENTS[] = {{\n{rows}}};\n"
     return text, {"nel": len(elements), "elements": "ELEMENTS"}
 

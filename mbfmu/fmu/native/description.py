@@ -23,10 +23,9 @@ class NativeUnsupported(ModelError):
 
 
 def sled_structure(plant: Plant) -> dict:
-    """The sled's and HIC recorder's integers (``sled`` 0 without a sled frame)."""
-    sled, hic = getattr(plant, "sled", None), getattr(plant, "hic", None)
-    return dict(sled=int(sled is not None), sled_input=sled.input if sled is not None else -1,
-                hic_body=hic.body if hic is not None else 0, nh=hic.history if hic is not None else 0)
+    """The sled's integers (``sled`` 0 without a sled frame)."""
+    sled = getattr(plant, "sled", None)
+    return dict(sled=int(sled is not None), sled_input=sled.input if sled is not None else -1)
 
 
 @dataclass

@@ -64,8 +64,6 @@ def _flex_inexact_reason(st: dict) -> str | None:
     and the sensors of state values, velocities, linear combinations, points and energies."""
     if st.get("sled"):
         return "the sled frame's pulse and belt forces have no tangents in the C runtime"
-    if st.get("nh"):
-        return "the HIC recorder's running maximum is not differentiable"
     if any(t not in _FLEX_JOINTS for t in st["jtype"][1:]) or st["nq"] != st["nv"]:
         return ("flexible systems with planar, spherical or free joints have no tangents in the C runtime"
                 if st["nq"] == st["nv"] else

@@ -5,10 +5,11 @@ The native binary serves FMI 2.0 Co-Simulation and Model Exchange at once
 (``csrc/model_exchange.h`` describes the runtime side). For Model Exchange:
 
 * **Continuous states** are ``[q; v]`` (``[q; p]`` in canonical variables,
-  the flexible system's public ``[q; v]``) and, in a plant with a HIC
-  recorder, its integral ``hic_integral``. Latch flags, the HIC history
-  and its running maximum are *discrete* states: they change only at
-  events. Each continuous state ``states.<name>`` has a derivative variable
+  the flexible system's public ``[q; v]``) and the plug-in elements'
+  continuous states (the crash occupant's HIC recorder's integral
+  ``hic_integral``). Latch flags and the plug-in elements' discrete states
+  (the HIC history and its running maximum) are *discrete* states: they
+  change only at events. Each continuous state ``states.<name>`` has a derivative variable
   ``der(states.<name>)`` from the same right-hand side that the
   co-simulation step integrates.
 * **Quaternions** are renormalized by projection: every evaluation uses the
@@ -22,9 +23,9 @@ The native binary serves FMI 2.0 Co-Simulation and Model Exchange at once
   contact's penetration, each cable's stretch and each joint coordinate's
   distance to a range limit (the switches of those force elements, kinks
   of the right-hand side: the host's integrator restarts there).
-* **Time events**: the HIC recorder's sampling grid (the history is recorded
-  there, as the co-simulation step records it) and the start and end of the
-  sled's built-in pulse.
+* **Time events**: the plug-in elements' sampling grids (their discrete
+  states sampled there, as the co-simulation step samples them: the HIC
+  recorder's history) and the start and end of the sled's built-in pulse.
 
 A plant whose discontinuities have no event form is refused for Model
 Exchange by :func:`check_model_exchange`, naming the piece.
@@ -80,9 +81,8 @@ def continuous_states(plant) -> int:
     """Number of continuous states (the prefix of the plant state)."""
     if getattr(plant, "flexible_system", None) is not None:
         return plant.flexible_system.nq + plant.flexible_system.nv
-    hic = getattr(plant, "hic", None)
     elements = sum(len(e.states) for e in getattr(plant, "native_elements", ()))  # after [q; v], continuous
-    return plant.model.nq + plant.model.nv + (1 if hic is not None else 0) + elements
+    return plant.model.nq + plant.model.nv + elements
 
 
 def discrete_outputs(plant) -> list[int]:
@@ -133,7 +133,7 @@ def check_model_exchange(plant) -> None:
     has no event form. The kernel elements the native runtime packs (joint
     springs, dampers and range limits, springs, contacts with regularized
     friction, cables, hinge latches, servos and smoothed friction, the sled
-    frame and the HIC recorder) are continuous or switch at an event
+    frame, plug-in elements) are continuous or switch at an event
     indicator or a time event; a plant that declares discontinuities of its
     own (``discontinuities``, names of pieces of its dynamics that jump) is
     refused by name."""

@@ -47,8 +47,8 @@ def check_supported(plant: Plant, outputs: bool = True) -> None:
     ``split`` of its own, and no ``advance`` of its own unless it declares
     hinge ``latches``, which the kernels' latch element integrates) whose
     outputs are engine sensors; a plant in a sled frame (``sled``, with its
-    ``hic`` recorder and sled-frame sensors, :mod:`mbfmu.dynamics.sled`)
-    runs on those kernel elements. (``derivatives`` is not used by an FMU.)
+    sled-frame sensors, :mod:`mbfmu.dynamics.sled`) runs on those kernel
+    elements, its plug-in elements in the sled frame. (``derivatives`` is not used by an FMU.)
     With ``outputs`` False the outputs are not checked (a rigid plant's
     dynamics alone, as :func:`describe` with ``outputs=False`` packs it).
     """
@@ -93,7 +93,6 @@ def _check_elements(plant) -> None:
     name = f"plant {plant.name!r}"
     for what, present in (("a flexible system", getattr(plant, "flexible_system", None) is not None),
                           ("canonical variables", getattr(plant, "canonical", False)),
-                          ("a sled frame", getattr(plant, "sled", None) is not None),
                           ("hinge latches", getattr(plant, "latches", None) is not None)):
         if present:
             raise NativeUnsupported(f"{name}: plug-in elements run on a rigid plant in (q, v), not with {what}")
@@ -101,20 +100,23 @@ def _check_elements(plant) -> None:
         if not 1 <= el.body < plant.model.nbodies:
             raise NativeUnsupported(f"{name}: plug-in element {el.symbol} acts on body {el.body}, which is not "
                                     f"one of bodies 1..{plant.model.nbodies - 1}")
-    n_own = plant.model.nq + plant.model.nv + sum(len(el.states) for el in plant.native_elements)
+    n_own = plant.model.nq + plant.model.nv + sum(len(el.states) + len(el.discrete) for el in plant.native_elements)
     if len(plant.states) != n_own:
         raise NativeUnsupported(f"{name}: {len(plant.states)} states, not [q; v] and its plug-in elements' "
                                 f"{n_own - plant.model.nq - plant.model.nv} (register them with register_elements)")
 
 
 def _check_sled(plant: MultibodyPlant, name: str) -> None:
-    """The sled-frame pieces the runtime holds (``csrc/sled.h``, ``csrc/hic.h``)."""
+    """The sled-frame pieces the runtime holds (``csrc/sled.h``)."""
     if plant.canonical:
         raise NativeUnsupported(f"{name}: a sled frame in canonical variables is not a kernel element")
     extra = len(plant.states) - plant.model.nq - plant.model.nv
-    if extra != (plant.hic.size if plant.hic is not None else 0):
-        raise NativeUnsupported(f"{name}: {extra} states after [q; v] that are not the HIC recorder's")
-    _sled.check(plant.sensors, plant.model, len(plant.states), len(plant.inputs))
+    own = sum(len(el.states) + len(el.discrete) for el in plant.native_elements)
+    if extra != own:
+        raise NativeUnsupported(f"{name}: {extra} states after [q; v] that are not its plug-in elements' ({own})")
+    # the elements' outputs are checked with the elements (check_supported)
+    _sled.check([s for s in plant.sensors if not isinstance(s, ElementOutput)], plant.model, len(plant.states),
+                len(plant.inputs))
 
 
 def _element_block(plant: MultibodyPlant) -> np.ndarray:
@@ -125,10 +127,9 @@ def _element_block(plant: MultibodyPlant) -> np.ndarray:
 
 
 def _sled_blocks(plant: MultibodyPlant) -> list[tuple[str, np.ndarray]]:
-    """The sled's and HIC recorder's parameter blocks of ``d`` (empty without them)."""
-    sled, hic = plant.sled, plant.hic
-    return [("o_sled", sled.parameters() if sled is not None else np.zeros(0)),
-            ("o_hic", hic.parameters() if hic is not None else np.zeros(0))]
+    """The sled's parameter block of ``d`` (empty without a sled frame)."""
+    sled = plant.sled
+    return [("o_sled", sled.parameters() if sled is not None else np.zeros(0))]
 
 
 def describe(plant: MultibodyPlant, outputs: bool = True) -> Description:

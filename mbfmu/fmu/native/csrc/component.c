@@ -267,6 +267,12 @@ static int apply_parameters(mbn_component *c, const double *p) {
         mbn_report(c, MBN_ERROR, "refused parameters %s: the spectral radius at rest of plant %s, which sets its "
                    "internal step, cannot be computed (%g 1/s); the previous values are kept", what, D->plant,
                    in->rho_refused);
+    } else if (err == -5000) {
+        char what[512];
+        changed_parameters(D, p, in->p, what, sizeof what);
+        mbn_report(c, MBN_ERROR, "refused parameters %s: a plug-in element of plant %s would sample its discrete "
+                   "states with a period that is not a positive finite time; the previous values are kept", what,
+                   D->plant);
     } else if (err <= -3000) {
         char what[512];
         changed_parameters(D, p, in->p, what, sizeof what);

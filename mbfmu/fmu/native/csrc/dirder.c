@@ -10,8 +10,7 @@
  * vector: ballspring_dirder.c), drives, point-to-point spring-dampers,
  * hinge latches, sphere-plane contacts and cables (contact_dirder.c; a
  * universal joint's S and Sr move with q2: their tangents enter every
- * product with them), and a sled frame (sled.h) with its HIC recorder
- * (hic.h):
+ * product with them), and a sled frame (sled.h):
  *   - configuration tangents are body-frame twists zeta (the tangent of
  *     ^iX_p along dq_i is -zeta_i x ^iX_p, Featherstone's
  *     d(X)/dq = -crm(S dq) X; for a quaternion e, zeta = 2 vec(e* (x) de)/|e|^2
@@ -31,11 +30,10 @@
  *     acceleration under that base acceleration) differentiate
  *     mb_point_acceleration at the solved dv/dt with its tangent, the sled
  *     acceleration is du[input], the belts' tensions are contact_dirder.c's;
- *   - the HIC recorder: the integral's rate |a| / unit has the tangent
- *     a . da / (|a| unit) (|a| is smooth off a = 0, where 0 is returned);
- *     its history and running maximum are discrete states (changed only at
- *     the recorder's time events), neither knowns nor unknowns here, and
- *     their rates are zero.
+ *   - plug-in elements (element.h): their classes' tangents; in a sled frame
+ *     their accel_rate reads the specific force under the sled's gravity
+ *     (the HIC recorder of the crash occupant plant); their discrete states
+ *     are neither knowns nor unknowns here, and their rates are zero.
  * Quaternion coordinates of the state are read, as every evaluation of the
  * runtime reads them, projected to unit norm: their seed is projected onto
  * the tangent of the unit sphere. Joint range limits and drive saturation
@@ -856,16 +854,10 @@ static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double 
     }
     if (!err && D->sled) {
         /* the accelerations at the solved qdd and their tangents along dqdd (with the
-         * sled's gravity): the accelerometers and the HIC recorder's rate |a| / unit */
+         * sled's gravity): the accelerometers and the elements' accel_rate (a HIC recorder's) */
         mb_kinematics(m, ws, x, w->vel);
         forward(m, ws, w, x, w->dq, w->dvel, 1, w->qdd, dxdot + nq, 1);
         w->accel = 1;
-        if (D->nh) {
-            double a[3], da[3];
-            accel_tangent(ws, w, in->hic.body, in->hic.par + HC_PX, a, da);
-            double n = sqrt(dot3(a, a)); /* |a| is smooth off a = 0 */
-            dxdot[nq + nv] = n > 0 ? dot3(a, da) / (n * in->hic.par[HC_UNIT]) : 0.0;
-        }
     }
     if (!err && D->nel) err = element_accel_tangents(in, w, x, dxdot);
     memcpy(ws->g, g0, sizeof g0); /* the outputs' energies read the model's own gravity */

@@ -36,7 +36,6 @@ const char *mbn_flex_dirder_inexact(mbn_instance *in) {
     const mbn_data *D = in->data;
     const mb_model *m = in->m;
     if (D->sled) return "the sled frame's pulse and belt forces have no tangents in the C runtime";
-    if (D->nh) return "the HIC recorder's running maximum is not differentiable";
     if (D->nq != D->nv || m->nq != m->nv)
         return "flexible systems with quaternion joints have no tangents in the C runtime";
     for (int i = 1; i < m->nb; ++i) {

@@ -9,17 +9,20 @@ int mbn_me_init(mbn_me *me, mbn_instance *in) {
     memset(me, 0, sizeof *me);
     me->in = in;
     me->dx = calloc((size_t)in->data->nx + 1, sizeof(double));
-    me->hic_done = -INFINITY;
-    return me->dx ? 0 : -1;
+    me->el_done = calloc((size_t)in->data->nel + 1, sizeof(double));
+    for (int e = 0; me->el_done && e < in->data->nel; ++e) me->el_done[e] = -INFINITY;
+    return me->dx && me->el_done ? 0 : -1;
 }
 
 void mbn_me_free(mbn_me *me) {
     free(me->dx);
+    free(me->el_done);
     me->dx = NULL;
+    me->el_done = NULL;
 }
 
 void mbn_me_start(mbn_me *me) {
-    me->hic_done = me->in->t;
+    for (int e = 0; e < me->in->data->nel; ++e) me->el_done[e] = me->in->t;
     me->drift = 0.0;
     mbn_me_changed(me);
 }
@@ -103,14 +106,13 @@ void mbn_me_indicators(mbn_me *me, double *z) {
     }
 }
 
-/* the HIC grid spacing, 0 without a recorder */
-static double hic_sample(const mbn_instance *in) { return in->data->nh ? in->hic.par[HC_SAMPLE] : 0.0; }
-
 double mbn_me_next_time_event(const mbn_me *me) {
     const mbn_instance *in = me->in;
     const mbn_data *D = in->data;
     double t = in->t, next = INFINITY;
-    if (D->nh) next = mb_hic_next_instant(&in->hic, t);
+    /* the plug-in elements' grids (a period that is not positive is refused with the parameters) */
+    double el_next = mbn_elements_next_instant(D->nel, in->el, t);
+    if (el_next < next) next = el_next;
     if (D->sled) {
         const double *p = in->sled.par;
         double eps = 1e-12 * fmax(1.0, fabs(t));
@@ -128,17 +130,11 @@ void mbn_me_event_update(mbn_me *me, int *x_changed) {
     double *flags = in->x + D->nq + D->nv;
     for (int j = 0; j < D->nl; ++j) /* the rule of mb_latch_advance at a located stop */
         if (flags[j] < 0.5 && in->latches.sign[j] * in->x[in->latches.iq[j]] >= -1e-12) flags[j] = 1.0;
-    double s = hic_sample(in);
-    if (s > 0) {
-        double grid = floor(in->t / s + 0.5) * s, eps = 1e-9 * s;
-        if (fabs(in->t - grid) <= eps && grid > me->hic_done + 0.5 * s) {
-            mb_hic_record(&in->hic, in->x + D->nq + D->nv);
-            me->hic_done = grid;
-        }
-    }
+    /* the plug-in elements' samples at an instant of their grids, each once (element.h) */
+    mbn_elements_sample(D->nel, in->el, in->t, in->x + D->nq + D->nv, me->el_done);
     /* the projected quaternions go back to the host only past MBN_ME_DRIFT (as at a
      * step event): a round-off drift handed back at every event would make each
-     * event (a HIC sample) change the continuous states, and the host restart */
+     * event (an element's sample) change the continuous states, and the host restart */
     *x_changed = me->drift > MBN_ME_DRIFT;
     if (*x_changed) me->drift = 0.0;
     mbn_me_changed(me);

@@ -5,8 +5,9 @@
  * indicators and the events.
  *
  * Continuous states: the prefix x[0..nxc) of the plant state, [q; v] (or
- * [q; p] in canonical variables), and the HIC recorder's integral. The rest
- * of x is discrete: latch flags, the HIC history and running maximum.
+ * [q; p] in canonical variables) and the plug-in elements' continuous states
+ * (a HIC recorder's integral). The rest of x is discrete: latch flags, the
+ * plug-in elements' discrete states (a HIC recorder's history and maximum).
  *
  * Events (the discontinuities of the kernel elements):
  *   - state events, one indicator per row of data->ztab: a free latch's
@@ -14,8 +15,9 @@
  *     the event as mb_latch_advance engages it), a contact's penetration, a
  *     cable's stretch, a joint coordinate's distance to its range limits
  *     (the force elements' switches: kinks, no state changes);
- *   - time events: the HIC recorder's grid (mb_hic_record runs there, as in
- *     mb_sled_advance) and the ends of the sled's built-in pulse (kinks);
+ *   - time events: the plug-in elements' sampling grids (their discrete
+ *     states sampled there, as mbn_element_advance samples them; element.h)
+ *     and the ends of the sled's built-in pulse (kinks);
  *   - step events for quaternions: every evaluation uses the host's states
  *     with each quaternion normalized (a projection at each set of the
  *     states); when the host's quaternion has drifted from unit norm by more
@@ -41,14 +43,14 @@ typedef struct {
     double *dx;        /* (nx) slopes at the current time, states and inputs */
     int dx_valid;
     double drift;      /* largest | |quaternion| - 1 | the host set since the last event */
-    double hic_done;   /* the grid instant of the last HIC record (s) */
+    double *el_done;   /* (data->nel) the grid instant of each plug-in element's last sample (s) */
 } mbn_me;
 
 /* 0, or -1 out of memory */
 int mbn_me_init(mbn_me *me, mbn_instance *in);
 void mbn_me_free(mbn_me *me);
 /* the event bookkeeping starts at in->t (leaving initialization, or a
- * restored state): a HIC grid instant at in->t counts as recorded */
+ * restored state): an element's grid instant at in->t counts as sampled */
 void mbn_me_start(mbn_me *me);
 /* the instance changed (time, states, inputs, parameters, a restored state) */
 void mbn_me_changed(mbn_me *me);
@@ -60,8 +62,8 @@ int mbn_me_derivatives(mbn_me *me, double *dx);
 void mbn_me_indicators(mbn_me *me, double *z);
 /* the next time event after in->t (s), INFINITY if none */
 double mbn_me_next_time_event(const mbn_me *me);
-/* the events at in->t: latches reached engage, the HIC grid instant is
- * recorded, the projection of the quaternions is handed over; *x_changed:
+/* the events at in->t: latches reached engage, the plug-in elements whose
+ * grid has an instant there sample their discrete states, the projection of the quaternions is handed over; *x_changed:
  * the continuous states changed */
 void mbn_me_event_update(mbn_me *me, int *x_changed);
 /* the completed integrator step: 1 if a step event is due */

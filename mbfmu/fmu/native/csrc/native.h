@@ -54,8 +54,7 @@ typedef struct {
     int o_mass, o_com, o_Ic, o_lsign, o_lk, o_q0, o_v0, o_B, o_step;
     int o_adapt;            /* 7: rtol, atol, h_init, h_max, h_min, max_steps, method (ErrorControl.options) */
     int sled, sled_input;   /* a sled frame (sled.h; parameters at o_sled), the input it adds (-1 none) */
-    int hic_body, nh;       /* its HIC recorder (hic.h; nh = 0: none; parameters at o_hic), states after [q; v] */
-    int o_sled, o_hic;
+    int o_sled;
     int o_elements;         /* the plug-in elements' [rB; par] blocks (element.h: each at its o_par) */
     const int *sens;        /* (ny, 4): kind, index, axis, offset of its parameters in d (-1 none) */
     const double *p0;       /* (np) build-time parameter values */
@@ -99,7 +98,6 @@ typedef struct {
     mb_mass_props mp;
     mb_latches latches;   /* (data->nl hinges) pointing into d */
     mb_sled sled;         /* (data->sled) pointing into d */
-    mb_hic hic;           /* (data->nh > 0) pointing into d */
     double *d;            /* (nd) current numeric description */
     double *p, *u, *x;    /* (np), (nu), (nx) */
     double *y, *v, *tau;  /* (ny) cached outputs, (nv) velocities, (nv) generalized forces */
@@ -126,7 +124,8 @@ void mbn_free(mbn_instance *in);
  * mass, inertia not positive semi-definite or breaking the triangle
  * inequality), -3000 - g if the parameters break the plant's condition g
  * (data->tape->g_text[g]), -4000 if the spectral radius of the plant's step rule cannot be computed
- * (in->rho_refused), or -1000 if the model cannot be made. */
+ * (in->rho_refused), -5000 if a plug-in element's sampling period would not be positive and finite
+ * (element.h), or -1000 if the model cannot be made. */
 int mbn_set_parameters(mbn_instance *in, const double *p);
 /* advance by dt (s) with inputs held: returns 0, or the failing body (> 0,
  * singular articulated inertia), MBN_NOMEM, MBN_ADAPT, or -1 - k with state k

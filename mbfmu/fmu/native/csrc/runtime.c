@@ -51,9 +51,6 @@ static void bind_sensors(mbn_instance *in) {
     in->mp.latches = D->nl ? &in->latches : NULL;
     in->sled.input = D->sled_input;
     in->sled.par = in->d + D->o_sled;
-    in->hic.body = D->hic_body;
-    in->hic.nh = D->nh;
-    in->hic.par = in->d + D->o_hic;
     for (int e = 0; e < D->nel; ++e) in->el[e].par = in->d + D->elements[e].o_par;
 }
 
@@ -65,8 +62,23 @@ static void initial_state(const mbn_data *D, const mb_model *m, mb_data *ws, con
     if (!D->flex) mb_normalize(m, x); /* a flexible plant's q0 is public: as the plant gives it */
     if (D->canonical) mb_momentum(m, ws, x, d + D->o_v0, x + D->nq);
     else memcpy(x + D->nq, d + D->o_v0, sizeof(double) * (size_t)D->nv);
-    for (int e = 0; e < D->nel; ++e) /* the plug-in elements' states (element.h) */
-        memcpy(x + D->nq + D->nv + D->elements[e].os, D->elements[e].s0, sizeof(double) * (size_t)D->elements[e].nstate);
+    for (int e = 0; e < D->nel; ++e) { /* the plug-in elements' states (element.h) */
+        const mbn_element *el = D->elements + e;
+        memcpy(x + D->nq + D->nv + el->os, el->s0, sizeof(double) * (size_t)el->nstate);
+        if (el->ndisc) memcpy(x + D->nq + D->nv + el->oz, el->z0, sizeof(double) * (size_t)el->ndisc);
+    }
+}
+
+/* 1 if each plug-in element with discrete states has a positive, finite sampling
+ * period at the description d (element.h) */
+static int periods_valid(const mbn_data *D, const double *d) {
+    for (int e = 0; e < D->nel; ++e) {
+        const mbn_element *el = D->elements + e;
+        if (!el->ndisc || !el->cls->period) continue;
+        double T = el->cls->period(d + el->o_par + 3);
+        if (!(T > 0 && isfinite(T))) return 0;
+    }
+    return 1;
 }
 
 mbn_instance *mbn_new(const mbn_data *D) {
@@ -98,10 +110,17 @@ mbn_instance *mbn_new(const mbn_data *D) {
             D->elements[e].nstate > MBN_ELEMENT_MAX_STATES || D->elements[e].body < 1 || D->elements[e].body >= D->nb ||
             D->elements[e].os < 0 || D->nq + D->nv + D->elements[e].os + D->elements[e].nstate > D->nx ||
             D->elements[e].o_par < 0 || D->elements[e].o_par + 3 + D->elements[e].npar > D->nd ||
+            D->elements[e].ndisc != D->elements[e].cls->ndisc || D->elements[e].ndisc > MBN_ELEMENT_MAX_DISCRETE ||
+            (D->elements[e].ndisc && (D->elements[e].oz < 0 || !D->elements[e].z0 ||
+                                      D->nq + D->nv + D->elements[e].oz + D->elements[e].ndisc > D->nx)) ||
             !mbn_element_class_complete(D->elements[e].cls)) {
             mbn_free(in);
             return NULL;
         }
+    if (!periods_valid(D, in->d)) {
+        mbn_free(in);
+        return NULL;
+    }
     for (int k = 0; k < D->ny; ++k) { /* element outputs of registered elements only */
         const int *row = D->sens + 4 * k;
         if (row[0] == MBN_SENS_ELEMENT &&
@@ -188,6 +207,7 @@ int mbn_set_parameters(mbn_instance *in, const double *p) {
     }
     int body = check_bodies(D, d);
     if (body) { free(d); return -2000 - body; }
+    if (!periods_valid(D, d)) { free(d); return -5000; }
     mb_model *m = pack_model(D, d);
     mb_data *ws = m ? mb_data_new(m) : NULL;
     if (!ws) { mb_free(m); free(d); return -1000; }
@@ -259,15 +279,18 @@ static int integrate(mbn_instance *in, double *x, double dt) {
     mb_adapt_options opt;
     adapt_options(in, &opt);
     double *q = x, *y = x + D->nq;
-    if (D->sled)
-        return mb_sled_advance(in->m, in->ws, &in->sled, D->nh ? &in->hic : NULL, in->t, q, y, in->tau, in->u, dt, &opt,
-                               &in->adapt_stats);
-    if (D->nl) return mb_latch_advance(in->m, in->ws, &in->latches, q, y, y + D->nv, in->tau, dt, &opt, &in->adapt_stats);
     mb_ode ode;
     mbn_element_ode eo;
+    if (D->nel) { /* the elements' discrete states sampled on their grids (element.h), in the sled frame if any */
+        mbn_element_ode_init(&eo, in->m, in->ws, D->nel, in->el, in->t, in->efext, &ode);
+        if (D->sled) mbn_element_ode_sled(&eo, &in->sled, in->u);
+        return mbn_element_advance(&eo, &ode, q, y, in->tau, dt, &opt, &in->adapt_stats);
+    }
+    if (D->sled)
+        return mb_sled_advance(in->m, in->ws, &in->sled, in->t, q, y, in->tau, in->u, dt, &opt, &in->adapt_stats);
+    if (D->nl) return mb_latch_advance(in->m, in->ws, &in->latches, q, y, y + D->nv, in->tau, dt, &opt, &in->adapt_stats);
     /* FlexibleArm._compiled_adaptive: advance_flexible; without beams (segments) advance_rigid */
-    if (D->nel) mbn_element_ode_init(&eo, in->m, in->ws, D->nel, in->el, in->t, in->efext, &ode);
-    else if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
+    if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
     else if (D->canonical) mb_canonical_ode(in->m, in->ws, &ode);
     else mb_rigid_ode(in->m, in->ws, &ode);
     return mb_adapt_advance(&ode, q, y, in->tau, NULL, dt, &opt, &in->adapt_stats);
@@ -275,21 +298,23 @@ static int integrate(mbn_instance *in, double *x, double dt) {
 
 /* THE right-hand side of that integration at time t: the slopes dx (nx) at
  * x = [q; y; z] with the inputs held (in->tau from mbn_generalized_forces),
- * z's slopes 0 (latch flags, the HIC recorder's history and maximum; its
- * integral's rate is the recorder's). Returns 0 or the kernel's error code
+ * z's slopes 0 (latch flags, the plug-in elements' discrete states). Returns 0 or the kernel's error code
  * (a singular articulated inertia, a non-finite flexible stage). */
 int mbn_rhs(mbn_instance *in, double t, const double *x, double *dx) {
     const mbn_data *D = in->data;
     const double *q = x, *y = x + D->nq;
     double *qdot = dx, *ydot = dx + D->nq;
     for (int k = D->nq + D->nv; k < D->nx; ++k) dx[k] = 0.0;
-    if (D->sled)
-        return mb_sled_ode_rhs(in->m, in->ws, &in->sled, D->nh ? &in->hic : NULL, t, in->u, q, y, in->tau, qdot, ydot);
-    if (D->nl) return mb_latch_rhs(in->m, in->ws, &in->latches, q, y, y + D->nv, in->tau, qdot, ydot);
     mb_ode ode;
     mbn_element_ode eo;
-    if (D->nel) mbn_element_ode_init(&eo, in->m, in->ws, D->nel, in->el, t, in->efext, &ode);
-    else if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
+    if (D->nel) {
+        mbn_element_ode_init(&eo, in->m, in->ws, D->nel, in->el, t, in->efext, &ode);
+        if (D->sled) mbn_element_ode_sled(&eo, &in->sled, in->u);
+        return ode.f(ode.ctx, q, y, in->tau, NULL, qdot, ydot);
+    }
+    if (D->sled) return mb_sled_ode_rhs(in->m, in->ws, &in->sled, t, in->u, q, y, in->tau, qdot, ydot);
+    if (D->nl) return mb_latch_rhs(in->m, in->ws, &in->latches, q, y, y + D->nv, in->tau, qdot, ydot);
+    if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
     else if (D->canonical) mb_canonical_ode(in->m, in->ws, &ode);
     else mb_rigid_ode(in->m, in->ws, &ode);
     return ode.f(ode.ctx, q, y, in->tau, NULL, qdot, ydot);
