@@ -55,3 +55,15 @@ def arm_loop(plant_fmu, ctrl_unit, stop: float = STOP):
     record = [f"plant.q[{i}]" for i in (1, 2, 3)] + [f"ctrl.tau{i}" for i in (1, 2, 3)]
     record += [f"obs.xhat{k}" for k in range(1, 7)]
     return simulate(System(units, cons), stop, T, record=record)
+
+
+def arm_and_scheduled_controller(tmp_path_factory):
+    """(native rigid_arm FMU, FMI 3.0 co-simulation; the joint controller exported natively as FMI
+    3.0 Scheduled Execution at 1/T), both for linux64 only."""
+    from mbfmu.control import export_fmu
+    from mbfmu.fmu.builder import build_fmu
+    plant = build_fmu("rigid_arm", tmp_path_factory.mktemp("arm"), runtime="native", platforms=("linux64",),
+                      fmi_version=3)
+    ctrl = export_fmu(joint_controller(), tmp_path_factory.mktemp("ctrl"), runtime="native", fmi=3,
+                      scheduled=True, platforms=("linux64",))
+    return plant, ctrl

@@ -14,18 +14,13 @@ from mbfmu.control import export_fmu
 from mbfmu.cosim import ControlUnit, FmuUnit, FunctionUnit, System, simulate
 from mbfmu.cosim.fmi.fmu3_scheduled import Fmu3ScheduledUnit
 from mbfmu.errors import InputError
-from mbfmu.fmu.builder import build_fmu
 
-from clocked_arm import Q, STOP, T, TAU, V, arm_loop, joint_controller
+from clocked_arm import Q, STOP, T, TAU, V, arm_and_scheduled_controller, arm_loop, joint_controller
 
 
 @pytest.fixture(scope="module")
 def fmus(tmp_path_factory):
-    plant = build_fmu("rigid_arm", tmp_path_factory.mktemp("arm"), runtime="native", platforms=("linux64",),
-                      fmi_version=3)
-    ctrl = export_fmu(joint_controller(), tmp_path_factory.mktemp("ctrl"), runtime="native", fmi=3,
-                      scheduled=True, platforms=("linux64",))
-    return plant, ctrl
+    return arm_and_scheduled_controller(tmp_path_factory)
 
 
 def test_the_plant_under_a_scheduled_execution_controller_equals_the_python_controller(fmus):

@@ -114,15 +114,9 @@ def test_a_controller_partition_every_other_step_with_a_multirate_plant(monkeypa
 @pytest.fixture(scope="module")
 def arm_and_controller(tmp_path_factory):
     """The native rigid_arm (FMI 3.0 co-simulation) and the joint controller of
-    tests/control/test_clocked_loop.py exported natively as FMI 3.0 Scheduled Execution at 1 kHz."""
-    from tests.control.clocked_arm import joint_controller
-    from mbfmu.control import export_fmu
-    from mbfmu.fmu.builder import build_fmu
-    plant = build_fmu("rigid_arm", tmp_path_factory.mktemp("arm"), runtime="native", platforms=("linux64",),
-                      fmi_version=3)
-    ctrl = export_fmu(joint_controller(), tmp_path_factory.mktemp("ctrl"), runtime="native", fmi=3,
-                      scheduled=True, platforms=("linux64",))
-    return plant, ctrl
+    tests/control/clocked_arm.py exported natively as FMI 3.0 Scheduled Execution at 1 kHz."""
+    from tests.control.clocked_arm import arm_and_scheduled_controller
+    return arm_and_scheduled_controller(tmp_path_factory)
 
 
 def test_ten_thousand_ticks_land_on_k_T_in_the_compiled_loop(arm_and_controller):

@@ -17,6 +17,7 @@ from mbfmu.cosim.master import fast_loop
 
 from .helpers import bounce_times
 from .loop_comparison import bitwise_equal, both_loops, same_failure_in_both_loops
+from .me_faults import fail_derivative_calls_from
 from tooling import reference_fmu
 
 
@@ -94,23 +95,7 @@ def test_a_native_plant_me_unit_with_stepped_inputs_runs_compiled(rigid_arm_fmu,
 def test_a_failing_derivative_call_fails_both_loops_alike(version, monkeypatch):
     """The FMU's derivative call returns fmiError from its 200th evaluation on (a wrapper put in
     the solver's C context): both loops end with the same one-line error and the same rows."""
-    from mbfmu.cosim.fmi import me_solver
-    get_dx = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_double), ctypes.c_size_t)
-    keep = []
-    original_init = me_solver.MeSolver.__init__
-
-    def failing_init(self, *args, **kwargs):
-        original_init(self, *args, **kwargs)
-        real = get_dx(self.ctx.get_dx)
-        count = {"n": 0}
-
-        def fail_late(c, dx, n):
-            count["n"] += 1
-            return 3 if count["n"] >= 200 else real(c, dx, n)
-        cb = get_dx(fail_late)
-        keep.append(cb)
-        self.ctx.get_dx = ctypes.cast(cb, ctypes.c_void_p).value
-    monkeypatch.setattr(me_solver.MeSolver, "__init__", failing_init)
+    fail_derivative_calls_from(monkeypatch, 200)
     msg = same_failure_in_both_loops(lambda: System([_me(version, "VanDerPol", rtol=1e-8)]), monkeypatch, 10.0, 0.01)
     assert "\n" not in msg
     assert "failed with status 3 (error)" in msg, msg

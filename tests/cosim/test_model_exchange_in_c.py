@@ -3,14 +3,14 @@ no Python call per right-hand-side evaluation, the same answers, and a failing
 FMU call inside CVODE still ends the run with a one-line error."""
 from __future__ import annotations
 
-import ctypes
 import math
 
 import pytest
 
 from mbfmu.cosim import FmuUnit, System, simulate
-from mbfmu.cosim.fmi import me_solver
 from mbfmu.errors import CosimError
+
+from .me_faults import fail_derivative_calls_from
 from tooling import reference_fmu
 
 DERIVATIVE_CALL = {"fmi2": "getDerivatives", "fmi3": "getContinuousStateDerivatives"}
@@ -43,22 +43,7 @@ def test_a_failing_derivative_call_inside_cvode_ends_the_run_with_one_line(versi
     """The FMU's derivative call returns fmiError on its 20th evaluation (injected in
     the solver's C context): the run stops with a CosimError naming the call and its
     status, and the unit refuses further steps."""
-    get_dx = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_double), ctypes.c_size_t)
-    keep = []
-    original_init = me_solver.MeSolver.__init__
-
-    def failing_init(self, *args, **kwargs):
-        original_init(self, *args, **kwargs)
-        real = get_dx(self.ctx.get_dx)
-        count = {"n": 0}
-
-        def fail_late(c, dx, n):
-            count["n"] += 1
-            return 3 if count["n"] >= 20 else real(c, dx, n)
-        cb = get_dx(fail_late)
-        keep.append(cb)
-        self.ctx.get_dx = ctypes.cast(cb, ctypes.c_void_p).value
-    monkeypatch.setattr(me_solver.MeSolver, "__init__", failing_init)
+    fail_derivative_calls_from(monkeypatch, 20)
     u = FmuUnit(reference_fmu(version, "VanDerPol"), "v", interface="me", rtol=1e-8)
     with pytest.raises(CosimError) as err:
         simulate(System([u]), 10.0, 0.01, progress=False)
