@@ -37,15 +37,17 @@ def bitwise_equal(fast, slow, names=None) -> None:
         assert a.tobytes() == b.tobytes(), n
 
 
-def same_failure_in_both_loops(make, monkeypatch, stop: float, step: float) -> str:
+def same_failure_in_both_loops(make, monkeypatch, stop: float, step: float, first_line: bool = False) -> str:
     """Run ``make()`` in both loops; both must fail with the same one-line message and keep the
-    same rows. Returns the message."""
+    same rows. Returns the message. ``first_line``: compare the messages' first lines only
+    (the lines after it quote a worker process's output, which names its own thread)."""
     out = []
     for enabled in (True, False):
         monkeypatch.setattr(fast_loop, "ENABLED", enabled)
         with pytest.raises(CosimError) as err:
             simulate(make(), stop, step, progress=False)
         res = err.value.result
-        out.append((str(err.value), res.names, [np.asarray(res[n]).tobytes() for n in res.names]))
+        msg = str(err.value).splitlines()[0] if first_line else str(err.value)
+        out.append((msg, res.names, [np.asarray(res[n]).tobytes() for n in res.names]))
     assert out[0] == out[1]
     return out[0][0]

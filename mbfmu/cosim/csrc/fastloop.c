@@ -212,6 +212,7 @@ typedef struct {
     fl_ev *ev;                 /* U_FMU of FMI 3.0 co-simulation with event mode (NULL: none) */
     void *me;                  /* U_FMU of Model Exchange: its solver's context (NULL: none) */
     int (*me_step)(void *me, double t, double h); /* its step: me_do_step (csrc/me_step.c) */
+    int py_push;               /* U_PY whose push must run (an isolated unit): calls 3 and 4 */
 } fl_unit;
 
 typedef struct {
@@ -229,7 +230,8 @@ typedef struct {
     int *piv;                  /* [n] */
 } fl_loop;
 
-/* call 0: pull, 1: do_step, 2: do_step of a controller from the state C holds; returns 1 when it failed */
+/* call 0: pull, 1: do_step, 2: do_step of a controller from the state C holds, 3: push (the
+ * input buffer sent), 4: push_derivatives (of the unit's d1, d2); returns 1 when it failed */
 typedef int (*py_unit_t)(int unit, int call, double t, double h);
 typedef double (*py_code_t)(const char *text);       /* the code of a text (< 0: failed) */
 typedef const char *(*py_text_t)(double code);        /* the text of a code (NULL: failed) */
@@ -588,6 +590,7 @@ static int set_inputs_calls(fl_system *S, int i, double t, fl_failure *f) {
 
 static int push_calls(fl_system *S, int i, double t, fl_failure *f) {
     fl_unit *u = &S->units[i];
+    if (u->kind == U_PY && u->py_push) return S->py_unit(i, 3, t, 0.0) ? failed(f, i, C_PY, 0, 0, t, 0.0) : 0;
     if (u->kind != U_FMU) return 0;  /* reads its input buffer when evaluated */
     if (u->ev) return ev_push(S, i, t, f);
     if (set_inputs_calls(S, i, t, f)) return 1;
@@ -930,6 +933,7 @@ static int do_step(fl_system *S, int i, double t, double h, fl_failure *f) {
 
 static int push_derivatives_calls(fl_system *S, int i, double t, fl_failure *f) {
     fl_unit *u = &S->units[i];
+    if (u->kind == U_PY && u->py_push) return S->py_unit(i, 4, t, 0.0) ? failed(f, i, C_PY, 0, 0, t, 0.0) : 0;
     if (!u->n_der) return 0;
     for (int order = 1; order <= 2; order++) {
         if (order > u->max_order) continue;

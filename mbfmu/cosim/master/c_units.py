@@ -19,7 +19,10 @@ calling Python:
   of an interconnection evaluates them there too).
 
 Other FunctionUnits and ControlUnits (a general ``NonlinearIOSystem``) are
-called back from C (:func:`called_back`): their own ``pull`` and ``do_step``.
+called back from C (:func:`called_back`): their own ``pull`` and ``do_step``;
+so are isolated units (:mod:`mbfmu.cosim.isolation.proxy`), their ``push`` too:
+C calls the proxy where the Python loop calls it, and the worker protocol, its
+step timeout and its failures are the proxy's own.
 
 Each is described here from the unit's own data (the python-control system,
 the block's gains and limits), so the Python unit and the C evaluator work
@@ -37,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from .. import blocks
+from ..isolation.proxy import IsolatedUnit
 from ..units import ControlUnit, FunctionUnit, Unit
 
 _DP = ctypes.POINTER(ctypes.c_double)
@@ -98,13 +102,22 @@ def evaluated_in_c(u: Any) -> bool:
     return False
 
 
+def pushed(u: Any) -> bool:
+    """Whether the compiled loop calls back the ``push`` (and ``push_derivatives``)
+    of the unit ``u`` too: an isolated unit, whose inputs go to its worker process."""
+    return isinstance(u, IsolatedUnit)
+
+
 def called_back(u: Any) -> bool:
     """Whether the compiled loop can call the Python unit ``u`` back: a
     FunctionUnit or ControlUnit (its own ``pull`` and ``do_step``, once per
-    exchange and step) whose buffers are float arrays C can write and whose
-    ``push`` does nothing (the master's inputs are read from ``u`` when called)."""
-    return (isinstance(u, (FunctionUnit, ControlUnit)) and type(u).push is Unit.push
-            and not u.can_interpolate_inputs
+    exchange and step) whose ``push`` does nothing (the master's inputs are
+    read from ``u`` when called), or an isolated unit (its own ``push``,
+    ``push_derivatives``, ``pull`` and ``do_step``: its worker protocol, where
+    the Python loop calls them); its buffers float arrays C can write."""
+    own = (isinstance(u, (FunctionUnit, ControlUnit)) and type(u).push is Unit.push
+           and not u.can_interpolate_inputs)
+    return ((own or pushed(u))
             and all(isinstance(b, np.ndarray) and b.dtype == np.float64 and b.flags.c_contiguous
                     for b in (u.u, u.y)))
 
@@ -113,7 +126,7 @@ def why_not_in_c(u: Any) -> str | None:
     """Why the Python unit ``u`` cannot take the compiled loop (``None``: it can)."""
     if evaluated_in_c(u) or called_back(u):
         return None
-    return f"unit {u.name!r} is not an in-process FMU (a Python unit, or an isolated one)"
+    return f"unit {u.name!r} is not an in-process FMU (a Python unit)"
 
 
 def _doubles(a: Any) -> np.ndarray:

@@ -7,7 +7,8 @@ Exchange unit without clocks (C takes its step: ``me_do_step`` of
 ``csrc/me_step.c``, with the unit's solver context) or a
 Python unit of :mod:`.c_units` (the blocks, LTI ControlUnits and discrete PIDs
 evaluated in C; other FunctionUnits and ControlUnits called back through a
-ctypes callback for their ``pull`` and ``do_step``), the
+ctypes callback for their ``pull`` and ``do_step``, isolated units for their
+``push`` too: :mod:`mbfmu.cosim.isolation.proxy`'s worker protocol), the
 fixed-step Jacobi loop (input extrapolation of order 0, 1 or 2, multi-rate
 units) and the Gauss-Seidel loop run in C (``csrc/fastloop.c``): the FMUs'
 own getters, setters and ``doStep`` function pointers, connections as index
@@ -107,7 +108,8 @@ class _Unit(ctypes.Structure):
                 ("kind", ctypes.c_int), ("ctrl", _P), ("n_zoh", ctypes.c_int), ("zoh_h", _DP), ("zoh_A", _DP),
                 ("zoh_B", _DP), ("op", ctypes.c_int), ("n_u", ctypes.c_int), ("n_y", ctypes.c_int), ("k", _DP),
                 ("k2", _DP), ("se", ctypes.POINTER(c_scheduled.Scheduled)),
-                ("ev", ctypes.POINTER(c_events.Events)), ("me", _P), ("me_step", _P)]
+                ("ev", ctypes.POINTER(c_events.Events)), ("me", _P), ("me_step", _P),
+                ("py_push", ctypes.c_int)]
 
 
 class _Failure(ctypes.Structure):
@@ -368,6 +370,13 @@ class _Build:
         s.n_u, s.n_y = len(u.inputs), len(u.outputs)
         if not c_units.evaluated_in_c(u):
             s.kind = _U_PY
+            if c_units.pushed(u):  # an isolated unit: its inputs (and their derivatives) sent to its worker
+                s.py_push = 1
+                s.interpolate = int(bool(u.can_interpolate_inputs))
+                n_in = max(len(u.inputs), 1)
+                d1, d2 = (ctypes.c_double * n_in)(), (ctypes.c_double * n_in)()
+                self.keep += [d1, d2]
+                s.d1, s.d2 = d1, d2
             return
         if isinstance(u, c_units.BLOCKS):
             op, k, k2 = c_units.block_op(u)
@@ -401,11 +410,17 @@ class _Build:
     def _py_unit(self, i: int, call: int, t: float, h: float) -> int:
         """A Python unit's ``pull`` (call 0) or ``do_step`` (call 1) for C, or (call 2) the
         step of a controller C evaluates from the state C holds, when its new state is
-        not finite (ControlUnit keeps it; controller.c does not); 1 when it raised."""
+        not finite (ControlUnit keeps it; controller.c does not), or an isolated unit's
+        ``push`` (call 3) or ``push_derivatives`` (call 4); 1 when it raised."""
         u = self.master.units[i]
         try:
             if call == 0:
                 u.pull()
+            elif call == 3:
+                u.push()
+            elif call == 4:
+                s, n = self.units[i], len(u.inputs)
+                u.push_derivatives(s.d1[:n], s.d2[:n])
             elif call == 2:  # a controller whose state left the finite numbers: the Python unit's step
                 x = self.states[u.name]
                 u.x = x.copy()
