@@ -8,10 +8,12 @@ import pytest
 from mbfmu.cosim.master import fast_loop
 from mbfmu.cosim import simulate
 from mbfmu.cosim.fmi.fmu_unit import FmuUnit
+from mbfmu.cosim.isolation.proxy import IsolatedUnit, isolate
 from mbfmu.cosim.system import System
 from mbfmu.errors import CosimError
 from tooling import reference_fmu
 
+from .loop_comparison import bitwise_equal, both_loops
 from .systems import compiled_and_python_runs, master_loop_reason
 
 
@@ -224,3 +226,18 @@ def test_the_shipped_example_system_runs_compiled_and_equals_the_python_loop(mon
     (fast, slow), calls = compiled_and_python_runs(lambda: read_ssp(ssp), monkeypatch, stop_time=1.0, step=1e-2)
     assert calls == 1 and fast.names == slow.names and np.array_equal(fast.data, slow.data)
     assert "python_loop" not in fast.meta and "MBFMU_PYTHON_LOOP" in slow.meta["python_loop"]
+
+
+@pytest.mark.parametrize("extrapolation", [0, 2])
+def test_isolated_unit_that_interpolates_inputs_keeps_the_compiled_loop(mass_fmu, monkeypatch, extrapolation):
+    """The coupled mass b in a worker process (it interpolates its inputs: C sends the
+    extrapolated inputs and their first and second derivatives through the proxy's
+    ``push`` and ``push_derivatives``, which the FMU integrates over the step): the
+    Python loop's results bit for bit, every other unit compiled."""
+    def make():
+        s = _chain(mass_fmu)
+        s.units["b"] = isolate(s.units["b"], 30.0)
+        return s
+    (fast, fast_sys), (slow, _) = both_loops(make, monkeypatch, 0.5, 1e-2, extrapolation=extrapolation)
+    assert isinstance(fast_sys.units["b"], IsolatedUnit) and fast_sys.units["b"].can_interpolate_inputs
+    bitwise_equal(fast, slow)
