@@ -75,6 +75,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # tooling, which fmu_build imports
 sys.path.insert(0, str(ROOT / "tests" / "cosim"))
 
 from fmu_build import build_c_fmu, build_python_fmu  # noqa: E402

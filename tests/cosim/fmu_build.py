@@ -14,13 +14,14 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import uuid
-import zipfile
 from pathlib import Path
 
 import fmpy
 
 from mbfmu.fmu import add_loader_shim
+from tooling import zip_folder
 
 HERE = Path(__file__).parent
 FMI_HEADERS = Path(fmpy.__file__).parent / "c-code"
@@ -108,23 +109,36 @@ def _model_description(name: str, guid: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def build_c_fmu(name: str, outdir: Path) -> Path:
-    """Compile ``cfmu/<name>.c`` into ``outdir/<name>.fmu`` and return its path."""
-    outdir = Path(outdir)
-    work = outdir / f"_{name}_build"
-    lib = work / "binaries" / "linux64" / f"{name}.so"
+def compile_c_fmu(source: Path, outdir: Path, fmu_name: str, model_description: str, *,
+                  platform: str = "linux64", optimize: str = "-O2") -> Path:
+    """Compile the C file ``source`` into ``outdir/<fmu_name>`` with ``model_description``
+    as its ``modelDescription.xml`` and return the FMU's path.
+
+    The shared library is named after ``source`` (its model identifier) and goes to
+    ``binaries/<platform>/`` (``linux64`` for FMI 2.0, ``x86_64-linux`` for FMI 3.0),
+    compiled with gcc at ``optimize`` against fmpy's FMI headers and the headers
+    beside ``source``.
+    """
+    source, outdir = Path(source), Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f"_{Path(fmu_name).stem}_build", dir=outdir))
+    lib = work / "binaries" / platform / f"{source.stem}.so"
     lib.parent.mkdir(parents=True, exist_ok=True)
     cc = shutil.which("gcc") or shutil.which("cc")
-    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-Wall", f"-I{FMI_HEADERS}", f"-I{HERE / 'cfmu'}",
-                    "-o", str(lib), str(HERE / "cfmu" / f"{name}.c")], check=True)
-    (work / "modelDescription.xml").write_text(_model_description(name, str(uuid.uuid4())))
-    fmu = outdir / f"{name}.fmu"
-    with zipfile.ZipFile(fmu, "w") as z:
-        for p in sorted(work.rglob("*")):
-            if p.is_file():
-                z.write(p, p.relative_to(work).as_posix())
+    if cc is None:
+        raise RuntimeError("no C compiler (gcc or cc) on PATH to build the test C FMUs")
+    subprocess.run([cc, "-shared", "-fPIC", optimize, "-Wall", f"-I{FMI_HEADERS}", f"-I{source.parent}",
+                    "-o", str(lib), str(source), "-lm"], check=True)
+    (work / "modelDescription.xml").write_text(model_description)
+    fmu = zip_folder(work, outdir / fmu_name)
     shutil.rmtree(work)
     return fmu
+
+
+def build_c_fmu(name: str, outdir: Path) -> Path:
+    """Compile ``cfmu/<name>.c`` into ``outdir/<name>.fmu`` and return its path."""
+    return compile_c_fmu(HERE / "cfmu" / f"{name}.c", outdir, f"{name}.fmu",
+                         _model_description(name, str(uuid.uuid4())))
 
 
 def build_python_fmu(script: str, outdir: Path, *options: str) -> Path:
@@ -207,13 +221,6 @@ def build_ticker3(outdir: Path, scheduled: bool = False, model_exchange: bool = 
     declares Ticker3's clocks under a Model Exchange interface instead (the binary has
     none). ``periodic`` adds the periodic input clock ``sample`` with that interval [s]
     (constant) and its clocked output ``xs`` to Ticker3."""
-    outdir = Path(outdir)
-    work = outdir / f"_ticker3_build{'_se' if scheduled else '_me' if model_exchange else ''}"
-    lib = work / "binaries" / "x86_64-linux" / "ticker3.so"
-    lib.parent.mkdir(parents=True, exist_ok=True)
-    cc = shutil.which("gcc") or shutil.which("cc")
-    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-Wall", f"-I{FMI_HEADERS}", "-o", str(lib),
-                    str(HERE / "cfmu" / "ticker3.c")], check=True)
     xml = SAMPLER3_XML if scheduled else TICKER3_XML
     if periodic is not None:
         xml = xml.replace(" </ModelVariables>", PERIODIC_SAMPLE_XML.format(interval=periodic) + " </ModelVariables>")
@@ -223,14 +230,8 @@ def build_ticker3(outdir: Path, scheduled: bool = False, model_exchange: bool = 
     if model_exchange:
         xml = xml.replace('<CoSimulation modelIdentifier="ticker3"', '<ModelExchange modelIdentifier="ticker3"')
         xml = xml.replace(' hasEventMode="true"\n               mightReturnEarlyFromDoStep="true"', '')
-    (work / "modelDescription.xml").write_text(xml.format(token=uuid.uuid4()))
-    fmu = outdir / ("Sampler3.fmu" if scheduled else "Ticker3.fmu")
-    with zipfile.ZipFile(fmu, "w") as z:
-        for p in sorted(work.rglob("*")):
-            if p.is_file():
-                z.write(p, p.relative_to(work).as_posix())
-    shutil.rmtree(work)
-    return fmu
+    return compile_c_fmu(HERE / "cfmu" / "ticker3.c", outdir, "Sampler3.fmu" if scheduled else "Ticker3.fmu",
+                         xml.format(token=uuid.uuid4()), platform="x86_64-linux")
 
 
 SAMPLER_ME3_XML = """<?xml version="1.0" encoding="UTF-8"?>
@@ -274,32 +275,15 @@ SAMPLER_ME3_XML = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 
-def _zip_fmu(work: Path, fmu: Path) -> Path:
-    with zipfile.ZipFile(fmu, "w") as z:
-        for p in sorted(work.rglob("*")):
-            if p.is_file():
-                z.write(p, p.relative_to(work).as_posix())
-    shutil.rmtree(work)
-    return fmu
-
-
 def build_sampler_me3(outdir: Path, interval: float = 0.3, shift: float = 0.1, asked: bool = False) -> Path:
     """Compile ``cfmu/sampler_me3.c`` into ``outdir/SamplerMe3.fmu``: FMI 3.0 Model Exchange
     with a periodic input clock ``sample`` (``interval``, ``shift`` [s]), an output clock
     fired by a state event and a triggered input clock, against fmpy's FMI 3.0 headers.
     ``asked`` declares ``sample`` fixed without interval and shift (the FMU gives 0.3 s
     and 0.1 s)."""
-    outdir = Path(outdir)
-    work = outdir / "_sampler_me3_build"
-    lib = work / "binaries" / "x86_64-linux" / "sampler_me3.so"
-    lib.parent.mkdir(parents=True, exist_ok=True)
-    cc = shutil.which("gcc") or shutil.which("cc")
-    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-Wall", f"-I{FMI_HEADERS}", "-o", str(lib),
-                    str(HERE / "cfmu" / "sampler_me3.c")], check=True)
     xml = SAMPLER_ME3_XML.format(token=uuid.uuid4(), interval=interval, shift=shift)
     if asked:
         xml = xml.replace(f'intervalVariability="constant"\n         intervalDecimal="{interval}" shiftDecimal="{shift}"',
                           'intervalVariability="fixed"')
         assert 'intervalVariability="fixed"' in xml
-    (work / "modelDescription.xml").write_text(xml)
-    return _zip_fmu(work, outdir / "SamplerMe3.fmu")
+    return compile_c_fmu(HERE / "cfmu" / "sampler_me3.c", outdir, "SamplerMe3.fmu", xml, platform="x86_64-linux")

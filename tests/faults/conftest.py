@@ -8,15 +8,12 @@
 """
 from __future__ import annotations
 
-import shutil
-import subprocess
 import uuid
-import zipfile
 from pathlib import Path
 
 import pytest
 
-from cosim.fmu_build import FMI_HEADERS, build_python_fmu
+from cosim.fmu_build import build_python_fmu, compile_c_fmu
 
 HERE = Path(__file__).parent
 
@@ -62,21 +59,8 @@ def faulty_model_description(guid: str, variables=FAULTY_VARS) -> str:
 
 def build_faulty_c_fmu(outdir: Path, model_description: str | None = None) -> Path:
     """Compile ``cfmu/faulty.c`` into ``outdir/faulty.fmu`` (optionally with another model description)."""
-    outdir = Path(outdir)
-    work = outdir / "_faulty_build"
-    lib = work / "binaries" / "linux64" / "faulty.so"
-    lib.parent.mkdir(parents=True, exist_ok=True)
-    cc = shutil.which("gcc") or shutil.which("cc")
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-Wall", f"-I{FMI_HEADERS}", "-o", str(lib),
-                    str(HERE / "cfmu" / "faulty.c"), "-lm"], check=True)
-    (work / "modelDescription.xml").write_text(model_description or faulty_model_description(str(uuid.uuid4())))
-    fmu = outdir / "faulty.fmu"
-    with zipfile.ZipFile(fmu, "w") as z:
-        for p in sorted(work.rglob("*")):
-            if p.is_file():
-                z.write(p, p.relative_to(work).as_posix())
-    shutil.rmtree(work)
-    return fmu
+    return compile_c_fmu(HERE / "cfmu" / "faulty.c", outdir, "faulty.fmu",
+                         model_description or faulty_model_description(str(uuid.uuid4())), optimize="-O1")
 
 
 @pytest.fixture(scope="session")

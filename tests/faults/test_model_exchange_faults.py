@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import math
 import shutil
-import subprocess
 import uuid
-import zipfile
 
 import pytest
 
-from cosim.fmu_build import FMI_HEADERS
+from cosim.fmu_build import compile_c_fmu
 from mbfmu.cosim import FmuUnit, System, simulate
 from mbfmu.errors import CosimError
 
@@ -51,22 +49,10 @@ def _model_description(guid: str) -> str:
 
 @pytest.fixture(scope="module")
 def faulty_me_fmu(tmp_path_factory):
-    out = tmp_path_factory.mktemp("faulty_me")
-    work = out / "build"
-    lib = work / "binaries" / "linux64" / "faulty_me.so"
-    lib.parent.mkdir(parents=True)
-    cc = shutil.which("gcc") or shutil.which("cc")
-    if cc is None:
+    if not (shutil.which("gcc") or shutil.which("cc")):
         pytest.skip("needs a C compiler (gcc) to build the fault FMU")
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-Wall", f"-I{FMI_HEADERS}", "-o", str(lib),
-                    str(HERE / "cfmu" / "faulty_me.c"), "-lm"], check=True)
-    (work / "modelDescription.xml").write_text(_model_description(str(uuid.uuid4())))
-    fmu = out / "faulty_me.fmu"
-    with zipfile.ZipFile(fmu, "w") as z:
-        for p in sorted(work.rglob("*")):
-            if p.is_file():
-                z.write(p, p.relative_to(work).as_posix())
-    return fmu
+    return compile_c_fmu(HERE / "cfmu" / "faulty_me.c", tmp_path_factory.mktemp("faulty_me"), "faulty_me.fmu",
+                         _model_description(str(uuid.uuid4())), optimize="-O1")
 
 
 def test_the_healthy_fmu_integrates_exp_minus_t(faulty_me_fmu):
