@@ -213,20 +213,24 @@ PERIODIC_SAMPLE_XML = """  <Clock name="sample" valueReference="10" causality="i
 
 
 def build_ticker3(outdir: Path, scheduled: bool = False, model_exchange: bool = False,
-                  periodic: float | None = None) -> Path:
+                  periodic: float | None = None, asked: bool = False) -> Path:
     """Compile ``cfmu/ticker3.c`` into ``outdir/Ticker3.fmu`` (FMI 3.0 co-simulation with
     event mode and an output clock inside steps) or, with ``scheduled``,
     ``outdir/Sampler3.fmu`` (the same binary as FMI 3.0 Scheduled Execution with a
     periodic and a countdown clock), against fmpy's FMI 3.0 headers. ``model_exchange``
     declares Ticker3's clocks under a Model Exchange interface instead (the binary has
     none). ``periodic`` adds the periodic input clock ``sample`` with that interval [s]
-    (constant) and its clocked output ``xs`` to Ticker3."""
+    (constant) and its clocked output ``xs`` to Ticker3. ``asked`` declares Sampler3's
+    ``sample`` fixed without an interval (the FMU gives 0.75 s)."""
     xml = SAMPLER3_XML if scheduled else TICKER3_XML
     if periodic is not None:
         xml = xml.replace(" </ModelVariables>", PERIODIC_SAMPLE_XML.format(interval=periodic) + " </ModelVariables>")
         xml = xml.replace('clocks="6"/>', 'clocks="6 10"/>').replace(
             '  <InitialUnknown valueReference="3"/>', '  <Output valueReference="13" dependencies=""/>\n'
                                                       '  <InitialUnknown valueReference="3"/>')
+    if asked:
+        xml = xml.replace('intervalVariability="constant" intervalDecimal="0.5"', 'intervalVariability="fixed"')
+        assert 'intervalVariability="fixed"' in xml
     if model_exchange:
         xml = xml.replace('<CoSimulation modelIdentifier="ticker3"', '<ModelExchange modelIdentifier="ticker3"')
         xml = xml.replace(' hasEventMode="true"\n               mightReturnEarlyFromDoStep="true"', '')

@@ -148,6 +148,20 @@ def test_a_countdown_clock_ticks_where_the_fmu_schedules_it(sampler):
     assert list(unit.activations) == [(n, t) for t in (0.0, 0.5, 1.0) for n in ("sample", "later")]
 
 
+def test_a_fixed_clock_without_a_declared_interval_ticks_at_the_fmus(tmp_path):
+    """``sample`` declared fixed without interval: the unit asks the FMU after initialization
+    (0.75 s; the FMU refuses fmi3GetShiftDecimal, so the declared shift, 0, holds), and the
+    partitions tick as if 0.75 s had been declared."""
+    asked = FmuUnit(build_ticker3(tmp_path, scheduled=True, asked=True), "s")
+    assert asked.clocks["sample"].interval is None
+    res = simulate(System([asked]), 2.0, 0.25)
+    sample = [0.0, 0.75, 1.5]
+    later = [t + 0.25 for t in sample]
+    assert list(asked.activations) == sorted([("sample", t) for t in sample] + [("later", t) for t in later],
+                                             key=lambda a: a[1])
+    assert res["s.count"].tolist() == [sum(t <= g for t in sample) for g in res["time"]]
+
+
 def test_a_countdown_tick_off_the_master_grid_fails_the_run_by_name(sampler):
     from mbfmu.errors import CosimError
     unit = FmuUnit(sampler, "s", values={"delay": 0.1})

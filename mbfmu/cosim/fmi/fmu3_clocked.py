@@ -117,10 +117,11 @@ class ClockedFmu3Unit(Fmu3Unit):
                 ticked.append(c.name)
         return ticked
 
-    def _periodic_inputs(self) -> list[Clock]:
+    def _periodic_inputs(self, ask_shift: bool = True) -> list[Clock]:
         """The periodic input clocks, each with its interval and shift [s]: as declared, or
         (a fixed or tunable clock without a declared interval) as the FMU gives them after
-        initialization (``fmi3GetIntervalDecimal``, ``fmi3GetShiftDecimal``)."""
+        initialization (``fmi3GetIntervalDecimal``, and ``fmi3GetShiftDecimal`` unless
+        ``ask_shift`` is false: the declared shift is kept)."""
         from .fmu_unit import _status_error
 
         clocks = []
@@ -136,10 +137,12 @@ class ClockedFmu3Unit(Fmu3Unit):
                 if q[0] != INTERVAL_CHANGED:
                     raise InputError(f"unit {self.name!r}: clock {c.name!r} declares no interval and the FMU gives "
                                      "none after initialization")
-                s = f["fmi3GetShiftDecimal"](self._fmu.component, vr, 1, shift)
-                if s > 1:
-                    raise _status_error(self, f"fmi3GetShiftDecimal of clock {c.name!r}", s)
-                c = Clock(c.name, c.vr, c.causality, c.kind, c.priority, float(val[0]), float(shift[0]))
+                if ask_shift:
+                    s = f["fmi3GetShiftDecimal"](self._fmu.component, vr, 1, shift)
+                    if s > 1:
+                        raise _status_error(self, f"fmi3GetShiftDecimal of clock {c.name!r}", s)
+                c = Clock(c.name, c.vr, c.causality, c.kind, c.priority, float(val[0]),
+                          float(shift[0]) if ask_shift else c.shift)
             clocks.append(c)
         return clocks
 

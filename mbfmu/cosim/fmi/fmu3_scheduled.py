@@ -56,13 +56,12 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ...errors import CosimError, InputError
 from .clocks import PERIODIC, Clock, PeriodicTicks, steps_of
-from .fmu3_clocked import ClockedFmu3Unit
+from .fmu3_clocked import INTERVAL_CHANGED, ClockedFmu3Unit
 from .fmu_unit import _status_error
 from .se_preemptive import Job, PreemptiveProcessor, take_execution_times
 
 SCHEDULINGS = ("synchronous", "preemptive")
 
-INTERVAL_CHANGED = 2  # fmi3IntervalQualifier fmi3IntervalChanged
 ACTIVATIONS_KEPT = 10_000  # (clock, time) pairs kept in ``activations``
 
 
@@ -229,25 +228,11 @@ class Fmu3ScheduledUnit(ClockedFmu3Unit):
         self._f_activate = f["fmi3ActivateModelPartition"]
         self._f_interval = f["fmi3GetIntervalDecimal"]
         self._periodic = []
-        for c in self.clocks.values():
-            if c.causality != "input" or c.kind not in PERIODIC:
-                continue
-            if c.interval is None:  # a fixed or tunable interval the FMU decides: ask it
-                c = self._ask_interval(c)
+        for c in self._periodic_inputs(ask_shift=False):  # a fixed or tunable interval the FMU decides: asked
             try:
                 self._periodic.append(PeriodicTicks(c, t0, step))
             except InputError as exc:
                 raise InputError(f"unit {self.name!r}: {exc}") from None
-
-    def _ask_interval(self, c: Clock) -> Clock:
-        vr, val, q = (ctypes.c_uint * 1)(c.vr), (ctypes.c_double * 1)(), (ctypes.c_int * 1)()
-        s = self._f_interval(self._fmu.component, vr, 1, val, q)
-        if s > 1:
-            raise _status_error(self, f"fmi3GetIntervalDecimal of clock {c.name!r}", s)
-        if q[0] != INTERVAL_CHANGED:
-            raise InputError(f"unit {self.name!r}: clock {c.name!r} declares no interval and the FMU gives none "
-                             "after initialization")
-        return Clock(c.name, c.vr, c.causality, c.kind, c.priority, float(val[0]), c.shift)
 
     # -- hot path ----------------------------------------------------------------------
     def push(self) -> None:

@@ -18,7 +18,9 @@
  * the periodic input clock `sample` (vr 10) counts its activations in `count` with their
  * time in `t_event`, and sets the countdown clock `later` (vr 11) to fire `delay` (vr 12)
  * seconds after it (calling the clock-update callback); the partition of `later` counts in
- * `kicks` with its activation time in `kick_time`.
+ * `kicks` with its activation time in `kick_time`. Where that description declares `sample`
+ * fixed without an interval, fmi3GetIntervalDecimal gives ASKED_SAMPLE_INTERVAL (0.75 s);
+ * fmi3GetShiftDecimal is refused (the declared shift holds).
  * A third description declares `sample` (vr 10) a periodic input clock of co-simulation: set in
  * event mode (fmi3SetClock), it is counted in `count` with its time in `t_event` and the state
  * x at the tick in `xs` (vr 13).
@@ -30,6 +32,7 @@
 #include "fmi3Functions.h"
 
 enum { INIT, STEP, EVENT };
+#define ASKED_SAMPLE_INTERVAL 0.75
 
 typedef struct {
     double time, period, first, x, t_event, kick_time, delay, xs;
@@ -101,7 +104,12 @@ fmi3Status fmi3GetIntervalDecimal(fmi3Instance i, const fmi3ValueReference vr[],
                                   fmi3IntervalQualifier q[]) {
     Inst *m = i;
     for (size_t k = 0; k < n; k++) {
-        if (vr[k] != 11) return fail(m, "fmi3GetIntervalDecimal: not a countdown clock");
+        if (vr[k] == 10) {  /* `sample` declared fixed without an interval: the FMU's */
+            v[k] = ASKED_SAMPLE_INTERVAL;
+            q[k] = fmi3IntervalChanged;
+            continue;
+        }
+        if (vr[k] != 11) return fail(m, "fmi3GetIntervalDecimal: not a countdown or periodic clock");
         q[k] = m->later_set ? fmi3IntervalChanged : fmi3IntervalUnchanged;
         if (m->later_set) v[k] = m->delay;
         m->later_set = 0;
