@@ -11,17 +11,14 @@ from ..errors import unknown_name
 
 
 def plot_result(result: Any, names: Sequence[str] | None = None, *, figure: Any = None) -> Any:
-    """Plot a result's columns against time, one subplot per unit, axes labelled with units.
+    """Plot a result's columns against time: ``result.plot(names, figure=figure)``, drawn here.
 
     Parameters
     ----------
     result : mbfmu.cosim.Result
         A run's result (any of the formats :func:`mbfmu.cosim.load_result` reads).
-    names : sequence of str, optional
-        Columns to plot (default: all but ``time``); a bare unit name
-        selects all of that unit's columns.
-    figure : matplotlib.figure.Figure, optional
-        Drawn into (default: a new figure).
+    names, figure
+        As :meth:`mbfmu.cosim.Result.plot` takes them (the columns, the figure drawn into).
 
     Returns
     -------
