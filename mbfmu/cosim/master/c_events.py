@@ -20,12 +20,7 @@ from ...errors import CosimError
 from ..fmi.clocks import PERIODIC
 from ..fmi.fmu3_events import EVENT_ITERATIONS, EVENTS_KEPT, Fmu3EventUnit
 from ..fmi.fmu_unit import _status_error
-
-_DP = ctypes.POINTER(ctypes.c_double)
-_IP = ctypes.POINTER(ctypes.c_int)
-_UP = ctypes.POINTER(ctypes.c_uint)
-_BP = ctypes.POINTER(ctypes.c_bool)
-_P = ctypes.c_void_p
+from .c_arrays import BP, DP, IP, UP, VP, c_array
 
 # fl_failure.index of a C_EV failure (csrc/fastloop.c), with the call that failed
 EV_ENTER_EVENT, EV_SET_CLOCK, EV_GET_CLOCK, EV_UPDATE, EV_SETTLE, EV_ENTER_STEP, EV_NO_PROGRESS = range(7)
@@ -35,12 +30,12 @@ _CALLS = {EV_ENTER_EVENT: "fmi3EnterEventMode", EV_SET_CLOCK: "fmi3SetClock", EV
 
 class Events(ctypes.Structure):
     """``fl_ev``, field by field."""
-    _fields_ = [("n_trig", ctypes.c_int), ("trig_j", _IP), ("trig_vr", _UP), ("kick_vr", _UP), ("kick_val", _BP),
-                ("n_oclk", ctypes.c_int), ("oclk_j", _IP), ("oclk_vr", _UP), ("oclk_val", _BP),
-                ("enter_event", _P), ("enter_step", _P), ("update", _P), ("set_clock", _P), ("get_clock", _P),
+    _fields_ = [("n_trig", ctypes.c_int), ("trig_j", IP), ("trig_vr", UP), ("kick_vr", UP), ("kick_val", BP),
+                ("n_oclk", ctypes.c_int), ("oclk_j", IP), ("oclk_vr", UP), ("oclk_val", BP),
+                ("enter_event", VP), ("enter_step", VP), ("update", VP), ("set_clock", VP), ("get_clock", VP),
                 ("max_iterations", ctypes.c_int),
                 ("time", ctypes.c_double), ("pending", ctypes.c_int), ("first", ctypes.c_int),
-                ("n_ev", ctypes.c_longlong), ("ring_cap", ctypes.c_int), ("ring_t", _DP),
+                ("n_ev", ctypes.c_longlong), ("ring_cap", ctypes.c_int), ("ring_t", DP),
                 ("ring_clk", ctypes.POINTER(ctypes.c_ubyte))]
 
 
@@ -62,12 +57,6 @@ def compiled(u: Any) -> bool:
                                                 for c in u.clocks.values())
 
 
-def _arr(ctype: Any, values: list, keep: list) -> Any:
-    a = (ctype * max(len(values), 1))(*values)
-    keep.append(a)
-    return a
-
-
 def describe(u: Fmu3EventUnit, keep: list) -> Events:
     """The C description of a unit with event mode set up for the run (after the
     master's first exchange).
@@ -86,16 +75,16 @@ def describe(u: Fmu3EventUnit, keep: list) -> Events:
     f = u._fmu._functions
     e = Events()
     e.n_trig = len(u._triggers)
-    e.trig_j = _arr(ctypes.c_int, [j for j, _ in u._triggers], keep)
-    e.trig_vr = _arr(ctypes.c_uint, [c.vr for _, c in u._triggers], keep)
-    e.kick_vr = _arr(ctypes.c_uint, [0] * e.n_trig, keep)
-    e.kick_val = _arr(ctypes.c_bool, [True] * e.n_trig, keep)
+    e.trig_j = c_array(ctypes.c_int, [j for j, _ in u._triggers], keep)
+    e.trig_vr = c_array(ctypes.c_uint, [c.vr for _, c in u._triggers], keep)
+    e.kick_vr = c_array(ctypes.c_uint, [0] * e.n_trig, keep)
+    e.kick_val = c_array(ctypes.c_bool, [True] * e.n_trig, keep)
     e.n_oclk = len(u._clock_out)
-    e.oclk_j = _arr(ctypes.c_int, [j for j, _ in u._clock_out], keep)
+    e.oclk_j = c_array(ctypes.c_int, [j for j, _ in u._clock_out], keep)
     e.oclk_vr, e.oclk_val = u._out_clock_vr, u._out_clock_val
-    e.enter_event, e.enter_step = ctypes.cast(u._f_enter_event, _P), ctypes.cast(u._f_enter_step, _P)
-    e.update, e.set_clock = ctypes.cast(u._f_update, _P), ctypes.cast(u._f_set_clock, _P)
-    e.get_clock = ctypes.cast(f["fmi3GetClock"], _P)
+    e.enter_event, e.enter_step = ctypes.cast(u._f_enter_event, VP), ctypes.cast(u._f_enter_step, VP)
+    e.update, e.set_clock = ctypes.cast(u._f_update, VP), ctypes.cast(u._f_set_clock, VP)
+    e.get_clock = ctypes.cast(f["fmi3GetClock"], VP)
     e.max_iterations = EVENT_ITERATIONS
     e.time, e.pending, e.first = u._time, int(u._pending), int(getattr(u, "_first", False))
     e.ring_cap = EVENTS_KEPT

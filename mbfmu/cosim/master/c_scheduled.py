@@ -21,12 +21,7 @@ from ...errors import CosimError, InputError
 from ..fmi.clocks import GRID_TOLERANCE, steps_of
 from ..fmi.fmu3_scheduled import ACTIVATIONS_KEPT, Fmu3ScheduledUnit
 from ..fmi.fmu_unit import _status_error
-
-_DP = ctypes.POINTER(ctypes.c_double)
-_IP = ctypes.POINTER(ctypes.c_int)
-_UP = ctypes.POINTER(ctypes.c_uint)
-_LP = ctypes.POINTER(ctypes.c_longlong)
-_P = ctypes.c_void_p
+from .c_arrays import DP, IP, LP, UP, VP, c_array
 
 # fl_failure.index of a C_SE failure (csrc/fastloop.c)
 SE_ACTIVATE, SE_INTERVAL, SE_GET_CLOCK, SE_OFF_GRID, SE_COUNTDOWN_GRID, SE_COUNTDOWN_BACK, SE_NO_MEMORY = range(7)
@@ -39,19 +34,19 @@ class Tick(ctypes.Structure):
 
 class Scheduled(ctypes.Structure):
     """``fl_se``, field by field."""
-    _fields_ = [("n_clocks", ctypes.c_int), ("vr", _UP), ("priority", _DP),
-                ("n_periodic", ctypes.c_int), ("per_clock", _IP), ("per_every", _LP), ("per_first", _LP),
-                ("per_base", _DP), ("per_interval", _DP),
-                ("n_trig", ctypes.c_int), ("trig", _IP),
-                ("n_cd", ctypes.c_int), ("cd_clock", _IP), ("cd_vr", _UP), ("cd_interval", _DP), ("cd_qualifier", _IP),
-                ("n_oclk", ctypes.c_int), ("oclk_j", _IP), ("oclk_vr", _UP), ("oclk_val", ctypes.POINTER(ctypes.c_bool)),
-                ("activate", _P), ("get_interval", _P), ("get_clock", _P), ("clock_updated", _IP),
+    _fields_ = [("n_clocks", ctypes.c_int), ("vr", UP), ("priority", DP),
+                ("n_periodic", ctypes.c_int), ("per_clock", IP), ("per_every", LP), ("per_first", LP),
+                ("per_base", DP), ("per_interval", DP),
+                ("n_trig", ctypes.c_int), ("trig", IP),
+                ("n_cd", ctypes.c_int), ("cd_clock", IP), ("cd_vr", UP), ("cd_interval", DP), ("cd_qualifier", IP),
+                ("n_oclk", ctypes.c_int), ("oclk_j", IP), ("oclk_vr", UP), ("oclk_val", ctypes.POINTER(ctypes.c_bool)),
+                ("activate", VP), ("get_interval", VP), ("get_clock", VP), ("clock_updated", IP),
                 ("grid_tol", ctypes.c_double), ("driven", ctypes.c_int), ("t0", ctypes.c_double), ("H", ctypes.c_double),
                 ("k", ctypes.c_longlong), ("t_now", ctypes.c_double), ("pending", ctypes.c_int),
                 ("sched", ctypes.POINTER(Tick)), ("n_sched", ctypes.c_int), ("cap_sched", ctypes.c_int),
-                ("count", _LP), ("last", _DP), ("first", _LP), ("n_act", ctypes.c_longlong),
-                ("ring_cap", ctypes.c_int), ("ring_c", _IP), ("ring_t", _DP),
-                ("due", _P), ("cap_due", ctypes.c_int)]
+                ("count", LP), ("last", DP), ("first", LP), ("n_act", ctypes.c_longlong),
+                ("ring_cap", ctypes.c_int), ("ring_c", IP), ("ring_t", DP),
+                ("due", VP), ("cap_due", ctypes.c_int)]
 
 
 def compiled(u: Any) -> bool:
@@ -69,12 +64,6 @@ def compiled(u: Any) -> bool:
     """
     # preemptive scheduling runs partitions on worker threads that call back into Python
     return type(u) is Fmu3ScheduledUnit and u.scheduling == "synchronous"
-
-
-def _arr(ctype: Any, values: list, keep: list) -> Any:
-    a = (ctype * max(len(values), 1))(*values)
-    keep.append(a)
-    return a
 
 
 def describe(u: Fmu3ScheduledUnit, keep: list, lib: Any) -> Scheduled:
@@ -98,26 +87,26 @@ def describe(u: Fmu3ScheduledUnit, keep: list, lib: Any) -> Scheduled:
     index = {c.name: i for i, c in enumerate(clocks)}  # the unit's rank: declaration order
     e = Scheduled()
     e.n_clocks = len(clocks)
-    e.vr = _arr(ctypes.c_uint, [c.vr for c in clocks], keep)
-    e.priority = _arr(ctypes.c_double, [float(c.priority) for c in clocks], keep)
+    e.vr = c_array(ctypes.c_uint, [c.vr for c in clocks], keep)
+    e.priority = c_array(ctypes.c_double, [float(c.priority) for c in clocks], keep)
     per = u._periodic
     e.n_periodic = len(per)
-    e.per_clock = _arr(ctypes.c_int, [index[p.clock.name] for p in per], keep)
-    e.per_every = _arr(ctypes.c_longlong, [p.every for p in per], keep)
-    e.per_first = _arr(ctypes.c_longlong, [p.first for p in per], keep)
-    e.per_base = _arr(ctypes.c_double, [p.t0 + p.clock.shift for p in per], keep)
-    e.per_interval = _arr(ctypes.c_double, [p.clock.interval for p in per], keep)
+    e.per_clock = c_array(ctypes.c_int, [index[p.clock.name] for p in per], keep)
+    e.per_every = c_array(ctypes.c_longlong, [p.every for p in per], keep)
+    e.per_first = c_array(ctypes.c_longlong, [p.first for p in per], keep)
+    e.per_base = c_array(ctypes.c_double, [p.t0 + p.clock.shift for p in per], keep)
+    e.per_interval = c_array(ctypes.c_double, [p.clock.interval for p in per], keep)
     e.n_trig = len(u._triggers)
-    e.trig = _arr(ctypes.c_int, [x for j, c in u._triggers for x in (j, index[c.name])], keep)
+    e.trig = c_array(ctypes.c_int, [x for j, c in u._triggers for x in (j, index[c.name])], keep)
     cd = u._countdown
     e.n_cd = len(cd)
-    e.cd_clock = _arr(ctypes.c_int, [index[c.name] for c in cd], keep)
+    e.cd_clock = c_array(ctypes.c_int, [index[c.name] for c in cd], keep)
     e.cd_vr, e.cd_interval, e.cd_qualifier = u._cd_vr, u._cd_interval, u._cd_qualifier
     e.n_oclk = len(u._clock_out)
-    e.oclk_j = _arr(ctypes.c_int, [j for j, _ in u._clock_out], keep)
+    e.oclk_j = c_array(ctypes.c_int, [j for j, _ in u._clock_out], keep)
     e.oclk_vr, e.oclk_val = u._out_clock_vr, u._out_clock_val
-    e.activate, e.get_interval = ctypes.cast(u._f_activate, _P), ctypes.cast(u._f_interval, _P)
-    e.get_clock = ctypes.cast(u._fmu._functions["fmi3GetClock"], _P)
+    e.activate, e.get_interval = ctypes.cast(u._f_activate, VP), ctypes.cast(u._f_interval, VP)
+    e.get_clock = ctypes.cast(u._fmu._functions["fmi3GetClock"], VP)
     e.clock_updated = ctypes.pointer(u._clock_flag)
     e.grid_tol, e.driven, e.t0, e.H = GRID_TOLERANCE, int(u._driven), u._t0, u._H
     e.k, e.t_now, e.pending = u._k, u._t_now, int(u._pending)
@@ -126,9 +115,9 @@ def describe(u: Fmu3ScheduledUnit, keep: list, lib: Any) -> Scheduled:
             if lib.fl_se_schedule(ctypes.byref(e), k, index[c.name], t):
                 raise CosimError(f"unit {u.name!r}: no memory for the schedule of its clocks")
     ticks = u.ticks
-    e.count = _arr(ctypes.c_longlong, [ticks.get(c.name, (0, 0.0))[0] for c in clocks], keep)
-    e.last = _arr(ctypes.c_double, [ticks.get(c.name, (0, 0.0))[1] for c in clocks], keep)
-    e.first = _arr(ctypes.c_longlong, [-1] * len(clocks), keep)
+    e.count = c_array(ctypes.c_longlong, [ticks.get(c.name, (0, 0.0))[0] for c in clocks], keep)
+    e.last = c_array(ctypes.c_double, [ticks.get(c.name, (0, 0.0))[1] for c in clocks], keep)
+    e.first = c_array(ctypes.c_longlong, [-1] * len(clocks), keep)
     e.ring_cap = ACTIVATIONS_KEPT
     ring_c, ring_t = (ctypes.c_int * ACTIVATIONS_KEPT)(), (ctypes.c_double * ACTIVATIONS_KEPT)()
     keep += [ring_c, ring_t]
