@@ -12,7 +12,7 @@
  * initialization mode), and fmi3UpdateDiscreteStates deactivates every clock. Declared `fixed`
  * without an interval, `sample` has the interval 0.3 s and shift 0.1 s that
  * fmi3GetIntervalDecimal and fmi3GetShiftDecimal give. Any other call
- * returns fmi3Error with a log message.
+ * returns fmi3Error with a log message (frame3.h).
  *
  * Value references: 0 time, 1 x, 2 der(x), 3 v, 4 der(v), 5 k, 6 xs, 7 count, 8 ts, 9 w,
  * 10 sample, 11 cross, 12 t_cross, 13 kick, 14 kicks, 15 kick_time.
@@ -29,10 +29,8 @@ typedef struct {
     fmi3InstanceEnvironment env;
 } Inst;
 
-static fmi3Status fail(Inst *m, const char *what) {
-    if (m && m->log) m->log(m->env, fmi3Error, "logStatusError", what);
-    return fmi3Error;
-}
+#define FMU_MODEL_EXCHANGE
+#include "frame3.h"  /* fail(), the FMI 3.0 functions this FMU refuses */
 
 /* the output clock ticks where x changed sign since the last event */
 static void evaluate_cross(Inst *m) {
@@ -260,61 +258,6 @@ fmi3Status fmi3SetClock(fmi3Instance i, const fmi3ValueReference vr[], size_t n,
     return fmi3OK;
 }
 
-fmi3Status fmi3Terminate(fmi3Instance i) { (void)i; return fmi3OK; }
-fmi3Status fmi3Reset(fmi3Instance i) { return fail(i, "fmi3Reset: not supported"); }
-const char *fmi3GetVersion(void) { return fmi3Version; }
-fmi3Status fmi3SetDebugLogging(fmi3Instance i, fmi3Boolean on, size_t n, const fmi3String c[]) {
-    (void)i, (void)on, (void)n, (void)c;
-    return fmi3OK;
-}
-
-/* ---- the rest of the FMI 3.0 API: not this FMU's ---------------------------------- */
-fmi3Instance fmi3InstantiateCoSimulation(fmi3String a, fmi3String b, fmi3String c, fmi3Boolean d, fmi3Boolean e,
-                                         fmi3Boolean f, fmi3Boolean g, const fmi3ValueReference h[], size_t n,
-                                         fmi3InstanceEnvironment j, fmi3LogMessageCallback k,
-                                         fmi3IntermediateUpdateCallback l) {
-    (void)a, (void)b, (void)c, (void)d, (void)e, (void)f, (void)g, (void)h, (void)n, (void)j, (void)k, (void)l;
-    return NULL;
-}
-fmi3Instance fmi3InstantiateScheduledExecution(fmi3String a, fmi3String b, fmi3String c, fmi3Boolean d,
-                                               fmi3Boolean e, fmi3InstanceEnvironment f, fmi3LogMessageCallback g,
-                                               fmi3ClockUpdateCallback h, fmi3LockPreemptionCallback j,
-                                               fmi3UnlockPreemptionCallback k) {
-    (void)a, (void)b, (void)c, (void)d, (void)e, (void)f, (void)g, (void)h, (void)j, (void)k;
-    return NULL;
-}
-#define NO(name, ...) fmi3Status name(fmi3Instance i, __VA_ARGS__) { return fail(i, #name ": not supported"); }
-#define NO_VALUES(T, Tc)                                                                                   \
-    NO(fmi3Get##T, const fmi3ValueReference vr[], size_t n, Tc v[], size_t nv)                             \
-    NO(fmi3Set##T, const fmi3ValueReference vr[], size_t n, const Tc v[], size_t nv)
-NO_VALUES(Float32, fmi3Float32)
-NO_VALUES(Int8, fmi3Int8)
-NO_VALUES(UInt8, fmi3UInt8)
-NO_VALUES(Int16, fmi3Int16)
-NO_VALUES(UInt16, fmi3UInt16)
-NO_VALUES(UInt32, fmi3UInt32)
-NO_VALUES(Int64, fmi3Int64)
-NO_VALUES(UInt64, fmi3UInt64)
-NO_VALUES(Boolean, fmi3Boolean)
-NO_VALUES(String, fmi3String)
-NO(fmi3SetInt32, const fmi3ValueReference vr[], size_t n, const fmi3Int32 v[], size_t nv)
-NO(fmi3GetBinary, const fmi3ValueReference vr[], size_t n, size_t s[], fmi3Binary v[], size_t nv)
-NO(fmi3SetBinary, const fmi3ValueReference vr[], size_t n, const size_t s[], const fmi3Binary v[], size_t nv)
-NO(fmi3GetNumberOfVariableDependencies, fmi3ValueReference vr, size_t *n)
-NO(fmi3GetVariableDependencies, fmi3ValueReference d, size_t e[], fmi3ValueReference f[], size_t g[],
-   fmi3DependencyKind h[], size_t n)
-NO(fmi3GetFMUState, fmi3FMUState *s)
-NO(fmi3SetFMUState, fmi3FMUState s)
-NO(fmi3FreeFMUState, fmi3FMUState *s)
-NO(fmi3SerializedFMUStateSize, fmi3FMUState s, size_t *n)
-NO(fmi3SerializeFMUState, fmi3FMUState s, fmi3Byte b[], size_t n)
-NO(fmi3DeserializeFMUState, const fmi3Byte b[], size_t n, fmi3FMUState *s)
-NO(fmi3GetDirectionalDerivative, const fmi3ValueReference a[], size_t b, const fmi3ValueReference c[], size_t d,
-   const fmi3Float64 e[], size_t f, fmi3Float64 g[], size_t h)
-NO(fmi3GetAdjointDerivative, const fmi3ValueReference a[], size_t b, const fmi3ValueReference c[], size_t d,
-   const fmi3Float64 e[], size_t f, fmi3Float64 g[], size_t h)
-fmi3Status fmi3EnterConfigurationMode(fmi3Instance i) { return fail(i, "fmi3EnterConfigurationMode: not supported"); }
-fmi3Status fmi3ExitConfigurationMode(fmi3Instance i) { return fail(i, "fmi3ExitConfigurationMode: not supported"); }
 fmi3Status fmi3GetIntervalDecimal(fmi3Instance i, const fmi3ValueReference vr[], size_t n, fmi3Float64 v[],
                                   fmi3IntervalQualifier q[]) {
     Inst *m = i;
@@ -326,6 +269,7 @@ fmi3Status fmi3GetIntervalDecimal(fmi3Instance i, const fmi3ValueReference vr[],
     }
     return fmi3OK;
 }
+
 fmi3Status fmi3GetShiftDecimal(fmi3Instance i, const fmi3ValueReference vr[], size_t n, fmi3Float64 v[]) {
     Inst *m = i;
     if (m->state != INIT && m->state != EVENT) return fail(m, "fmi3GetShiftDecimal: not in initialization or event mode");
@@ -335,17 +279,3 @@ fmi3Status fmi3GetShiftDecimal(fmi3Instance i, const fmi3ValueReference vr[], si
     }
     return fmi3OK;
 }
-NO(fmi3GetIntervalFraction, const fmi3ValueReference vr[], size_t n, fmi3UInt64 c[], fmi3UInt64 r[],
-   fmi3IntervalQualifier q[])
-NO(fmi3GetShiftFraction, const fmi3ValueReference vr[], size_t n, fmi3UInt64 c[], fmi3UInt64 r[])
-NO(fmi3SetIntervalDecimal, const fmi3ValueReference vr[], size_t n, const fmi3Float64 v[])
-NO(fmi3SetIntervalFraction, const fmi3ValueReference vr[], size_t n, const fmi3UInt64 c[], const fmi3UInt64 r[])
-NO(fmi3SetShiftDecimal, const fmi3ValueReference vr[], size_t n, const fmi3Float64 v[])
-NO(fmi3SetShiftFraction, const fmi3ValueReference vr[], size_t n, const fmi3UInt64 c[], const fmi3UInt64 r[])
-fmi3Status fmi3EvaluateDiscreteStates(fmi3Instance i) { return fail(i, "fmi3EvaluateDiscreteStates: not supported"); }
-NO(fmi3GetOutputDerivatives, const fmi3ValueReference vr[], size_t n, const fmi3Int32 o[], fmi3Float64 v[],
-   size_t nv)
-NO(fmi3DoStep, fmi3Float64 t, fmi3Float64 h, fmi3Boolean p, fmi3Boolean *a, fmi3Boolean *b, fmi3Boolean *c,
-   fmi3Float64 *d)
-fmi3Status fmi3EnterStepMode(fmi3Instance i) { return fail(i, "fmi3EnterStepMode: not supported"); }
-NO(fmi3ActivateModelPartition, fmi3ValueReference c, fmi3Float64 t)

@@ -24,7 +24,7 @@
  * A third description declares `sample` (vr 10) a periodic input clock of co-simulation: set in
  * event mode (fmi3SetClock), it is counted in `count` with its time in `t_event` and the state
  * x at the tick in `xs` (vr 13).
- * Every other FMI 3.0 function exists and returns fmi3Error.
+ * Every other FMI 3.0 function exists and returns fmi3Error (frame3.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,12 +43,11 @@ typedef struct {
     fmi3InstanceEnvironment env;
 } Inst;
 
-static double next_tick(const Inst *m) { return m->first + m->k * m->period; }
+#define FMU_CO_SIMULATION
+#define FMU_SCHEDULED_EXECUTION
+#include "frame3.h"  /* fail(), the FMI 3.0 functions this FMU refuses */
 
-static fmi3Status fail(Inst *m, const char *what) {
-    if (m && m->log) m->log(m->env, fmi3Error, "logStatusError", what);
-    return fmi3Error;
-}
+static double next_tick(const Inst *m) { return m->first + m->k * m->period; }
 
 fmi3Instance fmi3InstantiateCoSimulation(fmi3String name, fmi3String token, fmi3String res, fmi3Boolean visible,
                                          fmi3Boolean logging, fmi3Boolean event_mode_used,
@@ -281,70 +280,4 @@ fmi3Status fmi3SetClock(fmi3Instance i, const fmi3ValueReference vr[], size_t n,
     return fmi3OK;
 }
 
-fmi3Status fmi3Terminate(fmi3Instance i) { (void)i; return fmi3OK; }
-fmi3Status fmi3Reset(fmi3Instance i) { return fail(i, "fmi3Reset: not supported"); }
-const char *fmi3GetVersion(void) { return fmi3Version; }
-fmi3Status fmi3SetDebugLogging(fmi3Instance i, fmi3Boolean on, size_t n, const fmi3String c[]) {
-    (void)i, (void)on, (void)n, (void)c;
-    return fmi3OK;
-}
-
-/* ---- the rest of the FMI 3.0 API: not this FMU's ---------------------------------- */
-fmi3Instance fmi3InstantiateModelExchange(fmi3String a, fmi3String b, fmi3String c, fmi3Boolean d, fmi3Boolean e,
-                                          fmi3InstanceEnvironment f, fmi3LogMessageCallback g) {
-    (void)a, (void)b, (void)c, (void)d, (void)e, (void)f, (void)g;
-    return NULL;
-}
-#define NO(name, ...) fmi3Status name(fmi3Instance i, __VA_ARGS__) { return fail(i, #name ": not supported"); }
-#define NO_VALUES(T, Tc)                                                                                   \
-    NO(fmi3Get##T, const fmi3ValueReference vr[], size_t n, Tc v[], size_t nv)                             \
-    NO(fmi3Set##T, const fmi3ValueReference vr[], size_t n, const Tc v[], size_t nv)
-NO_VALUES(Float32, fmi3Float32)
-NO_VALUES(Int8, fmi3Int8)
-NO_VALUES(UInt8, fmi3UInt8)
-NO_VALUES(Int16, fmi3Int16)
-NO_VALUES(UInt16, fmi3UInt16)
-NO_VALUES(UInt32, fmi3UInt32)
-NO_VALUES(Int64, fmi3Int64)
-NO_VALUES(UInt64, fmi3UInt64)
-NO_VALUES(Boolean, fmi3Boolean)
-NO_VALUES(String, fmi3String)
-NO(fmi3SetInt32, const fmi3ValueReference vr[], size_t n, const fmi3Int32 v[], size_t nv)
-NO(fmi3GetBinary, const fmi3ValueReference vr[], size_t n, size_t s[], fmi3Binary v[], size_t nv)
-NO(fmi3SetBinary, const fmi3ValueReference vr[], size_t n, const size_t s[], const fmi3Binary v[], size_t nv)
-NO(fmi3GetNumberOfVariableDependencies, fmi3ValueReference vr, size_t *n)
-NO(fmi3GetVariableDependencies, fmi3ValueReference d, size_t e[], fmi3ValueReference f[], size_t g[],
-   fmi3DependencyKind h[], size_t n)
-NO(fmi3GetFMUState, fmi3FMUState *s)
-NO(fmi3SetFMUState, fmi3FMUState s)
-NO(fmi3FreeFMUState, fmi3FMUState *s)
-NO(fmi3SerializedFMUStateSize, fmi3FMUState s, size_t *n)
-NO(fmi3SerializeFMUState, fmi3FMUState s, fmi3Byte b[], size_t n)
-NO(fmi3DeserializeFMUState, const fmi3Byte b[], size_t n, fmi3FMUState *s)
-NO(fmi3GetDirectionalDerivative, const fmi3ValueReference a[], size_t b, const fmi3ValueReference c[], size_t d,
-   const fmi3Float64 e[], size_t f, fmi3Float64 g[], size_t h)
-NO(fmi3GetAdjointDerivative, const fmi3ValueReference a[], size_t b, const fmi3ValueReference c[], size_t d,
-   const fmi3Float64 e[], size_t f, fmi3Float64 g[], size_t h)
-fmi3Status fmi3EnterConfigurationMode(fmi3Instance i) { return fail(i, "fmi3EnterConfigurationMode: not supported"); }
-fmi3Status fmi3ExitConfigurationMode(fmi3Instance i) { return fail(i, "fmi3ExitConfigurationMode: not supported"); }
-NO(fmi3GetIntervalFraction, const fmi3ValueReference vr[], size_t n, fmi3UInt64 c[], fmi3UInt64 r[],
-   fmi3IntervalQualifier q[])
 NO(fmi3GetShiftDecimal, const fmi3ValueReference vr[], size_t n, fmi3Float64 v[])
-NO(fmi3GetShiftFraction, const fmi3ValueReference vr[], size_t n, fmi3UInt64 c[], fmi3UInt64 r[])
-NO(fmi3SetIntervalDecimal, const fmi3ValueReference vr[], size_t n, const fmi3Float64 v[])
-NO(fmi3SetIntervalFraction, const fmi3ValueReference vr[], size_t n, const fmi3UInt64 c[], const fmi3UInt64 r[])
-NO(fmi3SetShiftDecimal, const fmi3ValueReference vr[], size_t n, const fmi3Float64 v[])
-NO(fmi3SetShiftFraction, const fmi3ValueReference vr[], size_t n, const fmi3UInt64 c[], const fmi3UInt64 r[])
-fmi3Status fmi3EvaluateDiscreteStates(fmi3Instance i) { return fail(i, "fmi3EvaluateDiscreteStates: not supported"); }
-fmi3Status fmi3EnterContinuousTimeMode(fmi3Instance i) { return fail(i, "fmi3EnterContinuousTimeMode: not supported"); }
-NO(fmi3CompletedIntegratorStep, fmi3Boolean a, fmi3Boolean *b, fmi3Boolean *c)
-NO(fmi3SetTime, fmi3Float64 t)
-NO(fmi3SetContinuousStates, const fmi3Float64 x[], size_t n)
-NO(fmi3GetContinuousStateDerivatives, fmi3Float64 x[], size_t n)
-NO(fmi3GetEventIndicators, fmi3Float64 x[], size_t n)
-NO(fmi3GetContinuousStates, fmi3Float64 x[], size_t n)
-NO(fmi3GetNominalsOfContinuousStates, fmi3Float64 x[], size_t n)
-NO(fmi3GetNumberOfEventIndicators, size_t *n)
-NO(fmi3GetNumberOfContinuousStates, size_t *n)
-NO(fmi3GetOutputDerivatives, const fmi3ValueReference vr[], size_t n, const fmi3Int32 o[], fmi3Float64 v[],
-   size_t nv)
