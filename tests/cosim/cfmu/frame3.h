@@ -1,10 +1,12 @@
 /* What the FMI 3.0 test FMUs of mbfmu.cosim share (ticker3.c, sampler_me3.c).
  *
- * A model file defines its instance type `Inst` (with the fields `log`, a
- * fmi3LogMessageCallback, and `env`, its fmi3InstanceEnvironment), says which interfaces
- * it implements (FMU_CO_SIMULATION, FMU_MODEL_EXCHANGE, FMU_SCHEDULED_EXECUTION) and then
+ * A model file defines its instance type `Inst` (allocated with calloc, with the fields
+ * `log`, a fmi3LogMessageCallback, `env`, its fmi3InstanceEnvironment, `time` [s] and
+ * `state`, set to the model's INIT in initialization mode), says which interfaces it
+ * implements (FMU_CO_SIMULATION, FMU_MODEL_EXCHANGE, FMU_SCHEDULED_EXECUTION) and then
  * includes this file, which gives
  *   fail(m, what): logs `what` as an error and returns fmi3Error;
+ *   fmi3FreeInstance, fmi3EnterInitializationMode (the start time, state INIT);
  *   fmi3Terminate, fmi3Reset (refused), fmi3GetVersion, fmi3SetDebugLogging;
  *   every other FMI 3.0 function that none of these FMUs implements, and those of the
  *   interfaces the model does not implement, refused through fail ("<name>: not supported";
@@ -12,11 +14,23 @@
  * The model defines fmi3GetFloat64, fmi3SetFloat64, fmi3GetInt32, fmi3GetClock,
  * fmi3SetClock, fmi3GetIntervalDecimal and fmi3GetShiftDecimal (NO() refuses one).
  */
+#include <stdlib.h>
 #include "fmi3Functions.h"
 
 static fmi3Status fail(Inst *m, const char *what) {
     if (m && m->log) m->log(m->env, fmi3Error, "logStatusError", what);
     return fmi3Error;
+}
+
+void fmi3FreeInstance(fmi3Instance i) { free(i); }
+
+fmi3Status fmi3EnterInitializationMode(fmi3Instance i, fmi3Boolean tol_defined, fmi3Float64 tol,
+                                       fmi3Float64 t0, fmi3Boolean stop_defined, fmi3Float64 stop) {
+    (void)tol_defined, (void)tol, (void)stop_defined, (void)stop;
+    Inst *m = i;
+    m->time = t0;
+    m->state = INIT;
+    return fmi3OK;
 }
 
 fmi3Status fmi3Terminate(fmi3Instance i) { (void)i; return fmi3OK; }

@@ -65,17 +65,6 @@ fmi3Instance fmi3InstantiateModelExchange(fmi3String name, fmi3String token, fmi
     return m;
 }
 
-void fmi3FreeInstance(fmi3Instance i) { free(i); }
-
-fmi3Status fmi3EnterInitializationMode(fmi3Instance i, fmi3Boolean tol_defined, fmi3Float64 tol,
-                                       fmi3Float64 t0, fmi3Boolean stop_defined, fmi3Float64 stop) {
-    (void)tol_defined, (void)tol, (void)stop_defined, (void)stop;
-    Inst *m = i;
-    m->time = t0;
-    m->state = INIT;
-    return fmi3OK;
-}
-
 fmi3Status fmi3ExitInitializationMode(fmi3Instance i) {
     Inst *m = i;
     if (m->state != INIT) return fail(m, "fmi3ExitInitializationMode: not in initialization mode");

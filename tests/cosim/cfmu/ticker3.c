@@ -116,17 +116,6 @@ fmi3Status fmi3GetIntervalDecimal(fmi3Instance i, const fmi3ValueReference vr[],
     return fmi3OK;
 }
 
-void fmi3FreeInstance(fmi3Instance i) { free(i); }
-
-fmi3Status fmi3EnterInitializationMode(fmi3Instance i, fmi3Boolean tol_defined, fmi3Float64 tol,
-                                       fmi3Float64 t0, fmi3Boolean stop_defined, fmi3Float64 stop) {
-    (void)tol_defined, (void)tol, (void)stop_defined, (void)stop;
-    Inst *m = i;
-    m->time = t0;
-    m->state = INIT;
-    return fmi3OK;
-}
-
 fmi3Status fmi3ExitInitializationMode(fmi3Instance i) {
     Inst *m = i;
     m->state = m->event_mode_used ? EVENT : STEP;  /* FMI 3.0: event mode first when it is used */
