@@ -195,3 +195,35 @@ def test_bad_loops_are_refused_by_name(rigid, native_fmus):
     other = _study("canonical_2body_study").make_plant()
     with pytest.raises(InputError, match=r"is not the FMU of plant 'canonical_2body'"):
         simulate_fmu_loop(other, fmu, None, 1.0, step=0.01)
+
+
+def test_offsets_enter_as_blocks_and_hold_the_arm_at_its_set_point(native_fmus, monkeypatch):
+    """A PD designed in deviations (``tau = u0 + D (y - y0)``) around a pose of
+    the rigid arm, u0 its gravity torques: the offsets become Offset blocks
+    (evaluated in C), the first torque is the hand-computed
+    ``u0 - Kp (q0 - q_ref)``, the arm settles at the pose, and the master
+    equals the Python plant's loop and its own Python loop."""
+    import control
+
+    import mbfmu
+    from mbfmu.dynamics import gravity_torques
+    plant = mbfmu.load_plant("rigid_arm")
+    fmu = native_fmus("rigid_arm", platforms=("linux64",))
+    q_ref = np.array([0.5, 0.8, -0.4])
+    u0 = gravity_torques(plant.model, q_ref)
+    y0 = plant.outputs_at(0.0, np.concatenate([q_ref, np.zeros(3)]), u0)
+    kp, kd = 400.0, 150.0
+    ctrl = control.ss(np.zeros((0, 0)), np.zeros((0, 6)), np.zeros((3, 0)),
+                      np.hstack([-kp * np.eye(3), -kd * np.eye(3)]), 0.01,
+                      inputs=[f"q[{i}]" for i in (1, 2, 3)] + [f"v[{i}]" for i in (1, 2, 3)],
+                      outputs=[f"tau[{i}]" for i in (1, 2, 3)])
+    kw = dict(u_offset=u0, y_offset=y0)
+    system, _, _ = loop_system(plant, fmu, ctrl, 3.0, **kw)
+    assert {"y_offset", "u_offset"} <= set(system.units)
+    _compiled_equals_python_loop(monkeypatch, plant, fmu, ctrl, 3.0, exact=False, **kw)
+    got = simulate_fmu_loop(plant, fmu, ctrl, 3.0, **kw)
+    _close(got, simulate_loop(plant, ctrl, 3.0, **kw))
+    q0 = plant.initial_state()[:3]
+    np.testing.assert_allclose(got.u[0], u0 - kp * (q0 - q_ref), rtol=0, atol=1e-12 * np.abs(u0).max())
+    err = np.abs(got.x[:, :3] - q_ref).max(axis=1)
+    assert err[-1] < 1e-3 and err[-1] < 0.01 * err[0]  # rad: the gravity torques hold it there
