@@ -64,6 +64,11 @@ def loop_system(plant: Plant, fmu: str | Path, controller: Any, stop_time: float
                 step: float | None = None) -> tuple[System, list[str], float]:
     """The co-simulation system of the sampled loop of :func:`simulate_fmu_loop`.
 
+    Parameters
+    ----------
+    plant, fmu, controller, stop_time, references, values, u_offset, y_offset, step
+        As :func:`simulate_fmu_loop` takes them.
+
     Returns
     -------
     system : System
@@ -85,6 +90,9 @@ def loop_system(plant: Plant, fmu: str | Path, controller: Any, stop_time: float
     if u_base.shape != (len(in_names),) or y_off.shape != (len(out_names),):
         raise InputError(f"u_offset needs {len(in_names)} values and y_offset {len(out_names)} "
                          f"(the plant's inputs and outputs), got {u_base.size} and {y_off.size}")
+    for what, v in (("u_offset", u_base), ("y_offset", y_off)):
+        if not np.isfinite(v).all():
+            raise InputError(f"{what} holds a value that is not finite: {v.tolist()}")
     ctrl = None if controller is None else ControlUnit(CONTROLLER, controller,
                                                        x0=initial_controller_state(controller))
     driven = set(w.targets)

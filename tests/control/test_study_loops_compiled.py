@@ -178,8 +178,9 @@ def test_canonical_two_body_runs_compiled(canonical, native_fmus, monkeypatch, r
 
 
 def test_bad_loops_are_refused_by_name(rigid, native_fmus):
-    """A reference unit with inputs, a controller input nobody drives, a loop
-    without a controller or step, and the FMU of another plant: one-line InputErrors."""
+    """A reference unit with inputs, a controller input nobody drives, a bad
+    offset, a loop without a controller or step, a stop time off the grid and
+    the FMU of another plant: one-line InputErrors naming what is wrong."""
     from mbfmu.cosim import FunctionUnit
     plant = rigid.make_plant()
     fmu = _fmu(native_fmus, plant)
@@ -188,6 +189,10 @@ def test_bad_loops_are_refused_by_name(rigid, native_fmus):
         simulate_fmu_loop(plant, fmu, ctrl, 1.0, references=[FunctionUnit("bad", lambda t, u: u, inputs=["a"])])
     with pytest.raises(InputError, match=r"controller input 'q_ref\[1\]' is neither a plant output"):
         simulate_fmu_loop(plant, fmu, ctrl, 1.0)
+    with pytest.raises(InputError, match=r"u_offset holds a value that is not finite"):
+        simulate_fmu_loop(plant, fmu, ctrl, 1.0, references=[ref], u_offset=[0.0, np.nan, 0.0])
+    with pytest.raises(InputError, match=r"u_offset needs 3 values"):
+        simulate_fmu_loop(plant, fmu, ctrl, 1.0, references=[ref], u_offset=[0.0, 0.0])
     with pytest.raises(InputError, match=r"without a controller needs a sample time"):
         simulate_fmu_loop(plant, fmu, None, 1.0)
     with pytest.raises(InputError, match=r"not a whole number of samples"):
