@@ -22,6 +22,11 @@ for the rates ``(omega_0, 0, 0, 0)``).
 
 Runs
 ----
+Both run in the co-simulation master's compiled loop
+(:func:`mbfmu.control.master_loop.simulate_fmu_loop`), the plant as its
+native FMU sampled every ``H``; the small step starts there from the steady
+state given as the plant's initial-condition parameters.
+
 ``spin_up``
     From rest (spring at its free length, body 2 hanging), ``omega_0`` steps
     from 0 to ``OMEGA_0`` at t = 0.
@@ -52,6 +57,7 @@ import numpy as np
 
 import mbfmu
 from mbfmu.control import linearize
+from mbfmu.control.master_loop import native_plant_fmu, simulate_fmu_loop
 from mbfmu.errors import SimulationError
 from mbfmu.example_cli import example_parser
 from mbfmu.cosim.recording.result import Result
@@ -94,21 +100,28 @@ def relative_equilibrium(plant, omega_0: float, tol: float = 1e-12) -> np.ndarra
     raise SimulationError(f"no steady rotation found at omega_0 = {omega_0} rad/s (residual {np.abs(r).max():.3g})")
 
 
-def simulate(plant, x0: np.ndarray, omega_0: float, stop: float, h: float = H) -> dict:
-    """Constant set-point run: samples of time, states, outputs, rates."""
-    n = int(round(stop / h))
-    u = np.array([omega_0, 0.0])
-    X = np.empty((n + 1, len(x0)))
-    Y = np.empty((n + 1, len(plant.outputs)))
-    x = np.array(x0, float)
-    for k in range(n + 1):
-        X[k], Y[k] = x, plant.outputs_at(k * h, x, u)
-        if k < n:
-            x = plant.advance(k * h, x, u, h)
+def initial_condition(x: np.ndarray, plant) -> dict[str, float]:
+    """The plant parameters that start it at state ``x`` (``gamma_1``, ``y_2``,
+    ``beta_2``, ``alpha_2`` and the rate of body 1; the other rates must be
+    zero, as in a steady rotation)."""
+    q = x[:4]
+    qd = plant.derivatives(0.0, x, plant.default_inputs())[:4]
+    if np.abs(qd[1:]).max() > 1e-9 * max(1.0, abs(qd[0])):
+        raise SimulationError(f"state {x} moves more than body 1: the plant's parameters cannot start it there")
+    return dict(gamma1_0=float(q[0]), y2_0=float(q[1]), beta2_0=float(q[2]), alpha2_0=float(q[3]),
+                gamma1_dot_0=float(qd[0]))
+
+
+def simulate(plant, fmu, omega_0: float, stop: float, h: float = H, start: dict | None = None) -> dict:
+    """Constant set-point run in the co-simulation master (the plant's native
+    FMU, its set-point input held at ``omega_0``, sampled at ``h``), from the
+    plant's initial state or the initial condition ``start`` (parameters of
+    :func:`initial_condition`): samples of time, states, outputs, rates."""
+    res = simulate_fmu_loop(plant, fmu, None, stop, values=start, u_offset=np.array([omega_0, 0.0]), step=h)
     names = [s.name for s in plant.outputs]
-    qd = Y[:, names.index("v[1]"):names.index("v[1]") + 4]
-    return dict(time=np.arange(n + 1) * h, x=X, y=Y, qd=qd, q=X[:, :4], omega_0=omega_0,
-                motor=Y[:, names.index("motor_torque")])
+    qd = res.y[:, names.index("v[1]"):names.index("v[1]") + 4]
+    return dict(time=res.time, x=res.x, y=res.y, qd=qd, q=res.x[:, :4], omega_0=omega_0,
+                motor=res.y[:, names.index("motor_torque")])
 
 
 def settling_time(t: np.ndarray, y: np.ndarray, final: float, change: float, band: float = BAND) -> float:
@@ -225,7 +238,7 @@ def _plot(spin: dict, small: dict, lin: dict, x_ss: np.ndarray, step: float, pat
 
 def run(output_dir: str | Path = "results/canonical_2body_study", spin_up_stop: float = SPIN_UP_STOP,
         small_step_stop: float = SMALL_STEP_STOP, omega_0: float = OMEGA_0, step: float = SMALL_STEP,
-        plots: bool = True, replay: bool = True) -> dict:
+        plots: bool = True, replay: bool = True, fmu_dir: str | Path | None = None) -> dict:
     """Spin-up and small-step runs, linear model at the steady state; writes
     results, plots and replay; returns the performance figures.
 
@@ -240,6 +253,8 @@ def run(output_dir: str | Path = "results/canonical_2body_study", spin_up_stop: 
         Set-point step of the small-step run, rad/s.
     plots, replay : bool
         Write the PNG figure / the HTML replay.
+    fmu_dir : path, optional
+        Where to build the plant's native FMU (default: ``output_dir``).
     """
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -249,8 +264,9 @@ def run(output_dir: str | Path = "results/canonical_2body_study", spin_up_stop: 
     sys = linear_model(plant, x_ss, omega_0)
     lin = linear_prediction(sys, step, small_step_stop)
 
-    spin = simulate(plant, plant.initial_state(), omega_0, spin_up_stop)
-    small = simulate(plant, x_ss, omega_0 + step, small_step_stop)
+    fmu = native_plant_fmu(plant, out if fmu_dir is None else Path(fmu_dir))
+    spin = simulate(plant, fmu, omega_0, spin_up_stop)
+    small = simulate(plant, fmu, omega_0 + step, small_step_stop, start=initial_condition(x_ss, plant))
     slow = lin["slowest"]
     summary = dict(
         parameters=dict(omega_0_rad_s=omega_0, small_step_rad_s=step, spring_damping_Ns_per_m=SPRING_DAMPING,

@@ -19,10 +19,12 @@ strain at both link roots (strain gauges).
 
 Figures per controller: 2 % settling time of each joint (s), overshoot (%),
 residual vibration (RMS tip deflection over the last 0.5 s, mm), peak torques
-(N m). ``run(..., via_fmu=True)`` runs the LQG loop through the plant's FMU in
-the co-simulation master instead of the direct Python loop.
+(N m). Both loops run in the co-simulation master's compiled loop
+(:func:`mbfmu.control.master_loop.simulate_fmu_loop`): the plant as its
+native FMU, the controller as a python-control unit, the set-points as step
+sources.
 
-Run ``python examples/flexible_arm_study.py [--output DIR] [--via-fmu]``.
+Run ``python examples/flexible_arm_study.py [--output DIR]``.
 """
 from __future__ import annotations
 
@@ -35,7 +37,8 @@ import numpy as np
 import mbfmu
 from mbfmu.control.kalman import kalman_filter
 from mbfmu.control.lqr import lqg_servo, lqr_servo
-from mbfmu.control.sampled import simulate_loop
+from mbfmu.control.master_loop import native_plant_fmu, simulate_fmu_loop
+from mbfmu.cosim import sources
 from mbfmu.example_cli import example_parser
 from mbfmu.cosim.recording.result import Result, make_array
 
@@ -106,9 +109,13 @@ def rigid_pd(sys, first_mode_hz: float, zeta: float = 0.7) -> control.StateSpace
     return ctrl
 
 
-def reference(t: float) -> dict[str, float]:
-    on = 1.0 if t >= T_STEP - 1e-12 else 0.0
-    return {"q[1]_ref": on * Q_REF[0], "q[2]_ref": on * Q_REF[1]}
+def reference_sources() -> list:
+    """The joint set-points: a step of ``Q_REF`` at ``T_STEP`` per joint, as
+    source units (outputs ``q[1]_ref``, ``q[2]_ref``, rad). The step is placed
+    1e-12 s early so that the sample at ``T_STEP`` sees it whatever the last
+    bit of its time."""
+    return [sources.step(f"q{k + 1}_ref", T_STEP - 1e-12, float(Q_REF[k]), unit="rad", output=f"q[{k + 1}]_ref")
+            for k in range(2)]
 
 
 def figures(plant, time, Y, U) -> dict:
@@ -133,36 +140,12 @@ def figures(plant, time, Y, U) -> dict:
     return out
 
 
-def run_direct(plant, controller, stop_time: float):
-    """The loop in Python (plant's own integrator, ZOH controller)."""
-    res = simulate_loop(plant, controller, stop_time, reference=reference)
+def run_loop(plant, controller, stop_time: float, fmu):
+    """The loop in the co-simulation master: the plant's native FMU, the
+    controller as a python-control unit, the references as step sources.
+    Returns ``(time, X, Y, U)``: states, outputs and torques at the samples."""
+    res = simulate_fmu_loop(plant, fmu, controller, stop_time, references=reference_sources())
     return res.time, res.x, res.y, res.u
-
-
-def run_fmu(plant, controller, stop_time: float, fmu_dir: Path):
-    """The same loop in the co-simulation master: the plant's FMU plus the
-    controller as a python-control unit and the reference as a function unit."""
-    from mbfmu.cosim import ControlUnit, FmuUnit, FunctionUnit, System, simulate
-    from mbfmu.fmu import build_fmu
-
-    fmu = build_fmu("flexible_arm", fmu_dir, parameters=dict(plant.parameter_values()), overwrite=True)
-    arm = FmuUnit(fmu, name="arm")
-    ctrl = ControlUnit("ctrl", controller)
-    ref = FunctionUnit("ref", lambda t, u: [reference(t)["q[1]_ref"], reference(t)["q[2]_ref"]],
-                       outputs=["q1_ref", "q2_ref"], units={"q1_ref": "rad", "q2_ref": "rad"})
-    conns = [("ref.q1_ref", "ctrl.q[1]_ref"), ("ref.q2_ref", "ctrl.q[2]_ref")]
-    conns += [(f"arm.{n}", f"ctrl.{n}") for n in controller.input_labels if not n.endswith("_ref")]
-    conns += [(f"ctrl.{n}", f"arm.{n}") for n in controller.output_labels]
-    system = System([arm, ctrl, ref], conns)
-    record = [f"arm.{s.name}" for s in plant.outputs] + [f"arm.{s.name}" for s in plant.inputs]
-    record += [f"arm.states.{s.name}" for s in plant.states]  # the FMU exposes its state for recording
-    result = simulate(system, stop_time=stop_time, step=H, record=record)
-    data = result.data
-    time = np.asarray(data["time"])
-    X = np.column_stack([data[f"arm.states.{s.name}"] for s in plant.states])
-    Y = np.column_stack([data[f"arm.{s.name}"] for s in plant.outputs])
-    U = np.column_stack([data[f"arm.{s.name}"] for s in plant.inputs])
-    return time, X, Y, U
 
 
 def _plot(plant, runs: dict, path: Path) -> None:
@@ -193,21 +176,21 @@ def _plot(plant, runs: dict, path: Path) -> None:
 
 
 def run(output_dir: str | Path = "results/flexible_arm_study", stop_time: float = 2.0,
-        via_fmu: bool = False, plots: bool = True, replay: bool = True, fmu_dir: str | Path | None = None) -> dict:
+        plots: bool = True, replay: bool = True, fmu_dir: str | Path | None = None) -> dict:
     """Design, simulate both loops, write results; returns the figures.
 
-    The plant FMU of the ``via_fmu`` run (geared motors, so not the library's
-    default parameters) is built into ``fmu_dir``, by default ``output_dir``.
+    Both loops run in the co-simulation master with the plant's native FMU
+    (geared motors, so not the library's default parameters), built into
+    ``fmu_dir``, by default ``output_dir``.
     """
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
     plant = make_plant()
     d = design(plant)
-    runs = {"rigid_pd": run_direct(plant, d["rigid_pd"], stop_time)}
-    runs["lqg"] = run_fmu(plant, d["lqg"], stop_time, out if fmu_dir is None else Path(fmu_dir)) if via_fmu else \
-        run_direct(plant, d["lqg"], stop_time)
+    fmu = native_plant_fmu(plant, out if fmu_dir is None else Path(fmu_dir))
+    runs = {label: run_loop(plant, d[label], stop_time, fmu) for label in ("rigid_pd", "lqg")}
     summary = {"mode_frequencies_hz": [float(f) for f in d["mode_frequencies_hz"][:4]],
-               "via_fmu": via_fmu}
+               "plant": "native FMU in the co-simulation master"}
     for label, (time, X, Y, U) in runs.items():
         summary[label] = figures(plant, time, Y, U)
         # outputs and inputs to read, the states to replay (mbfmu view places the bodies from them)
@@ -230,9 +213,8 @@ def run(output_dir: str | Path = "results/flexible_arm_study", stop_time: float 
 def main(argv: list[str] | None = None) -> int:
     ap = example_parser(__doc__, "results/flexible_arm_study")
     ap.add_argument("--stop-time", type=float, default=2.0, help="simulated time, s")
-    ap.add_argument("--via-fmu", action="store_true", help="run the LQG loop through the FMU and the master")
     args = ap.parse_args(argv)
-    print(json.dumps(run(args.output, args.stop_time, args.via_fmu), indent=2))
+    print(json.dumps(run(args.output, args.stop_time), indent=2))
     return 0
 
 

@@ -20,7 +20,9 @@ Two loops are compared, each at Ts = 0.1 s and 0.05 s:
     is the jitter the paper saw; at Ts = 0.05 s it is +0.25 and the motion is
     smooth.
 ``sampled`` (a proper sampled-data loop)
-    The plant runs its own RK4 integrator (1 ms) between samples; the
+    The plant, as its native FMU in the co-simulation master's compiled loop
+    (:func:`mbfmu.control.master_loop.simulate_fmu_loop`), runs its own RK4
+    integrator (1 ms) between samples; the
     controller holds its torque over each interval (zero-order hold), its
     gains are designed for the ZOH-discretized error dynamics (both poles at
     ``exp(-w Ts)``, positive at any Ts), and the acceleration feed-forward is
@@ -48,7 +50,9 @@ import numpy as np
 
 import mbfmu
 from mbfmu.control.inverse_dynamics_control import computed_torque
-from mbfmu.control.sampled import simulate_loop, step_system
+from mbfmu.control.master_loop import native_plant_fmu, simulate_fmu_loop
+from mbfmu.control.sampled import step_system
+from mbfmu.cosim import sources
 from mbfmu.example_cli import example_parser
 from mbfmu.models.rigid_arm import joint_trajectory, quintic
 from mbfmu.cosim.recording.result import Result
@@ -114,18 +118,29 @@ def run_euler(plant, Ts: float, stop: float = STOP) -> dict:
     return dict(time=t, x=X, tau=U, Kp=Kp, Kd=Kd)
 
 
-def run_sampled(plant, Ts: float, stop: float = STOP) -> dict:
-    """Sampled-data loop: RK4 plant, ZOH torque, discrete design, averaged feed-forward."""
+def sampled_loop(plant, Ts: float, stop: float = STOP):
+    """The sampled-data loop's controller and reference: ``(ctrl, ref, Kp, Kd)``.
+
+    ``ctrl`` is the computed-torque law with the discrete gains; ``ref`` a
+    table source of the joint references at each sample ``k``:
+    ``q_ref``, ``qd_ref`` and the interval-average acceleration
+    ``(qd_ref[k + 1] - qd_ref[k]) / Ts``, on the co-simulation master's
+    sample times (``k stop / n``), so each sample reads its own row."""
     Kp, Kd = discrete_gains(Ts)
     ctrl = computed_torque(plant.model, Kp, Kd, Ts, measured=("q", "v"))
     n = int(round(stop / Ts))
-    grid = np.arange(n + 2) * Ts
-    qr, vr, _ = reference(plant, grid)
-    table = {}
-    for k in range(n + 1):
-        table[k] = _ref_dict(qr[k], vr[k], (vr[k + 1] - vr[k]) / Ts)
+    qr, vr, _ = reference(plant, np.arange(n + 2) * Ts)
+    rows = [_ref_dict(qr[k], vr[k], (vr[k + 1] - vr[k]) / Ts) for k in range(n + 1)]
+    names = list(rows[0])
+    ref = sources.table("ref", np.arange(n + 1) * stop / n, [[r[m] for m in names] for r in rows], outputs=names)
+    return ctrl, ref, Kp, Kd
 
-    res = simulate_loop(plant, ctrl, stop, reference=lambda t: table[int(round(t / Ts))])
+
+def run_sampled(plant, Ts: float, fmu, stop: float = STOP) -> dict:
+    """Sampled-data loop in the co-simulation master: the plant's native FMU
+    (its RK4 integrator), ZOH torque, discrete design, averaged feed-forward."""
+    ctrl, ref, Kp, Kd = sampled_loop(plant, Ts, stop)
+    res = simulate_fmu_loop(plant, fmu, ctrl, stop, references=[ref])
     return dict(time=res.time, x=res.x, tau=res.u, Kp=Kp, Kd=Kd)
 
 
@@ -180,15 +195,21 @@ def _plot(plant, runs: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def run(output_dir: str | Path = "results/rigid_arm_study", plots: bool = True, replay: bool = True) -> dict:
-    """Run the four loops, write results, plots and a replay; return the summary."""
+def run(output_dir: str | Path = "results/rigid_arm_study", plots: bool = True, replay: bool = True,
+        fmu_dir: str | Path | None = None) -> dict:
+    """Run the four loops, write results, plots and a replay; return the summary.
+
+    The sampled-data loops run in the co-simulation master with the plant's
+    native FMU, built into ``fmu_dir`` (default ``output_dir``).
+    """
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
     plant = make_plant()
+    fmu = native_plant_fmu(plant, out if fmu_dir is None else Path(fmu_dir))
     runs = {}
     for Ts in SAMPLES:
         runs[f"euler_Ts{Ts:g}"] = run_euler(plant, Ts)
-        runs[f"sampled_Ts{Ts:g}"] = run_sampled(plant, Ts)
+        runs[f"sampled_Ts{Ts:g}"] = run_sampled(plant, Ts, fmu)
     summary = {name: metrics(plant, run) for name, run in runs.items()}
     summary["_euler_error_pole"] = {f"Ts{Ts:g}": 1 - OMEGA * Ts for Ts in SAMPLES}
     for name, run in runs.items():

@@ -56,21 +56,27 @@ latched equilibrium after the slew, over at most the last ``TAIL`` s, rad), peak
 and torque (N m), the angular-momentum drift (N m s) against the peak wheel
 momentum it balances.
 
+The two slew runs close the loop in the co-simulation master's compiled loop
+(:func:`mbfmu.control.master_loop.simulate_fmu_loop`): the plant as its
+native FMU (built by :func:`mbfmu.fmu.build_fmu`), the controller as a
+``ControlUnit`` called back from C once per step.
+
 A third run, ``step_deployed``, starts from the deployed equilibrium with a
 0.5 deg attitude step (no saturation): its settling time and overshoot are
-compared with the sampled linear closed loop (panel modes included).
+compared with the sampled linear closed loop (panel modes included). It
+closes the loop on the Python plant (:func:`mbfmu.control.simulate_loop`):
+its initial state (found by :func:`mbfmu.control.trim`) is not one the FMU's
+parameters can give, and an FMU's states cannot be set.
 
-Run ``python examples/satellite_study.py --output DIR [--via-fmu]``; it
+Run ``python examples/satellite_study.py --output DIR [--python-check]``; it
 writes ``summary.json``, ``<run>.npz`` (structured results: time, states,
 outputs, wheel torques), ``satellite_study.png`` (main run),
 ``satellite_slew_during_deployment.png``, ``satellite_poles.png`` (poles and
 the step against the linear model) and ``replay.html`` (main run). With
-``--via-fmu`` the ``deploy_then_slew`` loop is also run through the
-co-simulation master (the plant as an FMU built by
-:func:`mbfmu.fmu.build_fmu`, the controller as a ``ControlUnit``), compared
-with the direct Python run (``summary["via_fmu"]``: largest differences) and
-saved as ``deploy_then_slew_cosim.npz``. If the FMU path fails the error is
-recorded there and the direct study is still written.
+``--python-check`` the ``deploy_then_slew`` loop is also run with the Python
+plant (:func:`mbfmu.control.simulate_loop`), compared with the master's run
+(``summary["python_plant_check"]``: largest differences) and saved as
+``deploy_then_slew_python.npz``.
 """
 from __future__ import annotations
 
@@ -83,6 +89,7 @@ import numpy as np
 
 import mbfmu
 from mbfmu.control import linearize, simulate_loop, trim
+from mbfmu.control.master_loop import native_plant_fmu, simulate_fmu_loop
 from mbfmu.dynamics.algorithms import crba
 from mbfmu.dynamics.spatial import quat_to_rot
 from mbfmu.example_cli import example_parser
@@ -312,9 +319,12 @@ def settling_time(t: np.ndarray, err: np.ndarray, band: float, t0: float = 0.0) 
 
 
 # ---------------------------------------------------------------------------- runs
-def run_loop(plant, d: dict, reference, stop: float, J_ff=None):
+def run_loop(plant, d: dict, reference, stop: float, fmu, J_ff=None):
+    """The attitude loop in the co-simulation master: the plant's native FMU
+    (from its stowed initial state) and the quaternion PD as a python-control
+    unit. Returns a :class:`mbfmu.control.sampled.LoopResult`."""
     ctrl = attitude_controller(d["Kp"], d["Kd"], d["J"] if J_ff is None else J_ff, reference)
-    return simulate_loop(plant, ctrl, stop)
+    return simulate_fmu_loop(plant, fmu, ctrl, stop)
 
 
 def _column(plant, name: str) -> int:
@@ -439,37 +449,16 @@ def frozen_time_check(plant, d: dict, times=(0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0
     return out
 
 
-# ---------------------------------------------------------------------------- the co-simulation path
-def run_via_fmu(plant, d: dict, reference, stop: float, workdir: Path):
-    """The same loop through the co-simulation master: the plant FMU (built by
-    :func:`mbfmu.fmu.build_fmu`) and the controller as a ``ControlUnit``.
-    Returns the master's :class:`mbfmu.cosim.Result`."""
-    from mbfmu.cosim import ControlUnit, FmuUnit, System, simulate
-    from mbfmu.fmu import build_fmu
-    fmu = build_fmu("satellite", Path(workdir) / "satellite.fmu", overwrite=True)
-    ctrl = attitude_controller(d["Kp"], d["Kd"], d["J"], reference)
-    units = [FmuUnit(fmu, name="sat"), ControlUnit("ctrl", ctrl)]
-    links = [(f"sat.{n}", f"ctrl.{n}") for n in ctrl.input_labels]
-    links += [(f"ctrl.{n}", f"sat.{n}") for n in ctrl.output_labels]
-    system = System(units, links)
-    record = ([f"sat.{s.name}" for s in plant.outputs] + [f"ctrl.{n}" for n in ctrl.output_labels]
-              + [f"sat.states.{s.name}" for s in plant.states])  # the states: mbfmu view replays from them
-    return simulate(system, stop_time=stop, step=H, record=record, progress=False)
-
-
-def compare_with_fmu(plant, res, cosim) -> dict:
-    """Largest differences between the direct run and the master's run."""
-    data = cosim.data if hasattr(cosim, "data") else cosim
-    t = np.asarray(data["time"], float)
-    n = min(len(t), len(res.time))
+# ---------------------------------------------------------------------------- the Python-plant check
+def compare_runs(plant, res, other) -> dict:
+    """Largest differences between two runs of one loop (:class:`LoopResult`)."""
+    n = min(len(other.time), len(res.time))
     out = {}
     for base, m in (("attitude", 4), ("rate", 3), ("hinge_angle", plant.n_hinges), ("wheel_speed", 3)):
-        direct = _outputs(plant, res, base, m)[:n]
-        via = np.column_stack([np.asarray(data[f"sat.{base}[{k}]"], float)[:n] for k in range(1, m + 1)])
-        out[f"max_diff_{base}"] = float(np.abs(direct - via).max())
-    torque = np.column_stack([np.asarray(data[f"ctrl.wheel_torque[{k}]"], float)[:n] for k in range(1, 4)])
-    out["max_diff_wheel_torque"] = float(np.abs(res.u[:n] - torque).max())
-    out["time_grid_max_diff_s"] = float(np.abs(t[:n] - res.time[:n]).max())
+        out[f"max_diff_{base}"] = float(np.abs(_outputs(plant, res, base, m)[:n]
+                                               - _outputs(plant, other, base, m)[:n]).max())
+    out["max_diff_wheel_torque"] = float(np.abs(res.u[:n] - other.u[:n]).max())
+    out["time_grid_max_diff_s"] = float(np.abs(res.time[:n] - other.time[:n]).max())
     out["samples_compared"] = int(n)
     return out
 
@@ -578,7 +567,7 @@ def _plot_poles(d: dict, plant, step_res, step_lin, path: Path) -> None:
 
 # ---------------------------------------------------------------------------- entry point
 def run(output_dir: str | Path = "results/satellite_study", stop: float = STOP, slew_start: float = SLEW_START,
-        slew_time: float = SLEW_TIME, slew_angle: float = SLEW_ANGLE, step_stop: float = STEP_STOP, plots: bool = True, replay: bool = True, via_fmu: bool = False, frozen: bool = True,
+        slew_time: float = SLEW_TIME, slew_angle: float = SLEW_ANGLE, step_stop: float = STEP_STOP, plots: bool = True, replay: bool = True, python_check: bool = False, frozen: bool = True,
         during_deployment: bool = True, fmu_dir: str | Path | None = None) -> dict:
     """Design, run the loops, write results, plots and replay; return the figures.
 
@@ -597,20 +586,21 @@ def run(output_dir: str | Path = "results/satellite_study", stop: float = STOP, 
         Simulated time of the small-step run, s.
     plots, replay : bool
         Write the PNG figures / the HTML replay.
-    via_fmu : bool
-        Also run the main loop through the co-simulation master with the
-        plant FMU and compare.
+    python_check : bool
+        Also run the main loop with the Python plant
+        (:func:`mbfmu.control.simulate_loop`) and compare.
     frozen : bool
         Frozen-time closed-loop poles along the deployment.
     during_deployment : bool
         Run the slew commanded at t = 2 s, during the deployment.
     fmu_dir : path, optional
-        Where to build the plant FMU (default: ``output_dir``).
+        Where to build the plant's native FMU (default: ``output_dir``).
     """
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
     plant = make_plant()
     d = design(plant)
+    fmu = native_plant_fmu(plant, out if fmu_dir is None else Path(fmu_dir))
     summary = {"design": dict(
         H_s=H, wn_rad_s=WN, zeta=ZETA, U_MAX_Nm=U_MAX,
         locked_inertia_deployed_kgm2=d["J"].tolist(), Kp_Nm_per_rad=d["Kp"].tolist(),
@@ -627,19 +617,19 @@ def run(output_dir: str | Path = "results/satellite_study", stop: float = STOP, 
 
     runs = {}
     ref_main = lambda t: slew_reference(t, start=slew_start, duration=slew_time, angle=slew_angle)
-    runs["deploy_then_slew"] = (run_loop(plant, d, ref_main, stop), ref_main, slew_start)
+    runs["deploy_then_slew"] = (run_loop(plant, d, ref_main, stop, fmu), ref_main, slew_start)
     if during_deployment:
         ref_dep = lambda t: slew_reference(t, start=2.0, duration=slew_time, angle=slew_angle)
-        runs["slew_during_deployment"] = (run_loop(plant, d, ref_dep, stop - slew_start + 2.0), ref_dep, 2.0)
+        runs["slew_during_deployment"] = (run_loop(plant, d, ref_dep, stop - slew_start + 2.0, fmu), ref_dep, 2.0)
     for name, (res, ref, t0) in runs.items():
         summary[name] = metrics(plant, d, res, ref, t0, t0 + slew_time, slew_angle)
         Result(_record(plant, res), meta={"plant": "satellite"}).save(out / f"{name}.npz")
 
-    if via_fmu:
+    if python_check:
         res, ref, t0 = runs["deploy_then_slew"]
-        cosim = run_via_fmu(plant, d, ref, stop, out if fmu_dir is None else Path(fmu_dir))
-        summary["via_fmu"] = compare_with_fmu(plant, res, cosim)
-        cosim.save(out / "deploy_then_slew_cosim.npz")
+        direct = simulate_loop(plant, attitude_controller(d["Kp"], d["Kd"], d["J"], ref), stop)
+        summary["python_plant_check"] = compare_runs(plant, res, direct)
+        Result(_record(plant, direct), meta={"plant": "satellite"}).save(out / "deploy_then_slew_python.npz")
 
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     if plots:
@@ -660,11 +650,11 @@ def run(output_dir: str | Path = "results/satellite_study", stop: float = STOP, 
 
 def main(argv: list[str] | None = None) -> int:
     ap = example_parser(__doc__, "results/satellite_study")
-    ap.add_argument("--via-fmu", action="store_true",
-                    help="also run the main loop through the co-simulation master with the plant FMU")
+    ap.add_argument("--python-check", action="store_true",
+                    help="also run the main loop with the Python plant and compare")
     ap.add_argument("--no-replay", action="store_true", help="skip the HTML replay")
     args = ap.parse_args(argv)
-    summary = run(args.output, via_fmu=args.via_fmu, replay=not args.no_replay)
+    summary = run(args.output, python_check=args.python_check, replay=not args.no_replay)
     print(json.dumps({k: v for k, v in summary.items() if k != "frozen_time_deployment"}, indent=1))
     return 0
 

@@ -70,8 +70,8 @@ def test_flexible_arm_study_builds_its_fmu_in_its_output_folder(tmp_path, monkey
     monkeypatch.syspath_prepend(str(REPO / "examples"))
     import flexible_arm_study
     out = tmp_path / "out"
-    summary = flexible_arm_study.run(out, stop_time=0.05, via_fmu=True, plots=False, replay=False)
-    assert summary["via_fmu"]
+    summary = flexible_arm_study.run(out, stop_time=0.05, plots=False, replay=False)
+    assert summary["plant"] == "native FMU in the co-simulation master"
     assert (out / "flexible_arm.fmu").stat().st_size > 10_000
     assert (tmp_path / "fmus" / "flexible_arm.fmu").read_text() == "the user's FMU"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fmus", "out"]

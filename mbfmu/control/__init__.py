@@ -25,7 +25,10 @@ speak python-control.
 ``lqr_servo``, ``lqg_servo``    LQR with integral action; with a Kalman filter
 ``kalman_filter``               steady-state discrete Kalman filter
 ``computed_torque``             inverse-dynamics control of a rigid tree (rnea)
-``simulate_loop``               plant + discrete controller, zero-order hold
+``simulate_loop``               plant + discrete controller, zero-order hold (Python plant)
+``simulate_fmu_loop``           the same loop in the co-simulation master: the plant's
+                                FMU, the controller a ControlUnit, references source units
+                                (:mod:`~mbfmu.control.master_loop`; native FMU: compiled loop)
 ``export_fmu``                  any python-control system as an FMU (:mod:`~mbfmu.control.export`)
 ==============================  ==================================================
 
@@ -52,6 +55,7 @@ _LAZY = {
     "schedule": "scheduling", "Schedule": "scheduling", "scheduled_controller": "scheduling",
     "robustness": "robust_analysis", "RobustnessResult": "robust_analysis",
     "simulate_loop": "sampled", "step_system": "sampled",
+    "simulate_fmu_loop": "master_loop", "native_plant_fmu": "master_loop",
     "export_fmu": "export",
 }
 

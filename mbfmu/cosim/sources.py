@@ -15,9 +15,11 @@ from .blocks import Saturation
 from .units import FunctionUnit
 
 
-def step(name: str, t_step: float, height: float = 1.0, initial: float = 0.0, unit: str | None = None) -> FunctionUnit:
-    """``y = initial`` before ``t_step`` [s], ``initial + height`` from it on."""
-    return FunctionUnit(name, lambda t, u: (initial + height if t >= t_step else initial,), units={"y": unit} if unit else None)
+def step(name: str, t_step: float, height: float = 1.0, initial: float = 0.0, unit: str | None = None,
+         output: str = "y") -> FunctionUnit:
+    """``y = initial`` before ``t_step`` [s], ``initial + height`` from it on (output named ``output``)."""
+    return FunctionUnit(name, lambda t, u: (initial + height if t >= t_step else initial,), outputs=(output,),
+                        units={output: unit} if unit else None)
 
 
 def ramp(name: str, t_start: float, slope: float, initial: float = 0.0, unit: str | None = None) -> FunctionUnit:

@@ -52,18 +52,6 @@ def test_lqg_settles_and_damps_vibration_that_the_rigid_pd_excites(tmp_path):
     assert (tmp_path / "flexible_arm_study.png").stat().st_size > 10_000
 
 
-def test_lqg_loop_through_the_fmu_and_master_equals_the_direct_loop(tmp_path):
-    """The plant FMU in the co-simulation master, closed by the same LQG as a
-    python-control unit, reproduces the direct Python sampled-data loop."""
-    plant = study.make_plant()
-    d = study.design(plant)
-    t_a, _, Y_a, U_a = study.run_direct(plant, d["lqg"], 0.1)
-    t_b, _, Y_b, U_b = study.run_fmu(plant, d["lqg"], 0.1, tmp_path)
-    np.testing.assert_allclose(t_b, t_a, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(Y_b, Y_a, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(U_b, U_a, rtol=0, atol=1e-12)
-
-
 @pytest.mark.parametrize("method", ["modes", "segments"])
 def test_linearized_flexible_arm_poles_are_the_natural_frequencies(method):
     """Issue 8's check: with damping off, the imaginary parts of the poles of
