@@ -20,6 +20,8 @@ from mbfmu.dynamics import _kernels
 from mbfmu.dynamics.integrators import ErrorControl
 from mbfmu.errors import InputError
 from mbfmu.fmu.builder import build_fmu
+from mbfmu.fmu.native.description import NativeUnsupported
+from mbfmu.fmu.native.pack import check_supported
 from mbfmu.plant.elements import kernel_registry
 
 from .element_plants import SpringInFrame, frame_step
@@ -177,8 +179,15 @@ def test_python_exact_jacobian_is_the_fmus():
 
 
 def test_registry_refuses_two_frames_and_a_missing_input():
-    """One frame per plant; a frame element reading an input the plant does not have makes
-    its acceleration NaN (never a silently wrong frame), which the integrator refuses."""
+    """One frame per plant (the kernels and the FMU build refuse a second, in one line); a
+    frame element reading an input the plant does not have makes its acceleration NaN (never
+    a silently wrong frame), which the integrator refuses."""
+    plant = SpringInFrame()
+    plant.register_elements(frame_step((0, 1, 0), 1.0, 0.0))
+    with pytest.raises(NativeUnsupported, match="spring_in_frame.*more than one frame element"):
+        check_supported(plant)
+    with pytest.raises(InputError, match="more than one frame element"):
+        plant.simulate(stop_time=0.1)
     plant = SpringInFrame()
     two = kernel_registry((frame_step((1, 0, 0), 1.0, 0.0), frame_step((0, 1, 0), 1.0, 0.0)))
     with pytest.raises(InputError, match="more than one frame element"):

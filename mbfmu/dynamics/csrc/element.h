@@ -207,9 +207,12 @@ int mbn_element_advance(mbn_element_ode *e, const mb_ode *ode, double *q, double
  * component where a is not zero): the right-hand side, Co-Simulation's advance,
  * Model Exchange's derivatives, the elements' accel_rate (the specific force
  * in the frame), the sensors below, and the exact tangents, whose gravity
- * tangent is -da (the input columns). A frame element's point and force are
- * unused: it acts on no body (its force and tangent return zeros). Its
- * parameters sit on the tape like any element's, so they stay tunable.
+ * tangent is -da (the input columns). a is a vector, not a scalar along an
+ * axis the core would know: the crash sled's is a_s(t, u) axis, its axis one of
+ * its parameters (models/sled_frame.c). A frame element acts on no body: its
+ * force and tangent return zeros, and the body (1) and point its registration
+ * names are unused. Its parameters sit on the tape like any element's, so they
+ * stay tunable in the FMU.
  *
  * Sensors of the dynamics (kinds of mb_sensor, sensors.h; codes after the
  * engine's). They are evaluated here, not in sensors.c, because they read the

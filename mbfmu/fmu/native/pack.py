@@ -24,9 +24,10 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from ...dynamics import motion_sensors as _motion, sensors as S
+from ...dynamics import _kernels, motion_sensors as _motion, sensors as S
 from ...dynamics.model import Model
 from ...dynamics.symbolic import real_array
+from ...errors import InputError
 from ...plant.elements import ElementOutput
 from ...plant.multibody import MultibodyPlant
 from ...plant import Plant
@@ -102,6 +103,15 @@ def _check_elements(plant) -> None:
     if len(plant.states) != n_own:
         raise NativeUnsupported(f"{name}: {len(plant.states)} states, not [q; v] and its plug-in elements' "
                                 f"{n_own - plant.model.nq - plant.model.nv} (register them with register_elements)")
+    # the kernels check the registry against the elements' classes (their C compiled for the Python
+    # plant): sizes, bodies, periods, one frame element at most (csrc/element.h)
+    nq, nv = plant.model.nq, plant.model.nv
+    x0 = np.asarray(plant.initial_state(), float)
+    try:
+        _kernels.element_outputs(plant.model._h, x0[:nq], x0[nq:nq + nv], x0[nq + nv:], 0.0,
+                                 plant._element_registry(), np.zeros((0, 2), np.intc))
+    except InputError as exc:
+        raise NativeUnsupported(f"{name}: {exc}") from None
 
 
 def _element_block(plant: MultibodyPlant) -> np.ndarray:
