@@ -16,7 +16,8 @@ inertial up to a uniform acceleration ``a_s(t)`` along x: every body gets the
 d'Alembert force ``-m a_s x`` at its centre of mass, exactly like an extra,
 time-varying gravity, and it is applied as one: each evaluation of the
 dynamics sets the kernels' gravity to ``g - a_s x`` and restores ``g``
-(the sled frame is a kernel element, :class:`~mbfmu.dynamics.sled.SledFrame`).
+(the sled frame is a frame element of this plant's own, ``sled_frame.c``, a
+plug-in element of the engine's interface ``mbfmu/dynamics/csrc/element.h``).
 Seat, floor and belt anchors are fixed in this frame.
 The sled acceleration is the input ``sled_acceleration`` (m/s2, along the
 sled's forward x; a frontal crash is negative) plus an optional built-in
@@ -57,9 +58,9 @@ Contacts and belt segments are force elements of the compiled kernels
 (:class:`~mbfmu.dynamics.model.SpherePlaneContact`,
 :class:`~mbfmu.dynamics.model.Cable`, described here as the sets of
 ``models/_contact``). Sled frame, accelerometers and belt tensions
-are compiled kernel elements too (``mbfmu.dynamics.sled``, ``csrc/sled.c``),
-and the HIC bookkeeping is a plug-in element of this plant's own
-(``hic_recorder.c``, ``mbfmu/dynamics/csrc/element.h``): the plant is
+are sensors of the kernels (:mod:`mbfmu.dynamics.motion_sensors`), and the
+sled frame and the HIC bookkeeping are plug-in elements of this plant's own
+(``sled_frame.c``, ``hic_recorder.c``; ``mbfmu/dynamics/csrc/element.h``): the plant is
 described in C only, so the whole integration runs in C and the plant
 exports as a native FMU (``--runtime native``) that runs the same code.
 
@@ -109,8 +110,9 @@ import numpy as np
 
 from mbfmu.dynamics import FreeFlyer, JointForce, Model, ModelBuilder, Spherical, sensors, symbolic
 from mbfmu.dynamics.algorithms import element_forces, point_position
-from mbfmu.dynamics.sled import G  # m/s2, standard gravity (also the unit "g")
-from mbfmu.dynamics.sled import Accelerometer, CableTension, PointDisplacement, SledAcceleration, SledFrame
+from mbfmu.dynamics.motion_sensors import G  # m/s2, standard gravity (also the unit "g")
+from mbfmu.dynamics.motion_sensors import (Accelerometer, CableTension, CompiledSensors, FrameAcceleration,
+                                           PointDisplacement)
 from mbfmu.plant.elements import NativeElement
 from mbfmu.plant.multibody import MultibodyPlant
 from mbfmu.plant.outputs import declare_outputs, measured, measured_vector
@@ -127,6 +129,8 @@ HIC_HISTORY = 31     # grid instants the recorder keeps (hic_recorder.c's HIC_NH
 assert abs((HIC_HISTORY - 1) * HIC_SAMPLE - HIC_WINDOW) < 1e-12 * HIC_WINDOW
 #: The HIC15 recorder's C (a plug-in element, ``mbfmu/dynamics/csrc/element.h``).
 HIC_RECORDER_C = Path(__file__).with_name("hic_recorder.c")
+#: The sled frame's C (a frame element, ``mbfmu/dynamics/csrc/element.h``).
+SLED_FRAME_C = Path(__file__).with_name("sled_frame.c")
 
 # de Leva (1996) male: mass fraction, segment length (m, for a 1.741 m
 # stature), CM position (fraction of length from the end nearer the pelvis:
@@ -293,8 +297,6 @@ class CrashOccupant(MultibodyPlant):
     def __init__(self, p):
         pulse_peak, pulse_duration, pulse_start = p.pulse_peak, p.pulse_duration, p.pulse_start
         self.pulse = tuple(symbolic.number(v) for v in (pulse_peak, pulse_duration, pulse_start))
-        self.sled = SledFrame(axis=(1.0, 0.0, 0.0), input=0, peak=self.pulse[0], duration=self.pulse[1],
-                              start=self.pulse[2])
 
         model, self._contacts, self._belts, shapes = self._build(
             p.body_mass, p.stature, p.seat_stiffness, p.seat_damping, p.floor_stiffness, p.seat_friction,
@@ -307,7 +309,8 @@ class CrashOccupant(MultibodyPlant):
         nmech = model.nq + model.nv
         # the HIC states follow [q; v]: integral (continuous), history and maximum (discrete)
         nhist = HIC_HISTORY
-        self.register_elements(hic_recorder(head, head_cg))
+        # the HIC recorder, and the sled frame it reads in (input 0 plus the pulse along x)
+        self.register_elements(hic_recorder(head, head_cg), sled_frame((1.0, 0.0, 0.0), *self.pulse, input=0))
         self.inputs = (Signal("sled_acceleration", "m/s2",
                               "sled acceleration along its forward x axis (frontal crash: negative); "
                               "added to the built-in pulse", 0.0, -1000.0, 1000.0, kind="input"),)
@@ -330,7 +333,7 @@ class CrashOccupant(MultibodyPlant):
                      PointDisplacement(head, head_cg, 0, head_x0)),
             measured("hic15", "1", "HIC15 over the run so far (head resultant in g, time in s)",
                      sensors.StateValue(nmech + 1 + nhist)),  # the state hic15_max
-            measured("sled_acceleration_total", "m/s2", "input plus built-in pulse, sled x", SledAcceleration()),
+            measured("sled_acceleration_total", "m/s2", "input plus built-in pulse, sled x", FrameAcceleration(0)),
             measured("kinetic_energy", "J", "kinetic energy relative to the sled", sensors.KineticEnergy()),
             measured("potential_energy", "J", "gravity, joint springs and limits, contact and belt elastic energy",
                      sensors.PotentialEnergy()))
@@ -512,12 +515,46 @@ class CrashOccupant(MultibodyPlant):
 
     # ---- the sled -----------------------------------------------------------------
     def sled_acceleration(self, t: float, u) -> float:
-        """Total sled acceleration along x at time ``t`` (input plus pulse), m/s2."""
-        return self.sled.acceleration(t, u if len(u) else np.zeros(1))
+        """Total sled acceleration along x at time ``t`` (input plus pulse), m/s2: the
+        frame element's own C (``sled_frame.c``) through the kernels."""
+        sensor = self.__dict__.get("_sled_sensor")
+        if sensor is None:
+            sensor = self._sled_sensor = CompiledSensors((FrameAcceleration(0),), self.model, len(self.inputs))
+        x = self.initial_state()
+        u = np.asarray(u if len(u) else np.zeros(1), float)
+        nq, nv = self.model.nq, self.model.nv
+        return float(sensor(t, x, x[nq:nq + nv], u, self._input_forces(u), self._element_registry())[0])
 
     def belt_lengths(self, x: np.ndarray) -> np.ndarray:
         """Current belt segment lengths, m."""
         return element_forces(self.model, x[:self.model.nq], np.zeros(self.model.nv)).cable_length
+
+
+def sled_frame(axis, peak, duration, start, input: int = -1) -> NativeElement:
+    """The sled frame (``sled_frame.c``, a frame element): the plant moves in the frame of a
+    sled whose acceleration along ``axis`` is the input ``input`` plus a half-sine pulse,
+    ``a_s(t, u) = u[input] - peak sin(pi (t - start) / duration)`` on ``[start, start +
+    duration]``, m/s2.
+
+    Parameters
+    ----------
+    axis : tuple of 3 float
+        Unit direction of the sled's travel, world (sled) axes.
+    peak : float
+        Peak deceleration of the pulse, m/s2 (>= 0; 0: no pulse).
+    duration, start : float
+        Pulse duration (> 0) and start, s.
+    input : int
+        0-based index of the plant input added (m/s2), -1 for none.
+
+    Returns
+    -------
+    NativeElement
+        The element, for :meth:`MultibodyPlant.register_elements` (it acts on no body: its
+        point, at body 1's origin, is unused).
+    """
+    return NativeElement(SLED_FRAME_C, "sled_frame", 1, (0.0, 0.0, 0.0),
+                         (*axis, peak, duration, start, float(input)))
 
 
 def hic_recorder(body: int, point) -> NativeElement:

@@ -47,9 +47,9 @@ def test_wheel_ships_every_module_and_the_c_sources_without_setuptools_warnings(
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = {p.relative_to(src).as_posix() for p in (src / "mbfmu").rglob("*")
                 if p.is_file() and (p.suffix in (".py", ".c", ".h", ".js") or p.name == "fmi-headers-LICENSE.txt")}
-    # the plant library, with the C of its plug-in elements (the crash occupant's HIC recorder)
+    # the plant library, with the C of its plug-in elements (the crash occupant's sled frame and HIC recorder)
     expected |= {f"mbfmu/models/{p.name}" for p in (src / "models").iterdir() if p.suffix in (".py", ".c")}
-    assert "mbfmu/models/hic_recorder.c" in expected
+    assert {"mbfmu/models/hic_recorder.c", "mbfmu/models/sled_frame.c"} <= expected
     assert expected <= names, sorted(expected - names)
     assert any(n.startswith("mbfmu/dynamics/_kernels") for n in names)
 

@@ -15,7 +15,8 @@ Jacobians are obtained, by plant kind:
 * A plant the native runtime packs (a :class:`~mbfmu.plant.multibody.MultibodyPlant`
   built from the engine's elements: joints, joint springs, dampers and
   limits, drives, point springs, sphere-plane contacts, cables, hinge
-  latches, a sled frame with its HIC recorder, assumed-modes beams; outputs
+  latches, plug-in elements (a frame element such as the crash sled's and the
+  HIC recorder in it, their own C tangents), assumed-modes beams; outputs
   from engine sensors or, for the dynamics alone, computed in Python):
   **exact** Jacobians from the forward-mode tangents of the recursive
   dynamics in C (:func:`exact_jacobian`, :mod:`mbfmu.dynamics.tangents`),
@@ -24,7 +25,7 @@ Jacobians are obtained, by plant kind:
   one direction before use. Discrete states (latch flags, the HIC
   recorder's history and maximum) have zero columns and rates in A.
 * A multibody plant in (q, v) the C tangents do not cover (Python-level
-  forces, an overridden ``derivatives``, planar joints, a sled frame in
+  forces, an overridden ``derivatives``, planar joints, accelerometers in
   canonical variables, finite-segment beams' relative tip points): the
   velocity (and extra) rows by a **central difference** of
   ``plant.derivatives`` with step ``h_k = eps^(1/3) max(1, |z_k|)``

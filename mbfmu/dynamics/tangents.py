@@ -27,10 +27,9 @@ from . import _kernels
 
 #: The integer header of ``native_tangents`` (``csrc/tangent_binding.c``), in its order.
 HEADER = ("nb", "nq", "nv", "nu", "ny", "nx", "ns", "nct", "ncb", "ndr", "canonical", "nl",
-          "sled", "sled_input",
           "o_axis1", "o_axis2", "o_Rtree", "o_ptree", "o_Ibody", "o_g", "o_dof", "o_springs", "o_contacts",
           "o_cables", "o_drives", "o_mass", "o_com", "o_Ic", "o_lsign", "o_lk", "o_q0", "o_v0", "o_B",
-          "o_step", "o_adapt", "o_sled",
+          "o_step", "o_adapt",
           "flex", "nbeam", "ng", "nh_flex", "nkd", "o_gtab", "o_htab", "o_kd")
 #: The integer arrays, in their order (the flexible tables empty for a rigid plant).
 ARRAYS = ("parent", "jtype", "nqi", "nvi", "l_iq", "l_iv", "sens",
@@ -47,7 +46,6 @@ def _header(structure: Mapping, offsets: Mapping) -> tuple[np.ndarray, tuple]:
     fields = {**structure, **offsets, "flex": int(bool(flex)), "nbeam": flex.get("nbeam", 0),
               "ng": flex.get("ng", 0), "nh_flex": flex.get("nh", 0), "nkd": flex.get("nkd", 0),
               "o_gtab": flex.get("o_gtab", 0), "o_htab": flex.get("o_htab", 0), "o_kd": flex.get("o_kd", 0)}
-    fields.setdefault("o_sled", 0)
     header = _ints([int(fields[k]) for k in HEADER])
     arrays = tuple(_ints(flex.get(k, ()) if k in _FLEX_ARRAYS else structure[k]) for k in ARRAYS)
     return header, arrays
@@ -71,7 +69,7 @@ def packed_jacobian(structure: Mapping, d: np.ndarray, offsets: Mapping, x, u, t
     u : array_like
         The inputs (``nu`` values, SI units).
     t : float
-        Time, s (a sled frame's pulse depends on it).
+        Time, s (a frame element's acceleration may depend on it).
     elements : tuple, optional
         The plant's plug-in elements (``csrc/element.h``): ``(class addresses, rows)``,
         rows ``(nel, 5)`` of body, offset of ``[point; parameters]`` in ``d``, number of

@@ -4,7 +4,9 @@ A plug-in element is a force element the engine core does not know, written
 once in C against the engine's element interface
 (``mbfmu/dynamics/csrc/element.h``: a ``const mbn_element_class`` with a
 force on a body point, the rates of its own continuous states, and their
-tangent; discrete states sampled on a time grid) and registered by the plant that uses it
+tangent; discrete states sampled on a time grid; or, as a frame element, the acceleration
+of the moving frame the whole plant runs in, such as the crash occupant's sled) and
+registered by the plant that uses it
 (:meth:`MultibodyPlant.register_elements`). The native FMU compiles
 the C file with the runtime, lists it in the registry the runtime iterates
 (Co-Simulation and Model Exchange, FMI 2 and 3) and differentiates it

@@ -16,18 +16,18 @@
   or in canonical (q, p)) when no Python-level force is present
   (``applied_forces`` not overridden), else the same integrator around the
   Python right-hand side;
-* a plant written in the frame of an accelerating sled declares ``sled``
-  (a :class:`~mbfmu.dynamics.sled.SledFrame`): its dynamics, advance and
-  sensors are then the kernels' sled-frame elements (``csrc/sled.h``),
-  shared with the native FMU runtime; its plug-in elements (such as a HIC
-  recorder) run in the sled frame.
+* plug-in elements written in C (:meth:`register_elements`,
+  ``csrc/element.h``) run in the kernels, as the native FMU runs them; a
+  frame element among them (such as the crash occupant's sled frame) sets
+  the moving frame the whole plant, its elements and its sensors of the
+  dynamics (:mod:`mbfmu.dynamics.motion_sensors`) run in.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..dynamics import _kernels, sensors as _sensors, sled as _sled
-from ..dynamics.integrators import advance_rigid
+from ..dynamics import _kernels, motion_sensors as _motion, sensors as _sensors
+from ..dynamics.integrators import _failed, advance_rigid
 from ..dynamics.algorithms import forward_kinematics, kinetic_energy, momentum, potential_energy
 from ..dynamics.joints import FREE, PRISMATIC, SPHERICAL
 from ..dynamics.model import Model
@@ -151,11 +151,9 @@ class MultibodyPlant(Plant):
         h = self.model._h
         nq = self.model.nq
         q = x[:nq]
-        if self.sled is not None:
-            return np.concatenate(_sled.rates(self.model, self.sled, self._element_registry_or_none(), t, q,
-                                              x[nq:], self._input_forces(u), u))
-        if self.native_elements:  # their own C, as the native FMU runs it
-            qdot, ydot = _kernels.element_rhs(h, q, x[nq:], self._input_forces(u), float(t), self._element_registry())
+        if self.native_elements:  # their own C, as the native FMU runs it (a frame element reads u)
+            qdot, ydot = _kernels.element_rhs(h, q, x[nq:], self._input_forces(u), float(t), self._element_registry(),
+                                              u)
             return np.concatenate([qdot, ydot])
         if self.canonical:
             v = _kernels.minv(h, q, x[nq:])
@@ -170,8 +168,6 @@ class MultibodyPlant(Plant):
         return np.concatenate([qdot, vdot])
 
     sensors: tuple = ()
-    # the sled frame (mbfmu.dynamics.sled), or None
-    sled: "_sled.SledFrame | None" = None
     _compiled_sensors = None
     # hinge latches (csrc/latch.h) as (iq, iv, sign, stiffness, damping), their
     # flags appended to the state; a plant with latches advances with
@@ -227,11 +223,11 @@ class MultibodyPlant(Plant):
         if not self.sensors:
             raise NotImplementedError(f"plant {self.name!r} declares no output sensors and no outputs_at")
         q, v = self.split(x)
-        if self.sled is not None:
+        if any(isinstance(s, _motion.KINDS) for s in self.sensors):  # sensors of the dynamics (element.h)
             if self._compiled_sensors is None:
-                self._compiled_sensors = _sled.CompiledSensors(self.sensors, self.model, len(self.inputs))
+                self._compiled_sensors = _motion.CompiledSensors(self.sensors, self.model, len(self.inputs))
             u = np.asarray(u, float)
-            out = self._compiled_sensors(self.sled, t, x, v, u, self._input_forces(u))
+            out = self._compiled_sensors(t, x, v, u, self._input_forces(u), self._element_registry_or_none())
             mine = [k for k, s in enumerate(self.sensors) if isinstance(s, ElementOutput)]
             if mine:
                 out[mine] = self._element_outputs(t, x, v, mine)
@@ -288,22 +284,17 @@ class MultibodyPlant(Plant):
             return super().advance(t, x, u, dt)
         nq = self.model.nq
         tau = self._input_forces(u)
-        if self.sled is not None:
-            if self.canonical:
-                raise ModelError(f"plant {self.name!r}: a sled frame needs the state [q; v], not canonical variables")
-            q, y = _sled.advance(self.model, self.sled, self._element_registry_or_none(), x[:nq], x[nq:], tau, u, t, dt,
-                                 self.error_control, self.internal_step, what=f"plant {self.name!r}")
-            out = np.concatenate([q, y])
-            raise_if_nonfinite(out, self.name, t + dt)
-            return out
         if self.native_elements:  # their own C, with the integrator and options of advance_rigid
             try:
                 q, y, _ = _kernels.element_adapt(self.model._h, x[:nq], x[nq:], tau, float(t), float(dt),
                                                  self.error_control.options(self.internal_step),
-                                                 self._element_registry())
+                                                 self._element_registry(), np.asarray(u, float))
             except SimulationError as exc:
-                raise blown_up_error(self, t, dt, x, tau, exc) from None
-            return np.concatenate([q, y])
+                err = blown_up_error(self, t, dt, x, tau, exc)  # else the failure, naming the plant and the step
+                raise (_failed(f"plant {self.name!r}", t, dt, exc) if err is exc else err) from None
+            out = np.concatenate([q, y])
+            raise_if_nonfinite(out, self.name, t + dt)
+            return out
         try:
             q, second = advance_rigid(self.model, x[:nq], x[nq:], tau, t, dt, self.error_control,
                                       self.internal_step, canonical=self.canonical, what=f"plant {self.name!r}")

@@ -95,7 +95,7 @@ def test_smallest_step_is_a_simulation_error():
 
 
 def test_python_plants_fail_the_same_way():
-    """The crash-sled plant (the kernels' sled-frame element, stopped on its HIC
+    """The crash-sled plant (its sled frame element, stopped on its HIC
     grid) runs the same compiled integrator and fails the same way."""
     plant = mbfmu.load_plant("crash_occupant")
     plant.error_control = ErrorControl(rtol=1e-12, atol=1e-12, max_steps=3)

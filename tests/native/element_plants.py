@@ -8,8 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from mbfmu.dynamics import ModelBuilder, sensors
+from mbfmu.dynamics import JointForce, ModelBuilder, sensors
 from mbfmu.dynamics.joints import Prismatic, Revolute
+from mbfmu.dynamics.motion_sensors import Accelerometer, FrameAcceleration
 from mbfmu.plant.elements import ElementOutput, NativeElement
 from mbfmu.plant.multibody import MultibodyPlant, parameter_signals
 from mbfmu.plant.signals import Signal
@@ -125,10 +126,20 @@ class SampledSlider(DampedSlider):
                                        Signal("growth_max", "m", kind="output"))
 
 
+FRAME_STEP_C = DAMPER_C.with_name("frame_step.c")
+
+
+def frame_step(axis, a0: float, t_on: float, input: int = -1) -> NativeElement:
+    """The test frame element: the plant's frame accelerates by ``(a0 + u[input]) axis``
+    (m/s2) from ``t_on`` (s) on, not before (``input`` -1: no input)."""
+    return NativeElement(FRAME_STEP_C, "test_frame_step", 1, (0.0, 0.0, 0.0), (*axis, a0, t_on, float(input)))
+
+
 class SledDampedSlider(MultibodyPlant):
     """A 2 kg block on a prismatic joint along the sled's x axis, in the frame of a sled that
-    accelerates by the input (m/s2), with the test point damper (3 N s/m) on it: relative to
-    the sled m dv/dt = -m a_s - c v, v(t) = v0 e^(-c t / m) - (m a_s / c) (1 - e^(-c t / m))."""
+    accelerates by the input (m/s2; the test frame element from t = 0), with the test point
+    damper (3 N s/m) on it: relative to the sled m dv/dt = -m a_s - c v,
+    v(t) = v0 e^(-c t / m) - (m a_s / c) (1 - e^(-c t / m))."""
 
     name = "sled_damped_slider"
     default_step = 0.05
@@ -137,14 +148,44 @@ class SledDampedSlider(MultibodyPlant):
     MASS, C, V0 = 2.0, 3.0, 1.5
 
     def __init__(self):
-        from mbfmu.dynamics.sled import SledFrame
         b = ModelBuilder(gravity=(0.0, 0.0, -9.81), name=self.name)
         b.add_body("block", "world", Prismatic(axis=(1.0, 0.0, 0.0)), self.MASS, (0.0, 0.0, 0.0),
                    np.eye(3) * 0.01)
         super().__init__(b.build(), np.zeros((1, 1)), v0=[self.V0])
-        self.sled = SledFrame(axis=(1.0, 0.0, 0.0), input=0)
-        self.register_elements(point_damper(1, (0.0, 0.2, 0.1), self.C))
+        self.register_elements(frame_step((1.0, 0.0, 0.0), 0.0, 0.0, input=0),
+                               point_damper(1, (0.0, 0.2, 0.1), self.C))
         self.inputs = (Signal("sled_acceleration", "m/s2", "the sled's acceleration along x", kind="input"),)
-        self.sensors = (sensors.StateValue(1), sensors.StateValue(2), ElementOutput(0))
+        self.sensors = (sensors.StateValue(1), sensors.StateValue(2), ElementOutput(1))
         self.outputs = (Signal("v", "m/s", kind="output"), Signal("dissipated", "J", kind="output"),
                         Signal("power", "W", kind="output"))
+
+
+class SpringInFrame(MultibodyPlant):
+    """A 2 kg block on a prismatic joint along x, held by a joint spring (``k``, N/m) and
+    damper (``c``, N s/m) to the frame, which accelerates by ``a0 + u`` (m/s2, the input
+    ``push``) along x from ``t_on`` (s) on (the test frame element): m x'' = -k x - c x' - m a.
+    Outputs: x, v, the frame's acceleration and the block's accelerometer (x and z)."""
+
+    name = "spring_in_frame"
+    default_step = 0.05
+    default_stop_time = 2.0
+    internal_step = 1e-3
+    MASS, K, C, A0, T_ON = 2.0, 200.0, 20.0, 3.0, 0.33
+
+    def __init__(self, k: float = K, a0: float = A0, t_on: float = T_ON):
+        b = ModelBuilder(gravity=(0.0, 0.0, -9.81), name=self.name)
+        i = b.add_body("block", "world", Prismatic(axis=(1.0, 0.0, 0.0)), self.MASS, (0.0, 0.0, 0.0),
+                       np.eye(3) * 0.01)
+        b.add_joint_force(i, JointForce(stiffness=k, damping=self.C))
+        super().__init__(b.build(), np.zeros((1, 1)))
+        self.parameters = parameter_signals({"k": (k, "N/m", "spring stiffness"),
+                                             "a0": (a0, "m/s2", "frame acceleration from t_on, input aside"),
+                                             "t_on": (t_on, "s", "when the frame starts accelerating")},
+                                            {"k": (0.0, None), "t_on": (0.0, None)})
+        self.register_elements(frame_step((1.0, 0.0, 0.0), a0, t_on, input=0))
+        self.inputs = (Signal("push", "m/s2", "frame acceleration added from t_on", kind="input"),)
+        self.sensors = (sensors.StateValue(0), sensors.StateValue(1), FrameAcceleration(0),
+                        Accelerometer(1, (0.0, 0.1, 0.0), 0), Accelerometer(1, (0.0, 0.1, 0.0), 2))
+        self.outputs = (Signal("x", "m", kind="output"), Signal("v", "m/s", kind="output"),
+                        Signal("frame_a", "m/s2", kind="output"), Signal("meter_x", "m/s2", kind="output"),
+                        Signal("meter_z", "m/s2", kind="output"))

@@ -1,6 +1,7 @@
-"""The crash-sled occupant as a native FMU: its sled frame, accelerometers, belt
-tensions and HIC15 bookkeeping are kernel elements (csrc/sled.c, csrc/hic.c) run
-by the C runtime; HIC state through FMU state, the pulse parameters re-packed."""
+"""The crash-sled occupant as a native FMU: its sled frame and HIC15 bookkeeping are
+plug-in elements of its own (models/sled_frame.c, a frame element, and
+models/hic_recorder.c), its accelerometers and belt tensions sensors of the kernels,
+run by the C runtime; HIC state through FMU state, the pulse parameters re-packed."""
 from __future__ import annotations
 
 import subprocess

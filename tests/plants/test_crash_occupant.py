@@ -216,7 +216,7 @@ def test_hic_grid_is_a_divisor_of_the_internal_step():
 # ------------------------------------------- the kernel elements against the Python formulas
 def _python_formulas(plant):
     """The plant's pieces as the Python formulas they were before they became kernel
-    elements (csrc/sled.c) and a plug-in element (models/hic_recorder.c): sled gravity set
+    elements and plug-in elements (models/sled_frame.c, models/hic_recorder.c): sled gravity set
     per evaluation, the head accelerometer from the kernels' point accelerations, the HIC
     grid loop and its window maximum in numpy, the outputs from the algorithms module. The
     integrator steps the continuous states [q; v; integral] only (the history and maximum are

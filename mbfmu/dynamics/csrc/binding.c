@@ -31,7 +31,6 @@
 #include "latch.h"
 #include "sensors.h"
 #include "adaptive.h"
-#include "sled.h"
 #include "element.h"
 #include "tangent_binding.h"
 
@@ -1113,6 +1112,10 @@ static int elreg_parse(elreg_t *r, const mb_model *m, PyObject *reg) {
         r->nes += ns[e];
         r->nez += nz[e];
     }
+    if (mbn_elements_nframe(r->nel, r->el) > 1) {
+        PyErr_SetString(InputError, "plug-in elements: more than one frame element (a plant moves in one frame)");
+        goto done;
+    }
     if (!mbn_elements_periods_valid(r->nel, r->el)) {
         PyErr_SetString(InputError, "plug-in elements: a sampling period of their discrete states is not a "
                                     "positive finite time");
@@ -1125,20 +1128,34 @@ done:
     return err;
 }
 
-/* element_adapt(h, q, y, tau, t, dt, options, registry) -> (q, y, stats): adapt's rigid x = [q; v]
+/* the plant's inputs u (None: none) a frame element reads (element.h), as a new reference in *out */
+static int element_inputs(PyObject *u, PyArrayObject **out) {
+    *out = NULL;
+    if (u == Py_None) return 0;
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(u, NPY_DOUBLE, 0, 1, NPY_ARRAY_IN_ARRAY);
+    if (!a) return -1;
+    *out = as_vector((PyObject *)a, PyArray_SIZE(a), "u", NULL);
+    Py_DECREF(a);
+    return *out ? 0 : -1;
+}
+
+/* element_adapt(h, q, y, tau, t, dt, options, registry, u=None) -> (q, y, stats): adapt's rigid x = [q; v]
  * with the elements' forces and y = [v; s; z], s their continuous states (element.h's
- * mbn_element_ode), z their discrete ones, sampled on their grids (mbn_element_advance) */
+ * mbn_element_ode), z their discrete ones, sampled on their grids (mbn_element_advance); u the
+ * plant's inputs a frame element reads */
 static PyObject *py_element_adapt(PyObject *self, PyObject *args) {
-    PyObject *cap, *q, *y, *tau, *options, *reg;
+    PyObject *cap, *q, *y, *tau, *options, *reg, *u = Py_None;
     double t, span;
-    if (!PyArg_ParseTuple(args, "OOOOddOO", &cap, &q, &y, &tau, &t, &span, &options, &reg)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOOddOO|O", &cap, &q, &y, &tau, &t, &span, &options, &reg, &u)) return NULL;
+    PyArrayObject *au;
+    if (element_inputs(u, &au)) return NULL;
     mb_adapt_options opt;
     if (check_span(span) || parse_adapt_options(options, &opt)) return NULL;
     call_t c;
     elreg_t r;
-    if (call_parse(&c, cap, q, NULL, NULL, tau, "tau", NULL)) { call_clear(&c); return NULL; }
+    if (call_parse(&c, cap, q, NULL, NULL, tau, "tau", NULL)) { call_clear(&c); Py_XDECREF(au); return NULL; }
     mb_model *m = c.h->m;
-    if (elreg_parse(&r, m, reg)) { call_clear(&c); return NULL; }
+    if (elreg_parse(&r, m, reg)) { call_clear(&c); Py_XDECREF(au); return NULL; }
     npy_intp ny = m->nv + r.nes + r.nez;
     PyArrayObject *ay = as_vector(y, ny, "y = [v; element states]", NULL);
     PyObject *qo = new_vector(m->nq), *yo = new_vector(ny), *res = NULL;
@@ -1149,6 +1166,7 @@ static PyObject *py_element_adapt(PyObject *self, PyObject *args) {
     mbn_element_ode eo;
     mb_ode ode;
     mbn_element_ode_init(&eo, m, c.h->d, r.nel, r.el, t, fx, &ode);
+    if (au) mbn_element_ode_inputs(&eo, D(au), (int)PyArray_SIZE(au));
     mb_adapt_stats st;
     memset(&st, 0, sizeof st);
     int status;
@@ -1159,23 +1177,26 @@ static PyObject *py_element_adapt(PyObject *self, PyObject *args) {
     else res = Py_BuildValue("(OON)", qo, yo, adapt_stats_tuple(&st));
 done:
     free(fx);
+    Py_XDECREF(au);
     Py_XDECREF(ay); Py_XDECREF(qo); Py_XDECREF(yo);
     elreg_clear(&r);
     call_clear(&c);
     return res;
 }
 
-/* element_rhs(h, q, y, tau, t, registry) -> (qdot, ydot): the right-hand side element_adapt integrates
- * (the discrete states' rates zero) */
+/* element_rhs(h, q, y, tau, t, registry, u=None) -> (qdot, ydot): the right-hand side element_adapt
+ * integrates (the discrete states' rates zero) */
 static PyObject *py_element_rhs(PyObject *self, PyObject *args) {
-    PyObject *cap, *q, *y, *tau, *reg;
+    PyObject *cap, *q, *y, *tau, *reg, *u = Py_None;
     double t;
-    if (!PyArg_ParseTuple(args, "OOOOdO", &cap, &q, &y, &tau, &t, &reg)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOOdO|O", &cap, &q, &y, &tau, &t, &reg, &u)) return NULL;
+    PyArrayObject *au;
+    if (element_inputs(u, &au)) return NULL;
     call_t c;
     elreg_t r;
-    if (call_parse(&c, cap, q, NULL, NULL, tau, "tau", NULL)) { call_clear(&c); return NULL; }
+    if (call_parse(&c, cap, q, NULL, NULL, tau, "tau", NULL)) { call_clear(&c); Py_XDECREF(au); return NULL; }
     mb_model *m = c.h->m;
-    if (elreg_parse(&r, m, reg)) { call_clear(&c); return NULL; }
+    if (elreg_parse(&r, m, reg)) { call_clear(&c); Py_XDECREF(au); return NULL; }
     npy_intp ny = m->nv + r.nes + r.nez;
     PyArrayObject *ay = as_vector(y, ny, "y = [v; element states]", NULL);
     PyObject *qd = new_vector(m->nq), *yd = new_vector(ny), *res = NULL;
@@ -1185,12 +1206,14 @@ static PyObject *py_element_rhs(PyObject *self, PyObject *args) {
     mbn_element_ode eo;
     mb_ode ode;
     mbn_element_ode_init(&eo, m, c.h->d, r.nel, r.el, t, fx, &ode);
+    if (au) mbn_element_ode_inputs(&eo, D(au), (int)PyArray_SIZE(au));
     int err;
     KERNEL(c.h->lock, err = ode.f(ode.ctx, D(c.q), D(ay), D(c.w), NULL, D((PyArrayObject *)qd), D((PyArrayObject *)yd)));
     if (err) raise_singular(c.h, err);
     else res = Py_BuildValue("(OO)", qd, yd);
 done:
     free(fx);
+    Py_XDECREF(au);
     Py_XDECREF(ay); Py_XDECREF(qd); Py_XDECREF(yd);
     elreg_clear(&r);
     call_clear(&c);
@@ -1914,202 +1937,51 @@ done:
     return out;
 }
 
-/* ------------------------------------------------ sled frame (sled.h) */
-
-/* the sled (par: SL_N values, input: index into u or -1) and the optional plug-in
- * element registry (None or elreg_parse's; the crash occupant's HIC recorder) of the
- * sled calls; keep holds the arrays the structs point into (released by sled_clear) */
-typedef struct {
-    mb_sled s;
+/* ------------------------------------------------ sensors of the dynamics (element.h) */
+/* motion_sensors(h, rows (n, 4: kind, index, axis, offset into par or -1), par, x, v, u, tau, t,
+ *                mass, com, Ic, registry None or elreg_parse's) -> (n,): mbn_motion_sensors_eval,
+ * in the frame of the registry's frame element if any (x = [q; y; the elements' states]) */
+static PyObject *py_motion_sensors(PyObject *self, PyObject *args) {
+    PyObject *cap, *rows, *par, *x, *v, *u, *tau, *mass, *com, *Ic, *reg, *out = NULL;
+    double t;
+    if (!PyArg_ParseTuple(args, "OOOOOOOdOOOO", &cap, &rows, &par, &x, &v, &u, &tau, &t, &mass, &com, &Ic, &reg))
+        return NULL;
+    call_t c;
     elreg_t r;
-    int has_el;
-    PyArrayObject *spar;
-} sled_args_t;
-
-static void sled_clear(sled_args_t *a) {
-    Py_XDECREF(a->spar);
-    if (a->has_el) elreg_clear(&a->r);
-}
-
-static int sled_parse(sled_args_t *a, const mb_model *m, PyObject *spar, int input, npy_intp nu, PyObject *reg) {
-    memset(a, 0, sizeof *a);
-    if (!(a->spar = as_vector(spar, SL_N, "sled parameters (axis, peak, duration, start)", NULL))) return -1;
-    if (input < -1 || input >= nu) {
-        PyErr_Format(InputError, "sled input index %d is out of range [-1, %zd)", input, (Py_ssize_t)nu);
-        return -1;
-    }
-    a->s.input = input;
-    a->s.par = D(a->spar);
-    if (reg == NULL || reg == Py_None) return 0;
-    if (elreg_parse(&a->r, m, reg)) return -1;
-    a->has_el = 1;
-    return 0;
-}
-
-static int sled_ny(const mb_model *m, const sled_args_t *a) {
-    return m->nv + (a->has_el ? a->r.nes + a->r.nez : 0);
-}
-
-/* sled_acceleration(par, input, t, u) -> a_s (m/s^2) */
-static PyObject *py_sled_acceleration(PyObject *self, PyObject *args) {
-    PyObject *spar, *u;
-    int input;
-    double t;
-    if (!PyArg_ParseTuple(args, "OidO", &spar, &input, &t, &u)) return NULL;
-    PyArrayObject *au = (PyArrayObject *)PyArray_FROMANY(u, NPY_DOUBLE, 0, 1, NPY_ARRAY_IN_ARRAY);
-    if (!au) return NULL;
-    PyArrayObject *av = as_vector((PyObject *)au, PyArray_SIZE(au), "u", NULL);
-    Py_DECREF(au);
-    if (!av) return NULL;
-    sled_args_t a;
-    mb_model none = {0};
-    PyObject *res = NULL;
-    if (!sled_parse(&a, &none, spar, input, PyArray_SIZE(av), NULL))
-        res = PyFloat_FromDouble(mb_sled_acceleration(&a.s, t, D(av)));
-    sled_clear(&a);
-    Py_DECREF(av);
-    return res;
-}
-
-/* the common arguments (h, q, y, tau, u, t, par, input, registry) of sled_rhs and sled_advance */
-typedef struct {
-    handle_t *h;
-    PyArrayObject *q, *y, *tau, *u;
-    sled_args_t a;
-} sled_call_t;
-
-static void sled_call_clear(sled_call_t *c) {
-    Py_XDECREF(c->q); Py_XDECREF(c->y); Py_XDECREF(c->tau); Py_XDECREF(c->u);
-    sled_clear(&c->a);
-}
-
-static int sled_call_parse(sled_call_t *c, PyObject *cap, PyObject *q, PyObject *y, PyObject *tau, PyObject *u,
-                           PyObject *spar, int input, PyObject *reg) {
-    memset(c, 0, sizeof *c);
-    if (!(c->h = get_handle(cap))) return -1;
-    mb_model *m = c->h->m;
-    PyArrayObject *au = (PyArrayObject *)PyArray_FROMANY(u, NPY_DOUBLE, 0, 1, NPY_ARRAY_IN_ARRAY);
-    if (!au) return -1;
-    c->u = as_vector((PyObject *)au, PyArray_SIZE(au), "u", NULL);
-    Py_DECREF(au);
-    if (!c->u || sled_parse(&c->a, m, spar, input, PyArray_SIZE(c->u), reg)) return -1;
-    if (q && !(c->q = as_vector(q, m->nq, "q", c->h->q_names))) return -1;
-    if (!(c->y = as_vector(y, sled_ny(m, &c->a), "y = [v; element states]", NULL))) return -1;
-    if (!(c->tau = as_vector(tau, m->nv, "tau", c->h->v_names))) return -1;
-    return 0;
-}
-
-/* sled_rhs(h, q, y, tau, u, t, par, input, registry) -> (qdot, ydot) (sled.h; with the plug-in
- * elements of registry, y = [v; their continuous; their discrete states], element.h) */
-static PyObject *py_sled_rhs(PyObject *self, PyObject *args) {
-    PyObject *cap, *q, *y, *tau, *u, *spar, *reg, *res = NULL;
-    double t;
-    int input;
-    if (!PyArg_ParseTuple(args, "OOOOOdOiO", &cap, &q, &y, &tau, &u, &t, &spar, &input, &reg)) return NULL;
-    sled_call_t c;
-    if (sled_call_parse(&c, cap, q, y, tau, u, spar, input, reg)) { sled_call_clear(&c); return NULL; }
-    mb_model *m = c.h->m;
-    mb_data *d = c.h->d;
-    int ny = sled_ny(m, &c.a);
-    PyObject *qdot = new_vector(m->nq), *ydot = new_vector(ny);
-    double *fx = calloc(6 * (size_t)m->nb + 1, sizeof(double));
-    if (qdot && ydot && fx) {
-        int err;
-        double *yd = D((PyArrayObject *)ydot);
-        for (int k = m->nv; k < ny; ++k) yd[k] = 0.0; /* the discrete states: no rate */
-        mbn_element_ode eo;
-        mb_ode ode;
-        if (c.a.has_el) {
-            mbn_element_ode_init(&eo, m, d, c.a.r.nel, c.a.r.el, t, fx, &ode);
-            mbn_element_ode_sled(&eo, &c.a.s, D(c.u));
-        }
-        KERNEL(c.h->lock, err = c.a.has_el ? ode.f(ode.ctx, D(c.q), D(c.y), D(c.tau), NULL, D((PyArrayObject *)qdot), yd)
-                                           : mb_sled_ode_rhs(m, d, &c.a.s, t, D(c.u), D(c.q), D(c.y), D(c.tau),
-                                                             D((PyArrayObject *)qdot), yd));
-        if (err) raise_singular(c.h, err);
-        else res = PyTuple_Pack(2, qdot, ydot);
-    } else if (!fx) PyErr_NoMemory();
-    free(fx);
-    Py_XDECREF(qdot); Py_XDECREF(ydot);
-    sled_call_clear(&c);
-    return res;
-}
-
-/* sled_advance(h, q, y, tau, u, t, dt, options, par, input, registry) -> (q, y) (sled.h; with the
- * plug-in elements of registry, mbn_element_advance in the sled frame, element.h) */
-static PyObject *py_sled_advance(PyObject *self, PyObject *args) {
-    PyObject *cap, *q, *y, *tau, *u, *options, *spar, *reg, *res = NULL;
-    double t, dt;
-    int input;
-    if (!PyArg_ParseTuple(args, "OOOOOddOOiO", &cap, &q, &y, &tau, &u, &t, &dt, &options, &spar, &input, &reg))
-        return NULL;
-    mb_adapt_options opt;
-    if (check_span(dt) || parse_adapt_options(options, &opt)) return NULL;
-    if (!isfinite(t)) {
-        PyErr_SetString(InputError, "sled_advance: the start time must be finite");
-        return NULL;
-    }
-    sled_call_t c;
-    if (sled_call_parse(&c, cap, q, y, tau, u, spar, input, reg)) { sled_call_clear(&c); return NULL; }
-    mb_model *m = c.h->m;
-    mb_data *d = c.h->d;
-    int ny = sled_ny(m, &c.a);
-    PyObject *qo = new_vector(m->nq), *yo = new_vector(ny);
-    double *fx = calloc(6 * (size_t)m->nb + 1, sizeof(double));
-    mb_adapt_stats st;
-    memset(&st, 0, sizeof st);
-    int status = MB_ADAPT_NO_MEMORY;
-    if (qo && yo && fx) {
-        memcpy(D((PyArrayObject *)qo), D(c.q), sizeof(double) * m->nq);
-        memcpy(D((PyArrayObject *)yo), D(c.y), sizeof(double) * ny);
-        mbn_element_ode eo;
-        mb_ode ode;
-        if (c.a.has_el) {
-            mbn_element_ode_init(&eo, m, d, c.a.r.nel, c.a.r.el, t, fx, &ode);
-            mbn_element_ode_sled(&eo, &c.a.s, D(c.u));
-        }
-        KERNEL(c.h->lock, status = c.a.has_el ? mbn_element_advance(&eo, &ode, D((PyArrayObject *)qo),
-                                                                    D((PyArrayObject *)yo), D(c.tau), dt, &opt, &st)
-                                              : mb_sled_advance(m, d, &c.a.s, t, D((PyArrayObject *)qo),
-                                                                D((PyArrayObject *)yo), D(c.tau), D(c.u), dt, &opt,
-                                                                &st));
-    }
-    free(fx);
-    if (status == MB_ADAPT_NO_MEMORY) PyErr_NoMemory();
-    else if (status == MB_ADAPT_RHS_ERROR) raise_singular(c.h, st.rhs_error);
-    else if (status) raise_adapt(status, &st, &opt, dt);
-    else res = PyTuple_Pack(2, qo, yo);
-    Py_XDECREF(qo); Py_XDECREF(yo);
-    sled_call_clear(&c);
-    return res;
-}
-
-/* sled_sensors(h, rows (n, 4: kind, index, axis, offset into par or -1), par, x, v, u, tau, t,
- *              sled par, sled input, mass, com, Ic) -> (n,): mb_sled_sensors_eval */
-static PyObject *py_sled_sensors(PyObject *self, PyObject *args) {
-    PyObject *cap, *rows, *par, *x, *v, *u, *tau, *spar, *mass, *com, *Ic, *out = NULL;
-    double t;
-    int input;
-    if (!PyArg_ParseTuple(args, "OOOOOOOdOiOOO", &cap, &rows, &par, &x, &v, &u, &tau, &t, &spar, &input, &mass,
-                          &com, &Ic))
-        return NULL;
-    sled_call_t c;
-    PyArrayObject *ar = NULL, *ap = NULL, *ax = NULL, *am = NULL, *ac = NULL, *ai = NULL, *a0 = NULL;
+    int has_el = 0;
+    PyArrayObject *ar = NULL, *ap = NULL, *ax = NULL, *am = NULL, *ac = NULL, *ai = NULL, *a0 = NULL, *au = NULL,
+                  *auu = NULL;
     mb_sensor *sens = NULL;
-    if (sled_call_parse(&c, cap, NULL, v, tau, u, spar, input, NULL)) goto done; /* v read as y (nv) */
+    double *fx = NULL;
+    memset(&r, 0, sizeof r);
+    memset(&c, 0, sizeof c);
+    handle_t *hd = get_handle(cap);
+    if (!hd) goto done;
+    PyObject *qs = PySequence_GetSlice(x, 0, hd->m->nq); /* q = x[:nq] */
+    if (!qs) goto done;
+    int perr = call_parse(&c, cap, qs, v, "v", tau, "tau", NULL);
+    Py_DECREF(qs);
+    if (perr) goto done;
     mb_model *m = c.h->m;
     mb_data *d = c.h->d;
+    if (reg != Py_None) {
+        if (elreg_parse(&r, m, reg)) goto done;
+        has_el = 1;
+    }
+    if (!(auu = (PyArrayObject *)PyArray_FROMANY(u, NPY_DOUBLE, 0, 1, NPY_ARRAY_IN_ARRAY))) goto done;
+    if (!(au = as_vector((PyObject *)auu, PyArray_SIZE(auu), "u", NULL))) goto done;
     if (!(a0 = (PyArrayObject *)PyArray_FROMANY(x, NPY_DOUBLE, 1, 1, NPY_ARRAY_IN_ARRAY))) goto done;
     if (!(ax = as_vector((PyObject *)a0, PyArray_SIZE(a0), "x", NULL))) goto done;
-    if (PyArray_SIZE(ax) < m->nq + m->nv) {
-        PyErr_Format(InputError, "x has %zd values, expected at least nq + nv = %d", (Py_ssize_t)PyArray_SIZE(ax),
-                     m->nq + m->nv);
+    npy_intp nx_min = m->nq + m->nv + (has_el ? r.nes + r.nez : 0);
+    if (PyArray_SIZE(ax) < nx_min) {
+        PyErr_Format(InputError, "x has %zd values, expected at least %zd (nq + nv and the elements' states)",
+                     (Py_ssize_t)PyArray_SIZE(ax), (Py_ssize_t)nx_min);
         goto done;
     }
     ar = (PyArrayObject *)PyArray_FROMANY(rows, NPY_INT, 2, 2, NPY_ARRAY_IN_ARRAY);
     if (!ar || PyArray_DIM(ar, 1) != 4) {
         PyErr_Clear();
-        PyErr_SetString(InputError, "sled_sensors: rows must be an (n, 4) integer array");
+        PyErr_SetString(InputError, "motion_sensors: rows must be an (n, 4) integer array");
         goto done;
     }
     ap = (PyArrayObject *)PyArray_FROMANY(par, NPY_DOUBLE, 1, 1, NPY_ARRAY_IN_ARRAY);
@@ -2119,38 +1991,48 @@ static PyObject *py_sled_sensors(PyObject *self, PyObject *args) {
         !(ai = as_vector(Ic, 9 * nb, "Ic", NULL)))
         goto done;
     sens = calloc((size_t)n + 1, sizeof(mb_sensor));
-    if (!sens) { PyErr_NoMemory(); goto done; }
-    const int *r = PyArray_DATA(ar);
+    fx = calloc(6 * (size_t)nb + 1, sizeof(double));
+    if (!sens || !fx) { PyErr_NoMemory(); goto done; }
+    const int *rw = PyArray_DATA(ar);
     npy_intp np_ = PyArray_SIZE(ap);
     for (int k = 0; k < n; ++k) {
-        const int *rk = r + 4 * k;
+        const int *rk = rw + 4 * k;
         if (rk[3] >= np_ || rk[3] < -1) {
-            PyErr_Format(InputError, "sled_sensors: sensor %d's parameters are out of range", k + 1);
+            PyErr_Format(InputError, "motion_sensors: sensor %d's parameters are out of range", k + 1);
             goto done;
         }
-        int bad = (rk[0] == MB_SENS_ACCELEROMETER || rk[0] == MB_SENS_DISPLACEMENT || rk[0] == MB_SENS_POINT)
+        int bad = (rk[0] == MBN_SENS_ACCELEROMETER || rk[0] == MBN_SENS_DISPLACEMENT || rk[0] == MB_SENS_POINT)
                       ? (rk[1] < 1 || rk[1] >= nb || rk[3] < 0)
-                      : rk[0] == MB_SENS_CABLE_TENSION ? (rk[1] < 0 || rk[1] >= m->ncb) : 0;
+                      : rk[0] == MBN_SENS_CABLE_TENSION ? (rk[1] < 0 || rk[1] >= m->ncb) : 0;
         if (bad) {
-            if (rk[0] == MB_SENS_CABLE_TENSION)
-                PyErr_Format(InputError, "sled_sensors: sensor %d (kind %d) refers to cable %d that does not exist",
+            if (rk[0] == MBN_SENS_CABLE_TENSION)
+                PyErr_Format(InputError, "motion_sensors: sensor %d (kind %d) refers to cable %d that does not exist",
                              k + 1, rk[0], rk[1] + 1);
             else
-                PyErr_Format(InputError, "sled_sensors: sensor %d (kind %d) refers to body %d that does not exist",
+                PyErr_Format(InputError, "motion_sensors: sensor %d (kind %d) refers to body %d that does not exist",
                              k + 1, rk[0], rk[1]);
+            goto done;
+        }
+        if (rk[0] == MBN_SENS_FRAME_ACCEL && (rk[2] < 0 || rk[2] > 2)) {
+            PyErr_Format(InputError, "motion_sensors: sensor %d (frame acceleration) has axis %d, not 0..2", k + 1,
+                         rk[2]);
             goto done;
         }
         sensor_from_row(sens + k, rk, D(ap));
     }
     mb_mass_props mp = {D(am), D(ac), D(ai), NULL};
     if (!(out = new_vector(n))) goto done;
-    KERNEL(c.h->lock, mb_sled_sensors_eval(m, d, &mp, &c.a.s, t, n, sens, D(ax), D(c.y), D(c.u),
-                                           (int)PyArray_SIZE(c.u), D(c.tau), D((PyArrayObject *)out)));
+    const double *xs = D(ax);
+    KERNEL(c.h->lock, mbn_motion_sensors_eval(m, d, &mp, has_el ? r.nel : 0, has_el ? r.el : NULL, t, n, sens, xs,
+                                              D(c.v), xs + m->nq + m->nv, D(au), (int)PyArray_SIZE(au), D(c.w),
+                                              fx, D((PyArrayObject *)out)));
 done:
     free(sens);
-    Py_XDECREF(ar); Py_XDECREF(ap); Py_XDECREF(ax); Py_XDECREF(a0);
+    free(fx);
+    Py_XDECREF(ar); Py_XDECREF(ap); Py_XDECREF(ax); Py_XDECREF(a0); Py_XDECREF(au); Py_XDECREF(auu);
     Py_XDECREF(am); Py_XDECREF(ac); Py_XDECREF(ai);
-    sled_call_clear(&c);
+    if (has_el) elreg_clear(&r);
+    call_clear(&c);
     return out;
 }
 
@@ -2256,24 +2138,18 @@ static PyMethodDef methods[] = {
      "momenta(h, q, v, mass, com, Ic) -> [H about the world origin; L], world axes (sensors.h)"},
     {"latch_advance", py_latch_advance, METH_VARARGS,
      "latch_advance(h, q, v, z, tau, dt, options, iq, iv, sign, k, c) -> (q, v, z): hinge latches, error-controlled (latch.h)"},
-    {"sled_acceleration", py_sled_acceleration, METH_VARARGS,
-     "sled_acceleration(par, input, t, u) -> a_s, m/s2 (sled.h)"},
-    {"sled_rhs", py_sled_rhs, METH_VARARGS,
-     "sled_rhs(h, q, y, tau, u, t, par, input, registry) -> (qdot, ydot): sled frame, plug-in elements (sled.h)"},
-    {"sled_advance", py_sled_advance, METH_VARARGS,
-     "sled_advance(h, q, y, tau, u, t, dt, options, par, input, registry) -> (q, y): error-controlled, elements' grids"},
     {"sensors_pack", py_sensors_pack, METH_VARARGS,
      "sensors_pack(h, rows, par, nu, mass, com, Ic, latches) -> packed engine sensors (sensors.h)"},
     {"sensors_eval", py_sensors_eval, METH_VARARGS,
      "sensors_eval(packed, x, v, u) -> outputs: mb_sensors_eval, the native FMU's sensor code (sensors.h)"},
-    {"sled_sensors", py_sled_sensors, METH_VARARGS,
-     "sled_sensors(h, rows, par, x, v, u, tau, t, sled par, input, mass, com, Ic) -> outputs (sled.h)"},
+    {"motion_sensors", py_motion_sensors, METH_VARARGS,
+     "motion_sensors(h, rows, par, x, v, u, tau, t, mass, com, Ic, registry) -> outputs: accelerometers, frame (element.h)"},
     {"adapt", py_adapt, METH_VARARGS,
      "adapt(h, q, y, tau, dt, options, fext=None, canonical=False) -> (q, y, stats)"},
     {"element_adapt", py_element_adapt, METH_VARARGS,
-     "element_adapt(h, q, y, tau, t, dt, options, registry) -> (q, y = [v; element states], stats) (element.h)"},
+     "element_adapt(h, q, y, tau, t, dt, options, registry, u=None) -> (q, y = [v; element states], stats) (element.h)"},
     {"element_rhs", py_element_rhs, METH_VARARGS,
-     "element_rhs(h, q, y, tau, t, registry) -> (qdot, ydot) (element.h)"},
+     "element_rhs(h, q, y, tau, t, registry, u=None) -> (qdot, ydot) (element.h)"},
     {"element_outputs", py_element_outputs, METH_VARARGS,
      "element_outputs(h, q, v, s, t, registry, which) -> outputs of the elements (element.h)"},
     {"adapt_callback", py_adapt_callback, METH_VARARGS,

@@ -9,7 +9,8 @@
 int mbn_element_class_complete(const mbn_element_class *cls) {
     return cls->force && cls->tangent && cls->npar >= 0 && cls->nstate >= 0 && cls->nout >= 0 &&
            (cls->nout == 0 || (cls->output && cls->output_tangent)) && !cls->accel_rate == !cls->accel_rate_tangent &&
-           cls->ndisc >= 0 && (cls->ndisc == 0 || (cls->period && cls->sample));
+           cls->ndisc >= 0 && (cls->ndisc == 0 || (cls->period && cls->sample)) &&
+           !cls->frame_accel == !cls->frame_accel_tangent && (cls->frame_accel || !cls->frame_next_kink);
 }
 
 int mbn_elements_accel_rates(const mb_model *m, mb_data *ws, int nel, const mbn_element *el, double t,
@@ -73,11 +74,9 @@ static int element_f(void *ctx, const double *q, const double *y, const double *
     int nv = e->m->nv;
     double t = e->t0 + e->t_stage, g0[3];
     memcpy(g0, e->ws->g, sizeof g0);
-    if (e->sled) { /* the sled frame's gravity for the whole evaluation (mb_sled_rhs's) */
-        double a_s = mb_sled_acceleration(e->sled, t, e->u);
-        for (int r = 0; r < 3; ++r)
-            if (e->sled->par[SL_AX + r] != 0.0) e->ws->g[r] = g0[r] - a_s * e->sled->par[SL_AX + r];
-    }
+    /* a frame element's gravity for the whole evaluation (the block "frame elements" of element.h) */
+    const mbn_element *fr = mbn_elements_frame(e->nel, e->el);
+    if (fr) mbn_frame_gravity(fr, t, e->u, e->nu, g0, e->ws->g, NULL);
     mbn_elements_fext(e->m, e->ws, e->nel, e->el, t, q, y, y + nv, e->fext, ydot + nv);
     if (fext)
         for (int k = 0; k < 6 * e->m->nb; ++k) e->fext[k] += fext[k];
@@ -87,9 +86,9 @@ static int element_f(void *ctx, const double *q, const double *y, const double *
     return err;
 }
 
-void mbn_element_ode_sled(mbn_element_ode *e, const mb_sled *sled, const double *u) {
-    e->sled = sled;
+void mbn_element_ode_inputs(mbn_element_ode *e, const double *u, int nu) {
     e->u = u;
+    e->nu = nu;
 }
 
 static void element_normalize(void *ctx, double *q) {
@@ -107,8 +106,8 @@ void mbn_element_ode_init(mbn_element_ode *e, const mb_model *m, mb_data *ws, in
     e->t0 = t0;
     e->t_stage = 0.0;
     e->fext = fext;
-    e->sled = NULL;
     e->u = NULL;
+    e->nu = 0;
     *ode = e->inner;
     ode->ctx = e;
     ode->f = element_f;
@@ -184,4 +183,87 @@ int mbn_element_advance(mbn_element_ode *e, const mb_ode *ode, double *q, double
         if (fabs(seg_end - next) <= eps) mbn_elements_sample(e->nel, e->el, next, y + e->m->nv, NULL);
     }
     return MB_ADAPT_OK;
+}
+
+/* ------------------------------------------------------------ frame elements */
+const mbn_element *mbn_elements_frame(int nel, const mbn_element *el) {
+    for (int e = 0; e < nel; ++e)
+        if (el[e].cls->frame_accel) return el + e;
+    return NULL;
+}
+
+int mbn_elements_nframe(int nel, const mbn_element *el) {
+    int n = 0;
+    for (int e = 0; e < nel; ++e) n += el[e].cls->frame_accel != NULL;
+    return n;
+}
+
+void mbn_frame_gravity(const mbn_element *fr, double t, const double *u, int nu, const double *g0, double *g,
+                       double *a) {
+    double acc[3] = {0.0, 0.0, 0.0};
+    if (fr) fr->cls->frame_accel(fr->par + 3, t, u, nu, acc);
+    for (int r = 0; r < 3; ++r) {
+        g[r] = acc[r] != 0.0 ? g0[r] - acc[r] : g0[r];
+        if (a) a[r] = acc[r];
+    }
+}
+
+int mbn_is_motion_sensor(int kind) { return kind >= MBN_SENS_ACCELEROMETER && kind <= MBN_SENS_DISPLACEMENT; }
+
+void mbn_motion_sensors_eval(const mb_model *m, mb_data *ws, const mb_mass_props *mp, int nel, const mbn_element *el,
+                             double t, int n, const mb_sensor *sens, const double *x, const double *v,
+                             const double *s, const double *u, int nu, const double *tau, double *fext, double *out) {
+    const double *q = x;
+    int any = 0, accel = 0;
+    mb_sensors_eval(m, ws, mp, n, sens, x, v, u, nu, out); /* the engine's kinds (the others NaN here) */
+    for (int k = 0; k < n; ++k) {
+        any |= mbn_is_motion_sensor(sens[k].kind);
+        accel |= sens[k].kind == MBN_SENS_ACCELEROMETER;
+    }
+    if (!any) return;
+    const mbn_element *fr = mbn_elements_frame(nel, el);
+    double a[3], g0[3];
+    memcpy(g0, ws->g, sizeof g0);
+    if (accel) { /* one dynamics evaluation for every accelerometer (ws->work is free scratch) */
+        double *qdot = ws->work, *vdot = qdot + m->nq;
+        mbn_frame_gravity(fr, t, u, nu, g0, ws->g, a);
+        if (nel) mbn_elements_fext(m, ws, nel, el, t, q, v, s, fext, NULL);
+        int err = mb_rhs(m, ws, q, v, tau, nel ? fext : NULL, qdot, vdot);
+        if (!err) mb_rnea(m, ws, q, v, vdot, NULL, 0, ws->tau); /* the accelerations in the frame */
+        memcpy(ws->g, g0, sizeof g0);
+        for (int k = 0; k < n; ++k) {
+            const mb_sensor *sk = sens + k;
+            if (sk->kind != MBN_SENS_ACCELEROMETER) continue;
+            double acc[3];
+            if (err) { out[k] = NAN; continue; }
+            mb_point_acceleration(m, ws, sk->index, sk->par, acc);
+            for (int r = 0; r < 3; ++r) { /* plus the frame's acceleration, minus gravity */
+                if (a[r] != 0.0) acc[r] += a[r];
+                acc[r] -= g0[r];
+            }
+            out[k] = sk->axis < 3 ? acc[sk->axis] : sqrt(acc[0] * acc[0] + acc[1] * acc[1] + acc[2] * acc[2]);
+        }
+    } else {
+        double g[3];
+        mbn_frame_gravity(fr, t, u, nu, g0, g, a);
+    }
+    mb_kinematics(m, ws, q, v);
+    for (int k = 0; k < n; ++k) {
+        const mb_sensor *sk = sens + k;
+        switch (sk->kind) {
+        case MBN_SENS_FRAME_ACCEL: out[k] = a[sk->axis]; break;
+        case MBN_SENS_CABLE_TENSION: {
+            double F[3], L;
+            out[k] = mb_cable_force(m, ws, sk->index, F, &L);
+            break;
+        }
+        case MBN_SENS_DISPLACEMENT: {
+            double p[3];
+            mb_point_position(m, ws, sk->index, sk->par, p);
+            out[k] = p[sk->axis] - sk->par[3];
+            break;
+        }
+        default: break;
+        }
+    }
 }

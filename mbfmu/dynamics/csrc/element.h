@@ -33,12 +33,13 @@
  * derivatives (zero columns). force, the rates and the outputs do not read
  * them (the plant's outputs may, sensors.h's state value).
  *
- * Elements run in a sled frame too (mbn_element_ode_sled): the HIC recorder
- * of the crash occupant plant is one (models/hic_recorder.c).
+ * An element may also be the plant's moving frame (a frame element: the
+ * block "frame elements" below): the crash occupant plant's sled frame
+ * (models/sled_frame.c) is one, and its HIC recorder (models/hic_recorder.c)
+ * reads the specific force in that frame.
  *
- * Not (yet) in the interface: state events, joint-force rows, a change of
- * gravity (what the sled frame and the hinge latches need; they stay in
- * dynamics/csrc).
+ * Not (yet) in the interface: state events, joint-force rows (what the
+ * hinge latches need; they stay in dynamics/csrc).
  */
 #ifndef MBFMU_ELEMENT_H
 #define MBFMU_ELEMENT_H
@@ -47,7 +48,7 @@
 
 #include "adaptive.h"
 #include "mb.h"
-#include "sled.h"
+#include "sensors.h"
 
 /* most states one element may carry (mbn_new refuses more) */
 #define MBN_ELEMENT_MAX_STATES 16
@@ -86,6 +87,11 @@ typedef struct {
     int ndisc;
     double (*period)(const double *par);
     void (*sample)(const double *par, double t, const double *s, double *z);
+    /* ---- frame elements (the block "frame elements" below; NULL: not a frame) ---- */
+    void (*frame_accel)(const double *par, double t, const double *u, int nu, double *a);
+    void (*frame_accel_tangent)(const double *par, double t, const double *u, int nu, const double *du,
+                                double *da);
+    double (*frame_next_kink)(const double *par, double t);
 } mbn_element_class;
 
 /* one registered element: its class, body, the offset o_par in the plant's
@@ -144,16 +150,15 @@ typedef struct {
     const mbn_element *el;
     double t0, t_stage; /* the interval's start (s), the stage's time from it (mb_adapt_advance) */
     double *fext;       /* (nb, 6) scratch */
-    const mb_sled *sled; /* NULL, or the sled frame (mbn_element_ode_sled) */
-    const double *u;     /* the inputs the sled's acceleration reads */
+    const double *u;    /* the plant's inputs (nu) a frame element reads (mbn_element_ode_inputs) */
+    int nu;
 } mbn_element_ode;
 void mbn_element_ode_init(mbn_element_ode *e, const mb_model *m, mb_data *ws, int nel, const mbn_element *el,
                           double t0, double *fext, mb_ode *ode);
 
-/* the model in a sled frame (sled.h): each evaluation of the ode runs with the
- * gravity g - a_s(t, u) axis (mb_sled_rhs's), the elements' accel_rate
- * reading the specific force in the sled frame; u is read at each evaluation */
-void mbn_element_ode_sled(mbn_element_ode *e, const mb_sled *sled, const double *u);
+/* the plant's inputs u (nu) that a frame element reads at each evaluation of
+ * the ode (none until set: u NULL, nu 0) */
+void mbn_element_ode_inputs(mbn_element_ode *e, const double *u, int nu);
 
 /* the elements' discrete states in all (the block after their continuous ones) */
 int mbn_elements_ndisc(int nel, const mbn_element *el);
@@ -181,5 +186,73 @@ int mbn_elements_periods_valid(int nel, const mbn_element *el);
  * reached) or MB_ADAPT_BAD_GRID. */
 int mbn_element_advance(mbn_element_ode *e, const mb_ode *ode, double *q, double *y, const double *tau, double dt,
                         const mb_adapt_options *opt, mb_adapt_stats *stats);
+
+/* ================================================================ frame elements
+ * A plant written in a frame that translates with a uniform acceleration a(t, u)
+ * (a crash sled) is inertial up to it: every body gets the d'Alembert force
+ * -m a at its centre of mass, which is a uniform, time-varying gravity. A frame
+ * element (frame_accel set; at most one per plant, mbn_new and the binding
+ * refuse a second) gives
+ *   frame_accel(par, t, u, nu, a): the frame's acceleration a (3, world axes =
+ *     the frame's, m/s^2) at time t (s) from the plant's inputs u (nu values, SI;
+ *     the element reads those its parameters name and returns NAN for one beyond
+ *     nu, never a silently wrong frame);
+ *   frame_accel_tangent(par, t, u, nu, du, da): its tangent da (m/s^2) along the
+ *     inputs' du (t is not a variable of the directional derivatives);
+ *   frame_next_kink(par, t) (optional): the first instant after t (s) where a is
+ *     not smooth in t (a pulse's start and end), INFINITY for none: Model
+ *     Exchange's time events. Co-Simulation and the Python plant integrate
+ *     across them with the error control (as they always have).
+ * The core evaluates everything under the gravity g_f = g - a(t, u) (each
+ * component where a is not zero): the right-hand side, Co-Simulation's advance,
+ * Model Exchange's derivatives, the elements' accel_rate (the specific force
+ * in the frame), the sensors below, and the exact tangents, whose gravity
+ * tangent is -da (the input columns). a is a vector, not a scalar along an
+ * axis the core would know: the crash sled's is a_s(t, u) axis, its axis one of
+ * its parameters (models/sled_frame.c). A frame element acts on no body: its
+ * force and tangent return zeros, and the body (1) and point its registration
+ * names are unused. Its parameters sit on the tape like any element's, so they
+ * stay tunable in the FMU.
+ *
+ * Sensors of the dynamics (kinds of mb_sensor, sensors.h; codes after the
+ * engine's). They are evaluated here, not in sensors.c, because they read the
+ * solved dv/dt, which the elements' forces and the frame's gravity enter, or
+ * the frame itself; ACCELEROMETER, CABLE_TENSION and DISPLACEMENT are generic
+ * (a plant without a frame element has them too: its gravity is the model's):
+ *   ACCELEROMETER  specific force (inertial acceleration minus gravity, what a
+ *                  triaxial accelerometer reads) at a point of a body, the
+ *                  frame's (= world) axes, m/s^2: axis 0..2, or 3 for the
+ *                  magnitude; par: point (3, body frame, m);
+ *   FRAME_ACCEL    the frame element's acceleration a, world axis 0..2, m/s^2
+ *                  (0 without a frame element);
+ *   CABLE_TENSION  tension of cable index (N);
+ *   DISPLACEMENT   world coordinate axis of a point of a body minus a
+ *                  reference, m; par: point (3, body frame, m), reference (m).
+ */
+enum { MBN_SENS_ACCELEROMETER = 31, MBN_SENS_FRAME_ACCEL, MBN_SENS_CABLE_TENSION, MBN_SENS_DISPLACEMENT };
+
+/* the registry's frame element (frame_accel set), or NULL */
+const mbn_element *mbn_elements_frame(int nel, const mbn_element *el);
+
+/* the number of frame elements in the registry (a plant may have one) */
+int mbn_elements_nframe(int nel, const mbn_element *el);
+
+/* g (3) = the gravity the dynamics runs under at time t (s) with inputs u (nu):
+ * g0 - a(t, u) of the frame element fr (components where a != 0), or g0 when fr is
+ * NULL; a (3) receives a (zeros without a frame) unless NULL */
+void mbn_frame_gravity(const mbn_element *fr, double t, const double *u, int nu, const double *g0, double *g,
+                       double *a);
+
+/* 1 if kind is one of the sensors of the dynamics above */
+int mbn_is_motion_sensor(int kind);
+
+/* as mb_sensors_eval (sensors.h) at time t, with the sensors of the dynamics
+ * as well, in the frame of the registry's frame element if any: the
+ * accelerometers read the solved dv/dt at the generalized forces tau and the
+ * elements' forces (their states s, the elements' block after [q; v], may be
+ * NULL without elements); fext: (nb, 6) scratch */
+void mbn_motion_sensors_eval(const mb_model *m, mb_data *ws, const mb_mass_props *mp, int nel, const mbn_element *el,
+                             double t, int n, const mb_sensor *sens, const double *x, const double *v,
+                             const double *s, const double *u, int nu, const double *tau, double *fext, double *out);
 
 #endif

@@ -119,7 +119,7 @@ typedef struct {
     double *fext;      /* (nb,6) external + spring forces on each body, body frame */
     double *tau;       /* (nv) total generalized force */
     double *work;      /* scratch, 8 (nq + nv) */
-    double g[3];       /* gravity in use, m/s^2: the model's, which a sled frame (sled.c)
+    double g[3];       /* gravity in use, m/s^2: the model's, which a frame element (element.h)
                           offsets for the time of one call */
     double *dof_force; /* (nv, DF_N) the joint force rows in use: the model's, which hinge
                           latches (latch.c) change for the time of one call */

@@ -4,7 +4,9 @@
  * A sensor reads the state x = [q; y] (y = v, or the momenta p in canonical
  * variables), the velocities v and the inputs u. Codes and meaning are those
  * of mbfmu/dynamics/sensors.py. Units SI. Codes 1-19 are these; 20-29 are the
- * flexible-system sensors (flexsensors.h), 31-39 the sled-frame ones (sled.h).
+ * flexible-system sensors (flexsensors.h), 31-39 the sensors of the dynamics
+ * (accelerometers, a frame element's acceleration, cable tensions, point
+ * displacements: element.h).
  */
 #ifndef MBFMU_SENSORS_H
 #define MBFMU_SENSORS_H

@@ -23,10 +23,9 @@
 /* the order of the integer header (mbfmu.dynamics.tangents.HEADER) */
 enum {
     H_NB, H_NQ, H_NV, H_NU, H_NY, H_NX, H_NS, H_NCT, H_NCB, H_NDR, H_CANONICAL, H_NL,
-    H_SLED, H_SLED_INPUT,
     H_O_AXIS1, H_O_AXIS2, H_O_RTREE, H_O_PTREE, H_O_IBODY, H_O_G, H_O_DOF, H_O_SPRINGS, H_O_CONTACTS,
     H_O_CABLES, H_O_DRIVES, H_O_MASS, H_O_COM, H_O_IC, H_O_LSIGN, H_O_LK, H_O_Q0, H_O_V0, H_O_B,
-    H_O_STEP, H_O_ADAPT, H_O_SLED,
+    H_O_STEP, H_O_ADAPT,
     H_FLEX, H_NBEAM, H_NG, H_NHF, H_NKD, H_O_GTAB, H_O_HTAB, H_O_KD,
     H_N
 };
@@ -133,8 +132,7 @@ PyObject *mb_py_native_tangents(PyObject *self, PyObject *args) {
         .o_springs = h[H_O_SPRINGS], .o_contacts = h[H_O_CONTACTS], .o_cables = h[H_O_CABLES],
         .o_drives = h[H_O_DRIVES], .o_mass = h[H_O_MASS], .o_com = h[H_O_COM], .o_Ic = h[H_O_IC],
         .o_lsign = h[H_O_LSIGN], .o_lk = h[H_O_LK], .o_q0 = h[H_O_Q0], .o_v0 = h[H_O_V0], .o_B = h[H_O_B],
-        .o_step = h[H_O_STEP], .o_adapt = h[H_O_ADAPT], .sled = h[H_SLED], .sled_input = h[H_SLED_INPUT],
-        .o_sled = h[H_O_SLED],
+        .o_step = h[H_O_STEP], .o_adapt = h[H_O_ADAPT],
         .sens = arr[A_SENS], .p0 = &none, .u0 = bu.buf, .flex = h[H_FLEX] ? &F : NULL, .nel = nel,
         .elements = el};
     in = mbn_new(&D);

@@ -10,7 +10,6 @@ from ...dynamics import sensors as S
 from ...dynamics.model import Model
 from ...dynamics.symbolic import real_array
 from ...errors import ModelError
-from ...plant import Plant
 
 # the columns of the force-element tables that hold body indices (structure, not numbers)
 _BODY_COLUMNS = {"springs": (0, 4), "contacts": (0,), "cables": (3,)}
@@ -20,12 +19,6 @@ _DRIVE_COLUMNS = (0, 1, 2)
 
 class NativeUnsupported(ModelError):
     """The plant computes something in Python the native runtime cannot express."""
-
-
-def sled_structure(plant: Plant) -> dict:
-    """The sled's integers (``sled`` 0 without a sled frame)."""
-    sled = getattr(plant, "sled", None)
-    return dict(sled=int(sled is not None), sled_input=sled.input if sled is not None else -1)
 
 
 @dataclass

@@ -5,15 +5,16 @@ fixed, spherical and free joints with joint springs, dampers, limits (a
 spherical joint's on its rotation vector: ``csrc/ballspring_dirder.c``), drives,
 point-to-point spring-dampers, hinge latches, sphere-plane contacts and
 cables (``csrc/contact_dirder.c``: the active piece of their piecewise-smooth
-laws), a sled frame (the model's dynamics under the gravity g - a_s axis,
-whose tangent along the inputs is -du[input] axis) with its HIC recorder (the
+laws), a frame element (the crash occupant's sled frame: the model's dynamics under
+the gravity g - a(t, u), whose tangent along the inputs is -da, its class's
+``frame_accel_tangent``) with the HIC recorder (the
 integral's rate |a| / unit, a the head's specific force; the history and
 running maximum are discrete states, not knowns nor unknowns of the
 derivatives), and the output sensors of state values, velocities, points,
 energies, linear combinations, quaternions, momenta, a body's world
 orientation quaternion and twist (a robot's ``--pose`` and ``--twist``), plug-in elements'
-outputs (their classes' tangents, ``dynamics/csrc/element.h``) and, in a sled frame,
-accelerometers, the sled acceleration, cable tensions and point
+outputs (their classes' tangents, ``dynamics/csrc/element.h``) and, in velocity
+variables, accelerometers, the frame element's acceleration, cable tensions and point
 displacements; flexible plants (assumed-modes beams, ``csrc/flex_dirder.c``:
 the rigid tangents on the virtual tree, projected onto the modal
 coordinates). :func:`inexact_reason`
@@ -28,7 +29,8 @@ from .pack import Description
 # joint types (csrc/mb.h) and sensor codes (csrc/sensors.h) with tangents in dirder.c
 _PLANAR = 6
 _SENSORS = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}  # 9, 10: a body's world quaternion and twist (robots' --pose, --twist)
-_SLED_SENSORS = {31, 32, 33, 34}  # accelerometer, sled acceleration, cable tension, displacement (csrc/sled.h)
+# accelerometer, frame acceleration, cable tension, displacement (csrc/element.h's sensors of the dynamics)
+_MOTION_SENSORS = {31, 32, 33, 34}
 # flexible plants (csrc/flex_dirder.c): fixed, revolute, prismatic, universal joints of the virtual
 # tree; state, velocity, point, kinetic, potential and combination (csrc/flexsensors.h) sensors
 _FLEX_JOINTS = {0, 1, 2, 5}
@@ -46,13 +48,14 @@ def inexact_reason(desc: Description) -> str | None:
     st = desc.structure
     if "flex" in st:
         return _flex_inexact_reason(st)
-    if st.get("sled") and st.get("canonical"):
-        return "a sled frame in canonical variables has no tangents in the C runtime"
     for t in st["jtype"]:
         if t == _PLANAR:
             return "planar joints have no tangents in the C runtime"
     # a plug-in element's outputs: the tangent its class gives (dynamics/csrc/element.h)
-    sensors = _SENSORS | {ELEMENT_OUTPUT} | (_SLED_SENSORS if st.get("sled") else set())
+    # (plug-in elements, a frame element among them, run in (q, v) only: pack.check_supported)
+    if st.get("canonical") and any(row[0] in _MOTION_SENSORS for row in st["sens"]):
+        return "an accelerometer in canonical variables has no tangent in the C runtime"
+    sensors = _SENSORS | {ELEMENT_OUTPUT} | _MOTION_SENSORS
     if any(row[0] not in sensors for row in st["sens"]):
         return "an output sensor (flexible) has no tangent in the C runtime"
     return None
@@ -62,8 +65,6 @@ def _flex_inexact_reason(st: dict) -> str | None:
     """The flexible plants' half of :func:`inexact_reason` (``mbn_flex_dirder_inexact``,
     ``csrc/flex_dirder.c``): the virtual tree's fixed, revolute, prismatic and universal joints,
     and the sensors of state values, velocities, linear combinations, points and energies."""
-    if st.get("sled"):
-        return "the sled frame's pulse and belt forces have no tangents in the C runtime"
     if any(t not in _FLEX_JOINTS for t in st["jtype"][1:]) or st["nq"] != st["nv"]:
         return ("flexible systems with planar, spherical or free joints have no tangents in the C runtime"
                 if st["nq"] == st["nv"] else

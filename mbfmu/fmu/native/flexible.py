@@ -28,7 +28,7 @@ import numpy as np
 
 from ...dynamics.flexible import sensors as FS
 from ...errors import ModelError
-from .description import Description, NativeUnsupported, layout, model_blocks, model_structure, sled_structure
+from .description import Description, NativeUnsupported, layout, model_blocks, model_structure
 
 _INT_TABLES = ("role", "beam", "pq", "pv", "goff", "hoff", "bbody", "bq", "bv", "bnm", "kdoff")
 _NUM_TABLES = (("gtab", "ng"), ("htab", "nh"), ("kd", "nkd"))
@@ -77,7 +77,7 @@ def describe_flexible(plant) -> Description:
                 **{f"o_{k}": offsets.pop(f"o_{k}") for k, _ in _NUM_TABLES})
     structure = dict(**model_structure(model), nq=nq, nv=nv, nu=nu, np=len(plant.parameters),
                      ny=len(plant.outputs), nx=nq + nv, canonical=0, sens=sens, nl=0, l_iq=(), l_iv=(),
-                     flex=tuple(sorted(flex.items())), **sled_structure(plant))
+                     flex=tuple(sorted(flex.items())))
     return Description(structure, np.concatenate(parts), offsets)
 
 

@@ -25,7 +25,8 @@ The native binary serves FMI 2.0 Co-Simulation and Model Exchange at once
   of the right-hand side: the host's integrator restarts there).
 * **Time events**: the plug-in elements' sampling grids (their discrete
   states sampled there, as the co-simulation step samples them: the HIC
-  recorder's history) and the start and end of the sled's built-in pulse.
+  recorder's history) and a frame element's kinks in time (``frame_next_kink``:
+  the start and end of the crash sled's built-in pulse).
 
 A plant whose discontinuities have no event form is refused for Model
 Exchange by :func:`check_model_exchange`, naming the piece.
@@ -132,8 +133,8 @@ def check_model_exchange(plant) -> None:
     """Raise ModelExchangeUnsupported naming a discontinuity of ``plant`` that
     has no event form. The kernel elements the native runtime packs (joint
     springs, dampers and range limits, springs, contacts with regularized
-    friction, cables, hinge latches, servos and smoothed friction, the sled
-    frame, plug-in elements) are continuous or switch at an event
+    friction, cables, hinge latches, servos and smoothed friction,
+    plug-in elements, a frame element among them) are continuous or switch at an event
     indicator or a time event; a plant that declares discontinuities of its
     own (``discontinuities``, names of pieces of its dynamics that jump) is
     refused by name."""

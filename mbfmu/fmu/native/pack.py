@@ -24,15 +24,15 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from ...dynamics import sensors as S, sled as _sled
+from ...dynamics import _kernels, motion_sensors as _motion, sensors as S
 from ...dynamics.model import Model
 from ...dynamics.symbolic import real_array
+from ...errors import InputError
 from ...plant.elements import ElementOutput
 from ...plant.multibody import MultibodyPlant
 from ...plant import Plant
 from ...plant.parameters import declared_by
-from .description import (Description, NativeUnsupported, layout, model_blocks, model_structure,  # noqa: F401
-                          sled_structure)
+from .description import Description, NativeUnsupported, layout, model_blocks, model_structure  # noqa: F401
 from .flexible import check_flexible, describe_flexible
 from .tape import trace, verify
 
@@ -46,9 +46,10 @@ def check_supported(plant: Plant, outputs: bool = True) -> None:
     (no ``applied_forces``, ``normalize_state``, ``initial_state`` or
     ``split`` of its own, and no ``advance`` of its own unless it declares
     hinge ``latches``, which the kernels' latch element integrates) whose
-    outputs are engine sensors; a plant in a sled frame (``sled``, with its
-    sled-frame sensors, :mod:`mbfmu.dynamics.sled`) runs on those kernel
-    elements, its plug-in elements in the sled frame. (``derivatives`` is not used by an FMU.)
+    outputs are engine sensors (with the sensors of the dynamics,
+    :mod:`mbfmu.dynamics.motion_sensors`) or its plug-in elements' outputs; a frame
+    element among its plug-in elements (the crash occupant's sled frame) sets the frame
+    the whole plant runs in. (``derivatives`` is not used by an FMU.)
     With ``outputs`` False the outputs are not checked (a rigid plant's
     dynamics alone, as :func:`describe` with ``outputs=False`` packs it).
     """
@@ -69,7 +70,7 @@ def check_supported(plant: Plant, outputs: bool = True) -> None:
             owner = next(k for k in cls.__mro__ if method in vars(k))
             raise NativeUnsupported(f"{name}: {owner.__name__}.{method} is Python code the native runtime "
                                     "cannot run (express it with the engine's elements)")
-    if not outputs and plant.sled is None:
+    if not outputs:
         return
     if cls.outputs_at is not MultibodyPlant.outputs_at or not plant.sensors:
         owner = next(k for k in cls.__mro__ if "outputs_at" in vars(k))
@@ -77,11 +78,9 @@ def check_supported(plant: Plant, outputs: bool = True) -> None:
                                 "declare them as engine sensors (mbfmu.dynamics.sensors) instead")
     if len(plant.sensors) != len(plant.outputs):
         raise NativeUnsupported(f"{name}: {len(plant.sensors)} output sensors for {len(plant.outputs)} outputs")
-    if plant.sled is not None:
-        _check_sled(plant, name)
-    else:
-        engine = [sen for sen in plant.sensors if not isinstance(sen, ElementOutput)]
-        S.check(engine, plant.model.nbodies, len(plant.states), plant.model.nv, len(plant.inputs))
+    # the engine's sensors and those of the dynamics (the elements' outputs are checked below)
+    _motion.check([sen for sen in plant.sensors if not isinstance(sen, ElementOutput)], plant.model,
+                  len(plant.states), len(plant.inputs))
     for k, sen in enumerate(plant.sensors):
         if isinstance(sen, ElementOutput) and not 0 <= sen.element < len(plant.native_elements):
             raise NativeUnsupported(f"{name}: output {k + 1} reads plug-in element {sen.element}, but the plant "
@@ -104,19 +103,15 @@ def _check_elements(plant) -> None:
     if len(plant.states) != n_own:
         raise NativeUnsupported(f"{name}: {len(plant.states)} states, not [q; v] and its plug-in elements' "
                                 f"{n_own - plant.model.nq - plant.model.nv} (register them with register_elements)")
-
-
-def _check_sled(plant: MultibodyPlant, name: str) -> None:
-    """The sled-frame pieces the runtime holds (``csrc/sled.h``)."""
-    if plant.canonical:
-        raise NativeUnsupported(f"{name}: a sled frame in canonical variables is not a kernel element")
-    extra = len(plant.states) - plant.model.nq - plant.model.nv
-    own = sum(len(el.states) + len(el.discrete) for el in plant.native_elements)
-    if extra != own:
-        raise NativeUnsupported(f"{name}: {extra} states after [q; v] that are not its plug-in elements' ({own})")
-    # the elements' outputs are checked with the elements (check_supported)
-    _sled.check([s for s in plant.sensors if not isinstance(s, ElementOutput)], plant.model, len(plant.states),
-                len(plant.inputs))
+    # the kernels check the registry against the elements' classes (their C compiled for the Python
+    # plant): sizes, bodies, periods, one frame element at most (csrc/element.h)
+    nq, nv = plant.model.nq, plant.model.nv
+    x0 = np.asarray(plant.initial_state(), float)
+    try:
+        _kernels.element_outputs(plant.model._h, x0[:nq], x0[nq:nq + nv], x0[nq + nv:], 0.0,
+                                 plant._element_registry(), np.zeros((0, 2), np.intc))
+    except InputError as exc:
+        raise NativeUnsupported(f"{name}: {exc}") from None
 
 
 def _element_block(plant: MultibodyPlant) -> np.ndarray:
@@ -124,12 +119,6 @@ def _element_block(plant: MultibodyPlant) -> np.ndarray:
     (expressions while recording: the parameters move them through the tape)."""
     rows = [v for el in getattr(plant, "native_elements", ()) for v in (*el.point, *el.parameters)]
     return real_array(rows) if rows else np.zeros(0)
-
-
-def _sled_blocks(plant: MultibodyPlant) -> list[tuple[str, np.ndarray]]:
-    """The sled's parameter block of ``d`` (empty without a sled frame)."""
-    sled = plant.sled
-    return [("o_sled", sled.parameters() if sled is not None else np.zeros(0))]
 
 
 def describe(plant: MultibodyPlant, outputs: bool = True) -> Description:
@@ -147,7 +136,6 @@ def describe(plant: MultibodyPlant, outputs: bool = True) -> Description:
         ("o_B", plant.input_matrix), ("o_step", np.array([plant.internal_step])),
         # the options tuple advance passes to the compiled integrator (first step internal_step)
         ("o_adapt", np.array(plant.error_control.options(plant.internal_step), float)),
-        *_sled_blocks(plant),
         ("o_elements", _element_block(plant)),
     ]
     offsets, parts, at = layout(blocks)
@@ -161,8 +149,8 @@ def describe(plant: MultibodyPlant, outputs: bool = True) -> Description:
             sens.append((s.code, 0, 0, at))
             parts.append(np.r_[s.gain, np.asarray(s.weights, float)])
             at += 1 + nv + nu
-        elif isinstance(s, _sled.KINDS):
-            code, index, axis, par = _sled.sensor_row(s, nv, nu)
+        elif isinstance(s, _motion.KINDS):
+            code, index, axis, par = _motion.sensor_row(s, nv, nu)
             sens.append((code, index, axis, at if par is not None else -1))
             if par is not None:
                 parts.append(par)
@@ -172,8 +160,7 @@ def describe(plant: MultibodyPlant, outputs: bool = True) -> Description:
     structure = dict(
         **model_structure(model), nq=nq, nv=nv, nu=nu, np=len(plant.parameters),
         ny=len(plant.outputs) if outputs else 0, nx=len(plant.states), canonical=int(plant.canonical), sens=tuple(sens), nl=len(latches[0]),
-        l_iq=tuple(int(v) for v in latches[0]), l_iv=tuple(int(v) for v in latches[1]),
-        **sled_structure(plant))
+        l_iq=tuple(int(v) for v in latches[0]), l_iv=tuple(int(v) for v in latches[1]))
     return Description(structure, np.concatenate(parts) if parts else np.zeros(0), offsets)
 
 

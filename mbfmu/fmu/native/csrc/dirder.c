@@ -10,7 +10,7 @@
  * vector: ballspring_dirder.c), drives, point-to-point spring-dampers,
  * hinge latches, sphere-plane contacts and cables (contact_dirder.c; a
  * universal joint's S and Sr move with q2: their tangents enter every
- * product with them), and a sled frame (sled.h):
+ * product with them), and a frame element's moving frame (element.h):
  *   - configuration tangents are body-frame twists zeta (the tangent of
  *     ^iX_p along dq_i is -zeta_i x ^iX_p, Featherstone's
  *     d(X)/dq = -crm(S dq) X; for a quaternion e, zeta = 2 vec(e* (x) de)/|e|^2
@@ -23,15 +23,17 @@
  *     tree, projected onto the modal coordinates (flex_dirder.c);
  *   - canonical variables: v = M^-1 p gives dv = M^-1 (dp - d(M v)|dq), and
  *     dp/dt = tau + S^T (F - v x* H) (mb_sweep) is differentiated term by term.
- *   - the sled frame: the model's dynamics under the gravity g - a_s axis
- *     (a_s = u[input] - pulse(t), as mb_sled_rhs), the gravity entering as
- *     the base acceleration -g of the recursions with the tangent
- *     du[input] axis; its accelerometers (specific force, the point
- *     acceleration under that base acceleration) differentiate
- *     mb_point_acceleration at the solved dv/dt with its tangent, the sled
- *     acceleration is du[input], the belts' tensions are contact_dirder.c's;
- *   - plug-in elements (element.h): their classes' tangents; in a sled frame
- *     their accel_rate reads the specific force under the sled's gravity
+ *   - a frame element (the crash occupant's sled frame): the model's dynamics
+ *     under the gravity g - a(t, u) (the frame's acceleration a), the gravity
+ *     entering as the base acceleration -g of the recursions with the tangent
+ *     -da, da the class's frame_accel_tangent along du (the input columns);
+ *   - the sensors of the dynamics (element.h): accelerometers (specific
+ *     force, the point acceleration under that base acceleration)
+ *     differentiate mb_point_acceleration at the solved dv/dt with its
+ *     tangent, the frame's acceleration is da, cable tensions are
+ *     contact_dirder.c's, displacements point tangents;
+ *   - plug-in elements (element.h): their classes' tangents; in a frame
+ *     their accel_rate reads the specific force under the frame's gravity
  *     (the HIC recorder of the crash occupant plant); their discrete states
  *     are neither knowns nor unknowns here, and their rates are zero.
  * Quaternion coordinates of the state are read, as every evaluation of the
@@ -63,14 +65,18 @@ const char *mbn_dirder_inexact(mbn_instance *in) {
     const mbn_data *D = in->data;
     const mb_model *m = in->m;
     if (D->flex) return mbn_flex_dirder_inexact(in); /* flex_dirder.c */
-    if (D->sled && D->canonical) return "a sled frame in canonical variables has no tangents in the C runtime";
+    if (D->canonical && mbn_elements_frame(D->nel, in->el))
+        return "a frame element in canonical variables has no tangents in the C runtime";
     for (int i = 1; i < m->nb; ++i) {
         int t = m->jtype[i];
         if (t == MB_PLANAR) return "planar joints have no tangents in the C runtime";
     }
     for (int k = 0; k < D->ny; ++k) {
         int kind = D->sens[4 * k];
-        if (D->sled && kind >= MB_SENS_ACCELEROMETER && kind <= MB_SENS_DISPLACEMENT) continue;
+        if (mbn_is_motion_sensor(kind)) {
+            if (D->canonical) return "an accelerometer in canonical variables has no tangent in the C runtime";
+            continue;
+        }
         if (kind == MBN_SENS_ELEMENT) continue; /* the element's output_tangent */
         if (kind != MB_SENS_STATE && kind != MB_SENS_VELOCITY && kind != MB_SENS_POINT && kind != MB_SENS_KINETIC &&
             kind != MB_SENS_POTENTIAL && kind != MB_SENS_LINEAR && kind != MB_SENS_QUATERNION &&
@@ -96,7 +102,8 @@ typedef struct {
     double *dq;           /* (nq) projected configuration seed */
     double *rows;         /* (3 nl) saved latch rows */
     double *block;
-    double dgrav[3];      /* tangent of the gravity (world, m/s^2): the sled frame's -du[input] axis */
+    double dgrav[3];      /* tangent of the gravity (world, m/s^2): a frame element's -da */
+    double frame_a[3], frame_da[3]; /* a frame element's acceleration a and its tangent da (m/s^2) */
     const double *es, *des; /* the plug-in elements' states (x after [q; v]) and their seed */
     double *desdot;         /* their rates' tangents (dxdot after [q; v]) */
     int accel;            /* a, da hold the accelerations [with gravity] at the solved qdd, dqdd */
@@ -351,7 +358,7 @@ static void element_forces(mbn_instance *in, dd_work *w) {
 
 /* the tangents of the elements' accel_rate (element.h) along the solved dqdd (dxdot after q),
  * added to w->desdot: the specific force at the point is the acceleration with the base at -g
- * (forward() with gravity, as the sled frame's accelerometers) */
+ * (forward() with gravity, as the accelerometers) */
 static int element_accel_tangents(mbn_instance *in, dd_work *w, const double *x, double *dxdot);
 
 /* force to the parent with its tangent: fp += X^T f, dfp += X^T (zr x* f + df) */
@@ -531,9 +538,9 @@ static void body_twist_tangent(mb_data *ws, const dd_work *w, int b, double *dtw
  * its tangent dacc, after forward(acc) at the solved qdd, dqdd (w->accel):
  * mb_point_acceleration's aB = a_lin + w x (w x rB + v_lin) + a_ang x rB
  * (body frame) differentiated, then d(R aB) = R (z_ang x aB + daB). With the
- * base acceleration -g_s of the sled frame (g_s = g - a_s axis) this is the
- * specific force of mb_sled_specific_force: the point's acceleration in the
- * sled frame, plus the frame's a_s axis, minus g. */
+ * base acceleration -g_f of a frame element's frame (g_f = g - a) this is the
+ * specific force of mbn_motion_sensors_eval: the point's acceleration in the
+ * frame, plus the frame's a, minus g. */
 static void accel_tangent(mb_data *ws, const dd_work *w, int b, const double *rB, double *acc, double *dacc) {
     const double *v = B6(w->v, b), *dv = B6(w->dv, b), *a = B6(w->a, b), *da = B6(w->da, b), *z = B6(w->z, b);
     double t[3], dt[3], u[3], e[3], aB[3], daB[3];
@@ -661,7 +668,7 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
             dy[k] = dtw[s->axis];
             break;
         }
-        case MB_SENS_ACCELEROMETER: {
+        case MBN_SENS_ACCELEROMETER: {
             double a[3], da[3];
             if (!w->accel) { dy[k] = 0.0 / 0.0; break; }
             accel_tangent(ws, w, s->index, s->par, a, da);
@@ -672,9 +679,9 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
             }
             break;
         }
-        case MB_SENS_SLED_ACCEL: dy[k] = in->sled.input >= 0 ? du[in->sled.input] : 0.0; break;
-        case MB_SENS_CABLE_TENSION: dy[k] = mbn_cable_tension_tangent(m, ws, w->z, w->dv, s->index); break;
-        case MB_SENS_DISPLACEMENT: {
+        case MBN_SENS_FRAME_ACCEL: dy[k] = w->frame_da[s->axis]; break;
+        case MBN_SENS_CABLE_TENSION: dy[k] = mbn_cable_tension_tangent(m, ws, w->z, w->dv, s->index); break;
+        case MBN_SENS_DISPLACEMENT: {
             double t[3];
             point_tangent(ws, w, s->index, s->par, t);
             dy[k] = t[s->axis];
@@ -825,22 +832,24 @@ static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double 
         for (int c = 0; c < D->nu; ++c) s += B[D->nu * r + c] * du[c];
         w->dcmd[r] = s;
     }
-    /* the gravity's tangent (forward() reads it) is zero but for the sled frame's, set below;
-     * a flexible plant has none (flex_dirder.c refuses sleds) */
+    /* the gravity's tangent (forward() reads it) is zero but for a frame element's, set below;
+     * a flexible plant has none (flex_dirder.c refuses frame elements) */
     w->accel = 0;
-    for (int r = 0; r < 3; ++r) w->dgrav[r] = 0.0;
+    for (int r = 0; r < 3; ++r) w->dgrav[r] = w->frame_a[r] = w->frame_da[r] = 0.0;
     if (D->flex) return flex_tangent(in, w, dx, du, dxdot, dy);
     project_seed(m, x, dx, w->dq);
     for (int k = nq + nv; k < D->nx; ++k) dxdot[k] = 0.0;
-    /* the sled frame (mb_sled_rhs): the model's dynamics with gravity g_s =
-     * g - a_s axis, a_s = u[input] - pulse(t), whose tangent is -du[input] axis */
+    /* a frame element (element.h): the model's dynamics with gravity g_f = g - a(t, u),
+     * whose tangent is -da along du */
     double g0[3];
     memcpy(g0, ws->g, sizeof g0);
-    if (D->sled) {
-        const double *ax = in->sled.par + SL_AX;
-        double a_s = mb_sled_acceleration(&in->sled, in->t, in->u), da_s = in->sled.input >= 0 ? du[in->sled.input] : 0.0;
-        for (int r = 0; r < 3; ++r)
-            if (ax[r] != 0.0) { ws->g[r] = g0[r] - a_s * ax[r]; w->dgrav[r] = -da_s * ax[r]; }
+    const mbn_element *fr = mbn_elements_frame(D->nel, in->el);
+    int motion = 0;
+    for (int k = 0; k < D->ny; ++k) motion |= in->sens[k].kind == MBN_SENS_ACCELEROMETER;
+    if (fr) {
+        mbn_frame_gravity(fr, in->t, in->u, D->nu, g0, ws->g, w->frame_a);
+        fr->cls->frame_accel_tangent(fr->par + 3, in->t, in->u, D->nu, du, w->frame_da);
+        for (int r = 0; r < 3; ++r) w->dgrav[r] = -w->frame_da[r];
     }
     if (D->nl) latch_apply(in, x + nq + nv, w->rows);
     w->es = x + nq + nv;
@@ -852,9 +861,9 @@ static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double 
         memcpy(w->dvel, dx + nq, sizeof(double) * (size_t)nv);
         err = velocity_tangent(in, w, w->dvel, dxdot + nq);
     }
-    if (!err && D->sled) {
+    if (!err && (fr || motion)) {
         /* the accelerations at the solved qdd and their tangents along dqdd (with the
-         * sled's gravity): the accelerometers and the elements' accel_rate (a HIC recorder's) */
+         * frame's gravity): the accelerometers and the elements' accel_rate (a HIC recorder's) */
         mb_kinematics(m, ws, x, w->vel);
         forward(m, ws, w, x, w->dq, w->dvel, 1, w->qdd, dxdot + nq, 1);
         w->accel = 1;

@@ -35,7 +35,7 @@
 const char *mbn_flex_dirder_inexact(mbn_instance *in) {
     const mbn_data *D = in->data;
     const mb_model *m = in->m;
-    if (D->sled) return "the sled frame's pulse and belt forces have no tangents in the C runtime";
+    if (mbn_elements_frame(D->nel, in->el)) return "a frame element has no tangents on a flexible plant in the C runtime";
     if (D->nq != D->nv || m->nq != m->nv)
         return "flexible systems with quaternion joints have no tangents in the C runtime";
     for (int i = 1; i < m->nb; ++i) {

@@ -113,14 +113,9 @@ double mbn_me_next_time_event(const mbn_me *me) {
     /* the plug-in elements' grids (a period that is not positive is refused with the parameters) */
     double el_next = mbn_elements_next_instant(D->nel, in->el, t);
     if (el_next < next) next = el_next;
-    if (D->sled) {
-        const double *p = in->sled.par;
-        double eps = 1e-12 * fmax(1.0, fabs(t));
-        if (p[SL_PEAK] > 0) {
-            if (p[SL_START] > t + eps) next = fmin(next, p[SL_START]);
-            else if (p[SL_START] + p[SL_DUR] > t + eps) next = fmin(next, p[SL_START] + p[SL_DUR]);
-        }
-    }
+    /* a frame element's kinks in time (a sled pulse's start and end, element.h) */
+    const mbn_element *fr = mbn_elements_frame(D->nel, in->el);
+    if (fr && fr->cls->frame_next_kink) next = fmin(next, fr->cls->frame_next_kink(fr->par + 3, t));
     return next;
 }
 

@@ -17,7 +17,8 @@
  *     (the force elements' switches: kinks, no state changes);
  *   - time events: the plug-in elements' sampling grids (their discrete
  *     states sampled there, as mbn_element_advance samples them; element.h)
- *     and the ends of the sled's built-in pulse (kinks);
+ *     and a frame element's kinks in time (frame_next_kink: the ends of the
+ *     crash sled's built-in pulse);
  *   - step events for quaternions: every evaluation uses the host's states
  *     with each quaternion normalized (a projection at each set of the
  *     states); when the host's quaternion has drifted from unit norm by more

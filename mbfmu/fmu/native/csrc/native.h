@@ -24,7 +24,6 @@
 #include "sensors.h"
 #include "adaptive.h"
 #include "latch.h"
-#include "sled.h"
 #include "flexible.h"
 #include "tape.h"
 #include "element.h"
@@ -53,8 +52,6 @@ typedef struct {
     int o_axis1, o_axis2, o_Rtree, o_ptree, o_Ibody, o_g, o_dof, o_springs, o_contacts, o_cables, o_drives;
     int o_mass, o_com, o_Ic, o_lsign, o_lk, o_q0, o_v0, o_B, o_step;
     int o_adapt;            /* 7: rtol, atol, h_init, h_max, h_min, max_steps, method (ErrorControl.options) */
-    int sled, sled_input;   /* a sled frame (sled.h; parameters at o_sled), the input it adds (-1 none) */
-    int o_sled;
     int o_elements;         /* the plug-in elements' [rB; par] blocks (element.h: each at its o_par) */
     const int *sens;        /* (ny, 4): kind, index, axis, offset of its parameters in d (-1 none) */
     const double *p0;       /* (np) build-time parameter values */
@@ -97,7 +94,6 @@ typedef struct {
     mb_sensor *sens;      /* (ny) pointing into d */
     mb_mass_props mp;
     mb_latches latches;   /* (data->nl hinges) pointing into d */
-    mb_sled sled;         /* (data->sled) pointing into d */
     double *d;            /* (nd) current numeric description */
     double *p, *u, *x;    /* (np), (nu), (nx) */
     double *y, *v, *tau;  /* (ny) cached outputs, (nv) velocities, (nv) generalized forces */

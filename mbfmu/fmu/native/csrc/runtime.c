@@ -49,8 +49,6 @@ static void bind_sensors(mbn_instance *in) {
     in->latches.k = in->d[D->o_lk];
     in->latches.c = in->d[D->o_lk + 1];
     in->mp.latches = D->nl ? &in->latches : NULL;
-    in->sled.input = D->sled_input;
-    in->sled.par = in->d + D->o_sled;
     for (int e = 0; e < D->nel; ++e) in->el[e].par = in->d + D->elements[e].o_par;
 }
 
@@ -118,6 +116,10 @@ mbn_instance *mbn_new(const mbn_data *D) {
             return NULL;
         }
     if (!periods_valid(D, in->d)) {
+        mbn_free(in);
+        return NULL;
+    }
+    if (mbn_elements_nframe(D->nel, D->elements) > 1) { /* one frame element at most (element.h) */
         mbn_free(in);
         return NULL;
     }
@@ -281,13 +283,11 @@ static int integrate(mbn_instance *in, double *x, double dt) {
     double *q = x, *y = x + D->nq;
     mb_ode ode;
     mbn_element_ode eo;
-    if (D->nel) { /* the elements' discrete states sampled on their grids (element.h), in the sled frame if any */
+    if (D->nel) { /* the elements' discrete states sampled on their grids, in a frame element's frame (element.h) */
         mbn_element_ode_init(&eo, in->m, in->ws, D->nel, in->el, in->t, in->efext, &ode);
-        if (D->sled) mbn_element_ode_sled(&eo, &in->sled, in->u);
+        mbn_element_ode_inputs(&eo, in->u, D->nu);
         return mbn_element_advance(&eo, &ode, q, y, in->tau, dt, &opt, &in->adapt_stats);
     }
-    if (D->sled)
-        return mb_sled_advance(in->m, in->ws, &in->sled, in->t, q, y, in->tau, in->u, dt, &opt, &in->adapt_stats);
     if (D->nl) return mb_latch_advance(in->m, in->ws, &in->latches, q, y, y + D->nv, in->tau, dt, &opt, &in->adapt_stats);
     /* FlexibleArm._compiled_adaptive: advance_flexible; without beams (segments) advance_rigid */
     if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
@@ -309,10 +309,9 @@ int mbn_rhs(mbn_instance *in, double t, const double *x, double *dx) {
     mbn_element_ode eo;
     if (D->nel) {
         mbn_element_ode_init(&eo, in->m, in->ws, D->nel, in->el, t, in->efext, &ode);
-        if (D->sled) mbn_element_ode_sled(&eo, &in->sled, in->u);
+        mbn_element_ode_inputs(&eo, in->u, D->nu);
         return ode.f(ode.ctx, q, y, in->tau, NULL, qdot, ydot);
     }
-    if (D->sled) return mb_sled_ode_rhs(in->m, in->ws, &in->sled, t, in->u, q, y, in->tau, qdot, ydot);
     if (D->nl) return mb_latch_rhs(in->m, in->ws, &in->latches, q, y, y + D->nv, in->tau, qdot, ydot);
     if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
     else if (D->canonical) mb_canonical_ode(in->m, in->ws, &ode);
@@ -376,10 +375,12 @@ const double *mbn_outputs(mbn_instance *in) {
         mb_minv(in->m, in->ws, in->x, in->x + D->nq, in->v);
         v = in->v;
     }
-    if (D->sled) {
+    int motion = 0; /* sensors of the dynamics (element.h): accelerometers, a frame's acceleration, ... */
+    for (int k = 0; k < D->ny; ++k) motion |= mbn_is_motion_sensor(in->sens[k].kind);
+    if (motion && !D->flex) {
         mbn_generalized_forces(in);
-        mb_sled_sensors_eval(in->m, in->ws, &in->mp, &in->sled, in->t, D->ny, in->sens, in->x, v, in->u, D->nu, in->tau,
-                             in->y);
+        mbn_motion_sensors_eval(in->m, in->ws, &in->mp, D->nel, in->el, in->t, D->ny, in->sens, in->x, v,
+                                in->x + D->nq + D->nv, in->u, D->nu, in->tau, in->efext, in->y);
     } else if (D->flex)
         mbn_flex_outputs(in);
     else
