@@ -258,7 +258,13 @@ class MultibodyPlant(Plant):
         rest = [k for k, s in enumerate(self.sensors) if not isinstance(s, ElementOutput)]
         out = np.empty(len(self.sensors))
         if rest:
-            out[rest] = _sensors.evaluate([self.sensors[k] for k in rest], self.model, x, v, u, 0.0)
+            # the elements' elastic energy (their own C) for the potential energy that counts it
+            counted = any(isinstance(self.sensors[k], _sensors.PotentialEnergy) and self.sensors[k].latches
+                          for k in rest)
+            nqv = self.model.nq + self.model.nv
+            energy = _kernels.element_energy(self.model._h, x[:self.model.nq], v, x[nqv:],
+                                             self._element_registry()) if counted else 0.0
+            out[rest] = _sensors.evaluate([self.sensors[k] for k in rest], self.model, x, v, u, energy)
         if mine:
             out[mine] = self._element_outputs(t, x, v, mine)
         return out

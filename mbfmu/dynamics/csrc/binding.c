@@ -1051,6 +1051,7 @@ typedef struct {
     mbn_element *el;
     int nel, nes, nez;
     PyArrayObject *par;
+    PyArrayObject *jq, *jv; /* the joint rows' coordinate indices, class after class (element.h's iq, iv) */
 } elreg_t;
 
 static const double ZEROS_Z[MBN_ELEMENT_MAX_DISCRETE] = {0};
@@ -1058,13 +1059,19 @@ static const double ZEROS_Z[MBN_ELEMENT_MAX_DISCRETE] = {0};
 static void elreg_clear(elreg_t *r) {
     free(r->el);
     Py_XDECREF(r->par);
+    Py_XDECREF(r->jq);
+    Py_XDECREF(r->jv);
     memset(r, 0, sizeof *r);
 }
 
 static int elreg_parse(elreg_t *r, const mb_model *m, PyObject *reg) {
-    PyObject *classes, *bodies, *par, *npar, *nstate, *ndisc;
+    PyObject *classes, *bodies, *par, *npar, *nstate, *ndisc, *jq = NULL, *jv = NULL;
     memset(r, 0, sizeof *r);
-    if (!PyArg_ParseTuple(reg, "O!OOOOO", &PyTuple_Type, &classes, &bodies, &par, &npar, &nstate, &ndisc)) return -1;
+    /* optional after ndisc: the joint rows' configuration and velocity indices (element.h's
+     * iq, iv), element after element, as many as each class's njoint */
+    if (!PyArg_ParseTuple(reg, "O!OOOOO|OO", &PyTuple_Type, &classes, &bodies, &par, &npar, &nstate, &ndisc, &jq,
+                          &jv))
+        return -1;
     Py_ssize_t nel = PyTuple_GET_SIZE(classes);
     PyArrayObject *ab = (PyArrayObject *)PyArray_FROMANY(bodies, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
     PyArrayObject *ap = (PyArrayObject *)PyArray_FROMANY(npar, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
@@ -1082,6 +1089,17 @@ static int elreg_parse(elreg_t *r, const mb_model *m, PyObject *reg) {
     for (Py_ssize_t e = 0; e < nel; ++e) total += 3 + np_[e];
     for (Py_ssize_t e = 0; e < nel; ++e) nes_all += ns[e] > 0 ? ns[e] : 0;
     if (!(r->par = as_vector(par, total, "element parameters", NULL))) goto done;
+    npy_intp none = 0;
+    r->jq = jq ? (PyArrayObject *)PyArray_FROMANY(jq, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY)
+               : (PyArrayObject *)PyArray_ZEROS(1, &none, NPY_INT, 0);
+    r->jv = jv ? (PyArrayObject *)PyArray_FROMANY(jv, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY)
+               : (PyArrayObject *)PyArray_ZEROS(1, &none, NPY_INT, 0);
+    if (!r->jq || !r->jv) goto done;
+    npy_intp nj_all = PyArray_SIZE(r->jq), nj_at = 0;
+    if (PyArray_SIZE(r->jv) != nj_all) {
+        PyErr_SetString(InputError, "element registry: the joint rows' iq and iv differ in length");
+        goto done;
+    }
     r->el = calloc((size_t)nel + 1, sizeof(mbn_element));
     if (!r->el) { PyErr_NoMemory(); goto done; }
     r->nel = (int)nel;
@@ -1109,9 +1127,32 @@ static int elreg_parse(elreg_t *r, const mb_model *m, PyObject *reg) {
         }
         r->el[e] = (mbn_element){cls, b[e], at, np_[e], ns[e], r->nes, NULL, D(r->par) + at, nz[e],
                                  nes_all + r->nez, ZEROS_Z};
+        if (cls->njoint) { /* its joint rows: indices into q and v */
+            if (nj_at + cls->njoint > nj_all) {
+                PyErr_Format(InputError, "plug-in element %zd (%s): its class has %d joint rows, the registry "
+                             "gives %zd in all", (Py_ssize_t)e, cls->name, cls->njoint, (Py_ssize_t)nj_all);
+                goto done;
+            }
+            const int *iq = (const int *)PyArray_DATA(r->jq) + nj_at, *iv = (const int *)PyArray_DATA(r->jv) + nj_at;
+            for (int k = 0; k < cls->njoint; ++k)
+                if (iq[k] < 0 || iq[k] >= m->nq || iv[k] < 0 || iv[k] >= m->nv) {
+                    PyErr_Format(InputError, "plug-in element %zd (%s): joint row %d reads q[%d], v[%d], not "
+                                 "indices of the model's %d coordinates and %d velocities", (Py_ssize_t)e,
+                                 cls->name, k, iq[k], iv[k], m->nq, m->nv);
+                    goto done;
+                }
+            r->el[e].iq = iq;
+            r->el[e].iv = iv;
+            nj_at += cls->njoint;
+        }
         at += 3 + np_[e];
         r->nes += ns[e];
         r->nez += nz[e];
+    }
+    if (nj_at != nj_all) {
+        PyErr_Format(InputError, "plug-in elements: their classes have %zd joint rows, the registry gives %zd",
+                     (Py_ssize_t)nj_at, (Py_ssize_t)nj_all);
+        goto done;
     }
     if (!mbn_elements_periods_valid(r->nel, r->el)) {
         PyErr_SetString(InputError, "plug-in elements: a sampling period of their discrete states is not a "
@@ -1192,6 +1233,42 @@ static PyObject *py_element_rhs(PyObject *self, PyObject *args) {
 done:
     free(fx);
     Py_XDECREF(ay); Py_XDECREF(qd); Py_XDECREF(yd);
+    elreg_clear(&r);
+    call_clear(&c);
+    return res;
+}
+
+/* element_class_counts(address) -> (npar, nstate, ndisc, nout, njoint, nevent) of an
+ * mbn_element_class (element.h), for the packer's checks */
+static PyObject *py_element_class_counts(PyObject *self, PyObject *args) {
+    PyObject *addr;
+    if (!PyArg_ParseTuple(args, "O", &addr)) return NULL;
+    const mbn_element_class *cls = PyLong_AsVoidPtr(addr);
+    if (!cls) {
+        if (!PyErr_Occurred()) PyErr_SetString(InputError, "element_class_counts: a NULL class");
+        return NULL;
+    }
+    return Py_BuildValue("(iiiiii)", cls->npar, cls->nstate, cls->ndisc, cls->nout, cls->njoint, cls->nevent);
+}
+
+/* element_energy(h, q, v, s, registry) -> the elements' elastic energy (J) at (q, v) and their
+ * states s (the elements' block: continuous, then discrete; element.h's energy) */
+static PyObject *py_element_energy(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *s, *reg;
+    if (!PyArg_ParseTuple(args, "OOOOO", &cap, &q, &v, &s, &reg)) return NULL;
+    call_t c;
+    elreg_t r;
+    if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    if (elreg_parse(&r, m, reg)) { call_clear(&c); return NULL; }
+    PyArrayObject *as = as_vector(s, r.nes + r.nez, "element states", NULL);
+    PyObject *res = NULL;
+    if (as) {
+        double E;
+        KERNEL(c.h->lock, E = mbn_elements_energy(r.nel, r.el, D(c.q), D(c.v), D(as), D(as)));
+        res = PyFloat_FromDouble(E);
+    }
+    Py_XDECREF(as);
     elreg_clear(&r);
     call_clear(&c);
     return res;
@@ -2254,6 +2331,10 @@ static PyMethodDef methods[] = {
      "rk4_canonical(h, q, p, tau, dt, n, fext=None) -> (q, p)"},
     {"momenta", py_momenta, METH_VARARGS,
      "momenta(h, q, v, mass, com, Ic) -> [H about the world origin; L], world axes (sensors.h)"},
+    {"element_class_counts", py_element_class_counts, METH_VARARGS,
+     "element_class_counts(address) -> (npar, nstate, ndisc, nout, njoint, nevent) of an element class"},
+    {"element_energy", py_element_energy, METH_VARARGS,
+     "element_energy(h, q, v, s, registry) -> elastic energy of the plug-in elements, J (element.h)"},
     {"latch_advance", py_latch_advance, METH_VARARGS,
      "latch_advance(h, q, v, z, tau, dt, options, iq, iv, sign, k, c) -> (q, v, z): hinge latches, error-controlled (latch.h)"},
     {"sled_acceleration", py_sled_acceleration, METH_VARARGS,

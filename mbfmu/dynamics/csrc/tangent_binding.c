@@ -59,10 +59,12 @@ PyObject *mb_py_native_tangents(PyObject *self, PyObject *args) {
     mbn_element *el = NULL;
     int nel = 0, os = 0, oz = 0;
     static const double zeros[MBN_ELEMENT_MAX_DISCRETE] = {0};
+    /* the joint rows' coordinates (element.h's iq, iv), element after element: copied, freed with el */
+    int *joints = NULL;
     if (o_el != Py_None) {
-        PyObject *addrs, *o_rows;
-        Py_buffer br;
-        if (!PyArg_ParseTuple(o_el, "O!O", &PyTuple_Type, &addrs, &o_rows)) return NULL;
+        PyObject *addrs, *o_rows, *o_jq = NULL, *o_jv = NULL;
+        Py_buffer br, bq, bv;
+        if (!PyArg_ParseTuple(o_el, "O!O|OO", &PyTuple_Type, &addrs, &o_rows, &o_jq, &o_jv)) return NULL;
         if (get_buffer(o_rows, &br, "i", 0)) return NULL;
         nel = (int)PyTuple_GET_SIZE(addrs);
         if (br.len != (Py_ssize_t)(sizeof(int) * 5 * (size_t)nel)) {
@@ -70,20 +72,48 @@ PyObject *mb_py_native_tangents(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "native_tangents: element rows of the wrong size");
             return NULL;
         }
+        Py_ssize_t nj = 0;
+        if (o_jq && o_jv) {
+            if (get_buffer(o_jq, &bq, "i", 0)) { PyBuffer_Release(&br); return NULL; }
+            if (get_buffer(o_jv, &bv, "i", 0)) { PyBuffer_Release(&bq); PyBuffer_Release(&br); return NULL; }
+            nj = bq.len / (Py_ssize_t)sizeof(int);
+            if (bv.len != bq.len) nj = -1;
+            else if ((joints = malloc(sizeof(int) * (2 * (size_t)nj + 1)))) {
+                memcpy(joints, bq.buf, (size_t)bq.len);
+                memcpy(joints + nj, bv.buf, (size_t)bv.len);
+            }
+            PyBuffer_Release(&bq);
+            PyBuffer_Release(&bv);
+            if (nj < 0) {
+                PyBuffer_Release(&br);
+                PyErr_SetString(PyExc_ValueError, "native_tangents: joint rows' iq and iv differ in length");
+                return NULL;
+            }
+            if (!joints) { PyBuffer_Release(&br); return PyErr_NoMemory(); }
+        }
         el = calloc((size_t)nel + 1, sizeof(mbn_element));
-        if (!el) { PyBuffer_Release(&br); return PyErr_NoMemory(); }
+        if (!el) { free(joints); PyBuffer_Release(&br); return PyErr_NoMemory(); }
+        Py_ssize_t at = 0;
         const int *r = br.buf;
         for (int e = 0; e < nel; ++e) oz += r[5 * e + 3]; /* the discrete states after all continuous ones */
         for (int e = 0; e < nel; ++e) {
             const mbn_element_class *cls = PyLong_AsVoidPtr(PyTuple_GET_ITEM(addrs, e));
-            if (!cls) {
-                if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "native_tangents: a NULL element class");
+            if (!cls || (cls->njoint > 0 && at + cls->njoint > nj)) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_ValueError, cls ? "native_tangents: fewer joint rows than the classes have"
+                                                          : "native_tangents: a NULL element class");
                 PyBuffer_Release(&br);
                 free(el);
+                free(joints);
                 return NULL;
             }
             el[e] = (mbn_element){cls, r[5 * e], r[5 * e + 1], r[5 * e + 2], r[5 * e + 3], os, zeros, NULL,
                                   r[5 * e + 4], oz, zeros};
+            if (cls->njoint > 0) { /* mbn_new checks the indices against nq, nv */
+                el[e].iq = joints + at;
+                el[e].iv = joints + nj + at;
+                at += cls->njoint;
+            }
             os += r[5 * e + 3];
             oz += r[5 * e + 4];
         }
@@ -97,7 +127,7 @@ PyObject *mb_py_native_tangents(PyObject *self, PyObject *args) {
     int nheld = 0;
     PyObject *result = NULL;
     mbn_instance *in = NULL;
-    if (get_buffer(o_hdr, &bh, "i", 0)) { free(el); return NULL; }
+    if (get_buffer(o_hdr, &bh, "i", 0)) { free(el); free(joints); return NULL; }
     if (get_buffer(o_d, &bd, "d", 0)) goto release_h;
     if (get_buffer(o_x, &bx, "d", 0)) goto release_d;
     if (get_buffer(o_u, &bu, "d", 0)) goto release_x;
@@ -185,5 +215,6 @@ release_d:
 release_h:
     PyBuffer_Release(&bh);
     free(el);
+    free(joints);
     return result;
 }

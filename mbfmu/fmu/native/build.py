@@ -140,8 +140,11 @@ def _elements_source(plant, o_elements: int) -> tuple[str, dict]:
     for i, e in enumerate(elements):
         text += _c_array("double", f"ELEMENT_S0{i}", [sig.start for sig in e.states], _c_double)
         text += _c_array("double", f"ELEMENT_Z0{i}", [sig.start for sig in e.discrete], _c_double)
+        text += _c_array("int", f"ELEMENT_IQ{i}", e.joint_q, str)  # its joint rows (element.h's iq, iv)
+        text += _c_array("int", f"ELEMENT_IV{i}", e.joint_v, str)
     rows = "".join(f"    {{&{e.symbol}, {e.body}, {o_par[i]}, {len(e.parameters)}, {len(e.states)}, "
-                   f"{o_state[i]}, ELEMENT_S0{i}, NULL, {len(e.discrete)}, {o_disc[i]}, ELEMENT_Z0{i}}},\n"
+                   f"{o_state[i]}, ELEMENT_S0{i}, NULL, {len(e.discrete)}, {o_disc[i]}, ELEMENT_Z0{i}, "
+                   f"ELEMENT_IQ{i}, ELEMENT_IV{i}}},\n"
                    for i, e in enumerate(elements))
     text += f"static const mbn_element ELEMENTS[] = {{\n{rows}}};\n"
     return text, {"nel": len(elements), "elements": "ELEMENTS"}

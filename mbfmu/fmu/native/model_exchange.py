@@ -42,7 +42,7 @@ from ..units import parse_unit
 from .pack import NativeUnsupported
 
 # kinds of event indicators (csrc/model_exchange.h)
-LATCH, CONTACT, CABLE, LIMIT = 0, 1, 2, 3
+LATCH, CONTACT, CABLE, LIMIT, ELEMENT = 0, 1, 2, 3, 4
 _NO_LIMIT = 1e299
 DERIVATIVE_PREFIX = "der("
 INTERFACES = ("cs", "me")
@@ -54,10 +54,11 @@ class ModelExchangeUnsupported(NativeUnsupported):
 
 @dataclass(frozen=True)
 class Indicator:
-    """One event indicator: ``kind`` (LATCH, CONTACT, CABLE, LIMIT), the
-    element's ``index`` (latch, contact, cable, or velocity coordinate for a
-    limit), the configuration index ``qindex`` and ``side`` (-1 lower, +1
-    upper limit) of a limit, and what it is."""
+    """One event indicator: ``kind`` (LATCH, CONTACT, CABLE, LIMIT, ELEMENT), the
+    element's ``index`` (latch, contact, cable, velocity coordinate for a
+    limit, or plug-in element), the configuration index ``qindex`` and ``side``
+    (-1 lower, +1 upper limit) of a limit (for a plug-in element ``qindex`` is
+    which of its indicators), and what it is."""
 
     kind: int
     index: int
@@ -103,6 +104,9 @@ def event_indicators(plant) -> list[Indicator]:
     if latches is not None:
         out += [Indicator(LATCH, j, -1, 0, f"latch {j + 1}: travel past the deployed stop (rad), engages at 0")
                 for j in range(len(latches[0]))]
+    # the plug-in elements' own indicators (element.h's event), element after element
+    out += [Indicator(ELEMENT, e, k, 0, f"{el.symbol} {e + 1}: {what}")
+            for e, el in enumerate(getattr(plant, "native_elements", ())) for k, what in enumerate(el.events)]
     model = _tree(plant)
     if model is None:
         return out

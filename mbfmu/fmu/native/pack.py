@@ -24,7 +24,8 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from ...dynamics import sensors as S, sled as _sled
+from ...dynamics import _kernels, sensors as S, sled as _sled
+from ...dynamics.plugins import class_address
 from ...dynamics.model import Model
 from ...dynamics.symbolic import real_array
 from ...plant.elements import ElementOutput
@@ -100,10 +101,27 @@ def _check_elements(plant) -> None:
         if not 1 <= el.body < plant.model.nbodies:
             raise NativeUnsupported(f"{name}: plug-in element {el.symbol} acts on body {el.body}, which is not "
                                     f"one of bodies 1..{plant.model.nbodies - 1}")
+        if any(i >= plant.model.nq for i in el.joint_q) or any(i >= plant.model.nv for i in el.joint_v):
+            raise NativeUnsupported(f"{name}: plug-in element {el.symbol} reads joint coordinates q{list(el.joint_q)}, "
+                                    f"v{list(el.joint_v)}, beyond the model's {plant.model.nq} and {plant.model.nv}")
+        _check_class_counts(el, name)
     n_own = plant.model.nq + plant.model.nv + sum(len(el.states) + len(el.discrete) for el in plant.native_elements)
     if len(plant.states) != n_own:
         raise NativeUnsupported(f"{name}: {len(plant.states)} states, not [q; v] and its plug-in elements' "
                                 f"{n_own - plant.model.nq - plant.model.nv} (register them with register_elements)")
+
+
+def _check_class_counts(el, name: str) -> None:
+    """The element as registered matches its class (its own C, compiled for the kernels): the
+    counts the runtime would otherwise refuse at instantiation without saying why."""
+    npar, nstate, ndisc, _, njoint, nevent = _kernels.element_class_counts(
+        class_address(el.c_text(), el.symbol, f"plug-in element {el.symbol}"))
+    for what, got, want in (("parameters", len(el.parameters), npar), ("states", len(el.states), nstate),
+                            ("discrete states", len(el.discrete), ndisc), ("joint rows", len(el.joint_q), njoint),
+                            ("event descriptions", len(el.events), nevent)):
+        if got != want:
+            raise NativeUnsupported(f"{name}: plug-in element {el.symbol} is registered with {got} {what}, "
+                                    f"its class has {want}")
 
 
 def _check_sled(plant: MultibodyPlant, name: str) -> None:

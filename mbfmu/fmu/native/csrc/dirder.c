@@ -339,6 +339,7 @@ static void element_forces(mbn_instance *in, dd_work *w) {
     const mbn_data *D = in->data;
     for (int e = 0; e < D->nel; ++e) {
         const mbn_element *el = in->el + e;
+        if (!el->cls->force) continue; /* joint rows only (velocity_tangent) */
         double x[3], dx[3], V[3], dV[3], F[3], dF[3];
         point_motion(in->ws, w, el->body, el->par, x, dx, V, dV);
         double sdot[MBN_ELEMENT_MAX_STATES];
@@ -643,7 +644,12 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
             break;
         }
         case MB_SENS_KINETIC: dy[k] = dke; break;
-        case MB_SENS_POTENTIAL: dy[k] = dpe + (s->index && D->nl ? dlatch : 0.0); break;
+        case MB_SENS_POTENTIAL:
+            dy[k] = dpe + (s->index && D->nl ? dlatch : 0.0) +
+                    (s->index && D->nel ? mbn_elements_energy_tangent(D->nel, in->el, q, w->vel, w->es, w->es, w->dq,
+                                                                      w->dvel, w->des)
+                                        : 0.0);
+            break;
         case MB_SENS_QUATERNION:
             /* e_a / |e| of the runtime's unit e: the projected seed itself */
             dy[k] = w->dq[s->index + s->axis];
@@ -710,7 +716,13 @@ static int velocity_tangent(mbn_instance *in, dd_work *w, const double *dvel, do
     const double *q = in->x;
     const mbn_data *D = in->data;
     if (D->nel) mbn_elements_fext(m, ws, D->nel, in->el, in->t, q, w->vel, w->es, in->efext, NULL);
-    int err = mb_rhs(m, ws, q, w->vel, in->tau, D->nel ? in->efext : NULL, w->r3 /* dq/dt: unused */, w->qdd);
+    const double *tau = in->tau;
+    if (mbn_elements_have_joints(D->nel, in->el)) { /* the elements' joint rows (element.h), r2 as scratch */
+        memcpy(w->r2, in->tau, sizeof(double) * (size_t)m->nv);
+        mbn_elements_joint_forces(D->nel, in->el, in->t, q, w->vel, w->es, w->es, w->r2);
+        tau = w->r2;
+    }
+    int err = mb_rhs(m, ws, q, w->vel, tau, D->nel ? in->efext : NULL, w->r3 /* dq/dt: unused */, w->qdd);
     if (err) return err;
     mb_kinematics(m, ws, q, w->vel);
     forward(m, ws, w, q, w->dq, dvel, 1, w->qdd, NULL, 1);
@@ -719,6 +731,7 @@ static int velocity_tangent(mbn_instance *in, dd_work *w, const double *dvel, do
     backward_id(m, ws, w, w->r2);
     passive_tangent(m, ws, q, w->vel, in->tau, w->dq, dvel, w->dcmd, w->dtau);
     for (int k = 0; k < m->nv; ++k) w->dtau[k] -= w->r2[k];
+    if (D->nel) mbn_elements_joint_tangents(D->nel, in->el, in->t, q, w->vel, w->es, w->es, w->dq, dvel, w->des, w->dtau);
     return mb_minv(m, ws, q, w->dtau, dvdot);
 }
 

@@ -86,6 +86,13 @@ void mbn_me_indicators(mbn_me *me, double *z) {
         case MBN_Z_LATCH:
             z[r] = flags[k] > 0.5 ? 1.0 : in->latches.sign[k] * q[in->latches.iq[k]];
             break;
+        case MBN_Z_ELEMENT: { /* element.h: indicator row[2] of element k */
+            double g[MBN_ELEMENT_MAX_EVENTS];
+            const double *blk = in->x + D->nq + D->nv;
+            mbn_elements_events(1, in->el + k, in->t, q, q + D->nq, blk, blk, g);
+            z[r] = g[row[2]];
+            break;
+        }
         case MBN_Z_CONTACT: {
             double F[3], rB[3];
             z[r] = mb_contact_force(m, ws, k, F, rB);
@@ -130,6 +137,8 @@ void mbn_me_event_update(mbn_me *me, int *x_changed) {
     double *flags = in->x + D->nq + D->nv;
     for (int j = 0; j < D->nl; ++j) /* the rule of mb_latch_advance at a located stop */
         if (flags[j] < 0.5 && in->latches.sign[j] * in->x[in->latches.iq[j]] >= -1e-12) flags[j] = 1.0;
+    /* the plug-in elements' state events (element.h; each decides from its own indicators) */
+    mbn_elements_on_event(D->nel, in->el, in->t, in->x, in->x + D->nq, in->x + D->nq + D->nv);
     /* the plug-in elements' samples at an instant of their grids, each once (element.h) */
     mbn_elements_sample(D->nel, in->el, in->t, in->x + D->nq + D->nv, me->el_done);
     /* the projected quaternions go back to the host only past MBN_ME_DRIFT (as at a

@@ -14,7 +14,9 @@
  *     travel past its stop (engaged latches read +1; the latch engages at
  *     the event as mb_latch_advance engages it), a contact's penetration, a
  *     cable's stretch, a joint coordinate's distance to its range limits
- *     (the force elements' switches: kinks, no state changes);
+ *     (the force elements' switches: kinks, no state changes), a plug-in
+ *     element's own indicators (element.h's event; its on_event runs at
+ *     each event, as mbn_element_advance runs it at a located instant);
  *   - time events: the plug-in elements' sampling grids (their discrete
  *     states sampled there, as mbn_element_advance samples them; element.h)
  *     and the ends of the sled's built-in pulse (kinks);
@@ -36,7 +38,8 @@
 #define MBN_ME_DRIFT 1e-6
 
 /* kinds of the rows (kind, index, side) of data->ztab */
-enum { MBN_Z_LATCH = 0, MBN_Z_CONTACT = 1, MBN_Z_CABLE = 2, MBN_Z_LIMIT = 3 };
+enum { MBN_Z_LATCH = 0, MBN_Z_CONTACT = 1, MBN_Z_CABLE = 2, MBN_Z_LIMIT = 3,
+       MBN_Z_ELEMENT = 4 /* a plug-in element's indicator: index the element, third entry which one (element.h) */ };
 
 typedef struct {
     mbn_instance *in;

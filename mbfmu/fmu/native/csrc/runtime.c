@@ -81,6 +81,24 @@ static int periods_valid(const mbn_data *D, const double *d) {
     return 1;
 }
 
+/* 1 if each plug-in element's joint rows (element.h) index the plant's q and v, and each
+ * event indicator row of an element (model_exchange.h's kind 4) names one of its indicators */
+static int joint_rows_valid(const mbn_data *D) {
+    for (int e = 0; e < D->nel; ++e) {
+        const mbn_element *el = D->elements + e;
+        if (el->cls->njoint && (!el->iq || !el->iv)) return 0;
+        for (int k = 0; k < el->cls->njoint; ++k)
+            if (el->iq[k] < 0 || el->iq[k] >= D->nq || el->iv[k] < 0 || el->iv[k] >= D->nv) return 0;
+    }
+    for (int r = 0; r < D->nz; ++r) {
+        const int *row = D->ztab + 4 * r;
+        if (row[0] == 4 && (row[1] < 0 || row[1] >= D->nel || row[2] < 0 ||
+                            row[2] >= D->elements[row[1]].cls->nevent))
+            return 0;
+    }
+    return 1;
+}
+
 mbn_instance *mbn_new(const mbn_data *D) {
     mbn_instance *in = calloc(1, sizeof(mbn_instance));
     if (!in) return NULL;
@@ -117,7 +135,7 @@ mbn_instance *mbn_new(const mbn_data *D) {
             mbn_free(in);
             return NULL;
         }
-    if (!periods_valid(D, in->d)) {
+    if (!periods_valid(D, in->d) || !joint_rows_valid(D)) {
         mbn_free(in);
         return NULL;
     }
@@ -352,12 +370,17 @@ int mbn_advance(mbn_instance *in, double dt) {
     return 0;
 }
 
-/* the outputs of kind MBN_SENS_ELEMENT (element.h) into in->y, at velocities v */
+/* the outputs of kind MBN_SENS_ELEMENT (element.h) into in->y, at velocities v, and the
+ * elements' energy added to the potential energy that counts it (index 1) */
 static void element_outputs(mbn_instance *in, const double *v) {
     const mbn_data *D = in->data;
     int kin = 0;
     for (int k = 0; k < D->ny; ++k) {
         const mb_sensor *s = in->sens + k;
+        if (s->kind == MB_SENS_POTENTIAL && s->index && D->nel) {
+            const double *blk = in->x + D->nq + D->nv;
+            in->y[k] += mbn_elements_energy(D->nel, in->el, in->x, v, blk, blk);
+        }
         if (s->kind != MBN_SENS_ELEMENT) continue;
         if (!kin) mb_kinematics(in->m, in->ws, in->x, v);
         kin = 1;
