@@ -14,8 +14,9 @@ Jacobians are obtained, by plant kind:
   multibody plants); it takes precedence.
 * A plant the native runtime packs (a :class:`~mbfmu.plant.multibody.MultibodyPlant`
   built from the engine's elements: joints, joint springs, dampers and
-  limits, drives, point springs, sphere-plane contacts, cables, hinge
-  latches, a sled frame with its HIC recorder, assumed-modes beams; outputs
+  limits, drives, point springs, sphere-plane contacts, cables, a sled
+  frame, plug-in elements such as hinge latches and the HIC recorder,
+  assumed-modes beams; outputs
   from engine sensors or, for the dynamics alone, computed in Python):
   **exact** Jacobians from the forward-mode tangents of the recursive
   dynamics in C (:func:`exact_jacobian`, :mod:`mbfmu.dynamics.tangents`),
@@ -307,7 +308,7 @@ def exact_jacobian(plant: Plant, x0: np.ndarray, u0: np.ndarray, t: float = 0.0,
     from ..plant.elements import tangent_registry
     from ..plant.multibody import MultibodyPlant
     flexible = getattr(plant, "flexible_system", None) is not None
-    if not flexible and isinstance(plant, MultibodyPlant) and plant.latches is None and \
+    if not flexible and isinstance(plant, MultibodyPlant) and \
             type(plant).derivatives is not MultibodyPlant.derivatives:
         return _Exact(None, f"{type(plant).__name__}.derivatives is Python code with no C tangent")
     outputs = True

@@ -68,7 +68,8 @@ class NativeElement:
         ``v[joint_v]`` and adds generalized forces on ``v[joint_v]``.
     events : tuple of str
         What each of the class's event indicators is (as many as its ``nevent``, with
-        units): the Model Exchange FMU's event indicators.
+        units, naming the element: ``"latch 2: travel past the stop (rad)"``): the
+        descriptions of the Model Exchange FMU's event indicators.
     """
 
     source: Path

@@ -160,7 +160,7 @@ def joint_stop(body: int, iq: int, iv: int, q_stop, sign, k, c) -> NativeElement
     return NativeElement(STOP_C, "test_joint_stop", body, (0.0, 0.0, 0.0), (q_stop, sign, k, c),
                          discrete=(Signal("engaged", "1", "the stop has caught the joint (0 or 1)", 0.0,
                                           kind="state"),),
-                         joint_q=(iq,), joint_v=(iv,), events=("travel past the stop (m), engages at 0",))
+                         joint_q=(iq,), joint_v=(iv,), events=("stop: travel past the stop (m), engages at 0",))
 
 
 class CaughtOscillator(MultibodyPlant):
@@ -189,7 +189,7 @@ class CaughtOscillator(MultibodyPlant):
         self.register_elements(joint_stop(block, 0, 0, self.X_STOP, -1.0, k_stop, c_stop))
         self.inputs = (Signal("push", "N", "force along the slide", kind="input"),)
         self.sensors = (sensors.StateValue(0), sensors.StateValue(1), sensors.StateValue(2),
-                        sensors.KineticEnergy(), sensors.PotentialEnergy(latches=True))
+                        sensors.KineticEnergy(), sensors.PotentialEnergy(elements=True))
         self.outputs = (Signal("x", "m", kind="output"), Signal("v", "m/s", kind="output"),
                         Signal("engaged", "1", kind="output"), Signal("ke", "J", kind="output"),
                         Signal("pe", "J", kind="output"))

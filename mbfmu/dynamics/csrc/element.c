@@ -88,9 +88,9 @@ static int element_f(void *ctx, const double *q, const double *y, const double *
     mbn_elements_fext(e->m, e->ws, e->nel, e->el, t, q, y, y + nv, e->fext, ydot + nv);
     if (fext)
         for (int k = 0; k < 6 * e->m->nb; ++k) e->fext[k] += fext[k];
-    double fixed[64], *tj = NULL; /* the commanded tau plus the elements' joint rows */
+    double fixed[256], *tj = NULL; /* the commanded tau plus the elements' joint rows */
     if (mbn_elements_have_joints(e->nel, e->el)) {
-        tj = nv <= 64 ? fixed : malloc(sizeof(double) * (size_t)nv);
+        tj = nv <= 256 ? fixed : malloc(sizeof(double) * (size_t)nv);
         if (!tj) { memcpy(e->ws->g, g0, sizeof g0); return MB_ADAPT_NO_MEMORY; }
         memcpy(tj, tau, sizeof(double) * (size_t)nv);
         mbn_elements_joint_forces(e->nel, e->el, t, q, y, y + nv, e->blk ? e->blk : y + nv, tj);
@@ -281,7 +281,7 @@ void mbn_elements_sample(int nel, const mbn_element *el, double t, double *blk, 
     }
 }
 
-/* ---- state events (element.h): the rule latch.c had for the hinge latches ---- */
+/* ---- state events (element.h): an armed indicator reaching 0 splits the interval there ---- */
 typedef struct {
     mbn_element_ode *e;
     const mb_ode *ode;
@@ -375,9 +375,8 @@ static int advance_span(mbn_element_ode *e, const mb_ode *ode, double t0, double
     int nq = e->m->nq, ny = ode->ny;
     double *buf = malloc(sizeof(double) * (size_t)(2 * ng + 3 * nq + 3 * ny + 1));
     if (!buf) return MB_ADAPT_NO_MEMORY;
-    ev_work w = {e, ode, tau, opt, stats, nq, ny, ng, buf, buf + ng};
-    w.q1 = buf + 2 * ng; w.qm = w.q1 + nq; w.qb = w.qm + nq;
-    w.y1 = w.qb + nq; w.ym = w.y1 + ny; w.yb = w.ym + ny;
+    double *q1 = buf + 2 * ng, *y1 = q1 + 3 * nq;
+    ev_work w = {e, ode, tau, opt, stats, nq, ny, ng, buf, buf + ng, q1, y1, q1 + nq, y1 + ny, q1 + 2 * nq, y1 + 2 * ny};
     double *blk = y + e->m->nv;
     const double *saved = e->blk;
     e->blk = blk; /* the stages' y holds [v; s]: the joint rows read z here */

@@ -45,8 +45,9 @@
  * its discrete states (on_event), located by bisection in Co-Simulation and
  * the Python plant (mbn_element_advance splits the interval there), state
  * events of Model Exchange (model_exchange.c). And an elastic energy, which
- * the plant's potential-energy output with index 1 counts. A one-sided stop
- * that catches a joint (tests/native/elements/joint_stop.c) uses all three.
+ * the plant's potential-energy output with index 1 counts. The satellite
+ * plant's hinge latches (models/hinge_latch.c, one element per hinge) use all
+ * three, as does the test-only one-sided stop (tests/native/elements/joint_stop.c).
  *
  * Not (yet) in the interface: a change of gravity (what the sled frame needs;
  * it stays in dynamics/csrc).

@@ -22,17 +22,17 @@
 
 /* the order of the integer header (mbfmu.dynamics.tangents.HEADER) */
 enum {
-    H_NB, H_NQ, H_NV, H_NU, H_NY, H_NX, H_NS, H_NCT, H_NCB, H_NDR, H_CANONICAL, H_NL,
+    H_NB, H_NQ, H_NV, H_NU, H_NY, H_NX, H_NS, H_NCT, H_NCB, H_NDR, H_CANONICAL,
     H_SLED, H_SLED_INPUT,
     H_O_AXIS1, H_O_AXIS2, H_O_RTREE, H_O_PTREE, H_O_IBODY, H_O_G, H_O_DOF, H_O_SPRINGS, H_O_CONTACTS,
-    H_O_CABLES, H_O_DRIVES, H_O_MASS, H_O_COM, H_O_IC, H_O_LSIGN, H_O_LK, H_O_Q0, H_O_V0, H_O_B,
+    H_O_CABLES, H_O_DRIVES, H_O_MASS, H_O_COM, H_O_IC, H_O_Q0, H_O_V0, H_O_B,
     H_O_STEP, H_O_ADAPT, H_O_SLED,
     H_FLEX, H_NBEAM, H_NG, H_NHF, H_NKD, H_O_GTAB, H_O_HTAB, H_O_KD,
     H_N
 };
 /* the integer arrays, in this order */
 enum {
-    A_PARENT, A_JTYPE, A_NQI, A_NVI, A_L_IQ, A_L_IV, A_SENS,
+    A_PARENT, A_JTYPE, A_NQI, A_NVI, A_SENS,
     A_ROLE, A_BEAM, A_PQ, A_PV, A_GOFF, A_HOFF, A_BBODY, A_BQ, A_BV, A_BNM, A_KDOFF,
     A_N
 };
@@ -156,13 +156,13 @@ PyObject *mb_py_native_tangents(PyObject *self, PyObject *args) {
     mbn_data D = {
         .plant = "", .guid = "", .nb = h[H_NB], .nq = h[H_NQ], .nv = h[H_NV], .nu = nu, .np = 0, .ny = ny,
         .nx = nx, .ns = h[H_NS], .nct = h[H_NCT], .ncb = h[H_NCB], .ndr = h[H_NDR], .canonical = h[H_CANONICAL],
-        .nl = h[H_NL], .parent = arr[A_PARENT], .jtype = arr[A_JTYPE], .nqi = arr[A_NQI], .nvi = arr[A_NVI],
-        .l_iq = arr[A_L_IQ], .l_iv = arr[A_L_IV], .nd = (int)(bd.len / (Py_ssize_t)sizeof(double)),
+        .parent = arr[A_PARENT], .jtype = arr[A_JTYPE], .nqi = arr[A_NQI], .nvi = arr[A_NVI],
+        .nd = (int)(bd.len / (Py_ssize_t)sizeof(double)),
         .d0 = bd.buf, .o_axis1 = h[H_O_AXIS1], .o_axis2 = h[H_O_AXIS2], .o_Rtree = h[H_O_RTREE],
         .o_ptree = h[H_O_PTREE], .o_Ibody = h[H_O_IBODY], .o_g = h[H_O_G], .o_dof = h[H_O_DOF],
         .o_springs = h[H_O_SPRINGS], .o_contacts = h[H_O_CONTACTS], .o_cables = h[H_O_CABLES],
         .o_drives = h[H_O_DRIVES], .o_mass = h[H_O_MASS], .o_com = h[H_O_COM], .o_Ic = h[H_O_IC],
-        .o_lsign = h[H_O_LSIGN], .o_lk = h[H_O_LK], .o_q0 = h[H_O_Q0], .o_v0 = h[H_O_V0], .o_B = h[H_O_B],
+        .o_q0 = h[H_O_Q0], .o_v0 = h[H_O_V0], .o_B = h[H_O_B],
         .o_step = h[H_O_STEP], .o_adapt = h[H_O_ADAPT], .sled = h[H_SLED], .sled_input = h[H_SLED_INPUT],
         .o_sled = h[H_O_SLED],
         .sens = arr[A_SENS], .p0 = &none, .u0 = bu.buf, .flex = h[H_FLEX] ? &F : NULL, .nel = nel,

@@ -45,8 +45,8 @@ def check_supported(plant: Plant, outputs: bool = True) -> None:
 
     Supported: a :class:`MultibodyPlant` integrated by the compiled kernels
     (no ``applied_forces``, ``normalize_state``, ``initial_state`` or
-    ``split`` of its own, and no ``advance`` of its own unless it declares
-    hinge ``latches``, which the kernels' latch element integrates) whose
+    ``split`` or ``advance`` of its own; its plug-in elements, such as a
+    satellite's hinge latches, are C the runtime runs) whose
     outputs are engine sensors; a plant in a sled frame (``sled``, with its
     sled-frame sensors, :mod:`mbfmu.dynamics.sled`) runs on those kernel
     elements, its plug-in elements in the sled frame. (``derivatives`` is not used by an FMU.)
@@ -62,10 +62,7 @@ def check_supported(plant: Plant, outputs: bool = True) -> None:
     if not isinstance(plant, MultibodyPlant):
         raise NativeUnsupported(f"{name}: {cls.__name__} is not a MultibodyPlant; its dynamics "
                                 f"({cls.__name__}.advance) is Python code the native runtime cannot run")
-    # a plant with hinge latches advances with the kernels' latch element (csrc/latch.h)
-    methods = ("applied_forces", "normalize_state", "initial_state", "split") + \
-        (() if plant.latches is not None else ("advance",))
-    for method in methods:
+    for method in ("applied_forces", "normalize_state", "initial_state", "split", "advance"):
         if getattr(cls, method) is not getattr(MultibodyPlant, method):
             owner = next(k for k in cls.__mro__ if method in vars(k))
             raise NativeUnsupported(f"{name}: {owner.__name__}.{method} is Python code the native runtime "
@@ -93,8 +90,7 @@ def _check_elements(plant) -> None:
     """The plug-in elements (``dynamics/csrc/element.h``) act on the rigid right-hand side in (q, v) only."""
     name = f"plant {plant.name!r}"
     for what, present in (("a flexible system", getattr(plant, "flexible_system", None) is not None),
-                          ("canonical variables", getattr(plant, "canonical", False)),
-                          ("hinge latches", getattr(plant, "latches", None) is not None)):
+                          ("canonical variables", getattr(plant, "canonical", False))):
         if present:
             raise NativeUnsupported(f"{name}: plug-in elements run on a rigid plant in (q, v), not with {what}")
     for el in plant.native_elements:
@@ -157,9 +153,7 @@ def describe(plant: MultibodyPlant, outputs: bool = True) -> Description:
         return describe_flexible(plant)
     model: Model = plant.model
     nq, nv, nu = model.nq, model.nv, len(plant.inputs)
-    latches = plant.latches if plant.latches is not None else ((), (), (), 0.0, 0.0)
     blocks = model_blocks(model) + [
-        ("o_lsign", np.asarray(latches[2], float)), ("o_lk", real_array(latches[3:5])),
         ("o_q0", plant.initial_state()[:nq] if getattr(plant, "initial_configuration", None) is None
          else plant.initial_configuration), ("o_v0", plant.initial_velocity),
         ("o_B", plant.input_matrix), ("o_step", np.array([plant.internal_step])),
@@ -189,8 +183,7 @@ def describe(plant: MultibodyPlant, outputs: bool = True) -> Description:
             sens.append((s.code, getattr(s, "index", 0), getattr(s, "axis", 0), -1))
     structure = dict(
         **model_structure(model), nq=nq, nv=nv, nu=nu, np=len(plant.parameters),
-        ny=len(plant.outputs) if outputs else 0, nx=len(plant.states), canonical=int(plant.canonical), sens=tuple(sens), nl=len(latches[0]),
-        l_iq=tuple(int(v) for v in latches[0]), l_iv=tuple(int(v) for v in latches[1]),
+        ny=len(plant.outputs) if outputs else 0, nx=len(plant.states), canonical=int(plant.canonical), sens=tuple(sens),
         **sled_structure(plant))
     return Description(structure, np.concatenate(parts) if parts else np.zeros(0), offsets)
 

@@ -8,7 +8,7 @@
  * joints, in velocity ([q; v]) or canonical ([q; p]) variables, with joint
  * springs, dampers, range limits (a spherical joint's on its rotation
  * vector: ballspring_dirder.c), drives, point-to-point spring-dampers,
- * hinge latches, sphere-plane contacts and cables (contact_dirder.c; a
+ * sphere-plane contacts and cables (contact_dirder.c; a
  * universal joint's S and Sr move with q2: their tangents enter every
  * product with them), and a sled frame (sled.h):
  *   - configuration tangents are body-frame twists zeta (the tangent of
@@ -30,7 +30,8 @@
  *     acceleration under that base acceleration) differentiate
  *     mb_point_acceleration at the solved dv/dt with its tangent, the sled
  *     acceleration is du[input], the belts' tensions are contact_dirder.c's;
- *   - plug-in elements (element.h): their classes' tangents; in a sled frame
+ *   - plug-in elements (element.h): their classes' tangents (point forces,
+ *     joint rows: a satellite's hinge latches, energies); in a sled frame
  *     their accel_rate reads the specific force under the sled's gravity
  *     (the HIC recorder of the crash occupant plant); their discrete states
  *     are neither knowns nor unknowns here, and their rates are zero.
@@ -94,7 +95,6 @@ typedef struct {
     double *vel, *dvel;   /* (nv) velocities and tangent */
     double *qdd, *dcmd, *r2, *r3; /* (nv; r3: nv + nq): accelerations, command tangents B du, scratch */
     double *dq;           /* (nq) projected configuration seed */
-    double *rows;         /* (3 nl) saved latch rows */
     double *block;
     double dgrav[3];      /* tangent of the gravity (world, m/s^2): the sled frame's -du[input] axis */
     const double *es, *des; /* the plug-in elements' states (x after [q; v]) and their seed */
@@ -106,7 +106,7 @@ static int work_new(const mbn_data *D, const mb_model *m, dd_work *w) {
     /* a flexible plant's virtual tree (m) is larger than its public state (D) */
     size_t nb6 = 6 * (size_t)D->nb, nv = (size_t)(D->nv > m->nv ? D->nv : m->nv) + 1;
     size_t nq = (size_t)(D->nq > m->nq ? D->nq : m->nq) + 1;
-    w->block = malloc(sizeof(double) * (24 * nb6 + 8 * nv + 2 * nq + 3 * (size_t)D->nl + (size_t)D->ns + 1));
+    w->block = malloc(sizeof(double) * (24 * nb6 + 8 * nv + 2 * nq + (size_t)D->ns + 1));
     if (!w->block) return -1;
     double *p = w->block;
     w->zr = p; p += nb6; w->z = p; p += nb6; w->v = p; p += nb6; w->dv = p; p += nb6;
@@ -118,8 +118,7 @@ static int work_new(const mbn_data *D, const mb_model *m, dd_work *w) {
     w->tau = p; p += nv; w->dtau = p; p += nv; w->vel = p; p += nv; w->dvel = p; p += nv;
     w->qdd = p; p += nv; w->dcmd = p; p += nv; w->r2 = p; p += nv;
     w->r3 = p; p += nv + nq; /* also mb_rhs's unused dq/dt (nq) */
-    w->dq = p; p += nq;
-    w->rows = p;
+    w->dq = p;
     return 0;
 }
 
@@ -471,30 +470,6 @@ static void qdot_tangent(const mb_model *m, const double *q, const double *vel, 
     }
 }
 
-/* ------------------------------------------------------------ latches */
-/* engage the latched hinges' joint force rows as mb_latch_rhs does (saved in rows) */
-static void latch_apply(mbn_instance *in, const double *z, double *rows) {
-    const mb_latches *L = &in->latches;
-    for (int j = 0; j < L->n; ++j) {
-        double *row = in->ws->dof_force + DF_N * L->iv[j];
-        rows[3 * j] = row[DF_K]; rows[3 * j + 1] = row[DF_D]; rows[3 * j + 2] = row[DF_Q0];
-        if (z[j] > 0.5) {
-            double K = row[DF_K] + L->k;
-            row[DF_Q0] = row[DF_K] * row[DF_Q0] / K;
-            row[DF_K] = K;
-            row[DF_D] += L->c;
-        }
-    }
-}
-
-static void latch_restore(mbn_instance *in, const double *rows) {
-    const mb_latches *L = &in->latches;
-    for (int j = 0; j < L->n; ++j) {
-        double *row = in->ws->dof_force + DF_N * L->iv[j];
-        row[DF_K] = rows[3 * j]; row[DF_D] = rows[3 * j + 1]; row[DF_Q0] = rows[3 * j + 2];
-    }
-}
-
 /* ------------------------------------------------------------ outputs */
 /* world tangent of the point rB of body b: R (z_ang x rB + z_lin) */
 static void point_tangent(mb_data *ws, const dd_work *w, int b, const double *rB, double *dx) {
@@ -626,12 +601,6 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
         dpe += P[SP_K] * (sqrt(dot3(d, d)) - P[SP_L0]) * w->dL[s];
     }
     dpe += mbn_contact_energy_tangent(m, ws, w->z) + mbn_ballspring_energy_tangent(m, ws, q, w->dq);
-    double dlatch = 0.0;
-    if (D->nl) {
-        const double *zf = x + D->nq + D->nv;
-        for (int j = 0; j < D->nl; ++j)
-            if (zf[j] != 0.0) dlatch += in->latches.k * zf[j] * q[D->l_iq[j]] * w->dq[D->l_iq[j]];
-    }
     for (int k = 0; k < D->ny; ++k) {
         const mb_sensor *s = in->sens + k;
         switch (s->kind) {
@@ -645,10 +614,9 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
         }
         case MB_SENS_KINETIC: dy[k] = dke; break;
         case MB_SENS_POTENTIAL:
-            dy[k] = dpe + (s->index && D->nl ? dlatch : 0.0) +
-                    (s->index && D->nel ? mbn_elements_energy_tangent(D->nel, in->el, q, w->vel, w->es, w->es, w->dq,
-                                                                      w->dvel, w->des)
-                                        : 0.0);
+            dy[k] = dpe + (s->index && D->nel ? mbn_elements_energy_tangent(D->nel, in->el, q, w->vel, w->es, w->es,
+                                                                            w->dq, w->dvel, w->des)
+                                              : 0.0);
             break;
         case MB_SENS_QUATERNION:
             /* e_a / |e| of the runtime's unit e: the projected seed itself */
@@ -855,7 +823,6 @@ static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double 
         for (int r = 0; r < 3; ++r)
             if (ax[r] != 0.0) { ws->g[r] = g0[r] - a_s * ax[r]; w->dgrav[r] = -da_s * ax[r]; }
     }
-    if (D->nl) latch_apply(in, x + nq + nv, w->rows);
     w->es = x + nq + nv;
     w->des = dx + nq + nv;
     w->desdot = dxdot + nq + nv;
@@ -874,8 +841,6 @@ static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double 
     }
     if (!err && D->nel) err = element_accel_tangents(in, w, x, dxdot);
     memcpy(ws->g, g0, sizeof g0); /* the outputs' energies read the model's own gravity */
-    /* the outputs read the unlatched rows (the latches' energy is its own term) */
-    if (D->nl) latch_restore(in, w->rows);
     if (err) return err < 0 ? -err : err;
     qdot_tangent(m, x, w->vel, w->dq, w->dvel, dxdot);
     outputs_tangent(in, w, x, dx, du, dy);

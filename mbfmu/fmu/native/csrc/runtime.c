@@ -42,19 +42,12 @@ static void bind_sensors(mbn_instance *in) {
     in->mp.mass = in->d + D->o_mass;
     in->mp.com = in->d + D->o_com;
     in->mp.Ic = in->d + D->o_Ic;
-    in->latches.n = D->nl;
-    in->latches.iq = D->l_iq;
-    in->latches.iv = D->l_iv;
-    in->latches.sign = in->d + D->o_lsign;
-    in->latches.k = in->d[D->o_lk];
-    in->latches.c = in->d[D->o_lk + 1];
-    in->mp.latches = D->nl ? &in->latches : NULL;
     in->sled.input = D->sled_input;
     in->sled.par = in->d + D->o_sled;
     for (int e = 0; e < D->nel; ++e) in->el[e].par = in->d + D->elements[e].o_par;
 }
 
-/* x = [q0; v0] (or [q0; M(q0) v0] in canonical variables; latches free; the elements' s0) of
+/* x = [q0; v0] (or [q0; M(q0) v0] in canonical variables; the elements' s0 and z0) of
  * the model m described by d, quaternions normalized */
 static void initial_state(const mbn_data *D, const mb_model *m, mb_data *ws, const double *d, double *x) {
     for (int k = D->nq + D->nv; k < D->nx; ++k) x[k] = 0.0;
@@ -288,9 +281,9 @@ static void adapt_options(const mbn_instance *in, mb_adapt_options *o) {
 
 /* THE integrator call of the native runtime: the compiled error-controlled
  * integrator (adaptive.h) that the Python plant's advance calls
- * (MultibodyPlant.advance: mb_rigid_ode / mb_canonical_ode; with latches the
- * latch element that Satellite.advance calls), with the same options. Replace
- * here (only) to follow a change of Plant.advance. x = [q; y; z]. Returns an
+ * (MultibodyPlant.advance: mb_rigid_ode / mb_canonical_ode; with plug-in elements
+ * mbn_element_advance, with their grids and state events), with the same options.
+ * Replace here (only) to follow a change of Plant.advance. x = [q; y; z]. Returns an
  * mb_adapt status (in->adapt_stats holds the call's statistics). */
 static int integrate(mbn_instance *in, double *x, double dt) {
     const mbn_data *D = in->data;
@@ -306,7 +299,6 @@ static int integrate(mbn_instance *in, double *x, double dt) {
     }
     if (D->sled)
         return mb_sled_advance(in->m, in->ws, &in->sled, in->t, q, y, in->tau, in->u, dt, &opt, &in->adapt_stats);
-    if (D->nl) return mb_latch_advance(in->m, in->ws, &in->latches, q, y, y + D->nv, in->tau, dt, &opt, &in->adapt_stats);
     /* FlexibleArm._compiled_adaptive: advance_flexible; without beams (segments) advance_rigid */
     if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
     else if (D->canonical) mb_canonical_ode(in->m, in->ws, &ode);
@@ -316,7 +308,7 @@ static int integrate(mbn_instance *in, double *x, double dt) {
 
 /* THE right-hand side of that integration at time t: the slopes dx (nx) at
  * x = [q; y; z] with the inputs held (in->tau from mbn_generalized_forces),
- * z's slopes 0 (latch flags, the plug-in elements' discrete states). Returns 0 or the kernel's error code
+ * z's slopes 0 (the plug-in elements' discrete states). Returns 0 or the kernel's error code
  * (a singular articulated inertia, a non-finite flexible stage). */
 int mbn_rhs(mbn_instance *in, double t, const double *x, double *dx) {
     const mbn_data *D = in->data;
@@ -331,7 +323,6 @@ int mbn_rhs(mbn_instance *in, double t, const double *x, double *dx) {
         return ode.f(ode.ctx, q, y, in->tau, NULL, qdot, ydot);
     }
     if (D->sled) return mb_sled_ode_rhs(in->m, in->ws, &in->sled, t, in->u, q, y, in->tau, qdot, ydot);
-    if (D->nl) return mb_latch_rhs(in->m, in->ws, &in->latches, q, y, y + D->nv, in->tau, qdot, ydot);
     if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
     else if (D->canonical) mb_canonical_ode(in->m, in->ws, &ode);
     else mb_rigid_ode(in->m, in->ws, &ode);
