@@ -19,7 +19,6 @@ kernels = Extension(
         "mbfmu/dynamics/csrc/algorithms.c",
         "mbfmu/dynamics/csrc/flexible.c",
         "mbfmu/dynamics/csrc/flexsensors.c",
-        "mbfmu/dynamics/csrc/latch.c",
         "mbfmu/dynamics/csrc/sensors.c",
         "mbfmu/dynamics/csrc/adaptive.c",
         "mbfmu/dynamics/csrc/drives.c",
@@ -31,7 +30,7 @@ kernels = Extension(
     ],
     # a header change must rebuild the extension (the structs are shared)
     depends=["mbfmu/dynamics/csrc/mb.h", "mbfmu/dynamics/csrc/spatial.h",
-             "mbfmu/dynamics/csrc/flexible.h", "mbfmu/dynamics/csrc/latch.h",
+             "mbfmu/dynamics/csrc/flexible.h",
              "mbfmu/dynamics/csrc/sensors.h", "mbfmu/dynamics/csrc/adaptive.h",
              "mbfmu/dynamics/csrc/flexsensors.h", "mbfmu/dynamics/csrc/drives.h",
              "mbfmu/dynamics/csrc/glibc_baseline.h", "mbfmu/dynamics/csrc/tangent_binding.h",

@@ -16,9 +16,12 @@ and from then on adds a stiff two-sided spring-damper (``latch_stiffness``,
 slot does. The torsion spring's rest angle lies ``hinge_preload`` beyond the
 deployed angle, so the spring still pushes the panel into the latch. The
 latch states ``latched[1..n]`` (0/1) are part of the plant state, so they
-survive FMU state save/restore. :meth:`Satellite.advance` splits the
-interval in which a latch engages at the located instant (to 1e-13 rad), so
-no integration step straddles the switch. Springs, dampers and latches are
+survive FMU state save/restore. Each latch is a plug-in element of this
+plant's own (``hinge_latch.c``, ``mbfmu/dynamics/csrc/element.h``) on its
+hinge's joint coordinate, with a state event: the plant's advance (and the
+native FMU's Co-Simulation) splits the interval in which a latch engages at
+the located instant (to 1e-13 rad), so no integration step straddles the
+switch; in Model Exchange the latch is a state event of the FMU. Springs, dampers and latches are
 internal torques between the two bodies of a hinge and gravity is off, so
 the total linear and angular momentum are conserved by the equations of
 motion; the integrator keeps them to about 1e-10 relative over a deployment
@@ -59,24 +62,27 @@ all bodies including the wheels), ``linear_momentum[1..3]`` (N.s),
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 
-from mbfmu.dynamics import FreeFlyer, JointForce, Model, ModelBuilder, Revolute, sensors, symbolic
+from mbfmu.dynamics import FreeFlyer, JointForce, ModelBuilder, Revolute, sensors, symbolic
 from mbfmu.dynamics.algorithms import center_of_mass
-from mbfmu.dynamics.integrators import ErrorControl, advance_latched
+from mbfmu.dynamics.integrators import ErrorControl
 from mbfmu.dynamics.spatial import inertia_box, rot_x, rot_y, rot_z
 from mbfmu.errors import InputError
-from mbfmu.dynamics import _kernels
-from mbfmu.plant.multibody import MultibodyPlant, raise_if_nonfinite
+from mbfmu.plant.elements import NativeElement
+from mbfmu.plant.multibody import MultibodyPlant
 from mbfmu.plant.outputs import declare_outputs, measured, measured_vector
 from mbfmu.plant.parameters import Declaration, Parameter
 from mbfmu.plant import Shape
-from mbfmu.plant.signals import vector
+from mbfmu.plant.signals import Signal, vector
 
 _WING_GAP = 0.05      # m, hub face to the root hinge line
 _STACK = 0.02         # m, hinge offset from a panel's mid-plane (stack pitch 2 * _STACK)
 _WHEEL_RADIUS = 0.15  # m, drawn size of a wheel (its inertia is a parameter)
+#: The hinge latch's C (a plug-in element, ``mbfmu/dynamics/csrc/element.h``).
+HINGE_LATCH_C = Path(__file__).with_name("hinge_latch.c")
 
 
 _STRUCTURE = "a count: it changes the model's structure (rebuild the FMU to change it)"
@@ -242,12 +248,12 @@ class Satellite(MultibodyPlant):
         self._hinge_iv = np.array([model.idx_v[i] for i in self.hinge_bodies])
         # travel past the deployed angle is -sign(stowed angle) * angle
         self._hinge_sign = -np.sign([stow for _, stow in q_stow])
-        self._latch = (symbolic.number(latch_stiffness), symbolic.number(latch_damping))
-        self._models = {(0,) * self.n_hinges: model}
-        self.latches = (self._hinge_iq.astype(np.int32), self._hinge_iv.astype(np.int32),
-                        self._hinge_sign.astype(float), self._latch[0], self._latch[1])
-        self.states = self.states + vector("latched", self.n_hinges, "state", "1",
-                                           "latch {i} engaged (0 or 1)")
+        # each hinge's latch: a plug-in element on its joint coordinate (hinge_latch.c)
+        flags = vector("latched", self.n_hinges, "state", "1", "latch {i} engaged (0 or 1)")
+        self.register_elements(*(hinge_latch(body, int(model.idx_q[body]), int(model.idx_v[body]), float(sign),
+                                             latch_stiffness, latch_damping, flag, f"latch {j + 1}")
+                                 for j, (body, sign, flag) in enumerate(zip(self.hinge_bodies, self._hinge_sign,
+                                                                             flags))))
 
         # the outputs as engine sensors (evaluated in Python and in the native FMU)
         self.inputs = vector("wheel_torque", 3, "input", "N.m",
@@ -268,60 +274,44 @@ class Satellite(MultibodyPlant):
                             lambda k: sensors.Momentum(3 + k)),
             measured("kinetic_energy", "J", "total kinetic energy", sensors.KineticEnergy()),
             measured("potential_energy", "J", "energy stored in hinge springs, stops and panel strips",
-                     sensors.PotentialEnergy(latches=True)))
+                     sensors.PotentialEnergy(elements=True)))
         self.parameters = PARAMETERS.signals(par)
-
-    # ---- the latch ---------------------------------------------------------
-    def _latched_model(self, latched: np.ndarray) -> Model:
-        """The model with the latches ``latched`` (0/1 per hinge) engaged: an
-        engaged latch adds ``latch_stiffness`` and ``latch_damping`` about the
-        deployed angle to its hinge's spring and damper (models are cached)."""
-        key = tuple(int(f > 0.5) for f in latched)
-        model = self._models.get(key)
-        if model is None:
-            base = self._models[(0,) * self.n_hinges]
-            forces = dict(base.joint_forces)
-            kl, cl = self._latch
-            for flag, body in zip(key, self.hinge_bodies):
-                if flag:
-                    jf = forces[body]
-                    k = jf.stiffness + kl
-                    forces[body] = JointForce(stiffness=k, damping=jf.damping + cl,
-                                              rest=jf.stiffness * jf.rest / k)
-            model = Model(base.bodies, base.gravity, forces, base.springs, base.name)
-            self._models[key] = model
-        return model
-
-    def latch_energy(self, q: np.ndarray, latched: np.ndarray) -> float:
-        """Elastic energy stored in the engaged latches, J."""
-        return sensors.latch_energy(self.latches, q, latched)
-
-    # ---- dynamics ----------------------------------------------------------
-    def derivatives(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """``[dq/dt; dv/dt; 0]`` (a latch state changes only in :meth:`advance`)."""
-        nq, nv = self.model.nq, self.model.nv
-        q, v, z = x[:nq], x[nq:nq + nv], x[nq + nv:]
-        tau = self.input_matrix @ np.asarray(u, float)
-        qdot, vdot = _kernels.rhs(self._latched_model(z)._h, q, v, tau)
-        return np.concatenate([qdot, vdot, np.zeros(self.n_hinges)])
-
-    def advance(self, t: float, x: np.ndarray, u: np.ndarray, dt: float) -> np.ndarray:
-        """State at ``t + dt``, error-controlled (``error_control``). A latch
-        engages at the instant its hinge first reaches the deployed angle:
-        the interval is split there (located to 1e-13 rad or 2^-60 of the
-        interval), so no integration step sees the switch. The latches are a
-        kernel force element (``csrc/latch.h``), shared with the native FMU."""
-        nq, nv = self.model.nq, self.model.nv
-        tau = self.input_matrix @ np.asarray(u, float)
-        q, v, z = advance_latched(self.model, x[:nq], x[nq:nq + nv], x[nq + nv:], tau, t, dt, self.latches,
-                                  self.error_control, self.internal_step, what=f"plant {self.name!r}")
-        out = np.concatenate([q, v, z])
-        raise_if_nonfinite(out, self.name, t + dt)
-        return out
 
     def hinge_angles(self, X: np.ndarray) -> np.ndarray:
         """Hinge angles (rad) of states ``X`` (..., nstates) -> (..., n_hinges)."""
         return np.asarray(X)[..., self._hinge_iq]
+
+
+def hinge_latch(body: int, iq: int, iv: int, sign: float, stiffness, damping, flag: Signal,
+                name: str) -> NativeElement:
+    """The latch (``hinge_latch.c``) of the hinge of ``body`` (its angle ``q[iq]``, rate
+    ``v[iv]``): it engages when ``sign * q[iq]`` (rad) first reaches 0 and then adds
+    ``stiffness`` (N m/rad) and ``damping`` (N m s/rad) about the deployed angle.
+
+    Parameters
+    ----------
+    body : int
+        The hinge's body (engine index).
+    iq, iv : int
+        The hinge's configuration and velocity coordinates (0-based).
+    sign : float
+        +1 or -1: the hinge travels past its deployed stop by ``sign * q[iq]``, rad.
+    stiffness, damping : float
+        What the engaged latch adds, N m/rad and N m s/rad (expressions of the plant's
+        parameters while the tape records).
+    flag : Signal
+        The latch's state (0 free, 1 engaged).
+    name : str
+        The latch, for its event indicator's description.
+
+    Returns
+    -------
+    NativeElement
+        The element, for :meth:`MultibodyPlant.register_elements`.
+    """
+    return NativeElement(HINGE_LATCH_C, "hinge_latch", body, (0.0, 0.0, 0.0), (sign, stiffness, damping),
+                         discrete=(flag,), joint_q=(iq,), joint_v=(iv,),
+                         events=(f"{name}: travel past the deployed stop (rad), engages at 0",))
 
 
 PLANT = Satellite

@@ -14,8 +14,8 @@ Jacobians are obtained, by plant kind:
   multibody plants); it takes precedence.
 * A plant the native runtime packs (a :class:`~mbfmu.plant.multibody.MultibodyPlant`
   built from the engine's elements: joints, joint springs, dampers and
-  limits, drives, point springs, sphere-plane contacts, cables, hinge
-  latches, plug-in elements (a frame element such as the crash sled's and the
+  limits, drives, point springs, sphere-plane contacts, cables, plug-in
+  elements (hinge latches, a frame element such as the crash sled's and the
   HIC recorder in it, their own C tangents), assumed-modes beams; outputs
   from engine sensors or, for the dynamics alone, computed in Python):
   **exact** Jacobians from the forward-mode tangents of the recursive
@@ -308,7 +308,7 @@ def exact_jacobian(plant: Plant, x0: np.ndarray, u0: np.ndarray, t: float = 0.0,
     from ..plant.elements import tangent_registry
     from ..plant.multibody import MultibodyPlant
     flexible = getattr(plant, "flexible_system", None) is not None
-    if not flexible and isinstance(plant, MultibodyPlant) and plant.latches is None and \
+    if not flexible and isinstance(plant, MultibodyPlant) and \
             type(plant).derivatives is not MultibodyPlant.derivatives:
         return _Exact(None, f"{type(plant).__name__}.derivatives is Python code with no C tangent")
     outputs = True

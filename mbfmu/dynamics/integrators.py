@@ -8,7 +8,7 @@
 * :func:`symplectic_euler_canonical`: symplectic Euler in canonical
   variables (q, p) (Shimanovsky and Ivanov's state), with the implicit momentum
   update solved by fixed-point iteration.
-* :class:`ErrorControl` with :func:`advance_rigid`, :func:`advance_latched`,
+* :class:`ErrorControl` with :func:`advance_rigid`,
   :func:`advance_flexible` and :func:`advance_function`: what every plant's
   ``advance`` runs, the compiled embedded pairs of ``csrc/adaptive.c``
   (Dormand-Prince 5(4) by default, Bogacki-Shampine 3(2) on request) over one
@@ -321,29 +321,6 @@ def advance_rigid(model: Model, q: np.ndarray, y: np.ndarray, tau: np.ndarray, t
     except SimulationError as exc:
         raise _failed(what, t, dt, exc) from None
     return q, y
-
-
-def advance_latched(model: Model, q: np.ndarray, v: np.ndarray, z: np.ndarray, tau: np.ndarray, t: float,
-                    dt: float, latches: tuple, control: ErrorControl, first_step: float | None = None,
-                    what: str = "advance"):
-    """``(q, v, z)`` of a rigid model with hinge latches (flags ``z``, 0/1)
-    after ``dt`` (s) with ``tau`` held: the compiled latch element
-    (``csrc/latch.h``), error-controlled between latch events.
-
-    ``latches`` is ``(iq, iv, sign, stiffness, damping)``: the hinges'
-    coordinate indices (int32 arrays), their travel sign past the stop (+-1),
-    and what an engaged latch adds (N m/rad, N m s/rad).
-
-    Raises
-    ------
-    SimulationError
-        As :func:`advance_rigid`.
-    """
-    iq, iv, sign, k, c = latches
-    try:
-        return _kernels.latch_advance(model._h, q, v, z, tau, dt, control.options(first_step), iq, iv, sign, k, c)
-    except SimulationError as exc:
-        raise _failed(what, t, dt, exc) from None
 
 
 def advance_flexible(handle, q: np.ndarray, v: np.ndarray, tau: np.ndarray, t: float, dt: float,

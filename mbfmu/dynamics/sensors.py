@@ -80,14 +80,15 @@ class KineticEnergy:
 class PotentialEnergy:
     """Gravitational potential energy (zero at the world origin) plus the
     elastic energy of joint springs, limits, springs, contacts and cables,
-    and (``latches=True``) of the plant's engaged hinge latches, J."""
+    and (``elements=True``) of the plant's plug-in elements (``csrc/element.h``'s
+    energy: a satellite's engaged hinge latches), J."""
 
-    latches: bool = False
+    elements: bool = False
     code = POTENTIAL
 
     @property
     def index(self) -> int:
-        return int(self.latches)
+        return int(self.elements)
 
 
 @dataclass(frozen=True)
@@ -230,9 +231,6 @@ class PackedSensors:
     model : mbfmu.dynamics.Model
     nu : int
         Number of plant inputs.
-    latches : tuple, optional
-        The plant's hinge latches ``(iq, iv, sign, stiffness, damping)``,
-        whose flags follow ``[q; y]`` in the state.
 
     Raises
     ------
@@ -240,23 +238,19 @@ class PackedSensors:
         A sensor does not fit the model.
     """
 
-    def __init__(self, sensors: Sequence[Sensor], model, nu: int, latches: tuple | None = None):
+    def __init__(self, sensors: Sequence[Sensor], model, nu: int):
         table, par = rows(sensors, model.nv, nu)
         mass, com, Ic = mass_properties(model)
-        lat = None
-        if latches is not None:
-            iq, iv, sign, k, c = latches
-            lat = (np.asarray(iq, np.int32), np.asarray(iv, np.int32), np.asarray(sign, float), float(k), float(c))
-        self.size = model.nq + model.nv + (0 if lat is None else len(lat[0]))  # the state entries read
-        self._packed = _kernels.sensors_pack(model._h, table, par, int(nu), mass, com, Ic, lat)
+        self.size = model.nq + model.nv  # the state entries read
+        self._packed = _kernels.sensors_pack(model._h, table, par, int(nu), mass, com, Ic)
 
     def __call__(self, x: np.ndarray, v: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """Values at state ``x`` (``[q; y]``, then the latch flags), velocities ``v`` and inputs ``u``."""
+        """Values at state ``x`` (``[q; y]``, then states the sensors do not read), velocities ``v``
+        and inputs ``u`` (a plant adds its plug-in elements' energy, ``PotentialEnergy(elements=True)``)."""
         return _kernels.sensors_eval(self._packed, x[:self.size], v, u)
 
 
-def evaluate(sensors: Sequence[Sensor], model, x: np.ndarray, v: np.ndarray, u: np.ndarray,
-             latch_energy: float = 0.0) -> np.ndarray:
+def evaluate(sensors: Sequence[Sensor], model, x: np.ndarray, v: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Values of ``sensors`` at state ``x`` with velocities ``v`` and inputs ``u``.
 
     Parameters
@@ -269,8 +263,9 @@ def evaluate(sensors: Sequence[Sensor], model, x: np.ndarray, v: np.ndarray, u: 
         Velocities, rad/s or m/s.
     u : ndarray (nu,)
         Inputs.
-    latch_energy : float
-        Elastic energy of the engaged latches, J (added by ``PotentialEnergy(latches=True)``).
+
+    The plug-in elements' energy of ``PotentialEnergy(elements=True)`` is the plant's to add
+    (:meth:`mbfmu.plant.multibody.MultibodyPlant.outputs_at`).
     """
     from .algorithms import kinetic_energy, potential_energy, point_position
 
@@ -291,7 +286,7 @@ def evaluate(sensors: Sequence[Sensor], model, x: np.ndarray, v: np.ndarray, u: 
         elif isinstance(s, KineticEnergy):
             out[k] = kinetic_energy(model, q, v)
         elif isinstance(s, PotentialEnergy):
-            out[k] = potential_energy(model, q) + (latch_energy if s.latches else 0.0)
+            out[k] = potential_energy(model, q)
         elif isinstance(s, Quaternion):
             e = q[s.index:s.index + 4]
             out[k] = e[s.component] / np.linalg.norm(e)
@@ -318,10 +313,3 @@ def evaluate(sensors: Sequence[Sensor], model, x: np.ndarray, v: np.ndarray, u: 
             raise ModelError(f"unknown output sensor {s!r}")
     return out
 
-
-def latch_energy(latches: tuple, q: np.ndarray, z: np.ndarray) -> float:
-    """Elastic energy (J) of the engaged hinge latches (``csrc/latch.h``):
-    ``1/2 k sum_j [z_j > 0.5] q[iq_j]^2`` for ``latches = (iq, iv, sign, k, c)``."""
-    iq, _, _, k, _ = latches
-    th = q[iq]
-    return float(0.5 * k * np.sum((np.asarray(z) > 0.5) * th * th))

@@ -12,8 +12,8 @@ vector ``d`` of doubles and the offsets of its blocks).
 :func:`packed_jacobian` returns ``[A B; C D] = d[dx/dt; y] / d[x; u]`` in
 the plant's own state ``x`` (quaternion seeds projected onto the unit
 sphere's tangent, as the runtime reads them), or why the plant has no
-exact tangents. Discrete states (hinge latch flags, plug-in elements'
-discrete states such as the HIC recorder's history and running maximum) are neither knowns nor unknowns of the
+exact tangents. Discrete states (plug-in elements' discrete states such as a
+satellite's hinge latch flags and the HIC recorder's history and running maximum) are neither knowns nor unknowns of the
 derivatives: their columns and rows are zero.
 """
 from __future__ import annotations
@@ -26,15 +26,15 @@ from ..errors import InputError, SimulationError
 from . import _kernels
 
 #: The integer header of ``native_tangents`` (``csrc/tangent_binding.c``), in its order.
-HEADER = ("nb", "nq", "nv", "nu", "ny", "nx", "ns", "nct", "ncb", "ndr", "canonical", "nl",
+HEADER = ("nb", "nq", "nv", "nu", "ny", "nx", "ns", "nct", "ncb", "ndr", "canonical",
           "o_axis1", "o_axis2", "o_Rtree", "o_ptree", "o_Ibody", "o_g", "o_dof", "o_springs", "o_contacts",
-          "o_cables", "o_drives", "o_mass", "o_com", "o_Ic", "o_lsign", "o_lk", "o_q0", "o_v0", "o_B",
+          "o_cables", "o_drives", "o_mass", "o_com", "o_Ic", "o_q0", "o_v0", "o_B",
           "o_step", "o_adapt",
           "flex", "nbeam", "ng", "nh_flex", "nkd", "o_gtab", "o_htab", "o_kd")
 #: The integer arrays, in their order (the flexible tables empty for a rigid plant).
-ARRAYS = ("parent", "jtype", "nqi", "nvi", "l_iq", "l_iv", "sens",
+ARRAYS = ("parent", "jtype", "nqi", "nvi", "sens",
           "role", "beam", "pq", "pv", "goff", "hoff", "bbody", "bq", "bv", "bnm", "kdoff")
-_FLEX_ARRAYS = ARRAYS[7:]
+_FLEX_ARRAYS = ARRAYS[5:]
 
 
 def _ints(values) -> np.ndarray:

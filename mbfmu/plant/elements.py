@@ -3,10 +3,11 @@
 A plug-in element is a force element the engine core does not know, written
 once in C against the engine's element interface
 (``mbfmu/dynamics/csrc/element.h``: a ``const mbn_element_class`` with a
-force on a body point, the rates of its own continuous states, and their
-tangent; discrete states sampled on a time grid; or, as a frame element, the acceleration
-of the moving frame the whole plant runs in, such as the crash occupant's sled) and
-registered by the plant that uses it
+force on a body point and/or generalized forces on joint coordinates, the
+rates of its own continuous states, and their tangent; discrete states
+sampled on a time grid or changed at its state events; an elastic energy; or,
+as a frame element, the acceleration of the moving frame the whole plant runs
+in, such as the crash occupant's sled) and registered by the plant that uses it
 (:meth:`MultibodyPlant.register_elements`). The native FMU compiles
 the C file with the runtime, lists it in the registry the runtime iterates
 (Co-Simulation and Model Exchange, FMI 2 and 3) and differentiates it
@@ -60,8 +61,17 @@ class NativeElement:
     discrete : tuple of Signal
         The element's discrete states (as many as its class's ``ndisc``; names, units and
         start values): changed only at the instants of its sampling grid (``period`` and
-        ``sample`` of its class), they follow all elements' continuous states in the state
-        vector and are discrete states of the FMU in Model Exchange.
+        ``sample`` of its class) or at its state events (``on_event``), they follow all
+        elements' continuous states in the state vector and are discrete states of the FMU
+        in Model Exchange.
+    joint_q, joint_v : tuple of int
+        The configuration and velocity coordinates (0-based indices into ``q`` and ``v``) of
+        the class's joint rows (as many as its ``njoint``): it reads ``q[joint_q]``,
+        ``v[joint_v]`` and adds generalized forces on ``v[joint_v]``.
+    events : tuple of str
+        What each of the class's event indicators is (as many as its ``nevent``, with
+        units, naming the element: ``"latch 2: travel past the stop (rad)"``): the
+        descriptions of the Model Exchange FMU's event indicators.
     """
 
     source: Path
@@ -71,6 +81,9 @@ class NativeElement:
     parameters: tuple[float, ...] = ()
     states: tuple = ()
     discrete: tuple = ()
+    joint_q: tuple[int, ...] = ()
+    joint_v: tuple[int, ...] = ()
+    events: tuple[str, ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "source", Path(self.source))
@@ -81,6 +94,15 @@ class NativeElement:
             raise InputError(f"plug-in element symbol {self.symbol!r} is not a C identifier")
         if len(self.point) != 3:
             raise InputError(f"plug-in element {self.symbol}: point has {len(self.point)} coordinates, not 3")
+        object.__setattr__(self, "joint_q", tuple(int(i) for i in self.joint_q))
+        object.__setattr__(self, "joint_v", tuple(int(i) for i in self.joint_v))
+        object.__setattr__(self, "events", tuple(str(e) for e in self.events))
+        if len(self.joint_q) != len(self.joint_v):
+            raise InputError(f"plug-in element {self.symbol}: {len(self.joint_q)} joint coordinates (joint_q) but "
+                             f"{len(self.joint_v)} velocities (joint_v)")
+        if any(i < 0 for i in (*self.joint_q, *self.joint_v)):
+            raise InputError(f"plug-in element {self.symbol}: joint_q and joint_v are 0-based indices, got "
+                             f"{self.joint_q}, {self.joint_v}")
         object.__setattr__(self, "states", tuple(self.states))
         object.__setattr__(self, "discrete", tuple(self.discrete))
         for sig in (*self.states, *self.discrete):
@@ -152,14 +174,17 @@ def kernel_registry(elements) -> tuple:
     Returns
     -------
     tuple
-        ``(class addresses, bodies, [point; parameters] concatenated, npar, nstate, ndisc)``.
+        ``(class addresses, bodies, [point; parameters] concatenated, npar, nstate, ndisc,
+        joint_q concatenated, joint_v concatenated)``.
     """
     addresses = tuple(class_address(el.c_text(), el.symbol, f"plug-in element {el.symbol}") for el in elements)
     par = np.array([value(v) for el in elements for v in (*el.point, *el.parameters)], float)
     return (addresses, np.array([el.body for el in elements], np.intc), par,
             np.array([len(el.parameters) for el in elements], np.intc),
             np.array([len(el.states) for el in elements], np.intc),
-            np.array([len(el.discrete) for el in elements], np.intc))
+            np.array([len(el.discrete) for el in elements], np.intc),
+            np.array([i for el in elements for i in el.joint_q], np.intc),
+            np.array([i for el in elements for i in el.joint_v], np.intc))
 
 
 def tangent_registry(elements, o_elements: int) -> tuple:
@@ -175,12 +200,14 @@ def tangent_registry(elements, o_elements: int) -> tuple:
     Returns
     -------
     tuple
-        ``(class addresses, rows)``, rows ``(nel, 5)`` int32: body, offset in ``d``, number
-        of parameters, of continuous and of discrete states.
+        ``(class addresses, rows, joint_q, joint_v)``, rows ``(nel, 5)`` int32: body, offset in
+        ``d``, number of parameters, of continuous and of discrete states; ``joint_q``,
+        ``joint_v`` int32: the joint rows' coordinates, element after element.
     """
-    addresses = kernel_registry(elements)[0]
+    reg = kernel_registry(elements)
     rows, at = [], int(o_elements)
     for el in elements:
         rows.append((el.body, at, len(el.parameters), len(el.states), len(el.discrete)))
         at += 3 + len(el.parameters)
-    return addresses, np.ascontiguousarray(np.array(rows, np.intc).reshape(-1))
+    return (reg[0], np.ascontiguousarray(np.array(rows, np.intc).reshape(-1)), np.ascontiguousarray(reg[6]),
+            np.ascontiguousarray(reg[7]))

@@ -106,7 +106,7 @@ class MultibodyPlant(Plant):
     def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(q, v)`` from a state (converting momenta when canonical).
 
-        Plants may append states of their own after ``[q; v]`` (latches,
+        Plants may append states of their own after ``[q; v]`` (plug-in elements',
         injury-criterion bookkeeping); they are ignored here."""
         nq, nv = self.model.nq, self.model.nv
         q = x[:nq]
@@ -169,10 +169,6 @@ class MultibodyPlant(Plant):
 
     sensors: tuple = ()
     _compiled_sensors = None
-    # hinge latches (csrc/latch.h) as (iq, iv, sign, stiffness, damping), their
-    # flags appended to the state; a plant with latches advances with
-    # integrators.advance_latched (_kernels.latch_advance)
-    latches: tuple | None = None
     # plug-in elements (mbfmu.plant.elements.NativeElement; register_elements): their own C, run
     # by the native FMU and, through the kernels, by this plant (advance, derivatives, outputs_at)
     native_elements: tuple = ()
@@ -200,7 +196,6 @@ class MultibodyPlant(Plant):
         if not self.native_elements:
             return
         for what, present in (("canonical variables", self.canonical),
-                              ("hinge latches", self.latches is not None),
                               ("forces computed in Python", self._python_forces)):
             if present:
                 raise ModelError(f"plant {self.name!r} registers plug-in elements ({self.native_elements[0].symbol}), "
@@ -237,15 +232,13 @@ class MultibodyPlant(Plant):
         packed = self.__dict__.get("_packed_sensors")
         if packed is None:  # the kernels' sensor code, the native FMU's: one compiled call for all outputs
             try:
-                packed = _sensors.PackedSensors(self.sensors, self.model, len(self.inputs), self.latches)
+                packed = _sensors.PackedSensors(self.sensors, self.model, len(self.inputs))
             except (InputError, ModelError):
-                packed = False  # sensors the kernels cannot read (state entries beyond [q; y] and latches)
+                packed = False  # sensors the kernels cannot read (state entries beyond [q; y])
             self._packed_sensors = packed
         if packed:
             return packed(x, v, u)
-        nqv = self.model.nq + self.model.nv
-        energy = 0.0 if self.latches is None else _sensors.latch_energy(self.latches, q, x[nqv:])
-        return _sensors.evaluate(self.sensors, self.model, x, v, np.asarray(u, float), energy)
+        return _sensors.evaluate(self.sensors, self.model, x, v, np.asarray(u, float))
 
     def _outputs_with_elements(self, t: float, x: np.ndarray, v: np.ndarray, u: np.ndarray) -> np.ndarray:
         """The outputs of a plant with plug-in elements: the engine's sensors and the elements'
@@ -254,7 +247,22 @@ class MultibodyPlant(Plant):
         rest = [k for k, s in enumerate(self.sensors) if not isinstance(s, ElementOutput)]
         out = np.empty(len(self.sensors))
         if rest:
-            out[rest] = _sensors.evaluate([self.sensors[k] for k in rest], self.model, x, v, u, 0.0)
+            packed = self.__dict__.get("_packed_sensors")
+            if packed is None:  # the native runtime's sensor code, as mbn_outputs runs it
+                try:
+                    packed = _sensors.PackedSensors([self.sensors[k] for k in rest], self.model, len(self.inputs))
+                except (InputError, ModelError):
+                    packed = False  # sensors the kernels cannot read (the elements' states)
+                self._packed_sensors = packed
+            out[rest] = packed(x, v, u) if packed else \
+                _sensors.evaluate([self.sensors[k] for k in rest], self.model, x, v, u)
+            # then the elements' elastic energy (their own C) on the potential energy that counts it
+            counted = [j for j, k in enumerate(rest) if isinstance(self.sensors[k], _sensors.PotentialEnergy)
+                       and self.sensors[k].elements]
+            if counted:
+                nqv = self.model.nq + self.model.nv
+                out[[rest[j] for j in counted]] += _kernels.element_energy(
+                    self.model._h, x[:self.model.nq], v, x[nqv:], self._element_registry())
         if mine:
             out[mine] = self._element_outputs(t, x, v, mine)
         return out

@@ -19,9 +19,9 @@ def _every_kind(plant) -> list:
     m, nu = plant.model, len(plant.inputs)
     nb = m.nbodies
     rng = np.random.default_rng(3)
-    kinds = [S.StateValue(0), S.StateValue(len(plant.states) - 1), S.Velocity(m.nv - 1),
+    kinds = [S.StateValue(0), S.StateValue(m.nq + m.nv - 1), S.Velocity(m.nv - 1),
              S.PointPosition(nb - 1, tuple(rng.normal(size=3)), 2), S.PointPosition(1, (0.1, -0.2, 0.3), 0),
-             S.KineticEnergy(), S.PotentialEnergy(), S.PotentialEnergy(latches=True),
+             S.KineticEnergy(), S.PotentialEnergy(), S.PotentialEnergy(elements=True),
              S.Linear(2.5, tuple(rng.normal(size=m.nv + nu))), S.Quaternion(3, 0), S.Quaternion(3, 2),
              *[S.Momentum(a) for a in range(6)], S.BodyQuaternion(nb - 1, 1), S.BodyQuaternion(1, 0),
              *[S.BodyTwist(nb - 1, a) for a in range(6)]]
@@ -42,17 +42,31 @@ def satellite_states():
 def test_every_kind_equals_the_python_description(satellite_states):
     plant, X, u = satellite_states
     sensors = _every_kind(plant)
-    packed = S.PackedSensors(sensors, plant.model, len(plant.inputs), plant.latches)
-    nqv = plant.model.nq + plant.model.nv
-    latched = set()
+    packed = S.PackedSensors(sensors, plant.model, len(plant.inputs))
     for x in X:
         q, v = plant.split(x)
-        energy = S.latch_energy(plant.latches, q, x[nqv:])
-        want = S.evaluate(sensors, plant.model, x, v, u, energy)
+        want = S.evaluate(sensors, plant.model, x, v, u)
         got = packed(x, v, u)
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12 * max(1.0, np.max(np.abs(want))))
-        latched.add(energy > 0)
-    assert latched == {True, False}, "the states must include engaged and free latches"
+
+
+def test_satellite_energy_counts_its_engaged_latches(satellite_states):
+    """The satellite's potential energy output adds its plug-in latches' elastic energy
+    (hinge_latch.c) to the engine's: 1/2 k sum over engaged latches of the hinge angle squared,
+    k the plant's latch stiffness, along a deployment (latches free and engaged)."""
+    plant, X, u = satellite_states
+    nqv = plant.model.nq + plant.model.nv
+    k = float(plant.parameter_values()["latch_stiffness"])
+    pe = [s.name for s in plant.outputs].index("potential_energy")
+    engaged = set()
+    for x in X:
+        q, v = plant.split(x)
+        z = x[nqv:]
+        latches = 0.5 * k * float(np.sum((z > 0.5) * q[plant._hinge_iq] ** 2))
+        want = S.evaluate([S.PotentialEnergy()], plant.model, x, v, u)[0] + latches
+        np.testing.assert_allclose(plant.outputs_at(0.0, x, u)[pe], want, rtol=1e-12, atol=1e-12)
+        engaged.add(bool(z.max() > 0.5) and latches > 0)
+    assert engaged == {True, False}, "the states must include engaged and free latches"
 
 
 @pytest.mark.parametrize("name", ["rigid_arm", "canonical_2body", "satellite"])
@@ -65,9 +79,7 @@ def test_plant_outputs_are_the_compiled_sensors(name):
     y = plant.outputs_at(0.05, x, u)
     assert plant._packed_sensors
     q, v = plant.split(x)
-    nqv = plant.model.nq + plant.model.nv
-    energy = 0.0 if plant.latches is None else S.latch_energy(plant.latches, q, x[nqv:])
-    want = S.evaluate(plant.sensors, plant.model, x, v, u, energy)
+    want = S.evaluate(plant.sensors, plant.model, x, v, u)  # no latch engaged yet: no latch energy
     np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-13)
 
 

@@ -189,3 +189,64 @@ class SpringInFrame(MultibodyPlant):
         self.outputs = (Signal("x", "m", kind="output"), Signal("v", "m/s", kind="output"),
                         Signal("frame_a", "m/s2", kind="output"), Signal("meter_x", "m/s2", kind="output"),
                         Signal("meter_z", "m/s2", kind="output"))
+
+
+STOP_C = DAMPER_C.with_name("joint_stop.c")
+
+
+def joint_stop(body: int, iq: int, iv: int, q_stop, sign, k, c) -> NativeElement:
+    """The test stop (``elements/joint_stop.c``) on the joint of ``body`` (coordinate ``q[iq]``,
+    velocity ``v[iv]``): engages when ``sign (q - q_stop)`` first reaches 0 (m or rad) and then
+    holds the joint with stiffness ``k`` and damping ``c`` about ``q_stop``."""
+    return NativeElement(STOP_C, "test_joint_stop", body, (0.0, 0.0, 0.0), (q_stop, sign, k, c),
+                         discrete=(Signal("engaged", "1", "the stop has caught the joint (0 or 1)", 0.0,
+                                          kind="state"),),
+                         joint_q=(iq,), joint_v=(iv,), events=("stop: travel past the stop (m), engages at 0",))
+
+
+class CaughtOscillator(MultibodyPlant):
+    """A block of mass m on a prismatic joint along x with a joint spring k0 (no gravity
+    along x), released at rest from x = A: x = A cos(w0 t), w0 = sqrt(k0 / m), until it
+    reaches the stop at x_s (< A, from above) at t* = acos(x_s / A) / w0; the stop then holds
+    it with stiffness ``k_stop`` (and damping ``c_stop``) about x_s. A force input."""
+
+    name = "caught_oscillator"
+    default_step = 0.05
+    default_stop_time = 2.0
+    internal_step = 1e-3
+    MASS, K0, A, X_STOP, K_STOP = 2.0, 8.0, 0.5, -0.2, 50.0
+
+    def __init__(self, k_stop: float = K_STOP, c_stop: float = 0.0):
+        b = ModelBuilder(gravity=(0.0, 0.0, -9.81), name=self.name)
+        block = b.add_body("block", "world", Prismatic(axis=(1.0, 0.0, 0.0)), self.MASS, (0.0, 0.0, 0.0),
+                           np.eye(3) * 0.01)
+        b.add_joint_force(block, JointForce(stiffness=self.K0, damping=0.0, rest=0.0))
+        model = b.build()
+        super().__init__(model, np.ones((1, 1)), q0=[self.A], v0=[0.0])
+        self.parameters = parameter_signals({"k_stop": (k_stop, "N/m", "stiffness of the engaged stop"),
+                                             "c_stop": (c_stop, "N.s/m", "damping of the engaged stop")},
+                                            {"k_stop": (0.0, None), "c_stop": (0.0, None)})
+        # travel past the stop: x_s - x (the block comes from above)
+        self.register_elements(joint_stop(block, 0, 0, self.X_STOP, -1.0, k_stop, c_stop))
+        self.inputs = (Signal("push", "N", "force along the slide", kind="input"),)
+        self.sensors = (sensors.StateValue(0), sensors.StateValue(1), sensors.StateValue(2),
+                        sensors.KineticEnergy(), sensors.PotentialEnergy(elements=True))
+        self.outputs = (Signal("x", "m", kind="output"), Signal("v", "m/s", kind="output"),
+                        Signal("engaged", "1", kind="output"), Signal("ke", "J", kind="output"),
+                        Signal("pe", "J", kind="output"))
+
+    @classmethod
+    def analytic(cls, t: np.ndarray, k_stop: float = K_STOP) -> tuple[float, np.ndarray, np.ndarray]:
+        """The undamped motion: the engagement time t* (s), x(t) (m) and v(t) (m/s)."""
+        m, k0, A, xs = cls.MASS, cls.K0, cls.A, cls.X_STOP
+        w0 = np.sqrt(k0 / m)
+        t_star = np.arccos(xs / A) / w0
+        v_star = -A * w0 * np.sin(w0 * t_star)
+        K = k0 + k_stop
+        w1, xe = np.sqrt(K / m), k_stop * xs / K  # about the combined springs' rest
+        tau = np.maximum(t - t_star, 0.0)
+        caught_x = xe + (xs - xe) * np.cos(w1 * tau) + v_star / w1 * np.sin(w1 * tau)
+        caught_v = -(xs - xe) * w1 * np.sin(w1 * tau) + v_star * np.cos(w1 * tau)
+        x = np.where(t < t_star, A * np.cos(w0 * t), caught_x)
+        v = np.where(t < t_star, -A * w0 * np.sin(w0 * t), caught_v)
+        return t_star, x, v

@@ -84,9 +84,9 @@ def _deflected(name: str):
         n = plant.model.nq + plant.model.nv
         x[:n] += 0.3 * rng.standard_normal(n)
         if name == "satellite":  # every latch engaged, the hinges a little off their stops
-            nl = len(plant.latches[0])
+            nl = plant.n_hinges
             x[n:n + nl] = 1.0
-            x[plant.latches[0]] = 0.02 * rng.standard_normal(nl)
+            x[plant._hinge_iq] = 0.02 * rng.standard_normal(nl)
         x = plant.normalize_state(x)
     return plant, t, x, u
 
@@ -225,20 +225,17 @@ def test_linearize_equals_the_native_fmu_directional_derivatives(name, linearize
 
 
 def test_tangents_that_are_not_the_plants_own_are_refused_naming_the_check():
-    """A plant whose Python dynamics is not its packed model's (here a satellite whose
-    ``derivatives`` adds a damping the packed model lacks: latches allow an own
-    ``derivatives``) fails the check along one direction: the linear model falls back to
-    central differences and says why, never claiming "analytic"."""
+    """A plant whose Python dynamics is not its packed model's (here a satellite whose wheel
+    torques reach its Python dynamics doubled, a private ``_input_forces`` the packer does not
+    see) fails the check along one direction: the linear model falls back to central
+    differences and says why, never claiming "analytic"."""
     from mbfmu.models.satellite import Satellite
 
-    class DampedSatellite(Satellite):
-        def derivatives(self, t, x, u):
-            xdot = super().derivatives(t, x, u)
-            nq, nv = self.model.nq, self.model.nv
-            xdot[nq:nq + nv] -= 0.5 * x[nq:nq + nv]
-            return xdot
+    class StrongerWheels(Satellite):
+        def _input_forces(self, u):
+            return 2.0 * super()._input_forces(u)
 
-    plant = DampedSatellite()
+    plant = StrongerWheels()
     lin = mbfmu.linearize(plant).linearization
     assert lin.method == "analytic kinematics + central difference"
     assert "no exact tangents: the exact tangents differ from the plant's own derivatives" in lin.notes

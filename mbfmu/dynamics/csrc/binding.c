@@ -28,7 +28,6 @@
 #include "drives.h"
 #include "flexible.h"
 #include "flexsensors.h"
-#include "latch.h"
 #include "sensors.h"
 #include "adaptive.h"
 #include "element.h"
@@ -1050,6 +1049,7 @@ typedef struct {
     mbn_element *el;
     int nel, nes, nez;
     PyArrayObject *par;
+    PyArrayObject *jq, *jv; /* the joint rows' coordinate indices, class after class (element.h's iq, iv) */
 } elreg_t;
 
 static const double ZEROS_Z[MBN_ELEMENT_MAX_DISCRETE] = {0};
@@ -1057,13 +1057,19 @@ static const double ZEROS_Z[MBN_ELEMENT_MAX_DISCRETE] = {0};
 static void elreg_clear(elreg_t *r) {
     free(r->el);
     Py_XDECREF(r->par);
+    Py_XDECREF(r->jq);
+    Py_XDECREF(r->jv);
     memset(r, 0, sizeof *r);
 }
 
 static int elreg_parse(elreg_t *r, const mb_model *m, PyObject *reg) {
-    PyObject *classes, *bodies, *par, *npar, *nstate, *ndisc;
+    PyObject *classes, *bodies, *par, *npar, *nstate, *ndisc, *jq = NULL, *jv = NULL;
     memset(r, 0, sizeof *r);
-    if (!PyArg_ParseTuple(reg, "O!OOOOO", &PyTuple_Type, &classes, &bodies, &par, &npar, &nstate, &ndisc)) return -1;
+    /* optional after ndisc: the joint rows' configuration and velocity indices (element.h's
+     * iq, iv), element after element, as many as each class's njoint */
+    if (!PyArg_ParseTuple(reg, "O!OOOOO|OO", &PyTuple_Type, &classes, &bodies, &par, &npar, &nstate, &ndisc, &jq,
+                          &jv))
+        return -1;
     Py_ssize_t nel = PyTuple_GET_SIZE(classes);
     PyArrayObject *ab = (PyArrayObject *)PyArray_FROMANY(bodies, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
     PyArrayObject *ap = (PyArrayObject *)PyArray_FROMANY(npar, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
@@ -1081,6 +1087,17 @@ static int elreg_parse(elreg_t *r, const mb_model *m, PyObject *reg) {
     for (Py_ssize_t e = 0; e < nel; ++e) total += 3 + np_[e];
     for (Py_ssize_t e = 0; e < nel; ++e) nes_all += ns[e] > 0 ? ns[e] : 0;
     if (!(r->par = as_vector(par, total, "element parameters", NULL))) goto done;
+    npy_intp none = 0;
+    r->jq = jq ? (PyArrayObject *)PyArray_FROMANY(jq, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY)
+               : (PyArrayObject *)PyArray_ZEROS(1, &none, NPY_INT, 0);
+    r->jv = jv ? (PyArrayObject *)PyArray_FROMANY(jv, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY)
+               : (PyArrayObject *)PyArray_ZEROS(1, &none, NPY_INT, 0);
+    if (!r->jq || !r->jv) goto done;
+    npy_intp nj_all = PyArray_SIZE(r->jq), nj_at = 0;
+    if (PyArray_SIZE(r->jv) != nj_all) {
+        PyErr_SetString(InputError, "element registry: the joint rows' iq and iv differ in length");
+        goto done;
+    }
     r->el = calloc((size_t)nel + 1, sizeof(mbn_element));
     if (!r->el) { PyErr_NoMemory(); goto done; }
     r->nel = (int)nel;
@@ -1108,12 +1125,35 @@ static int elreg_parse(elreg_t *r, const mb_model *m, PyObject *reg) {
         }
         r->el[e] = (mbn_element){cls, b[e], at, np_[e], ns[e], r->nes, NULL, D(r->par) + at, nz[e],
                                  nes_all + r->nez, ZEROS_Z};
+        if (cls->njoint) { /* its joint rows: indices into q and v */
+            if (nj_at + cls->njoint > nj_all) {
+                PyErr_Format(InputError, "plug-in element %zd (%s): its class has %d joint rows, the registry "
+                             "gives %zd in all", (Py_ssize_t)e, cls->name, cls->njoint, (Py_ssize_t)nj_all);
+                goto done;
+            }
+            const int *iq = (const int *)PyArray_DATA(r->jq) + nj_at, *iv = (const int *)PyArray_DATA(r->jv) + nj_at;
+            for (int k = 0; k < cls->njoint; ++k)
+                if (iq[k] < 0 || iq[k] >= m->nq || iv[k] < 0 || iv[k] >= m->nv) {
+                    PyErr_Format(InputError, "plug-in element %zd (%s): joint row %d reads q[%d], v[%d], not "
+                                 "indices of the model's %d coordinates and %d velocities", (Py_ssize_t)e,
+                                 cls->name, k, iq[k], iv[k], m->nq, m->nv);
+                    goto done;
+                }
+            r->el[e].iq = iq;
+            r->el[e].iv = iv;
+            nj_at += cls->njoint;
+        }
         at += 3 + np_[e];
         r->nes += ns[e];
         r->nez += nz[e];
     }
     if (mbn_elements_nframe(r->nel, r->el) > 1) {
         PyErr_SetString(InputError, "plug-in elements: more than one frame element (a plant moves in one frame)");
+        goto done;
+    }
+    if (nj_at != nj_all) {
+        PyErr_Format(InputError, "plug-in elements: their classes have %zd joint rows, the registry gives %zd",
+                     (Py_ssize_t)nj_at, (Py_ssize_t)nj_all);
         goto done;
     }
     if (!mbn_elements_periods_valid(r->nel, r->el)) {
@@ -1215,6 +1255,42 @@ done:
     free(fx);
     Py_XDECREF(au);
     Py_XDECREF(ay); Py_XDECREF(qd); Py_XDECREF(yd);
+    elreg_clear(&r);
+    call_clear(&c);
+    return res;
+}
+
+/* element_class_counts(address) -> (npar, nstate, ndisc, nout, njoint, nevent) of an
+ * mbn_element_class (element.h), for the packer's checks */
+static PyObject *py_element_class_counts(PyObject *self, PyObject *args) {
+    PyObject *addr;
+    if (!PyArg_ParseTuple(args, "O", &addr)) return NULL;
+    const mbn_element_class *cls = PyLong_AsVoidPtr(addr);
+    if (!cls) {
+        if (!PyErr_Occurred()) PyErr_SetString(InputError, "element_class_counts: a NULL class");
+        return NULL;
+    }
+    return Py_BuildValue("(iiiiii)", cls->npar, cls->nstate, cls->ndisc, cls->nout, cls->njoint, cls->nevent);
+}
+
+/* element_energy(h, q, v, s, registry) -> the elements' elastic energy (J) at (q, v) and their
+ * states s (the elements' block: continuous, then discrete; element.h's energy) */
+static PyObject *py_element_energy(PyObject *self, PyObject *args) {
+    PyObject *cap, *q, *v, *s, *reg;
+    if (!PyArg_ParseTuple(args, "OOOOO", &cap, &q, &v, &s, &reg)) return NULL;
+    call_t c;
+    elreg_t r;
+    if (call_parse(&c, cap, q, v, "v", NULL, NULL, NULL)) { call_clear(&c); return NULL; }
+    mb_model *m = c.h->m;
+    if (elreg_parse(&r, m, reg)) { call_clear(&c); return NULL; }
+    PyArrayObject *as = as_vector(s, r.nes + r.nez, "element states", NULL);
+    PyObject *res = NULL;
+    if (as) {
+        double E;
+        KERNEL(c.h->lock, E = mbn_elements_energy(r.nel, r.el, D(c.q), D(c.v), D(as), D(as)));
+        res = PyFloat_FromDouble(E);
+    }
+    Py_XDECREF(as);
     elreg_clear(&r);
     call_clear(&c);
     return res;
@@ -1679,57 +1755,6 @@ static PyObject *py_sizes(PyObject *self, PyObject *args) {
     return Py_BuildValue("(iii)", h->m->nb, h->m->nq, h->m->nv);
 }
 
-/* latch_advance(h, q, v, z, tau, dt, options, iq, iv, sign, k, c) -> (q, v, z): see latch.h */
-static PyObject *py_latch_advance(PyObject *self, PyObject *args) {
-    PyObject *cap, *q, *v, *z, *tau, *options, *iq, *iv, *sign, *res = NULL;
-    double dt, k, c;
-    if (!PyArg_ParseTuple(args, "OOOOOdOOOOdd", &cap, &q, &v, &z, &tau, &dt, &options, &iq, &iv, &sign, &k, &c))
-        return NULL;
-    mb_adapt_options opt;
-    if (check_span(dt) || parse_adapt_options(options, &opt)) return NULL;
-    call_t cl;
-    if (call_parse(&cl, cap, q, v, "v", tau, "tau", NULL)) { call_clear(&cl); return NULL; }
-    mb_model *m = cl.h->m;
-    mb_data *d = cl.h->d;
-    PyArrayObject *aq = (PyArrayObject *)PyArray_FROMANY(iq, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
-    PyArrayObject *av = (PyArrayObject *)PyArray_FROMANY(iv, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
-    npy_intp nh = aq ? PyArray_SIZE(aq) : 0;
-    PyArrayObject *as = NULL, *az = NULL;
-    PyObject *qo = NULL, *vo = NULL, *zo = NULL;
-    if (!aq || !av || PyArray_SIZE(av) != nh) {
-        PyErr_Clear();
-        PyErr_SetString(InputError, "latch_advance: iq and iv must be integer arrays of one length");
-        goto done;
-    }
-    if (!(as = as_vector(sign, nh, "sign", NULL)) || !(az = as_vector(z, nh, "z (latch flags)", NULL))) goto done;
-    for (npy_intp j = 0; j < nh; ++j) {
-        int a = ((int *)PyArray_DATA(aq))[j], b = ((int *)PyArray_DATA(av))[j];
-        if (a < 0 || a >= m->nq || b < 0 || b >= m->nv) {
-            PyErr_Format(InputError, "latch_advance: hinge %zd coordinate index out of range", (Py_ssize_t)j);
-            goto done;
-        }
-    }
-    qo = new_vector(m->nq); vo = new_vector(m->nv); zo = new_vector(nh);
-    if (!qo || !vo || !zo) goto done;
-    memcpy(D((PyArrayObject *)qo), D(cl.q), sizeof(double) * m->nq);
-    memcpy(D((PyArrayObject *)vo), D(cl.v), sizeof(double) * m->nv);
-    memcpy(D((PyArrayObject *)zo), D(az), sizeof(double) * nh);
-    mb_latches L = {(int)nh, PyArray_DATA(aq), PyArray_DATA(av), D(as), k, c};
-    mb_adapt_stats st;
-    int status;
-    KERNEL(cl.h->lock, status = mb_latch_advance(m, d, &L, D((PyArrayObject *)qo), D((PyArrayObject *)vo),
-                                                 D((PyArrayObject *)zo), D(cl.w), dt, &opt, &st));
-    if (status == MB_ADAPT_NO_MEMORY) PyErr_NoMemory();
-    else if (status == MB_ADAPT_RHS_ERROR) raise_singular(cl.h, st.rhs_error);
-    else if (status) raise_adapt(status, &st, &opt, dt);
-    else res = PyTuple_Pack(3, qo, vo, zo);
-done:
-    Py_XDECREF(qo); Py_XDECREF(vo); Py_XDECREF(zo);
-    Py_XDECREF(aq); Py_XDECREF(av); Py_XDECREF(as); Py_XDECREF(az);
-    call_clear(&cl);
-    return res;
-}
-
 /* momenta(h, q, v, mass (nb), com (nb, 3), Ic (nb, 3, 3)) -> [H; L] (6,): see sensors.h */
 static PyObject *py_momenta(PyObject *self, PyObject *args) {
     PyObject *cap, *q, *v, *mass, *com, *Ic, *out = NULL;
@@ -1741,7 +1766,7 @@ static PyObject *py_momenta(PyObject *self, PyObject *args) {
     if (!(am = as_vector(mass, nb, "mass", NULL)) || !(ac = as_vector(com, 3 * nb, "com", NULL)) ||
         !(ai = as_vector(Ic, 9 * nb, "Ic", NULL)))
         goto done;
-    mb_mass_props mp = {D(am), D(ac), D(ai), NULL};
+    mb_mass_props mp = {D(am), D(ac), D(ai)};
     if (!(out = new_vector(6))) goto done;
     KERNEL(c.h->lock, mb_momenta(c.h->m, c.h->d, &mp, D(c.q), D(c.v), D((PyArrayObject *)out)));
 done:
@@ -1768,9 +1793,7 @@ typedef struct {
     PyObject *model;      /* the model capsule (kept alive) */
     int n, nu;
     mb_sensor *s;
-    double *par, *mass, *com, *Ic, *sign;
-    int *iq, *iv;
-    mb_latches L;
+    double *par, *mass, *com, *Ic;
     mb_mass_props mp;
 } sensors_t;
 
@@ -1780,7 +1803,7 @@ static void sensors_free(PyObject *cap) {
     sensors_t *p = PyCapsule_GetPointer(cap, SENSORS_CAPSULE);
     if (!p) return;
     Py_XDECREF(p->model);
-    free(p->s); free(p->par); free(p->mass); free(p->com); free(p->Ic); free(p->sign); free(p->iq); free(p->iv);
+    free(p->s); free(p->par); free(p->mass); free(p->com); free(p->Ic);
     free(p);
 }
 
@@ -1792,9 +1815,9 @@ static double *copy_doubles(PyArrayObject *a) {
 }
 
 /* the row's body, index and parameters fit the model (sensors.h); else an InputError naming the sensor */
-static int check_sensor_row(const mb_model *m, const int *r, npy_intp npar, int nu, int nl, int k) {
+static int check_sensor_row(const mb_model *m, const int *r, npy_intp npar, int nu, int k) {
     int kind = r[0], index = r[1], axis = r[2], at = r[3];
-    int nx = m->nq + m->nv + nl, bad = 0, need = 0;
+    int nx = m->nq + m->nv, bad = 0, need = 0;
     switch (kind) {
     case MB_SENS_STATE: bad = index < 0 || index >= nx; break;
     case MB_SENS_VELOCITY: bad = index < 0 || index >= m->nv; break;
@@ -1819,15 +1842,15 @@ static int check_sensor_row(const mb_model *m, const int *r, npy_intp npar, int 
 }
 
 /* sensors_pack(h, rows (n, 4) int: kind, index, axis, offset into par or -1, par, nu, mass (nb),
- *              com (nb, 3), Ic (nb, 3, 3), latches None or (iq, iv, sign, k, c)) -> capsule */
+ *              com (nb, 3), Ic (nb, 3, 3)) -> capsule */
 static PyObject *py_sensors_pack(PyObject *self, PyObject *args) {
-    PyObject *cap, *rows, *par, *mass, *com, *Ic, *latches, *out = NULL;
+    PyObject *cap, *rows, *par, *mass, *com, *Ic, *out = NULL;
     int nu;
-    if (!PyArg_ParseTuple(args, "OOOiOOOO", &cap, &rows, &par, &nu, &mass, &com, &Ic, &latches)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOiOOO", &cap, &rows, &par, &nu, &mass, &com, &Ic)) return NULL;
     handle_t *h = get_handle(cap);
     if (!h) return NULL;
     mb_model *m = h->m;
-    PyArrayObject *ar = NULL, *ap = NULL, *am = NULL, *ac = NULL, *ai = NULL, *lq = NULL, *lv = NULL, *ls = NULL;
+    PyArrayObject *ar = NULL, *ap = NULL, *am = NULL, *ac = NULL, *ai = NULL;
     sensors_t *p = calloc(1, sizeof(sensors_t));
     if (!p) return PyErr_NoMemory();
     ar = (PyArrayObject *)PyArray_FROMANY(rows, NPY_INT, 2, 2, NPY_ARRAY_IN_ARRAY);
@@ -1851,37 +1874,9 @@ static PyObject *py_sensors_pack(PyObject *self, PyObject *args) {
     p->Ic = copy_doubles(ai);
     if (!p->s || !p->par || !p->mass || !p->com || !p->Ic) { PyErr_NoMemory(); goto fail; }
     for (int k = 0; k < n; ++k) sensor_from_row(p->s + k, r + 4 * k, p->par);
-    p->mp = (mb_mass_props){p->mass, p->com, p->Ic, NULL};
-    if (latches != Py_None) {
-        PyObject *oq, *ov, *os;
-        double lk, lc;
-        if (!PyArg_ParseTuple(latches, "OOOdd", &oq, &ov, &os, &lk, &lc)) goto fail;
-        lq = (PyArrayObject *)PyArray_FROMANY(oq, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
-        lv = (PyArrayObject *)PyArray_FROMANY(ov, NPY_INT, 1, 1, NPY_ARRAY_IN_ARRAY);
-        if (!lq || !lv || PyArray_SIZE(lq) != PyArray_SIZE(lv)) {
-            PyErr_Clear();
-            PyErr_SetString(InputError, "sensors_pack: the latches' iq and iv must be integer arrays of one length");
-            goto fail;
-        }
-        npy_intp nl = PyArray_SIZE(lq);
-        if (!(ls = as_vector(os, nl, "sign", NULL))) goto fail;
-        const int *iq = PyArray_DATA(lq), *iv = PyArray_DATA(lv);
-        for (npy_intp j = 0; j < nl; ++j)
-            if (iq[j] < 0 || iq[j] >= m->nq || iv[j] < 0 || iv[j] >= m->nv) {
-                PyErr_Format(InputError, "sensors_pack: latch %zd's coordinate index is out of range", (Py_ssize_t)j);
-                goto fail;
-            }
-        p->iq = malloc(sizeof(int) * (size_t)(nl + 1));
-        p->iv = malloc(sizeof(int) * (size_t)(nl + 1));
-        p->sign = copy_doubles(ls);
-        if (!p->iq || !p->iv || !p->sign) { PyErr_NoMemory(); goto fail; }
-        memcpy(p->iq, iq, sizeof(int) * (size_t)nl);
-        memcpy(p->iv, iv, sizeof(int) * (size_t)nl);
-        p->L = (mb_latches){(int)nl, p->iq, p->iv, p->sign, lk, lc};
-        p->mp.latches = &p->L;
-    }
+    p->mp = (mb_mass_props){p->mass, p->com, p->Ic};
     for (int k = 0; k < n; ++k)
-        if (check_sensor_row(m, r + 4 * k, PyArray_SIZE(ap), nu, p->mp.latches ? p->L.n : 0, k)) goto fail;
+        if (check_sensor_row(m, r + 4 * k, PyArray_SIZE(ap), nu, k)) goto fail;
     Py_INCREF(cap);
     p->model = cap;
     out = PyCapsule_New(p, SENSORS_CAPSULE, sensors_free);
@@ -1889,11 +1884,10 @@ static PyObject *py_sensors_pack(PyObject *self, PyObject *args) {
     p = NULL;
 fail:
     if (p) {
-        free(p->s); free(p->par); free(p->mass); free(p->com); free(p->Ic); free(p->sign); free(p->iq); free(p->iv);
+        free(p->s); free(p->par); free(p->mass); free(p->com); free(p->Ic);
         free(p);
     }
     Py_XDECREF(ar); Py_XDECREF(ap); Py_XDECREF(am); Py_XDECREF(ac); Py_XDECREF(ai);
-    Py_XDECREF(lq); Py_XDECREF(lv); Py_XDECREF(ls);
     return out;
 }
 
@@ -1914,7 +1908,7 @@ static PyArrayObject *sized_vector(PyObject *obj, npy_intp n, const char *arg) {
     return a;
 }
 
-/* sensors_eval(packed, x, v, u) -> (n,): mb_sensors_eval at state x (nq + nv, then the latch flags),
+/* sensors_eval(packed, x, v, u) -> (n,): mb_sensors_eval at state x (nq + nv),
  * velocities v (nv) and inputs u (nu) */
 static PyObject *py_sensors_eval(PyObject *self, PyObject *args) {
     PyObject *cap, *x, *v, *u, *out = NULL;
@@ -1924,7 +1918,7 @@ static PyObject *py_sensors_eval(PyObject *self, PyObject *args) {
     handle_t *h = PyCapsule_GetPointer(p->model, CAPSULE);
     if (!h) return NULL;
     mb_model *m = h->m;
-    npy_intp nx = m->nq + m->nv + (p->mp.latches ? p->L.n : 0);
+    npy_intp nx = m->nq + m->nv;
     PyArrayObject *ax = NULL, *av = NULL, *au = NULL;
     /* not finite is allowed: the outputs of a blown-up state are not finite, as in Python */
     if (!(ax = sized_vector(x, nx, "x")) || !(av = sized_vector(v, m->nv, "v")) ||
@@ -2020,7 +2014,7 @@ static PyObject *py_motion_sensors(PyObject *self, PyObject *args) {
         }
         sensor_from_row(sens + k, rk, D(ap));
     }
-    mb_mass_props mp = {D(am), D(ac), D(ai), NULL};
+    mb_mass_props mp = {D(am), D(ac), D(ai)};
     if (!(out = new_vector(n))) goto done;
     const double *xs = D(ax);
     KERNEL(c.h->lock, mbn_motion_sensors_eval(m, d, &mp, has_el ? r.nel : 0, has_el ? r.el : NULL, t, n, sens, xs,
@@ -2085,7 +2079,7 @@ static PyObject *py_flex_sensors(PyObject *self, PyObject *args) {
         }
         sensor_from_row(sens + k, r, D(ap));
     }
-    mb_mass_props mp = {D(am), D(ac), D(ai), NULL};
+    mb_mass_props mp = {D(am), D(ac), D(ai)};
     if (!(out = new_vector(n))) goto done;
     KERNEL(h->lock, mb_flex_sensors_eval(fx, &mp, n, sens, D(ax), D(au), (int)PyArray_SIZE(au), D((PyArrayObject *)out)));
 done:
@@ -2136,10 +2130,12 @@ static PyMethodDef methods[] = {
      "rk4_canonical(h, q, p, tau, dt, n, fext=None) -> (q, p)"},
     {"momenta", py_momenta, METH_VARARGS,
      "momenta(h, q, v, mass, com, Ic) -> [H about the world origin; L], world axes (sensors.h)"},
-    {"latch_advance", py_latch_advance, METH_VARARGS,
-     "latch_advance(h, q, v, z, tau, dt, options, iq, iv, sign, k, c) -> (q, v, z): hinge latches, error-controlled (latch.h)"},
+    {"element_class_counts", py_element_class_counts, METH_VARARGS,
+     "element_class_counts(address) -> (npar, nstate, ndisc, nout, njoint, nevent) of an element class"},
+    {"element_energy", py_element_energy, METH_VARARGS,
+     "element_energy(h, q, v, s, registry) -> elastic energy of the plug-in elements, J (element.h)"},
     {"sensors_pack", py_sensors_pack, METH_VARARGS,
-     "sensors_pack(h, rows, par, nu, mass, com, Ic, latches) -> packed engine sensors (sensors.h)"},
+     "sensors_pack(h, rows, par, nu, mass, com, Ic) -> packed engine sensors (sensors.h)"},
     {"sensors_eval", py_sensors_eval, METH_VARARGS,
      "sensors_eval(packed, x, v, u) -> outputs: mb_sensors_eval, the native FMU's sensor code (sensors.h)"},
     {"motion_sensors", py_motion_sensors, METH_VARARGS,

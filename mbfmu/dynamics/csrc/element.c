@@ -1,15 +1,22 @@
 /* The engine's side of the plug-in elements (element.h): the native runtime's
  * and the kernels' (the Python plant's). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "element.h"
 #include "adaptive.h"
 
 int mbn_element_class_complete(const mbn_element_class *cls) {
-    return cls->force && cls->tangent && cls->npar >= 0 && cls->nstate >= 0 && cls->nout >= 0 &&
+    /* a point force and its tangent, both or neither (then joint rows) */
+    int point = cls->force && cls->tangent, joints = cls->njoint > 0 && cls->joint_force && cls->joint_tangent;
+    return (point || (!cls->force && !cls->tangent && joints)) && cls->njoint >= 0 &&
+           cls->njoint <= MBN_ELEMENT_MAX_JOINTS && (cls->njoint == 0 || joints) && cls->nevent >= 0 &&
+           cls->nevent <= MBN_ELEMENT_MAX_EVENTS && (cls->nevent == 0 || (cls->event && cls->on_event)) &&
+           !cls->energy == !cls->energy_tangent && cls->npar >= 0 && cls->nstate >= 0 && cls->nout >= 0 &&
            (cls->nout == 0 || (cls->output && cls->output_tangent)) && !cls->accel_rate == !cls->accel_rate_tangent &&
-           cls->ndisc >= 0 && (cls->ndisc == 0 || (cls->period && cls->sample)) &&
+           cls->ndisc >= 0 && !cls->period == !cls->sample &&
+           (cls->ndisc == 0 || cls->period || cls->nevent > 0) && /* z sampled on a grid, or changed at events */
            !cls->frame_accel == !cls->frame_accel_tangent && (cls->frame_accel || !cls->frame_next_kink);
 }
 
@@ -53,7 +60,7 @@ void mbn_elements_fext(const mb_model *m, mb_data *ws, int nel, const mbn_elemen
     mb_kinematics(m, ws, q, v);
     for (int e = 0; e < nel; ++e) {
         int b = el[e].body;
-        if (b <= 0 || b >= m->nb) continue; /* the world: no body to push (refused at build) */
+        if (b <= 0 || b >= m->nb || !el[e].cls->force) continue; /* the world (refused at build), joint rows only */
         const double *R = ws->RW + 9 * b, *rB = el[e].par;
         double x[3], V[3], F[3], f[3];
         mbn_element_point(m, ws, el + e, x, V);
@@ -80,7 +87,15 @@ static int element_f(void *ctx, const double *q, const double *y, const double *
     mbn_elements_fext(e->m, e->ws, e->nel, e->el, t, q, y, y + nv, e->fext, ydot + nv);
     if (fext)
         for (int k = 0; k < 6 * e->m->nb; ++k) e->fext[k] += fext[k];
-    int err = e->inner.f(e->inner.ctx, q, y, tau, e->fext, qdot, ydot);
+    double fixed[256], *tj = NULL; /* the commanded tau plus the elements' joint rows */
+    if (mbn_elements_have_joints(e->nel, e->el)) {
+        tj = nv <= 256 ? fixed : malloc(sizeof(double) * (size_t)nv);
+        if (!tj) { memcpy(e->ws->g, g0, sizeof g0); return MB_ADAPT_NO_MEMORY; }
+        memcpy(tj, tau, sizeof(double) * (size_t)nv);
+        mbn_elements_joint_forces(e->nel, e->el, t, q, y, y + nv, e->blk ? e->blk : y + nv, tj);
+    }
+    int err = e->inner.f(e->inner.ctx, q, y, tj ? tj : tau, e->fext, qdot, ydot);
+    if (tj && tj != fixed) free(tj);
     if (!err) mbn_elements_accel_rates(e->m, e->ws, e->nel, e->el, t, q, y, ydot, y + nv, ydot + nv);
     memcpy(e->ws->g, g0, sizeof g0);
     return err;
@@ -108,6 +123,7 @@ void mbn_element_ode_init(mbn_element_ode *e, const mb_model *m, mb_data *ws, in
     e->fext = fext;
     e->u = NULL;
     e->nu = 0;
+    e->blk = NULL;
     *ode = e->inner;
     ode->ctx = e;
     ode->f = element_f;
@@ -117,12 +133,111 @@ void mbn_element_ode_init(mbn_element_ode *e, const mb_model *m, mb_data *ws, in
     if (ode->ny > m->nv) ode->work = NULL; /* the inner scratch is sized for [q; v]: mb_adapt_advance only */
 }
 
+/* ------------------------------------------------------------ joint rows, events, energy */
+int mbn_elements_have_joints(int nel, const mbn_element *el) {
+    for (int e = 0; e < nel; ++e)
+        if (el[e].cls->njoint > 0) return 1;
+    return 0;
+}
+
+/* the element's joint coordinates qj, velocities vj (NULL v: zeros) */
+static void joint_values(const mbn_element *el, const double *q, const double *v, double *qj, double *vj) {
+    for (int k = 0; k < el->cls->njoint; ++k) {
+        qj[k] = q[el->iq[k]];
+        vj[k] = v ? v[el->iv[k]] : 0.0;
+    }
+}
+
+void mbn_elements_joint_forces(int nel, const mbn_element *el, double t, const double *q, const double *v,
+                               const double *sblk, const double *zblk, double *tau) {
+    for (int e = 0; e < nel; ++e) {
+        int nj = el[e].cls->njoint;
+        if (!nj) continue;
+        double qj[MBN_ELEMENT_MAX_JOINTS], vj[MBN_ELEMENT_MAX_JOINTS], tj[MBN_ELEMENT_MAX_JOINTS];
+        joint_values(el + e, q, v, qj, vj);
+        el[e].cls->joint_force(el[e].par + 3, t, qj, vj, sblk + el[e].os, zblk + el[e].oz, tj);
+        for (int k = 0; k < nj; ++k) tau[el[e].iv[k]] += tj[k];
+    }
+}
+
+void mbn_elements_joint_tangents(int nel, const mbn_element *el, double t, const double *q, const double *v,
+                                 const double *sblk, const double *zblk, const double *dq, const double *dv, const double *dblk,
+                                 double *dtau) {
+    for (int e = 0; e < nel; ++e) {
+        int nj = el[e].cls->njoint;
+        if (!nj) continue;
+        double qj[MBN_ELEMENT_MAX_JOINTS], vj[MBN_ELEMENT_MAX_JOINTS], dqj[MBN_ELEMENT_MAX_JOINTS],
+            dvj[MBN_ELEMENT_MAX_JOINTS], dtj[MBN_ELEMENT_MAX_JOINTS];
+        joint_values(el + e, q, v, qj, vj);
+        joint_values(el + e, dq, dv, dqj, dvj);
+        el[e].cls->joint_tangent(el[e].par + 3, t, qj, vj, sblk + el[e].os, zblk + el[e].oz, dqj, dvj,
+                                 dblk + el[e].os, dtj);
+        for (int k = 0; k < nj; ++k) dtau[el[e].iv[k]] += dtj[k];
+    }
+}
+
+int mbn_elements_nevent(int nel, const mbn_element *el) {
+    int n = 0;
+    for (int e = 0; e < nel; ++e) n += el[e].cls->nevent;
+    return n;
+}
+
+void mbn_elements_events(int nel, const mbn_element *el, double t, const double *q, const double *v,
+                         const double *sblk, const double *zblk, double *g) {
+    for (int e = 0; e < nel; ++e) {
+        if (!el[e].cls->nevent) continue;
+        double qj[MBN_ELEMENT_MAX_JOINTS], vj[MBN_ELEMENT_MAX_JOINTS];
+        joint_values(el + e, q, v, qj, vj);
+        el[e].cls->event(el[e].par + 3, t, qj, vj, sblk + el[e].os, zblk + el[e].oz, g);
+        g += el[e].cls->nevent;
+    }
+}
+
+void mbn_elements_on_event(int nel, const mbn_element *el, double t, const double *q, const double *v, double *blk) {
+    for (int e = 0; e < nel; ++e) {
+        if (!el[e].cls->nevent) continue;
+        double qj[MBN_ELEMENT_MAX_JOINTS], vj[MBN_ELEMENT_MAX_JOINTS];
+        joint_values(el + e, q, v, qj, vj);
+        el[e].cls->on_event(el[e].par + 3, t, qj, vj, blk + el[e].os, blk + el[e].oz);
+    }
+}
+
+double mbn_elements_energy(int nel, const mbn_element *el, const double *q, const double *v, const double *sblk,
+                           const double *zblk) {
+    double E = 0.0;
+    for (int e = 0; e < nel; ++e) {
+        if (!el[e].cls->energy) continue;
+        double qj[MBN_ELEMENT_MAX_JOINTS], vj[MBN_ELEMENT_MAX_JOINTS];
+        joint_values(el + e, q, v, qj, vj);
+        E += el[e].cls->energy(el[e].par + 3, qj, vj, sblk + el[e].os, zblk + el[e].oz);
+    }
+    return E;
+}
+
+double mbn_elements_energy_tangent(int nel, const mbn_element *el, const double *q, const double *v,
+                                   const double *sblk, const double *zblk, const double *dq, const double *dv, const double *dblk) {
+    double dE = 0.0;
+    for (int e = 0; e < nel; ++e) {
+        if (!el[e].cls->energy_tangent) continue;
+        double qj[MBN_ELEMENT_MAX_JOINTS], vj[MBN_ELEMENT_MAX_JOINTS], dqj[MBN_ELEMENT_MAX_JOINTS],
+            dvj[MBN_ELEMENT_MAX_JOINTS];
+        joint_values(el + e, q, v, qj, vj);
+        joint_values(el + e, dq, dv, dqj, dvj);
+        dE += el[e].cls->energy_tangent(el[e].par + 3, qj, vj, sblk + el[e].os, zblk + el[e].oz, dqj, dvj,
+                                        dblk + el[e].os);
+    }
+    return dE;
+}
+
 /* ------------------------------------------------------------ discrete states */
 int mbn_elements_ndisc(int nel, const mbn_element *el) {
     int n = 0;
     for (int e = 0; e < nel; ++e) n += el[e].ndisc;
     return n;
 }
+
+/* 1 if the element samples its discrete states on a grid (rather than at its events only) */
+static int has_grid(const mbn_element *el) { return el->ndisc && el->cls->period; }
 
 /* the element's grid spacing (s), or NAN if it is not positive and finite */
 static double element_period(const mbn_element *el) {
@@ -133,7 +248,7 @@ static double element_period(const mbn_element *el) {
 double mbn_elements_next_instant(int nel, const mbn_element *el, double t) {
     double next = INFINITY;
     for (int e = 0; e < nel; ++e) {
-        if (!el[e].ndisc) continue;
+        if (!has_grid(el + e)) continue;
         double T = element_period(el + e);
         if (isnan(T)) return NAN;
         next = fmin(next, (floor(t / T + 1e-6) + 1.0) * T);
@@ -143,7 +258,7 @@ double mbn_elements_next_instant(int nel, const mbn_element *el, double t) {
 
 int mbn_elements_periods_valid(int nel, const mbn_element *el) {
     for (int e = 0; e < nel; ++e)
-        if (el[e].ndisc && isnan(element_period(el + e))) return 0;
+        if (has_grid(el + e) && isnan(element_period(el + e))) return 0;
     return 1;
 }
 
@@ -151,13 +266,13 @@ int mbn_elements_periods_valid(int nel, const mbn_element *el) {
 static double grid_eps(int nel, const mbn_element *el) {
     double T = INFINITY;
     for (int e = 0; e < nel; ++e)
-        if (el[e].ndisc) T = fmin(T, element_period(el + e));
+        if (has_grid(el + e)) T = fmin(T, element_period(el + e));
     return 1e-9 * T;
 }
 
 void mbn_elements_sample(int nel, const mbn_element *el, double t, double *blk, double *done) {
     for (int e = 0; e < nel; ++e) {
-        if (!el[e].ndisc) continue;
+        if (!has_grid(el + e)) continue;
         double T = element_period(el + e), grid = floor(t / T + 0.5) * T;
         if (!(fabs(t - grid) <= 1e-9 * T) || (done && !(grid > done[e] + 0.5 * T))) continue;
         el[e].cls->sample(el[e].par + 3, grid, blk + el[e].os, blk + el[e].oz);
@@ -165,24 +280,139 @@ void mbn_elements_sample(int nel, const mbn_element *el, double t, double *blk, 
     }
 }
 
+/* ---- state events (element.h): an armed indicator reaching 0 splits the interval there ---- */
+typedef struct {
+    mbn_element_ode *e;
+    const mb_ode *ode;
+    const double *tau;
+    const mb_adapt_options *opt;
+    mb_adapt_stats *stats;
+    int nq, ny, ng;
+    double *g, *armed; /* (ng) indicators, 1 where armed (negative at the interval's start) */
+    double *q1, *y1, *qm, *ym, *qb, *yb;
+} ev_work;
+
+/* (qo, yo) = (q, y) after span (s) from the time t0 (s), error-controlled */
+static int ev_step(ev_work *w, double t0, const double *q, const double *y, double span, double *qo, double *yo) {
+    memcpy(qo, q, sizeof(double) * (size_t)w->nq);
+    memcpy(yo, y, sizeof(double) * (size_t)w->ny);
+    w->e->t0 = t0;
+    return mb_adapt_advance(w->ode, qo, yo, w->tau, NULL, span, w->opt, w->stats);
+}
+
+/* the largest armed indicator at (q, y) at time t (-inf: none armed): the continuous states
+ * from y (after v), the discrete ones from blk (the elements' block) */
+static double ev_worst(ev_work *w, double t, const double *q, const double *y, const double *blk) {
+    mbn_element_ode *e = w->e;
+    double worst = -INFINITY;
+    mbn_elements_events(e->nel, e->el, t, q, y, y + e->m->nv, blk, w->g);
+    for (int k = 0; k < w->ng; ++k)
+        if (w->armed[k] != 0.0 && w->g[k] > worst) worst = w->g[k];
+    return worst;
+}
+
+/* the instant b (s after t0, within span) at which the first armed indicator reaches 0, and the
+ * state (q, y) there (on the reached side), from (q, y) at t0 and the end state (w->q1, w->y1)
+ * already past it: bisection, each half integrated from the latest state short of it, to
+ * g < 1e-13 or 2^-60 of span */
+static int ev_locate(ev_work *w, double t0, double *q, double *y, const double *blk, double span, double *b_out) {
+    int err;
+    double a = 0.0, b = span;
+    memcpy(w->qb, w->q1, sizeof(double) * (size_t)w->nq);
+    memcpy(w->yb, w->y1, sizeof(double) * (size_t)w->ny);
+    for (int it = 0; it < 60; ++it) {
+        double mid = 0.5 * (a + b);
+        if ((err = ev_step(w, t0 + a, q, y, mid - a, w->qm, w->ym))) return err;
+        double worst = ev_worst(w, t0 + mid, w->qm, w->ym, blk);
+        if (worst >= 0.0) {
+            b = mid;
+            memcpy(w->qb, w->qm, sizeof(double) * (size_t)w->nq);
+            memcpy(w->yb, w->ym, sizeof(double) * (size_t)w->ny);
+            if (worst < 1e-13) break;
+        } else {
+            a = mid;
+            memcpy(q, w->qm, sizeof(double) * (size_t)w->nq);
+            memcpy(y, w->ym, sizeof(double) * (size_t)w->ny);
+        }
+    }
+    memcpy(q, w->qb, sizeof(double) * (size_t)w->nq);
+    memcpy(y, w->yb, sizeof(double) * (size_t)w->ny);
+    *b_out = b;
+    return 0;
+}
+
+/* (q, y) after span (s) from t0 (s): an interval in which an armed indicator reaches 0 is split
+ * at that instant, where the elements' on_event runs, and the rest integrated anew */
+static int ev_advance(ev_work *w, double t0, double *q, double *y, double *blk, double span) {
+    mbn_element_ode *e = w->e;
+    double rest = span, t = t0;
+    int err;
+    while (rest > 1e-12 * span) {
+        mbn_elements_events(e->nel, e->el, t, q, y, blk, blk, w->g);
+        for (int k = 0; k < w->ng; ++k) w->armed[k] = w->g[k] < 0.0;
+        if ((err = ev_step(w, t, q, y, rest, w->q1, w->y1))) return err;
+        if (!(ev_worst(w, t + rest, w->q1, w->y1, blk) >= 0.0)) {
+            memcpy(q, w->q1, sizeof(double) * (size_t)w->nq);
+            memcpy(y, w->y1, sizeof(double) * (size_t)w->ny);
+            break;
+        }
+        double b;
+        if ((err = ev_locate(w, t, q, y, blk, rest, &b))) return err;
+        mbn_elements_on_event(e->nel, e->el, t + b, q, y, blk);
+        rest -= b;
+        t += b;
+    }
+    return 0;
+}
+
+/* one interval of span (s) from t0 (s): with events, ev_advance (the work allocated here) */
+static int advance_span(mbn_element_ode *e, const mb_ode *ode, double t0, double *q, double *y, const double *tau,
+                        double span, const mb_adapt_options *opt, mb_adapt_stats *stats) {
+    int ng = mbn_elements_nevent(e->nel, e->el);
+    e->t0 = t0;
+    if (!ng) return mb_adapt_advance(ode, q, y, tau, NULL, span, opt, stats);
+    int nq = e->m->nq, ny = ode->ny;
+    double *buf = malloc(sizeof(double) * (size_t)(2 * ng + 3 * nq + 3 * ny + 1));
+    if (!buf) return MB_ADAPT_NO_MEMORY;
+    double *q1 = buf + 2 * ng, *y1 = q1 + 3 * nq;
+    ev_work w = {e, ode, tau, opt, stats, nq, ny, ng, buf, buf + ng, q1, y1, q1 + nq, y1 + ny, q1 + 2 * nq, y1 + 2 * ny};
+    double *blk = y + e->m->nv;
+    const double *saved = e->blk;
+    e->blk = blk; /* the stages' y holds [v; s]: the joint rows read z here */
+    int err = ev_advance(&w, t0, q, y, blk, span);
+    e->blk = saved;
+    e->t0 = t0;
+    free(buf);
+    return err;
+}
+
 int mbn_element_advance(mbn_element_ode *e, const mb_ode *ode, double *q, double *y, const double *tau, double dt,
                         const mb_adapt_options *opt, mb_adapt_stats *stats) {
-    if (!mbn_elements_ndisc(e->nel, e->el)) return mb_adapt_advance(ode, q, y, tau, NULL, dt, opt, stats);
+    const double *saved = e->blk;
+    if (!e->blk) e->blk = y + e->m->nv; /* the stages' y holds [v; s]: the joint rows read z here */
+    int status = MB_ADAPT_OK;
+    int grid = 0;
+    for (int k = 0; k < e->nel; ++k) grid |= has_grid(e->el + k);
+    if (!grid) {
+        status = advance_span(e, ode, e->t0, q, y, tau, dt, opt, stats);
+        e->blk = saved;
+        return status;
+    }
     double eps = grid_eps(e->nel, e->el);
-    if (!(eps > 0)) return MB_ADAPT_BAD_GRID;
+    if (!(eps > 0)) { e->blk = saved; return MB_ADAPT_BAD_GRID; }
     /* the instants are multiples of each spacing from the absolute time */
     double t_end = e->t0 + dt, tk = e->t0;
     while (tk < t_end - eps) {
         double next = mbn_elements_next_instant(e->nel, e->el, tk);
-        if (isnan(next)) return MB_ADAPT_BAD_GRID;
+        if (isnan(next)) { status = MB_ADAPT_BAD_GRID; break; }
         double seg_end = fmin(next, t_end);
-        e->t0 = tk;
-        int err = mb_adapt_advance(ode, q, y, tau, NULL, seg_end - tk, opt, stats);
-        if (err) return err;
+        int err = advance_span(e, ode, tk, q, y, tau, seg_end - tk, opt, stats);
+        if (err) { status = err; break; }
         tk = seg_end;
         if (fabs(seg_end - next) <= eps) mbn_elements_sample(e->nel, e->el, next, y + e->m->nv, NULL);
     }
-    return MB_ADAPT_OK;
+    e->blk = saved;
+    return status;
 }
 
 /* ------------------------------------------------------------ frame elements */

@@ -38,8 +38,18 @@
  * (models/sled_frame.c) is one, and its HIC recorder (models/hic_recorder.c)
  * reads the specific force in that frame.
  *
- * Not (yet) in the interface: state events, joint-force rows (what the
- * hinge latches need; they stay in dynamics/csrc).
+ * An element may act on joint coordinates instead of (or besides) its point:
+ * joint rows, generalized forces on the velocity coordinates iv it is
+ * registered with, from the coordinates q[iq] and velocities v[iv], its states
+ * and its discrete states (which joint rows, unlike force, may read), with
+ * their tangent (dirder.c adds it to the generalized forces' tangent). It may
+ * have state events: indicators whose crossing from negative to zero changes
+ * its discrete states (on_event), located by bisection in Co-Simulation and
+ * the Python plant (mbn_element_advance splits the interval there), state
+ * events of Model Exchange (model_exchange.c). And an elastic energy, which
+ * the plant's potential-energy output with index 1 counts. The satellite
+ * plant's hinge latches (models/hinge_latch.c, one element per hinge) use all
+ * three, as does the test-only one-sided stop (tests/native/elements/joint_stop.c).
  */
 #ifndef MBFMU_ELEMENT_H
 #define MBFMU_ELEMENT_H
@@ -83,16 +93,55 @@ typedef struct {
                                const double *ds, double *dsdot);
     /* optional discrete states (0: none; period and sample may then be NULL): the grid
      * spacing T (s, > 0 and finite) from the parameters, and the update of z (ndisc) in
-     * place at a grid instant t (s) from the element's continuous states s */
+     * place at a grid instant t (s) from the element's continuous states s. An element
+     * with events (nevent > 0, below) may have discrete states and no grid (period and
+     * sample NULL): its z then change at its events only (on_event). */
     int ndisc;
     double (*period)(const double *par);
     void (*sample)(const double *par, double t, const double *s, double *z);
+    /* ---- joint rows, state events and energy (the hinge latches' needs) ----
+     * optional joint rows (njoint 0: none; the functions may then be NULL): generalized
+     * forces tauj (njoint; N m on a revolute, N on a prismatic coordinate) on the
+     * registered velocity coordinates iv from the registered configuration coordinates
+     * qj = q[iq] (rad or m) and velocities vj = v[iv] (rad/s or m/s), the element's
+     * continuous states s and its discrete states z (read only: constant in the tangent),
+     * added to the commanded tau; and their tangent dtauj along (dqj, dvj, ds). An
+     * element with joint rows may have no point force (force and tangent NULL). */
+    int njoint;
+    void (*joint_force)(const double *par, double t, const double *qj, const double *vj, const double *s,
+                        const double *z, double *tauj);
+    void (*joint_tangent)(const double *par, double t, const double *qj, const double *vj, const double *s,
+                          const double *z, const double *dqj, const double *dvj, const double *ds,
+                          double *dtauj);
+    /* optional state events (nevent 0: none; event and on_event may then be NULL): the
+     * indicators g (nevent, units the class's: 1e-13 of them locates an event) at (t, qj,
+     * vj, s, z). An indicator armed (g < 0) at the start of an interval that reaches g >= 0
+     * at its end is an event: Co-Simulation and the Python plant split the interval at the
+     * first such instant (bisection to g < 1e-13 or 2^-60 of the interval, each part
+     * integrated anew from its start), where on_event updates z in place (every element
+     * with events is called; each decides from its own g); Model Exchange reports g as
+     * event indicators and calls on_event at their events. A disarmed indicator (an event
+     * that has happened for good) should read a positive constant. */
+    int nevent;
+    void (*event)(const double *par, double t, const double *qj, const double *vj, const double *s,
+                  const double *z, double *g);
+    void (*on_event)(const double *par, double t, const double *qj, const double *vj, const double *s, double *z);
+    /* optional (NULL: none): the elastic energy (J) the element stores at (qj, vj, s, z),
+     * added to the plant's potential-energy sensor (sensors.h's MB_SENS_POTENTIAL with
+     * index 1), and its tangent (J) along (dqj, dvj, ds); both or neither */
+    double (*energy)(const double *par, const double *qj, const double *vj, const double *s, const double *z);
+    double (*energy_tangent)(const double *par, const double *qj, const double *vj, const double *s,
+                             const double *z, const double *dqj, const double *dvj, const double *ds);
     /* ---- frame elements (the block "frame elements" below; NULL: not a frame) ---- */
     void (*frame_accel)(const double *par, double t, const double *u, int nu, double *a);
     void (*frame_accel_tangent)(const double *par, double t, const double *u, int nu, const double *du,
                                 double *da);
     double (*frame_next_kink)(const double *par, double t);
 } mbn_element_class;
+
+/* most joint rows and event indicators of one element (mbn_new refuses more) */
+#define MBN_ELEMENT_MAX_JOINTS 16
+#define MBN_ELEMENT_MAX_EVENTS 16
 
 /* one registered element: its class, body, the offset o_par in the plant's
  * numeric description d of its parameters [rB (3); npar] (the tape moves
@@ -113,6 +162,8 @@ typedef struct {
     const double *par;
     int ndisc, oz;
     const double *z0;
+    /* ---- joint rows (the class's njoint of each, 0-based; NULL without) ---- */
+    const int *iq, *iv;
 } mbn_element;
 
 /* add the accel_rate of the elements that have one to sdot (their states'
@@ -152,6 +203,11 @@ typedef struct {
     double *fext;       /* (nb, 6) scratch */
     const double *u;    /* the plant's inputs (nu) a frame element reads (mbn_element_ode_inputs) */
     int nu;
+    /* ---- joint rows and events ----
+     * blk: the elements' block (after [q; v]: continuous, then discrete states) the joint
+     * rows read z from; NULL: the y that f is given holds it after v (a direct call of f
+     * with the whole state; mbn_element_advance points it at its y, whose stages hold [v; s] only) */
+    const double *blk;
 } mbn_element_ode;
 void mbn_element_ode_init(mbn_element_ode *e, const mb_model *m, mb_data *ws, int nel, const mbn_element *el,
                           double t0, double *fext, mb_ode *ode);
@@ -159,6 +215,32 @@ void mbn_element_ode_init(mbn_element_ode *e, const mb_model *m, mb_data *ws, in
 /* the plant's inputs u (nu) that a frame element reads at each evaluation of
  * the ode (none until set: u NULL, nu 0) */
 void mbn_element_ode_inputs(mbn_element_ode *e, const double *u, int nu);
+
+/* ---- joint rows, events and energy ---- */
+/* 1 if any element has joint rows (njoint > 0) */
+int mbn_elements_have_joints(int nel, const mbn_element *el);
+/* The functions below read each element's continuous states at sblk + os and its discrete
+ * ones at zblk + oz (both usually the elements' block, the state after [q; v]). */
+/* tau (nv) += the elements' joint rows at (q, v) and time t (s) */
+void mbn_elements_joint_forces(int nel, const mbn_element *el, double t, const double *q, const double *v,
+                               const double *sblk, const double *zblk, double *tau);
+/* dtau (nv) += their tangent along (dq, dv, dsblk) (dq a seed of q in the coordinates q has) */
+void mbn_elements_joint_tangents(int nel, const mbn_element *el, double t, const double *q, const double *v,
+                                 const double *sblk, const double *zblk, const double *dq, const double *dv,
+                                 const double *dsblk, double *dtau);
+/* the elements' event indicators in all */
+int mbn_elements_nevent(int nel, const mbn_element *el);
+/* g (mbn_elements_nevent) = their indicators at (t, q, v), element after element */
+void mbn_elements_events(int nel, const mbn_element *el, double t, const double *q, const double *v,
+                         const double *sblk, const double *zblk, double *g);
+/* every element with events updates its discrete states (in blk, the elements' block) at (t, q, v) */
+void mbn_elements_on_event(int nel, const mbn_element *el, double t, const double *q, const double *v, double *blk);
+/* the elastic energy (J) of the elements that have one at (q, v), and its tangent along (dq, dv, dsblk) */
+double mbn_elements_energy(int nel, const mbn_element *el, const double *q, const double *v, const double *sblk,
+                           const double *zblk);
+double mbn_elements_energy_tangent(int nel, const mbn_element *el, const double *q, const double *v,
+                                   const double *sblk, const double *zblk, const double *dq, const double *dv,
+                                   const double *dsblk);
 
 /* the elements' discrete states in all (the block after their continuous ones) */
 int mbn_elements_ndisc(int nel, const mbn_element *el);

@@ -121,8 +121,7 @@ typedef struct {
     double *work;      /* scratch, 8 (nq + nv) */
     double g[3];       /* gravity in use, m/s^2: the model's, which a frame element (element.h)
                           offsets for the time of one call */
-    double *dof_force; /* (nv, DF_N) the joint force rows in use: the model's, which hinge
-                          latches (latch.c) change for the time of one call */
+    double *dof_force; /* (nv, DF_N) the joint force rows in use: the model's */
     double *Hs;        /* (nv,nv) the sparse route's H and factor (lower pattern);
                           NULL when nv = 0 or nv > MB_SPARSE_MAX_NV */
 } mb_data;

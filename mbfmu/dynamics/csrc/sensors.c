@@ -147,7 +147,7 @@ void mb_sensors_eval(const mb_model *m, mb_data *d, const mb_mass_props *mp, int
         case MB_SENS_POTENTIAL:
             if (!have_pos) { mb_kinematics(m, d, q, NULL); have_pos = 1; }
             if (!have_pe) { pe = potential_energy(m, d, mp, q); have_pe = 1; }
-            out[k] = pe + (sk->index && mp->latches ? mb_latch_energy(mp->latches, q, x + m->nq + m->nv) : 0.0);
+            out[k] = pe; /* the plug-in elements' energy (index 1) is the caller's to add */
             break;
         case MB_SENS_QUATERNION: {
             const double *e = q + sk->index;

@@ -11,7 +11,6 @@
 #ifndef MBFMU_SENSORS_H
 #define MBFMU_SENSORS_H
 
-#include "latch.h"
 #include "mb.h"
 
 enum { MB_SENS_STATE = 1, MB_SENS_VELOCITY, MB_SENS_POINT, MB_SENS_KINETIC, MB_SENS_POTENTIAL,
@@ -20,8 +19,9 @@ enum { MB_SENS_STATE = 1, MB_SENS_VELOCITY, MB_SENS_POINT, MB_SENS_KINETIC, MB_S
 typedef struct {
     int kind;          /* MB_SENS_* */
     int index;         /* STATE: entry of x; VELOCITY: entry of v; POINT, BODY_QUATERNION,
-                          BODY_TWIST: body; QUATERNION: first q index; POTENTIAL: 1 to add
-                          the latches' energy */
+                          BODY_TWIST: body; QUATERNION: first q index; POTENTIAL: 1 when the
+                          plant adds its plug-in elements' energy (element.h; the
+                          runtime's, not this file's) */
     int axis;          /* POINT: world axis 0..2; QUATERNION, BODY_QUATERNION: element 0..3
                           (0 = w); MOMENTUM: 0..2 angular (about the world origin), 3..5
                           linear, world axes; BODY_TWIST: 0..2 angular velocity (rad/s), 3..5
@@ -31,13 +31,11 @@ typedef struct {
 
 /* body masses (nb, kg), centres of mass (nb, 3, body frame, m) and
  * rotational inertias about them (nb, 3, 3, body axes, kg m^2), for the
- * potential energy and the momenta; the plant's latches (NULL: none), whose
- * flags follow [q; y] in x */
+ * potential energy and the momenta */
 typedef struct {
     const double *mass;
     const double *com;
     const double *Ic;
-    const mb_latches *latches;
 } mb_mass_props;
 
 /* total momentum HL = [H (about the world origin, N m s); L (N s)], world

@@ -22,16 +22,16 @@
 
 /* the order of the integer header (mbfmu.dynamics.tangents.HEADER) */
 enum {
-    H_NB, H_NQ, H_NV, H_NU, H_NY, H_NX, H_NS, H_NCT, H_NCB, H_NDR, H_CANONICAL, H_NL,
+    H_NB, H_NQ, H_NV, H_NU, H_NY, H_NX, H_NS, H_NCT, H_NCB, H_NDR, H_CANONICAL,
     H_O_AXIS1, H_O_AXIS2, H_O_RTREE, H_O_PTREE, H_O_IBODY, H_O_G, H_O_DOF, H_O_SPRINGS, H_O_CONTACTS,
-    H_O_CABLES, H_O_DRIVES, H_O_MASS, H_O_COM, H_O_IC, H_O_LSIGN, H_O_LK, H_O_Q0, H_O_V0, H_O_B,
+    H_O_CABLES, H_O_DRIVES, H_O_MASS, H_O_COM, H_O_IC, H_O_Q0, H_O_V0, H_O_B,
     H_O_STEP, H_O_ADAPT,
     H_FLEX, H_NBEAM, H_NG, H_NHF, H_NKD, H_O_GTAB, H_O_HTAB, H_O_KD,
     H_N
 };
 /* the integer arrays, in this order */
 enum {
-    A_PARENT, A_JTYPE, A_NQI, A_NVI, A_L_IQ, A_L_IV, A_SENS,
+    A_PARENT, A_JTYPE, A_NQI, A_NVI, A_SENS,
     A_ROLE, A_BEAM, A_PQ, A_PV, A_GOFF, A_HOFF, A_BBODY, A_BQ, A_BV, A_BNM, A_KDOFF,
     A_N
 };
@@ -58,10 +58,12 @@ PyObject *mb_py_native_tangents(PyObject *self, PyObject *args) {
     mbn_element *el = NULL;
     int nel = 0, os = 0, oz = 0;
     static const double zeros[MBN_ELEMENT_MAX_DISCRETE] = {0};
+    /* the joint rows' coordinates (element.h's iq, iv), element after element: copied, freed with el */
+    int *joints = NULL;
     if (o_el != Py_None) {
-        PyObject *addrs, *o_rows;
-        Py_buffer br;
-        if (!PyArg_ParseTuple(o_el, "O!O", &PyTuple_Type, &addrs, &o_rows)) return NULL;
+        PyObject *addrs, *o_rows, *o_jq = NULL, *o_jv = NULL;
+        Py_buffer br, bq, bv;
+        if (!PyArg_ParseTuple(o_el, "O!O|OO", &PyTuple_Type, &addrs, &o_rows, &o_jq, &o_jv)) return NULL;
         if (get_buffer(o_rows, &br, "i", 0)) return NULL;
         nel = (int)PyTuple_GET_SIZE(addrs);
         if (br.len != (Py_ssize_t)(sizeof(int) * 5 * (size_t)nel)) {
@@ -69,20 +71,48 @@ PyObject *mb_py_native_tangents(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "native_tangents: element rows of the wrong size");
             return NULL;
         }
+        Py_ssize_t nj = 0;
+        if (o_jq && o_jv) {
+            if (get_buffer(o_jq, &bq, "i", 0)) { PyBuffer_Release(&br); return NULL; }
+            if (get_buffer(o_jv, &bv, "i", 0)) { PyBuffer_Release(&bq); PyBuffer_Release(&br); return NULL; }
+            nj = bq.len / (Py_ssize_t)sizeof(int);
+            if (bv.len != bq.len) nj = -1;
+            else if ((joints = malloc(sizeof(int) * (2 * (size_t)nj + 1)))) {
+                memcpy(joints, bq.buf, (size_t)bq.len);
+                memcpy(joints + nj, bv.buf, (size_t)bv.len);
+            }
+            PyBuffer_Release(&bq);
+            PyBuffer_Release(&bv);
+            if (nj < 0) {
+                PyBuffer_Release(&br);
+                PyErr_SetString(PyExc_ValueError, "native_tangents: joint rows' iq and iv differ in length");
+                return NULL;
+            }
+            if (!joints) { PyBuffer_Release(&br); return PyErr_NoMemory(); }
+        }
         el = calloc((size_t)nel + 1, sizeof(mbn_element));
-        if (!el) { PyBuffer_Release(&br); return PyErr_NoMemory(); }
+        if (!el) { free(joints); PyBuffer_Release(&br); return PyErr_NoMemory(); }
+        Py_ssize_t at = 0;
         const int *r = br.buf;
         for (int e = 0; e < nel; ++e) oz += r[5 * e + 3]; /* the discrete states after all continuous ones */
         for (int e = 0; e < nel; ++e) {
             const mbn_element_class *cls = PyLong_AsVoidPtr(PyTuple_GET_ITEM(addrs, e));
-            if (!cls) {
-                if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "native_tangents: a NULL element class");
+            if (!cls || (cls->njoint > 0 && at + cls->njoint > nj)) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_ValueError, cls ? "native_tangents: fewer joint rows than the classes have"
+                                                          : "native_tangents: a NULL element class");
                 PyBuffer_Release(&br);
                 free(el);
+                free(joints);
                 return NULL;
             }
             el[e] = (mbn_element){cls, r[5 * e], r[5 * e + 1], r[5 * e + 2], r[5 * e + 3], os, zeros, NULL,
                                   r[5 * e + 4], oz, zeros};
+            if (cls->njoint > 0) { /* mbn_new checks the indices against nq, nv */
+                el[e].iq = joints + at;
+                el[e].iv = joints + nj + at;
+                at += cls->njoint;
+            }
             os += r[5 * e + 3];
             oz += r[5 * e + 4];
         }
@@ -96,7 +126,7 @@ PyObject *mb_py_native_tangents(PyObject *self, PyObject *args) {
     int nheld = 0;
     PyObject *result = NULL;
     mbn_instance *in = NULL;
-    if (get_buffer(o_hdr, &bh, "i", 0)) { free(el); return NULL; }
+    if (get_buffer(o_hdr, &bh, "i", 0)) { free(el); free(joints); return NULL; }
     if (get_buffer(o_d, &bd, "d", 0)) goto release_h;
     if (get_buffer(o_x, &bx, "d", 0)) goto release_d;
     if (get_buffer(o_u, &bu, "d", 0)) goto release_x;
@@ -125,13 +155,13 @@ PyObject *mb_py_native_tangents(PyObject *self, PyObject *args) {
     mbn_data D = {
         .plant = "", .guid = "", .nb = h[H_NB], .nq = h[H_NQ], .nv = h[H_NV], .nu = nu, .np = 0, .ny = ny,
         .nx = nx, .ns = h[H_NS], .nct = h[H_NCT], .ncb = h[H_NCB], .ndr = h[H_NDR], .canonical = h[H_CANONICAL],
-        .nl = h[H_NL], .parent = arr[A_PARENT], .jtype = arr[A_JTYPE], .nqi = arr[A_NQI], .nvi = arr[A_NVI],
-        .l_iq = arr[A_L_IQ], .l_iv = arr[A_L_IV], .nd = (int)(bd.len / (Py_ssize_t)sizeof(double)),
+        .parent = arr[A_PARENT], .jtype = arr[A_JTYPE], .nqi = arr[A_NQI], .nvi = arr[A_NVI],
+        .nd = (int)(bd.len / (Py_ssize_t)sizeof(double)),
         .d0 = bd.buf, .o_axis1 = h[H_O_AXIS1], .o_axis2 = h[H_O_AXIS2], .o_Rtree = h[H_O_RTREE],
         .o_ptree = h[H_O_PTREE], .o_Ibody = h[H_O_IBODY], .o_g = h[H_O_G], .o_dof = h[H_O_DOF],
         .o_springs = h[H_O_SPRINGS], .o_contacts = h[H_O_CONTACTS], .o_cables = h[H_O_CABLES],
         .o_drives = h[H_O_DRIVES], .o_mass = h[H_O_MASS], .o_com = h[H_O_COM], .o_Ic = h[H_O_IC],
-        .o_lsign = h[H_O_LSIGN], .o_lk = h[H_O_LK], .o_q0 = h[H_O_Q0], .o_v0 = h[H_O_V0], .o_B = h[H_O_B],
+        .o_q0 = h[H_O_Q0], .o_v0 = h[H_O_V0], .o_B = h[H_O_B],
         .o_step = h[H_O_STEP], .o_adapt = h[H_O_ADAPT],
         .sens = arr[A_SENS], .p0 = &none, .u0 = bu.buf, .flex = h[H_FLEX] ? &F : NULL, .nel = nel,
         .elements = el};
@@ -183,5 +213,6 @@ release_d:
 release_h:
     PyBuffer_Release(&bh);
     free(el);
+    free(joints);
     return result;
 }

@@ -79,7 +79,7 @@ def check(sensors: Sequence, system) -> None:
                                                        or len(s.point) != 3))
                or (isinstance(s, RelativePosition) and (not 1 <= s.body < nb or not 1 <= s.frame < nb
                                                         or s.axis not in (0, 1, 2) or len(s.point) != 3))
-               or (isinstance(s, S.PotentialEnergy) and s.latches))
+               or (isinstance(s, S.PotentialEnergy) and s.elements))
         if bad:
             raise ModelError(f"the sensor of output {k + 1} ({s!r}) is not a sensor of the flexible system "
                              f"(states={nx}, virtual bodies={nb}; kinds: "

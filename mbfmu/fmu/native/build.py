@@ -85,7 +85,6 @@ def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
         "do not edit. */\n#include <math.h>\n#include <stddef.h>\n#include \"native.h\"\n\n",
         _c_array("int", "PARENT", st["parent"]), _c_array("int", "JTYPE", st["jtype"]),
         _c_array("int", "NQI", st["nqi"]), _c_array("int", "NVI", st["nvi"]),
-        _c_array("int", "L_IQ", st["l_iq"]), _c_array("int", "L_IV", st["l_iv"]),
         _c_array("double", "D0", desc.d, _c_double),
         _c_array("int", "SENS", [v for row in st["sens"] for v in row]),
         _c_array("double", "P0", [s.start for s in plant.parameters], _c_double),
@@ -111,8 +110,8 @@ def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
     parts.append(el_text)
     fields = dict(plant=_c_string(plant.name), guid=_c_string(guid),
                   **{k: st[k] for k in ("nb", "nq", "nv", "nu", "np", "ny", "nx", "ns", "nct", "ncb", "ndr",
-                                        "canonical", "nl")},
-                  parent="PARENT", jtype="JTYPE", nqi="NQI", nvi="NVI", l_iq="L_IQ", l_iv="L_IV", nd=desc.d.size, d0="D0",
+                                        "canonical")},
+                  parent="PARENT", jtype="JTYPE", nqi="NQI", nvi="NVI", nd=desc.d.size, d0="D0",
                   **o, sens="SENS", p0="P0", u0="U0", p_fixed="P_FIXED", naff=len(aff_p), aff_p="AFF_P",
                   aff_i="AFF_I", aff_c="AFF_C", names="NAMES", units="UNITS", lo="LO", hi="HI", open="OPEN",
                   p_integer="P_INTEGER", flex=flex_ref,
@@ -140,8 +139,11 @@ def _elements_source(plant, o_elements: int) -> tuple[str, dict]:
     for i, e in enumerate(elements):
         text += _c_array("double", f"ELEMENT_S0{i}", [sig.start for sig in e.states], _c_double)
         text += _c_array("double", f"ELEMENT_Z0{i}", [sig.start for sig in e.discrete], _c_double)
+        text += _c_array("int", f"ELEMENT_IQ{i}", e.joint_q, str)  # its joint rows (element.h's iq, iv)
+        text += _c_array("int", f"ELEMENT_IV{i}", e.joint_v, str)
     rows = "".join(f"    {{&{e.symbol}, {e.body}, {o_par[i]}, {len(e.parameters)}, {len(e.states)}, "
-                   f"{o_state[i]}, ELEMENT_S0{i}, NULL, {len(e.discrete)}, {o_disc[i]}, ELEMENT_Z0{i}}},\n"
+                   f"{o_state[i]}, ELEMENT_S0{i}, NULL, {len(e.discrete)}, {o_disc[i]}, ELEMENT_Z0{i}, "
+                   f"ELEMENT_IQ{i}, ELEMENT_IV{i}}},\n"
                    for i, e in enumerate(elements))
     text += f"static const mbn_element ELEMENTS[] = {{\n{rows}}};\n"
     return text, {"nel": len(elements), "elements": "ELEMENTS"}

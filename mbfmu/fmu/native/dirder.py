@@ -3,7 +3,7 @@
 The C runtime differentiates rigid trees of revolute, prismatic, universal,
 fixed, spherical and free joints with joint springs, dampers, limits (a
 spherical joint's on its rotation vector: ``csrc/ballspring_dirder.c``), drives,
-point-to-point spring-dampers, hinge latches, sphere-plane contacts and
+point-to-point spring-dampers, sphere-plane contacts and
 cables (``csrc/contact_dirder.c``: the active piece of their piecewise-smooth
 laws), a frame element (the crash occupant's sled frame: the model's dynamics under
 the gravity g - a(t, u), whose tangent along the inputs is -da, its class's
@@ -13,8 +13,9 @@ running maximum are discrete states, not knowns nor unknowns of the
 derivatives), and the output sensors of state values, velocities, points,
 energies, linear combinations, quaternions, momenta, a body's world
 orientation quaternion and twist (a robot's ``--pose`` and ``--twist``), plug-in elements'
-outputs (their classes' tangents, ``dynamics/csrc/element.h``) and, in velocity
-variables, accelerometers, the frame element's acceleration, cable tensions and point
+forces, joint rows (a satellite's hinge latches), energies and outputs (their
+classes' tangents, ``dynamics/csrc/element.h``) and, in velocity variables,
+accelerometers, the frame element's acceleration, cable tensions and point
 displacements; flexible plants (assumed-modes beams, ``csrc/flex_dirder.c``:
 the rigid tangents on the virtual tree, projected onto the modal
 coordinates). :func:`inexact_reason`

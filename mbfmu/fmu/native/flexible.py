@@ -61,7 +61,6 @@ def describe_flexible(plant) -> Description:
     x0 = plant.initial_state()
     tables = system.flex_tables
     blocks = model_blocks(model) + [
-        ("o_lsign", np.zeros(0)), ("o_lk", np.zeros(2)),
         ("o_q0", x0[:nq]), ("o_v0", x0[nq:]),
         ("o_B", plant.input_matrix), ("o_step", np.array([plant.internal_step])),
         ("o_adapt", np.array(plant.error_control.options(plant.internal_step), float)),
@@ -76,7 +75,7 @@ def describe_flexible(plant) -> Description:
                 **{n: int(np.asarray(tables[k]).size) for k, n in _NUM_TABLES},
                 **{f"o_{k}": offsets.pop(f"o_{k}") for k, _ in _NUM_TABLES})
     structure = dict(**model_structure(model), nq=nq, nv=nv, nu=nu, np=len(plant.parameters),
-                     ny=len(plant.outputs), nx=nq + nv, canonical=0, sens=sens, nl=0, l_iq=(), l_iv=(),
+                     ny=len(plant.outputs), nx=nq + nv, canonical=0, sens=sens,
                      flex=tuple(sorted(flex.items())))
     return Description(structure, np.concatenate(parts), offsets)
 

@@ -7,8 +7,8 @@ The native binary serves FMI 2.0 Co-Simulation and Model Exchange at once
 * **Continuous states** are ``[q; v]`` (``[q; p]`` in canonical variables,
   the flexible system's public ``[q; v]``) and the plug-in elements'
   continuous states (the crash occupant's HIC recorder's integral
-  ``hic_integral``). Latch flags and the plug-in elements' discrete states
-  (the HIC history and its running maximum) are *discrete* states: they
+  ``hic_integral``). The plug-in elements' discrete states (a satellite's
+  latch flags, the HIC history and its running maximum) are *discrete* states: they
   change only at events. Each continuous state ``states.<name>`` has a derivative variable
   ``der(states.<name>)`` from the same right-hand side that the
   co-simulation step integrates.
@@ -18,9 +18,9 @@ The native binary serves FMI 2.0 Co-Simulation and Model Exchange at once
   ``fmi2CompletedIntegratorStep`` asks for a step event at which
   ``fmi2NewDiscreteStates`` hands back the projected states
   (``valuesOfContinuousStatesChanged``).
-* **State events** (event indicators, :func:`event_indicators`): a free
-  latch's travel past its stop (the latch engages at the event), each
-  contact's penetration, each cable's stretch and each joint coordinate's
+* **State events** (event indicators, :func:`event_indicators`): the plug-in
+  elements' own indicators (a free hinge latch's travel past its stop: the
+  latch engages at the event), each contact's penetration, each cable's stretch and each joint coordinate's
   distance to a range limit (the switches of those force elements, kinks
   of the right-hand side: the host's integrator restarts there).
 * **Time events**: the plug-in elements' sampling grids (their discrete
@@ -43,7 +43,7 @@ from ..units import parse_unit
 from .pack import NativeUnsupported
 
 # kinds of event indicators (csrc/model_exchange.h)
-LATCH, CONTACT, CABLE, LIMIT = 0, 1, 2, 3
+CONTACT, CABLE, LIMIT, ELEMENT = 1, 2, 3, 4
 _NO_LIMIT = 1e299
 DERIVATIVE_PREFIX = "der("
 INTERFACES = ("cs", "me")
@@ -55,10 +55,11 @@ class ModelExchangeUnsupported(NativeUnsupported):
 
 @dataclass(frozen=True)
 class Indicator:
-    """One event indicator: ``kind`` (LATCH, CONTACT, CABLE, LIMIT), the
-    element's ``index`` (latch, contact, cable, or velocity coordinate for a
-    limit), the configuration index ``qindex`` and ``side`` (-1 lower, +1
-    upper limit) of a limit, and what it is."""
+    """One event indicator: ``kind`` (CONTACT, CABLE, LIMIT, ELEMENT), the
+    element's ``index`` (contact, cable, velocity coordinate for a limit, or
+    plug-in element), the configuration index ``qindex`` and ``side``
+    (-1 lower, +1 upper limit) of a limit (for a plug-in element ``qindex`` is
+    which of its indicators), and what it is."""
 
     kind: int
     index: int
@@ -100,10 +101,10 @@ def discrete_outputs(plant) -> list[int]:
 def event_indicators(plant) -> list[Indicator]:
     """The event indicators of ``plant``, in the runtime's order."""
     out: list[Indicator] = []
-    latches = getattr(plant, "latches", None)
-    if latches is not None:
-        out += [Indicator(LATCH, j, -1, 0, f"latch {j + 1}: travel past the deployed stop (rad), engages at 0")
-                for j in range(len(latches[0]))]
+    # the plug-in elements' own indicators (element.h's event; a satellite's hinge latches),
+    # element after element, described by the element
+    out += [Indicator(ELEMENT, e, k, 0, what)
+            for e, el in enumerate(getattr(plant, "native_elements", ())) for k, what in enumerate(el.events)]
     model = _tree(plant)
     if model is None:
         return out
@@ -133,8 +134,8 @@ def check_model_exchange(plant) -> None:
     """Raise ModelExchangeUnsupported naming a discontinuity of ``plant`` that
     has no event form. The kernel elements the native runtime packs (joint
     springs, dampers and range limits, springs, contacts with regularized
-    friction, cables, hinge latches, servos and smoothed friction,
-    plug-in elements, a frame element among them) are continuous or switch at an event
+    friction, cables, servos and smoothed friction, plug-in elements such as
+    hinge latches, a frame element among them) are continuous or switch at an event
     indicator or a time event; a plant that declares discontinuities of its
     own (``discontinuities``, names of pieces of its dynamics that jump) is
     refused by name."""
@@ -144,9 +145,6 @@ def check_model_exchange(plant) -> None:
             f"plant {plant.name!r}: refused for Model Exchange: {', '.join(pieces)} "
             f"{'jumps' if len(pieces) == 1 else 'jump'} in a way no event indicator or time event "
             "expresses; export it for co-simulation only (--interface cs)")
-    if getattr(plant, "canonical", False) and getattr(plant, "latches", None) is not None:
-        raise ModelExchangeUnsupported(f"plant {plant.name!r}: refused for Model Exchange: latches in "
-                                       "canonical variables (a latch changes the momenta's meaning)")
 
 
 def data_fields(plant, c_array) -> tuple[str, dict]:

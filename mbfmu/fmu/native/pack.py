@@ -25,6 +25,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from ...dynamics import _kernels, motion_sensors as _motion, sensors as S
+from ...dynamics.plugins import class_address
 from ...dynamics.model import Model
 from ...dynamics.symbolic import real_array
 from ...errors import InputError
@@ -44,9 +45,9 @@ def check_supported(plant: Plant, outputs: bool = True) -> None:
 
     Supported: a :class:`MultibodyPlant` integrated by the compiled kernels
     (no ``applied_forces``, ``normalize_state``, ``initial_state`` or
-    ``split`` of its own, and no ``advance`` of its own unless it declares
-    hinge ``latches``, which the kernels' latch element integrates) whose
-    outputs are engine sensors (with the sensors of the dynamics,
+    ``split`` or ``advance`` of its own; its plug-in elements, such as a
+    satellite's hinge latches, are C the runtime runs) whose outputs are
+    engine sensors (with the sensors of the dynamics,
     :mod:`mbfmu.dynamics.motion_sensors`) or its plug-in elements' outputs; a frame
     element among its plug-in elements (the crash occupant's sled frame) sets the frame
     the whole plant runs in. (``derivatives`` is not used by an FMU.)
@@ -62,10 +63,7 @@ def check_supported(plant: Plant, outputs: bool = True) -> None:
     if not isinstance(plant, MultibodyPlant):
         raise NativeUnsupported(f"{name}: {cls.__name__} is not a MultibodyPlant; its dynamics "
                                 f"({cls.__name__}.advance) is Python code the native runtime cannot run")
-    # a plant with hinge latches advances with the kernels' latch element (csrc/latch.h)
-    methods = ("applied_forces", "normalize_state", "initial_state", "split") + \
-        (() if plant.latches is not None else ("advance",))
-    for method in methods:
+    for method in ("applied_forces", "normalize_state", "initial_state", "split", "advance"):
         if getattr(cls, method) is not getattr(MultibodyPlant, method):
             owner = next(k for k in cls.__mro__ if method in vars(k))
             raise NativeUnsupported(f"{name}: {owner.__name__}.{method} is Python code the native runtime "
@@ -91,14 +89,17 @@ def _check_elements(plant) -> None:
     """The plug-in elements (``dynamics/csrc/element.h``) act on the rigid right-hand side in (q, v) only."""
     name = f"plant {plant.name!r}"
     for what, present in (("a flexible system", getattr(plant, "flexible_system", None) is not None),
-                          ("canonical variables", getattr(plant, "canonical", False)),
-                          ("hinge latches", getattr(plant, "latches", None) is not None)):
+                          ("canonical variables", getattr(plant, "canonical", False))):
         if present:
             raise NativeUnsupported(f"{name}: plug-in elements run on a rigid plant in (q, v), not with {what}")
     for el in plant.native_elements:
         if not 1 <= el.body < plant.model.nbodies:
             raise NativeUnsupported(f"{name}: plug-in element {el.symbol} acts on body {el.body}, which is not "
                                     f"one of bodies 1..{plant.model.nbodies - 1}")
+        if any(i >= plant.model.nq for i in el.joint_q) or any(i >= plant.model.nv for i in el.joint_v):
+            raise NativeUnsupported(f"{name}: plug-in element {el.symbol} reads joint coordinates q{list(el.joint_q)}, "
+                                    f"v{list(el.joint_v)}, beyond the model's {plant.model.nq} and {plant.model.nv}")
+        _check_class_counts(el, name)
     n_own = plant.model.nq + plant.model.nv + sum(len(el.states) + len(el.discrete) for el in plant.native_elements)
     if len(plant.states) != n_own:
         raise NativeUnsupported(f"{name}: {len(plant.states)} states, not [q; v] and its plug-in elements' "
@@ -112,6 +113,19 @@ def _check_elements(plant) -> None:
                                  plant._element_registry(), np.zeros((0, 2), np.intc))
     except InputError as exc:
         raise NativeUnsupported(f"{name}: {exc}") from None
+
+
+def _check_class_counts(el, name: str) -> None:
+    """The element as registered matches its class (its own C, compiled for the kernels): the
+    counts the runtime would otherwise refuse at instantiation without saying why."""
+    npar, nstate, ndisc, _, njoint, nevent = _kernels.element_class_counts(
+        class_address(el.c_text(), el.symbol, f"plug-in element {el.symbol}"))
+    for what, got, want in (("parameters", len(el.parameters), npar), ("states", len(el.states), nstate),
+                            ("discrete states", len(el.discrete), ndisc), ("joint rows", len(el.joint_q), njoint),
+                            ("event descriptions", len(el.events), nevent)):
+        if got != want:
+            raise NativeUnsupported(f"{name}: plug-in element {el.symbol} is registered with {got} {what}, "
+                                    f"its class has {want}")
 
 
 def _element_block(plant: MultibodyPlant) -> np.ndarray:
@@ -128,9 +142,7 @@ def describe(plant: MultibodyPlant, outputs: bool = True) -> Description:
         return describe_flexible(plant)
     model: Model = plant.model
     nq, nv, nu = model.nq, model.nv, len(plant.inputs)
-    latches = plant.latches if plant.latches is not None else ((), (), (), 0.0, 0.0)
     blocks = model_blocks(model) + [
-        ("o_lsign", np.asarray(latches[2], float)), ("o_lk", real_array(latches[3:5])),
         ("o_q0", plant.initial_state()[:nq] if getattr(plant, "initial_configuration", None) is None
          else plant.initial_configuration), ("o_v0", plant.initial_velocity),
         ("o_B", plant.input_matrix), ("o_step", np.array([plant.internal_step])),
@@ -159,8 +171,7 @@ def describe(plant: MultibodyPlant, outputs: bool = True) -> Description:
             sens.append((s.code, getattr(s, "index", 0), getattr(s, "axis", 0), -1))
     structure = dict(
         **model_structure(model), nq=nq, nv=nv, nu=nu, np=len(plant.parameters),
-        ny=len(plant.outputs) if outputs else 0, nx=len(plant.states), canonical=int(plant.canonical), sens=tuple(sens), nl=len(latches[0]),
-        l_iq=tuple(int(v) for v in latches[0]), l_iv=tuple(int(v) for v in latches[1]))
+        ny=len(plant.outputs) if outputs else 0, nx=len(plant.states), canonical=int(plant.canonical), sens=tuple(sens))
     return Description(structure, np.concatenate(parts) if parts else np.zeros(0), offsets)
 
 

@@ -8,7 +8,7 @@
  * joints, in velocity ([q; v]) or canonical ([q; p]) variables, with joint
  * springs, dampers, range limits (a spherical joint's on its rotation
  * vector: ballspring_dirder.c), drives, point-to-point spring-dampers,
- * hinge latches, sphere-plane contacts and cables (contact_dirder.c; a
+ * sphere-plane contacts and cables (contact_dirder.c; a
  * universal joint's S and Sr move with q2: their tangents enter every
  * product with them), and a frame element's moving frame (element.h):
  *   - configuration tangents are body-frame twists zeta (the tangent of
@@ -32,7 +32,8 @@
  *     differentiate mb_point_acceleration at the solved dv/dt with its
  *     tangent, the frame's acceleration is da, cable tensions are
  *     contact_dirder.c's, displacements point tangents;
- *   - plug-in elements (element.h): their classes' tangents; in a frame
+ *   - plug-in elements (element.h): their classes' tangents (point forces,
+ *     joint rows: a satellite's hinge latches, energies); in a frame
  *     their accel_rate reads the specific force under the frame's gravity
  *     (the HIC recorder of the crash occupant plant); their discrete states
  *     are neither knowns nor unknowns here, and their rates are zero.
@@ -100,7 +101,6 @@ typedef struct {
     double *vel, *dvel;   /* (nv) velocities and tangent */
     double *qdd, *dcmd, *r2, *r3; /* (nv; r3: nv + nq): accelerations, command tangents B du, scratch */
     double *dq;           /* (nq) projected configuration seed */
-    double *rows;         /* (3 nl) saved latch rows */
     double *block;
     double dgrav[3];      /* tangent of the gravity (world, m/s^2): a frame element's -da */
     double frame_a[3], frame_da[3]; /* a frame element's acceleration a and its tangent da (m/s^2) */
@@ -113,7 +113,7 @@ static int work_new(const mbn_data *D, const mb_model *m, dd_work *w) {
     /* a flexible plant's virtual tree (m) is larger than its public state (D) */
     size_t nb6 = 6 * (size_t)D->nb, nv = (size_t)(D->nv > m->nv ? D->nv : m->nv) + 1;
     size_t nq = (size_t)(D->nq > m->nq ? D->nq : m->nq) + 1;
-    w->block = malloc(sizeof(double) * (24 * nb6 + 8 * nv + 2 * nq + 3 * (size_t)D->nl + (size_t)D->ns + 1));
+    w->block = malloc(sizeof(double) * (24 * nb6 + 8 * nv + 2 * nq + (size_t)D->ns + 1));
     if (!w->block) return -1;
     double *p = w->block;
     w->zr = p; p += nb6; w->z = p; p += nb6; w->v = p; p += nb6; w->dv = p; p += nb6;
@@ -125,8 +125,7 @@ static int work_new(const mbn_data *D, const mb_model *m, dd_work *w) {
     w->tau = p; p += nv; w->dtau = p; p += nv; w->vel = p; p += nv; w->dvel = p; p += nv;
     w->qdd = p; p += nv; w->dcmd = p; p += nv; w->r2 = p; p += nv;
     w->r3 = p; p += nv + nq; /* also mb_rhs's unused dq/dt (nq) */
-    w->dq = p; p += nq;
-    w->rows = p;
+    w->dq = p;
     return 0;
 }
 
@@ -346,6 +345,7 @@ static void element_forces(mbn_instance *in, dd_work *w) {
     const mbn_data *D = in->data;
     for (int e = 0; e < D->nel; ++e) {
         const mbn_element *el = in->el + e;
+        if (!el->cls->force) continue; /* joint rows only (velocity_tangent) */
         double x[3], dx[3], V[3], dV[3], F[3], dF[3];
         point_motion(in->ws, w, el->body, el->par, x, dx, V, dV);
         double sdot[MBN_ELEMENT_MAX_STATES];
@@ -474,30 +474,6 @@ static void qdot_tangent(const mb_model *m, const double *q, const double *vel, 
         default:
             for (int k = 0; k < m->nqi[i]; ++k) o[k] = dvi[k];
         }
-    }
-}
-
-/* ------------------------------------------------------------ latches */
-/* engage the latched hinges' joint force rows as mb_latch_rhs does (saved in rows) */
-static void latch_apply(mbn_instance *in, const double *z, double *rows) {
-    const mb_latches *L = &in->latches;
-    for (int j = 0; j < L->n; ++j) {
-        double *row = in->ws->dof_force + DF_N * L->iv[j];
-        rows[3 * j] = row[DF_K]; rows[3 * j + 1] = row[DF_D]; rows[3 * j + 2] = row[DF_Q0];
-        if (z[j] > 0.5) {
-            double K = row[DF_K] + L->k;
-            row[DF_Q0] = row[DF_K] * row[DF_Q0] / K;
-            row[DF_K] = K;
-            row[DF_D] += L->c;
-        }
-    }
-}
-
-static void latch_restore(mbn_instance *in, const double *rows) {
-    const mb_latches *L = &in->latches;
-    for (int j = 0; j < L->n; ++j) {
-        double *row = in->ws->dof_force + DF_N * L->iv[j];
-        row[DF_K] = rows[3 * j]; row[DF_D] = rows[3 * j + 1]; row[DF_Q0] = rows[3 * j + 2];
     }
 }
 
@@ -632,12 +608,6 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
         dpe += P[SP_K] * (sqrt(dot3(d, d)) - P[SP_L0]) * w->dL[s];
     }
     dpe += mbn_contact_energy_tangent(m, ws, w->z) + mbn_ballspring_energy_tangent(m, ws, q, w->dq);
-    double dlatch = 0.0;
-    if (D->nl) {
-        const double *zf = x + D->nq + D->nv;
-        for (int j = 0; j < D->nl; ++j)
-            if (zf[j] != 0.0) dlatch += in->latches.k * zf[j] * q[D->l_iq[j]] * w->dq[D->l_iq[j]];
-    }
     for (int k = 0; k < D->ny; ++k) {
         const mb_sensor *s = in->sens + k;
         switch (s->kind) {
@@ -650,7 +620,11 @@ static void outputs_tangent(mbn_instance *in, dd_work *w, const double *x, const
             break;
         }
         case MB_SENS_KINETIC: dy[k] = dke; break;
-        case MB_SENS_POTENTIAL: dy[k] = dpe + (s->index && D->nl ? dlatch : 0.0); break;
+        case MB_SENS_POTENTIAL:
+            dy[k] = dpe + (s->index && D->nel ? mbn_elements_energy_tangent(D->nel, in->el, q, w->vel, w->es, w->es,
+                                                                            w->dq, w->dvel, w->des)
+                                              : 0.0);
+            break;
         case MB_SENS_QUATERNION:
             /* e_a / |e| of the runtime's unit e: the projected seed itself */
             dy[k] = w->dq[s->index + s->axis];
@@ -717,7 +691,13 @@ static int velocity_tangent(mbn_instance *in, dd_work *w, const double *dvel, do
     const double *q = in->x;
     const mbn_data *D = in->data;
     if (D->nel) mbn_elements_fext(m, ws, D->nel, in->el, in->t, q, w->vel, w->es, in->efext, NULL);
-    int err = mb_rhs(m, ws, q, w->vel, in->tau, D->nel ? in->efext : NULL, w->r3 /* dq/dt: unused */, w->qdd);
+    const double *tau = in->tau;
+    if (mbn_elements_have_joints(D->nel, in->el)) { /* the elements' joint rows (element.h), r2 as scratch */
+        memcpy(w->r2, in->tau, sizeof(double) * (size_t)m->nv);
+        mbn_elements_joint_forces(D->nel, in->el, in->t, q, w->vel, w->es, w->es, w->r2);
+        tau = w->r2;
+    }
+    int err = mb_rhs(m, ws, q, w->vel, tau, D->nel ? in->efext : NULL, w->r3 /* dq/dt: unused */, w->qdd);
     if (err) return err;
     mb_kinematics(m, ws, q, w->vel);
     forward(m, ws, w, q, w->dq, dvel, 1, w->qdd, NULL, 1);
@@ -726,6 +706,7 @@ static int velocity_tangent(mbn_instance *in, dd_work *w, const double *dvel, do
     backward_id(m, ws, w, w->r2);
     passive_tangent(m, ws, q, w->vel, in->tau, w->dq, dvel, w->dcmd, w->dtau);
     for (int k = 0; k < m->nv; ++k) w->dtau[k] -= w->r2[k];
+    if (D->nel) mbn_elements_joint_tangents(D->nel, in->el, in->t, q, w->vel, w->es, w->es, w->dq, dvel, w->des, w->dtau);
     return mb_minv(m, ws, q, w->dtau, dvdot);
 }
 
@@ -851,7 +832,6 @@ static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double 
         fr->cls->frame_accel_tangent(fr->par + 3, in->t, in->u, D->nu, du, w->frame_da);
         for (int r = 0; r < 3; ++r) w->dgrav[r] = -w->frame_da[r];
     }
-    if (D->nl) latch_apply(in, x + nq + nv, w->rows);
     w->es = x + nq + nv;
     w->des = dx + nq + nv;
     w->desdot = dxdot + nq + nv;
@@ -870,8 +850,6 @@ static int tangent(mbn_instance *in, dd_work *w, const double *dx, const double 
     }
     if (!err && D->nel) err = element_accel_tangents(in, w, x, dxdot);
     memcpy(ws->g, g0, sizeof g0); /* the outputs' energies read the model's own gravity */
-    /* the outputs read the unlatched rows (the latches' energy is its own term) */
-    if (D->nl) latch_restore(in, w->rows);
     if (err) return err < 0 ? -err : err;
     qdot_tangent(m, x, w->vel, w->dq, w->dvel, dxdot);
     outputs_tangent(in, w, x, dx, du, dy);

@@ -73,7 +73,7 @@ void mbn_me_indicators(mbn_me *me, double *z) {
     const mbn_data *D = in->data;
     mb_model *m = in->m;
     mb_data *ws = in->ws;
-    const double *q = in->x, *flags = in->x + D->nq + D->nv;
+    const double *q = in->x;
     int posed = 0;
     for (int r = 0; r < D->nz; ++r) {
         const int *row = D->ztab + 4 * r;
@@ -83,9 +83,13 @@ void mbn_me_indicators(mbn_me *me, double *z) {
             posed = 1;
         }
         switch (row[0]) {
-        case MBN_Z_LATCH:
-            z[r] = flags[k] > 0.5 ? 1.0 : in->latches.sign[k] * q[in->latches.iq[k]];
+        case MBN_Z_ELEMENT: { /* element.h: indicator row[2] of element k */
+            double g[MBN_ELEMENT_MAX_EVENTS];
+            const double *blk = in->x + D->nq + D->nv;
+            mbn_elements_events(1, in->el + k, in->t, q, q + D->nq, blk, blk, g);
+            z[r] = g[row[2]];
             break;
+        }
         case MBN_Z_CONTACT: {
             double F[3], rB[3];
             z[r] = mb_contact_force(m, ws, k, F, rB);
@@ -122,9 +126,8 @@ double mbn_me_next_time_event(const mbn_me *me) {
 void mbn_me_event_update(mbn_me *me, int *x_changed) {
     mbn_instance *in = me->in;
     const mbn_data *D = in->data;
-    double *flags = in->x + D->nq + D->nv;
-    for (int j = 0; j < D->nl; ++j) /* the rule of mb_latch_advance at a located stop */
-        if (flags[j] < 0.5 && in->latches.sign[j] * in->x[in->latches.iq[j]] >= -1e-12) flags[j] = 1.0;
+    /* the plug-in elements' state events (element.h; each decides from its own indicators) */
+    mbn_elements_on_event(D->nel, in->el, in->t, in->x, in->x + D->nq, in->x + D->nq + D->nv);
     /* the plug-in elements' samples at an instant of their grids, each once (element.h) */
     mbn_elements_sample(D->nel, in->el, in->t, in->x + D->nq + D->nv, me->el_done);
     /* the projected quaternions go back to the host only past MBN_ME_DRIFT (as at a

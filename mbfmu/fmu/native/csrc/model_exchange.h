@@ -6,15 +6,17 @@
  *
  * Continuous states: the prefix x[0..nxc) of the plant state, [q; v] (or
  * [q; p] in canonical variables) and the plug-in elements' continuous states
- * (a HIC recorder's integral). The rest of x is discrete: latch flags, the
- * plug-in elements' discrete states (a HIC recorder's history and maximum).
+ * (a HIC recorder's integral). The rest of x is discrete: the plug-in
+ * elements' discrete states (a satellite's latch flags, a HIC recorder's
+ * history and maximum).
  *
  * Events (the discontinuities of the kernel elements):
- *   - state events, one indicator per row of data->ztab: a free latch's
- *     travel past its stop (engaged latches read +1; the latch engages at
- *     the event as mb_latch_advance engages it), a contact's penetration, a
+ *   - state events, one indicator per row of data->ztab: a contact's penetration, a
  *     cable's stretch, a joint coordinate's distance to its range limits
- *     (the force elements' switches: kinks, no state changes);
+ *     (the force elements' switches: kinks, no state changes), a plug-in
+ *     element's own indicators (element.h's event: a hinge latch's travel
+ *     past its stop, +1 once engaged; its on_event runs at each event, as
+ *     mbn_element_advance runs it at a located instant);
  *   - time events: the plug-in elements' sampling grids (their discrete
  *     states sampled there, as mbn_element_advance samples them; element.h)
  *     and a frame element's kinks in time (frame_next_kink: the ends of the
@@ -37,7 +39,8 @@
 #define MBN_ME_DRIFT 1e-6
 
 /* kinds of the rows (kind, index, side) of data->ztab */
-enum { MBN_Z_LATCH = 0, MBN_Z_CONTACT = 1, MBN_Z_CABLE = 2, MBN_Z_LIMIT = 3 };
+enum { MBN_Z_CONTACT = 1, MBN_Z_CABLE = 2, MBN_Z_LIMIT = 3,
+       MBN_Z_ELEMENT = 4 /* a plug-in element's indicator: index the element, third entry which one (element.h) */ };
 
 typedef struct {
     mbn_instance *in;
@@ -63,7 +66,8 @@ int mbn_me_derivatives(mbn_me *me, double *dx);
 void mbn_me_indicators(mbn_me *me, double *z);
 /* the next time event after in->t (s), INFINITY if none */
 double mbn_me_next_time_event(const mbn_me *me);
-/* the events at in->t: latches reached engage, the plug-in elements whose
+/* the events at in->t: the plug-in elements' state events (on_event: a hinge latch reached
+ * engages), the plug-in elements whose
  * grid has an instant there sample their discrete states, the projection of the quaternions is handed over; *x_changed:
  * the continuous states changed */
 void mbn_me_event_update(mbn_me *me, int *x_changed);

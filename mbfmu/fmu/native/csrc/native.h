@@ -23,7 +23,6 @@
 #include "drives.h"
 #include "sensors.h"
 #include "adaptive.h"
-#include "latch.h"
 #include "flexible.h"
 #include "tape.h"
 #include "element.h"
@@ -44,13 +43,11 @@ typedef struct {
     int nb, nq, nv, nu, np, ny, nx, ns, nct, ncb;
     int ndr;                /* joint drives (drives.h): their rows at o_drives */
     int canonical;          /* state [q; p] with momenta p = M(q) v */
-    int nl;                 /* hinge latches (latch.h): their flags end the state [q; y; z] */
     const int *parent, *jtype, *nqi, *nvi; /* (nb) */
-    const int *l_iq, *l_iv; /* (nl) hinge coordinate indices */
     int nd;
     const double *d0;       /* (nd) at the build-time parameters */
     int o_axis1, o_axis2, o_Rtree, o_ptree, o_Ibody, o_g, o_dof, o_springs, o_contacts, o_cables, o_drives;
-    int o_mass, o_com, o_Ic, o_lsign, o_lk, o_q0, o_v0, o_B, o_step;
+    int o_mass, o_com, o_Ic, o_q0, o_v0, o_B, o_step;
     int o_adapt;            /* 7: rtol, atol, h_init, h_max, h_min, max_steps, method (ErrorControl.options) */
     int o_elements;         /* the plug-in elements' [rB; par] blocks (element.h: each at its o_par) */
     const int *sens;        /* (ny, 4): kind, index, axis, offset of its parameters in d (-1 none) */
@@ -93,7 +90,6 @@ typedef struct {
     mb_flex *fx;          /* data->flex: the flexible system around m (with a workspace of its own) */
     mb_sensor *sens;      /* (ny) pointing into d */
     mb_mass_props mp;
-    mb_latches latches;   /* (data->nl hinges) pointing into d */
     double *d;            /* (nd) current numeric description */
     double *p, *u, *x;    /* (np), (nu), (nx) */
     double *y, *v, *tau;  /* (ny) cached outputs, (nv) velocities, (nv) generalized forces */

@@ -42,17 +42,10 @@ static void bind_sensors(mbn_instance *in) {
     in->mp.mass = in->d + D->o_mass;
     in->mp.com = in->d + D->o_com;
     in->mp.Ic = in->d + D->o_Ic;
-    in->latches.n = D->nl;
-    in->latches.iq = D->l_iq;
-    in->latches.iv = D->l_iv;
-    in->latches.sign = in->d + D->o_lsign;
-    in->latches.k = in->d[D->o_lk];
-    in->latches.c = in->d[D->o_lk + 1];
-    in->mp.latches = D->nl ? &in->latches : NULL;
     for (int e = 0; e < D->nel; ++e) in->el[e].par = in->d + D->elements[e].o_par;
 }
 
-/* x = [q0; v0] (or [q0; M(q0) v0] in canonical variables; latches free; the elements' s0) of
+/* x = [q0; v0] (or [q0; M(q0) v0] in canonical variables; the elements' s0 and z0) of
  * the model m described by d, quaternions normalized */
 static void initial_state(const mbn_data *D, const mb_model *m, mb_data *ws, const double *d, double *x) {
     for (int k = D->nq + D->nv; k < D->nx; ++k) x[k] = 0.0;
@@ -75,6 +68,24 @@ static int periods_valid(const mbn_data *D, const double *d) {
         if (!el->ndisc || !el->cls->period) continue;
         double T = el->cls->period(d + el->o_par + 3);
         if (!(T > 0 && isfinite(T))) return 0;
+    }
+    return 1;
+}
+
+/* 1 if each plug-in element's joint rows (element.h) index the plant's q and v, and each
+ * event indicator row of an element (model_exchange.h's kind 4) names one of its indicators */
+static int joint_rows_valid(const mbn_data *D) {
+    for (int e = 0; e < D->nel; ++e) {
+        const mbn_element *el = D->elements + e;
+        if (el->cls->njoint && (!el->iq || !el->iv)) return 0;
+        for (int k = 0; k < el->cls->njoint; ++k)
+            if (el->iq[k] < 0 || el->iq[k] >= D->nq || el->iv[k] < 0 || el->iv[k] >= D->nv) return 0;
+    }
+    for (int r = 0; r < D->nz; ++r) {
+        const int *row = D->ztab + 4 * r;
+        if (row[0] == 4 && (row[1] < 0 || row[1] >= D->nel || row[2] < 0 ||
+                            row[2] >= D->elements[row[1]].cls->nevent))
+            return 0;
     }
     return 1;
 }
@@ -115,7 +126,7 @@ mbn_instance *mbn_new(const mbn_data *D) {
             mbn_free(in);
             return NULL;
         }
-    if (!periods_valid(D, in->d)) {
+    if (!periods_valid(D, in->d) || !joint_rows_valid(D)) {
         mbn_free(in);
         return NULL;
     }
@@ -272,9 +283,9 @@ static void adapt_options(const mbn_instance *in, mb_adapt_options *o) {
 
 /* THE integrator call of the native runtime: the compiled error-controlled
  * integrator (adaptive.h) that the Python plant's advance calls
- * (MultibodyPlant.advance: mb_rigid_ode / mb_canonical_ode; with latches the
- * latch element that Satellite.advance calls), with the same options. Replace
- * here (only) to follow a change of Plant.advance. x = [q; y; z]. Returns an
+ * (MultibodyPlant.advance: mb_rigid_ode / mb_canonical_ode; with plug-in elements
+ * mbn_element_advance, with their grids and state events), with the same options.
+ * Replace here (only) to follow a change of Plant.advance. x = [q; y; z]. Returns an
  * mb_adapt status (in->adapt_stats holds the call's statistics). */
 static int integrate(mbn_instance *in, double *x, double dt) {
     const mbn_data *D = in->data;
@@ -288,7 +299,6 @@ static int integrate(mbn_instance *in, double *x, double dt) {
         mbn_element_ode_inputs(&eo, in->u, D->nu);
         return mbn_element_advance(&eo, &ode, q, y, in->tau, dt, &opt, &in->adapt_stats);
     }
-    if (D->nl) return mb_latch_advance(in->m, in->ws, &in->latches, q, y, y + D->nv, in->tau, dt, &opt, &in->adapt_stats);
     /* FlexibleArm._compiled_adaptive: advance_flexible; without beams (segments) advance_rigid */
     if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
     else if (D->canonical) mb_canonical_ode(in->m, in->ws, &ode);
@@ -298,7 +308,7 @@ static int integrate(mbn_instance *in, double *x, double dt) {
 
 /* THE right-hand side of that integration at time t: the slopes dx (nx) at
  * x = [q; y; z] with the inputs held (in->tau from mbn_generalized_forces),
- * z's slopes 0 (latch flags, the plug-in elements' discrete states). Returns 0 or the kernel's error code
+ * z's slopes 0 (the plug-in elements' discrete states). Returns 0 or the kernel's error code
  * (a singular articulated inertia, a non-finite flexible stage). */
 int mbn_rhs(mbn_instance *in, double t, const double *x, double *dx) {
     const mbn_data *D = in->data;
@@ -312,7 +322,6 @@ int mbn_rhs(mbn_instance *in, double t, const double *x, double *dx) {
         mbn_element_ode_inputs(&eo, in->u, D->nu);
         return ode.f(ode.ctx, q, y, in->tau, NULL, qdot, ydot);
     }
-    if (D->nl) return mb_latch_rhs(in->m, in->ws, &in->latches, q, y, y + D->nv, in->tau, qdot, ydot);
     if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode);
     else if (D->canonical) mb_canonical_ode(in->m, in->ws, &ode);
     else mb_rigid_ode(in->m, in->ws, &ode);
@@ -351,12 +360,17 @@ int mbn_advance(mbn_instance *in, double dt) {
     return 0;
 }
 
-/* the outputs of kind MBN_SENS_ELEMENT (element.h) into in->y, at velocities v */
+/* the outputs of kind MBN_SENS_ELEMENT (element.h) into in->y, at velocities v, and the
+ * elements' energy added to the potential energy that counts it (index 1) */
 static void element_outputs(mbn_instance *in, const double *v) {
     const mbn_data *D = in->data;
     int kin = 0;
     for (int k = 0; k < D->ny; ++k) {
         const mb_sensor *s = in->sens + k;
+        if (s->kind == MB_SENS_POTENTIAL && s->index && D->nel) {
+            const double *blk = in->x + D->nq + D->nv;
+            in->y[k] += mbn_elements_energy(D->nel, in->el, in->x, v, blk, blk);
+        }
         if (s->kind != MBN_SENS_ELEMENT) continue;
         if (!kin) mb_kinematics(in->m, in->ws, in->x, v);
         kin = 1;
