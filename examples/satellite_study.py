@@ -63,10 +63,12 @@ native FMU (built by :func:`mbfmu.fmu.build_fmu`), the controller as a
 
 A third run, ``step_deployed``, starts from the deployed equilibrium with a
 0.5 deg attitude step (no saturation): its settling time and overshoot are
-compared with the sampled linear closed loop (panel modes included). It
-closes the loop on the Python plant (:func:`mbfmu.control.simulate_loop`):
-its initial state (found by :func:`mbfmu.control.trim`) is not one the FMU's
-parameters can give, and an FMU's states cannot be set.
+compared with the sampled linear closed loop (panel modes included). It runs
+in the master's compiled loop too: its initial state (found by
+:func:`mbfmu.control.trim`, every latch engaged) is no state the FMU's
+parameters give, so it is set as the start values of the native FMU's states
+(``simulate_fmu_loop(..., x0=...)``; the native FMU declares its states
+``initial="exact"``, settable before initialization).
 
 Run ``python examples/satellite_study.py --output DIR [--python-check]``; it
 writes ``summary.json``, ``<run>.npz`` (structured results: time, states,
@@ -385,14 +387,16 @@ def _wheel_inertia(plant) -> float:
     return float(next(s.start for s in plant.parameters if s.name == "wheel_inertia"))
 
 
-def step_response(plant, d: dict, angle: float = STEP_ANGLE, stop: float = STEP_STOP) -> dict:
+def step_response(plant, d: dict, fmu, angle: float = STEP_ANGLE, stop: float = STEP_STOP) -> dict:
     """A small attitude step on the deployed, latched spacecraft: settling time
     and overshoot of the nonlinear loop against the sampled linear closed loop
     (panel modes included) and the envelope estimate ``-ln(0.02) / sigma`` of
-    its slowest pole pair ``-sigma +- j wd``."""
+    its slowest pole pair ``-sigma +- j wd``. The loop runs in the
+    co-simulation master, the plant's native FMU ``fmu`` started at the trimmed
+    state ``d["x_deployed"]`` (set as its states' start values)."""
     ref = step_reference(angle)
-    res = simulate_loop(plant, attitude_controller(d["Kp"], d["Kd"], d["J"], ref), stop,
-                        x0=d["x_deployed"])
+    res = simulate_fmu_loop(plant, fmu, attitude_controller(d["Kp"], d["Kd"], d["J"], ref), stop,
+                            x0=d["x_deployed"])
     err = np.linalg.norm(error_history(plant, res, ref), axis=1)
     t_lin, err_lin, past_lin = predicted_step(d, angle, stop=stop)
     q = _outputs(plant, res, "attitude", 4)
@@ -611,7 +615,7 @@ def run(output_dir: str | Path = "results/satellite_study", stop: float = STOP, 
     if frozen:
         summary["frozen_time_deployment"] = frozen_time_check(plant, d)
 
-    step, step_res, step_lin = step_response(plant, d, stop=step_stop)
+    step, step_res, step_lin = step_response(plant, d, fmu, stop=step_stop)
     summary["step_deployed"] = step
     Result(_record(plant, step_res), meta={"plant": "satellite"}).save(out / "step_deployed.npz")
 

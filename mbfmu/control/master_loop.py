@@ -60,13 +60,13 @@ def reference_names(references: Sequence[Any]) -> list[str]:
 
 def loop_system(plant: Plant, fmu: str | Path, controller: Any, stop_time: float, *,
                 references: Sequence[Any] = (), values: Mapping[str, Any] | None = None,
-                u_offset: np.ndarray | None = None, y_offset: np.ndarray | None = None,
-                step: float | None = None) -> tuple[System, list[str], float]:
+                x0: np.ndarray | None = None, u_offset: np.ndarray | None = None,
+                y_offset: np.ndarray | None = None, step: float | None = None) -> tuple[System, list[str], float]:
     """The co-simulation system of the sampled loop of :func:`simulate_fmu_loop`.
 
     Parameters
     ----------
-    plant, fmu, controller, stop_time, references, values, u_offset, y_offset, step
+    plant, fmu, controller, stop_time, references, values, x0, u_offset, y_offset, step
         As :func:`simulate_fmu_loop` takes them.
 
     Returns
@@ -101,7 +101,7 @@ def loop_system(plant: Plant, fmu: str | Path, controller: Any, stop_time: float
     missing = [f"states.{s.name}" for s in plant.states if f"states.{s.name}" not in fmu_unit.variables]
     if missing:
         raise InputError(f"FMU {Path(fmu).name!r} is not the FMU of plant {plant.name!r}: it has no {missing[0]}")
-    for name, value in {**start, **dict(values or {})}.items():
+    for name, value in {**start, **state_start_values(plant, fmu_unit, x0), **dict(values or {})}.items():
         fmu_unit.set(name, value)
     units: list[Any] = [fmu_unit, *([] if ctrl is None else [ctrl]), *references]
     links: list[tuple[str, str]] = []
@@ -131,10 +131,48 @@ def loop_system(plant: Plant, fmu: str | Path, controller: Any, stop_time: float
     return System(units, links), record, w.step
 
 
+def state_start_values(plant: Plant, fmu_unit: FmuUnit, x0: np.ndarray | None) -> dict[str, float]:
+    """The start values ``states.<name>`` that start the plant's FMU at state ``x0``
+    (empty for None: the FMU's own initial state).
+
+    Parameters
+    ----------
+    plant : Plant
+        The plant the FMU was built from (its states, in order).
+    fmu_unit : FmuUnit
+        The plant's FMU.
+    x0 : ndarray or None
+        The initial state, in the units of the plant's states.
+
+    Returns
+    -------
+    dict of str to float
+        Variable name -> start value, set before initialization (the native
+        FMU declares its states ``initial="exact"``).
+
+    Raises
+    ------
+    InputError
+        ``x0`` of the wrong size or not finite, or an FMU whose states are
+        not start values (a pythonfmu FMU's are calculated).
+    """
+    if x0 is None:
+        return {}
+    x = plant.check_state(x0)
+    names = [f"states.{s.name}" for s in plant.states]
+    fixed = [n for n in names if fmu_unit.variable(n).start is None]
+    if fixed:
+        raise InputError(f"FMU {fmu_unit.path.name!r}: its state {fixed[0]} has no start value, so the loop cannot "
+                         "start it at x0 (the native FMU's states are start values: build_fmu(..., "
+                         "runtime='native'))")
+    return {n: float(v) for n, v in zip(names, x)}
+
+
 def simulate_fmu_loop(plant: Plant, fmu: str | Path, controller: Any, stop_time: float, *,
                       references: Sequence[Any] = (), values: Mapping[str, Any] | None = None,
-                      u_offset: np.ndarray | None = None, y_offset: np.ndarray | None = None,
-                      step: float | None = None, options: SimulationOptions | None = None) -> LoopResult:
+                      x0: np.ndarray | None = None, u_offset: np.ndarray | None = None,
+                      y_offset: np.ndarray | None = None, step: float | None = None,
+                      options: SimulationOptions | None = None) -> LoopResult:
     """Close the FMU of ``plant`` with the discrete ``controller`` in the co-simulation master.
 
     The loop of :func:`mbfmu.control.sampled.simulate_loop` (same wiring,
@@ -161,7 +199,14 @@ def simulate_fmu_loop(plant: Plant, fmu: str | Path, controller: Any, stop_time:
         are named by the controller inputs they drive.
     values : mapping, optional
         FMU parameters and start values by variable name (an initial
-        condition the plant takes as parameters, for example).
+        condition the plant takes as parameters, for example), set before
+        the FMU's initialization; they win over ``x0``'s.
+    x0 : ndarray, optional
+        Plant initial state, as :func:`~mbfmu.control.sampled.simulate_loop`
+        takes it: set as the start values of the FMU's states ``states.*``
+        (a native FMU's states are start values a host may set before
+        initialization; they win over the parameters that would give them).
+        Default: the FMU's initial state.
     u_offset : ndarray, optional
         Added to the plant inputs (an ``Offset`` block after the controller);
         plant inputs not driven by the controller start at it. Default: the
@@ -180,7 +225,7 @@ def simulate_fmu_loop(plant: Plant, fmu: str | Path, controller: Any, stop_time:
         Its ``cosim`` holds the master's :class:`~mbfmu.cosim.Result`.
     """
     system, record, step = loop_system(plant, fmu, controller, stop_time, references=references, values=values,
-                                       u_offset=u_offset, y_offset=y_offset, step=step)
+                                       x0=x0, u_offset=u_offset, y_offset=y_offset, step=step)
     opts = SimulationOptions(progress=False) if options is None else options
     res = simulate(system, stop_time, step, options=opts, record=record)
 

@@ -69,8 +69,8 @@ def test_closed_loop_rigid_poles_are_the_designed_ones(study, design):
         assert m["zeta"] == pytest.approx(study.ZETA, rel=0.02)
 
 
-def test_small_step_settles_as_the_linear_closed_loop_predicts(study, plant, design):
-    fig = study.step_response(plant, design)[0]
+def test_small_step_settles_as_the_linear_closed_loop_predicts(study, plant, design, fmu):
+    fig = study.step_response(plant, design, fmu)[0]
     assert fig["peak_wheel_torque_Nm"] < study.U_MAX        # linear regime: no saturation
     assert fig["settling_time_s"] == pytest.approx(fig["settling_time_linear_model_s"], abs=2 * study.H)
     assert fig["settling_time_s"] <= fig["settling_time_pole_estimate_s"]   # envelope bound

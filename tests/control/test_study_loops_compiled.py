@@ -8,7 +8,8 @@ the two implementations of the plant.
 
 Measured differences, native FMU in the master against the Python plant, the
 largest over each array relative to max(1, its largest value): rigid arm
-3e-15, satellite 1e-14, canonical two-body 8e-15 (its steady state enters
+3e-15, satellite 1e-14 (the small step from the trimmed state, given to the
+FMU as its states' start values: 1e-15 over 4 s, 5e-15 over the study's 20 s), canonical two-body 8e-15 (its steady state enters
 through the plant's initial-condition parameters, 9e-16 from the trimmed
 state), flexible arm 5e-15 under the rigid PD and 8e-13 under the LQG over
 0.3 s (its 18-state observer amplifies the plants' last-bit differences).
@@ -145,6 +146,48 @@ def test_satellite_slew_runs_compiled(satellite, native_fmus, monkeypatch):
     assert diff["samples_compared"] == len(direct.time) and diff["max_diff_attitude"] < 1e-12
     H = satellite._outputs(plant, got, "angular_momentum", 3)
     assert np.abs(got.u).max() > 0.01 and np.abs(H).max() < 1e-8  # N m, N m s
+
+
+def test_satellite_step_from_the_trimmed_deployed_state_runs_compiled(satellite, native_fmus, monkeypatch):
+    """The study's small step (step_deployed) from the trimmed, deployed
+    equilibrium (every latch engaged), the state given to the native FMU as
+    its states' start values (x0): compiled = Python loop bit for bit, = the
+    Python plant's loop from the same state; the first sample is that state,
+    the latches stay engaged and the hub turns towards the step."""
+    plant = satellite.make_plant()
+    fmu = _fmu(native_fmus, plant)
+    d = satellite.design(plant)
+    x0 = d["x_deployed"]
+    ref = satellite.step_reference(satellite.STEP_ANGLE)
+    ctrl = satellite.attitude_controller(d["Kp"], d["Kd"], d["J"], ref)
+    stop = 4.0
+    _compiled_equals_python_loop(monkeypatch, plant, fmu, ctrl, stop, x0=x0)
+    got = simulate_fmu_loop(plant, fmu, ctrl, stop, x0=x0)
+    _close(got, simulate_loop(plant, ctrl, stop, x0=x0))
+    np.testing.assert_array_equal(got.x[0], x0)
+    nz = plant.model.nq + plant.model.nv
+    assert (got.x[:, nz:] == 1.0).all()
+    err = np.linalg.norm(satellite.error_history(plant, got, ref), axis=1)
+    assert err[0] == pytest.approx(satellite.STEP_ANGLE, rel=1e-6) and err[-1] < 0.8 * err[0]
+    # the study's own run is this loop
+    fig, res, _ = satellite.step_response(plant, d, fmu, stop=stop)
+    np.testing.assert_array_equal(res.x, got.x)
+
+
+def test_a_start_state_the_fmu_cannot_take_is_refused_by_name(native_fmus, tmp_path):
+    """x0 of the wrong size or with a NaN: InputError naming it; a pythonfmu FMU
+    (states calculated, not start values) cannot start at x0: refused naming the state."""
+    import mbfmu
+    from mbfmu.fmu import build_fmu
+    plant = mbfmu.load_plant("rigid_arm")
+    fmu = native_fmus("rigid_arm", platforms=("linux64",))
+    with pytest.raises(InputError, match=r"state has 5 values, expected 6"):
+        simulate_fmu_loop(plant, fmu, None, 0.1, step=0.01, x0=np.zeros(5))
+    with pytest.raises(InputError, match=r"state 'v\[1\]' = nan is not finite"):
+        simulate_fmu_loop(plant, fmu, None, 0.1, step=0.01, x0=[0, 0, 0, np.nan, 0, 0])
+    python_fmu = build_fmu("rigid_arm", tmp_path)
+    with pytest.raises(InputError, match=r"its state states\.q\[1\] has no start value"):
+        simulate_fmu_loop(plant, python_fmu, None, 0.1, step=0.01, x0=plant.initial_state())
 
 
 @pytest.mark.parametrize("run", ["spin_up", "small_step"])

@@ -24,11 +24,14 @@ L.close()
 def host_view(fmu, skip=()):
     """What a co-simulation host reads of the model description: the native
     FMU's Model Exchange additions (derivative variables, discrete states,
-    dependencies on states, derivative units) left out, and the variables ``skip``."""
+    dependencies on states, derivative units) and its states' start values
+    (``initial="exact"`` there, settable; test_state_start_values checks them)
+    left out, and the variables ``skip``."""
     md = read_model_description(str(fmu))
     keep = [v for v in md.modelVariables if not v.name.startswith("der(") and v.name not in skip]
-    variables = [(v.name, v.causality, None if v.name.startswith("states.") else v.variability, v.initial,
-                  v.unit, v.start, v.min, v.max, v.description) for v in keep]
+    variables = [(v.name, v.causality) + ((None, None, v.unit, None) if v.name.startswith("states.") else
+                                          (v.variability, v.initial, v.unit, v.start))
+                 + (v.min, v.max, v.description) for v in keep]
     structure = ([(u.variable.name, [d.name for d in u.dependencies if d.causality == "input"])
                   for u in md.outputs],
                  [u.variable.name for u in md.initialUnknowns if u.variable.causality == "output"])

@@ -4,7 +4,8 @@ The FMU (FMI 2.0 Co-Simulation and Model Exchange in one binary, see
 :mod:`.model_exchange`; FMI 3.0 with ``fmi_version=3``, :mod:`.fmi3`) holds::
 
     modelDescription.xml          the same variables, units, ModelStructure, default
-                                  experiment and parameters as the pythonfmu FMU
+                                  experiment and parameters as the pythonfmu FMU; the
+                                  states are start values a host may set (.declare)
     binaries/linux64/<id>.so      the runtime, kernels and plant data, C only
     binaries/win64/<id>.dll       the same, cross-compiled with mingw-w64
     binaries/aarch64-linux/<id>.so  FMI 3: the same for aarch64 Linux (gcc-aarch64-linux-gnu)
@@ -38,7 +39,7 @@ from .fmi3 import PLATFORM_TUPLES, fmi3_description
 from .model_exchange import (INTERFACES, add_model_exchange, check_model_exchange, data_fields,
                              event_indicators)
 from .pack import Description, ParameterMap, check_supported, describe, parameter_map
-from .declare import declare_parameters
+from .declare import declare_parameters, declare_states
 from ...plant.parameters import declared_by
 from .tape import tape_source
 
@@ -168,11 +169,13 @@ def element_sources(plant) -> dict[str, str]:
 def _description_xml(ref: PlantRef, ident: str, digest: str, interfaces=INTERFACES, with_me: bool | None = None):
     """The pythonfmu FMU's model description of this plant (same variables,
     units, structure, default experiment), flagged as the native runtime,
+    its states settable start values (:func:`.declare.declare_states`),
     with Model Exchange added when ``"me"`` is in ``interfaces``."""
     slave_cls = type("NativeDescription", (PlantSlave,), {"plant_ref": ref.to_dict(), "model_identifier": ident})
     slave = slave_cls(instance_name="mbfmu_build", resources=None)
     root = modeldescription.complete(slave.to_xml(), slave.signals(), slave.plant.feedthrough, ident, digest,
                                      f"mbfmu {__version__} (native runtime)")
+    declare_states(root, slave.plant, STATE_PREFIX)
     if ("me" in interfaces) if with_me is None else with_me:
         add_model_exchange(root, slave.plant, STATE_PREFIX)
         if "me" not in interfaces:

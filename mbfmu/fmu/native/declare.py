@@ -10,6 +10,15 @@ takes stay tunable; a parameter it cannot take (its reason in
 :func:`.build.count_parameters`) is typed ``Integer``, read with
 ``fmi2GetInteger`` (``csrc/fmi2.c``).
 
+The states (``states.*``, local) are start values a host may set
+(:func:`declare_states`): ``initial="exact"`` with the plant's initial state
+at the build's parameters as ``start``, as a Modelica tool exports states
+with fixed start values. The runtime takes them in the instantiated state and
+in initialization mode only (``csrc/component.h``): a set state wins over the
+parameters that would give it (an initial rate, say), also over one set
+later; a state not set starts where the parameters put it. (The pythonfmu
+FMU's states stay ``initial="calculated"``: read, never set.)
+
 The FMI 3 description is written from this FMI 2 one (:mod:`.fmi3`), so
 both declare the same parameters tunable and the same ones
 ``calculatedParameter``; there the counts are ``UInt64``.
@@ -18,6 +27,10 @@ from __future__ import annotations
 
 from typing import Mapping
 from xml.etree.ElementTree import Element, SubElement
+
+import numpy as np
+
+from ...errors import ModelError
 
 _REAL_ONLY = ("unit", "displayUnit", "relativeQuantity", "nominal", "unbounded", "derivative", "reinit")
 
@@ -70,3 +83,43 @@ def declare_parameters(root: Element, plant, fixed: Mapping[int, str], counts: s
         unknowns.append(Element("Unknown", index=str(i), dependencies=""))
     for u in sorted(unknowns, key=lambda e: int(e.get("index"))):
         init.append(u)
+
+
+def declare_states(root: Element, plant, state_prefix: str) -> None:
+    """Declare the state variables of the model description ``root`` settable start values, in place.
+
+    Each ``<state_prefix><name>`` variable becomes ``initial="exact"`` with
+    ``start`` the plant's initial state at its current parameters
+    (``plant.initial_state()``, in the states' own units), which is what the
+    native runtime starts from when no start value is set.
+
+    Parameters
+    ----------
+    root : Element
+        The FMI 2.0 model description (states ``causality="local"``).
+    plant : Plant
+        The plant the description is of.
+    state_prefix : str
+        The prefix of the state variables' names (``"states."``).
+
+    Raises
+    ------
+    ModelError
+        The description's state variables are not the plant's states, or
+        the initial state is not finite.
+    """
+    x0 = np.asarray(plant.initial_state(), float)
+    by_name = {sv.get("name"): sv for sv in root.find("ModelVariables").findall("ScalarVariable")}
+    names = [state_prefix + s.name for s in plant.states]
+    missing = [n for n in names if n not in by_name]
+    if missing or x0.shape != (len(names),):
+        raise ModelError(f"plant {plant.name!r}: the model description has no state variable {missing[0]!r}"
+                         if missing else f"plant {plant.name!r}: initial state of {x0.size} values for "
+                         f"{len(names)} states")
+    if not np.isfinite(x0).all():
+        bad = names[int(np.flatnonzero(~np.isfinite(x0))[0])]
+        raise ModelError(f"plant {plant.name!r}: the initial value of {bad} is not finite")
+    for name, value in zip(names, x0):
+        sv = by_name[name]
+        sv.set("initial", "exact")
+        sv.find("Real").set("start", repr(float(value)))

@@ -176,8 +176,11 @@ def add_model_exchange(root: Element, plant, state_prefix: str) -> list[str]:
     inputs (an output reading a discrete state, :func:`discrete_outputs`,
     depending on none: piecewise constant, it is no continuous-time unknown
     of the directional derivatives), ``Derivatives`` on the continuous states and the inputs, and
-    ``InitialUnknowns`` (outputs, continuous states, derivatives) depending on
-    the parameters and inputs.
+    ``InitialUnknowns`` (outputs, continuous states not declared
+    ``initial="exact"``, derivatives) depending on the parameters, the inputs
+    and the states' start values (the states :func:`.declare.declare_states`
+    made settable: FMI 2.0's knowns of initialization are the inputs and the
+    variables with ``initial="exact"``).
 
     Returns the names of the derivative variables (value-reference order).
     """
@@ -219,6 +222,7 @@ def add_model_exchange(root: Element, plant, state_prefix: str) -> list[str]:
     inputs = [index[sv.get("name")] for sv in svs if sv.get("causality") == "input"]
     params = [index[sv.get("name")] for sv in svs if sv.get("causality") == "parameter"]
     xs = [index[sv.get("name")] for sv in states[:nxc]]
+    starts = [index[sv.get("name")] for sv in states if sv.get("initial") == "exact"]
     structure = root.find("ModelStructure")
     old = structure.find("Outputs")
     feedthrough = {u.get("index"): u.get("dependencies", "") for u in (old.findall("Unknown") if old is not None
@@ -242,10 +246,10 @@ def add_model_exchange(root: Element, plant, state_prefix: str) -> list[str]:
         node = SubElement(structure, "Derivatives")
         for name in der_names:
             SubElement(node, "Unknown", index=str(index[name]), dependencies=deps(xs + inputs))
-    initial = sorted(outputs + xs + [index[n] for n in der_names])
+    initial = sorted(outputs + [i for i in xs if i not in starts] + [index[n] for n in der_names])
     node = SubElement(structure, "InitialUnknowns")
     for idx in initial:
-        SubElement(node, "Unknown", index=str(idx), dependencies=deps(params + inputs))
+        SubElement(node, "Unknown", index=str(idx), dependencies=deps(params + inputs + starts))
     return der_names
 
 

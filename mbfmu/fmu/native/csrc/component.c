@@ -77,7 +77,9 @@ mbn_component *mbn_component_new(int fmi, int type, const char *name, mbn_log_fn
     c->state = MBN_S_INSTANTIATED;
     c->name = malloc(strlen(name ? name : "") + 1);
     c->in = mbn_new(&MBN_DATA);
-    if (!c->name || !c->in || mbn_me_init(&c->me, c->in)) {
+    c->xstart = calloc((size_t)MBN_DATA.nx + 1, sizeof(double));
+    c->xset = calloc((size_t)MBN_DATA.nx + 1, 1);
+    if (!c->name || !c->in || !c->xstart || !c->xset || mbn_me_init(&c->me, c->in)) {
         mbn_report(&tmp, MBN_FATAL, "plant %s: out of memory", MBN_DATA.plant);
         mbn_component_free(c);
         return NULL;
@@ -91,6 +93,8 @@ void mbn_component_free(mbn_component *c) {
     mbn_me_free(&c->me);
     mbn_free(c->in);
     free(c->name);
+    free(c->xstart);
+    free(c->xset);
     free(c);
 }
 
@@ -141,6 +145,7 @@ int mbn_reset(mbn_component *c) {
     mbn_free(c->in);
     c->in = fresh;
     c->me = me;
+    memset(c->xset, 0, (size_t)MBN_DATA.nx + 1);
     c->state = MBN_S_INSTANTIATED;
     return MBN_OK;
 }
@@ -291,13 +296,46 @@ static int apply_parameters(mbn_component *c, const double *p) {
     return MBN_ERROR;
 }
 
+/* 1 if state k (0-based) is a hinge latch's flag (latch.h: the flags follow [q; v]) */
+static int latch_flag(const mbn_data *D, int k) { return k >= D->nq + D->nv && k < D->nq + D->nv + D->nl; }
+
+/* state k's start value v (scalar r), before initialization ends (checked by the caller): 0, or -1
+ * (reported) */
+static int set_start(mbn_component *c, const mbn_data *D, unsigned r, int k, double v) {
+    if (!isfinite(v)) {
+        mbn_report(c, MBN_ERROR, "refused: start value of state %s = %g is not finite; it keeps its value",
+                   D->names[r], v);
+        return -1;
+    }
+    if (latch_flag(D, k) && v != 0.0 && v != 1.0) {
+        mbn_report(c, MBN_ERROR, "refused: start value of state %s = %.17g: a latch flag is 0 (free) or 1 "
+                   "(engaged); it keeps its value", D->names[r], v);
+        return -1;
+    }
+    c->xstart[k] = v;
+    c->xset[k] = 1;
+    return 0;
+}
+
+/* the set start values over the state the parameters give, until the first step (a set state wins) */
+static void impose_starts(mbn_component *c) {
+    mbn_instance *in = c->in;
+    if (in->stepped) return;
+    for (int k = 0; k < in->data->nx; ++k)
+        if (c->xset[k]) in->x[k] = c->xstart[k];
+    mbn_me_changed(&c->me);
+}
+
 int mbn_set(mbn_component *c, const unsigned *vr, size_t n, const double *value) {
     mbn_instance *in = c->in;
     const mbn_data *D = in->data;
     int st = MBN_OK;
     double *p = NULL;
     /* continuous-time mode (ME) takes the continuous inputs only */
-    int params_ok = c->state != MBN_S_CONT;
+    int params_ok = c->state != MBN_S_CONT, starts = 0;
+    int starts_ok = (c->state & (MBN_S_INSTANTIATED | MBN_S_INIT)) != 0;
+    const unsigned o_x = (unsigned)(D->nu + D->np + D->ny);
+    unsigned late = 0, first_late = 0; /* states given after initialization: one message */
     for (size_t k = 0; k < n; ++k) {
         unsigned r = vr[k];
         if (mbn_check_vr(c, r)) { st = MBN_ERROR; continue; }
@@ -319,14 +357,30 @@ int mbn_set(mbn_component *c, const unsigned *vr, size_t n, const double *value)
                 memcpy(p, in->p, sizeof(double) * (size_t)D->np);
             }
             p[r - D->nu] = value[k];
+        } else if (r >= o_x && r < o_x + (unsigned)D->nx) {
+            if (!starts_ok) {
+                if (!late++) first_late = r;
+                st = MBN_ERROR;
+                continue;
+            }
+            if (set_start(c, D, r, (int)(r - o_x), value[k])) { st = MBN_ERROR; continue; }
+            starts = 1;
         } else {
-            const char *kind = r < (unsigned)(D->nu + D->np + D->ny) ? "output"
-                               : r < (unsigned)(D->nu + D->np + D->ny + D->nx) ? "state" : "state derivative";
-            mbn_report(c, MBN_ERROR, "%s %s cannot be set", kind, mbn_var_name(D, r));
+            mbn_report(c, MBN_ERROR, "%s %s cannot be set", r < o_x ? "output" : "state derivative",
+                       mbn_var_name(D, r));
             st = MBN_ERROR;
         }
     }
-    if (p && memcmp(p, in->p, sizeof(double) * (size_t)D->np) && apply_parameters(c, p)) st = MBN_ERROR;
+    if (late) {
+        char more[64] = "";
+        if (late > 1) snprintf(more, sizeof more, " (and %u more states)", late - 1);
+        mbn_report(c, MBN_ERROR, "state %s%s cannot be set in %s: a state's start value is set before "
+                   "initialization ends (instantiated or initialization mode)", D->names[first_late], more,
+                   state_name(c->state));
+    }
+    int repacked = p && memcmp(p, in->p, sizeof(double) * (size_t)D->np);
+    if (repacked && apply_parameters(c, p)) st = MBN_ERROR;
+    if (repacked || starts) impose_starts(c);
     free(p);
     return st;
 }
@@ -561,6 +615,7 @@ int mbn_set_state(mbn_component *c, const mbn_saved *s) {
         return MBN_ERROR;
     }
     mbn_me_start(&c->me);
+    memset(c->xset, 0, (size_t)MBN_DATA.nx + 1); /* the restored state is the state (component.h) */
     if (c->state == MBN_S_ERROR) c->state = s->state;
     return MBN_OK;
 }

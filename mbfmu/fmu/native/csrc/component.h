@@ -21,6 +21,16 @@
  *
  * Value references (scalar indices): inputs, parameters, outputs, states,
  * derivatives of the continuous states (native.h), as unsigned numbers.
+ *
+ * Start values of the states (initial="exact" in the model description, as
+ * a Modelica tool exports states with fixed start values): a state set in
+ * the instantiated state or initialization mode is kept; every state not
+ * set starts where the parameters put it (the plant's initial state, an
+ * initial rate parameter, say). A set state wins over the parameters, also
+ * over a parameter set after it (re-packing re-imposes the set states until
+ * the first step). After initialization a state is refused by name, as are
+ * a value that is not finite and a latch flag other than 0 or 1. A restored
+ * FMU state, or a reset, forgets the set start values.
  */
 #ifndef MBFMU_COMPONENT_H
 #define MBFMU_COMPONENT_H
@@ -62,6 +72,8 @@ typedef struct {
     void *host;
     char *name;
     int logging;
+    double *xstart;          /* (nx) start values of the states set before initialization ends */
+    unsigned char *xset;     /* (nx) 1 where xstart holds a set start value */
 } mbn_component;
 
 /* a new component (NULL: out of memory, reported through log) */
@@ -84,7 +96,8 @@ int mbn_check_vr(mbn_component *c, unsigned vr);
 /* the value of variable vr (checked); 0, or MBN_ERROR if a derivative could
  * not be evaluated (reported) */
 int mbn_get(mbn_component *c, unsigned vr, double *value);
-/* set n values (inputs, parameters) as one call: a status */
+/* set n values (inputs, parameters; states as start values before
+ * initialization ends) as one call: a status */
 int mbn_set(mbn_component *c, const unsigned *vr, size_t n, const double *value);
 
 /* life cycle */
