@@ -249,7 +249,7 @@ class Satellite(MultibodyPlant):
         # travel past the deployed angle is -sign(stowed angle) * angle
         self._hinge_sign = -np.sign([stow for _, stow in q_stow])
         # each hinge's latch: a plug-in element on its joint coordinate (hinge_latch.c)
-        flags = vector("latched", self.n_hinges, "state", "1", "latch {i} engaged (0 or 1)")
+        flags = vector("latched", self.n_hinges, "state", "1", "latch {i} engaged (1; free 0)", min=0.0, max=1.0)
         self.register_elements(*(hinge_latch(body, int(model.idx_q[body]), int(model.idx_v[body]), float(sign),
                                              latch_stiffness, latch_damping, flag, f"latch {j + 1}")
                                  for j, (body, sign, flag) in enumerate(zip(self.hinge_bodies, self._hinge_sign,

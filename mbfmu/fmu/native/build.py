@@ -71,7 +71,9 @@ def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
     """The C text of ``model_data.c``: ``MBN_DATA`` for this plant (FMI 3:
     with the value-reference table ``v3rows`` of :func:`.fmi3.fmi3_description`)."""
     st = desc.structure
-    sigs = [*plant.inputs, *plant.parameters]
+    # the bounds of every variable a host may set, by value reference: inputs, parameters, then
+    # (outputs, never set, for the indexing) the states, whose start values a host may set
+    sigs = [*plant.inputs, *plant.parameters, *plant.outputs, *plant.states]
     counts = count_parameters(plant, pmap) if fmi_version == 2 else set()  # Integer in FMI 2 (.declare)
     lo = [-math.inf if s.min is None else s.min for s in sigs]
     hi = [math.inf if s.max is None else s.max for s in sigs]
@@ -97,7 +99,8 @@ def data_source(plant, desc: Description, pmap: ParameterMap, guid: str,
         _c_array("char *", "NAMES", names, _c_string),
         _c_array("char *", "UNITS", units, _c_string),
         _c_array("double", "LO", lo, _c_double), _c_array("double", "HI", hi, _c_double),
-        _c_array("int", "OPEN", [0] * len(plant.inputs) + list(pmap.open or [0] * len(plant.parameters))),
+        _c_array("int", "OPEN", [0] * len(plant.inputs) + list(pmap.open or [0] * len(plant.parameters))
+                 + [0] * (len(plant.outputs) + len(plant.states))),
         _c_array("int", "P_INTEGER", [int(s.name in counts) for s in plant.parameters]),
     ]
     flex_text, flex_ref = flex_source(st, _c_array)

@@ -229,8 +229,8 @@ static int check_value(mbn_component *c, const mbn_data *D, unsigned vr, const c
     if (v < D->lo[vr] || v > D->hi[vr] || (open_lo && v == D->lo[vr]) || (open_hi && v == D->hi[vr])) {
         char text[32];
         double bound = fabs(v - D->lo[vr]) < fabs(v - D->hi[vr]) ? D->lo[vr] : D->hi[vr];
-        mbn_report(c, MBN_ERROR, "refused: %s %s = %s %s is outside %c%g, %g%c at t = %.15g s; it keeps its value",
-                   kind, D->names[vr], short_value(text, sizeof text, v, bound), unit, open_lo || isinf(D->lo[vr]) ? '(' : '[', D->lo[vr], D->hi[vr],
+        mbn_report(c, MBN_ERROR, "refused: %s %s = %s%s%s is outside %c%g, %g%c at t = %.15g s; it keeps its value",
+                   kind, D->names[vr], short_value(text, sizeof text, v, bound), unit[0] ? " " : "", unit, open_lo || isinf(D->lo[vr]) ? '(' : '[', D->lo[vr], D->hi[vr],
                    open_hi || isinf(D->hi[vr]) ? ')' : ']',
                    c->in->t);
         return -1;
@@ -296,22 +296,10 @@ static int apply_parameters(mbn_component *c, const double *p) {
     return MBN_ERROR;
 }
 
-/* 1 if state k (0-based) is a hinge latch's flag (latch.h: the flags follow [q; v]) */
-static int latch_flag(const mbn_data *D, int k) { return k >= D->nq + D->nv && k < D->nq + D->nv + D->nl; }
-
 /* state k's start value v (scalar r), before initialization ends (checked by the caller): 0, or -1
- * (reported) */
+ * (reported: not finite, or outside the state's declared bounds, such as a latch flag's [0, 1]) */
 static int set_start(mbn_component *c, const mbn_data *D, unsigned r, int k, double v) {
-    if (!isfinite(v)) {
-        mbn_report(c, MBN_ERROR, "refused: start value of state %s = %g is not finite; it keeps its value",
-                   D->names[r], v);
-        return -1;
-    }
-    if (latch_flag(D, k) && v != 0.0 && v != 1.0) {
-        mbn_report(c, MBN_ERROR, "refused: start value of state %s = %.17g: a latch flag is 0 (free) or 1 "
-                   "(engaged); it keeps its value", D->names[r], v);
-        return -1;
-    }
+    if (check_value(c, D, r, "start value of state", v)) return -1;
     c->xstart[k] = v;
     c->xset[k] = 1;
     return 0;

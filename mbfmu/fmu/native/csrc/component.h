@@ -29,7 +29,8 @@
  * initial rate parameter, say). A set state wins over the parameters, also
  * over a parameter set after it (re-packing re-imposes the set states until
  * the first step). After initialization a state is refused by name, as are
- * a value that is not finite and a latch flag other than 0 or 1. A restored
+ * a value that is not finite or outside the state's declared bounds (a
+ * satellite's latch flag: [0, 1], engaged above 0.5). A restored
  * FMU state, or a reset, forgets the set start values.
  */
 #ifndef MBFMU_COMPONENT_H

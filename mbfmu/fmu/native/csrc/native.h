@@ -59,8 +59,8 @@ typedef struct {
     const double *aff_c;
     const char *const *names;   /* (nu + np + ny + nx) variable names by value reference */
     const char *const *units;   /* same, "" for dimensionless */
-    const double *lo, *hi;      /* (nu + np) bounds, +-HUGE_VAL where unbounded */
-    const int *open;            /* (nu + np) 1: the plant refuses the value lo itself, 2: hi itself, 3: both */
+    const double *lo, *hi;      /* (nu + np + ny + nx) bounds by value reference, +-HUGE_VAL where unbounded */
+    const int *open;            /* (nu + np + ny + nx) 1: the plant refuses the value lo itself, 2: hi itself, 3: both */
     const int *p_integer;       /* (np) 1: a count, declared Integer (fmi2GetInteger) */
     const mbn_flex_data *flex;  /* NULL: a rigid plant; else nq, nv are the public sizes */
     const mbn_tape *tape;       /* NULL, or d as a function of p (tape.h): its out entries replace d0's */
