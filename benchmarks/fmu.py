@@ -120,6 +120,15 @@ def bench(name: str, spec: str, steps: int, out: Path, step: float | None = None
     return json.loads(res.stdout.splitlines()[-1])
 
 
+def _build_host(exe: Path, host: str, sources: Path) -> None:
+    """Compile the timing host ``benchmarks/<host>`` with the FMU's own ``sources/`` (the
+    runtime, the kernels, ``model_data.c`` and its plug-in elements' C; not its FMI layer)."""
+    from mbfmu.fmu.native import toolchain
+    srcs = sorted(str(p) for p in sources.glob("*.c") if p.name not in ("fmi2.c", "fmi3.c"))
+    subprocess.run([toolchain.compiler("linux64"), *toolchain.CFLAGS, f"-I{sources}", "-o", str(exe),
+                    str(REPO / "benchmarks" / host), *srcs, "-ldl", "-lm"], check=True)
+
+
 def bench_native(name: str, step: float, steps: int, cycles: int, out: Path) -> dict:
     """Native FMU of library plant ``name``: the C timing host's JSON (ns per step, RSS bytes)."""
     import zipfile
@@ -127,17 +136,13 @@ def bench_native(name: str, step: float, steps: int, cycles: int, out: Path) -> 
     from fmpy import read_model_description
 
     from mbfmu.fmu.builder import build_fmu
-    from mbfmu.fmu.native import toolchain
     folder = out / f"native_{name}"
-    fmu = build_fmu(name, folder, runtime="native", platforms=("linux64",))
+    fmu = build_fmu(name, folder, runtime="native", platforms=("linux64",), overwrite=True)
     with zipfile.ZipFile(fmu) as z:
         z.extractall(folder / "x")
     md = read_model_description(str(fmu))
     exe = folder / "native_step"
-    srcs = [str(p) for p in toolchain.sources() if p.name not in ("fmi2.c", "fmi3.c")]
-    subprocess.run([toolchain.compiler("linux64"), *toolchain.CFLAGS, f"-I{toolchain.KERNEL_DIR}",
-                    f"-I{toolchain.RUNTIME_DIR}", "-o", str(exe), str(REPO / "benchmarks" / "native_step.c"),
-                    *srcs, str(folder / "x" / "sources" / "model_data.c"), "-ldl", "-lm"], check=True)
+    _build_host(exe, "native_step.c", folder / "x" / "sources")
     lib = folder / "x" / "binaries" / "linux64" / f"{md.coSimulation.modelIdentifier}.so"
     res = subprocess.run([str(exe), str(lib), md.guid, repr(step), str(steps), str(cycles)],
                          capture_output=True, text=True, check=True)
@@ -151,7 +156,6 @@ def bench_me_fmi3(name: str, steps: int, out: Path) -> dict:
     from fmpy import read_model_description
 
     from mbfmu.fmu.builder import build_fmu
-    from mbfmu.fmu.native import toolchain
     from mbfmu.plant.library import load_plant
     folder = out / f"fmi_{name}"
     f2 = build_fmu(name, folder / "2", runtime="native", platforms=("linux64",))
@@ -164,10 +168,7 @@ def bench_me_fmi3(name: str, steps: int, out: Path) -> dict:
     outs3 = [v for v in md3.modelVariables if v.causality == "output"]
     ny3 = sum(int(by_vr[v.dimensions[0].valueReference].start) if v.dimensions else 1 for v in outs3)
     exe = folder / "native_fmi"
-    srcs = [str(p) for p in toolchain.sources() if p.name not in ("fmi2.c", "fmi3.c")]
-    subprocess.run([toolchain.compiler("linux64"), *toolchain.CFLAGS, f"-I{toolchain.KERNEL_DIR}",
-                    f"-I{toolchain.RUNTIME_DIR}", "-o", str(exe), str(REPO / "benchmarks" / "native_fmi.c"),
-                    *srcs, str(folder / "x2" / "sources" / "model_data.c"), "-ldl", "-lm"], check=True)
+    _build_host(exe, "native_fmi.c", folder / "x2" / "sources")
     ident = md2.coSimulation.modelIdentifier
     res = subprocess.run([str(exe), str(folder / "x2" / "binaries" / "linux64" / f"{ident}.so"), md2.guid,
                           str(folder / "x3" / "binaries" / "x86_64-linux" / f"{ident}.so"),
@@ -223,7 +224,7 @@ def sources_table(names: list[str], steps: int, out: Path) -> None:
           f"{'cc/shipped':>12}")
     for name in names:
         folder = out / f"sources_{name}"
-        fmu = build_fmu(name, folder, runtime="native", platforms=("linux64",))
+        fmu = build_fmu(name, folder, runtime="native", platforms=("linux64",), overwrite=True)
         md = read_model_description(str(fmu))
         ident, step = md.coSimulation.modelIdentifier, load_plant(name).default_step
         libs = {}

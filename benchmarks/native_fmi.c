@@ -129,7 +129,7 @@ int main(int argc, char **argv) {
         double b = now();
         for (int k = 0; k < n; ++k) {
             const double *x = X + (k % neval) * D->nx;
-            if (!D->flex) mb_aba(in->m, x, x + D->nq, in->tau, NULL, 1, qdd);
+            if (!D->flex) mb_aba(in->m, in->ws, x, x + D->nq, in->tau, NULL, 1, qdd);
         }
         double c = now();
         for (int k = 0; k < n; ++k) mbn_rhs(in, k * step, X + (k % neval) * D->nx, dx);

@@ -4,9 +4,9 @@
  *
  * Built with the kernel sources, the runtime's runtime.c and the FMU's own
  * sources/model_data.c, so it can also run the bare kernel advance
- * (mb_adapt_advance with the plant's options on the packed model, or the
- * latch element for a plant with latches, the sled element for a plant in a
- * sled frame: the call Plant.advance makes) next to the FMU binary LIB (dlopen'ed): prints one JSON line with
+ * (mbn_advance: the plant's integrator with its plug-in elements, the call
+ * Plant.advance makes, without the FMI layer) next to the FMU binary LIB
+ * (dlopen'ed): prints one JSON line with
  * ns per step of fmi2DoStep alone, of fmi2DoStep + fmi2GetReal of all
  * outputs, of the bare advance (best of 5 each, interleaved), and the RSS
  * growth (bytes) over CYCLES instantiate/step/free cycles.
@@ -82,38 +82,26 @@ int main(int argc, char **argv) {
     double *y = malloc(sizeof(double) * (size_t)(D->ny + 1));
     for (int k = 0; k < D->ny; ++k) vr[k] = (unsigned)(D->nu + D->np + k);
 
-    /* bare kernel advance on the same packed model, inputs at their start values */
+    /* the bare advance on the same packed model, inputs at their start values: the
+     * runtime's mbn_advance, the kernel integration fmi2DoStep calls (what Plant.advance
+     * runs: the plant's error-controlled integrator, its plug-in elements' events, grids
+     * and frame) without the FMI layer */
     mbn_instance *in = mbn_new(D);
-    double *B = in->d + D->o_B, hs = in->d[D->o_step];
-    for (int r = 0; r < D->nv; ++r) {
-        double s = 0.0;
-        for (int c = 0; c < D->nu; ++c) s += B[D->nu * r + c] * in->u[c];
-        in->tau[r] = s;
-    }
+    if (!in) { fprintf(stderr, "out of memory\n"); return 1; }
+    double hs = in->d[D->o_step];
     int sub = (int)ceil(step / hs - 1e-9); /* first trial steps per interval (reported) */
     if (sub < 1) sub = 1;
-    const double *a = in->d + D->o_adapt; /* the plant's ErrorControl.options */
-    mb_adapt_options opt = {a[0], a[1], a[2], a[3], a[4], (long)a[5], (int)a[6]};
-    mb_ode ode;
-    if (D->flex && D->flex->nbeam) mb_flex_ode(in->fx, &ode); /* flexible_arm: advance_flexible's */
-    else if (D->canonical) mb_canonical_ode(in->m, &ode);
-    else mb_rigid_ode(in->m, &ode);
 
     C c = start(argv[2]);
-    double best_step = 1e9, best_full = 1e9, best_bare = 1e9, t = 0.0, tb = 0.0;
+    double best_step = 1e9, best_full = 1e9, best_bare = 1e9, t = 0.0;
     for (int rep = 0; rep < 5; ++rep) {
         double t0 = now();
         for (int k = 0; k < n; ++k, t += step) dostep(c, t, step, 1);
         double t1 = now();
         for (int k = 0; k < n; ++k, t += step) { dostep(c, t, step, 1); getreal(c, vr, (size_t)D->ny, y); }
         double t2 = now();
-        for (int k = 0; k < n; ++k, tb += step) {
-            double *q = in->x, *y = in->x + D->nq;
-            if (D->sled)
-                mb_sled_advance(in->m, &in->sled, D->nh ? &in->hic : NULL, tb, q, y, in->tau, in->u, step, &opt, NULL);
-            else if (D->nl) mb_latch_advance(in->m, &in->latches, q, y, y + D->nv, in->tau, step, &opt, NULL);
-            else mb_adapt_advance(&ode, q, y, in->tau, NULL, step, &opt, NULL);
-        }
+        for (int k = 0; k < n; ++k)
+            if (mbn_advance(in, step)) { fprintf(stderr, "bare advance failed at t = %g s\n", in->t); return 1; }
         double t3 = now();
         if (t1 - t0 < best_step) best_step = t1 - t0;
         if (t2 - t1 < best_full) best_full = t2 - t1;
