@@ -289,8 +289,8 @@ SPIN = {"initial_rate[1]": 0.01, "initial_rate[2]": 0.02, "initial_rate[3]": -0.
 @pytest.mark.slow
 def test_satellite_deployment_with_latch_events_equals_the_python_plant(tmp_path):
     """Stowed to latched (every latch engages, each event located inside a step),
-    tumbling hub and spinning wheels, 40 s at 0.1 s: the latch element is the kernels'
-    (csrc/latch.c), shared by Satellite.advance and the native FMU."""
+    tumbling hub and spinning wheels, 40 s at 0.1 s: the latch is the satellite's plug-in
+    element (models/hinge_latch.c), one C shared by Satellite.advance and the native FMU."""
     from mbfmu.fmu.plantref import build_plant, parse
     fmu = build_fmu("satellite", tmp_path, parameters=SPIN, runtime="native", platforms=("linux64",))
     plant = build_plant(parse("satellite").with_parameters(SPIN))
