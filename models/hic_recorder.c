@@ -14,31 +14,6 @@
 
 #define HIC_NH 31
 
-static void hic_force(const double *par, double t, const double *x, const double *V, const double *s, double *F,
-                      double *sdot) {
-    (void)par;
-    (void)t;
-    (void)x;
-    (void)V;
-    (void)s;
-    F[0] = F[1] = F[2] = 0.0;
-    sdot[0] = 0.0; /* the rate is accel_rate's */
-}
-
-static void hic_tangent(const double *par, double t, const double *x, const double *V, const double *s,
-                        const double *dx, const double *dV, const double *ds, double *dF, double *dsdot) {
-    (void)par;
-    (void)t;
-    (void)x;
-    (void)V;
-    (void)s;
-    (void)dx;
-    (void)dV;
-    (void)ds;
-    dF[0] = dF[1] = dF[2] = 0.0;
-    dsdot[0] = 0.0;
-}
-
 static void hic_rate(const double *par, double t, const double *x, const double *V, const double *A, const double *s,
                      double *sdot) {
     (void)t;
@@ -84,8 +59,6 @@ const mbn_element_class hic15_recorder = {
     .name = "HIC15 recorder",
     .npar = 2,
     .nstate = 1,
-    .force = hic_force,
-    .tangent = hic_tangent,
     .accel_rate = hic_rate,
     .accel_rate_tangent = hic_rate_tangent,
     .ndisc = HIC_NH + 1,

@@ -56,36 +56,9 @@ static double sled_next_kink(const double *par, double t) {
     return INFINITY;
 }
 
-static void sled_force(const double *par, double t, const double *x, const double *V, const double *s, double *F,
-                       double *sdot) {
-    (void)par;
-    (void)t;
-    (void)x;
-    (void)V;
-    (void)s;
-    (void)sdot;
-    F[0] = F[1] = F[2] = 0.0;
-}
-
-static void sled_tangent(const double *par, double t, const double *x, const double *V, const double *s,
-                         const double *dx, const double *dV, const double *ds, double *dF, double *dsdot) {
-    (void)par;
-    (void)t;
-    (void)x;
-    (void)V;
-    (void)s;
-    (void)dx;
-    (void)dV;
-    (void)ds;
-    (void)dsdot;
-    dF[0] = dF[1] = dF[2] = 0.0;
-}
-
 const mbn_element_class sled_frame = {
     .name = "sled frame",
     .npar = SF_N,
-    .force = sled_force,
-    .tangent = sled_tangent,
     .frame_accel = sled_accel,
     .frame_accel_tangent = sled_accel_tangent,
     .frame_next_kink = sled_next_kink,

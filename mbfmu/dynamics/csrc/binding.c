@@ -1107,8 +1107,8 @@ static int elreg_parse(elreg_t *r, const mb_model *m, PyObject *reg) {
         if (!addr) { if (!PyErr_Occurred()) PyErr_SetString(InputError, "element registry: a NULL class"); goto done; }
         const mbn_element_class *cls = addr;
         if (!mbn_element_class_complete(cls)) {
-            PyErr_Format(InputError, "plug-in element %zd (%s): its class lacks its force, tangent or output "
-                         "functions", (Py_ssize_t)e, cls->name ? cls->name : "?");
+            PyErr_Format(InputError, "plug-in element %zd (%s): its class is incomplete (a function "
+                         "without its tangent, or a count without its functions; element.h)", (Py_ssize_t)e, cls->name ? cls->name : "?");
             goto done;
         }
         if (cls->npar != np_[e] || cls->nstate != ns[e] || ns[e] < 0 || ns[e] > MBN_ELEMENT_MAX_STATES ||

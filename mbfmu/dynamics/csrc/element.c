@@ -8,9 +8,10 @@
 #include "adaptive.h"
 
 int mbn_element_class_complete(const mbn_element_class *cls) {
-    /* a point force and its tangent, both or neither (then joint rows) */
-    int point = cls->force && cls->tangent, joints = cls->njoint > 0 && cls->joint_force && cls->joint_tangent;
-    return (point || (!cls->force && !cls->tangent && joints)) && cls->njoint >= 0 &&
+    /* a point force and its tangent, both or neither (an element with no point force: a
+     * recorder, a frame, joint rows only) */
+    int joints = cls->njoint > 0 && cls->joint_force && cls->joint_tangent;
+    return !cls->force == !cls->tangent && cls->njoint >= 0 &&
            cls->njoint <= MBN_ELEMENT_MAX_JOINTS && (cls->njoint == 0 || joints) && cls->nevent >= 0 &&
            cls->nevent <= MBN_ELEMENT_MAX_EVENTS && (cls->nevent == 0 || (cls->event && cls->on_event)) &&
            !cls->energy == !cls->energy_tangent && cls->npar >= 0 && cls->nstate >= 0 && cls->nout >= 0 &&
@@ -60,7 +61,12 @@ void mbn_elements_fext(const mb_model *m, mb_data *ws, int nel, const mbn_elemen
     mb_kinematics(m, ws, q, v);
     for (int e = 0; e < nel; ++e) {
         int b = el[e].body;
-        if (b <= 0 || b >= m->nb || !el[e].cls->force) continue; /* the world (refused at build), joint rows only */
+        if (b <= 0 || b >= m->nb) continue; /* the world (refused at build) */
+        if (!el[e].cls->force) { /* no point force: its states' rates are accel_rate's alone */
+            if (sdot)
+                for (int k = 0; k < el[e].nstate; ++k) sdot[el[e].os + k] = 0.0;
+            continue;
+        }
         const double *R = ws->RW + 9 * b, *rB = el[e].par;
         double x[3], V[3], F[3], f[3];
         mbn_element_point(m, ws, el + e, x, V);

@@ -72,6 +72,9 @@ typedef struct {
     const char *name; /* for messages */
     int npar;         /* its parameters after the point (element.c's table) */
     int nstate;       /* its continuous states (0: none; s and sdot are then not read / written) */
+    /* its point force F and its states' rates sdot, and their tangent: both or neither (NULL:
+     * no point force, such as a recorder, a frame or joint rows only; the rates are then
+     * accel_rate's alone, or zero) */
     void (*force)(const double *par, double t, const double *x, const double *V, const double *s, double *F,
                   double *sdot);
     void (*tangent)(const double *par, double t, const double *x, const double *V, const double *s, const double *dx,
@@ -106,7 +109,7 @@ typedef struct {
      * qj = q[iq] (rad or m) and velocities vj = v[iv] (rad/s or m/s), the element's
      * continuous states s and its discrete states z (read only: constant in the tangent),
      * added to the commanded tau; and their tangent dtauj along (dqj, dvj, ds). An
-     * element with joint rows may have no point force (force and tangent NULL). */
+     * element with joint rows may have no point force (force and tangent NULL, as any element). */
     int njoint;
     void (*joint_force)(const double *par, double t, const double *qj, const double *vj, const double *s,
                         const double *z, double *tauj);

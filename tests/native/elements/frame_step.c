@@ -38,36 +38,9 @@ static double step_next_kink(const double *par, double t) {
     return par[FS_TON] > t + 1e-12 * fmax(1.0, fabs(t)) ? par[FS_TON] : INFINITY;
 }
 
-static void step_force(const double *par, double t, const double *x, const double *V, const double *s, double *F,
-                       double *sdot) {
-    (void)par;
-    (void)t;
-    (void)x;
-    (void)V;
-    (void)s;
-    (void)sdot;
-    F[0] = F[1] = F[2] = 0.0;
-}
-
-static void step_tangent(const double *par, double t, const double *x, const double *V, const double *s,
-                         const double *dx, const double *dV, const double *ds, double *dF, double *dsdot) {
-    (void)par;
-    (void)t;
-    (void)x;
-    (void)V;
-    (void)s;
-    (void)dx;
-    (void)dV;
-    (void)ds;
-    (void)dsdot;
-    dF[0] = dF[1] = dF[2] = 0.0;
-}
-
 const mbn_element_class test_frame_step = {
     .name = "test frame step",
     .npar = FS_N,
-    .force = step_force,
-    .tangent = step_tangent,
     .frame_accel = step_accel,
     .frame_accel_tangent = step_accel_tangent,
     .frame_next_kink = step_next_kink,

@@ -345,7 +345,10 @@ static void element_forces(mbn_instance *in, dd_work *w) {
     const mbn_data *D = in->data;
     for (int e = 0; e < D->nel; ++e) {
         const mbn_element *el = in->el + e;
-        if (!el->cls->force) continue; /* joint rows only (velocity_tangent) */
+        if (!el->cls->force) { /* no point force (joint rows: velocity_tangent; rates: accel_rate's alone) */
+            for (int k = 0; k < el->nstate; ++k) w->desdot[el->os + k] = 0.0;
+            continue;
+        }
         double x[3], dx[3], V[3], dV[3], F[3], dF[3];
         point_motion(in->ws, w, el->body, el->par, x, dx, V, dV);
         double sdot[MBN_ELEMENT_MAX_STATES];
